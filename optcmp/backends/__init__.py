@@ -1,0 +1,116 @@
+"""Backends: numpy (always), PyTorch and TensorFlow (imported only when a run needs them).
+
+Use :func:`get_backend` to build one by name; :func:`available_backends` lists the installed
+ones without importing the frameworks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from optcmp.backends.base import DTYPES, Backend, BackendUnavailable, check_dtype
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Where a backend lives and what it needs."""
+
+    name: str
+    module: str
+    cls: str
+    requires: str
+    extra: str
+    aliases: tuple[str, ...] = ()
+
+
+#: Registry of backends, in the order they are run (torch before tensorflow: importing them in the
+#: reverse order has been seen to crash the process).
+BACKENDS: dict[str, BackendInfo] = {
+    "numpy": BackendInfo("numpy", "optcmp.backends.numpy_", "NumpyBackend", "numpy", "", ("np",)),
+    "torch": BackendInfo("torch", "optcmp.backends.torch_", "TorchBackend", "torch", "torch",
+                         ("pytorch",)),
+    "tensorflow": BackendInfo("tensorflow", "optcmp.backends.tensorflow_", "TensorFlowBackend",
+                              "tensorflow", "tensorflow", ("tf", "keras")),
+}
+
+
+def canonical_backend(name: str) -> str:
+    """Canonical backend name for ``name`` (case-insensitive, aliases allowed).
+
+    Raises
+    ------
+    ValueError
+        Unknown name; the message lists the valid ones.
+    """
+    key = str(name).strip().lower()
+    for info in BACKENDS.values():
+        if key == info.name or key in info.aliases:
+            return info.name
+    raise ValueError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
+
+
+def is_available(name: str) -> bool:
+    """Whether a backend's framework is installed (does not import it)."""
+    info = BACKENDS[canonical_backend(name)]
+    return importlib.util.find_spec(info.requires) is not None
+
+
+def available_backends() -> list[str]:
+    """Names of the installed backends, in run order (no framework is imported)."""
+    return [n for n in BACKENDS if is_available(n)]
+
+
+def get_backend(name: str, device: str | None = None, dtype: str = "float64") -> Backend:
+    """Build a backend.
+
+    Parameters
+    ----------
+    name : str
+        ``"numpy"``, ``"torch"`` or ``"tensorflow"`` (aliases ``np``, ``pytorch``, ``tf``).
+    device : str, optional
+        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"``.
+    dtype : {"float64", "float32"}
+
+    Returns
+    -------
+    Backend
+
+    Raises
+    ------
+    ValueError
+        Unknown name, device or dtype.
+    BackendUnavailable
+        The framework is not installed; the message names the pip extra.
+    """
+    canon = canonical_backend(name)
+    check_dtype(dtype)
+    info = BACKENDS[canon]
+    if not is_available(canon):
+        raise BackendUnavailable(
+            f"backend {canon!r} needs the {info.requires!r} package, which is not installed; "
+            f"install it with: pip install 'optcmp[{info.extra}]'"
+        )
+    try:
+        module = importlib.import_module(info.module)
+    except ModuleNotFoundError as exc:
+        if exc.name == info.module:
+            raise BackendUnavailable(f"backend {canon!r} is not part of this optcmp build") from exc
+        raise
+    cls = getattr(module, info.cls)
+    backend: Backend = cls(device=device, dtype=dtype)
+    return backend
+
+
+__all__ = [
+    "BACKENDS",
+    "DTYPES",
+    "Backend",
+    "BackendInfo",
+    "BackendUnavailable",
+    "available_backends",
+    "canonical_backend",
+    "get_backend",
+    "is_available",
+]

@@ -1,0 +1,546 @@
+"""Running optimizers: :func:`run_one` (one run) and :func:`compare` (a table of runs).
+
+What is timed
+-------------
+Only the optimizer's steps (forward, backward, update) are on the clock; the device is synced
+before every clock read. Setup (data placement), warm-up (tracing, compilation, first call),
+monitoring (reading the objective, stopping checks, float64 re-evaluations, callbacks) are off
+the clock and reported apart.
+
+When is the target reached
+--------------------------
+A full-batch step computes the objective at its incoming iterate ``x_k`` anyway, so ``f(x_k)``
+becomes known during step ``k + 1``; ``time_to_target`` is the clock at the end of that step, and
+``nit_to_target = k``. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after iteration ``k``.
+Minibatch runs evaluate the full objective off the clock every ``eval_every`` steps (default:
+once per epoch) in float64 on the host. In float32 a target is confirmed by a float64
+re-evaluation of the current iterate before the run stops, so a float32 rounding below ``f*``
+never counts as success.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
+from optcmp.backends.base import check_dtype
+from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
+from optcmp.problems.base import Problem
+from optcmp.results import Comparison, RunResult, Trace, environment
+from optcmp.stopping import MaxEvals, MaxIter, Rule, State, default_stopping
+from optcmp.timing import Stopwatch
+
+Callback = Callable[[OptimizeResult], Any]
+
+
+class _Monitor:
+    """Off-the-clock bookkeeping: trace, stopping checks, target confirmation, callback."""
+
+    def __init__(self, rule: Rule, sw: Stopwatch, problem: Problem, adapter: Adapter, f0: float,
+                 fstar: float | None, confirm64: bool, callback: Callback | None) -> None:
+        self.rule = rule
+        self.sw = sw
+        self.problem = problem
+        self.adapter = adapter
+        self.f0 = f0
+        self.fstar = fstar
+        self.confirm64 = confirm64
+        self.callback = callback
+        self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        self.rows: list[tuple[int, float, float, float, int, int]] = []
+        self.fired: Rule | None = None
+        self.stopped = False
+        self.callback_stop = False
+        self.hit: tuple[float, int, int, int] | None = None
+        self.nit = 0
+        self._delegated: set[int] = set()
+
+    def delegate_budgets(self) -> dict[str, int | None]:
+        """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them)."""
+        out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
+        for r in self.rule.rules():
+            if isinstance(r, MaxIter):
+                out["max_iter"] = r.n if out["max_iter"] is None else min(out["max_iter"], r.n)
+                self._delegated.add(id(r))
+            elif isinstance(r, MaxEvals):
+                out["max_evals"] = r.n if out["max_evals"] is None else min(out["max_evals"], r.n)
+                self._delegated.add(id(r))
+        return out
+
+    def _first(self, s: State) -> Rule | None:
+        for r in self.rule.rules():
+            if id(r) not in self._delegated and r.check(s):
+                return r
+        return None
+
+    def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
+                nfev: int, njev: int, x: Callable[[], np.ndarray] | np.ndarray | None = None) -> bool:
+        """Record an observation and check the rule; True means stop."""
+        t = self.sw.elapsed
+        self.nit = nit
+        s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
+                  grad_norm=grad_norm, nfev=nfev, njev=njev)
+        if fun is not None:
+            self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
+                              nfev, njev))
+            if self.needs_metrics:
+                s.metrics = self.problem.metrics(self._x(x))
+            if self.callback is not None:
+                ir = OptimizeResult(x=self._x(x), fun=fun, nit=nit, iterate=iterate, time=t,
+                                    nfev=nfev, njev=njev, grad_norm=grad_norm)
+                try:
+                    self.callback(ir)
+                except StopIteration:
+                    self.callback_stop = self.stopped = True
+                    return True
+        fired = self._first(s)
+        if fired is None:
+            return False
+        if fired.kind == "target":
+            if self.confirm64 and fun is not None:
+                xv = self._x(x)
+                s.fun = self.problem.fun64(xv)
+                if not fired.check(s):
+                    return False
+            self.hit = (t, iterate, nfev, njev)
+        self.fired = fired
+        self.stopped = True
+        return True
+
+    def _x(self, x: Callable[[], np.ndarray] | np.ndarray | None) -> np.ndarray:
+        if x is None:
+            return self.adapter.x_numpy()
+        return x() if callable(x) else x
+
+    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
+                     x: np.ndarray) -> bool:
+        """Called by loop adapters after each iteration, with the clock running."""
+        self.sw.pause()
+        try:
+            self.nit += 1
+            return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
+        finally:
+            self.sw.resume()
+
+    def trace(self) -> Trace:
+        if not self.rows:
+            return Trace()
+        cols = list(zip(*self.rows))
+        return Trace(iteration=np.asarray(cols[0], dtype=np.int64), time=np.asarray(cols[1]),
+                     fun=np.asarray(cols[2], dtype=np.float64), grad_norm=np.asarray(cols[3]),
+                     nfev=np.asarray(cols[4], dtype=np.int64),
+                     njev=np.asarray(cols[5], dtype=np.int64))
+
+
+def _check_rule(rule: Rule, problem: Problem, fstar: float | None) -> None:
+    if not isinstance(rule, Rule):
+        raise TypeError(f"stopping must be an optcmp.stopping.Rule, got {type(rule).__name__}")
+    leaves = rule.rules()
+    if fstar is None and any(r.needs_optimum for r in leaves):
+        raise ValueError(
+            f"stopping rule {rule.describe()} needs the optimum f*, which problem "
+            f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
+        )
+    if not any(r.kind == "target" for r in leaves):
+        warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
+                      "time-to-target will be empty", stacklevel=3)
+    if not any(r.kind == "budget" for r in leaves):
+        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
+                         "MaxEvals): a run that never meets the target would never stop")
+
+
+def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
+                  max_time: float | None = 60.0, max_evals: int | None = None) -> Rule:
+    """The default stopping rule for ``problem``.
+
+    Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
+    target (``problem.default_target(tol)``), plus the budgets and divergence detection.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float, default 1e-6
+        Relative-suboptimality tolerance.
+    max_iter : int, optional
+        Iteration budget.
+    max_time : float, optional
+        Timed-seconds budget.
+    max_evals : int, optional
+        Function-evaluation budget.
+
+    Returns
+    -------
+    Rule
+    """
+    target = None
+    if problem.optimum() is None:
+        default_target = getattr(problem, "default_target", None)
+        if default_target is None:
+            raise ValueError(f"problem {problem.name!r} has no known optimum and no default "
+                             "target; pass stopping=LossTarget(...) | MaxIter(...)")
+        target = default_target(tol)
+    return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
+                            target=target)
+
+
+def run_one(
+    problem: Problem,
+    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
+    *,
+    backend: str = "numpy",
+    device: str | None = None,
+    dtype: str = "float64",
+    stopping: Rule | None = None,
+    tol: float = 1e-6,
+    max_iter: int | None = 100_000,
+    max_time: float | None = 60.0,
+    max_evals: int | None = None,
+    seed: int = 0,
+    repeat: int = 0,
+    callback: Callback | None = None,
+    eval_every: int | None = None,
+) -> RunResult:
+    """Run one optimizer on one backend from the problem's initial point, to the stopping rule.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    backend : {"numpy", "torch", "tensorflow"}, default "numpy"
+    device : str, optional
+        ``"cpu"`` (default) or ``"cuda"`` for framework backends.
+    dtype : {"float64", "float32"}, default "float64"
+    stopping : Rule, optional
+        Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
+        ``tol``, ``max_iter``, ``max_time`` (seconds), ``max_evals``.
+    tol : float, default 1e-6
+        Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
+    max_iter : int, optional, default 100_000
+        Iteration budget.
+    max_time : float, optional, default 60.0
+        Budget of timed seconds.
+    max_evals : int, optional
+        Function-evaluation budget.
+    seed : int, default 0
+        Seed of the initial point and the minibatch order.
+    repeat : int, default 0
+        Repetition index recorded in the result.
+    callback : callable, optional
+        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
+        raising ``StopIteration`` stops the run with status ``stopped``.
+    eval_every : int, optional
+        For minibatch optimizers: steps between full-objective evaluations (default one epoch).
+
+    Returns
+    -------
+    RunResult
+        A run that raises inside the optimizer is returned with status ``failed`` and the error
+        in ``message``; a diverging run with status ``diverged``.
+
+    Raises
+    ------
+    ValueError
+        Unknown backend or dtype, an impl the backend lacks, a rule that needs an unknown optimum,
+        or a rule without a budget.
+    BackendUnavailable
+        The backend's framework is not installed.
+    """
+    wall0 = time.perf_counter()
+    spec = as_spec(optimizer)
+    bname = canonical_backend(backend)
+    dtype = check_dtype(dtype)
+    if eval_every is not None and (isinstance(eval_every, bool) or int(eval_every) < 1):
+        raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
+    adapter_cls, impl = resolve_adapter(spec, bname)
+    opt = problem.optimum()
+    fstar = None if opt is None else float(opt.fun)
+    rule = stopping if stopping is not None else make_stopping(
+        problem, tol=tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals)
+    _check_rule(rule, problem, fstar)
+    rule.reset()
+    be = get_backend(bname, device=None if bname == "numpy" else device, dtype=dtype)
+
+    x0 = np.asarray(problem.init_params(seed), dtype=np.float64)
+    with np.errstate(all="ignore"):
+        f0, g0 = problem.value_and_grad(x0, problem.train_data)
+    result = RunResult(
+        problem=problem.name, optimizer=spec.name, label=spec.label, impl=impl,
+        implementation=getattr(adapter_cls, "implementation", ""), seed=int(seed),
+        repeat=int(repeat), hyperparameters=dict(spec.hyperparameters), f0=float(f0), fstar=fstar,
+        target=" | ".join(r.describe() for r in rule.rules() if r.kind == "target"),
+        reduction=problem.reduction, n_params=problem.n_params, n_samples=problem.n_samples,
+        x=x0.copy(), **be.describe(),
+    )
+    sw = Stopwatch(be.sync)
+    adapter: Adapter | None = None
+    monitor: _Monitor | None = None
+    nit = nfev = njev = 0
+    loop_out: dict[str, Any] = {}
+    try:
+        with np.errstate(all="ignore"):
+            t0 = time.perf_counter()
+            adapter = adapter_cls(spec, problem, be, x0, seed)
+            adapter.setup()
+            result.hyperparameters = dict(adapter.hyper)
+            result.implementation = adapter.implementation or result.implementation
+            be.sync()
+            result.setup_time = time.perf_counter() - t0
+            result.warmup_time = adapter.warmup()
+            monitor = _Monitor(rule, sw, problem, adapter, float(f0), fstar,
+                               confirm64=dtype != "float64", callback=callback)
+            if not monitor.observe(0, 0, float(f0), float(np.linalg.norm(g0)), 0, 0, x0):
+                if adapter.loop:
+                    sw.resume()
+                    try:
+                        loop_out = adapter.run(monitor)  # type: ignore[attr-defined]
+                    finally:
+                        if sw.running:
+                            sw.pause()
+                    nit, nfev, njev = loop_out["nit"], loop_out["nfev"], loop_out["njev"]
+                else:
+                    nit, nfev, njev = _step_loop(adapter, monitor, sw, eval_every)
+        status, message = _status(monitor, loop_out)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # an optimizer crash is a result, not an abort
+        if sw.running:
+            sw.pause()
+        status = "failed"
+        message = f"{type(exc).__name__}: {exc}"
+        result.message = message
+        if monitor is not None:
+            nit = monitor.nit
+    result.status = status
+    result.message = message
+    result.nit, result.nfev, result.njev = int(nit), int(nfev), int(njev)
+    result.time = sw.elapsed
+    if monitor is not None:
+        result.trace = monitor.trace()
+        if monitor.hit is not None:
+            t, it, fe, je = monitor.hit
+            result.time_to_target, result.nit_to_target = t, it
+            result.nfev_to_target, result.njev_to_target = fe, je
+    result.success = result.time_to_target is not None
+    if adapter is not None and adapter.stochastic and adapter.steps_per_epoch:
+        result.epochs = result.nit / adapter.steps_per_epoch
+    if adapter is not None:
+        try:
+            x = adapter.x_numpy()
+            with np.errstate(all="ignore"):
+                result.x = x
+                result.fun = problem.fun64(x)
+                result.metrics = problem.metrics(x)
+        except Exception:  # noqa: BLE001 - keep whatever was recorded
+            pass
+    result.wall_time = time.perf_counter() - wall0
+    return result
+
+
+def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
+               eval_every: int | None) -> tuple[int, int, int]:
+    stochastic = adapter.stochastic
+    every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
+    step = adapter.step
+    k = nfev = njev = 0
+    while True:
+        sw.resume()
+        out = step()
+        sw.pause()
+        k += 1
+        nfev += out.nfev
+        njev += out.njev
+        if not stochastic:
+            if k == 1:  # f(x0) is already recorded in float64
+                stop = monitor.observe(k, 0, None, None, nfev, njev)
+            else:
+                gn = None if out.grad_norm is None else float(out.grad_norm)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev)
+        elif k % every == 0:
+            x = adapter.x_numpy()
+            f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
+            stop = monitor.observe(k, k, float(f), float(np.linalg.norm(g)), nfev, njev, x)
+        else:
+            stop = monitor.observe(k, k, None, None, nfev, njev)
+        if stop:
+            return k, nfev, njev
+        adapter.between_steps()
+
+
+def _status(monitor: _Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str]:
+    if monitor is None:
+        return "failed", "no monitor"
+    if monitor.callback_stop:
+        return "stopped", "callback raised StopIteration"
+    if monitor.fired is not None:
+        r = monitor.fired
+        if r.kind == "target":
+            return "converged", f"target reached: {r.describe()}"
+        if r.kind == "divergence":
+            return "diverged", (f"objective or gradient became non-finite or exploded at "
+                                f"iteration {monitor.nit}")
+        return r.status, f"budget exhausted: {r.describe()}"
+    if loop_out:
+        return loop_out.get("status") or "stalled", loop_out.get("message", "")
+    return "failed", "the run ended without a stopping decision"
+
+
+def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
+    if isinstance(backends, str):
+        if backends.lower() == "all":
+            from optcmp.backends import available_backends
+
+            return available_backends()
+        backends = [b for b in backends.split(",") if b.strip()]
+    names = [canonical_backend(b) for b in backends]
+    if not names:
+        raise ValueError("backends is empty; give at least one of " + ", ".join(BACKENDS))
+    order = list(BACKENDS)
+    return sorted(dict.fromkeys(names), key=order.index)  # torch before tensorflow
+
+
+def compare(
+    problem: Problem,
+    optimizers: Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str,
+    *,
+    backends: str | Sequence[str] = ("numpy",),
+    device: str | None = None,
+    dtype: str = "float64",
+    stopping: Rule | None = None,
+    tol: float = 1e-6,
+    max_iter: int | None = 100_000,
+    max_time: float | None = 60.0,
+    max_evals: int | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+    callback: Callback | None = None,
+    eval_every: int | None = None,
+    progress: bool = True,
+    strict: bool = False,
+) -> Comparison:
+    """Run every optimizer on every backend, ``repeats`` times, and collect the results.
+
+    Every run starts from the same initial point (drawn once per repetition in numpy float64)
+    on the same data, with the same minibatch order, and stops on the same rule.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizers : sequence of OptimizerSpec, factory or str
+        e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
+    backends : str or sequence of str, default ("numpy",)
+        Backend names, a comma-separated string, or ``"all"`` (every installed backend).
+        Runs go in registry order (numpy, torch, tensorflow).
+    device : str, optional
+        Device for framework backends (``"cuda"``); numpy always runs on the CPU.
+    dtype : {"float64", "float32"}, default "float64"
+    stopping, tol, max_iter, max_time, max_evals, eval_every, callback
+        As in :func:`run_one`.
+    repeats : int, default 1
+        Repetitions; repetition ``r`` uses seed ``seed + r`` for the initial point and the
+        minibatch order (the data stay fixed).
+    seed : int, default 0
+    progress : bool, default True
+        Progress bar on stderr (tqdm).
+    strict : bool, default False
+        Raise when a backend is not installed, instead of recording its runs as ``skipped``.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad optimizer names or hyperparameters, unknown backends, bad budgets: checked before
+        any run starts.
+    BackendUnavailable
+        With ``strict=True``, a backend that is not installed.
+    """
+    if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
+        optimizers = [optimizers]  # type: ignore[list-item]
+    specs = [as_spec(o) for o in optimizers]  # type: ignore[union-attr]
+    if not specs:
+        raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
+    names = _normalize_backends(backends)
+    dtype = check_dtype(dtype)
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    labels = [s.label for s in specs]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        specs = [s if labels.count(s.label) == 1 else
+                 OptimizerSpec(s.name, s.hyperparameters, s.impl, s.describe()) for s in specs]
+    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
+        for b in names:
+            resolve_adapter(s, b)
+    opt = problem.optimum()
+    rule = stopping if stopping is not None else make_stopping(
+        problem, tol=tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals)
+    _check_rule(rule, problem, None if opt is None else opt.fun)
+
+    from optcmp.backends import is_available
+
+    missing = [b for b in names if not is_available(b)]
+    if missing and strict:
+        get_backend(missing[0])  # raises BackendUnavailable with the install hint
+    for b in missing:
+        warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
+                      f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=2)
+
+    total = len(specs) * len(names) * repeats
+    runs: list[RunResult] = []
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, disable=not progress, file=sys.stderr, unit="run", leave=False,
+               dynamic_ncols=True)
+    try:
+        for r in range(repeats):
+            for b in names:
+                for s in specs:
+                    bar.set_description(f"{s.label} on {b}")
+                    if b in missing:
+                        runs.append(_skipped(problem, s, b, dtype, seed + r, r,
+                                             f"backend {b!r} is not installed (pip install "
+                                             f"'optcmp[{BACKENDS[b].extra}]')"))
+                    else:
+                        try:
+                            res = run_one(problem, s, backend=b, device=device, dtype=dtype,
+                                          stopping=rule, seed=seed + r, repeat=r,
+                                          callback=callback, eval_every=eval_every)
+                        except (KeyboardInterrupt, SystemExit):
+                            raise
+                        except BackendUnavailable as exc:
+                            res = _skipped(problem, s, b, dtype, seed + r, r, str(exc))
+                        except Exception as exc:  # recorded, the other runs go on
+                            res = _skipped(problem, s, b, dtype, seed + r, r,
+                                           f"{type(exc).__name__}: {exc}")
+                            res.status = "failed"
+                        runs.append(res)
+                    bar.update(1)
+    finally:
+        bar.close()
+    return Comparison(
+        runs, problem=problem.spec(),
+        optimum=None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time},
+        settings={"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
+                  "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
+                  "device": device or "cpu", "backends": names},
+        environment=environment(),
+    )
+
+
+def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, seed: int,
+             repeat: int, message: str) -> RunResult:
+    return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label, backend=backend,
+                     dtype=dtype, hyperparameters=dict(spec.hyperparameters), seed=seed,
+                     repeat=repeat, status="skipped", message=message,
+                     n_params=problem.n_params, n_samples=problem.n_samples)

@@ -1,0 +1,114 @@
+r"""Adadelta (Zeiler 2012).
+
+.. math::
+
+    E[g^2]_k &= \rho E[g^2]_{k-1} + (1-\rho) g_k^2 \\
+    \Delta x_k &= \frac{\sqrt{E[\Delta x^2]_{k-1} + \epsilon}}{\sqrt{E[g^2]_k + \epsilon}} g_k \\
+    E[\Delta x^2]_k &= \rho E[\Delta x^2]_{k-1} + (1-\rho) \Delta x_k^2 \\
+    x_{k+1} &= x_k - \eta \Delta x_k
+
+optcmp's defaults are the paper's (:math:`\rho = 0.95`, :math:`\epsilon = 10^{-6}`) with
+:math:`\eta = 1` (the paper has no learning rate). They are passed explicitly to every framework:
+Keras defaults to ``learning_rate=0.001, rho=0.95, epsilon=1e-7`` and PyTorch to
+``lr=1.0, rho=0.9, eps=1e-6``; with the three values matched the update rules are identical.
+
+References
+----------
+M. D. Zeiler, "ADADELTA: An Adaptive Learning Rate Method", arXiv:1212.5701, 2012.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optcmp.optimizers.base import (
+    HyperParam,
+    OptimizerInfo,
+    OptimizerSpec,
+    ReferenceAdapter,
+    UpdateRule,
+    get_optimizer,
+    positive_float,
+    register_adapter,
+    register_optimizer,
+)
+
+
+class AdadeltaRule(UpdateRule):
+    """Zeiler's Adadelta with a learning-rate multiplier (torch/Keras form)."""
+
+    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        return (ops.zeros_like(x), ops.zeros_like(x))
+
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        rho, eps = hp["rho"], hp["eps"]
+        eg2, edx2 = state
+        eg2 = rho * eg2 + (1.0 - rho) * (g * g)
+        dx = ops.sqrt(edx2 + eps) / ops.sqrt(eg2 + eps) * g
+        edx2 = rho * edx2 + (1.0 - rho) * (dx * dx)
+        return x - hp["learning_rate"] * dx, (eg2, edx2)
+
+
+class AdadeltaAdapter(ReferenceAdapter):
+    """Full-batch Adadelta, reference rule on any backend."""
+
+    rule = AdadeltaRule()
+
+
+register_optimizer(OptimizerInfo(
+    name="adadelta",
+    aliases=(),
+    params={
+        "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
+                                    "multiplier of the Adadelta step"),
+        "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
+                          "decay of the running averages, in [0, 1)"),
+        "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
+    },
+    summary="Adadelta (Zeiler 2012), full batch",
+    reference="Zeiler (2012), arXiv:1212.5701",
+))
+for _b in ("numpy", "torch", "tensorflow"):
+    register_adapter("adadelta", _b, "reference", AdadeltaAdapter)
+
+
+def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *,
+             impl: str = "auto", label: str = "") -> OptimizerSpec:
+    r"""Adadelta (Zeiler 2012), full batch.
+
+    Parameters
+    ----------
+    learning_rate : float, default 1.0
+        Multiplier :math:`\eta > 0` of the step (the paper has none, i.e. 1).
+    rho : float, default 0.95
+        Decay rate in [0, 1) of both running averages (paper value).
+    eps : float, default 1e-6
+        Constant > 0 added inside both square roots (paper value).
+    impl : {"auto", "native", "reference"}
+        ``"native"`` runs ``torch.optim.Adadelta`` or Keras ``Adadelta`` where available.
+    label : str, optional
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        A value outside its range.
+
+    Notes
+    -----
+    Keras' defaults (0.001, 0.95, 1e-7) and PyTorch's (1.0, 0.9, 1e-6) differ from these and from
+    each other; optcmp always passes all three values, so neither framework default is used.
+
+    References
+    ----------
+    M. D. Zeiler, "ADADELTA: An Adaptive Learning Rate Method", arXiv:1212.5701, 2012.
+    """
+    return get_optimizer("adadelta", impl=impl, label=label, learning_rate=learning_rate,
+                         rho=rho, eps=eps)
+
+
+adadelta._optcmp_optimizer = "adadelta"  # type: ignore[attr-defined]

@@ -1,0 +1,93 @@
+r"""Gradient descent with a constant step.
+
+.. math:: x_{k+1} = x_k - \eta \, \nabla f(x_k)
+
+With ``learning_rate="auto"``, :math:`\eta = 1/L` where :math:`L` is the Lipschitz constant of
+the gradient (known for least squares), the classical safe step that guarantees descent.
+
+References
+----------
+Y. Nesterov, *Lectures on Convex Optimization*, 2nd ed., Springer, 2018, Sec. 2.1.5.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optcmp.optimizers.base import (
+    HyperParam,
+    OptimizerInfo,
+    OptimizerSpec,
+    ReferenceAdapter,
+    UpdateRule,
+    get_optimizer,
+    positive_float,
+    register_adapter,
+    register_optimizer,
+)
+
+
+class GDRule(UpdateRule):
+    """``x - learning_rate * g``."""
+
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        return x - hp["learning_rate"] * g, state
+
+
+class GDAdapter(ReferenceAdapter):
+    """Full-batch gradient descent, reference rule on any backend."""
+
+    rule = GDRule()
+
+
+register_optimizer(OptimizerInfo(
+    name="gd",
+    aliases=("gradient_descent", "gradientdescent", "steepest_descent"),
+    params={"learning_rate": HyperParam("learning_rate", "auto",
+                                        positive_float("learning_rate", allow_auto=True),
+                                        "step size; 'auto' = 1/L")},
+    summary="full-batch gradient descent, constant step",
+    reference="Nesterov (2018), Lectures on Convex Optimization, Sec. 2.1.5",
+))
+for _b in ("numpy", "torch", "tensorflow"):
+    register_adapter("gd", _b, "reference", GDAdapter)
+
+
+def gd(learning_rate: float | str = "auto", *, impl: str = "auto", label: str = "") -> OptimizerSpec:
+    r"""Full-batch gradient descent, :math:`x \leftarrow x - \eta \nabla f(x)`.
+
+    Parameters
+    ----------
+    learning_rate : float or "auto", default "auto"
+        Step size :math:`\eta > 0`. ``"auto"`` uses :math:`1/L`, the inverse Lipschitz constant
+        of the gradient, which the problem must know (least squares does); the value used is
+        recorded in each result.
+    impl : {"auto", "reference"}
+        Implementation; GD is the reference rule on every backend.
+    label : str, optional
+        Name shown in tables.
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        ``learning_rate`` is not a positive finite float or "auto".
+
+    References
+    ----------
+    Y. Nesterov, *Lectures on Convex Optimization*, 2nd ed., Springer, 2018, Sec. 2.1.5.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> optcmp.gd(learning_rate=0.1).hyperparameters["learning_rate"]
+    0.1
+    """
+    return get_optimizer("gd", impl=impl, label=label, learning_rate=learning_rate)
+
+
+gd._optcmp_optimizer = "gd"  # type: ignore[attr-defined]

@@ -1,0 +1,9 @@
+"""Backend-agnostic problems."""
+
+from optcmp.problems.base import Optimum, ParamLayout, Problem
+from optcmp.problems.linear_regression import LinearRegression
+
+#: Problems by command-line name; values build the default instance.
+PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression}
+
+__all__ = ["PROBLEMS", "LinearRegression", "Optimum", "ParamLayout", "Problem"]

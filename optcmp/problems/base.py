@@ -1,0 +1,247 @@
+"""The :class:`Problem` base class: data, initial point, objective, gradient, curvature.
+
+NumPy float64 is the source of truth. A problem makes its data and its initial point from a seed,
+writes its objective once against a small per-backend ops namespace (see
+:mod:`optcmp.backends.base`), and gives an analytic float64 gradient for the numpy backend.
+
+The iterate is always one flat vector ``x`` of length :attr:`Problem.n_params` (scipy's
+convention); :attr:`Problem.layout` maps it to named parameter arrays.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """A known minimizer and minimum of a problem.
+
+    Attributes
+    ----------
+    fun : float
+        The optimal objective value ``f*``.
+    x : ndarray of float64, shape (n_params,)
+        A minimizer.
+    method : str
+        How it was computed (e.g. ``"numpy.linalg.lstsq"``).
+    time : float
+        Wall time of that computation in seconds (the direct-solve floor).
+    """
+
+    fun: float
+    x: Array
+    method: str
+    time: float
+
+
+@dataclass(frozen=True)
+class ParamLayout:
+    """Names and shapes of the parameter arrays packed in the flat iterate ``x``.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Parameter names, in packing order.
+    shapes : tuple of tuple of int
+        Shape of each named array.
+    """
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """Number of scalars in each named array."""
+        return tuple(int(np.prod(s)) for s in self.shapes)
+
+    @property
+    def size(self) -> int:
+        """Total number of scalars (the length of ``x``)."""
+        return int(sum(self.sizes))
+
+    def offsets(self) -> list[tuple[int, int]]:
+        """``(start, stop)`` of each named array inside ``x``."""
+        out, start = [], 0
+        for n in self.sizes:
+            out.append((start, start + n))
+            start += n
+        return out
+
+    def unflatten(self, x: Any, ops: Any = None) -> dict[str, Any]:
+        """Split a flat vector into named arrays (views where the backend allows).
+
+        Parameters
+        ----------
+        x : array, shape (size,)
+            Flat iterate, on any backend.
+        ops : ops namespace, optional
+            Backend ops providing ``reshape``; numpy's is used when omitted.
+
+        Returns
+        -------
+        dict of str to array
+        """
+        reshape = ops.reshape if ops is not None else np.reshape
+        return {
+            name: reshape(x[a:b], shape)
+            for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())
+        }
+
+    def flatten(self, params: dict[str, Any]) -> Array:
+        """Pack named numpy arrays into one flat float64 vector."""
+        missing = [n for n in self.names if n not in params]
+        if missing:
+            raise KeyError(f"missing parameter arrays {missing}; expected {list(self.names)}")
+        parts = []
+        for name, shape in zip(self.names, self.shapes):
+            a = np.asarray(params[name], dtype=np.float64)
+            if a.shape != shape:
+                raise ValueError(f"parameter {name!r} has shape {a.shape}, expected {shape}")
+            parts.append(a.ravel())
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+
+class Problem(ABC):
+    """A backend-agnostic optimization problem ``min_x f(x)``.
+
+    Subclasses define the data (``train_data``), the initial point, the objective once against an
+    ops namespace (:meth:`objective`), an analytic float64 gradient (:meth:`value_and_grad`) and,
+    where an optimizer needs it, a positive diagonal curvature (:meth:`hess_diag`).
+
+    Attributes
+    ----------
+    name : str
+        Short name used in tables and on the command line.
+    reduction : str
+        The one reduction of the loss over samples (``"mean"``), recorded in every result.
+    """
+
+    name: str = "problem"
+    reduction: str = "mean"
+    #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
+    hess_diag_is_constant: bool = False
+
+    # ------------------------------------------------------------------ data and layout
+    @property
+    @abstractmethod
+    def layout(self) -> ParamLayout:
+        """How the flat iterate maps to named parameter arrays."""
+
+    @property
+    def n_params(self) -> int:
+        """Length of the flat iterate ``x``."""
+        return self.layout.size
+
+    @property
+    @abstractmethod
+    def train_data(self) -> dict[str, np.ndarray]:
+        """Training arrays (float64 or int), each indexed by sample along axis 0."""
+
+    @property
+    def n_samples(self) -> int:
+        """Number of training samples (rows used for minibatches)."""
+        first = next(iter(self.train_data.values()))
+        return int(first.shape[0])
+
+    @abstractmethod
+    def init_params(self, seed: int = 0) -> Array:
+        """Initial point.
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the initial point (a repetition changes it).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_params,)
+        """
+
+    # ------------------------------------------------------------------ objective
+    @abstractmethod
+    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        """The objective, written once against a backend's ops namespace.
+
+        Parameters
+        ----------
+        ops : ops namespace
+            :mod:`optcmp.backends` ops (numpy, torch or TensorFlow).
+        x : backend array, shape (n_params,)
+            The iterate.
+        batch : dict of str to backend array
+            The training arrays, or the rows of one minibatch.
+
+        Returns
+        -------
+        backend scalar
+            The objective value (``fun``).
+        """
+
+    @abstractmethod
+    def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        """Objective value and analytic gradient in numpy (the numpy backend's path).
+
+        Parameters
+        ----------
+        x : ndarray, shape (n_params,)
+            The iterate, in the working dtype (float64 or float32).
+        batch : dict of str to ndarray
+            Training arrays or a minibatch's rows.
+
+        Returns
+        -------
+        fun : float
+        grad : ndarray, shape (n_params,), same dtype as ``x``
+        """
+
+    def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
+
+        Raises
+        ------
+        NotImplementedError
+            When the problem has no curvature estimate.
+        """
+        raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
+
+    def optimum(self) -> Optimum | None:
+        """The known optimum, or ``None`` (then the default stop is a loss target)."""
+        return None
+
+    def lipschitz(self) -> float:
+        """Lipschitz constant ``L`` of the gradient (for ``learning_rate="auto"``).
+
+        Raises
+        ------
+        NotImplementedError
+            When ``L`` is not known for this problem.
+        """
+        raise NotImplementedError(
+            f"problem {self.name!r} has no known gradient Lipschitz constant; "
+            "give learning_rate as a positive float"
+        )
+
+    def fun64(self, x: np.ndarray) -> float:
+        """Full objective at ``x`` re-evaluated in numpy float64 (for the record)."""
+        xf = np.asarray(x, dtype=np.float64)
+        return float(self.value_and_grad(xf, self.train_data)[0])
+
+    def metrics(self, x: np.ndarray) -> dict[str, float]:
+        """Extra figures reported next to the loss (e.g. accuracy); empty by default."""
+        return {}
+
+    @abstractmethod
+    def spec(self) -> dict[str, Any]:
+        """JSON-serializable description (class and data parameters) of the problem."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,478 @@
+"""Least-squares linear regression with an intercept: the first story behind optcmp."""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
+
+#: Poisson means of the default count-valued features (different scales, like the story's data).
+DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
+
+
+def _check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
+    bad = ~np.isfinite(a)
+    nbad = int(bad.sum())
+    if nbad:
+        idx = np.argwhere(bad)[0]
+        where = f"row {int(idx[0])}"
+        if a.ndim == 2:
+            col = int(idx[1])
+            label = f" ({columns[col]!r})" if columns is not None and col < len(columns) else ""
+            where += f", column {col}{label}"
+        raise ValueError(
+            f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at {where}. "
+            "Drop or impute them before building the problem."
+        )
+
+
+def _as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise ValueError(
+            f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop non-numeric columns."
+        )
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+class LinearRegression(Problem):
+    r"""Linear least squares with an intercept, mean squared error over samples and outputs.
+
+    .. math::
+
+        f(W) = \frac{1}{n k} \sum_{i=1}^{n} \sum_{o=1}^{k} \big( (A W)_{io} - Y_{io} \big)^2,
+        \qquad A = [X, \mathbf{1}]
+
+    The iterate packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then
+    ``intercept`` (shape ``()`` or ``(k,)``). The default data follow the story behind optcmp:
+    ``n_samples`` rows of ``n_features`` count-valued (Poisson) features on different scales, a
+    linear target plus Gaussian noise, everything drawn from ``seed``.
+
+    Parameters
+    ----------
+    n_samples : int, default 1_000_000
+        Number of rows.
+    n_features : int, default 4
+        Number of features ``d``. With 4 the Poisson means are (30, 5, 2, 1); otherwise they are
+        log-spaced from 30 to 1.
+    noise : float, default 1.0
+        Standard deviation of the Gaussian noise added to the target.
+    seed : int, default 0
+        Seed of the data (features, true coefficients, noise).
+    fit_intercept : bool, default True
+        Append a column of ones (the intercept).
+
+    Raises
+    ------
+    ValueError
+        On a non-positive ``n_samples`` or ``n_features`` or a negative ``noise``.
+
+    Notes
+    -----
+    Gradient: :math:`\nabla f = \frac{2}{nk} A^\top (A W - Y)`. Hessian:
+    :math:`\frac{2}{nk} A^\top A \otimes I_k`, constant, so its diagonal is computed once. The
+    optimum comes from :func:`numpy.linalg.lstsq` in float64, and the Lipschitz constant of the
+    gradient is the largest eigenvalue of the Hessian.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> p = optcmp.problems.LinearRegression(n_samples=1000, seed=0)
+    >>> p.n_params
+    5
+    """
+
+    name = "linear_regression"
+    hess_diag_is_constant = True
+
+    def __init__(
+        self,
+        n_samples: int = 1_000_000,
+        n_features: int = 4,
+        noise: float = 1.0,
+        seed: int = 0,
+        *,
+        fit_intercept: bool = True,
+        init: str = "zeros",
+    ) -> None:
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+        if not np.isfinite(noise) or noise < 0:
+            raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+        rng = np.random.default_rng(seed)
+        d = int(n_features)
+        means = (
+            np.asarray(DEFAULT_FEATURE_MEANS)
+            if d == len(DEFAULT_FEATURE_MEANS)
+            else np.geomspace(30.0, 1.0, d)
+        )
+        X = rng.poisson(means, size=(int(n_samples), d)).astype(np.float64)
+        coef = np.round(rng.uniform(-3.0, 3.0, size=d), 3)
+        intercept = 4.0
+        y = X @ coef + intercept + noise * rng.standard_normal(int(n_samples))
+        self._spec: dict[str, Any] = {
+            "problem": self.name,
+            "source": "generated",
+            "n_samples": int(n_samples),
+            "n_features": d,
+            "noise": float(noise),
+            "seed": int(seed),
+            "fit_intercept": bool(fit_intercept),
+            "init": init,
+        }
+        self.true_coef = coef
+        self.true_intercept = intercept
+        self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None, target_names=None)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_arrays(
+        cls,
+        X: Any,
+        y: Any,
+        *,
+        fit_intercept: bool = True,
+        init: str = "zeros",
+        feature_names: Sequence[str] | None = None,
+        target_names: Sequence[str] | None = None,
+        name: str = "linear_regression",
+    ) -> LinearRegression:
+        """Build the problem from your own arrays.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Numeric features, finite.
+        y : array_like, shape (n_samples,) or (n_samples, k)
+            Numeric targets. ``(n,)`` and ``(n, 1)`` give the same problem and the same loss.
+        fit_intercept : bool, default True
+            Append a column of ones.
+        init : {"zeros", "normal"}, default "zeros"
+            Initial point: zeros, or standard normal draws from the run's seed.
+        feature_names, target_names : sequence of str, optional
+            Labels used in error messages and results.
+        name : str
+            Name shown in tables.
+
+        Returns
+        -------
+        LinearRegression
+
+        Raises
+        ------
+        ValueError
+            Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values.
+        """
+        self = cls.__new__(cls)
+        self.name = name
+        Xa = _as_float_matrix("X", X, feature_names)
+        ya = _as_float_matrix("y", y, target_names)
+        if Xa.ndim != 2:
+            raise ValueError(
+                f"X must be 2-D with shape (n_samples, n_features); got shape {Xa.shape}. "
+                "For one feature use X.reshape(-1, 1)."
+            )
+        if ya.ndim not in (1, 2):
+            raise ValueError(f"y must have shape (n_samples,) or (n_samples, k); got shape {ya.shape}")
+        if Xa.shape[0] == 0:
+            raise ValueError("X has zero rows; a regression needs at least one sample")
+        if Xa.shape[1] == 0 and not fit_intercept:
+            raise ValueError("X has zero columns and fit_intercept=False: there is nothing to fit")
+        if ya.shape[0] != Xa.shape[0]:
+            raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
+        if ya.ndim == 2 and ya.shape[1] == 0:
+            raise ValueError("y has zero target columns")
+        _check_finite("X", Xa, feature_names)
+        _check_finite("y", ya, target_names)
+        self._spec = {
+            "problem": "linear_regression",
+            "source": "arrays",
+            "name": name,
+            "n_samples": int(Xa.shape[0]),
+            "n_features": int(Xa.shape[1]),
+            "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
+            "fit_intercept": bool(fit_intercept),
+            "init": init,
+            "data_fingerprint": _fingerprint(Xa, ya),
+        }
+        self.true_coef = None
+        self.true_intercept = None
+        self._setup(Xa, ya, fit_intercept=fit_intercept, init=init,
+                    feature_names=feature_names, target_names=target_names)
+        return self
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: Any,
+        features: Sequence[str],
+        targets: Sequence[str] | str,
+        **kwargs: Any,
+    ) -> LinearRegression:
+        """Build the problem from columns of a pandas DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        features : sequence of str
+            Feature column names.
+        targets : str or sequence of str
+            Target column name(s); one name gives ``y`` of shape (n,).
+        **kwargs
+            Passed to :meth:`from_arrays`.
+
+        Raises
+        ------
+        KeyError
+            A named column does not exist (the message lists the available ones).
+        ValueError
+            A named column is not numeric, or holds NaN/inf.
+        """
+        features, target_list = _check_columns(list(map(str, df.columns)), features, targets)
+        for c in features + target_list:
+            col = df[c]
+            if not np.issubdtype(np.asarray(col).dtype, np.number):
+                raise ValueError(f"column {c!r} is not numeric (dtype {col.dtype}); "
+                                 "convert it or leave it out of features/targets")
+        X = df[features].to_numpy(dtype=np.float64)
+        y = df[target_list].to_numpy(dtype=np.float64)
+        if isinstance(targets, str):
+            y = y[:, 0]
+        kwargs.setdefault("feature_names", features)
+        kwargs.setdefault("target_names", target_list)
+        return cls.from_arrays(X, y, **kwargs)
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: str | os.PathLike[str],
+        features: Sequence[str] | None = None,
+        targets: Sequence[str] | str | None = None,
+        *,
+        delimiter: str = ",",
+        **kwargs: Any,
+    ) -> LinearRegression:
+        """Build the problem from a CSV file with a header row.
+
+        Parameters
+        ----------
+        path : str or path-like
+            CSV file, first line the column names.
+        features : sequence of str, optional
+            Feature columns; default all columns but the targets.
+        targets : str or sequence of str, optional
+            Target column(s); default the last column.
+        delimiter : str, default ","
+        **kwargs
+            Passed to :meth:`from_arrays`.
+
+        Raises
+        ------
+        FileNotFoundError
+            The file does not exist.
+        KeyError
+            Unknown column names (the message lists the available ones).
+        ValueError
+            Empty file, ragged rows, or a cell that is not a number (row and column named).
+        """
+        path = os.fspath(path)
+        with open(path, newline="") as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise ValueError(f"{path}: the file is empty; expected a header row") from None
+            rows = [r for r in reader if r and any(cell.strip() for cell in r)]
+        if not rows:
+            raise ValueError(f"{path}: no data rows after the header")
+        if targets is None:
+            targets = header[-1]
+        if features is None:
+            tl = [targets] if isinstance(targets, str) else list(targets)
+            features = [h for h in header if h not in tl]
+        features, target_list = _check_columns(header, features, targets)
+        index = {h: i for i, h in enumerate(header)}
+        cols = features + target_list
+        data = np.empty((len(rows), len(cols)))
+        for r, row in enumerate(rows):
+            if len(row) != len(header):
+                raise ValueError(
+                    f"{path}: data row {r + 1} has {len(row)} fields, the header has {len(header)}"
+                )
+            for c, name in enumerate(cols):
+                cell = row[index[name]].strip()
+                try:
+                    data[r, c] = float(cell)
+                except ValueError:
+                    raise ValueError(
+                        f"{path}: column {name!r} is not numeric: data row {r + 1} holds {cell!r}"
+                    ) from None
+        X = data[:, : len(features)]
+        y = data[:, len(features):]
+        if isinstance(targets, str):
+            y = y[:, 0]
+        kwargs.setdefault("feature_names", features)
+        kwargs.setdefault("target_names", target_list)
+        kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+        prob = cls.from_arrays(X, y, **kwargs)
+        prob._spec["source"] = f"csv:{os.path.abspath(path)}"
+        return prob
+
+    # ------------------------------------------------------------------ internals
+    def _setup(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        fit_intercept: bool,
+        init: str,
+        feature_names: Sequence[str] | None,
+        target_names: Sequence[str] | None,
+    ) -> None:
+        if init not in ("zeros", "normal"):
+            raise ValueError(f"init must be 'zeros' or 'normal', got {init!r}")
+        n, d = X.shape
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]  # (n, 1) and (n,) are the same single-target problem
+        self.n_targets = 1 if y.ndim == 1 else int(y.shape[1])
+        self.fit_intercept = bool(fit_intercept)
+        self.init = init
+        self.feature_names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
+        self.target_names = list(target_names) if target_names is not None else (
+            ["y"] if self.n_targets == 1 else [f"y{o}" for o in range(self.n_targets)]
+        )
+        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64)
+        A[:, :d] = X
+        if fit_intercept:
+            A[:, d] = 1.0
+        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
+        k = self.n_targets
+        shapes: list[tuple[int, ...]] = [(d,) if k == 1 else (d, k)]
+        names = ["coef"]
+        if fit_intercept:
+            shapes.append(() if k == 1 else (k,))
+            names.append("intercept")
+        self._layout = ParamLayout(tuple(names), tuple(shapes))
+        self._optimum: Optimum | None = None
+        self._lipschitz: float | None = None
+        self._gram: np.ndarray | None = None
+
+    def _w_shape(self) -> tuple[int, ...]:
+        p = self._data["A"].shape[1]
+        return (p,) if self.n_targets == 1 else (p, self.n_targets)
+
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        return self._data
+
+    def init_params(self, seed: int = 0) -> Array:
+        if self.init == "zeros":
+            return np.zeros(self.n_params)
+        return np.random.default_rng(seed).standard_normal(self.n_params)
+
+    # ------------------------------------------------------------------ math
+    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
+        r = ops.matmul(batch["A"], W) - batch["y"]
+        return ops.mean(r * r)
+
+    def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        A, y = batch["A"], batch["y"]
+        W = x if self.n_targets == 1 else x.reshape(self._w_shape())
+        r = A @ W
+        r -= y
+        m = r.size
+        fun = float(np.vdot(r, r)) / m
+        g = A.T @ r
+        g *= 2.0 / m
+        return fun, g.reshape(-1)
+
+    def _gram_matrix(self) -> np.ndarray:
+        if self._gram is None:
+            A = self._data["A"]
+            self._gram = A.T @ A
+        return self._gram
+
+    def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        A = batch["A"]
+        col = ops.sum(A * A, axis=0) * (2.0 / (A.shape[0] * self.n_targets))
+        if self.n_targets == 1:
+            return col
+        return ops.reshape(ops.matmul(ops.reshape(col, (-1, 1)), ops.ones_like(batch["y"][:1])), (-1,))
+
+    def hess_diag_numpy(self) -> np.ndarray:
+        """Exact Hessian diagonal in float64, shape (n_params,)."""
+        n = self._data["A"].shape[0]
+        col = np.diag(self._gram_matrix()) * (2.0 / (n * self.n_targets))
+        return np.repeat(col, self.n_targets)
+
+    def lipschitz(self) -> float:
+        if self._lipschitz is None:
+            n = self._data["A"].shape[0]
+            lam = np.linalg.eigvalsh(self._gram_matrix())[-1]
+            self._lipschitz = float(lam * 2.0 / (n * self.n_targets))
+        return self._lipschitz
+
+    def optimum(self) -> Optimum:
+        if self._optimum is None:
+            A, y = self._data["A"], self._data["y"]
+            t0 = time.perf_counter()
+            W, *_ = np.linalg.lstsq(A, y, rcond=None)
+            elapsed = time.perf_counter() - t0
+            r = A @ W - y
+            self._optimum = Optimum(
+                fun=float(np.vdot(r, r)) / r.size,
+                x=np.asarray(W, dtype=np.float64).reshape(-1),
+                method="numpy.linalg.lstsq",
+                time=elapsed,
+            )
+        return self._optimum
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self._spec)
+
+
+def _check_columns(
+    available: list[str], features: Sequence[str], targets: Sequence[str] | str
+) -> tuple[list[str], list[str]]:
+    if isinstance(features, str):
+        features = [features]
+    target_list = [targets] if isinstance(targets, str) else list(targets)
+    features = list(features)
+    unknown = [c for c in features + target_list if c not in available]
+    if unknown:
+        raise KeyError(f"unknown column(s) {unknown}; available columns: {available}")
+    if not target_list:
+        raise ValueError("targets is empty: name at least one target column")
+    if not features:
+        raise ValueError("features is empty: name at least one feature column")
+    overlap = sorted(set(features) & set(target_list))
+    if overlap:
+        raise ValueError(f"column(s) {overlap} are both features and targets")
+    return features, target_list
+
+
+def _fingerprint(*arrays: np.ndarray) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]

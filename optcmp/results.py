@@ -1,0 +1,443 @@
+"""Results: :class:`Trace`, :class:`RunResult` (scipy's field names) and :class:`Comparison`."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+#: Every status a run can end with.
+STATUSES = ("converged", "max_iter", "timeout", "max_evals", "diverged", "stalled", "stopped",
+            "failed", "skipped")
+
+#: Version of the JSON layout written by :meth:`Comparison.save`.
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Trace:
+    """Observations of one run, one row per observed iterate.
+
+    Attributes
+    ----------
+    iteration : ndarray of int64, shape (m,)
+        Index of the observed iterate.
+    time : ndarray of float64, shape (m,)
+        Timed seconds when its objective value was known.
+    fun : ndarray of float64, shape (m,)
+        Full objective at that iterate (working precision of the backend; row 0 in float64).
+    grad_norm : ndarray of float64, shape (m,)
+        2-norm of the gradient there (NaN where not computed).
+    nfev, njev : ndarray of int64, shape (m,)
+        Evaluations spent by then.
+    """
+
+    iteration: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    time: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fun: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    grad_norm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    nfev: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    njev: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    COLUMNS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev")
+
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+    def relative_suboptimality(self, f0: float, fstar: float | None) -> np.ndarray:
+        """``(fun - f*) / (f0 - f*)`` per row (NaN without a known optimum)."""
+        if fstar is None:
+            return np.full(len(self), np.nan)
+        gap0 = f0 - fstar
+        return (self.fun - fstar) / gap0 if gap0 > 0 else np.full(len(self), np.nan)
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """Columns as lists (NaN kept)."""
+        return {c: getattr(self, c).tolist() for c in self.COLUMNS}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, list[Any]]) -> Trace:
+        """Inverse of :meth:`to_dict`."""
+        ints = {"iteration", "nfev", "njev"}
+        return cls(**{c: np.asarray(d.get(c, []), dtype=np.int64 if c in ints else np.float64)
+                      for c in cls.COLUMNS})
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run (one optimizer on one backend with one seed).
+
+    Field names follow :class:`scipy.optimize.OptimizeResult` where they exist.
+
+    Attributes
+    ----------
+    x : ndarray of float64, shape (n_params,)
+        Final iterate.
+    fun : float
+        Objective at ``x``, re-evaluated in numpy float64 off the clock.
+    success : bool
+        Whether the target was reached.
+    status : str
+        One of :data:`STATUSES`.
+    message : str
+        Why the run stopped (and the error for ``failed`` runs).
+    nit, nfev, njev : int
+        Iterations, function and gradient evaluations spent in total.
+    time : float
+        Timed seconds (optimizer steps only).
+    time_to_target : float or None
+        Timed seconds until an objective value meeting the target was known.
+    nit_to_target, nfev_to_target, njev_to_target : int or None
+        Iterate index and evaluations at that moment.
+    warmup_time : float
+        Wall seconds of untimed warm-up (tracing, compilation, first call).
+    setup_time : float
+        Wall seconds of data placement and setup (untimed).
+    wall_time : float
+        Wall seconds of the whole run, monitoring included.
+    f0 : float
+        Objective at the initial point (float64).
+    fstar : float or None
+        Known optimum ``f*``.
+    problem, optimizer, label, impl, implementation, backend, device, dtype : str
+        What ran.
+    hyperparameters : dict
+        Every hyperparameter as used (``"auto"`` values resolved).
+    seed, repeat : int
+        The run's seed and repetition index.
+    """
+
+    problem: str
+    optimizer: str
+    label: str
+    backend: str
+    device: str = "cpu"
+    dtype: str = "float64"
+    impl: str = ""
+    implementation: str = ""
+    framework_version: str = ""
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    repeat: int = 0
+    x: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fun: float = math.nan
+    success: bool = False
+    status: str = "failed"
+    message: str = ""
+    nit: int = 0
+    nfev: int = 0
+    njev: int = 0
+    epochs: float | None = None
+    time: float = 0.0
+    time_to_target: float | None = None
+    nit_to_target: int | None = None
+    nfev_to_target: int | None = None
+    njev_to_target: int | None = None
+    warmup_time: float = 0.0
+    setup_time: float = 0.0
+    wall_time: float = 0.0
+    f0: float = math.nan
+    fstar: float | None = None
+    target: str = ""
+    reduction: str = "mean"
+    n_params: int = 0
+    n_samples: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    trace: Trace = field(default_factory=Trace)
+
+    @property
+    def relative_suboptimality(self) -> float | None:
+        """Final ``(fun - f*) / (f0 - f*)`` in float64, or None without a known optimum."""
+        if self.fstar is None:
+            return None
+        if not math.isfinite(self.fun):
+            return math.inf
+        gap0 = self.f0 - self.fstar
+        return (self.fun - self.fstar) / gap0 if gap0 > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable dict (lossless: floats keep all digits, arrays become lists)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "x":
+                v = np.asarray(v, dtype=np.float64).tolist()
+            elif f.name == "trace":
+                v = v.to_dict()
+            out[f.name] = _jsonable(v)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
+        """Inverse of :meth:`to_dict`."""
+        kw = dict(d)
+        kw["x"] = np.asarray(kw.get("x", []), dtype=np.float64)
+        kw["trace"] = Trace.from_dict(kw.get("trace", {}))
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in kw.items() if k in names})
+
+    def __repr__(self) -> str:
+        ttt = "-" if self.time_to_target is None else f"{self.time_to_target:.4g}s"
+        return (f"RunResult({self.label} on {self.backend}/{self.device}/{self.dtype}, "
+                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform, CPU and library versions (frameworks only if already imported)."""
+    import scipy
+
+    env: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+    for mod in ("torch", "tensorflow"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            env[mod] = getattr(m, "__version__", "?")
+    try:
+        from threadpoolctl import threadpool_info
+
+        env["blas_threads"] = [
+            {"api": i.get("internal_api"), "threads": i.get("num_threads")} for i in threadpool_info()
+        ]
+    except ImportError:
+        pass
+    from optcmp import __version__
+
+    env["optcmp"] = __version__
+    return env
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f}us"
+    if t < 1:
+        return f"{t * 1e3:.1f}ms"
+    return f"{t:.3f}s"
+
+
+def _fmt_num(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.2e}"
+
+
+class Comparison:
+    """A table of runs: the result of :func:`optcmp.compare`.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    problem : dict, optional
+        The problem's spec.
+    optimum : dict, optional
+        ``{"fun", "method", "time"}`` of the known optimum (the direct-solve floor).
+    settings : dict, optional
+        Stopping rule, budgets, seeds.
+    environment : dict, optional
+        Versions and hardware (see :func:`environment`).
+    """
+
+    def __init__(self, runs: Sequence[RunResult], problem: dict[str, Any] | None = None,
+                 optimum: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
+                 environment: dict[str, Any] | None = None) -> None:
+        self.runs = list(runs)
+        self.problem = dict(problem or {})
+        self.optimum = dict(optimum) if optimum else None
+        self.settings = dict(settings or {})
+        self.environment = dict(environment or {})
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __iter__(self) -> Iterator[RunResult]:
+        return iter(self.runs)
+
+    def __getitem__(self, i: int) -> RunResult:
+        return self.runs[i]
+
+    def __repr__(self) -> str:
+        return f"Comparison({len(self.runs)} runs on {self.problem.get('problem', '?')})"
+
+    def select(self, **criteria: Any) -> list[RunResult]:
+        """Runs whose attributes equal every given value, e.g. ``select(backend="torch")``."""
+        return [r for r in self.runs if all(getattr(r, k) == v for k, v in criteria.items())]
+
+    def best(self) -> RunResult | None:
+        """The converged run with the smallest time-to-target, or None."""
+        ok = [r for r in self.runs if r.time_to_target is not None]
+        return min(ok, key=lambda r: r.time_to_target or 0.0) if ok else None
+
+    # ------------------------------------------------------------------ tables
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per run (no trace or iterate): the table's data."""
+        out = []
+        for r in self.runs:
+            out.append({
+                "problem": r.problem, "optimizer": r.label, "backend": r.backend,
+                "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
+                "repeat": r.repeat, "status": r.status, "success": r.success,
+                "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
+                "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
+                "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.epochs, "time": r.time,
+                "warmup_time": r.warmup_time, "setup_time": r.setup_time,
+                "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
+                "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+                **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
+                **{f"metric_{k}": v for k, v in r.metrics.items()},
+            })
+        return out
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame with one row per run.
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed (``pip install 'optcmp[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_frame() needs pandas: pip install 'optcmp[pandas]'") from exc
+        return pd.DataFrame(self.rows())
+
+    def table(self) -> str:
+        """A readable fixed-width table sorted by time-to-target (runs without one last).
+
+        For problems with a closed form, the direct solve time is shown as a floor row.
+        """
+        def key(r: RunResult) -> tuple[int, float, str, str]:
+            ttt = r.time_to_target
+            return (0 if ttt is not None else 1, ttt if ttt is not None else r.time, r.label,
+                    r.backend)
+
+        header = ["optimizer", "backend", "dtype", "status", "time-to-target", "iters", "nfev",
+                  "njev", "rel.subopt", "timed", "warm-up"]
+        lines = [header]
+        for r in sorted(self.runs, key=key):
+            reached = r.time_to_target is not None
+            lines.append([
+                r.label, r.backend + ("" if r.device == "cpu" else f"/{r.device}"), r.dtype,
+                r.status, _fmt_time(r.time_to_target),
+                str(r.nit_to_target if reached else r.nit),
+                str(r.nfev_to_target if reached else r.nfev),
+                str(r.njev_to_target if reached else r.njev),
+                _fmt_num(r.relative_suboptimality), _fmt_time(r.time), _fmt_time(r.warmup_time),
+            ])
+        if self.optimum and self.optimum.get("time") is not None:
+            lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",
+                          "numpy", "float64", "exact", _fmt_time(self.optimum["time"]),
+                          "-", "-", "-", _fmt_num(0.0), _fmt_time(self.optimum["time"]), "-"])
+        widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+        out = []
+        for j, row in enumerate(lines):
+            out.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
+                                 for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+            if j == 0:
+                out.append("  ".join("-" * w for w in widths))
+        notes = []
+        target = self.settings.get("target")
+        if target:
+            notes.append(f"target: {target}")
+        notes.append("time-to-target and iters/nfev/njev are counted until the target was met "
+                     "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
+        if self.problem:
+            desc = ", ".join(f"{k}={v}" for k, v in self.problem.items()
+                             if k in ("problem", "n_samples", "n_features", "seed", "source"))
+            notes.insert(0, f"problem: {desc}")
+        failed = [r for r in self.runs if r.status in ("failed", "skipped")]
+        for r in failed:
+            notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
+        return "\n".join(out) + "\n" + "\n".join(notes)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable dict of everything, traces included."""
+        return {
+            "format": "optcmp.Comparison", "format_version": FORMAT_VERSION,
+            "problem": _jsonable(self.problem), "optimum": _jsonable(self.optimum),
+            "settings": _jsonable(self.settings), "environment": _jsonable(self.environment),
+            "runs": [r.to_dict() for r in self.runs],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+        """Inverse of :meth:`to_dict`.
+
+        Raises
+        ------
+        ValueError
+            Not an optcmp comparison, or a newer format version.
+        """
+        if d.get("format") != "optcmp.Comparison":
+            raise ValueError("not an optcmp comparison (missing format 'optcmp.Comparison')")
+        if int(d.get("format_version", 0)) > FORMAT_VERSION:
+            raise ValueError(f"comparison format version {d.get('format_version')} is newer than "
+                             f"this optcmp reads ({FORMAT_VERSION}); upgrade optcmp")
+        return cls([RunResult.from_dict(r) for r in d.get("runs", [])], d.get("problem"),
+                   d.get("optimum"), d.get("settings"), d.get("environment"))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the comparison as JSON (lossless, traces included; NaN/inf kept)."""
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(self.to_dict(), fh, allow_nan=True)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Comparison:
+        """Read a comparison written by :meth:`save`.
+
+        Raises
+        ------
+        FileNotFoundError
+        ValueError
+            Not valid JSON, or not an optcmp comparison.
+        """
+        with open(path) as fh:
+            try:
+                d = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
+        return cls.from_dict(d)
