@@ -51,6 +51,7 @@ class ScipyLBFGSB(LoopAdapter):
         self._vg = self.backend.make_value_and_grad(self.problem)
         self._x = self.x0.copy()
         self.nfev = 0
+        self._last: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
 
     def _fun(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         b = self.backend

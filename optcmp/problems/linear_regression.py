@@ -132,8 +132,8 @@ class LinearRegression(Problem):
             "fit_intercept": bool(fit_intercept),
             "init": init,
         }
-        self.true_coef = coef
-        self.true_intercept = intercept
+        self.true_coef: np.ndarray | None = coef
+        self.true_intercept: float | None = intercept
         self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None, target_names=None)
 
     # ------------------------------------------------------------------ constructors
