@@ -1,0 +1,5 @@
+import sys
+
+from optcmp.cli import main
+
+sys.exit(main())

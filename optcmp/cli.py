@@ -1,0 +1,211 @@
+"""The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``.
+
+Bad arguments print a one-line error and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: Optimizers of the main job, in table order.
+DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
+#: Timed seconds each run of the main job may spend before it is stopped (status timeout).
+DEFAULT_MAX_TIME = 6.0
+
+
+class CLIError(Exception):
+    """A bad command-line value; printed on one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2
+        self.exit(2, f"optcmp: error: {message}\n")
+
+
+def _csv_list(value: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {value!r}")
+    return items
+
+
+def _positive_float(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {value!r}")
+    return v
+
+
+def _positive_int(value: str) -> int:
+    try:
+        v = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return v
+
+
+def _nonneg_int(value: str) -> int:
+    try:
+        v = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
+    return v
+
+
+# ---------------------------------------------------------------------- optcmp run
+def _add_run(sub: Any) -> None:
+    p = sub.add_parser(
+        "run", help="compare optimizers on a problem (default: the 1,000,000-row regression)",
+        description="Run every optimizer on every backend to the target and print the "
+                    "time-to-target table on stdout (progress on stderr).")
+    p.add_argument("--problem", default="linear_regression",
+                   help="problem name (see 'optcmp list'); default linear_regression")
+    p.add_argument("--optimizers", type=_csv_list, default=list(DEFAULT_OPTIMIZERS),
+                   help="comma-separated optimizer names (default: %(default)s)")
+    p.add_argument("--backends", type=_csv_list, default=None,
+                   help="comma-separated backends (default: every installed one)")
+    p.add_argument("--device", default=None, help="device for torch/tensorflow (cpu, cuda)")
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
+    p.add_argument("--tol", type=_positive_float, default=1e-6,
+                   help="relative suboptimality target (default 1e-6)")
+    p.add_argument("--max-time", type=_positive_float, default=DEFAULT_MAX_TIME,
+                   help="timed seconds each run may spend (default %(default)s)")
+    p.add_argument("--max-iter", type=_positive_int, default=1_000_000,
+                   help="iterations each run may spend (default %(default)s)")
+    p.add_argument("--rows", type=_positive_int, default=None,
+                   help="rows of the generated data (default: the problem's, 1,000,000)")
+    p.add_argument("--repeats", type=_positive_int, default=1, help="repetitions (seeds)")
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
+    p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
+    p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
+    p.add_argument("--features", type=_csv_list, default=None, help="CSV feature columns")
+    p.add_argument("--targets", type=_csv_list, default=None, help="CSV target column(s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+
+def _build_problem(args: argparse.Namespace) -> Any:
+    from optcmp.problems import PROBLEMS, LinearRegression
+
+    if args.csv is not None:
+        if args.problem != "linear_regression":
+            raise CLIError("--csv builds a linear_regression problem; drop --problem")
+        targets: Any = args.targets
+        if targets is not None and len(targets) == 1:
+            targets = targets[0]
+        try:
+            return LinearRegression.from_csv(args.csv, features=args.features, targets=targets)
+        except FileNotFoundError:
+            raise CLIError(f"--csv: no such file: {args.csv}") from None
+        except (KeyError, ValueError) as exc:
+            raise CLIError(f"--csv: {exc.args[0] if exc.args else exc}") from None
+    if args.features is not None or args.targets is not None:
+        raise CLIError("--features/--targets need --csv")
+    name = args.problem.strip().lower().replace("-", "_")
+    if name not in PROBLEMS:
+        raise CLIError(f"unknown problem {args.problem!r}; valid: {', '.join(PROBLEMS)}")
+    kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.rows is not None:
+        kwargs["n_samples"] = args.rows
+    try:
+        return PROBLEMS[name](**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import optcmp
+    from optcmp.backends import available_backends
+
+    problem = _build_problem(args)
+    try:
+        specs = [optcmp.get_optimizer(o) for o in args.optimizers]
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    backends = args.backends if args.backends is not None else available_backends()
+    try:
+        comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
+                              dtype=args.dtype, tol=args.tol, max_time=args.max_time,
+                              max_iter=args.max_iter, repeats=args.repeats, seed=args.seed,
+                              progress=not args.no_progress)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    print(comp.table())
+    if args.out:
+        comp.save(args.out)
+        print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------- optcmp list
+def _add_list(sub: Any) -> None:
+    p = sub.add_parser("list", help="problems, optimizers and backends (with availability)")
+    p.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from optcmp.backends import BACKENDS, is_available
+    from optcmp.optimizers import optimizer_info, optimizer_names
+    from optcmp.problems import PROBLEMS
+
+    print("problems:")
+    for name, cls in PROBLEMS.items():
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        print(f"  {name:20s} {doc}")
+    print("optimizers:")
+    for name in optimizer_names():
+        info = optimizer_info(name)
+        hp = ", ".join(f"{k}={p.default!r}" for k, p in info.params.items())
+        alias = f" (aliases: {', '.join(info.aliases)})" if info.aliases else ""
+        print(f"  {name:20s} {info.summary}; defaults: {hp}{alias}")
+    print("backends:")
+    for name, b in BACKENDS.items():
+        ok = is_available(name)
+        how = "installed" if ok else f"not installed: pip install 'optcmp[{b.extra}]'"
+        print(f"  {name:20s} {how}")
+    return 0
+
+
+#: Sub-command builders; later features append theirs.
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_run, _add_list]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``optcmp`` argument parser."""
+    from optcmp import __version__
+
+    parser = _Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
+    parser.add_argument("--version", action="version", version=f"optcmp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``optcmp`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CLIError as exc:
+        print(f"optcmp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("optcmp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
