@@ -32,6 +32,7 @@ from scipy.optimize import OptimizeResult
 
 from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
+from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
@@ -61,6 +62,7 @@ class _Monitor:
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.nit = 0
+        self.last: State | None = None
         self._delegated: set[int] = set()
 
     def delegate_budgets(self) -> dict[str, int | None]:
@@ -88,6 +90,7 @@ class _Monitor:
         self.nit = nit
         s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
                   grad_norm=grad_norm, nfev=nfev, njev=njev)
+        self.last = s
         if fun is not None:
             self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
                               nfev, njev))
@@ -297,7 +300,7 @@ def run_one(
             result.warmup_time = adapter.warmup()
             monitor = _Monitor(rule, sw, problem, adapter, float(f0), fstar,
                                confirm64=dtype != "float64", callback=callback)
-            if not monitor.observe(0, 0, float(f0), float(np.linalg.norm(g0)), 0, 0, x0):
+            if not monitor.observe(0, 0, float(f0), norm2(g0), 0, 0, x0):
                 if adapter.loop:
                     sw.resume()
                     try:
@@ -367,7 +370,7 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
         elif k % every == 0:
             x = adapter.x_numpy()
             f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
-            stop = monitor.observe(k, k, float(f), float(np.linalg.norm(g)), nfev, njev, x)
+            stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)
         else:
             stop = monitor.observe(k, k, None, None, nfev, njev)
         if stop:
@@ -385,12 +388,23 @@ def _status(monitor: _Monitor | None, loop_out: dict[str, Any]) -> tuple[str, st
         if r.kind == "target":
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
-            return "diverged", (f"objective or gradient became non-finite or exploded at "
-                                f"iteration {monitor.nit}")
+            return "diverged", _divergence_message(monitor.last)
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")
     return "failed", "the run ended without a stopping decision"
+
+
+def _divergence_message(s: State | None) -> str:
+    if s is None:
+        return "diverged"
+    if s.fun is not None and not math.isfinite(s.fun):
+        what = f"objective is {s.fun}"
+    elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+        what = f"gradient norm is {s.grad_norm}"
+    else:
+        what = f"objective exploded to {s.fun:.6g} (f0 = {s.f0:.6g})"
+    return f"diverged: {what} at iteration {s.iterate} (after {s.nit} steps)"
 
 
 def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
