@@ -56,6 +56,8 @@ class _Monitor:
         self.confirm64 = confirm64
         self.callback = callback
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        #: Whether observations need the observed iterate itself (not only its objective).
+        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
         self.rows: list[tuple[int, float, float, float, int, int]] = []
         self.fired: Rule | None = None
         self.stopped = False
@@ -353,8 +355,14 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
     stochastic = adapter.stochastic
     every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
     step = adapter.step
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: when the monitor needs the
+    # observed iterate (callback, metrics, float64 confirmation), keep x_{k-1}, off the clock.
+    keep_prev = monitor.needs_x and not stochastic
+    prev: np.ndarray | None = None
     k = nfev = njev = 0
     while True:
+        if keep_prev:
+            prev = adapter.x_numpy()
         sw.resume()
         out = step()
         sw.pause()
@@ -366,7 +374,7 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
                 stop = monitor.observe(k, 0, None, None, nfev, njev)
             else:
                 gn = None if out.grad_norm is None else float(out.grad_norm)
-                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
         elif k % every == 0:
             x = adapter.x_numpy()
             f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
