@@ -340,23 +340,29 @@ class Comparison:
         return pd.DataFrame(self.rows())
 
     def table(self) -> str:
-        """A readable fixed-width table sorted by time-to-target (runs without one last).
+        """A readable fixed-width table sorted by time-to-target.
+
+        Runs that reached the target come first (fastest first), then the runs that stopped
+        on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
         For problems with a closed form, the direct solve time is shown as a floor row.
         """
         def key(r: RunResult) -> tuple[int, float, str, str]:
             ttt = r.time_to_target
-            return (0 if ttt is not None else 1, ttt if ttt is not None else r.time, r.label,
-                    r.backend)
+            group = 0 if ttt is not None else 2 if r.status in ("skipped", "failed") else 1
+            return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
         header = ["optimizer", "backend", "dtype", "status", "time-to-target", "iters", "nfev",
                   "njev", "rel.subopt", "timed", "warm-up"]
         lines = [header]
         for r in sorted(self.runs, key=key):
             reached = r.time_to_target is not None
+            where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
+            if r.status == "skipped":  # never ran: no figures to show
+                lines.append([r.label, where, r.dtype, r.status] + ["-"] * 7)
+                continue
             lines.append([
-                r.label, r.backend + ("" if r.device == "cpu" else f"/{r.device}"), r.dtype,
-                r.status, _fmt_time(r.time_to_target),
+                r.label, where, r.dtype, r.status, _fmt_time(r.time_to_target),
                 str(r.nit_to_target if reached else r.nit),
                 str(r.nfev_to_target if reached else r.nfev),
                 str(r.njev_to_target if reached else r.njev),

@@ -140,3 +140,17 @@ def test_run_result_round_trip_dict() -> None:
     assert back.epochs == r.epochs == 2.5 and back.hyperparameters == r.hyperparameters
     np.testing.assert_array_equal(back.x, r.x)
     assert repr(back).startswith("RunResult(sgd on numpy/cpu/float64, status='max_iter'")
+
+
+def test_table_puts_skipped_and_failed_last() -> None:
+    def run(label, status, ttt=None, time=0.0):
+        return RunResult(problem="p", optimizer=label, label=label, backend="numpy",
+                         status=status, time_to_target=ttt, time=time, nit=3, fun=1.0, f0=2.0,
+                         fstar=0.5)
+
+    comp = Comparison([run("skip", "skipped"), run("slow", "timeout", time=6.0),
+                       run("fail", "failed", time=0.1), run("fast", "converged", 0.5, 0.5),
+                       run("div", "diverged", time=0.2)])
+    body = comp.table().splitlines()[2:7]
+    assert [ln.split()[0] for ln in body] == ["fast", "div", "slow", "fail", "skip"]
+    assert body[-1].split()[3:] == ["skipped"] + ["-"] * 7
