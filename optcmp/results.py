@@ -349,7 +349,7 @@ class Comparison:
         """
         def key(r: RunResult) -> tuple[int, float, str, str]:
             ttt = r.time_to_target
-            group = 0 if ttt is not None else 2 if r.status in ("skipped", "failed") else 1
+            group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
             return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
         header = ["optimizer", "backend", "dtype", "status", "time-to-target", "iters", "nfev",
