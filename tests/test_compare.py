@@ -181,11 +181,23 @@ def test_callback_error_is_failed() -> None:
     assert r.status == "failed" and r.message == "RuntimeError: bad callback"
 
 
-def test_callback_is_off_the_clock() -> None:
-    import time
+def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
+    """A fake clock that only moves inside the callback: the timed seconds must stay 0."""
+    import importlib
 
-    r = optcmp.run_one(lr_s(100), optcmp.gd(0.1), max_iter=5, callback=lambda _: time.sleep(0.05))
-    assert r.time < 0.05 and r.wall_time > 0.25  # the sleeps are not in the timed seconds
+    from optcmp.timing import Stopwatch
+
+    oc = importlib.import_module("optcmp.compare")  # the module, not optcmp.compare()
+
+    now = [0.0]
+    monkeypatch.setattr(oc, "Stopwatch", lambda sync: Stopwatch(sync, clock=lambda: now[0]))
+
+    def slow_callback(res):
+        now[0] += 100.0  # a very expensive callback
+
+    r = optcmp.run_one(lr_s(100), optcmp.gd(0.1), max_iter=5, callback=slow_callback)
+    assert r.status == "max_iter" and r.nit == 5
+    assert r.time == 0.0 and np.all(r.trace.time == 0.0)
 
 
 # ---------------------------------------------------------------------- bad inputs

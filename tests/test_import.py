@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-HEAVY = ("torch", "tensorflow", "keras", "jax", "pandas", "matplotlib")
+HEAVY = ("torch", "tensorflow", "keras", "jax")
 
 CODE = f"""
 import sys
@@ -40,7 +40,7 @@ def test_numpy_run_loads_no_framework() -> None:
              "p = optcmp.problems.LinearRegression(n_samples=200)\n"
              "c = optcmp.compare(p, [optcmp.gd, optcmp.lbfgs], progress=False)\n"
              "c.table()\n"
-             f"print(','.join(m for m in {HEAVY[:4]!r} if m in sys.modules))")
+             f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""
 
