@@ -338,6 +338,13 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
         out.append("runs on different data are compared in one table: " + ", ".join(diff[:5])
                    + (" ..." if len(diff) > 5 else "") + "; every optimizer of a repetition "
                    "should see the same problem spec (data seed or fingerprint)")
+    insts = {instance_key(r) for r in used}
+    solvers = {solver_key(r) for r in used}
+    pairs = {(instance_key(r), solver_key(r)) for r in used}
+    if len(pairs) < len(insts) * len(solvers):
+        out.append(f"{len(insts) * len(solvers) - len(pairs)} (problem instance, solver) "
+                   "pairs have no run: solvers were not run on the same problems and "
+                   "repetitions; profiles count a missing run as not solved")
     if by_time:
         budget = [r for r in used if r.status in BUDGET_STATUSES]
         if budget:
@@ -410,7 +417,7 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
         evaluations), ``statuses`` (e.g. ``"converged:3, max_iter:2"``).
     """
     if warn:
-        check_fairness(runs, timer_resolution=timer_resolution, stacklevel=3)
+        check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
     rows = []
     for (prob, label, backend, device, dtype), group in _group(runs).items():
         used = _used(group)
@@ -553,7 +560,9 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
                  warn: bool = True) -> PairwiseComparison:
     """Compare two solvers' time-to-target over repetitions (two-sided Mann-Whitney U test).
 
-    Censored runs rank behind every successful run (ties among themselves).
+    Censored runs rank behind every successful run (ties among themselves). The p-value is
+    exact without ties up to 40 runs in all, else the normal approximation with tie and
+    continuity corrections.
 
     Parameters
     ----------
@@ -601,7 +610,10 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
     if np.all(np.concatenate([ra, rb]) == ra[0]):
         u, p = len(ra) * len(rb) / 2.0, 1.0
     else:
-        res = stats.mannwhitneyu(ra, rb, alternative="two-sided")
+        pooled = np.concatenate([ra, rb])
+        exact = np.unique(pooled).size == pooled.size and pooled.size <= 40
+        res = stats.mannwhitneyu(ra, rb, alternative="two-sided",
+                                 method="exact" if exact else "asymptotic")
         u, p = float(res.statistic), float(res.pvalue)
     a_faster = 1.0 - u / (len(ra) * len(rb))
     mag = _magnitude(a_faster)
@@ -716,7 +728,7 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
     return float(col[idx[0]])
 
 
-def _matrix(runs: Sequence[RunResult], cost: Any) -> tuple[np.ndarray, list[str], list[str],
+def _matrix(runs: Sequence[RunResult], cost: Any, warn: bool = True) -> tuple[np.ndarray, list[str], list[str],
                                                            list[RunResult]]:
     used = _used(runs)
     if not used:
@@ -736,7 +748,7 @@ def _matrix(runs: Sequence[RunResult], cost: Any) -> tuple[np.ndarray, list[str]
                              "repetition index")
         seen[i, j] = True
         M[i, j] = cost(r)
-    if not seen.all():
+    if warn and not seen.all():
         warnings.warn(f"{int((~seen).sum())} (problem, solver) pairs have no run; they count "
                       "as not solved", UnfairComparisonWarning, stacklevel=3)
     plabels = [f"{p} #{rep}" for p, _, rep in ikeys]
@@ -793,10 +805,10 @@ def performance_profile(runs: Sequence[RunResult], *, metric: str = "time",
     """
     _check_metric(metric)
     if warn:
-        check_fairness(runs, by_time=metric == "time", stacklevel=3)
+        check_fairness(runs, by_time=metric == "time", stacklevel=2)
     cost = (lambda r: to_target(r, metric)) if tol is None else (
         lambda r: first_hit(r, tol, metric))
-    T, solvers, plabels, _ = _matrix(runs, cost)
+    T, solvers, plabels, _ = _matrix(runs, cost, warn)
     best = T.min(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         R = np.where(np.isfinite(T), T / best, math.inf)
@@ -842,13 +854,13 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     """
     _check_metric(metric)
     if warn:
-        check_fairness(runs, by_time=metric == "time", stacklevel=3)
+        check_fairness(runs, by_time=metric == "time", stacklevel=2)
 
     def cost(r: RunResult) -> float:
         c = to_target(r, metric) if tol is None else first_hit(r, tol, metric)
         return c / (r.n_params + 1) if per_dimension else c
 
-    T, solvers, plabels, _ = _matrix(runs, cost)
+    T, solvers, plabels, _ = _matrix(runs, cost, warn)
     x, y = _steps(T, solvers, extra=(0.0,))
     unit = {"njev": "gradient evaluations", "nfev": "function evaluations",
             "nit": "iterations", "time": "seconds"}[metric]
@@ -898,7 +910,7 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
     if not used:
         raise ValueError("no runs (empty, or every run was skipped)")
     if warn:
-        check_fairness(used, by_time=metric == "time", stacklevel=3)
+        check_fairness(used, by_time=metric == "time", stacklevel=2)
     names = solver_labels(used)
     cols: dict[str, list[float]] = {names[k]: [] for k in names}
     for r in used:
