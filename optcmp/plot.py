@@ -290,7 +290,7 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(row["problem"], []).append(row)
-    backends = {(r["backend"], r["device"], r["dtype"]) for r in rows}
+    vary = [k for k in ("backend", "device", "dtype") if len({r[k] for r in rows}) > 1]
     fig, axes = _figure(len(groups), height=max(2.2, 0.45 * max(map(len, groups.values())) + 1.4))
     for ax, (prob, prow) in zip(axes, groups.items()):
         prow = sorted(prow, key=lambda r: (not np.isfinite(r["median_time"]), r["median_time"]))
@@ -300,7 +300,7 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
         scale = xscale or ("log" if fin and max(fin) > 100 * max(min(fin), 1e-300) else "linear")
         labels = []
         for i, r in enumerate(prow):
-            name = r["optimizer"] + (f" / {r['backend']}" if len(backends) > 1 else "")
+            name = " / ".join([r["optimizer"], *(str(r[k]) for k in vary)])
             labels.append(text(f"{name}  ({r['successes']}/{r['runs']})"))
             m = r["median_time"]
             if not np.isfinite(m):

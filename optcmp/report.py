@@ -146,7 +146,7 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
             (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
             (_e(r["statuses"]), False),
         ])
-    method = rows[0]["ci_method"] if rows else "percentile"
+    method = stats.ci_methods(rows)
     note = ("<p class=note>Medians over repetitions. CI: bootstrap (" + _e(method) +
             ") confidence interval of the median time-to-target "
             "(<code>scipy.stats.bootstrap</code>, seeded). Runs that did not reach the target "

@@ -464,6 +464,12 @@ def _fmt_n(v: float) -> str:
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
 
 
+def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
+    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run)."""
+    used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
+    return ", ".join(used) or "percentile"
+
+
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
     """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target."""
     if not rows:
@@ -489,7 +495,7 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
                              for i, (c, w) in enumerate(zip(row, widths))).rstrip())
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
-    method = rows[0].get("ci_method", "percentile")
+    method = ci_methods(rows)
     out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
                "missed the target are censored (inf), so a median is 'inf' when half or more "
                "missed it; aRT = total time spent / successes (COCO)")
@@ -932,7 +938,7 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
 __all__ = [
     "BUDGET_STATUSES", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS", "MedianCI",
     "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
-    "average_runtime", "censored_median", "check_fairness", "compare_pair", "data_profile",
+    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_pair", "data_profile",
     "fairness_issues", "first_hit", "format_summary", "instance_key", "median_ci",
     "performance_profile", "runtime_ecdf", "solver_key", "solver_labels", "spent", "summarize",
     "to_target",
