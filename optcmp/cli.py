@@ -91,6 +91,10 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--features", type=_csv_list, default=None, help="CSV feature columns")
     p.add_argument("--targets", type=_csv_list, default=None, help="CSV target column(s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--redraw-data", action="store_true",
+                   help="each repetition also redraws the data (generated problems only)")
+    p.add_argument("--report", default=None, metavar="HTML",
+                   help="write a self-contained HTML report to this path")
     p.set_defaults(func=_cmd_run)
 
 
@@ -137,13 +141,72 @@ def _cmd_run(args: argparse.Namespace) -> int:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
                               dtype=args.dtype, tol=args.tol, max_time=args.max_time,
                               max_iter=args.max_iter, repeats=args.repeats, seed=args.seed,
-                              progress=not args.no_progress)
-    except (ValueError, TypeError) as exc:
+                              progress=not args.no_progress, redraw_data=args.redraw_data)
+    except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     print(comp.table())
+    if args.repeats > 1:
+        print()
+        print(comp.summary_table())
     if args.out:
         comp.save(args.out)
         print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
+    if args.report:
+        comp.to_html(args.report)
+        print(f"wrote the report to {args.report}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------- optcmp report
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser(
+        "report", help="render a saved comparison (JSON) as one offline HTML file",
+        description="Read a comparison saved with 'optcmp run --out' or Comparison.save and "
+                    "write a self-contained HTML report (inline plots, no network); optionally "
+                    "export the traces as long-format CSV/Parquet and the plots as files.")
+    p.add_argument("results", help="comparison JSON file")
+    p.add_argument("-o", "--output", default="report.html", help="HTML path (default %(default)s)")
+    p.add_argument("--title", default=None, help="page title")
+    p.add_argument("--images", choices=("svg", "png"), default="svg",
+                   help="inline SVG (default) or base64 PNG plots")
+    p.add_argument("--no-plots", action="store_true", help="leave the plots out")
+    p.add_argument("--csv", default=None, help="also write the traces as long-format CSV")
+    p.add_argument("--parquet", default=None, help="also write the traces as Parquet (pyarrow)")
+    p.add_argument("--plots-dir", default=None, help="also save every plot in this folder")
+    p.add_argument("--formats", type=_csv_list, default=["png"],
+                   help="formats for --plots-dir: png,svg,pdf (default png)")
+    p.set_defaults(func=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from optcmp.results import Comparison
+
+    try:
+        comp = Comparison.load(args.results)
+    except FileNotFoundError:
+        raise CLIError(f"no such file: {args.results}") from None
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    bad = [f for f in args.formats if f not in ("png", "svg", "pdf")]
+    if bad:
+        raise CLIError(f"--formats: unknown format(s) {bad}; allowed: png, svg, pdf")
+    try:
+        comp.to_html(args.output, title=args.title, images=args.images,
+                     plots=not args.no_plots)
+        print(f"wrote {args.output} ({len(comp)} runs)", file=sys.stderr)
+        if args.csv:
+            n = comp.to_csv(args.csv)
+            print(f"wrote {args.csv} ({n} trace rows)", file=sys.stderr)
+        if args.parquet:
+            n = comp.to_parquet(args.parquet)
+            print(f"wrote {args.parquet} ({n} trace rows)", file=sys.stderr)
+        if args.plots_dir:
+            files = comp.save_plots(args.plots_dir, formats=args.formats)
+            print(f"wrote {len(files)} plot file(s) to {args.plots_dir}", file=sys.stderr)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
     return 0
 
 
@@ -177,7 +240,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 #: Sub-command builders; later features append theirs.
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_run, _add_list]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_run, _add_list, _add_report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -283,7 +283,7 @@ def run_one(
         repeat=int(repeat), hyperparameters=dict(spec.hyperparameters), f0=float(f0), fstar=fstar,
         target=" | ".join(r.describe() for r in rule.rules() if r.kind == "target"),
         reduction=problem.reduction, n_params=problem.n_params, n_samples=problem.n_samples,
-        x=x0.copy(), **be.describe(),
+        x=x0.copy(), problem_spec=problem.spec(), **be.describe(),
     )
     sw = Stopwatch(be.sync)
     adapter: Adapter | None = None
@@ -447,6 +447,7 @@ def compare(
     eval_every: int | None = None,
     progress: bool = True,
     strict: bool = False,
+    redraw_data: bool = False,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -467,13 +468,23 @@ def compare(
     stopping, tol, max_iter, max_time, max_evals, eval_every, callback
         As in :func:`run_one`.
     repeats : int, default 1
-        Repetitions; repetition ``r`` uses seed ``seed + r`` for the initial point and the
-        minibatch order (the data stay fixed).
+        Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
+        initial point (for problems whose initial point is random, e.g. ``init="normal"``) and
+        the minibatch order (stochastic optimizers); the data stay fixed unless
+        ``redraw_data=True``. Within a repetition every optimizer and backend gets the same
+        data, initial point and minibatch order. Timing noise differs between repetitions too,
+        so repetitions of a deterministic full-batch run measure the timing spread.
     seed : int, default 0
     progress : bool, default True
         Progress bar on stderr (tqdm).
     strict : bool, default False
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
+    redraw_data : bool, default False
+        Also redraw the data in every repetition: repetition ``r`` runs on
+        ``problem.with_seed(data_seed + r)`` where ``data_seed`` is the problem's own data seed
+        (repetition 0 is ``problem`` itself); each run records its problem's spec in
+        ``RunResult.problem_spec``. Needs a problem that generates its data (not one built from
+        your arrays).
 
     Returns
     -------
@@ -486,6 +497,8 @@ def compare(
         any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
+    NotImplementedError
+        ``redraw_data=True`` with a problem that cannot redraw its data.
     """
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]  # type: ignore[list-item]
@@ -518,6 +531,12 @@ def compare(
         warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
                       f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=2)
 
+    data_seed = int(problem.spec().get("seed", 0) or 0)
+    base_problem = problem
+    redrawn: dict[int, Problem] = {0: problem}
+    if redraw_data and repeats > 1:  # fail before any run when the problem cannot redraw
+        redrawn[1] = problem.with_seed(data_seed + 1)
+
     total = len(specs) * len(names) * repeats
     runs: list[RunResult] = []
     from tqdm.auto import tqdm
@@ -526,6 +545,9 @@ def compare(
                dynamic_ncols=True)
     try:
         for r in range(repeats):
+            if redraw_data:
+                problem = (redrawn.pop(r) if r in redrawn
+                           else base_problem.with_seed(data_seed + r))
             for b in names:
                 for s in specs:
                     bar.set_description(f"{s.label} on {b}")
@@ -550,12 +572,14 @@ def compare(
                     bar.update(1)
     finally:
         bar.close()
+    problem = base_problem
     return Comparison(
         runs, problem=problem.spec(),
         optimum=None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time},
         settings={"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
                   "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
-                  "device": device or "cpu", "backends": names},
+                  "device": device or "cpu", "backends": names,
+                  "redraw_data": bool(redraw_data)},
         environment=environment(),
     )
 
@@ -565,4 +589,5 @@ def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, se
     return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label, backend=backend,
                      dtype=dtype, hyperparameters=dict(spec.hyperparameters), seed=seed,
                      repeat=repeat, status="skipped", message=message,
-                     n_params=problem.n_params, n_samples=problem.n_samples)
+                     n_params=problem.n_params, n_samples=problem.n_samples,
+                     problem_spec=problem.spec())

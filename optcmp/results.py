@@ -112,6 +112,9 @@ class RunResult:
         Every hyperparameter as used (``"auto"`` values resolved).
     seed, repeat : int
         The run's seed and repetition index.
+    problem_spec : dict
+        The spec of the problem instance the run used (its data seed or data fingerprint);
+        it differs between repetitions only with ``compare(redraw_data=True)``.
     """
 
     problem: str
@@ -151,6 +154,7 @@ class RunResult:
     n_samples: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     trace: Trace = field(default_factory=Trace)
+    problem_spec: dict[str, Any] = field(default_factory=dict)
 
     @property
     def relative_suboptimality(self) -> float | None:
@@ -218,6 +222,14 @@ def environment() -> dict[str, Any]:
         m = sys.modules.get(mod)
         if m is not None:
             env[mod] = getattr(m, "__version__", "?")
+    env["installed"] = _installed_versions()
+    env["threads"] = _thread_settings()
+    gpus = _gpu_names()
+    if gpus:
+        env["gpus"] = gpus
+    from optcmp.timing import Stopwatch
+
+    env["timer_resolution"] = Stopwatch().timer_resolution()
     try:
         from threadpoolctl import threadpool_info
 
@@ -230,6 +242,55 @@ def environment() -> dict[str, Any]:
 
     env["optcmp"] = __version__
     return env
+
+
+def _installed_versions() -> dict[str, str]:
+    """Versions of the frameworks installed (read from package metadata; nothing imported)."""
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "pandas",
+                 "matplotlib"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _thread_settings() -> dict[str, Any]:
+    """Thread-count environment variables and the frameworks' thread settings (if imported)."""
+    out: dict[str, Any] = {k: os.environ[k] for k in (
+        "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+        "TF_NUM_INTEROP_THREADS") if k in os.environ}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            out["torch_intraop"] = int(torch.get_num_threads())
+            out["torch_interop"] = int(torch.get_num_interop_threads())
+        except Exception:  # noqa: BLE001 - informative only
+            pass
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        try:
+            out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
+            out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def _gpu_names() -> list[str]:
+    """CUDA device names, only when torch is already imported (never initializes CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    try:
+        if torch.cuda.is_initialized():
+            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # noqa: BLE001
+        pass
+    return []
 
 
 def _cpu_model() -> str:
@@ -396,6 +457,195 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.table()
+
+    # ------------------------------------------------------------------ statistics
+    @classmethod
+    def concat(cls, comparisons: Sequence[Comparison]) -> Comparison:
+        """One comparison holding the runs of several (e.g. several problems, for profiles).
+
+        The problem, optimum and settings are kept when every comparison agrees on them, and
+        emptied otherwise (each run keeps its own ``problem_spec``).
+
+        Raises
+        ------
+        ValueError
+            ``comparisons`` is empty.
+        """
+        comps = list(comparisons)
+        if not comps:
+            raise ValueError("concat needs at least one Comparison")
+
+        def same(attr: str) -> Any:
+            vals = [getattr(c, attr) for c in comps]
+            return vals[0] if all(v == vals[0] for v in vals) else None
+
+        runs = [r for c in comps for r in c.runs]
+        settings = same("settings")
+        if settings is None:
+            settings = {"merged": [c.settings for c in comps]}
+        return cls(runs, same("problem"), same("optimum"), settings, comps[0].environment)
+
+    def target_tol(self) -> float | None:
+        """The relative-suboptimality tolerance of the stopping rule, if it has one."""
+        rules = self.settings.get("stopping", {})
+        leaves = rules.get("rules", [rules]) if isinstance(rules, dict) else []
+        for leaf in leaves:
+            if isinstance(leaf, dict) and leaf.get("rule") == "RelativeSuboptimality":
+                return float(leaf["tol"])
+        return None
+
+    def _timer_resolution(self) -> float | None:
+        v = self.environment.get("timer_resolution")
+        return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+    def fairness_issues(self) -> list[str]:
+        """Why this table may compare unlike things (see :func:`optcmp.stats.fairness_issues`)."""
+        from optcmp.stats import fairness_issues
+
+        return fairness_issues(self.runs, timer_resolution=self._timer_resolution())
+
+    def summary(self, *, as_frame: bool | None = None, confidence_level: float = 0.95,
+                method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+                warn: bool = True) -> Any:
+        """Per (problem, optimizer, backend, device, dtype): success rate, median
+        time-to-target with a bootstrap CI, median iterations/nfev/njev to target, aRT.
+
+        See :func:`optcmp.stats.summarize` for the columns and the treatment of runs that
+        missed the target (censored, never averaged).
+
+        Parameters
+        ----------
+        as_frame : bool, optional
+            True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
+            None (default): a DataFrame when pandas is installed, else a list of dicts.
+        confidence_level, method, n_resamples, seed, warn
+            As in :func:`optcmp.stats.summarize`.
+
+        Returns
+        -------
+        pandas.DataFrame or list of dict
+        """
+        from optcmp.stats import summarize
+
+        rows = summarize(self.runs, confidence_level=confidence_level, method=method,
+                         n_resamples=n_resamples, seed=seed, warn=warn,
+                         timer_resolution=self._timer_resolution())
+        if as_frame is False:
+            return rows
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            if as_frame:
+                raise ImportError("summary(as_frame=True) needs pandas: "
+                                  "pip install 'optcmp[pandas]'") from exc
+            return rows
+        return pd.DataFrame(rows)
+
+    def summary_table(self, **kwargs: Any) -> str:
+        """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on)."""
+        from optcmp.stats import format_summary
+
+        return format_summary(self.summary(as_frame=False, **kwargs))
+
+    def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
+                           metric: str = "time", alpha: float = 0.05, warn: bool = True) -> Any:
+        """Rank-sum test of two solvers' time-to-target (:func:`optcmp.stats.compare_pair`).
+
+        Parameters
+        ----------
+        a, b : str or dict
+            An optimizer label, or criteria for :meth:`select` (e.g.
+            ``{"label": "gd", "backend": "torch"}``).
+        metric, alpha, warn
+            As in :func:`optcmp.stats.compare_pair`.
+
+        Returns
+        -------
+        optcmp.stats.PairwiseComparison
+
+        Raises
+        ------
+        ValueError
+            A side selects no run.
+        """
+        from optcmp.stats import compare_pair
+
+        sides = []
+        for side in (a, b):
+            crit = {"label": side} if isinstance(side, str) else dict(side)
+            runs = self.select(**crit)
+            if not runs:
+                labels = sorted({r.label for r in self.runs})
+                raise ValueError(f"no run matches {crit!r}; optimizer labels: {labels}")
+            sides.append(runs)
+        names = [side if isinstance(side, str) else " / ".join(str(v) for v in side.values())
+                 for side in (a, b)]
+        return compare_pair(sides[0], sides[1], metric=metric, alpha=alpha, warn=warn,
+                            labels=(names[0], names[1]))
+
+    def performance_profile(self, **kwargs: Any) -> Any:
+        """Dolan-More performance profile (:func:`optcmp.stats.performance_profile`)."""
+        from optcmp.stats import performance_profile
+
+        return performance_profile(self.runs, **kwargs)
+
+    def data_profile(self, **kwargs: Any) -> Any:
+        """More-Wild data profile in gradient evaluations (:func:`optcmp.stats.data_profile`)."""
+        from optcmp.stats import data_profile
+
+        return data_profile(self.runs, **kwargs)
+
+    def runtime_ecdf(self, **kwargs: Any) -> Any:
+        """COCO-style runtime ECDF over tolerances (:func:`optcmp.stats.runtime_ecdf`)."""
+        from optcmp.stats import runtime_ecdf
+
+        return runtime_ecdf(self.runs, **kwargs)
+
+    # ------------------------------------------------------------------ plots and reports
+    def plot(self, kind: str = "convergence", **kwargs: Any) -> Any:
+        """A matplotlib Figure (:func:`optcmp.plot.plot`; needs ``optcmp[plot]``).
+
+        Parameters
+        ----------
+        kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
+        **kwargs
+            Passed to the plot function (e.g. ``x="njev"`` for convergence).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from optcmp.plot import plot
+
+        return plot(self, kind, **kwargs)
+
+    def save_plots(self, directory: str | os.PathLike[str], *,
+                   formats: Sequence[str] = ("png",), kinds: Sequence[str] | None = None,
+                   prefix: str | None = None) -> list[str]:
+        """Write the standard plots to ``directory`` (:func:`optcmp.plot.save_plots`)."""
+        from optcmp.plot import save_plots
+
+        return save_plots(self, directory, formats=formats, kinds=kinds, prefix=prefix)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str:
+        """A self-contained offline HTML report (:func:`optcmp.report.to_html`); returns it."""
+        from optcmp.report import to_html
+
+        return to_html(self, path, **kwargs)
+
+    def to_csv(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Long-format CSV: one row per trace point (``kind="traces"``) or per run
+        (``kind="runs"``), with run identifiers; returns the row count
+        (:func:`optcmp.export.to_csv`)."""
+        from optcmp.export import to_csv
+
+        return to_csv(self, path, kind=kind)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Like :meth:`to_csv` in Parquet (needs pyarrow: ``optcmp[parquet]``)."""
+        from optcmp.export import to_parquet
+
+        return to_parquet(self, path, kind=kind)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:

@@ -212,6 +212,30 @@ class Problem(ABC):
         """
         raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
 
+    def with_seed(self, seed: int) -> Problem:
+        """The same problem with its data redrawn from ``seed`` (for ``compare(redraw_data=True)``).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the new data.
+
+        Returns
+        -------
+        Problem
+            A new problem of the same kind and size; ``self`` is unchanged.
+
+        Raises
+        ------
+        NotImplementedError
+            The problem cannot redraw its data (e.g. it was built from your own arrays).
+        """
+        raise NotImplementedError(
+            f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
+            "use redraw_data=False (repetitions then vary only the initial point and minibatch "
+            "order)"
+        )
+
     def optimum(self) -> Optimum | None:
         """The known optimum, or ``None`` (then the default stop is a loss target)."""
         return None

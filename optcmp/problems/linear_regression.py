@@ -352,6 +352,37 @@ class LinearRegression(Problem):
         prob._spec["source"] = f"csv:{os.path.abspath(path)}"
         return prob
 
+    def with_seed(self, seed: int) -> LinearRegression:
+        """The same generated problem with data drawn from ``seed`` (sizes and noise kept).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the new features, true coefficients and noise.
+
+        Returns
+        -------
+        LinearRegression
+
+        Raises
+        ------
+        NotImplementedError
+            The problem was built from your own arrays (``from_arrays``, ``from_frame``,
+            ``from_csv``): optcmp cannot draw new data for it.
+        """
+        sp = self._spec
+        if sp.get("source") != "generated":
+            raise NotImplementedError(
+                f"problem {self.name!r} was built from your own data (source "
+                f"{sp.get('source')!r}); it cannot redraw its data from a seed. Use "
+                "redraw_data=False, or build one problem per data set and concatenate the "
+                "comparisons (Comparison.concat)")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        return LinearRegression(n_samples=sp["n_samples"], n_features=sp["n_features"],
+                                noise=sp["noise"], seed=int(seed),
+                                fit_intercept=sp["fit_intercept"], init=sp["init"])
+
     # ------------------------------------------------------------------ internals
     def _setup(
         self,
