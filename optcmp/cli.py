@@ -87,6 +87,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--repeats", type=_positive_int, default=1, help="repetitions (seeds)")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
+    p.add_argument("--store", default=None, metavar="PATH",
+                   help="resumable run store (JSON lines): each finished run is appended; "
+                        "running the same command again skips finished runs")
     p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
     p.add_argument("--features", type=_csv_list, default=None, help="CSV feature columns")
     p.add_argument("--targets", type=_csv_list, default=None, help="CSV target column(s)")
@@ -137,10 +140,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
                               dtype=args.dtype, tol=args.tol, max_time=args.max_time,
                               max_iter=args.max_iter, repeats=args.repeats, seed=args.seed,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, store=args.store)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
     print(comp.table())
+    st = comp.settings.get("store")
+    if st:
+        print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
+              "executed", file=sys.stderr)
     if args.out:
         comp.save(args.out)
         print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
@@ -202,8 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         print(f"optcmp: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("optcmp: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
         return 130
 
 
