@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import lr_a
 
 import optcmp
 from optcmp.problems import LinearRegression, problem_from_spec, rebuildable
@@ -25,8 +26,6 @@ from optcmp.store import (
     load_store,
     run_key,
 )
-
-from conftest import lr_a
 
 RULE = RelativeSuboptimality(1e-8) | MaxIter(3000) | Divergence()
 OPTS = [optcmp.diag_newton(), optcmp.lbfgs()]
