@@ -29,7 +29,9 @@ Lost workers
 On Dask, a worker process that dies loses only its run in progress: the scheduler re-runs it on
 another worker (up to ``distributed.scheduler.allowed-failures`` times), after which it is
 recorded ``failed`` with the reason (and not written to the store, so a resumed sweep tries it
-again). A process pool that loses a process breaks as a whole (a ``concurrent.futures``
+again). Dask counts a death against every task assigned to that worker; with one thread per
+worker, ``distributed.scheduler.worker-saturation: 1.0`` keeps that to the task it was running.
+A process pool that loses a process breaks as a whole (a ``concurrent.futures``
 limitation): its unfinished runs are recorded ``failed``.
 """
 

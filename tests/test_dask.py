@@ -42,7 +42,11 @@ def client(tmp_path_factory):
     root = os.path.dirname(HERE)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [root, HERE] + ([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else []))
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # allowed-failures 1: a run that kills every worker fails after 2 deaths (fast test);
+    # worker-saturation 1.0: a 1-thread worker holds only the task it runs, so a death makes
+    # no other task "suspicious"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                          "distributed.scheduler.worker-saturation": 1.0}):
         cluster = distributed.LocalCluster(
             n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
             dashboard_address=":0", silence_logs=logging.CRITICAL)

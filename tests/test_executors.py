@@ -111,3 +111,23 @@ def test_optimizer_specs_pickle():
     s = optcmp.adadelta(rho=0.9, label="mine")
     t = pickle.loads(pickle.dumps(s))
     assert t == s and dict(t.hyperparameters) == dict(s.hyperparameters) and t.label == "mine"
+
+
+def test_ctrl_c_with_a_thread_pool_keeps_finished_runs(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    seen = []
+
+    def interrupt_third(r):
+        if r.nit == 0:
+            seen.append(1)
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        with pytest.raises(optcmp.store.Interrupted, match="2 of 6 runs are finished") as info:
+            optcmp.compare(small(), OPTS + [optcmp.gd()], stopping=RULE, repeats=2,
+                           progress=False, executor=ex, store=path, callback=interrupt_third)
+    assert len(info.value.comparison) == 2
+    resumed = optcmp.compare(small(), OPTS + [optcmp.gd()], stopping=RULE, repeats=2,
+                             progress=False, store=path)
+    assert resumed.settings["store"]["reused"] == 2 and resumed.settings["store"]["executed"] == 4
