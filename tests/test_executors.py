@@ -71,6 +71,7 @@ def test_thread_pool_matches_sequential_and_flags_shared_timing():
     assert par.to_frame()["shared_host"].tolist() == [True, True]
 
 
+@pytest.mark.filterwarnings("ignore:.*shared their host:UserWarning")
 def test_process_pool_rebuilds_a_generated_problem():
     seq = optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False)
     ctx = multiprocessing.get_context("spawn")
