@@ -25,7 +25,7 @@ import numpy as np
 
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
 from optcmp.optimizers.adadelta import AdadeltaRule
-from optcmp.optimizers.base import ReferenceAdapter, StepOutput, UpdateRule
+from optcmp.optimizers.base import ReferenceAdapter, StepOutput
 from optcmp.optimizers.sgd import SGDRule
 
 
@@ -41,7 +41,6 @@ class _KerasAdapter(ReferenceAdapter):
     """Keras optimizer on a ``tf.Variable``; reference rule when Keras is not on TensorFlow."""
 
     keras_name: str = ""
-    rule: UpdateRule
 
     def _options(self) -> dict[str, Any]:
         raise NotImplementedError
