@@ -33,8 +33,10 @@ def _parse() -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=1,
                     help="CPU threads for every framework (default 1); 0 = library defaults")
     ap.add_argument("--tol", type=float, default=1e-3, help="relative suboptimality target")
-    ap.add_argument("--budget", type=float, default=10.0, help="timed seconds per run")
-    ap.add_argument("--iters", type=int, default=30, help="iterations for per-iteration time")
+    ap.add_argument("--budget", type=float, default=15.0, help="timed seconds per run")
+    ap.add_argument("--iters", type=int, default=20, help="iterations for per-iteration time")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved rounds over the backends for per-iteration time")
     ap.add_argument("--backends", default="numpy,torch,tensorflow")
     return ap.parse_args()
 
@@ -142,10 +144,21 @@ def main() -> int:
     specs = [("gd", optcmp.gd()), ("adadelta", optcmp.adadelta())]
     rows = []
     for label, spec in specs:
+        # per-iteration time: backends interleaved, round after round, so that load on a shared
+        # machine hits them alike; median of the rounds' medians
+        samples: dict[str, list[float]] = {b: [] for b in backends}
+        info: dict[str, tuple[float, str]] = {}
+        for _ in range(args.rounds):
+            for b in backends:
+                dev = None if b == "numpy" else args.device
+                per_it, warm, impl = _per_iteration(problem, spec, b, dev, args.dtype, args.iters)
+                samples[b].append(per_it)
+                info.setdefault(b, (warm, impl))
         base = None
         for b in backends:
             dev = None if b == "numpy" else args.device
-            per_it, warm, impl = _per_iteration(problem, spec, b, dev, args.dtype, args.iters)
+            per_it = float(np.median(samples[b]))
+            warm, impl = info[b]
             r = optcmp.run_one(problem, spec, backend=b, device=dev, dtype=args.dtype,
                                tol=args.tol, max_time=args.budget, max_iter=10**7)
             base = per_it if b == "numpy" else base
