@@ -6,9 +6,10 @@ Writes a small CSV (``price`` as a linear function of three columns plus noise; 
 1e-8 and prints the table and the coefficients the fastest run found next to the true ones.
 The same data on the command line: ``optcmp run --csv FILE --targets price``.
 
-Expected output: the table (both runs ``converged``), then::
+Expected output: the table (both runs ``converged``), then (the name is whichever run was
+fastest)::
 
-    coefficients found by lbfgs: rooms=..., area_m2=..., age=..., intercept=...
+    coefficients found by lbfgs: rooms=11.946, area_m2=0.797, age=-0.303, intercept=50.623
     true coefficients:           rooms=12.000, area_m2=0.800, age=-0.300, intercept=50.000
 
 with the found values close to the true ones: the noise (standard deviation 5) sets how close,
