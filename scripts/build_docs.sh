@@ -5,5 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"
+export NO_MKDOCS_2_WARNING=1
 export PYTHONPATH="${PWD}${PYTHONPATH:+:${PYTHONPATH}}"
 exec "$PYTHON" -m mkdocs build --strict "$@"
