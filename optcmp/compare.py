@@ -32,6 +32,7 @@ from scipy.optimize import OptimizeResult
 
 from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
+from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
@@ -55,12 +56,15 @@ class _Monitor:
         self.confirm64 = confirm64
         self.callback = callback
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        #: Whether observations need the observed iterate itself (not only its objective).
+        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
         self.rows: list[tuple[int, float, float, float, int, int]] = []
         self.fired: Rule | None = None
         self.stopped = False
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.nit = 0
+        self.last: State | None = None
         self._delegated: set[int] = set()
 
     def delegate_budgets(self) -> dict[str, int | None]:
@@ -88,6 +92,7 @@ class _Monitor:
         self.nit = nit
         s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
                   grad_norm=grad_norm, nfev=nfev, njev=njev)
+        self.last = s
         if fun is not None:
             self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
                               nfev, njev))
@@ -297,7 +302,7 @@ def run_one(
             result.warmup_time = adapter.warmup()
             monitor = _Monitor(rule, sw, problem, adapter, float(f0), fstar,
                                confirm64=dtype != "float64", callback=callback)
-            if not monitor.observe(0, 0, float(f0), float(np.linalg.norm(g0)), 0, 0, x0):
+            if not monitor.observe(0, 0, float(f0), norm2(g0), 0, 0, x0):
                 if adapter.loop:
                     sw.resume()
                     try:
@@ -350,8 +355,14 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
     stochastic = adapter.stochastic
     every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
     step = adapter.step
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: when the monitor needs the
+    # observed iterate (callback, metrics, float64 confirmation), keep x_{k-1}, off the clock.
+    keep_prev = monitor.needs_x and not stochastic
+    prev: np.ndarray | None = None
     k = nfev = njev = 0
     while True:
+        if keep_prev:
+            prev = adapter.x_numpy()
         sw.resume()
         out = step()
         sw.pause()
@@ -363,11 +374,11 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
                 stop = monitor.observe(k, 0, None, None, nfev, njev)
             else:
                 gn = None if out.grad_norm is None else float(out.grad_norm)
-                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
         elif k % every == 0:
             x = adapter.x_numpy()
             f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
-            stop = monitor.observe(k, k, float(f), float(np.linalg.norm(g)), nfev, njev, x)
+            stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)
         else:
             stop = monitor.observe(k, k, None, None, nfev, njev)
         if stop:
@@ -385,12 +396,23 @@ def _status(monitor: _Monitor | None, loop_out: dict[str, Any]) -> tuple[str, st
         if r.kind == "target":
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
-            return "diverged", (f"objective or gradient became non-finite or exploded at "
-                                f"iteration {monitor.nit}")
+            return "diverged", _divergence_message(monitor.last)
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")
     return "failed", "the run ended without a stopping decision"
+
+
+def _divergence_message(s: State | None) -> str:
+    if s is None:
+        return "diverged"
+    if s.fun is not None and not math.isfinite(s.fun):
+        what = f"objective is {s.fun}"
+    elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+        what = f"gradient norm is {s.grad_norm}"
+    else:
+        what = f"objective exploded to {s.fun:.6g} (f0 = {s.f0:.6g})"
+    return f"diverged: {what} at iteration {s.iterate} (after {s.nit} steps)"
 
 
 def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
