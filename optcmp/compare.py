@@ -20,7 +20,9 @@ never counts as success.
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 import sys
 import time
 import warnings
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
+from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
 from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
@@ -447,6 +449,8 @@ def compare(
     eval_every: int | None = None,
     progress: bool = True,
     strict: bool = False,
+    store: str | os.PathLike[str] | None = None,
+    executor: Any = None,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -459,13 +463,13 @@ def compare(
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
-        Backend names, a comma-separated string, or ``"all"`` (every installed backend).
+        Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
     device : str, optional
         Device for framework backends (``"cuda"``); numpy always runs on the CPU.
     dtype : {"float64", "float32"}, default "float64"
     stopping, tol, max_iter, max_time, max_evals, eval_every, callback
-        As in :func:`run_one`.
+        As in :func:`run_one`. With an executor the callback runs on the worker.
     repeats : int, default 1
         Repetitions; repetition ``r`` uses seed ``seed + r`` for the initial point and the
         minibatch order (the data stay fixed).
@@ -474,18 +478,34 @@ def compare(
         Progress bar on stderr (tqdm).
     strict : bool, default False
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
+    store : str or path-like, optional
+        A run store (``"runs.jsonl"``, see :mod:`optcmp.store`): every finished run is appended
+        and fsync-ed as it finishes; runs already in the store (same :func:`optcmp.store.run_key`)
+        are read back instead of run again, so re-running an interrupted sweep resumes it.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
+        process, one run at a time, so timings do not contend. Runs that shared their host
+        with other runs are flagged (``shared_host``) and a warning is emitted.
 
     Returns
     -------
     Comparison
+        Runs in sweep order (repetition, backend, optimizer). ``settings["store"]`` reports how
+        many runs were reused from the store and how many were executed.
 
     Raises
     ------
     ValueError, TypeError
-        Bad optimizer names or hyperparameters, unknown backends, bad budgets: checked before
-        any run starts.
+        Bad optimizer names or hyperparameters, unknown backends, bad budgets, an unusable
+        executor: checked before any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
+    optcmp.store.StoreMismatchError
+        The store holds another problem or another store format version.
+    optcmp.store.Interrupted
+        Ctrl-C (a ``KeyboardInterrupt``): finished runs are kept (in the store, and in the
+        exception's ``comparison``), the runs in progress are discarded, and the message says
+        how to resume.
     """
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]  # type: ignore[list-item]
@@ -508,6 +528,10 @@ def compare(
     rule = stopping if stopping is not None else make_stopping(
         problem, tol=tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals)
     _check_rule(rule, problem, None if opt is None else opt.fun)
+    if executor is not None:
+        from optcmp.executors import check_executor
+
+        check_executor(executor, problem)
 
     from optcmp.backends import is_available
 
@@ -518,46 +542,94 @@ def compare(
         warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
                       f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=2)
 
-    total = len(specs) * len(names) * repeats
-    runs: list[RunResult] = []
+    from optcmp.executors import RunTask, run_tasks
+
+    tasks: list[RunTask] = []
+    for r in range(repeats):
+        for b in names:
+            for s in specs:
+                skip = (f"backend {b!r} is not installed (pip install "
+                        f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
+                tasks.append(RunTask(index=len(tasks), key="", optimizer=s, backend=b,
+                                     device=device, dtype=dtype, seed=seed + r, repeat=r,
+                                     stopping=rule, eval_every=eval_every, callback=callback,
+                                     skip_message=skip))
+    settings: dict[str, Any] = {
+        "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
+        "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
+        "device": device or "cpu", "backends": names}
+    optimum = None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time}
+    env = environment()
+
+    results: dict[int, RunResult] = {}
+    run_store = None
+    if store is not None:
+        from optcmp.store import RunStore, run_key
+
+        for t in tasks:
+            t.key = run_key(problem, t.optimizer, backend=t.backend, device=t.device,
+                            dtype=t.dtype, seed=t.seed, stopping=rule, eval_every=eval_every)
+        run_store = RunStore.open(store, problem, {"settings": settings, "optimum": optimum,
+                                                   "environment": env})
+        for t in tasks:
+            old = run_store.get(t.key)
+            if old is not None:
+                res = copy.copy(old)
+                res.label, res.repeat = t.optimizer.label, t.repeat
+                results[t.index] = res
+    reused = len(results)
+    pending = [t for t in tasks if t.index not in results]
+    executed: list[RunResult] = []
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, disable=not progress, file=sys.stderr, unit="run", leave=False,
-               dynamic_ncols=True)
+    bar = tqdm(total=len(tasks), initial=reused, disable=not progress, file=sys.stderr,
+               unit="run", leave=False, dynamic_ncols=True)
+
+    def on_result(task: RunTask, res: RunResult, storable: bool) -> None:
+        results[task.index] = res
+        executed.append(res)
+        if run_store is not None and storable:
+            run_store.append(task.key, res)
+        bar.set_description(f"{task.optimizer.label} on {task.backend}")
+        bar.update(1)
+
+    def make(runs: list[RunResult]) -> Comparison:
+        st = dict(settings)
+        if run_store is not None:
+            st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
+                           "executed": len(executed), "write_seconds": run_store.write_seconds}
+        return Comparison(runs, problem=problem.spec(), optimum=optimum, settings=st,
+                          environment=env)
+
     try:
-        for r in range(repeats):
-            for b in names:
-                for s in specs:
-                    bar.set_description(f"{s.label} on {b}")
-                    if b in missing:
-                        runs.append(_skipped(problem, s, b, dtype, seed + r, r,
-                                             f"backend {b!r} is not installed (pip install "
-                                             f"'optcmp[{BACKENDS[b].extra}]')"))
-                    else:
-                        try:
-                            res = run_one(problem, s, backend=b, device=device, dtype=dtype,
-                                          stopping=rule, seed=seed + r, repeat=r,
-                                          callback=callback, eval_every=eval_every)
-                        except (KeyboardInterrupt, SystemExit):
-                            raise
-                        except BackendUnavailable as exc:
-                            res = _skipped(problem, s, b, dtype, seed + r, r, str(exc))
-                        except Exception as exc:  # recorded, the other runs go on
-                            res = _skipped(problem, s, b, dtype, seed + r, r,
-                                           f"{type(exc).__name__}: {exc}")
-                            res.status = "failed"
-                        runs.append(res)
-                    bar.update(1)
+        run_tasks(pending, problem, on_result, executor)
+    except KeyboardInterrupt as exc:
+        from optcmp.store import Interrupted
+
+        done = [results[t.index] for t in tasks if t.index in results]
+        where = os.fspath(store) if store is not None else None
+        if where is not None:
+            msg = (f"interrupted: {len(done)} of {len(tasks)} runs are finished and kept in "
+                   f"{where}; the run(s) in progress were discarded. To resume, run the same "
+                   f"command again with the same store ({where}): finished runs are read back, "
+                   "only the others run.")
+        else:
+            msg = (f"interrupted: {len(done)} of {len(tasks)} runs finished (kept in this "
+                   "exception's .comparison); the run(s) in progress were discarded. Pass "
+                   "store='runs.jsonl' (optcmp run --store runs.jsonl) to keep finished runs "
+                   "on disk and resume later.")
+        raise Interrupted(msg, make(done), where, len(done), len(tasks)) from exc
     finally:
         bar.close()
-    return Comparison(
-        runs, problem=problem.spec(),
-        optimum=None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time},
-        settings={"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
-                  "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
-                  "device": device or "cpu", "backends": names},
-        environment=environment(),
-    )
+        if run_store is not None:
+            run_store.close()
+    shared = [r for r in executed if r.shared_host]
+    if shared:
+        warnings.warn(f"{len(shared)} of {len(executed)} runs shared their host with other runs "
+                      f"(up to {max(r.concurrency for r in shared)} at once): their timings "
+                      "contend and are flagged shared_host; time comparisons need the default "
+                      "sequential execution", stacklevel=2)
+    return make([results[t.index] for t in tasks])
 
 
 def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, seed: int,

@@ -112,6 +112,16 @@ class RunResult:
         Every hyperparameter as used (``"auto"`` values resolved).
     seed, repeat : int
         The run's seed and repetition index.
+    host : str
+        Host name of the machine that ran it.
+    concurrency : int
+        Most optcmp runs active on that host at once while this run ran (itself included);
+        1 for the default sequential execution.
+    shared_host : bool
+        ``concurrency > 1``: other runs competed for the host's CPU and memory bandwidth, so the
+        timings are not comparable with sequential ones.
+    started_at, finished_at : float or None
+        Wall-clock (Unix, seconds) start and end of the run on its host.
     """
 
     problem: str
@@ -150,6 +160,11 @@ class RunResult:
     n_params: int = 0
     n_samples: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    host: str = ""
+    concurrency: int = 1
+    shared_host: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
     trace: Trace = field(default_factory=Trace)
 
     @property
@@ -326,6 +341,7 @@ class Comparison:
                 "warmup_time": r.warmup_time, "setup_time": r.setup_time,
                 "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
                 "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+                "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
                 **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
                 **{f"metric_{k}": v for k, v in r.metrics.items()},
             })
@@ -389,6 +405,11 @@ class Comparison:
             desc = ", ".join(f"{k}={v}" for k, v in self.problem.items()
                              if k in ("problem", "n_samples", "n_features", "seed", "source"))
             notes.insert(0, f"problem: {desc}")
+        shared = [r for r in self.runs if r.shared_host]
+        if shared:
+            notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
+                         f"{max(r.concurrency for r in shared)} at once): their timings contend "
+                         "and are not comparable with sequential ones")
         failed = [r for r in self.runs if r.status in ("failed", "skipped")]
         for r in failed:
             notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
@@ -433,14 +454,28 @@ class Comparison:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Comparison:
-        """Read a comparison written by :meth:`save`.
+        """Read a comparison written by :meth:`save`, or a run store (``.jsonl``).
+
+        The format is detected from the first line: a run store written by
+        ``compare(..., store=path)`` starts with an ``optcmp.store`` header record (see
+        :mod:`optcmp.store`); anything else is read as one JSON document.
 
         Raises
         ------
         FileNotFoundError
         ValueError
-            Not valid JSON, or not an optcmp comparison.
+            Not valid JSON, not an optcmp comparison or store, or a newer format version.
         """
+        with open(path, "rb") as fh:
+            first = fh.readline()
+        try:
+            head = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            head = None
+        if isinstance(head, dict) and head.get("format") == "optcmp.store":
+            from optcmp.store import load_store
+
+            return load_store(path)
         with open(path) as fh:
             try:
                 d = json.load(fh)

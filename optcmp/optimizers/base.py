@@ -195,6 +195,11 @@ class OptimizerSpec:
         return hash((self.name, tuple(sorted(self.hyperparameters.items(), key=str)), self.impl,
                      self.label))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the read-only mapping proxy cannot be pickled; rebuild from a plain dict (executors
+        # ship specs to worker processes)
+        return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
+
 
 @dataclass
 class OptimizerInfo:

@@ -242,6 +242,40 @@ class Problem(ABC):
     def spec(self) -> dict[str, Any]:
         """JSON-serializable description (class and data parameters) of the problem."""
 
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Problem:
+        """Rebuild a problem whose data are generated from its spec (e.g. on a worker process).
+
+        The default convention: a spec with ``"source": "generated"`` holds, besides
+        ``"problem"`` and ``"source"``, exactly the constructor's keyword arguments (seed
+        included), so ``cls(**kwargs)`` regenerates the same data. Problems built from user
+        arrays cannot be rebuilt. Subclasses with another layout override this method.
+
+        Parameters
+        ----------
+        spec : dict
+            Output of :meth:`spec`.
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        ValueError
+            The spec does not describe generated data, or the rebuilt problem's spec differs.
+        """
+        if spec.get("source") != "generated":
+            raise ValueError(
+                f"problem {spec.get('name', spec.get('problem'))!r} was built from user data "
+                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec"
+            )
+        kwargs = {k: v for k, v in spec.items() if k not in ("problem", "source")}
+        problem = cls(**kwargs)
+        if problem.spec() != spec:
+            raise ValueError(f"rebuilding {cls.__name__} from {spec} gave {problem.spec()}")
+        return problem
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")
         return f"{type(self).__name__}({args})"
