@@ -26,6 +26,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
         r"^coefficients found by \w+: rooms=1[12]\.\d+, area_m2=0\.[78]\d+, age=-0\.[23]\d+",
         (),
     ),
+    "three_backends.py": (r"^backends run: numpy", ()),
 }
 
 
