@@ -115,6 +115,16 @@ _CACHE_SIZE = 4
 def resolve_problem(ref: Problem | ProblemRef) -> Problem:
     """The problem behind ``ref``: itself, or rebuilt from its spec once per process.
 
+    Parameters
+    ----------
+    ref : Problem or ProblemRef
+        A problem, or the spec and data fingerprint of one.
+
+    Returns
+    -------
+    Problem
+        ``ref`` itself, or the cached problem rebuilt from its spec.
+
     Raises
     ------
     ValueError
@@ -211,7 +221,21 @@ def _stub(problem: Problem | ProblemRef, task: RunTask, status: str, message: st
 
 
 def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
-    """A ``failed`` result for a run lost outside :func:`execute_run` (dead worker, pool)."""
+    """A ``failed`` result for a run lost outside :func:`execute_run` (dead worker, pool).
+
+    Parameters
+    ----------
+    problem : Problem
+    task : RunTask
+        The run that was lost.
+    message : str
+        Why it was lost; stored in the result's ``message``.
+
+    Returns
+    -------
+    RunResult
+        With ``status="failed"`` and no iterations.
+    """
     return _stub(problem, task, "failed", message)
 
 
@@ -309,13 +333,32 @@ def host_activity() -> Iterator[_Activity]:
 
 # ---------------------------------------------------------------------- dispatch
 def is_dask_client(obj: Any) -> bool:
-    """Whether ``obj`` is a ``dask.distributed.Client`` (without importing dask)."""
+    """Whether ``obj`` is a ``dask.distributed.Client`` (without importing dask).
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+    """
     return any(c.__module__.startswith("distributed") and c.__name__ == "Client"
                for c in type(obj).__mro__)
 
 
 def problem_ref(problem: Problem) -> ProblemRef | None:
-    """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None."""
+    """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    ProblemRef or None
+        ``None`` for a problem built from arrays (it has to be shipped as an object).
+    """
     from optcmp.problems import rebuildable
     from optcmp.store import data_fingerprint
 
@@ -326,6 +369,11 @@ def problem_ref(problem: Problem) -> ProblemRef | None:
 
 def check_executor(executor: Any, problem: Problem) -> None:
     """Validate ``executor`` for ``problem`` before anything runs.
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor or dask.distributed.Client
+    problem : Problem
 
     Raises
     ------

@@ -142,7 +142,17 @@ def data_fingerprint(problem: Any) -> str:
 
 
 def problem_identity(problem: Any) -> dict[str, Any]:
-    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same."""
+    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    dict
+        The problem's JSON-able spec and the SHA-256 of its training data.
+    """
     return {"problem": _jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
 
 

@@ -643,6 +643,7 @@ class MinibatchMixin:
         return self.backend.take_rows(self.data, self._epoch_idx[a:b])
 
     def between_steps(self) -> None:
+        """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
         if self.stochastic:
             epoch = self._k // self.order.steps_per_epoch
             if epoch != self._epoch:
@@ -650,6 +651,7 @@ class MinibatchMixin:
 
     @property
     def steps_per_epoch(self) -> int | None:
+        """Minibatches per epoch of a stochastic run, else ``None``."""
         return self.order.steps_per_epoch if self.stochastic else None
 
 
