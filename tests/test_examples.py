@@ -27,6 +27,8 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
         (),
     ),
     "three_backends.py": (r"^backends run: numpy", ()),
+    "dask_sweep.py": (r"^second sweep: (\d+) run\(s\) read back, 0 run\(s\) executed",
+                      ("distributed",)),
 }
 
 
