@@ -10,10 +10,11 @@ Shipping the problem
   ``LinearRegression(n_samples=..., seed=...)``) travels as its spec: each worker process
   regenerates the data once with :func:`optcmp.problems.problem_from_spec`, checks its SHA-256
   fingerprint against the client's, and caches it for the following runs.
-* A problem built from your arrays cannot be regenerated. On a Dask client it is scattered once
-  (``client.scatter(problem, broadcast=True)``: one copy per worker, which also survives a worker
-  that dies); on a ``ThreadPoolExecutor`` the threads share the object. Other executors (process
-  pools) raise ``ValueError`` rather than pickle the data again for every run.
+* A problem built from your arrays cannot be regenerated. On a Dask client it is shipped once
+  per worker process, through a worker plugin that the scheduler keeps and installs on every
+  worker that joins, restarted ones included (scattered data would be lost once every worker
+  holding it had died); on a ``ThreadPoolExecutor`` the threads share the object. Other
+  executors (process pools) raise ``ValueError`` rather than pickle the data for every run.
 
 Host sharing
 ------------
@@ -107,12 +108,22 @@ class ProblemRef:
     data_sha256: str
 
 
+@dataclass(frozen=True)
+class ShippedRef:
+    """A problem installed on every Dask worker by a plugin, looked up by ``token``."""
+
+    token: str
+    spec: dict[str, Any]
+
+
+#: Problems installed by :class:`optcmp._dask.ProblemPlugin`, by token (worker side).
+_SHIPPED: dict[str, Problem] = {}
 _PROBLEM_CACHE: dict[str, Problem] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 4
 
 
-def resolve_problem(ref: Problem | ProblemRef) -> Problem:
+def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
     """The problem behind ``ref``: itself, or rebuilt from its spec once per process.
 
     Parameters
@@ -133,6 +144,12 @@ def resolve_problem(ref: Problem | ProblemRef) -> Problem:
     """
     if isinstance(ref, Problem):
         return ref
+    if isinstance(ref, ShippedRef):
+        shipped = _SHIPPED.get(ref.token)
+        if shipped is None:
+            raise ValueError(f"problem {ref.spec.get('name', ref.spec.get('problem'))!r} was not "
+                             f"installed on this worker (plugin optcmp-problem-{ref.token})")
+        return shipped
     from optcmp.problems import problem_from_spec
     from optcmp.store import canonical_json, data_fingerprint
 
@@ -153,13 +170,14 @@ def resolve_problem(ref: Problem | ProblemRef) -> Problem:
     return cached
 
 
-def execute_run(task: RunTask, problem: Problem | ProblemRef) -> tuple[RunResult, bool]:
+def execute_run(task: RunTask,
+                problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
     """Run one task: the per-run function of every execution path.
 
     Parameters
     ----------
     task : RunTask
-    problem : Problem or ProblemRef
+    problem : Problem, ProblemRef or ShippedRef
 
     Returns
     -------
@@ -210,7 +228,7 @@ def execute_run(task: RunTask, problem: Problem | ProblemRef) -> tuple[RunResult
     return res, storable
 
 
-def _stub(problem: Problem | ProblemRef, task: RunTask, status: str, message: str) -> RunResult:
+def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str) -> RunResult:
     spec = problem.spec() if isinstance(problem, Problem) else problem.spec
     return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
                      optimizer=task.optimizer.name, label=task.optimizer.label,
@@ -455,9 +473,15 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
               client: Any) -> None:
     from distributed import as_completed
 
-    ref: Any = problem_ref(problem)
+    ref: ProblemRef | ShippedRef | None = problem_ref(problem)
+    plugin = None
     if ref is None:
-        ref = client.scatter(problem, broadcast=True, hash=False)
+        from optcmp._dask import ProblemPlugin
+
+        token = uuid.uuid4().hex
+        plugin = ProblemPlugin(token, problem)
+        client.register_plugin(plugin, name=plugin.name)
+        ref = ShippedRef(token, problem.spec())
     futs = {}
     for t in tasks:
         key = f"optcmp-run-{t.optimizer.name}-{t.backend}-s{t.seed}-{uuid.uuid4().hex[:8]}"
@@ -485,10 +509,10 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
             client.cancel(list(pending))
         raise
     finally:
-        if not isinstance(ref, ProblemRef):
+        if plugin is not None:
             with contextlib.suppress(Exception):
-                ref.release()
+                client.unregister_worker_plugin(plugin.name)
 
 
-__all__ = ["ProblemRef", "RunTask", "check_executor", "execute_run", "host_activity",
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "host_activity",
            "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]

@@ -54,6 +54,8 @@ from optcmp.results import Comparison, RunResult, _jsonable
 STORE_VERSION = 1
 
 _FORMAT = "optcmp.store"
+#: How every header line written by :class:`RunStore` starts (compact JSON, keys in this order).
+_HEADER_START = b'{"record":"header","format":"optcmp.store"'
 
 
 class StoreError(ValueError):
@@ -217,6 +219,11 @@ def _read(path: str) -> _Contents:
         nl = data.find(b"\n", pos)
         lineno += 1
         if nl < 0:  # no newline: a write that did not finish
+            tail = data[pos:]
+            if out.header is None and not (_HEADER_START.startswith(tail)
+                                           or tail.startswith(_HEADER_START)):
+                raise StoreError(f"{path} is not an optcmp run store (it does not start with an "
+                                 f"'{_FORMAT}' header); choose another path")
             warnings.warn(f"{path}: ignoring a torn last line (line {lineno}, {len(data) - pos} "
                           "bytes without a newline, probably cut by a crash); every complete "
                           "line before it is kept", stacklevel=3)
@@ -228,6 +235,10 @@ def _read(path: str) -> _Contents:
             rec = json.loads(raw) if raw.strip() else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             last = end >= len(data)
+            if out.header is None:
+                raise StoreError(f"{path} is not an optcmp run store (line {lineno} is not "
+                                 f"valid JSON, and no '{_FORMAT}' header came before it); "
+                                 "choose another path") from None
             warnings.warn(f"{path}: ignoring {'a torn last line' if last else 'an unreadable line'}"
                           f" (line {lineno}, not valid JSON)", stacklevel=3)
             if last:
