@@ -209,6 +209,16 @@ class TuneResult:
 def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
     """The chosen specs of a :meth:`TuneResult.save` file.
 
+    Parameters
+    ----------
+    path : str or path-like
+        JSON file written by ``TuneResult.save`` (or ``optcmp tune --out``).
+
+    Returns
+    -------
+    list of OptimizerSpec
+        The chosen setting of each tuned optimizer, ready for :func:`optcmp.compare`.
+
     Raises
     ------
     ValueError
