@@ -27,6 +27,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
         (),
     ),
     "three_backends.py": (r"^backends run: numpy", ()),
+    "tuning.py": (r"^chosen: gd\(learning_rate=", ()),
     "dask_sweep.py": (r"^second sweep: (\d+) run\(s\) read back, 0 run\(s\) executed",
                       ("distributed",)),
 }
