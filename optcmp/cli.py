@@ -360,7 +360,14 @@ SUBCOMMANDS: list[Callable[[Any], None]] = [_add_run, _add_list, _add_report, _a
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``optcmp`` argument parser."""
+    """The ``optcmp`` argument parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With one sub-parser per entry of :data:`SUBCOMMANDS`; its errors print one line and
+        exit with status 2.
+    """
     from optcmp import __version__
 
     parser = _Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
@@ -373,7 +380,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``optcmp`` command; returns the exit status."""
+    """Entry point of the ``optcmp`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on a bad argument, 130 when interrupted.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

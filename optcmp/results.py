@@ -221,7 +221,13 @@ def _jsonable(v: Any) -> Any:
 
 
 def environment() -> dict[str, Any]:
-    """Python, platform, CPU and library versions (frameworks only if already imported)."""
+    """Python, platform, CPU and library versions (frameworks only if already imported).
+
+    Returns
+    -------
+    dict
+        JSON-serializable description of the machine and the library versions.
+    """
     import scipy
 
     env: dict[str, Any] = {

@@ -30,7 +30,13 @@ from optcmp.optimizers.sgd import SGDRule
 
 
 def keras_backend_name() -> str:
-    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded)."""
+    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded).
+
+    Returns
+    -------
+    str
+        ``keras.backend.backend()``, e.g. ``"tensorflow"``.
+    """
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
