@@ -435,17 +435,17 @@ class Comparison:
             group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
             return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
-        header = ["optimizer", "backend", "dtype", "status", "time-to-target", "iters", "nfev",
-                  "njev", "rel.subopt", "timed", "warm-up"]
+        header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
+                  "nfev", "njev", "rel.subopt", "timed", "warm-up"]
         lines = [header]
         for r in sorted(self.runs, key=key):
             reached = r.time_to_target is not None
             where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
             if r.status == "skipped":  # never ran: no figures to show
-                lines.append([r.label, where, r.dtype, r.status] + ["-"] * 7)
+                lines.append([r.label, where, r.impl or "-", r.dtype, r.status] + ["-"] * 7)
                 continue
             lines.append([
-                r.label, where, r.dtype, r.status, _fmt_time(r.time_to_target),
+                r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
                 str(r.nit_to_target if reached else r.nit),
                 str(r.nfev_to_target if reached else r.nfev),
                 str(r.njev_to_target if reached else r.njev),
@@ -453,12 +453,12 @@ class Comparison:
             ])
         if self.optimum and self.optimum.get("time") is not None:
             lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",
-                          "numpy", "float64", "exact", _fmt_time(self.optimum["time"]),
+                          "numpy", "lstsq", "float64", "exact", _fmt_time(self.optimum["time"]),
                           "-", "-", "-", _fmt_num(0.0), _fmt_time(self.optimum["time"]), "-"])
         widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
         out = []
         for j, row in enumerate(lines):
-            out.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
+            out.append("  ".join(c.ljust(w) if i < 5 else c.rjust(w)
                                  for i, (c, w) in enumerate(zip(row, widths))).rstrip())
             if j == 0:
                 out.append("  ".join("-" * w for w in widths))

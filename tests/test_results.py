@@ -84,7 +84,7 @@ def test_load_rejects_other_files(tmp_path) -> None:
 def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
     text = comp.table()
     lines = text.splitlines()
-    assert lines[0].split()[:5] == ["optimizer", "backend", "dtype", "status", "time-to-target"]
+    assert lines[0].split()[:6] == ["optimizer", "backend", "impl", "dtype", "status", "time-to-target"]
     body = lines[2:2 + len(comp) + 1]
     order = [ln.split()[0] for ln in body]
     reached = sorted((r for r in comp if r.time_to_target is not None),
@@ -93,7 +93,7 @@ def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
     assert "numpy.linalg.lstsq (direct solve, floor)" in text
     assert "target: RelativeSuboptimality(tol=1e-06)" in text
     assert "problem: problem=linear_regression" in text
-    gd_lines = sorted(ln.split()[3] for ln in body if ln.startswith("gd "))
+    gd_lines = sorted(ln.split()[4] for ln in body if ln.startswith("gd "))
     assert gd_lines == ["diverged", "max_iter"]
     assert all(" - " in ln for ln in body if ln.startswith("gd "))  # no time-to-target
     assert str(comp) == text
@@ -153,4 +153,4 @@ def test_table_puts_skipped_and_failed_last() -> None:
                        run("div", "diverged", time=0.2)])
     body = comp.table().splitlines()[2:7]
     assert [ln.split()[0] for ln in body] == ["fast", "div", "slow", "fail", "skip"]
-    assert body[-1].split()[3:] == ["skipped"] + ["-"] * 7
+    assert body[-1].split()[4:] == ["skipped"] + ["-"] * 7
