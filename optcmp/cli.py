@@ -88,6 +88,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--rows", type=_positive_int, default=None,
                    help="rows of the generated data (default: the problem's, 1,000,000)")
     p.add_argument("--repeats", type=_positive_int, default=1, help="repetitions (seeds)")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="CPU threads for every backend (BLAS, torch, TensorFlow pools); "
+                        "default: each library's own")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
     p.add_argument("--store", default=None, metavar="PATH",
@@ -155,7 +158,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               dtype=args.dtype, tol=args.tol, max_time=args.max_time,
                               max_iter=args.max_iter, repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
-                              store=args.store)
+                              store=args.store, threads=args.threads)
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     print(comp.table())

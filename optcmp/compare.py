@@ -39,6 +39,7 @@ from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adap
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State, default_stopping
+from optcmp.threads import current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
 Callback = Callable[[OptimizeResult], Any]
@@ -214,6 +215,7 @@ def run_one(
     repeat: int = 0,
     callback: Callback | None = None,
     eval_every: int | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     """Run one optimizer on one backend from the problem's initial point, to the stopping rule.
 
@@ -246,6 +248,10 @@ def run_one(
         raising ``StopIteration`` stops the run with status ``stopped``.
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
+    threads : int, optional
+        CPU threads for the run: numpy's BLAS pool, PyTorch's intra-op pool and TensorFlow's
+        pools are all set to this count (:func:`optcmp.threads.limit_threads`). Default: each
+        library's own default. The count in force is recorded in ``RunResult.threads``.
 
     Returns
     -------
@@ -267,6 +273,9 @@ def run_one(
     dtype = check_dtype(dtype)
     if eval_every is not None and (isinstance(eval_every, bool) or int(eval_every) < 1):
         raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
     adapter_cls, impl = resolve_adapter(spec, bname)
     opt = problem.optimum()
     fstar = None if opt is None else float(opt.fun)
@@ -293,7 +302,8 @@ def run_one(
     nit = nfev = njev = 0
     loop_out: dict[str, Any] = {}
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), limit_threads(threads, bname):
+            result.threads = current_threads(bname)
             t0 = time.perf_counter()
             adapter = adapter_cls(spec, problem, be, x0, seed)
             adapter.setup()
@@ -452,6 +462,7 @@ def compare(
     redraw_data: bool = False,
     store: str | os.PathLike[str] | None = None,
     executor: Any = None,
+    threads: int | None = None,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -469,7 +480,7 @@ def compare(
     device : str, optional
         Device for framework backends (``"cuda"``); numpy always runs on the CPU.
     dtype : {"float64", "float32"}, default "float64"
-    stopping, tol, max_iter, max_time, max_evals, eval_every, callback
+    stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
         As in :func:`run_one`. With an executor the callback runs on the worker.
     repeats : int, default 1
         Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
@@ -529,6 +540,9 @@ def compare(
     dtype = check_dtype(dtype)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
     labels = [s.label for s in specs]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
@@ -577,12 +591,14 @@ def compare(
                         f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
                 tasks.append(RunTask(index=len(tasks), key="", optimizer=s, backend=b,
                                      device=device, dtype=dtype, seed=seed + r, repeat=r,
-                                     stopping=rule, eval_every=eval_every, callback=callback,
+                                     stopping=rule, eval_every=eval_every, threads=threads,
+                                     callback=callback,
                                      skip_message=skip))
     settings: dict[str, Any] = {
         "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
         "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
-        "device": device or "cpu", "backends": names, "redraw_data": bool(redraw_data)}
+        "device": device or "cpu", "backends": names, "redraw_data": bool(redraw_data),
+        "threads": threads}
     optimum = None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time}
     env = environment()
 
@@ -593,7 +609,8 @@ def compare(
 
         for t in tasks:
             t.key = run_key(problem_for(t.repeat), t.optimizer, backend=t.backend, device=t.device,
-                            dtype=t.dtype, seed=t.seed, stopping=rule, eval_every=eval_every)
+                            dtype=t.dtype, seed=t.seed, stopping=rule, eval_every=eval_every,
+                            threads=threads)
         run_store = RunStore.open(store, problem, {"settings": settings, "optimum": optimum,
                                                    "environment": env})
         for t in tasks:

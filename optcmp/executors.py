@@ -73,6 +73,8 @@ class RunTask:
     seed, repeat : int
     stopping : Rule
     eval_every : int or None
+    threads : int or None
+        CPU threads for the run (:func:`optcmp.threads.limit_threads`).
     callback : callable or None
         Called where the run runs (on the worker for executors).
     skip_message : str or None
@@ -90,6 +92,7 @@ class RunTask:
     repeat: int
     stopping: Rule
     eval_every: int | None = None
+    threads: int | None = None
     callback: Callback | None = None
     skip_message: str | None = None
 
@@ -211,7 +214,7 @@ def execute_run(task: RunTask,
                     res = run_one(prob, task.optimizer, backend=task.backend, device=task.device,
                                   dtype=task.dtype, stopping=task.stopping, seed=task.seed,
                                   repeat=task.repeat, callback=task.callback,
-                                  eval_every=task.eval_every)
+                                  eval_every=task.eval_every, threads=task.threads)
                     storable = True
                 except (KeyboardInterrupt, SystemExit):
                     raise

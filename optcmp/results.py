@@ -115,6 +115,8 @@ class RunResult:
     problem_spec : dict
         The spec of the problem instance the run used (its data seed or data fingerprint);
         it differs between repetitions only with ``compare(redraw_data=True)``.
+    threads : int or None
+        CPU threads of the backend's compute pool during the run (BLAS for numpy).
     host : str
         Host name of the machine that ran it.
     concurrency : int
@@ -163,6 +165,7 @@ class RunResult:
     n_params: int = 0
     n_samples: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    threads: int | None = None
     host: str = ""
     concurrency: int = 1
     shared_host: bool = False

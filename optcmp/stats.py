@@ -295,8 +295,8 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
                     by_time: bool = True) -> list[str]:
     """Reasons why comparing ``runs`` in one table may be unfair (empty when none).
 
-    Checks: different dtypes, devices, targets, or data (the problem spec of runs of the same
-    problem and repetition); runs ended by a budget when compared by time; a per-step time
+    Checks: different dtypes, devices, CPU thread counts, targets, or data (the problem spec of
+    runs of the same problem and repetition); runs that shared their host while timed; runs ended by a budget when compared by time; a per-step time
     too close to the timer resolution (below ``TIMER_FACTOR`` ticks per step: each step's
     measurement may be off by one tick, so the sum may be off by more than 1%).
 
@@ -324,6 +324,16 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
         if len(vals) > 1:
             out.append(f"runs with different {attr}s ({', '.join(vals)}) are compared in one "
                        f"table: {why}; compare within one {attr}, or read the rows apart")
+    threads = sorted({int(r.threads) for r in used if r.threads is not None})
+    if len(threads) > 1:
+        out.append(f"runs with different CPU thread counts ({', '.join(map(str, threads))}) are "
+                   "compared in one table: threads change the cost of every step; pass "
+                   "threads=N to compare() (optcmp run --threads N) to give every backend the "
+                   "same count")
+    shared = [r for r in used if getattr(r, "shared_host", False)]
+    if shared and by_time:
+        out.append(f"{len(shared)} run(s) shared their host with other runs while timed: their "
+                   "timings contend; time comparisons need sequential execution")
     targets = sorted({r.target for r in used if r.target})
     if len(targets) > 1:
         out.append(f"runs with different targets ({'; '.join(targets)}) are compared in one "

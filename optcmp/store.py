@@ -159,12 +159,13 @@ def problem_identity(problem: Any) -> dict[str, Any]:
 
 
 def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
-            seed: int, stopping: Any, eval_every: int | None = None) -> str:
+            seed: int, stopping: Any, eval_every: int | None = None,
+            threads: int | None = None) -> str:
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
     hyperparameter, impl; not the display label), backend, device, dtype, seed, the stopping rule
-    (``rule.to_dict()``), ``eval_every`` and :data:`STORE_VERSION`. It does not depend on the
+    (``rule.to_dict()``), ``eval_every``, ``threads`` (when set) and :data:`STORE_VERSION`. It does not depend on the
     process, the machine, the Python hash seed or the order of the sweep.
 
     Parameters
@@ -179,6 +180,8 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
     seed : int
     stopping : Rule
     eval_every : int, optional
+    threads : int, optional
+        CPU threads the run was limited to (not part of the key when None).
 
     Returns
     -------
@@ -194,6 +197,8 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
         "backend": backend, "device": dev, "dtype": dtype, "seed": int(seed),
         "stopping": stopping.to_dict(), "eval_every": eval_every,
     }
+    if threads is not None:
+        payload["threads"] = int(threads)
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
