@@ -11,11 +11,12 @@ When is the target reached
 --------------------------
 A full-batch step computes the objective at its incoming iterate ``x_k`` anyway, so ``f(x_k)``
 becomes known during step ``k + 1``; ``time_to_target`` is the clock at the end of that step, and
-``nit_to_target = k``. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after iteration ``k``.
-Minibatch runs evaluate the full objective off the clock every ``eval_every`` steps (default:
-once per epoch) in float64 on the host. In float32 a target is confirmed by a float64
-re-evaluation of the current iterate before the run stops, so a float32 rounding below ``f*``
-never counts as success.
+``nit_to_target = k``; the run then stops after ``k + 1`` steps (``nit``) and returns ``x_k``,
+the iterate that met the target. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after
+iteration ``k``. Minibatch runs evaluate the full objective off the clock every ``eval_every``
+steps (default: once per epoch) in float64 on the host. In float32 a target is confirmed by a
+float64 re-evaluation of the observed iterate before the run stops, so a float32 rounding below
+``f*`` never counts as success. A run stopped by a budget returns its latest iterate.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class _Monitor:
         self.stopped = False
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
+        self.hit_x: np.ndarray | None = None
         self.nit = 0
         self.last: State | None = None
         self._delegated: set[int] = set()
@@ -119,6 +121,7 @@ class _Monitor:
                 if not fired.check(s):
                     return False
             self.hit = (t, iterate, nfev, njev)
+            self.hit_x = None if fun is None else self._x(x)
         self.fired = fired
         self.stopped = True
         return True
@@ -351,7 +354,7 @@ def run_one(
         result.epochs = result.nit / adapter.steps_per_epoch
     if adapter is not None:
         try:
-            x = adapter.x_numpy()
+            x = adapter.x_numpy() if monitor is None or monitor.hit_x is None else monitor.hit_x
             with np.errstate(all="ignore"):
                 result.x = x
                 result.fun = problem.fun64(x)
@@ -367,9 +370,10 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
     stochastic = adapter.stochastic
     every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
     step = adapter.step
-    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: when the monitor needs the
-    # observed iterate (callback, metrics, float64 confirmation), keep x_{k-1}, off the clock.
-    keep_prev = monitor.needs_x and not stochastic
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: keep a host copy of x_{k-1},
+    # off the clock, for callbacks, metrics, the float64 confirmation and the final result (a
+    # converged run returns the iterate that met the target).
+    keep_prev = not stochastic
     prev: np.ndarray | None = None
     k = nfev = njev = 0
     while True:

@@ -254,3 +254,20 @@ def test_float32_target_is_confirmed_in_float64() -> None:
     assert 0.0 <= r.relative_suboptimality <= 1e-6
     g = optcmp.run_one(lr_s(1000), optcmp.gd(0.1), dtype="float32", tol=1e-6)
     assert g.status == "converged" and g.nit_to_target == 34
+
+
+def test_converged_full_batch_run_returns_the_iterate_that_met_the_target() -> None:
+    # f(x_k) becomes known during step k+1; the result must be x_k (which met the target), not
+    # x_{k+1}, so the final relative suboptimality in float64 is within the tolerance.
+
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), tol=1e-8)
+    assert r.status == "converged"
+    assert r.nit == r.nit_to_target + 1
+    assert r.relative_suboptimality <= 1e-8
+    assert r.fun == pytest.approx(r.trace.fun[-1], rel=1e-12)
+    # x_k by hand: k GD steps from 0
+    x = p.init_params(0)
+    for _ in range(r.nit_to_target):
+        x = x - 0.1 * p.value_and_grad(x, p.train_data)[1]
+    np.testing.assert_allclose(r.x, x, rtol=1e-13, atol=1e-15)
