@@ -32,7 +32,13 @@ from scipy.optimize import OptimizeResult
 
 from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
-from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
+from optcmp.optimizers.base import (
+    Adapter,
+    NotApplicable,
+    OptimizerSpec,
+    as_spec,
+    resolve_adapter,
+)
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State, default_stopping
@@ -244,7 +250,9 @@ def run_one(
     -------
     RunResult
         A run that raises inside the optimizer is returned with status ``failed`` and the error
-        in ``message``; a diverging run with status ``diverged``.
+        in ``message``; a diverging run with status ``diverged``; an optimizer that cannot
+        sensibly run on the problem (``NotApplicable``, e.g. ``learning_rate="auto"`` without a
+        known Lipschitz constant) with status ``skipped`` and the reason.
 
     Raises
     ------
@@ -311,6 +319,10 @@ def run_one(
         status, message = _status(monitor, loop_out)
     except (KeyboardInterrupt, SystemExit):
         raise
+    except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
+        if sw.running:
+            sw.pause()
+        status, message = "skipped", str(exc)
     except Exception as exc:  # an optimizer crash is a result, not an abort
         if sw.running:
             sw.pause()

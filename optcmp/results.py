@@ -253,6 +253,12 @@ def _fmt_time(t: float | None) -> str:
     return f"{t:.3f}s"
 
 
+def _fmt_frac(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.3f}"
+
+
 def _fmt_num(v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -349,8 +355,14 @@ class Comparison:
             return (0 if ttt is not None else 1, ttt if ttt is not None else r.time, r.label,
                     r.backend)
 
+        # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
+        # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
+        no_opt = bool(self.runs) and all(r.fstar is None for r in self.runs)
+        metric_names = sorted({k for r in self.runs for k in r.metrics
+                               if k.endswith("accuracy")}) if no_opt else []
         header = ["optimizer", "backend", "dtype", "status", "time-to-target", "iters", "nfev",
-                  "njev", "rel.subopt", "timed", "warm-up"]
+                  "njev", "loss" if no_opt else "rel.subopt",
+                  *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
         lines = [header]
         for r in sorted(self.runs, key=key):
             reached = r.time_to_target is not None
@@ -360,7 +372,9 @@ class Comparison:
                 str(r.nit_to_target if reached else r.nit),
                 str(r.nfev_to_target if reached else r.nfev),
                 str(r.njev_to_target if reached else r.njev),
-                _fmt_num(r.relative_suboptimality), _fmt_time(r.time), _fmt_time(r.warmup_time),
+                _fmt_num(r.fun if no_opt else r.relative_suboptimality),
+                *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
+                _fmt_time(r.time), _fmt_time(r.warmup_time),
             ])
         if self.optimum and self.optimum.get("time") is not None:
             lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",
