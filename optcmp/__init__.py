@@ -16,6 +16,7 @@ from optcmp import problems, stopping
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
 from optcmp.compare import compare, make_stopping, run_one
+from optcmp.equivalence import EquivalenceResult, check_equivalence
 from optcmp.optimizers import (
     OptimizerSpec,
     adadelta,
@@ -42,9 +43,10 @@ from optcmp.stopping import (
 )
 
 __all__ = [
-    "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "GradientNorm",
+    "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
+    "GradientNorm",
     "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "OptimizerSpec",
     "RelativeChange", "RelativeSuboptimality", "RunResult", "Trace", "__version__", "adadelta",
-    "available_backends", "compare", "diag_newton", "gd", "get_backend", "get_optimizer", "lbfgs",
+    "available_backends", "check_equivalence", "compare", "diag_newton", "gd", "get_backend", "get_optimizer", "lbfgs",
     "make_stopping", "optimizer_names", "problems", "run_one", "sgd", "stopping",
 ]

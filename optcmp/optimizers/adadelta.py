@@ -71,6 +71,11 @@ register_optimizer(OptimizerInfo(
 ))
 for _b in ("numpy", "torch", "tensorflow"):
     register_adapter("adadelta", _b, "reference", AdadeltaAdapter)
+# native adapters, imported only when a run needs them; "auto" prefers them
+register_adapter("adadelta", "torch", "native", "optcmp.optimizers.torch_native:TorchAdadelta",
+                 prefer=True)
+register_adapter("adadelta", "tensorflow", "native",
+                 "optcmp.optimizers.keras_native:KerasAdadelta", prefer=True)
 
 
 def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *,
@@ -86,7 +91,8 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *
     eps : float, default 1e-6
         Constant > 0 added inside both square roots (paper value).
     impl : {"auto", "native", "reference"}
-        ``"native"`` runs ``torch.optim.Adadelta`` or Keras ``Adadelta`` where available.
+        ``"native"`` runs ``torch.optim.Adadelta`` or Keras ``Adadelta`` where available;
+        ``"auto"`` prefers them on torch and TensorFlow (numpy runs the reference rule).
     label : str, optional
 
     Returns

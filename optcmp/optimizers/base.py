@@ -495,11 +495,60 @@ class LoopAdapter(Adapter):
         """
 
 
-class ReferenceAdapter(Adapter):
+class MinibatchMixin:
+    """The minibatch sequence of a stochastic adapter, shared by reference and native adapters.
+
+    Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
+    (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
+    backend and for every implementation. The epoch's index vector is placed on the device in
+    :meth:`between_steps`, off the clock; a step only slices it.
+    """
+
+    backend: Backend
+    data: dict[str, Any]
+    hyper: dict[str, Any]
+    problem: Problem
+    seed: int
+    stochastic: bool
+    _k: int
+
+    def _init_batches(self) -> None:
+        """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
+        self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
+                                bool(self.hyper.get("shuffle", True)), self.seed)
+        self._epoch_idx: Any = None
+        self._load_epoch(0)
+
+    def _load_epoch(self, epoch: int) -> None:
+        self._epoch = epoch
+        if self.order.shuffle:
+            self._epoch_idx = self.backend.index_array(self.order.epoch_indices(epoch))
+        else:
+            self._epoch_idx = None
+
+    def _batch(self, k: int | None = None) -> dict[str, Any]:
+        """Rows of minibatch ``k`` (default: the next one) as backend arrays."""
+        a, b = self.order.bounds(self._k if k is None else k)
+        if self._epoch_idx is None:
+            return self.backend.take_rows(self.data, slice(a, b))
+        return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+
+    def between_steps(self) -> None:
+        if self.stochastic:
+            epoch = self._k // self.order.steps_per_epoch
+            if epoch != self._epoch:
+                self._load_epoch(epoch)
+
+    @property
+    def steps_per_epoch(self) -> int | None:
+        return self.order.steps_per_epoch if self.stochastic else None
+
+
+class ReferenceAdapter(MinibatchMixin, Adapter):
     """Generic adapter running an :class:`UpdateRule` through ``backend.make_step``.
 
     Full batch unless :attr:`stochastic` (then minibatches in the :class:`BatchOrder` drawn from
-    the run's seed, identical on every backend).
+    the run's seed, identical on every backend, see :class:`MinibatchMixin`).
     """
 
     rule: ClassVar[UpdateRule]
@@ -520,34 +569,7 @@ class ReferenceAdapter(Adapter):
         self._step = b.make_step(self.problem, self.rule, self.hyper)
         self._k = 0
         if self.stochastic:
-            self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
-                                    bool(self.hyper.get("shuffle", True)), self.seed)
-            self._epoch_idx: Any = None
-            self._load_epoch(0)
-
-    # -- minibatches
-    def _load_epoch(self, epoch: int) -> None:
-        self._epoch = epoch
-        if self.order.shuffle:
-            self._epoch_idx = self.backend.index_array(self.order.epoch_indices(epoch))
-        else:
-            self._epoch_idx = None
-
-    def _batch(self) -> dict[str, Any]:
-        a, b = self.order.bounds(self._k)
-        if self._epoch_idx is None:
-            return self.backend.take_rows(self.data, slice(a, b))
-        return self.backend.take_rows(self.data, self._epoch_idx[a:b])
-
-    def between_steps(self) -> None:
-        if self.stochastic:
-            epoch = self._k // self.order.steps_per_epoch
-            if epoch != self._epoch:
-                self._load_epoch(epoch)
-
-    @property
-    def steps_per_epoch(self) -> int | None:
-        return self.order.steps_per_epoch if self.stochastic else None
+            self._init_batches()
 
     # -- stepping
     def step(self) -> StepOutput:

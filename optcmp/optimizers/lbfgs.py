@@ -123,6 +123,9 @@ register_optimizer(OptimizerInfo(
 ))
 for _b in ("numpy", "torch", "tensorflow"):
     register_adapter("lbfgs", _b, "scipy", ScipyLBFGSB)
+# torch.optim.LBFGS, imported only when a run needs it; "auto" prefers it on torch
+register_adapter("lbfgs", "torch", "native", "optcmp.optimizers.torch_native:TorchLBFGS",
+                 prefer=True)
 
 
 def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto",
@@ -139,7 +142,10 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto
     impl : {"auto", "scipy", "native"}
         ``"scipy"``: scipy's L-BFGS-B with the backend's objective and gradient (float64
         bridge, transfer timed). ``"native"``: ``torch.optim.LBFGS`` with a strong-Wolfe line
-        search, one optcmp iteration per L-BFGS iteration (torch backend only).
+        search, one optcmp iteration per L-BFGS iteration (torch backend only; each iteration
+        costs ``1 + m`` evaluations, ``m`` those of the line search, see
+        :class:`optcmp.optimizers.torch_native.TorchLBFGS`). ``"auto"``: native on torch,
+        scipy elsewhere.
     label : str, optional
 
     Returns

@@ -86,6 +86,10 @@ register_optimizer(OptimizerInfo(
 ))
 for _b in ("numpy", "torch", "tensorflow"):
     register_adapter("sgd", _b, "reference", SGDAdapter)
+# native adapters, imported only when a run needs them; "auto" prefers them
+register_adapter("sgd", "torch", "native", "optcmp.optimizers.torch_native:TorchSGD", prefer=True)
+register_adapter("sgd", "tensorflow", "native", "optcmp.optimizers.keras_native:KerasSGD",
+                 prefer=True)
 
 
 def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: float = 0.0,
@@ -108,7 +112,8 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
     shuffle : bool, default True
         Reshuffle the rows every epoch, from the run's seed (same order on every backend).
     impl : {"auto", "native", "reference"}
-        ``"native"`` runs ``torch.optim.SGD`` or Keras ``SGD`` where available.
+        ``"native"`` runs ``torch.optim.SGD`` or Keras ``SGD`` where available, on the same
+        minibatch sequence; ``"auto"`` prefers them on torch and TensorFlow.
     label : str, optional
 
     Returns

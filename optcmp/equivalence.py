@@ -1,0 +1,321 @@
+"""Cross-backend equivalence: the same optimizer, step by step, on several backends.
+
+:func:`check_equivalence` runs one optimizer spec for a fixed number of iterations on each
+backend from the same float64 initial point, on the same data and the same minibatch sequence,
+and measures after every iteration how far each backend's objective value and iterate are from
+the first backend's (the reference, numpy by default). Nothing is timed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optcmp.backends import BackendUnavailable, canonical_backend, get_backend, is_available
+from optcmp.backends.base import check_dtype
+from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info, resolve_adapter
+from optcmp.problems.base import Problem
+
+#: Default verdict tolerance (largest relative difference) per dtype.
+DEFAULT_TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
+
+_TINY = np.finfo(np.float64).tiny
+
+
+@dataclass
+class EquivalenceResult:
+    """Per-step agreement of one optimizer across backends.
+
+    Attributes
+    ----------
+    problem, optimizer : str
+        Problem name and ``spec.describe()``.
+    dtype : str
+    steps : int
+        Iterations run on each backend.
+    reference : str
+        The backend the others are compared with (the first one that ran).
+    backends : list of str
+        Backends that ran, reference first.
+    impls : dict of str to str
+        Concrete impl each backend ran (``"native"``, ``"reference"``, ``"scipy"``).
+    implementations : dict of str to str
+        The code path each backend ran (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
+    skipped : dict of str to str
+        Backends that are not installed, with the reason.
+    fun : dict of str to ndarray of float64, shape (steps + 1,)
+        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend's own (autodiff)
+        objective at its own iterate, in the run's dtype.
+    x : dict of str to ndarray of float64, shape (steps + 1, n_params)
+        Iterates ``x_k`` copied to the host.
+    fun_rel_diff : ndarray of float64, shape (steps + 1,)
+        Per step, the largest over backends of ``|f_b - f_ref| / |f_ref|``.
+    x_rel_diff : ndarray of float64, shape (steps + 1,)
+        Per step, the largest over backends of ``max|x_b - x_ref| / max|x_ref|`` (norm-wise, so
+        a coordinate that crosses zero does not blow the ratio up).
+    tolerance : float
+        Verdict threshold on the largest relative difference.
+
+    Notes
+    -----
+    ``bool(result)`` is :attr:`passed`. ``str(result)`` is a one-paragraph summary.
+    """
+
+    problem: str
+    optimizer: str
+    dtype: str
+    steps: int
+    reference: str
+    backends: list[str]
+    impls: dict[str, str]
+    implementations: dict[str, str]
+    skipped: dict[str, str]
+    fun: dict[str, np.ndarray]
+    x: dict[str, np.ndarray]
+    fun_rel_diff: np.ndarray
+    x_rel_diff: np.ndarray
+    tolerance: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def max_fun_rel_diff(self) -> float:
+        """Largest relative difference of the objective over all steps and backends."""
+        return float(np.max(self.fun_rel_diff)) if self.fun_rel_diff.size else 0.0
+
+    @property
+    def max_x_rel_diff(self) -> float:
+        """Largest relative difference of the iterate over all steps and backends."""
+        return float(np.max(self.x_rel_diff)) if self.x_rel_diff.size else 0.0
+
+    @property
+    def max_rel_diff(self) -> float:
+        """``max(max_fun_rel_diff, max_x_rel_diff)`` (NaN if a backend produced NaN)."""
+        a, b = self.max_fun_rel_diff, self.max_x_rel_diff
+        return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+    @property
+    def passed(self) -> bool:
+        """At least two backends ran and every difference is within :attr:`tolerance`."""
+        m = self.max_rel_diff
+        return len(self.backends) >= 2 and not math.isnan(m) and m <= self.tolerance
+
+    @property
+    def verdict(self) -> str:
+        """``"equivalent"``, ``"different"`` or ``"inconclusive"`` (fewer than two backends)."""
+        if len(self.backends) < 2:
+            return "inconclusive"
+        return "equivalent" if self.passed else "different"
+
+    def first_step_above(self, tol: float | None = None) -> int | None:
+        """First step whose difference exceeds ``tol`` (default :attr:`tolerance`), or None."""
+        t = self.tolerance if tol is None else tol
+        d = np.fmax(self.fun_rel_diff, self.x_rel_diff)
+        bad = np.flatnonzero(~(d <= t))
+        return int(bad[0]) if bad.size else None
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.optimizer} on {self.problem}, {self.dtype}, {self.steps} steps: "
+            f"{self.verdict} (max relative difference {self.max_rel_diff:.3g}, "
+            f"tolerance {self.tolerance:.3g}; objective {self.max_fun_rel_diff:.3g}, "
+            f"iterate {self.max_x_rel_diff:.3g}; reference {self.reference})"
+        ]
+        for b in self.backends:
+            lines.append(f"  {b}: {self.impls[b]} ({self.implementations[b]})")
+        for b, why in self.skipped.items():
+            lines.append(f"  {b}: skipped ({why})")
+        return "\n".join(lines)
+
+
+class _RecordingMonitor:
+    """Monitor for loop adapters (scipy): records every iterate and stops after ``steps``."""
+
+    def __init__(self, steps: int, record: Callable[[np.ndarray], None]) -> None:
+        self.steps = steps
+        self.record = record
+        self.n = 0
+        self.stopped = False
+
+    def delegate_budgets(self) -> dict[str, int | None]:
+        return {"max_iter": self.steps, "max_evals": None}
+
+    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
+                     x: np.ndarray) -> bool:
+        self.n += 1
+        self.record(np.array(x, dtype=np.float64, copy=True))
+        if self.n >= self.steps:
+            self.stopped = True
+            return True
+        return False
+
+
+def _run_backend(problem: Problem, spec: OptimizerSpec, backend: str, steps: int, dtype: str,
+                 device: str | None, seed: int) -> tuple[str, str, np.ndarray, np.ndarray]:
+    adapter_cls, impl = resolve_adapter(spec, backend)
+    be = get_backend(backend, device=None if backend == "numpy" else device, dtype=dtype)
+    x0 = np.asarray(problem.init_params(seed), dtype=np.float64)
+    adapter = adapter_cls(spec, problem, be, x0, seed)
+    with np.errstate(all="ignore"):
+        adapter.setup()
+        xs = [adapter.x_numpy()]
+        if adapter.loop:
+            adapter.run(_RecordingMonitor(steps, xs.append))  # type: ignore[attr-defined]
+        else:
+            for _ in range(steps):
+                adapter.step()
+                adapter.between_steps()
+                xs.append(adapter.x_numpy())
+        vg = be.make_value_and_grad(problem)
+        data = adapter.data
+        funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), data)[0]))) for x in xs]
+    X = np.vstack(xs)
+    if X.shape[0] < steps + 1:  # a loop adapter that stopped early: hold its last iterate
+        pad = np.repeat(X[-1:], steps + 1 - X.shape[0], axis=0)
+        X = np.vstack([X, pad])
+        funs += [funs[-1]] * (steps + 1 - len(funs))
+    return impl, adapter.implementation, np.asarray(funs, dtype=np.float64), X
+
+
+def check_equivalence(
+    problem: Problem,
+    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
+    backends: Sequence[str] = ("numpy", "torch", "tensorflow"),
+    steps: int = 50,
+    dtype: str = "float64",
+    impl: str | Mapping[str, str] | None = None,
+    *,
+    tolerance: float | None = None,
+    device: str | None = None,
+    seed: int = 0,
+    strict: bool = False,
+) -> EquivalenceResult:
+    """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
+
+    Every backend starts from the same float64 initial point (``problem.init_params(seed)``,
+    cast to ``dtype`` on transfer), uses the same data and, for minibatch optimizers, the same
+    minibatch sequence. After every iteration the iterate is copied to the host and the
+    backend's own objective is evaluated there (off any clock; the step is not disturbed).
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
+    backends : sequence of str, default ("numpy", "torch", "tensorflow")
+        The first one that is installed is the reference.
+    steps : int, default 50
+        Iterations on each backend (for scipy's L-BFGS-B: iterations, via its callback).
+    dtype : {"float64", "float32"}, default "float64"
+    impl : str or mapping of str to str, optional
+        Implementation to run: one value (``"native"``, ``"reference"``, ``"scipy"``) is used
+        on every backend that has it, the others run their ``"auto"`` choice (numpy has no
+        native Adadelta, so ``impl="native"`` compares numpy's reference rule with torch's and
+        Keras' native optimizers); a mapping gives it per backend. Default: ``spec.impl``.
+    tolerance : float, optional
+        Verdict threshold on the largest relative difference; default 1e-10 for float64 and
+        1e-4 for float32.
+    device : str, optional
+        Device of the framework backends (``"cuda"``).
+    seed : int, default 0
+        Seed of the initial point and minibatch order.
+    strict : bool, default False
+        Raise :class:`~optcmp.backends.BackendUnavailable` for a backend that is not installed
+        instead of listing it in ``skipped``.
+
+    Returns
+    -------
+    EquivalenceResult
+        Per-step largest relative differences of objective and iterate, their maxima and the
+        verdict.
+
+    Raises
+    ------
+    ValueError
+        ``steps < 1``, a bad dtype or backend name, no backend, or an ``impl`` no backend has.
+    BackendUnavailable
+        With ``strict=True``, a backend that is not installed.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> p = optcmp.problems.LinearRegression(n_samples=1000)
+    >>> res = optcmp.check_equivalence(p, optcmp.gd(0.01), backends=("numpy",), steps=5)
+    >>> res.verdict
+    'inconclusive'
+    """
+    spec = as_spec(optimizer)
+    dtype = check_dtype(dtype)
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    names = list(dict.fromkeys(canonical_backend(b) for b in backends))
+    if not names:
+        raise ValueError("backends is empty; give at least one of numpy, torch, tensorflow")
+    tol = DEFAULT_TOLERANCE[dtype] if tolerance is None else float(tolerance)
+    if not tol > 0:
+        raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+
+    info = optimizer_info(spec.name)
+    per_backend: dict[str, OptimizerSpec] = {}
+    for b in names:
+        want = impl.get(b) if isinstance(impl, Mapping) else impl
+        if want is None:
+            per_backend[b] = spec
+        elif (b, want) in info.adapters:
+            per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, want, spec.label)
+        elif isinstance(impl, Mapping):
+            resolve_adapter(OptimizerSpec(spec.name, spec.hyperparameters, want), b)  # raises
+        else:
+            per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, "auto", spec.label)
+    if isinstance(impl, str) and not any((b, impl) in info.adapters for b in names):
+        raise ValueError(f"optimizer {spec.name!r} has impl={impl!r} on none of the backends "
+                         f"{names}")
+
+    skipped: dict[str, str] = {}
+    ran: list[str] = []
+    impls: dict[str, str] = {}
+    implementations: dict[str, str] = {}
+    funs: dict[str, np.ndarray] = {}
+    xs: dict[str, np.ndarray] = {}
+    for b in names:
+        if not is_available(b):
+            if strict:
+                get_backend(b)
+            skipped[b] = f"backend {b!r} is not installed"
+            continue
+        try:
+            i, impl_text, f, X = _run_backend(problem, per_backend[b], b, int(steps), dtype,
+                                              device, seed)
+        except BackendUnavailable as exc:
+            if strict:
+                raise
+            skipped[b] = str(exc)
+            continue
+        ran.append(b)
+        impls[b], implementations[b], funs[b], xs[b] = i, impl_text, f, X
+
+    n = int(steps) + 1
+    fdiff = np.zeros(n)
+    xdiff = np.zeros(n)
+    if ran:
+        ref = ran[0]
+        fr, Xr = funs[ref], xs[ref]
+        fden = np.maximum(np.abs(fr), _TINY)
+        xden = np.maximum(np.max(np.abs(Xr), axis=1), _TINY)
+        for b in ran[1:]:
+            fd = np.abs(funs[b] - fr) / fden
+            xd = np.max(np.abs(xs[b] - Xr), axis=1) / xden
+            fdiff = np.fmax(fdiff, np.where(np.isnan(fd), np.inf, fd))
+            xdiff = np.fmax(xdiff, np.where(np.isnan(xd), np.inf, xd))
+    return EquivalenceResult(
+        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=int(steps),
+        reference=ran[0] if ran else "", backends=ran, impls=impls,
+        implementations=implementations, skipped=skipped, fun=funs, x=xs, fun_rel_diff=fdiff,
+        x_rel_diff=xdiff, tolerance=tol,
+    )
