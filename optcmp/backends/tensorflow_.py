@@ -82,6 +82,7 @@ ops = SimpleNamespace(
     ones_like=tf.ones_like,
     zeros_like=tf.zeros_like,
     transpose=lambda a, axes=None: tf.transpose(a, perm=axes),
+    concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
     norm=_norm,
     where=tf.where,
 )

@@ -77,6 +77,7 @@ ops = SimpleNamespace(
     ones_like=torch.ones_like,
     zeros_like=torch.zeros_like,
     transpose=_transpose,
+    concat=lambda arrays, axis=0: torch.cat(list(arrays), dim=axis),
     norm=_norm,
     where=torch.where,
 )
