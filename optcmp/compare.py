@@ -342,8 +342,13 @@ def run_one(
             result.time_to_target, result.nit_to_target = t, it
             result.nfev_to_target, result.njev_to_target = fe, je
     result.success = result.time_to_target is not None
-    if adapter is not None and adapter.stochastic and adapter.steps_per_epoch:
-        result.epochs = result.nit / adapter.steps_per_epoch
+    if adapter is not None and adapter.stochastic:
+        try:
+            spe = adapter.steps_per_epoch
+        except AttributeError:  # setup failed before the minibatch order existed
+            spe = None
+        if spe:
+            result.epochs = result.nit / spe
     if adapter is not None:
         try:
             x = adapter.x_numpy()
