@@ -168,8 +168,8 @@ def test_losses_by_hand():
     w = p.layout.unflatten(x)
     H = 1 / (1 + np.exp(-(batch["X"] @ w["W1"] + w["b1"])))
     Z = H @ w["W2"] + w["b2"]
-    O = 1 / (1 + np.exp(-Z))
-    se = (O - batch["Y"]) ** 2
+    out = 1 / (1 + np.exp(-Z))
+    se = (out - batch["Y"]) ** 2
     assert p.value_and_grad(x, batch)[0] == pytest.approx(se.mean(), rel=1e-14)
     ps = FizzBuzzMLP(hidden=6, loss="mse_sum", init="glorot_uniform")
     assert ps.value_and_grad(x, batch)[0] == pytest.approx(se.sum(), rel=1e-14)
