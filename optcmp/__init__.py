@@ -12,7 +12,7 @@ Importing optcmp loads no torch, TensorFlow or Keras; a backend's framework is i
 run needs it.
 """
 
-from optcmp import problems, stopping
+from optcmp import problems, stopping, store
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
 from optcmp.compare import compare, make_stopping, run_one
@@ -41,12 +41,14 @@ from optcmp.stopping import (
     RelativeChange,
     RelativeSuboptimality,
 )
+from optcmp.tuning import TuneResult, tune
 
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
     "GradientNorm",
     "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "OptimizerSpec",
     "RelativeChange", "RelativeSuboptimality", "RunResult", "Trace", "__version__", "adadelta",
-    "available_backends", "check_equivalence", "compare", "diag_newton", "gd", "get_backend", "get_optimizer", "lbfgs",
-    "make_stopping", "optimizer_names", "problems", "run_one", "sgd", "stopping",
+    "available_backends", "check_equivalence", "compare", "diag_newton", "gd", "get_backend",
+    "get_optimizer", "lbfgs", "make_stopping", "optimizer_names", "problems", "run_one", "sgd",
+    "stopping", "store", "TuneResult", "tune",
 ]

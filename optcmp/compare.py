@@ -20,7 +20,9 @@ never counts as success.
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 import sys
 import time
 import warnings
@@ -30,8 +32,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from optcmp.backends import BACKENDS, BackendUnavailable, canonical_backend, get_backend
+from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
+from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import (
     Adapter,
     NotApplicable,
@@ -61,12 +64,15 @@ class _Monitor:
         self.confirm64 = confirm64
         self.callback = callback
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        #: Whether observations need the observed iterate itself (not only its objective).
+        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
         self.rows: list[tuple[int, float, float, float, int, int]] = []
         self.fired: Rule | None = None
         self.stopped = False
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.nit = 0
+        self.last: State | None = None
         self._delegated: set[int] = set()
 
     def delegate_budgets(self) -> dict[str, int | None]:
@@ -94,6 +100,7 @@ class _Monitor:
         self.nit = nit
         s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
                   grad_norm=grad_norm, nfev=nfev, njev=njev)
+        self.last = s
         if fun is not None:
             self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
                               nfev, njev))
@@ -286,7 +293,7 @@ def run_one(
         repeat=int(repeat), hyperparameters=dict(spec.hyperparameters), f0=float(f0), fstar=fstar,
         target=" | ".join(r.describe() for r in rule.rules() if r.kind == "target"),
         reduction=problem.reduction, n_params=problem.n_params, n_samples=problem.n_samples,
-        x=x0.copy(), **be.describe(),
+        x=x0.copy(), problem_spec=problem.spec(), **be.describe(),
     )
     sw = Stopwatch(be.sync)
     adapter: Adapter | None = None
@@ -305,7 +312,7 @@ def run_one(
             result.warmup_time = adapter.warmup()
             monitor = _Monitor(rule, sw, problem, adapter, float(f0), fstar,
                                confirm64=dtype != "float64", callback=callback)
-            if not monitor.observe(0, 0, float(f0), float(np.linalg.norm(g0)), 0, 0, x0):
+            if not monitor.observe(0, 0, float(f0), norm2(g0), 0, 0, x0):
                 if adapter.loop:
                     sw.resume()
                     try:
@@ -367,8 +374,14 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
     stochastic = adapter.stochastic
     every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
     step = adapter.step
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: when the monitor needs the
+    # observed iterate (callback, metrics, float64 confirmation), keep x_{k-1}, off the clock.
+    keep_prev = monitor.needs_x and not stochastic
+    prev: np.ndarray | None = None
     k = nfev = njev = 0
     while True:
+        if keep_prev:
+            prev = adapter.x_numpy()
         sw.resume()
         out = step()
         sw.pause()
@@ -380,11 +393,11 @@ def _step_loop(adapter: Adapter, monitor: _Monitor, sw: Stopwatch,
                 stop = monitor.observe(k, 0, None, None, nfev, njev)
             else:
                 gn = None if out.grad_norm is None else float(out.grad_norm)
-                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
         elif k % every == 0:
             x = adapter.x_numpy()
             f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
-            stop = monitor.observe(k, k, float(f), float(np.linalg.norm(g)), nfev, njev, x)
+            stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)
         else:
             stop = monitor.observe(k, k, None, None, nfev, njev)
         if stop:
@@ -402,12 +415,23 @@ def _status(monitor: _Monitor | None, loop_out: dict[str, Any]) -> tuple[str, st
         if r.kind == "target":
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
-            return "diverged", (f"objective or gradient became non-finite or exploded at "
-                                f"iteration {monitor.nit}")
+            return "diverged", _divergence_message(monitor.last)
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")
     return "failed", "the run ended without a stopping decision"
+
+
+def _divergence_message(s: State | None) -> str:
+    if s is None:
+        return "diverged"
+    if s.fun is not None and not math.isfinite(s.fun):
+        what = f"objective is {s.fun}"
+    elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+        what = f"gradient norm is {s.grad_norm}"
+    else:
+        what = f"objective exploded to {s.fun:.6g} (f0 = {s.f0:.6g})"
+    return f"diverged: {what} at iteration {s.iterate} (after {s.nit} steps)"
 
 
 def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
@@ -442,6 +466,9 @@ def compare(
     eval_every: int | None = None,
     progress: bool = True,
     strict: bool = False,
+    redraw_data: bool = False,
+    store: str | os.PathLike[str] | None = None,
+    executor: Any = None,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -454,33 +481,61 @@ def compare(
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
-        Backend names, a comma-separated string, or ``"all"`` (every installed backend).
+        Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
     device : str, optional
         Device for framework backends (``"cuda"``); numpy always runs on the CPU.
     dtype : {"float64", "float32"}, default "float64"
     stopping, tol, max_iter, max_time, max_evals, eval_every, callback
-        As in :func:`run_one`.
+        As in :func:`run_one`. With an executor the callback runs on the worker.
     repeats : int, default 1
-        Repetitions; repetition ``r`` uses seed ``seed + r`` for the initial point and the
-        minibatch order (the data stay fixed).
+        Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
+        initial point (for problems whose initial point is random, e.g. ``init="normal"``) and
+        the minibatch order (stochastic optimizers); the data stay fixed unless
+        ``redraw_data=True``. Within a repetition every optimizer and backend gets the same
+        data, initial point and minibatch order. Timing noise differs between repetitions too,
+        so repetitions of a deterministic full-batch run measure the timing spread.
     seed : int, default 0
     progress : bool, default True
         Progress bar on stderr (tqdm).
     strict : bool, default False
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
+    redraw_data : bool, default False
+        Also redraw the data in every repetition: repetition ``r`` runs on
+        ``problem.with_seed(data_seed + r)`` where ``data_seed`` is the problem's own data seed
+        (repetition 0 is ``problem`` itself); each run records its problem's spec in
+        ``RunResult.problem_spec``. Needs a problem that generates its data (not one built from
+        your arrays).
+    store : str or path-like, optional
+        A run store (``"runs.jsonl"``, see :mod:`optcmp.store`): every finished run is appended
+        and fsync-ed as it finishes; runs already in the store (same :func:`optcmp.store.run_key`)
+        are read back instead of run again, so re-running an interrupted sweep resumes it.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
+        process, one run at a time, so timings do not contend. Runs that shared their host
+        with other runs are flagged (``shared_host``) and a warning is emitted.
 
     Returns
     -------
     Comparison
+        Runs in sweep order (repetition, backend, optimizer). ``settings["store"]`` reports how
+        many runs were reused from the store and how many were executed.
 
     Raises
     ------
     ValueError, TypeError
-        Bad optimizer names or hyperparameters, unknown backends, bad budgets: checked before
-        any run starts.
+        Bad optimizer names or hyperparameters, unknown backends, bad budgets, an unusable
+        executor: checked before any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
+    NotImplementedError
+        ``redraw_data=True`` with a problem that cannot redraw its data.
+    optcmp.store.StoreMismatchError
+        The store holds another problem or another store format version.
+    optcmp.store.Interrupted
+        Ctrl-C (a ``KeyboardInterrupt``): finished runs are kept (in the store, and in the
+        exception's ``comparison``), the runs in progress are discarded, and the message says
+        how to resume.
     """
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]  # type: ignore[list-item]
@@ -503,6 +558,10 @@ def compare(
     rule = stopping if stopping is not None else make_stopping(
         problem, tol=tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals)
     _check_rule(rule, problem, None if opt is None else opt.fun)
+    if executor is not None:
+        from optcmp.executors import check_executor
+
+        check_executor(executor, problem)
 
     from optcmp.backends import is_available
 
@@ -513,46 +572,112 @@ def compare(
         warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
                       f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=2)
 
-    total = len(specs) * len(names) * repeats
-    runs: list[RunResult] = []
+    data_seed = int(problem.spec().get("seed", 0) or 0)
+    rep_problems: dict[int, Problem] = {0: problem}
+    if redraw_data and repeats > 1:  # fail before any run when the problem cannot redraw
+        rep_problems[1] = problem.with_seed(data_seed + 1)
+
+    def problem_for(r: int) -> Problem:
+        if not redraw_data or r == 0:
+            return problem
+        if r not in rep_problems:
+            rep_problems[r] = problem.with_seed(data_seed + r)
+        return rep_problems[r]
+
+    from optcmp.executors import RunTask, run_tasks
+
+    tasks: list[RunTask] = []
+    for r in range(repeats):
+        for b in names:
+            for s in specs:
+                skip = (f"backend {b!r} is not installed (pip install "
+                        f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
+                tasks.append(RunTask(index=len(tasks), key="", optimizer=s, backend=b,
+                                     device=device, dtype=dtype, seed=seed + r, repeat=r,
+                                     stopping=rule, eval_every=eval_every, callback=callback,
+                                     skip_message=skip))
+    settings: dict[str, Any] = {
+        "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
+        "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
+        "device": device or "cpu", "backends": names, "redraw_data": bool(redraw_data)}
+    optimum = None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time}
+    env = environment()
+
+    results: dict[int, RunResult] = {}
+    run_store = None
+    if store is not None:
+        from optcmp.store import RunStore, run_key
+
+        for t in tasks:
+            t.key = run_key(problem_for(t.repeat), t.optimizer, backend=t.backend, device=t.device,
+                            dtype=t.dtype, seed=t.seed, stopping=rule, eval_every=eval_every)
+        run_store = RunStore.open(store, problem, {"settings": settings, "optimum": optimum,
+                                                   "environment": env})
+        for t in tasks:
+            old = run_store.get(t.key)
+            if old is not None:
+                res = copy.copy(old)
+                res.label, res.repeat = t.optimizer.label, t.repeat
+                results[t.index] = res
+    reused = len(results)
+    pending = [t for t in tasks if t.index not in results]
+    executed: list[RunResult] = []
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, disable=not progress, file=sys.stderr, unit="run", leave=False,
-               dynamic_ncols=True)
+    bar = tqdm(total=len(tasks), initial=reused, disable=not progress, file=sys.stderr,
+               unit="run", leave=False, dynamic_ncols=True)
+
+    def on_result(task: RunTask, res: RunResult, storable: bool) -> None:
+        results[task.index] = res
+        executed.append(res)
+        if run_store is not None and storable:
+            run_store.append(task.key, res)
+        bar.set_description(f"{task.optimizer.label} on {task.backend}")
+        bar.update(1)
+
+    def make(runs: list[RunResult]) -> Comparison:
+        st = dict(settings)
+        if run_store is not None:
+            st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
+                           "executed": len(executed), "write_seconds": run_store.write_seconds}
+        return Comparison(runs, problem=problem.spec(), optimum=optimum, settings=st,
+                          environment=env)
+
     try:
-        for r in range(repeats):
-            for b in names:
-                for s in specs:
-                    bar.set_description(f"{s.label} on {b}")
-                    if b in missing:
-                        runs.append(_skipped(problem, s, b, dtype, seed + r, r,
-                                             f"backend {b!r} is not installed (pip install "
-                                             f"'optcmp[{BACKENDS[b].extra}]')"))
-                    else:
-                        try:
-                            res = run_one(problem, s, backend=b, device=device, dtype=dtype,
-                                          stopping=rule, seed=seed + r, repeat=r,
-                                          callback=callback, eval_every=eval_every)
-                        except (KeyboardInterrupt, SystemExit):
-                            raise
-                        except BackendUnavailable as exc:
-                            res = _skipped(problem, s, b, dtype, seed + r, r, str(exc))
-                        except Exception as exc:  # recorded, the other runs go on
-                            res = _skipped(problem, s, b, dtype, seed + r, r,
-                                           f"{type(exc).__name__}: {exc}")
-                            res.status = "failed"
-                        runs.append(res)
-                    bar.update(1)
+        if redraw_data:  # one batch of runs per repetition, each on its own data
+            for r in range(repeats):
+                group = [t for t in pending if t.repeat == r]
+                if group:
+                    run_tasks(group, problem_for(r), on_result, executor)
+        else:
+            run_tasks(pending, problem, on_result, executor)
+    except KeyboardInterrupt as exc:
+        from optcmp.store import Interrupted
+
+        done = [results[t.index] for t in tasks if t.index in results]
+        where = os.fspath(store) if store is not None else None
+        if where is not None:
+            msg = (f"interrupted: {len(done)} of {len(tasks)} runs are finished and kept in "
+                   f"{where}; the run(s) in progress were discarded. To resume, run the same "
+                   f"command again with the same store ({where}): finished runs are read back, "
+                   "only the others run.")
+        else:
+            msg = (f"interrupted: {len(done)} of {len(tasks)} runs finished (kept in this "
+                   "exception's .comparison); the run(s) in progress were discarded. Pass "
+                   "store='runs.jsonl' (optcmp run --store runs.jsonl) to keep finished runs "
+                   "on disk and resume later.")
+        raise Interrupted(msg, make(done), where, len(done), len(tasks)) from exc
     finally:
         bar.close()
-    return Comparison(
-        runs, problem=problem.spec(),
-        optimum=None if opt is None else {"fun": opt.fun, "method": opt.method, "time": opt.time},
-        settings={"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
-                  "stopping": rule.to_dict(), "repeats": repeats, "seed": seed, "dtype": dtype,
-                  "device": device or "cpu", "backends": names},
-        environment=environment(),
-    )
+        if run_store is not None:
+            run_store.close()
+    shared = [r for r in executed if r.shared_host]
+    if shared:
+        warnings.warn(f"{len(shared)} of {len(executed)} runs shared their host with other runs "
+                      f"(up to {max(r.concurrency for r in shared)} at once): their timings "
+                      "contend and are flagged shared_host; time comparisons need the default "
+                      "sequential execution", stacklevel=2)
+    return make([results[t.index] for t in tasks])
 
 
 def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, seed: int,
@@ -560,4 +685,5 @@ def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, se
     return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label, backend=backend,
                      dtype=dtype, hyperparameters=dict(spec.hyperparameters), seed=seed,
                      repeat=repeat, status="skipped", message=message,
-                     n_params=problem.n_params, n_samples=problem.n_samples)
+                     n_params=problem.n_params, n_samples=problem.n_samples,
+                     problem_spec=problem.spec())

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.backends import BackendUnavailable, canonical_backend, get_backend, is_available
+from optcmp import backends as _backends
+from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
 from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info, resolve_adapter
 from optcmp.problems.base import Problem
@@ -284,7 +285,7 @@ def check_equivalence(
     funs: dict[str, np.ndarray] = {}
     xs: dict[str, np.ndarray] = {}
     for b in names:
-        if not is_available(b):
+        if not _backends.is_available(b):
             if strict:
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"

@@ -112,6 +112,19 @@ class RunResult:
         Every hyperparameter as used (``"auto"`` values resolved).
     seed, repeat : int
         The run's seed and repetition index.
+    problem_spec : dict
+        The spec of the problem instance the run used (its data seed or data fingerprint);
+        it differs between repetitions only with ``compare(redraw_data=True)``.
+    host : str
+        Host name of the machine that ran it.
+    concurrency : int
+        Most optcmp runs active on that host at once while this run ran (itself included);
+        1 for the default sequential execution.
+    shared_host : bool
+        ``concurrency > 1``: other runs competed for the host's CPU and memory bandwidth, so the
+        timings are not comparable with sequential ones.
+    started_at, finished_at : float or None
+        Wall-clock (Unix, seconds) start and end of the run on its host.
     """
 
     problem: str
@@ -150,7 +163,13 @@ class RunResult:
     n_params: int = 0
     n_samples: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    host: str = ""
+    concurrency: int = 1
+    shared_host: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
     trace: Trace = field(default_factory=Trace)
+    problem_spec: dict[str, Any] = field(default_factory=dict)
 
     @property
     def relative_suboptimality(self) -> float | None:
@@ -202,7 +221,13 @@ def _jsonable(v: Any) -> Any:
 
 
 def environment() -> dict[str, Any]:
-    """Python, platform, CPU and library versions (frameworks only if already imported)."""
+    """Python, platform, CPU and library versions (frameworks only if already imported).
+
+    Returns
+    -------
+    dict
+        JSON-serializable description of the machine and the library versions.
+    """
     import scipy
 
     env: dict[str, Any] = {
@@ -218,6 +243,14 @@ def environment() -> dict[str, Any]:
         m = sys.modules.get(mod)
         if m is not None:
             env[mod] = getattr(m, "__version__", "?")
+    env["installed"] = _installed_versions()
+    env["threads"] = _thread_settings()
+    gpus = _gpu_names()
+    if gpus:
+        env["gpus"] = gpus
+    from optcmp.timing import Stopwatch
+
+    env["timer_resolution"] = Stopwatch().timer_resolution()
     try:
         from threadpoolctl import threadpool_info
 
@@ -230,6 +263,55 @@ def environment() -> dict[str, Any]:
 
     env["optcmp"] = __version__
     return env
+
+
+def _installed_versions() -> dict[str, str]:
+    """Versions of the frameworks installed (read from package metadata; nothing imported)."""
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "pandas",
+                 "matplotlib"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _thread_settings() -> dict[str, Any]:
+    """Thread-count environment variables and the frameworks' thread settings (if imported)."""
+    out: dict[str, Any] = {k: os.environ[k] for k in (
+        "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+        "TF_NUM_INTEROP_THREADS") if k in os.environ}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            out["torch_intraop"] = int(torch.get_num_threads())
+            out["torch_interop"] = int(torch.get_num_interop_threads())
+        except Exception:  # noqa: BLE001 - informative only
+            pass
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        try:
+            out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
+            out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def _gpu_names() -> list[str]:
+    """CUDA device names, only when torch is already imported (never initializes CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    try:
+        if torch.cuda.is_initialized():
+            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # noqa: BLE001
+        pass
+    return []
 
 
 def _cpu_model() -> str:
@@ -326,6 +408,7 @@ class Comparison:
                 "warmup_time": r.warmup_time, "setup_time": r.setup_time,
                 "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
                 "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+                "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
                 **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
                 **{f"metric_{k}": v for k, v in r.metrics.items()},
             })
@@ -346,14 +429,17 @@ class Comparison:
         return pd.DataFrame(self.rows())
 
     def table(self) -> str:
-        """A readable fixed-width table sorted by time-to-target (runs without one last).
+        """A readable fixed-width table sorted by time-to-target.
+
+        Runs that reached the target come first (fastest first), then the runs that stopped
+        on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
         For problems with a closed form, the direct solve time is shown as a floor row.
         """
         def key(r: RunResult) -> tuple[int, float, str, str]:
             ttt = r.time_to_target
-            return (0 if ttt is not None else 1, ttt if ttt is not None else r.time, r.label,
-                    r.backend)
+            group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
+            return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
         # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
         # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
@@ -366,9 +452,12 @@ class Comparison:
         lines = [header]
         for r in sorted(self.runs, key=key):
             reached = r.time_to_target is not None
+            where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
+            if r.status == "skipped":  # never ran: no figures to show
+                lines.append([r.label, where, r.dtype, r.status] + ["-"] * (len(header) - 4))
+                continue
             lines.append([
-                r.label, r.backend + ("" if r.device == "cpu" else f"/{r.device}"), r.dtype,
-                r.status, _fmt_time(r.time_to_target),
+                r.label, where, r.dtype, r.status, _fmt_time(r.time_to_target),
                 str(r.nit_to_target if reached else r.nit),
                 str(r.nfev_to_target if reached else r.nfev),
                 str(r.njev_to_target if reached else r.njev),
@@ -397,6 +486,11 @@ class Comparison:
             desc = ", ".join(f"{k}={v}" for k, v in self.problem.items()
                              if k in ("problem", "n_samples", "n_features", "seed", "source"))
             notes.insert(0, f"problem: {desc}")
+        shared = [r for r in self.runs if r.shared_host]
+        if shared:
+            notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
+                         f"{max(r.concurrency for r in shared)} at once): their timings contend "
+                         "and are not comparable with sequential ones")
         failed = [r for r in self.runs if r.status in ("failed", "skipped")]
         for r in failed:
             notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
@@ -404,6 +498,195 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.table()
+
+    # ------------------------------------------------------------------ statistics
+    @classmethod
+    def concat(cls, comparisons: Sequence[Comparison]) -> Comparison:
+        """One comparison holding the runs of several (e.g. several problems, for profiles).
+
+        The problem, optimum and settings are kept when every comparison agrees on them, and
+        emptied otherwise (each run keeps its own ``problem_spec``).
+
+        Raises
+        ------
+        ValueError
+            ``comparisons`` is empty.
+        """
+        comps = list(comparisons)
+        if not comps:
+            raise ValueError("concat needs at least one Comparison")
+
+        def same(attr: str) -> Any:
+            vals = [getattr(c, attr) for c in comps]
+            return vals[0] if all(v == vals[0] for v in vals) else None
+
+        runs = [r for c in comps for r in c.runs]
+        settings = same("settings")
+        if settings is None:
+            settings = {"merged": [c.settings for c in comps]}
+        return cls(runs, same("problem"), same("optimum"), settings, comps[0].environment)
+
+    def target_tol(self) -> float | None:
+        """The relative-suboptimality tolerance of the stopping rule, if it has one."""
+        rules = self.settings.get("stopping", {})
+        leaves = rules.get("rules", [rules]) if isinstance(rules, dict) else []
+        for leaf in leaves:
+            if isinstance(leaf, dict) and leaf.get("rule") == "RelativeSuboptimality":
+                return float(leaf["tol"])
+        return None
+
+    def _timer_resolution(self) -> float | None:
+        v = self.environment.get("timer_resolution")
+        return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+    def fairness_issues(self) -> list[str]:
+        """Why this table may compare unlike things (see :func:`optcmp.stats.fairness_issues`)."""
+        from optcmp.stats import fairness_issues
+
+        return fairness_issues(self.runs, timer_resolution=self._timer_resolution())
+
+    def summary(self, *, as_frame: bool | None = None, confidence_level: float = 0.95,
+                method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+                warn: bool = True) -> Any:
+        """Per (problem, optimizer, backend, device, dtype): success rate, median
+        time-to-target with a bootstrap CI, median iterations/nfev/njev to target, aRT.
+
+        See :func:`optcmp.stats.summarize` for the columns and the treatment of runs that
+        missed the target (censored, never averaged).
+
+        Parameters
+        ----------
+        as_frame : bool, optional
+            True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
+            None (default): a DataFrame when pandas is installed, else a list of dicts.
+        confidence_level, method, n_resamples, seed, warn
+            As in :func:`optcmp.stats.summarize`.
+
+        Returns
+        -------
+        pandas.DataFrame or list of dict
+        """
+        from optcmp.stats import summarize
+
+        rows = summarize(self.runs, confidence_level=confidence_level, method=method,
+                         n_resamples=n_resamples, seed=seed, warn=warn,
+                         timer_resolution=self._timer_resolution())
+        if as_frame is False:
+            return rows
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            if as_frame:
+                raise ImportError("summary(as_frame=True) needs pandas: "
+                                  "pip install 'optcmp[pandas]'") from exc
+            return rows
+        return pd.DataFrame(rows)
+
+    def summary_table(self, **kwargs: Any) -> str:
+        """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on)."""
+        from optcmp.stats import format_summary
+
+        return format_summary(self.summary(as_frame=False, **kwargs))
+
+    def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
+                           metric: str = "time", alpha: float = 0.05, warn: bool = True) -> Any:
+        """Rank-sum test of two solvers' time-to-target (:func:`optcmp.stats.compare_pair`).
+
+        Parameters
+        ----------
+        a, b : str or dict
+            An optimizer label, or criteria for :meth:`select` (e.g.
+            ``{"label": "gd", "backend": "torch"}``).
+        metric, alpha, warn
+            As in :func:`optcmp.stats.compare_pair`.
+
+        Returns
+        -------
+        optcmp.stats.PairwiseComparison
+
+        Raises
+        ------
+        ValueError
+            A side selects no run.
+        """
+        from optcmp.stats import compare_pair
+
+        sides = []
+        for side in (a, b):
+            crit = {"label": side} if isinstance(side, str) else dict(side)
+            runs = self.select(**crit)
+            if not runs:
+                labels = sorted({r.label for r in self.runs})
+                raise ValueError(f"no run matches {crit!r}; optimizer labels: {labels}")
+            sides.append(runs)
+        names = [side if isinstance(side, str) else " / ".join(str(v) for v in side.values())
+                 for side in (a, b)]
+        return compare_pair(sides[0], sides[1], metric=metric, alpha=alpha, warn=warn,
+                            labels=(names[0], names[1]))
+
+    def performance_profile(self, **kwargs: Any) -> Any:
+        """Dolan-More performance profile (:func:`optcmp.stats.performance_profile`)."""
+        from optcmp.stats import performance_profile
+
+        return performance_profile(self.runs, **kwargs)
+
+    def data_profile(self, **kwargs: Any) -> Any:
+        """More-Wild data profile in gradient evaluations (:func:`optcmp.stats.data_profile`)."""
+        from optcmp.stats import data_profile
+
+        return data_profile(self.runs, **kwargs)
+
+    def runtime_ecdf(self, **kwargs: Any) -> Any:
+        """COCO-style runtime ECDF over tolerances (:func:`optcmp.stats.runtime_ecdf`)."""
+        from optcmp.stats import runtime_ecdf
+
+        return runtime_ecdf(self.runs, **kwargs)
+
+    # ------------------------------------------------------------------ plots and reports
+    def plot(self, kind: str = "convergence", **kwargs: Any) -> Any:
+        """A matplotlib Figure (:func:`optcmp.plot.plot`; needs ``optcmp[plot]``).
+
+        Parameters
+        ----------
+        kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
+        **kwargs
+            Passed to the plot function (e.g. ``x="njev"`` for convergence).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from optcmp.plot import plot
+
+        return plot(self, kind, **kwargs)
+
+    def save_plots(self, directory: str | os.PathLike[str], *,
+                   formats: Sequence[str] = ("png",), kinds: Sequence[str] | None = None,
+                   prefix: str | None = None) -> list[str]:
+        """Write the standard plots to ``directory`` (:func:`optcmp.plot.save_plots`)."""
+        from optcmp.plot import save_plots
+
+        return save_plots(self, directory, formats=formats, kinds=kinds, prefix=prefix)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str:
+        """A self-contained offline HTML report (:func:`optcmp.report.to_html`); returns it."""
+        from optcmp.report import to_html
+
+        return to_html(self, path, **kwargs)
+
+    def to_csv(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Long-format CSV: one row per trace point (``kind="traces"``) or per run
+        (``kind="runs"``), with run identifiers; returns the row count
+        (:func:`optcmp.export.to_csv`)."""
+        from optcmp.export import to_csv
+
+        return to_csv(self, path, kind=kind)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Like :meth:`to_csv` in Parquet (needs pyarrow: ``optcmp[parquet]``)."""
+        from optcmp.export import to_parquet
+
+        return to_parquet(self, path, kind=kind)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -441,14 +724,28 @@ class Comparison:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Comparison:
-        """Read a comparison written by :meth:`save`.
+        """Read a comparison written by :meth:`save`, or a run store (``.jsonl``).
+
+        The format is detected from the first line: a run store written by
+        ``compare(..., store=path)`` starts with an ``optcmp.store`` header record (see
+        :mod:`optcmp.store`); anything else is read as one JSON document.
 
         Raises
         ------
         FileNotFoundError
         ValueError
-            Not valid JSON, or not an optcmp comparison.
+            Not valid JSON, not an optcmp comparison or store, or a newer format version.
         """
+        with open(path, "rb") as fh:
+            first = fh.readline()
+        try:
+            head = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            head = None
+        if isinstance(head, dict) and head.get("format") == "optcmp.store":
+            from optcmp.store import load_store
+
+            return load_store(path)
         with open(path) as fh:
             try:
                 d = json.load(fh)

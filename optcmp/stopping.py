@@ -217,7 +217,25 @@ class MetricTarget(Rule):
 
 
 def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:  # noqa: N802
-    """Target ``accuracy >= value`` on ``metric`` (default the test accuracy)."""
+    """Target ``accuracy >= value`` on ``metric`` (default the test accuracy).
+
+    Parameters
+    ----------
+    value : float
+        Accuracy to reach, in (0, 1].
+    metric : str, default "test_accuracy"
+        Name of the metric in ``problem.metrics(x)``.
+
+    Returns
+    -------
+    MetricTarget
+        A target rule (``kind == "target"``) that asks for the metric at every observation.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is outside (0, 1].
+    """
     if not 0.0 < float(value) <= 1.0:
         raise ValueError(f"accuracy target must be in (0, 1], got {value!r}")
     return MetricTarget(metric, value, "max")
@@ -402,6 +420,15 @@ _RULES: dict[str, type[Rule]] = {
 
 def rule_from_dict(d: dict[str, Any]) -> Rule:
     """Rebuild a rule from :meth:`Rule.to_dict` output.
+
+    Parameters
+    ----------
+    d : dict
+        The output of ``rule.to_dict()`` (as stored in a saved comparison).
+
+    Returns
+    -------
+    Rule
 
     Raises
     ------

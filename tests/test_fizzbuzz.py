@@ -113,6 +113,18 @@ def test_bad_arguments(kwargs, match):
         FizzBuzzMLP(**kwargs)
 
 
+def test_rebuilt_from_its_spec():
+    from optcmp.problems import problem_from_spec, rebuildable
+
+    p = FizzBuzzMLP(hidden=7, loss="cross_entropy", init="glorot_uniform", n_max=499, n_bits=9,
+                    seed=3)
+    assert rebuildable(p)
+    q = problem_from_spec(p.spec())
+    assert isinstance(q, FizzBuzzMLP) and q.spec() == p.spec()
+    np.testing.assert_array_equal(q.train_data["X"], p.train_data["X"])
+    np.testing.assert_array_equal(q.init_params(5), p.init_params(5))
+
+
 def test_registered_and_layout():
     assert PROBLEMS["fizzbuzz"] is FizzBuzzMLP
     p = FizzBuzzMLP()

@@ -39,6 +39,17 @@ BACKENDS: dict[str, BackendInfo] = {
 def canonical_backend(name: str) -> str:
     """Canonical backend name for ``name`` (case-insensitive, aliases allowed).
 
+    Parameters
+    ----------
+    name : str
+        ``"numpy"``, ``"torch"``, ``"tensorflow"`` or an alias (``np``, ``pytorch``, ``tf``,
+        ``keras``).
+
+    Returns
+    -------
+    str
+        The canonical name.
+
     Raises
     ------
     ValueError
@@ -52,13 +63,34 @@ def canonical_backend(name: str) -> str:
 
 
 def is_available(name: str) -> bool:
-    """Whether a backend's framework is installed (does not import it)."""
+    """Whether a backend's framework is installed (does not import it).
+
+    Parameters
+    ----------
+    name : str
+        Backend name or alias.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        Unknown backend name.
+    """
     info = BACKENDS[canonical_backend(name)]
     return importlib.util.find_spec(info.requires) is not None
 
 
 def available_backends() -> list[str]:
-    """Names of the installed backends, in run order (no framework is imported)."""
+    """Names of the installed backends, in run order (no framework is imported).
+
+    Returns
+    -------
+    list of str
+        A subset of ``["numpy", "torch", "tensorflow"]``, in that order.
+    """
     return [n for n in BACKENDS if is_available(n)]
 
 

@@ -35,6 +35,16 @@ class BackendUnavailable(ImportError):
 def check_dtype(dtype: str) -> str:
     """Validate a dtype name.
 
+    Parameters
+    ----------
+    dtype : str or numpy dtype
+        ``"float64"`` or ``"float32"``.
+
+    Returns
+    -------
+    str
+        The dtype name.
+
     Raises
     ------
     ValueError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,31 @@ from optcmp.backends.base import Backend, StepFn, ValueGradFn
 if TYPE_CHECKING:
     from optcmp.optimizers.base import UpdateRule
     from optcmp.problems.base import Problem
+
+
+def norm2(a: np.ndarray) -> float:
+    """2-norm of a vector that does not overflow while the entries are finite.
+
+    ``sqrt(vdot(a, a))`` overflows once the entries pass ~1e154 (float64), which would flag a
+    finite gradient as non-finite; the rescaled form is used only in that case.
+
+    Parameters
+    ----------
+    a : ndarray, shape (n,)
+
+    Returns
+    -------
+    float
+        ``inf``/``nan`` only when ``a`` holds ``inf``/``nan``.
+    """
+    s = float(np.vdot(a, a))
+    if math.isfinite(s):
+        return math.sqrt(s)
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    if not math.isfinite(m) or m == 0.0:
+        return m
+    b = a / m
+    return m * math.sqrt(float(np.vdot(b, b)))
 
 
 def _sum(a: np.ndarray, axis: int | None = None) -> Any:
@@ -43,7 +69,7 @@ ops = SimpleNamespace(
     zeros_like=np.zeros_like,
     transpose=np.transpose,
     concat=lambda arrays, axis=0: np.concatenate(arrays, axis=axis),
-    norm=lambda a: np.sqrt(np.vdot(a, a)),
+    norm=norm2,
     where=np.where,
 )
 
@@ -103,7 +129,7 @@ class NumpyBackend(Backend):
 
         def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
             fun, g = vg(x, batch)
-            gnorm = np.sqrt(np.vdot(g, g))
+            gnorm = norm2(g)
             x, state = update(o, x, g, state, hyper, curv)
             return fun, gnorm, x, state
 

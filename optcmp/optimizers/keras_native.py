@@ -25,12 +25,18 @@ import numpy as np
 
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
 from optcmp.optimizers.adadelta import AdadeltaRule
-from optcmp.optimizers.base import ReferenceAdapter, StepOutput, UpdateRule
+from optcmp.optimizers.base import ReferenceAdapter, StepOutput
 from optcmp.optimizers.sgd import SGDRule
 
 
 def keras_backend_name() -> str:
-    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded)."""
+    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded).
+
+    Returns
+    -------
+    str
+        ``keras.backend.backend()``, e.g. ``"tensorflow"``.
+    """
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
@@ -41,22 +47,13 @@ class _KerasAdapter(ReferenceAdapter):
     """Keras optimizer on a ``tf.Variable``; reference rule when Keras is not on TensorFlow."""
 
     keras_name: str = ""
-    rule: UpdateRule
 
     def _options(self) -> dict[str, Any]:
         raise NotImplementedError
 
     def _native_options(self) -> dict[str, Any]:
-        """:meth:`_options` with floats as ``numpy.float64``.
-
-        Keras casts a Python float hyperparameter such as SGD's ``momentum`` with
-        ``ops.cast(value, variable.dtype)``, which goes through a float32 tensor first:
-        momentum 0.9 became 0.89999997615814 in float64 runs (a 5e-7 relative drift from the
-        reference rule after 20 steps). ``numpy.float64`` is a ``float`` subclass that Keras
-        accepts and converts without that detour.
-        """
-        return {k: np.float64(v) if isinstance(v, float) else v
-                for k, v in self._options().items()}
+        """The constructor arguments actually passed (default: :meth:`_options`)."""
+        return self._options()
 
     def setup(self) -> None:
         kb = keras_backend_name()
@@ -164,3 +161,17 @@ class KerasSGD(_KerasAdapter):
         return {"learning_rate": float(h["learning_rate"]), "momentum": float(h["momentum"]),
                 "nesterov": bool(h["nesterov"]), "weight_decay": None, "clipnorm": None,
                 "clipvalue": None, "global_clipnorm": None, "use_ema": False}
+
+    def _native_options(self) -> dict[str, Any]:
+        """:meth:`_options` with ``momentum`` as a ``numpy.float64``.
+
+        Keras SGD casts its Python float ``momentum`` with ``ops.cast(momentum,
+        variable.dtype)``, which goes through a float32 tensor first: 0.9 became
+        0.8999999761581421 in float64 runs (a 5e-7 relative drift from the reference rule after
+        20 steps). ``numpy.float64`` is a ``float`` subclass that Keras accepts and converts
+        without that detour. (Adadelta multiplies tensors by ``rho`` directly, where a Python
+        float is exact and a numpy scalar would not work.)
+        """
+        opts = self._options()
+        opts["momentum"] = np.float64(opts["momentum"])
+        return opts

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import (
     HyperParam,
     LoopAdapter,
@@ -80,7 +81,8 @@ class ScipyLBFGSB(LoopAdapter):
             x = intermediate_result.x
             self._x = np.array(x, dtype=np.float64, copy=True)
             lx, lg = self._last
-            gnorm = float(np.linalg.norm(lg)) if lx is not None and np.array_equal(lx, x) else None
+            gnorm = (norm2(lg)
+                     if lx is not None and lg is not None and np.array_equal(lx, x) else None)
             if monitor.on_iteration(fun=float(intermediate_result.fun), grad_norm=gnorm,
                                     nfev=self.nfev, njev=self.nfev, x=self._x):
                 raise StopIteration

@@ -159,7 +159,7 @@ class TorchLBFGS(_TorchAdapter):
                     first.append(torch.sqrt(torch.dot(g, g)))
             return f
 
-        f0 = opt.step(closure)
+        f0: Any = opt.step(closure)  # type: ignore[arg-type]  # returns the first closure value
         self._calls = calls[0]
         return f0.detach(), first[0]
 

@@ -1,11 +1,70 @@
 """Backend-agnostic problems."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from optcmp.problems.base import Optimum, ParamLayout, Problem
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.linear_regression import LinearRegression
 
-#: Problems by command-line name; values build the default instance.
+#: Problems by command-line name; values build the default instance. A problem registered here
+#: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
+#: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
 PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
                                       "fizzbuzz": FizzBuzzMLP}
 
-__all__ = ["PROBLEMS", "FizzBuzzMLP", "LinearRegression", "Optimum", "ParamLayout", "Problem"]
+
+def problem_from_spec(spec: dict[str, Any]) -> Problem:
+    """Build the problem a spec describes, generating its data from the spec's seed.
+
+    Parameters
+    ----------
+    spec : dict
+        Output of ``problem.spec()`` for a registered problem with generated data (e.g.
+        ``LinearRegression(n_samples=1000, seed=3).spec()``).
+
+    Returns
+    -------
+    Problem
+        A new problem whose ``spec()`` equals ``spec``.
+
+    Raises
+    ------
+    ValueError
+        Unknown problem name (the registered ones are listed), or a problem built from user
+        arrays (those cannot be regenerated; executors scatter them instead, see
+        :func:`optcmp.compare`).
+
+    Examples
+    --------
+    >>> from optcmp.problems import LinearRegression, problem_from_spec
+    >>> p = problem_from_spec(LinearRegression(n_samples=100, seed=1).spec())
+    >>> p.n_samples
+    100
+    """
+    name = spec.get("problem")
+    cls = PROBLEMS.get(str(name))
+    if cls is None:
+        raise ValueError(f"unknown problem {name!r} in spec; registered: {', '.join(PROBLEMS)}")
+    return cls.from_spec(dict(spec))
+
+
+def rebuildable(problem: Problem) -> bool:
+    """Whether :func:`problem_from_spec` rebuilds ``problem`` (registered class, generated data).
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    bool
+    """
+    spec = problem.spec()
+    return (PROBLEMS.get(str(spec.get("problem"))) is type(problem)
+            and spec.get("source") == "generated")
+
+
+__all__ = ["PROBLEMS", "FizzBuzzMLP", "LinearRegression", "Optimum", "ParamLayout", "Problem",
+           "problem_from_spec", "rebuildable"]

@@ -212,6 +212,30 @@ class Problem(ABC):
         """
         raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
 
+    def with_seed(self, seed: int) -> Problem:
+        """The same problem with its data redrawn from ``seed`` (for ``compare(redraw_data=True)``).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the new data.
+
+        Returns
+        -------
+        Problem
+            A new problem of the same kind and size; ``self`` is unchanged.
+
+        Raises
+        ------
+        NotImplementedError
+            The problem cannot redraw its data (e.g. it was built from your own arrays).
+        """
+        raise NotImplementedError(
+            f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
+            "use redraw_data=False (repetitions then vary only the initial point and minibatch "
+            "order)"
+        )
+
     def optimum(self) -> Optimum | None:
         """The known optimum, or ``None`` (then the default stop is a loss target)."""
         return None
@@ -241,6 +265,40 @@ class Problem(ABC):
     @abstractmethod
     def spec(self) -> dict[str, Any]:
         """JSON-serializable description (class and data parameters) of the problem."""
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Problem:
+        """Rebuild a problem whose data are generated from its spec (e.g. on a worker process).
+
+        The default convention: a spec with ``"source": "generated"`` holds, besides
+        ``"problem"`` and ``"source"``, exactly the constructor's keyword arguments (seed
+        included), so ``cls(**kwargs)`` regenerates the same data. Problems built from user
+        arrays cannot be rebuilt. Subclasses with another layout override this method.
+
+        Parameters
+        ----------
+        spec : dict
+            Output of :meth:`spec`.
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        ValueError
+            The spec does not describe generated data, or the rebuilt problem's spec differs.
+        """
+        if spec.get("source") != "generated":
+            raise ValueError(
+                f"problem {spec.get('name', spec.get('problem'))!r} was built from user data "
+                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec"
+            )
+        kwargs = {k: v for k, v in spec.items() if k not in ("problem", "source")}
+        problem = cls(**kwargs)
+        if problem.spec() != spec:
+            raise ValueError(f"rebuilding {cls.__name__} from {spec} gave {problem.spec()}")
+        return problem
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")

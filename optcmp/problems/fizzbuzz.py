@@ -563,7 +563,8 @@ class FizzBuzzMLP(Problem):
         return out
 
     def spec(self) -> dict[str, Any]:
-        return {"problem": self.name, "hidden": self.hidden, "loss": self.loss, "init": self.init, "init_std": self.init_std,
+        return {"problem": self.name, "source": "generated", "hidden": self.hidden,
+                "loss": self.loss, "init": self.init, "init_std": self.init_std,
                 "low": self.low, "high": self.high, "n_bits": self.n_bits,
                 "test_fraction": self.test_fraction, "seed": self.seed,
                 "damping": self.damping, "target_loss": self.target_loss}

@@ -109,7 +109,11 @@ class LinearRegression(Problem):
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
             raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-        if not np.isfinite(noise) or noise < 0:
+        try:
+            noise_ok = not isinstance(noise, bool) and bool(np.isfinite(noise)) and noise >= 0
+        except TypeError:
+            noise_ok = False
+        if not noise_ok:
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
         rng = np.random.default_rng(seed)
         d = int(n_features)
@@ -243,7 +247,8 @@ class LinearRegression(Problem):
         features, target_list = _check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
             col = df[c]
-            if not np.issubdtype(np.asarray(col).dtype, np.number):
+            dt = np.asarray(col).dtype
+            if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
                 raise ValueError(f"column {c!r} is not numeric (dtype {col.dtype}); "
                                  "convert it or leave it out of features/targets")
         X = df[features].to_numpy(dtype=np.float64)
@@ -285,7 +290,8 @@ class LinearRegression(Problem):
         KeyError
             Unknown column names (the message lists the available ones).
         ValueError
-            Empty file, ragged rows, or a cell that is not a number (row and column named).
+            Empty file, ragged rows, a cell that is not a number, or missing (empty), NaN or
+            inf cells (their count, and the line and column of the first, are named).
         """
         path = os.fspath(path)
         with open(path, newline="") as fh:
@@ -294,7 +300,12 @@ class LinearRegression(Problem):
                 header = [h.strip() for h in next(reader)]
             except StopIteration:
                 raise ValueError(f"{path}: the file is empty; expected a header row") from None
-            rows = [r for r in reader if r and any(cell.strip() for cell in r)]
+            rows: list[list[str]] = []
+            lines: list[int] = []  # file line of each data row (header = line 1)
+            for rec in reader:
+                if rec and any(cell.strip() for cell in rec):
+                    rows.append(rec)
+                    lines.append(reader.line_num)
         if not rows:
             raise ValueError(f"{path}: no data rows after the header")
         if targets is None:
@@ -309,16 +320,27 @@ class LinearRegression(Problem):
         for r, row in enumerate(rows):
             if len(row) != len(header):
                 raise ValueError(
-                    f"{path}: data row {r + 1} has {len(row)} fields, the header has {len(header)}"
+                    f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
                 )
             for c, name in enumerate(cols):
                 cell = row[index[name]].strip()
+                if not cell:
+                    data[r, c] = np.nan  # a missing value, reported below with NaN/inf
+                    continue
                 try:
                     data[r, c] = float(cell)
                 except ValueError:
                     raise ValueError(
-                        f"{path}: column {name!r} is not numeric: data row {r + 1} holds {cell!r}"
+                        f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
                     ) from None
+        bad = ~np.isfinite(data)
+        nbad = int(bad.sum())
+        if nbad:
+            r0, c0 = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
+                f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
+            )
         X = data[:, : len(features)]
         y = data[:, len(features):]
         if isinstance(targets, str):
@@ -329,6 +351,37 @@ class LinearRegression(Problem):
         prob = cls.from_arrays(X, y, **kwargs)
         prob._spec["source"] = f"csv:{os.path.abspath(path)}"
         return prob
+
+    def with_seed(self, seed: int) -> LinearRegression:
+        """The same generated problem with data drawn from ``seed`` (sizes and noise kept).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the new features, true coefficients and noise.
+
+        Returns
+        -------
+        LinearRegression
+
+        Raises
+        ------
+        NotImplementedError
+            The problem was built from your own arrays (``from_arrays``, ``from_frame``,
+            ``from_csv``): optcmp cannot draw new data for it.
+        """
+        sp = self._spec
+        if sp.get("source") != "generated":
+            raise NotImplementedError(
+                f"problem {self.name!r} was built from your own data (source "
+                f"{sp.get('source')!r}); it cannot redraw its data from a seed. Use "
+                "redraw_data=False, or build one problem per data set and concatenate the "
+                "comparisons (Comparison.concat)")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        return LinearRegression(n_samples=sp["n_samples"], n_features=sp["n_features"],
+                                noise=sp["noise"], seed=int(seed),
+                                fit_intercept=sp["fit_intercept"], init=sp["init"])
 
     # ------------------------------------------------------------------ internals
     def _setup(

@@ -1,0 +1,31 @@
+"""Dask-only helpers (imported only when a ``dask.distributed.Client`` is the executor)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+
+class ProblemPlugin(WorkerPlugin):
+    """Carries a problem built from user arrays to every worker, once per worker process.
+
+    The scheduler keeps registered plugins and installs them on workers that join later,
+    restarted ones included, so the data survive a worker that dies (scattered data would not
+    once every holder has died).
+    """
+
+    def __init__(self, token: str, problem: Any) -> None:
+        self.name = f"optcmp-problem-{token}"
+        self.token = token
+        self.problem = problem
+
+    def setup(self, worker: Any) -> None:
+        from optcmp.executors import _SHIPPED
+
+        _SHIPPED[self.token] = self.problem
+
+    def teardown(self, worker: Any) -> None:
+        from optcmp.executors import _SHIPPED
+
+        _SHIPPED.pop(self.token, None)

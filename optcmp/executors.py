@@ -1,0 +1,520 @@
+"""Where runs execute: sequentially (the default), on a ``concurrent.futures`` executor, or on a
+``dask.distributed`` cluster.
+
+Every path calls the same per-run task function, :func:`execute_run`, so a run gives the same
+result wherever it runs.
+
+Shipping the problem
+--------------------
+* A registered problem with generated data (``spec()["source"] == "generated"``, e.g.
+  ``LinearRegression(n_samples=..., seed=...)``) travels as its spec: each worker process
+  regenerates the data once with :func:`optcmp.problems.problem_from_spec`, checks its SHA-256
+  fingerprint against the client's, and caches it for the following runs.
+* A problem built from your arrays cannot be regenerated. On a Dask client it is shipped once
+  per worker process, through a worker plugin that the scheduler keeps and installs on every
+  worker that joins, restarted ones included (scattered data would be lost once every worker
+  holding it had died); on a ``ThreadPoolExecutor`` the threads share the object. Other
+  executors (process pools) raise ``ValueError`` rather than pickle the data for every run.
+
+Host sharing
+------------
+Each run records its host and the most optcmp runs that were active on that host at once while
+it ran (:attr:`RunResult.concurrency`, counted across processes through a small lock-protected
+file in the temporary directory, or ``$OPTCMP_ACTIVITY_DIR``). ``concurrency > 1`` sets
+:attr:`RunResult.shared_host`: those timings contend for cores and memory bandwidth, and
+:func:`optcmp.compare` warns about them.
+
+Lost workers
+------------
+On Dask, a worker process that dies loses only its run in progress: the scheduler re-runs it on
+another worker (up to ``distributed.scheduler.allowed-failures`` times), after which it is
+recorded ``failed`` with the reason (and not written to the store, so a resumed sweep tries it
+again). Dask counts a death against every task assigned to that worker; with one thread per
+worker, ``distributed.scheduler.worker-saturation: 1.0`` keeps that to the task it was running.
+A process pool that loses a process breaks as a whole (a ``concurrent.futures``
+limitation): its unfinished runs are recorded ``failed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from optcmp.optimizers.base import OptimizerSpec
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult
+from optcmp.stopping import Rule
+
+Callback = Callable[[Any], Any]
+
+
+@dataclass
+class RunTask:
+    """Everything one run needs besides the problem (picklable; shipped to workers).
+
+    Attributes
+    ----------
+    index : int
+        Position in the sweep (results are returned in this order).
+    key : str
+        The run's store key (:func:`optcmp.store.run_key`), or "" without a store.
+    optimizer : OptimizerSpec
+    backend, device, dtype : str
+    seed, repeat : int
+    stopping : Rule
+    eval_every : int or None
+    callback : callable or None
+        Called where the run runs (on the worker for executors).
+    skip_message : str or None
+        Set when the client already knows the run cannot start (backend not installed): the run
+        is recorded ``skipped`` with this message.
+    """
+
+    index: int
+    key: str
+    optimizer: OptimizerSpec
+    backend: str
+    device: str | None
+    dtype: str
+    seed: int
+    repeat: int
+    stopping: Rule
+    eval_every: int | None = None
+    callback: Callback | None = None
+    skip_message: str | None = None
+
+
+@dataclass(frozen=True)
+class ProblemRef:
+    """A problem shipped as its spec, rebuilt (and cached) by each worker process.
+
+    Attributes
+    ----------
+    spec : dict
+        ``problem.spec()``.
+    data_sha256 : str
+        Fingerprint the rebuilt data must have (:func:`optcmp.store.data_fingerprint`).
+    """
+
+    spec: dict[str, Any]
+    data_sha256: str
+
+
+@dataclass(frozen=True)
+class ShippedRef:
+    """A problem installed on every Dask worker by a plugin, looked up by ``token``."""
+
+    token: str
+    spec: dict[str, Any]
+
+
+#: Problems installed by :class:`optcmp._dask.ProblemPlugin`, by token (worker side).
+_SHIPPED: dict[str, Problem] = {}
+_PROBLEM_CACHE: dict[str, Problem] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 4
+
+
+def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
+    """The problem behind ``ref``: itself, or rebuilt from its spec once per process.
+
+    Parameters
+    ----------
+    ref : Problem or ProblemRef
+        A problem, or the spec and data fingerprint of one.
+
+    Returns
+    -------
+    Problem
+        ``ref`` itself, or the cached problem rebuilt from its spec.
+
+    Raises
+    ------
+    ValueError
+        The spec cannot be rebuilt, or the rebuilt data differ from the client's (e.g. another
+        numpy version on the worker generates other random numbers).
+    """
+    if isinstance(ref, Problem):
+        return ref
+    if isinstance(ref, ShippedRef):
+        shipped = _SHIPPED.get(ref.token)
+        if shipped is None:
+            raise ValueError(f"problem {ref.spec.get('name', ref.spec.get('problem'))!r} was not "
+                             f"installed on this worker (plugin optcmp-problem-{ref.token})")
+        return shipped
+    from optcmp.problems import problem_from_spec
+    from optcmp.store import canonical_json, data_fingerprint
+
+    key = canonical_json(ref.spec)
+    with _CACHE_LOCK:
+        cached = _PROBLEM_CACHE.get(key)
+        if cached is None:
+            cached = problem_from_spec(ref.spec)
+            fp = data_fingerprint(cached)
+            if fp != ref.data_sha256:
+                raise ValueError(
+                    f"problem rebuilt from {ref.spec} on host {socket.gethostname()} has data "
+                    f"sha256 {fp[:12]}..., the client's is {ref.data_sha256[:12]}...: the worker "
+                    "generates other data (different numpy?); install the same versions")
+            while len(_PROBLEM_CACHE) >= _CACHE_SIZE:
+                _PROBLEM_CACHE.pop(next(iter(_PROBLEM_CACHE)))
+            _PROBLEM_CACHE[key] = cached
+    return cached
+
+
+def execute_run(task: RunTask,
+                problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
+    """Run one task: the per-run function of every execution path.
+
+    Parameters
+    ----------
+    task : RunTask
+    problem : Problem, ProblemRef or ShippedRef
+
+    Returns
+    -------
+    result : RunResult
+        With ``host``, ``concurrency``, ``shared_host``, ``started_at`` and ``finished_at`` set.
+        Never raises for a run that fails: a crash inside the optimizer is ``failed`` (from
+        :func:`optcmp.run_one`), a backend that is not installed ``skipped``, any other error
+        ``failed`` with the error in ``message``.
+    storable : bool
+        Whether the result is a finished run worth storing (False for ``skipped`` runs and errors
+        outside the optimizer, which a resumed sweep should try again).
+    """
+    from optcmp.backends import BackendUnavailable
+    from optcmp.compare import _skipped, run_one
+
+    started = time.time()
+    with host_activity() as act:
+        storable = False
+        try:
+            prob = resolve_problem(problem)
+        except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+            res = _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}")
+        else:
+            if task.skip_message is not None:
+                res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
+                               task.repeat, task.skip_message)
+            else:
+                try:
+                    res = run_one(prob, task.optimizer, backend=task.backend, device=task.device,
+                                  dtype=task.dtype, stopping=task.stopping, seed=task.seed,
+                                  repeat=task.repeat, callback=task.callback,
+                                  eval_every=task.eval_every)
+                    storable = True
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BackendUnavailable as exc:
+                    res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
+                                   task.repeat, str(exc))
+                except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
+                    res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
+                                   task.repeat, f"{type(exc).__name__}: {exc}")
+                    res.status = "failed"
+    res.host = socket.gethostname()
+    res.started_at = started
+    res.finished_at = time.time()
+    res.concurrency = act.peak
+    res.shared_host = act.peak > 1
+    return res, storable
+
+
+def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str) -> RunResult:
+    spec = problem.spec() if isinstance(problem, Problem) else problem.spec
+    return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
+                     optimizer=task.optimizer.name, label=task.optimizer.label,
+                     backend=task.backend, dtype=task.dtype,
+                     hyperparameters=dict(task.optimizer.hyperparameters), seed=task.seed,
+                     repeat=task.repeat, status=status, message=message,
+                     host=socket.gethostname())
+
+
+def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
+    """A ``failed`` result for a run lost outside :func:`execute_run` (dead worker, pool).
+
+    Parameters
+    ----------
+    problem : Problem
+    task : RunTask
+        The run that was lost.
+    message : str
+        Why it was lost; stored in the result's ``message``.
+
+    Returns
+    -------
+    RunResult
+        With ``status="failed"`` and no iterations.
+    """
+    return _stub(problem, task, "failed", message)
+
+
+# ---------------------------------------------------------------------- host activity
+class _Activity:
+    peak: int = 1
+
+
+_LOCAL_ACTIVE: dict[str, dict[str, int]] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def _activity_file() -> str:
+    base = os.environ.get("OPTCMP_ACTIVITY_DIR") or tempfile.gettempdir()
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return os.path.join(base, f"optcmp-activity-{uid}.json")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _locked_state() -> Iterator[dict[str, dict[str, int]]]:
+    """The host's table of active runs, under an exclusive lock (file + flock, or in-process)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: count this process's runs only
+        with _LOCAL_LOCK:
+            yield _LOCAL_ACTIVE
+        return
+    with _LOCAL_LOCK:
+        fd = os.open(_activity_file(), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = b""
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                raw += chunk
+            try:
+                state = json.loads(raw) if raw.strip() else {}
+                if not isinstance(state, dict):
+                    state = {}
+            except ValueError:
+                state = {}
+            yield state
+            data = json.dumps(state).encode()
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, data)
+        finally:
+            os.close(fd)  # closing releases the flock
+
+
+@contextlib.contextmanager
+def host_activity() -> Iterator[_Activity]:
+    """Register a run as active on this host; on exit, ``.peak`` is the most runs active at once.
+
+    Yields
+    ------
+    object
+        With attribute ``peak`` (int, >= 1), valid after the block.
+    """
+    act = _Activity()
+    me = f"{os.getpid()}-{uuid.uuid4().hex}"
+    try:
+        with _locked_state() as st:
+            for k in [k for k, v in st.items() if not _alive(int(v.get("pid", 0)))]:
+                del st[k]
+            st[me] = {"pid": os.getpid(), "peak": 0}
+            n = len(st)
+            for v in st.values():
+                v["peak"] = max(int(v.get("peak", 0)), n)
+    except OSError:  # pragma: no cover - unwritable temp dir: count nothing
+        me = ""
+    try:
+        yield act
+    finally:
+        if me:
+            try:
+                with _locked_state() as st:
+                    entry = st.pop(me, None)
+                    act.peak = max(1, int(entry.get("peak", 1))) if entry else 1
+            except OSError:  # pragma: no cover
+                pass
+
+
+# ---------------------------------------------------------------------- dispatch
+def is_dask_client(obj: Any) -> bool:
+    """Whether ``obj`` is a ``dask.distributed.Client`` (without importing dask).
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+    """
+    return any(c.__module__.startswith("distributed") and c.__name__ == "Client"
+               for c in type(obj).__mro__)
+
+
+def problem_ref(problem: Problem) -> ProblemRef | None:
+    """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    ProblemRef or None
+        ``None`` for a problem built from arrays (it has to be shipped as an object).
+    """
+    from optcmp.problems import rebuildable
+    from optcmp.store import data_fingerprint
+
+    if rebuildable(problem):
+        return ProblemRef(problem.spec(), data_fingerprint(problem))
+    return None
+
+
+def check_executor(executor: Any, problem: Problem) -> None:
+    """Validate ``executor`` for ``problem`` before anything runs.
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor or dask.distributed.Client
+    problem : Problem
+
+    Raises
+    ------
+    TypeError
+        Not a ``concurrent.futures.Executor`` nor a Dask client.
+    ValueError
+        A process-based executor with a problem that cannot be rebuilt from its spec.
+    """
+    if is_dask_client(executor):
+        return
+    if not isinstance(executor, Executor):
+        raise TypeError("executor must be a concurrent.futures.Executor or a "
+                        f"dask.distributed.Client, got {type(executor).__name__}")
+    if not isinstance(executor, ThreadPoolExecutor) and problem_ref(problem) is None:
+        raise ValueError(
+            f"problem {problem.name!r} was built from your own data and cannot be rebuilt from "
+            f"its spec on a worker process; {type(executor).__name__} would pickle the data for "
+            "every run. Use a dask.distributed.Client (the data are scattered once), a "
+            "ThreadPoolExecutor, or the default sequential execution.")
+
+
+OnResult = Callable[[RunTask, RunResult, bool], None]
+
+
+def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
+              executor: Any = None) -> None:
+    """Execute ``tasks`` and report each result as it finishes.
+
+    Parameters
+    ----------
+    tasks : sequence of RunTask
+    problem : Problem
+    on_result : callable
+        ``on_result(task, result, storable)``, called in the calling thread, in completion
+        order.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        None runs sequentially in this process.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C: runs not started are cancelled; results reported so far stand.
+    """
+    if executor is None:
+        for t in tasks:
+            res, ok = execute_run(t, problem)
+            on_result(t, res, ok)
+    elif is_dask_client(executor):
+        _run_dask(tasks, problem, on_result, executor)
+    else:
+        _run_futures(tasks, problem, on_result, executor)
+
+
+def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
+                 executor: Executor) -> None:
+    from concurrent.futures import as_completed
+
+    ref: Problem | ProblemRef | None = (problem if isinstance(executor, ThreadPoolExecutor)
+                                        else problem_ref(problem))
+    if ref is None:  # pragma: no cover - check_executor ran first
+        raise ValueError(f"problem {problem.name!r} cannot be shipped to {executor!r}")
+    futs = {executor.submit(execute_run, t, ref): t for t in tasks}
+    try:
+        for f in as_completed(futs):
+            t = futs[f]
+            try:
+                res, ok = f.result()
+            except Exception as exc:  # noqa: BLE001 - a broken pool: this run is lost
+                res, ok = failed_result(problem, t, f"executor error, run lost: "
+                                                    f"{type(exc).__name__}: {exc}"), False
+            on_result(t, res, ok)
+    except BaseException:
+        for f in futs:
+            f.cancel()
+        raise
+
+
+def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
+              client: Any) -> None:
+    from distributed import as_completed
+
+    ref: ProblemRef | ShippedRef | None = problem_ref(problem)
+    plugin = None
+    if ref is None:
+        from optcmp._dask import ProblemPlugin
+
+        token = uuid.uuid4().hex
+        plugin = ProblemPlugin(token, problem)
+        client.register_plugin(plugin, name=plugin.name)
+        ref = ShippedRef(token, problem.spec())
+    futs = {}
+    for t in tasks:
+        key = f"optcmp-run-{t.optimizer.name}-{t.backend}-s{t.seed}-{uuid.uuid4().hex[:8]}"
+        futs[client.submit(execute_run, t, ref, key=key, pure=False)] = t
+    pending = set(futs)
+    try:
+        for f in as_completed(list(futs)):
+            t = futs[f]
+            pending.discard(f)
+            if f.status == "error":
+                exc = f.exception()
+                res, ok = failed_result(problem, t, (
+                    f"run lost on the Dask cluster ({type(exc).__name__}: {exc}); a worker "
+                    "probably died while running it")), False
+            else:
+                try:
+                    res, ok = f.result()
+                except Exception as exc:  # noqa: BLE001 - cancelled or lost
+                    res, ok = failed_result(problem, t, f"run lost on the Dask cluster: "
+                                                        f"{type(exc).__name__}: {exc}"), False
+            f.release()
+            on_result(t, res, ok)
+    except BaseException:
+        if pending:
+            client.cancel(list(pending))
+        raise
+    finally:
+        if plugin is not None:
+            with contextlib.suppress(Exception):
+                client.unregister_worker_plugin(plugin.name)
+
+
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "host_activity",
+           "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]

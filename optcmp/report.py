@@ -1,0 +1,357 @@
+"""A self-contained, offline HTML report of a :class:`~optcmp.results.Comparison`.
+
+One file, no network: plots are inline SVG (or base64 PNG), the style sheet is inline, there is
+no script and no external URL (the SVG namespace declarations matplotlib writes are removed:
+an HTML parser puts ``<svg>`` in the SVG namespace by itself). Every label and message is
+HTML-escaped. Sections: fairness warnings, summary with confidence intervals, pairwise tests,
+plots, every run with its status and message, settings, environment.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+import json
+import math
+import os
+import re
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from optcmp import stats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from optcmp.results import Comparison
+
+IMAGE_FORMATS = ("svg", "png")
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+ margin:0 auto;max-width:1200px;padding:16px 24px;color:#1d1d1f;background:#fff}
+h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 8px;
+ border-bottom:1px solid #ddd;padding-bottom:4px}
+.meta{color:#555;margin:0 0 12px}
+table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr:nth-child(even) td{background:#fafafa}
+.warn{background:#fff7e0;border:1px solid #e8c66a;padding:8px 12px;border-radius:4px}
+.warn li{margin:3px 0}.note{color:#555;font-size:12.5px}
+.status-converged{color:#11703a;font-weight:600}.status-failed,.status-diverged{color:#b3261e;
+ font-weight:600}.status-max_iter,.status-timeout,.status-max_evals,.status-stalled{color:#9a6700}
+.status-skipped{color:#777}
+figure{margin:10px 0 16px}figure svg,figure img{max-width:100%;height:auto}
+figcaption{color:#444;font-size:13px;margin-top:4px}
+.scroll{overflow-x:auto}
+table.runs tr.detail td{background:#fff;color:#444;font-size:12px;border-top:0;
+ word-break:break-word}table.runs tr.run td{border-bottom:0}
+.figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:8px 20px}
+code{background:#f3f4f6;padding:0 3px;border-radius:3px}
+"""
+
+
+def _e(v: Any) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def _fmt_t(t: float | None) -> str:
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    if math.isinf(t):
+        return "&infin;"
+    if t < 1e-3:
+        return f"{t * 1e6:.3g}&nbsp;&micro;s"
+    if t < 1:
+        return f"{t * 1e3:.3g}&nbsp;ms"
+    return f"{t:.4g}&nbsp;s"
+
+
+def _fmt_n(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "&infin;"
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.4g}"
+
+
+def _fmt_g(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return _e(f"{v:.3g}")
+
+
+def svg_inline(fig: Figure) -> str:
+    """The figure as an ``<svg>`` element ready to inline in HTML5 (no URL inside).
+
+    Drops the XML prolog and DOCTYPE, metadata, comments and the ``xmlns`` declarations (an
+    HTML parser assigns the SVG and XLink namespaces itself).
+
+    Raises
+    ------
+    RuntimeError
+        An ``http://``/``https://`` reference survived (never expected).
+    """
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
+                                             "Type": None})
+    s = buf.getvalue()
+    s = s[s.index("<svg"):]
+    s = re.sub(r"<metadata>.*?</metadata>", "", s, flags=re.S)
+    s = re.sub(r"<!--.*?-->", "", s, flags=re.S)
+    s = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", s)
+    if re.search(r"https?://", s):
+        raise RuntimeError("an external URL survived in the inline SVG")
+    return s
+
+
+def png_img(fig: Figure, *, dpi: int = 110, alt: str = "") -> str:
+    """The figure as an ``<img>`` with a base64 ``data:`` PNG (no URL)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    b64 = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]],
+           cls: str = "") -> str:
+    out = [f'<table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><thead><tr>']
+    out += [f"<th>{_e(h)}</th>" for h in header]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>" + "".join(f'<td class="num">{c}</td>' if num else f"<td>{c}</td>"
+                                    for c, num in row) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _summary_section(rows: list[dict[str, Any]]) -> str:
+    level = rows[0]["ci_level"] if rows else 0.95
+    header = ["problem", "optimizer", "backend", "device", "dtype", "success",
+              "median time-to-target", f"{level:.0%} CI", "iters", "nfev", "njev",
+              "aRT", "statuses"]
+    body = []
+    for r in sorted(rows, key=lambda r: (r["problem"], r["median_time"]
+                                         if not math.isnan(r["median_time"]) else math.inf)):
+        body.append([
+            (_e(r["problem"]), False), (_e(r["optimizer"]), False), (_e(r["backend"]), False),
+            (_e(r["device"]), False), (_e(r["dtype"]), False),
+            (f"{r['successes']}/{r['runs']}", True), (_fmt_t(r["median_time"]), True),
+            (f"[{_fmt_t(r['ci_low'])}, {_fmt_t(r['ci_high'])}]", True),
+            (_fmt_n(r["median_nit"]), True), (_fmt_n(r["median_nfev"]), True),
+            (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
+            (_e(r["statuses"]), False),
+        ])
+    method = stats.ci_methods(rows)
+    note = ("<p class=note>Medians over repetitions. CI: bootstrap (" + _e(method) +
+            ") confidence interval of the median time-to-target "
+            "(<code>scipy.stats.bootstrap</code>, seeded). Runs that did not reach the target "
+            "are censored: they count as &infin;, never as if they had converged, so a median "
+            "is &infin; when half or more of the runs missed the target. iters/nfev/njev: "
+            "medians to target. aRT (COCO): total time spent by all runs (to target, or until "
+            "they stopped) divided by the number of successes.</p>")
+    return _table(header, body) + note
+
+
+def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
+    out = []
+    for prob in dict.fromkeys(r["problem"] for r in rows):
+        prow = [r for r in rows if r["problem"] == prob and r["runs"] >= 2]
+        fin = [r for r in prow if math.isfinite(r["median_time"])]
+        if len(prow) < 2 or not fin:
+            continue
+        best = min(fin, key=lambda r: r["median_time"])
+
+        def sel(r: dict[str, Any], prob: str = prob) -> list[Any]:
+            return [x for x in comp.runs if x.problem == prob and x.label == r["optimizer"]
+                    and x.backend == r["backend"] and x.device == r["device"]
+                    and x.dtype == r["dtype"]]
+
+        def name(r: dict[str, Any]) -> str:
+            return f"{r['optimizer']} ({r['backend']}, {r['dtype']})"
+
+        for r in prow:
+            if r is best:
+                continue
+            pc = stats.compare_pair(sel(best), sel(r), labels=(name(best), name(r)), warn=False)
+            out.append([(_e(prob), False), (_e(pc.a), False), (_e(pc.b), False),
+                        (_fmt_g(pc.p_value), True), (_e(f"{pc.a_faster:.2f}"), True),
+                        (_e(pc.magnitude), False), (_e(pc.message), False)])
+    if not out:
+        return ("<p class=note>No pairwise test: it needs at least two solvers with two or more "
+                "repetitions each on one problem.</p>")
+    return _table(["problem", "fastest (a)", "other (b)", "p (Mann-Whitney U)",
+                   "A = P(a sooner)", "effect", "conclusion"], out) + (
+        "<p class=note>Two-sided Mann-Whitney rank-sum test of time-to-target over "
+        "repetitions (censored runs rank last); effect size: Vargha-Delaney A (0.5 = no "
+        "difference; negligible &lt; 0.56 &le; small &lt; 0.64 &le; medium &lt; 0.71 &le; "
+        "large).</p>")
+
+
+def _runs_section(comp: Comparison) -> str:
+    header = ["#", "problem", "optimizer", "backend", "device", "dtype", "seed", "repeat",
+              "status", "time-to-target", "iters", "nfev", "njev", "rel. subopt.", "timed",
+              "warm-up"]
+    out = ['<div class="scroll"><table class="runs"><thead><tr>']
+    out += [f"<th>{_e(h)}</th>" for h in header]
+    out.append("</tr></thead><tbody>")
+    for i, r in enumerate(comp.runs):
+        reached = r.time_to_target is not None
+        hp = ", ".join(f"{k}={v}" for k, v in r.hyperparameters.items())
+        cells = [
+            (str(i), True), (_e(r.problem), False), (_e(r.label), False), (_e(r.backend), False),
+            (_e(r.device), False), (_e(r.dtype), False),
+            (str(int(r.seed)), True), (str(int(r.repeat)), True),
+            (f'<span class="status-{_e(r.status)}">{_e(r.status)}</span>', False),
+            (_fmt_t(r.time_to_target), True),
+            (_fmt_n(r.nit_to_target if reached else r.nit), True),
+            (_fmt_n(r.nfev_to_target if reached else r.nfev), True),
+            (_fmt_n(r.njev_to_target if reached else r.njev), True),
+            (_fmt_g(r.relative_suboptimality), True), (_fmt_t(r.time), True),
+            (_fmt_t(r.warmup_time), True),
+        ]
+        out.append('<tr class="run">' + "".join(
+            f'<td class="num">{c}</td>' if num else f"<td>{c}</td>" for c, num in cells)
+            + "</tr>")
+        detail = (f"<b>message:</b> {_e(r.message or '-')} &middot; <b>impl:</b> "
+                  f"{_e(r.impl or '-')} ({_e(r.implementation or '-')}) &middot; "
+                  f"<b>hyperparameters:</b> {_e(hp or '-')}")
+        out.append(f'<tr class="detail"><td></td><td colspan="{len(header) - 1}">{detail}'
+                   "</td></tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out) + (
+        "<p class=note>iters/nfev/njev: to target for runs that reached it, totals otherwise. "
+        "timed: optimizer steps only; warm-up (tracing, compilation, first call) is untimed "
+        "and reported apart.</p>")
+
+
+def _kv_table(d: dict[str, Any]) -> str:
+    rows = []
+    for k, v in d.items():
+        if isinstance(v, (dict, list)):
+            v = json.dumps(v, default=str)
+        rows.append([(_e(k), False), (_e(v), False)])
+    return _table(["key", "value"], rows)
+
+
+def _environment(comp: Comparison) -> dict[str, Any]:
+    env = dict(comp.environment)
+    devices = sorted({f"{r.backend}: {r.device}" for r in comp.runs})
+    env.setdefault("devices used", devices)
+    inst = env.get("installed", {})
+    for mod in ("torch", "tensorflow"):
+        if mod not in env:
+            v = inst.get(mod) or (inst.get("tensorflow-cpu") if mod == "tensorflow" else None)
+            env[mod] = f"{v} (installed; not imported by these runs)" if v else "not installed"
+    return env
+
+
+def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
+            title: str | None = None, images: str = "svg", plots: bool = True,
+            seed: int = 0) -> str:
+    """Render a comparison as one self-contained offline HTML page.
+
+    Parameters
+    ----------
+    comp : Comparison
+    path : str or path-like, optional
+        Where to write the page (UTF-8); nothing is written when omitted.
+    title : str, optional
+        Page title; default from the problem names.
+    images : {"svg", "png"}, default "svg"
+        Inline SVG (sharp, searchable) or base64 PNG (smaller for long traces).
+    plots : bool, default True
+        Include the plots (needs matplotlib; without it the report says so and goes on).
+    seed : int, default 0
+        Bootstrap seed of the confidence intervals.
+
+    Returns
+    -------
+    str
+        The HTML.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``images``.
+    """
+    if images not in IMAGE_FORMATS:
+        raise ValueError(f"images must be one of {IMAGE_FORMATS}, got {images!r}")
+    from optcmp import __version__
+
+    probs = list(dict.fromkeys(r.problem for r in comp.runs))
+    title = title or f"optcmp report: {', '.join(probs) or 'no runs'}"
+    rows = stats.summarize(comp.runs, warn=False, seed=seed)
+    issues = stats.fairness_issues(comp.runs, timer_resolution=comp._timer_resolution())
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{_e(title)}</h1>"]
+    target = comp.settings.get("target") or "; ".join(sorted({r.target for r in comp.runs
+                                                              if r.target}))
+    n_rep = len({r.repeat for r in comp.runs})
+    parts.append(
+        f"<p class=meta>{len(comp.runs)} runs, {n_rep} repetition(s); target: "
+        f"<code>{_e(target or '-')}</code>; generated by optcmp {_e(__version__)} on "
+        f"{_e(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</p>")
+    if comp.settings.get("redraw_data"):
+        parts.append("<p class=note>Each repetition redrew the data (redraw_data=True); every "
+                     "optimizer of a repetition saw the same data.</p>")
+    parts.append('<h2 id="warnings">Fairness checks</h2>')
+    if issues:
+        parts.append('<div class="warn"><ul>' + "".join(f"<li>{_e(m)}</li>" for m in issues)
+                     + "</ul></div>")
+    else:
+        parts.append("<p>No issue found: one dtype, one device, the same data and target for "
+                     "every optimizer, no budget-stopped run, timer resolution fine.</p>")
+    parts.append('<h2 id="summary">Summary</h2>')
+    parts.append(_summary_section(rows) if rows else "<p>No runs.</p>")
+    parts.append('<h2 id="pairwise">Pairwise tests</h2>')
+    parts.append(_pairwise_section(comp, rows))
+    parts.append('<h2 id="plots">Plots</h2>')
+    if plots:
+        parts.append(_plots_section(comp, images))
+    else:
+        parts.append("<p class=note>Plots omitted (plots=False).</p>")
+    parts.append('<h2 id="runs">Runs</h2>')
+    parts.append(_runs_section(comp))
+    parts.append('<h2 id="settings">Problem and settings</h2>')
+    if comp.problem:
+        parts.append("<h3>Problem</h3>" + _kv_table(comp.problem))
+    if comp.optimum:
+        parts.append("<h3>Known optimum (direct solve)</h3>" + _kv_table(comp.optimum))
+    if comp.settings:
+        parts.append("<h3>Settings</h3>" + _kv_table(comp.settings))
+    parts.append('<h2 id="environment">Environment</h2>')
+    parts.append(_kv_table(_environment(comp)))
+    parts.append("</body></html>\n")
+    page = "\n".join(parts)
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(page)
+    return page
+
+
+def _plots_section(comp: Comparison, images: str) -> str:
+    try:
+        from optcmp.plot import standard_plots
+        figs = standard_plots(comp)
+    except ImportError as exc:
+        warnings.warn(f"report without plots: {exc}", stacklevel=3)
+        return ("<p class=note>Plots omitted: matplotlib is not installed "
+                "(pip install 'optcmp[plot]').</p>")
+    out = []
+    for name, caption, fig in figs:
+        body = svg_inline(fig) if images == "svg" else png_img(fig, alt=caption)
+        out.append(f'<figure id="fig-{_e(name)}">{body}<figcaption>{_e(caption)}'
+                   "</figcaption></figure>")
+    if not out:
+        return "<p class=note>Nothing to plot (no run with a trace).</p>"
+    return '<div class="figs">' + "\n".join(out) + "</div>"
+
+
+__all__ = ["IMAGE_FORMATS", "png_img", "svg_inline", "to_html"]

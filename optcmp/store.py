@@ -1,0 +1,488 @@
+"""A resumable run store: one JSON line per finished run, safe against crashes and Ctrl-C.
+
+``compare(..., store="runs.jsonl")`` appends every finished run to the store as it finishes
+(written, flushed and ``fsync``-ed before the next run is reported), keyed by :func:`run_key`.
+Running the same sweep again with the same store reads finished keys back as results and runs
+only the others, so an interrupted sweep resumes where it stopped.
+
+File layout (JSON Lines, UTF-8, one record per line)
+-----------------------------------------------------
+1. a header: ``{"record": "header", "format": "optcmp.store", "store_version": 1, "optcmp":
+   "<version>", "problem": {...spec...}, "data_sha256": "<hex>", "created": "<ISO time>"}``;
+2. one ``{"record": "session", ...}`` line each time a sweep opens the store (its settings,
+   optimum and environment; :func:`load_store` uses the last one);
+3. one ``{"record": "run", "key": "<sha256>", "run": {...RunResult.to_dict()...}}`` per run.
+
+Safety rules
+------------
+* **Crash mid-write.** A torn last line (no newline, or not valid JSON) is ignored with a
+  warning and cut off before the next append; every complete line before it is kept. A bad line
+  elsewhere (it can only come from outside editing) is skipped with a warning naming it.
+* **Ctrl-C.** Finished runs are already on disk; the run in progress is discarded;
+  :class:`Interrupted` (a ``KeyboardInterrupt``) says how to resume: run the same command again.
+* **No silent mixing.** One store holds one problem (same spec and same data fingerprint) and
+  one store format version. Opening a store written for another problem or by another store
+  format version raises :class:`StoreMismatchError` (choose another path); a store written by
+  another optcmp *package* version with the same format is reused with a warning.
+* **One writer.** A sweep holds an advisory lock (``fcntl.flock``, POSIX) on its store; a second
+  sweep on the same file fails with :class:`StoreLockedError` instead of interleaving lines.
+
+What is stored and what is re-run
+---------------------------------
+Every result :func:`optcmp.run_one` returns is stored, ``failed`` and ``diverged`` included
+(they are deterministic outcomes). Not stored, hence re-run on resume: ``skipped`` runs (backend
+not installed), runs lost with a worker process or an executor error, and runs discarded by
+Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import time
+import warnings
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from optcmp.results import Comparison, RunResult, _jsonable
+
+#: Version of the store's record layout and of the run key; bump when either changes.
+STORE_VERSION = 1
+
+_FORMAT = "optcmp.store"
+#: How every header line written by :class:`RunStore` starts (compact JSON, keys in this order).
+_HEADER_START = b'{"record":"header","format":"optcmp.store"'
+
+
+class StoreError(ValueError):
+    """A run store that cannot be used (not a store, unreadable header)."""
+
+
+class StoreMismatchError(StoreError):
+    """The store was written for another problem or by another store format version."""
+
+
+class StoreLockedError(StoreError):
+    """Another sweep holds the store's lock."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`optcmp.compare`: finished runs are kept, and the message says how
+    to resume.
+
+    Attributes
+    ----------
+    comparison : Comparison
+        The runs finished before the interruption (read back from the store included).
+    store : str or None
+        Path of the store holding them, if any.
+    done, total : int
+        Finished runs and runs in the sweep.
+    """
+
+    def __init__(self, message: str, comparison: Comparison, store: str | None, done: int,
+                 total: int) -> None:
+        super().__init__(message)
+        self.comparison = comparison
+        self.store = store
+        self.done = done
+        self.total = total
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def canonical_json(obj: Any) -> str:
+    """Canonical JSON text of ``obj``: sorted keys, no spaces, numpy scalars as Python numbers.
+
+    Parameters
+    ----------
+    obj : JSON-like
+        Dicts, lists, strings, numbers, bools, None (numpy scalars and arrays allowed).
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=True)
+
+
+def data_fingerprint(problem: Any) -> str:
+    """SHA-256 of the problem's training arrays (names, dtypes, shapes and bytes).
+
+    Computed once per problem object and cached on it.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    cached = getattr(problem, "_optcmp_data_sha256", None)
+    if cached is not None:
+        return str(cached)
+    h = hashlib.sha256()
+    for name in sorted(problem.train_data):
+        a = np.ascontiguousarray(problem.train_data[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        if a.size:
+            h.update(a.data.cast("B"))
+    fp = h.hexdigest()
+    try:
+        problem._optcmp_data_sha256 = fp
+    except AttributeError:  # pragma: no cover - slotted problems
+        pass
+    return fp
+
+
+def problem_identity(problem: Any) -> dict[str, Any]:
+    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    dict
+        The problem's JSON-able spec and the SHA-256 of its training data.
+    """
+    return {"problem": _jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
+
+
+def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
+            seed: int, stopping: Any, eval_every: int | None = None) -> str:
+    """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
+
+    The key covers the problem spec and data fingerprint, the optimizer (name, every
+    hyperparameter, impl; not the display label), backend, device, dtype, seed, the stopping rule
+    (``rule.to_dict()``), ``eval_every`` and :data:`STORE_VERSION`. It does not depend on the
+    process, the machine, the Python hash seed or the order of the sweep.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec
+    backend : str
+        Canonical backend name.
+    device : str or None
+        ``None`` means ``"cpu"``; numpy always runs on the CPU.
+    dtype : {"float64", "float32"}
+    seed : int
+    stopping : Rule
+    eval_every : int, optional
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    dev = "cpu" if backend == "numpy" or device is None else str(device).lower()
+    payload = {
+        "store_version": STORE_VERSION,
+        "problem": problem_identity(problem),
+        "optimizer": {"name": optimizer.name, "hyperparameters": dict(optimizer.hyperparameters),
+                      "impl": optimizer.impl},
+        "backend": backend, "device": dev, "dtype": dtype, "seed": int(seed),
+        "stopping": stopping.to_dict(), "eval_every": eval_every,
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------- reading
+class _Contents:
+    """Parsed store: header, sessions, runs by key (first wins), and the end of valid data."""
+
+    def __init__(self) -> None:
+        self.header: dict[str, Any] | None = None
+        self.sessions: list[dict[str, Any]] = []
+        self.runs: dict[str, RunResult] = {}
+        self.valid_end = 0  # byte offset after the last complete line
+        self.torn = False
+
+
+def _read(path: str) -> _Contents:
+    out = _Contents()
+    with open(path, "rb") as fh:
+        data = fh.read()
+    pos = 0
+    lineno = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        lineno += 1
+        if nl < 0:  # no newline: a write that did not finish
+            tail = data[pos:]
+            if out.header is None and not (_HEADER_START.startswith(tail)
+                                           or tail.startswith(_HEADER_START)):
+                raise StoreError(f"{path} is not an optcmp run store (it does not start with an "
+                                 f"'{_FORMAT}' header); choose another path")
+            warnings.warn(f"{path}: ignoring a torn last line (line {lineno}, {len(data) - pos} "
+                          "bytes without a newline, probably cut by a crash); every complete "
+                          "line before it is kept", stacklevel=3)
+            out.torn = True
+            break
+        raw = data[pos:nl]
+        end = nl + 1
+        try:
+            rec = json.loads(raw) if raw.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            last = end >= len(data)
+            if out.header is None:
+                raise StoreError(f"{path} is not an optcmp run store (line {lineno} is not "
+                                 f"valid JSON, and no '{_FORMAT}' header came before it); "
+                                 "choose another path") from None
+            warnings.warn(f"{path}: ignoring {'a torn last line' if last else 'an unreadable line'}"
+                          f" (line {lineno}, not valid JSON)", stacklevel=3)
+            if last:
+                out.torn = True
+                break
+            rec = None
+        pos = end
+        out.valid_end = end
+        if rec is None:
+            continue
+        kind = rec.get("record") if isinstance(rec, dict) else None
+        if out.header is None:
+            if kind != "header" or rec.get("format") != _FORMAT:
+                raise StoreError(f"{path} is not an optcmp run store (its first record is not "
+                                 f"an '{_FORMAT}' header); choose another path")
+            out.header = rec
+        elif kind == "session":
+            out.sessions.append(rec)
+        elif kind == "run":
+            key = rec.get("key")
+            if isinstance(key, str) and key not in out.runs:
+                try:
+                    out.runs[key] = RunResult.from_dict(rec["run"])
+                except (KeyError, TypeError, ValueError) as exc:
+                    warnings.warn(f"{path}: ignoring line {lineno}: not a run record ({exc})",
+                                  stacklevel=3)
+    return out
+
+
+def _check_version(path: str, header: Mapping[str, Any]) -> None:
+    v = header.get("store_version")
+    if v != STORE_VERSION:
+        from optcmp import __version__
+
+        raise StoreMismatchError(
+            f"{path} was written by optcmp {header.get('optcmp', '?')} in store format version "
+            f"{v}; this optcmp ({__version__}) uses store format version {STORE_VERSION} and "
+            "does not mix runs into it. Use a new store path (or move the old file away).")
+
+
+def load_store(path: str | os.PathLike[str]) -> Comparison:
+    """Read a run store back as a :class:`~optcmp.results.Comparison`.
+
+    Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
+    from the last sweep that opened the store.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    FileNotFoundError
+    StoreError
+        Not an optcmp store, or an empty one.
+    StoreMismatchError
+        Written in another store format version.
+    """
+    p = os.fspath(path)
+    c = _read(p)
+    if c.header is None:
+        raise StoreError(f"{p} is empty: no store header")
+    _check_version(p, c.header)
+    last = c.sessions[-1] if c.sessions else {}
+    settings = dict(last.get("settings") or {})
+    settings["store"] = {"path": os.path.abspath(p), "runs": len(c.runs),
+                         "sessions": len(c.sessions)}
+    return Comparison(list(c.runs.values()), problem=c.header.get("problem"),
+                      optimum=last.get("optimum"), settings=settings,
+                      environment=last.get("environment"))
+
+
+# ---------------------------------------------------------------------- writing
+class RunStore:
+    """An open run store (use :meth:`open`; :func:`optcmp.compare` does).
+
+    Attributes
+    ----------
+    path : str
+    runs : dict of str to RunResult
+        Finished runs by key (read back at open, plus those appended since).
+    write_seconds : float
+        Wall seconds spent serializing, writing and fsync-ing appended runs.
+    appended : int
+        Runs appended since :meth:`open`.
+    """
+
+    def __init__(self, path: str, fh: IO[bytes], runs: dict[str, RunResult]) -> None:
+        self.path = path
+        self._fh: IO[bytes] | None = fh
+        self.runs = runs
+        self.write_seconds = 0.0
+        self.appended = 0
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], problem: Any,
+             session: Mapping[str, Any] | None = None) -> RunStore:
+        """Open (or create) the store for ``problem`` and record a session line.
+
+        Parameters
+        ----------
+        path : str or path-like
+        problem : Problem
+        session : dict, optional
+            Settings, optimum and environment of this sweep (JSON-serializable).
+
+        Returns
+        -------
+        RunStore
+
+        Raises
+        ------
+        StoreError
+            The file exists and is not an optcmp store.
+        StoreMismatchError
+            The store holds another problem, or another store format version.
+        StoreLockedError
+            Another sweep is writing to it.
+        """
+        from optcmp import __version__
+
+        p = os.fspath(path)
+        ident = problem_identity(problem)
+        parent = os.path.dirname(os.path.abspath(p))
+        if not os.path.isdir(parent):
+            raise FileNotFoundError(f"store directory {parent} does not exist")
+        created = not os.path.exists(p)
+        fh = open(p, "ab+")  # noqa: SIM115 - kept open for the sweep, closed in close()
+        try:
+            _lock(fh, p)
+            contents = _read(p) if not created else _Contents()
+            if contents.header is not None:
+                _check_version(p, contents.header)
+                if (contents.header.get("problem") != ident["problem"]
+                        or contents.header.get("data_sha256") != ident["data_sha256"]):
+                    raise StoreMismatchError(
+                        f"{p} holds runs of another problem: {contents.header.get('problem')} "
+                        f"(data sha256 {str(contents.header.get('data_sha256'))[:12]}...), not "
+                        f"{ident['problem']} (data sha256 {ident['data_sha256'][:12]}...). One "
+                        "store holds one problem: use another store path.")
+                if contents.header.get("optcmp") != __version__:
+                    warnings.warn(f"{p} was written by optcmp {contents.header.get('optcmp')}; "
+                                  f"its {len(contents.runs)} finished run(s) are reused by optcmp "
+                                  f"{__version__} (same store format). Use a new store path to "
+                                  "re-run them.", stacklevel=3)
+            if contents.torn or (contents.header is None and not created):
+                fh.truncate(contents.valid_end)  # cut the torn tail before appending
+            store = cls(p, fh, dict(contents.runs))
+            if contents.header is None:
+                store._write({"record": "header", "format": _FORMAT,
+                              "store_version": STORE_VERSION, "optcmp": __version__,
+                              "created": _now(), **ident})
+                if created:
+                    _fsync_dir(parent)
+            store._write({"record": "session", "started": _now(), **dict(session or {})})
+            return store
+        except BaseException:
+            fh.close()
+            raise
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, key: str) -> RunResult | None:
+        """The finished run stored under ``key``, or None."""
+        return self.runs.get(key)
+
+    def append(self, key: str, result: RunResult) -> None:
+        """Append one finished run: one line, flushed and fsync-ed before returning.
+
+        Parameters
+        ----------
+        key : str
+            :func:`run_key` of the run.
+        result : RunResult
+        """
+        t0 = time.perf_counter()
+        self._write({"record": "run", "key": key, "run": result.to_dict()})
+        self.runs.setdefault(key, result)
+        self.appended += 1
+        self.write_seconds += time.perf_counter() - t0
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._fh is None:
+            raise StoreError(f"store {self.path} is closed")
+        line = json.dumps(_jsonable(dict(record)), allow_nan=True, separators=(",", ":")) + "\n"
+        self._fh.write(line.encode())
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        """Release the lock and close the file (idempotent)."""
+        if self._fh is not None:
+            try:
+                _unlock(self._fh)
+            finally:
+                self._fh.close()
+                self._fh = None
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _lock(fh: IO[bytes], path: str) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory lock
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise StoreLockedError(f"{path} is being written by another optcmp sweep; wait for it "
+                               "or use another store path") from None
+
+
+def _unlock(fh: IO[bytes]) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return
+    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+__all__ = ["STORE_VERSION", "Interrupted", "RunStore", "StoreError", "StoreLockedError",
+           "StoreMismatchError", "canonical_json", "data_fingerprint", "load_store",
+           "problem_identity", "run_key"]

@@ -1,0 +1,457 @@
+"""A fair tuning protocol: every configuration gets the same budget and the same target.
+
+:func:`tune` runs each configuration of a grid to the target under one budget, ``repeats``
+times (seeds ``seed, seed + 1, ...``), scores every run by its time-to-target (``by="time"``,
+seconds) or its iterations-to-target (``by="iterations"``, deterministic), counts a run that does
+not reach the target (budget exhausted, diverged, failed) as the full budget, and picks the
+configuration with the smallest median score. The chosen settings come back as
+:class:`~optcmp.optimizers.OptimizerSpec` objects that feed :func:`optcmp.compare` directly, and
+the tuning cost (runs, timed and wall seconds) is reported, since a method that needs a large
+grid to work is more expensive than its best run suggests.
+
+Default grids
+-------------
+Log-spaced, two points per decade (values rounded to 3 significant digits):
+
+============  ===================  ====================================
+optimizer     hyperparameter       values
+============  ===================  ====================================
+gd            learning_rate        1e-4 ... 10 (11 values)
+diag_newton   learning_rate        0.01 ... 10 (7 values)
+adadelta      learning_rate        1e-3 ... 10 (9 values)
+sgd           learning_rate        1e-5 ... 1 (11 values)
+lbfgs         history_size         3, 5, 10, 20, 50
+============  ===================  ====================================
+
+``mode="defaults"`` skips the grid and runs each optimizer once per repetition with its
+documented defaults (``optcmp list``), scored the same way: the baseline a tuned configuration
+has to beat.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optcmp.optimizers.base import (
+    OptimizerSpec,
+    as_spec,
+    canonical_optimizer,
+    get_optimizer,
+)
+from optcmp.problems.base import Problem
+from optcmp.results import Comparison, RunResult
+
+
+def _log_grid(lo: int, hi: int, per_decade: int = 2) -> tuple[float, ...]:
+    n = (hi - lo) * per_decade + 1
+    return tuple(float(f"{v:.3g}") for v in np.logspace(lo, hi, n))
+
+
+#: Default grid of each optimizer (see the module docstring).
+DEFAULT_GRIDS: dict[str, dict[str, tuple[Any, ...]]] = {
+    "gd": {"learning_rate": _log_grid(-4, 1)},
+    "diag_newton": {"learning_rate": _log_grid(-2, 1)},
+    "adadelta": {"learning_rate": _log_grid(-3, 1)},
+    "sgd": {"learning_rate": _log_grid(-5, 0)},
+    "lbfgs": {"history_size": (3, 5, 10, 20, 50)},
+}
+
+#: Default budget per scoring: timed seconds, or iterations.
+DEFAULT_BUDGET = {"time": 10.0, "iterations": 10_000}
+
+BY = ("time", "iterations")
+MODES = ("grid", "defaults")
+
+
+@dataclass
+class ConfigScore:
+    """The score of one configuration.
+
+    Attributes
+    ----------
+    optimizer : str
+        Canonical optimizer name.
+    spec : OptimizerSpec
+        The configuration (every hyperparameter).
+    point : dict
+        The grid values of this configuration (empty in ``"defaults"`` mode).
+    scores : list of float
+        One score per repetition: seconds (``by="time"``) or iterations (``by="iterations"``)
+        to the target, the budget for a run that did not reach it.
+    median : float
+        Median of ``scores`` (the selection criterion).
+    successes : int
+        Repetitions that reached the target.
+    statuses : list of str
+        Status of each repetition.
+    best : bool
+        Whether this configuration was chosen for its optimizer.
+    """
+
+    optimizer: str
+    spec: OptimizerSpec
+    point: dict[str, Any]
+    scores: list[float]
+    median: float
+    successes: int
+    statuses: list[str]
+    best: bool = False
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` found.
+
+    Attributes
+    ----------
+    specs : list of OptimizerSpec
+        The chosen configuration of each optimizer, in the order given: pass them to
+        :func:`optcmp.compare` as they are.
+    configs : list of ConfigScore
+        Every configuration with its scores.
+    by : {"time", "iterations"}
+    budget : float
+        Seconds or iterations allowed to every run.
+    repeats : int
+    mode : {"grid", "defaults"}
+    cost : dict
+        ``runs`` (in the sweep), ``executed`` (not read back from a store), ``timed`` (sum of
+        timed seconds), ``run_wall`` (sum of the runs' wall seconds) and ``elapsed`` (wall
+        seconds of the whole call).
+    comparison : Comparison
+        Every tuning run.
+    """
+
+    specs: list[OptimizerSpec]
+    configs: list[ConfigScore]
+    by: str
+    budget: float
+    repeats: int
+    mode: str
+    cost: dict[str, float]
+    comparison: Comparison = field(repr=False)
+
+    @property
+    def best(self) -> OptimizerSpec:
+        """The chosen spec (with several optimizers: the one with the smallest median score)."""
+        chosen = [c for c in self.configs if c.best]
+        top = min(chosen, key=lambda c: (c.median, -c.successes))
+        return self.specs[[s.name for s in self.specs].index(top.optimizer)]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per configuration."""
+        unit = "seconds" if self.by == "time" else "iterations"
+        return [{"optimizer": c.optimizer, **{f"hp_{k}": v for k, v in c.point.items()},
+                 f"median_{unit}_to_target": c.median, "successes": c.successes,
+                 "repeats": len(c.scores), "best": c.best, "spec": c.spec.describe()}
+                for c in self.configs]
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :meth:`rows` (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
+
+    def table(self) -> str:
+        """A readable table of every configuration, the choices and the tuning cost."""
+        unit = "s" if self.by == "time" else "it"
+        head = ["optimizer", "configuration", f"median to target ({unit})", "reached", ""]
+        lines = [head]
+        for c in self.configs:
+            point = ", ".join(f"{k}={v!r}" for k, v in c.point.items()) or "defaults"
+            med = (f"{c.median:.4g}" if c.successes else f">= {c.median:.4g} (budget)")
+            lines.append([c.optimizer, point, med, f"{c.successes}/{len(c.scores)}",
+                          "<- best" if c.best else ""])
+        widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
+        out = ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
+        out.insert(1, "  ".join("-" * w for w in widths))
+        budget = (f"{self.budget:g} s timed" if self.by == "time"
+                  else f"{int(self.budget)} iterations")
+        out.append(f"budget per run: {budget}; a run that misses the target scores the budget; "
+                   f"best = smallest median over {self.repeats} repetition(s)")
+        k = self.cost
+        out.append(f"tuning cost: {int(k['runs'])} runs ({int(k['executed'])} executed), "
+                   f"{k['timed']:.3g} s timed, {k['run_wall']:.3g} s run wall time, "
+                   f"{k['elapsed']:.3g} s elapsed")
+        out.extend(f"chosen: {s.describe()}" for s in self.specs)
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable summary (specs, configurations, cost; not the runs)."""
+        return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
+                "repeats": self.repeats, "mode": self.mode,
+                "specs": [s.to_dict() for s in self.specs],
+                "configs": [{"optimizer": c.optimizer, "spec": c.spec.to_dict(),
+                             "point": c.point, "scores": c.scores, "median": c.median,
+                             "successes": c.successes, "statuses": c.statuses, "best": c.best}
+                            for c in self.configs],
+                "cost": self.cost}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`)."""
+        with open(path, "w") as fh:
+            json.dump(self.to_dict(), fh, indent=1)
+
+
+def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
+    """The chosen specs of a :meth:`TuneResult.save` file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        JSON file written by ``TuneResult.save`` (or ``optcmp tune --out``).
+
+    Returns
+    -------
+    list of OptimizerSpec
+        The chosen setting of each tuned optimizer, ready for :func:`optcmp.compare`.
+
+    Raises
+    ------
+    ValueError
+        Not a tuning result.
+    """
+    with open(path) as fh:
+        d = json.load(fh)
+    if not isinstance(d, dict) or d.get("format") != "optcmp.tune":
+        raise ValueError(f"{os.fspath(path)} is not an optcmp tuning result (format optcmp.tune)")
+    return [OptimizerSpec.from_dict(s) for s in d["specs"]]
+
+
+def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
+               ) -> list[dict[str, Sequence[Any]]]:
+    per_opt: dict[str, Mapping[str, Any]] | None = None
+    if grid is not None:
+        if not isinstance(grid, Mapping) or not grid:
+            raise ValueError(f"grid must be a non-empty dict of hyperparameter -> values, got "
+                             f"{grid!r}")
+        if all(isinstance(v, Mapping) for v in grid.values()):
+            per_opt = {canonical_optimizer(k): v for k, v in grid.items()}
+    out = []
+    for s in specs:
+        if grid is None:
+            g: Mapping[str, Any] | None = DEFAULT_GRIDS.get(s.name)
+            if g is None:
+                raise ValueError(f"optimizer {s.name!r} has no default grid; pass grid=... "
+                                 f"(defaults exist for {', '.join(DEFAULT_GRIDS)})")
+        elif per_opt is not None:
+            g = per_opt.get(s.name)
+            if g is None:
+                raise ValueError(f"grid has no entry for optimizer {s.name!r}; it has "
+                                 f"{sorted(per_opt)}")
+        else:
+            g = grid
+        checked: dict[str, Sequence[Any]] = {}
+        for name, values in g.items():
+            if name not in s.hyperparameters:
+                raise TypeError(f"grid hyperparameter {name!r} is not one of {s.name}'s: "
+                                f"{sorted(s.hyperparameters)}")
+            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+                raise ValueError(f"grid[{name!r}] must be a list of values, got {values!r}")
+            vals = [v.item() if isinstance(v, np.generic) else v for v in values]
+            if not vals:
+                raise ValueError(f"grid[{name!r}] is empty")
+            checked[name] = vals
+        out.append(checked)
+    return out
+
+
+def tune(
+    problem: Problem,
+    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec]
+    | Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]],
+    grid: Mapping[str, Any] | None = None,
+    *,
+    budget: float | None = None,
+    by: str = "time",
+    repeats: int = 3,
+    tol: float = 1e-6,
+    mode: str = "grid",
+    backend: str = "numpy",
+    device: str | None = None,
+    dtype: str = "float64",
+    seed: int = 0,
+    max_time: float | None = None,
+    executor: Any = None,
+    store: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> TuneResult:
+    """Tune hyperparameters fairly: same target and budget for every configuration.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory, str, or a sequence of them
+        Hyperparameters not in the grid keep the values of the given spec.
+    grid : dict, optional
+        ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product of the lists is tried),
+        or ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
+    budget : float, optional
+        Per run: timed seconds (``by="time"``, default 10) or iterations (``by="iterations"``,
+        default 10,000). A run that misses the target scores the budget.
+    by : {"time", "iterations"}, default "time"
+        Score: time-to-target in seconds, or iterations-to-target (deterministic, independent
+        of the machine's load).
+    repeats : int, default 3
+        Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
+    tol : float, default 1e-6
+        Target: relative suboptimality (or the problem's default target without a known
+        optimum), as in :func:`optcmp.make_stopping`.
+    mode : {"grid", "defaults"}, default "grid"
+        ``"defaults"`` runs each optimizer with its documented defaults (``grid`` must be None).
+    backend, device, dtype
+        Where the tuning runs run.
+    seed : int, default 0
+    max_time : float, optional
+        With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
+        scores the budget).
+    executor, store, progress
+        As in :func:`optcmp.compare`; a store makes an interrupted tuning resumable.
+
+    Returns
+    -------
+    TuneResult
+        ``result.specs`` feed ``optcmp.compare(problem, result.specs)``; ``result.best`` is the
+        chosen spec; ``result.table()`` shows every configuration and the tuning cost.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``by`` or ``mode``, a bad budget, an empty grid or list, an invalid value in the
+        grid (named), a grid in ``"defaults"`` mode.
+    TypeError
+        A grid hyperparameter the optimizer does not have.
+
+    Warns
+    -----
+    UserWarning
+        When no configuration of an optimizer reached the target, or when the best value of a
+        numeric axis with three or more values sits at the edge of the grid.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> p = optcmp.problems.LinearRegression(n_samples=500)
+    >>> t = optcmp.tune(p, optcmp.gd, {"learning_rate": [1e-3, 3e-3, 1e-2]}, by="iterations",
+    ...                 budget=500, repeats=1)  # doctest: +SKIP
+    >>> optcmp.compare(p, t.specs)  # doctest: +SKIP
+    """
+    from optcmp.compare import compare, make_stopping
+
+    t_start = time.perf_counter()
+    if by not in BY:
+        raise ValueError(f"by must be one of {BY}, got {by!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if budget is None:
+        budget = DEFAULT_BUDGET[by]
+    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.number)) or not (
+            math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be a finite number > 0, got {budget!r}")
+    if by == "iterations":
+        if float(budget) != int(budget):
+            raise ValueError(f"budget must be a whole number of iterations, got {budget!r}")
+        budget = int(budget)
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    if isinstance(optimizer, (str, OptimizerSpec)) or callable(optimizer):
+        optimizer = [optimizer]  # type: ignore[list-item]
+    base = [as_spec(o) for o in optimizer]  # type: ignore[union-attr]
+    if not base:
+        raise ValueError("optimizer is empty; give at least one (e.g. optcmp.gd)")
+    names = [s.name for s in base]
+    if len(set(names)) != len(names):
+        raise ValueError(f"each optimizer once, got {names}")
+
+    configs: list[tuple[int, OptimizerSpec, dict[str, Any]]] = []
+    if mode == "defaults":
+        if grid is not None:
+            raise ValueError("mode='defaults' runs the documented defaults: drop grid")
+        for i, s in enumerate(base):
+            d = get_optimizer(s.name, impl=s.impl)
+            configs.append((i, OptimizerSpec(d.name, d.hyperparameters, d.impl,
+                                             f"{d.name} (defaults)"), {}))
+    else:
+        for i, (s, g) in enumerate(zip(base, _grids_for(base, grid))):
+            keys = list(g)
+            for values in itertools.product(*(g[k] for k in keys)):
+                point = dict(zip(keys, values))
+                spec = s.replace(**point)  # validated: a bad value is named
+                label = f"{s.name}(" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + ")"
+                configs.append((i, OptimizerSpec(spec.name, spec.hyperparameters, spec.impl,
+                                                 label), point))
+
+    if by == "time":
+        rule = make_stopping(problem, tol=tol, max_iter=None, max_time=float(budget))
+    else:
+        rule = make_stopping(problem, tol=tol, max_iter=int(budget), max_time=max_time)
+    comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
+                   dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
+                   executor=executor, store=store)
+
+    def score(r: RunResult) -> float:
+        if by == "time":
+            return float(r.time_to_target) if r.time_to_target is not None else float(budget)
+        return float(r.nit_to_target) if r.nit_to_target is not None else float(budget)
+
+    n = len(configs)
+    scored: list[ConfigScore] = []
+    for j, (_, spec, point) in enumerate(configs):
+        runs = [comp.runs[r * n + j] for r in range(repeats)]
+        sc = [score(r) for r in runs]
+        scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
+                                  sum(r.success for r in runs), [r.status for r in runs]))
+
+    chosen: list[OptimizerSpec] = []
+    for i, s in enumerate(base):
+        mine = [(j, c) for j, c in enumerate(scored) if configs[j][0] == i]
+        j_best, c_best = min(mine, key=lambda jc: (jc[1].median, -jc[1].successes,
+                                                   float(np.mean(jc[1].scores)), jc[0]))
+        c_best.best = True
+        chosen.append(OptimizerSpec(c_best.spec.name, c_best.spec.hyperparameters,
+                                    c_best.spec.impl, s.label))
+        if c_best.successes == 0:
+            units = "s" if by == "time" else "iterations"
+            if mode == "defaults":
+                warnings.warn(f"{s.name} with its defaults did not reach the target within the "
+                              f"budget ({budget} {units})", stacklevel=2)
+            else:
+                warnings.warn(f"no configuration of {s.name} reached the target within the "
+                              f"budget ({budget} {units}); the returned "
+                              f"{c_best.spec.describe()} is arbitrary: raise the budget or "
+                              "widen the grid", stacklevel=2)
+        elif mode == "grid":
+            _warn_edge(s.name, c_best.point, _grids_for([s], grid)[0])
+
+    cost = {"runs": float(len(comp)),
+            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
+            "timed": float(sum(r.time for r in comp)),
+            "run_wall": float(sum(r.wall_time for r in comp)),
+            "elapsed": time.perf_counter() - t_start}
+    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode, cost, comp)
+
+
+def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]]) -> None:
+    for k, v in point.items():
+        vals = [x for x in grid[k] if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        if len(vals) >= 3 and len(vals) == len(grid[k]) and v in (min(vals), max(vals)):
+            warnings.warn(f"the best {name} {k}={v!r} is at the edge of the grid "
+                          f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside it: "
+                          "extend the grid", stacklevel=3)
+
+
+__all__ = ["BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "ConfigScore", "TuneResult",
+           "load_specs", "tune"]

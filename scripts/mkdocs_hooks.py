@@ -1,0 +1,97 @@
+"""MkDocs hooks: fill generated parts of pages from the code, so the docs cannot drift from it.
+
+Markers replaced in a page's Markdown:
+
+``<!-- optcmp:cli-help -->``
+    The ``--help`` text of ``optcmp`` and of every sub-command, from ``optcmp.cli.build_parser()``.
+``<!-- optcmp:examples -->``
+    One section per ``examples/*.py``: its docstring (what it shows, expected output) and the
+    command to run it.
+``<!-- optcmp:changelog -->``
+    The repository's ``CHANGELOG.md`` (its first heading dropped), or a pointer to it when the
+    file does not exist.
+``<!-- optcmp:optimizer-defaults -->``
+    A table of every registered optimizer with its hyperparameters, defaults and reference,
+    from ``optcmp.optimizers.optimizer_info``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli_help() -> str:
+    from optcmp.cli import build_parser
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = build_parser()
+        parts = ["### `optcmp`", "", "```text", parser.format_help().rstrip(), "```", ""]
+        for action in parser._actions:  # noqa: SLF001 - argparse keeps sub-parsers here
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                for name, sub in action.choices.items():
+                    parts += [f"### `optcmp {name}`", "", "```text", sub.format_help().rstrip(),
+                              "```", ""]
+        return "\n".join(parts)
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+def _examples() -> str:
+    parts: list[str] = []
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        title, _, body = doc.partition("\n")
+        parts += [f"## `{path.name}`", "", f"**{title.strip()}**", "", body.strip(), "",
+                  "```bash", f"python examples/{path.name}",
+                  f"OPTCMP_QUICK=1 python examples/{path.name}   # reduced size, as in CI",
+                  "```", ""]
+    return "\n".join(parts)
+
+
+def _changelog() -> str:
+    path = ROOT / "CHANGELOG.md"
+    if not path.exists():
+        return "The changelog is kept in `CHANGELOG.md` at the root of the repository."
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def _optimizer_defaults() -> str:
+    from optcmp.optimizers import optimizer_info, optimizer_names
+
+    rows = ["| optimizer | hyperparameters (optcmp default) | summary | reference |",
+            "| --- | --- | --- | --- |"]
+    for name in optimizer_names():
+        info = optimizer_info(name)
+        hp = "<br>".join(f"`{k}={p.default!r}`" for k, p in info.params.items())
+        rows.append(f"| `{name}` | {hp} | {info.summary} | {info.reference} |")
+    return "\n".join(rows)
+
+
+_MARKERS = {
+    "<!-- optcmp:cli-help -->": _cli_help,
+    "<!-- optcmp:examples -->": _examples,
+    "<!-- optcmp:changelog -->": _changelog,
+    "<!-- optcmp:optimizer-defaults -->": _optimizer_defaults,
+}
+
+
+def on_page_markdown(markdown: str, **kwargs: Any) -> str:
+    """Replace the markers listed in the module docstring with generated Markdown."""
+    for marker, make in _MARKERS.items():
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown

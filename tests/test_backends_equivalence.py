@@ -1,0 +1,200 @@
+"""numpy, torch and TensorFlow agree step by step (check_equivalence), native and reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import HAS_TF, HAS_TORCH, lr_a, lr_b, needs_tf, needs_torch
+
+import optcmp
+from optcmp.equivalence import EquivalenceResult, check_equivalence
+
+needs_both = pytest.mark.skipif(not (HAS_TORCH and HAS_TF), reason="needs torch and tensorflow")
+ALL = ("numpy", "torch", "tensorflow")
+
+SPECS = {
+    "gd": (optcmp.gd(0.1), None),
+    "diag_newton": (optcmp.diag_newton(1.0), None),
+    "adadelta-native": (optcmp.adadelta(1.0, rho=0.9, eps=1e-6), "native"),
+    "adadelta-reference": (optcmp.adadelta(1.0, rho=0.9, eps=1e-6), "reference"),
+    "sgd-native": (optcmp.sgd(0.05, batch_size=64), "native"),
+    "sgd-momentum-native": (optcmp.sgd(0.05, batch_size=64, momentum=0.9), "native"),
+    "sgd-nesterov-native": (optcmp.sgd(0.03, batch_size=100, momentum=0.8, nesterov=True),
+                            "native"),
+    "sgd-reference": (optcmp.sgd(0.05, batch_size=64, momentum=0.9), "reference"),
+}
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return lr_a()
+
+
+@needs_both
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 1e-4)])
+@pytest.mark.parametrize("key", list(SPECS))
+def test_backends_agree_over_50_steps(problem, key, dtype, tol):
+    spec, impl = SPECS[key]
+    res = check_equivalence(problem, spec, backends=ALL, steps=50, dtype=dtype, impl=impl)
+    assert res.backends == list(ALL)
+    assert res.tolerance == tol
+    assert res.passed, str(res)
+    assert res.verdict == "equivalent"
+    assert res.fun_rel_diff.shape == (51,) and res.x_rel_diff.shape == (51,)
+    assert res.x_rel_diff[0] == 0.0  # the same initial point everywhere
+    assert res.max_rel_diff <= tol
+    # the optimizer moved: agreement is not the agreement of idle iterates
+    assert res.fun["numpy"][-1] < 0.9 * res.fun["numpy"][0]
+    if impl == "native":
+        assert res.impls == {"numpy": "reference", "torch": "native", "tensorflow": "native"}
+        assert res.implementations["torch"].startswith("torch.optim.")
+        assert res.implementations["tensorflow"].startswith("keras.optimizers.")
+    elif impl == "reference":
+        assert set(res.impls.values()) == {"reference"}
+
+
+@needs_both
+def test_float64_agreement_is_much_tighter_than_the_tolerance(problem):
+    res = check_equivalence(problem, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), impl="native",
+                            steps=50)
+    assert res.max_rel_diff < 1e-13, str(res)
+
+
+@needs_both
+def test_equivalence_detects_a_different_algorithm(problem):
+    """Different hyperparameters per backend must give the verdict 'different'."""
+    res = check_equivalence(problem, optcmp.gd(0.1), backends=("numpy", "torch"), steps=10)
+    assert res.passed
+    # a spec that drifts: float32 on one side is a real difference at the float64 tolerance
+    res32 = check_equivalence(problem, optcmp.gd(0.1), backends=("numpy", "torch"), steps=10,
+                              dtype="float32", tolerance=1e-10)
+    assert not res32.passed and res32.verdict == "different"
+    assert res32.first_step_above() is not None
+    assert "different" in str(res32)
+
+
+@needs_torch
+def test_equivalence_catches_a_sum_reduction_on_one_backend():
+    """FC-12's bug on one backend only (sum instead of mean) is flagged from step 0."""
+    X, y = np.arange(1.0, 5.0)[:, None], 2.0 * np.arange(1.0, 5.0)
+
+    class SumOnTorch(optcmp.problems.LinearRegression):
+        def objective(self, ops, x, batch):
+            r = ops.matmul(batch["A"], x) - batch["y"]
+            return ops.sum(r * r) if ops.name == "torch" else ops.mean(r * r)
+
+    p = SumOnTorch.from_arrays(X, y, fit_intercept=False)
+    res = check_equivalence(p, optcmp.gd(0.01), backends=("numpy", "torch"), steps=5)
+    assert res.verdict == "different" and res.first_step_above() == 0
+    assert res.fun["torch"][0] == pytest.approx(4 * res.fun["numpy"][0])
+
+
+@needs_torch
+def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
+    """Native torch SGD sees exactly the rows of BatchOrder (same as numpy's reference)."""
+    from optcmp.batching import BatchOrder
+    from optcmp.optimizers.torch_native import TorchSGD
+
+    spec = optcmp.sgd(0.05, batch_size=300, impl="native")
+    be = optcmp.get_backend("torch")
+    ad = TorchSGD(spec, problem, be, np.zeros(problem.n_params), seed=5)
+    ad.setup()
+    order = BatchOrder(problem.n_samples, 300, True, 5)
+    for k in range(9):  # crosses two epoch boundaries (4 steps per epoch, last has 100 rows)
+        rows = be.to_numpy(ad._batch()["y"])
+        np.testing.assert_array_equal(rows, problem.train_data["y"][order.batch_indices(k)])
+        ad.step()
+        ad.between_steps()
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [lr_a, lr_b], ids=["LR-A", "LR-B"])
+def test_torch_lbfgs_and_scipy_lbfgsb_reach_the_same_optimum(make):
+    p = make()  # LR-B: condition number ~1e8, a real test for both line searches
+    opt = p.optimum()
+    runs = {
+        "torch-native": optcmp.run_one(p, optcmp.lbfgs(impl="native"), backend="torch",
+                                       tol=1e-14, max_iter=500),
+        "scipy-numpy": optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="numpy",
+                                      tol=1e-14, max_iter=500),
+        "scipy-torch": optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="torch",
+                                      tol=1e-14, max_iter=500),
+    }
+    scale = np.max(np.abs(opt.x))
+    for name, r in runs.items():
+        assert r.status == "converged", (name, r.message)
+        assert (r.fun - opt.fun) / opt.fun <= 1e-8, name
+        assert r.fun >= opt.fun * (1 - 1e-15), name
+    if p.name == "LR-A":  # well conditioned: the minimizers agree too
+        for r in runs.values():
+            np.testing.assert_allclose(r.x, opt.x, rtol=0, atol=1e-8 * scale)
+    nat = runs["torch-native"]
+    assert nat.impl == "native" and "strong_wolfe" in nat.implementation
+    assert "max_eval=21" in nat.implementation and "history_size=10" in nat.implementation
+    assert "tolerance_grad=0.0" in nat.implementation
+    # every closure call counted: at least 2 per iteration (incoming point + line search)
+    assert nat.nfev >= 2 * nat.nit and nat.njev == nat.nfev
+
+
+@needs_torch
+def test_torch_lbfgs_step_cost_is_one_plus_line_search():
+    from optcmp.optimizers.torch_native import TorchLBFGS
+
+    p = lr_a()
+    calls = []
+    be = optcmp.get_backend("torch")
+    ad = TorchLBFGS(optcmp.lbfgs(history_size=3, max_linesearch=4, impl="native"), p, be,
+                    np.zeros(p.n_params))
+    ad.setup()
+    assert ad.opt.param_groups[0]["max_eval"] == 5
+    assert ad.opt.param_groups[0]["max_iter"] == 1
+    assert ad.opt.param_groups[0]["history_size"] == 3
+    orig = ad._loss_and_grad
+
+    def counting(*args):
+        calls.append(1)
+        return orig(*args)
+
+    ad._loss_and_grad = counting
+    for _ in range(4):
+        n0 = len(calls)
+        out = ad.step()
+        assert out.nfev == len(calls) - n0 >= 2
+        assert out.nfev <= 1 + 4  # line search capped at max_linesearch
+    assert ad.opt.state[ad.param]["n_iter"] == 4  # one L-BFGS iteration per optcmp step
+
+
+@pytest.mark.parametrize("backend", [pytest.param("torch", marks=needs_torch),
+                                     pytest.param("tensorflow", marks=needs_tf)])
+def test_scipy_lbfgsb_on_framework_backends_float64_and_float32(backend):
+    p = lr_a()
+    ref = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="numpy", tol=1e-10)
+    r64 = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend=backend, tol=1e-10)
+    assert r64.status == "converged" and r64.nit == ref.nit and r64.nfev == ref.nfev
+    np.testing.assert_allclose(r64.x, ref.x, rtol=1e-9)
+    r32 = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend=backend, dtype="float32",
+                         tol=1e-6)
+    assert r32.status == "converged", r32.message
+    assert r32.x.dtype == np.float64
+    assert r32.fun >= p.optimum().fun  # re-evaluated in float64: never below f*
+
+
+def test_check_equivalence_input_errors(problem):
+    with pytest.raises(ValueError, match="steps"):
+        check_equivalence(problem, optcmp.gd(0.1), backends=("numpy",), steps=0)
+    with pytest.raises(ValueError, match="float16"):
+        check_equivalence(problem, optcmp.gd(0.1), backends=("numpy",), dtype="float16")
+    with pytest.raises(ValueError, match="impl='native' on none"):
+        check_equivalence(problem, optcmp.gd(0.1), backends=("numpy",), impl="native")
+    with pytest.raises(ValueError, match="unknown backend"):
+        check_equivalence(problem, optcmp.gd(0.1), backends=("jax",))
+
+
+@needs_torch
+def test_check_equivalence_loop_adapter_and_result_api(problem):
+    res = check_equivalence(problem, optcmp.lbfgs(), backends=("numpy", "torch"), steps=3,
+                            impl="scipy")
+    assert isinstance(res, EquivalenceResult) and bool(res)
+    assert res.x["torch"].shape == (4, problem.n_params)
+    assert res.fun["numpy"][3] < res.fun["numpy"][0]
+    assert res.first_step_above() is None

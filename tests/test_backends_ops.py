@@ -1,0 +1,247 @@
+"""torch and TensorFlow backends: ops namespace, conversions, devices, autodiff, tracing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import HAS_TF, HAS_TORCH, lr_a, lr_b, needs_cuda, needs_tf, needs_torch
+
+from optcmp.backends import BackendUnavailable, get_backend
+from optcmp.backends.numpy_ import ops as np_ops
+from optcmp.problems import LinearRegression
+
+FRAMEWORKS = [pytest.param("torch", marks=needs_torch), pytest.param("tensorflow", marks=needs_tf)]
+
+RNG = np.random.default_rng(7)
+M = RNG.standard_normal((4, 3))
+V = RNG.standard_normal(3)
+P = np.abs(RNG.standard_normal((4, 3))) + 0.1
+
+#: op name -> (positional numpy inputs, keyword arguments); every numpy op must be listed.
+OP_CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
+    "matmul": [((M, V), {}), ((M, M.T), {}), ((V, M.T), {}), ((V, V), {})],
+    "mean": [((M,), {}), ((M,), {"axis": 0}), ((M,), {"axis": 1})],
+    "sum": [((M,), {}), ((M,), {"axis": 0}), ((M,), {"axis": 1})],
+    "reshape": [((M, (3, 4)), {}), ((M, (-1,)), {})],
+    "sqrt": [((P,), {})],
+    "exp": [((M,), {})],
+    "log": [((P,), {})],
+    "square": [((M,), {})],
+    "abs": [((M,), {})],
+    "maximum": [((M, P - 1.0), {}), ((M, 0.0), {})],
+    "sigmoid": [((M,), {})],
+    "logsumexp": [((M,), {}), ((M,), {"axis": 1}), ((M,), {"axis": 0})],
+    "softmax": [((M,), {}), ((M,), {"axis": 0})],
+    "ones_like": [((M,), {})],
+    "zeros_like": [((M,), {})],
+    "transpose": [((M,), {})],
+    "concat": [(([M, P],), {}), (([M, P],), {"axis": 1})],
+    "norm": [((M,), {}), ((V,), {})],
+    "where": [((M > 0, M, P), {})],
+}
+
+
+def _convert(backend, a):
+    if isinstance(a, np.ndarray):
+        return backend.asarray(a)
+    if isinstance(a, list):
+        return [_convert(backend, v) for v in a]
+    return a
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_ops_namespace_has_numpy_names_and_values(name):
+    be = get_backend(name)
+    np_names = {k for k in vars(np_ops) if k != "name"}
+    missing = np_names - set(vars(be.ops))
+    assert not missing, f"{name} ops lack {sorted(missing)}"
+    untested = np_names - set(OP_CASES)
+    assert not untested, f"add OP_CASES for {sorted(untested)}"
+    for op in sorted(np_names):
+        for args, kw in OP_CASES[op]:
+            want = getattr(np_ops, op)(*args, **kw)
+            got = getattr(be.ops, op)(*(_convert(be, a) for a in args), **kw)
+            np.testing.assert_allclose(be.to_numpy(got), want, rtol=1e-13, atol=1e-15,
+                                       err_msg=f"{name}.ops.{op}{kw}")
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_conversions_dtype_copy_and_rows(name, dtype):
+    be = get_backend(name, dtype=dtype)
+    assert be.describe() == {"backend": name, "device": "cpu", "dtype": dtype,
+                             "framework_version": be.version}
+    assert be.version[0].isdigit()
+    a = np.arange(6.0).reshape(3, 2)
+    t = be.asarray(a)
+    assert str(be.to_numpy(t).dtype) == dtype
+    ints = be.asarray(np.array([1, 2], dtype=np.int64))
+    assert be.to_numpy(ints).dtype == np.int64
+    # the backend copy never aliases the numpy source
+    a[0, 0] = 99.0
+    assert be.to_numpy(t)[0, 0] == 0.0
+    data = be.place({"A": np.arange(10.0).reshape(5, 2), "y": np.arange(5.0)})
+    idx = be.index_array(np.array([4, 0, 2]))
+    rows = be.take_rows(data, idx)
+    np.testing.assert_array_equal(be.to_numpy(rows["y"]), [4.0, 0.0, 2.0])
+    np.testing.assert_array_equal(be.to_numpy(be.take_rows(data, slice(1, 3))["A"]),
+                                  [[2.0, 3.0], [4.0, 5.0]])
+    c = be.copy(t)
+    np.testing.assert_array_equal(be.to_numpy(c), be.to_numpy(t))
+    be.sync()  # no-op on the CPU
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+@pytest.mark.parametrize("device", ["cuda:7", "gpu:3"])
+def test_absent_gpu_is_a_clear_error(name, device):
+    with pytest.raises(ValueError) as err:
+        get_backend(name, device=device)
+    msg = str(err.value)
+    assert device in msg and "available devices" in msg and "cpu" in msg.lower()
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_unknown_device_name(name):
+    with pytest.raises(ValueError, match="tpu"):
+        get_backend(name, device="tpu")
+
+
+@needs_cuda
+def test_torch_cuda_sync_and_placement():
+    be = get_backend("torch", device="cuda")
+    assert be.device.startswith("cuda")
+    x = be.asarray(np.ones(3))
+    assert x.device.type == "cuda"
+    be.sync()
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+@pytest.mark.parametrize("make", [lr_a, lr_b], ids=["LR-A", "LR-B"])
+def test_autodiff_gradient_equals_analytic(name, make):
+    p = make()
+    be = get_backend(name)
+    vg = be.make_value_and_grad(p)
+    data = be.place(p.train_data)
+    rng = np.random.default_rng(1)
+    for x in (np.zeros(p.n_params), rng.standard_normal(p.n_params), p.optimum().x + 0.01):
+        f_np, g_np = p.value_and_grad(x, p.train_data)
+        f, g = vg(be.asarray(x), data)
+        assert float(be.to_numpy(f)) == pytest.approx(f_np, rel=1e-12)
+        scale = np.max(np.abs(g_np))
+        np.testing.assert_allclose(be.to_numpy(g), g_np, rtol=0, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_autodiff_gradient_multi_target(name):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 3))
+    Y = X @ rng.standard_normal((3, 2)) + rng.standard_normal((50, 2))
+    p = LinearRegression.from_arrays(X, Y)
+    be = get_backend(name)
+    x = rng.standard_normal(p.n_params)
+    f_np, g_np = p.value_and_grad(x, p.train_data)
+    f, g = be.make_value_and_grad(p)(be.asarray(x), be.place(p.train_data))
+    assert float(be.to_numpy(f)) == pytest.approx(f_np, rel=1e-12)
+    np.testing.assert_allclose(be.to_numpy(g), g_np, rtol=1e-12, atol=1e-14)
+    hd = be.to_numpy(p.hess_diag(be.ops, be.asarray(x), be.place(p.train_data)))
+    np.testing.assert_allclose(hd, p.hess_diag_numpy(), rtol=1e-13)
+
+
+@needs_tf
+def test_tf_step_traced_once_for_a_shorter_last_batch():
+    from optcmp.optimizers.sgd import SGDRule
+
+    p = lr_a()
+    be = get_backend("tensorflow")
+    rule = SGDRule()
+    step = be.make_step(p, rule, {"learning_rate": 0.1, "momentum": 0.5, "nesterov": False})
+    data = be.place(p.train_data)
+    x = be.asarray(np.zeros(p.n_params))
+    state = rule.init_state(be.ops, x)
+    for a, b in [(0, 64), (64, 128), (960, 1000), (0, 64)]:  # last minibatch has 40 rows
+        _, _, x, state = step(x, state, be.take_rows(data, slice(a, b)), None)
+    assert step.tf_function.tf_function.experimental_get_tracing_count() == 1
+
+
+@needs_tf
+def test_tf_value_and_grad_traced_once():
+    p = lr_a()
+    be = get_backend("tensorflow")
+    vg = be.make_value_and_grad(p)
+    data = be.place(p.train_data)
+    for k in range(3):
+        vg(be.asarray(np.full(p.n_params, float(k))), be.take_rows(data, slice(0, 10 + k)))
+    assert vg.tf_function.experimental_get_tracing_count() == 1
+
+
+@needs_tf
+def test_tf_jit_compile_gives_the_same_iterates():
+    from optcmp.backends.tensorflow_ import TensorFlowBackend
+    from optcmp.optimizers.adadelta import AdadeltaRule
+
+    p = lr_a()
+    hyper = {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6}
+    out = []
+    for jit in (False, True):
+        be = TensorFlowBackend(jit_compile=jit)
+        rule = AdadeltaRule()
+        step = be.make_step(p, rule, hyper)
+        data = be.place(p.train_data)
+        x = be.asarray(np.zeros(p.n_params))
+        state = rule.init_state(be.ops, x)
+        for _ in range(20):
+            _, _, x, state = step(x, state, data, None)
+        out.append(be.to_numpy(x))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12)
+
+
+def test_missing_framework_names_the_extra(monkeypatch):
+    import optcmp.backends as backends
+
+    monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
+    with pytest.raises(BackendUnavailable, match=r"pip install 'optcmp\[torch\]'"):
+        backends.get_backend("torch")
+    with pytest.raises(BackendUnavailable, match=r"optcmp\[tensorflow\]"):
+        backends.get_backend("tf")
+
+
+def test_compare_records_missing_backend_as_skipped(monkeypatch):
+    import optcmp
+    import optcmp.backends as backends
+
+    monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
+    p = lr_a()
+    with pytest.warns(UserWarning, match="not installed"):
+        cmp = optcmp.compare(p, [optcmp.gd(0.1)], backends=("numpy", "torch", "tensorflow"),
+                             tol=1e-3, progress=False)
+    by = {r.backend: r for r in cmp.runs}
+    assert by["numpy"].status == "converged"
+    for b, extra in (("torch", "torch"), ("tensorflow", "tensorflow")):
+        assert by[b].status == "skipped"
+        assert f"optcmp[{extra}]" in by[b].message
+    with pytest.raises(BackendUnavailable):
+        optcmp.compare(p, [optcmp.gd(0.1)], backends=("numpy", "torch"), tol=1e-3,
+                       progress=False, strict=True)
+    res = optcmp.check_equivalence(p, optcmp.gd(0.1), steps=3)
+    assert res.backends == ["numpy"] and set(res.skipped) == {"torch", "tensorflow"}
+    assert res.verdict == "inconclusive" and not res
+
+
+@pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="no framework installed")
+def test_import_optcmp_loads_no_framework():
+    code = textwrap.dedent("""
+        import sys
+        import optcmp
+        from optcmp import check_equivalence
+        import optcmp.optimizers, optcmp.equivalence
+        heavy = [m for m in ("torch", "tensorflow", "keras") if m in sys.modules]
+        assert not heavy, heavy
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)

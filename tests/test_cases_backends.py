@@ -1,0 +1,348 @@
+"""CASES.md FC-01, FC-05, FC-09, FC-11, FC-12 and FC-16 on numpy, torch and TensorFlow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import HAS_TF, HAS_TORCH, lr_a, lr_b, lr_s, needs_tf, needs_torch
+
+import optcmp
+from optcmp.problems import LinearRegression
+
+BACKENDS = [
+    "numpy",
+    pytest.param("torch", marks=needs_torch),
+    pytest.param("tensorflow", marks=needs_tf),
+]
+FRAMEWORKS = [pytest.param("torch", marks=needs_torch), pytest.param("tensorflow", marks=needs_tf)]
+INSTALLED = ["numpy"] + (["torch"] if HAS_TORCH else []) + (["tensorflow"] if HAS_TF else [])
+
+
+def _keras():
+    """Keras on the TensorFlow backend (KERAS_BACKEND set by optcmp before the first import)."""
+    import importlib
+
+    from optcmp.optimizers.keras_native import keras_backend_name
+
+    keras_backend_name()
+    return importlib.import_module("keras")
+
+
+def _rel(r):
+    return (r.fun - r.fstar) / (r.f0 - r.fstar)
+
+
+# ---------------------------------------------------------------------- FC-01
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc01a_adadelta_matched_values_same_counts(backend):
+    """lr=1, rho=0.9, eps=1e-6 explicit: 468 / 546 / 586 iterations to 1e-2 / 1e-3 / 1e-4."""
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend, tol=1e-4,
+                       max_iter=1000)
+    assert r.status == "converged" and r.nit_to_target == 586
+    rs = r.trace.relative_suboptimality(r.f0, r.fstar)
+    first = [int(r.trace.iteration[np.argmax(rs <= t)]) for t in (1e-2, 1e-3, 1e-4)]
+    assert first == [468, 546, 586]
+    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6}
+    if backend != "numpy":
+        assert r.impl == "native"  # the framework's own Adadelta, fed optcmp's values
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc01a_adadelta_bounces_max_iter_not_diverged(backend):
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend, tol=1e-6,
+                       max_iter=5000)
+    assert r.status == "max_iter" and r.time_to_target is None
+    assert _rel(r) == pytest.approx(1.2e-4, rel=0.05)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc01b_keras_defaults_close_only_067_percent(backend):
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.adadelta(0.001, rho=0.95, eps=1e-7), backend=backend,
+                       tol=1e-4, max_iter=2000)
+    assert r.status == "max_iter" and r.time_to_target is None and not r.success
+    assert _rel(r) == pytest.approx(0.9933, abs=5e-5)
+
+
+def test_fc01c_no_learning_rate_uses_optcmps_default_everywhere():
+    p = lr_a()
+    spec = optcmp.adadelta()  # no learning rate given
+    cmp = optcmp.compare(p, [spec], backends=INSTALLED, max_iter=3, progress=False)
+    resolved = {r.backend: r.hyperparameters for r in cmp.runs}
+    assert set(resolved) == set(INSTALLED)
+    for hp in resolved.values():
+        assert hp == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6}
+    for r in cmp.runs:
+        if r.backend == "torch":
+            assert "lr=1.0, rho=0.95, eps=1e-06" in r.implementation
+        if r.backend == "tensorflow":
+            assert "learning_rate=1.0, rho=0.95, epsilon=1e-06" in r.implementation
+
+
+@needs_torch
+def test_fc01_torch_native_constructor_gets_every_value():
+    from optcmp.optimizers.torch_native import TorchAdadelta
+
+    p = lr_a()
+    ad = TorchAdadelta(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p,
+                       optcmp.get_backend("torch"), np.zeros(p.n_params))
+    ad.setup()
+    g = ad.opt.param_groups[0]
+    assert (g["lr"], g["rho"], g["eps"], g["weight_decay"], g["maximize"]) == (
+        0.5, 0.8, 1e-5, 0.0, False)
+
+
+@needs_tf
+def test_fc01_keras_native_constructor_gets_every_value_in_float64():
+    from optcmp.optimizers.keras_native import KerasAdadelta, KerasSGD
+
+    p = lr_a()
+    be = optcmp.get_backend("tensorflow")
+    ad = KerasAdadelta(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p, be,
+                       np.zeros(p.n_params))
+    ad.setup()
+    assert ad.native
+    assert (ad.opt.rho, ad.opt.epsilon) == (0.8, 1e-5)
+    assert ad.opt.learning_rate.dtype == "float64" and float(ad.opt.learning_rate) == 0.5
+    sgd = KerasSGD(optcmp.sgd(0.1, momentum=0.9, impl="native"), p, be, np.zeros(p.n_params))
+    sgd.setup()
+    assert float(sgd.opt.learning_rate) == 0.1  # not float32(0.1) = 0.10000000149
+    assert float(sgd.opt.momentum) == 0.9 and sgd.opt.nesterov is False
+
+
+@needs_tf
+def test_keras_on_another_backend_falls_back_to_the_reference_rule(monkeypatch):
+    import optcmp.optimizers.keras_native as kn
+
+    monkeypatch.setattr(kn, "keras_backend_name", lambda: "torch")
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6, impl="native"),
+                       backend="tensorflow", tol=1e-2, max_iter=1000)
+    assert r.impl == "native"
+    assert r.implementation.startswith("optcmp reference update rule (fallback: Keras runs on "
+                                       "backend 'torch'")
+    assert r.nit_to_target == 468  # the same algorithm, so the same count
+
+
+# ---------------------------------------------------------------------- FC-05
+@pytest.mark.parametrize("backend", FRAMEWORKS)
+def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
+    """float32 objective and gradient through scipy: float64 x0/gradient, fun never below f*."""
+    p = lr_b()
+    fstar = p.optimum().fun
+    spec = optcmp.lbfgs(impl="scipy")
+    be = optcmp.get_backend(backend, dtype="float32")
+    from optcmp.optimizers.lbfgs import ScipyLBFGSB
+
+    ad = ScipyLBFGSB(spec, p, be, np.zeros(p.n_params))
+    ad.setup()
+    f, g = ad._fun(np.zeros(p.n_params))
+    assert isinstance(f, float) and g.dtype == np.float64 and g.shape == (p.n_params,)
+    for tol in (1e-6, 1e-12):  # 1e-12 is tighter than float32 can resolve
+        r = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=tol, max_iter=200)
+        assert r.dtype == "float32" and r.x.dtype == np.float64
+        assert r.fun >= fstar  # final objective re-evaluated in float64
+        if r.status == "converged":  # confirmed in float64, never by float32 rounding
+            assert (r.fun - fstar) / (r.f0 - fstar) <= tol
+        else:
+            assert r.status in ("stalled", "max_iter") and r.time_to_target is None
+    r6 = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200)
+    assert r6.status == "converged" and 15 <= r6.nit <= 25
+
+
+# ---------------------------------------------------------------------- FC-09
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n,expected,expected_1e6", [(100, 45, 34), (10_000, 42, 32)])
+def test_fc09_iterations_identical_on_every_backend(backend, n, expected, expected_1e6):
+    p = lr_s(n)
+    r = optcmp.run_one(p, optcmp.gd(0.1), backend=backend, tol=1e-8)
+    assert r.status == "converged" and r.nit_to_target == expected
+    assert r.n_samples == n  # the size is reported with the time
+    r6 = optcmp.run_one(p, optcmp.gd(0.1), backend=backend, tol=1e-6)
+    assert r6.nit_to_target == expected_1e6
+
+
+def test_fc09_one_million_rows_numpy():
+    p = lr_s(1_000_000)
+    assert p.optimum().fun == pytest.approx(0.0100024876, rel=1e-8)
+    r = optcmp.run_one(p, optcmp.gd(0.1), backend="numpy", tol=1e-8)
+    assert r.nit_to_target == 42
+
+
+# ---------------------------------------------------------------------- FC-11
+THETA1 = [0.29513334, -0.37602813, 0.10902265, 0.01611765]
+THETA2 = [0.53116705, -0.68083855, 0.19432604, 0.03777111]
+
+#: GD with learning rate 0.1 as every adapter can run it (full-batch SGD is GD).
+FC11_SPECS = {
+    "gd-reference": optcmp.gd(0.1),
+    "sgd-reference": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="reference"),
+    "sgd-native": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="native"),
+}
+
+
+def _adapter(problem, spec, backend):
+    from optcmp.optimizers.base import resolve_adapter
+
+    cls, _ = resolve_adapter(spec, backend)
+    ad = cls(spec, problem, optcmp.get_backend(backend), np.zeros(problem.n_params), 0)
+    ad.setup()
+    ad.warmup()
+    return ad
+
+
+def _monitor(ad):
+    """A monitoring evaluation that deposits gradients wherever a framework keeps them."""
+    be, p = ad.backend, ad.problem
+    x = ad.x_numpy()
+    vg = be.make_value_and_grad(p)
+    vg(be.asarray(x), ad.data)
+    p.value_and_grad(x, p.train_data)
+    param = getattr(ad, "param", None)
+    if param is not None:  # torch: a backward() into .grad between steps
+        p.objective(be.ops, param, ad.data).backward()
+        assert param.grad is not None
+    var = getattr(ad, "var", None)
+    if var is not None:  # TF: a tape on the variable
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            f = p.objective(be.ops, var, ad.data)
+        tape.gradient(f, var)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("key", list(FC11_SPECS))
+def test_fc11_first_two_steps_and_monitoring(backend, key):
+    p = lr_a()
+    spec = FC11_SPECS[key]
+    if backend == "numpy" and spec.impl == "native":
+        pytest.skip("numpy has no native SGD")
+    ref = np.zeros(p.n_params)
+    xs_ref = []
+    for _ in range(2):
+        ref = ref - 0.1 * p.value_and_grad(ref, p.train_data)[1]
+        xs_ref.append(ref)
+    plain = _adapter(p, spec, backend)
+    watched = _adapter(p, spec, backend)
+    xs = []
+    for k in range(2):
+        plain.step()
+        plain.between_steps()
+        _monitor(watched)
+        watched.step()
+        watched.between_steps()
+        _monitor(watched)
+        x = plain.x_numpy()
+        np.testing.assert_array_equal(watched.x_numpy(), x)  # bit-identical
+        np.testing.assert_allclose(x, xs_ref[k], rtol=1e-12, atol=1e-15)
+        xs.append(x)
+    np.testing.assert_allclose(xs[0], THETA1, atol=5e-9)
+    np.testing.assert_allclose(xs[1], THETA2, atol=5e-9)
+    assert p.fun64(xs[0]) == pytest.approx(4.0918780, abs=5e-8)
+    assert p.fun64(xs[1]) == pytest.approx(2.6792904, abs=5e-8)
+    assert p.fun64(2 * xs[0]) == pytest.approx(2.3862, abs=5e-5)  # what a double deposit gives
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc11_recorded_fun_is_the_full_objective(backend):
+    p = lr_a()
+    r = optcmp.run_one(p, optcmp.sgd(0.1, batch_size=100), backend=backend, eval_every=1,
+                       stopping=optcmp.MaxIter(3) | optcmp.RelativeSuboptimality(1e-300))
+    assert r.trace.fun[-1] == pytest.approx(p.fun64(r.x), rel=1e-14)
+    assert r.fun == pytest.approx(p.fun64(r.x), rel=1e-14)
+
+
+# ---------------------------------------------------------------------- FC-12
+def _fc12() -> LinearRegression:
+    x = np.arange(1.0, 5.0)
+    return LinearRegression.from_arrays(x[:, None], 2.0 * x, fit_intercept=False)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc12_mean_reduction_86_iterations(backend):
+    p = _fc12()
+    assert p.reduction == "mean"
+    r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
+    assert r.f0 == 30.0 and r.status == "converged" and r.nit_to_target == 86
+    assert r.reduction == "mean"
+    r4 = optcmp.run_one(p, optcmp.gd(0.04), backend=backend, tol=1e-12, max_iter=1000)
+    assert r4.nit_to_target == 16  # the hidden 4x learning rate of a sum reduction
+    # analytic numpy gradient == autodiff gradient
+    be = optcmp.get_backend(backend)
+    for w in (0.0, 1.3):
+        f, g = be.make_value_and_grad(p)(be.asarray(np.array([w])), be.place(p.train_data))
+        np.testing.assert_allclose(be.to_numpy(g), p.value_and_grad(np.array([w]),
+                                                                    p.train_data)[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fc12_float32_after_100_iterations(backend):
+    p = _fc12()
+    r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, dtype="float32",
+                       stopping=optcmp.MaxIter(100) | optcmp.RelativeSuboptimality(1e-300))
+    assert r.nit == 100
+    w = np.float32(r.x[0])
+    assert w == pytest.approx(1.9999996, abs=1e-7)
+    assert np.float32(5) * w == pytest.approx(9.999998, abs=1e-6)
+
+
+# ---------------------------------------------------------------------- FC-16
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_fc16_same_initial_point_on_every_backend(dtype):
+    X, y = lr_a().train_data["A"][:, :3], lr_a().train_data["y"]
+    p = LinearRegression.from_arrays(X, y, init="normal")
+    x0 = p.init_params(3)
+    f0 = p.value_and_grad(x0, p.train_data)[0]
+    for backend in INSTALLED:
+        for spec in (optcmp.gd(0.1), optcmp.adadelta(), optcmp.sgd(0.1)):
+            from optcmp.optimizers.base import resolve_adapter
+
+            cls, _ = resolve_adapter(spec, backend)
+            be = optcmp.get_backend(backend, dtype=dtype)
+            ad = cls(spec, p, be, x0, 3)
+            ad.setup()
+            got = ad.x_numpy()
+            want = x0 if dtype == "float64" else x0.astype(np.float32).astype(np.float64)
+            np.testing.assert_array_equal(got, want)
+            f, _ = be.make_value_and_grad(p)(be.asarray(x0), ad.data)
+            assert float(be.to_numpy(f)) == pytest.approx(f0, rel=1e-12 if dtype == "float64"
+                                                          else 1e-5)
+    runs = optcmp.compare(p, [optcmp.gd(0.1)], backends=INSTALLED, dtype=dtype, max_iter=2,
+                          seed=3, progress=False).runs
+    assert len({r.f0 for r in runs}) == 1 and runs[0].f0 == f0
+
+
+def test_fc16_framework_defaults_and_streams_differ():
+    """Why optcmp draws theta0 itself: framework defaults and seeded streams all differ."""
+    np.testing.assert_allclose(np.random.RandomState(42).rand(3), [0.3745, 0.9507, 0.7320],
+                               atol=5e-5)
+    if HAS_TORCH:
+        import torch
+
+        gen = torch.Generator().manual_seed(42)
+        np.testing.assert_allclose(torch.rand(3, generator=gen).numpy(),
+                                   [0.8823, 0.9150, 0.3829], atol=5e-5)
+        torch.manual_seed(0)
+        hidden, out = torch.nn.Linear(10, 100), torch.nn.Linear(100, 4)
+        for layer, bound in ((hidden, 0.3162), (out, 0.1)):
+            assert layer.weight.abs().max().item() <= bound + 1e-4
+            assert layer.bias.abs().max().item() <= bound + 1e-4
+        assert hidden.weight.abs().max().item() > 0.3  # uniform up to the bound
+        assert hidden.weight.std().item() == pytest.approx(0.1826, rel=0.1)
+    if HAS_TF:
+        keras = _keras()
+        import tensorflow as tf
+
+        tf.random.set_seed(42)
+        np.testing.assert_allclose(tf.random.uniform([3]).numpy(), [0.6646, 0.4410, 0.3529],
+                                   atol=5e-5)
+        for n_in, n_out, limit in ((10, 100, 0.2335), (100, 4, 0.2402)):
+            d = keras.layers.Dense(n_out)
+            d.build((None, n_in))
+            k = d.kernel.numpy()
+            assert np.abs(k).max() <= limit + 1e-4
+            assert np.all(d.bias.numpy() == 0.0)
+        tf.random.set_seed(None)

@@ -1,0 +1,125 @@
+"""The ``optcmp`` command: run (small instance), list, bad arguments (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from optcmp import cli
+from optcmp.results import Comparison
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_run_small_instance_prints_table(capsys) -> None:
+    rc = cli.main(["run", "--rows", "2000", "--backends", "numpy", "--max-time", "1",
+                   "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:5] == ["optimizer", "backend", "dtype", "status", "time-to-target"]
+    names = [ln.split()[0] for ln in lines[2:8]]
+    assert sorted(names[:5]) == ["adadelta", "diag_newton", "gd", "lbfgs", "sgd"]
+    assert names[5] == "numpy.linalg.lstsq"
+    status = {ln.split()[0]: ln.split()[3] for ln in lines[2:7]}
+    assert status["lbfgs"] == "converged"  # 35 iterations: far inside the 1 s budget
+    assert set(status.values()) <= {"converged", "timeout"}
+    assert "problem: problem=linear_regression, source=generated, n_samples=2000" in out
+    assert "target: RelativeSuboptimality(tol=1e-06)" in out
+    assert err == ""  # --no-progress: nothing on stderr
+
+
+def test_run_saves_json(tmp_path, capsys) -> None:
+    out_file = tmp_path / "r.json"
+    rc = cli.main(["run", "--rows", "500", "--backends", "numpy", "--optimizers", "gd,L-BFGS",
+                   "--tol", "1e-4", "--max-time", "0.3", "--seed", "3", "--repeats", "2",
+                   "--out", str(out_file), "--no-progress"])
+    assert rc == 0
+    comp = Comparison.load(out_file)
+    assert [(r.optimizer, r.seed) for r in comp] == [("gd", 3), ("lbfgs", 3), ("gd", 4),
+                                                      ("lbfgs", 4)]
+    assert comp.problem["n_samples"] == 500 and comp.problem["seed"] == 3
+    assert comp.settings["target"] == "RelativeSuboptimality(tol=0.0001)"
+    assert "saved 4 runs to" in capsys.readouterr().err
+
+
+def test_run_with_csv(tmp_path, capsys) -> None:
+    f = tmp_path / "house.csv"
+    f.write_text("size,rooms,price\n1,2,5.1\n2,1,4.9\n3,4,11.2\n4,3,11.0\n5,5,15.1\n")
+    rc = cli.main(["run", "--csv", str(f), "--features", "size,rooms", "--targets", "price",
+                   "--backends", "numpy", "--optimizers", "lbfgs", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "lbfgs" in out and "converged" in out
+    assert "source=csv:" in out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["run", "--tol", "-1"], "argument --tol: expected a finite number > 0, got '-1'"),
+    (["run", "--tol", "abc"], "argument --tol: expected a number, got 'abc'"),
+    (["run", "--max-time", "0"], "argument --max-time: expected a finite number > 0"),
+    (["run", "--rows", "0"], "argument --rows: expected an integer >= 1, got '0'"),
+    (["run", "--repeats", "x"], "argument --repeats: expected an integer, got 'x'"),
+    (["run", "--dtype", "int8"], "argument --dtype: invalid choice: 'int8'"),
+    (["run", "--bogus"], "unrecognized arguments: --bogus"),
+    (["run", "--rows", "10", "--optimizers", "adam"],
+     "unknown optimizer 'adam'; valid optimizers \\(aliases\\): adadelta, diag_newton"),
+    (["run", "--rows", "10", "--backends", "jax"],
+     "unknown backend 'jax'; valid backends: numpy, torch, tensorflow"),
+    (["run", "--rows", "10", "--problem", "fizz"], "unknown problem 'fizz'; valid: linear_regression"),
+    (["run", "--rows", "10", "--features", "a"], "--features/--targets need --csv"),
+    (["run", "--csv", "/nonexistent/x.csv"], "--csv: no such file: /nonexistent/x.csv"),
+    ([], "the following arguments are required: COMMAND"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_bad_arguments_one_line_exit_2(argv, match, capsys) -> None:
+    with pytest.raises(SystemExit) as exc_info:
+        rc = cli.main(argv)
+        raise SystemExit(rc)
+    assert exc_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("optcmp: error: ")
+    import re
+
+    assert re.search(match, err), err
+
+
+def test_bad_csv_columns_one_line(tmp_path, capsys) -> None:
+    f = tmp_path / "d.csv"
+    f.write_text("a,b,y\n1,2,3\n4,5,6\n")
+    rc = cli.main(["run", "--csv", str(f), "--features", "a,q", "--targets", "y",
+                   "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert "unknown column(s) ['q']; available columns: ['a', 'b', 'y']" in err
+
+
+def test_list(capsys) -> None:
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("problems:\n  linear_regression")
+    for name in ("gd", "diag_newton", "adadelta", "sgd", "lbfgs"):
+        assert f"\n  {name} " in out
+    assert "defaults: history_size=10, max_linesearch=20" in out
+    assert "backends:\n  numpy                installed" in out
+
+
+def test_python_dash_m_and_version() -> None:
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    p = subprocess.run([sys.executable, "-m", "optcmp", "--version"], capture_output=True,
+                       text=True, env=env, cwd=ROOT, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "optcmp 0.1.0"
+    p = subprocess.run([sys.executable, "-m", "optcmp", "run", "--rows", "0"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+
+
+def test_out_is_valid_json(tmp_path) -> None:
+    out_file = tmp_path / "r.json"
+    assert cli.main(["run", "--rows", "200", "--backends", "numpy", "--optimizers", "lbfgs",
+                     "--out", str(out_file), "--no-progress"]) == 0
+    assert json.loads(out_file.read_text())["format"] == "optcmp.Comparison"

@@ -1,0 +1,134 @@
+"""Executors without Dask: the shared per-run task, thread and process pools, host sharing."""
+
+from __future__ import annotations
+
+import multiprocessing
+import socket
+import threading
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import pytest
+from conftest import lr_a
+
+import optcmp
+from optcmp.executors import ProblemRef, RunTask, execute_run, host_activity
+from optcmp.problems import LinearRegression
+from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality
+from optcmp.store import data_fingerprint
+
+RULE = RelativeSuboptimality(1e-8) | MaxIter(3000) | Divergence()
+OPTS = [optcmp.diag_newton(), optcmp.lbfgs()]
+
+
+@pytest.fixture(autouse=True)
+def _own_activity_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPTCMP_ACTIVITY_DIR", str(tmp_path))
+
+
+def small() -> LinearRegression:
+    return LinearRegression(n_samples=200, seed=3, init="normal")
+
+
+def key(comp):
+    return [(r.label, r.seed, r.status, r.nit, r.fun) for r in comp]
+
+
+def test_sequential_runs_record_host_and_no_sharing():
+    comp = optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False)
+    for r in comp:
+        assert r.host == socket.gethostname()
+        assert r.concurrency == 1 and r.shared_host is False
+        assert r.started_at is not None and r.started_at <= r.finished_at
+    assert "shared their host" not in comp.table()
+
+
+def test_host_activity_counts_overlapping_runs():
+    with host_activity() as a:
+        with host_activity() as b:
+            pass
+        with host_activity() as c:
+            pass
+    with host_activity() as d:
+        pass
+    assert (a.peak, b.peak, c.peak, d.peak) == (2, 2, 2, 1)
+
+
+def test_thread_pool_matches_sequential_and_flags_shared_timing():
+    barrier = threading.Barrier(2, timeout=60)
+
+    def meet(r):  # both runs are surely active at once: they wait for each other
+        if r.nit == 0:
+            barrier.wait()
+
+    seq = optcmp.compare(lr_a(), OPTS, stopping=RULE, progress=False)
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        with pytest.warns(UserWarning, match="2 of 2 runs shared their host.*up to 2 at once"):
+            par = optcmp.compare(lr_a(), OPTS, stopping=RULE, progress=False, executor=ex,
+                                 callback=meet)
+    assert key(par) == key(seq)
+    assert [(r.concurrency, r.shared_host) for r in par] == [(2, True), (2, True)]
+    assert "2 run(s) shared their host" in par.table()
+    assert par.to_frame()["shared_host"].tolist() == [True, True]
+
+
+@pytest.mark.filterwarnings("ignore:.*shared their host:UserWarning")
+def test_process_pool_rebuilds_a_generated_problem():
+    seq = optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=ctx) as ex:
+        par = optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False,
+                             executor=ex)
+    assert [(r.label, r.seed, r.status, r.nit) for r in par] == [
+        (r.label, r.seed, r.status, r.nit) for r in seq]
+    for a, b in zip(seq, par):
+        assert b.fun == pytest.approx(a.fun, rel=1e-12)
+
+
+def test_process_pool_refuses_a_problem_built_from_arrays():
+    with ProcessPoolExecutor(max_workers=1) as ex:
+        with pytest.raises(ValueError, match="LR-A.*cannot be rebuilt.*dask.distributed.Client"):
+            optcmp.compare(lr_a(), OPTS, stopping=RULE, progress=False, executor=ex)
+
+
+def test_executor_must_be_an_executor_or_a_dask_client():
+    with pytest.raises(TypeError, match="concurrent.futures.Executor or a dask"):
+        optcmp.compare(small(), OPTS, stopping=RULE, progress=False, executor=object())
+
+
+def test_a_worker_that_generates_other_data_fails_the_run_without_storing_it():
+    p = small()
+    task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), backend="numpy", device=None,
+                   dtype="float64", seed=0, repeat=0, stopping=RULE)
+    res, storable = execute_run(task, ProblemRef(p.spec(), "0" * 64))
+    assert res.status == "failed" and not storable
+    assert "other data" in res.message and res.problem == "linear_regression"
+    res, storable = execute_run(task, ProblemRef(p.spec(), data_fingerprint(p)))
+    assert res.status == "converged" and storable
+
+
+def test_optimizer_specs_pickle():
+    import pickle
+
+    s = optcmp.adadelta(rho=0.9, label="mine")
+    t = pickle.loads(pickle.dumps(s))
+    assert t == s and dict(t.hyperparameters) == dict(s.hyperparameters) and t.label == "mine"
+
+
+def test_ctrl_c_with_a_thread_pool_keeps_finished_runs(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    seen = []
+
+    def interrupt_third(r):
+        if r.nit == 0:
+            seen.append(1)
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        with pytest.raises(optcmp.store.Interrupted, match="2 of 6 runs are finished") as info:
+            optcmp.compare(small(), OPTS + [optcmp.gd()], stopping=RULE, repeats=2,
+                           progress=False, executor=ex, store=path, callback=interrupt_third)
+    assert len(info.value.comparison) == 2
+    resumed = optcmp.compare(small(), OPTS + [optcmp.gd()], stopping=RULE, repeats=2,
+                             progress=False, store=path)
+    assert resumed.settings["store"]["reused"] == 2 and resumed.settings["store"]["executed"] == 4

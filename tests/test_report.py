@@ -1,0 +1,153 @@
+"""optcmp.report: one offline HTML file with every run, escaped labels and no URL; the CLI."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from _handmade import comparison, make_run, table_runs
+
+from optcmp.cli import main
+
+EVIL = '<script>alert("x")</script> & co'
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        d = dict(attrs)
+        self.tags.append((tag, d))
+        if d.get("id"):
+            self.ids.add(d["id"])
+
+
+def _parse(page: str) -> _Collect:
+    p = _Collect()
+    p.feed(page)
+    p.close()
+    return p
+
+
+def _evil_comparison():
+    runs = table_runs()
+    runs.append(make_run(EVIL, None, repeat=0, status="failed",
+                         message="RuntimeError: <bad> & 'quoted' \"x\""))
+    return comparison(runs)
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    pytest.importorskip("matplotlib")
+    return _evil_comparison().to_html()
+
+
+def test_every_run_with_status_and_message(page):
+    comp = _evil_comparison()
+    p = _parse(page)
+    run_rows = [a for t, a in p.tags if t == "tr" and a.get("class") == "run"]
+    assert len(run_rows) == len(comp.runs)
+    for st in ("converged", "max_iter", "failed"):
+        assert f'<span class="status-{st}">{st}</span>' in page
+    assert "RuntimeError: &lt;bad&gt; &amp; &#x27;quoted&#x27; &quot;x&quot;" in page
+    assert page.count("budget exhausted: MaxIter(n=100)") == 1
+
+
+def test_labels_are_escaped(page):
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co" in page
+
+
+def test_no_external_reference(page):
+    assert not re.search(r"https?://", page)
+    assert "xmlns" not in page  # the SVG namespace declarations are removed on purpose
+    p = _parse(page)
+    for tag, attrs in p.tags:
+        assert tag not in ("script", "link", "iframe", "object", "embed")
+        for key in ("src", "href"):
+            v = attrs.get(key)
+            assert v is None or v.startswith(("data:", "#")), (tag, key, v)
+
+
+def test_structure_sections_plots_environment(page):
+    p = _parse(page)
+    assert {"warnings", "summary", "pairwise", "plots", "runs", "settings",
+            "environment"} <= p.ids
+    figs = [a["id"] for t, a in p.tags if t == "figure"]
+    assert figs == ["fig-convergence_time", "fig-convergence_iterations",
+                    "fig-convergence_njev", "fig-time_to_target", "fig-performance_profile",
+                    "fig-data_profile", "fig-ecdf"]
+    assert sum(1 for t, _ in p.tags if t == "svg") == len(figs)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    for key in ("python", "numpy", "scipy", "torch", "tensorflow", "devices used"):
+        assert f"<td>{key}</td>" in page
+    # fairness warnings of this table: a failed/budget mix
+    assert "stopped by a budget" in page
+
+
+def test_summary_in_report_has_ci(page):
+    assert "95% CI" in page
+    assert "[1&nbsp;s, 4&nbsp;s]" in page or "[1&nbsp;s, 3&nbsp;s]" in page  # A: 1, 3, 4 s
+
+
+def test_png_images_and_no_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    comp = comparison()
+    page = comp.to_html(tmp_path / "r.html", images="png")
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == page
+    assert page.count('src="data:image/png;base64,') == 7 and "<svg" not in page
+    bare = comp.to_html(plots=False)
+    assert "<svg" not in bare and "<img" not in bare and "Plots omitted" in bare
+    with pytest.raises(ValueError, match="images"):
+        comp.to_html(images="gif")
+
+
+def test_svg_inline_has_no_namespace_or_prolog():
+    pytest.importorskip("matplotlib")
+    from optcmp.plot import convergence
+    from optcmp.report import svg_inline
+
+    s = svg_inline(convergence(table_runs()))
+    assert s.startswith("<svg") and "xmlns" not in s and "<!--" not in s
+    assert "<metadata" not in s and "DOCTYPE" not in s
+
+
+# ---------------------------------------------------------------------------- CLI
+def test_cli_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    src = tmp_path / "results.json"
+    _evil_comparison().save(src)
+    out, csv_path = tmp_path / "report.html", tmp_path / "traces.csv"
+    assert main(["report", str(src), "-o", str(out), "--csv", str(csv_path),
+                 "--plots-dir", str(tmp_path / "plots"), "--formats", "svg"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('<tr class="run">') == 7 and not re.search(r"https?://", page)
+    assert csv_path.read_text().count("\n") == 1 + 7 * 13
+    assert len(list((tmp_path / "plots").glob("*.svg"))) == 7
+    err = capsys.readouterr().err
+    assert "wrote" in err
+
+
+def test_cli_report_bad_input(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing.json"), "-o", str(tmp_path / "r.html")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["report", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_cli_run_repeats_prints_summary_and_writes_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    report = tmp_path / "run.html"
+    rc = main(["run", "--rows", "300", "--optimizers", "lbfgs", "--backends", "numpy",
+               "--repeats", "2", "--redraw-data", "--no-progress", "--report", str(report)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "95% CI" in out and "2/2" in out
+    page = report.read_text(encoding="utf-8")
+    assert page.count('<tr class="run">') == 2 and "redraw_data=True" in page

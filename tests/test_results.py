@@ -1,0 +1,156 @@
+"""RunResult / Comparison: scipy field names, table, to_frame, lossless save/load."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from conftest import lr_a, lr_b
+
+import optcmp
+from optcmp.results import Comparison, RunResult, Trace
+
+
+@pytest.fixture(scope="module")
+def comp() -> Comparison:
+    x = np.array([1, 2, 3, 4, 5, 100, 200.0])
+    bad = optcmp.problems.LinearRegression.from_arrays(x[:, None], 2 * x)
+    good = optcmp.compare(lr_b(), [optcmp.lbfgs, optcmp.diag_newton, optcmp.gd], max_iter=300,
+                          progress=False)
+    div = optcmp.compare(bad, [optcmp.gd(0.01)], progress=False)  # non-finite trace values
+    return Comparison(list(good) + list(div), good.problem, good.optimum, good.settings,
+                      good.environment)
+
+
+def test_scipy_field_names(comp) -> None:
+    r = comp[0]
+    for name in ("x", "fun", "success", "status", "message", "nit", "nfev", "njev"):
+        assert hasattr(r, name)
+    for name in ("time_to_target", "nit_to_target", "nfev_to_target", "njev_to_target", "time",
+                 "warmup_time", "setup_time", "backend", "device", "dtype", "seed", "trace"):
+        assert hasattr(r, name)
+    assert isinstance(r.x, np.ndarray) and r.x.dtype == np.float64 and r.x.shape == (4,)
+    assert r.fun == pytest.approx(lr_b().fun64(r.x), rel=1e-15)
+
+
+def test_save_load_round_trip_is_lossless(comp, tmp_path) -> None:
+    path = tmp_path / "c.json"
+    comp.save(path)
+    back = Comparison.load(path)
+    assert len(back) == len(comp)
+    assert back.problem == comp.problem and back.settings == comp.settings
+    assert back.optimum == comp.optimum and back.environment == comp.environment
+    for a, b in zip(comp, back):
+        for f in ("problem", "optimizer", "label", "backend", "status", "message", "nit", "nfev",
+                  "njev", "time_to_target", "nit_to_target", "nfev_to_target", "hyperparameters",
+                  "time", "warmup_time", "f0", "fstar", "epochs", "success", "seed", "target"):
+            assert getattr(a, f) == getattr(b, f), f
+        np.testing.assert_array_equal(a.x, b.x)  # bit-exact, NaN/inf included
+        assert (math.isnan(a.fun) and math.isnan(b.fun)) or a.fun == b.fun
+        for c in Trace.COLUMNS:
+            ta, tb = getattr(a.trace, c), getattr(b.trace, c)
+            assert ta.dtype == tb.dtype, c
+            np.testing.assert_array_equal(ta, tb)
+    div = back[-1]
+    assert div.status == "diverged" and np.isinf(div.trace.fun[-1])
+    assert back.table() == comp.table()
+
+
+def test_save_writes_json_with_format_tag(comp, tmp_path) -> None:
+    path = tmp_path / "c.json"
+    comp.save(path)
+    d = json.loads(path.read_text())
+    assert d["format"] == "optcmp.Comparison" and d["format_version"] == 1
+    assert not (tmp_path / "c.json.tmp").exists()
+
+
+def test_load_rejects_other_files(tmp_path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text('{"a": 1}')
+    with pytest.raises(ValueError, match="not an optcmp comparison"):
+        Comparison.load(p)
+    p.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        Comparison.load(p)
+    p.write_text('{"format": "optcmp.Comparison", "format_version": 99}')
+    with pytest.raises(ValueError, match="format version 99 is newer"):
+        Comparison.load(p)
+    with pytest.raises(FileNotFoundError):
+        Comparison.load(tmp_path / "missing.json")
+
+
+def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
+    text = comp.table()
+    lines = text.splitlines()
+    assert lines[0].split()[:5] == ["optimizer", "backend", "dtype", "status", "time-to-target"]
+    body = lines[2:2 + len(comp) + 1]
+    order = [ln.split()[0] for ln in body]
+    reached = sorted((r for r in comp if r.time_to_target is not None),
+                     key=lambda r: r.time_to_target)
+    assert order[:len(reached)] == [r.label for r in reached]
+    assert "numpy.linalg.lstsq (direct solve, floor)" in text
+    assert "target: RelativeSuboptimality(tol=1e-06)" in text
+    assert "problem: problem=linear_regression" in text
+    gd_lines = sorted(ln.split()[3] for ln in body if ln.startswith("gd "))
+    assert gd_lines == ["diverged", "max_iter"]
+    assert all(" - " in ln for ln in body if ln.startswith("gd "))  # no time-to-target
+    assert str(comp) == text
+
+
+def test_rows_and_to_frame(comp) -> None:
+    pd = pytest.importorskip("pandas")
+    rows = comp.rows()
+    assert len(rows) == len(comp)
+    assert rows[0]["optimizer"] == comp[0].label and "hp_history_size" in rows[0]
+    df = comp.to_frame()
+    assert isinstance(df, pd.DataFrame) and len(df) == len(comp)
+    for col in ("optimizer", "backend", "status", "time_to_target", "nit_to_target",
+                "relative_suboptimality", "nfev", "njev"):
+        assert col in df.columns
+    assert df.loc[df.optimizer == "lbfgs", "status"].item() == "converged"
+
+
+def test_select_and_best(comp) -> None:
+    assert [r.optimizer for r in comp.select(status="converged")] == ["lbfgs", "diag_newton"]
+    best = comp.best()
+    assert best is not None and best.optimizer in ("lbfgs", "diag_newton")
+    assert Comparison([]).best() is None
+
+
+def test_relative_suboptimality_property() -> None:
+    r = RunResult(problem="p", optimizer="o", label="o", backend="numpy", fun=2.0, f0=10.0,
+                  fstar=1.0)
+    assert r.relative_suboptimality == pytest.approx(1 / 9)
+    r.fun = math.nan
+    assert r.relative_suboptimality == math.inf
+    r.fstar = None
+    assert r.relative_suboptimality is None
+    t = Trace(iteration=np.array([0, 1]), time=np.zeros(2), fun=np.array([10.0, 1.0]),
+              grad_norm=np.zeros(2), nfev=np.zeros(2, int), njev=np.zeros(2, int))
+    np.testing.assert_allclose(t.relative_suboptimality(10.0, 1.0), [1.0, 0.0])
+    assert np.isnan(t.relative_suboptimality(10.0, None)).all()
+
+
+def test_run_result_round_trip_dict() -> None:
+    r = optcmp.run_one(lr_a(), optcmp.sgd(learning_rate=0.1, batch_size=100), max_iter=25)
+    d = json.loads(json.dumps(r.to_dict()))
+    back = RunResult.from_dict(d)
+    assert back.epochs == r.epochs == 2.5 and back.hyperparameters == r.hyperparameters
+    np.testing.assert_array_equal(back.x, r.x)
+    assert repr(back).startswith("RunResult(sgd on numpy/cpu/float64, status='max_iter'")
+
+
+def test_table_puts_skipped_and_failed_last() -> None:
+    def run(label, status, ttt=None, time=0.0):
+        return RunResult(problem="p", optimizer=label, label=label, backend="numpy",
+                         status=status, time_to_target=ttt, time=time, nit=3, fun=1.0, f0=2.0,
+                         fstar=0.5)
+
+    comp = Comparison([run("skip", "skipped"), run("slow", "timeout", time=6.0),
+                       run("fail", "failed", time=0.1), run("fast", "converged", 0.5, 0.5),
+                       run("div", "diverged", time=0.2)])
+    body = comp.table().splitlines()[2:7]
+    assert [ln.split()[0] for ln in body] == ["fast", "div", "slow", "fail", "skip"]
+    assert body[-1].split()[3:] == ["skipped"] + ["-"] * 7

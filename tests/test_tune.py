@@ -1,0 +1,174 @@
+"""The tuning protocol: closed-form best step for GD, scoring rules, defaults mode, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from conftest import lr_recipe
+
+import optcmp
+from optcmp.problems import LinearRegression
+from optcmp.tuning import DEFAULT_GRIDS, load_specs
+
+
+@pytest.fixture(autouse=True)
+def _own_activity_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPTCMP_ACTIVITY_DIR", str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def quad():
+    """Least squares with condition number ~30: a quadratic with Hessian (2/n) A^T A."""
+    X, y = lr_recipe(500, [1, 2, 5], [0, 0, 0], [1.5, -2.0, 0.5], 0.3, 0.1)
+    p = LinearRegression.from_arrays(X, y, name="quad")
+    A = p.train_data["A"]
+    ev = np.linalg.eigvalsh(2.0 / A.shape[0] * A.T @ A)
+    return p, float(ev[-1]), float(ev[0])
+
+
+def test_gd_best_step_is_within_one_grid_step_of_two_over_L_plus_mu(quad):
+    p, L, mu = quad
+    assert L / mu == pytest.approx(30.36, rel=1e-3)
+    ratio = 2.0 ** 0.25
+    grid = [0.002 * ratio**k for k in range(25)]  # 0.002 .. 0.128, not aligned on the optimum
+    t = optcmp.tune(p, optcmp.gd, {"learning_rate": grid}, by="iterations", budget=5000,
+                    repeats=2, tol=1e-10)
+    best = t.best.hyperparameters["learning_rate"]
+    eta = 2.0 / (L + mu)  # optimal constant step of GD on a quadratic
+    assert abs(math.log(best / eta)) <= math.log(ratio) + 1e-12
+    assert 1.0 / L <= best < 2.0 / L  # the "1/L region": above the safe step, below divergence
+    # iterations fall as the step grows towards eta, and steps past 2/L never reach the target
+    by_lr = {c.spec.hyperparameters["learning_rate"]: c for c in t.configs}
+    below = [by_lr[g].median for g in grid if g <= best]
+    assert below == sorted(below, reverse=True)
+    for g in grid:
+        if g > 2.0 / L:
+            assert by_lr[g].successes == 0 and by_lr[g].median == 5000
+            assert set(by_lr[g].statuses) == {"diverged"}
+    # closed-form bound: each Hessian eigencomponent of the error shrinks by |1 - eta lambda|
+    # per step, so (f_k - f*) / (f_0 - f*) <= rho^(2k) with rho = max|1 - eta lambda|
+    rho = max(abs(1 - best * mu), abs(1 - best * L))
+    assert by_lr[best].median <= math.ceil(math.log(1e-10) / (2 * math.log(rho)))
+
+
+@pytest.mark.filterwarnings("ignore:.*edge of the grid:UserWarning")
+def test_tuning_by_iterations_is_deterministic_and_feeds_compare(quad):
+    p, L, mu = quad
+    grid = {"learning_rate": [0.005, 0.01, 0.02, 0.03]}
+    a = optcmp.tune(p, "gd", grid, by="iterations", budget=3000, repeats=2, tol=1e-8)
+    b = optcmp.tune(p, "gd", grid, by="iterations", budget=3000, repeats=2, tol=1e-8)
+    assert [c.scores for c in a.configs] == [c.scores for c in b.configs]
+    assert a.best.hyperparameters["learning_rate"] == 0.03 and a.best.label == "gd"
+    comp = optcmp.compare(p, a.specs, tol=1e-8, progress=False)
+    chosen = [c for c in a.configs if c.best][0]
+    assert comp[0].nit_to_target == chosen.median  # zero start: every repetition is the same
+    assert a.cost["runs"] == 8 and a.cost["executed"] == 8
+    assert a.cost["timed"] > 0 and a.cost["elapsed"] >= a.cost["run_wall"] * 0.5
+    assert "tuning cost: 8 runs" in a.table() and "chosen: gd(learning_rate=0.03)" in a.table()
+
+
+def test_runs_that_miss_the_target_score_the_budget(quad):
+    p, *_ = quad
+    with pytest.warns(UserWarning, match="no configuration of adadelta reached the target"):
+        t = optcmp.tune(p, ["gd", "adadelta"], {"gd": {"learning_rate": [0.03, 1.0]},
+                                                "adadelta": {"learning_rate": [0.001, 1.0]}},
+                        by="iterations", budget=400, repeats=1, tol=1e-8)
+    rows = {(c.optimizer, c.point["learning_rate"]): c for c in t.configs}
+    assert rows[("gd", 1.0)].statuses == ["diverged"] and rows[("gd", 1.0)].scores == [400.0]
+    assert rows[("adadelta", 0.001)].statuses == ["max_iter"]
+    assert rows[("adadelta", 0.001)].scores == [400.0]
+    assert rows[("gd", 0.03)].statuses == ["converged"]
+    assert rows[("gd", 0.03)].scores == [float(t.comparison.select(
+        label="gd(learning_rate=0.03)")[0].nit_to_target)]
+    assert [s.name for s in t.specs] == ["gd", "adadelta"]
+
+
+def test_tuning_by_time_scores_time_to_target_or_the_budget(quad):
+    p, *_ = quad
+    budget = 2.0
+    t = optcmp.tune(p, "gd", {"learning_rate": [0.03, 1.0]}, budget=budget, repeats=2)
+    assert t.by == "time"
+    for c in t.configs:
+        runs = t.comparison.select(label=c.spec.label)
+        assert c.scores == [r.time_to_target if r.success else budget for r in runs]
+        assert c.median == float(np.median(c.scores))
+    assert t.best.hyperparameters["learning_rate"] == 0.03  # 1.0 diverges
+
+
+def test_defaults_mode_runs_documented_defaults(quad):
+    p, *_ = quad
+    with pytest.warns(UserWarning, match="adadelta with its defaults did not reach"):
+        t = optcmp.tune(p, ["gd", optcmp.adadelta(rho=0.5), "lbfgs"], mode="defaults",
+                        by="iterations", budget=500, repeats=1)
+    assert [dict(s.hyperparameters) for s in t.specs] == [
+        {"learning_rate": "auto"}, {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6},
+        {"history_size": 10, "max_linesearch": 20}]
+    assert [c.point for c in t.configs] == [{}, {}, {}]
+    assert t.comparison[0].hyperparameters["learning_rate"] == pytest.approx(1.0 / p.lipschitz())
+
+
+def test_default_grids_are_log_spaced():
+    for name, g in DEFAULT_GRIDS.items():
+        optcmp.get_optimizer(name)  # every default grid belongs to a registered optimizer
+        for values in g.values():
+            ratios = np.diff(np.log10(np.asarray(values, dtype=float)))
+            assert np.all(ratios > 0)
+    lr = DEFAULT_GRIDS["gd"]["learning_rate"]
+    assert lr[0] == 1e-4 and lr[-1] == 10.0 and len(lr) == 11
+    np.testing.assert_allclose(np.diff(np.log10(lr)), 0.5, atol=2e-3)
+
+
+def test_edge_of_grid_warns(quad):
+    p, *_ = quad
+    with pytest.warns(UserWarning, match="at the edge of the grid"):
+        optcmp.tune(p, "gd", {"learning_rate": [0.001, 0.002, 0.004]}, by="iterations",
+                    budget=20000, repeats=1, tol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"by": "epochs"}, ValueError, "by must be one of"),
+    ({"mode": "best"}, ValueError, "mode must be one of"),
+    ({"budget": -1}, ValueError, "budget must be a finite number > 0"),
+    ({"budget": 10.5, "by": "iterations"}, ValueError, "whole number of iterations"),
+    ({"repeats": 0}, ValueError, "repeats must be a positive integer"),
+    ({"grid": {"lr": [0.1]}}, TypeError, "'lr' is not one of gd's"),
+    ({"grid": {"learning_rate": [0.1, -1.0]}}, ValueError, "learning_rate must be.*-1.0"),
+    ({"grid": {"learning_rate": []}}, ValueError, "is empty"),
+    ({"grid": {"learning_rate": 0.1}}, ValueError, "must be a list"),
+    ({"grid": {"learning_rate": [0.1]}, "mode": "defaults"}, ValueError, "drop grid"),
+])
+def test_bad_arguments_are_named(quad, kwargs, err, match):
+    p, *_ = quad
+    grid = kwargs.pop("grid", {"learning_rate": [0.1]})
+    with pytest.raises(err, match=match):
+        optcmp.tune(p, "gd", grid, **kwargs)
+
+
+def test_cli_tune_and_run_tuned(tmp_path, capsys):
+    from optcmp.cli import main
+
+    out = tmp_path / "tuned.json"
+    rc = main(["tune", "--rows", "300", "--optimizers", "diag_newton", "--grid",
+               "learning_rate=0.3,1,3", "--by", "iterations", "--budget", "5000",
+               "--repeats", "1", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "diag_newton" in text and "tuning cost: 3 runs" in text
+    saved = json.loads(out.read_text())
+    assert saved["format"] == "optcmp.tune" and saved["by"] == "iterations"
+    specs = load_specs(out)
+    assert [s.name for s in specs] == ["diag_newton"]
+    best = [c for c in saved["configs"] if c["best"]][0]
+    assert specs[0].hyperparameters["learning_rate"] == best["point"]["learning_rate"]
+    assert main(["run", "--rows", "300", "--tuned", str(out), "--backends", "numpy",
+                 "--max-iter", "5000", "--no-progress"]) == 0
+    assert "diag_newton" in capsys.readouterr().out
+    assert main(["tune", "--rows", "300", "--grid", "learning_rate=1", "--mode",
+                 "defaults"]) == 2
+    with pytest.raises(SystemExit) as info:
+        main(["tune", "--rows", "300", "--grid", "nope"])
+    assert info.value.code == 2
+    assert "expected NAME=V1,V2" in capsys.readouterr().err
