@@ -24,7 +24,7 @@ This script measures the two mistakes, then runs the fair comparison:
    plateau.
 3. **The fair run.** Same problem, same initial point (drawn once in numpy float64), same
    minibatch order, same loss and reduction, same hyperparameters on numpy, PyTorch and
-   TensorFlow: SGD's per-epoch training loss agrees to 7.8e-15 relative on all three backends
+   TensorFlow: SGD's per-epoch training loss agrees to 5.5e-15 relative on all three backends
    for all 1,194 epochs to the training-loss target (0.0155, a tenth of the plateau), reached
    after 17,910 iterations on each. What differs is time: each step is a few products of
    64 x 100 matrices and per-operation overhead dominates (FC-09), so numpy wins.
@@ -34,9 +34,9 @@ Measured on a shared 2-core CPU, one thread per framework, float64
 
 | optimizer | iterations to target (numpy / torch / TF) | time-to-target, s | train / test acc |
 |---|---|---|---|
-| sgd (lr 2.56, batch 64) | 17910 / 17910 / 17910 | 1.54 / 4.01 / 7.98 | 0.956 / 0.910 |
-| lbfgs (scipy) | 228 / 214 / 223 | 0.20 / 0.16 / 0.20 | 0.95 / 0.89-0.90 |
-| lbfgs (torch.optim) | - / 310 / - | - / 0.50 / - | 0.948 / 0.870 |
+| sgd (lr 2.56, batch 64) | 17910 / 17910 / 17910 | 1.53 / 4.02 / 7.37 | 0.956 / 0.910 |
+| lbfgs (scipy) | 228 / 214 / 229 | 0.20 / 0.16 / 0.17 | 0.95 / 0.89-0.90 |
+| lbfgs (torch.optim) | - / 310 / - | - / 0.62 / - | 0.948 / 0.870 |
 
 L-BFGS's iteration counts differ between backends: its line search makes discrete decisions,
 and on this nonconvex objective last-bit differences between the frameworks' matrix products
@@ -52,7 +52,7 @@ Expected output: the three parts above, in order: the 256x gradient ratio on eac
 the two story runs; the never-zeroed table; the time-to-target table (loss, train and test
 accuracy in every row), the SGD loss per epoch side by side, and a last line such as::
 
-    same training-loss curve on 3 backend(s): largest relative difference 7.8e-15; iterations
+    same training-loss curve on 3 backend(s): largest relative difference 5.5e-15; iterations
     to target {'numpy': 17910, 'torch': 17910, 'tensorflow': 17910}
 
 (one line; ``OPTCMP_QUICK=1``: 4410 iterations to the 0.1 target).

@@ -170,6 +170,7 @@ def test_fc11_one_and_two_steps_no_doubled_deposit(backend, impl, spec):
     ("torch", "reference", optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)),
     ("torch", "native", optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)),
     ("tensorflow", "reference", optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)),
+    ("tensorflow", "native", optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)),
     ("numpy", "reference", optcmp.sgd(learning_rate=2.56)),
     ("torch", "native", optcmp.sgd(learning_rate=2.56)),
     ("tensorflow", "native", optcmp.sgd(learning_rate=2.56)),

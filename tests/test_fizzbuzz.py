@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import needs_cuda
 
 import optcmp
 from optcmp.backends import BackendUnavailable, get_backend, is_available
@@ -346,3 +347,19 @@ def test_every_optimizer_runs_on_numpy():
         assert set(r.metrics) == {"train_accuracy", "test_accuracy", "test_loss"}
     table = comp.table()
     assert "loss" in table.splitlines()[0] and "train acc" in table and "test acc" in table
+
+
+@needs_cuda
+def test_cuda_gradient_and_sgd_steps_match_numpy():
+    """On a GPU: autodiff gradient and 20 SGD steps (native torch.optim.SGD) agree with numpy."""
+    p = FizzBuzzMLP()
+    x = p.init_params(0)
+    be = get_backend("torch", device="cuda")
+    _, g = be.make_value_and_grad(p)(be.asarray(x), be.place(p.train_data))
+    _, g64 = p.value_and_grad(x, p.train_data)
+    assert np.max(np.abs(be.to_numpy(g) - g64)) <= 1e-10 * np.max(np.abs(g64))
+    from optcmp.equivalence import check_equivalence
+
+    res = check_equivalence(p, optcmp.sgd(learning_rate=2.56), backends=("numpy", "torch"),
+                            steps=20, device="cuda", impl="native")
+    assert res.max_rel_diff <= 1e-9, str(res)
