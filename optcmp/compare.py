@@ -36,7 +36,13 @@ from scipy.optimize import OptimizeResult
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
 from optcmp.backends.numpy_ import norm2
-from optcmp.optimizers.base import Adapter, OptimizerSpec, as_spec, resolve_adapter
+from optcmp.optimizers.base import (
+    Adapter,
+    NotApplicable,
+    OptimizerSpec,
+    as_spec,
+    resolve_adapter,
+)
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State, default_stopping
@@ -260,7 +266,9 @@ def run_one(
     -------
     RunResult
         A run that raises inside the optimizer is returned with status ``failed`` and the error
-        in ``message``; a diverging run with status ``diverged``.
+        in ``message``; a diverging run with status ``diverged``; an optimizer that cannot
+        sensibly run on the problem (``NotApplicable``, e.g. ``learning_rate="auto"`` without a
+        known Lipschitz constant) with status ``skipped`` and the reason.
 
     Raises
     ------
@@ -331,6 +339,10 @@ def run_one(
         status, message = _status(monitor, loop_out)
     except (KeyboardInterrupt, SystemExit):
         raise
+    except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
+        if sw.running:
+            sw.pause()
+        status, message = "skipped", str(exc)
     except Exception as exc:  # an optimizer crash is a result, not an abort
         if sw.running:
             sw.pause()
@@ -350,8 +362,13 @@ def run_one(
             result.time_to_target, result.nit_to_target = t, it
             result.nfev_to_target, result.njev_to_target = fe, je
     result.success = result.time_to_target is not None
-    if adapter is not None and adapter.stochastic and adapter.steps_per_epoch:
-        result.epochs = result.nit / adapter.steps_per_epoch
+    if adapter is not None and adapter.stochastic:
+        try:
+            spe = adapter.steps_per_epoch
+        except AttributeError:  # setup failed before the minibatch order existed
+            spe = None
+        if spe:
+            result.epochs = result.nit / spe
     if adapter is not None:
         try:
             x = adapter.x_numpy() if monitor is None or monitor.hit_x is None else monitor.hit_x

@@ -338,6 +338,12 @@ def _fmt_time(t: float | None) -> str:
     return f"{t:.3f}s"
 
 
+def _fmt_frac(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.3f}"
+
+
 def _fmt_num(v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -438,21 +444,30 @@ class Comparison:
             group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
             return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
+        # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
+        # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
+        no_opt = bool(self.runs) and all(r.fstar is None for r in self.runs)
+        metric_names = sorted({k for r in self.runs for k in r.metrics
+                               if k.endswith("accuracy")}) if no_opt else []
         header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
-                  "nfev", "njev", "rel.subopt", "timed", "warm-up"]
+                  "nfev", "njev", "loss" if no_opt else "rel.subopt",
+                  *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
         lines = [header]
         for r in sorted(self.runs, key=key):
             reached = r.time_to_target is not None
             where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
             if r.status == "skipped":  # never ran: no figures to show
-                lines.append([r.label, where, r.impl or "-", r.dtype, r.status] + ["-"] * 7)
+                lines.append([r.label, where, r.impl or "-", r.dtype, r.status]
+                             + ["-"] * (len(header) - 5))
                 continue
             lines.append([
                 r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
                 str(r.nit_to_target if reached else r.nit),
                 str(r.nfev_to_target if reached else r.nfev),
                 str(r.njev_to_target if reached else r.njev),
-                _fmt_num(r.relative_suboptimality), _fmt_time(r.time), _fmt_time(r.warmup_time),
+                _fmt_num(r.fun if no_opt else r.relative_suboptimality),
+                *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
+                _fmt_time(r.time), _fmt_time(r.warmup_time),
             ])
         if self.optimum and self.optimum.get("time") is not None:
             lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",

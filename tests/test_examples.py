@@ -30,6 +30,9 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "tuning.py": (r"^chosen: gd\(learning_rate=", ()),
     "dask_sweep.py": (r"^second sweep: (\d+) run\(s\) read back, 0 run\(s\) executed",
                       ("distributed",)),
+    "fizzbuzz_three_frameworks.py": (
+        r"^same training-loss curve on \d backend\(s\): largest relative difference "
+        r"(0\.0e\+00|\d\.\de-1[2-7]); iterations to target \{'numpy': 4410", ()),
 }
 
 

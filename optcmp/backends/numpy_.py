@@ -68,6 +68,7 @@ ops = SimpleNamespace(
     ones_like=np.ones_like,
     zeros_like=np.zeros_like,
     transpose=np.transpose,
+    concat=lambda arrays, axis=0: np.concatenate(arrays, axis=axis),
     norm=norm2,
     where=np.where,
 )

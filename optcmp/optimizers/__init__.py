@@ -5,6 +5,7 @@ from optcmp.optimizers.base import (
     IMPLS,
     Adapter,
     LoopAdapter,
+    NotApplicable,
     OptimizerInfo,
     OptimizerSpec,
     ReferenceAdapter,
@@ -25,7 +26,7 @@ from optcmp.optimizers.lbfgs import lbfgs
 from optcmp.optimizers.sgd import sgd
 
 __all__ = [
-    "IMPLS", "Adapter", "LoopAdapter", "OptimizerInfo", "OptimizerSpec", "ReferenceAdapter",
+    "IMPLS", "Adapter", "LoopAdapter", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "ReferenceAdapter",
     "StepOutput", "UpdateRule", "adadelta", "as_spec", "canonical_optimizer", "diag_newton", "gd",
     "get_optimizer", "lbfgs", "optimizer_info", "optimizer_names", "register_adapter",
     "register_optimizer", "resolve_adapter", "sgd",

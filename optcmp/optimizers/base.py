@@ -33,6 +33,12 @@ if TYPE_CHECKING:
 IMPLS = ("auto", "native", "reference", "scipy")
 
 
+class NotApplicable(ValueError):
+    """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` where the
+    gradient's Lipschitz constant is unknown). :func:`optcmp.run_one` records such a run as
+    ``skipped`` with this message, instead of ``failed``."""
+
+
 # ---------------------------------------------------------------------- hyperparameters
 @dataclass(frozen=True)
 class HyperParam:
@@ -569,14 +575,14 @@ class Adapter(ABC):
 
         Raises
         ------
-        ValueError
-            The problem has no known Lipschitz constant.
+        NotApplicable
+            The problem has no known Lipschitz constant (a ``ValueError``).
         """
         if self.hyper.get("learning_rate") == "auto":
             try:
                 L = self.problem.lipschitz()
             except NotImplementedError as exc:
-                raise ValueError(
+                raise NotApplicable(
                     f"{self.spec.name}: learning_rate='auto' needs the gradient's Lipschitz "
                     f"constant, which problem {self.problem.name!r} does not know; "
                     "give learning_rate as a positive float"

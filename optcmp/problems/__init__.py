@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from optcmp.problems.base import Optimum, ParamLayout, Problem
+from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.linear_regression import LinearRegression
 
 #: Problems by command-line name; values build the default instance. A problem registered here
 #: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
 #: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
-PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression}
+PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
+                                      "fizzbuzz": FizzBuzzMLP}
 
 
 def problem_from_spec(spec: dict[str, Any]) -> Problem:
@@ -64,5 +66,5 @@ def rebuildable(problem: Problem) -> bool:
             and spec.get("source") == "generated")
 
 
-__all__ = ["PROBLEMS", "LinearRegression", "Optimum", "ParamLayout", "Problem",
+__all__ = ["PROBLEMS", "FizzBuzzMLP", "LinearRegression", "Optimum", "ParamLayout", "Problem",
            "problem_from_spec", "rebuildable"]

@@ -1,0 +1,570 @@
+r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
+
+A small network learns FizzBuzz from the binary digits of a number. Written "with the same
+hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version reached a loss of 0.002 and
+the others hovered at 0.6 (the class-prior plateau, CASES.md FC-17). The usual suspects are
+gradients that are never zeroed (FC-11), a sum-reduced loss where the other version takes a mean
+(a factor of batch x outputs in the effective learning rate, FC-12), different initializations
+(FC-16) and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one loss with
+one reduction, one initial point drawn in numpy float64, one data split, and (through
+:class:`optcmp.batching.BatchOrder`) one minibatch order on every backend.
+
+See ``docs/fizzbuzz-story.md`` and ``examples/fizzbuzz_three_frameworks.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from optcmp.problems.base import Array, ParamLayout, Problem
+
+#: Class names, in the order of the one-hot columns.
+CLASSES = ("fizzbuzz", "buzz", "fizz", "number")
+#: Loss names and the reduction each one uses over samples (and outputs).
+LOSSES = {"mse": "mean", "mse_sum": "sum", "cross_entropy": "mean"}
+#: Initializations of the weight matrices (biases start at zero).
+INITS = ("normal", "truncated_normal", "glorot_uniform")
+#: Default standard deviation of each initialization (``glorot_uniform`` has none).
+DEFAULT_INIT_STD = {"normal": 1.0, "truncated_normal": 0.01, "glorot_uniform": None}
+
+
+def fizzbuzz_labels(numbers: Any) -> np.ndarray:
+    """FizzBuzz class of each integer.
+
+    Parameters
+    ----------
+    numbers : array_like of int, shape (n,)
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        0 for a multiple of 15 ("fizzbuzz"), 1 for another multiple of 5 ("buzz"), 2 for another
+        multiple of 3 ("fizz"), 3 otherwise ("number"); see :data:`CLASSES`.
+    """
+    n = np.asarray(numbers, dtype=np.int64)
+    return np.select([n % 15 == 0, n % 5 == 0, n % 3 == 0], [0, 1, 2], default=3).astype(np.int64)
+
+
+def binary_encode(numbers: Any, n_bits: int) -> np.ndarray:
+    """Binary digits of non-negative integers, most significant bit first.
+
+    Parameters
+    ----------
+    numbers : array_like of int, shape (n,)
+        Integers in ``[0, 2**n_bits)``.
+    n_bits : int
+        Width of the encoding.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n_bits)
+        0/1 digits; column 0 is the most significant bit.
+
+    Raises
+    ------
+    ValueError
+        A negative number, or one that does not fit in ``n_bits`` bits (the message names it).
+    """
+    n = np.asarray(numbers, dtype=np.int64)
+    if n.size and int(n.min()) < 0:
+        raise ValueError(f"binary_encode needs non-negative integers, got {int(n.min())}")
+    if n.size and int(n.max()) >= 2**n_bits:
+        raise ValueError(f"{int(n.max())} does not fit in n_bits={n_bits} bits "
+                         f"(largest is {2**n_bits - 1}); raise n_bits to at least "
+                         f"{int(n.max()).bit_length()}")
+    shifts = np.arange(n_bits - 1, -1, -1, dtype=np.int64)
+    return ((n[:, None] >> shifts[None, :]) & 1).astype(np.float64)
+
+
+def _int_arg(name: str, v: Any, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+class FizzBuzzMLP(Problem):
+    r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
+
+    Data: the integers ``low .. high - 1`` (default 0..999), each encoded as ``n_bits`` binary
+    digits (most significant first), with 4 classes in the order of :data:`CLASSES`: multiple of
+    15, of 5, of 3, other. For 0..999 the class counts are 67, 133, 267, 533 (priors 0.067,
+    0.133, 0.267, 0.533, CASES.md FC-17). A seeded permutation splits them into a training set
+    and a test set (``test_fraction``, default 10%). Targets are one-hot float rows ``Y`` (the
+    objective needs no integer gather); the integer labels are kept for accuracy.
+
+    Network and losses, for a batch of :math:`n` rows :math:`X` (shape ``(n, n_bits)``):
+
+    .. math::
+
+        H = \sigma(X W_1 + b_1), \qquad Z = H W_2 + b_2
+
+    * ``"mse"`` (default, the story's numpy version): :math:`f = \frac{1}{4n}\sum_{i,k}
+      (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
+    * ``"mse_sum"``: the same squared error summed over samples and outputs (the story's PyTorch
+      version). It is a separate, named objective with ``reduction = "sum"``: its minibatch
+      gradient is exactly ``4 * batch_size`` times the ``"mse"`` one (FC-17 (i));
+    * ``"cross_entropy"``: softmax cross-entropy, mean over samples,
+      :math:`f = \frac1n \sum_i (\operatorname{logsumexp}_k Z_{ik} - \sum_k Y_{ik} Z_{ik})`,
+      computed stably through ``logsumexp``.
+
+    The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1`` ``(hidden,)``, ``W2`` ``(hidden, 4)``,
+    ``b2`` ``(4,)`` in that order (:attr:`layout`).
+
+    Parameters
+    ----------
+    hidden : int, default 100
+        Hidden units.
+    loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
+    init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
+        Weight initialization; biases start at zero. ``"normal"``: :math:`N(0, s^2)` with
+        ``s = init_std`` (default 1, the story's numpy ``np.random.randn``). ``"truncated_normal"``:
+        :math:`N(0, s^2)` redrawn outside :math:`\pm 2s` like ``tf.random.truncated_normal``,
+        default ``s = 0.01`` (the scale of the well-known TensorFlow FizzBuzz, whose
+        ``init_weights`` draws with ``stddev=0.01``). ``"glorot_uniform"``:
+        :math:`U(\pm\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})})`, Keras' ``Dense``
+        default (limits 0.2335 and 0.2402 for the default sizes, FC-16). The draws come from
+        ``numpy.random.default_rng(seed)`` of the **run** (:meth:`init_params`), in float64, and
+        are given to every backend (FC-16).
+    init_std : float, optional
+        Standard deviation of the ``"normal"`` and ``"truncated_normal"`` draws (see ``init``).
+    low, high : int, default 0, 1000
+        The numbers ``low .. high - 1``.
+    n_max : int, optional
+        Shorthand for ``high = n_max + 1`` (the largest number); give it or ``high``, not both.
+    n_bits : int, default 10
+        Width of the binary encoding; every number must fit.
+    test_fraction : float, default 0.1
+        Fraction of the numbers held out as the test set, in ``[0, 1)``; 0 keeps all for
+        training (then there are no test metrics).
+    seed : int, default 0
+        Seed of the train/test permutation (the data seed; the initial point has its own).
+    damping : float, default 1e-3
+        :math:`\mu` added to the Gauss-Newton diagonal in :meth:`hess_diag` (between the median
+        and the 90th percentile of the undamped diagonal at the default initial point, so the
+        near-zero entries of saturated units cannot blow the diagonal-Newton step up).
+    target_loss : float, optional
+        Training-loss value of the default target (:meth:`default_target`); default one tenth of
+        the class-prior plateau :meth:`plateau_loss`.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``loss`` or ``init``; ``hidden``, ``n_bits`` < 1; an empty or negative range;
+        a number that does not fit in ``n_bits``; ``test_fraction`` outside ``[0, 1)`` or one
+        that leaves an empty training set; a non-positive ``init_std``, ``damping`` or
+        ``target_loss``.
+
+    Notes
+    -----
+    No optimum is known, so :meth:`optimum` is ``None``, :meth:`lipschitz` raises (``gd`` and
+    ``sgd`` need an explicit ``learning_rate``), and the default stop is the training-loss target
+    :meth:`default_target`. :meth:`metrics` reports train and test accuracy and the test loss.
+
+    A net that only predicts the class frequencies :math:`p` sits on the class-prior plateau:
+    per-sample squared error summed over outputs :math:`1 - \sum_k p_k^2 = 0.622444` for 0..999,
+    0.155611 per element, majority-class accuracy 0.533 (FC-17). The default target is well
+    below it, so a run stuck there is never reported ``converged``.
+
+    Examples
+    --------
+    >>> from optcmp.problems import FizzBuzzMLP
+    >>> p = FizzBuzzMLP()
+    >>> p.n_params, p.n_samples
+    (1504, 900)
+    >>> round(p.plateau_loss(), 6)  # class priors of the training split
+    0.155322
+    """
+
+    name = "fizzbuzz"
+    hess_diag_is_constant = False
+
+    def __init__(
+        self,
+        hidden: int = 100,
+        loss: str = "mse",
+        init: str = "normal",
+        *,
+        init_std: float | None = None,
+        low: int = 0,
+        high: int | None = None,
+        n_max: int | None = None,
+        n_bits: int = 10,
+        test_fraction: float = 0.1,
+        seed: int = 0,
+        damping: float = 1e-3,
+        target_loss: float | None = None,
+    ) -> None:
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+        if init not in INITS:
+            raise ValueError(f"init must be one of {list(INITS)}, got {init!r}")
+        hidden = _int_arg("hidden", hidden, 1)
+        n_bits = _int_arg("n_bits", n_bits, 1)
+        if n_max is not None and high is not None:
+            raise ValueError(f"give n_max or high, not both (got n_max={n_max!r}, high={high!r})")
+        if n_max is not None:
+            high = _int_arg("n_max", n_max, 0) + 1
+        high = 1000 if high is None else _int_arg("high", high, 1)
+        low = _int_arg("low", low, 0)
+        if high <= low:
+            raise ValueError(f"the range low..high-1 is empty (low={low}, high={high})")
+        if isinstance(test_fraction, bool) or not 0.0 <= float(test_fraction) < 1.0:
+            raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction!r}")
+        if init_std is not None:
+            if init == "glorot_uniform":
+                raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
+                                 "glorot_uniform's scale is fixed by the layer sizes")
+            if not (math.isfinite(float(init_std)) and float(init_std) > 0):
+                raise ValueError(f"init_std must be a finite float > 0, got {init_std!r}")
+        if not (math.isfinite(float(damping)) and float(damping) > 0):
+            raise ValueError(f"damping must be a finite float > 0, got {damping!r}")
+        if target_loss is not None and not (math.isfinite(float(target_loss))
+                                            and float(target_loss) > 0):
+            raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
+
+        numbers = np.arange(low, high, dtype=np.int64)
+        X = binary_encode(numbers, n_bits)  # raises when a number does not fit
+        labels = fizzbuzz_labels(numbers)
+        n = numbers.size
+        n_test = int(round(n * float(test_fraction)))
+        if n - n_test < 1:
+            raise ValueError(f"test_fraction={test_fraction!r} leaves no training rows out of {n}")
+        perm = np.random.default_rng(seed).permutation(n)
+        test_idx, train_idx = np.sort(perm[:n_test]), perm[n_test:]
+        eye = np.eye(len(CLASSES))
+
+        self.hidden = hidden
+        self.loss = loss
+        self.reduction = LOSSES[loss]
+        self.init = init
+        self.init_std = (float(init_std) if init_std is not None else DEFAULT_INIT_STD[init])
+        self.n_bits = n_bits
+        self.low, self.high = low, high
+        self.test_fraction = float(test_fraction)
+        self.seed = int(seed)
+        self.damping = float(damping)
+        #: Integers of the training rows, in training-row order, shape (n_train,).
+        self.train_numbers = numbers[train_idx]
+        #: Integers of the test rows (sorted), shape (n_test,).
+        self.test_numbers = numbers[test_idx]
+        #: Class of each training row (int64), shape (n_train,).
+        self.train_labels = labels[train_idx]
+        #: Class of each test row (int64), shape (n_test,).
+        self.test_labels = labels[test_idx]
+        self._data = {"X": np.ascontiguousarray(X[train_idx]),
+                      "Y": np.ascontiguousarray(eye[labels[train_idx]])}
+        #: Test arrays ``X`` (n_test, n_bits) and ``Y`` (n_test, 4), float64.
+        self.test_data = {"X": np.ascontiguousarray(X[test_idx]),
+                          "Y": np.ascontiguousarray(eye[labels[test_idx]])}
+        self._layout = ParamLayout(("W1", "b1", "W2", "b2"),
+                                   ((n_bits, hidden), (hidden,), (hidden, 4), (4,)))
+        self.target_loss = (float(target_loss) if target_loss is not None
+                            else 0.1 * self.plateau_loss())
+
+    # ------------------------------------------------------------------ data and layout
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        """``X`` (n_train, n_bits) 0/1 digits and ``Y`` (n_train, 4) one-hot, float64."""
+        return self._data
+
+    def class_counts(self, split: str = "train") -> np.ndarray:
+        """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
+
+        Raises
+        ------
+        ValueError
+            Unknown split.
+        """
+        labels = {"train": self.train_labels, "test": self.test_labels,
+                  "all": np.concatenate([self.train_labels, self.test_labels])}
+        if split not in labels:
+            raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+        return np.bincount(labels[split], minlength=len(CLASSES)).astype(np.int64)
+
+    def init_params(self, seed: int = 0) -> Array:
+        """Initial point, drawn once in numpy float64 from ``default_rng(seed)`` (FC-16).
+
+        ``W1`` then ``W2`` are drawn (see the class's ``init``); both biases are zero.
+
+        Parameters
+        ----------
+        seed : int
+            The run's seed.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_params,)
+        """
+        rng = np.random.default_rng(seed)
+        params = {"W1": self._draw(rng, (self.n_bits, self.hidden)),
+                  "b1": np.zeros(self.hidden),
+                  "W2": self._draw(rng, (self.hidden, 4)),
+                  "b2": np.zeros(4)}
+        return self._layout.flatten(params)
+
+    def _draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        if self.init == "glorot_uniform":
+            limit = math.sqrt(6.0 / (shape[0] + shape[1]))
+            return rng.uniform(-limit, limit, size=shape)
+        z = rng.standard_normal(shape)
+        if self.init == "truncated_normal":  # redraw beyond 2 std, like tf.random.truncated_normal
+            bad = np.abs(z) > 2.0
+            while bad.any():
+                z[bad] = rng.standard_normal(int(bad.sum()))
+                bad = np.abs(z) > 2.0
+        assert self.init_std is not None
+        return self.init_std * z
+
+    # ------------------------------------------------------------------ objective
+    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        p = self._layout.unflatten(x, ops)
+        H = ops.sigmoid(ops.matmul(batch["X"], p["W1"]) + p["b1"])
+        Z = ops.matmul(H, p["W2"]) + p["b2"]
+        if self.loss == "cross_entropy":
+            return ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * batch["Y"], axis=1))
+        R = ops.square(ops.sigmoid(Z) - batch["Y"])
+        return ops.sum(R) if self.loss == "mse_sum" else ops.mean(R)
+
+    def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        """Objective and its gradient by analytic backpropagation (numpy).
+
+        Parameters
+        ----------
+        x : ndarray of float64 or float32, shape (n_params,)
+        batch : dict
+            ``X`` (n, n_bits) and ``Y`` (n, 4), in the dtype of ``x``.
+
+        Returns
+        -------
+        fun : float
+        grad : ndarray, shape (n_params,), the dtype of ``x``
+        """
+        p = self._layout.unflatten(x)
+        X, Y = batch["X"], batch["Y"]
+        n = X.shape[0]
+        A1 = X @ p["W1"]
+        A1 += p["b1"]
+        H = special.expit(A1)
+        Z = H @ p["W2"]
+        Z += p["b2"]
+        if self.loss == "cross_entropy":
+            lse = special.logsumexp(Z, axis=1, keepdims=True)
+            fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1)))
+            dZ = np.exp(Z - lse)  # softmax
+            dZ -= Y
+            dZ *= 1.0 / n
+        else:
+            Out = special.expit(Z)
+            R = Out - Y
+            scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
+            fun = float(np.vdot(R, R)) * scale
+            dZ = R
+            dZ *= Out * (1.0 - Out)
+            dZ *= 2.0 * scale
+        g = np.empty_like(x)
+        (a1, e1), (a2, e2), (a3, e3), (a4, e4) = self._layout.offsets()
+        g[a3:e3] = (H.T @ dZ).reshape(-1)
+        g[a4:e4] = dZ.sum(axis=0)
+        dA1 = dZ @ p["W2"].T
+        dA1 *= H * (1.0 - H)
+        g[a1:e1] = (X.T @ dA1).reshape(-1)
+        g[a2:e2] = dA1.sum(axis=0)
+        return fun, g
+
+    def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
+
+        The generalized Gauss-Newton matrix :math:`G = J^\top H_L J` (Schraudolph 2002; Martens
+        2010) splits the objective into the network output and a convex loss of it, so ``G`` is
+        positive semi-definite where the Hessian need not be. The output is
+
+        * for ``"mse"`` / ``"mse_sum"``: the sigmoid outputs :math:`O = \sigma(Z)`, with the loss
+          Hessian :math:`H_L = c\,I`, :math:`c = 2/(4n)` (``"mse"``) or 2 (``"mse_sum"``);
+        * for ``"cross_entropy"``: the logits :math:`Z`, with
+          :math:`H_L = \frac1n(\operatorname{diag}(P) - P P^\top)` per sample,
+          :math:`P = \operatorname{softmax}(Z)`.
+
+        Its diagonal is computed exactly in closed form, one pass over the batch, no
+        per-sample Jacobians: with :math:`S = \sigma'(Z)`, :math:`D = \sigma'(A_1)`,
+
+        .. math::
+
+            G_{W_2}[j,k] &= c \textstyle\sum_i H_{ij}^2 S_{ik}^2, \qquad
+            G_{b_2}[k] = c \textstyle\sum_i S_{ik}^2, \\
+            G_{W_1}[l,j] &= c \textstyle\sum_i X_{il}^2 D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2,
+            \qquad G_{b_1}[j] = c \textstyle\sum_i D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2
+
+        (cross-entropy: :math:`S_{ik}^2 \to P_{ik}(1 - P_{ik})` for the output layer and
+        :math:`\sum_k S_{ik}^2 W_{2,jk}^2 \to \sum_k P_{ik} W_{2,jk}^2 - (\sum_k P_{ik}
+        W_{2,jk})^2` for the hidden one, with :math:`c = 1/n`). The diagonal can be zero (an
+        input bit that is 0 on every row of the batch, saturated units), so the damping
+        :math:`\mu` = ``damping`` (default 1e-3) is added to every entry, as in LeCun et al.'s
+        :math:`\eta / (\mu + h_{kk})` step (1998, Sec. 9.1): the result is always positive.
+
+        Parameters
+        ----------
+        ops : ops namespace
+            Uses ``matmul``, ``transpose``, ``sigmoid``, ``softmax``, ``sum``, ``square``,
+            ``reshape``, ``concat``.
+        x : backend array, shape (n_params,)
+        batch : dict
+            ``X`` (n, n_bits), ``Y`` (n, 4).
+
+        Returns
+        -------
+        backend array, shape (n_params,)
+            Positive; depends on ``x`` (``hess_diag_is_constant`` is False).
+
+        References
+        ----------
+        N. N. Schraudolph, "Fast curvature matrix-vector products for second-order gradient
+        descent", Neural Computation 14(7), 2002.
+        J. Martens, "Deep learning via Hessian-free optimization", ICML 2010.
+        Y. LeCun, L. Bottou, G. B. Orr and K.-R. Muller, "Efficient BackProp", in *Neural
+        Networks: Tricks of the Trade*, Springer, 1998, Sec. 9.
+        """
+        p = self._layout.unflatten(x, ops)
+        X = batch["X"]
+        n = X.shape[0]
+        H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
+        Z = ops.matmul(H, p["W2"]) + p["b2"]
+        D2 = ops.square(H * (1.0 - H))
+        W2sq = ops.square(p["W2"])
+        if self.loss == "cross_entropy":
+            c = 1.0 / n
+            P = ops.softmax(Z, axis=1)
+            S2 = P * (1.0 - P)
+            PW = ops.matmul(P, ops.transpose(p["W2"]))
+            Q = ops.matmul(P, ops.transpose(W2sq)) - ops.square(PW)
+        else:
+            c = 2.0 if self.loss == "mse_sum" else 2.0 / (4 * n)
+            Out = ops.sigmoid(Z)
+            S2 = ops.square(Out * (1.0 - Out))
+            Q = ops.matmul(S2, ops.transpose(W2sq))
+        M = D2 * Q
+        H2t = ops.transpose(ops.square(H))
+        parts = [
+            ops.matmul(ops.transpose(ops.square(X)), M),  # W1
+            ops.sum(M, axis=0),  # b1
+            ops.matmul(H2t, S2),  # W2
+            ops.sum(S2, axis=0),  # b2
+        ]
+        flat = ops.concat([ops.reshape(a, (-1,)) for a in parts], axis=0)
+        return flat * c + self.damping
+
+    # ------------------------------------------------------------------ no optimum: a target
+    def plateau_loss(self, split: str = "train") -> float:
+        r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
+
+        Per element for ``"mse"``: :math:`(1 - \sum_k p_k^2)/4`; ``"mse_sum"``:
+        :math:`n (1 - \sum_k p_k^2)`; ``"cross_entropy"``: :math:`-\sum_k p_k \log p_k`.
+        For all of 0..999: :math:`1 - \sum p_k^2 = 0.622444` (0.155611 per element), FC-17.
+
+        Parameters
+        ----------
+        split : {"train", "test", "all"}
+            Rows whose class frequencies define :math:`p` (and the objective).
+
+        Returns
+        -------
+        float
+        """
+        counts = self.class_counts(split)
+        n = int(counts.sum())
+        prior = counts / n
+        if self.loss == "cross_entropy":
+            nz = prior[prior > 0]
+            return float(-np.sum(nz * np.log(nz)))
+        per_sample = 1.0 - float(np.sum(prior**2))
+        return per_sample * n if self.loss == "mse_sum" else per_sample / 4.0
+
+    def plateau_params(self, split: str = "train") -> Array:
+        """Parameters of the class-prior net: zero weights, output biases giving :math:`p`.
+
+        ``b2 = logit(p)`` (``"mse"``, sigmoid outputs) or ``log(p)`` (``"cross_entropy"``);
+        its objective on ``split`` is :meth:`plateau_loss`. Classes absent from ``split`` get a
+        large negative bias.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_params,)
+        """
+        counts = self.class_counts(split)
+        prior = np.clip(counts / counts.sum(), 1e-12, 1 - 1e-12)
+        b2 = np.log(prior) if self.loss == "cross_entropy" else special.logit(prior)
+        return self._layout.flatten({"W1": np.zeros((self.n_bits, self.hidden)),
+                                     "b1": np.zeros(self.hidden),
+                                     "W2": np.zeros((self.hidden, 4)), "b2": b2})
+
+    def default_target(self, tol: float | None = None) -> Any:
+        """The default target: training loss ``<= target_loss``.
+
+        ``target_loss`` defaults to one tenth of :meth:`plateau_loss` (0.0156 for ``"mse"`` on
+        the default data), well below the class-prior plateau, so a run stuck on the plateau
+        never counts as converged. At that loss every training number is classified correctly
+        in practice; give ``target_loss`` to the constructor to change it, or use
+        ``optcmp.AccuracyTarget`` on ``"test_accuracy"``.
+
+        Parameters
+        ----------
+        tol : float, optional
+            Ignored: a relative-suboptimality tolerance needs ``f*``, which is unknown here. It
+            is accepted so that :func:`optcmp.make_stopping` can call every problem alike.
+
+        Returns
+        -------
+        optcmp.stopping.LossTarget
+        """
+        from optcmp.stopping import LossTarget
+
+        return LossTarget(self.target_loss)
+
+    # ------------------------------------------------------------------ reporting
+    def predict(self, x: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Predicted class (argmax of the outputs) of each row of ``X``.
+
+        Parameters
+        ----------
+        x : ndarray, shape (n_params,)
+        X : ndarray, shape (n, n_bits)
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+        """
+        p = self._layout.unflatten(np.asarray(x, dtype=np.float64))
+        H = special.expit(X @ p["W1"] + p["b1"])
+        return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)
+
+    def metrics(self, x: np.ndarray) -> dict[str, float]:
+        """Train and test accuracy (fractions) and the test loss, in float64.
+
+        Returns
+        -------
+        dict
+            ``train_accuracy``; with a test set also ``test_accuracy`` and ``test_loss`` (the
+            objective on the test rows).
+        """
+        xf = np.asarray(x, dtype=np.float64)
+        out = {"train_accuracy": float(np.mean(self.predict(xf, self._data["X"])
+                                               == self.train_labels))}
+        if self.test_labels.size:
+            out["test_accuracy"] = float(np.mean(self.predict(xf, self.test_data["X"])
+                                                 == self.test_labels))
+            out["test_loss"] = float(self.value_and_grad(xf, self.test_data)[0])
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        return {"problem": self.name, "source": "generated", "hidden": self.hidden,
+                "loss": self.loss, "init": self.init, "init_std": self.init_std,
+                "low": self.low, "high": self.high, "n_bits": self.n_bits,
+                "test_fraction": self.test_fraction, "seed": self.seed,
+                "damping": self.damping, "target_loss": self.target_loss}
