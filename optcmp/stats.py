@@ -90,6 +90,11 @@ def to_target(run: RunResult, metric: str = "time") -> float:
     -------
     float
         ``inf`` when the run did not reach the target.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
     """
     _check_metric(metric)
     v = run.time_to_target if metric == "time" else getattr(run, f"{metric}_to_target")
@@ -99,7 +104,33 @@ def to_target(run: RunResult, metric: str = "time") -> float:
 
 
 def spent(run: RunResult, metric: str = "time") -> float:
-    """What a run spent toward the target: its value to target if reached, else its total."""
+    """What a run spent toward the target: its value to target if reached, else its total.
+
+    This is the cost a run contributes to COCO's average runtime (:func:`average_runtime`):
+    a successful run counts up to the moment it reached the target, an unsuccessful one counts
+    everything it spent before it stopped.
+
+    Parameters
+    ----------
+    run : RunResult
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds (optimizer steps only), iterations, function or gradient evaluations.
+
+    Returns
+    -------
+    float
+        Value to target when the target was reached, else the run's total (``run.time``,
+        ``run.nit``, ``run.nfev`` or ``run.njev``), in ``metric`` units.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+
+    References
+    ----------
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    """
     _check_metric(metric)
     v = to_target(run, metric)
     if math.isfinite(v):
@@ -118,7 +149,15 @@ def censored_median(values: Sequence[float] | np.ndarray) -> float:
     Returns
     -------
     float
-        NaN for an empty input.
+        NaN for an empty input; ``inf`` when half or more of the values are censored (for an
+        even count, when the upper middle value is censored).
+
+    Examples
+    --------
+    >>> censored_median([1.0, 2.0, float("inf")])
+    2.0
+    >>> censored_median([1.0, float("inf"), float("inf")])
+    inf
     """
     a = np.sort(np.asarray(values, dtype=np.float64))
     n = a.size
@@ -243,6 +282,12 @@ def average_runtime(runs: Sequence[RunResult], metric: str = "time") -> float:
     Returns
     -------
     float
+        aRT in ``metric`` units; ``inf`` when no run succeeded.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
 
     References
     ----------
@@ -261,17 +306,53 @@ def _spec_key(run: RunResult) -> str:
 
 
 def solver_key(run: RunResult) -> tuple[str, str, str, str]:
-    """``(optimizer label, backend, device, dtype)``: what a profile calls a solver."""
+    """``(optimizer label, backend, device, dtype)``: what a profile calls a solver.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    tuple of (str, str, str, str)
+        ``(run.label, run.backend, run.device, run.dtype)``.
+    """
     return (run.label, run.backend, run.device, run.dtype)
 
 
 def instance_key(run: RunResult) -> tuple[str, str, int]:
-    """``(problem, problem spec, repetition)``: what a profile calls a problem."""
+    """``(problem, problem spec, repetition)``: what a profile calls a problem.
+
+    Repetitions are separate instances ("problems x repetitions"); two runs of the same problem
+    and repetition on different data (another problem spec) are separate instances too.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    tuple of (str, str, int)
+        Problem name, the problem spec as canonical JSON (sorted keys), repetition index.
+    """
     return (run.problem, _spec_key(run), int(run.repeat))
 
 
 def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], str]:
-    """Short display names of the solvers: the parts that vary among ``runs`` only."""
+    """Short display names of the solvers: the parts that vary among ``runs`` only.
+
+    The optimizer label is always kept; backend, device and dtype are added only when runs
+    differ in them (e.g. ``"gd / torch"`` when several backends ran).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    dict of (str, str, str, str) to str
+        :func:`solver_key` -> label, in order of first appearance.
+    """
     keys = list(dict.fromkeys(solver_key(r) for r in runs))
     vary = [len({k[i] for k in keys}) > 1 for i in range(4)]
     vary[0] = True
@@ -388,7 +469,24 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
 
 def check_fairness(runs: Sequence[RunResult], *, timer_resolution: float | None = None,
                    by_time: bool = True, stacklevel: int = 2) -> list[str]:
-    """Emit an :class:`UnfairComparisonWarning` for each of :func:`fairness_issues`; return them."""
+    """Emit an :class:`UnfairComparisonWarning` for each of :func:`fairness_issues`; return them.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    timer_resolution : float, optional
+        Clock resolution in seconds; measured now when omitted.
+    by_time : bool, default True
+        Whether runs are compared by time (enables the budget and timer checks).
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn` (plus one for this function), so the warning points at
+        the caller's caller.
+
+    Returns
+    -------
+    list of str
+        The messages warned about (empty when the comparison looks fair).
+    """
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
     for msg in issues:
         warnings.warn(msg, UnfairComparisonWarning, stacklevel=stacklevel + 1)
@@ -425,6 +523,16 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
         ``ci_level``, ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (to
         target, censored), ``art`` (aRT in seconds), ``art_njev`` (aRT in gradient
         evaluations), ``statuses`` (e.g. ``"converged:3, max_iter:2"``).
+
+    Raises
+    ------
+    ValueError
+        Bad ``method`` or ``confidence_level`` (see :func:`median_ci`).
+
+    References
+    ----------
+    B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
     """
     if warn:
         check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
@@ -475,13 +583,41 @@ def _fmt_n(v: float) -> str:
 
 
 def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
-    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run)."""
+    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize` (their ``ci_method`` key).
+
+    Returns
+    -------
+    str
+        E.g. ``"percentile"`` or ``"BCa, percentile"`` (``"none"`` entries, for groups of fewer
+        than two runs or all-equal values, are left out).
+    """
     used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
     return ", ".join(used) or "percentile"
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target."""
+    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
+
+    Columns: problem, optimizer, backend (``/device`` when not the CPU), dtype, successes/runs,
+    median time-to-target, its bootstrap CI, median iterations, nfev and njev to target, and
+    aRT; a closing line explains censoring and aRT. Times are shown with a unit (``us``,
+    ``ms``, ``s``); ``inf`` marks a censored median or an unbounded interval.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize`.
+
+    Returns
+    -------
+    str
+        The table, ``"(no runs)"`` for no rows.
+    """
     if not rows:
         return "(no runs)"
     level = rows[0].get("ci_level", 0.95)
@@ -696,7 +832,18 @@ class Profile:
     note: str = ""
 
     def at(self, x: float) -> dict[str, float]:
-        """Each solver's fraction solved at abscissa ``x`` (right-continuous steps)."""
+        """Each solver's fraction solved at abscissa ``x`` (right-continuous steps).
+
+        Parameters
+        ----------
+        x : float
+            Abscissa in the profile's units (``tau``, budget, or runtime).
+
+        Returns
+        -------
+        dict of str to float
+            Solver label -> fraction in [0, 1] (NaN for a solver without values).
+        """
         out = {}
         for j, s in enumerate(self.solvers):
             col = self.values[:, j]
@@ -863,6 +1010,13 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     Returns
     -------
     Profile
+        ``x`` holds the budgets (0 and every finite cost); ``values`` the costs, shape
+        (n_instances, n_solvers), ``inf`` = not solved.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``, no run to profile, or ``tol`` given and a run lacks ``f*``.
 
     References
     ----------
