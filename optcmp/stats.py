@@ -210,10 +210,12 @@ def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float =
     values : sequence of float, shape (n,)
         Observations (seconds, iterations, ...), ``inf`` for censored ones.
     confidence_level : float, default 0.95
+        Coverage of the interval, in (0, 1).
     method : {"percentile", "BCa"}, default "percentile"
         ``"BCa"`` is used only without censored values (its jackknife needs finite data);
         otherwise the percentile interval is computed and ``method`` says so.
     n_resamples : int, default 9999
+        Bootstrap resamples.
     seed : int, default 0
         Seed of the resampling (the interval is reproducible).
 
@@ -377,7 +379,8 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
     """Reasons why comparing ``runs`` in one table may be unfair (empty when none).
 
     Checks: different dtypes, devices, CPU thread counts, targets, or data (the problem spec of
-    runs of the same problem and repetition); runs that shared their host while timed; runs ended by a budget when compared by time; a per-step time
+    runs of the same problem and repetition); solvers not run on the same instances; runs that
+    shared their host while timed; runs ended by a budget when compared by time; a per-step time
     too close to the timer resolution (below ``TIMER_FACTOR`` ticks per step: each step's
     measurement may be off by one tick, so the sum may be off by more than 1%).
 
@@ -1006,6 +1009,7 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     per_dimension : bool, default False
         Divide by ``n_params + 1``.
     warn : bool, default True
+        Emit fairness warnings (:func:`check_fairness`).
 
     Returns
     -------
@@ -1056,7 +1060,9 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
     tols : sequence of float, default 1e-1 ... 1e-8
         Relative suboptimality targets.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds, iterations, function or gradient evaluations.
     warn : bool, default True
+        Emit fairness warnings (:func:`check_fairness`).
 
     Returns
     -------
