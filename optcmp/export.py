@@ -34,6 +34,7 @@ def trace_columns(comp: Comparison) -> dict[str, list[Any]]:
     Parameters
     ----------
     comp : Comparison
+        Runs without a trace contribute no row.
 
     Returns
     -------
@@ -63,7 +64,19 @@ def trace_columns(comp: Comparison) -> dict[str, list[Any]]:
 
 
 def run_columns(comp: Comparison) -> dict[str, list[Any]]:
-    """Columns of the one-row-per-run table (:meth:`Comparison.rows`, with a ``run`` index)."""
+    """Columns of the one-row-per-run table (:meth:`Comparison.rows`, with a ``run`` index).
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    dict of str to list
+        Equal-length columns, one entry per run: ``run`` (index in ``comp.runs``) then every
+        key of :meth:`Comparison.rows` in order of first appearance (``None`` where a row
+        lacks a key; times in seconds).
+    """
     rows = comp.rows()
     names: list[str] = ["run"]
     for row in rows:
@@ -108,12 +121,14 @@ def to_csv(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "trace
     ----------
     comp : Comparison
     path : str or path-like
+        File to write (overwritten).
     kind : {"traces", "runs"}, default "traces"
+        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
 
     Returns
     -------
     int
-        Data rows written.
+        Data rows written (the header not counted).
 
     Raises
     ------
@@ -138,7 +153,11 @@ def to_parquet(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "t
     ----------
     comp : Comparison
     path : str or path-like
+        File to write (overwritten).
     kind : {"traces", "runs"}, default "traces"
+        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
+        Columns holding dicts or lists are stored as their ``repr`` text, numeric columns
+        with missing entries as float64 with NaN.
 
     Returns
     -------

@@ -73,7 +73,23 @@ def _figure(n: int = 1, *, width: float = 6.4, height: float = 4.2) -> tuple[Fig
 
 
 def text(s: object) -> str:
-    """A label matplotlib draws literally (``$`` would start mathtext)."""
+    """A label matplotlib draws literally (``$`` would start mathtext).
+
+    Parameters
+    ----------
+    s : object
+        Any label (converted with ``str``).
+
+    Returns
+    -------
+    str
+        The label with every ``$`` escaped as ``\\$``.
+
+    Examples
+    --------
+    >>> text("cost in $")
+    'cost in \\\\$'
+    """
     return str(s).replace("$", r"\$")
 
 
@@ -282,6 +298,11 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        No run to plot.
     """
     if rows is None:
         rows = stats.summarize(_runs(obj), warn=False, seed=seed)
@@ -333,11 +354,22 @@ def profile(prof: stats.Profile, *, title: str | None = None) -> Figure:
     Parameters
     ----------
     prof : Profile
+        From :func:`optcmp.stats.performance_profile`, :func:`optcmp.stats.data_profile` or
+        :func:`optcmp.stats.runtime_ecdf`.
     title : str, optional
+        Default names the kind and the number of instances (or targets).
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes: a step curve per solver; log2 ``tau`` axis for a performance profile, log
+        runtime axis for an ECDF.
+
+    References
+    ----------
+    E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002; J. J. More and S. M. Wild,
+    SIAM J. Optim. 20(1), 172-191, 2009; N. Hansen et al., IEEE Trans. Evol. Comput. 26(6),
+    2022.
     """
     fig, (ax,) = _figure(1)
     x = np.asarray(prof.x, dtype=np.float64)
@@ -476,9 +508,26 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
 def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, str, Figure]]:
     """The plots a report shows: ``(name, caption, figure)`` for every plot that applies.
 
-    Convergence against time, iterations and gradient evaluations; time-to-target bars; and,
-    with a known optimum, the performance profile (two or more solvers), the data profile and
-    the runtime ECDF.
+    Convergence against time, iterations and gradient evaluations; time-to-target bars; the
+    performance profile (two or more solvers); the data profile in gradient evaluations; and,
+    when every traced run knows ``f*``, the runtime ECDF over tolerances 1e-1 ... 1e-8.
+
+    Parameters
+    ----------
+    comp : Comparison or sequence of RunResult
+        ``skipped`` runs are left out.
+
+    Returns
+    -------
+    list of (str, str, matplotlib.figure.Figure)
+        ``name`` (``"convergence_time"``, ``"convergence_iterations"``, ``"convergence_njev"``,
+        ``"time_to_target"``, ``"performance_profile"``, ``"data_profile"``, ``"ecdf"``; those
+        that apply, in this order), a one-line caption, and the figure.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
     """
     runs = _runs(comp)
     out: list[tuple[str, str, Figure]] = []
@@ -525,7 +574,15 @@ def save_plots(comp: Comparison | Sequence[RunResult], directory: str | os.PathL
     Returns
     -------
     list of str
-        The files written.
+        The files written, named ``{prefix}_{name}.{format}`` (names of
+        :func:`standard_plots`).
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
+    ValueError
+        An unknown format.
     """
     runs = _runs(comp)
     probs = sorted({r.problem for r in runs})

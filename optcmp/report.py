@@ -91,6 +91,15 @@ def svg_inline(fig: Figure) -> str:
     Drops the XML prolog and DOCTYPE, metadata, comments and the ``xmlns`` declarations (an
     HTML parser assigns the SVG and XLink namespaces itself).
 
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Returns
+    -------
+    str
+        The ``<svg ...>...</svg>`` markup (text stays text, so it is searchable).
+
     Raises
     ------
     RuntimeError
@@ -110,7 +119,21 @@ def svg_inline(fig: Figure) -> str:
 
 
 def png_img(fig: Figure, *, dpi: int = 110, alt: str = "") -> str:
-    """The figure as an ``<img>`` with a base64 ``data:`` PNG (no URL)."""
+    """The figure as an ``<img>`` with a base64 ``data:`` PNG (no URL).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    dpi : int, default 110
+        Resolution in dots per inch.
+    alt : str, default ""
+        Alternative text (HTML-escaped).
+
+    Returns
+    -------
+    str
+        ``<img alt="..." src="data:image/png;base64,...">``.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     b64 = base64.b64encode(buf.getvalue()).decode("ascii")

@@ -90,6 +90,11 @@ def to_target(run: RunResult, metric: str = "time") -> float:
     -------
     float
         ``inf`` when the run did not reach the target.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
     """
     _check_metric(metric)
     v = run.time_to_target if metric == "time" else getattr(run, f"{metric}_to_target")
@@ -99,7 +104,33 @@ def to_target(run: RunResult, metric: str = "time") -> float:
 
 
 def spent(run: RunResult, metric: str = "time") -> float:
-    """What a run spent toward the target: its value to target if reached, else its total."""
+    """What a run spent toward the target: its value to target if reached, else its total.
+
+    This is the cost a run contributes to COCO's average runtime (:func:`average_runtime`):
+    a successful run counts up to the moment it reached the target, an unsuccessful one counts
+    everything it spent before it stopped.
+
+    Parameters
+    ----------
+    run : RunResult
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds (optimizer steps only), iterations, function or gradient evaluations.
+
+    Returns
+    -------
+    float
+        Value to target when the target was reached, else the run's total (``run.time``,
+        ``run.nit``, ``run.nfev`` or ``run.njev``), in ``metric`` units.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+
+    References
+    ----------
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    """
     _check_metric(metric)
     v = to_target(run, metric)
     if math.isfinite(v):
@@ -118,7 +149,15 @@ def censored_median(values: Sequence[float] | np.ndarray) -> float:
     Returns
     -------
     float
-        NaN for an empty input.
+        NaN for an empty input; ``inf`` when half or more of the values are censored (for an
+        even count, when the upper middle value is censored).
+
+    Examples
+    --------
+    >>> censored_median([1.0, 2.0, float("inf")])
+    2.0
+    >>> censored_median([1.0, float("inf"), float("inf")])
+    inf
     """
     a = np.sort(np.asarray(values, dtype=np.float64))
     n = a.size
@@ -171,10 +210,12 @@ def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float =
     values : sequence of float, shape (n,)
         Observations (seconds, iterations, ...), ``inf`` for censored ones.
     confidence_level : float, default 0.95
+        Coverage of the interval, in (0, 1).
     method : {"percentile", "BCa"}, default "percentile"
         ``"BCa"`` is used only without censored values (its jackknife needs finite data);
         otherwise the percentile interval is computed and ``method`` says so.
     n_resamples : int, default 9999
+        Bootstrap resamples.
     seed : int, default 0
         Seed of the resampling (the interval is reproducible).
 
@@ -243,6 +284,12 @@ def average_runtime(runs: Sequence[RunResult], metric: str = "time") -> float:
     Returns
     -------
     float
+        aRT in ``metric`` units; ``inf`` when no run succeeded.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
 
     References
     ----------
@@ -261,17 +308,53 @@ def _spec_key(run: RunResult) -> str:
 
 
 def solver_key(run: RunResult) -> tuple[str, str, str, str]:
-    """``(optimizer label, backend, device, dtype)``: what a profile calls a solver."""
+    """``(optimizer label, backend, device, dtype)``: what a profile calls a solver.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    tuple of (str, str, str, str)
+        ``(run.label, run.backend, run.device, run.dtype)``.
+    """
     return (run.label, run.backend, run.device, run.dtype)
 
 
 def instance_key(run: RunResult) -> tuple[str, str, int]:
-    """``(problem, problem spec, repetition)``: what a profile calls a problem."""
+    """``(problem, problem spec, repetition)``: what a profile calls a problem.
+
+    Repetitions are separate instances ("problems x repetitions"); two runs of the same problem
+    and repetition on different data (another problem spec) are separate instances too.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    tuple of (str, str, int)
+        Problem name, the problem spec as canonical JSON (sorted keys), repetition index.
+    """
     return (run.problem, _spec_key(run), int(run.repeat))
 
 
 def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], str]:
-    """Short display names of the solvers: the parts that vary among ``runs`` only."""
+    """Short display names of the solvers: the parts that vary among ``runs`` only.
+
+    The optimizer label is always kept; backend, device and dtype are added only when runs
+    differ in them (e.g. ``"gd / torch"`` when several backends ran).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    dict of (str, str, str, str) to str
+        :func:`solver_key` -> label, in order of first appearance.
+    """
     keys = list(dict.fromkeys(solver_key(r) for r in runs))
     vary = [len({k[i] for k in keys}) > 1 for i in range(4)]
     vary[0] = True
@@ -296,7 +379,8 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
     """Reasons why comparing ``runs`` in one table may be unfair (empty when none).
 
     Checks: different dtypes, devices, CPU thread counts, targets, or data (the problem spec of
-    runs of the same problem and repetition); runs that shared their host while timed; runs ended by a budget when compared by time; a per-step time
+    runs of the same problem and repetition); solvers not run on the same instances; runs that
+    shared their host while timed; runs ended by a budget when compared by time; a per-step time
     too close to the timer resolution (below ``TIMER_FACTOR`` ticks per step: each step's
     measurement may be off by one tick, so the sum may be off by more than 1%).
 
@@ -388,7 +472,24 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
 
 def check_fairness(runs: Sequence[RunResult], *, timer_resolution: float | None = None,
                    by_time: bool = True, stacklevel: int = 2) -> list[str]:
-    """Emit an :class:`UnfairComparisonWarning` for each of :func:`fairness_issues`; return them."""
+    """Emit an :class:`UnfairComparisonWarning` for each of :func:`fairness_issues`; return them.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    timer_resolution : float, optional
+        Clock resolution in seconds; measured now when omitted.
+    by_time : bool, default True
+        Whether runs are compared by time (enables the budget and timer checks).
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn` (plus one for this function), so the warning points at
+        the caller's caller.
+
+    Returns
+    -------
+    list of str
+        The messages warned about (empty when the comparison looks fair).
+    """
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
     for msg in issues:
         warnings.warn(msg, UnfairComparisonWarning, stacklevel=stacklevel + 1)
@@ -425,6 +526,16 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
         ``ci_level``, ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (to
         target, censored), ``art`` (aRT in seconds), ``art_njev`` (aRT in gradient
         evaluations), ``statuses`` (e.g. ``"converged:3, max_iter:2"``).
+
+    Raises
+    ------
+    ValueError
+        Bad ``method`` or ``confidence_level`` (see :func:`median_ci`).
+
+    References
+    ----------
+    B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
     """
     if warn:
         check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
@@ -475,13 +586,41 @@ def _fmt_n(v: float) -> str:
 
 
 def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
-    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run)."""
+    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize` (their ``ci_method`` key).
+
+    Returns
+    -------
+    str
+        E.g. ``"percentile"`` or ``"BCa, percentile"`` (``"none"`` entries, for groups of fewer
+        than two runs or all-equal values, are left out).
+    """
     used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
     return ", ".join(used) or "percentile"
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target."""
+    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
+
+    Columns: problem, optimizer, backend (``/device`` when not the CPU), dtype, successes/runs,
+    median time-to-target, its bootstrap CI, median iterations, nfev and njev to target, and
+    aRT; a closing line explains censoring and aRT. Times are shown with a unit (``us``,
+    ``ms``, ``s``); ``inf`` marks a censored median or an unbounded interval.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize`.
+
+    Returns
+    -------
+    str
+        The table, ``"(no runs)"`` for no rows.
+    """
     if not rows:
         return "(no runs)"
     level = rows[0].get("ci_level", 0.95)
@@ -696,7 +835,18 @@ class Profile:
     note: str = ""
 
     def at(self, x: float) -> dict[str, float]:
-        """Each solver's fraction solved at abscissa ``x`` (right-continuous steps)."""
+        """Each solver's fraction solved at abscissa ``x`` (right-continuous steps).
+
+        Parameters
+        ----------
+        x : float
+            Abscissa in the profile's units (``tau``, budget, or runtime).
+
+        Returns
+        -------
+        dict of str to float
+            Solver label -> fraction in [0, 1] (NaN for a solver without values).
+        """
         out = {}
         for j, s in enumerate(self.solvers):
             col = self.values[:, j]
@@ -859,10 +1009,18 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     per_dimension : bool, default False
         Divide by ``n_params + 1``.
     warn : bool, default True
+        Emit fairness warnings (:func:`check_fairness`).
 
     Returns
     -------
     Profile
+        ``x`` holds the budgets (0 and every finite cost); ``values`` the costs, shape
+        (n_instances, n_solvers), ``inf`` = not solved.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``, no run to profile, or ``tol`` given and a run lacks ``f*``.
 
     References
     ----------
@@ -902,7 +1060,9 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
     tols : sequence of float, default 1e-1 ... 1e-8
         Relative suboptimality targets.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds, iterations, function or gradient evaluations.
     warn : bool, default True
+        Emit fairness warnings (:func:`check_fairness`).
 
     Returns
     -------

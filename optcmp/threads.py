@@ -34,7 +34,14 @@ def _check(n: Any) -> int:
 
 
 def blas_threads() -> int | None:
-    """Threads of the first BLAS pool numpy uses, or None if unknown."""
+    """Threads of the first BLAS pool numpy uses, or None if unknown.
+
+    Returns
+    -------
+    int or None
+        As reported by :func:`threadpoolctl.threadpool_info`; ``None`` when threadpoolctl is
+        missing or no BLAS pool is loaded.
+    """
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - a runtime dependency
@@ -55,6 +62,9 @@ def current_threads(backend: str) -> int | None:
     Returns
     -------
     int or None
+        :func:`torch.get_num_threads` for torch (if imported), TensorFlow's intra-op count
+        (its default, 0, reported as :func:`os.cpu_count`), else numpy's BLAS threads
+        (:func:`blas_threads`).
     """
     if backend == "torch" and "torch" in sys.modules:
         return int(sys.modules["torch"].get_num_threads())
@@ -75,6 +85,17 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         Threads; ``None`` leaves every library at its default.
     backend : {"numpy", "torch", "tensorflow"}
         The backend about to run (its framework must already be imported).
+
+    Yields
+    ------
+    None
+        The previous limits are restored on exit (BLAS and torch; TensorFlow's pools keep
+        their new size, see the module docstring).
+
+    Warns
+    -----
+    UserWarning
+        TensorFlow's pools already started with another count, or threadpoolctl is missing.
 
     Raises
     ------

@@ -22,6 +22,9 @@ EXAMPLES = ROOT / "examples"
 # example file -> (regex one line of stdout must match, modules it needs)
 EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "quick_start.py": (r"^fastest to target: \w+ in \d+\.\d+ s \(\d+ iterations", ()),
+    "repetitions_and_report.py": (
+        r"^pairwise: lbfgs reaches the target sooner than diag_newton .*large effect\)\n"
+        r"wrote the HTML report: .*report\.html \(15 runs, \d+ kB\)", ("matplotlib",)),
     "bring_your_own_csv.py": (
         r"^coefficients found by \w+: rooms=1[12]\.\d+, area_m2=0\.[78]\d+, age=-0\.[23]\d+",
         (),
