@@ -781,8 +781,11 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
     # smallest two-sided p-value the exact test can give with these sample sizes
     p_min = min(1.0, 2.0 / math.comb(len(ra) + len(rb), len(ra)))
     if sig:
-        fast, slow = (labels[0], labels[1]) if a_faster > 0.5 else (labels[1], labels[0])
-        msg = (f"{fast} reaches the target sooner than {slow} (medians {fm(ma)} vs {fm(mb)}; "
+        if a_faster > 0.5:
+            fast, slow, mf, ms = labels[0], labels[1], ma, mb
+        else:
+            fast, slow, mf, ms = labels[1], labels[0], mb, ma
+        msg = (f"{fast} reaches the target sooner than {slow} (medians {fm(mf)} vs {fm(ms)}; "
                f"p={p:.3g}, A={a_faster:.2f}, {mag} effect)")
     else:
         msg = (f"no significant difference between {labels[0]} (median {fm(ma)}) and "

@@ -159,6 +159,8 @@ def test_compare_pair_significant_difference():
     assert pc.p_value == pytest.approx(2 / math.comb(20, 10))
     assert pc.a_faster == 0.0 and pc.rank_biserial == -1.0 and pc.significant
     assert pc.message.startswith("A (numpy) reaches the target sooner")
+    # the medians follow the names: A median (5.5 s) first, then B (15.5 s)
+    assert "medians 5.5s vs 15.5s" in pc.message
 
 
 def test_compare_pair_ranks_censored_runs_last():
