@@ -96,6 +96,11 @@ class ConfigScore:
         Status of each repetition.
     best : bool
         Whether this configuration was chosen for its optimizer.
+    final_gap : float
+        Median over repetitions of the final relative suboptimality (the final objective when
+        the optimum is unknown; inf for non-finite values): the tie-break between
+        configurations with the same median score, so when no configuration reaches the target
+        the one that got closest is chosen.
     """
 
     optimizer: str
@@ -106,6 +111,7 @@ class ConfigScore:
     successes: int
     statuses: list[str]
     best: bool = False
+    final_gap: float = float("inf")
 
 
 @dataclass
@@ -269,6 +275,14 @@ def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
     return out
 
 
+def _final_gap(runs: Sequence[RunResult]) -> float:
+    vals = []
+    for r in runs:
+        g = r.relative_suboptimality if r.fstar is not None else r.fun
+        vals.append(float(g) if g is not None and np.isfinite(g) else float("inf"))
+    return float(np.median(vals)) if vals else float("inf")
+
+
 def tune(
     problem: Problem,
     optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec]
@@ -413,13 +427,15 @@ def tune(
         runs = [comp.runs[r * n + j] for r in range(repeats)]
         sc = [score(r) for r in runs]
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
-                                  sum(r.success for r in runs), [r.status for r in runs]))
+                                  sum(r.success for r in runs), [r.status for r in runs],
+                                  final_gap=_final_gap(runs)))
 
     chosen: list[OptimizerSpec] = []
     for i, s in enumerate(base):
         mine = [(j, c) for j, c in enumerate(scored) if configs[j][0] == i]
         j_best, c_best = min(mine, key=lambda jc: (jc[1].median, -jc[1].successes,
-                                                   float(np.mean(jc[1].scores)), jc[0]))
+                                                   float(np.mean(jc[1].scores)),
+                                                   jc[1].final_gap, jc[0]))
         c_best.best = True
         chosen.append(OptimizerSpec(c_best.spec.name, c_best.spec.hyperparameters,
                                     c_best.spec.impl, s.label))
@@ -431,8 +447,9 @@ def tune(
             else:
                 warnings.warn(f"no configuration of {s.name} reached the target within the "
                               f"budget ({budget} {units}); the returned "
-                              f"{c_best.spec.describe()} is arbitrary: raise the budget or "
-                              "widen the grid", stacklevel=2)
+                              f"{c_best.spec.describe()} is only the one that got closest "
+                              "(smallest final gap): raise the budget or widen the grid",
+                              stacklevel=2)
         elif mode == "grid":
             _warn_edge(s.name, c_best.point, _grids_for([s], grid)[0])
 

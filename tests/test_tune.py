@@ -172,3 +172,23 @@ def test_cli_tune_and_run_tuned(tmp_path, capsys):
         main(["tune", "--rows", "300", "--grid", "nope"])
     assert info.value.code == 2
     assert "expected NAME=V1,V2" in capsys.readouterr().err
+
+
+def test_without_any_success_the_closest_configuration_is_chosen() -> None:
+    # GD on LR-S(1e4) needs ~40 iterations at step 0.1 (FC-09); with a budget of 5 no
+    # configuration reaches 1e-8, and the step that got closest (the largest, all are stable)
+    # must be chosen, not the smallest one of the grid.
+    import warnings
+
+    from conftest import lr_s
+
+    p = lr_s(10_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.tune(p, optcmp.gd, grid={"learning_rate": [0.001, 0.01, 0.03, 0.1]},
+                          by="iterations", budget=5, tol=1e-8, repeats=1)
+    best = [c for c in res.configs if c.best][0]
+    assert best.successes == 0
+    assert best.point == {"learning_rate": 0.1}
+    gaps = {c.point["learning_rate"]: c.final_gap for c in res.configs}
+    assert gaps[0.1] < gaps[0.03] < gaps[0.01] < gaps[0.001]
