@@ -27,14 +27,14 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.optimize import OptimizeResult
 
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
-from optcmp.backends.base import check_dtype
+from optcmp.backends.base import check_device, check_dtype, is_cpu_device
 from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import (
     Adapter,
@@ -45,7 +45,15 @@ from optcmp.optimizers.base import (
 )
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult, Trace, environment
-from optcmp.stopping import MaxEvals, MaxIter, Rule, State, default_stopping
+from optcmp.stopping import (
+    DEFAULT_DIVERGENCE_FACTOR,
+    Divergence,
+    MaxEvals,
+    MaxIter,
+    Rule,
+    State,
+    default_stopping,
+)
 from optcmp.threads import current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
@@ -174,12 +182,30 @@ def _check_rule(rule: Rule, problem: Problem, fstar: float | None) -> None:
                          "MaxEvals): a run that never meets the target would never stop")
 
 
+def _check_problem(problem: Any) -> None:
+    if not isinstance(problem, Problem):
+        raise TypeError("problem must be an optcmp Problem (e.g. "
+                        f"optcmp.problems.LinearRegression()), got {_type_name(problem)}")
+
+
+def _type_name(v: Any) -> str:
+    return "None" if v is None else type(v).__name__
+
+
+def _numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
+    warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
+                  "torch and tensorflow backends only", UserWarning, stacklevel=stacklevel + 1)
+
+
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
-                  max_time: float | None = 60.0, max_evals: int | None = None) -> Rule:
+                  max_time: float | None = 60.0, max_evals: int | None = None,
+                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR) -> Rule:
     """The default stopping rule for ``problem``.
 
     Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
-    target (``problem.default_target(tol)``), plus the budgets and divergence detection.
+    target (``problem.default_target(tol)``), plus the budgets and divergence detection: a
+    non-finite objective or gradient, or an objective above
+    ``divergence_factor * max(|f0|, 1)`` (an explosion), ends the run as ``diverged``.
 
     Parameters
     ----------
@@ -192,11 +218,20 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
         Timed-seconds budget.
     max_evals : int, optional
         Function-evaluation budget.
+    divergence_factor : float, optional, default 1e10
+        Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
+        non-finite values only.
 
     Returns
     -------
     Rule
+
+    Raises
+    ------
+    ValueError
+        The problem has no known optimum and no default target.
     """
+    _check_problem(problem)
     target = None
     if problem.optimum() is None:
         default_target = getattr(problem, "default_target", None)
@@ -205,7 +240,7 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                              "target; pass stopping=LossTarget(...) | MaxIter(...)")
         target = default_target(tol)
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            target=target)
+                            target=target, divergence_factor=divergence_factor)
 
 
 def run_one(
@@ -235,7 +270,9 @@ def run_one(
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     backend : {"numpy", "torch", "tensorflow"}, default "numpy"
     device : str, optional
-        ``"cpu"`` (default) or ``"cuda"`` for framework backends.
+        ``None``/``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``, for
+        the framework backends. The numpy backend always runs on the CPU: with another device
+        it warns and runs on the CPU.
     dtype : {"float64", "float32"}, default "float64"
     stopping : Rule, optional
         Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
@@ -273,15 +310,23 @@ def run_one(
     Raises
     ------
     ValueError
-        Unknown backend or dtype, an impl the backend lacks, a rule that needs an unknown optimum,
-        or a rule without a budget.
+        Unknown backend, device name or dtype, a device that is absent (the message lists the
+        available ones), an impl the backend lacks, a rule that needs an unknown optimum, or a
+        rule without a budget.
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, or ``optimizer`` is not an
+        optimizer spec, factory or name.
     BackendUnavailable
         The backend's framework is not installed.
     """
     wall0 = time.perf_counter()
+    _check_problem(problem)
     spec = as_spec(optimizer)
     bname = canonical_backend(backend)
+    device = check_device(device)
     dtype = check_dtype(dtype)
+    if bname == "numpy" and not is_cpu_device(device):
+        _numpy_cpu_warning(device, stacklevel=2)
     if eval_every is not None and (isinstance(eval_every, bool) or int(eval_every) < 1):
         raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
@@ -429,23 +474,43 @@ def _status(monitor: _Monitor | None, loop_out: dict[str, Any]) -> tuple[str, st
         if r.kind == "target":
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
-            return "diverged", _divergence_message(monitor.last)
+            return "diverged", _divergence_message(r, monitor.last)
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")
     return "failed", "the run ended without a stopping decision"
 
 
-def _divergence_message(s: State | None) -> str:
+def _divergence_message(rule: Rule, s: State | None) -> str:
     if s is None:
         return "diverged"
-    if s.fun is not None and not math.isfinite(s.fun):
-        what = f"objective is {s.fun}"
-    elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
-        what = f"gradient norm is {s.grad_norm}"
+    if isinstance(rule, Divergence):
+        what = rule.explain(s)
+    elif s.fun is not None and not math.isfinite(s.fun):  # a user's own divergence rule
+        what = f"objective is non-finite ({s.fun}) at iteration {s.iterate}"
     else:
-        what = f"objective exploded to {s.fun:.6g} (f0 = {s.f0:.6g})"
-    return f"diverged: {what} at iteration {s.iterate} (after {s.nit} steps)"
+        what = f"{rule.describe()} fired at iteration {s.iterate}"
+    return f"diverged: {what} (after {s.nit} steps)"
+
+
+def _preflight_device(names: list[str], missing: list[str], device: str | None, dtype: str,
+                      executor: Any) -> None:
+    """Build every installed framework backend once on ``device``, before any run.
+
+    An absent device is then one clear error (the backend's ``ValueError`` names the device and
+    the available ones) instead of a table of failed runs. With a Dask client the runs execute
+    on the workers, whose devices this process cannot see: the check is left to them.
+    """
+    if "numpy" in names:
+        _numpy_cpu_warning(device, stacklevel=3)
+    if executor is not None:
+        from optcmp.executors import is_dask_client
+
+        if is_dask_client(executor):
+            return
+    for b in names:
+        if b != "numpy" and b not in missing:
+            get_backend(b, device=device, dtype=dtype)
 
 
 def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
@@ -499,7 +564,11 @@ def compare(
         Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
     device : str, optional
-        Device for framework backends (``"cuda"``); numpy always runs on the CPU.
+        Device for the framework backends: ``None``/``"cpu"`` (default), ``"cuda"``,
+        ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``. Checked before any run: every installed
+        framework backend is built once on it, so an absent GPU is one error naming the
+        available devices. The numpy backend always runs on the CPU (a warning says so when
+        another device is asked for and numpy is among the backends).
     dtype : {"float64", "float32"}, default "float64"
     stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
         As in :func:`run_one`. With an executor the callback runs on the worker.
@@ -539,8 +608,9 @@ def compare(
     Raises
     ------
     ValueError, TypeError
-        Bad optimizer names or hyperparameters, unknown backends, bad budgets, an unusable
-        executor: checked before any run starts.
+        A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
+        optimizer names or hyperparameters, unknown backends, a bad device name or an absent
+        device, bad budgets, an unusable executor: checked before any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
     NotImplementedError
@@ -552,12 +622,17 @@ def compare(
         exception's ``comparison``), the runs in progress are discarded, and the message says
         how to resume.
     """
+    _check_problem(problem)
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]  # type: ignore[list-item]
-    specs = [as_spec(o) for o in optimizers]  # type: ignore[union-attr]
+    if not isinstance(optimizers, Iterable) or isinstance(optimizers, (dict, bytes)):
+        raise TypeError("optimizers must be a list of optimizer specs, factories or names "
+                        f"(e.g. [optcmp.gd, 'lbfgs']), got {_type_name(optimizers)}")
+    specs = [as_spec(o) for o in optimizers]
     if not specs:
         raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
     names = _normalize_backends(backends)
+    device = check_device(device)
     dtype = check_dtype(dtype)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
@@ -589,6 +664,8 @@ def compare(
     for b in missing:
         warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
                       f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=2)
+    if not is_cpu_device(device):
+        _preflight_device(names, missing, device, dtype, executor)
 
     data_seed = int(problem.spec().get("seed", 0) or 0)
     rep_problems: dict[int, Problem] = {0: problem}
@@ -611,7 +688,7 @@ def compare(
                 skip = (f"backend {b!r} is not installed (pip install "
                         f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
                 tasks.append(RunTask(index=len(tasks), key="", optimizer=s, backend=b,
-                                     device=device, dtype=dtype, seed=seed + r, repeat=r,
+                                     device=None if b == "numpy" else device, dtype=dtype, seed=seed + r, repeat=r,
                                      stopping=rule, eval_every=eval_every, threads=threads,
                                      callback=callback,
                                      skip_message=skip))
@@ -653,8 +730,12 @@ def compare(
         executed.append(res)
         if run_store is not None and storable:
             run_store.append(task.key, res)
-        bar.set_description(f"{task.optimizer.label} on {task.backend}")
+        if executor is not None:  # runs finish out of order elsewhere: say which one finished
+            bar.set_description(f"done: {task.optimizer.label} on {task.backend}")
         bar.update(1)
+
+    def on_start(task: RunTask) -> None:  # sequential: label the bar with the run in progress
+        bar.set_description(f"{task.optimizer.label} on {task.backend}")
 
     def make(runs: list[RunResult]) -> Comparison:
         st = dict(settings)
@@ -669,9 +750,9 @@ def compare(
             for r in range(repeats):
                 group = [t for t in pending if t.repeat == r]
                 if group:
-                    run_tasks(group, problem_for(r), on_result, executor)
+                    run_tasks(group, problem_for(r), on_result, executor, on_start)
         else:
-            run_tasks(pending, problem, on_result, executor)
+            run_tasks(pending, problem, on_result, executor, on_start)
     except KeyboardInterrupt as exc:
         from optcmp.store import Interrupted
 
@@ -694,11 +775,29 @@ def compare(
             run_store.close()
     shared = [r for r in executed if r.shared_host]
     if shared:
-        warnings.warn(f"{len(shared)} of {len(executed)} runs shared their host with other runs "
-                      f"(up to {max(r.concurrency for r in shared)} at once): their timings "
-                      "contend and are flagged shared_host; time comparisons need the default "
-                      "sequential execution", stacklevel=2)
+        _warn_shared_host(shared, len(executed), executor)
     return make([results[t.index] for t in tasks])
+
+
+def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
+    """The one warning about runs whose timings contended (worded by cause).
+
+    The runs are marked as warned about, so the fairness checks of the same runs
+    (:func:`optcmp.stats.check_fairness`, e.g. from ``summary_table()``) do not repeat it.
+    """
+    from optcmp.stats import mark_shared_host_warned
+
+    peak = max(r.concurrency for r in shared)
+    if executor is None:
+        msg = (f"{len(shared)} of {n_executed} runs overlapped with optcmp runs in other "
+               f"processes on this host (up to {peak} at once): their timings contend and are "
+               "flagged shared_host; for time comparisons run one optcmp process at a time")
+    else:
+        msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
+               f"{peak} at once): their timings contend and are flagged shared_host; time "
+               "comparisons need the default sequential execution (executor=None)")
+    warnings.warn(msg, UserWarning, stacklevel=3)
+    mark_shared_host_warned(shared)
 
 
 def _skipped(problem: Problem, spec: OptimizerSpec, backend: str, dtype: str, seed: int,

@@ -422,7 +422,8 @@ OnResult = Callable[[RunTask, RunResult, bool], None]
 
 
 def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
-              executor: Any = None) -> None:
+              executor: Any = None,
+              on_start: Callable[[RunTask], None] | None = None) -> None:
     """Execute ``tasks`` and report each result as it finishes.
 
     Parameters
@@ -434,6 +435,10 @@ def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
         order.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         None runs sequentially in this process.
+    on_start : callable, optional
+        ``on_start(task)``, called just before each run starts on the sequential path (e.g. to
+        label a progress bar with the run in progress); executors start runs elsewhere, so it
+        is not called with one.
 
     Raises
     ------
@@ -442,6 +447,8 @@ def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
     """
     if executor is None:
         for t in tasks:
+            if on_start is not None:
+                on_start(t)
             res, ok = execute_run(t, problem)
             on_result(t, res, ok)
     elif is_dask_client(executor):

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -374,6 +375,31 @@ def _group(runs: Iterable[RunResult]) -> dict[tuple[str, ...], list[RunResult]]:
 
 
 # ---------------------------------------------------------------------------- fairness
+#: Runs whose shared-host contention :func:`optcmp.compare` has already warned about, by id
+#: (weak references: an entry goes with its run). :func:`check_fairness` does not repeat it.
+_SHARED_HOST_WARNED: weakref.WeakValueDictionary[int, RunResult] = weakref.WeakValueDictionary()
+
+
+def mark_shared_host_warned(runs: Iterable[RunResult]) -> None:
+    """Record that a warning about ``runs`` sharing their host was emitted already.
+
+    :func:`optcmp.compare` warns once about the runs it executed that shared their host (worded
+    by cause); :func:`check_fairness` on the same run objects then leaves that issue out of its
+    warnings (it stays in :func:`fairness_issues`). Runs loaded from a file are new objects and
+    are warned about again.
+
+    Parameters
+    ----------
+    runs : iterable of RunResult
+    """
+    for r in runs:
+        _SHARED_HOST_WARNED[id(r)] = r
+
+
+def _shared_host_warned(runs: Sequence[RunResult]) -> bool:
+    return all(_SHARED_HOST_WARNED.get(id(r)) is r for r in runs)
+
+
 def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None = None,
                     by_time: bool = True) -> list[str]:
     """Reasons why comparing ``runs`` in one table may be unfair (empty when none).
@@ -416,8 +442,7 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
                    "same count")
     shared = [r for r in used if getattr(r, "shared_host", False)]
     if shared and by_time:
-        out.append(f"{len(shared)} run(s) shared their host with other runs while timed: their "
-                   "timings contend; time comparisons need sequential execution")
+        out.append(_shared_host_issue(shared))
     targets = sorted({r.target for r in used if r.target})
     if len(targets) > 1:
         out.append(f"runs with different targets ({'; '.join(targets)}) are compared in one "
@@ -470,6 +495,13 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
     return out
 
 
+def _shared_host_issue(shared: Sequence[RunResult]) -> str:
+    peak = max(int(getattr(r, "concurrency", 2) or 2) for r in shared)
+    return (f"{len(shared)} run(s) shared their host with other optcmp runs while timed (up to "
+            f"{peak} at once, from an executor or from other optcmp processes): their timings "
+            "contend; time comparisons need one run at a time on the host")
+
+
 def check_fairness(runs: Sequence[RunResult], *, timer_resolution: float | None = None,
                    by_time: bool = True, stacklevel: int = 2) -> list[str]:
     """Emit an :class:`UnfairComparisonWarning` for each of :func:`fairness_issues`; return them.
@@ -488,9 +520,15 @@ def check_fairness(runs: Sequence[RunResult], *, timer_resolution: float | None 
     Returns
     -------
     list of str
-        The messages warned about (empty when the comparison looks fair).
+        The messages warned about (empty when the comparison looks fair). The shared-host
+        issue is left out when :func:`optcmp.compare` already warned about those very runs
+        (:func:`mark_shared_host_warned`).
     """
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
+    shared = [r for r in _used(runs) if getattr(r, "shared_host", False)]
+    if shared and _shared_host_warned(shared):
+        skip = _shared_host_issue(shared)
+        issues = [m for m in issues if m != skip]
     for msg in issues:
         warnings.warn(msg, UnfairComparisonWarning, stacklevel=stacklevel + 1)
     return issues
@@ -1111,8 +1149,9 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
 __all__ = [
     "BUDGET_STATUSES", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS", "MedianCI",
     "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
-    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_pair", "data_profile",
-    "fairness_issues", "first_hit", "format_summary", "instance_key", "median_ci",
+    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_pair",
+    "data_profile", "fairness_issues", "first_hit", "format_summary", "instance_key",
+    "mark_shared_host_warned", "median_ci",
     "performance_profile", "runtime_ecdf", "solver_key", "solver_labels", "spent", "summarize",
     "to_target",
 ]

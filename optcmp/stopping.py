@@ -315,13 +315,26 @@ class MaxEvals(Rule):
         return s.nfev >= self.n
 
 
+#: Explosion factor of the default stopping rule (:func:`default_stopping`): an objective above
+#: ``1e10 * max(|f0|, 1)`` counts as diverged.
+DEFAULT_DIVERGENCE_FACTOR = 1e10
+
+
 class Divergence(Rule):
     """Divergence: a non-finite objective or gradient, or ``f > factor * max(|f0|, 1)``.
 
     Parameters
     ----------
     factor : float, optional
-        Explosion factor; ``None`` (default) checks non-finite values only.
+        Explosion factor. ``None`` (the default of this class, kept for backwards
+        compatibility) checks non-finite values only; :func:`default_stopping` uses
+        ``Divergence(factor=DEFAULT_DIVERGENCE_FACTOR)`` (``1e10``), so a run whose objective
+        explodes stops early as ``diverged`` instead of spending its whole budget.
+
+    Raises
+    ------
+    ValueError
+        ``factor`` is not a finite number > 0.
     """
 
     kind = "divergence"
@@ -330,13 +343,47 @@ class Divergence(Rule):
     def __init__(self, factor: float | None = None) -> None:
         self.factor = None if factor is None else _positive("factor", factor)
 
+    def exploded(self, s: State) -> bool:
+        """Whether ``s.fun`` is finite but above ``factor * max(|f0|, 1)``."""
+        return (self.factor is not None and s.fun is not None and math.isfinite(s.fun)
+                and s.fun > self.factor * max(abs(s.f0), 1.0))
+
     def check(self, s: State) -> bool:
-        if s.fun is not None:
-            if not math.isfinite(s.fun):
-                return True
-            if self.factor is not None and s.fun > self.factor * max(abs(s.f0), 1.0):
-                return True
+        if s.fun is not None and not math.isfinite(s.fun):
+            return True
+        if self.exploded(s):
+            return True
         return s.grad_norm is not None and not math.isfinite(s.grad_norm)
+
+    def explain(self, s: State) -> str:
+        """Why the rule fires on ``s``: a non-finite value, or an explosion (with the threshold).
+
+        Parameters
+        ----------
+        s : State
+            The observation the rule fired on.
+
+        Returns
+        -------
+        str
+            e.g. ``"objective is non-finite (inf) at iteration 71"`` or ``"objective exploded:
+            3.2e+14 > 1e+10 x max(|f0|, 1) (f0 = 12.5) at iteration 5"``.
+        """
+        if s.fun is not None and not math.isfinite(s.fun):
+            what = f"objective is non-finite ({s.fun})"
+        elif self.exploded(s):
+            assert s.fun is not None and self.factor is not None
+            what = (f"objective exploded: {s.fun:.3g} > {self.factor:g} x max(|f0|, 1) "
+                    f"(f0 = {s.f0:.6g})")
+        elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+            what = f"gradient norm is non-finite ({s.grad_norm})"
+        else:
+            what = "no divergence"
+        return f"{what} at iteration {s.iterate}"
+
+    def describe(self) -> str:
+        return ("Divergence(factor=None)" if self.factor is None
+                else f"Divergence(factor={self.factor:g})")
 
 
 class AnyOf(Rule):
@@ -380,6 +427,7 @@ def default_stopping(
     max_time: float | None = 60.0,
     max_evals: int | None = None,
     target: Rule | None = None,
+    divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
 ) -> AnyOf:
     """The default rule: a target, the budgets, and divergence detection.
 
@@ -395,6 +443,9 @@ def default_stopping(
         Function-evaluation budget.
     target : Rule, optional
         Target rule replacing the relative-suboptimality one (e.g. :class:`LossTarget`).
+    divergence_factor : float, optional, default 1e10
+        The run diverges when its objective is non-finite or above
+        ``divergence_factor * max(|f0|, 1)``; ``None`` checks non-finite values only.
 
     Returns
     -------
@@ -407,7 +458,7 @@ def default_stopping(
         rules.append(MaxTime(max_time))
     if max_evals is not None:
         rules.append(MaxEvals(max_evals))
-    rules.append(Divergence())
+    rules.append(Divergence(divergence_factor))
     return AnyOf(*rules)
 
 
@@ -446,7 +497,7 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
 
 
 __all__ = [
-    "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence", "GradientNorm",
-    "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "RelativeChange",
+    "DEFAULT_DIVERGENCE_FACTOR", "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence",
+    "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "RelativeChange",
     "RelativeSuboptimality", "Rule", "State", "default_stopping", "rule_from_dict",
 ]

@@ -12,7 +12,7 @@ import pytest
 from conftest import lr_a, lr_b, lr_s
 
 import optcmp
-from optcmp import LossTarget, MaxEvals, MaxIter, RelativeSuboptimality
+from optcmp import Divergence, LossTarget, MaxEvals, MaxIter, RelativeSuboptimality
 from optcmp.problems import LinearRegression
 from optcmp.timing import Stopwatch
 
@@ -150,15 +150,44 @@ def test_fc12_mean_reduction(lr, expected) -> None:
 
 # ---------------------------------------------------------------------- FC-15
 def test_fc15_divergence_recorded_with_iteration() -> None:
+    """CASES.md: fun becomes non-finite at iteration 71 (with a non-finite-only rule)."""
     x = FC15_X
+    nonfinite_only = RelativeSuboptimality(1e-6) | MaxIter(1000) | Divergence()
     for fit_intercept in (False, True):
         p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=fit_intercept)
-        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), max_iter=1000)
+        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), stopping=nonfinite_only)
         assert r.status == "diverged" and not r.success
-        assert "objective is inf at iteration 71" in r.message
+        assert r.message == "diverged: objective is non-finite (inf) at iteration 71 (after 72 steps)"
         assert r.trace.iteration[-1] == 71 and not math.isfinite(r.trace.fun[-1])
         assert np.all(np.isfinite(r.trace.fun[:-1]))
         assert r.relative_suboptimality == math.inf
+
+
+def test_fc15_default_rule_stops_the_explosion_early() -> None:
+    """The default rule calls f > 1e10 x max(|f0|, 1) a divergence: iteration 3, not 71."""
+    x = FC15_X
+    p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=False)
+    r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), max_iter=1000)
+    assert r.status == "diverged" and r.nit == 4 and r.trace.iteration[-1] == 3
+    assert r.trace.fun[-1] > 1e10 * r.f0 >= r.trace.fun[-2]
+    assert r.message.startswith("diverged: objective exploded: 2.35e+17 > 1e+10 x max(|f0|, 1) "
+                                "(f0 = 28602.9) at iteration 3 (after 4 steps)")
+
+
+def test_default_rule_stops_an_exploding_adadelta_as_diverged() -> None:
+    """adadelta(learning_rate=1e6) climbs steadily: the default rule stops it at 1e10 x f0
+    instead of spending the whole budget (a non-finite-only rule runs to the budget)."""
+    p = LinearRegression(n_samples=1000)
+    spec = optcmp.adadelta(learning_rate=1e6)
+    r = optcmp.run_one(p, spec, max_iter=20_000, max_time=None)
+    assert r.status == "diverged" and not r.success and r.nit == 10_522
+    assert r.message.startswith("diverged: objective exploded: ")
+    assert "> 1e+10 x max(|f0|, 1) (f0 = 414.623) at iteration 10521 (after 10522 steps)" in (
+        r.message)
+    assert r.trace.fun[-1] > 1e10 * r.f0 >= r.trace.fun[-2]
+    r = optcmp.run_one(p, spec, stopping=RelativeSuboptimality(1e-6) | MaxIter(11_000)
+                       | Divergence())
+    assert r.status == "max_iter" and np.all(np.isfinite(r.trace.fun))
 
 
 def test_fc15_limit_and_standardized() -> None:

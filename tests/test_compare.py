@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import lr_a, lr_b, lr_s
+from conftest import lr_a, lr_b, lr_s, needs_cuda, needs_tf, needs_torch
 
 import optcmp
 from optcmp import MaxIter, RelativeSuboptimality
@@ -166,7 +166,8 @@ def test_callback_stop_iteration_gives_stopped() -> None:
         if res.iterate == 3:
             raise StopIteration
 
-    for spec in (optcmp.gd(0.1), optcmp.lbfgs()):
+    # gd(0.1) explodes on LR-B (f = 1e16 at iteration 1, a divergence); "auto" is stable
+    for spec in (optcmp.gd("auto"), optcmp.lbfgs()):
         r = optcmp.run_one(lr_b(), spec, callback=cb)
         assert r.status == "stopped" and not r.success
         assert r.message == "callback raised StopIteration"
@@ -222,7 +223,8 @@ def test_compare_input_errors() -> None:
     with pytest.raises(ValueError, match="eval_every must be a positive integer"):
         optcmp.run_one(p, optcmp.sgd, eval_every=0)
     # numpy always runs on the CPU, whatever device the framework backends get
-    assert optcmp.run_one(p, optcmp.gd, device="cuda", max_iter=2).device == "cpu"
+    with pytest.warns(UserWarning, match="numpy backend always runs on the CPU"):
+        assert optcmp.run_one(p, optcmp.gd, device="cuda", max_iter=2).device == "cpu"
 
 
 def test_rule_without_target_warns() -> None:
@@ -271,3 +273,148 @@ def test_converged_full_batch_run_returns_the_iterate_that_met_the_target() -> N
     for _ in range(r.nit_to_target):
         x = x - 0.1 * p.value_and_grad(x, p.train_data)[1]
     np.testing.assert_allclose(r.x, x, rtol=1e-13, atol=1e-15)
+
+
+# ---------------------------------------------------------------------- device and argument types
+DEVICE_MSG = (r"device must be None or one of 'cpu', 'cuda', 'cuda:N', 'gpu', 'gpu:N' "
+              r"\(N a device index\), got ")
+
+
+@pytest.mark.parametrize("device", ["tpu", "", "cpu:0", "cuda:x", 3])
+def test_a_bad_device_name_is_one_error_before_any_run(device) -> None:
+    seen = []
+    for backends in (["numpy"], ["numpy", "torch", "tensorflow"]):
+        with pytest.raises(ValueError, match=DEVICE_MSG + repr(device)):
+            optcmp.compare(lr_a(), [optcmp.gd(0.1), optcmp.lbfgs], backends=backends,
+                           device=device, callback=seen.append, progress=False)
+    with pytest.raises(ValueError, match=DEVICE_MSG + repr(device)):
+        optcmp.run_one(lr_a(), optcmp.gd(0.1), device=device, callback=seen.append)
+    assert seen == []  # nothing ran
+
+
+@pytest.mark.parametrize("device", [None, "cpu", " CPU ", "cuda", "cuda:1", "GPU", "gpu:0"])
+def test_check_device_accepts_the_documented_forms(device) -> None:
+    from optcmp.backends import check_device
+
+    assert check_device(device) == (None if device is None else device.strip())
+
+
+def test_numpy_warns_once_that_it_runs_on_the_cpu() -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        comp = optcmp.compare(lr_a(), [optcmp.gd(0.1), optcmp.lbfgs], backends=["numpy"],
+                              device="cuda", max_iter=3, progress=False)
+    msgs = [str(w.message) for w in rec if "numpy" in str(w.message)]
+    assert msgs == ["the numpy backend always runs on the CPU: device='cuda' applies to the "
+                    "torch and tensorflow backends only"]
+    assert [r.device for r in comp] == ["cpu", "cpu"] and comp.settings["device"] == "cuda"
+    with pytest.warns(UserWarning, match=r"numpy backend always runs on the CPU: device='gpu'"):
+        r = optcmp.run_one(lr_a(), optcmp.gd(0.1), device="gpu", max_iter=2)
+    assert r.device == "cpu" and r.status == "max_iter"
+
+
+@needs_torch
+def test_an_absent_cuda_device_is_one_error_before_any_run() -> None:
+    from conftest import _cuda_available
+
+    if _cuda_available():
+        pytest.skip("this machine has a CUDA device")
+    seen = []
+    with pytest.warns(UserWarning, match="numpy backend always runs on the CPU"):
+        with pytest.raises(ValueError, match=r"torch device 'cuda' is not available .*"
+                                             r"available devices: \['cpu'\]"):
+            optcmp.compare(lr_a(), [optcmp.gd(0.1), optcmp.lbfgs], backends=["numpy", "torch"],
+                           device="cuda", callback=seen.append, progress=False)
+    assert seen == []
+
+
+@needs_tf
+def test_an_absent_gpu_is_one_error_before_any_run_on_tensorflow() -> None:
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        pytest.skip("TensorFlow sees a GPU here")
+    seen = []
+    with pytest.raises(ValueError, match=r"TensorFlow device 'gpu:0' \(/GPU:0\) is not available"
+                                         r".*available devices: \['/CPU:0'\]"):
+        optcmp.compare(lr_a(), [optcmp.gd(0.1)], backends=["tensorflow"], device="gpu:0",
+                       callback=seen.append, progress=False)
+    assert seen == []
+
+
+@needs_torch
+@needs_cuda
+def test_cuda_runs_torch_on_the_gpu_and_numpy_on_the_cpu() -> None:
+    with pytest.warns(UserWarning, match="numpy backend always runs on the CPU"):
+        comp = optcmp.compare(lr_a(), [optcmp.gd(0.1)], backends=["numpy", "torch"],
+                              device="cuda", progress=False)
+    by = {r.backend: r for r in comp}
+    assert by["numpy"].device == "cpu" and by["torch"].device == "cuda:0"
+    assert by["numpy"].status == by["torch"].status == "converged"
+    assert by["torch"].nit_to_target == by["numpy"].nit_to_target
+    assert by["torch"].fun == pytest.approx(by["numpy"].fun, rel=1e-10)
+
+
+def test_problem_and_optimizers_of_the_wrong_type_are_type_errors() -> None:
+    want = (r"^problem must be an optcmp Problem \(e\.g\. optcmp\.problems\.LinearRegression\(\)\), "
+            r"got {}$")
+    for bad, name in ((None, "None"), ("linear_regression", "str"), (3, "int")):
+        with pytest.raises(TypeError, match=want.format(name)):
+            optcmp.compare(bad, [optcmp.gd], progress=False)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=want.format(name)):
+            optcmp.run_one(bad, optcmp.gd)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=want.format(name)):
+            optcmp.make_stopping(bad)  # type: ignore[arg-type]
+    for bad, name in ((None, "None"), (5, "int"), ({"gd": 1}, "dict")):
+        with pytest.raises(TypeError, match=r"^optimizers must be a list of optimizer specs, "
+                                            r"factories or names \(e\.g\. \[optcmp\.gd, 'lbfgs'\]\), "
+                                            f"got {name}$"):
+            optcmp.compare(lr_a(), bad, progress=False)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="an optimizer must be an OptimizerSpec .* got None"):
+        optcmp.run_one(lr_a(), None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- progress bar
+class _FakeBar:
+    instances: list[_FakeBar] = []
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.description = ""
+        self.descriptions: list[str] = []
+        self.n = kwargs.get("initial", 0)
+        _FakeBar.instances.append(self)
+
+    def set_description(self, d: str) -> None:
+        self.description = d
+        self.descriptions.append(d)
+
+    def update(self, k: int) -> None:
+        self.n += k
+
+    def close(self) -> None:
+        pass
+
+
+def test_progress_bar_names_the_run_in_progress(monkeypatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", _FakeBar)
+    _FakeBar.instances.clear()
+    during = []
+
+    def cb(res):  # the bar's label while a run is running
+        if res.iterate == 0:
+            during.append(_FakeBar.instances[-1].description)
+
+    specs = [optcmp.gd(0.1), optcmp.lbfgs()]
+    comp = optcmp.compare(lr_a(), specs, max_iter=3, callback=cb, progress=True)
+    labels = [f"{r.label} on numpy" for r in comp]
+    assert during == labels and _FakeBar.instances[-1].n == 2
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        optcmp.compare(lr_a(), specs, max_iter=3, progress=True, executor=ex)
+    bar = _FakeBar.instances[-1]
+    assert sorted(bar.descriptions) == sorted(f"done: {x}" for x in labels) and bar.n == 2

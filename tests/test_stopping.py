@@ -7,6 +7,7 @@ import math
 import pytest
 
 from optcmp.stopping import (
+    DEFAULT_DIVERGENCE_FACTOR,
     AbsoluteSuboptimality,
     AccuracyTarget,
     AnyOf,
@@ -103,6 +104,21 @@ def test_divergence() -> None:
     assert Divergence.status == "diverged" and Divergence.kind == "divergence"
 
 
+def test_divergence_says_which_happened() -> None:
+    d = Divergence(factor=1e10)
+    assert d.explain(states([5.0, 3.2e14], f0=12.5)[1]) == (
+        "objective exploded: 3.2e+14 > 1e+10 x max(|f0|, 1) (f0 = 12.5) at iteration 1")
+    assert d.explain(states([5.0, 2.0, math.inf])[2]) == (
+        "objective is non-finite (inf) at iteration 2")
+    assert Divergence().explain(states([5.0, math.nan])[1]) == (
+        "objective is non-finite (nan) at iteration 1")
+    assert d.explain(states([5.0, 4.0], grad=[1.0, math.inf])[1]) == (
+        "gradient norm is non-finite (inf) at iteration 1")
+    # 1e10 x max(|f0|, 1): f0 = 0.5 counts as 1
+    assert first_stop(d, states([0.5, 9e9, 1.1e10])) == 2
+    assert first_stop(Divergence(), states([0.5, 9e9, 1.1e10])) is None
+
+
 def test_relative_change_is_a_stall_with_state_and_reset() -> None:
     rule = RelativeChange(1e-3, patience=2)
     trace = states([10.0, 5.0, 4.999, 4.998, 4.5, 4.4999, 4.4998])
@@ -148,6 +164,11 @@ def test_default_stopping() -> None:
     names = [type(x).__name__ for x in r.rules()]
     assert names == ["RelativeSuboptimality", "MaxIter", "MaxTime", "MaxEvals", "Divergence"]
     assert r.rules()[0].tol == 1e-6
+    # the default divergence rule also catches explosions, not only inf/nan
+    assert r.rules()[-1] == Divergence(factor=1e10) and DEFAULT_DIVERGENCE_FACTOR == 1e10
+    assert r.rules()[-1].describe() == "Divergence(factor=1e+10)"
+    assert default_stopping(divergence_factor=None).rules()[-1] == Divergence()
+    assert default_stopping(divergence_factor=100.0).rules()[-1] == Divergence(100.0)
     r = default_stopping(max_iter=None, max_time=None, target=LossTarget(0.1))
     assert [type(x).__name__ for x in r.rules()] == ["LossTarget", "Divergence"]
 
@@ -174,5 +195,6 @@ def test_to_dict_round_trip() -> None:
          | RelativeChange(1e-4, patience=3) | MetricTarget("acc", 0.9) | Divergence(10.0))
     back = rule_from_dict(r.to_dict())
     assert back == r and back.describe() == r.describe()
+    assert rule_from_dict(default_stopping().to_dict()) == default_stopping()
     with pytest.raises(ValueError, match="unknown stopping rule 'Nope'"):
         rule_from_dict({"rule": "Nope"})

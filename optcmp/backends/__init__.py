@@ -10,7 +10,14 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from optcmp.backends.base import DTYPES, Backend, BackendUnavailable, check_dtype
+from optcmp.backends.base import (
+    DEVICE_FORMS,
+    DTYPES,
+    Backend,
+    BackendUnavailable,
+    check_device,
+    check_dtype,
+)
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     name : str
         ``"numpy"``, ``"torch"`` or ``"tensorflow"`` (aliases ``np``, ``pytorch``, ``tf``).
     device : str, optional
-        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"``.
+        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"``, ``"gpu:N"``.
     dtype : {"float64", "float32"}
 
     Returns
@@ -112,12 +119,14 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     Raises
     ------
     ValueError
-        Unknown name, device or dtype.
+        Unknown name, dtype, a device name of no allowed form (:func:`check_device`), or a
+        device that is absent (the message lists the available ones).
     BackendUnavailable
         The framework is not installed; the message names the pip extra.
     """
     canon = canonical_backend(name)
     check_dtype(dtype)
+    device = check_device(device)
     info = BACKENDS[canon]
     if not is_available(canon):
         raise BackendUnavailable(
@@ -137,12 +146,14 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
 
 __all__ = [
     "BACKENDS",
+    "DEVICE_FORMS",
     "DTYPES",
     "Backend",
     "BackendInfo",
     "BackendUnavailable",
     "available_backends",
     "canonical_backend",
+    "check_device",
     "get_backend",
     "is_available",
 ]

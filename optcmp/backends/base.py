@@ -9,6 +9,7 @@ clock read.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -54,6 +55,58 @@ def check_dtype(dtype: str) -> str:
     if name not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     return name
+
+
+#: Device names :func:`check_device` accepts (``N`` is a device index).
+DEVICE_FORMS = ("cpu", "cuda", "cuda:N", "gpu", "gpu:N")
+
+_DEVICE_RE = re.compile(r"(cpu|cuda|gpu)(:[0-9]+)?")
+
+
+def check_device(device: str | None) -> str | None:
+    """Validate a device name (its form only: whether the device exists is the backend's check).
+
+    Parameters
+    ----------
+    device : str or None
+        ``None`` (the CPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``
+        (case-insensitive; ``"gpu"`` means ``"cuda"``).
+
+    Returns
+    -------
+    str or None
+        ``device`` with surrounding whitespace removed (``None`` stays ``None``).
+
+    Raises
+    ------
+    ValueError
+        Any other value; the message names it and lists the allowed forms.
+    """
+    if device is None:
+        return None
+    if isinstance(device, str):
+        name = device.strip()
+        m = _DEVICE_RE.fullmatch(name.lower())
+        if m is not None and not (m.group(1) == "cpu" and m.group(2)):
+            return name
+    raise ValueError(f"device must be None or one of {', '.join(repr(f) for f in DEVICE_FORMS)} "
+                     f"(N a device index), got {device!r}")
+
+
+def is_cpu_device(device: str | None) -> bool:
+    """Whether a (valid) device name means the CPU.
+
+    Parameters
+    ----------
+    device : str or None
+        A device name accepted by :func:`check_device`.
+
+    Returns
+    -------
+    bool
+        True for ``None`` and ``"cpu"`` (any case, surrounding whitespace ignored).
+    """
+    return device is None or device.strip().lower() == "cpu"
 
 
 class Backend(ABC):

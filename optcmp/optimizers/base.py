@@ -77,26 +77,25 @@ def positive_float(name: str, *, allow_auto: bool = False, upper: float | None =
     Returns
     -------
     callable
-        ``check(value) -> float | "auto"``, raising ``ValueError`` naming ``name`` and the bad
-        value.
+        ``check(value) -> float | "auto"``, raising ``ValueError`` in one form for every bad
+        value: ``"<name> must be a finite float > 0 [and < upper] [or 'auto'], got <value>"``.
     """
 
+    rng = (">= 0" if allow_zero else "> 0") + (f" and < {upper:g}" if upper is not None else "")
+    allowed = f"a finite float {rng}" + (" or 'auto'" if allow_auto else "")
+
     def check(v: Any) -> Any:
-        if allow_auto and isinstance(v, str):
-            if v.lower() == "auto":
-                return "auto"
-            raise ValueError(f"{name} must be 'auto' or a positive float, got {v!r}")
-        if isinstance(v, bool):
-            raise ValueError(f"{name} must be a float, got {v!r}")
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a float, got {v!r}") from None
+        if allow_auto and isinstance(v, str) and v.strip().lower() == "auto":
+            return "auto"
+        f = math.nan
+        if not isinstance(v, (bool, np.bool_, bytes)):
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                pass
         lo_ok = f >= 0 if allow_zero else f > 0
         if not math.isfinite(f) or not lo_ok or (upper is not None and f >= upper):
-            rng = f"{'>= 0' if allow_zero else '> 0'}" + (f" and < {upper}" if upper is not None else "")
-            extra = " or 'auto'" if allow_auto else ""
-            raise ValueError(f"{name} must be a finite float {rng}{extra}, got {v!r}")
+            raise ValueError(f"{name} must be {allowed}, got {v!r}")
         return f
 
     return check
