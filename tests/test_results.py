@@ -19,7 +19,9 @@ def comp() -> Comparison:
     bad = optcmp.problems.LinearRegression.from_arrays(x[:, None], 2 * x)
     good = optcmp.compare(lr_b(), [optcmp.lbfgs, optcmp.diag_newton, optcmp.gd], max_iter=300,
                           progress=False)
-    div = optcmp.compare(bad, [optcmp.gd(0.01)], progress=False)  # non-finite trace values
+    # non-finite trace values: a non-finite-only divergence rule (the default one stops at 1e10 f0)
+    nonfinite_only = optcmp.RelativeSuboptimality(1e-6) | optcmp.MaxIter(1000) | optcmp.Divergence()
+    div = optcmp.compare(bad, [optcmp.gd(0.01)], stopping=nonfinite_only, progress=False)
     return Comparison(list(good) + list(div), good.problem, good.optimum, good.settings,
                       good.environment)
 
