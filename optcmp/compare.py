@@ -228,8 +228,11 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
 
     Raises
     ------
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
     ValueError
-        The problem has no known optimum and no default target.
+        The problem has no known optimum and no default target; a bad budget or
+        ``divergence_factor``.
     """
     _check_problem(problem)
     target = None

@@ -298,3 +298,9 @@ def test_auto_learning_rate_needs_lipschitz() -> None:
     r = optcmp.run_one(p, optcmp.gd(), max_iter=3)
     assert r.status == "skipped"  # cannot sensibly run: recorded with the reason (NotApplicable)
     assert "learning_rate='auto' needs the gradient's Lipschitz constant" in r.message
+
+
+def test_numeric_strings_and_auto_spellings_are_accepted() -> None:
+    assert optcmp.gd(learning_rate="0.5").hyperparameters["learning_rate"] == 0.5
+    assert optcmp.adadelta(rho="0.9").hyperparameters["rho"] == 0.9
+    assert optcmp.gd(learning_rate=" AUTO ").hyperparameters["learning_rate"] == "auto"
