@@ -6,7 +6,12 @@ Bad arguments print a one-line error and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
+import math
+import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -62,6 +67,143 @@ def _nonneg_int(value: str) -> int:
     return v
 
 
+def _finite_float(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {value!r}")
+    return v
+
+
+def _delimiter(value: str) -> str:
+    v = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(value, value)
+    if len(v) != 1:
+        raise argparse.ArgumentTypeError(f"expected one character (e.g. ';' or '\\t'), got "
+                                         f"{value!r}")
+    return v
+
+
+def _literal(text: str) -> Any:
+    """A command-line value: a Python literal (int, float, bool, None, ...), else the string."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text.strip()
+
+
+def _set_arg(value: str) -> tuple[str, str, Any, str]:
+    lhs, sep, rhs = value.partition("=")
+    opt, dot, param = lhs.strip().partition(".")
+    if not sep or not dot or not opt.strip() or not param.strip() or not rhs.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected OPTIMIZER.PARAM=VALUE (e.g. gd.learning_rate=0.1), got {value!r}")
+    return opt.strip(), param.strip(), _literal(rhs), value
+
+
+def _check_out(option: str, path: str | None) -> None:
+    """An output path must be writable before any work starts."""
+    if path is None:
+        return
+    from optcmp.results import check_output_path
+
+    try:
+        check_output_path(path)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"{option}: {exc}") from None
+
+
+def _check_store(path: str | None) -> None:
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
+                       f"{os.path.join(path, 'runs.jsonl')})")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"--store: directory {parent} does not exist")
+
+
+def _specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | None,
+                     where: str) -> list[Any]:
+    """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers."""
+    from optcmp.optimizers import get_optimizer
+    from optcmp.optimizers.base import canonical_optimizer
+
+    specs = list(specs)
+    for opt, param, value, raw in sets or []:
+        try:
+            name = canonical_optimizer(opt)
+        except ValueError as exc:
+            raise CLIError(f"--set {raw}: {exc}") from None
+        hits = [i for i, s in enumerate(specs) if s.name == name]
+        if not hits:
+            raise CLIError(f"--set {raw}: optimizer {opt!r} is not in {where} "
+                           f"({', '.join(s.name for s in specs)})")
+        for i in hits:
+            s = specs[i]
+            try:
+                if param == "impl":
+                    specs[i] = get_optimizer(s.name, impl=value, label=s.label,
+                                             **s.hyperparameters)
+                else:
+                    specs[i] = s.replace(**{param: value})
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--set {raw}: {exc}") from None
+    return specs
+
+
+def _target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
+    """``(tol, target rule or None)`` from --tol / --target-loss."""
+    from optcmp.stopping import LossTarget
+
+    if args.tol is not None and args.target_loss is not None:
+        raise CLIError("give --tol or --target-loss, not both")
+    if args.target_loss is not None:
+        try:
+            return 1e-6, LossTarget(args.target_loss)
+        except ValueError as exc:
+            raise CLIError(f"--target-loss: {exc}") from None
+    if args.tol is not None and problem.optimum() is None:
+        default = getattr(problem, "default_target", None)
+        hint = f" (its default target is {default().describe()})" if default else ""
+        raise CLIError(f"--tol is a relative-suboptimality tolerance and needs the optimum, "
+                       f"which problem {problem.name!r} does not know{hint}; give a loss "
+                       "target instead: --target-loss VALUE")
+    return (args.tol if args.tol is not None else 1e-6), None
+
+
+def _set_hints(runs: Sequence[Any]) -> str:
+    """``--set`` options for the hyperparameters named by failed or skipped runs' messages."""
+    hints: list[str] = []
+    for r in runs:
+        if r.status in ("failed", "skipped"):
+            for hp in r.hyperparameters:
+                h = f"--set {r.optimizer}.{hp}=VALUE"
+                if hp in r.message and h not in hints:
+                    hints.append(h)
+    return " ".join(hints)
+
+
+def _interrupted(exc: Any, what: str, option_hint: str) -> int:
+    """Report a Ctrl-C that :func:`optcmp.compare` turned into ``Interrupted``."""
+    if exc.store is not None:
+        msg = str(exc)
+    else:
+        msg = (f"interrupted: {exc.done} of {exc.total} {what} finished"
+               f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
+               f"progress were discarded. To keep finished runs on disk and resume later, run "
+               f"the command with {option_hint}.")
+    print(f"optcmp: {msg}", file=sys.stderr)
+    return 130
+
+
 # ---------------------------------------------------------------------- optcmp run
 def _add_run(sub: Any) -> None:
     p = sub.add_parser(
@@ -70,17 +212,26 @@ def _add_run(sub: Any) -> None:
                     "time-to-target table on stdout (progress on stderr).")
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'); default linear_regression")
-    p.add_argument("--optimizers", type=_csv_list, default=list(DEFAULT_OPTIMIZERS),
-                   help="comma-separated optimizer names (default: %(default)s)")
+    p.add_argument("--optimizers", type=_csv_list, default=None,
+                   help="comma-separated optimizer names (default: "
+                        f"{','.join(DEFAULT_OPTIMIZERS)})")
     p.add_argument("--tuned", default=None, metavar="PATH",
                    help="run the optimizers chosen by 'optcmp tune --out PATH' instead of "
-                        "--optimizers")
+                        "--optimizers (not both)")
+    p.add_argument("--set", type=_set_arg, action="append", default=None, dest="sets",
+                   metavar="OPTIMIZER.PARAM=VALUE",
+                   help="set a hyperparameter (or impl) of one optimizer, e.g. "
+                        "gd.learning_rate=0.1, sgd.batch_size=256, lbfgs.impl=scipy; repeat "
+                        "for more")
     p.add_argument("--backends", type=_csv_list, default=None,
                    help="comma-separated backends (default: every installed one)")
     p.add_argument("--device", default=None, help="device for torch/tensorflow (cpu, cuda)")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
-    p.add_argument("--tol", type=_positive_float, default=1e-6,
-                   help="relative suboptimality target (default 1e-6)")
+    p.add_argument("--tol", type=_positive_float, default=None,
+                   help="relative suboptimality target (default 1e-6); needs a problem with "
+                        "a known optimum")
+    p.add_argument("--target-loss", type=_finite_float, default=None, metavar="VALUE",
+                   help="target: training loss <= VALUE, for any problem (instead of --tol)")
     p.add_argument("--max-time", type=_positive_float, default=DEFAULT_MAX_TIME,
                    help="timed seconds each run may spend (default %(default)s)")
     p.add_argument("--max-iter", type=_positive_int, default=1_000_000,
@@ -99,6 +250,8 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
     p.add_argument("--features", type=_csv_list, default=None, help="CSV feature columns")
     p.add_argument("--targets", type=_csv_list, default=None, help="CSV target column(s)")
+    p.add_argument("--delimiter", type=_delimiter, default=None,
+                   help="CSV field separator, one character (default ','; '\\t' for tabs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--redraw-data", action="store_true",
                    help="each repetition also redraws the data (generated problems only)")
@@ -107,31 +260,60 @@ def _add_run(sub: Any) -> None:
     p.set_defaults(func=_cmd_run)
 
 
+#: Command-line options that set a problem's constructor parameter: (option, attribute, parameter).
+PROBLEM_OPTIONS = (("--rows", "rows", "n_samples"),)
+
+
 def _build_problem(args: argparse.Namespace) -> Any:
     from optcmp.problems import PROBLEMS, LinearRegression
 
     if args.csv is not None:
         if args.problem != "linear_regression":
             raise CLIError("--csv builds a linear_regression problem; drop --problem")
+        if args.rows is not None:
+            raise CLIError("--rows applies to generated data; it cannot be used with --csv")
+        if getattr(args, "redraw_data", False):
+            raise CLIError("--redraw-data applies to generated data; it cannot be used with "
+                           "--csv")
         targets: Any = args.targets
         if targets is not None and len(targets) == 1:
             targets = targets[0]
+        path = args.csv
         try:
-            return LinearRegression.from_csv(args.csv, features=args.features, targets=targets)
+            return LinearRegression.from_csv(path, features=args.features, targets=targets,
+                                             delimiter=args.delimiter or ",")
         except FileNotFoundError:
-            raise CLIError(f"--csv: no such file: {args.csv}") from None
+            raise CLIError(f"--csv: no such file: {path}") from None
+        except IsADirectoryError:
+            raise CLIError(f"--csv: {path} is a directory, not a CSV file") from None
+        except OSError as exc:
+            raise CLIError(f"--csv: cannot read {path}: {exc.strerror or exc}") from None
         except (KeyError, ValueError) as exc:
-            raise CLIError(f"--csv: {exc.args[0] if exc.args else exc}") from None
+            msg = str(exc.args[0] if exc.args else exc)
+            raise CLIError(f"--csv {msg}" if msg.startswith(f"{path}:") or
+                           msg.startswith(f"{path},") else f"--csv: {msg}") from None
     if args.features is not None or args.targets is not None:
         raise CLIError("--features/--targets need --csv")
+    if args.delimiter is not None:
+        raise CLIError("--delimiter needs --csv")
     name = args.problem.strip().lower().replace("-", "_")
     if name not in PROBLEMS:
         raise CLIError(f"unknown problem {args.problem!r}; valid: {', '.join(PROBLEMS)}")
-    kwargs: dict[str, Any] = {"seed": args.seed}
-    if args.rows is not None:
-        kwargs["n_samples"] = args.rows
+    cls = PROBLEMS[name]
+    accepted = inspect.signature(cls).parameters
+    kwargs: dict[str, Any] = {"seed": args.seed} if "seed" in accepted else {}
+    for option, attr, param in PROBLEM_OPTIONS:
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        if param not in accepted:
+            takers = [n for n, c in PROBLEMS.items()
+                      if param in inspect.signature(c).parameters]
+            raise CLIError(f"{option} applies to {', '.join(takers) or 'no problem'} only "
+                           f"(problem {name!r} has no {param})")
+        kwargs[param] = value
     try:
-        return PROBLEMS[name](**kwargs)
+        return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
 
@@ -139,42 +321,78 @@ def _build_problem(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.backends import available_backends
+    from optcmp.stopping import default_stopping
+    from optcmp.store import Interrupted
 
-    problem = _build_problem(args)
+    if args.tuned is not None and args.optimizers is not None:
+        raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
+                       "of the tuning result)")
+    for option, path in (("--out", args.out), ("--report", args.report)):
+        _check_out(option, path)
+    if args.out is not None and args.report is not None and (
+            os.path.abspath(args.out) == os.path.abspath(args.report)):
+        raise CLIError("--out and --report name the same file")
+    _check_store(args.store)
     try:
         if args.tuned is not None:
             from optcmp.tuning import load_specs
 
             specs = load_specs(args.tuned)
+            where = f"--tuned {args.tuned}"
         else:
-            specs = [optcmp.get_optimizer(o) for o in args.optimizers]
+            specs = [optcmp.get_optimizer(o) for o in args.optimizers or DEFAULT_OPTIMIZERS]
+            where = "--optimizers"
     except FileNotFoundError:
         raise CLIError(f"--tuned: no such file: {args.tuned}") from None
+    except IsADirectoryError:
+        raise CLIError(f"--tuned: {args.tuned} is a directory; give the JSON file written by "
+                       "'optcmp tune --out'") from None
+    except OSError as exc:
+        raise CLIError(f"--tuned: cannot read {args.tuned}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from None
+    specs = _specs_with_sets(specs, args.sets, where)
+    problem = _build_problem(args)
+    tol, target = _target(args, problem)
+    stopping = None if target is None else default_stopping(
+        max_iter=args.max_iter, max_time=args.max_time, target=target)
     backends = args.backends if args.backends is not None else available_backends()
     try:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
-                              dtype=args.dtype, tol=args.tol, max_time=args.max_time,
-                              max_iter=args.max_iter, repeats=args.repeats, seed=args.seed,
+                              dtype=args.dtype, tol=tol, stopping=stopping,
+                              max_time=args.max_time, max_iter=args.max_iter,
+                              repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
                               store=args.store, threads=args.threads)
+    except Interrupted as exc:
+        if len(exc.comparison):
+            print(exc.comparison.table())
+        return _interrupted(exc, "runs", "--store runs.jsonl")
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
     print(comp.table())
     if args.repeats > 1:
         print()
         print(comp.summary_table())
+    hints = _set_hints(comp.runs)
+    if hints:
+        print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
+              file=sys.stderr)
     st = comp.settings.get("store")
     if st:
         print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
               "executed", file=sys.stderr)
-    if args.out:
-        comp.save(args.out)
-        print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
-    if args.report:
-        comp.to_html(args.report)
-        print(f"wrote the report to {args.report}", file=sys.stderr)
+    try:
+        if args.out:
+            comp.save(args.out)
+            print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
+        if args.report:
+            comp.to_html(args.report)
+            print(f"wrote the report to {args.report}", file=sys.stderr)
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
     return 0
 
 
@@ -202,15 +420,26 @@ def _add_report(sub: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from optcmp.results import Comparison
 
+    bad = [f for f in args.formats if f not in ("png", "svg", "pdf")]
+    if bad:
+        raise CLIError(f"--formats: unknown format(s) {bad}; allowed: png, svg, pdf")
+    for option, path in (("--output", args.output), ("--csv", args.csv),
+                         ("--parquet", args.parquet)):
+        _check_out(option, path)
+    if args.plots_dir is not None and os.path.exists(args.plots_dir) and not os.path.isdir(
+            args.plots_dir):
+        raise CLIError(f"--plots-dir: {args.plots_dir} exists and is not a directory")
     try:
         comp = Comparison.load(args.results)
     except FileNotFoundError:
         raise CLIError(f"no such file: {args.results}") from None
+    except IsADirectoryError:
+        raise CLIError(f"{args.results} is a directory; give the comparison JSON file "
+                       "(optcmp run --out)") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read {args.results}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise CLIError(str(exc)) from None
-    bad = [f for f in args.formats if f not in ("png", "svg", "pdf")]
-    if bad:
-        raise CLIError(f"--formats: unknown format(s) {bad}; allowed: png, svg, pdf")
     try:
         comp.to_html(args.output, title=args.title, images=args.images,
                      plots=not args.no_plots)
@@ -267,8 +496,14 @@ def _add_tune(sub: Any) -> None:
     p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
     p.add_argument("--features", type=_csv_list, default=None, help="CSV feature columns")
     p.add_argument("--targets", type=_csv_list, default=None, help="CSV target column(s)")
+    p.add_argument("--delimiter", type=_delimiter, default=None,
+                   help="CSV field separator, one character (default ','; '\\t' for tabs)")
     p.add_argument("--optimizers", type=_csv_list, default=list(DEFAULT_OPTIMIZERS),
                    help="comma-separated optimizer names (default: %(default)s)")
+    p.add_argument("--set", type=_set_arg, action="append", default=None, dest="sets",
+                   metavar="OPTIMIZER.PARAM=VALUE",
+                   help="fix a hyperparameter (or impl) that is not tuned, e.g. "
+                        "sgd.batch_size=256; repeat for more")
     p.add_argument("--grid", type=_grid_arg, action="append", default=None,
                    metavar="NAME=V1,V2,...",
                    help="values of one hyperparameter (repeat for more; the product is tried); "
@@ -282,8 +517,11 @@ def _add_tune(sub: Any) -> None:
                         "(--by iterations, default 10000)")
     p.add_argument("--repeats", type=_positive_int, default=3,
                    help="repetitions; the median decides (default 3)")
-    p.add_argument("--tol", type=_positive_float, default=1e-6,
-                   help="relative suboptimality target (default 1e-6)")
+    p.add_argument("--tol", type=_positive_float, default=None,
+                   help="relative suboptimality target (default 1e-6); needs a problem with "
+                        "a known optimum")
+    p.add_argument("--target-loss", type=_finite_float, default=None, metavar="VALUE",
+                   help="target: training loss <= VALUE, for any problem (instead of --tol)")
     p.add_argument("--backend", default="numpy", help="backend of the tuning runs")
     p.add_argument("--device", default=None, help="device for torch/tensorflow (cpu, cuda)")
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
@@ -297,8 +535,11 @@ def _add_tune(sub: Any) -> None:
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     import optcmp
+    from optcmp.store import Interrupted
+    from optcmp.tuning import DEFAULT_GRIDS
 
-    problem = _build_problem(args)
+    _check_out("--out", args.out)
+    _check_store(args.store)
     grid = None
     if args.grid:
         if args.mode == "defaults":
@@ -315,18 +556,49 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         budget = int(budget)
     try:
         specs = [optcmp.get_optimizer(o) for o in args.optimizers]
-        res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by, repeats=args.repeats,
-                          tol=args.tol, mode=args.mode, backend=args.backend, device=args.device,
-                          dtype=args.dtype, seed=args.seed, store=args.store,
-                          progress=not args.no_progress)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
+    if args.sets:
+        if args.mode == "defaults":
+            raise CLIError("--set and --mode defaults exclude each other (defaults mode runs "
+                           "every optimizer with its documented defaults)")
+        specs = _specs_with_sets(specs, args.sets, "--optimizers")  # names checked first
+        for opt, param, _, raw in args.sets:
+            name = _canonical(opt)
+            if grid is not None and param in grid:
+                raise CLIError(f"--set {raw}: {param} is tuned (--grid {param}=...); a value "
+                               "is either fixed or tuned: drop one of them")
+            if grid is None and param in DEFAULT_GRIDS.get(name, {}):
+                raise CLIError(f"--set {raw}: {param} is what the default grid of {name} "
+                               f"tunes; to tune other hyperparameters give --grid")
+    problem = _build_problem(args)
+    tol, target = _target(args, problem)
+    try:
+        res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by, repeats=args.repeats,
+                          tol=tol, target=target, mode=args.mode, backend=args.backend,
+                          device=args.device, dtype=args.dtype, seed=args.seed,
+                          store=args.store, progress=not args.no_progress)
+    except Interrupted as exc:
+        return _interrupted(exc, "tuning runs", "--store tune.jsonl")
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
     print(res.table())
     if args.out:
-        res.save(args.out)
+        try:
+            res.save(args.out)
+        except OSError as exc:
+            raise CLIError(f"cannot write: {exc}") from None
         print(f"saved the tuning result to {args.out} (run it: optcmp run --tuned {args.out})",
               file=sys.stderr)
     return 0
+
+
+def _canonical(name: str) -> str:
+    from optcmp.optimizers.base import canonical_optimizer
+
+    return canonical_optimizer(name)  # valid: _specs_with_sets checked it
 
 
 # ---------------------------------------------------------------------- optcmp list
@@ -397,14 +669,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except CLIError as exc:
-        print(f"optcmp: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
-        return 130
+    seen: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        text = " ".join(str(message).split())
+        if text not in seen:  # each warning text once, on one line
+            seen.add(text)
+            print(f"optcmp: warning: {text}", file=sys.stderr)
+
+    with warnings.catch_warnings():  # restores the caller's showwarning afterwards
+        warnings.showwarning = show
+        try:
+            return int(args.func(args))
+        except CLIError as exc:
+            print(f"optcmp: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as exc:
+            print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

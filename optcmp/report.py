@@ -301,9 +301,16 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     ------
     ValueError
         Unknown ``images``.
+    OSError
+        ``path`` cannot be written (a directory, a missing directory, no permission): checked
+        before the page is rendered.
     """
     if images not in IMAGE_FORMATS:
         raise ValueError(f"images must be one of {IMAGE_FORMATS}, got {images!r}")
+    if path is not None:
+        from optcmp.results import check_output_path
+
+        check_output_path(path)
     from optcmp import __version__
 
     probs = list(dict.fromkeys(r.problem for r in comp.runs))
@@ -354,8 +361,9 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     parts.append("</body></html>\n")
     page = "\n".join(parts)
     if path is not None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(page)
+        from optcmp.results import write_text_atomic
+
+        write_text_atomic(path, page, what="report")
     return page
 
 

@@ -350,6 +350,102 @@ def _fmt_num(v: float | None) -> str:
     return f"{v:.2e}"
 
 
+def _json_kind(v: Any) -> str:
+    """JSON type name of a decoded value (for messages)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object" if isinstance(v, dict) else type(v).__name__
+
+
+def check_output_path(path: str | os.PathLike[str]) -> str:
+    """Check that a file can be written at ``path`` before any work is done.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (it may exist: it is replaced).
+
+    Returns
+    -------
+    str
+        ``path`` as a string.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is empty.
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    PermissionError
+        The directory (or the existing file) is not writable.
+    """
+    p = os.fspath(path)
+    if not p:
+        raise ValueError("the output path is empty")
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"{p} is a directory; give a file path (e.g. "
+                                f"{os.path.join(p, 'results.json')})")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
+    if os.path.exists(p) and not os.access(p, os.W_OK):
+        raise PermissionError(f"cannot write {p}: the file is not writable")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {p}: directory {parent} is not writable")
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination; replaced atomically (``os.replace``) once the text is written.
+    text : str
+    what : str, default "file"
+        What is written, for messages.
+
+    Raises
+    ------
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    OSError
+        Any other write error; the temporary file is removed first.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
+                                f"path (e.g. {os.path.join(p, 'results.json')})")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
+                                "exist")
+    tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 class Comparison:
     """A table of runs: the result of :func:`optcmp.compare`.
 
@@ -467,7 +563,7 @@ class Comparison:
                 str(r.njev_to_target if reached else r.njev),
                 _fmt_num(r.fun if no_opt else r.relative_suboptimality),
                 *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
-                _fmt_time(r.time), _fmt_time(r.warmup_time),
+                *self._timed_cells(r),
             ])
         if self.optimum and self.optimum.get("time") is not None:
             lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",
@@ -502,6 +598,12 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.table()
+
+    @staticmethod
+    def _timed_cells(r: RunResult) -> list[str]:
+        # a run that failed before its first step has no timings to show (not 0.0us)
+        never = r.status == "failed" and not r.nit
+        return ["-" if never and not t else _fmt_time(t) for t in (r.time, r.warmup_time)]
 
     # ------------------------------------------------------------------ statistics
     @classmethod
@@ -703,28 +805,61 @@ class Comparison:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+    def from_dict(cls, d: Any) -> Comparison:
         """Inverse of :meth:`to_dict`.
 
         Raises
         ------
         ValueError
-            Not an optcmp comparison, or a newer format version.
+            Not an optcmp comparison (any JSON value other than an object with
+            ``"format": "optcmp.Comparison"``, or malformed runs), or a newer format version.
         """
+        if not isinstance(d, dict):
+            raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
+                             f"'optcmp.Comparison', got a JSON {_json_kind(d)}")
         if d.get("format") != "optcmp.Comparison":
             raise ValueError("not an optcmp comparison (missing format 'optcmp.Comparison')")
-        if int(d.get("format_version", 0)) > FORMAT_VERSION:
+        try:
+            version = int(d.get("format_version", 0))
+        except (TypeError, ValueError):
+            raise ValueError(f"not an optcmp comparison: format_version "
+                             f"{d.get('format_version')!r} is not an integer") from None
+        if version > FORMAT_VERSION:
             raise ValueError(f"comparison format version {d.get('format_version')} is newer than "
                              f"this optcmp reads ({FORMAT_VERSION}); upgrade optcmp")
-        return cls([RunResult.from_dict(r) for r in d.get("runs", [])], d.get("problem"),
-                   d.get("optimum"), d.get("settings"), d.get("environment"))
+        runs = d.get("runs", [])
+        if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+            raise ValueError("not an optcmp comparison: 'runs' must be a list of JSON objects")
+        for key in ("problem", "optimum", "settings", "environment"):
+            if d.get(key) is not None and not isinstance(d.get(key), dict):
+                raise ValueError(f"not an optcmp comparison: {key!r} must be a JSON object, got "
+                                 f"a JSON {_json_kind(d.get(key))}")
+        try:
+            results = [RunResult.from_dict(r) for r in runs]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not an optcmp comparison: a run is malformed ({exc})") from None
+        return cls(results, d.get("problem"), d.get("optimum"), d.get("settings"),
+                   d.get("environment"))
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the comparison as JSON (lossless, traces included; NaN/inf kept)."""
-        tmp = os.fspath(path) + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump(self.to_dict(), fh, allow_nan=True)
-        os.replace(tmp, path)
+        """Write the comparison as JSON (lossless, traces included; NaN/inf kept).
+
+        The file is written next to ``path`` under a temporary name and then renamed, so a
+        crash never leaves a half-written file; the temporary file is removed on any error.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The JSON file to write (replaced if it exists).
+
+        Raises
+        ------
+        IsADirectoryError
+            ``path`` is a directory.
+        FileNotFoundError
+            The directory of ``path`` does not exist.
+        """
+        write_text_atomic(path, json.dumps(self.to_dict(), allow_nan=True), what="comparison")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Comparison:
@@ -737,8 +872,11 @@ class Comparison:
         Raises
         ------
         FileNotFoundError
+        IsADirectoryError
+            ``path`` is a directory.
         ValueError
-            Not valid JSON, not an optcmp comparison or store, or a newer format version.
+            Not UTF-8, not valid JSON, not an optcmp comparison or store (the message starts
+            with the path), or a newer format version.
         """
         with open(path, "rb") as fh:
             first = fh.readline()
@@ -750,9 +888,16 @@ class Comparison:
             from optcmp.store import load_store
 
             return load_store(path)
-        with open(path) as fh:
-            try:
-                d = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
-        return cls.from_dict(d)
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        try:
+            d = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not an optcmp comparison (not UTF-8 text: "
+                             f"byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
+        try:
+            return cls.from_dict(d)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: {exc}") from None

@@ -49,7 +49,8 @@ from optcmp.optimizers.base import (
     get_optimizer,
 )
 from optcmp.problems.base import Problem
-from optcmp.results import Comparison, RunResult
+from optcmp.results import Comparison, RunResult, write_text_atomic
+from optcmp.stopping import Rule, default_stopping
 
 
 def _log_grid(lo: int, hi: int, per_decade: int = 2) -> tuple[float, ...]:
@@ -180,7 +181,7 @@ class TuneResult:
                           "<- best" if c.best else ""])
         widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
         out = ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
-        out.insert(1, "  ".join("-" * w for w in widths))
+        out.insert(1, "  ".join("-" * w for w in widths[:-1]))  # the marker column has no head
         budget = (f"{self.budget:g} s timed" if self.by == "time"
                   else f"{int(self.budget)} iterations")
         out.append(f"budget per run: {budget}; a run that misses the target scores the budget; "
@@ -207,9 +208,18 @@ class TuneResult:
                 "cost": self.cost}
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`)."""
-        with open(path, "w") as fh:
-            json.dump(self.to_dict(), fh, indent=1)
+        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`).
+
+        Written through a temporary file next to ``path`` (removed on any error).
+
+        Raises
+        ------
+        IsADirectoryError
+            ``path`` is a directory.
+        FileNotFoundError
+            The directory of ``path`` does not exist.
+        """
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1), what="tuning result")
 
 
 def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
@@ -227,14 +237,27 @@ def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
 
     Raises
     ------
+    FileNotFoundError
+    IsADirectoryError
+        ``path`` is a directory.
     ValueError
-        Not a tuning result.
+        Not a tuning result (not UTF-8 or not JSON included), or an invalid spec in it.
     """
-    with open(path) as fh:
-        d = json.load(fh)
-    if not isinstance(d, dict) or d.get("format") != "optcmp.tune":
-        raise ValueError(f"{os.fspath(path)} is not an optcmp tuning result (format optcmp.tune)")
-    return [OptimizerSpec.from_dict(s) for s in d["specs"]]
+    p = os.fspath(path)
+    with open(p, "rb") as fh:
+        raw = fh.read()
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p} is not an optcmp tuning result (not JSON: {exc})") from None
+    specs = d.get("specs") if isinstance(d, dict) else None
+    if (not isinstance(d, dict) or d.get("format") != "optcmp.tune"
+            or not isinstance(specs, list) or not all(isinstance(x, dict) for x in specs)):
+        raise ValueError(f"{p} is not an optcmp tuning result (format optcmp.tune)")
+    try:
+        return [OptimizerSpec.from_dict(x) for x in specs]
+    except KeyError as exc:
+        raise ValueError(f"{p}: a spec lacks {exc}") from None
 
 
 def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
@@ -302,6 +325,7 @@ def tune(
     executor: Any = None,
     store: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    target: Rule | None = None,
 ) -> TuneResult:
     """Tune hyperparameters fairly: same target and budget for every configuration.
 
@@ -334,6 +358,9 @@ def tune(
         scores the budget).
     executor, store, progress
         As in :func:`optcmp.compare`; a store makes an interrupted tuning resumable.
+    target : Rule, optional
+        Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
+        without a known optimum); the budget and divergence detection are added to it.
 
     Returns
     -------
@@ -408,7 +435,15 @@ def tune(
                 configs.append((i, OptimizerSpec(spec.name, spec.hyperparameters, spec.impl,
                                                  label), point))
 
-    if by == "time":
+    if target is not None:
+        if not isinstance(target, Rule) or target.kind != "target":
+            raise TypeError(f"target must be a target rule (e.g. LossTarget(0.01)), got "
+                            f"{target!r}")
+        if by == "time":
+            rule: Rule = default_stopping(max_iter=None, max_time=float(budget), target=target)
+        else:
+            rule = default_stopping(max_iter=int(budget), max_time=max_time, target=target)
+    elif by == "time":
         rule = make_stopping(problem, tol=tol, max_iter=None, max_time=float(budget))
     else:
         rule = make_stopping(problem, tol=tol, max_iter=int(budget), max_time=max_time)

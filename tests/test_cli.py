@@ -15,6 +15,12 @@ from optcmp.results import Comparison
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _own_activity_file(tmp_path, monkeypatch):
+    # runs of other processes on this host would flag shared_host and print a warning
+    monkeypatch.setenv("OPTCMP_ACTIVITY_DIR", str(tmp_path))
+
+
 def test_run_small_instance_prints_table(capsys) -> None:
     rc = cli.main(["run", "--rows", "2000", "--backends", "numpy", "--max-time", "1",
                    "--no-progress"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 import time
 from collections.abc import Sequence
@@ -75,7 +76,8 @@ class LinearRegression(Problem):
     Raises
     ------
     ValueError
-        On a non-positive ``n_samples`` or ``n_features`` or a negative ``noise``.
+        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, or a ``seed``
+        that is not a non-negative integer.
 
     Notes
     -----
@@ -115,6 +117,8 @@ class LinearRegression(Problem):
             noise_ok = False
         if not noise_ok:
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         rng = np.random.default_rng(seed)
         d = int(n_features)
         means = (
@@ -280,6 +284,8 @@ class LinearRegression(Problem):
         targets : str or sequence of str, optional
             Target column(s); default the last column.
         delimiter : str, default ","
+            One character, e.g. ``";"`` or ``"\\t"``. A header that parses as one column but
+            contains ``;``, a tab, ``|`` or ``,`` is reported with the likely delimiter.
         **kwargs
             Passed to :meth:`from_arrays`.
 
@@ -289,23 +295,54 @@ class LinearRegression(Problem):
             The file does not exist.
         KeyError
             Unknown column names (the message lists the available ones).
+        IsADirectoryError
+            ``path`` is a directory.
         ValueError
-            Empty file, ragged rows, a cell that is not a number, or missing (empty), NaN or
-            inf cells (their count, and the line and column of the first, are named).
+            Not UTF-8 text (the byte and its position are named), a one-column header that
+            looks separated by another delimiter, duplicate column names, an empty file,
+            ragged rows, a cell that is not a number, or missing (empty), NaN or inf cells
+            (their count, and the line and column of the first, are named).
         """
         path = os.fspath(path)
-        with open(path, newline="") as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
-            try:
-                header = [h.strip() for h in next(reader)]
-            except StopIteration:
-                raise ValueError(f"{path}: the file is empty; expected a header row") from None
-            rows: list[list[str]] = []
-            lines: list[int] = []  # file line of each data row (header = line 1)
-            for rec in reader:
-                if rec and any(cell.strip() for cell in rec):
-                    rows.append(rec)
-                    lines.append(reader.line_num)
+        if not isinstance(delimiter, str) or len(delimiter) != 1:
+            raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise ValueError(
+                f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
+                f"line {line}); save the file as UTF-8"
+            ) from None
+        if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
+            text = text[1:]
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise ValueError(f"{path}: the file is empty; expected a header row") from None
+        if len(header) == 1:
+            for sep in (";", "\t", "|", ","):
+                if sep != delimiter and sep in header[0]:
+                    raise ValueError(
+                        f"{path}: only one column found in the header {header[0]!r}; is the "
+                        f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
+                        f"line --delimiter {sep!r})"
+                    )
+        dups = sorted({h for h in header if header.count(h) > 1})
+        if dups:
+            raise ValueError(
+                f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
+                "must be unique"
+            )
+        rows: list[list[str]] = []
+        lines: list[int] = []  # file line of each data row (header = line 1)
+        for rec in reader:
+            if rec and any(cell.strip() for cell in rec):
+                rows.append(rec)
+                lines.append(reader.line_num)
         if not rows:
             raise ValueError(f"{path}: no data rows after the header")
         if targets is None:
