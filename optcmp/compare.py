@@ -54,7 +54,7 @@ from optcmp.stopping import (
     State,
     default_stopping,
 )
-from optcmp.threads import current_threads, limit_threads
+from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
 Callback = Callable[[OptimizeResult], Any]
@@ -332,9 +332,7 @@ def run_one(
         _numpy_cpu_warning(device, stacklevel=2)
     if eval_every is not None and (isinstance(eval_every, bool) or int(eval_every) < 1):
         raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
-                                or threads < 1):
-        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    check_threads(threads)
     adapter_cls, impl = resolve_adapter(spec, bname)
     opt = problem.optimum()
     fstar = None if opt is None else float(opt.fun)
@@ -639,9 +637,7 @@ def compare(
     dtype = check_dtype(dtype)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
-                                or threads < 1):
-        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    check_threads(threads)
     labels = [s.label for s in specs]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:

@@ -27,7 +27,25 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def _check(n: Any) -> int:
+def check_threads(n: Any) -> int | None:
+    """Validate a thread count.
+
+    Parameters
+    ----------
+    n : int or None
+        Threads, or None for each library's default.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        ``n`` is not None nor a positive integer.
+    """
+    if n is None:
+        return None
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"threads must be a positive integer or None, got {n!r}")
     return int(n)
@@ -105,7 +123,7 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
     if n is None:
         yield
         return
-    n = _check(n)
+    n = int(check_threads(n))  # type: ignore[arg-type]
     with contextlib.ExitStack() as stack:
         try:
             from threadpoolctl import threadpool_limits
@@ -139,4 +157,4 @@ def _tf_threads(tf: Any, n: int) -> None:
             "TensorFlow runs first) to control them.", stacklevel=4)
 
 
-__all__ = ["blas_threads", "current_threads", "limit_threads"]
+__all__ = ["blas_threads", "check_threads", "current_threads", "limit_threads"]
