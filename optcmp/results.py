@@ -182,7 +182,8 @@ class RunResult:
         if not math.isfinite(self.fun):
             return math.inf
         gap0 = self.f0 - self.fstar
-        return (self.fun - self.fstar) / gap0 if gap0 > 0 else 0.0
+        # f* itself is a rounded float64 solve: a final value below it is rounding, shown as 0
+        return max((self.fun - self.fstar) / gap0, 0.0) if gap0 > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict (lossless: floats keep all digits, arrays become lists)."""
@@ -198,17 +199,75 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
+
+        Raises
+        ------
+        ValueError
+            A field of the wrong type or an unknown status; the message names the field.
+        """
         kw = dict(d)
-        kw["x"] = np.asarray(kw.get("x", []), dtype=np.float64)
-        kw["trace"] = Trace.from_dict(kw.get("trace", {}))
+        try:
+            kw["x"] = np.asarray(kw.get("x", []), dtype=np.float64)
+            kw["trace"] = Trace.from_dict(kw.get("trace", {}))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"run field 'x' or 'trace' is malformed: {exc}") from None
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in kw.items() if k in names})
+        kw = {k: v for k, v in kw.items() if k in names}
+        for name, kind in _FIELD_TYPES.items():
+            if name in kw:
+                kw[name] = _coerce(name, kw[name], kind)
+        if "status" in kw and kw["status"] not in STATUSES:
+            raise ValueError(f"run field 'status' must be one of {STATUSES}, got {kw['status']!r}")
+        for name in ("time", "time_to_target", "warmup_time", "setup_time", "wall_time"):
+            v = kw.get(name)
+            if v is not None and v < 0:
+                raise ValueError(f"run field {name!r} must be >= 0 seconds, got {v!r}")
+        return cls(**kw)
 
     def __repr__(self) -> str:
         ttt = "-" if self.time_to_target is None else f"{self.time_to_target:.4g}s"
         return (f"RunResult({self.label} on {self.backend}/{self.device}/{self.dtype}, "
                 f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
+
+
+#: Field -> (python type, optional) for RunResult.from_dict's checks.
+_FIELD_TYPES: dict[str, tuple[type, bool]] = {
+    **{n: (int, False) for n in ("nit", "nfev", "njev", "seed", "repeat", "n_params",
+                                 "n_samples", "concurrency")},
+    **{n: (int, True) for n in ("nit_to_target", "nfev_to_target", "njev_to_target",
+                                "threads")},
+    **{n: (float, False) for n in ("fun", "time", "warmup_time", "setup_time", "wall_time",
+                                   "f0")},
+    **{n: (float, True) for n in ("time_to_target", "fstar", "epochs", "started_at",
+                                  "finished_at")},
+    **{n: (str, False) for n in ("problem", "optimizer", "label", "backend", "device", "dtype",
+                                 "impl", "implementation", "framework_version", "status",
+                                 "message", "target", "reduction", "host")},
+    **{n: (bool, False) for n in ("success", "shared_host")},
+    **{n: (dict, False) for n in ("hyperparameters", "metrics", "problem_spec")},
+}
+
+
+def _coerce(name: str, v: Any, kind: tuple[type, bool]) -> Any:
+    typ, optional = kind
+    if v is None:
+        if optional:
+            return None
+        if typ is float:  # JSON has no NaN literal in strict readers; None stands for it
+            return math.nan
+        raise ValueError(f"run field {name!r} must be {typ.__name__}, got null")
+    if typ is float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"run field {name!r} must be a number, got {v!r}")
+        return float(v)
+    if typ is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"run field {name!r} must be an integer, got {v!r}")
+        return int(v)
+    if not isinstance(v, typ):
+        raise ValueError(f"run field {name!r} must be {typ.__name__}, got {v!r}")
+    return v
 
 
 def _jsonable(v: Any) -> Any:

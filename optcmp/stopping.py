@@ -149,6 +149,9 @@ class RelativeSuboptimality(Rule):
 
     def __init__(self, tol: float = 1e-6) -> None:
         self.tol = _positive("tol", tol)
+        if self.tol >= 1:
+            raise ValueError(f"tol must be a relative suboptimality in (0, 1), got {tol!r}: "
+                             "tol >= 1 is met by the initial point")
 
     def check(self, s: State) -> bool:
         if s.fun is None or s.fstar is None:

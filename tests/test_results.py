@@ -156,3 +156,32 @@ def test_table_puts_skipped_and_failed_last() -> None:
     body = comp.table().splitlines()[2:7]
     assert [ln.split()[0] for ln in body] == ["fast", "div", "slow", "fail", "skip"]
     assert body[-1].split()[4:] == ["skipped"] + ["-"] * 7
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("nit", "abc", "run field 'nit' must be an integer, got 'abc'"),
+    ("fun", "x", "run field 'fun' must be a number"),
+    ("status", "weird", "run field 'status' must be one of"),
+    ("time_to_target", -5.0, "run field 'time_to_target' must be >= 0 seconds"),
+    ("label", None, "run field 'label' must be str, got null"),
+])
+def test_hand_edited_run_fields_are_checked_on_load(tmp_path, field, value, match) -> None:
+    comp = optcmp.compare(lr_a(), [optcmp.gd(learning_rate=0.1)], max_iter=5, progress=False)
+    d = comp.to_dict()
+    d["runs"][0][field] = value
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=match):
+        Comparison.load(path)
+
+
+def test_null_fun_loads_as_nan() -> None:
+    r = RunResult.from_dict({"problem": "p", "optimizer": "gd", "label": "gd", "backend": "numpy",
+                             "fun": None})
+    assert math.isnan(r.fun)
+
+
+def test_relative_suboptimality_below_fstar_by_rounding_is_zero() -> None:
+    r = RunResult(problem="p", optimizer="gd", label="gd", backend="numpy", fun=1.0 - 1e-16,
+                  f0=10.0, fstar=1.0)
+    assert r.relative_suboptimality == 0.0

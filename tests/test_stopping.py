@@ -198,3 +198,10 @@ def test_to_dict_round_trip() -> None:
     assert rule_from_dict(default_stopping().to_dict()) == default_stopping()
     with pytest.raises(ValueError, match="unknown stopping rule 'Nope'"):
         rule_from_dict({"rule": "Nope"})
+
+
+@pytest.mark.parametrize("tol", [1.0, 2.0])
+def test_relative_tolerance_of_one_or_more_is_refused(tol) -> None:
+    # (f0 - f*) / (f0 - f*) = 1 <= tol: every run would "converge" at its initial point
+    with pytest.raises(ValueError, match=r"tol must be a relative suboptimality in \(0, 1\)"):
+        RelativeSuboptimality(tol)
