@@ -397,6 +397,8 @@ def run_one(
         result.message = message
         if monitor is not None:
             nit = monitor.nit
+            if monitor.last is not None:  # the evaluations spent up to the failure
+                nfev, njev = monitor.last.nfev, monitor.last.njev
     result.status = status
     result.message = message
     result.nit, result.nfev, result.njev = int(nit), int(nfev), int(njev)

@@ -418,3 +418,15 @@ def test_progress_bar_names_the_run_in_progress(monkeypatch) -> None:
         optcmp.compare(lr_a(), specs, max_iter=3, progress=True, executor=ex)
     bar = _FakeBar.instances[-1]
     assert sorted(bar.descriptions) == sorted(f"done: {x}" for x in labels) and bar.n == 2
+
+
+def test_callback_error_is_a_failed_run_with_the_evaluations_spent() -> None:
+    def boom(ir):
+        if ir.nit >= 5:
+            raise ValueError("boom from callback")
+
+    r = optcmp.run_one(lr_a(), optcmp.gd(learning_rate=0.1), callback=boom, max_iter=100)
+    assert r.status == "failed"
+    assert r.message == "ValueError: boom from callback"
+    assert r.nit == 5
+    assert r.nfev == r.njev == 5  # one evaluation per GD step
