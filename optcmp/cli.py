@@ -37,44 +37,26 @@ def _csv_list(value: str) -> list[str]:
     return items
 
 
-def _positive_float(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not v > 0 or v != v or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {value!r}")
-    return v
+def _number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str], Any]:
+    """An argparse type: parse with ``cast`` ("a number"/"an integer"), then require ``ok``."""
+    noun = "an integer" if cast is int else "a number"
+
+    def parse(value: str) -> Any:
+        try:
+            v = cast(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {value!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {rule}, got {value!r}")
+        return v
+
+    return parse
 
 
-def _positive_int(value: str) -> int:
-    try:
-        v = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
-    return v
-
-
-def _nonneg_int(value: str) -> int:
-    try:
-        v = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
-    return v
-
-
-def _finite_float(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {value!r}")
-    return v
+_positive_float = _number(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+_positive_int = _number(int, lambda v: v >= 1, "an integer >= 1")
+_nonneg_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+_finite_float = _number(float, math.isfinite, "a finite number")
 
 
 def _delimiter(value: str) -> str:

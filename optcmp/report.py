@@ -60,23 +60,11 @@ def _e(v: Any) -> str:
 
 
 def _fmt_t(t: float | None) -> str:
-    if t is None or (isinstance(t, float) and math.isnan(t)):
-        return "-"
-    if math.isinf(t):
-        return "&infin;"
-    if t < 1e-3:
-        return f"{t * 1e6:.3g}&nbsp;&micro;s"
-    if t < 1:
-        return f"{t * 1e3:.3g}&nbsp;ms"
-    return f"{t:.4g}&nbsp;s"
+    return stats._fmt_t(t, sep="&nbsp;", micro="&micro;", inf="&infin;")
 
 
 def _fmt_n(v: float | None) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float) and math.isinf(v):
-        return "&infin;"
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.4g}"
+    return stats._fmt_n(v, inf="&infin;")
 
 
 def _fmt_g(v: float | None) -> str:

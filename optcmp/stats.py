@@ -603,23 +603,25 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     return rows
 
 
-def _fmt_t(t: float) -> str:
-    if math.isnan(t):
+def _fmt_t(t: float | None, *, sep: str = "", micro: str = "u", inf: str = "inf") -> str:
+    """Seconds as ``1.23ms``; ``sep``/``micro``/``inf`` let the HTML report use entities."""
+    if t is None or math.isnan(t):
         return "-"
     if math.isinf(t):
-        return "inf"
+        return inf
     if t < 1e-3:
-        return f"{t * 1e6:.3g}us"
+        return f"{t * 1e6:.3g}{sep}{micro}s"
     if t < 1:
-        return f"{t * 1e3:.3g}ms"
-    return f"{t:.4g}s"
+        return f"{t * 1e3:.3g}{sep}ms"
+    return f"{t:.4g}{sep}s"
 
 
-def _fmt_n(v: float) -> str:
-    if math.isnan(v):
+def _fmt_n(v: float | None, *, inf: str = "inf") -> str:
+    """A count (a median may be a half-integer)."""
+    if v is None or math.isnan(v):
         return "-"
     if math.isinf(v):
-        return "inf"
+        return inf
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
 
 
