@@ -245,3 +245,22 @@ def test_import_optcmp_loads_no_framework():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("torch", marks=needs_torch),
+                                     pytest.param("tensorflow", marks=needs_tf)])
+def test_minibatch_steps_compute_no_gradient_norm(backend) -> None:
+    # the timed step of a minibatch optimizer must not spend work on a norm nobody reads
+    from optcmp.optimizers.gd import GDRule
+
+    p = lr_a()
+    be = get_backend(backend)
+    data = be.place(p.train_data)
+    x = be.asarray(np.zeros(p.n_params))
+    with_norm = be.make_step(p, GDRule(), {"learning_rate": 0.1})
+    without = be.make_step(p, GDRule(), {"learning_rate": 0.1}, grad_norm=False)
+    f1, g1, x1, _ = with_norm(x, (), data, None)
+    f2, g2, x2, _ = without(x, (), data, None)
+    assert g2 is None and float(g1) > 0
+    assert float(f1) == float(f2)
+    np.testing.assert_array_equal(be.to_numpy(x1), be.to_numpy(x2))

@@ -53,8 +53,8 @@ class FakeAsyncBackend(NumpyBackend):
         self.sync()
         return super().to_numpy(t)
 
-    def make_step(self, problem, rule, hyper):
-        inner = super().make_step(problem, rule, hyper)
+    def make_step(self, problem, rule, hyper, **kwargs):
+        inner = super().make_step(problem, rule, hyper, **kwargs)
 
         def step(x, state, batch, curv):
             fun, gnorm, x, state = inner(x, state, batch, curv)

@@ -180,9 +180,12 @@ class Backend(ABC):
         """``(x, batch) -> (fun, grad)`` on this backend, compiled where that is the fast path."""
 
     @abstractmethod
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float]) -> StepFn:
+    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
+                  grad_norm: bool = True) -> StepFn:
         """One optimizer iteration ``(x, state, batch, curvature) -> (fun, gnorm, x, state)``.
 
         ``fun`` is the objective at the **incoming** iterate (computed by the step anyway),
         ``gnorm`` the 2-norm of its gradient; both stay backend scalars (read off the clock).
+        With ``grad_norm=False`` (minibatch steps, whose gradient norm nobody reads) ``gnorm``
+        is ``None`` and is not computed inside the timed step.
         """

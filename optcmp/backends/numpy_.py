@@ -122,14 +122,15 @@ class NumpyBackend(Backend):
     def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
         return problem.value_and_grad
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float]) -> StepFn:
+    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
+                  grad_norm: bool = True) -> StepFn:
         vg = problem.value_and_grad
         update = rule.update
         o = self.ops
 
         def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
             fun, g = vg(x, batch)
-            gnorm = norm2(g)
+            gnorm = norm2(g) if grad_norm else None
             x, state = update(o, x, g, state, hyper, curv)
             return fun, gnorm, x, state
 

@@ -275,7 +275,8 @@ class TensorFlowBackend(Backend):
         fn = self.function(value_and_grad, [xspec, self.data_signature(problem)])
         return fn
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float]) -> StepFn:
+    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
+                  grad_norm: bool = True) -> StepFn:
         objective = problem.objective
         update = rule.update
         o = self.ops
@@ -292,7 +293,7 @@ class TensorFlowBackend(Backend):
                 tape.watch(x)
                 f = objective(o, x, batch)
             g = tape.gradient(f, x)
-            gnorm = tf.sqrt(tf.tensordot(g, g, 1))
+            gnorm = tf.sqrt(tf.tensordot(g, g, 1)) if grad_norm else None
             x_new, state_new = update(o, x, g, state, hp, curv)
             return f, gnorm, x_new, tuple(state_new)
 

@@ -211,7 +211,8 @@ class TorchBackend(Backend):
 
         return value_and_grad
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float]) -> StepFn:
+    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
+                  grad_norm: bool = True) -> StepFn:
         vg = self.make_value_and_grad(problem)
         update = rule.update
         o = self.ops
@@ -220,7 +221,7 @@ class TorchBackend(Backend):
         def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
             fun, g = vg(x, batch)
             with torch.no_grad():
-                gnorm = torch.sqrt(torch.dot(g, g))
+                gnorm = torch.sqrt(torch.dot(g, g)) if grad_norm else None
                 x, state = update(o, x, g, state, hp, curv)
             return fun, gnorm, x, state
 

@@ -682,7 +682,9 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
                 self.curvature = b.asarray(
                     np.asarray(self.problem.hess_diag(_np_ops(), self.x0, self.problem.train_data))
                 )
-        self._step = b.make_step(self.problem, self.rule, self.hyper)
+        # minibatch steps report no gradient norm: do not compute one inside the timed step
+        self._step = b.make_step(self.problem, self.rule, self.hyper,
+                                 grad_norm=not self.stochastic)
         self._k = 0
         if self.stochastic:
             self._init_batches()

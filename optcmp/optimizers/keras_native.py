@@ -83,12 +83,13 @@ class _KerasAdapter(ReferenceAdapter):
         finally:
             keras.config.set_floatx(old)
         objective, o, var, opt = self.problem.objective, b.ops, self.var, self.opt
+        with_norm = not self.stochastic  # minibatch steps report no gradient norm
 
         def body(batch: dict[str, Any]) -> Any:
             with tf.GradientTape() as tape:
                 f = objective(o, var, batch)
             g = tape.gradient(f, var)
-            gnorm = tf.sqrt(tf.tensordot(g, g, 1))
+            gnorm = tf.sqrt(tf.tensordot(g, g, 1)) if with_norm else None
             opt.apply_gradients([(g, var)])
             return f, gnorm
 

@@ -55,12 +55,14 @@ class _TorchAdapter(MinibatchMixin, Adapter):
         return f
 
     def _step_on(self, p: torch.Tensor, opt: torch.optim.Optimizer,
-                 batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+                 batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
         f = self._loss_and_grad(p, opt, batch)
-        with torch.no_grad():
-            g = p.grad
-            assert g is not None
-            gnorm = torch.sqrt(torch.dot(g, g))
+        gnorm = None
+        if not self.stochastic:  # minibatch steps report no gradient norm: don't time one
+            with torch.no_grad():
+                g = p.grad
+                assert g is not None
+                gnorm = torch.sqrt(torch.dot(g, g))
         opt.step()
         return f.detach(), gnorm
 
