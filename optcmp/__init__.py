@@ -8,26 +8,25 @@ meaning; runs stop on convergence and are judged by time-to-target, timed honest
 >>> result = optcmp.compare(problem, [optcmp.gd, optcmp.lbfgs], progress=False)
 >>> print(result.table())  # doctest: +SKIP
 
-Importing optcmp loads no torch, TensorFlow or Keras; a backend's framework is imported when a
-run needs it.
+Importing optcmp loads no torch, TensorFlow or Keras, and no scipy submodule; a backend's
+framework is imported when a run needs it. Every optimizer's spec factory is an attribute
+(``optcmp.gd``, ``optcmp.adadelta``, ...): see :data:`optcmp.optimizers.FACTORIES`.
 """
+
+from typing import Any
 
 from optcmp import problems, stopping, store
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
-from optcmp.compare import compare, make_stopping, run_one
 from optcmp.equivalence import EquivalenceResult, check_equivalence
+from optcmp.optimizers import FACTORIES as _FACTORIES
 from optcmp.optimizers import (
     OptimizerSpec,
-    adadelta,
-    diag_newton,
-    gd,
     get_optimizer,
-    lbfgs,
     optimizer_names,
-    sgd,
 )
 from optcmp.results import Comparison, RunResult, Trace
+from optcmp.runner import RunConfig, make_stopping, run, run_one
 from optcmp.stopping import (
     AbsoluteSuboptimality,
     AccuracyTarget,
@@ -41,14 +40,24 @@ from optcmp.stopping import (
     RelativeChange,
     RelativeSuboptimality,
 )
+from optcmp.sweep import compare
 from optcmp.tuning import TuneResult, tune
+
+globals().update(_FACTORIES)
+
+
+def __getattr__(name: str) -> Any:
+    """The spec factory of an optimizer registered after import (``optcmp.<name>``)."""
+    from optcmp import optimizers
+
+    return getattr(optimizers, name)
+
 
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
-    "GradientNorm",
-    "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "OptimizerSpec",
-    "RelativeChange", "RelativeSuboptimality", "RunResult", "Trace", "__version__", "adadelta",
-    "available_backends", "check_equivalence", "compare", "diag_newton", "gd", "get_backend",
-    "get_optimizer", "lbfgs", "make_stopping", "optimizer_names", "problems", "run_one", "sgd",
-    "stopping", "store", "TuneResult", "tune",
+    "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
+    "OptimizerSpec", "RelativeChange", "RelativeSuboptimality", "RunConfig", "RunResult",
+    "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "compare",
+    "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
+    "run_one", "stopping", "store", "tune", *_FACTORIES,
 ]

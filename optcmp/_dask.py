@@ -1,10 +1,28 @@
-"""Dask-only helpers (imported only when a ``dask.distributed.Client`` is the executor)."""
+"""Dask-only helpers (imported only when a ``dask.distributed.Client`` is the executor, or on a
+worker resolving a problem shipped by :class:`ProblemPlugin`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
+
+#: Problems installed by :class:`ProblemPlugin`, by token (worker side).
+_SHIPPED: dict[str, Any] = {}
+
+
+def shipped_problem(token: str) -> Any:
+    """The problem a :class:`ProblemPlugin` installed on this worker under ``token``, or None.
+
+    Parameters
+    ----------
+    token : str
+
+    Returns
+    -------
+    Problem or None
+    """
+    return _SHIPPED.get(token)
 
 
 class ProblemPlugin(WorkerPlugin):
@@ -21,11 +39,7 @@ class ProblemPlugin(WorkerPlugin):
         self.problem = problem
 
     def setup(self, worker: Any) -> None:
-        from optcmp.executors import _SHIPPED
-
         _SHIPPED[self.token] = self.problem
 
     def teardown(self, worker: Any) -> None:
-        from optcmp.executors import _SHIPPED
-
         _SHIPPED.pop(self.token, None)

@@ -1,8 +1,9 @@
 """Where runs execute: sequentially (the default), on a ``concurrent.futures`` executor, or on a
 ``dask.distributed`` cluster.
 
-Every path calls the same per-run task function, :func:`execute_run`, so a run gives the same
-result wherever it runs.
+Every path calls the same per-run task function, :func:`execute_run`, which calls
+:func:`optcmp.runner.run`, so a run gives the same result wherever it runs. This module depends
+on the runner and never the other way round; the sweep (:mod:`optcmp.sweep`) depends on both.
 
 Shipping the problem
 --------------------
@@ -53,9 +54,7 @@ from typing import Any
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.stopping import Rule
-
-Callback = Callable[[Any], Any]
+from optcmp.runner import RunConfig, run, skipped_result
 
 
 @dataclass
@@ -69,14 +68,9 @@ class RunTask:
     key : str
         The run's store key (:func:`optcmp.store.run_key`), or "" without a store.
     optimizer : OptimizerSpec
-    backend, device, dtype : str
-    seed, repeat : int
-    stopping : Rule
-    eval_every : int or None
-    threads : int or None
-        CPU threads for the run (:func:`optcmp.threads.limit_threads`).
-    callback : callable or None
-        Called where the run runs (on the worker for executors).
+    config : RunConfig
+        Backend, device, dtype, stopping rule, seed, repetition, callback (called where the
+        run runs: on the worker for executors), ``eval_every``, threads.
     skip_message : str or None
         Set when the client already knows the run cannot start (backend not installed): the run
         is recorded ``skipped`` with this message.
@@ -85,16 +79,23 @@ class RunTask:
     index: int
     key: str
     optimizer: OptimizerSpec
-    backend: str
-    device: str | None
-    dtype: str
-    seed: int
-    repeat: int
-    stopping: Rule
-    eval_every: int | None = None
-    threads: int | None = None
-    callback: Callback | None = None
+    config: RunConfig
     skip_message: str | None = None
+
+    @property
+    def backend(self) -> str:
+        """The run's backend (``config.backend``)."""
+        return self.config.backend
+
+    @property
+    def seed(self) -> int:
+        """The run's seed (``config.seed``)."""
+        return self.config.seed
+
+    @property
+    def repeat(self) -> int:
+        """The run's repetition index (``config.repeat``)."""
+        return self.config.repeat
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,6 @@ class ShippedRef:
     spec: dict[str, Any]
 
 
-#: Problems installed by :class:`optcmp._dask.ProblemPlugin`, by token (worker side).
-_SHIPPED: dict[str, Problem] = {}
 _PROBLEM_CACHE: dict[str, Problem] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 4
@@ -150,7 +149,9 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
     if isinstance(ref, Problem):
         return ref
     if isinstance(ref, ShippedRef):
-        shipped = _SHIPPED.get(ref.token)
+        from optcmp._dask import shipped_problem
+
+        shipped = shipped_problem(ref.token)
         if shipped is None:
             raise ValueError(f"problem {ref.spec.get('name', ref.spec.get('problem'))!r} was not "
                              f"installed on this worker (plugin optcmp-problem-{ref.token})")
@@ -195,36 +196,9 @@ def execute_run(task: RunTask,
         Whether the result is a finished run worth storing (False for ``skipped`` runs and errors
         outside the optimizer, which a resumed sweep should try again).
     """
-    from optcmp.backends import BackendUnavailable
-    from optcmp.compare import _skipped, run_one
-
     started = time.time()
     with host_activity() as act:
-        storable = False
-        try:
-            prob = resolve_problem(problem)
-        except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-            res = _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}")
-        else:
-            if task.skip_message is not None:
-                res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
-                               task.repeat, task.skip_message)
-            else:
-                try:
-                    res = run_one(prob, task.optimizer, backend=task.backend, device=task.device,
-                                  dtype=task.dtype, stopping=task.stopping, seed=task.seed,
-                                  repeat=task.repeat, callback=task.callback,
-                                  eval_every=task.eval_every, threads=task.threads)
-                    storable = True
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except BackendUnavailable as exc:
-                    res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
-                                   task.repeat, str(exc))
-                except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
-                    res = _skipped(prob, task.optimizer, task.backend, task.dtype, task.seed,
-                                   task.repeat, f"{type(exc).__name__}: {exc}")
-                    res.status = "failed"
+        res, storable = _execute(task, problem)
     res.host = socket.gethostname()
     res.started_at = started
     res.finished_at = time.time()
@@ -233,14 +207,35 @@ def execute_run(task: RunTask,
     return res, storable
 
 
+def _execute(task: RunTask, problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
+    """The run of ``task``, or the result saying why it could not run, and whether to store it."""
+    from optcmp.backends import BackendUnavailable
+
+    try:
+        prob = resolve_problem(problem)
+    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+        return _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}"), False
+    if task.skip_message is not None:
+        return skipped_result(prob, task.optimizer, task.config, task.skip_message), False
+    try:
+        return run(prob, task.optimizer, task.config), True
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BackendUnavailable as exc:
+        return skipped_result(prob, task.optimizer, task.config, str(exc)), False
+    except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
+        return skipped_result(prob, task.optimizer, task.config, f"{type(exc).__name__}: {exc}",
+                              status="failed"), False
+
+
 def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str) -> RunResult:
     spec = problem.spec() if isinstance(problem, Problem) else problem.spec
     return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
                      optimizer=task.optimizer.name, label=task.optimizer.label,
-                     backend=task.backend, dtype=task.dtype,
-                     hyperparameters=dict(task.optimizer.hyperparameters), seed=task.seed,
-                     repeat=task.repeat, status=status, message=message,
-                     host=socket.gethostname())
+                     backend=task.config.backend, dtype=task.config.dtype,
+                     hyperparameters=dict(task.optimizer.hyperparameters),
+                     seed=task.config.seed, repeat=task.config.repeat, status=status,
+                     message=message, host=socket.gethostname())
 
 
 def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:

@@ -20,11 +20,12 @@ threadpoolctl, https://github.com/joblib/threadpoolctl (BLAS/OpenMP pool control
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
+
+from optcmp.backends.base import blas_threads
 
 
 def check_threads(n: Any) -> int | None:
@@ -51,23 +52,14 @@ def check_threads(n: Any) -> int | None:
     return int(n)
 
 
-def blas_threads() -> int | None:
-    """Threads of the first BLAS pool numpy uses, or None if unknown.
+def _backend_class(backend: str) -> Any:
+    """The backend's class when its framework is already imported (None otherwise)."""
+    from optcmp.backends import BACKENDS, backend_class, canonical_backend
 
-    Returns
-    -------
-    int or None
-        As reported by :func:`threadpoolctl.threadpool_info`; ``None`` when threadpoolctl is
-        missing or no BLAS pool is loaded.
-    """
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover - a runtime dependency
+    info = BACKENDS[canonical_backend(backend)]
+    if info.requires not in sys.modules:
         return None
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            return int(info["num_threads"])
-    return None
+    return backend_class(info.name)
 
 
 def current_threads(backend: str) -> int | None:
@@ -80,17 +72,13 @@ def current_threads(backend: str) -> int | None:
     Returns
     -------
     int or None
-        :func:`torch.get_num_threads` for torch (if imported), TensorFlow's intra-op count
-        (its default, 0, reported as :func:`os.cpu_count`), else numpy's BLAS threads
-        (:func:`blas_threads`).
+        The backend's own count (:meth:`~optcmp.backends.base.Backend.get_threads`:
+        :func:`torch.get_num_threads` for torch, TensorFlow's intra-op count with its default,
+        0, reported as :func:`os.cpu_count`) when its framework is imported, else numpy's BLAS
+        threads (:func:`blas_threads`).
     """
-    if backend == "torch" and "torch" in sys.modules:
-        return int(sys.modules["torch"].get_num_threads())
-    if backend == "tensorflow" and "tensorflow" in sys.modules:
-        tf = sys.modules["tensorflow"]
-        n = int(tf.config.threading.get_intra_op_parallelism_threads())
-        return n if n > 0 else os.cpu_count()
-    return blas_threads()
+    cls = _backend_class(backend)
+    return blas_threads() if cls is None else cls.get_threads()
 
 
 @contextlib.contextmanager
@@ -102,7 +90,8 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
     n : int or None
         Threads; ``None`` leaves every library at its default.
     backend : {"numpy", "torch", "tensorflow"}
-        The backend about to run (its framework must already be imported).
+        The backend about to run (its framework must already be imported); its pool is set
+        through :meth:`~optcmp.backends.base.Backend.set_threads`.
 
     Yields
     ------
@@ -132,29 +121,11 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=3)
-        if backend == "torch" and "torch" in sys.modules:
-            torch = sys.modules["torch"]
-            old = torch.get_num_threads()
-            torch.set_num_threads(n)
-            stack.callback(torch.set_num_threads, old)
-        if backend == "tensorflow" and "tensorflow" in sys.modules:
-            _tf_threads(sys.modules["tensorflow"], n)
+        cls = _backend_class(backend)
+        restore = None if cls is None else cls.set_threads(n)
+        if restore is not None:
+            stack.callback(restore)
         yield
-
-
-def _tf_threads(tf: Any, n: int) -> None:
-    cur = tf.config.threading.get_intra_op_parallelism_threads()
-    if cur == n:
-        return
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(n)
-        tf.config.threading.set_inter_op_parallelism_threads(n)
-    except RuntimeError:
-        warnings.warn(
-            f"TensorFlow's thread pools were already started with "
-            f"{cur or 'its default number of'} threads and cannot change to {n} in this "
-            "process; the result records the count in force. Start a fresh process (or the "
-            "TensorFlow runs first) to control them.", stacklevel=4)
 
 
 __all__ = ["blas_threads", "check_threads", "current_threads", "limit_threads"]

@@ -1,7 +1,9 @@
 """Backends: numpy (always), PyTorch and TensorFlow (imported only when a run needs them).
 
 Use :func:`get_backend` to build one by name; :func:`available_backends` lists the installed
-ones without importing the frameworks.
+ones without importing the frameworks. :data:`BACKENDS` is the one table of backends: adding a
+backend is a module with a :class:`~optcmp.backends.base.Backend` subclass and an ``ops``
+namespace, plus one row here (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from optcmp.backends.base import (
     DEVICE_FORMS,
     DTYPES,
+    OPS,
     Backend,
     BackendUnavailable,
     check_device,
@@ -22,7 +25,24 @@ from optcmp.backends.base import (
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """Where a backend lives and what it needs."""
+    """Where a backend lives and what it needs.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name.
+    module, cls : str
+        Module and class of the :class:`~optcmp.backends.base.Backend`, imported on first use.
+    requires : str
+        The framework's import name (its presence is checked without importing it).
+    extra : str
+        The pip extra of optcmp that installs it.
+    aliases : tuple of str
+        Other accepted names.
+    natives : tuple of str
+        Frameworks whose own optimizers run on this backend as ``impl="native"`` (the
+        ``framework`` of an optimizer's native declarations, e.g. ``"torch"``, ``"keras"``).
+    """
 
     name: str
     module: str
@@ -30,6 +50,7 @@ class BackendInfo:
     requires: str
     extra: str
     aliases: tuple[str, ...] = ()
+    natives: tuple[str, ...] = ()
 
 
 #: Registry of backends, in the order they are run (torch before tensorflow: importing them in the
@@ -37,9 +58,9 @@ class BackendInfo:
 BACKENDS: dict[str, BackendInfo] = {
     "numpy": BackendInfo("numpy", "optcmp.backends.numpy_", "NumpyBackend", "numpy", "", ("np",)),
     "torch": BackendInfo("torch", "optcmp.backends.torch_", "TorchBackend", "torch", "torch",
-                         ("pytorch",)),
+                         ("pytorch",), natives=("torch",)),
     "tensorflow": BackendInfo("tensorflow", "optcmp.backends.tensorflow_", "TensorFlowBackend",
-                              "tensorflow", "tensorflow", ("tf", "keras")),
+                              "tensorflow", "tensorflow", ("tf", "keras"), natives=("keras",)),
 }
 
 
@@ -127,6 +148,30 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     canon = canonical_backend(name)
     check_dtype(dtype)
     device = check_device(device)
+    backend: Backend = backend_class(canon)(device=device, dtype=dtype)
+    return backend
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The :class:`~optcmp.backends.base.Backend` subclass of a backend (imports its framework).
+
+    Parameters
+    ----------
+    name : str
+        Backend name or alias.
+
+    Returns
+    -------
+    type
+
+    Raises
+    ------
+    ValueError
+        Unknown backend name.
+    BackendUnavailable
+        The framework is not installed; the message names the pip extra.
+    """
+    canon = canonical_backend(name)
     info = BACKENDS[canon]
     if not is_available(canon):
         raise BackendUnavailable(
@@ -139,19 +184,20 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
         if exc.name == info.module:
             raise BackendUnavailable(f"backend {canon!r} is not part of this optcmp build") from exc
         raise
-    cls = getattr(module, info.cls)
-    backend: Backend = cls(device=device, dtype=dtype)
-    return backend
+    cls: type[Backend] = getattr(module, info.cls)
+    return cls
 
 
 __all__ = [
     "BACKENDS",
     "DEVICE_FORMS",
     "DTYPES",
+    "OPS",
     "Backend",
     "BackendInfo",
     "BackendUnavailable",
     "available_backends",
+    "backend_class",
     "canonical_backend",
     "check_device",
     "get_backend",

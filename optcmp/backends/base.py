@@ -1,30 +1,29 @@
-"""The :class:`Backend` interface: data placement, ops namespace, compiled steps, device sync.
+"""The :class:`Backend` interface: data placement, ops, value-and-gradient, compile, sync, threads.
 
-Every backend module (:mod:`optcmp.backends.numpy_`, ``torch_``, ``tensorflow_``) defines one
-subclass of :class:`Backend` with the same public methods, so optimizers and problems are written
-once. A backend converts arrays and places them on its device **once**, before any timing;
-:meth:`Backend.sync` waits for queued device work and is called by the stopwatch before every
-clock read.
+A backend *computes*; it knows nothing of optimizers. Every backend module
+(:mod:`optcmp.backends.numpy_`, ``torch_``, ``tensorflow_``) defines one subclass of
+:class:`Backend` with the same public names, and an ``ops`` namespace with the same functions, so
+problems are written once and the adapters (:mod:`optcmp.adapters`) compose an optimizer's step
+from these pieces. A backend converts arrays and places them on its device **once**, before any
+timing; :meth:`Backend.sync` waits for queued device work and is called by the stopwatch before
+every clock read.
 """
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from optcmp.optimizers.base import UpdateRule
     from optcmp.problems.base import Problem
 
 #: dtypes a backend accepts.
 DTYPES = ("float64", "float32")
 
-#: ``step(x, state, batch, curvature) -> (fun, grad_norm, x_new, state_new)``
-StepFn = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], tuple[Any, Any, Any, tuple[Any, ...]]]
 #: ``value_and_grad(x, batch) -> (fun, grad)``
 ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 
@@ -124,12 +123,22 @@ class Backend(ABC):
     name : str
         Registry name (``"numpy"``, ``"torch"``, ``"tensorflow"``).
     ops : namespace
-        Array functions the problems' objectives use (``matmul``, ``mean``, ``sum``,
-        ``reshape``, ``sqrt``, ``exp``, ``log``, ``sigmoid``, ``logsumexp``, ``ones_like``, ...).
+        Array functions the problems' objectives and the reference update rules use, named after
+        the Python array API standard where it has a name (``matmul``, ``sum``, ``mean``,
+        ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
+        ``where``, ``clip``, ``pow``, ``tanh``, ``logaddexp``, ``reshape``, ``concat``,
+        ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
+        ``logsumexp``, ``softmax`` and ``norm`` (see :data:`OPS`).
+    capabilities : frozenset of str
+        What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
+        objective written against ``ops``; without it the problem's analytic gradient is used),
+        ``"compile"`` (:meth:`compile` builds a compiled function), ``"gpu"`` (accelerator
+        devices can be asked for).
     """
 
     name: ClassVar[str] = "backend"
     ops: Any
+    capabilities: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         self.dtype = check_dtype(dtype)
@@ -174,18 +183,105 @@ class Backend(ABC):
     def sync(self) -> None:  # noqa: B027 - a no-op default is the right one for CPU backends
         """Wait until all queued device work is done (no-op on CPU)."""
 
-    # ------------------------------------------------------------------ compiled functions
+    # ------------------------------------------------------------------ functions
     @abstractmethod
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
-        """``(x, batch) -> (fun, grad)`` on this backend, compiled where that is the fast path."""
+    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+        """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
 
-    @abstractmethod
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
-                  grad_norm: bool = True) -> StepFn:
-        """One optimizer iteration ``(x, state, batch, curvature) -> (fun, gnorm, x, state)``.
-
-        ``fun`` is the objective at the **incoming** iterate (computed by the step anyway),
-        ``gnorm`` the 2-norm of its gradient; both stay backend scalars (read off the clock).
-        With ``grad_norm=False`` (minibatch steps, whose gradient norm nobody reads) ``gnorm``
-        is ``None`` and is not computed inside the timed step.
+        Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
+        the problem's analytic gradient on numpy. Meant to be called inside a function that
+        :meth:`compile` compiles (an optimizer step); :meth:`make_value_and_grad` compiles it
+        alone. ``fun`` and ``grad`` stay backend arrays (no host round trip).
         """
+
+    def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
+                rows: Sequence[int] = ()) -> Callable[..., Any]:
+        """``fn`` compiled for arguments like ``example`` (the framework's fast path).
+
+        Parameters
+        ----------
+        fn : callable
+            A function of backend arrays (nests of tuples and dicts allowed).
+        example : sequence
+            One example argument per positional parameter of ``fn`` (numpy or backend arrays,
+            or tuples/dicts of them): their shapes and dtypes fix the compiled signature
+            (floating arrays take the backend's dtype).
+        rows : sequence of int, optional
+            Positions of the arguments whose leading (row) dimension varies between calls, e.g.
+            the minibatch: a shorter last minibatch must not recompile.
+
+        Returns
+        -------
+        callable
+            Same arguments and results as ``fn``. The default (numpy, eager PyTorch) is ``fn``
+            itself; TensorFlow returns one ``tf.function`` (XLA) traced once.
+        """
+        return fn
+
+    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
+        """:meth:`value_and_grad` compiled on its own: ``(x, batch) -> (fun, grad)``.
+
+        Parameters
+        ----------
+        problem : Problem
+
+        Returns
+        -------
+        callable
+            ``x`` a backend vector of shape ``(n_params,)``, ``batch`` the placed training
+            arrays or any rows of them (compiled once for every row count).
+        """
+        example = (np.zeros(problem.n_params), problem.train_data)
+        return self.compile(self.value_and_grad(problem), example, rows=(1,))
+
+    # ------------------------------------------------------------------ threads
+    @classmethod
+    def get_threads(cls) -> int | None:
+        """Threads of this framework's CPU compute pool now (None if unknown)."""
+        return blas_threads()
+
+    @classmethod
+    def set_threads(cls, n: int) -> Callable[[], None] | None:
+        """Give this framework's CPU compute pool ``n`` threads.
+
+        numpy's BLAS pool is limited by :func:`optcmp.threads.limit_threads` for every backend;
+        a framework backend sets its own pool here.
+
+        Parameters
+        ----------
+        n : int
+            Threads, >= 1.
+
+        Returns
+        -------
+        callable or None
+            Restores the previous count; None when there is nothing to restore.
+        """
+        return None
+
+
+def blas_threads() -> int | None:
+    """Threads of the first BLAS pool numpy uses, or None if unknown.
+
+    Returns
+    -------
+    int or None
+        As reported by :func:`threadpoolctl.threadpool_info`; ``None`` when threadpoolctl is
+        missing or no BLAS pool is loaded.
+    """
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return None
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            return int(info["num_threads"])
+    return None
+
+
+#: The names every backend's ``ops`` namespace defines (checked by the tests).
+OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", "expm1", "log",
+       "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
+       "tanh", "sin", "cos", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
+       "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
+       "norm", "vecdot")

@@ -1,18 +1,20 @@
-"""The numpy backend: analytic gradients, in-place updates, no device."""
+"""The numpy backend: the problems' analytic gradients, no compiler, no device.
+
+scipy's special functions (``expit``, ``logsumexp``, ``softmax``) are imported on the first call
+of the ops that use them, so ``import optcmp`` does not load ``scipy.special``.
+"""
 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import special
 
-from optcmp.backends.base import Backend, StepFn, ValueGradFn
+from optcmp.backends.base import Backend, ValueGradFn, blas_threads
 
 if TYPE_CHECKING:
-    from optcmp.optimizers.base import UpdateRule
     from optcmp.problems.base import Problem
 
 
@@ -41,6 +43,24 @@ def norm2(a: np.ndarray) -> float:
     return m * math.sqrt(float(np.vdot(b, b)))
 
 
+_special: ModuleType | None = None
+
+
+def special() -> ModuleType:
+    """:mod:`scipy.special`, imported on first use.
+
+    Returns
+    -------
+    module
+    """
+    global _special
+    if _special is None:
+        from scipy import special as sp
+
+        _special = sp
+    return _special
+
+
 def _sum(a: np.ndarray, axis: int | None = None) -> Any:
     return np.sum(a, axis=axis)
 
@@ -49,28 +69,71 @@ def _mean(a: np.ndarray, axis: int | None = None) -> Any:
     return np.mean(a, axis=axis)
 
 
-#: The ops namespace problems and reference update rules are written against.
+def _max(a: np.ndarray, axis: int | None = None) -> Any:
+    return np.max(a, axis=axis)
+
+
+def _min(a: np.ndarray, axis: int | None = None) -> Any:
+    return np.min(a, axis=axis)
+
+
+def _sigmoid(a: Any) -> Any:
+    return special().expit(a)
+
+
+def _logsumexp(a: Any, axis: int | None = None) -> Any:
+    return special().logsumexp(a, axis=axis)
+
+
+def _softmax(a: Any, axis: int = -1) -> Any:
+    return special().softmax(a, axis=axis)
+
+
+def _vecdot(a: Any, b: Any, axis: int = -1) -> Any:
+    return np.sum(a * b, axis=axis)
+
+
+#: The ops namespace problems and reference update rules are written against (array API names;
+#: the same names on every backend, :data:`optcmp.backends.base.OPS`).
 ops = SimpleNamespace(
     name="numpy",
     matmul=np.matmul,
     mean=_mean,
     sum=_sum,
+    max=_max,
+    min=_min,
     reshape=np.reshape,
     sqrt=np.sqrt,
     exp=np.exp,
+    expm1=np.expm1,
     log=np.log,
+    log1p=np.log1p,
     square=np.square,
+    pow=np.power,
+    power=np.power,
     abs=np.abs,
+    sign=np.sign,
     maximum=np.maximum,
-    sigmoid=special.expit,
-    logsumexp=lambda a, axis=None: special.logsumexp(a, axis=axis),
-    softmax=lambda a, axis=-1: special.softmax(a, axis=axis),
+    minimum=np.minimum,
+    clip=lambda a, min=None, max=None: np.clip(a, min, max),
+    where=np.where,
+    tanh=np.tanh,
+    sin=np.sin,
+    cos=np.cos,
+    sigmoid=_sigmoid,
+    softplus=lambda a: np.logaddexp(0.0, a),
+    logaddexp=np.logaddexp,
+    logsumexp=_logsumexp,
+    softmax=_softmax,
     ones_like=np.ones_like,
     zeros_like=np.zeros_like,
+    full_like=np.full_like,
+    permute_dims=np.transpose,
     transpose=np.transpose,
     concat=lambda arrays, axis=0: np.concatenate(arrays, axis=axis),
+    stack=lambda arrays, axis=0: np.stack(arrays, axis=axis),
     norm=norm2,
-    where=np.where,
+    vecdot=_vecdot,
 )
 
 
@@ -90,6 +153,7 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     ops = ops
+    capabilities = frozenset()
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)
@@ -119,19 +183,13 @@ class NumpyBackend(Backend):
     def copy(self, t: Any) -> Any:
         return np.array(t, copy=True)
 
+    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+        return problem.value_and_grad
+
     def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
         return problem.value_and_grad
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
-                  grad_norm: bool = True) -> StepFn:
-        vg = problem.value_and_grad
-        update = rule.update
-        o = self.ops
-
-        def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
-            fun, g = vg(x, batch)
-            gnorm = norm2(g) if grad_norm else None
-            x, state = update(o, x, g, state, hyper, curv)
-            return fun, gnorm, x, state
-
-        return step
+    @classmethod
+    def get_threads(cls) -> int | None:
+        """Threads of numpy's BLAS pool (:func:`~optcmp.backends.base.blas_threads`)."""
+        return blas_threads()

@@ -1,12 +1,12 @@
 """The TensorFlow backend: ``tf.function`` steps traced once, data resident on the device.
 
 Data and the iterate are converted once with ``tf.constant`` inside ``tf.device(...)`` before any
-timing. :meth:`TensorFlowBackend.make_value_and_grad` and :meth:`TensorFlowBackend.make_step`
-return ``tf.function`` s with an ``input_signature`` whose row dimension is ``None``: they are
-traced once per run (a shorter last minibatch does not retrace), hyperparameters are baked into
-the graph as constants (never Python scalars passed as arguments), and the objective, gradient
-(``tf.GradientTape``) and update are one graph call. With ``jit_compile`` the graph is also
-compiled by XLA (see :attr:`TensorFlowBackend.jit_compile`).
+timing. :meth:`TensorFlowBackend.compile` returns a ``tf.function`` with an ``input_signature``
+whose row dimension is ``None`` for the minibatch argument: it is traced once per run (a shorter
+last minibatch does not retrace), and whatever Python values the function closes over
+(hyperparameters) are baked into the graph as constants, so an optimizer step (objective,
+gradient under ``tf.GradientTape``, update) is one graph call. With ``jit_compile`` the graph is
+also compiled by XLA (see :attr:`TensorFlowBackend.jit_compile`).
 
 torch is imported first when it is installed: importing TensorFlow before torch in one process
 has been seen to crash it.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -30,10 +31,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from optcmp.backends.base import Backend, StepFn, ValueGradFn  # noqa: E402
+from optcmp.backends.base import Backend, ValueGradFn  # noqa: E402
 
 if TYPE_CHECKING:
-    from optcmp.optimizers.base import UpdateRule
     from optcmp.problems.base import Problem
 
 _DTYPES = {"float64": tf.float64, "float32": tf.float32}
@@ -63,28 +63,70 @@ def _norm(a: Any) -> Any:
     return tf.sqrt(tf.tensordot(a, a, 1))
 
 
+def _as_tensor(v: Any, like: Any) -> Any:
+    return v if isinstance(v, (tf.Tensor, tf.Variable)) else tf.constant(v, dtype=like.dtype)
+
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    """``log(exp(a) + exp(b))`` as ``max(a, b) + log1p(exp(-|a - b|))`` (numpy's formula)."""
+    like = a if isinstance(a, (tf.Tensor, tf.Variable)) else b
+    a, b = _as_tensor(a, like), _as_tensor(b, like)
+    return tf.maximum(a, b) + tf.math.log1p(tf.exp(-tf.abs(a - b)))
+
+
+def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
+    if min is not None:
+        a = tf.maximum(a, min)
+    if max is not None:
+        a = tf.minimum(a, max)
+    return a
+
+
+def _where(cond: Any, a: Any, b: Any) -> Any:
+    like = a if isinstance(a, (tf.Tensor, tf.Variable)) else b
+    return tf.where(cond, _as_tensor(a, like), _as_tensor(b, like))
+
+
 #: The ops namespace, with the same names as :data:`optcmp.backends.numpy_.ops`.
 ops = SimpleNamespace(
     name="tensorflow",
     matmul=_matmul,
     mean=_mean,
     sum=_sum,
+    max=lambda a, axis=None: tf.reduce_max(a, axis=axis),
+    min=lambda a, axis=None: tf.reduce_min(a, axis=axis),
     reshape=tf.reshape,
     sqrt=tf.sqrt,
     exp=tf.exp,
+    expm1=tf.math.expm1,
     log=tf.math.log,
+    log1p=tf.math.log1p,
     square=tf.square,
+    pow=tf.pow,
+    power=tf.pow,
     abs=tf.abs,
+    sign=tf.sign,
     maximum=tf.maximum,
+    minimum=tf.minimum,
+    clip=_clip,
+    where=_where,
+    tanh=tf.tanh,
+    sin=tf.sin,
+    cos=tf.cos,
     sigmoid=tf.sigmoid,
+    softplus=lambda a: _logaddexp(0.0, a),
+    logaddexp=_logaddexp,
     logsumexp=lambda a, axis=None: tf.reduce_logsumexp(a, axis=axis),
     softmax=lambda a, axis=-1: tf.nn.softmax(a, axis=axis),
     ones_like=tf.ones_like,
     zeros_like=tf.zeros_like,
+    full_like=lambda a, fill: tf.fill(tf.shape(a), tf.cast(fill, a.dtype)),
+    permute_dims=lambda a, axes=None: tf.transpose(a, perm=axes),
     transpose=lambda a, axes=None: tf.transpose(a, perm=axes),
     concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
+    stack=lambda arrays, axis=0: tf.stack(list(arrays), axis=axis),
     norm=_norm,
-    where=tf.where,
+    vecdot=lambda a, b, axis=-1: tf.reduce_sum(a * b, axis=axis),
 )
 
 
@@ -132,11 +174,17 @@ def tf_device(device: str | None) -> str:
     return f"/GPU:{index}"
 
 
-def _spec_like(t: Any, rows: bool) -> tf.TensorSpec:
+def _spec_like(t: Any, rows: bool, float_dtype: Any) -> Any:
+    """``TensorSpec`` (nests kept) of an example argument; floats take ``float_dtype``."""
+    if isinstance(t, dict):
+        return {k: _spec_like(v, rows, float_dtype) for k, v in t.items()}
+    if isinstance(t, (tuple, list)):
+        return tuple(_spec_like(v, rows, float_dtype) for v in t)
+    dtype = tf.as_dtype(t.dtype)
     shape = list(t.shape)
     if rows and shape:
         shape[0] = None
-    return tf.TensorSpec(shape, t.dtype)
+    return tf.TensorSpec(shape, float_dtype if dtype.is_floating else dtype)
 
 
 class TensorFlowBackend(Backend):
@@ -164,6 +212,7 @@ class TensorFlowBackend(Backend):
 
     name = "tensorflow"
     ops = ops
+    capabilities = frozenset({"autodiff", "compile", "gpu"})
     #: XLA compilation (``jit_compile=True``) of step functions by default. Measured on a 2-core
     #: CPU (one thread), value and gradient of 1e6 x 5 float64 least squares: 10.7 ms with XLA
     #: against 14.3 ms without; 1e5 rows: 0.5-0.9 ms against 1.3-1.5 ms. Iterates agree with the
@@ -224,11 +273,7 @@ class TensorFlowBackend(Backend):
     # ------------------------------------------------------------------ compiled functions
     def data_signature(self, problem: Problem) -> dict[str, tf.TensorSpec]:
         """``TensorSpec`` of each training array with an unknown row count (no retracing)."""
-        out = {}
-        for k, v in problem.train_data.items():
-            dt = self.tf_dtype if np.issubdtype(v.dtype, np.floating) else tf.as_dtype(v.dtype)
-            out[k] = tf.TensorSpec((None,) + tuple(v.shape[1:]), dt)
-        return out
+        return _spec_like(problem.train_data, True, self.tf_dtype)  # type: ignore[no-any-return]
 
     def function(self, fn: Callable[..., Any], input_signature: Sequence[Any] | None = None,
                  jit_compile: bool | None = None) -> Callable[..., Any]:
@@ -245,7 +290,8 @@ class TensorFlowBackend(Backend):
         Returns
         -------
         callable
-            Runs ``fn`` as one graph call under ``tf.device``.
+            Runs ``fn`` as one graph call under ``tf.device``; its ``tf_function`` attribute is
+            the ``tf.function`` (for its tracing count).
         """
         jit = self.jit_compile if jit_compile is None else jit_compile
         if input_signature is None:
@@ -261,7 +307,18 @@ class TensorFlowBackend(Backend):
         call.tf_function = g  # type: ignore[attr-defined]
         return call
 
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
+                rows: Sequence[int] = ()) -> Callable[..., Any]:
+        """One ``tf.function`` (XLA with :attr:`jit_compile`) with a fixed input signature.
+
+        The signature comes from ``example`` (floating arrays in the backend's dtype); the
+        arguments at positions ``rows`` get an unknown leading dimension, so a shorter last
+        minibatch is not traced again. See :meth:`Backend.compile`.
+        """
+        signature = [_spec_like(a, i in rows, self.tf_dtype) for i, a in enumerate(example)]
+        return self.function(fn, signature)
+
+    def value_and_grad(self, problem: Problem) -> ValueGradFn:
         objective = problem.objective
         o = self.ops
 
@@ -271,43 +328,37 @@ class TensorFlowBackend(Backend):
                 f = objective(o, x, batch)
             return f, tape.gradient(f, x)
 
-        xspec = tf.TensorSpec((problem.n_params,), self.tf_dtype)
-        fn = self.function(value_and_grad, [xspec, self.data_signature(problem)])
-        return fn
+        return value_and_grad
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
-                  grad_norm: bool = True) -> StepFn:
-        objective = problem.objective
-        update = rule.update
-        o = self.ops
-        hp = dict(hyper)  # Python floats: baked into the graph as constants
-        n = problem.n_params
-        xspec = tf.TensorSpec((n,), self.tf_dtype)
-        with tf.device(self.tf_device):
-            state0 = rule.init_state(o, tf.zeros((n,), self.tf_dtype))
-        sspec = tuple(_spec_like(s, rows=False) for s in state0)
-        dspec = self.data_signature(problem)
+    # ------------------------------------------------------------------ threads
+    @classmethod
+    def get_threads(cls) -> int | None:
+        """TensorFlow's intra-op pool size (its default, 0, reported as ``os.cpu_count()``)."""
+        n = int(tf.config.threading.get_intra_op_parallelism_threads())
+        return n if n > 0 else os.cpu_count()
 
-        def body(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                f = objective(o, x, batch)
-            g = tape.gradient(f, x)
-            gnorm = tf.sqrt(tf.tensordot(g, g, 1)) if grad_norm else None
-            x_new, state_new = update(o, x, g, state, hp, curv)
-            return f, gnorm, x_new, tuple(state_new)
+    @classmethod
+    def set_threads(cls, n: int) -> Callable[[], None] | None:
+        """Set the intra- and inter-op pools to ``n`` threads, if TensorFlow has not started.
 
-        if rule.needs_curvature:
-            fn = self.function(body, [xspec, sspec, dspec, xspec])
+        TensorFlow fixes its pools when its runtime starts; later they keep their size and a
+        warning says so (the result records the count in force). Nothing is restored.
 
-            def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
-                return fn(x, tuple(state), batch, curv)
-        else:
-            fn = self.function(lambda x, state, batch: body(x, state, batch, None),
-                               [xspec, sspec, dspec])
-
-            def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
-                return fn(x, tuple(state), batch)
-
-        step.tf_function = fn  # type: ignore[attr-defined]
-        return step
+        Warns
+        -----
+        UserWarning
+            The pools were already started with another count.
+        """
+        cur = tf.config.threading.get_intra_op_parallelism_threads()
+        if cur == n:
+            return None
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(n)
+            tf.config.threading.set_inter_op_parallelism_threads(n)
+        except RuntimeError:
+            warnings.warn(
+                f"TensorFlow's thread pools were already started with "
+                f"{cur or 'its default number of'} threads and cannot change to {n} in this "
+                "process; the result records the count in force. Start a fresh process (or the "
+                "TensorFlow runs first) to control them.", stacklevel=5)
+        return None

@@ -1,25 +1,24 @@
-"""The PyTorch backend: autograd gradients, eager steps without host round trips, CUDA sync.
+"""The PyTorch backend: autograd gradients, eager execution without host round trips, CUDA sync.
 
 Data and the iterate are converted once (``torch.tensor`` copies, so an in-place update never
-writes into the problem's numpy arrays) and placed on the device before any timing. A step
-computes the objective and its gradient with ``torch.autograd.grad`` on a detached leaf and
-applies the :class:`~optcmp.optimizers.base.UpdateRule` under ``torch.no_grad()``; the
-objective value and the gradient norm stay device scalars, read by the monitor off the clock.
+writes into the problem's numpy arrays) and placed on the device before any timing.
+:meth:`TorchBackend.value_and_grad` computes the objective and its gradient with
+``torch.autograd.grad`` on a detached leaf and returns detached tensors, so an update built on
+them records no graph; values stay device tensors, read by the monitor off the clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from optcmp.backends.base import Backend, StepFn, ValueGradFn
+from optcmp.backends.base import Backend, ValueGradFn
 
 if TYPE_CHECKING:
-    from optcmp.optimizers.base import UpdateRule
     from optcmp.problems.base import Problem
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -51,6 +50,44 @@ def _maximum(a: Any, b: Any) -> torch.Tensor:
     return torch.maximum(a, b)
 
 
+def _minimum(a: Any, b: Any) -> torch.Tensor:
+    if not isinstance(a, torch.Tensor):
+        a, b = b, a
+    if not isinstance(b, torch.Tensor):
+        return torch.clamp_max(a, b)
+    return torch.minimum(a, b)
+
+
+def _max(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
+    return torch.amax(a) if axis is None else torch.amax(a, dim=_dims(axis))
+
+
+def _min(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
+    return torch.amin(a) if axis is None else torch.amin(a, dim=_dims(axis))
+
+
+def _tensor_like(v: Any, like: torch.Tensor) -> torch.Tensor:
+    if isinstance(v, torch.Tensor):
+        return v
+    return torch.as_tensor(v, dtype=like.dtype, device=like.device)
+
+
+def _logaddexp(a: Any, b: Any) -> torch.Tensor:
+    """``log(exp(a) + exp(b))`` as ``max(a, b) + log1p(exp(-|a - b|))`` (numpy's formula)."""
+    like = a if isinstance(a, torch.Tensor) else b
+    a, b = _tensor_like(a, like), _tensor_like(b, like)
+    return torch.maximum(a, b) + torch.log1p(torch.exp(-torch.abs(a - b)))
+
+
+def _where(cond: Any, a: Any, b: Any) -> torch.Tensor:
+    like = a if isinstance(a, torch.Tensor) else b
+    return torch.where(cond, _tensor_like(a, like), _tensor_like(b, like))
+
+
+def _pow(a: Any, b: Any) -> torch.Tensor:
+    return torch.pow(a, b)
+
+
 def _transpose(a: torch.Tensor, axes: Sequence[int] | None = None) -> torch.Tensor:
     if axes is None:
         axes = tuple(range(a.ndim - 1, -1, -1))
@@ -68,22 +105,40 @@ ops = SimpleNamespace(
     matmul=torch.matmul,
     mean=_mean,
     sum=_sum,
+    max=_max,
+    min=_min,
     reshape=torch.reshape,
     sqrt=torch.sqrt,
     exp=torch.exp,
+    expm1=torch.expm1,
     log=torch.log,
+    log1p=torch.log1p,
     square=torch.square,
+    pow=_pow,
+    power=_pow,
     abs=torch.abs,
+    sign=torch.sign,
     maximum=_maximum,
+    minimum=_minimum,
+    clip=lambda a, min=None, max=None: torch.clamp(a, min, max),
+    where=_where,
+    tanh=torch.tanh,
+    sin=torch.sin,
+    cos=torch.cos,
     sigmoid=torch.sigmoid,
+    softplus=lambda a: _logaddexp(0.0, a),
+    logaddexp=_logaddexp,
     logsumexp=_logsumexp,
     softmax=lambda a, axis=-1: torch.softmax(a, dim=axis),
     ones_like=torch.ones_like,
     zeros_like=torch.zeros_like,
+    full_like=torch.full_like,
+    permute_dims=_transpose,
     transpose=_transpose,
     concat=lambda arrays, axis=0: torch.cat(tuple(arrays), dim=axis),
+    stack=lambda arrays, axis=0: torch.stack(tuple(arrays), dim=axis),
     norm=_norm,
-    where=torch.where,
+    vecdot=lambda a, b, axis=-1: torch.sum(a * b, dim=axis),
 )
 
 
@@ -152,6 +207,7 @@ class TorchBackend(Backend):
 
     name = "torch"
     ops = ops
+    capabilities = frozenset({"autodiff", "gpu"})
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)
@@ -197,8 +253,8 @@ class TorchBackend(Backend):
         if self._cuda:
             torch.cuda.synchronize(self.torch_device)
 
-    # ------------------------------------------------------------------ compiled functions
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
+    # ------------------------------------------------------------------ functions
+    def value_and_grad(self, problem: Problem) -> ValueGradFn:
         objective = problem.objective
         o = self.ops
 
@@ -211,18 +267,15 @@ class TorchBackend(Backend):
 
         return value_and_grad
 
-    def make_step(self, problem: Problem, rule: UpdateRule, hyper: dict[str, float], *,
-                  grad_norm: bool = True) -> StepFn:
-        vg = self.make_value_and_grad(problem)
-        update = rule.update
-        o = self.ops
-        hp = dict(hyper)
+    # ------------------------------------------------------------------ threads
+    @classmethod
+    def get_threads(cls) -> int | None:
+        """``torch.get_num_threads()``: threads of the intra-op pool."""
+        return int(torch.get_num_threads())
 
-        def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
-            fun, g = vg(x, batch)
-            with torch.no_grad():
-                gnorm = torch.sqrt(torch.dot(g, g)) if grad_norm else None
-                x, state = update(o, x, g, state, hp, curv)
-            return fun, gnorm, x, state
-
-        return step
+    @classmethod
+    def set_threads(cls, n: int) -> Callable[[], None] | None:
+        """``torch.set_num_threads(n)``; returns the call restoring the previous count."""
+        old = torch.get_num_threads()
+        torch.set_num_threads(int(n))
+        return lambda: torch.set_num_threads(old)

@@ -1,33 +1,66 @@
-"""Optimizer specs and adapters: gd, diag_newton, adadelta, sgd, lbfgs."""
+"""Optimizers, one module each: spec factory, hyperparameters, reference rule and natives.
 
-from optcmp.optimizers.adadelta import adadelta
+Every module of this package other than ``base`` is imported here and registers its optimizer
+(:func:`~optcmp.optimizers.base.register_optimizer`); its spec factory becomes
+``optcmp.optimizers.<name>`` and ``optcmp.<name>``. Adding an optimizer is adding one module
+(see ``docs/architecture.md``); nothing else lists the optimizers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+
 from optcmp.optimizers.base import (
     IMPLS,
-    Adapter,
-    LoopAdapter,
+    HyperParam,
+    KerasOptimizer,
+    Native,
     NotApplicable,
     OptimizerInfo,
     OptimizerSpec,
-    ReferenceAdapter,
-    StepOutput,
+    ScipyMinimize,
+    TorchOptimizer,
     UpdateRule,
     as_spec,
     canonical_optimizer,
     get_optimizer,
     optimizer_info,
     optimizer_names,
-    register_adapter,
     register_optimizer,
-    resolve_adapter,
+    resolve_impl,
 )
-from optcmp.optimizers.diag_newton import diag_newton
-from optcmp.optimizers.gd import gd
-from optcmp.optimizers.lbfgs import lbfgs
-from optcmp.optimizers.sgd import sgd
+
+
+def _discover() -> dict[str, Callable[..., OptimizerSpec]]:
+    """Import every optimizer module of this package; their factories by name."""
+    for mod in pkgutil.iter_modules(__path__):
+        if mod.name != "base" and not mod.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{mod.name}")
+    return {name: f for name in optimizer_names()
+            if (f := optimizer_info(name).factory) is not None}
+
+
+#: Spec factory of every optimizer in this package, by canonical name.
+FACTORIES: dict[str, Callable[..., OptimizerSpec]] = _discover()
+globals().update(FACTORIES)
+
+
+def __getattr__(name: str) -> Any:
+    """The spec factory of an optimizer registered after import (e.g. by a test)."""
+    from optcmp.optimizers.base import _OPTIMIZERS
+
+    info = _OPTIMIZERS.get(name)
+    if info is not None and info.factory is not None:
+        return info.factory
+    raise AttributeError(f"module 'optcmp.optimizers' has no attribute {name!r}")
+
 
 __all__ = [
-    "IMPLS", "Adapter", "LoopAdapter", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "ReferenceAdapter",
-    "StepOutput", "UpdateRule", "adadelta", "as_spec", "canonical_optimizer", "diag_newton", "gd",
-    "get_optimizer", "lbfgs", "optimizer_info", "optimizer_names", "register_adapter",
-    "register_optimizer", "resolve_adapter", "sgd",
+    "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
+    "OptimizerInfo", "OptimizerSpec", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
+    "canonical_optimizer", "get_optimizer", "optimizer_info", "optimizer_names",
+    "register_optimizer", "resolve_impl", *FACTORIES,
 ]

@@ -19,17 +19,19 @@ M. D. Zeiler, "ADADELTA: An Adaptive Learning Rate Method", arXiv:1212.5701, 201
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
 
 from optcmp.optimizers.base import (
     HyperParam,
+    KerasOptimizer,
     OptimizerInfo,
     OptimizerSpec,
-    ReferenceAdapter,
+    TorchOptimizer,
     UpdateRule,
     get_optimizer,
     positive_float,
-    register_adapter,
     register_optimizer,
 )
 
@@ -50,32 +52,17 @@ class AdadeltaRule(UpdateRule):
         return x - hp["learning_rate"] * dx, (eg2, edx2)
 
 
-class AdadeltaAdapter(ReferenceAdapter):
-    """Full-batch Adadelta, reference rule on any backend."""
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.Adadelta`` arguments: optcmp's three values, no weight decay."""
+    return {"lr": float(h["learning_rate"]), "rho": float(h["rho"]), "eps": float(h["eps"]),
+            "weight_decay": 0.0, "maximize": False}
 
-    rule = AdadeltaRule()
 
-
-register_optimizer(OptimizerInfo(
-    name="adadelta",
-    aliases=(),
-    params={
-        "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
-                                    "multiplier of the Adadelta step"),
-        "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
-                          "decay of the running averages, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
-    },
-    summary="Adadelta (Zeiler 2012), full batch",
-    reference="Zeiler (2012), arXiv:1212.5701",
-))
-for _b in ("numpy", "torch", "tensorflow"):
-    register_adapter("adadelta", _b, "reference", AdadeltaAdapter)
-# native adapters, imported only when a run needs them; "auto" prefers them
-register_adapter("adadelta", "torch", "native", "optcmp.optimizers.torch_native:TorchAdadelta",
-                 prefer=True)
-register_adapter("adadelta", "tensorflow", "native",
-                 "optcmp.optimizers.keras_native:KerasAdadelta", prefer=True)
+def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``keras.optimizers.Adadelta`` arguments: optcmp's three values, no decay or clipping."""
+    return {"learning_rate": float(h["learning_rate"]), "rho": float(h["rho"]),
+            "epsilon": float(h["eps"]), "weight_decay": None, "clipnorm": None,
+            "clipvalue": None, "global_clipnorm": None, "use_ema": False}
 
 
 def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *,
@@ -117,4 +104,20 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *
                          rho=rho, eps=eps)
 
 
-adadelta._optcmp_optimizer = "adadelta"  # type: ignore[attr-defined]
+register_optimizer(OptimizerInfo(
+    name="adadelta",
+    aliases=(),
+    params={
+        "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
+                                    "multiplier of the Adadelta step"),
+        "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
+                          "decay of the running averages, in [0, 1)"),
+        "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
+    },
+    summary="Adadelta (Zeiler 2012), full batch",
+    reference="Zeiler (2012), arXiv:1212.5701",
+    rule=AdadeltaRule(),
+    # the frameworks' own Adadelta, with every value passed: "auto" prefers them
+    natives=(TorchOptimizer("Adadelta", _torch_options),
+             KerasOptimizer("Adadelta", _keras_options)),
+), adadelta)

@@ -1,12 +1,18 @@
-"""Optimizer specs, the (optimizer, backend, impl) adapter registry, and the adapter base classes.
+"""Optimizer specs, hyperparameters, update rules, native declarations and the registry.
 
-A :class:`OptimizerSpec` is backend-free: a canonical name, every hyperparameter value explicit,
-and an ``impl`` choice. An adapter runs a spec on one backend:
+Everything here is backend-free data; nothing imports a framework. An optimizer is declared once,
+in its own module (``optcmp/optimizers/<name>.py``), by one :class:`OptimizerInfo`:
 
-* *reference* adapters (:class:`ReferenceAdapter`) implement the update rule once in the backend
-  ops (:class:`UpdateRule`); they are the test oracle;
-* *native* adapters wrap a framework's own optimizer (``torch.optim``, Keras, scipy).
+* its hyperparameters (:class:`HyperParam`: default and validator) and spec factory;
+* its *reference* update rule (:class:`UpdateRule`), written once against a backend's ``ops``:
+  it runs on every backend and is the test oracle;
+* its *native* implementations (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
+  :class:`ScipyMinimize`): which framework optimizer runs it and how optcmp's hyperparameters
+  map to that optimizer's arguments. A native runs on the backends whose
+  :attr:`~optcmp.backends.BackendInfo.natives` name its framework (scipy runs on every backend).
 
+An :class:`OptimizerSpec` is a canonical name, every hyperparameter value explicit, and an
+``impl`` choice. The adapters (:mod:`optcmp.adapters`) turn a spec and a backend into steps.
 optcmp owns its defaults and passes every value to the framework, so a framework default never
 leaks into a run.
 """
@@ -14,20 +20,15 @@ leaks into a run.
 from __future__ import annotations
 
 import math
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from optcmp.batching import BatchOrder
-
-if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
-    from optcmp.problems.base import Problem
+from optcmp.backends import BACKENDS, canonical_backend
 
 #: Values accepted for ``impl``.
 IMPLS = ("auto", "native", "reference", "scipy")
@@ -35,7 +36,7 @@ IMPLS = ("auto", "native", "reference", "scipy")
 
 class NotApplicable(ValueError):
     """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` where the
-    gradient's Lipschitz constant is unknown). :func:`optcmp.run_one` records such a run as
+    gradient's Lipschitz constant is unknown). :func:`optcmp.runner.run` records such a run as
     ``skipped`` with this message, instead of ``failed``."""
 
 
@@ -206,70 +207,220 @@ class OptimizerSpec:
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
 
 
+# ---------------------------------------------------------------------- update rules
+class UpdateRule(ABC):
+    """A reference update rule written once against a backend's ops namespace.
+
+    Subclasses set :attr:`needs_curvature` when :meth:`update` reads a diagonal curvature, and
+    keep the update purely functional (new arrays, no in-place writes), so the same code runs on
+    numpy, in torch and inside a ``tf.function``.
+    """
+
+    needs_curvature: ClassVar[bool] = False
+
+    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        """Initial optimizer state (a tuple of arrays like ``x``)."""
+        return ()
+
+    @abstractmethod
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Return ``(x_new, state_new)`` from the iterate, its gradient and the state."""
+
+
+# ---------------------------------------------------------------------- native declarations
+Options = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Native:
+    """A framework's own optimizer that runs a spec: what to call and with which arguments.
+
+    Attributes
+    ----------
+    name : str
+        The framework's name for it (a class of ``torch.optim`` or ``keras.optimizers``, a
+        ``scipy.optimize.minimize`` method).
+    options : callable
+        ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit
+        (framework defaults never decide a run).
+    framework : str
+        Which framework (class attribute of each subclass); a backend runs the natives whose
+        framework its :attr:`~optcmp.backends.BackendInfo.natives` lists.
+    impl : str
+        The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
+    """
+
+    framework: ClassVar[str] = ""
+    impl: ClassVar[str] = "native"
+    name: str
+    options: Options
+
+    def runs_on(self, backend: str) -> bool:
+        """Whether this native runs on ``backend`` (a canonical backend name)."""
+        return self.framework in BACKENDS[backend].natives
+
+
+@dataclass(frozen=True)
+class TorchOptimizer(Native):
+    """``torch.optim.<name>(params, **options(hp))`` on a flat leaf tensor.
+
+    Attributes
+    ----------
+    closure : bool
+        The optimizer's ``step(closure)`` evaluates the objective itself (``LBFGS``); the
+        evaluations it spends are counted.
+    """
+
+    framework: ClassVar[str] = "torch"
+    closure: bool = False
+
+
+@dataclass(frozen=True)
+class KerasOptimizer(Native):
+    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``."""
+
+    framework: ClassVar[str] = "keras"
+
+
+@dataclass(frozen=True)
+class ScipyMinimize(Native):
+    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
+
+    The backend's objective and gradient reach scipy through a float64 bridge (timed).
+
+    Attributes
+    ----------
+    max_iter_option, max_evals_option : str
+        Names of the method's options that receive optcmp's iteration and evaluation budgets.
+    """
+
+    framework: ClassVar[str] = "scipy"
+    impl: ClassVar[str] = "scipy"
+    max_iter_option: str = "maxiter"
+    max_evals_option: str = "maxfun"
+
+    def runs_on(self, backend: str) -> bool:
+        """Every backend: scipy works on float64 copies of the backend's arrays."""
+        return True
+
+
+# ---------------------------------------------------------------------- registry
 @dataclass
 class OptimizerInfo:
-    """Registry entry of an optimizer."""
+    """An optimizer, declared once (the registry entry).
+
+    Attributes
+    ----------
+    name : str
+        Canonical name.
+    params : dict of str to HyperParam
+        Hyperparameters in signature order, with defaults and validators.
+    aliases : tuple of str
+        Other accepted names.
+    summary, reference : str
+        One line each, for ``optcmp list`` and the docs.
+    check : callable, optional
+        Cross-parameter check ``check(hp) -> None`` raising ``ValueError``.
+    rule : UpdateRule, optional
+        The reference update rule (runs on every backend, ``impl="reference"``).
+    natives : tuple of Native
+        The frameworks' own implementations.
+    stochastic : bool
+        Steps see minibatches (``batch_size``, ``shuffle`` hyperparameters); the full objective
+        is evaluated off the clock.
+    factory : callable, optional
+        The spec factory (``optcmp.<name>``), set by :func:`register_optimizer`.
+    """
 
     name: str
     params: dict[str, HyperParam]
     aliases: tuple[str, ...] = ()
     summary: str = ""
     reference: str = ""
-    #: (backend, impl) -> adapter class, or "module:Class" imported when first needed
-    adapters: dict[tuple[str, str], type[Adapter] | str] = field(default_factory=dict)
-    #: backend -> impls in "auto" preference order
-    auto_order: dict[str, list[str]] = field(default_factory=dict)
-    #: Extra cross-parameter check ``check(hp) -> None`` raising ValueError.
     check: Callable[[dict[str, Any]], None] | None = None
+    rule: UpdateRule | None = None
+    natives: tuple[Native, ...] = ()
+    stochastic: bool = False
+    factory: Callable[..., OptimizerSpec] | None = field(default=None, repr=False)
+
+    def implementations(self, backend: str) -> dict[str, Any]:
+        """The implementations that run on ``backend``, in ``impl="auto"`` preference order.
+
+        Parameters
+        ----------
+        backend : str
+            Backend name or alias.
+
+        Returns
+        -------
+        dict
+            ``impl -> declaration``: ``"native"`` (a :class:`Native` of a framework the
+            backend runs) first, then ``"reference"`` (the :class:`UpdateRule`), then
+            ``"scipy"`` (a :class:`ScipyMinimize`).
+        """
+        b = canonical_backend(backend)
+        out: dict[str, Any] = {}
+        for n in self.natives:
+            if n.impl == "native" and n.runs_on(b):
+                out.setdefault("native", n)
+        if self.rule is not None:
+            out["reference"] = self.rule
+        for n in self.natives:
+            if n.impl != "native" and n.runs_on(b):
+                out.setdefault(n.impl, n)
+        return out
+
+    def native(self, framework: str) -> Native:
+        """The native declaration of ``framework``.
+
+        Raises
+        ------
+        ValueError
+            The optimizer has none.
+        """
+        for n in self.natives:
+            if n.framework == framework:
+                return n
+        raise ValueError(f"optimizer {self.name!r} has no {framework} implementation")
 
 
 _OPTIMIZERS: dict[str, OptimizerInfo] = {}
 
 
-def register_optimizer(info: OptimizerInfo) -> OptimizerInfo:
+def register_optimizer(info: OptimizerInfo,
+                       factory: Callable[..., OptimizerSpec] | None = None) -> OptimizerInfo:
     """Add an optimizer to the registry (idempotent on the name).
 
     Parameters
     ----------
     info : OptimizerInfo
-        Name, aliases, hyperparameters with defaults and validators, summary, reference.
+        Name, aliases, hyperparameters, summary, reference, reference rule and natives.
+    factory : callable, optional
+        The spec factory; it is marked as such (``optcmp.compare`` accepts the factory itself
+        for its defaults) and exposed as ``optcmp.<name>``.
 
     Returns
     -------
     OptimizerInfo
         The registered entry (the earlier one if the name was already registered).
     """
+    if factory is not None:
+        info.factory = factory
+        factory._optcmp_optimizer = info.name  # type: ignore[attr-defined]
     _OPTIMIZERS.setdefault(info.name, info)
     return _OPTIMIZERS[info.name]
 
 
-def register_adapter(name: str, backend: str, impl: str, cls: type[Adapter] | str, *,
-                     prefer: bool = False) -> None:
-    """Register the adapter running optimizer ``name`` on ``backend`` as ``impl``.
+def unregister_optimizer(name: str) -> None:
+    """Remove an optimizer from the registry (for tests and interactive sessions).
 
     Parameters
     ----------
     name : str
-        Canonical optimizer name (already registered with :func:`register_optimizer`).
-    backend : str
-        Canonical backend name.
-    impl : str
-        Implementation name, one of :data:`IMPLS` (``"native"``, ``"reference"``, ``"scipy"``).
-    cls : Adapter subclass or str
-        The class, or ``"module:Class"`` to import only when a run needs it (keeps
-        ``import optcmp`` free of torch and TensorFlow).
-    prefer : bool
-        Put ``impl`` first in the backend's "auto" order.
+        Canonical name.
     """
-    info = _OPTIMIZERS[name]
-    info.adapters[(backend, impl)] = cls
-    order = info.auto_order.setdefault(backend, [])
-    if impl in order:
-        order.remove(impl)
-    if prefer:
-        order.insert(0, impl)
-    else:
-        order.append(impl)
+    _OPTIMIZERS.pop(name, None)
 
 
 def optimizer_names() -> list[str]:
@@ -328,7 +479,7 @@ def optimizer_info(name: str) -> OptimizerInfo:
     Returns
     -------
     OptimizerInfo
-        Hyperparameters with defaults, summary, reference and registered adapters.
+        Hyperparameters with defaults, summary, reference, rule and natives.
 
     Raises
     ------
@@ -413,309 +564,37 @@ def as_spec(opt: Any) -> OptimizerSpec:
     )
 
 
-def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Adapter], str]:
-    """The adapter class and concrete impl running ``spec`` on ``backend``.
+def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
+    """The concrete impl running ``spec`` on ``backend``, and its declaration.
 
     Parameters
     ----------
     spec : OptimizerSpec
     backend : str
-        Canonical backend name.
+        Backend name or alias.
 
     Returns
     -------
-    (type, str)
-        The adapter class (imported if it was registered as ``"module:Class"``) and the impl
-        actually used (``"auto"`` resolved to the backend's first choice).
+    (str, object)
+        The impl actually used (``"auto"`` resolved to the backend's first choice, see
+        :meth:`OptimizerInfo.implementations`) and its :class:`UpdateRule` or
+        :class:`Native`.
 
     Raises
     ------
     ValueError
         The optimizer has no such implementation on that backend (available ones listed).
     """
-    info = _OPTIMIZERS[spec.name]
-    order = info.auto_order.get(backend, [])
+    backend = canonical_backend(backend)
+    impls = _OPTIMIZERS[spec.name].implementations(backend)
+    order = list(impls)
     if spec.impl == "auto":
         if not order:
             raise ValueError(f"optimizer {spec.name!r} has no implementation on backend {backend!r}")
-        impl = order[0]
-    else:
-        impl = spec.impl
-    cls = info.adapters.get((backend, impl))
-    if cls is None:
+        return order[0], impls[order[0]]
+    if spec.impl not in impls:
         raise ValueError(
             f"optimizer {spec.name!r} has no impl={spec.impl!r} on backend {backend!r}; "
             f"available: {order or 'none'}"
         )
-    if isinstance(cls, str):
-        import importlib
-
-        module, _, attr = cls.partition(":")
-        cls = getattr(importlib.import_module(module), attr)
-        info.adapters[(backend, impl)] = cls
-    assert not isinstance(cls, str)
-    return cls, impl
-
-
-# ---------------------------------------------------------------------- update rules
-class UpdateRule(ABC):
-    """A reference update rule written once against a backend's ops namespace.
-
-    Subclasses set :attr:`needs_curvature` when :meth:`update` reads a diagonal curvature, and
-    keep the update purely functional (new arrays, no in-place writes), so the same code runs on
-    numpy, in torch and inside a ``tf.function``.
-    """
-
-    needs_curvature: ClassVar[bool] = False
-
-    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
-        """Initial optimizer state (a tuple of arrays like ``x``)."""
-        return ()
-
-    @abstractmethod
-    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
-               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
-        """Return ``(x_new, state_new)`` from the iterate, its gradient and the state."""
-
-
-# ---------------------------------------------------------------------- adapters
-@dataclass
-class StepOutput:
-    """What one optimizer step reports (backend scalars, read off the clock).
-
-    Attributes
-    ----------
-    fun : object or None
-        Full objective at the incoming iterate, or ``None`` for minibatch steps.
-    grad_norm : object or None
-        2-norm of that gradient (``None`` for minibatch steps).
-    nfev, njev : int
-        Function and gradient evaluations the step spent.
-    """
-
-    fun: Any
-    grad_norm: Any
-    nfev: int = 1
-    njev: int = 1
-
-
-class Adapter(ABC):
-    """Runs one optimizer spec on one backend.
-
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    problem : Problem
-    backend : Backend
-    x0 : ndarray of float64, shape (n_params,)
-        Initial point (drawn once in numpy and transferred).
-    seed : int
-        The run's seed (minibatch order).
-
-    Attributes
-    ----------
-    loop : bool
-        True for adapters that drive their own loop (:class:`LoopAdapter`).
-    stochastic : bool
-        True when steps see minibatches (the full objective is evaluated off the clock).
-    hyper : dict
-        Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
-    implementation : str
-        Human-readable description of the code path that runs (e.g. ``torch.optim.Adadelta``).
-    """
-
-    loop: ClassVar[bool] = False
-    stochastic: bool = False
-    implementation: str = ""
-
-    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend, x0: np.ndarray,
-                 seed: int = 0) -> None:
-        self.spec = spec
-        self.problem = problem
-        self.backend = backend
-        self.x0 = np.asarray(x0, dtype=np.float64)
-        self.seed = int(seed)
-        self.hyper: dict[str, Any] = dict(spec.hyperparameters)
-        self.data: dict[str, Any] = {}
-
-    # -- lifecycle
-    def setup(self) -> None:
-        """Place data and the iterate on the device, resolve hyperparameters, compile (untimed)."""
-        self.data = self.backend.place(self.problem.train_data)
-
-    def warmup(self) -> float:
-        """Run the first (tracing/compiling) step untimed and restore the state.
-
-        Returns
-        -------
-        float
-            Wall seconds the warm-up took (reported apart, never in time-to-target).
-        """
-        return 0.0
-
-    @abstractmethod
-    def step(self) -> StepOutput:
-        """One iteration (timed by the caller)."""
-
-    def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
-        """Untimed housekeeping before the next step (e.g. the next epoch's minibatch order)."""
-
-    @abstractmethod
-    def x_numpy(self) -> np.ndarray:
-        """Current iterate copied to the host as float64 (off the clock)."""
-
-    @property
-    def steps_per_epoch(self) -> int | None:
-        """Steps in one pass over the data (stochastic adapters), else ``None``."""
-        return None
-
-    def resolve_learning_rate(self) -> None:
-        """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem.
-
-        Raises
-        ------
-        NotApplicable
-            The problem has no known Lipschitz constant (a ``ValueError``).
-        """
-        if self.hyper.get("learning_rate") == "auto":
-            try:
-                L = self.problem.lipschitz()
-            except NotImplementedError as exc:
-                raise NotApplicable(
-                    f"{self.spec.name}: learning_rate='auto' needs the gradient's Lipschitz "
-                    f"constant, which problem {self.problem.name!r} does not know; "
-                    "give learning_rate as a positive float"
-                ) from exc
-            self.hyper["learning_rate"] = 1.0 / L
-
-
-class LoopAdapter(Adapter):
-    """An adapter whose library drives the loop (scipy); it reports through a monitor."""
-
-    loop = True
-
-    def step(self) -> StepOutput:  # pragma: no cover - loop adapters are driven by run()
-        raise TypeError(f"{type(self).__name__} drives its own loop; call run()")
-
-    @abstractmethod
-    def run(self, monitor: Any) -> dict[str, Any]:
-        """Run to completion, calling ``monitor.on_iteration`` after every iteration.
-
-        Returns
-        -------
-        dict
-            ``status`` (or None when the monitor stopped the run), ``message``, ``nit``,
-            ``nfev``, ``njev``.
-        """
-
-
-class MinibatchMixin:
-    """The minibatch sequence of a stochastic adapter, shared by reference and native adapters.
-
-    Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
-    (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
-    backend and for every implementation. The epoch's index vector is placed on the device in
-    :meth:`between_steps`, off the clock; a step only slices it.
-    """
-
-    backend: Backend
-    data: dict[str, Any]
-    hyper: dict[str, Any]
-    problem: Problem
-    seed: int
-    stochastic: bool
-    _k: int
-
-    def _init_batches(self) -> None:
-        """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
-        self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
-                                bool(self.hyper.get("shuffle", True)), self.seed)
-        self._epoch_idx: Any = None
-        self._load_epoch(0)
-
-    def _load_epoch(self, epoch: int) -> None:
-        self._epoch = epoch
-        if self.order.shuffle:
-            self._epoch_idx = self.backend.index_array(self.order.epoch_indices(epoch))
-        else:
-            self._epoch_idx = None
-
-    def _batch(self, k: int | None = None) -> dict[str, Any]:
-        """Rows of minibatch ``k`` (default: the next one) as backend arrays."""
-        a, b = self.order.bounds(self._k if k is None else k)
-        if self._epoch_idx is None:
-            return self.backend.take_rows(self.data, slice(a, b))
-        return self.backend.take_rows(self.data, self._epoch_idx[a:b])
-
-    def between_steps(self) -> None:
-        """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
-        if self.stochastic:
-            epoch = self._k // self.order.steps_per_epoch
-            if epoch != self._epoch:
-                self._load_epoch(epoch)
-
-    @property
-    def steps_per_epoch(self) -> int | None:
-        """Minibatches per epoch of a stochastic run, else ``None``."""
-        return self.order.steps_per_epoch if self.stochastic else None
-
-
-class ReferenceAdapter(MinibatchMixin, Adapter):
-    """Generic adapter running an :class:`UpdateRule` through ``backend.make_step``.
-
-    Full batch unless :attr:`stochastic` (then minibatches in the :class:`BatchOrder` drawn from
-    the run's seed, identical on every backend, see :class:`MinibatchMixin`).
-    """
-
-    rule: ClassVar[UpdateRule]
-    implementation = "optcmp reference update rule"
-
-    def setup(self) -> None:
-        super().setup()
-        self.resolve_learning_rate()
-        b = self.backend
-        self.x = b.copy(b.asarray(self.x0))
-        self.state = self.rule.init_state(b.ops, self.x)
-        self.curvature = None
-        if self.rule.needs_curvature:
-            if self.problem.hess_diag_is_constant:
-                self.curvature = b.asarray(
-                    np.asarray(self.problem.hess_diag(_np_ops(), self.x0, self.problem.train_data))
-                )
-        # minibatch steps report no gradient norm: do not compute one inside the timed step
-        self._step = b.make_step(self.problem, self.rule, self.hyper,
-                                 grad_norm=not self.stochastic)
-        self._k = 0
-        if self.stochastic:
-            self._init_batches()
-
-    # -- stepping
-    def step(self) -> StepOutput:
-        batch = self._batch() if self.stochastic else self.data
-        curv = self.curvature
-        if self.rule.needs_curvature and curv is None:
-            curv = self.problem.hess_diag(self.backend.ops, self.x, batch)
-        fun, gnorm, self.x, self.state = self._step(self.x, self.state, batch, curv)
-        self._k += 1
-        if self.stochastic:
-            return StepOutput(None, None, 1, 1)
-        return StepOutput(fun, gnorm, 1, 1)
-
-    def warmup(self) -> float:
-        b = self.backend
-        saved = (b.copy(self.x), tuple(b.copy(s) for s in self.state), self._k)
-        t0 = time.perf_counter()
-        self.step()
-        b.sync()
-        elapsed = time.perf_counter() - t0
-        self.x, self.state, self._k = saved[0], saved[1], saved[2]
-        return elapsed
-
-    def x_numpy(self) -> np.ndarray:
-        return np.asarray(self.backend.to_numpy(self.x), dtype=np.float64).reshape(-1)
-
-
-def _np_ops() -> Any:
-    from optcmp.backends.numpy_ import ops
-
-    return ops
+    return spec.impl, impls[spec.impl]

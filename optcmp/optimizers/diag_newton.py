@@ -25,11 +25,9 @@ from optcmp.optimizers.base import (
     HyperParam,
     OptimizerInfo,
     OptimizerSpec,
-    ReferenceAdapter,
     UpdateRule,
     get_optimizer,
     positive_float,
-    register_adapter,
     register_optimizer,
 )
 
@@ -43,24 +41,6 @@ class DiagNewtonRule(UpdateRule):
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:
         p = x.shape[0]
         return x - (hp["learning_rate"] / p) * (g / curvature), state
-
-
-class DiagNewtonAdapter(ReferenceAdapter):
-    """Diagonal-Newton-scaled gradient descent, reference rule on any backend."""
-
-    rule = DiagNewtonRule()
-
-
-register_optimizer(OptimizerInfo(
-    name="diag_newton",
-    aliases=("diagnewton", "diagonal_newton", "jacobi", "diag-newton-gd"),
-    params={"learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
-                                        "multiplier of the scaled step")},
-    summary="gradient descent scaled by the inverse Hessian diagonal, divided by p",
-    reference="Becker & LeCun (1989); Nocedal & Wright (2006), Sec. 3.3",
-))
-for _b in ("numpy", "torch", "tensorflow"):
-    register_adapter("diag_newton", _b, "reference", DiagNewtonAdapter)
 
 
 def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto", label: str = "") -> OptimizerSpec:
@@ -94,4 +74,12 @@ def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto", label: str = 
     return get_optimizer("diag_newton", impl=impl, label=label, learning_rate=learning_rate)
 
 
-diag_newton._optcmp_optimizer = "diag_newton"  # type: ignore[attr-defined]
+register_optimizer(OptimizerInfo(
+    name="diag_newton",
+    aliases=("diagnewton", "diagonal_newton", "jacobi", "diag-newton-gd"),
+    params={"learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
+                                        "multiplier of the scaled step")},
+    summary="gradient descent scaled by the inverse Hessian diagonal, divided by p",
+    reference="Becker & LeCun (1989); Nocedal & Wright (2006), Sec. 3.3",
+    rule=DiagNewtonRule(),
+), diag_newton)

@@ -18,11 +18,9 @@ from optcmp.optimizers.base import (
     HyperParam,
     OptimizerInfo,
     OptimizerSpec,
-    ReferenceAdapter,
     UpdateRule,
     get_optimizer,
     positive_float,
-    register_adapter,
     register_optimizer,
 )
 
@@ -33,25 +31,6 @@ class GDRule(UpdateRule):
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:
         return x - hp["learning_rate"] * g, state
-
-
-class GDAdapter(ReferenceAdapter):
-    """Full-batch gradient descent, reference rule on any backend."""
-
-    rule = GDRule()
-
-
-register_optimizer(OptimizerInfo(
-    name="gd",
-    aliases=("gradient_descent", "gradientdescent", "steepest_descent"),
-    params={"learning_rate": HyperParam("learning_rate", "auto",
-                                        positive_float("learning_rate", allow_auto=True),
-                                        "step size; 'auto' = 1/L")},
-    summary="full-batch gradient descent, constant step",
-    reference="Nesterov (2018), Lectures on Convex Optimization, Sec. 2.1.5",
-))
-for _b in ("numpy", "torch", "tensorflow"):
-    register_adapter("gd", _b, "reference", GDAdapter)
 
 
 def gd(learning_rate: float | str = "auto", *, impl: str = "auto", label: str = "") -> OptimizerSpec:
@@ -90,4 +69,13 @@ def gd(learning_rate: float | str = "auto", *, impl: str = "auto", label: str = 
     return get_optimizer("gd", impl=impl, label=label, learning_rate=learning_rate)
 
 
-gd._optcmp_optimizer = "gd"  # type: ignore[attr-defined]
+register_optimizer(OptimizerInfo(
+    name="gd",
+    aliases=("gradient_descent", "gradientdescent", "steepest_descent"),
+    params={"learning_rate": HyperParam("learning_rate", "auto",
+                                        positive_float("learning_rate", allow_auto=True),
+                                        "step size; 'auto' = 1/L")},
+    summary="full-batch gradient descent, constant step",
+    reference="Nesterov (2018), Lectures on Convex Optimization, Sec. 2.1.5",
+    rule=GDRule(),
+), gd)

@@ -1,0 +1,61 @@
+"""Adapters: run an optimizer spec on a backend, composed from the backend's pieces.
+
+One adapter per *kind* of implementation, not per optimizer:
+
+=============  ===========================================  ====================================
+impl           declaration (in the optimizer's file)        adapter
+=============  ===========================================  ====================================
+``reference``  :class:`~optcmp.optimizers.base.UpdateRule`   :class:`~optcmp.adapters.reference.ReferenceAdapter`
+``native``     :class:`~optcmp.optimizers.base.TorchOptimizer`  :class:`~optcmp.adapters.torch_.TorchNativeAdapter`
+``native``     :class:`~optcmp.optimizers.base.KerasOptimizer`  :class:`~optcmp.adapters.keras.KerasNativeAdapter`
+``scipy``      :class:`~optcmp.optimizers.base.ScipyMinimize`  :class:`~optcmp.adapters.scipy_.ScipyAdapter`
+=============  ===========================================  ====================================
+
+The framework adapters are imported only when a run needs them, so ``import optcmp`` loads no
+torch, TensorFlow or Keras.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from optcmp.optimizers.base import Native, OptimizerSpec, resolve_impl
+
+#: Adapter class of each kind of declaration (``"reference"`` or a native's framework), as
+#: ``"module:Class"`` imported on first use.
+ADAPTERS: dict[str, str] = {
+    "reference": "optcmp.adapters.reference:ReferenceAdapter",
+    "torch": "optcmp.adapters.torch_:TorchNativeAdapter",
+    "keras": "optcmp.adapters.keras:KerasNativeAdapter",
+    "scipy": "optcmp.adapters.scipy_:ScipyAdapter",
+}
+
+
+def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
+    """The adapter class and concrete impl running ``spec`` on ``backend``.
+
+    Parameters
+    ----------
+    spec : OptimizerSpec
+    backend : str
+        Backend name or alias.
+
+    Returns
+    -------
+    (type, str)
+        The adapter class (its module imported on first use) and the impl actually used
+        (``"auto"`` resolved to the backend's first choice).
+
+    Raises
+    ------
+    ValueError
+        The optimizer has no such implementation on that backend (available ones listed).
+    """
+    impl, decl = resolve_impl(spec, backend)
+    kind = decl.framework if isinstance(decl, Native) else "reference"
+    module, _, attr = ADAPTERS[kind].partition(":")
+    return getattr(importlib.import_module(module), attr), impl
+
+
+__all__ = ["ADAPTERS", "resolve_adapter"]

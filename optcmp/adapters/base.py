@@ -1,0 +1,223 @@
+"""The adapter interface: what the runner drives, and the minibatch sequence adapters share.
+
+An adapter runs one :class:`~optcmp.optimizers.base.OptimizerSpec` on one
+:class:`~optcmp.backends.base.Backend`: it places data and the iterate (setup, untimed), warms up
+(untimed), and then either takes one step per call (:meth:`Adapter.step`, timed by the runner)
+or, for libraries that drive their own loop (scipy), runs to completion reporting every
+iteration to a monitor (:class:`LoopAdapter`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from optcmp.batching import BatchOrder
+from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
+
+if TYPE_CHECKING:
+    from optcmp.backends.base import Backend
+    from optcmp.problems.base import Problem
+
+
+@dataclass
+class StepOutput:
+    """What one optimizer step reports (backend scalars, read off the clock).
+
+    Attributes
+    ----------
+    fun : object or None
+        Full objective at the incoming iterate, or ``None`` for minibatch steps.
+    grad_norm : object or None
+        2-norm of that gradient (``None`` for minibatch steps).
+    nfev, njev : int
+        Function and gradient evaluations the step spent.
+    """
+
+    fun: Any
+    grad_norm: Any
+    nfev: int = 1
+    njev: int = 1
+
+
+class Adapter(ABC):
+    """Runs one optimizer spec on one backend.
+
+    Parameters
+    ----------
+    spec : OptimizerSpec
+    problem : Problem
+    backend : Backend
+    x0 : ndarray of float64, shape (n_params,)
+        Initial point (drawn once in numpy and transferred).
+    seed : int
+        The run's seed (minibatch order).
+
+    Attributes
+    ----------
+    loop : bool
+        True for adapters that drive their own loop (:class:`LoopAdapter`).
+    stochastic : bool
+        True when steps see minibatches (the full objective is evaluated off the clock); from
+        the optimizer's declaration (:attr:`~optcmp.optimizers.base.OptimizerInfo.stochastic`).
+    hyper : dict
+        Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
+    implementation : str
+        Human-readable description of the code path that runs (e.g. ``torch.optim.Adadelta``).
+    """
+
+    loop: ClassVar[bool] = False
+    implementation: str = ""
+
+    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend, x0: np.ndarray,
+                 seed: int = 0) -> None:
+        self.spec = spec
+        self.info = optimizer_info(spec.name)
+        self.stochastic = self.info.stochastic
+        self.problem = problem
+        self.backend = backend
+        self.x0 = np.asarray(x0, dtype=np.float64)
+        self.seed = int(seed)
+        self.hyper: dict[str, Any] = dict(spec.hyperparameters)
+        self.data: dict[str, Any] = {}
+
+    # -- lifecycle
+    def setup(self) -> None:
+        """Place data and the iterate on the device, resolve hyperparameters, compile (untimed)."""
+        self.data = self.backend.place(self.problem.train_data)
+
+    def warmup(self) -> float:
+        """Run the first (tracing/compiling) step untimed and restore the state.
+
+        Returns
+        -------
+        float
+            Wall seconds the warm-up took (reported apart, never in time-to-target).
+        """
+        return 0.0
+
+    @abstractmethod
+    def step(self) -> StepOutput:
+        """One iteration (timed by the caller)."""
+
+    def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
+        """Untimed housekeeping before the next step (e.g. the next epoch's minibatch order)."""
+
+    @abstractmethod
+    def x_numpy(self) -> np.ndarray:
+        """Current iterate copied to the host as float64 (off the clock)."""
+
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """Steps in one pass over the data (stochastic adapters), else ``None``."""
+        return None
+
+    def resolve_learning_rate(self) -> None:
+        """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem.
+
+        Raises
+        ------
+        NotApplicable
+            The problem has no known Lipschitz constant (a ``ValueError``).
+        """
+        if self.hyper.get("learning_rate") == "auto":
+            try:
+                L = self.problem.lipschitz()
+            except NotImplementedError as exc:
+                raise NotApplicable(
+                    f"{self.spec.name}: learning_rate='auto' needs the gradient's Lipschitz "
+                    f"constant, which problem {self.problem.name!r} does not know; "
+                    "give learning_rate as a positive float"
+                ) from exc
+            self.hyper["learning_rate"] = 1.0 / L
+
+
+class LoopAdapter(Adapter):
+    """An adapter whose library drives the loop (scipy); it reports through a monitor."""
+
+    loop = True
+
+    def step(self) -> StepOutput:  # pragma: no cover - loop adapters are driven by run()
+        raise TypeError(f"{type(self).__name__} drives its own loop; call run()")
+
+    @abstractmethod
+    def run(self, monitor: Any) -> dict[str, Any]:
+        """Run to completion, calling ``monitor.on_iteration`` after every iteration.
+
+        Parameters
+        ----------
+        monitor : object
+            ``monitor.delegate_budgets() -> {"max_iter", "max_evals"}`` hands the iteration
+            and evaluation budgets to the library; ``monitor.on_iteration(fun=, grad_norm=,
+            nfev=, njev=, x=) -> bool`` records an iteration (True: stop).
+
+        Returns
+        -------
+        dict
+            ``status`` (or None when the monitor stopped the run), ``message``, ``nit``,
+            ``nfev``, ``njev``.
+        """
+
+
+class MinibatchMixin:
+    """The minibatch sequence of a stochastic adapter, shared by reference and native adapters.
+
+    Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
+    (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
+    backend and for every implementation. The epoch's index vector is placed on the device in
+    :meth:`between_steps`, off the clock; a step only slices it.
+    """
+
+    backend: Backend
+    data: dict[str, Any]
+    hyper: dict[str, Any]
+    problem: Problem
+    seed: int
+    stochastic: bool
+    _k: int
+
+    def _init_batches(self) -> None:
+        """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
+        self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
+                                bool(self.hyper.get("shuffle", True)), self.seed)
+        self._epoch_idx: Any = None
+        self._load_epoch(0)
+
+    def _load_epoch(self, epoch: int) -> None:
+        self._epoch = epoch
+        if self.order.shuffle:
+            self._epoch_idx = self.backend.index_array(self.order.epoch_indices(epoch))
+        else:
+            self._epoch_idx = None
+
+    def _batch(self, k: int | None = None) -> dict[str, Any]:
+        """Rows of minibatch ``k`` (default: the next one) as backend arrays."""
+        a, b = self.order.bounds(self._k if k is None else k)
+        if self._epoch_idx is None:
+            return self.backend.take_rows(self.data, slice(a, b))
+        return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+
+    def _next_batch(self) -> dict[str, Any]:
+        """The next minibatch of a stochastic run, the whole data otherwise."""
+        return self._batch() if self.stochastic else self.data
+
+    def between_steps(self) -> None:
+        """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
+        if self.stochastic:
+            epoch = self._k // self.order.steps_per_epoch
+            if epoch != self._epoch:
+                self._load_epoch(epoch)
+
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """Minibatches per epoch of a stochastic run, else ``None``."""
+        return self.order.steps_per_epoch if self.stochastic else None
+
+    def _output(self, fun: Any, grad_norm: Any, nfev: int = 1, njev: int = 1) -> StepOutput:
+        """The step's report: a minibatch step reports no full objective."""
+        if self.stochastic:
+            return StepOutput(None, None, nfev, njev)
+        return StepOutput(fun, grad_norm, nfev, njev)

@@ -1,0 +1,149 @@
+"""Native Keras adapter: an optimizer's :class:`~optcmp.optimizers.base.KerasOptimizer` on TF.
+
+Imported only when a run needs it. The iterate is one flat ``tf.Variable`` on the backend's
+device; a step is one compiled call (:meth:`~optcmp.backends.base.Backend.compile`, traced once,
+during warm-up): objective and gradient under a ``tf.GradientTape`` (a fresh tape each step, so
+no gradient is ever carried over), then ``optimizer.apply_gradients``. Every argument the
+declaration gives is passed to the constructor explicitly (Keras' own defaults are
+``learning_rate=0.001, rho=0.95, epsilon=1e-7`` for Adadelta and ``learning_rate=0.01`` for
+SGD, CASES.md FC-01), and the optimizer is built with Keras' ``floatx`` set to the run's dtype, so
+that its learning-rate variable is float64 in float64 runs (with Keras' float32 default, 0.1
+would become 0.10000000149).
+
+Keras 3 follows one process-wide backend. When Keras was already imported with a backend other
+than TensorFlow, its optimizers cannot update TensorFlow variables: the adapter then runs the
+optimizer's reference update rule instead, and says so in :attr:`implementation` (recorded in
+every result).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from optcmp.adapters.base import StepOutput
+from optcmp.adapters.reference import ReferenceAdapter
+from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
+from optcmp.optimizers.base import KerasOptimizer
+
+
+def keras_backend_name() -> str:
+    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded).
+
+    Returns
+    -------
+    str
+        ``keras.backend.backend()``, e.g. ``"tensorflow"``.
+    """
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    import keras
+
+    return str(keras.backend.backend())
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars as Python numbers (for the implementation text)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class KerasNativeAdapter(ReferenceAdapter):
+    """``keras.optimizers.<name>(**options)`` on a ``tf.Variable``; the reference rule when
+    Keras is not on TensorFlow in this process.
+
+    Parameters
+    ----------
+    spec, problem, backend, x0, seed
+        As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+        :class:`~optcmp.optimizers.base.KerasOptimizer`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        decl = self.info.native("keras")
+        assert isinstance(decl, KerasOptimizer)
+        self.decl = decl
+        self.implementation = f"keras.optimizers.{decl.name}"
+
+    def _options(self) -> dict[str, Any]:
+        return self.decl.options(self.hyper)
+
+    def setup(self) -> None:
+        kb = keras_backend_name()
+        self.native = kb == "tensorflow" and isinstance(self.backend, TensorFlowBackend)
+        if not self.native:
+            super().setup()
+            self.implementation = (
+                f"optcmp reference update rule (fallback: Keras runs on backend {kb!r} in this "
+                f"process, so keras.optimizers.{self.decl.name} cannot update TensorFlow "
+                f"variables)"
+            )
+            return
+        import keras
+
+        self.data = self.backend.place(self.problem.train_data)
+        self.resolve_learning_rate()
+        self._build(keras)
+        self._k = 0
+        if self.stochastic:
+            self._init_batches()
+        opts = ", ".join(f"{k}={_plain(v)!r}" for k, v in self._options().items())
+        self.implementation = (f"keras.optimizers.{self.decl.name}({opts}) on a tf.Variable "
+                               f"(Keras {keras.__version__})")
+
+    def _build(self, keras: Any) -> None:
+        """The variable, the optimizer (in the run's floatx) and the compiled step."""
+        b = self.backend
+        assert isinstance(b, TensorFlowBackend)
+        with tf.device(b.tf_device):
+            self.var = tf.Variable(b.asarray(self.x0), name="x", trainable=True)
+        old = keras.config.floatx()
+        keras.config.set_floatx(b.dtype)
+        try:
+            self.opt = getattr(keras.optimizers, self.decl.name)(**self._options())
+            with tf.device(b.tf_device):
+                self.opt.build([self.var])
+        finally:
+            keras.config.set_floatx(old)
+        objective, o, var, opt = self.problem.objective, b.ops, self.var, self.opt
+        with_norm = not self.stochastic  # minibatch steps report no gradient norm
+
+        def body(batch: dict[str, Any]) -> Any:
+            with tf.GradientTape() as tape:
+                f = objective(o, var, batch)
+            g = tape.gradient(f, var)
+            gnorm = o.norm(g) if with_norm else None
+            opt.apply_gradients([(g, var)])
+            return f, gnorm
+
+        self._fn = b.compile(body, (self.problem.train_data,), rows=(0,))
+
+    def step(self) -> StepOutput:
+        if not self.native:
+            return super().step()
+        fun, gnorm = self._fn(self._next_batch())
+        self._k += 1
+        return self._output(fun, gnorm)
+
+    def warmup(self) -> float:
+        """Trace the step (one call) and restore the variable and the optimizer state."""
+        if not self.native:
+            return super().warmup()
+        saved = [v.numpy() for v in self.opt.variables]
+        x = self.var.numpy()
+        t0 = time.perf_counter()
+        self.step()
+        self.backend.sync()
+        elapsed = time.perf_counter() - t0
+        self._k = 0
+        self.var.assign(x)
+        for v, s in zip(self.opt.variables, saved):
+            v.assign(s)
+        return elapsed
+
+    def x_numpy(self) -> np.ndarray:
+        if not self.native:
+            return super().x_numpy()
+        return np.asarray(self.var.numpy(), dtype=np.float64).reshape(-1)

@@ -1,0 +1,124 @@
+"""Native PyTorch adapter: an optimizer's :class:`~optcmp.optimizers.base.TorchOptimizer`.
+
+Imported only when a run needs it. The optimizer is ``torch.optim.<name>`` built with every
+argument its declaration gives (including the ones optcmp does not expose, e.g.
+``weight_decay=0``, ``maximize=False``), so no PyTorch default ever decides a run. Every step
+starts with ``optimizer.zero_grad(set_to_none=True)``: gradients deposited by anything between
+two steps (a monitoring ``backward()``, a warm-up) are discarded and cannot double the next
+update (CASES.md FC-11).
+
+The iterate is one flat leaf tensor on the backend's device, the data are placed once, and a
+step does no host round trip: the objective and gradient norm stay device scalars, read by the
+monitor off the clock. Optimizers that evaluate the objective themselves
+(``TorchOptimizer(closure=True)``, i.e. ``torch.optim.LBFGS``) get a closure, and every
+evaluation it makes is counted in ``nfev``/``njev``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from optcmp.adapters.base import Adapter, MinibatchMixin, StepOutput
+from optcmp.optimizers.base import TorchOptimizer
+
+
+class TorchNativeAdapter(MinibatchMixin, Adapter):
+    """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
+
+    Parameters
+    ----------
+    spec, problem, backend, x0, seed
+        As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+        :class:`~optcmp.optimizers.base.TorchOptimizer`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        decl = self.info.native("torch")
+        assert isinstance(decl, TorchOptimizer)
+        self.decl = decl
+        self.torch_cls = getattr(torch.optim, decl.name)
+        self.implementation = f"torch.optim.{decl.name}"
+
+    def _options(self) -> dict[str, Any]:
+        return self.decl.options(self.hyper)
+
+    def _make(self, x0: Any) -> tuple[torch.Tensor, torch.optim.Optimizer]:
+        p = x0.detach().clone().requires_grad_(True)
+        return p, self.torch_cls([p], **self._options())
+
+    def setup(self) -> None:
+        super().setup()
+        self.resolve_learning_rate()
+        self.param, self.opt = self._make(self.backend.asarray(self.x0))
+        self._objective = self.problem.objective
+        self._ops = self.backend.ops
+        self._k = 0
+        self._calls = 1
+        if self.stochastic:
+            self._init_batches()
+        opts = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
+        self.implementation = f"torch.optim.{self.torch_cls.__name__}({opts})"
+
+    def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
+                       batch: dict[str, Any]) -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        f = self._objective(self._ops, p, batch)
+        f.backward()
+        return f
+
+    def _step_on(self, p: torch.Tensor, opt: torch.optim.Optimizer,
+                 batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.decl.closure:
+            return self._closure_step(p, opt, batch)
+        f = self._loss_and_grad(p, opt, batch)
+        gnorm = None
+        if not self.stochastic:  # minibatch steps report no gradient norm: don't time one
+            with torch.no_grad():
+                g = p.grad
+                assert g is not None
+                gnorm = torch.sqrt(torch.dot(g, g))
+        opt.step()
+        return f.detach(), gnorm
+
+    def _closure_step(self, p: torch.Tensor, opt: torch.optim.Optimizer,
+                      batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``opt.step(closure)``: the first evaluation is the incoming iterate's."""
+        first: list[torch.Tensor] = []
+        calls = [0]
+
+        def closure() -> torch.Tensor:
+            f = self._loss_and_grad(p, opt, batch)
+            calls[0] += 1
+            if not first:
+                g = p.grad
+                assert g is not None
+                with torch.no_grad():
+                    first.append(torch.sqrt(torch.dot(g, g)))
+            return f
+
+        f0: Any = opt.step(closure)  # type: ignore[arg-type]  # returns the first closure value
+        self._calls = calls[0]
+        return f0.detach(), first[0]
+
+    def step(self) -> StepOutput:
+        batch = self._next_batch()
+        fun, gnorm = self._step_on(self.param, self.opt, batch)
+        self._k += 1
+        return self._output(fun, gnorm, self._calls, self._calls)
+
+    def warmup(self) -> float:
+        """One step of a throwaway parameter/optimizer pair (first-call allocations), untimed."""
+        p, opt = self._make(self.param)
+        batch = self._batch(0) if self.stochastic else self.data
+        t0 = time.perf_counter()
+        self._step_on(p, opt, batch)
+        self.backend.sync()
+        return time.perf_counter() - t0
+
+    def x_numpy(self) -> np.ndarray:
+        return np.asarray(self.backend.to_numpy(self.param), dtype=np.float64).reshape(-1)

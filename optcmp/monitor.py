@@ -1,0 +1,206 @@
+"""The monitor: everything a run does off the clock between two timed steps.
+
+It records the trace, checks the run's stopping rule, confirms a float32 target in float64,
+computes the metrics a rule asks for and calls the user's callback. One monitor belongs to one
+run, with its own copy of the stopping rule (:func:`optcmp.runner.run`), so runs executing at
+the same time never share state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optcmp.results import Trace
+from optcmp.stopping import MaxEvals, MaxIter, Rule, State
+from optcmp.timing import Stopwatch
+
+if TYPE_CHECKING:
+    from optcmp.problems.base import Problem
+
+#: ``callback(intermediate_result)``, scipy's convention; raising ``StopIteration`` stops the run.
+Callback = Callable[[Any], Any]
+#: An observed iterate, or a function copying it to the host when someone needs it.
+LazyX = Callable[[], np.ndarray] | np.ndarray | None
+
+
+class Monitor:
+    """Off-the-clock bookkeeping of one run: trace, stopping checks, confirmation, callback.
+
+    Parameters
+    ----------
+    rule : Rule
+        The run's own stopping rule (a copy: rules with state, such as
+        :class:`~optcmp.stopping.RelativeChange`, keep it per run).
+    sw : Stopwatch
+        The run's stopwatch; :meth:`on_iteration` pauses it while monitoring.
+    problem : Problem
+    x_now : callable
+        Copies the adapter's current iterate to the host (when an observation needs it).
+    f0 : float
+        Objective at the initial point (float64).
+    fstar : float or None
+        Known optimum.
+    confirm64 : bool
+        Confirm a target met in float32 by a float64 re-evaluation before stopping.
+    callback : callable, optional
+        ``callback(intermediate_result)`` at every observation with an objective value.
+
+    Attributes
+    ----------
+    fired : Rule or None
+        The rule that stopped the run.
+    hit : tuple or None
+        ``(time, iterate, nfev, njev)`` when the target was met.
+    hit_x : ndarray or None
+        The iterate that met it.
+    callback_stop : bool
+        The callback raised ``StopIteration``.
+    """
+
+    def __init__(self, rule: Rule, sw: Stopwatch, problem: Problem,
+                 x_now: Callable[[], np.ndarray], f0: float, fstar: float | None,
+                 confirm64: bool, callback: Callback | None) -> None:
+        self.rule = rule
+        self.sw = sw
+        self.problem = problem
+        self.x_now = x_now
+        self.f0 = f0
+        self.fstar = fstar
+        self.confirm64 = confirm64
+        self.callback = callback
+        self._result_type: Any = None
+        if callback is not None:
+            from scipy.optimize import OptimizeResult
+
+            self._result_type = OptimizeResult
+        self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        #: Whether observations need the observed iterate itself (not only its objective).
+        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
+        self.rows: list[tuple[int, float, float, float, int, int]] = []
+        self.fired: Rule | None = None
+        self.stopped = False
+        self.callback_stop = False
+        self.hit: tuple[float, int, int, int] | None = None
+        self.hit_x: np.ndarray | None = None
+        self.nit = 0
+        self.last: State | None = None
+        self._delegated: set[int] = set()
+
+    def delegate_budgets(self) -> dict[str, int | None]:
+        """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them).
+
+        Returns
+        -------
+        dict
+            ``{"max_iter": n or None, "max_evals": n or None}``; those rules are then no longer
+            checked here.
+        """
+        out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
+        for r in self.rule.rules():
+            if isinstance(r, MaxIter):
+                out["max_iter"] = r.n if out["max_iter"] is None else min(out["max_iter"], r.n)
+                self._delegated.add(id(r))
+            elif isinstance(r, MaxEvals):
+                out["max_evals"] = r.n if out["max_evals"] is None else min(out["max_evals"], r.n)
+                self._delegated.add(id(r))
+        return out
+
+    def _first(self, s: State) -> Rule | None:
+        for r in self.rule.rules():
+            if id(r) not in self._delegated and r.check(s):
+                return r
+        return None
+
+    def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
+                nfev: int, njev: int, x: LazyX = None) -> bool:
+        """Record an observation and check the rule; True means stop.
+
+        Parameters
+        ----------
+        nit : int
+            Steps done.
+        iterate : int
+            Index of the iterate whose objective is ``fun``.
+        fun, grad_norm : float or None
+            Its objective and gradient norm (None: no observation at this step).
+        nfev, njev : int
+            Evaluations spent so far.
+        x : ndarray or callable, optional
+            The iterate (or a function returning it); default the adapter's current one.
+
+        Returns
+        -------
+        bool
+        """
+        t = self.sw.elapsed
+        self.nit = nit
+        s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
+                  grad_norm=grad_norm, nfev=nfev, njev=njev)
+        self.last = s
+        if fun is not None:
+            self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
+                              nfev, njev))
+            if self.needs_metrics:
+                s.metrics = self.problem.metrics(self._x(x))
+            if self.callback is not None and self._call_back(s, x):
+                return True
+        fired = self._first(s)
+        if fired is None:
+            return False
+        if fired.kind == "target":
+            if self.confirm64 and fun is not None:
+                s.fun = self.problem.fun64(self._x(x))
+                if not fired.check(s):
+                    return False
+            self.hit = (t, iterate, nfev, njev)
+            self.hit_x = None if fun is None else self._x(x)
+        self.fired = fired
+        self.stopped = True
+        return True
+
+    def _call_back(self, s: State, x: LazyX) -> bool:
+        """Call the callback with scipy's ``intermediate_result``; True when it stops the run."""
+        assert self.callback is not None
+        ir = self._result_type(x=self._x(x), fun=s.fun, nit=s.nit, iterate=s.iterate,
+                               time=s.time, nfev=s.nfev, njev=s.njev, grad_norm=s.grad_norm)
+        try:
+            self.callback(ir)
+        except StopIteration:
+            self.callback_stop = self.stopped = True
+            return True
+        return False
+
+    def _x(self, x: LazyX) -> np.ndarray:
+        if x is None:
+            return self.x_now()
+        return x() if callable(x) else x
+
+    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
+                     x: np.ndarray) -> bool:
+        """Called by loop adapters after each iteration, with the clock running.
+
+        Returns
+        -------
+        bool
+            True: stop the run.
+        """
+        self.sw.pause()
+        try:
+            self.nit += 1
+            return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
+        finally:
+            self.sw.resume()
+
+    def trace(self) -> Trace:
+        """The observations as a :class:`~optcmp.results.Trace`."""
+        if not self.rows:
+            return Trace()
+        cols = list(zip(*self.rows))
+        return Trace(iteration=np.asarray(cols[0], dtype=np.int64), time=np.asarray(cols[1]),
+                     fun=np.asarray(cols[2], dtype=np.float64), grad_norm=np.asarray(cols[3]),
+                     nfev=np.asarray(cols[4], dtype=np.int64),
+                     njev=np.asarray(cols[5], dtype=np.int64))

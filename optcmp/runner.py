@@ -1,0 +1,663 @@
+"""One run: a problem, an optimizer spec and a :class:`RunConfig` in, a :class:`RunResult` out.
+
+:func:`run` is the single path every run takes (:func:`optcmp.run_one`, the sweep of
+:func:`optcmp.compare` on any executor, :func:`optcmp.tune`). It depends on the backends, the
+adapters, the stopping rules and the results, and on nothing that builds sweeps.
+
+What is timed
+-------------
+Only the optimizer's steps (forward, backward, update) are on the clock; the device is synced
+before every clock read. Setup (data placement), warm-up (tracing, compilation, first call),
+monitoring (reading the objective, stopping checks, float64 re-evaluations, callbacks) are off
+the clock and reported apart.
+
+When is the target reached
+--------------------------
+A full-batch step computes the objective at its incoming iterate ``x_k`` anyway, so ``f(x_k)``
+becomes known during step ``k + 1``; ``time_to_target`` is the clock at the end of that step, and
+``nit_to_target = k``; the run then stops after ``k + 1`` steps (``nit``) and returns ``x_k``,
+the iterate that met the target. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after
+iteration ``k``. Minibatch runs evaluate the full objective off the clock every ``eval_every``
+steps (default: once per epoch) in float64 on the host. In float32 a target is confirmed by a
+float64 re-evaluation of the observed iterate before the run stops, so a float32 rounding below
+``f*`` never counts as success. A run stopped by a budget returns its latest iterate.
+
+Per-run state
+-------------
+Each run works on its own copy of the stopping rule (``copy.deepcopy``), reset at its start, so
+rules that keep state between observations (:class:`~optcmp.stopping.RelativeChange`, or a
+user's own) give the same result whether runs execute one after another or at the same time on
+a thread pool. The :class:`RunResult` is built once, when the run has ended.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from optcmp.adapters import resolve_adapter
+from optcmp.adapters.base import Adapter
+from optcmp.backends import canonical_backend, get_backend
+from optcmp.backends.base import Backend, check_device, check_dtype, is_cpu_device
+from optcmp.backends.numpy_ import norm2
+from optcmp.monitor import Callback, Monitor
+from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult, Trace
+from optcmp.stopping import (
+    DEFAULT_DIVERGENCE_FACTOR,
+    Divergence,
+    Rule,
+    State,
+    default_stopping,
+)
+from optcmp.threads import check_threads, current_threads, limit_threads
+from optcmp.timing import Stopwatch
+
+__all__ = ["RunConfig", "make_stopping", "run", "run_one", "skipped_result"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every setting of a run except the problem and the optimizer, validated once.
+
+    Parameters
+    ----------
+    backend : {"numpy", "torch", "tensorflow"}, default "numpy"
+        Backend name or alias (stored canonical).
+    device : str, optional
+        ``None``/``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``, for
+        the framework backends. The numpy backend always runs on the CPU.
+    dtype : {"float64", "float32"}, default "float64"
+    stopping : Rule, optional
+        Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
+        ``tol``, ``max_iter``, ``max_time``, ``max_evals``.
+    tol : float, default 1e-6
+        Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
+    max_iter : int, optional, default 100_000
+        Iteration budget.
+    max_time : float, optional, default 60.0
+        Budget of timed seconds.
+    max_evals : int, optional
+        Function-evaluation budget.
+    seed : int, default 0
+        Seed of the initial point and the minibatch order.
+    repeat : int, default 0
+        Repetition index recorded in the result.
+    callback : callable, optional
+        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
+        raising ``StopIteration`` stops the run with status ``stopped``.
+    eval_every : int, optional
+        For minibatch optimizers: steps between full-objective evaluations (default one epoch).
+    threads : int, optional
+        CPU threads for the run (:func:`optcmp.threads.limit_threads`); default each
+        library's own.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend, a bad device name or dtype, a non-positive ``eval_every`` or
+        ``threads``, a non-integer seed.
+    TypeError
+        ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
+    """
+
+    backend: str = "numpy"
+    device: str | None = None
+    dtype: str = "float64"
+    stopping: Rule | None = None
+    tol: float = 1e-6
+    max_iter: int | None = 100_000
+    max_time: float | None = 60.0
+    max_evals: int | None = None
+    seed: int = 0
+    repeat: int = 0
+    callback: Callback | None = None
+    eval_every: int | None = None
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "backend", canonical_backend(self.backend))
+        put(self, "device", check_device(self.device))
+        put(self, "dtype", check_dtype(self.dtype))
+        ev = self.eval_every
+        if ev is not None and (isinstance(ev, bool) or int(ev) < 1):
+            raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
+        check_threads(self.threads)
+        for name in ("seed", "repeat"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {v!r}")
+            put(self, name, int(v))
+        if self.stopping is not None and not isinstance(self.stopping, Rule):
+            raise TypeError("stopping must be an optcmp.stopping.Rule, got "
+                            f"{type(self.stopping).__name__}")
+        if self.callback is not None and not callable(self.callback):
+            raise TypeError("callback must be callable (callback(intermediate_result)), got "
+                            f"{type(self.callback).__name__}")
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with some settings changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            Field values, e.g. ``backend="torch", seed=3``.
+
+        Returns
+        -------
+        RunConfig
+        """
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def run_device(self) -> str | None:
+        """The device the backend is built on: always the CPU (None) for numpy."""
+        return None if self.backend == "numpy" else self.device
+
+    def stopping_rule(self, problem: Problem, *, stacklevel: int = 1) -> Rule:
+        """The run's stopping rule for ``problem``, checked (not a copy).
+
+        Parameters
+        ----------
+        problem : Problem
+        stacklevel : int, default 1
+            Where a warning points (a rule without a target): this many frames above the
+            caller.
+
+        Returns
+        -------
+        Rule
+            ``stopping``, or :func:`make_stopping` from ``tol`` and the budgets.
+
+        Raises
+        ------
+        ValueError
+            A rule that needs an unknown optimum, a rule without a budget, bad budgets.
+        """
+        rule = self.stopping if self.stopping is not None else make_stopping(
+            problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,
+            max_evals=self.max_evals)
+        opt = problem.optimum()
+        check_rule(rule, problem, None if opt is None else float(opt.fun),
+                   stacklevel=3 + stacklevel)
+        return rule
+
+
+def check_problem(problem: Any) -> None:
+    """Raise ``TypeError`` unless ``problem`` is a :class:`~optcmp.problems.base.Problem`.
+
+    Parameters
+    ----------
+    problem : object
+
+    Raises
+    ------
+    TypeError
+        ``problem`` is something else; the message names its type.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError("problem must be an optcmp Problem (e.g. "
+                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}")
+
+
+def type_name(v: Any) -> str:
+    """``"None"`` or the type name of ``v`` (for messages).
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    str
+    """
+    return "None" if v is None else type(v).__name__
+
+
+def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: int = 3) -> None:
+    """Check that a stopping rule can run on ``problem``.
+
+    Parameters
+    ----------
+    rule : Rule
+    problem : Problem
+    fstar : float or None
+        The problem's known optimum.
+    stacklevel : int, default 3
+        Of the warning for a rule without a target.
+
+    Raises
+    ------
+    TypeError
+        ``rule`` is no Rule.
+    ValueError
+        The rule needs ``f*`` and the problem does not know it, or it has no budget.
+
+    Warns
+    -----
+    UserWarning
+        The rule has no target (no run can converge).
+    """
+    if not isinstance(rule, Rule):
+        raise TypeError(f"stopping must be an optcmp.stopping.Rule, got {type(rule).__name__}")
+    leaves = rule.rules()
+    if fstar is None and any(r.needs_optimum for r in leaves):
+        raise ValueError(
+            f"stopping rule {rule.describe()} needs the optimum f*, which problem "
+            f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
+        )
+    if not any(r.kind == "target" for r in leaves):
+        warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
+                      "time-to-target will be empty", stacklevel=stacklevel)
+    if not any(r.kind == "budget" for r in leaves):
+        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
+                         "MaxEvals): a run that never meets the target would never stop")
+
+
+def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
+    """Warn that numpy runs on the CPU whatever ``device`` was asked for.
+
+    Parameters
+    ----------
+    device : str or None
+        The device asked for.
+    stacklevel : int
+        Of the warning, counted from the caller.
+    """
+    warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
+                  "torch and tensorflow backends only", UserWarning, stacklevel=stacklevel + 1)
+
+
+def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
+                  max_time: float | None = 60.0, max_evals: int | None = None,
+                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR) -> Rule:
+    """The default stopping rule for ``problem``.
+
+    Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
+    target (``problem.default_target(tol)``), plus the budgets and divergence detection: a
+    non-finite objective or gradient, or an objective above
+    ``divergence_factor * max(|f0|, 1)`` (an explosion), ends the run as ``diverged``.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float, default 1e-6
+        Relative-suboptimality tolerance.
+    max_iter : int, optional
+        Iteration budget.
+    max_time : float, optional
+        Timed-seconds budget.
+    max_evals : int, optional
+        Function-evaluation budget.
+    divergence_factor : float, optional, default 1e10
+        Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
+        non-finite values only.
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
+    ValueError
+        The problem has no known optimum and no default target; a bad budget or
+        ``divergence_factor``.
+    """
+    check_problem(problem)
+    target = None
+    if problem.optimum() is None:
+        default_target = getattr(problem, "default_target", None)
+        if default_target is None:
+            raise ValueError(f"problem {problem.name!r} has no known optimum and no default "
+                             "target; pass stopping=LossTarget(...) | MaxIter(...)")
+        target = default_target(tol)
+    return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
+                            target=target, divergence_factor=divergence_factor)
+
+
+def skipped_result(problem: Problem, spec: OptimizerSpec, config: RunConfig,
+                   message: str, status: str = "skipped") -> RunResult:
+    """The result of a run that never started (its backend missing, an error before setup).
+
+    Parameters
+    ----------
+    problem : Problem
+    spec : OptimizerSpec
+    config : RunConfig
+    message : str
+        Why it did not run.
+    status : {"skipped", "failed"}, default "skipped"
+
+    Returns
+    -------
+    RunResult
+        No iterations, no timings.
+    """
+    return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label,
+                     backend=config.backend, dtype=config.dtype,
+                     hyperparameters=dict(spec.hyperparameters), seed=config.seed,
+                     repeat=config.repeat, status=status, message=message,
+                     n_params=problem.n_params, n_samples=problem.n_samples,
+                     problem_spec=problem.spec())
+
+
+def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
+        config: RunConfig | None = None) -> RunResult:
+    """Run one optimizer on one backend from the problem's initial point, to the stopping rule.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    config : RunConfig, optional
+        Backend, device, dtype, stopping rule or tolerance and budgets, seed, callback,
+        threads. Default ``RunConfig()``: numpy, float64, tolerance 1e-6, 100,000 iterations
+        and 60 timed seconds at most.
+
+    Returns
+    -------
+    RunResult
+        A run that raises inside the optimizer is returned with status ``failed`` and the error
+        in ``message``; a diverging run with status ``diverged``; an optimizer that cannot
+        sensibly run on the problem (``NotApplicable``, e.g. ``learning_rate="auto"`` without a
+        known Lipschitz constant) with status ``skipped`` and the reason.
+
+    Raises
+    ------
+    ValueError
+        An impl the backend lacks, an absent device (the message lists the available ones), a
+        rule that needs an unknown optimum, or a rule without a budget.
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, or ``optimizer`` is not an
+        optimizer spec, factory or name.
+    BackendUnavailable
+        The backend's framework is not installed.
+    """
+    wall0 = time.perf_counter()
+    check_problem(problem)
+    spec = as_spec(optimizer)
+    config = RunConfig() if config is None else config
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an optcmp.runner.RunConfig, got {type_name(config)}")
+    if config.backend == "numpy" and not is_cpu_device(config.device):
+        numpy_cpu_warning(config.device, stacklevel=2)
+    return _Run(problem, spec, config, wall0).execute()
+
+
+def run_one(
+    problem: Problem,
+    optimizer: OptimizerSpec | str | Any,
+    *,
+    backend: str = "numpy",
+    device: str | None = None,
+    dtype: str = "float64",
+    stopping: Rule | None = None,
+    tol: float = 1e-6,
+    max_iter: int | None = 100_000,
+    max_time: float | None = 60.0,
+    max_evals: int | None = None,
+    seed: int = 0,
+    repeat: int = 0,
+    callback: Callback | None = None,
+    eval_every: int | None = None,
+    threads: int | None = None,
+) -> RunResult:
+    """Run one optimizer on one backend: :func:`run` with the settings as keywords.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    backend, device, dtype, stopping, tol, max_iter, max_time, max_evals, seed, repeat, \
+callback, eval_every, threads
+        The :class:`RunConfig` fields. ``threads`` gives numpy's BLAS pool, PyTorch's intra-op
+        pool and TensorFlow's pools the same count (recorded in ``RunResult.threads``).
+
+    Returns
+    -------
+    RunResult
+        See :func:`run`.
+
+    Raises
+    ------
+    ValueError
+        Unknown backend, device name or dtype, a device that is absent (the message lists the
+        available ones), an impl the backend lacks, a rule that needs an unknown optimum, or a
+        rule without a budget.
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, ``optimizer`` is not an
+        optimizer spec, factory or name, or ``callback`` is not callable.
+    BackendUnavailable
+        The backend's framework is not installed.
+    """
+    wall0 = time.perf_counter()
+    check_problem(problem)
+    spec = as_spec(optimizer)
+    config = RunConfig(backend=backend, device=device, dtype=dtype, stopping=stopping, tol=tol,
+                       max_iter=max_iter, max_time=max_time, max_evals=max_evals, seed=seed,
+                       repeat=repeat, callback=callback, eval_every=eval_every,
+                       threads=threads)
+    if config.backend == "numpy" and not is_cpu_device(config.device):
+        numpy_cpu_warning(config.device, stacklevel=2)
+    return _Run(problem, spec, config, wall0).execute()
+
+
+class _Run:
+    """The state of one run while it executes; :meth:`execute` returns its result."""
+
+    def __init__(self, problem: Problem, spec: OptimizerSpec, config: RunConfig,
+                 wall0: float) -> None:
+        self.problem, self.spec, self.config, self.wall0 = problem, spec, config, wall0
+        self.adapter_cls, self.impl = resolve_adapter(spec, config.backend)
+        opt = problem.optimum()
+        self.fstar = None if opt is None else float(opt.fun)
+        rule = config.stopping_rule(problem, stacklevel=2)
+        self.rule = copy.deepcopy(rule)  # this run's own state (RelativeChange, user rules)
+        self.rule.reset()
+        self.backend: Backend = get_backend(config.backend, device=config.run_device,
+                                            dtype=config.dtype)
+        self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
+        with np.errstate(all="ignore"):
+            f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
+        self.f0 = float(f0)
+        self.sw = Stopwatch(self.backend.sync)
+        self.adapter: Adapter | None = None
+        self.monitor: Monitor | None = None
+        self.counts = (0, 0, 0)  # nit, nfev, njev
+        self.loop_out: dict[str, Any] = {}
+        self.times = {"setup_time": 0.0, "warmup_time": 0.0}
+        self.threads: int | None = None
+        self.hyperparameters = dict(spec.hyperparameters)
+        self.implementation = ""
+
+    # ------------------------------------------------------------------ phases
+    def execute(self) -> RunResult:
+        try:
+            with np.errstate(all="ignore"), limit_threads(self.config.threads,
+                                                          self.config.backend):
+                self.threads = current_threads(self.config.backend)
+                self._setup()
+                self._iterate()
+            status, message = _status(self.monitor, self.loop_out)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
+            self._stop_clock()
+            status, message = "skipped", str(exc)
+        except Exception as exc:  # an optimizer crash is a result, not an abort
+            self._stop_clock()
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            if self.monitor is not None:
+                last = self.monitor.last  # the evaluations spent up to the failure
+                nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
+                self.counts = (self.monitor.nit, nfev, njev)
+        return self._result(status, message)
+
+    def _setup(self) -> None:
+        """Adapter setup and warm-up (untimed), then the monitor."""
+        t0 = time.perf_counter()
+        adapter = self.adapter_cls(self.spec, self.problem, self.backend, self.x0,
+                                   self.config.seed)
+        self.adapter = adapter
+        self.implementation = adapter.implementation
+        adapter.setup()
+        self.hyperparameters = dict(adapter.hyper)
+        self.implementation = adapter.implementation or self.implementation
+        self.backend.sync()
+        self.times["setup_time"] = time.perf_counter() - t0
+        self.times["warmup_time"] = adapter.warmup()
+        self.monitor = Monitor(self.rule, self.sw, self.problem, adapter.x_numpy, self.f0,
+                               self.fstar, confirm64=self.config.dtype != "float64",
+                               callback=self.config.callback)
+
+    def _iterate(self) -> None:
+        """Observe ``x0``, then step (or let a loop adapter run) until the rule stops it."""
+        adapter, monitor, sw = self.adapter, self.monitor, self.sw
+        assert adapter is not None and monitor is not None
+        if monitor.observe(0, 0, self.f0, norm2(self.g0), 0, 0, self.x0):
+            return
+        if adapter.loop:
+            sw.resume()
+            try:
+                self.loop_out = adapter.run(monitor)  # type: ignore[attr-defined]
+            finally:
+                self._stop_clock()
+            out = self.loop_out
+            self.counts = (out["nit"], out["nfev"], out["njev"])
+        else:
+            self.counts = _step_loop(adapter, monitor, sw, self.config.eval_every)
+
+    def _stop_clock(self) -> None:
+        if self.sw.running:
+            self.sw.pause()
+
+    # ------------------------------------------------------------------ the result
+    def _final_point(self) -> dict[str, Any]:
+        """``x``, ``fun`` (float64 re-evaluation) and metrics of the iterate the run returns."""
+        adapter, monitor = self.adapter, self.monitor
+        out: dict[str, Any] = {"x": self.x0.copy()}
+        if adapter is None:
+            return out
+        try:
+            hit_x = None if monitor is None else monitor.hit_x
+            x = adapter.x_numpy() if hit_x is None else hit_x
+            with np.errstate(all="ignore"):
+                out["x"] = x
+                out["fun"] = self.problem.fun64(x)
+                out["metrics"] = self.problem.metrics(x)
+        except Exception:  # noqa: BLE001 - keep whatever was recorded
+            pass
+        return out
+
+    def _epochs(self, nit: int) -> float | None:
+        adapter = self.adapter
+        if adapter is None or not adapter.stochastic:
+            return None
+        try:
+            spe = adapter.steps_per_epoch
+        except AttributeError:  # setup failed before the minibatch order existed
+            spe = None
+        return nit / spe if spe else None
+
+    def _result(self, status: str, message: str) -> RunResult:
+        problem, spec, monitor = self.problem, self.spec, self.monitor
+        nit, nfev, njev = (int(c) for c in self.counts)
+        to_target: dict[str, Any] = {}
+        if monitor is not None and monitor.hit is not None:
+            t, it, fe, je = monitor.hit
+            to_target = {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
+                         "njev_to_target": je}
+        return RunResult(
+            problem=problem.name, optimizer=spec.name, label=spec.label, impl=self.impl,
+            implementation=self.implementation, seed=self.config.seed,
+            repeat=self.config.repeat, hyperparameters=self.hyperparameters, f0=self.f0,
+            fstar=self.fstar,
+            target=" | ".join(r.describe() for r in self.rule.rules() if r.kind == "target"),
+            reduction=problem.reduction, n_params=problem.n_params,
+            n_samples=problem.n_samples, problem_spec=problem.spec(), **self.backend.describe(),
+            status=status, message=message, nit=nit, nfev=nfev, njev=njev,
+            time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
+            success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
+            **to_target, **self.times, **self._final_point(),
+            wall_time=time.perf_counter() - self.wall0,
+        )
+
+
+def _step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+               eval_every: int | None) -> tuple[int, int, int]:
+    """Timed steps, each followed by an untimed observation, until the monitor says stop."""
+    stochastic = adapter.stochastic
+    every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
+    step = adapter.step
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: keep a host copy of x_{k-1},
+    # off the clock, for callbacks, metrics, the float64 confirmation and the final result (a
+    # converged run returns the iterate that met the target).
+    keep_prev = not stochastic
+    prev: np.ndarray | None = None
+    k = nfev = njev = 0
+    while True:
+        if keep_prev:
+            prev = adapter.x_numpy()
+        sw.resume()
+        out = step()
+        sw.pause()
+        k += 1
+        nfev += out.nfev
+        njev += out.njev
+        if not stochastic:
+            if k == 1:  # f(x0) is already recorded in float64
+                stop = monitor.observe(k, 0, None, None, nfev, njev)
+            else:
+                gn = None if out.grad_norm is None else float(out.grad_norm)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
+        elif k % every == 0:
+            x = adapter.x_numpy()
+            f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
+            stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)
+        else:
+            stop = monitor.observe(k, k, None, None, nfev, njev)
+        if stop:
+            return k, nfev, njev
+        adapter.between_steps()
+
+
+def _status(monitor: Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str]:
+    if monitor is None:
+        return "failed", "no monitor"
+    if monitor.callback_stop:
+        return "stopped", "callback raised StopIteration"
+    if monitor.fired is not None:
+        r = monitor.fired
+        if r.kind == "target":
+            return "converged", f"target reached: {r.describe()}"
+        if r.kind == "divergence":
+            return "diverged", _divergence_message(r, monitor.last)
+        return r.status, f"budget exhausted: {r.describe()}"
+    if loop_out:
+        return loop_out.get("status") or "stalled", loop_out.get("message", "")
+    return "failed", "the run ended without a stopping decision"
+
+
+def _divergence_message(rule: Rule, s: State | None) -> str:
+    if s is None:
+        return "diverged"
+    if isinstance(rule, Divergence):
+        what = rule.explain(s)
+    elif s.fun is not None and not math.isfinite(s.fun):  # a user's own divergence rule
+        what = f"objective is non-finite ({s.fun}) at iteration {s.iterate}"
+    else:
+        what = f"{rule.describe()} fired at iteration {s.iterate}"
+    return f"diverged: {what} (after {s.nit} steps)"

@@ -1,0 +1,390 @@
+"""A sweep: :func:`compare` runs every optimizer on every backend, ``repeats`` times.
+
+The sweep plans the runs (one :class:`~optcmp.executors.RunTask` each, holding a
+:class:`~optcmp.runner.RunConfig`), reads finished ones back from a run store, executes the
+others (sequentially, or on an executor: :mod:`optcmp.executors`) and collects a
+:class:`~optcmp.results.Comparison`. It depends on the runner and the executors; neither depends
+on it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optcmp.adapters import resolve_adapter
+from optcmp.backends import BACKENDS, canonical_backend, get_backend, is_available
+from optcmp.backends.base import check_device, check_dtype, is_cpu_device
+from optcmp.executors import RunTask, run_tasks
+from optcmp.monitor import Callback
+from optcmp.optimizers.base import OptimizerSpec, as_spec
+from optcmp.problems.base import Problem
+from optcmp.results import Comparison, RunResult, environment
+from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
+from optcmp.stopping import Rule
+
+__all__ = ["compare"]
+
+Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
+
+
+def compare(
+    problem: Problem,
+    optimizers: Optimizers,
+    *,
+    backends: str | Sequence[str] = ("numpy",),
+    device: str | None = None,
+    dtype: str = "float64",
+    stopping: Rule | None = None,
+    tol: float = 1e-6,
+    max_iter: int | None = 100_000,
+    max_time: float | None = 60.0,
+    max_evals: int | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+    callback: Callback | None = None,
+    eval_every: int | None = None,
+    progress: bool = True,
+    strict: bool = False,
+    redraw_data: bool = False,
+    store: str | os.PathLike[str] | None = None,
+    executor: Any = None,
+    threads: int | None = None,
+) -> Comparison:
+    """Run every optimizer on every backend, ``repeats`` times, and collect the results.
+
+    Every run starts from the same initial point (drawn once per repetition in numpy float64)
+    on the same data, with the same minibatch order, and stops on the same rule.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizers : sequence of OptimizerSpec, factory or str
+        e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
+    backends : str or sequence of str, default ("numpy",)
+        Backend names, a comma-separated string, or ``"all"`` (every installed one).
+        Runs go in registry order (numpy, torch, tensorflow).
+    device : str, optional
+        Device for the framework backends: ``None``/``"cpu"`` (default), ``"cuda"``,
+        ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``. Checked before any run: every installed
+        framework backend is built once on it, so an absent GPU is one error naming the
+        available devices. The numpy backend always runs on the CPU (a warning says so when
+        another device is asked for and numpy is among the backends).
+    dtype : {"float64", "float32"}, default "float64"
+    stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
+        As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields). With an
+        executor the callback runs on the worker.
+    repeats : int, default 1
+        Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
+        initial point (for problems whose initial point is random, e.g. ``init="normal"``) and
+        the minibatch order (stochastic optimizers); the data stay fixed unless
+        ``redraw_data=True``. Within a repetition every optimizer and backend gets the same
+        data, initial point and minibatch order. Timing noise differs between repetitions too,
+        so repetitions of a deterministic full-batch run measure the timing spread.
+    seed : int, default 0
+    progress : bool, default True
+        Progress bar on stderr (tqdm).
+    strict : bool, default False
+        Raise when a backend is not installed, instead of recording its runs as ``skipped``.
+    redraw_data : bool, default False
+        Also redraw the data in every repetition: repetition ``r`` runs on
+        ``problem.with_seed(data_seed + r)`` where ``data_seed`` is the problem's own data seed
+        (repetition 0 is ``problem`` itself); each run records its problem's spec in
+        ``RunResult.problem_spec``. Needs a problem that generates its data (not one built from
+        your arrays).
+    store : str or path-like, optional
+        A run store (``"runs.jsonl"``, see :mod:`optcmp.store`): every finished run is appended
+        and fsync-ed as it finishes; runs already in the store (same :func:`optcmp.store.run_key`)
+        are read back instead of run again, so re-running an interrupted sweep resumes it.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
+        process, one run at a time, so timings do not contend. Runs that shared their host
+        with other runs are flagged (``shared_host``) and a warning is emitted.
+
+    Returns
+    -------
+    Comparison
+        Runs in sweep order (repetition, backend, optimizer). ``settings["store"]`` reports how
+        many runs were reused from the store and how many were executed.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
+        optimizer names or hyperparameters, unknown backends, a bad device name or an absent
+        device, bad budgets, an unusable executor: checked before any run starts.
+    BackendUnavailable
+        With ``strict=True``, a backend that is not installed.
+    NotImplementedError
+        ``redraw_data=True`` with a problem that cannot redraw its data.
+    optcmp.store.StoreMismatchError
+        The store holds another problem or another store format version.
+    optcmp.store.Interrupted
+        Ctrl-C (a ``KeyboardInterrupt``): finished runs are kept (in the store, and in the
+        exception's ``comparison``), the runs in progress are discarded, and the message says
+        how to resume.
+    """
+    check_problem(problem)
+    specs = _specs(optimizers)
+    names = _normalize_backends(backends)
+    device, dtype = check_device(device), check_dtype(dtype)
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_threads(threads)
+    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
+        for b in names:
+            resolve_adapter(s, b)
+    base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
+                     max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
+                     eval_every=eval_every, threads=threads)
+    base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
+    if executor is not None:
+        from optcmp.executors import check_executor
+
+        check_executor(executor, problem)
+    missing = _missing_backends(names, strict)
+    if not is_cpu_device(device):
+        _preflight_device(names, missing, device, dtype, executor)
+    sweep = _Sweep(problem, redraw_data, repeats)
+    sweep.plan(specs, names, missing, base, repeats)
+    return sweep.execute(store, executor, progress)
+
+
+def _specs(optimizers: Any) -> list[OptimizerSpec]:
+    """The optimizers as specs, with unique labels (duplicates get their description)."""
+    if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
+        optimizers = [optimizers]
+    if not isinstance(optimizers, Iterable) or isinstance(optimizers, (dict, bytes)):
+        raise TypeError("optimizers must be a list of optimizer specs, factories or names "
+                        f"(e.g. [optcmp.gd, 'lbfgs']), got {type_name(optimizers)}")
+    specs = [as_spec(o) for o in optimizers]
+    if not specs:
+        raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
+    labels = [s.label for s in specs]
+    if len(set(labels)) < len(labels):
+        specs = [s if labels.count(s.label) == 1 else
+                 OptimizerSpec(s.name, s.hyperparameters, s.impl, s.describe()) for s in specs]
+    return specs
+
+
+def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
+    if isinstance(backends, str):
+        if backends.lower() == "all":
+            from optcmp.backends import available_backends
+
+            return available_backends()
+        backends = [b for b in backends.split(",") if b.strip()]
+    names = [canonical_backend(b) for b in backends]
+    if not names:
+        raise ValueError("backends is empty; give at least one of " + ", ".join(BACKENDS))
+    order = list(BACKENDS)
+    return sorted(dict.fromkeys(names), key=order.index)  # torch before tensorflow
+
+
+def _missing_backends(names: list[str], strict: bool) -> list[str]:
+    """The backends that are not installed (warned about; with ``strict`` an error)."""
+    missing = [b for b in names if not is_available(b)]
+    if missing and strict:
+        get_backend(missing[0])  # raises BackendUnavailable with the install hint
+    for b in missing:
+        warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
+                      f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=3)
+    return missing
+
+
+def _preflight_device(names: list[str], missing: list[str], device: str | None, dtype: str,
+                      executor: Any) -> None:
+    """Build every installed framework backend once on ``device``, before any run.
+
+    An absent device is then one clear error (the backend's ``ValueError`` names the device and
+    the available ones) instead of a table of failed runs. With a Dask client the runs execute
+    on the workers, whose devices this process cannot see: the check is left to them.
+    """
+    if "numpy" in names:
+        numpy_cpu_warning(device, stacklevel=3)
+    if executor is not None:
+        from optcmp.executors import is_dask_client
+
+        if is_dask_client(executor):
+            return
+    for b in names:
+        if b != "numpy" and b not in missing:
+            get_backend(b, device=device, dtype=dtype)
+
+
+@dataclass
+class _Sweep:
+    """The runs of one :func:`compare` call: planned tasks, results as they finish."""
+
+    problem: Problem
+    redraw_data: bool
+    repeats: int
+    tasks: list[RunTask] = field(default_factory=list)
+    results: dict[int, RunResult] = field(default_factory=dict)
+    executed: list[RunResult] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    optimum: dict[str, Any] | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+    problems: dict[int, Problem] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.problems[0] = self.problem
+        if self.redraw_data and self.repeats > 1:  # fail before any run when it cannot redraw
+            self.problems[1] = self.problem.with_seed(self._data_seed() + 1)
+
+    def _data_seed(self) -> int:
+        return int(self.problem.spec().get("seed", 0) or 0)
+
+    def problem_for(self, r: int) -> Problem:
+        """The problem of repetition ``r`` (its own data with ``redraw_data``)."""
+        if not self.redraw_data or r == 0:
+            return self.problem
+        if r not in self.problems:
+            self.problems[r] = self.problem.with_seed(self._data_seed() + r)
+        return self.problems[r]
+
+    def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
+             base: RunConfig, repeats: int) -> None:
+        """One task per (repetition, backend, optimizer), and the sweep's settings."""
+        for r in range(repeats):
+            for b in names:
+                config = base.replace(backend=b, device=None if b == "numpy" else base.device,
+                                      seed=base.seed + r, repeat=r)
+                skip = (f"backend {b!r} is not installed (pip install "
+                        f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
+                for s in specs:
+                    self.tasks.append(RunTask(index=len(self.tasks), key="", optimizer=s,
+                                              config=config, skip_message=skip))
+        rule = base.stopping
+        assert rule is not None
+        self.settings = {
+            "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
+            "stopping": rule.to_dict(), "repeats": repeats, "seed": base.seed,
+            "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
+            "redraw_data": bool(self.redraw_data), "threads": base.threads}
+        opt = self.problem.optimum()
+        self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
+                                                 "time": opt.time}
+        self.env = environment()
+
+    def execute(self, store: Any, executor: Any, progress: bool) -> Comparison:
+        """Read finished runs from the store, run the others, collect the comparison."""
+        run_store = self._open_store(store) if store is not None else None
+        reused = len(self.results)
+        pending = [t for t in self.tasks if t.index not in self.results]
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
+                   unit="run", leave=False, dynamic_ncols=True)
+
+        def on_result(task: RunTask, res: RunResult, storable: bool) -> None:
+            self.results[task.index] = res
+            self.executed.append(res)
+            if run_store is not None and storable:
+                run_store.append(task.key, res)
+            if executor is not None:  # runs finish out of order elsewhere: say which one did
+                bar.set_description(f"done: {task.optimizer.label} on {task.backend}")
+            bar.update(1)
+
+        def on_start(task: RunTask) -> None:  # sequential: label the bar with the run in progress
+            bar.set_description(f"{task.optimizer.label} on {task.backend}")
+
+        try:
+            for problem, group in self._groups(pending):
+                run_tasks(group, problem, on_result, executor, on_start)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(store, run_store, reused) from exc
+        finally:
+            bar.close()
+            if run_store is not None:
+                run_store.close()
+        shared = [r for r in self.executed if r.shared_host]
+        if shared:
+            _warn_shared_host(shared, len(self.executed), executor)
+        return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
+
+    def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
+        """The pending tasks by problem: one batch per repetition with ``redraw_data``."""
+        if not self.redraw_data:
+            return [(self.problem, pending)] if pending else []
+        groups = []
+        for r in range(self.repeats):
+            group = [t for t in pending if t.repeat == r]
+            if group:
+                groups.append((self.problem_for(r), group))
+        return groups
+
+    def _open_store(self, store: str | os.PathLike[str]) -> Any:
+        """Open the run store, key every task, and take its finished runs as results."""
+        from optcmp.store import RunStore, run_key
+
+        for t in self.tasks:
+            c = t.config
+            t.key = run_key(self.problem_for(t.repeat), t.optimizer, backend=c.backend,
+                            device=c.device, dtype=c.dtype, seed=c.seed, stopping=c.stopping,
+                            eval_every=c.eval_every, threads=c.threads)
+        run_store = RunStore.open(store, self.problem, {
+            "settings": self.settings, "optimum": self.optimum, "environment": self.env})
+        for t in self.tasks:
+            old = run_store.get(t.key)
+            if old is not None:
+                res = copy.copy(old)
+                res.label, res.repeat = t.optimizer.label, t.repeat
+                self.results[t.index] = res
+        return run_store
+
+    def _comparison(self, runs: list[RunResult], run_store: Any, reused: int) -> Comparison:
+        st = dict(self.settings)
+        if run_store is not None:
+            st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
+                           "executed": len(self.executed), "write_seconds": run_store.write_seconds}
+        return Comparison(runs, problem=self.problem.spec(), optimum=self.optimum, settings=st,
+                          environment=self.env)
+
+    def _interrupted(self, store: Any, run_store: Any, reused: int) -> BaseException:
+        """The :class:`~optcmp.store.Interrupted` of a Ctrl-C: finished runs, how to resume."""
+        from optcmp.store import Interrupted
+
+        done = [self.results[t.index] for t in self.tasks if t.index in self.results]
+        total = len(self.tasks)
+        where = os.fspath(store) if store is not None else None
+        if where is not None:
+            msg = (f"interrupted: {len(done)} of {total} runs are finished and kept in "
+                   f"{where}; the run(s) in progress were discarded. To resume, run the same "
+                   f"command again with the same store ({where}): finished runs are read back, "
+                   "only the others run.")
+        else:
+            msg = (f"interrupted: {len(done)} of {total} runs finished (kept in this "
+                   "exception's .comparison); the run(s) in progress were discarded. Pass "
+                   "store='runs.jsonl' (optcmp run --store runs.jsonl) to keep finished runs "
+                   "on disk and resume later.")
+        return Interrupted(msg, self._comparison(done, run_store, reused), where, len(done),
+                           total)
+
+
+def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
+    """The one warning about runs whose timings contended (worded by cause).
+
+    The runs are marked as warned about, so the fairness checks of the same runs
+    (:func:`optcmp.stats.check_fairness`, e.g. from ``summary_table()``) do not repeat it.
+    """
+    from optcmp.stats import mark_shared_host_warned
+
+    peak = max(r.concurrency for r in shared)
+    if executor is None:
+        msg = (f"{len(shared)} of {n_executed} runs overlapped with optcmp runs in other "
+               f"processes on this host (up to {peak} at once): their timings contend and are "
+               "flagged shared_host; for time comparisons run one optcmp process at a time")
+    else:
+        msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
+               f"{peak} at once): their timings contend and are flagged shared_host; time "
+               "comparisons need the default sequential execution (executor=None)")
+    warnings.warn(msg, UserWarning, stacklevel=4)
+    mark_shared_host_warned(shared)
