@@ -393,6 +393,29 @@ def tune(
     from optcmp.compare import compare, make_stopping
 
     t_start = time.perf_counter()
+    budget, base = _check_inputs(optimizer, by, mode, budget, repeats)
+    configs, grids = _configurations(base, grid, mode)
+    rule = _stopping_rule(problem, make_stopping, target, tol, by, budget, max_time)
+    comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
+                   dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
+                   executor=executor, store=store)
+    scored = _score_configs(comp, configs, by, budget, repeats)
+    chosen, best = _choose_best(base, configs, scored)
+    _warn_about_choices(base, best, grids, by, budget, mode)
+    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode,
+                      _tuning_cost(comp, t_start), comp)
+
+
+#: One configuration to run: index of its optimizer in the given list, spec, grid point.
+_Config = tuple[int, OptimizerSpec, dict[str, Any]]
+
+
+def _check_inputs(
+    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec]
+    | Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]],
+    by: str, mode: str, budget: float | None, repeats: int,
+) -> tuple[float, list[OptimizerSpec]]:
+    """Check ``by``, ``mode``, ``budget``, ``repeats``, ``optimizer`` in turn: budget and specs."""
     if by not in BY:
         raise ValueError(f"by must be one of {BY}, got {by!r}")
     if mode not in MODES:
@@ -416,93 +439,131 @@ def tune(
     names = [s.name for s in base]
     if len(set(names)) != len(names):
         raise ValueError(f"each optimizer once, got {names}")
+    return budget, base
 
-    configs: list[tuple[int, OptimizerSpec, dict[str, Any]]] = []
+
+def _configurations(base: list[OptimizerSpec], grid: Mapping[str, Any] | None, mode: str
+                    ) -> tuple[list[_Config], list[dict[str, Sequence[Any]]]]:
+    """Every configuration to run, and the checked grid of each optimizer (none in defaults)."""
     if mode == "defaults":
         if grid is not None:
             raise ValueError("mode='defaults' runs the documented defaults: drop grid")
-        for i, s in enumerate(base):
-            d = get_optimizer(s.name, impl=s.impl)
-            configs.append((i, OptimizerSpec(d.name, d.hyperparameters, d.impl,
-                                             f"{d.name} (defaults)"), {}))
+        return [(i, _defaults_spec(s), {}) for i, s in enumerate(base)], []
+    grids = _grids_for(base, grid)
+    configs: list[_Config] = []
+    for i, (s, g) in enumerate(zip(base, grids)):
+        keys = list(g)
+        for values in itertools.product(*(g[k] for k in keys)):
+            point = dict(zip(keys, values))
+            spec = s.replace(**point)  # validated: a bad value is named
+            label = f"{s.name}(" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + ")"
+            configs.append((i, OptimizerSpec(spec.name, spec.hyperparameters, spec.impl,
+                                             label), point))
+    return configs, grids
+
+
+def _defaults_spec(s: OptimizerSpec) -> OptimizerSpec:
+    """The documented defaults of the optimizer (and implementation) of ``s``."""
+    d = get_optimizer(s.name, impl=s.impl)
+    return OptimizerSpec(d.name, d.hyperparameters, d.impl, f"{d.name} (defaults)")
+
+
+def _stopping_rule(problem: Problem, make_stopping: Callable[..., Rule], target: Rule | None,
+                   tol: float, by: str, budget: float, max_time: float | None) -> Rule:
+    """The rule of every run: ``target`` (checked) or ``tol``'s target, within the budget.
+
+    ``make_stopping`` is :func:`optcmp.compare.make_stopping`, imported by :func:`tune`.
+    """
+    if by == "time":
+        limits: dict[str, Any] = {"max_iter": None, "max_time": float(budget)}
     else:
-        for i, (s, g) in enumerate(zip(base, _grids_for(base, grid))):
-            keys = list(g)
-            for values in itertools.product(*(g[k] for k in keys)):
-                point = dict(zip(keys, values))
-                spec = s.replace(**point)  # validated: a bad value is named
-                label = f"{s.name}(" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + ")"
-                configs.append((i, OptimizerSpec(spec.name, spec.hyperparameters, spec.impl,
-                                                 label), point))
+        limits = {"max_iter": int(budget), "max_time": max_time}
+    if target is None:
+        return make_stopping(problem, tol=tol, **limits)
+    if not isinstance(target, Rule) or target.kind != "target":
+        raise TypeError(f"target must be a target rule (e.g. LossTarget(0.01)), got "
+                        f"{target!r}")
+    return default_stopping(target=target, **limits)
 
-    if target is not None:
-        if not isinstance(target, Rule) or target.kind != "target":
-            raise TypeError(f"target must be a target rule (e.g. LossTarget(0.01)), got "
-                            f"{target!r}")
-        if by == "time":
-            rule: Rule = default_stopping(max_iter=None, max_time=float(budget), target=target)
-        else:
-            rule = default_stopping(max_iter=int(budget), max_time=max_time, target=target)
-    elif by == "time":
-        rule = make_stopping(problem, tol=tol, max_iter=None, max_time=float(budget))
-    else:
-        rule = make_stopping(problem, tol=tol, max_iter=int(budget), max_time=max_time)
-    comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
-                   dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
-                   executor=executor, store=store)
 
-    def score(r: RunResult) -> float:
-        if by == "time":
-            return float(r.time_to_target) if r.time_to_target is not None else float(budget)
-        return float(r.nit_to_target) if r.nit_to_target is not None else float(budget)
+def _score(r: RunResult, by: str, budget: float) -> float:
+    """Seconds or iterations to the target of one run; the budget when it missed the target."""
+    reached = r.time_to_target if by == "time" else r.nit_to_target
+    return float(reached) if reached is not None else float(budget)
 
+
+def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: float,
+                   repeats: int) -> list[ConfigScore]:
+    """Score each configuration over its repetitions (runs are ordered repetition-major)."""
     n = len(configs)
     scored: list[ConfigScore] = []
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
-        sc = [score(r) for r in runs]
+        sc = [_score(r, by, budget) for r in runs]
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
                                   sum(r.success for r in runs), [r.status for r in runs],
                                   final_gap=_final_gap(runs)))
+    return scored
 
+
+def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]
+                 ) -> tuple[list[OptimizerSpec], list[ConfigScore]]:
+    """Mark the best configuration of each optimizer; return the chosen specs and those configs.
+
+    Best: smallest median, then most successes, smallest mean, smallest final gap, first in the
+    grid. A chosen spec keeps the label of the given spec.
+    """
     chosen: list[OptimizerSpec] = []
+    best: list[ConfigScore] = []
     for i, s in enumerate(base):
         mine = [(j, c) for j, c in enumerate(scored) if configs[j][0] == i]
-        j_best, c_best = min(mine, key=lambda jc: (jc[1].median, -jc[1].successes,
-                                                   float(np.mean(jc[1].scores)),
-                                                   jc[1].final_gap, jc[0]))
+        _, c_best = min(mine, key=lambda jc: (jc[1].median, -jc[1].successes,
+                                              float(np.mean(jc[1].scores)),
+                                              jc[1].final_gap, jc[0]))
         c_best.best = True
         chosen.append(OptimizerSpec(c_best.spec.name, c_best.spec.hyperparameters,
                                     c_best.spec.impl, s.label))
+        best.append(c_best)
+    return chosen, best
+
+
+def _warn_about_choices(base: list[OptimizerSpec], best: list[ConfigScore],
+                        grids: list[dict[str, Sequence[Any]]], by: str, budget: float,
+                        mode: str) -> None:
+    """Warn (at the caller of :func:`tune`) of a choice that missed the target or is at an edge."""
+    for i, (s, c_best) in enumerate(zip(base, best)):
         if c_best.successes == 0:
             units = "s" if by == "time" else "iterations"
             if mode == "defaults":
                 warnings.warn(f"{s.name} with its defaults did not reach the target within the "
-                              f"budget ({budget} {units})", stacklevel=2)
+                              f"budget ({budget} {units})", stacklevel=3)
             else:
                 warnings.warn(f"no configuration of {s.name} reached the target within the "
                               f"budget ({budget} {units}); the returned "
                               f"{c_best.spec.describe()} is only the one that got closest "
                               "(smallest final gap): raise the budget or widen the grid",
-                              stacklevel=2)
+                              stacklevel=3)
         elif mode == "grid":
-            _warn_edge(s.name, c_best.point, _grids_for([s], grid)[0])
+            _warn_edge(s.name, c_best.point, grids[i])
 
-    cost = {"runs": float(len(comp)),
+
+def _tuning_cost(comp: Comparison, t_start: float) -> dict[str, float]:
+    """Runs and executed runs of the sweep, their timed and wall seconds, time since ``t_start``."""
+    return {"runs": float(len(comp)),
             "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
             "timed": float(sum(r.time for r in comp)),
             "run_wall": float(sum(r.wall_time for r in comp)),
             "elapsed": time.perf_counter() - t_start}
-    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode, cost, comp)
 
 
 def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]]) -> None:
+    """Warn (at the caller of :func:`tune`) when the best value of a numeric axis is at its edge."""
     for k, v in point.items():
         vals = [x for x in grid[k] if isinstance(x, (int, float)) and not isinstance(x, bool)]
         if len(vals) >= 3 and len(vals) == len(grid[k]) and v in (min(vals), max(vals)):
             warnings.warn(f"the best {name} {k}={v!r} is at the edge of the grid "
                           f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside it: "
-                          "extend the grid", stacklevel=3)
+                          "extend the grid", stacklevel=4)
 
 
 __all__ = ["BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "ConfigScore", "TuneResult",

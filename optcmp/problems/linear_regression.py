@@ -6,7 +6,7 @@ import csv
 import io
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -304,80 +304,14 @@ class LinearRegression(Problem):
             (their count, and the line and column of the first, are named).
         """
         path = os.fspath(path)
-        if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw.count(b"\n", 0, exc.start) + 1
-            raise ValueError(
-                f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
-                f"line {line}); save the file as UTF-8"
-            ) from None
-        if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
-            text = text[1:]
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise ValueError(f"{path}: the file is empty; expected a header row") from None
-        if len(header) == 1:
-            for sep in (";", "\t", "|", ","):
-                if sep != delimiter and sep in header[0]:
-                    raise ValueError(
-                        f"{path}: only one column found in the header {header[0]!r}; is the "
-                        f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
-                        f"line --delimiter {sep!r})"
-                    )
-        dups = sorted({h for h in header if header.count(h) > 1})
-        if dups:
-            raise ValueError(
-                f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
-                "must be unique"
-            )
-        rows: list[list[str]] = []
-        lines: list[int] = []  # file line of each data row (header = line 1)
-        for rec in reader:
-            if rec and any(cell.strip() for cell in rec):
-                rows.append(rec)
-                lines.append(reader.line_num)
-        if not rows:
-            raise ValueError(f"{path}: no data rows after the header")
+        header, rows, lines = _read_csv(path, delimiter)
         if targets is None:
             targets = header[-1]
         if features is None:
             tl = [targets] if isinstance(targets, str) else list(targets)
             features = [h for h in header if h not in tl]
         features, target_list = _check_columns(header, features, targets)
-        index = {h: i for i, h in enumerate(header)}
-        cols = features + target_list
-        data = np.empty((len(rows), len(cols)))
-        for r, row in enumerate(rows):
-            if len(row) != len(header):
-                raise ValueError(
-                    f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
-                )
-            for c, name in enumerate(cols):
-                cell = row[index[name]].strip()
-                if not cell:
-                    data[r, c] = np.nan  # a missing value, reported below with NaN/inf
-                    continue
-                try:
-                    data[r, c] = float(cell)
-                except ValueError:
-                    raise ValueError(
-                        f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
-                    ) from None
-        bad = ~np.isfinite(data)
-        nbad = int(bad.sum())
-        if nbad:
-            r0, c0 = (int(i) for i in np.argwhere(bad)[0])
-            raise ValueError(
-                f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
-                f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
-            )
+        data = _csv_matrix(path, header, rows, lines, features + target_list)
         X = data[:, : len(features)]
         y = data[:, len(features):]
         if isinstance(targets, str):
@@ -556,6 +490,96 @@ def _check_columns(
     if overlap:
         raise ValueError(f"column(s) {overlap} are both features and targets")
     return features, target_list
+
+
+def _read_csv(path: str, delimiter: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header, the non-blank data rows and their file line numbers of a CSV file (checked)."""
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+    text = _read_utf8(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = _read_header(path, reader, delimiter)
+    rows: list[list[str]] = []
+    lines: list[int] = []  # file line of each data row (header = line 1)
+    for rec in reader:
+        if rec and any(cell.strip() for cell in rec):
+            rows.append(rec)
+            lines.append(reader.line_num)
+    if not rows:
+        raise ValueError(f"{path}: no data rows after the header")
+    return header, rows, lines
+
+
+def _read_utf8(path: str) -> str:
+    """The text of a UTF-8 file, without a leading byte-order mark."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
+            f"line {line}); save the file as UTF-8"
+        ) from None
+    if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
+        text = text[1:]
+    return text
+
+
+def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list[str]:
+    """The column names of the first row: present, split by ``delimiter``, unique."""
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise ValueError(f"{path}: the file is empty; expected a header row") from None
+    if len(header) == 1:
+        for sep in (";", "\t", "|", ","):
+            if sep != delimiter and sep in header[0]:
+                raise ValueError(
+                    f"{path}: only one column found in the header {header[0]!r}; is the "
+                    f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
+                    f"line --delimiter {sep!r})"
+                )
+    dups = sorted({h for h in header if header.count(h) > 1})
+    if dups:
+        raise ValueError(
+            f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
+            "must be unique"
+        )
+    return header
+
+
+def _csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[int],
+                cols: list[str]) -> np.ndarray:
+    """The float matrix of columns ``cols`` of the rows: no ragged row, no bad or missing cell."""
+    index = {h: i for i, h in enumerate(header)}
+    data = np.empty((len(rows), len(cols)))
+    for r, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(
+                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
+            )
+        for c, name in enumerate(cols):
+            cell = row[index[name]].strip()
+            if not cell:
+                data[r, c] = np.nan  # a missing value, reported below with NaN/inf
+                continue
+            try:
+                data[r, c] = float(cell)
+            except ValueError:
+                raise ValueError(
+                    f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
+                ) from None
+    bad = ~np.isfinite(data)
+    nbad = int(bad.sum())
+    if nbad:
+        r0, c0 = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
+            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
+        )
+    return data
 
 
 def _fingerprint(*arrays: np.ndarray) -> str:
