@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from optcmp import backends as _backends
+from optcmp.adapters import resolve_adapter
+import optcmp.backends as backends_mod
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
-from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info, resolve_adapter
+from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info
 from optcmp.problems.base import Problem
 
 #: Default verdict tolerance (largest relative difference) per dtype.
@@ -261,49 +262,69 @@ def check_equivalence(
     tol = DEFAULT_TOLERANCE[dtype] if tolerance is None else float(tolerance)
     if not tol > 0:
         raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+    per_backend = _specs_per_backend(spec, names, impl)
+    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict)
+    ran = list(runs)
+    fdiff, xdiff = _differences({b: r[2] for b, r in runs.items()},
+                                {b: r[3] for b, r in runs.items()}, int(steps) + 1)
+    return EquivalenceResult(
+        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=int(steps),
+        reference=ran[0] if ran else "", backends=ran,
+        impls={b: r[0] for b, r in runs.items()},
+        implementations={b: r[1] for b, r in runs.items()}, skipped=skipped,
+        fun={b: r[2] for b, r in runs.items()}, x={b: r[3] for b, r in runs.items()},
+        fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
+    )
 
+
+def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps: int,
+                  dtype: str, device: str | None, seed: int, strict: bool,
+                  ) -> tuple[dict[str, tuple[str, str, np.ndarray, np.ndarray]], dict[str, str]]:
+    """Run each backend's spec; the runs by backend, and the backends skipped with why."""
+    runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
+    skipped: dict[str, str] = {}
+    for b, spec in per_backend.items():
+        if not backends_mod.is_available(b):
+            if strict:
+                get_backend(b)
+            skipped[b] = f"backend {b!r} is not installed"
+            continue
+        try:
+            runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed)
+        except BackendUnavailable as exc:
+            if strict:
+                raise
+            skipped[b] = str(exc)
+    return runs, skipped
+
+
+def _specs_per_backend(spec: OptimizerSpec, names: list[str],
+                       impl: str | Mapping[str, str] | None) -> dict[str, OptimizerSpec]:
+    """The spec each backend runs: the asked-for impl where the backend has it, else "auto"."""
     info = optimizer_info(spec.name)
     per_backend: dict[str, OptimizerSpec] = {}
     for b in names:
         want = impl.get(b) if isinstance(impl, Mapping) else impl
         if want is None:
             per_backend[b] = spec
-        elif (b, want) in info.adapters:
+        elif want in info.implementations(b):
             per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, want, spec.label)
         elif isinstance(impl, Mapping):
             resolve_adapter(OptimizerSpec(spec.name, spec.hyperparameters, want), b)  # raises
         else:
             per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, "auto", spec.label)
-    if isinstance(impl, str) and not any((b, impl) in info.adapters for b in names):
+    if isinstance(impl, str) and not any(impl in info.implementations(b) for b in names):
         raise ValueError(f"optimizer {spec.name!r} has impl={impl!r} on none of the backends "
                          f"{names}")
+    return per_backend
 
-    skipped: dict[str, str] = {}
-    ran: list[str] = []
-    impls: dict[str, str] = {}
-    implementations: dict[str, str] = {}
-    funs: dict[str, np.ndarray] = {}
-    xs: dict[str, np.ndarray] = {}
-    for b in names:
-        if not _backends.is_available(b):
-            if strict:
-                get_backend(b)
-            skipped[b] = f"backend {b!r} is not installed"
-            continue
-        try:
-            i, impl_text, f, X = _run_backend(problem, per_backend[b], b, int(steps), dtype,
-                                              device, seed)
-        except BackendUnavailable as exc:
-            if strict:
-                raise
-            skipped[b] = str(exc)
-            continue
-        ran.append(b)
-        impls[b], implementations[b], funs[b], xs[b] = i, impl_text, f, X
 
-    n = int(steps) + 1
+def _differences(funs: dict[str, np.ndarray], xs: dict[str, np.ndarray],
+                 n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, the largest relative difference of each backend from the first one."""
     fdiff = np.zeros(n)
     xdiff = np.zeros(n)
+    ran = list(funs)
     if ran:
         ref = ran[0]
         fr, Xr = funs[ref], xs[ref]
@@ -314,9 +335,4 @@ def check_equivalence(
             xd = np.max(np.abs(xs[b] - Xr), axis=1) / xden
             fdiff = np.fmax(fdiff, np.where(np.isnan(fd), np.inf, fd))
             xdiff = np.fmax(xdiff, np.where(np.isnan(xd), np.inf, xd))
-    return EquivalenceResult(
-        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=int(steps),
-        reference=ran[0] if ran else "", backends=ran, impls=impls,
-        implementations=implementations, skipped=skipped, fun=funs, x=xs, fun_rel_diff=fdiff,
-        x_rel_diff=xdiff, tolerance=tol,
-    )
+    return fdiff, xdiff

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optcmp._scipy import optimize
 from optcmp.results import Trace
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State
 from optcmp.timing import Stopwatch
@@ -74,9 +75,7 @@ class Monitor:
         self.callback = callback
         self._result_type: Any = None
         if callback is not None:
-            from scipy.optimize import OptimizeResult
-
-            self._result_type = OptimizeResult
+            self._result_type = optimize().OptimizeResult
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
         #: Whether observations need the observed iterate itself (not only its objective).
         self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)

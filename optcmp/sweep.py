@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from optcmp.adapters import resolve_adapter
-from optcmp.backends import BACKENDS, canonical_backend, get_backend, is_available
+import optcmp.backends as backends_mod
+from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_device, check_dtype, is_cpu_device
-from optcmp.executors import RunTask, run_tasks
+from optcmp.executors import RunTask, check_executor, is_dask_client, run_tasks
 from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
@@ -36,27 +37,13 @@ Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | Opti
 
 
 def compare(
-    problem: Problem,
-    optimizers: Optimizers,
-    *,
-    backends: str | Sequence[str] = ("numpy",),
-    device: str | None = None,
-    dtype: str = "float64",
-    stopping: Rule | None = None,
-    tol: float = 1e-6,
-    max_iter: int | None = 100_000,
-    max_time: float | None = 60.0,
-    max_evals: int | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    callback: Callback | None = None,
-    eval_every: int | None = None,
-    progress: bool = True,
-    strict: bool = False,
-    redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None,
-    executor: Any = None,
-    threads: int | None = None,
+    problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
+    device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
+    tol: float = 1e-6, max_iter: int | None = 100_000, max_time: float | None = 60.0,
+    max_evals: int | None = None, repeats: int = 1, seed: int = 0,
+    callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
+    strict: bool = False, redraw_data: bool = False,
+    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = None,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -72,13 +59,10 @@ def compare(
         Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
     device : str, optional
-        Device for the framework backends: ``None``/``"cpu"`` (default), ``"cuda"``,
-        ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``. Checked before any run: every installed
-        framework backend is built once on it, so an absent GPU is one error naming the
-        available devices. The numpy backend always runs on the CPU (a warning says so when
-        another device is asked for and numpy is among the backends).
-    dtype : {"float64", "float32"}, default "float64"
-    stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
+        Device for the framework backends (``"cuda"``, ``"cuda:N"``, ``"gpu"``; default the
+        CPU), checked before any run: an absent GPU is one error naming the available devices.
+        numpy always runs on the CPU (a warning says so).
+    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
         As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields). With an
         executor the callback runs on the worker.
     repeats : int, default 1
@@ -132,8 +116,7 @@ def compare(
         how to resume.
     """
     check_problem(problem)
-    specs = _specs(optimizers)
-    names = _normalize_backends(backends)
+    specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
@@ -146,8 +129,6 @@ def compare(
                      eval_every=eval_every, threads=threads)
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
-        from optcmp.executors import check_executor
-
         check_executor(executor, problem)
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
@@ -190,7 +171,7 @@ def _normalize_backends(backends: str | Sequence[str]) -> list[str]:
 
 def _missing_backends(names: list[str], strict: bool) -> list[str]:
     """The backends that are not installed (warned about; with ``strict`` an error)."""
-    missing = [b for b in names if not is_available(b)]
+    missing = [b for b in names if not backends_mod.is_available(b)]
     if missing and strict:
         get_backend(missing[0])  # raises BackendUnavailable with the install hint
     for b in missing:
@@ -209,11 +190,8 @@ def _preflight_device(names: list[str], missing: list[str], device: str | None, 
     """
     if "numpy" in names:
         numpy_cpu_warning(device, stacklevel=3)
-    if executor is not None:
-        from optcmp.executors import is_dask_client
-
-        if is_dask_client(executor):
-            return
+    if executor is not None and is_dask_client(executor):
+        return
     for b in names:
         if b != "numpy" and b not in missing:
             get_backend(b, device=device, dtype=dtype)

@@ -390,7 +390,8 @@ def tune(
     ...                 budget=500, repeats=1)  # doctest: +SKIP
     >>> optcmp.compare(p, t.specs)  # doctest: +SKIP
     """
-    from optcmp.compare import compare, make_stopping
+    from optcmp.runner import make_stopping
+    from optcmp.sweep import compare
 
     t_start = time.perf_counter()
     budget, base = _check_inputs(optimizer, by, mode, budget, repeats)

@@ -93,11 +93,11 @@ def test_equivalence_catches_a_sum_reduction_on_one_backend():
 def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
     """Native torch SGD sees exactly the rows of BatchOrder (same as numpy's reference)."""
     from optcmp.batching import BatchOrder
-    from optcmp.optimizers.torch_native import TorchSGD
+    from optcmp.adapters.torch_ import TorchNativeAdapter
 
     spec = optcmp.sgd(0.05, batch_size=300, impl="native")
     be = optcmp.get_backend("torch")
-    ad = TorchSGD(spec, problem, be, np.zeros(problem.n_params), seed=5)
+    ad = TorchNativeAdapter(spec, problem, be, np.zeros(problem.n_params), seed=5)
     ad.setup()
     order = BatchOrder(problem.n_samples, 300, True, 5)
     for k in range(9):  # crosses two epoch boundaries (4 steps per epoch, last has 100 rows)
@@ -138,12 +138,12 @@ def test_torch_lbfgs_and_scipy_lbfgsb_reach_the_same_optimum(make):
 
 @needs_torch
 def test_torch_lbfgs_step_cost_is_one_plus_line_search():
-    from optcmp.optimizers.torch_native import TorchLBFGS
+    from optcmp.adapters.torch_ import TorchNativeAdapter
 
     p = lr_a()
     calls = []
     be = optcmp.get_backend("torch")
-    ad = TorchLBFGS(optcmp.lbfgs(history_size=3, max_linesearch=4, impl="native"), p, be,
+    ad = TorchNativeAdapter(optcmp.lbfgs(history_size=3, max_linesearch=4, impl="native"), p, be,
                     np.zeros(p.n_params))
     ad.setup()
     assert ad.opt.param_groups[0]["max_eval"] == 5

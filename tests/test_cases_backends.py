@@ -22,7 +22,7 @@ def _keras():
     """Keras on the TensorFlow backend (KERAS_BACKEND set by optcmp before the first import)."""
     import importlib
 
-    from optcmp.optimizers.keras_native import keras_backend_name
+    from optcmp.adapters.keras import keras_backend_name
 
     keras_backend_name()
     return importlib.import_module("keras")
@@ -83,10 +83,10 @@ def test_fc01c_no_learning_rate_uses_optcmps_default_everywhere():
 
 @needs_torch
 def test_fc01_torch_native_constructor_gets_every_value():
-    from optcmp.optimizers.torch_native import TorchAdadelta
+    from optcmp.adapters.torch_ import TorchNativeAdapter
 
     p = lr_a()
-    ad = TorchAdadelta(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p,
+    ad = TorchNativeAdapter(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p,
                        optcmp.get_backend("torch"), np.zeros(p.n_params))
     ad.setup()
     g = ad.opt.param_groups[0]
@@ -96,17 +96,17 @@ def test_fc01_torch_native_constructor_gets_every_value():
 
 @needs_tf
 def test_fc01_keras_native_constructor_gets_every_value_in_float64():
-    from optcmp.optimizers.keras_native import KerasAdadelta, KerasSGD
+    from optcmp.adapters.keras import KerasNativeAdapter
 
     p = lr_a()
     be = optcmp.get_backend("tensorflow")
-    ad = KerasAdadelta(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p, be,
+    ad = KerasNativeAdapter(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p, be,
                        np.zeros(p.n_params))
     ad.setup()
     assert ad.native
     assert (ad.opt.rho, ad.opt.epsilon) == (0.8, 1e-5)
     assert ad.opt.learning_rate.dtype == "float64" and float(ad.opt.learning_rate) == 0.5
-    sgd = KerasSGD(optcmp.sgd(0.1, momentum=0.9, impl="native"), p, be, np.zeros(p.n_params))
+    sgd = KerasNativeAdapter(optcmp.sgd(0.1, momentum=0.9, impl="native"), p, be, np.zeros(p.n_params))
     sgd.setup()
     assert float(sgd.opt.learning_rate) == 0.1  # not float32(0.1) = 0.10000000149
     assert float(sgd.opt.momentum) == 0.9 and sgd.opt.nesterov is False
@@ -114,7 +114,7 @@ def test_fc01_keras_native_constructor_gets_every_value_in_float64():
 
 @needs_tf
 def test_keras_on_another_backend_falls_back_to_the_reference_rule(monkeypatch):
-    import optcmp.optimizers.keras_native as kn
+    import optcmp.adapters.keras as kn
 
     monkeypatch.setattr(kn, "keras_backend_name", lambda: "torch")
     p = lr_a()
@@ -134,9 +134,9 @@ def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
     fstar = p.optimum().fun
     spec = optcmp.lbfgs(impl="scipy")
     be = optcmp.get_backend(backend, dtype="float32")
-    from optcmp.optimizers.lbfgs import ScipyLBFGSB
+    from optcmp.adapters.scipy_ import ScipyAdapter
 
-    ad = ScipyLBFGSB(spec, p, be, np.zeros(p.n_params))
+    ad = ScipyAdapter(spec, p, be, np.zeros(p.n_params))
     ad.setup()
     f, g = ad._fun(np.zeros(p.n_params))
     assert isinstance(f, float) and g.dtype == np.float64 and g.shape == (p.n_params,)
@@ -184,7 +184,7 @@ FC11_SPECS = {
 
 
 def _adapter(problem, spec, backend):
-    from optcmp.optimizers.base import resolve_adapter
+    from optcmp.adapters import resolve_adapter
 
     cls, _ = resolve_adapter(spec, backend)
     ad = cls(spec, problem, optcmp.get_backend(backend), np.zeros(problem.n_params), 0)
@@ -298,7 +298,7 @@ def test_fc16_same_initial_point_on_every_backend(dtype):
     f0 = p.value_and_grad(x0, p.train_data)[0]
     for backend in INSTALLED:
         for spec in (optcmp.gd(0.1), optcmp.adadelta(), optcmp.sgd(0.1)):
-            from optcmp.optimizers.base import resolve_adapter
+            from optcmp.adapters import resolve_adapter
 
             cls, _ = resolve_adapter(spec, backend)
             be = optcmp.get_backend(backend, dtype=dtype)

@@ -19,7 +19,7 @@ import optcmp
 from optcmp.backends.numpy_ import NumpyBackend
 from optcmp.timing import Stopwatch
 
-compare_mod = importlib.import_module("optcmp.compare")  # the module, not optcmp.compare()
+runner_mod = importlib.import_module("optcmp.runner")
 
 WORK = 0.05  # seconds of device work per queued step
 
@@ -53,11 +53,11 @@ class FakeAsyncBackend(NumpyBackend):
         self.sync()
         return super().to_numpy(t)
 
-    def make_step(self, problem, rule, hyper, **kwargs):
-        inner = super().make_step(problem, rule, hyper, **kwargs)
+    def compile(self, fn, example, *, rows=()):  # the reference adapter's step
+        inner = super().compile(fn, example, rows=rows)
 
-        def step(x, state, batch, curv):
-            fun, gnorm, x, state = inner(x, state, batch, curv)
+        def step(*args):
+            fun, gnorm, x, state = inner(*args)
             self.queued += 1
             return _Pending(self, fun), _Pending(self, gnorm), x, state
 
@@ -66,9 +66,9 @@ class FakeAsyncBackend(NumpyBackend):
 
 def _run(monkeypatch, *, synced: bool):
     be = FakeAsyncBackend()
-    monkeypatch.setattr(compare_mod, "get_backend", lambda *a, **k: be)
+    monkeypatch.setattr(runner_mod, "get_backend", lambda *a, **k: be)
     if not synced:  # what a stopwatch without device sync would measure
-        monkeypatch.setattr(compare_mod, "Stopwatch", lambda sync=None: Stopwatch())
+        monkeypatch.setattr(runner_mod, "Stopwatch", lambda sync=None: Stopwatch())
     r = optcmp.run_one(lr_a(), optcmp.gd(0.1), backend="numpy",
                        stopping=optcmp.MaxIter(10) | optcmp.RelativeSuboptimality(1e-300))
     return r, be
@@ -102,7 +102,7 @@ def test_warmup_and_monitoring_are_off_the_clock(monkeypatch):
         slow.append(intermediate_result.nit)
 
     be = FakeAsyncBackend()
-    monkeypatch.setattr(compare_mod, "get_backend", lambda *a, **k: be)
+    monkeypatch.setattr(runner_mod, "get_backend", lambda *a, **k: be)
     r = optcmp.run_one(lr_a(), optcmp.gd(0.1), backend="numpy", callback=callback,
                        stopping=optcmp.MaxIter(5) | optcmp.RelativeSuboptimality(1e-300))
     assert len(slow) >= 5

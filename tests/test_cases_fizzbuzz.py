@@ -9,7 +9,8 @@ import optcmp
 from optcmp.backends import BackendUnavailable, get_backend, is_available
 from optcmp.batching import BatchOrder
 from optcmp.equivalence import check_equivalence
-from optcmp.optimizers.base import OptimizerSpec, resolve_adapter
+from optcmp.adapters import resolve_adapter
+from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems import FizzBuzzMLP
 
 BACKENDS = ("numpy", "torch", "tensorflow")

@@ -12,6 +12,7 @@ from conftest import lr_a
 
 import optcmp
 from optcmp.executors import ProblemRef, RunTask, execute_run, host_activity
+from optcmp.runner import RunConfig
 from optcmp.problems import LinearRegression
 from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality
 from optcmp.store import data_fingerprint
@@ -134,8 +135,7 @@ def test_executor_must_be_an_executor_or_a_dask_client():
 
 def test_a_worker_that_generates_other_data_fails_the_run_without_storing_it():
     p = small()
-    task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), backend="numpy", device=None,
-                   dtype="float64", seed=0, repeat=0, stopping=RULE)
+    task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), config=RunConfig(stopping=RULE))
     res, storable = execute_run(task, ProblemRef(p.spec(), "0" * 64))
     assert res.status == "failed" and not storable
     assert "other data" in res.message and res.problem == "linear_regression"

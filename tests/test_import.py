@@ -13,7 +13,7 @@ HEAVY = ("torch", "tensorflow", "keras", "jax")
 CODE = f"""
 import sys
 import optcmp
-import optcmp.cli, optcmp.compare, optcmp.results, optcmp.stopping, optcmp.timing
+import optcmp.cli, optcmp.runner, optcmp.sweep, optcmp.results, optcmp.stopping, optcmp.timing
 from optcmp.backends import available_backends
 names = available_backends()          # finds frameworks without importing them
 optcmp.get_optimizer("lbfgs")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._scipy import optimize
 from optcmp.adapters.base import LoopAdapter
 from optcmp.backends.numpy_ import norm2
 from optcmp.optimizers.base import ScipyMinimize
@@ -46,6 +47,7 @@ class ScipyAdapter(LoopAdapter):
 
     def setup(self) -> None:
         super().setup()
+        self._minimize = optimize().minimize  # imported here: never inside the timed run
         self._vg = self.backend.make_value_and_grad(self.problem)
         self._x = self.x0.copy()
         self.nfev = 0
@@ -75,8 +77,6 @@ class ScipyAdapter(LoopAdapter):
         return opts
 
     def run(self, monitor: Any) -> dict[str, Any]:
-        from scipy.optimize import minimize
-
         options = self._options(monitor)
         self._last = (None, None)
 
@@ -90,7 +90,7 @@ class ScipyAdapter(LoopAdapter):
                                     nfev=self.nfev, njev=self.nfev, x=self._x):
                 raise StopIteration
 
-        res = minimize(self._fun, self.x0.copy(), jac=True, method=self.decl.name,
+        res = self._minimize(self._fun, self.x0.copy(), jac=True, method=self.decl.name,
                        callback=callback, options=options)
         self._x = np.asarray(res.x, dtype=np.float64).copy()
         msg = str(res.message)

@@ -7,11 +7,12 @@ of the ops that use them, so ``import optcmp`` does not load ``scipy.special``.
 from __future__ import annotations
 
 import math
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optcmp._scipy import special
 from optcmp.backends.base import Backend, ValueGradFn, blas_threads
 
 if TYPE_CHECKING:
@@ -41,24 +42,6 @@ def norm2(a: np.ndarray) -> float:
         return m
     b = a / m
     return m * math.sqrt(float(np.vdot(b, b)))
-
-
-_special: ModuleType | None = None
-
-
-def special() -> ModuleType:
-    """:mod:`scipy.special`, imported on first use.
-
-    Returns
-    -------
-    module
-    """
-    global _special
-    if _special is None:
-        from scipy import special as sp
-
-        _special = sp
-    return _special
 
 
 def _sum(a: np.ndarray, axis: int | None = None) -> Any:

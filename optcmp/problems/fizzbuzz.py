@@ -18,8 +18,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from optcmp._scipy import special
 from optcmp.problems.base import Array, ParamLayout, Problem
 
 #: Class names, in the order of the one-hot columns.
@@ -352,17 +352,17 @@ class FizzBuzzMLP(Problem):
         n = X.shape[0]
         A1 = X @ p["W1"]
         A1 += p["b1"]
-        H = special.expit(A1)
+        H = special().expit(A1)
         Z = H @ p["W2"]
         Z += p["b2"]
         if self.loss == "cross_entropy":
-            lse = special.logsumexp(Z, axis=1, keepdims=True)
+            lse = special().logsumexp(Z, axis=1, keepdims=True)
             fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1)))
             dZ = np.exp(Z - lse)  # softmax
             dZ -= Y
             dZ *= 1.0 / n
         else:
-            Out = special.expit(Z)
+            Out = special().expit(Z)
             R = Out - Y
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
             fun = float(np.vdot(R, R)) * scale
@@ -499,7 +499,7 @@ class FizzBuzzMLP(Problem):
         """
         counts = self.class_counts(split)
         prior = np.clip(counts / counts.sum(), 1e-12, 1 - 1e-12)
-        b2 = np.log(prior) if self.loss == "cross_entropy" else special.logit(prior)
+        b2 = np.log(prior) if self.loss == "cross_entropy" else special().logit(prior)
         return self._layout.flatten({"W1": np.zeros((self.n_bits, self.hidden)),
                                      "b1": np.zeros(self.hidden),
                                      "W2": np.zeros((self.hidden, 4)), "b2": b2})
@@ -541,7 +541,7 @@ class FizzBuzzMLP(Problem):
         ndarray of int64, shape (n,)
         """
         p = self._layout.unflatten(np.asarray(x, dtype=np.float64))
-        H = special.expit(X @ p["W1"] + p["b1"])
+        H = special().expit(X @ p["W1"] + p["b1"])
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)
 
     def metrics(self, x: np.ndarray) -> dict[str, float]:
