@@ -62,6 +62,12 @@ from optcmp._storefile import (
 from optcmp._version import __version__
 from optcmp.results import Comparison, RunResult
 
+# The error classes live in the store file reader (which optcmp.results uses too); their public
+# name, in reprs, tracebacks and pickles, stays optcmp.store.<name>.
+for _cls in (StoreError, StoreMismatchError, StoreLockedError):
+    _cls.__module__ = __name__
+del _cls
+
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`optcmp.compare`: finished runs are kept, and the message says how
