@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp import stats
+import optcmp.stats as stats
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -169,6 +169,59 @@ def _on_grid(xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return out
 
 
+def _convergence_panel(ax: Axes, pruns: Sequence[RunResult],
+                       names: dict[tuple[str, str, str, str], str], *, xcol: str, y: str,
+                       band: str | None, target: float | None, xscale: str, title: str) -> None:
+    """Draw one problem's panel of :func:`convergence` on ``ax``."""
+    logy = y != "fun"
+    handles, labels = [], []
+    per_solver: dict[tuple[str, str, str, str], list[RunResult]] = {}
+    for r in pruns:
+        per_solver.setdefault(stats.solver_key(r), []).append(r)
+    floor = np.inf
+    curves = {}
+    for key, srs in per_solver.items():
+        cs = [_curve(r, xcol, y) for r in srs]
+        curves[key] = cs
+        for _, ys in cs:
+            pos = ys[np.isfinite(ys) & (ys > 0)]
+            if pos.size:
+                floor = min(floor, float(pos.min()))
+    floor = floor / 2 if np.isfinite(floor) else 1e-300
+    for key, cs in curves.items():
+        allx = np.unique(np.concatenate([c[0] for c in cs]))
+        grid = allx if allx.size <= MAX_POINTS else np.unique(
+            np.quantile(allx, np.linspace(0, 1, MAX_POINTS)))
+        Y = np.vstack([_on_grid(xs, ys, grid) for xs, ys in cs])
+        if logy:
+            Y = np.where(np.isfinite(Y) & (Y <= 0), floor, Y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med = np.nanmedian(Y, axis=0)
+            if len(cs) > 1 and band is not None:
+                lo, hi = ((np.nanpercentile(Y, 25, axis=0), np.nanpercentile(Y, 75, axis=0))
+                          if band == "quartiles" else (np.nanmin(Y, axis=0),
+                                                       np.nanmax(Y, axis=0)))
+        (line,) = ax.plot(grid, med, drawstyle="steps-post", lw=1.6)
+        if len(cs) > 1 and band is not None:
+            ax.fill_between(grid, lo, hi, step="post", alpha=0.2, color=line.get_color(),
+                            lw=0)
+        handles.append(line)
+        labels.append(names[key] + (f" (median of {len(cs)})" if len(cs) > 1 else ""))
+    if target is not None:
+        handles.append(ax.axhline(target, color="k", ls="--", lw=1))
+        labels.append(f"target {target:g}")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xscale(xscale)
+    ax.set_xlabel(X_LABELS[xcol])
+    ax.set_ylabel({"relative_suboptimality": "relative suboptimality (f - f*) / (f0 - f*)",
+                   "suboptimality": "suboptimality f - f*", "fun": "objective f"}[y])
+    ax.set_title(text(title), fontsize="medium")
+    ax.grid(True, which="major", alpha=0.3)
+    _legend(ax, handles, labels)
+
+
 def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: str = "auto",
                 band: str | None = "quartiles", target: float | None = None,
                 xscale: str = "linear", title: str | None = None) -> Figure:
@@ -224,54 +277,9 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
     names = stats.solver_labels(runs)
     groups = _by_problem(runs)
     fig, axes = _figure(len(groups))
-    logy = y != "fun"
     for ax, (prob, pruns) in zip(axes, groups.items()):
-        handles, labels = [], []
-        per_solver: dict[tuple[str, str, str, str], list[RunResult]] = {}
-        for r in pruns:
-            per_solver.setdefault(stats.solver_key(r), []).append(r)
-        floor = np.inf
-        curves = {}
-        for key, srs in per_solver.items():
-            cs = [_curve(r, xcol, y) for r in srs]
-            curves[key] = cs
-            for _, ys in cs:
-                pos = ys[np.isfinite(ys) & (ys > 0)]
-                if pos.size:
-                    floor = min(floor, float(pos.min()))
-        floor = floor / 2 if np.isfinite(floor) else 1e-300
-        for key, cs in curves.items():
-            allx = np.unique(np.concatenate([c[0] for c in cs]))
-            grid = allx if allx.size <= MAX_POINTS else np.unique(
-                np.quantile(allx, np.linspace(0, 1, MAX_POINTS)))
-            Y = np.vstack([_on_grid(xs, ys, grid) for xs, ys in cs])
-            if logy:
-                Y = np.where(np.isfinite(Y) & (Y <= 0), floor, Y)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                med = np.nanmedian(Y, axis=0)
-                if len(cs) > 1 and band is not None:
-                    lo, hi = ((np.nanpercentile(Y, 25, axis=0), np.nanpercentile(Y, 75, axis=0))
-                              if band == "quartiles" else (np.nanmin(Y, axis=0),
-                                                           np.nanmax(Y, axis=0)))
-            (line,) = ax.plot(grid, med, drawstyle="steps-post", lw=1.6)
-            if len(cs) > 1 and band is not None:
-                ax.fill_between(grid, lo, hi, step="post", alpha=0.2, color=line.get_color(),
-                                lw=0)
-            handles.append(line)
-            labels.append(names[key] + (f" (median of {len(cs)})" if len(cs) > 1 else ""))
-        if target is not None:
-            handles.append(ax.axhline(target, color="k", ls="--", lw=1))
-            labels.append(f"target {target:g}")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xscale(xscale)
-        ax.set_xlabel(X_LABELS[xcol])
-        ax.set_ylabel({"relative_suboptimality": "relative suboptimality (f - f*) / (f0 - f*)",
-                       "suboptimality": "suboptimality f - f*", "fun": "objective f"}[y])
-        ax.set_title(text(title or prob), fontsize="medium")
-        ax.grid(True, which="major", alpha=0.3)
-        _legend(ax, handles, labels)
+        _convergence_panel(ax, pruns, names, xcol=xcol, y=y, band=band, target=target,
+                           xscale=xscale, title=title or prob)
     return fig
 
 

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from optcmp import stats
+import optcmp.stats as stats
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -296,10 +296,10 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     if images not in IMAGE_FORMATS:
         raise ValueError(f"images must be one of {IMAGE_FORMATS}, got {images!r}")
     if path is not None:
-        from optcmp.results import check_output_path
+        from optcmp._io import check_output_path
 
         check_output_path(path)
-    from optcmp import __version__
+    from optcmp._version import __version__
 
     probs = list(dict.fromkeys(r.problem for r in comp.runs))
     title = title or f"optcmp report: {', '.join(probs) or 'no runs'}"
@@ -349,7 +349,7 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     parts.append("</body></html>\n")
     page = "\n".join(parts)
     if path is not None:
-        from optcmp.results import write_text_atomic
+        from optcmp._io import write_text_atomic
 
         write_text_atomic(path, page, what="report")
     return page

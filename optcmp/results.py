@@ -1,17 +1,30 @@
-"""Results: :class:`Trace`, :class:`RunResult` (scipy's field names) and :class:`Comparison`."""
+"""Results: :class:`Trace`, :class:`RunResult` (scipy's field names) and :class:`Comparison`.
+
+The classes hold data: their dict/JSON round trip, :meth:`Comparison.save` and
+:meth:`Comparison.load` (a JSON file or a run store) live here. Each analysis method of
+:class:`Comparison` delegates to a function of its own module, imported when called:
+:mod:`optcmp.tables` (``table``, ``rows``, ``to_frame``), :mod:`optcmp.stats` (summaries,
+tests, profiles, fairness checks), :mod:`optcmp.plot`, :mod:`optcmp.report` and
+:mod:`optcmp.export`. None of those imports this module at run time.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-import platform
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+
+# Leaf helpers only at module level; check_output_path, write_text_atomic, _jsonable and
+# environment were defined here and stay importable from here.
+from optcmp._io import _json_kind, _jsonable, check_output_path, write_text_atomic  # noqa: F401
+from optcmp._storefile import _FORMAT as _STORE_FORMAT
+from optcmp._storefile import StoreError, _check_version, _read
+from optcmp.environment import environment  # noqa: F401
 
 #: Every status a run can end with.
 STATUSES = ("converged", "max_iter", "timeout", "max_evals", "diverged", "stalled", "stopped",
@@ -270,241 +283,6 @@ def _coerce(name: str, v: Any, kind: tuple[type, bool]) -> Any:
     return v
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
-
-
-def environment() -> dict[str, Any]:
-    """Python, platform, CPU and library versions (frameworks only if already imported).
-
-    Returns
-    -------
-    dict
-        JSON-serializable description of the machine and the library versions.
-    """
-    import scipy
-
-    env: dict[str, Any] = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-    }
-    for mod in ("torch", "tensorflow"):
-        m = sys.modules.get(mod)
-        if m is not None:
-            env[mod] = getattr(m, "__version__", "?")
-    env["installed"] = _installed_versions()
-    env["threads"] = _thread_settings()
-    gpus = _gpu_names()
-    if gpus:
-        env["gpus"] = gpus
-    from optcmp.timing import Stopwatch
-
-    env["timer_resolution"] = Stopwatch().timer_resolution()
-    try:
-        from threadpoolctl import threadpool_info
-
-        env["blas_threads"] = [
-            {"api": i.get("internal_api"), "threads": i.get("num_threads")} for i in threadpool_info()
-        ]
-    except ImportError:
-        pass
-    from optcmp import __version__
-
-    env["optcmp"] = __version__
-    return env
-
-
-def _installed_versions() -> dict[str, str]:
-    """Versions of the frameworks installed (read from package metadata; nothing imported)."""
-    from importlib import metadata
-
-    out: dict[str, str] = {}
-    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "pandas",
-                 "matplotlib"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
-def _thread_settings() -> dict[str, Any]:
-    """Thread-count environment variables and the frameworks' thread settings (if imported)."""
-    out: dict[str, Any] = {k: os.environ[k] for k in (
-        "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
-        "TF_NUM_INTEROP_THREADS") if k in os.environ}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        try:
-            out["torch_intraop"] = int(torch.get_num_threads())
-            out["torch_interop"] = int(torch.get_num_interop_threads())
-        except Exception:  # noqa: BLE001 - informative only
-            pass
-    tf = sys.modules.get("tensorflow")
-    if tf is not None:
-        try:
-            out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
-            out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
-        except Exception:  # noqa: BLE001
-            pass
-    return out
-
-
-def _gpu_names() -> list[str]:
-    """CUDA device names, only when torch is already imported (never initializes CUDA)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return []
-    try:
-        if torch.cuda.is_initialized():
-            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except Exception:  # noqa: BLE001
-        pass
-    return []
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _fmt_time(t: float | None) -> str:
-    if t is None or (isinstance(t, float) and math.isnan(t)):
-        return "-"
-    if t < 1e-3:
-        return f"{t * 1e6:.1f}us"
-    if t < 1:
-        return f"{t * 1e3:.1f}ms"
-    return f"{t:.3f}s"
-
-
-def _fmt_frac(v: float | None) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    return f"{v:.3f}"
-
-
-def _fmt_num(v: float | None) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    return f"{v:.2e}"
-
-
-def _json_kind(v: Any) -> str:
-    """JSON type name of a decoded value (for messages)."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object" if isinstance(v, dict) else type(v).__name__
-
-
-def check_output_path(path: str | os.PathLike[str]) -> str:
-    """Check that a file can be written at ``path`` before any work is done.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file to write (it may exist: it is replaced).
-
-    Returns
-    -------
-    str
-        ``path`` as a string.
-
-    Raises
-    ------
-    ValueError
-        ``path`` is empty.
-    IsADirectoryError
-        ``path`` is a directory.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    PermissionError
-        The directory (or the existing file) is not writable.
-    """
-    p = os.fspath(path)
-    if not p:
-        raise ValueError("the output path is empty")
-    if os.path.isdir(p):
-        raise IsADirectoryError(f"{p} is a directory; give a file path (e.g. "
-                                f"{os.path.join(p, 'results.json')})")
-    parent = os.path.dirname(os.path.abspath(p))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
-    if os.path.exists(p) and not os.access(p, os.W_OK):
-        raise PermissionError(f"cannot write {p}: the file is not writable")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(f"cannot write {p}: directory {parent} is not writable")
-    return p
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination; replaced atomically (``os.replace``) once the text is written.
-    text : str
-    what : str, default "file"
-        What is written, for messages.
-
-    Raises
-    ------
-    IsADirectoryError
-        ``path`` is a directory.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    OSError
-        Any other write error; the temporary file is removed first.
-    """
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
-                                f"path (e.g. {os.path.join(p, 'results.json')})")
-    parent = os.path.dirname(os.path.abspath(p))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
-                                "exist")
-    tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 class Comparison:
     """A table of runs: the result of :func:`optcmp.compare`.
 
@@ -518,12 +296,12 @@ class Comparison:
     settings : dict, optional
         Stopping rule, budgets, seeds.
     environment : dict, optional
-        Versions and hardware (see :func:`environment`).
+        Versions and hardware (see :func:`optcmp.environment.environment`).
     """
 
     def __init__(self, runs: Sequence[RunResult], problem: dict[str, Any] | None = None,
                  optimum: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
-                 environment: dict[str, Any] | None = None) -> None:
+                 environment: dict[str, Any] | None = None) -> None:  # noqa: F811
         self.runs = list(runs)
         self.problem = dict(problem or {})
         self.optimum = dict(optimum) if optimum else None
@@ -553,116 +331,38 @@ class Comparison:
 
     # ------------------------------------------------------------------ tables
     def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per run (no trace or iterate): the table's data."""
-        out = []
-        for r in self.runs:
-            out.append({
-                "problem": r.problem, "optimizer": r.label, "backend": r.backend,
-                "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
-                "repeat": r.repeat, "status": r.status, "success": r.success,
-                "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
-                "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
-                "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.epochs, "time": r.time,
-                "warmup_time": r.warmup_time, "setup_time": r.setup_time,
-                "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
-                "relative_suboptimality": r.relative_suboptimality, "message": r.message,
-                "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
-                **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
-                **{f"metric_{k}": v for k, v in r.metrics.items()},
-            })
-        return out
+        """One flat dict per run (no trace or iterate): the table's data
+        (:func:`optcmp.tables.rows`)."""
+        from optcmp.tables import rows
+
+        return rows(self)
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame with one row per run.
+        """A pandas DataFrame with one row per run (:func:`optcmp.tables.to_frame`).
 
         Raises
         ------
         ImportError
             pandas is not installed (``pip install 'optcmp[pandas]'``).
         """
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise ImportError("to_frame() needs pandas: pip install 'optcmp[pandas]'") from exc
-        return pd.DataFrame(self.rows())
+        from optcmp.tables import to_frame
+
+        return to_frame(self)
 
     def table(self) -> str:
-        """A readable fixed-width table sorted by time-to-target.
+        """A readable fixed-width table sorted by time-to-target (:func:`optcmp.tables.table`).
 
         Runs that reached the target come first (fastest first), then the runs that stopped
         on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
         For problems with a closed form, the direct solve time is shown as a floor row.
         """
-        def key(r: RunResult) -> tuple[int, float, str, str]:
-            ttt = r.time_to_target
-            group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
-            return (group, ttt if ttt is not None else r.time, r.label, r.backend)
+        from optcmp.tables import table
 
-        # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
-        # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
-        no_opt = bool(self.runs) and all(r.fstar is None for r in self.runs)
-        metric_names = sorted({k for r in self.runs for k in r.metrics
-                               if k.endswith("accuracy")}) if no_opt else []
-        header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
-                  "nfev", "njev", "loss" if no_opt else "rel.subopt",
-                  *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
-        lines = [header]
-        for r in sorted(self.runs, key=key):
-            reached = r.time_to_target is not None
-            where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
-            if r.status == "skipped":  # never ran: no figures to show
-                lines.append([r.label, where, r.impl or "-", r.dtype, r.status]
-                             + ["-"] * (len(header) - 5))
-                continue
-            lines.append([
-                r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
-                str(r.nit_to_target if reached else r.nit),
-                str(r.nfev_to_target if reached else r.nfev),
-                str(r.njev_to_target if reached else r.njev),
-                _fmt_num(r.fun if no_opt else r.relative_suboptimality),
-                *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
-                *self._timed_cells(r),
-            ])
-        if self.optimum and self.optimum.get("time") is not None:
-            lines.append([f"{self.optimum.get('method', 'direct')} (direct solve, floor)",
-                          "numpy", "lstsq", "float64", "exact", _fmt_time(self.optimum["time"]),
-                          "-", "-", "-", _fmt_num(0.0), _fmt_time(self.optimum["time"]), "-"])
-        widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-        out = []
-        for j, row in enumerate(lines):
-            out.append("  ".join(c.ljust(w) if i < 5 else c.rjust(w)
-                                 for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-            if j == 0:
-                out.append("  ".join("-" * w for w in widths))
-        notes = []
-        target = self.settings.get("target")
-        if target:
-            notes.append(f"target: {target}")
-        notes.append("time-to-target and iters/nfev/njev are counted until the target was met "
-                     "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
-        if self.problem:
-            desc = ", ".join(f"{k}={v}" for k, v in self.problem.items()
-                             if k in ("problem", "n_samples", "n_features", "seed", "source"))
-            notes.insert(0, f"problem: {desc}")
-        shared = [r for r in self.runs if r.shared_host]
-        if shared:
-            notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
-                         f"{max(r.concurrency for r in shared)} at once): their timings contend "
-                         "and are not comparable with sequential ones")
-        failed = [r for r in self.runs if r.status in ("failed", "skipped")]
-        for r in failed:
-            notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
-        return "\n".join(out) + "\n" + "\n".join(notes)
+        return table(self)
 
     def __str__(self) -> str:
         return self.table()
-
-    @staticmethod
-    def _timed_cells(r: RunResult) -> list[str]:
-        # a run that failed before its first step has no timings to show (not 0.0us)
-        never = r.status == "failed" and not r.nit
-        return ["-" if never and not t else _fmt_time(t) for t in (r.time, r.warmup_time)]
 
     # ------------------------------------------------------------------ statistics
     @classmethod
@@ -717,7 +417,7 @@ class Comparison:
         time-to-target with a bootstrap CI, median iterations/nfev/njev to target, aRT.
 
         See :func:`optcmp.stats.summarize` for the columns and the treatment of runs that
-        missed the target (censored, never averaged).
+        missed the target (censored, never averaged); computed by :func:`optcmp.stats.summary`.
 
         Parameters
         ----------
@@ -731,31 +431,22 @@ class Comparison:
         -------
         pandas.DataFrame or list of dict
         """
-        from optcmp.stats import summarize
+        from optcmp.stats import summary
 
-        rows = summarize(self.runs, confidence_level=confidence_level, method=method,
-                         n_resamples=n_resamples, seed=seed, warn=warn,
-                         timer_resolution=self._timer_resolution())
-        if as_frame is False:
-            return rows
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            if as_frame:
-                raise ImportError("summary(as_frame=True) needs pandas: "
-                                  "pip install 'optcmp[pandas]'") from exc
-            return rows
-        return pd.DataFrame(rows)
+        return summary(self, as_frame=as_frame, confidence_level=confidence_level,
+                       method=method, n_resamples=n_resamples, seed=seed, warn=warn)
 
     def summary_table(self, **kwargs: Any) -> str:
-        """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on)."""
-        from optcmp.stats import format_summary
+        """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on;
+        :func:`optcmp.stats.summary_table`)."""
+        from optcmp.stats import summary_table
 
-        return format_summary(self.summary(as_frame=False, **kwargs))
+        return summary_table(self, **kwargs)
 
     def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
                            metric: str = "time", alpha: float = 0.05, warn: bool = True) -> Any:
-        """Rank-sum test of two solvers' time-to-target (:func:`optcmp.stats.compare_pair`).
+        """Rank-sum test of two solvers' time-to-target (:func:`optcmp.stats.compare_pair`,
+        through :func:`optcmp.stats.compare_optimizers`).
 
         Parameters
         ----------
@@ -774,20 +465,9 @@ class Comparison:
         ValueError
             A side selects no run.
         """
-        from optcmp.stats import compare_pair
+        from optcmp.stats import compare_optimizers
 
-        sides = []
-        for side in (a, b):
-            crit = {"label": side} if isinstance(side, str) else dict(side)
-            runs = self.select(**crit)
-            if not runs:
-                labels = sorted({r.label for r in self.runs})
-                raise ValueError(f"no run matches {crit!r}; optimizer labels: {labels}")
-            sides.append(runs)
-        names = [side if isinstance(side, str) else " / ".join(str(v) for v in side.values())
-                 for side in (a, b)]
-        return compare_pair(sides[0], sides[1], metric=metric, alpha=alpha, warn=warn,
-                            labels=(names[0], names[1]))
+        return compare_optimizers(self, a, b, metric=metric, alpha=alpha, warn=warn)
 
     def performance_profile(self, **kwargs: Any) -> Any:
         """Dolan-More performance profile (:func:`optcmp.stats.performance_profile`)."""
@@ -943,10 +623,8 @@ class Comparison:
             head = json.loads(first)
         except (json.JSONDecodeError, UnicodeDecodeError):
             head = None
-        if isinstance(head, dict) and head.get("format") == "optcmp.store":
-            from optcmp.store import load_store
-
-            return load_store(path)
+        if isinstance(head, dict) and head.get("format") == _STORE_FORMAT:
+            return Comparison._from_store(path)
         with open(path, "rb") as fh:
             raw = fh.read()
         try:
@@ -960,3 +638,23 @@ class Comparison:
             return cls.from_dict(d)
         except ValueError as exc:
             raise ValueError(f"{os.fspath(path)}: {exc}") from None
+
+    @staticmethod
+    def _from_store(path: str | os.PathLike[str], *, stacklevel: int = 3) -> Comparison:
+        """A run store as a Comparison (:func:`optcmp.store.load_store` documents it).
+
+        Warnings about skipped lines are attributed ``stacklevel`` frames up from the store
+        reader (3: the caller of this function).
+        """
+        p = os.fspath(path)
+        c = _read(p, RunResult.from_dict, stacklevel=stacklevel)
+        if c.header is None:
+            raise StoreError(f"{p} is empty: no store header")
+        _check_version(p, c.header)
+        last = c.sessions[-1] if c.sessions else {}
+        settings = dict(last.get("settings") or {})
+        settings["store"] = {"path": os.path.abspath(p), "runs": len(c.runs),
+                             "sessions": len(c.sessions)}
+        return Comparison(list(c.runs.values()), problem=c.header.get("problem"),
+                          optimum=last.get("optimum"), settings=settings,
+                          environment=last.get("environment"))

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from optcmp.results import RunResult
+    from optcmp.results import Comparison, RunResult
 
 #: Columns identifying one row of :func:`summarize`.
 GROUP_KEYS = ("problem", "optimizer", "backend", "device", "dtype")
@@ -1148,12 +1148,122 @@ def runtime_ecdf(runs: Sequence[RunResult], *, tols: Sequence[float] = DEFAULT_E
                         + ", ".join(f"{t:g}" for t in tols))
 
 
+# ---------------------------------------------------------------------------- a Comparison
+# The statistics methods of optcmp.results.Comparison call these (comp is a Comparison).
+def summary(comp: Comparison, *, as_frame: bool | None = None, confidence_level: float = 0.95,
+            method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+            warn: bool = True, stacklevel: int = 2) -> Any:
+    """:func:`summarize` of a comparison's runs, as a DataFrame when pandas is installed.
+
+    The timer resolution of the fairness checks is the one recorded in
+    ``comp.environment``.
+
+    Parameters
+    ----------
+    comp : Comparison
+    as_frame : bool, optional
+        True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
+        None (default): a DataFrame when pandas is installed, else a list of dicts.
+    confidence_level, method, n_resamples, seed, warn
+        As in :func:`summarize`.
+    stacklevel : int, default 2
+        As in :func:`check_fairness`: the warnings point at the caller's caller (the
+        :class:`~optcmp.results.Comparison` method).
+
+    Returns
+    -------
+    pandas.DataFrame or list of dict
+        The rows of :func:`summarize`.
+
+    Raises
+    ------
+    ImportError
+        ``as_frame=True`` without pandas.
+    ValueError
+        Bad ``method`` or ``confidence_level`` (see :func:`median_ci`).
+    """
+    resolution = comp._timer_resolution()
+    if warn:
+        check_fairness(comp.runs, timer_resolution=resolution, stacklevel=stacklevel)
+    rows = summarize(comp.runs, confidence_level=confidence_level, method=method,
+                     n_resamples=n_resamples, seed=seed, warn=False, timer_resolution=resolution)
+    if as_frame is False:
+        return rows
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        if as_frame:
+            raise ImportError("summary(as_frame=True) needs pandas: "
+                              "pip install 'optcmp[pandas]'") from exc
+        return rows
+    return pd.DataFrame(rows)
+
+
+def summary_table(comp: Comparison, **kwargs: Any) -> str:
+    """:func:`summary` of a comparison as fixed-width text (:func:`format_summary`).
+
+    Parameters
+    ----------
+    comp : Comparison
+    **kwargs
+        Passed to :func:`summary` (``confidence_level``, ``method``, ``n_resamples``,
+        ``seed``, ``warn``); its warnings point at this function's caller.
+
+    Returns
+    -------
+    str
+        One line per solver with the median time-to-target and its confidence interval.
+    """
+    return format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+
+
+def compare_optimizers(comp: Comparison, a: str | dict[str, Any], b: str | dict[str, Any], *,
+                       metric: str = "time", alpha: float = 0.05,
+                       warn: bool = True) -> PairwiseComparison:
+    """:func:`compare_pair` of two solvers of a comparison, chosen by label or criteria.
+
+    Parameters
+    ----------
+    comp : Comparison
+    a, b : str or dict
+        An optimizer label, or criteria for ``comp.select`` (e.g.
+        ``{"label": "gd", "backend": "torch"}``).
+    metric, alpha, warn
+        As in :func:`compare_pair`.
+
+    Returns
+    -------
+    PairwiseComparison
+        Labelled with ``a`` and ``b`` (a dict's values joined by ``" / "``).
+
+    Raises
+    ------
+    ValueError
+        A side selects no run.
+    """
+    sides = []
+    for side in (a, b):
+        crit = {"label": side} if isinstance(side, str) else dict(side)
+        runs = comp.select(**crit)
+        if not runs:
+            labels = sorted({r.label for r in comp.runs})
+            raise ValueError(f"no run matches {crit!r}; optimizer labels: {labels}")
+        sides.append(runs)
+    names = [side if isinstance(side, str) else " / ".join(str(v) for v in side.values())
+             for side in (a, b)]
+    pair = compare_pair(sides[0], sides[1], metric=metric, alpha=alpha, warn=False,
+                        labels=(names[0], names[1]))
+    if warn and not pair.significant:  # compare_pair's warning, pointing at comp's method
+        warnings.warn(pair.message, NoiseWarning, stacklevel=2)
+    return pair
+
+
 __all__ = [
     "BUDGET_STATUSES", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS", "MedianCI",
     "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
-    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_pair",
-    "data_profile", "fairness_issues", "first_hit", "format_summary", "instance_key",
+    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_optimizers",
+    "compare_pair", "data_profile", "fairness_issues", "first_hit", "format_summary", "instance_key",
     "mark_shared_host_warned", "median_ci",
     "performance_profile", "runtime_ecdf", "solver_key", "solver_labels", "spent", "summarize",
-    "to_target",
+    "summary", "summary_table", "to_target",
 ]

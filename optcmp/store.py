@@ -48,26 +48,25 @@ from typing import IO, Any
 
 import numpy as np
 
-from optcmp.results import Comparison, RunResult, _jsonable
+from optcmp._io import _jsonable
+from optcmp._storefile import (
+    _FORMAT,
+    STORE_VERSION,
+    StoreError,
+    StoreLockedError,
+    StoreMismatchError,
+    _check_version,
+    _Contents,
+    _read,
+)
+from optcmp._version import __version__
+from optcmp.results import Comparison, RunResult
 
-#: Version of the store's record layout and of the run key; bump when either changes.
-STORE_VERSION = 1
-
-_FORMAT = "optcmp.store"
-#: How every header line written by :class:`RunStore` starts (compact JSON, keys in this order).
-_HEADER_START = b'{"record":"header","format":"optcmp.store"'
-
-
-class StoreError(ValueError):
-    """A run store that cannot be used (not a store, unreadable header)."""
-
-
-class StoreMismatchError(StoreError):
-    """The store was written for another problem or by another store format version."""
-
-
-class StoreLockedError(StoreError):
-    """Another sweep holds the store's lock."""
+# The error classes live in the store file reader (which optcmp.results uses too); their public
+# name, in reprs, tracebacks and pickles, stays optcmp.store.<name>.
+for _cls in (StoreError, StoreMismatchError, StoreLockedError):
+    _cls.__module__ = __name__
+del _cls
 
 
 class Interrupted(KeyboardInterrupt):
@@ -203,87 +202,6 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
 
 
 # ---------------------------------------------------------------------- reading
-class _Contents:
-    """Parsed store: header, sessions, runs by key (first wins), and the end of valid data."""
-
-    def __init__(self) -> None:
-        self.header: dict[str, Any] | None = None
-        self.sessions: list[dict[str, Any]] = []
-        self.runs: dict[str, RunResult] = {}
-        self.valid_end = 0  # byte offset after the last complete line
-        self.torn = False
-
-
-def _read(path: str) -> _Contents:
-    out = _Contents()
-    with open(path, "rb") as fh:
-        data = fh.read()
-    pos = 0
-    lineno = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        lineno += 1
-        if nl < 0:  # no newline: a write that did not finish
-            tail = data[pos:]
-            if out.header is None and not (_HEADER_START.startswith(tail)
-                                           or tail.startswith(_HEADER_START)):
-                raise StoreError(f"{path} is not an optcmp run store (it does not start with an "
-                                 f"'{_FORMAT}' header); choose another path")
-            warnings.warn(f"{path}: ignoring a torn last line (line {lineno}, {len(data) - pos} "
-                          "bytes without a newline, probably cut by a crash); every complete "
-                          "line before it is kept", stacklevel=3)
-            out.torn = True
-            break
-        raw = data[pos:nl]
-        end = nl + 1
-        try:
-            rec = json.loads(raw) if raw.strip() else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            last = end >= len(data)
-            if out.header is None:
-                raise StoreError(f"{path} is not an optcmp run store (line {lineno} is not "
-                                 f"valid JSON, and no '{_FORMAT}' header came before it); "
-                                 "choose another path") from None
-            warnings.warn(f"{path}: ignoring {'a torn last line' if last else 'an unreadable line'}"
-                          f" (line {lineno}, not valid JSON)", stacklevel=3)
-            if last:
-                out.torn = True
-                break
-            rec = None
-        pos = end
-        out.valid_end = end
-        if rec is None:
-            continue
-        kind = rec.get("record") if isinstance(rec, dict) else None
-        if out.header is None:
-            if kind != "header" or rec.get("format") != _FORMAT:
-                raise StoreError(f"{path} is not an optcmp run store (its first record is not "
-                                 f"an '{_FORMAT}' header); choose another path")
-            out.header = rec
-        elif kind == "session":
-            out.sessions.append(rec)
-        elif kind == "run":
-            key = rec.get("key")
-            if isinstance(key, str) and key not in out.runs:
-                try:
-                    out.runs[key] = RunResult.from_dict(rec["run"])
-                except (KeyError, TypeError, ValueError) as exc:
-                    warnings.warn(f"{path}: ignoring line {lineno}: not a run record ({exc})",
-                                  stacklevel=3)
-    return out
-
-
-def _check_version(path: str, header: Mapping[str, Any]) -> None:
-    v = header.get("store_version")
-    if v != STORE_VERSION:
-        from optcmp import __version__
-
-        raise StoreMismatchError(
-            f"{path} was written by optcmp {header.get('optcmp', '?')} in store format version "
-            f"{v}; this optcmp ({__version__}) uses store format version {STORE_VERSION} and "
-            "does not mix runs into it. Use a new store path (or move the old file away).")
-
-
 def load_store(path: str | os.PathLike[str]) -> Comparison:
     """Read a run store back as a :class:`~optcmp.results.Comparison`.
 
@@ -306,18 +224,7 @@ def load_store(path: str | os.PathLike[str]) -> Comparison:
     StoreMismatchError
         Written in another store format version.
     """
-    p = os.fspath(path)
-    c = _read(p)
-    if c.header is None:
-        raise StoreError(f"{p} is empty: no store header")
-    _check_version(p, c.header)
-    last = c.sessions[-1] if c.sessions else {}
-    settings = dict(last.get("settings") or {})
-    settings["store"] = {"path": os.path.abspath(p), "runs": len(c.runs),
-                         "sessions": len(c.sessions)}
-    return Comparison(list(c.runs.values()), problem=c.header.get("problem"),
-                      optimum=last.get("optimum"), settings=settings,
-                      environment=last.get("environment"))
+    return Comparison._from_store(path, stacklevel=4)
 
 
 # ---------------------------------------------------------------------- writing
@@ -367,8 +274,6 @@ class RunStore:
         StoreLockedError
             Another sweep is writing to it.
         """
-        from optcmp import __version__
-
         p = os.fspath(path)
         ident = problem_identity(problem)
         parent = os.path.dirname(os.path.abspath(p))
@@ -378,7 +283,8 @@ class RunStore:
         fh = open(p, "ab+")  # noqa: SIM115 - kept open for the sweep, closed in close()
         try:
             _lock(fh, p)
-            contents = _read(p) if not created else _Contents()
+            contents: _Contents[RunResult] = (_read(p, RunResult.from_dict) if not created
+                                              else _Contents())
             if contents.header is not None:
                 _check_version(p, contents.header)
                 if (contents.header.get("problem") != ident["problem"]

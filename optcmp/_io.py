@@ -1,0 +1,121 @@
+"""File and JSON helpers shared by results, store, report and tuning (a leaf: stdlib and numpy).
+
+:func:`check_output_path` and :func:`write_text_atomic` are importable from
+:mod:`optcmp.results` too (their old home).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def _json_kind(v: Any) -> str:
+    """JSON type name of a decoded value (for messages)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object" if isinstance(v, dict) else type(v).__name__
+
+
+def check_output_path(path: str | os.PathLike[str]) -> str:
+    """Check that a file can be written at ``path`` before any work is done.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (it may exist: it is replaced).
+
+    Returns
+    -------
+    str
+        ``path`` as a string.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is empty.
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    PermissionError
+        The directory (or the existing file) is not writable.
+    """
+    p = os.fspath(path)
+    if not p:
+        raise ValueError("the output path is empty")
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"{p} is a directory; give a file path (e.g. "
+                                f"{os.path.join(p, 'results.json')})")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
+    if os.path.exists(p) and not os.access(p, os.W_OK):
+        raise PermissionError(f"cannot write {p}: the file is not writable")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {p}: directory {parent} is not writable")
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination; replaced atomically (``os.replace``) once the text is written.
+    text : str
+    what : str, default "file"
+        What is written, for messages.
+
+    Raises
+    ------
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    OSError
+        Any other write error; the temporary file is removed first.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
+                                f"path (e.g. {os.path.join(p, 'results.json')})")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
+                                "exist")
+    tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+

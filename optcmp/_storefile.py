@@ -1,0 +1,124 @@
+"""Reading the run store's file format (a leaf: stdlib and :mod:`optcmp._version` only).
+
+The layout and the safety rules are described in :mod:`optcmp.store`, which writes stores and
+re-exports the names below. :meth:`optcmp.results.Comparison.load` reads stores with this module
+without importing :mod:`optcmp.store`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from optcmp._version import __version__
+
+#: Version of the store's record layout and of the run key; bump when either changes.
+STORE_VERSION = 1
+
+#: How every header line written by :class:`optcmp.store.RunStore` starts (compact JSON, keys
+#: in this order).
+_HEADER_START = b'{"record":"header","format":"optcmp.store"'
+#: The ``"format"`` of a store's header record (spelled once, in :data:`_HEADER_START`).
+_FORMAT: str = json.loads(_HEADER_START + b"}")["format"]
+
+_T = TypeVar("_T")
+
+
+class StoreError(ValueError):
+    """A run store that cannot be used (not a store, unreadable header)."""
+
+
+class StoreMismatchError(StoreError):
+    """The store was written for another problem or by another store format version."""
+
+
+class StoreLockedError(StoreError):
+    """Another sweep holds the store's lock."""
+
+
+class _Contents(Generic[_T]):
+    """Parsed store: header, sessions, runs by key (first wins), and the end of valid data."""
+
+    def __init__(self) -> None:
+        self.header: dict[str, Any] | None = None
+        self.sessions: list[dict[str, Any]] = []
+        self.runs: dict[str, _T] = {}
+        self.valid_end = 0  # byte offset after the last complete line
+        self.torn = False
+
+
+def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Contents[_T]:
+    """Parse the store at ``path``; ``decode`` turns a run record's ``"run"`` dict into a result
+    (``RunResult.from_dict``). Warnings are attributed ``stacklevel`` frames up (3: the caller
+    of the function that called this one)."""
+    out: _Contents[_T] = _Contents()
+    with open(path, "rb") as fh:
+        data = fh.read()
+    pos = 0
+    lineno = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        lineno += 1
+        if nl < 0:  # no newline: a write that did not finish
+            tail = data[pos:]
+            if out.header is None and not (_HEADER_START.startswith(tail)
+                                           or tail.startswith(_HEADER_START)):
+                raise StoreError(f"{path} is not an optcmp run store (it does not start with an "
+                                 f"'{_FORMAT}' header); choose another path")
+            warnings.warn(f"{path}: ignoring a torn last line (line {lineno}, {len(data) - pos} "
+                          "bytes without a newline, probably cut by a crash); every complete "
+                          "line before it is kept", stacklevel=stacklevel)
+            out.torn = True
+            break
+        raw = data[pos:nl]
+        end = nl + 1
+        try:
+            rec = json.loads(raw) if raw.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            last = end >= len(data)
+            if out.header is None:
+                raise StoreError(f"{path} is not an optcmp run store (line {lineno} is not "
+                                 f"valid JSON, and no '{_FORMAT}' header came before it); "
+                                 "choose another path") from None
+            warnings.warn(f"{path}: ignoring {'a torn last line' if last else 'an unreadable line'}"
+                          f" (line {lineno}, not valid JSON)", stacklevel=stacklevel)
+            if last:
+                out.torn = True
+                break
+            rec = None
+        pos = end
+        out.valid_end = end
+        if rec is None:
+            continue
+        kind = rec.get("record") if isinstance(rec, dict) else None
+        if out.header is None:
+            if kind != "header" or rec.get("format") != _FORMAT:
+                raise StoreError(f"{path} is not an optcmp run store (its first record is not "
+                                 f"an '{_FORMAT}' header); choose another path")
+            out.header = rec
+        elif kind == "session":
+            out.sessions.append(rec)
+        elif kind == "run":
+            key = rec.get("key")
+            if isinstance(key, str) and key not in out.runs:
+                try:
+                    out.runs[key] = decode(rec["run"])
+                except (KeyError, TypeError, ValueError) as exc:
+                    warnings.warn(f"{path}: ignoring line {lineno}: not a run record ({exc})",
+                                  stacklevel=stacklevel)
+    return out
+
+
+def _check_version(path: str, header: Mapping[str, Any]) -> None:
+    v = header.get("store_version")
+    if v != STORE_VERSION:
+        raise StoreMismatchError(
+            f"{path} was written by optcmp {header.get('optcmp', '?')} in store format version "
+            f"{v}; this optcmp ({__version__}) uses store format version {STORE_VERSION} and "
+            "does not mix runs into it. Use a new store path (or move the old file away).")
+
+
+
+__all__ = ["STORE_VERSION", "StoreError", "StoreLockedError", "StoreMismatchError"]

@@ -1,0 +1,124 @@
+"""The machine a comparison ran on: Python, platform, CPU, GPUs, threads and library versions.
+
+:func:`environment` is recorded by :func:`optcmp.compare` in ``Comparison.environment``; it is
+importable from :mod:`optcmp.results` too (its old home). It imports no framework: torch and
+TensorFlow are described only when a run already imported them.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any
+
+import numpy as np
+
+from optcmp._version import __version__
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform, CPU and library versions (frameworks only if already imported).
+
+    Returns
+    -------
+    dict
+        JSON-serializable description of the machine and the library versions.
+    """
+    import scipy
+
+    env: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+    for mod in ("torch", "tensorflow"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            env[mod] = getattr(m, "__version__", "?")
+    env["installed"] = _installed_versions()
+    env["threads"] = _thread_settings()
+    gpus = _gpu_names()
+    if gpus:
+        env["gpus"] = gpus
+    from optcmp.timing import Stopwatch
+
+    env["timer_resolution"] = Stopwatch().timer_resolution()
+    try:
+        from threadpoolctl import threadpool_info
+
+        env["blas_threads"] = [
+            {"api": i.get("internal_api"), "threads": i.get("num_threads")} for i in threadpool_info()
+        ]
+    except ImportError:
+        pass
+    env["optcmp"] = __version__
+    return env
+
+
+def _installed_versions() -> dict[str, str]:
+    """Versions of the frameworks installed (read from package metadata; nothing imported)."""
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "pandas",
+                 "matplotlib"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _thread_settings() -> dict[str, Any]:
+    """Thread-count environment variables and the frameworks' thread settings (if imported)."""
+    out: dict[str, Any] = {k: os.environ[k] for k in (
+        "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+        "TF_NUM_INTEROP_THREADS") if k in os.environ}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            out["torch_intraop"] = int(torch.get_num_threads())
+            out["torch_interop"] = int(torch.get_num_interop_threads())
+        except Exception:  # noqa: BLE001 - informative only
+            pass
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        try:
+            out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
+            out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def _gpu_names() -> list[str]:
+    """CUDA device names, only when torch is already imported (never initializes CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    try:
+        if torch.cuda.is_initialized():
+            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # noqa: BLE001
+        pass
+    return []
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+
+__all__ = ["environment"]

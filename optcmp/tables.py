@@ -1,0 +1,181 @@
+"""The fixed-width text table and the flat rows of a :class:`~optcmp.results.Comparison`.
+
+``Comparison.table()`` (also ``str(comparison)``), ``Comparison.rows()`` and
+``Comparison.to_frame()`` call :func:`table`, :func:`rows` and :func:`to_frame`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from optcmp.results import Comparison, RunResult
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f}us"
+    if t < 1:
+        return f"{t * 1e3:.1f}ms"
+    return f"{t:.3f}s"
+
+
+def _fmt_frac(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.3f}"
+
+
+def _fmt_num(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.2e}"
+
+
+def _timed_cells(r: RunResult) -> list[str]:
+    # a run that failed before its first step has no timings to show (not 0.0us)
+    never = r.status == "failed" and not r.nit
+    return ["-" if never and not t else _fmt_time(t) for t in (r.time, r.warmup_time)]
+
+
+def rows(comp: Comparison) -> list[dict[str, Any]]:
+    """One flat dict per run (no trace or iterate): the table's data.
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    list of dict
+        Per run, in ``comp.runs`` order: what ran, status, time and evaluations to target,
+        totals, timings, final values, host, then ``hp_<name>`` per hyperparameter and
+        ``metric_<name>`` per metric.
+    """
+    out = []
+    for r in comp.runs:
+        out.append({
+            "problem": r.problem, "optimizer": r.label, "backend": r.backend,
+            "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
+            "repeat": r.repeat, "status": r.status, "success": r.success,
+            "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
+            "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
+            "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.epochs, "time": r.time,
+            "warmup_time": r.warmup_time, "setup_time": r.setup_time,
+            "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
+            "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+            "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
+            **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
+            **{f"metric_{k}": v for k, v in r.metrics.items()},
+        })
+    return out
+
+
+def to_frame(comp: Comparison) -> Any:
+    """A pandas DataFrame with one row per run (the :func:`rows`).
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ImportError
+        pandas is not installed (``pip install 'optcmp[pandas]'``).
+    """
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError("to_frame() needs pandas: pip install 'optcmp[pandas]'") from exc
+    return pd.DataFrame(rows(comp))
+
+
+def _sort_key(r: RunResult) -> tuple[int, float, str, str]:
+    ttt = r.time_to_target
+    group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
+    return (group, ttt if ttt is not None else r.time, r.label, r.backend)
+
+
+def table(comp: Comparison) -> str:
+    """A readable fixed-width table sorted by time-to-target.
+
+    Runs that reached the target come first (fastest first), then the runs that stopped
+    on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
+
+    For problems with a closed form, the direct solve time is shown as a floor row.
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    str
+        The table, a dashed rule under its header, then notes (problem, target, how the
+        columns are counted, shared hosts, failed and skipped runs), one per line.
+    """
+    # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
+    # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
+    no_opt = bool(comp.runs) and all(r.fstar is None for r in comp.runs)
+    metric_names = sorted({k for r in comp.runs for k in r.metrics
+                           if k.endswith("accuracy")}) if no_opt else []
+    header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
+              "nfev", "njev", "loss" if no_opt else "rel.subopt",
+              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
+    lines = [header]
+    for r in sorted(comp.runs, key=_sort_key):
+        reached = r.time_to_target is not None
+        where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
+        if r.status == "skipped":  # never ran: no figures to show
+            lines.append([r.label, where, r.impl or "-", r.dtype, r.status]
+                         + ["-"] * (len(header) - 5))
+            continue
+        lines.append([
+            r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
+            str(r.nit_to_target if reached else r.nit),
+            str(r.nfev_to_target if reached else r.nfev),
+            str(r.njev_to_target if reached else r.njev),
+            _fmt_num(r.fun if no_opt else r.relative_suboptimality),
+            *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
+            *_timed_cells(r),
+        ])
+    if comp.optimum and comp.optimum.get("time") is not None:
+        lines.append([f"{comp.optimum.get('method', 'direct')} (direct solve, floor)",
+                      "numpy", "lstsq", "float64", "exact", _fmt_time(comp.optimum["time"]),
+                      "-", "-", "-", _fmt_num(0.0), _fmt_time(comp.optimum["time"]), "-"])
+    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+    out = []
+    for j, row in enumerate(lines):
+        out.append("  ".join(c.ljust(w) if i < 5 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    notes = []
+    target = comp.settings.get("target")
+    if target:
+        notes.append(f"target: {target}")
+    notes.append("time-to-target and iters/nfev/njev are counted until the target was met "
+                 "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
+    if comp.problem:
+        desc = ", ".join(f"{k}={v}" for k, v in comp.problem.items()
+                         if k in ("problem", "n_samples", "n_features", "seed", "source"))
+        notes.insert(0, f"problem: {desc}")
+    shared = [r for r in comp.runs if r.shared_host]
+    if shared:
+        notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
+                     f"{max(r.concurrency for r in shared)} at once): their timings contend "
+                     "and are not comparable with sequential ones")
+    failed = [r for r in comp.runs if r.status in ("failed", "skipped")]
+    for r in failed:
+        notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
+    return "\n".join(out) + "\n" + "\n".join(notes)
+
+
+__all__ = ["rows", "table", "to_frame"]
