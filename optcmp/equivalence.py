@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.adapters import resolve_adapter
 import optcmp.backends as backends_mod
+from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
 from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info

@@ -391,9 +391,7 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     config = RunConfig() if config is None else config
     if not isinstance(config, RunConfig):
         raise TypeError(f"config must be an optcmp.runner.RunConfig, got {type_name(config)}")
-    if config.backend == "numpy" and not is_cpu_device(config.device):
-        numpy_cpu_warning(config.device, stacklevel=2)
-    return _Run(problem, spec, config, wall0).execute()
+    return _execute(problem, spec, config, wall0)
 
 
 def run_one(
@@ -450,8 +448,14 @@ callback, eval_every, threads
                        max_iter=max_iter, max_time=max_time, max_evals=max_evals, seed=seed,
                        repeat=repeat, callback=callback, eval_every=eval_every,
                        threads=threads)
+    return _execute(problem, spec, config, wall0)
+
+
+def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
+             wall0: float) -> RunResult:
+    """The run behind :func:`run` and :func:`run_one` (warnings point at their caller)."""
     if config.backend == "numpy" and not is_cpu_device(config.device):
-        numpy_cpu_warning(config.device, stacklevel=2)
+        numpy_cpu_warning(config.device, stacklevel=3)
     return _Run(problem, spec, config, wall0).execute()
 
 
@@ -464,7 +468,7 @@ class _Run:
         self.adapter_cls, self.impl = resolve_adapter(spec, config.backend)
         opt = problem.optimum()
         self.fstar = None if opt is None else float(opt.fun)
-        rule = config.stopping_rule(problem, stacklevel=2)
+        rule = config.stopping_rule(problem, stacklevel=3)
         self.rule = copy.deepcopy(rule)  # this run's own state (RelativeChange, user rules)
         self.rule.reset()
         self.backend: Backend = get_backend(config.backend, device=config.run_device,
@@ -478,7 +482,7 @@ class _Run:
         self.monitor: Monitor | None = None
         self.counts = (0, 0, 0)  # nit, nfev, njev
         self.loop_out: dict[str, Any] = {}
-        self.times = {"setup_time": 0.0, "warmup_time": 0.0}
+        self.times: dict[str, Any] = {"setup_time": 0.0, "warmup_time": 0.0}
         self.threads: int | None = None
         self.hyperparameters = dict(spec.hyperparameters)
         self.implementation = ""

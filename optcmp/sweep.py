@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.adapters import resolve_adapter
 import optcmp.backends as backends_mod
+from optcmp.adapters import resolve_adapter
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_device, check_dtype, is_cpu_device
+from optcmp.environment import environment
 from optcmp.executors import RunTask, check_executor, is_dask_client, run_tasks
 from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
-from optcmp.results import Comparison, RunResult, environment
+from optcmp.results import Comparison, RunResult
 from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
 from optcmp.stopping import Rule
 

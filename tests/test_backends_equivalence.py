@@ -92,8 +92,8 @@ def test_equivalence_catches_a_sum_reduction_on_one_backend():
 @needs_torch
 def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
     """Native torch SGD sees exactly the rows of BatchOrder (same as numpy's reference)."""
-    from optcmp.batching import BatchOrder
     from optcmp.adapters.torch_ import TorchNativeAdapter
+    from optcmp.batching import BatchOrder
 
     spec = optcmp.sgd(0.05, batch_size=300, impl="native")
     be = optcmp.get_backend("torch")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import optcmp
+from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, get_backend, is_available
 from optcmp.batching import BatchOrder
 from optcmp.equivalence import check_equivalence
-from optcmp.adapters import resolve_adapter
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems import FizzBuzzMLP
 

@@ -12,8 +12,8 @@ from conftest import lr_a
 
 import optcmp
 from optcmp.executors import ProblemRef, RunTask, execute_run, host_activity
-from optcmp.runner import RunConfig
 from optcmp.problems import LinearRegression
+from optcmp.runner import RunConfig
 from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality
 from optcmp.store import data_fingerprint
 

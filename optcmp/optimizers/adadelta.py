@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,

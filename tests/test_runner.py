@@ -1,0 +1,111 @@
+"""optcmp.runner: one run, one path; RunConfig validated once; every run owns its stopping state."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from conftest import lr_a, lr_b
+
+import optcmp
+from optcmp.runner import RunConfig, run
+from optcmp.stopping import Divergence, MaxIter, RelativeChange, RelativeSuboptimality
+
+
+def _stall_rule():
+    # RelativeChange keeps the previous objective between observations: per-run state
+    return RelativeChange(1e-9, patience=3) | MaxIter(50_000) | Divergence()
+
+
+def _yield(intermediate_result):  # lets the other threads run between two observations
+    time.sleep(0.0002)
+
+
+def _key(r):
+    return (r.status, r.nit, r.fun)
+
+
+def test_sequential_runs_of_a_stall_rule_stop_at_the_same_iteration():
+    p = lr_b()
+    runs = [optcmp.run_one(p, optcmp.gd(), stopping=_stall_rule(), threads=1) for _ in range(2)]
+    assert runs[0].status == "stalled" and runs[0].nit == runs[1].nit == 7089
+    assert _key(runs[0]) == _key(runs[1])
+
+
+def test_four_identical_runs_on_a_thread_pool_give_identical_results():
+    """The race of the redesign issue: one rule object shared by concurrent runs."""
+    p = lr_b()
+    rule = _stall_rule()
+    sequential = optcmp.run_one(p, optcmp.gd(), stopping=rule, threads=1)
+    with ThreadPoolExecutor(4) as pool:
+        comp = optcmp.compare(p, [optcmp.gd(label=f"gd{i}") for i in range(4)], stopping=rule,
+                              executor=pool, threads=1, callback=_yield, progress=False)
+    assert all(r.shared_host for r in comp), "the runs did not overlap: the test proves nothing"
+    assert [_key(r) for r in comp] == [_key(sequential)] * 4
+    assert rule._last is None and rule._count == 0  # the caller's rule was never touched
+
+
+def test_the_thread_pool_test_fails_when_runs_share_their_rule(monkeypatch):
+    """Control: without the per-run copy, the concurrent runs above disagree."""
+    import optcmp.runner as runner
+
+    monkeypatch.setattr(runner.copy, "deepcopy", lambda rule: rule)
+    p = lr_b()
+    with ThreadPoolExecutor(4) as pool:
+        comp = optcmp.compare(p, [optcmp.gd(label=f"gd{i}") for i in range(4)],
+                              stopping=_stall_rule(), executor=pool, threads=1,
+                              callback=_yield, progress=False)
+    assert any(r.nit != 7089 for r in comp), [r.nit for r in comp]
+
+
+def test_run_takes_a_config_and_matches_run_one():
+    p = lr_a()
+    cfg = RunConfig(tol=1e-8, max_iter=5000, threads=1)
+    a = run(p, optcmp.gd(0.1), cfg)
+    b = optcmp.run_one(p, optcmp.gd(0.1), tol=1e-8, max_iter=5000, threads=1)
+    assert a.status == b.status == "converged"
+    assert a.nit_to_target == b.nit_to_target and a.fun == b.fun
+    np.testing.assert_array_equal(a.x, b.x)
+    assert run(p, "lbfgs").status == "converged"  # RunConfig() by default
+
+
+def test_run_config_is_frozen_and_validated_once():
+    cfg = RunConfig(backend="np", device=" cpu ", dtype=np.float32)
+    assert (cfg.backend, cfg.device, cfg.dtype) == ("numpy", "cpu", "float32")
+    with pytest.raises(AttributeError):
+        cfg.seed = 3  # type: ignore[misc]
+    assert cfg.replace(seed=3).seed == 3 and cfg.seed == 0
+    assert RunConfig(backend="torch", device="cuda").run_device == "cuda"
+    assert RunConfig(backend="numpy", device="cuda").run_device is None
+    with pytest.raises(ValueError, match="unknown backend 'jax'"):
+        RunConfig(backend="jax")
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        RunConfig(dtype="float16")
+    with pytest.raises(ValueError, match="eval_every must be a positive integer, got 0"):
+        RunConfig(eval_every=0)
+    with pytest.raises(ValueError, match="threads must be a positive integer or None, got 0"):
+        RunConfig(threads=0)
+    with pytest.raises(ValueError, match="seed must be an integer, got 1.5"):
+        RunConfig(seed=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="stopping must be an optcmp.stopping.Rule, got str"):
+        RunConfig(stopping="tol")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callback must be callable"):
+        RunConfig(callback=42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="config must be an optcmp.runner.RunConfig, got dict"):
+        run(lr_a(), optcmp.gd, {"tol": 1e-3})  # type: ignore[arg-type]
+
+
+def test_a_bad_callback_is_refused_before_any_run():
+    with pytest.raises(TypeError, match="callback must be callable"):
+        optcmp.compare(lr_a(), [optcmp.gd(0.1)], callback=42, progress=False)
+
+
+def test_the_stopping_rule_of_the_config_is_copied_per_run():
+    p = lr_a()
+    rule = RelativeChange(1e-3) | RelativeSuboptimality(1e-300) | MaxIter(10_000)
+    r1 = run(p, optcmp.gd(0.1), RunConfig(stopping=rule, threads=1))
+    r2 = run(p, optcmp.gd(0.1), RunConfig(stopping=rule, threads=1))
+    assert r1.status == "stalled" and r1.nit == r2.nit
+    assert rule.rules()[0]._last is None  # the runs kept their state to themselves
