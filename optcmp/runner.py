@@ -61,7 +61,7 @@ from optcmp.stopping import (
 from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
-__all__ = ["RunConfig", "make_stopping", "run", "run_one", "skipped_result"]
+__all__ = ["RunConfig", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
 
 
 @dataclass(frozen=True)
@@ -326,6 +326,23 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                             target=target, divergence_factor=divergence_factor)
 
 
+def own_rule(rule: Rule) -> Rule:
+    """A run's own copy of a stopping rule, reset: no state is shared between runs.
+
+    Parameters
+    ----------
+    rule : Rule
+
+    Returns
+    -------
+    Rule
+        ``copy.deepcopy(rule)`` after ``reset()``; ``rule`` itself is never changed.
+    """
+    mine = copy.deepcopy(rule)
+    mine.reset()
+    return mine
+
+
 def skipped_result(problem: Problem, spec: OptimizerSpec, config: RunConfig,
                    message: str, status: str = "skipped") -> RunResult:
     """The result of a run that never started (its backend missing, an error before setup).
@@ -468,9 +485,7 @@ class _Run:
         self.adapter_cls, self.impl = resolve_adapter(spec, config.backend)
         opt = problem.optimum()
         self.fstar = None if opt is None else float(opt.fun)
-        rule = config.stopping_rule(problem, stacklevel=3)
-        self.rule = copy.deepcopy(rule)  # this run's own state (RelativeChange, user rules)
-        self.rule.reset()
+        self.rule = own_rule(config.stopping_rule(problem, stacklevel=3))
         self.backend: Backend = get_backend(config.backend, device=config.run_device,
                                             dtype=config.dtype)
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)

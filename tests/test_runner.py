@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from conftest import lr_a, lr_b
+from conftest import lr_a
 
 import optcmp
 from optcmp.runner import RunConfig, run
@@ -16,11 +16,26 @@ from optcmp.stopping import Divergence, MaxIter, RelativeChange, RelativeSubopti
 
 def _stall_rule():
     # RelativeChange keeps the previous objective between observations: per-run state
-    return RelativeChange(1e-9, patience=3) | MaxIter(50_000) | Divergence()
+    return (RelativeChange(1e-10, patience=3) | RelativeSuboptimality(1e-300) | MaxIter(50_000)
+            | Divergence())
 
 
-def _yield(intermediate_result):  # lets the other threads run between two observations
-    time.sleep(0.0002)
+class _Lockstep:
+    """A callback that holds concurrent runs in step: every observation waits for the others.
+
+    The runs then interleave observation by observation, however the machine schedules its
+    threads; once a run has ended, the others go on alone (the barrier breaks).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.barrier = threading.Barrier(n, timeout=10)
+
+    def __call__(self, intermediate_result) -> None:
+        if not self.barrier.broken:
+            try:
+                self.barrier.wait()
+            except threading.BrokenBarrierError:
+                pass
 
 
 def _key(r):
@@ -28,36 +43,56 @@ def _key(r):
 
 
 def test_sequential_runs_of_a_stall_rule_stop_at_the_same_iteration():
-    p = lr_b()
-    runs = [optcmp.run_one(p, optcmp.gd(), stopping=_stall_rule(), threads=1) for _ in range(2)]
-    assert runs[0].status == "stalled" and runs[0].nit == runs[1].nit == 7089
+    p = lr_a()
+    rule = _stall_rule()
+    runs = [optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1) for _ in range(2)]
+    assert runs[0].status == "stalled" and runs[0].nit == runs[1].nit == 125
     assert _key(runs[0]) == _key(runs[1])
 
 
 def test_four_identical_runs_on_a_thread_pool_give_identical_results():
     """The race of the redesign issue: one rule object shared by concurrent runs."""
-    p = lr_b()
+    p = lr_a()
     rule = _stall_rule()
-    sequential = optcmp.run_one(p, optcmp.gd(), stopping=rule, threads=1)
+    sequential = optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1)
     with ThreadPoolExecutor(4) as pool:
-        comp = optcmp.compare(p, [optcmp.gd(label=f"gd{i}") for i in range(4)], stopping=rule,
-                              executor=pool, threads=1, callback=_yield, progress=False)
+        comp = optcmp.compare(p, [optcmp.gd(0.05, label=f"gd{i}") for i in range(4)],
+                              stopping=rule,
+                              executor=pool, threads=1, callback=_Lockstep(4), progress=False)
     assert all(r.shared_host for r in comp), "the runs did not overlap: the test proves nothing"
     assert [_key(r) for r in comp] == [_key(sequential)] * 4
-    assert rule._last is None and rule._count == 0  # the caller's rule was never touched
+    stall = rule.rules()[0]
+    assert stall._last is None and stall._count == 0  # the caller's rule was never touched
 
 
-def test_the_thread_pool_test_fails_when_runs_share_their_rule(monkeypatch):
-    """Control: without the per-run copy, the concurrent runs above disagree."""
+def _nested(share: bool, monkeypatch) -> tuple[int, int]:
+    """A run whose callback runs a second, identical run at its observation 124.
+
+    The runs stall at 125 (three changes below 1e-10 in a row). A shared rule would leave the
+    inner run's count of small changes (3) to the outer run, which would stop at 124.
+    """
     import optcmp.runner as runner
 
-    monkeypatch.setattr(runner.copy, "deepcopy", lambda rule: rule)
-    p = lr_b()
-    with ThreadPoolExecutor(4) as pool:
-        comp = optcmp.compare(p, [optcmp.gd(label=f"gd{i}") for i in range(4)],
-                              stopping=_stall_rule(), executor=pool, threads=1,
-                              callback=_yield, progress=False)
-    assert any(r.nit != 7089 for r in comp), [r.nit for r in comp]
+    if share:  # what runs did before each owned its rule: reset the caller's object, use it
+        monkeypatch.setattr(runner, "own_rule", lambda rule: (rule.reset(), rule)[1])
+    p, inner = lr_a(), []
+
+    def callback(res):
+        if res.nit == 124:
+            inner.append(run(p, optcmp.gd(0.05), RunConfig(stopping=rule, threads=1)))
+
+    rule = _stall_rule()
+    outer = run(p, optcmp.gd(0.05), RunConfig(stopping=rule, threads=1, callback=callback))
+    return outer.nit, inner[0].nit
+
+
+def test_a_run_inside_another_run_shares_no_state(monkeypatch):
+    assert _nested(False, monkeypatch) == (125, 125)
+
+
+def test_the_nested_run_test_fails_when_runs_share_their_rule(monkeypatch):
+    """Control: with one rule object for both runs, the outer run's stall test is corrupted."""
+    assert _nested(True, monkeypatch) == (124, 125)
 
 
 def test_run_takes_a_config_and_matches_run_one():

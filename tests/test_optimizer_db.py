@@ -1,0 +1,100 @@
+"""Tests generated from the optimizer database (``tests/optimizer_db.py``)."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import pytest
+from conftest import HAS_TF, HAS_TORCH
+from optimizer_db import ROWS, Row
+
+import optcmp
+from optcmp.adapters import resolve_adapter
+from optcmp.backends import BACKENDS
+from optcmp.optimizers import optimizer_info, optimizer_names
+
+INSTALLED = {"numpy": True, "torch": HAS_TORCH, "tensorflow": HAS_TF}
+IMPLS = ("reference", "native", "scipy")
+
+
+def _installed(backend: str):
+    return pytest.mark.skipif(not INSTALLED[backend], reason=f"{backend} is not installed")
+
+
+def _cases():
+    for row in ROWS:
+        for key in row.nit:
+            backend, impl = key.split("/")
+            yield pytest.param(row, backend, impl, id=f"{row.id}-{key}",
+                               marks=_installed(backend))
+
+
+def _missing():
+    for row in ROWS:
+        for backend, impl in itertools.product(BACKENDS, IMPLS):
+            if f"{backend}/{impl}" not in row.nit and f"{backend}/{impl}" not in row.skip:
+                yield pytest.param(row, backend, impl, id=f"{row.id}-{backend}/{impl}")
+
+
+def _equivalence():
+    for row in ROWS:
+        for impl, tol in row.equivalence.items():
+            yield pytest.param(row, impl, tol, id=f"{row.id}-{impl}",
+                               marks=pytest.mark.skipif(not (HAS_TORCH or HAS_TF),
+                                                        reason="one backend only"))
+
+
+@pytest.mark.parametrize("row, backend, impl", list(_cases()))
+def test_iterations_to_target(row: Row, backend: str, impl: str) -> None:
+    kw = {} if row.tol is None else {"tol": row.tol}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # framework deprecation chatter
+        r = optcmp.run_one(row.problem(), row.spec(impl), backend=backend, threads=1,
+                           max_iter=row.max_iter, max_time=None, **kw)
+    assert r.status == "converged", r.message
+    assert (r.impl, r.backend) == (impl, backend)
+    key = f"{backend}/{impl}"
+    assert r.nit_to_target == row.nit[key]
+    assert r.nfev_to_target == row.nfev.get(key, row.nit[key] + 1)
+    assert r.success and r.time_to_target is not None and r.time_to_target <= r.time
+
+
+@pytest.mark.parametrize("row, backend, impl", list(_missing()))
+def test_implementations_not_in_the_table_do_not_exist(row: Row, backend: str, impl: str):
+    with pytest.raises(ValueError, match=f"has no impl='{impl}' on backend '{backend}'"):
+        resolve_adapter(row.spec(impl), backend)
+
+
+@pytest.mark.parametrize("row, impl, tol", list(_equivalence()))
+def test_backends_agree_step_by_step(row: Row, impl: str, tol: float | str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(row.problem(), row.spec("auto"), steps=row.steps,
+                                       impl=impl)
+    assert len(res.backends) >= 2
+    if tol == "different":
+        assert res.verdict == "different" and res.first_step_above() is not None
+    else:
+        assert res.verdict == "equivalent", str(res)
+        assert res.max_rel_diff <= tol
+
+
+def test_every_optimizer_and_implementation_has_a_row() -> None:
+    """A new optimizer, or a new native of an old one, fails here until its row exists."""
+    covered = {(r.optimizer, key) for r in ROWS for key in (*r.nit, *r.skip)}
+    for name in optimizer_names():
+        info = optimizer_info(name)
+        for backend in BACKENDS:
+            for impl in info.implementations(backend):
+                assert (name, f"{backend}/{impl}") in covered, f"no row runs {name} {backend}/{impl}"
+
+
+def test_rows_are_consistent() -> None:
+    ids = [r.id for r in ROWS]
+    assert len(ids) == len(set(ids))
+    for r in ROWS:
+        assert r.optimizer in optimizer_names(), r.id
+        assert r.spec("auto").name == r.optimizer, r.id
+        assert set(r.nfev) <= set(r.nit) and not set(r.skip) & set(r.nit), r.id
+        assert set(r.equivalence) <= {k.split("/")[1] for k in r.nit}, r.id
