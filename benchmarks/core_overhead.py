@@ -6,8 +6,12 @@ Run from the repository root::
     python benchmarks/core_overhead.py --rows 100000 --rounds 3
 
 Prints three comparisons, each measured in this one process with the two sides interleaved
-(bare, optcmp, bare, optcmp, ...) so that machine load hits both alike; the median over rounds
-is the figure, the min is shown too.
+(bare, optcmp, optcmp, bare, ...) so that machine load hits both alike; the median over rounds
+is the figure, the min is shown too. Every side runs with one thread (``--threads``; numpy's BLAS
+through threadpoolctl, optcmp's runs with ``threads=``), and the load average is printed before
+and after, next to the figures. Comparison (1) also reports process CPU time per iteration
+(steadier than wall time on a busy machine): the bare loop's against the whole ``run_one``'s,
+monitoring included.
 
 1. Per-iteration cost of full-batch GD: optcmp's timed seconds per iteration (``time / nit``
    of a ``run_one``) against a bare numpy loop doing the same math (residual, objective,
@@ -36,6 +40,7 @@ import time
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 import optcmp
 from optcmp import MaxIter, RelativeSuboptimality
@@ -107,13 +112,41 @@ def med_min(xs: list[float]) -> str:
     return f"median {statistics.median(xs) * 1e3:9.3f} ms  (min {min(xs) * 1e3:9.3f} ms)"
 
 
+def load() -> str:
+    try:
+        import os
+
+        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover - no getloadavg
+        return "load average unknown"
+
+
+def interleaved(rounds: int, a, b) -> tuple[list, list]:  # type: ignore[no-untyped-def]
+    """``rounds`` results of ``a()`` and ``b()`` in the order a b b a a b b a ..."""
+    ra, rb = [], []
+    for i in range(rounds):
+        if i % 2 == 0:
+            ra.append(a())
+            rb.append(b())
+        else:
+            rb.append(b())
+            ra.append(a())
+    return ra, rb
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--iters", type=int, default=100, help="GD steps per measurement in (1)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved repetitions")
     ap.add_argument("--tol2", type=float, default=1e-3, help="tolerance of comparison (2)")
+    ap.add_argument("--threads", type=int, default=1, help="threads of every side")
     args = ap.parse_args(argv)
+    with threadpool_limits(limits=args.threads):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     p = LinearRegression(n_samples=args.rows, seed=0)
@@ -124,22 +157,33 @@ def main(argv: list[str] | None = None) -> int:
     f0 = p.fun64(p.init_params(0))
     print(f"problem: LinearRegression(n_samples={args.rows:,}), 5 parameters; data "
           f"{t_data:.2f}s; f0 = {f0:.6g}, f* = {opt.fun:.6g}")
-    print(f"numpy {np.__version__}, optcmp {optcmp.__version__}, python {sys.version.split()[0]}")
+    print(f"numpy {np.__version__}, optcmp {optcmp.__version__}, python {sys.version.split()[0]}"
+          f"; threads {args.threads}; {load()}")
 
     # (1) per-iteration cost of GD ----------------------------------------------------------
-    bare, ours = [], []
     bare_gd(A, y, lr, 3)  # warm the caches for both sides
-    for _ in range(args.rounds):
-        bare.append(bare_gd(A, y, lr, args.iters) / args.iters)
+
+    def bare_side() -> tuple[float, float]:
+        c0 = time.process_time()
+        wall = bare_gd(A, y, lr, args.iters)
+        return wall / args.iters, (time.process_time() - c0) / args.iters
+
+    def optcmp_side() -> tuple[float, float]:
+        c0 = time.process_time()
         r = optcmp.run_one(p, optcmp.gd(), stopping=RelativeSuboptimality(1e-300)
-                           | MaxIter(args.iters))
+                           | MaxIter(args.iters), threads=args.threads)
         assert r.nit == args.iters, r.message
-        ours.append(r.time / r.nit)
+        return r.time / r.nit, (time.process_time() - c0) / r.nit
+
+    b1, o1 = interleaved(args.rounds, bare_side, optcmp_side)
+    bare, ours = [w for w, _ in b1], [w for w, _ in o1]
+    bare_cpu, ours_cpu = [c for _, c in b1], [c for _, c in o1]
     ratio1 = statistics.median(ours) / statistics.median(bare)
     print(f"\n(1) GD per iteration, {args.iters} steps x {args.rounds} rounds")
-    print(f"    bare numpy loop : {med_min(bare)}")
-    print(f"    optcmp timed    : {med_min(ours)}")
-    print(f"    ratio optcmp/bare = {ratio1:.3f}   (target <= 1.05)")
+    print(f"    bare numpy loop : {med_min(bare)}   CPU {med_min(bare_cpu)}")
+    print(f"    optcmp timed    : {med_min(ours)}   CPU of the whole run {med_min(ours_cpu)}")
+    print(f"    ratio optcmp/bare = {ratio1:.3f}   (target <= 1.05); CPU ratio (whole run) "
+          f"{statistics.median(ours_cpu) / statistics.median(bare_cpu):.3f}")
 
     # (2) whole compare() vs bare time-to-target ---------------------------------------------
     bare2, ours2, its = [], [], None
@@ -149,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         bare2.append(tg + tl)
         t0 = time.perf_counter()
         comp = optcmp.compare(p, [optcmp.gd, optcmp.lbfgs], tol=args.tol2, max_time=None,
-                              max_iter=1_000_000, progress=False)
+                              max_iter=1_000_000, progress=False, threads=args.threads)
         ours2.append(time.perf_counter() - t0)
         assert all(r.status == "converged" for r in comp), [r.message for r in comp]
         its = (kg, kl, comp[0].nit_to_target, comp[1].nit_to_target)
@@ -167,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         np.linalg.lstsq(A, y, rcond=None)
         ls.append(time.perf_counter() - t0)
-        r = optcmp.run_one(p, optcmp.lbfgs(), tol=1e-6)
+        r = optcmp.run_one(p, optcmp.lbfgs(), tol=1e-6, threads=args.threads)
         assert r.status == "converged", r.message
         lb.append(r.time_to_target)
     print(f"\n(3) L-BFGS time-to-target (tol 1e-6, {r.nit_to_target} iterations, "
@@ -175,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    numpy.linalg.lstsq: {med_min(ls)}")
     print(f"    L-BFGS to target  : {med_min(lb)}")
     print(f"    ratio L-BFGS/lstsq = {statistics.median(lb) / statistics.median(ls):.2f}")
+    print(f"\n{load()}")
     return 0
 
 

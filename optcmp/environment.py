@@ -25,8 +25,6 @@ def environment() -> dict[str, Any]:
     dict
         JSON-serializable description of the machine and the library versions.
     """
-    import scipy
-
     env: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -34,7 +32,7 @@ def environment() -> dict[str, Any]:
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "numpy": np.__version__,
-        "scipy": scipy.__version__,
+        "scipy": _version_of("scipy"),
     }
     for mod in ("torch", "tensorflow"):
         m = sys.modules.get(mod)
@@ -58,6 +56,16 @@ def environment() -> dict[str, Any]:
         pass
     env["optcmp"] = __version__
     return env
+
+
+def _version_of(dist: str) -> str:
+    """Installed version of a distribution, read from its metadata (nothing is imported)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def _installed_versions() -> dict[str, str]:

@@ -1,4 +1,9 @@
-"""``import optcmp`` loads no torch, TensorFlow or Keras (array-api-compat style)."""
+"""``import optcmp`` loads no torch, TensorFlow or Keras, and no scipy (array-api-compat style).
+
+What a run needs is imported when it runs: scipy.optimize for L-BFGS-B, scipy.special for the
+FizzBuzz problem's sigmoid; a numpy gradient-descent run needs no scipy at all. The CPU cost of
+the import is measured by ``benchmarks/import_cost.py`` (never timed in a test).
+"""
 
 from __future__ import annotations
 
@@ -52,3 +57,37 @@ def test_public_names() -> None:
         assert hasattr(optcmp, name), name
     assert optcmp.__version__ == "0.1.0"
     assert (ROOT / "optcmp" / "py.typed").exists()
+
+
+LAZY = ("scipy", "torch", "tensorflow", "keras", "pandas", "matplotlib", "tqdm", "dask",
+        "distributed", "pyarrow", "threadpoolctl")
+
+
+def _loaded(code: str) -> list[str]:
+    p = _run("import sys\n" + code + "\n"
+             f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {LAZY!r})))")
+    assert p.returncode == 0, p.stderr
+    return [m for m in p.stdout.strip().split(",") if m]
+
+
+def test_import_optcmp_loads_no_scipy_and_no_optional_library() -> None:
+    assert _loaded("import optcmp") == []
+
+
+def test_a_numpy_gradient_run_loads_no_scipy() -> None:
+    loaded = _loaded("import optcmp\n"
+                     "p = optcmp.problems.LinearRegression(n_samples=200)\n"
+                     "optcmp.run_one(p, optcmp.gd, max_iter=50)\n"
+                     "optcmp.run_one(p, optcmp.diag_newton, max_iter=50)")
+    assert not [m for m in loaded if m.startswith("scipy")], loaded
+
+
+def test_scipy_submodules_load_when_a_run_needs_them() -> None:
+    loaded = _loaded("import optcmp\n"
+                     "p = optcmp.problems.LinearRegression(n_samples=200)\n"
+                     "optcmp.run_one(p, optcmp.lbfgs, max_iter=5)")
+    assert "scipy.optimize" in loaded  # (which loads scipy.special itself)
+    loaded = _loaded("import optcmp\n"
+                     "p = optcmp.problems.FizzBuzzMLP()\n"
+                     "p.value_and_grad(p.init_params(0), p.train_data)")
+    assert "scipy.special" in loaded and "scipy.optimize" not in loaded

@@ -55,7 +55,7 @@ def test_four_identical_runs_on_a_thread_pool_give_identical_results():
     p = lr_a()
     rule = _stall_rule()
     sequential = optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1)
-    with ThreadPoolExecutor(4) as pool:
+    with ThreadPoolExecutor(4) as pool, pytest.warns(UserWarning, match="shared their host"):
         comp = optcmp.compare(p, [optcmp.gd(0.05, label=f"gd{i}") for i in range(4)],
                               stopping=rule,
                               executor=pool, threads=1, callback=_Lockstep(4), progress=False)

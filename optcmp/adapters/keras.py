@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from optcmp.adapters.base import StepOutput
 from optcmp.adapters.reference import ReferenceAdapter
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
-from optcmp.optimizers.base import KerasOptimizer
+from optcmp.optimizers.base import KerasOptimizer, OptimizerSpec
+
+if TYPE_CHECKING:
+    from optcmp.backends.base import Backend
+    from optcmp.problems.base import Problem
 
 
 def keras_backend_name() -> str:
@@ -55,13 +59,18 @@ class KerasNativeAdapter(ReferenceAdapter):
 
     Parameters
     ----------
-    spec, problem, backend, x0, seed
+    spec : OptimizerSpec
+    problem : Problem
+    backend : Backend
+    x0 : ndarray of float64, shape (n_params,)
+    seed : int
         As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
         :class:`~optcmp.optimizers.base.KerasOptimizer`.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
+                 x0: np.ndarray, seed: int = 0) -> None:
+        super().__init__(spec, problem, backend, x0, seed)
         decl = self.info.native("keras")
         assert isinstance(decl, KerasOptimizer)
         self.decl = decl

@@ -15,14 +15,18 @@ iteration before it checks that limit (scipy/scipy#14818).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.adapters.base import LoopAdapter
 from optcmp.backends.numpy_ import norm2
-from optcmp.optimizers.base import ScipyMinimize
+from optcmp.optimizers.base import OptimizerSpec, ScipyMinimize
+
+if TYPE_CHECKING:
+    from optcmp.backends.base import Backend
+    from optcmp.problems.base import Problem
 
 #: Stand-in for "no limit" in scipy's integer options.
 _UNLIMITED = 2**31 - 1
@@ -33,13 +37,18 @@ class ScipyAdapter(LoopAdapter):
 
     Parameters
     ----------
-    spec, problem, backend, x0, seed
+    spec : OptimizerSpec
+    problem : Problem
+    backend : Backend
+    x0 : ndarray of float64, shape (n_params,)
+    seed : int
         As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
         :class:`~optcmp.optimizers.base.ScipyMinimize`.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
+                 x0: np.ndarray, seed: int = 0) -> None:
+        super().__init__(spec, problem, backend, x0, seed)
         decl = self.info.native("scipy")
         assert isinstance(decl, ScipyMinimize)
         self.decl = decl

@@ -17,13 +17,17 @@ evaluation it makes is counted in ``nfev``/``njev``.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from optcmp.adapters.base import Adapter, MinibatchMixin, StepOutput
-from optcmp.optimizers.base import TorchOptimizer
+from optcmp.optimizers.base import OptimizerSpec, TorchOptimizer
+
+if TYPE_CHECKING:
+    from optcmp.backends.base import Backend
+    from optcmp.problems.base import Problem
 
 
 class TorchNativeAdapter(MinibatchMixin, Adapter):
@@ -31,13 +35,18 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
 
     Parameters
     ----------
-    spec, problem, backend, x0, seed
+    spec : OptimizerSpec
+    problem : Problem
+    backend : Backend
+    x0 : ndarray of float64, shape (n_params,)
+    seed : int
         As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
         :class:`~optcmp.optimizers.base.TorchOptimizer`.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
+                 x0: np.ndarray, seed: int = 0) -> None:
+        super().__init__(spec, problem, backend, x0, seed)
         decl = self.info.native("torch")
         assert isinstance(decl, TorchOptimizer)
         self.decl = decl
