@@ -96,11 +96,14 @@ ROWS: list[Row] = [
         nit={"numpy/scipy": 26, "torch/native": 36, "torch/scipy": 24, "tensorflow/scipy": 26},
         nfev={"numpy/scipy": 39, "torch/native": 82, "torch/scipy": 36, "tensorflow/scipy": 39},
         equivalence={"scipy": "different"}, steps=20),
-    # FizzBuzz: a non-convex loss; the backends' L-BFGS paths part after a few dozen steps
+    # FizzBuzz: a non-convex loss; the backends' L-BFGS paths part after a few dozen steps, and
+    # the path depends on the reduction order (with 2 threads: torch/scipy 216, tensorflow 216)
     Row("lbfgs-FizzBuzz", "lbfgs", lambda i: optcmp.lbfgs(impl=i), FizzBuzzMLP, None,
-        nit={"numpy/scipy": 228, "torch/native": 310, "torch/scipy": 214,
-             "tensorflow/scipy": 229},
-        nfev={"numpy/scipy": 260, "torch/native": 714, "torch/scipy": 242,
-              "tensorflow/scipy": 261},
+        nit={"numpy/scipy": 228, "torch/native": 310, "torch/scipy": 214},
+        nfev={"numpy/scipy": 260, "torch/native": 714, "torch/scipy": 242},
+        skip={"tensorflow/scipy": "TensorFlow fixes its thread pools when it starts (threads=1 "
+                                  "cannot be set after another test used it), and this path "
+                                  "depends on the reduction order: 229 with 1 thread, 216 "
+                                  "with 2"},
         max_iter=3000),
 ]
