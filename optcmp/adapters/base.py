@@ -71,11 +71,19 @@ class Adapter(ABC):
 
     loop: ClassVar[bool] = False
     implementation: str = ""
+    #: The framework of the native declaration this adapter runs ("" for the reference rule).
+    framework: ClassVar[str] = ""
+    #: :attr:`implementation` before setup, formatted with the declaration's ``name``.
+    describes: ClassVar[str] = ""
 
     def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend, x0: np.ndarray,
                  seed: int = 0) -> None:
         self.spec = spec
         self.info = optimizer_info(spec.name)
+        #: The optimizer's native declaration for :attr:`framework` (None for the reference).
+        self.decl: Any = self.info.native(self.framework) if self.framework else None
+        if self.decl is not None:
+            self.implementation = self.describes.format(name=self.decl.name)
         self.stochastic = self.info.stochastic
         self.problem = problem
         self.backend = backend
@@ -83,6 +91,11 @@ class Adapter(ABC):
         self.seed = int(seed)
         self.hyper: dict[str, Any] = dict(spec.hyperparameters)
         self.data: dict[str, Any] = {}
+
+    def _options(self) -> dict[str, Any]:
+        """The native's arguments for the resolved hyperparameters (every one explicit)."""
+        assert self.decl is not None, f"{type(self).__name__} runs no native declaration"
+        return dict(self.decl.options(self.hyper))
 
     # -- lifecycle
     def setup(self) -> None:

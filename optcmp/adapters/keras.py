@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from optcmp.adapters.base import StepOutput
 from optcmp.adapters.reference import ReferenceAdapter
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
-from optcmp.optimizers.base import KerasOptimizer, OptimizerSpec
-
-if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
-    from optcmp.problems.base import Problem
+from optcmp.optimizers.base import KerasOptimizer
 
 
 def keras_backend_name() -> str:
@@ -57,27 +53,13 @@ class KerasNativeAdapter(ReferenceAdapter):
     """``keras.optimizers.<name>(**options)`` on a ``tf.Variable``; the reference rule when
     Keras is not on TensorFlow in this process.
 
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    problem : Problem
-    backend : Backend
-    x0 : ndarray of float64, shape (n_params,)
-    seed : int
-        As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
-        :class:`~optcmp.optimizers.base.KerasOptimizer`.
+    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    :class:`~optcmp.optimizers.base.KerasOptimizer`.
     """
 
-    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
-                 x0: np.ndarray, seed: int = 0) -> None:
-        super().__init__(spec, problem, backend, x0, seed)
-        decl = self.info.native("keras")
-        assert isinstance(decl, KerasOptimizer)
-        self.decl = decl
-        self.implementation = f"keras.optimizers.{decl.name}"
-
-    def _options(self) -> dict[str, Any]:
-        return self.decl.options(self.hyper)
+    framework = "keras"
+    describes = "keras.optimizers.{name}"
+    decl: KerasOptimizer
 
     def setup(self) -> None:
         kb = keras_backend_name()

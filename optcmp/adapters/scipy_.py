@@ -15,18 +15,14 @@ iteration before it checks that limit (scipy/scipy#14818).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.adapters.base import LoopAdapter
 from optcmp.backends.numpy_ import norm2
-from optcmp.optimizers.base import OptimizerSpec, ScipyMinimize
-
-if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
-    from optcmp.problems.base import Problem
+from optcmp.optimizers.base import ScipyMinimize
 
 #: Stand-in for "no limit" in scipy's integer options.
 _UNLIMITED = 2**31 - 1
@@ -35,24 +31,13 @@ _UNLIMITED = 2**31 - 1
 class ScipyAdapter(LoopAdapter):
     """``scipy.optimize.minimize(method=<name>)`` on any backend through a float64 bridge.
 
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    problem : Problem
-    backend : Backend
-    x0 : ndarray of float64, shape (n_params,)
-    seed : int
-        As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
-        :class:`~optcmp.optimizers.base.ScipyMinimize`.
+    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    :class:`~optcmp.optimizers.base.ScipyMinimize`.
     """
 
-    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
-                 x0: np.ndarray, seed: int = 0) -> None:
-        super().__init__(spec, problem, backend, x0, seed)
-        decl = self.info.native("scipy")
-        assert isinstance(decl, ScipyMinimize)
-        self.decl = decl
-        self.implementation = f"scipy.optimize.minimize(method={decl.name!r})"
+    framework = "scipy"
+    describes = "scipy.optimize.minimize(method='{name}')"
+    decl: ScipyMinimize
 
     def setup(self) -> None:
         super().setup()
@@ -77,16 +62,16 @@ class ScipyAdapter(LoopAdapter):
         self.backend.sync()
         return time.perf_counter() - t0
 
-    def _options(self, monitor: Any) -> dict[str, Any]:
+    def _run_options(self, monitor: Any) -> dict[str, Any]:
         """The declaration's options plus optcmp's budgets (scipy enforces them)."""
         budgets = monitor.delegate_budgets()
-        opts = dict(self.decl.options(self.hyper))
+        opts = self._options()
         opts[self.decl.max_iter_option] = int(budgets.get("max_iter") or _UNLIMITED)
         opts[self.decl.max_evals_option] = int(budgets.get("max_evals") or _UNLIMITED)
         return opts
 
     def run(self, monitor: Any) -> dict[str, Any]:
-        options = self._options(monitor)
+        options = self._run_options(monitor)
         self._last = (None, None)
 
         def callback(intermediate_result: Any) -> None:

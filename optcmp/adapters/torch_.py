@@ -17,48 +17,29 @@ evaluation it makes is counted in ``nfev``/``njev``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from optcmp.adapters.base import Adapter, MinibatchMixin, StepOutput
-from optcmp.optimizers.base import OptimizerSpec, TorchOptimizer
-
-if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
-    from optcmp.problems.base import Problem
+from optcmp.optimizers.base import TorchOptimizer
 
 
 class TorchNativeAdapter(MinibatchMixin, Adapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    problem : Problem
-    backend : Backend
-    x0 : ndarray of float64, shape (n_params,)
-    seed : int
-        As in :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
-        :class:`~optcmp.optimizers.base.TorchOptimizer`.
+    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    :class:`~optcmp.optimizers.base.TorchOptimizer`.
     """
 
-    def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend,
-                 x0: np.ndarray, seed: int = 0) -> None:
-        super().__init__(spec, problem, backend, x0, seed)
-        decl = self.info.native("torch")
-        assert isinstance(decl, TorchOptimizer)
-        self.decl = decl
-        self.torch_cls = getattr(torch.optim, decl.name)
-        self.implementation = f"torch.optim.{decl.name}"
-
-    def _options(self) -> dict[str, Any]:
-        return self.decl.options(self.hyper)
+    framework = "torch"
+    describes = "torch.optim.{name}"
+    decl: TorchOptimizer
 
     def _make(self, x0: Any) -> tuple[torch.Tensor, torch.optim.Optimizer]:
         p = x0.detach().clone().requires_grad_(True)
-        return p, self.torch_cls([p], **self._options())
+        return p, getattr(torch.optim, self.decl.name)([p], **self._options())
 
     def setup(self) -> None:
         super().setup()
@@ -71,7 +52,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         if self.stochastic:
             self._init_batches()
         opts = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
-        self.implementation = f"torch.optim.{self.torch_cls.__name__}({opts})"
+        self.implementation = f"torch.optim.{self.decl.name}({opts})"
 
     def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                        batch: dict[str, Any]) -> torch.Tensor:
