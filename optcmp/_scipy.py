@@ -6,9 +6,13 @@ Callers on a timed path import them during setup or warm-up, never inside a time
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 
-_loaded: dict[str, ModuleType] = {}
+
+def _load(name: str) -> ModuleType:
+    mod = sys.modules.get(name)
+    return mod if mod is not None else importlib.import_module(name)
 
 
 def special() -> ModuleType:
@@ -18,10 +22,7 @@ def special() -> ModuleType:
     -------
     module
     """
-    mod = _loaded.get("special")
-    if mod is None:
-        mod = _loaded["special"] = importlib.import_module("scipy.special")
-    return mod
+    return _load("scipy.special")
 
 
 def optimize() -> ModuleType:
@@ -31,7 +32,4 @@ def optimize() -> ModuleType:
     -------
     module
     """
-    mod = _loaded.get("optimize")
-    if mod is None:
-        mod = _loaded["optimize"] = importlib.import_module("scipy.optimize")
-    return mod
+    return _load("scipy.optimize")
