@@ -2,14 +2,14 @@
 
 One adapter per *kind* of implementation, not per optimizer:
 
-=============  ===========================================  ====================================
-impl           declaration (in the optimizer's file)        adapter
-=============  ===========================================  ====================================
-``reference``  :class:`~optcmp.optimizers.base.UpdateRule`   :class:`~optcmp.adapters.reference.ReferenceAdapter`
-``native``     :class:`~optcmp.optimizers.base.TorchOptimizer`  :class:`~optcmp.adapters.torch_.TorchNativeAdapter`
-``native``     :class:`~optcmp.optimizers.base.KerasOptimizer`  :class:`~optcmp.adapters.keras.KerasNativeAdapter`
-``scipy``      :class:`~optcmp.optimizers.base.ScipyMinimize`  :class:`~optcmp.adapters.scipy_.ScipyAdapter`
-=============  ===========================================  ====================================
+* ``impl="reference"``: the optimizer's :class:`~optcmp.optimizers.base.UpdateRule`, run by
+  :class:`~optcmp.adapters.reference.ReferenceAdapter` on every backend;
+* ``impl="native"``: a :class:`~optcmp.optimizers.base.TorchOptimizer`, run by
+  :class:`~optcmp.adapters.torch_.TorchNativeAdapter`, or a
+  :class:`~optcmp.optimizers.base.KerasOptimizer`, run by
+  :class:`~optcmp.adapters.keras.KerasNativeAdapter`;
+* ``impl="scipy"``: a :class:`~optcmp.optimizers.base.ScipyMinimize`, run by
+  :class:`~optcmp.adapters.scipy_.ScipyAdapter` on every backend.
 
 The framework adapters are imported only when a run needs them, so ``import optcmp`` loads no
 torch, TensorFlow or Keras.
