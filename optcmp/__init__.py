@@ -48,9 +48,12 @@ globals().update(_FACTORIES)
 
 def __getattr__(name: str) -> Any:
     """The spec factory of an optimizer registered after import (``optcmp.<name>``)."""
-    from optcmp import optimizers
+    from optcmp.optimizers.base import _OPTIMIZERS
 
-    return getattr(optimizers, name)
+    info = _OPTIMIZERS.get(name)
+    if info is not None and info.factory is not None:
+        return info.factory
+    raise AttributeError(f"module 'optcmp' has no attribute {name!r}")
 
 
 __all__ = [
