@@ -56,6 +56,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'optcmp' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The module's names and every registered optimizer's factory."""
+    from optcmp.optimizers.base import _OPTIMIZERS
+
+    return sorted({*globals(), *(n for n, i in _OPTIMIZERS.items() if i.factory is not None)})
+
+
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
     "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",

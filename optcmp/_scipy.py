@@ -6,13 +6,18 @@ Callers on a timed path import them during setup or warm-up, never inside a time
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
+
+_loaded: dict[str, ModuleType] = {}
 
 
 def _load(name: str) -> ModuleType:
-    mod = sys.modules.get(name)
-    return mod if mod is not None else importlib.import_module(name)
+    # cached once the import has returned: a module that another thread is still importing
+    # (already in sys.modules, half initialized) is never handed out
+    mod = _loaded.get(name)
+    if mod is None:
+        mod = _loaded[name] = importlib.import_module(name)
+    return mod
 
 
 def special() -> ModuleType:

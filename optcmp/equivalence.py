@@ -19,8 +19,9 @@ import optcmp.backends as backends_mod
 from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
-from optcmp.optimizers.base import OptimizerSpec, as_spec, optimizer_info
+from optcmp.optimizers.base import IMPLS, OptimizerSpec, as_spec, optimizer_info, resolve_impl
 from optcmp.problems.base import Problem
+from optcmp.runner import check_problem
 
 #: Default verdict tolerance (largest relative difference) per dtype.
 DEFAULT_TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
@@ -252,16 +253,10 @@ def check_equivalence(
     >>> res.verdict
     'inconclusive'
     """
+    check_problem(problem)
     spec = as_spec(optimizer)
     dtype = check_dtype(dtype)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    names = list(dict.fromkeys(canonical_backend(b) for b in backends))
-    if not names:
-        raise ValueError("backends is empty; give at least one of numpy, torch, tensorflow")
-    tol = DEFAULT_TOLERANCE[dtype] if tolerance is None else float(tolerance)
-    if not tol > 0:
-        raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+    names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
     per_backend = _specs_per_backend(spec, names, impl)
     runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict)
     ran = list(runs)
@@ -275,6 +270,28 @@ def check_equivalence(
         fun={b: r[2] for b, r in runs.items()}, x={b: r[3] for b, r in runs.items()},
         fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
     )
+
+
+def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, tolerance: Any,
+                  seed: Any) -> tuple[list[str], float]:
+    """The canonical backend names (reference first) and the tolerance; bad values raise."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(backends, str):
+        backends = (backends_mod.available_backends() if backends.strip().lower() == "all"
+                    else [b for b in backends.split(",") if b.strip()])
+    names = list(dict.fromkeys(canonical_backend(b) for b in backends))
+    if not names:
+        raise ValueError("backends is empty; give at least one of numpy, torch, tensorflow")
+    try:
+        tol = DEFAULT_TOLERANCE[dtype] if tolerance is None else float(tolerance)
+    except (TypeError, ValueError):
+        tol = math.nan
+    if not tol > 0:
+        raise ValueError(f"tolerance must be a number > 0, got {tolerance!r}")
+    return names, tol
 
 
 def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps: int,
@@ -301,22 +318,39 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
 def _specs_per_backend(spec: OptimizerSpec, names: list[str],
                        impl: str | Mapping[str, str] | None) -> dict[str, OptimizerSpec]:
     """The spec each backend runs: the asked-for impl where the backend has it, else "auto"."""
+    _check_impl(impl, names)
     info = optimizer_info(spec.name)
     per_backend: dict[str, OptimizerSpec] = {}
     for b in names:
-        want = impl.get(b) if isinstance(impl, Mapping) else impl
+        want = impl.get(canonical_backend(b), impl.get(b)) if isinstance(impl, Mapping) else impl
         if want is None:
             per_backend[b] = spec
-        elif want in info.implementations(b):
+        elif want in info.implementations(b) or want == "auto":
             per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, want, spec.label)
         elif isinstance(impl, Mapping):
-            resolve_adapter(OptimizerSpec(spec.name, spec.hyperparameters, want), b)  # raises
+            resolve_impl(OptimizerSpec(spec.name, spec.hyperparameters, want), b)  # raises
         else:
             per_backend[b] = OptimizerSpec(spec.name, spec.hyperparameters, "auto", spec.label)
-    if isinstance(impl, str) and not any(impl in info.implementations(b) for b in names):
+    if isinstance(impl, str) and impl != "auto" and not any(
+            impl in info.implementations(b) for b in names):
         raise ValueError(f"optimizer {spec.name!r} has impl={impl!r} on none of the backends "
                          f"{names}")
     return per_backend
+
+
+def _check_impl(impl: Any, names: list[str]) -> None:
+    """``impl`` is None, one of :data:`~optcmp.optimizers.base.IMPLS`, or a mapping of them."""
+    allowed = f"None, one of {IMPLS} or a mapping backend -> impl"
+    if impl is None or (isinstance(impl, str) and impl in IMPLS):
+        return
+    if isinstance(impl, str) or not isinstance(impl, Mapping):
+        raise ValueError(f"impl must be {allowed}, got {impl!r}")
+    for b, v in impl.items():
+        if canonical_backend(b) not in names:
+            raise ValueError(f"impl names backend {b!r}, which is not among the backends "
+                             f"{names}")
+        if v not in IMPLS:
+            raise ValueError(f"impl for backend {b!r} must be one of {IMPLS}, got {v!r}")
 
 
 def _differences(funs: dict[str, np.ndarray], xs: dict[str, np.ndarray],

@@ -103,8 +103,9 @@ class RunConfig:
     Raises
     ------
     ValueError
-        An unknown backend, a bad device name or dtype, a non-positive ``eval_every`` or
-        ``threads``, a non-integer seed.
+        An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
+        is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
+        a non-positive budget.
     TypeError
         ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
     """
@@ -129,17 +130,22 @@ class RunConfig:
         put(self, "device", check_device(self.device))
         put(self, "dtype", check_dtype(self.dtype))
         ev = self.eval_every
-        if ev is not None and (isinstance(ev, bool) or int(ev) < 1):
-            raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
-        check_threads(self.threads)
+        if ev is not None:
+            if isinstance(ev, bool) or not isinstance(ev, (int, np.integer)) or ev < 1:
+                raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
+            put(self, "eval_every", int(ev))
+        put(self, "threads", check_threads(self.threads))
         for name in ("seed", "repeat"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise ValueError(f"{name} must be an integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
             put(self, name, int(v))
         if self.stopping is not None and not isinstance(self.stopping, Rule):
             raise TypeError("stopping must be an optcmp.stopping.Rule, got "
                             f"{type(self.stopping).__name__}")
+        if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
+            default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
+                             max_evals=self.max_evals)
         if self.callback is not None and not callable(self.callback):
             raise TypeError("callback must be callable (callback(intermediate_result)), got "
                             f"{type(self.callback).__name__}")

@@ -20,13 +20,12 @@ from typing import Any
 import numpy as np
 
 import optcmp.backends as backends_mod
-from optcmp.adapters import resolve_adapter
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_device, check_dtype, is_cpu_device
 from optcmp.environment import environment
 from optcmp.executors import RunTask, check_executor, is_dask_client, run_tasks
 from optcmp.monitor import Callback
-from optcmp.optimizers.base import OptimizerSpec, as_spec
+from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
 from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
@@ -124,7 +123,7 @@ def compare(
     check_threads(threads)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
-            resolve_adapter(s, b)
+            resolve_impl(s, b)  # the declarations only: imports no framework
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
                      eval_every=eval_every, threads=threads)

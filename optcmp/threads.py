@@ -25,6 +25,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from optcmp.backends.base import blas_threads
 
 
@@ -47,7 +49,7 @@ def check_threads(n: Any) -> int | None:
     """
     if n is None:
         return None
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"threads must be a positive integer or None, got {n!r}")
     return int(n)
 

@@ -198,3 +198,27 @@ def test_check_equivalence_loop_adapter_and_result_api(problem):
     assert res.x["torch"].shape == (4, problem.n_params)
     assert res.fun["numpy"][3] < res.fun["numpy"][0]
     assert res.first_step_above() is None
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    ({"impl": "bogus"}, ValueError, r"impl must be None, one of \('auto', 'native', "
+                                    r"'reference', 'scipy'\) or a mapping backend -> impl, "
+                                    r"got 'bogus'"),
+    ({"impl": ["native"]}, ValueError, r"impl must be None, one of .* got \['native'\]"),
+    ({"impl": {"jax": "native"}}, ValueError, "unknown backend 'jax'"),
+    ({"impl": {"torch": "fast"}}, ValueError, r"impl for backend 'torch' must be one of"),
+    ({"seed": 1.5}, ValueError, "seed must be a non-negative integer, got 1.5"),
+    ({"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
+    ({"tolerance": "x"}, ValueError, "tolerance must be a number > 0, got 'x'"),
+    ({"backends": "numpy,jax"}, ValueError, "unknown backend 'jax'"),
+])
+def test_check_equivalence_bad_input(kw, error, match):
+    with pytest.raises(error, match=match):
+        check_equivalence(lr_a(), optcmp.adadelta, steps=2, **kw)
+
+
+def test_check_equivalence_takes_backend_strings_and_auto():
+    res = check_equivalence(lr_a(), optcmp.gd(0.1), backends="numpy", steps=2, impl="auto")
+    assert res.backends == ["numpy"] and res.verdict == "inconclusive"
+    with pytest.raises(TypeError, match="problem must be an optcmp Problem"):
+        check_equivalence("LR-A", optcmp.gd(0.1))  # type: ignore[arg-type]

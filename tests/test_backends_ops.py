@@ -50,21 +50,52 @@ OP_CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
     "log1p": [((M * 1e-9,), {}), ((P,), {})],
     "pow": [((P, M), {}), ((P, 2.0), {})],
     "power": [((P, 0.5), {})],
-    "sign": [((M,), {})],
+    "sign": [((M,), {}), ((np.array([np.nan, -0.0, 2.0]),), {})],
     "minimum": [((M, P - 1.0), {}), ((M, 0.0), {})],
-    "clip": [((M,), {"min": -0.5, "max": 0.5}), ((M,), {"min": 0.0})],
+    "clip": [((M,), {"min": -0.5, "max": 0.5}), ((M,), {"min": 0.0}), ((M,), {})],
     "tanh": [((M,), {})],
     "sin": [((M,), {})],
     "cos": [((M,), {})],
     # stable for large |x|: log(1 + e^800) = 800, log(1 + e^-800) = e^-800 (rounds to 0)
     "softplus": [((M,), {}), ((np.array([800.0, -800.0, 0.0, 30.0]),), {})],
     "logaddexp": [((M, P), {}), ((np.array([800.0, -800.0, 1.0]), 0.0), {}),
-                  ((M, M), {})],
+                  ((M, M), {}), ((np.array([np.inf, -np.inf, 3.0]),
+                                  np.array([np.inf, -np.inf, -np.inf])), {})],
     "full_like": [((M, 2.5), {})],
     "permute_dims": [((M, (1, 0)), {})],
     "stack": [(([M, P],), {}), (([M, P],), {"axis": 1})],
     "vecdot": [((M, P), {}), ((V, V), {})],
 }
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+@pytest.mark.parametrize("op", ["softplus", "logaddexp"])
+def test_log_sum_exp_ops_differentiate_exactly_at_ties_and_far_out(name, op):
+    """d softplus(x)/dx = sigmoid(x), d logaddexp(a, b)/da = sigmoid(a - b): 1/2 at a tie."""
+    be = get_backend(name)
+    x = np.array([0.0, 1e-3, -2.0, 3.0, 40.0, -40.0, 800.0, -800.0])
+    b = np.array([0.0, 1e-3, 1.0, 3.0, -1.0, 2.0, 0.0, 0.0])  # ties at 0 and 3
+    with np.errstate(over="ignore"):
+        want = (1.0 / (1.0 + np.exp(-x)) if op == "softplus"
+                else 1.0 / (1.0 + np.exp(-(x - b))))
+    f = (lambda o, t: o.sum(o.softplus(t))) if op == "softplus" else (
+        lambda o, t: o.sum(o.logaddexp(t, o.reshape(be.asarray(b), (-1,)))))
+
+    class P:  # the smallest "problem" a backend differentiates
+        def objective(self, o, t, batch):
+            return f(o, t)
+
+    _, g = be.value_and_grad(P())(be.asarray(x), {})
+    np.testing.assert_allclose(be.to_numpy(g), want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("name", ["numpy", *FRAMEWORKS])
+def test_where_with_two_python_numbers_says_what_to_give(name):
+    be = get_backend(name)
+    x = be.asarray(np.array([1.0, -1.0]))
+    with pytest.raises(TypeError, match="give at least one of the two values as an array"):
+        be.ops.where(x > 0, 1.0, 0.0)
+    np.testing.assert_array_equal(be.to_numpy(be.ops.where(x > 0, x, 0.0)), [1.0, 0.0])
 
 
 def _convert(backend, a):

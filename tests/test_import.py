@@ -91,3 +91,25 @@ def test_scipy_submodules_load_when_a_run_needs_them() -> None:
                      "p = optcmp.problems.FizzBuzzMLP()\n"
                      "p.value_and_grad(p.init_params(0), p.train_data)")
     assert "scipy.special" in loaded and "scipy.optimize" not in loaded
+
+
+def test_lazy_scipy_import_is_safe_for_threads() -> None:
+    """Threads asking for scipy.optimize while another thread imports it get the whole module.
+
+    (Handing out ``sys.modules["scipy.optimize"]`` while it was still being initialized made
+    concurrent runs with a callback fail with "partially initialized module".)
+    """
+    p = _run("import threading, time\n"
+             "from optcmp import _scipy\n"
+             "start, errors = threading.Barrier(8), []\n"
+             "def work(i):\n"
+             "    start.wait(); time.sleep(0.01 * i)  # arrive during the import\n"
+             "    try:\n"
+             "        _scipy.optimize().OptimizeResult, _scipy.special().expit\n"
+             "    except AttributeError as exc:\n"
+             "        errors.append(exc)\n"
+             "ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]\n"
+             "[t.start() for t in ts]; [t.join() for t in ts]\n"
+             "print(len(errors))")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "0"

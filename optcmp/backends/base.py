@@ -50,10 +50,15 @@ def check_dtype(dtype: str) -> str:
     ValueError
         ``dtype`` is not one of :data:`DTYPES`.
     """
-    name = str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype
+    name = dtype
+    if not isinstance(dtype, str) and dtype is not None:
+        try:
+            name = str(np.dtype(dtype))
+        except TypeError:
+            name = None
     if name not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
-    return name
+    return str(name)
 
 
 #: Device names :func:`check_device` accepts (``N`` is a device index).

@@ -72,6 +72,18 @@ def _softmax(a: Any, axis: int = -1) -> Any:
     return special().softmax(a, axis=axis)
 
 
+def _where(cond: Any, a: Any, b: Any) -> Any:
+    if np.ndim(a) == 0 and np.ndim(b) == 0 and not isinstance(a, np.ndarray) \
+            and not isinstance(b, np.ndarray):
+        raise TypeError(f"ops.where: give at least one of the two values as an array (e.g. "
+                        f"ops.zeros_like(x) + {a!r}); got two Python numbers")
+    return np.where(cond, a, b)
+
+
+def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
+    return a if min is None and max is None else np.clip(a, min, max)
+
+
 def _vecdot(a: Any, b: Any, axis: int = -1) -> Any:
     return np.sum(a * b, axis=axis)
 
@@ -98,8 +110,8 @@ ops = SimpleNamespace(
     sign=np.sign,
     maximum=np.maximum,
     minimum=np.minimum,
-    clip=lambda a, min=None, max=None: np.clip(a, min, max),
-    where=np.where,
+    clip=_clip,
+    where=_where,
     tanh=np.tanh,
     sin=np.sin,
     cos=np.cos,

@@ -15,6 +15,7 @@ has been seen to crash it.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -63,15 +64,27 @@ def _norm(a: Any) -> Any:
     return tf.sqrt(tf.tensordot(a, a, 1))
 
 
-def _as_tensor(v: Any, like: Any) -> Any:
-    return v if isinstance(v, (tf.Tensor, tf.Variable)) else tf.constant(v, dtype=like.dtype)
+def _tensors(a: Any, b: Any, op: str) -> tuple[Any, Any]:
+    """``a`` and ``b`` as tensors; a Python number takes the other's dtype."""
+    tensor = (tf.Tensor, tf.Variable)
+    if isinstance(a, tensor):
+        return a, b if isinstance(b, tensor) else tf.constant(b, dtype=a.dtype)
+    if isinstance(b, tensor):
+        return tf.constant(a, dtype=b.dtype), b
+    raise TypeError(f"ops.{op}: give at least one of the two values as an array (e.g. "
+                    f"ops.zeros_like(x) + {a!r}); got two Python numbers")
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))`` as ``max(a, b) + log1p(exp(-|a - b|))`` (numpy's formula)."""
-    like = a if isinstance(a, (tf.Tensor, tf.Variable)) else b
-    a, b = _as_tensor(a, like), _as_tensor(b, like)
-    return tf.maximum(a, b) + tf.math.log1p(tf.exp(-tf.abs(a - b)))
+    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie).
+
+    ``max(a, b) + log1p(exp(-|a - b|))`` differentiates wrongly at ``a == b`` (TensorFlow sends
+    the whole gradient of ``maximum`` to its first argument, and ``|d|`` has gradient 0 at 0),
+    so each side is written with ``softplus`` of a non-positive argument instead.
+    """
+    a, b = _tensors(a, b, "logaddexp")
+    hi = tf.where(a > b, a + tf.nn.softplus(b - a), b + tf.nn.softplus(a - b))
+    return tf.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
 
 
 def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
@@ -83,8 +96,8 @@ def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - arra
 
 
 def _where(cond: Any, a: Any, b: Any) -> Any:
-    like = a if isinstance(a, (tf.Tensor, tf.Variable)) else b
-    return tf.where(cond, _as_tensor(a, like), _as_tensor(b, like))
+    a, b = _tensors(a, b, "where")
+    return tf.where(cond, a, b)
 
 
 #: The ops namespace, with the same names as :data:`optcmp.backends.numpy_.ops`.

@@ -9,12 +9,14 @@ them records no graph; values stay device tensors, read by the monitor off the c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from optcmp.backends.base import Backend, ValueGradFn
 
@@ -66,22 +68,35 @@ def _min(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tens
     return torch.amin(a) if axis is None else torch.amin(a, dim=_dims(axis))
 
 
-def _tensor_like(v: Any, like: torch.Tensor) -> torch.Tensor:
-    if isinstance(v, torch.Tensor):
-        return v
-    return torch.as_tensor(v, dtype=like.dtype, device=like.device)
+def _tensors(a: Any, b: Any, op: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``a`` and ``b`` as tensors; a Python number takes the other's dtype and device."""
+    if isinstance(a, torch.Tensor):
+        return a, b if isinstance(b, torch.Tensor) else torch.as_tensor(
+            b, dtype=a.dtype, device=a.device)
+    if isinstance(b, torch.Tensor):
+        return torch.as_tensor(a, dtype=b.dtype, device=b.device), b
+    raise TypeError(f"ops.{op}: give at least one of the two values as an array (e.g. "
+                    f"ops.zeros_like(x) + {a!r}); got two Python numbers")
 
 
 def _logaddexp(a: Any, b: Any) -> torch.Tensor:
-    """``log(exp(a) + exp(b))`` as ``max(a, b) + log1p(exp(-|a - b|))`` (numpy's formula)."""
-    like = a if isinstance(a, torch.Tensor) else b
-    a, b = _tensor_like(a, like), _tensor_like(b, like)
-    return torch.maximum(a, b) + torch.log1p(torch.exp(-torch.abs(a - b)))
+    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie)."""
+    a, b = _tensors(a, b, "logaddexp")
+    hi = torch.where(a > b, a + F.softplus(b - a), b + F.softplus(a - b))
+    return torch.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
 
 
 def _where(cond: Any, a: Any, b: Any) -> torch.Tensor:
-    like = a if isinstance(a, torch.Tensor) else b
-    return torch.where(cond, _tensor_like(a, like), _tensor_like(b, like))
+    a, b = _tensors(a, b, "where")
+    return torch.where(cond, a, b)
+
+
+def _clip(a: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:  # noqa: A002
+    return a if min is None and max is None else torch.clamp(a, min, max)
+
+
+def _sign(a: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isnan(a), a, torch.sign(a))  # sign(nan) is nan, as in numpy
 
 
 def _pow(a: Any, b: Any) -> torch.Tensor:
@@ -117,10 +132,10 @@ ops = SimpleNamespace(
     pow=_pow,
     power=_pow,
     abs=torch.abs,
-    sign=torch.sign,
+    sign=_sign,
     maximum=_maximum,
     minimum=_minimum,
-    clip=lambda a, min=None, max=None: torch.clamp(a, min, max),
+    clip=_clip,
     where=_where,
     tanh=torch.tanh,
     sin=torch.sin,

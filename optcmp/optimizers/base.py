@@ -20,6 +20,7 @@ leaks into a run.
 from __future__ import annotations
 
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -390,7 +391,7 @@ _OPTIMIZERS: dict[str, OptimizerInfo] = {}
 
 def register_optimizer(info: OptimizerInfo,
                        factory: Callable[..., OptimizerSpec] | None = None) -> OptimizerInfo:
-    """Add an optimizer to the registry (idempotent on the name).
+    """Add an optimizer to the registry (or replace the one of the same name).
 
     Parameters
     ----------
@@ -403,13 +404,53 @@ def register_optimizer(info: OptimizerInfo,
     Returns
     -------
     OptimizerInfo
-        The registered entry (the earlier one if the name was already registered).
+        The registered entry.
+
+    Raises
+    ------
+    ValueError
+        A name or alias that another optimizer already answers to, no implementation at all
+        (neither a rule nor a native), or a stochastic optimizer without a ``batch_size``
+        hyperparameter.
+
+    Warns
+    -----
+    UserWarning
+        Registering a name again with another declaration (e.g. a notebook cell run twice):
+        the new one replaces the old.
     """
+    if info.rule is None and not info.natives:
+        raise ValueError(f"optimizer {info.name!r} declares no implementation: give a reference "
+                         "rule (rule=...) or a native (natives=(...))")
+    if info.stochastic and "batch_size" not in info.params:
+        raise ValueError(f"optimizer {info.name!r} is stochastic and needs a 'batch_size' "
+                         "hyperparameter (its minibatch size)")
+    _check_names(info)
     if factory is not None:
         info.factory = factory
         factory._optcmp_optimizer = info.name  # type: ignore[attr-defined]
-    _OPTIMIZERS.setdefault(info.name, info)
-    return _OPTIMIZERS[info.name]
+    old = _OPTIMIZERS.get(info.name)
+    if old is not None and old is not info:
+        warnings.warn(f"optimizer {info.name!r} was already registered; the new declaration "
+                      "replaces it", UserWarning, stacklevel=2)
+    _OPTIMIZERS[info.name] = info
+    return info
+
+
+def _norm_name(s: str) -> str:
+    return s.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def _check_names(info: OptimizerInfo) -> None:
+    """The name and aliases of ``info`` answer to no other registered optimizer."""
+    mine = {_norm_name(n) for n in (info.name, *info.aliases)}
+    for other in _OPTIMIZERS.values():
+        if other.name == info.name:
+            continue
+        clash = mine & {_norm_name(n) for n in (other.name, *other.aliases)}
+        if clash:
+            raise ValueError(f"optimizer {info.name!r}: the name or alias {sorted(clash)[0]!r} "
+                             f"already means {other.name!r}; choose another")
 
 
 def unregister_optimizer(name: str) -> None:
@@ -455,12 +496,9 @@ def canonical_optimizer(name: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"optimizer name must be a string, got {type(name).__name__}")
 
-    def norm(s: str) -> str:
-        return s.lower().replace("-", "").replace("_", "").replace(" ", "")
-
-    key = norm(name)
+    key = _norm_name(name)
     for info in _OPTIMIZERS.values():
-        if key == norm(info.name) or key in {norm(a) for a in info.aliases}:
+        if key == _norm_name(info.name) or key in {_norm_name(a) for a in info.aliases}:
             return info.name
     valid = ", ".join(
         f"{i.name}" + (f" ({', '.join(i.aliases)})" if i.aliases else "") for i in _OPTIMIZERS.values()
