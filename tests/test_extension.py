@@ -66,6 +66,7 @@ def registered():
     unregister_optimizer("heavy_ball")
 
 
+@pytest.mark.filterwarnings("ignore:TensorFlow's thread pools were already started")
 def test_a_registered_optimizer_is_public_everywhere(registered) -> None:
     assert "heavy_ball" in optimizer_names() and "heavy_ball" in dir(optcmp)
     assert optcmp.heavy_ball is heavy_ball and optcmp.optimizers.heavy_ball is heavy_ball
