@@ -25,6 +25,7 @@ from optcmp.optimizers import (
     get_optimizer,
     optimizer_names,
 )
+from optcmp.optimizers import factories as _factories
 from optcmp.results import Comparison, RunResult, Trace
 from optcmp.runner import RunConfig, make_stopping, run, run_one
 from optcmp.stopping import (
@@ -48,19 +49,15 @@ globals().update(_FACTORIES)
 
 def __getattr__(name: str) -> Any:
     """The spec factory of an optimizer registered after import (``optcmp.<name>``)."""
-    from optcmp.optimizers.base import _OPTIMIZERS
-
-    info = _OPTIMIZERS.get(name)
-    if info is not None and info.factory is not None:
-        return info.factory
-    raise AttributeError(f"module 'optcmp' has no attribute {name!r}")
+    factory = _factories().get(name)
+    if factory is None:
+        raise AttributeError(f"module 'optcmp' has no attribute {name!r}")
+    return factory
 
 
 def __dir__() -> list[str]:
     """The module's names and every registered optimizer's factory."""
-    from optcmp.optimizers.base import _OPTIMIZERS
-
-    return sorted({*globals(), *(n for n, i in _OPTIMIZERS.items() if i.factory is not None)})
+    return sorted({*globals(), *_factories()})
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from optcmp.optimizers.base import (
     UpdateRule,
     as_spec,
     canonical_optimizer,
+    factories,
     get_optimizer,
     optimizer_info,
     optimizer_names,
@@ -39,8 +40,7 @@ def _discover() -> dict[str, Callable[..., OptimizerSpec]]:
     for mod in pkgutil.iter_modules(__path__):
         if mod.name != "base" and not mod.name.startswith("_"):
             importlib.import_module(f"{__name__}.{mod.name}")
-    return {name: f for name in optimizer_names()
-            if (f := optimizer_info(name).factory) is not None}
+    return factories()
 
 
 #: Spec factory of every optimizer in this package, by canonical name.
@@ -50,17 +50,15 @@ globals().update(FACTORIES)
 
 def __getattr__(name: str) -> Any:
     """The spec factory of an optimizer registered after import (e.g. by a test)."""
-    from optcmp.optimizers.base import _OPTIMIZERS
-
-    info = _OPTIMIZERS.get(name)
-    if info is not None and info.factory is not None:
-        return info.factory
-    raise AttributeError(f"module 'optcmp.optimizers' has no attribute {name!r}")
+    factory = factories().get(name)
+    if factory is None:
+        raise AttributeError(f"module 'optcmp.optimizers' has no attribute {name!r}")
+    return factory
 
 
 __all__ = [
     "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
     "OptimizerInfo", "OptimizerSpec", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
-    "canonical_optimizer", "get_optimizer", "optimizer_info", "optimizer_names",
+    "canonical_optimizer", "factories", "get_optimizer", "optimizer_info", "optimizer_names",
     "register_optimizer", "resolve_impl", *FACTORIES,
 ]

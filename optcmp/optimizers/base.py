@@ -464,6 +464,17 @@ def unregister_optimizer(name: str) -> None:
     _OPTIMIZERS.pop(name, None)
 
 
+def factories() -> dict[str, Callable[..., OptimizerSpec]]:
+    """The spec factory of every registered optimizer that has one, by canonical name.
+
+    Returns
+    -------
+    dict of str to callable
+        In registration order (``optcmp.<name>`` is the factory ``name``).
+    """
+    return {n: i.factory for n, i in _OPTIMIZERS.items() if i.factory is not None}
+
+
 def optimizer_names() -> list[str]:
     """Canonical names of the registered optimizers.
 
