@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optcmp.tables import fixed_width
+
 if TYPE_CHECKING:
     from optcmp.results import Comparison, RunResult
 
@@ -677,13 +679,7 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
             _fmt_n(r["median_nit"]), _fmt_n(r["median_nfev"]), _fmt_n(r["median_njev"]),
             _fmt_t(r["art"]),
         ])
-    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    out = []
-    for j, row in enumerate(lines):
-        out.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
+    out = fixed_width(lines, left=4)
     method = ci_methods(rows)
     out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
                "missed the target are censored (inf), so a median is 'inf' when half or more "

@@ -134,7 +134,7 @@ def compare(
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
     sweep = _Sweep(problem, redraw_data, repeats)
-    sweep.plan(specs, names, missing, base, repeats)
+    sweep.plan(specs, names, missing, base)
     return sweep.execute(store, executor, progress)
 
 
@@ -229,9 +229,9 @@ class _Sweep:
         return self.problems[r]
 
     def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
-             base: RunConfig, repeats: int) -> None:
+             base: RunConfig) -> None:
         """One task per (repetition, backend, optimizer), and the sweep's settings."""
-        for r in range(repeats):
+        for r in range(self.repeats):
             for b in names:
                 config = base.replace(backend=b, device=None if b == "numpy" else base.device,
                                       seed=base.seed + r, repeat=r)
@@ -244,7 +244,7 @@ class _Sweep:
         assert rule is not None
         self.settings = {
             "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
-            "stopping": rule.to_dict(), "repeats": repeats, "seed": base.seed,
+            "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads}
         opt = self.problem.optimum()

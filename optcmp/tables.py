@@ -103,6 +103,31 @@ def _sort_key(r: RunResult) -> tuple[int, float, str, str]:
     return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
 
+def fixed_width(lines: list[list[str]], left: int) -> list[str]:
+    """Rows of cells as aligned text: a header row, a rule of dashes, then the rows.
+
+    Parameters
+    ----------
+    lines : list of list of str
+        The header row first; every row has as many cells.
+    left : int
+        The first ``left`` columns are left-aligned, the others (figures) right-aligned.
+
+    Returns
+    -------
+    list of str
+        One string per line, trailing spaces removed.
+    """
+    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
+    out = []
+    for j, row in enumerate(lines):
+        out.append("  ".join(c.ljust(w) if i < left else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
+
+
 def table(comp: Comparison) -> str:
     """A readable fixed-width table sorted by time-to-target.
 
@@ -150,13 +175,7 @@ def table(comp: Comparison) -> str:
         lines.append([f"{comp.optimum.get('method', 'direct')} (direct solve, floor)",
                       "numpy", "lstsq", "float64", "exact", _fmt_time(comp.optimum["time"]),
                       "-", "-", "-", _fmt_num(0.0), _fmt_time(comp.optimum["time"]), "-"])
-    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    out = []
-    for j, row in enumerate(lines):
-        out.append("  ".join(c.ljust(w) if i < 5 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
+    out = fixed_width(lines, left=5)
     notes = []
     target = comp.settings.get("target")
     if target:
