@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -107,10 +109,44 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "f
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
                                 "exist")
+    with atomic_path(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """A temporary path next to ``path``; on success it replaces ``path`` (``os.replace``).
+
+    Write the whole file to the yielded path: ``path`` then holds either its old contents or
+    the new ones, never a part (a crash, Ctrl-C or a full disk while writing leaves it as it
+    was, and the temporary file is removed).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The destination file.
+
+    Yields
+    ------
+    str
+        The temporary file's path, in the same directory (so the replace is atomic).
+
+    Raises
+    ------
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"cannot write {p}: it is a directory; give a file path")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
     tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        yield tmp
         os.replace(tmp, p)
     except BaseException:
         try:
