@@ -112,6 +112,42 @@ def _check_store(path: str | None) -> None:
         raise CLIError(f"--store: directory {parent} does not exist")
 
 
+#: What each input or store option holds (for the message when an output would replace it).
+_INPUT_WHAT = {"--store": "the run store (the next resume would be refused)",
+               "--csv": "your data", "--tuned": "the tuning result",
+               "results": "the comparison being reported"}
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: resolved with symlinks followed, or hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_paths(outputs: Sequence[tuple[str, str | None]],
+                 inputs: Sequence[tuple[str, str | None]] = ()) -> None:
+    """Refuse, before any work, an output path that names another output or any input.
+
+    Every output is compared with every later output and with every input (resolved, symlinks
+    followed, hard links too): ``--out data.csv`` with ``--csv data.csv``, ``--out`` equal to
+    ``--store``, ``report r.json -o r.json`` would each replace a file the user needs.
+    """
+    outs = [(o, p) for o, p in outputs if p]
+    ins = [(o, p) for o, p in inputs if p]
+    for i, (o, p) in enumerate(outs):
+        for o2, p2 in outs[i + 1:] + ins:
+            if _same_file(p, p2):
+                real = os.path.realpath(p)
+                names = f"{p} and {p2} are both {real}" if p != p2 else f"both are {real}"
+                what = _INPUT_WHAT.get(o2, f"the {o2} output")
+                raise CLIError(f"{o} and {o2} name the same file ({names}): writing {o} would "
+                               f"replace {what}; give {o} another path")
+
+
 def _specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | None,
                      where: str) -> list[Any]:
     """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers."""
@@ -311,9 +347,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        "of the tuning result)")
     for option, path in (("--out", args.out), ("--report", args.report)):
         _check_out(option, path)
-    if args.out is not None and args.report is not None and (
-            os.path.abspath(args.out) == os.path.abspath(args.report)):
-        raise CLIError("--out and --report name the same file")
+    _check_paths([("--out", args.out), ("--report", args.report), ("--store", args.store)],
+                 [("--csv", args.csv), ("--tuned", args.tuned)])
     _check_store(args.store)
     try:
         if args.tuned is not None:
@@ -408,6 +443,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for option, path in (("--output", args.output), ("--csv", args.csv),
                          ("--parquet", args.parquet)):
         _check_out(option, path)
+    _check_paths([("--output", args.output), ("--csv", args.csv), ("--parquet", args.parquet)],
+                 [("results", args.results)])
     if args.plots_dir is not None and os.path.exists(args.plots_dir) and not os.path.isdir(
             args.plots_dir):
         raise CLIError(f"--plots-dir: {args.plots_dir} exists and is not a directory")
@@ -521,6 +558,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from optcmp.tuning import DEFAULT_GRIDS
 
     _check_out("--out", args.out)
+    _check_paths([("--out", args.out), ("--store", args.store)], [("--csv", args.csv)])
     _check_store(args.store)
     grid = None
     if args.grid:

@@ -67,3 +67,62 @@ def test_item3_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt):
     n = small_comp.to_csv(path) if fmt == "csv" else small_comp.to_parquet(path)
     assert n == sum(len(r.trace) for r in small_comp.runs) > 0
     assert os.listdir(out) == [path.name]
+
+
+# ---------------------------------------------------------------------- 1. outputs vs inputs
+@pytest.fixture()
+def no_work(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("the work started before the paths were checked")
+
+    monkeypatch.setattr(optcmp, "compare", boom)
+    monkeypatch.setattr(optcmp, "tune", boom)
+
+
+def _refused(capsys, argv, *names):
+    from optcmp import cli
+
+    rc = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 2, err
+    assert out == "" and err.count("\n") == 1 and err.startswith("optcmp: error: "), err
+    for n in names:
+        assert n in err, err
+    return err
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["run", "--csv", "{d}/data.csv", "--out", "{d}/data.csv"], ["--out", "--csv", "your data"]),
+    (["run", "--csv", "{d}/data.csv", "--report", "{d}/link.html"],
+     ["--report", "--csv", "{d}/link.html"]),  # a symlink to the data, followed
+    (["run", "--rows", "50", "--out", "{d}/runs.jsonl", "--store", "{d}/runs.jsonl"],
+     ["--out", "--store", "run store"]),
+    (["run", "--rows", "50", "--report", "{d}/sub/../runs.jsonl", "--store", "{d}/runs.jsonl"],
+     ["--report", "--store"]),
+    (["run", "--csv", "{d}/data.csv", "--store", "{d}/data.csv"], ["--store", "--csv"]),
+    (["run", "--rows", "50", "--tuned", "{d}/t.json", "--out", "{d}/t.json"],
+     ["--out", "--tuned"]),
+    (["run", "--rows", "50", "--out", "{d}/a.json", "--report", "{d}/a.json"],
+     ["--out and --report name the same file"]),
+    (["report", "{d}/r.json", "-o", "{d}/r.json"], ["--output", "results"]),
+    (["report", "{d}/r.json", "--csv", "{d}/hard.json"], ["--csv", "results"]),  # a hard link
+    (["report", "{d}/r.json", "--csv", "{d}/x.csv", "--parquet", "{d}/x.csv"],
+     ["--csv", "--parquet"]),
+    (["tune", "--csv", "{d}/data.csv", "--out", "{d}/data.csv"], ["--out", "--csv"]),
+    (["tune", "--rows", "50", "--out", "{d}/t.jsonl", "--store", "{d}/t.jsonl"],
+     ["--out", "--store"]),
+])
+def test_item1_outputs_never_replace_inputs(argv, names, tmp_path, capsys, no_work):
+    """Every output path is compared with every input, store and other output path."""
+    d = tmp_path
+    (d / "sub").mkdir()
+    (d / "data.csv").write_text("a,b,y\n1,2,3\n4,5,6\n7,8,10\n")
+    os.symlink(d / "data.csv", d / "link.html")
+    (d / "r.json").write_text("{}")
+    os.link(d / "r.json", d / "hard.json")
+    (d / "t.json").write_text("{}")
+    (d / "runs.jsonl").write_text("")
+    before = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()}
+    argv = [a.replace("{d}", str(d)) for a in argv]
+    _refused(capsys, argv, *(n.replace("{d}", str(d)) for n in names))
+    assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before
