@@ -155,11 +155,16 @@ def _specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | N
     from optcmp.optimizers.base import canonical_optimizer
 
     specs = list(specs)
+    given: dict[tuple[str, str], tuple[Any, str]] = {}
     for opt, param, value, raw in sets or []:
         try:
             name = canonical_optimizer(opt)
         except ValueError as exc:
             raise CLIError(f"--set {raw}: {exc}") from None
+        first = given.setdefault((name, param), (value, raw))
+        if first[1] != raw and (first[0] != value or type(first[0]) is not type(value)):
+            raise CLIError(f"--set {first[1]} and --set {raw} give {name}.{param} two values "
+                           f"({first[0]!r} and {value!r}); give one")
         hits = [i for i, s in enumerate(specs) if s.name == name]
         if not hits:
             raise CLIError(f"--set {raw}: optimizer {opt!r} is not in {where} "
@@ -367,7 +372,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(f"--tuned: cannot read {args.tuned}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:
-        raise CLIError(str(exc)) from None
+        msg = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        if args.tuned is not None:
+            if msg.startswith(f"{args.tuned}: "):
+                msg = msg[len(args.tuned) + 2:]
+            msg = (f"--tuned {msg}" if msg.startswith(f"{args.tuned} ")
+                   else f"--tuned {args.tuned}: {msg}")
+        raise CLIError(msg) from None
+    if not specs:
+        raise CLIError(f"--tuned {args.tuned}: the tuning result holds no optimizer")
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_problem(args)
     tol, target = _target(args, problem)

@@ -126,3 +126,40 @@ def test_item1_outputs_never_replace_inputs(argv, names, tmp_path, capsys, no_wo
     argv = [a.replace("{d}", str(d)) for a in argv]
     _refused(capsys, argv, *(n.replace("{d}", str(d)) for n in names))
     assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before
+
+
+# ---------------------------------------------------------------------- 13. --set, --tuned
+@pytest.mark.parametrize("sets", [
+    ["gd.learning_rate=0.1", "gd.learning_rate=0.2"],
+    ["gd.learning_rate=0.1", "gradient_descent.learning_rate=0.2"],  # an alias of gd
+    ["lbfgs.impl=scipy", "lbfgs.impl=reference"],
+])
+def test_item13_conflicting_sets_refused(sets, capsys, no_work):
+    argv = ["run", "--rows", "50", "--optimizers", "gd,lbfgs"]
+    for s in sets:
+        argv += ["--set", s]
+    err = _refused(capsys, argv, f"--set {sets[0]}", f"--set {sets[1]}", "two values")
+    assert "give one" in err
+
+
+def test_item13_repeated_equal_set_is_fine(capsys, tmp_path):
+    from optcmp import cli
+
+    rc = cli.main(["run", "--rows", "50", "--optimizers", "gd", "--backends", "numpy",
+                   "--max-iter", "3", "--no-progress", "--set", "gd.learning_rate=0.1",
+                   "--set", "gd.learning_rate=0.1"])
+    assert rc == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("specs", [
+    [{"name": "gd", "hyperparameters": {"learning_rate": -1.0}}],
+    [{"name": "no_such_optimizer"}],
+    [{"hyperparameters": {}}],
+    [],
+])
+def test_item13_tuned_errors_name_the_file(specs, tmp_path, capsys, no_work):
+    import json
+
+    path = tmp_path / "tuned.json"
+    path.write_text(json.dumps({"format": "optcmp.tune", "specs": specs}))
+    _refused(capsys, ["run", "--rows", "50", "--tuned", str(path)], f"--tuned {path}")
