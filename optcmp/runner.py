@@ -146,9 +146,8 @@ class RunConfig:
         if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
             default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
                              max_evals=self.max_evals)
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError("callback must be callable (callback(intermediate_result)), got "
-                            f"{type(self.callback).__name__}")
+        if self.callback is not None:
+            check_callback(self.callback)
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed (validated again).
@@ -196,6 +195,36 @@ class RunConfig:
         check_rule(rule, problem, None if opt is None else float(opt.fun),
                    stacklevel=3 + stacklevel)
         return rule
+
+
+def check_callback(callback: Any) -> None:
+    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called.
+
+    Parameters
+    ----------
+    callback : object
+
+    Raises
+    ------
+    TypeError
+        ``callback`` is not callable, or its signature takes no single positional argument;
+        the message names the value.
+    """
+    if not callable(callback):
+        raise TypeError("callback must be callable as callback(intermediate_result), got "
+                        f"{callback!r} ({type(callback).__name__})")
+    import inspect
+
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):  # some builtins have no signature: let them be
+        return
+    try:
+        sig.bind(None)
+    except TypeError as exc:
+        name = getattr(callback, "__qualname__", None) or repr(callback)
+        raise TypeError(f"callback must be callable as callback(intermediate_result) with one "
+                        f"argument; {name}{sig} cannot ({exc})") from None
 
 
 def check_problem(problem: Any) -> None:

@@ -163,3 +163,38 @@ def test_item13_tuned_errors_name_the_file(specs, tmp_path, capsys, no_work):
     path = tmp_path / "tuned.json"
     path.write_text(json.dumps({"format": "optcmp.tune", "specs": specs}))
     _refused(capsys, ["run", "--rows", "50", "--tuned", str(path)], f"--tuned {path}")
+
+
+# ---------------------------------------------------------------------- 7. callbacks checked
+def _no_arg():
+    return None
+
+
+@pytest.mark.parametrize("callback, names", [
+    (42, ["42", "int"]),
+    ("print", ["'print'", "str"]),
+    (_no_arg, ["_no_arg()", "one argument"]),
+    (lambda a, b: None, ["(a, b)", "one argument"]),
+])
+def test_item7_bad_callback_refused_before_any_run(callback, names, monkeypatch):
+    import optcmp.runner as runner
+
+    def boom(*a, **k):
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(runner._Run, "execute", boom)
+    p = LinearRegression(n_samples=50)
+    for call in (lambda: optcmp.compare(p, ["gd"], callback=callback, progress=False),
+                 lambda: optcmp.run_one(p, "gd", callback=callback)):
+        with pytest.raises(TypeError, match="callback must be callable") as info:
+            call()
+        for n in names:
+            assert n in str(info.value)
+
+
+def test_item7_good_callbacks_accepted():
+    p = LinearRegression(n_samples=50)
+    seen = []
+    r = optcmp.run_one(p, "gd", max_iter=3, callback=lambda res, *extra: seen.append(res.nit))
+    assert r.status == "max_iter" and seen[:2] == [0, 2]
+    assert optcmp.run_one(p, "gd", max_iter=3, callback=len).status == "max_iter"
