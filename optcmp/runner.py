@@ -93,7 +93,9 @@ class RunConfig:
         Repetition index recorded in the result.
     callback : callable, optional
         ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
-        raising ``StopIteration`` stops the run with status ``stopped``.
+        raising ``StopIteration`` stops the run with status ``stopped``. Its
+        ``intermediate_result.x`` is a read-only copy of the iterate: changing it cannot
+        change the run (an in-place write raises ``ValueError``).
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
     threads : int, optional

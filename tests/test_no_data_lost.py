@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 import optcmp
@@ -198,3 +199,47 @@ def test_item7_good_callbacks_accepted():
     r = optcmp.run_one(p, "gd", max_iter=3, callback=lambda res, *extra: seen.append(res.nit))
     assert r.status == "max_iter" and seen[:2] == [0, 2]
     assert optcmp.run_one(p, "gd", max_iter=3, callback=len).status == "max_iter"
+
+
+# ---------------------------------------------------------------------- 6. read-only iterate
+def _numpy_variants():
+    from optcmp.optimizers import optimizer_names
+    from optcmp.optimizers.base import resolve_impl
+
+    out = []
+    for name in optimizer_names():
+        for impl in ("reference", "scipy"):
+            try:
+                resolve_impl(optcmp.get_optimizer(name, impl=impl), "numpy")
+            except ValueError:
+                continue
+            out.append((name, impl))
+    return out
+
+
+@pytest.mark.parametrize("name, impl", _numpy_variants())
+def test_item6_callback_gets_a_read_only_copy(name, impl):
+    """A callback that tries to change its iterate changes nothing: the run is bit-identical."""
+    p = LinearRegression(n_samples=200, seed=2)
+    spec = optcmp.get_optimizer(name, impl=impl)
+    kw = dict(max_iter=12, max_time=None, tol=1e-12)
+    if spec.name in ("sgd",):
+        kw["eval_every"] = 1
+    plain = optcmp.run_one(p, spec, **kw)
+    seen = {"calls": 0, "refused": 0}
+
+    def meddle(res):
+        seen["calls"] += 1
+        assert not res.x.flags.writeable
+        try:
+            res.x[:] = 1e6
+        except ValueError:
+            seen["refused"] += 1
+        res.x = np.full_like(res.x, np.nan)  # rebinding the field is harmless too
+
+    r = optcmp.run_one(p, spec, callback=meddle, **kw)
+    assert seen["calls"] >= 2 and seen["refused"] == seen["calls"]
+    assert r.status == plain.status != "diverged", r.message
+    assert r.nit == plain.nit and r.fun == plain.fun
+    np.testing.assert_array_equal(r.x, plain.x)
+    np.testing.assert_array_equal(r.trace.fun, plain.trace.fun)
