@@ -110,8 +110,11 @@ class Monitor:
         return out
 
     def _first(self, s: State) -> Rule | None:
-        for r in self.rule.rules():
-            if id(r) not in self._delegated and r.check(s):
+        # issue 15: divergence is checked first, so a run whose objective is non-finite or
+        # exploded at the check where a budget also fires is reported diverged, not timeout
+        leaves = [r for r in self.rule.rules() if id(r) not in self._delegated]
+        for r in sorted(leaves, key=lambda r: r.kind != "divergence"):  # stable otherwise
+            if r.check(s):
                 return r
         return None
 

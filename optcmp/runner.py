@@ -628,9 +628,31 @@ class _Run:
             spe = None
         return nit / spe if spe else None
 
+    def _divergence_wins(self, status: str, message: str, fun: Any) -> tuple[str, str]:
+        """``diverged`` when a budget ended the run at an iterate that has diverged.
+
+        A budget can fire at a check without an objective value (the first step of a
+        full-batch run, a minibatch step between evaluations, scipy's own iteration limit);
+        the returned iterate's float64 objective is then checked with the rule's divergence
+        rules (a non-finite one always counts): non-finite or exploding values win over budgets.
+        """
+        if status in ("converged", "stopped", "failed", "skipped", "diverged") or fun is None:
+            return status, message
+        nit = int(self.counts[0])
+        s = State(nit=nit, iterate=nit, fun=float(fun), f0=self.f0, fstar=self.fstar)
+        rules = [r for r in self.rule.rules() if r.kind == "divergence"]
+        fired = next((r for r in rules if r.check(s)), None)
+        if fired is None and math.isfinite(s.fun or 0.0):
+            return status, message
+        what = _divergence_message(fired, s) if fired is not None else (
+            f"diverged: objective is non-finite ({s.fun}) at iteration {nit} (after {nit} steps)")
+        return "diverged", f"{what}; the run's budget ended it at the same point ({message})"
+
     def _result(self, status: str, message: str) -> RunResult:
         problem, spec, monitor = self.problem, self.spec, self.monitor
         nit, nfev, njev = (int(c) for c in self.counts)
+        final = self._final_point()
+        status, message = self._divergence_wins(status, message, final.get("fun"))
         to_target: dict[str, Any] = {}
         if monitor is not None and monitor.hit is not None:
             t, it, fe, je = monitor.hit
@@ -647,7 +669,7 @@ class _Run:
             status=status, message=message, nit=nit, nfev=nfev, njev=njev,
             time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
             success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
-            **to_target, **self.times, **self._final_point(),
+            **to_target, **self.times, **final,
             wall_time=time.perf_counter() - self.wall0,
         )
 

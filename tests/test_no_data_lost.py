@@ -243,3 +243,36 @@ def test_item6_callback_gets_a_read_only_copy(name, impl):
     assert r.nit == plain.nit and r.fun == plain.fun
     np.testing.assert_array_equal(r.x, plain.x)
     np.testing.assert_array_equal(r.trace.fun, plain.trace.fun)
+
+
+# ---------------------------------------------------------------------- 4. divergence wins
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(
+    __import__("importlib").util.find_spec("torch") is None, reason="torch is not installed"))])
+@pytest.mark.parametrize("opt, budget", [
+    ("gd", {"max_iter": 1}),    # the budget fires at a check without an objective value
+    ("gd", {"max_iter": 2}),    # ... and at the check that sees the explosion
+    ("gd", {"max_evals": 2}),
+    ("sgd", {"max_iter": 1}),   # a minibatch step between evaluations
+])
+def test_item4_divergence_beats_a_budget_at_the_same_check(opt, budget, backend):
+    p = LinearRegression(n_samples=2000, seed=0)
+    spec = optcmp.get_optimizer(opt, learning_rate=1e6)
+    r = optcmp.run_one(p, spec, backend=backend, max_time=None, **budget)
+    assert r.status == "diverged", (r.status, r.message)
+    assert "objective exploded" in r.message or "non-finite" in r.message, r.message
+    assert not (np.isfinite(r.fun) and r.fun < 1e10 * r.f0)
+    # a run that does not diverge still ends on its budget
+    calm = optcmp.run_one(p, opt, backend=backend, max_time=None, **budget)
+    assert calm.status == next(iter(budget)), calm.message
+
+
+def test_item4_divergence_is_checked_before_the_budgets():
+    from optcmp.monitor import Monitor
+    from optcmp.stopping import default_stopping
+    from optcmp.timing import Stopwatch
+
+    rule = default_stopping(1e-6, max_iter=3, max_time=None, max_evals=3)
+    m = Monitor(rule, Stopwatch(), LinearRegression(n_samples=10), lambda: np.zeros(5),
+                f0=10.0, fstar=1.0, confirm64=False, callback=None)
+    assert m.observe(3, 2, float("nan"), 1.0, 3, 3)
+    assert m.fired is not None and m.fired.kind == "divergence"
