@@ -276,3 +276,84 @@ def test_item4_divergence_is_checked_before_the_budgets():
                 f0=10.0, fstar=1.0, confirm64=False, callback=None)
     assert m.observe(3, 2, float("nan"), 1.0, 3, 3)
     assert m.fired is not None and m.fired.kind == "divergence"
+
+
+# ---------------------------------------------------------------------- 8. data checks
+def test_item8_zero_column_names_the_zero_curvature():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X[:, 1] = 0.0
+    y = X @ np.array([1.0, 2.0, -1.0]) + 0.5
+    p = LinearRegression.from_arrays(X, y, feature_names=["rooms", "floors", "age"])
+    r = optcmp.run_one(p, "diag_newton", max_iter=50)
+    assert r.status == "skipped", (r.status, r.message)
+    assert "curvature diagonal, which is zero at coef[1] (column 1, 'floors')" in r.message
+    assert "zero in every row" in r.message
+    # the other optimizers still run on it (lstsq's minimum-norm optimum)
+    assert optcmp.run_one(p, "lbfgs", max_iter=200).status == "converged"
+
+
+@pytest.mark.parametrize("scale, column, what", [
+    (1e200, "'b'", "sum of squares exceeds what float64 can hold"),
+    (1e-200, "'b'", "squares underflow to 0"),
+])
+def test_item8_unrepresentable_scale_refused_naming_the_column(scale, column, what):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    X[:, 1] *= scale
+    with pytest.raises(ValueError, match=what) as info:
+        LinearRegression.from_arrays(X, X[:, 0], feature_names=["a", "b", "c"])
+    assert f"X column 1 ({column})" in str(info.value) and "Rescale" in str(info.value)
+    with pytest.raises(ValueError, match=r"y column 0 \('t'\)"):
+        LinearRegression.from_arrays(X[:, [0]], X[:, 1], target_names=["t"])
+
+
+# ---------------------------------------------------------------------- 9. CSV and frames
+@pytest.mark.parametrize("cell, hint", [
+    ("1_000", "digit separators"),
+    ("1_0.5", "digit separators"),
+    ("\uff11\uff12", "ASCII digits"),   # fullwidth 12, read by float()
+    ("\u0661\u0662", "ASCII digits"),   # Arabic-Indic 12
+    ("1,5", ""),
+])
+def test_item9_csv_cell_not_a_plain_number_refused(cell, hint, tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(f"a;rooms;y\n1;2;3\n4;{cell};6\n7;8;10\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 3: column 'rooms' is not numeric") as info:
+        LinearRegression.from_csv(path, delimiter=";")
+    assert repr(cell) in str(info.value) and hint in str(info.value)
+
+
+def test_item9_csv_plain_numbers_still_read(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,y\n1e3,-.5,+2.\n4,5,6\n7,8,10\n")
+    p = LinearRegression.from_csv(path)
+    np.testing.assert_array_equal(p.train_data["A"][0], [1000.0, -0.5, 1.0])
+    assert p.train_data["y"][0] == 2.0
+
+
+@pytest.mark.parametrize("categories", [[1, 2, 3], [1.5, 2.5, 3.5], ["x", "y", "z"]])
+def test_item9_categorical_columns_refused_whatever_the_categories(categories):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 2.0, 2.5, 4.0]})
+    df["kind"] = pd.Categorical([categories[i % 3] for i in range(4)])
+    with pytest.raises(ValueError, match="column 'kind' is categorical"):
+        LinearRegression.from_frame(df, ["a", "kind"], "y")
+    df["when"] = pd.to_timedelta([1, 2, 3, 4], unit="s")
+    with pytest.raises(ValueError, match="column 'when' is not numeric"):
+        LinearRegression.from_frame(df, ["a", "when"], "y")
+    assert LinearRegression.from_frame(df, ["a"], "y").n_params == 2
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"feature_names": ["a", "b", "c"]}, r"feature_names has 3 name\(s\) .* X has 2 column"
+                                         r"\(s\): name\(s\) \['c'\] have no column"),
+    ({"feature_names": ["a"]}, r"column\(s\) \[1\] of X have no name"),
+    ({"feature_names": ["a", "a"]}, r"feature_names names column\(s\) \['a'\] more than once"),
+    ({"feature_names": "ab"}, "must be a list of column names"),
+    ({"target_names": ["t", "u"]}, r"target_names has 2 name\(s\) .* y has 1 column"),
+])
+def test_item9_names_of_the_wrong_length_refused(kw, match):
+    X = np.arange(20.0).reshape(10, 2) % 7
+    with pytest.raises(ValueError, match=match):
+        LinearRegression.from_arrays(X, X[:, 0] + 1.0, **kw)
