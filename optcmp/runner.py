@@ -53,7 +53,9 @@ from optcmp.problems.base import Problem
 from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
+    AbsoluteSuboptimality,
     Divergence,
+    RelativeSuboptimality,
     Rule,
     State,
     default_stopping,
@@ -61,7 +63,7 @@ from optcmp.stopping import (
 from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
-__all__ = ["RunConfig", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
+__all__ = ["RunConfig", "check_resolution", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,71 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
                          "MaxEvals): a run that never meets the target would never stop")
 
 
+def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
+                     f0: float | None = None, stacklevel: int = 2) -> bool:
+    """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
+
+    Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
+    ``f - f* <= tol * (f0 - f*)`` (or ``<= tol``) finer than that cannot be told apart from
+    rounding. Such a target is never met (:class:`~optcmp.stopping.RelativeSuboptimality`
+    and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
+    run "converges" on rounding noise at a negative suboptimality; the runs end on their
+    budgets.
+
+    Parameters
+    ----------
+    rule : Rule
+    problem : Problem
+    seed : int, default 0
+        Seed of the initial point (for ``f0``).
+    f0 : float, optional
+        Objective at the initial point, when already known.
+    stacklevel : int, default 2
+        Of the warning.
+
+    Returns
+    -------
+    bool
+        Whether a target is below the resolution limit.
+
+    Warns
+    -----
+    UserWarning
+        Naming the tolerance, ``f*``, the limit ``eps * |f*|`` and, for a relative tolerance,
+        the relative limit ``eps * |f*| / (f0 - f*)``.
+    """
+    targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
+                                                          AbsoluteSuboptimality))]
+    opt = problem.optimum() if targets else None
+    if opt is None or not math.isfinite(opt.fun):
+        return False
+    fstar = float(opt.fun)
+    floor = float(np.finfo(np.float64).eps) * abs(fstar)
+    if f0 is None and any(isinstance(r, RelativeSuboptimality) for r in targets):
+        with np.errstate(all="ignore"):
+            f0 = float(problem.fun64(np.asarray(problem.init_params(seed), dtype=np.float64)))
+    msg = ""
+    for r in targets:
+        if isinstance(r, AbsoluteSuboptimality):
+            if r.tol < floor:
+                msg = (f"{r.describe()} asks for f - f* <= {r.tol:.3g}, below what float64 can "
+                       f"resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x |f*|"
+                       f" = {floor:.3g}; use a tolerance of at least {floor:.1e}")
+            continue
+        assert f0 is not None
+        gap0 = f0 - fstar
+        if math.isfinite(gap0) and gap0 > 0 and r.tol * gap0 < floor:
+            limit = floor / gap0
+            msg = (f"tol={r.tol:g} asks for f - f* <= {r.tol * gap0:.3g}, below what float64 "
+                   f"can resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x "
+                   f"|f*| = {floor:.3g}, a relative suboptimality of {limit:.3g} (f0 - f* = "
+                   f"{gap0:.6g}); use tol >= {limit:.1e}")
+    if msg:
+        warnings.warn(f"{msg}. The target is never met: runs end on their budgets",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return bool(msg)
+
+
 def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
     """Warn that numpy runs on the CPU whatever ``device`` was asked for.
 
@@ -438,6 +505,12 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
         optimizer spec, factory or name.
     BackendUnavailable
         The backend's framework is not installed.
+
+    Warns
+    -----
+    UserWarning
+        A suboptimality target finer than float64 can resolve near ``f*``
+        (:func:`check_resolution`): it is never met.
     """
     wall0 = time.perf_counter()
     check_problem(problem)
@@ -529,6 +602,7 @@ class _Run:
         with np.errstate(all="ignore"):
             f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
         self.f0 = float(f0)
+        check_resolution(self.rule, problem, config.seed, f0=self.f0, stacklevel=4)  # issue 15
         self.sw = Stopwatch(self.backend.sync)
         self.adapter: Adapter | None = None
         self.monitor: Monitor | None = None

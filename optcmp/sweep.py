@@ -28,7 +28,13 @@ from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
-from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
+from optcmp.runner import (
+    RunConfig,
+    check_problem,
+    check_threads,
+    numpy_cpu_warning,
+    type_name,
+)
 from optcmp.stopping import Rule
 
 __all__ = ["compare"]

@@ -357,3 +357,36 @@ def test_item9_names_of_the_wrong_length_refused(kw, match):
     X = np.arange(20.0).reshape(10, 2) % 7
     with pytest.raises(ValueError, match=match):
         LinearRegression.from_arrays(X, X[:, 0] + 1.0, **kw)
+
+
+# ---------------------------------------------------------------------- 10. tol resolution
+def test_item10_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
+    from optcmp.stopping import AbsoluteSuboptimality, MaxIter
+
+    p = LinearRegression(n_samples=500, seed=3)
+    fstar = p.optimum().fun
+    f0 = p.fun64(p.init_params(0))
+    eps = np.finfo(np.float64).eps
+    limit = eps * abs(fstar) / (f0 - fstar)
+    for call in (lambda: optcmp.compare(p, ["lbfgs", "gd"], tol=1e-30, max_iter=300,
+                                        progress=False).runs,
+                 lambda: [optcmp.run_one(p, "lbfgs", tol=1e-30, max_iter=300)]):
+        with pytest.warns(UserWarning, match="below what float64 can resolve") as rec:
+            runs = call()
+        text = next(str(w.message) for w in rec if "float64 can resolve" in str(w.message))
+        assert f"float64 eps x |f*| = {eps * abs(fstar):.3g}" in text
+        assert f"relative suboptimality of {limit:.3g}" in text and "never met" in text
+        for r in runs:  # L-BFGS reaches f* to rounding: before the fix it "converged" below f*
+            assert r.status != "converged" and r.time_to_target is None, r.status
+    with pytest.warns(UserWarning, match="resolution limit is float64 eps"):
+        r = optcmp.run_one(p, "lbfgs", stopping=AbsoluteSuboptimality(1e-20) | MaxIter(300))
+    assert r.status != "converged"
+    # a resolvable tolerance converges, and not below f* by more than rounding
+    r = optcmp.run_one(p, "lbfgs", tol=max(1e-13, 10 * limit), max_iter=500)
+    assert r.status == "converged" and r.fun - fstar >= -4 * eps * abs(fstar)
+    from optcmp import cli
+
+    assert cli.main(["run", "--rows", "500", "--seed", "3", "--tol", "1e-30", "--max-iter",
+                     "300", "--optimizers", "lbfgs", "--backends", "numpy", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("resolution limit is float64 eps") == 1, err
