@@ -155,3 +155,63 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
             pass
         raise
 
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation without swapping, or None if unknown.
+
+    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else free pages times the page size (``os.sysconf``).
+
+    Returns
+    -------
+    int or None
+    """
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - not installed, or no answer on this platform
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes as ``"1.2 GB"`` (powers of 1000)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} PB"  # pragma: no cover
+
+
+def check_memory(needed: int, what: str) -> None:
+    """Refuse, before allocating, ``needed`` bytes that the available memory cannot hold.
+
+    Parameters
+    ----------
+    needed : int
+        Bytes the allocation needs at its peak.
+    what : str
+        What would be allocated, for the message (e.g. ``"1,000,000,000 rows x 4 features"``).
+
+    Raises
+    ------
+    ValueError
+        ``needed`` exceeds :func:`available_memory`; the message names both.
+    """
+    if needed < 64 * 2**20:  # small: no need to ask the system
+        return
+    avail = available_memory()
+    if avail is not None and needed > avail:
+        raise ValueError(f"{what} needs about {format_bytes(needed)} of memory; "
+                         f"{format_bytes(avail)} is available. Use fewer rows.")

@@ -108,7 +108,8 @@ def compare(
     ------
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
-        optimizer names or hyperparameters, unknown backends, a bad device name or an absent
+        optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
+        backends x optimizers), unknown backends, a bad device name or an absent
         device, bad budgets, an unusable executor: checked before any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
@@ -126,6 +127,7 @@ def compare(
     device, dtype = check_device(device), check_dtype(dtype)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    _check_sweep_size(int(repeats), names, specs)
     check_threads(threads)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
@@ -142,6 +144,21 @@ def compare(
     sweep = _Sweep(problem, redraw_data, repeats)
     sweep.plan(specs, names, missing, base)
     return sweep.execute(store, executor, progress)
+
+
+#: Most runs one :func:`compare` call plans (every task and result is held in memory).
+MAX_RUNS = 1_000_000
+
+
+def _check_sweep_size(repeats: int, names: list[str], specs: list[OptimizerSpec]) -> None:
+    """Refuse a sweep too large to plan (issue 15: ``--repeats 1000000000``), before planning."""
+    total = repeats * len(names) * len(specs)
+    if total > MAX_RUNS:
+        raise ValueError(
+            f"repeats={repeats:,} x {len(names)} backend(s) x {len(specs)} optimizer(s) = "
+            f"{total:,} runs; one sweep holds at most {MAX_RUNS:,} runs (each one's task and "
+            "result stay in memory). Use fewer repetitions, or split the sweep and combine the "
+            "comparisons (Comparison.concat)")
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:

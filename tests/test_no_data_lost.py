@@ -390,3 +390,54 @@ def test_item10_tolerance_below_float64_resolution_warns_and_never_converges(cap
                      "300", "--optimizers", "lbfgs", "--backends", "numpy", "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert err.count("resolution limit is float64 eps") == 1, err
+
+
+# ---------------------------------------------------------------------- 12. sizes
+def test_item12_absurd_repeats_refused_before_planning(monkeypatch, capsys):
+    import optcmp.sweep as sweep
+
+    def boom(*a, **k):
+        raise AssertionError("the sweep planned its tasks")
+
+    monkeypatch.setattr(sweep._Sweep, "plan", boom)
+    p = LinearRegression(n_samples=50)
+    with pytest.raises(ValueError, match=r"repeats=1,000,000,000 x 1 backend\(s\) x 2 "
+                                         r"optimizer\(s\) = 2,000,000,000 runs; one sweep holds "
+                                         r"at most 1,000,000 runs"):
+        optcmp.compare(p, ["gd", "lbfgs"], repeats=10**9, progress=False)
+    from optcmp import cli
+
+    assert cli.main(["run", "--rows", "50", "--repeats", "1000000000", "--backends", "numpy",
+                     "--optimizers", "gd"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1,000,000,000 runs" in err
+
+
+def test_item12_rows_that_cannot_fit_refused_before_allocating(monkeypatch, capsys):
+    import optcmp._io as io_mod
+
+    monkeypatch.setattr(io_mod, "available_memory", lambda: 2 * 10**9)
+    with pytest.raises(ValueError, match=r"generating 1,000,000,000 rows x 4 feature\(s\) needs "
+                                         r"about 128\.0 GB of memory; 2\.0 GB is available"):
+        LinearRegression(n_samples=10**9)
+    assert LinearRegression(n_samples=1000).n_samples == 1000  # small: not even asked
+    from optcmp import cli
+
+    assert cli.main(["run", "--rows", "1000000000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs about 128.0 GB" in err and "2.0 GB" in err
+    assert io_mod.format_bytes(1.5e12) == "1.5 TB"
+
+
+def test_item12_memory_error_is_one_line(monkeypatch, capsys):
+    from optcmp import cli
+
+    def oom(*a, **k):
+        raise MemoryError("Unable to allocate 7.45 GiB for an array")
+
+    monkeypatch.setattr(optcmp, "compare", oom)
+    assert cli.main(["run", "--rows", "50", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory: Unable to allocate 7.45 GiB" in err
+    real = __import__("optcmp._io", fromlist=["x"]).available_memory()
+    assert real is None or real > 0

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._io import check_memory
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
@@ -102,8 +103,9 @@ class LinearRegression(Problem):
     Raises
     ------
     ValueError
-        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, or a ``seed``
-        that is not a non-negative integer.
+        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, a ``seed``
+        that is not a non-negative integer, or data larger than the available memory (checked
+        before allocating; the message names the memory needed and available).
 
     Notes
     -----
@@ -145,8 +147,11 @@ class LinearRegression(Problem):
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        rng = np.random.default_rng(seed)
         d = int(n_features)
+        # peak of the generation below: Poisson counts (int64), X, A = [X, 1], y and temporaries
+        check_memory(int(n_samples) * 8 * (3 * d + 4),
+                     f"generating {int(n_samples):,} rows x {d} feature(s)")
+        rng = np.random.default_rng(seed)
         means = (
             np.asarray(DEFAULT_FEATURE_MEANS)
             if d == len(DEFAULT_FEATURE_MEANS)
