@@ -125,9 +125,7 @@ def compare(
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    _check_sweep_size(int(repeats), names, specs)
+    _check_sweep_size(repeats, names, specs)
     check_threads(threads)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
@@ -150,9 +148,11 @@ def compare(
 MAX_RUNS = 1_000_000
 
 
-def _check_sweep_size(repeats: int, names: list[str], specs: list[OptimizerSpec]) -> None:
-    """Refuse a sweep too large to plan (issue 15: ``--repeats 1000000000``), before planning."""
-    total = repeats * len(names) * len(specs)
+def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec]) -> None:
+    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    total = int(repeats) * len(names) * len(specs)
     if total > MAX_RUNS:
         raise ValueError(
             f"repeats={repeats:,} x {len(names)} backend(s) x {len(specs)} optimizer(s) = "
