@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import inspect
 import math
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 #: Optimizers of the main job, in table order.
@@ -214,17 +215,68 @@ def _set_hints(runs: Sequence[Any]) -> str:
     return " ".join(hints)
 
 
-def _interrupted(exc: Any, what: str, option_hint: str) -> int:
-    """Report a Ctrl-C that :func:`optcmp.compare` turned into ``Interrupted``."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C: the sweep keeps what finished and the command exits 143."""
+
+
+#: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + SIGTERM).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
+    raise Terminated("terminated (SIGTERM)")
+
+
+def _exit_status(exc: BaseException) -> int:
+    cause = exc if isinstance(exc, Terminated) else exc.__cause__ or exc.__context__
+    return EXIT_TERMINATED if isinstance(cause, Terminated) else EXIT_INTERRUPTED
+
+
+def _interrupted(exc: Any, what: str, option_hint: str, written: Sequence[str] = ()) -> int:
+    """Report a Ctrl-C or SIGTERM that :func:`optcmp.compare` turned into ``Interrupted``."""
+    status = _exit_status(exc)
+    how = "terminated (SIGTERM)" if status == EXIT_TERMINATED else "interrupted"
+    saved = (f" The {exc.done} finished run(s) are written, marked partial, to "
+             f"{' and '.join(written)}." if written else "")
     if exc.store is not None:
-        msg = str(exc)
+        msg = str(exc).replace("interrupted:", f"{how}:", 1) + saved
     else:
-        msg = (f"interrupted: {exc.done} of {exc.total} {what} finished"
+        msg = (f"{how}: {exc.done} of {exc.total} {what} finished"
                f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
-               f"progress were discarded. To keep finished runs on disk and resume later, run "
-               f"the command with {option_hint}.")
+               f"progress were discarded.{saved} To keep finished runs on disk and resume "
+               f"later, run the command with {option_hint}.")
     print(f"optcmp: {msg}", file=sys.stderr)
-    return 130
+    return status
+
+
+def _write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
+    """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
+
+    Returns the paths written. Both writers are atomic: an interruption while writing leaves
+    the old file as it was.
+    """
+    written = []
+    title = None
+    if partial:
+        comp.settings["partial"] = partial
+        title = f"optcmp report (PARTIAL: {partial})"
+    try:
+        if args.out:
+            comp.save(args.out)
+            written.append(args.out)
+            print(f"saved {len(comp)} runs to {args.out}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+        if args.report:
+            comp.to_html(args.report, title=title)
+            written.append(args.report)
+            print(f"wrote the report to {args.report}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
+    return written
 
 
 # ---------------------------------------------------------------------- optcmp run
@@ -395,9 +447,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               progress=not args.no_progress, redraw_data=args.redraw_data,
                               store=args.store, threads=args.threads)
     except Interrupted as exc:
-        if len(exc.comparison):
-            print(exc.comparison.table())
-        return _interrupted(exc, "runs", "--store runs.jsonl")
+        comp = exc.comparison
+        written: list[str] = []
+        if len(comp):
+            print(comp.table())
+            how = ("terminated (SIGTERM)" if _exit_status(exc) == EXIT_TERMINATED
+                   else "interrupted (Ctrl-C)")
+            written = _write_outputs(args, comp, f"{how}: {exc.done} of {exc.total} runs "
+                                                  "finished")
+        return _interrupted(exc, "runs", "--store runs.jsonl", written)
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
@@ -414,15 +472,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if st:
         print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
               "executed", file=sys.stderr)
-    try:
-        if args.out:
-            comp.save(args.out)
-            print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
-        if args.report:
-            comp.to_html(args.report)
-            print(f"wrote the report to {args.report}", file=sys.stderr)
-    except OSError as exc:
-        raise CLIError(f"cannot write: {exc}") from None
+    _write_outputs(args, comp)
     return 0
 
 
@@ -687,6 +737,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) while the command runs.
+
+    The sweep then keeps what finished, as on Ctrl-C; the previous handler comes back after.
+    Off the main thread (where handlers cannot be set) nothing changes.
+    """
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``optcmp`` command; returns the exit status.
 
@@ -698,7 +768,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on a bad argument, 130 when interrupted.
+        0 on success, 2 on a bad argument, 130 after Ctrl-C (SIGINT), 143 after SIGTERM. On
+        either signal ``optcmp run`` prints the finished runs, writes them to ``--out`` and
+        ``--report`` marked partial (``settings["partial"]``, and the report's title), and
+        says how to resume.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -711,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seen.add(text)
             print(f"optcmp: warning: {text}", file=sys.stderr)
 
-    with warnings.catch_warnings():  # restores the caller's showwarning afterwards
+    with warnings.catch_warnings(), _sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show
         try:
             return int(args.func(args))
@@ -724,7 +797,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         except KeyboardInterrupt as exc:
             print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
-            return 130
+            return _exit_status(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

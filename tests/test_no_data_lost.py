@@ -441,3 +441,67 @@ def test_item12_memory_error_is_one_line(monkeypatch, capsys):
     assert err.count("\n") == 1 and "out of memory: Unable to allocate 7.45 GiB" in err
     real = __import__("optcmp._io", fromlist=["x"]).available_memory()
     assert real is None or real > 0
+
+
+# ---------------------------------------------------------------------- 2. SIGTERM / Ctrl-C
+#: Runs ``optcmp run`` with its 4th run held until a signal comes from outside: the run starts,
+#: writes the marker file and waits; the test process then sends the signal.
+_DRIVER = """
+import os, sys, time
+import optcmp.executors as ex
+from optcmp import cli
+
+marker, argv = sys.argv[1], sys.argv[2:]
+real, started = ex.run, []
+
+def held_run(*a, **k):
+    started.append(1)
+    if len(started) == 4:
+        open(marker, "w").close()
+        time.sleep(120)  # the signal's handler raises here
+    return real(*a, **k)
+
+ex.run = held_run
+sys.exit(cli.main(argv))
+"""
+
+
+@pytest.mark.parametrize("sig, status, said", [("SIGTERM", 143, "terminated (SIGTERM)"),
+                                               ("SIGINT", 130, "interrupted")])
+def test_item2_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from optcmp.results import Comparison
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    marker, out, report = tmp_path / "started", tmp_path / "r.json", tmp_path / "r.html"
+    argv = ["run", "--rows", "200", "--optimizers", "gd,lbfgs,sgd", "--backends", "numpy",
+            "--repeats", "2", "--max-iter", "40", "--no-progress", "--out", str(out),
+            "--report", str(report)]
+    env = {**os.environ, "PYTHONPATH": root, "OPTCMP_ACTIVITY_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-c", _DRIVER, str(marker), *argv], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1200):  # the 4th run has started (polling; nothing timed is asserted)
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate()[1]
+        proc.send_signal(getattr(signal, sig))
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, stderr
+    assert f"optcmp: {said}: 3 of 6 runs finished" in stderr, stderr
+    assert "written, marked partial, to" in stderr and str(out) in stderr, stderr
+    comp = Comparison.load(out)
+    assert [(r.label, r.repeat) for r in comp.runs] == [("gd", 0), ("lbfgs", 0), ("sgd", 0)]
+    assert all(r.status in ("max_iter", "converged", "stalled") for r in comp.runs)
+    assert comp.settings["partial"].endswith("3 of 6 runs finished")
+    assert "PARTIAL" in report.read_text(encoding="utf-8")
+    for label in ("gd", "lbfgs", "sgd"):
+        assert label in stdout  # the table of the finished runs
