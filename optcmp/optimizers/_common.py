@@ -43,7 +43,7 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
         return g
     n = ops.norm(g)
     c = float(clip_norm)
-    return g * (c * ops.minimum(1.0 / n, ops.full_like(n, 1.0 / c)))
+    return g * (c * ops.minimum(1.0 / n, ops.zeros_like(n) + 1.0 / c))
 
 
 class ScheduledRule(UpdateRule):

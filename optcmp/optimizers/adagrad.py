@@ -57,8 +57,9 @@ class AdagradRule(ScheduledRule):
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:
         (acc,) = buf
-        # the initial value is added to the zero buffer on the first step (t == 1) only
-        first = ops.where(t <= 1.0, ops.full_like(acc, hp["initial_accumulator_value"]),
+        # the initial value is added to the zero buffer on the first step (t == 1) only; not
+        # ops.full_like: TensorFlow's casts a Python float through float32 (0.1 -> 0.10000000149)
+        first = ops.where(t <= 1.0, ops.zeros_like(acc) + hp["initial_accumulator_value"],
                           ops.zeros_like(acc))
         acc = (acc + first) + g * g
         if hp["convention"] == "eps_outside_sqrt":

@@ -156,7 +156,7 @@ def backend_namespace(ops: Any) -> Any:
     :meth:`Schedule.factor` on the step counter ``k`` (a backend scalar)."""
 
     def minimum(a: Any, b: float) -> Any:
-        return ops.minimum(a, ops.full_like(a, b))
+        return ops.minimum(a, ops.zeros_like(a) + b)
 
     def ge(k: Any, m: float) -> Any:
         return ops.where(k >= m, ops.ones_like(k), ops.zeros_like(k))
@@ -243,12 +243,12 @@ def parse(text: str) -> Schedule:
 
 def _build(kind: str, given: dict[str, Any]) -> Schedule:
     defaults = {"min_factor": 0.0, "start_factor": 0.0}
-    params = []
+    params: list[tuple[str, Any]] = []
     for name, typ in KINDS[kind].items():
         if name not in given and not typ.endswith("?"):
             raise ValueError(f"schedule {kind!r} needs {name}=...")
         params.append((name, given.get(name, defaults.get(name))))
-    p = dict(params)
+    p: dict[str, Any] = dict(params)
     for name in ("gamma", "min_factor", "start_factor"):
         if name in p and not 0 <= p[name] <= (1.0 if name != "gamma" else math.inf):
             raise ValueError(f"schedule {kind!r}: {name} must be in [0, 1], got {p[name]!r}")
