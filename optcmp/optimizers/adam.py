@@ -100,7 +100,18 @@ class AdamRule(ScheduledRule):
 
 
 def adam_params(weight_decay: float) -> dict[str, HyperParam]:
-    """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs)."""
+    """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs).
+
+    Parameters
+    ----------
+    weight_decay : float
+        Default of ``weight_decay`` (0 for Adam, 0.01 for AdamW).
+
+    Returns
+    -------
+    dict of str to HyperParam
+        ``learning_rate``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``, ``convention``.
+    """
     return {
         "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
                                     "step size"),

@@ -75,7 +75,20 @@ class MomentumRule(ScheduledRule):
 
 
 def momentum_requires(framework: str, value: str) -> Any:
-    """``requires`` of a momentum native: its convention, unless ``momentum == 0``."""
+    """``requires`` of a momentum native: its convention, unless ``momentum == 0``.
+
+    Parameters
+    ----------
+    framework : str
+        The framework's class, named in the reason.
+    value : str
+        The convention it implements.
+
+    Returns
+    -------
+    callable
+        ``check(hp) -> None | reason``.
+    """
 
     def check(h: Mapping[str, Any]) -> str | None:
         if h["convention"] == value or h["momentum"] == 0.0:
@@ -89,7 +102,19 @@ def momentum_requires(framework: str, value: str) -> Any:
 
 
 def sgd_options(nesterov: bool) -> tuple[Any, Any]:
-    """The ``torch.optim.SGD`` and ``keras.optimizers.SGD`` option builders."""
+    """The ``torch.optim.SGD`` and ``keras.optimizers.SGD`` option builders.
+
+    Parameters
+    ----------
+    nesterov : bool
+        Passed as the frameworks' ``nesterov``.
+
+    Returns
+    -------
+    (callable, callable)
+        ``torch_options(hp)`` and ``keras_options(hp)``, every argument explicit (no dampening,
+        no weight decay; Keras' momentum as ``numpy.float64``).
+    """
 
     def torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
         return {"lr": float(h["learning_rate"]), "momentum": float(h["momentum"]),
@@ -104,7 +129,19 @@ def sgd_options(nesterov: bool) -> tuple[Any, Any]:
 
 
 def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
-    """Hyperparameters of ``momentum`` and ``nesterov``."""
+    """Hyperparameters of ``momentum`` and ``nesterov``.
+
+    Parameters
+    ----------
+    momentum : float
+        Default momentum.
+    lower : bool
+        Accept ``momentum = 0`` (heavy ball yes, Nesterov no).
+
+    Returns
+    -------
+    dict of str to HyperParam
+    """
     return {
         "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
                                     "step size"),

@@ -153,7 +153,19 @@ _PY = SimpleNamespace(cos=math.cos, minimum=min, ge=_py_ge)
 
 def backend_namespace(ops: Any) -> Any:
     """``cos``, ``minimum`` and ``ge`` (1.0 where ``k >= m``, else 0.0) of a backend's ops, for
-    :meth:`Schedule.factor` on the step counter ``k`` (a backend scalar)."""
+    :meth:`Schedule.factor` on the step counter ``k`` (a backend scalar).
+
+    Parameters
+    ----------
+    ops : namespace
+        A backend's ops.
+
+    Returns
+    -------
+    namespace
+        Constants are added to ``zeros_like(k)``, never made with ``full_like`` (TensorFlow's
+        casts a Python float through float32).
+    """
 
     def minimum(a: Any, b: float) -> Any:
         return ops.minimum(a, ops.zeros_like(a) + b)
