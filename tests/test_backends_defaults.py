@@ -105,7 +105,9 @@ def test_docs_table_upstream_default_is_the_installed_one(row):
                                  ("learning_rate", "rho", "eps", "momentum", "nesterov",
                                   "history_size", "max_linesearch", "beta1", "beta2",
                                   "weight_decay", "weight_decay_mode", "centered",
-                                  "initial_accumulator_value", "clip_norm")],
+                                  "initial_accumulator_value", "clip_norm", "ftol", "gtol",
+                                  "tolerance_grad", "tolerance_change", "line_search_fn",
+                                  "max_iter_per_step")],
                          ids=lambda r: f"{r['optimizer']}.{r['optcmp name']}")
 def test_docs_table_optcmp_default_is_optcmps(row):
     name = {"Adadelta": "adadelta", "SGD": "sgd", "LBFGS": "lbfgs", "L-BFGS-B": "lbfgs",

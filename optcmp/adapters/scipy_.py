@@ -88,8 +88,9 @@ class ScipyAdapter(LoopAdapter):
                        callback=callback, options=options)
         self._x = np.asarray(res.x, dtype=np.float64).copy()
         msg = str(res.message)
+        # scipy's own verdict is recorded, never taken as reaching optcmp's target
         return {"status": None if monitor.stopped else _status(msg),
-                "message": f"scipy: {msg}", "nit": int(res.nit), "nfev": self.nfev,
+                "message": f"scipy: {msg} (scipy success={bool(res.success)})", "nit": int(res.nit), "nfev": self.nfev,
                 "njev": self.nfev}
 
     def x_numpy(self) -> np.ndarray:
