@@ -76,6 +76,14 @@ REFERENCE = {"numpy": ("reference",), "torch": ("reference",), "tensorflow": ("r
 #: The reference on every backend plus one framework's native (the convention it implements).
 TORCH_NATIVE = {**REFERENCE, "torch": ("reference", "native")}
 KERAS_NATIVE = {**REFERENCE, "tensorflow": ("reference", "native")}
+SCIPY_KEYS = ("numpy/scipy", "torch/scipy", "tensorflow/scipy")
+#: method, iterations and objective evaluations to 1e-8 on LR-A, needs a Hessian (numpy skips)
+SCIPY_METHODS = [
+    ("BFGS", 7, 10, False), ("CG", 3, 7, False), ("L-BFGS-B", 4, 5, False),
+    ("TNC", 2, 7, False), ("SLSQP", 4, 8, False), ("Newton-CG", 4, 5, True),
+    ("trust-ncg", 5, 6, True), ("trust-krylov", 4, 5, True), ("trust-exact", 2, 3, True),
+    ("dogleg", 2, 3, True), ("Nelder-Mead", 205, 346, False), ("Powell", 2, 67, False),
+]
 #: FC-18 (CASES2.md): the learning rate cut tenfold after 30 iterations.
 CUT_AT_30 = "multistep(milestones=[30], gamma=0.1)"
 
@@ -155,4 +163,13 @@ ROWS: list[Row] = [
                       "lr_outside", "lr_inside", 1e-6, (125, 131)),
     *_convention_rows("nesterov", lambda **k: optcmp.nesterov(0.05, schedule=CUT_AT_30, **k),
                       "lr_outside", "lr_inside", 1e-6, (90, 98)),
+    # every unconstrained scipy.optimize.minimize method (tolerance 1e-8, scipy's own tests off)
+    *[Row(f"scipy_minimize-{m}-LR-A", "scipy_minimize",
+          lambda i, m=m: optcmp.scipy_minimize(m, impl=i), lr_a, 1e-8,
+          nit={k: n for k in SCIPY_KEYS if not (hess and k == "numpy/scipy")},
+          nfev={k: f for k in SCIPY_KEYS if not (hess and k == "numpy/scipy")},
+          equivalence=({"scipy": 1e-9} if m in ("BFGS", "trust-ncg") else {}), steps=5,
+          skip=({"numpy/scipy": "Hessian-vector products need autodiff (recorded as skipped)"}
+                if hess else {}))
+      for m, n, f, hess in SCIPY_METHODS],
 ]

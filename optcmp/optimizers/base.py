@@ -372,12 +372,38 @@ class ScipyMinimize(Native):
 
     framework: ClassVar[str] = "scipy"
     impl: ClassVar[str] = "scipy"
-    max_iter_option: str = "maxiter"
-    max_evals_option: str = "maxfun"
+    max_iter_option: str | None = "maxiter"
+    max_evals_option: str | None = "maxfun"
+    #: ``plan(hp) -> mapping`` overriding ``method`` (default :attr:`name`),
+    #: ``max_iter_option``, ``max_evals_option`` and ``derivatives`` (``"jac"``: objective and
+    #: gradient; ``"none"``: objective only; ``"hessp"``: also Hessian-vector products;
+    #: ``"hess"``: also the full Hessian) from the hyperparameters (one declaration for many
+    #: methods, :func:`optcmp.scipy_minimize`).
+    plan: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
     def runs_on(self, backend: str) -> bool:
         """Every backend: scipy works on float64 copies of the backend's arrays."""
         return True
+
+    def planned(self, hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The method, its budget option names and the derivatives it needs.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+
+        Returns
+        -------
+        dict
+            ``method``, ``max_iter_option``, ``max_evals_option`` (None: the method has no
+            such option) and ``derivatives``.
+        """
+        out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
+                               "max_evals_option": self.max_evals_option,
+                               "derivatives": "jac"}
+        if self.plan is not None:
+            out.update(self.plan(hyperparameters))
+        return out
 
 
 # ---------------------------------------------------------------------- registry
