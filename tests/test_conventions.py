@@ -243,9 +243,33 @@ def test_per_epoch_schedule_is_converted_and_recorded():
     p = lr_a()
     spec = optcmp.momentum(0.05, schedule="step(step_size=10, gamma=0.5, unit='epoch')")
     r = _quiet(optcmp.run_one, p, spec, backend="numpy", max_iter=3, max_time=None)
-    # full batch: one step per epoch
-    assert r.hyperparameters["schedule"] == "step(step_size=10, gamma=0.5, every=1)" or \
-        r.hyperparameters["schedule"] == "step(step_size=10, gamma=0.5)"
+    assert r.hyperparameters["schedule"] == "step(step_size=10, gamma=0.5)"  # 1 step = 1 epoch
+    mb = optcmp.sgd(0.05, batch_size=100, momentum=0.9,
+                    schedule="step(step_size=2, gamma=0.5, unit='epoch')")
+    r = _quiet(optcmp.run_one, p, mb, backend="numpy", max_iter=3, max_time=None)
+    assert r.hyperparameters["schedule"] == "step(step_size=2, gamma=0.5, every=10)"
+    assert parse(r.hyperparameters["schedule"]).factor(19.0) == 1.0
+    assert parse(r.hyperparameters["schedule"]).factor(20.0) == 0.5
+
+
+@pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="one backend only")
+@pytest.mark.parametrize("convention", ["lr_outside", "lr_inside"])
+def test_minibatch_sgd_under_a_per_epoch_schedule_matches_its_native(convention):
+    mb = optcmp.sgd(0.05, batch_size=100, momentum=0.9, convention=convention, clip_norm=2.0,
+                    schedule="step(step_size=2, gamma=0.5, unit='epoch')")
+    res = _quiet(optcmp.check_equivalence, lr_a(), mb, steps=60, impl="native",
+                 tolerance=1e-12)
+    assert res.verdict == "equivalent", str(res)
+    assert len(res.skipped) == 1 and len(res.backends) == 2
+
+
+def test_natives_run_either_momentum_convention_for_a_constant_learning_rate():
+    info = optimizer_info("momentum")
+    const = optcmp.momentum(0.05, convention="lr_outside").hyperparameters
+    sched = optcmp.momentum(0.05, convention="lr_outside", schedule=CUT_AT_30).hyperparameters
+    assert info.native("keras").unsupported(const) is None
+    assert "differs under schedule=" in info.native("keras").unsupported(sched)
+    assert info.native("torch").unsupported(sched) is None
 
 
 def test_convention_errors_name_the_allowed_values():

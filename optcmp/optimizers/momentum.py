@@ -12,8 +12,9 @@ schedule they part: torch applies a new learning rate to the whole buffer at onc
 keeps the old rates for about :math:`1/(1-\mu)` steps (CASES2.md FC-18: on LR-A with the
 learning rate cut tenfold after 30 iterations, 125 vs 131 iterations to :math:`10^{-6}`).
 The spec names its ``convention``; the reference rule runs both, ``torch.optim.SGD`` only
-``lr_outside``, ``keras.optimizers.SGD`` only ``lr_inside`` (with ``momentum=0`` the two are
-one algorithm and both natives run).
+``lr_outside``, ``keras.optimizers.SGD`` only ``lr_inside``. With ``momentum=0`` or a constant
+learning rate the two conventions are one algorithm (the same iterates up to rounding, 9e-16
+over 300 iterations on LR-A) and both natives run either.
 
 References
 ----------
@@ -75,7 +76,8 @@ class MomentumRule(ScheduledRule):
 
 
 def momentum_requires(framework: str, value: str) -> Any:
-    """``requires`` of a momentum native: its convention, unless ``momentum == 0``.
+    """``requires`` of a momentum native: its convention, unless the two conventions are one
+    algorithm (``momentum == 0``, or a constant learning rate: ``v = -lr b`` step by step).
 
     Parameters
     ----------
@@ -91,12 +93,13 @@ def momentum_requires(framework: str, value: str) -> Any:
     """
 
     def check(h: Mapping[str, Any]) -> str | None:
-        if h["convention"] == value or h["momentum"] == 0.0:
+        if (h["convention"] == value or h["momentum"] == 0.0
+                or h.get("schedule", "constant") == "constant"):
             return None
         return (f"{framework} implements convention={value!r} (learning rate "
-                f"{value.split('_')[1]} the momentum buffer), not {h['convention']!r}; the two "
-                "part under a schedule (FC-18); the reference rule (impl='reference') runs "
-                f"{h['convention']!r} on every backend")
+                f"{value.split('_')[1]} the momentum buffer), not {h['convention']!r}, which "
+                f"differs under schedule={h['schedule']!r} (FC-18); the reference rule "
+                f"(impl='reference') runs {h['convention']!r} on every backend")
 
     return check
 
