@@ -288,3 +288,20 @@ def test_torch_schedule_is_torchs_lambdalr_and_recorded():
     r = _quiet(optcmp.run_one, lr_a(), spec, backend="torch", max_iter=3, max_time=None)
     assert r.impl == "native" and "torch.optim.Adam" in r.implementation
     assert r.hyperparameters["schedule"] == "exponential(gamma=0.9)"
+
+
+SCHEDULES = ["step(step_size=7, gamma=0.5)", "exponential(gamma=0.97)",
+             "cosine(total_steps=40, min_factor=0.1)", "warmup(warmup_steps=10, start_factor=0.1)",
+             "multistep(milestones=[5, 20], gamma=0.3)"]
+
+
+@pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="one backend only")
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("impl", ["reference", "native"])
+def test_every_schedule_is_the_same_on_every_backend(schedule, impl):
+    """Reference rules and the torch/Keras natives (LambdaLR, LearningRateSchedule) agree."""
+    spec = optcmp.adam(0.05, schedule=schedule, clip_norm=1.0,
+                       convention="eps_hat" if impl == "native" and HAS_TF else
+                       "bias_corrected_eps")
+    res = _quiet(optcmp.check_equivalence, lr_a(), spec, steps=30, impl=impl, tolerance=1e-12)
+    assert res.verdict == "equivalent", str(res)
