@@ -80,3 +80,14 @@ def test_hessian_vector_products_are_exact_for_least_squares():
     # symmetric: u^T H v == v^T H u
     u = np.array([0.3, 0.1, -1.0, 2.0])
     assert abs(u @ hv - v @ hvp(np.zeros(4), u)) <= 1e-12 * abs(u @ hv)
+
+
+def test_spec_with_options_and_schedule_survives_json():
+    import json
+
+    from optcmp.optimizers import OptimizerSpec
+
+    for spec in (optcmp.scipy_minimize("BFGS", options={"c2": 0.5}),
+                 optcmp.adam(schedule="cosine(total_steps=10, min_factor=0.1)", clip_norm=1.0)):
+        back = OptimizerSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+        assert back == spec and hash(back) == hash(spec)
