@@ -202,7 +202,7 @@ _torch_options, _keras_options = sgd_options(False)
 
 register_optimizer(OptimizerInfo(
     name="momentum",
-    aliases=("heavy_ball", "momentum_gd"),
+    aliases=("momentum_gd",),
     params=momentum_params(0.9, True),
     summary="full-batch heavy-ball momentum; convention lr_outside (torch) or lr_inside (Keras)",
     reference="Polyak (1964); Sutskever et al. (2013)",
