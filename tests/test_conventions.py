@@ -158,7 +158,6 @@ L2_POINT = [1.421937, -1.893544, 0.481183, 0.278720]
 DECOUPLED_POINT = [1.489937, -1.983128, 0.503374, 0.302733]
 
 
-@pytest.mark.slow
 def test_fc20_l2_and_decoupled_weight_decay_reach_the_published_points():
     specs = [optcmp.adam(0.01, weight_decay=0.1),                       # torch Adam(wd)
              optcmp.adamw(0.01, weight_decay=0.1),                      # torch AdamW
@@ -172,6 +171,23 @@ def test_fc20_l2_and_decoupled_weight_decay_reach_the_published_points():
     for k in ("numpy#1", "numpy#2", "numpy#3"):
         assert x[k].tolist() == DECOUPLED_POINT
         assert f"{res.fun[k][-1]:.6f}" == "0.010248"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (HAS_TORCH and HAS_TF), reason="needs torch and tensorflow")
+def test_fc20_framework_natives_reach_the_same_points():
+    """torch Adam(wd) (L2), torch AdamW, Keras Adam(wd), Keras AdamW, 5,000 float64 steps."""
+    specs = [optcmp.adam(0.01, weight_decay=0.1, impl="native"),
+             optcmp.adamw(0.01, weight_decay=0.1, impl="native"),
+             optcmp.adam(0.01, weight_decay=0.1, weight_decay_mode="decoupled",
+                         convention="eps_hat", impl="native"),
+             optcmp.adamw(0.01, weight_decay=0.1, convention="eps_hat", impl="native")]
+    res = _quiet(optcmp.check_equivalence, lr_a(), specs, backends=("torch", "tensorflow"),
+                 steps=5000)
+    assert res.backends == ["torch#0", "torch#1", "tensorflow#2", "tensorflow#3"]
+    assert np.round(res.x["torch#0"][-1], 6).tolist() == L2_POINT
+    for k in ("torch#1", "tensorflow#2", "tensorflow#3"):
+        assert np.round(res.x[k][-1], 6).tolist() == DECOUPLED_POINT, k
 
 
 # ------------------------------------------------------------------ FC-21: clipping
