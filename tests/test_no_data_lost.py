@@ -226,6 +226,9 @@ def test_item6_callback_gets_a_read_only_copy(name, impl):
     if spec.name in ("sgd",):
         kw["eval_every"] = 1
     plain = optcmp.run_one(p, spec, **kw)
+    if plain.status == "diverged":  # momentum's default step is too long for these data
+        spec = optcmp.get_optimizer(name, impl=impl, learning_rate=1e-4)
+        plain = optcmp.run_one(p, spec, **kw)
     seen = {"calls": 0, "refused": 0}
 
     def meddle(res):
