@@ -13,6 +13,10 @@ Markers replaced in a page's Markdown:
 ``<!-- optcmp:optimizer-defaults -->``
     A table of every registered optimizer with its hyperparameters, defaults and reference,
     from ``optcmp.optimizers.optimizer_info``.
+
+Generated figures (``<!--n:page.key-->143<!--/n-->``, written by ``scripts/docs_numbers.py``)
+keep their text and lose their markers, so that a marker inside a code block or a formula does
+not show.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +94,13 @@ _MARKERS = {
 }
 
 
+#: The markers of a generated figure (see scripts/docs_numbers.py).
+_NUMBER_MARKERS = re.compile(r"<!--n:[a-z0-9_.-]+-->|<!--/n-->")
+
+
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     """Replace the markers listed in the module docstring with generated Markdown."""
     for marker, make in _MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, make())
-    return markdown
+    return _NUMBER_MARKERS.sub("", markdown)
