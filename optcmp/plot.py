@@ -40,7 +40,7 @@ X_AXES = {"time": "time", "iterations": "iteration", "nit": "iteration", "njev":
           "epochs": "epoch"}
 X_LABELS = {"time": "time (s, optimizer steps only)", "iteration": "iterations",
             "njev": "gradient evaluations", "nfev": "function evaluations",
-            "epoch": "epochs (passes over the training data; a full-batch iteration is one)"}
+            "epoch": "epochs (a full-batch iteration is one)"}
 Y_AXES = ("auto", "relative_suboptimality", "suboptimality", "fun")
 FORMATS = ("png", "svg", "pdf")
 #: Most points drawn per curve (traces are resampled on a common grid).
@@ -414,7 +414,7 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
         Horizontal line at the target; default a Comparison's relative-suboptimality tolerance
         (when ``y`` is the relative suboptimality).
     xscale : {"linear", "log", "symlog"}, optional
-        Default ``"log"`` for an iteration or evaluation axis when minibatch and full-batch
+        Default ``"log"`` for an iteration, epoch or evaluation axis when minibatch and full-batch
         runs share the plot (:func:`mixes_batch_sizes`: thousands of cheap minibatch steps
         would squash every full-batch curve against the axis), else ``"linear"``.
     title : str, optional
@@ -449,8 +449,8 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
         target = obj.target_tol()
     xcol = X_AXES[x]
     if xscale is None:
-        xscale = ("log" if xcol in ("iteration", "njev", "nfev") and mixes_batch_sizes(runs)
-                  else "linear")
+        xscale = ("log" if xcol in ("iteration", "njev", "nfev", "epoch")
+                  and mixes_batch_sizes(runs) else "linear")
     names = stats.solver_labels(runs)
     styles = solver_styles(_runs(obj))
     groups = _by_problem(runs)
@@ -525,7 +525,7 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
             if not np.isfinite(r["ci_high"]):
                 ax.text(edge, i, ">", ha="right", va="center", fontsize="large")
         ax.set_yticks(range(len(prow)), labels)
-        ax.invert_yaxis()
+        ax.set_ylim(len(prow) - 0.4, -0.6)  # top to bottom, notes clear of the axis
         ax.set_xscale(scale)
         if scale == "linear":
             ax.set_xlim(0, edge)

@@ -55,6 +55,7 @@ code{background:#f3f4f6;padding:0 3px;border-radius:3px}
 .verdict{font-size:15px;background:#eef6ff;border:1px solid #9cc3ef;padding:8px 12px;
  border-radius:4px}.verdict p{margin:3px 0}
 .key{display:inline-block;width:26px;height:0;margin:0 6px 3px 0;vertical-align:middle}
+.series{white-space:nowrap}
 nav.toc{font-size:13px;color:#555}nav.toc a{margin-right:10px}
 """
 
@@ -231,7 +232,8 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
                                          if not math.isnan(r["median_time"]) else math.inf)):
         key = _swatch(str(r["optimizer"]), str(r["backend"]), labels)
         body.append([
-            (_e(r["problem"]), False), (key + _e(r["optimizer"]), False),
+            (_e(r["problem"]), False),
+            (f'<span class="series">{key}{_e(r["optimizer"])}</span>', False),
             (_e(r["backend"]), False),
             (_e(r["device"]), False), (_e(r["dtype"]), False),
             (f"{r['successes']}/{r['runs']}", True), (_fmt_t(r["median_time"]), True),
@@ -251,7 +253,7 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
             "plots. iters/nfev/njev: "
             "medians to target. aRT (COCO): total time spent by all runs (to target, or until "
             "they stopped) divided by the number of successes.</p>")
-    return _table(header, body) + note
+    return '<div class="scroll">' + _table(header, body) + "</div>" + note
 
 
 def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
@@ -299,7 +301,8 @@ def _runs_section(comp: Comparison) -> str:
     out.append("</tr></thead><tbody>")
     for i, r in enumerate(comp.runs):
         reached = r.time_to_target is not None
-        hp = ", ".join(f"{k}={v}" for k, v in r.hyperparameters.items())
+        hp = ", ".join(f"{k}={f'{v:.6g}' if isinstance(v, float) else v}"
+                       for k, v in r.hyperparameters.items())
         cells = [
             (str(i), True), (_e(r.problem), False), (_e(r.label), False), (_e(r.backend), False),
             (_e(r.device), False), (_e(r.dtype), False),
