@@ -63,10 +63,11 @@ EXTRA_COLORS = ("#D62728", "#393B79", "#843C39", "#637939", "#7B4173", "#8C6D31"
                 "#5254A3", "#AD494A", "#A55194", "#6B6ECF", "#B5CF6B", "#CE6DBD", "#E7969C",
                 "#9C9EDE", "#31A354", "#756BB1", "#E6550D", "#636363", "#3182BD")
 #: Line style, marker and bar hatch of each backend.
-BACKEND_STYLES = {"numpy": ("-", "o", ""), "torch": ("--", "s", "//"),
-                  "tensorflow": (":", "^", ".."), "jax": ("-.", "D", "xx")}
-_EXTRA_BACKEND_STYLES = (("-.", "v", "\\\\"), ((0, (5, 1, 1, 1)), "P", "++"),
-                         ((0, (1, 3)), "X", "oo"))
+BACKEND_STYLES: dict[str, tuple[Any, str, str]] = {
+    "numpy": ("-", "o", ""), "torch": ("--", "s", "//"), "tensorflow": (":", "^", ".."),
+    "jax": ("-.", "D", "xx")}
+_EXTRA_BACKEND_STYLES: tuple[tuple[Any, str, str], ...] = (
+    ("-.", "v", "\\\\"), ((0, (5, 1, 1, 1)), "P", "++"), ((0, (1, 3)), "X", "oo"))
 
 
 def series_style(label: str, backend: str = "numpy", *,
