@@ -79,12 +79,13 @@ def secs(v: float | None) -> str:
     return f"{v:.2f}" if v < 10 else f"{v:.0f}"
 
 
-def measured_on() -> str:
-    """The machine and load a timing was measured at, in words."""
+def measured_on(threads: str = "one thread per framework") -> str:
+    """The machine and load a timing was measured at, in words (load: the 1-minute average
+    when the page's runs ended)."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     cpus = os.cpu_count() or 0
     return (f"measured on a {cpus}-core {platform.machine()} machine, load average {load:.1f}, "
-            f"one thread per framework, {_dt.date.today().isoformat()}")
+            f"{threads}, {_dt.date.today().isoformat()}")
 
 
 @dataclass
@@ -300,7 +301,7 @@ def page_sweep(v: Values, fast: bool) -> None:
                        capture_output=True, timeout=3600)
         wall = time.perf_counter() - t0
     v.t("wall", f"{wall / 60:.1f} minutes" if wall > 90 else f"{wall:.0f} seconds")
-    v.t("measured", measured_on())
+    v.t("measured", measured_on("each library's default thread count"))
 
 
 def _readme_block(heading: str) -> str:
