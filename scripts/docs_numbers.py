@@ -346,6 +346,34 @@ def page_quick_start(v: Values, fast: bool) -> None:
     v.t("measured", measured_on())
 
 
+def page_statistics(v: Values, fast: bool) -> None:
+    """docs/statistics-and-plots.md: the walk-through comparison (5 repetitions, iteration budget)."""
+    import optcmp
+
+    problem = optcmp.problems.LinearRegression(n_samples=5_000, init="normal")
+    if fast:
+        return
+    cmp = optcmp.compare(problem, [optcmp.gd, optcmp.diag_newton, optcmp.lbfgs], repeats=5,
+                         max_iter=75_000, max_time=None, threads=1, progress=False)
+    rows = {r["optimizer"]: r for r in cmp.summary(as_frame=False, warn=False)}
+    gd = rows["gd"]
+    v.x("gd_successes", f"{gd['successes']} of {gd['runs']}")
+    v.x("gd_ci_censored", "yes" if gd["ci_high"] == float("inf") else "no")
+    v.x("nits", ", ".join(f"{k} {rows[k]['median_nit']:.0f}" for k in ("lbfgs", "diag_newton")))
+    v.t("summary", "\n```text\n" + cmp.summary_table(warn=False) + "\n```\n")
+    from optcmp.stats import _fmt_t
+
+    v.t("gd_ci", f"[{_fmt_t(gd['ci_low'])}, {_fmt_t(gd['ci_high'])}]")
+    v.t("pair", cmp.compare_optimizers("lbfgs", "diag_newton", warn=False).message)
+    v.t("prof_at_1", repr(cmp.performance_profile(warn=False).at(1.0)))
+    v.x("dprof_at_100", repr(cmp.data_profile(warn=False).at(100)))
+    v.x("fairness", " ".join(cmp.fairness_issues()) or "(none)")
+    red = optcmp.compare(problem, [optcmp.lbfgs], repeats=3, redraw_data=True, progress=False,
+                         threads=1)
+    v.x("redraw_seeds", repr(sorted({r.problem_spec["seed"] for r in red.runs})))
+    v.t("measured", measured_on())
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -355,6 +383,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "sweep": (page_sweep, "8 min"),
     "getting-started": (page_getting_started, "1 min"),
     "quick-start": (page_quick_start, "1 min"),
+    "statistics": (page_statistics, "1 min"),
 }
 
 
