@@ -593,15 +593,15 @@ def profile(prof: stats.Profile, *, title: str | None = None,
     if prof.kind == "performance":
         ax.set_xscale("log", base=2)
         ax.set_xlim(1, right)
-        ylabel = "fraction of problem instances within tau of the best"
+        ylabel = "fraction within tau of the best"
     elif prof.kind == "data":
         if logx:
             ax.set_xscale("log")
         ax.set_xlim(start, right)
-        ylabel = "fraction of problem instances solved"
+        ylabel = "fraction of instances solved"
     else:
         ax.set_xscale("log")
-        ylabel = "fraction of (run, tolerance) pairs solved"
+        ylabel = "fraction of (run, tol.) pairs solved"
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(prof.xlabel)
     ax.set_ylabel(ylabel)
