@@ -237,7 +237,8 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
             (_e(r["backend"]), False),
             (_e(r["device"]), False), (_e(r["dtype"]), False),
             (f"{r['successes']}/{r['runs']}", True), (_fmt_t(r["median_time"]), True),
-            (f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]", True),
+            ("-" if not r["successes"] else
+             f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]", True),
             (_fmt_n(r["median_nit"]), True), (_fmt_n(r["median_nfev"]), True),
             (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
             (_e(r["statuses"]), False),
