@@ -132,7 +132,7 @@ def page_story_linreg(v: Values, fast: bool) -> None:
                 " / ".join(n(its[b]) for b in backends) + " iterations")
     # factor 4: 100 full-batch iterations, target out of reach
     c = optcmp.compare(p, ["diag_newton", "adadelta", "gd", "lbfgs"], tol=1e-30, max_iter=100,
-                       max_time=60, threads=1, progress=False)
+                       max_time=None, threads=1, progress=False)  # no clock: checked in CI
     for r in c.runs:
         if r.optimizer == "lbfgs":
             v.x("f4_lbfgs_nit", n(r.nit))
