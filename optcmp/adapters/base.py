@@ -219,7 +219,8 @@ class MinibatchMixin:
     def _init_batches(self) -> None:
         """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
         self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
-                                bool(self.hyper.get("shuffle", True)), self.seed)
+                                bool(self.hyper.get("shuffle", True)), self.seed,
+                                drop_last=bool(getattr(self.problem, "drop_last", False)))
         self._epoch_idx: Any = None
         self._load_epoch(0)
 
