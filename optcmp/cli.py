@@ -153,8 +153,8 @@ def _target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
         except ValueError as exc:
             raise CLIError(f"--target-loss: {exc}") from None
     if args.tol is not None and problem.optimum() is None:
-        default = getattr(problem, "default_target", None)
-        hint = f" (its default target is {default().describe()})" if default else ""
+        default = problem.default_target()
+        hint = f" (its default target is {default.describe()})" if default is not None else ""
         raise CLIError(f"--tol is a relative-suboptimality tolerance and needs the optimum, "
                        f"which problem {problem.name!r} does not know{hint}; give a loss "
                        "target instead: --target-loss VALUE")

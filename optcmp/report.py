@@ -341,7 +341,9 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     if comp.problem:
         parts.append("<h3>Problem</h3>" + _kv_table(comp.problem))
     if comp.optimum:
-        parts.append("<h3>Known optimum (direct solve)</h3>" + _kv_table(comp.optimum))
+        how = {"direct": "direct solve", "estimated": "estimated by a reference solve",
+               "given": "given"}.get(str(comp.optimum.get("kind", "direct")), "")
+        parts.append(f"<h3>Known optimum ({how})</h3>" + _kv_table(comp.optimum))
     if comp.settings:
         parts.append("<h3>Settings</h3>" + _kv_table(comp.settings))
     parts.append('<h2 id="environment">Environment</h2>')

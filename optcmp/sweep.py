@@ -248,8 +248,7 @@ class _Sweep:
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads}
         opt = self.problem.optimum()
-        self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
-                                                 "time": opt.time}
+        self.optimum = None if opt is None else opt.to_dict()  # issue 13: with its kind
         self.env = environment()
 
     def execute(self, store: Any, executor: Any, progress: bool) -> Comparison:

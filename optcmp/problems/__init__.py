@@ -6,6 +6,7 @@ from typing import Any
 
 from optcmp.problems.base import Optimum, ParamLayout, Problem
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
+from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
 from optcmp.problems.linear_regression import LinearRegression
 
 #: Problems by command-line name; values build the default instance. A problem registered here
@@ -66,5 +67,6 @@ def rebuildable(problem: Problem) -> bool:
             and spec.get("source") == "generated")
 
 
-__all__ = ["PROBLEMS", "FizzBuzzMLP", "LinearRegression", "Optimum", "ParamLayout", "Problem",
-           "problem_from_spec", "rebuildable"]
+__all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "Optimum",
+           "ParamLayout", "Problem", "estimate_optimum", "from_function", "problem_from_spec",
+           "rebuildable"]
