@@ -63,6 +63,7 @@ from optcmp.stopping import (
 from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
+
 def host_value_and_grad(problem: Problem) -> Any:
     """``(x, batch) -> (fun, grad)`` of ``problem.objective`` in numpy float64, by autodiff.
 

@@ -71,11 +71,11 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
                 or np.iscomplexobj(a):
             raise ValueError(f"data[{k!r}] must be real numeric, got dtype {a.dtype}")
         if np.issubdtype(a.dtype, np.floating):
-            a = np.ascontiguousarray(a, dtype=np.float64)
+            a = np.array(a, dtype=np.float64, order="C")  # (keeps a 0-d array 0-d)
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"data[{k!r}] contains {int((~np.isfinite(a)).sum())} NaN or "
                                  "inf value(s); drop or impute them first")
-        out[str(k)] = np.ascontiguousarray(a)
+        out[str(k)] = np.array(a, order="C")
     count_rows(out, name)  # 0-d arrays and mismatched row counts are refused here
     return out
 
