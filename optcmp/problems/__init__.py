@@ -8,12 +8,14 @@ from optcmp.problems.base import Optimum, ParamLayout, Problem
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
 from optcmp.problems.linear_regression import LinearRegression
+from optcmp.problems.logistic_regression import LogisticRegression
 
 #: Problems by command-line name; values build the default instance. A problem registered here
 #: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
 #: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
 PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
-                                      "fizzbuzz": FizzBuzzMLP}
+                                      "fizzbuzz": FizzBuzzMLP,
+                                      "logistic_regression": LogisticRegression}
 
 
 def problem_from_spec(spec: dict[str, Any]) -> Problem:
@@ -67,6 +69,7 @@ def rebuildable(problem: Problem) -> bool:
             and spec.get("source") == "generated")
 
 
-__all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "Optimum",
+__all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
+           "Optimum",
            "ParamLayout", "Problem", "estimate_optimum", "from_function", "problem_from_spec",
            "rebuildable"]

@@ -299,7 +299,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     elapsed = time.perf_counter() - t0
     gnorm = float(np.max(np.abs(res.jac))) if res.jac is not None else math.nan
     opts = ", ".join(f"{k}={v:g}" for k, v in ESTIMATE_OPTIONS.items())
-    method = (f"estimated: scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
+    method = (f"scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
               f"|g|_inf={gnorm:.1e}, {str(res.message)}")
     return Optimum(fun=float(res.fun), x=np.asarray(res.x, dtype=np.float64), method=method,
                    time=elapsed, kind="estimated")
