@@ -287,6 +287,6 @@ def blas_threads() -> int | None:
 #: The names every backend's ``ops`` namespace defines (checked by the tests).
 OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", "expm1", "log",
        "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
-       "tanh", "sin", "cos", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
+       "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
        "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
        "norm", "vecdot")

@@ -115,6 +115,7 @@ ops = SimpleNamespace(
     tanh=np.tanh,
     sin=np.sin,
     cos=np.cos,
+    atan=np.arctan,  # issue 13: the helical valley (MGH 7)
     sigmoid=_sigmoid,
     softplus=lambda a: np.logaddexp(0.0, a),
     logaddexp=np.logaddexp,
