@@ -38,6 +38,21 @@ COMPLEX_STEP = 1e-200
 Residuals = Callable[[Any, Any, dict[str, Any]], Any]
 
 
+def _no_constants(n: int, m: int) -> dict[str, np.ndarray]:
+    """No constants (a data-free problem)."""
+    return {}
+
+
+def _zero(n: int, m: int) -> float | None:
+    """The paper's minimum ``f = 0``."""
+    return 0.0
+
+
+def _any_size(n: int, m: int) -> str | None:
+    """Every size is allowed."""
+    return None
+
+
 @dataclass(frozen=True)
 class MGHInfo:
     """One problem of the set: its number, name, sizes, start, constants and known minimum.
@@ -64,6 +79,8 @@ class MGHInfo:
         Other minima the paper lists.
     variable_n, variable_m : bool
         Whether ``n`` (``m``) may be chosen.
+    check : callable
+        ``check(n, m) -> str or None``: why the sizes are not allowed.
     """
 
     number: int
@@ -73,13 +90,12 @@ class MGHInfo:
     m: int
     residuals: Residuals
     x0: Callable[[int], np.ndarray]
-    constants: Callable[[int, int], dict[str, np.ndarray]] = field(
-        default=lambda n, m: {})
-    fstar: Callable[[int, int], float | None] = field(default=lambda n, m: 0.0)
+    constants: Callable[[int, int], dict[str, np.ndarray]] = field(default=_no_constants)
+    fstar: Callable[[int, int], float | None] = field(default=_zero)
     note: str = ""
     variable_n: bool = False
     variable_m: bool = False
-    check: Callable[[int, int], str | None] = field(default=lambda n, m: None)
+    check: Callable[[int, int], str | None] = field(default=_any_size)
 
 
 def _v(*a: float) -> np.ndarray:
