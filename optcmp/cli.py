@@ -194,6 +194,10 @@ def _add_run(sub: Any) -> None:
                     "time-to-target table on stdout (progress on stderr).")
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'); default linear_regression")
+    p.add_argument("--suite", default=None, metavar="NAME",
+                   help="compare over a problem suite instead of one problem: mgh (the 35 "
+                        "More-Garbow-Hillstrom problems); the report gets performance and data "
+                        "profiles over its problems")
     p.add_argument("--optimizers", type=_csv_list, default=None,
                    help="comma-separated optimizer names (default: "
                         f"{','.join(DEFAULT_OPTIMIZERS)})")
@@ -300,6 +304,22 @@ def _build_problem(args: argparse.Namespace) -> Any:
         raise CLIError(str(exc)) from None
 
 
+def _build_suite(args: argparse.Namespace) -> Any:
+    """The suite named by ``--suite`` (issue 13); options of one problem are refused."""
+    from optcmp.suites import SUITES
+
+    clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
+                                    ("--csv", args.csv is not None),
+                                    ("--rows", args.rows is not None),
+                                    ("--redraw-data", args.redraw_data)) if given]
+    if clash:
+        raise CLIError(f"--suite runs its own problems; drop {', '.join(clash)}")
+    name = args.suite.strip().lower()
+    if name not in SUITES:
+        raise CLIError(f"unknown suite {args.suite!r}; valid: {', '.join(SUITES)}")
+    return SUITES[name]()
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.backends import available_backends
@@ -334,8 +354,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from None
     specs = _specs_with_sets(specs, args.sets, where)
-    problem = _build_problem(args)
-    tol, target = _target(args, problem)
+    problem = _build_suite(args) if args.suite is not None else _build_problem(args)
+    tol, target = _target(args, problem.problems[0] if args.suite is not None else problem)
     stopping = None if target is None else default_stopping(
         max_iter=args.max_iter, max_time=args.max_time, target=target)
     backends = args.backends if args.backends is not None else available_backends()

@@ -52,7 +52,12 @@ def compare(
 
     Parameters
     ----------
-    problem : Problem
+    problem : Problem or optcmp.suites.Suite
+        One problem, or a suite (e.g. ``optcmp.suites.mgh()``): then every problem of the
+        suite is compared in turn and the runs are collected in one comparison (its
+        ``settings["suite"]`` names the problems, ``settings["optima"]`` holds each problem's
+        optimum record), whose tables are per problem and whose profiles span the suite. With a
+        ``store``, each problem gets its own store file, ``<store stem>-<problem name><ext>``.
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
@@ -115,6 +120,12 @@ def compare(
         exception's ``comparison``), the runs in progress are discarded, and the message says
         how to resume.
     """
+    if _is_suite(problem):  # issue 13: every problem of a suite, one comparison
+        return _compare_suite(problem, optimizers, store, dict(
+            backends=backends, device=device, dtype=dtype, stopping=stopping, tol=tol,
+            max_iter=max_iter, max_time=max_time, max_evals=max_evals, repeats=repeats,
+            seed=seed, callback=callback, eval_every=eval_every, progress=progress,
+            strict=strict, redraw_data=redraw_data, executor=executor, threads=threads))
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
@@ -136,6 +147,28 @@ def compare(
     sweep = _Sweep(problem, redraw_data, repeats)
     sweep.plan(specs, names, missing, base)
     return sweep.execute(store, executor, progress)
+
+
+def _is_suite(problem: Any) -> bool:
+    """A problem suite (:class:`optcmp.suites.Suite`): a named list of problems."""
+    return not isinstance(problem, Problem) and isinstance(getattr(problem, "problems", None),
+                                                           list)
+
+
+def _compare_suite(suite: Any, optimizers: Optimizers, store: Any,
+                   kwargs: dict[str, Any]) -> Comparison:
+    """:func:`compare` on every problem of ``suite``, collected in one comparison."""
+    comps = []
+    for p in suite.problems:
+        where = None
+        if store is not None:
+            stem, ext = os.path.splitext(os.fspath(store))
+            where = f"{stem}-{p.name}{ext or '.jsonl'}"
+        comps.append(compare(p, optimizers, store=where, **kwargs))
+    comp = Comparison.concat(comps)
+    comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
+    comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
+    return comp
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:

@@ -151,6 +151,18 @@ def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
     return [f"f* = {fun}: {optimum.get('method') or 'given'}"]
 
 
+def _per_problem(comp: Comparison, probs: list[str]) -> str:
+    """One table per problem of a comparison over several (a suite), each under its name."""
+    optima = comp.settings.get("optima") or {}
+    parts = []
+    for name in probs:
+        runs = [r for r in comp.runs if r.problem == name]
+        sub = type(comp)(runs, problem=runs[0].problem_spec, optimum=optima.get(name),
+                         settings=comp.settings, environment=comp.environment)
+        parts.append(f"== {name}\n{table(sub)}")
+    return "\n\n".join(parts)
+
+
 def table(comp: Comparison) -> str:
     """A readable fixed-width table sorted by time-to-target.
 
@@ -169,6 +181,9 @@ def table(comp: Comparison) -> str:
         The table, a dashed rule under its header, then notes (problem, target, how the
         columns are counted, shared hosts, failed and skipped runs), one per line.
     """
+    probs = list(dict.fromkeys(r.problem for r in comp.runs))
+    if len(probs) > 1:  # issue 13: a suite: one table per problem
+        return _per_problem(comp, probs)
     # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
     # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
     no_opt = bool(comp.runs) and all(r.fstar is None for r in comp.runs)

@@ -43,7 +43,7 @@ def _no_constants(n: int, m: int) -> dict[str, np.ndarray]:
     return {}
 
 
-def _zero(n: int, m: int) -> float | None:
+def _fzero(n: int, m: int) -> float | None:
     """The paper's minimum ``f = 0``."""
     return 0.0
 
@@ -91,7 +91,7 @@ class MGHInfo:
     residuals: Residuals
     x0: Callable[[int], np.ndarray]
     constants: Callable[[int, int], dict[str, np.ndarray]] = field(default=_no_constants)
-    fstar: Callable[[int, int], float | None] = field(default=_zero)
+    fstar: Callable[[int, int], float | None] = field(default=_fzero)
     note: str = ""
     variable_n: bool = False
     variable_m: bool = False
