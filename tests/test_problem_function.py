@@ -176,3 +176,18 @@ def test_user_logistic_objective_is_equivalent_across_backends():
                                                                              "tensorflow"],
                                    steps=5)
     assert res.verdict == "equivalent", str(res)
+
+
+@needs_torch
+@needs_tf
+def test_the_ten_line_example_in_the_docs_is_equivalent_on_three_backends(capsys):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "problems.md").read_text()
+    block = re.search(r"<!-- test: own-problem -->\n```python\n(.*?)```", doc, re.S).group(1)
+    body = [ln for ln in block.splitlines()
+            if ln.strip() and not ln.startswith(("import ", "rng =", "X =", "print("))]
+    assert len(body) <= 10, body  # the objective, its numpy gradient and the problem
+    exec(compile(block, "docs/problems.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "equivalent"
