@@ -169,7 +169,9 @@ def table(comp: Comparison) -> str:
     Runs that reached the target come first (fastest first), then the runs that stopped
     on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
-    For problems with a closed form, the direct solve time is shown as a floor row.
+    For problems with a closed form, the direct solve time is shown as a floor row. A
+    comparison over a suite (``settings["suite"]``) gets one table per problem, each under a
+    ``== <problem name>`` line.
 
     Parameters
     ----------
@@ -182,7 +184,7 @@ def table(comp: Comparison) -> str:
         columns are counted, shared hosts, failed and skipped runs), one per line.
     """
     probs = list(dict.fromkeys(r.problem for r in comp.runs))
-    if len(probs) > 1:  # issue 13: a suite: one table per problem
+    if comp.settings.get("suite") and len(probs) > 1:  # issue 13: one table per problem
         return _per_problem(comp, probs)
     # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
     # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
