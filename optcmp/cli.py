@@ -618,6 +618,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name, cls in PROBLEMS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         print(f"  {name:20s} {doc}")
+    from optcmp.suites import SUITES  # issue 13
+
+    print("suites:")
+    for name, build in SUITES.items():
+        suite = build()
+        print(f"  {name:20s} {len(suite)} problems (--suite {name})")
     print("optimizers:")
     for name in optimizer_names():
         info = optimizer_info(name)
