@@ -572,7 +572,9 @@ def _resolve(problem: int | str) -> MGHInfo:
 
 
 class MGHProblem(Problem):
-    r"""One Moré-Garbow-Hillstrom problem :math:`\min_x \sum_{i=1}^m f_i(x)^2`.
+    r"""One Moré-Garbow-Hillstrom problem: a sum of squares of residuals.
+
+    :math:`\min_x \sum_{i=1}^m f_i(x)^2` at the paper's standard starting point.
 
     Parameters
     ----------
