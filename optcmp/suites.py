@@ -1,8 +1,11 @@
 """Problem suites: sets of problems compared together (performance and data profiles).
 
 A :class:`Suite` is a named, ordered list of problems. :func:`optcmp.compare` accepts one in
-place of a problem and runs every optimizer on every problem; Dolan-Moré performance profiles and
-Moré-Wild data profiles (:mod:`optcmp.stats`) are defined over such a set.
+place of a problem and runs every optimizer on every problem into one comparison: its table is
+one table per problem, its ``settings["suite"]`` names the problems and ``settings["optima"]``
+holds each problem's optimum record, and with ``store="runs.jsonl"`` each problem gets its own
+store file (``runs-<problem name>.jsonl``). Dolan-Moré performance profiles and Moré-Wild data
+profiles (:mod:`optcmp.stats`, :func:`optcmp.plot.suite_profiles`) are defined over such a set.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ on it.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import sys
 import warnings
@@ -36,6 +37,20 @@ __all__ = ["compare"]
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
 
 
+def _over_suites(fn: Callable[..., Comparison]) -> Callable[..., Comparison]:
+    """Make ``compare`` accept a suite: every problem in turn, one comparison (issue 13)."""
+
+    @functools.wraps(fn)
+    def compare(problem: Any, optimizers: Any, *args: Any, **kwargs: Any) -> Comparison:
+        if _is_suite(problem):
+            store = kwargs.pop("store", None)
+            return _compare_suite(problem, optimizers, store, kwargs, fn)
+        return fn(problem, optimizers, *args, **kwargs)
+
+    return compare
+
+
+@_over_suites
 def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
     device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
@@ -53,11 +68,7 @@ def compare(
     Parameters
     ----------
     problem : Problem or optcmp.suites.Suite
-        One problem, or a suite (e.g. ``optcmp.suites.mgh()``): then every problem of the
-        suite is compared in turn and the runs are collected in one comparison (its
-        ``settings["suite"]`` names the problems, ``settings["optima"]`` holds each problem's
-        optimum record), whose tables are per problem and whose profiles span the suite. With a
-        ``store``, each problem gets its own store file, ``<store stem>-<problem name><ext>``.
+        A suite runs every problem into one comparison (see :mod:`optcmp.suites`).
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
@@ -109,10 +120,9 @@ def compare(
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
         optimizer names or hyperparameters, unknown backends, a bad device name or an absent
         device, bad budgets, an unusable executor: checked before any run starts.
-    BackendUnavailable
-        With ``strict=True``, a backend that is not installed.
-    NotImplementedError
-        ``redraw_data=True`` with a problem that cannot redraw its data.
+    BackendUnavailable, NotImplementedError
+        With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
+        problem that cannot redraw its data.
     optcmp.store.StoreMismatchError
         The store holds another problem or another store format version.
     optcmp.store.Interrupted
@@ -120,12 +130,6 @@ def compare(
         exception's ``comparison``), the runs in progress are discarded, and the message says
         how to resume.
     """
-    if _is_suite(problem):  # issue 13: every problem of a suite, one comparison
-        return _compare_suite(problem, optimizers, store, dict(
-            backends=backends, device=device, dtype=dtype, stopping=stopping, tol=tol,
-            max_iter=max_iter, max_time=max_time, max_evals=max_evals, repeats=repeats,
-            seed=seed, callback=callback, eval_every=eval_every, progress=progress,
-            strict=strict, redraw_data=redraw_data, executor=executor, threads=threads))
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
@@ -155,16 +159,21 @@ def _is_suite(problem: Any) -> bool:
                                                            list)
 
 
-def _compare_suite(suite: Any, optimizers: Optimizers, store: Any,
-                   kwargs: dict[str, Any]) -> Comparison:
-    """:func:`compare` on every problem of ``suite``, collected in one comparison."""
+def _compare_suite(suite: Any, optimizers: Optimizers, store: Any, kwargs: dict[str, Any],
+                   one: Callable[..., Comparison]) -> Comparison:
+    """``one`` (compare) on every problem of ``suite``, collected in one comparison.
+
+    The comparison's ``settings["suite"]`` names the problems and ``settings["optima"]`` holds
+    each problem's optimum record; with a ``store``, each problem gets its own store file,
+    ``<store stem>-<problem name><ext>``.
+    """
     comps = []
     for p in suite.problems:
         where = None
         if store is not None:
             stem, ext = os.path.splitext(os.fspath(store))
             where = f"{stem}-{p.name}{ext or '.jsonl'}"
-        comps.append(compare(p, optimizers, store=where, **kwargs))
+        comps.append(one(p, optimizers, store=where, **kwargs))
     comp = Comparison.concat(comps)
     comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
     comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
