@@ -43,7 +43,7 @@ def test_numpy_without_grad_is_skipped_with_what_to_add():
 def test_frameworks_differentiate_the_objective_and_agree():
     p = from_function(rosen, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
     for b in FRAMEWORKS:
-        r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), backend=b, max_iter=3, threads=1)
+        r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), backend=b, max_iter=3)
         q = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
         ref = optcmp.run_one(q, optcmp.gd(learning_rate=1e-3), max_iter=3, threads=1)
         np.testing.assert_allclose(r.x, ref.x, rtol=1e-13)

@@ -127,6 +127,26 @@ class ParamLayout:
         return np.concatenate(parts) if parts else np.zeros(0)
 
 
+def one_blas_thread() -> Any:
+    """A context limiting numpy's BLAS to one thread (threadpoolctl), else a no-op.
+
+    For reference solves of ``f*``: the solve then has one reduction order whatever the machine's thread count,
+    and does not oversubscribe a loaded machine (measured: 7 s instead of 0.2 s for the Gram
+    matrix of the default logistic regression on a 2-core host under load).
+
+    Returns
+    -------
+    context manager
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a runtime dependency
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def count_rows(data: dict[str, Any], name: str = "problem") -> int:
     """The common number of rows (axis 0) of a problem's training arrays; 0 without data.
 

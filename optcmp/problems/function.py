@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, count_rows
+from optcmp.problems.base import (
+    Array,
+    Optimum,
+    ParamLayout,
+    Problem,
+    count_rows,
+    one_blas_thread,
+)
 
 #: Set by :mod:`optcmp.runner` at import (this layer does not import the backends):
 #: ``"autodiff"``: ``problem -> ((x, batch) -> (fun, grad))`` in numpy float64 by a framework's
@@ -263,7 +270,8 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
 
     The options are :data:`ESTIMATE_OPTIONS` (``gtol=1e-10``, ``ftol=1e-15``, 30 correction
     pairs, up to 100,000 iterations) and the gradient is the problem's numpy gradient (analytic,
-    or a framework's exact autodiff). The result is recorded as ``kind="estimated"`` with the
+    or a framework's exact autodiff), with one BLAS thread (``f*`` independent of the thread
+    count). The result is recorded as ``kind="estimated"`` with the
     method, its options, its iterations, its final gradient norm and scipy's message, and tables
     flag relative suboptimalities computed from it.
 
@@ -293,7 +301,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
         return float(f), np.asarray(g, dtype=np.float64)
 
     t0 = time.perf_counter()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), one_blas_thread():
         res = optimize().minimize(fg, start, jac=True, method="L-BFGS-B",
                                   options=dict(ESTIMATE_OPTIONS))
     elapsed = time.perf_counter() - t0

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
+from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, one_blas_thread
 from optcmp.problems.linear_regression import (
     _as_float_matrix,
     _check_columns,
@@ -103,7 +103,8 @@ class LogisticRegression(Problem):
     backtracking in float64 from zero, until the largest gradient entry is below
     :data:`NEWTON_GTOL` (quadratic convergence: ``f*`` is exact to rounding); it is recorded as
     ``kind="estimated"`` with the iterations and final gradient. :meth:`metrics` reports the
-    training accuracy (``accuracy``, threshold 0.5).
+    training accuracy (``accuracy``, threshold 0.5). The solve and :meth:`lipschitz` run with one
+    BLAS thread, so ``f*`` does not depend on the machine's thread count.
 
     References
     ----------
@@ -359,7 +360,8 @@ class LogisticRegression(Problem):
     def lipschitz(self) -> float:
         if self._lipschitz is None:
             A = self._data["A"]
-            smax = float(np.linalg.norm(A, 2))
+            with one_blas_thread():
+                smax = float(np.linalg.norm(A, 2))
             self._lipschitz = smax * smax / (4.0 * A.shape[0]) + self.l2
         return self._lipschitz
 
@@ -369,7 +371,8 @@ class LogisticRegression(Problem):
 
     def optimum(self) -> Optimum:
         if self._optimum is None:
-            self._optimum = self._newton()
+            with one_blas_thread():  # f* independent of the thread count (reduction order)
+                self._optimum = self._newton()
         return self._optimum
 
     def _newton(self) -> Optimum:
