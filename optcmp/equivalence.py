@@ -306,6 +306,10 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"
             continue
+        why = problem.unsupported_backend(canonical_backend(b))  # issue 13
+        if why is not None:
+            skipped[b] = why
+            continue
         try:
             runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed)
         except BackendUnavailable as exc:

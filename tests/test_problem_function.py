@@ -191,3 +191,15 @@ def test_the_ten_line_example_in_the_docs_is_equivalent_on_three_backends(capsys
     assert len(body) <= 10, body  # the objective, its numpy gradient and the problem
     exec(compile(block, "docs/problems.md", "exec"), {})
     assert capsys.readouterr().out.strip() == "equivalent"
+
+
+def test_no_numpy_path_uses_another_frameworks_gradient():
+    """check_equivalence and the numpy backend itself refuse a problem without a numpy grad."""
+    from optcmp.backends import get_backend
+
+    p = from_function(rosen, [-1.2, 1.0], optimum=0.0)
+    res = optcmp.check_equivalence(p, optcmp.gd(learning_rate=1e-3),
+                                   backends=["numpy", *FRAMEWORKS], steps=2)
+    assert "numpy" not in res.backends and "grad=" in res.skipped["numpy"]
+    with pytest.raises(ValueError, match="grad="):
+        get_backend("numpy").value_and_grad(p)
