@@ -378,6 +378,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.repeats > 1:
         print()
         print(comp.summary_table())
+    elif args.suite is not None:  # issue 13: the profiles over the suite
+        from optcmp.stats import suite_profile_table
+
+        print()
+        print(suite_profile_table(comp.runs))
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",

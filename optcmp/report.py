@@ -168,6 +168,18 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
     return _table(header, body) + note
 
 
+def _suite_section(comp: Comparison) -> str:
+    suite = comp.settings["suite"]
+    try:
+        text = stats.suite_profile_table(comp.runs)
+    except ValueError as exc:
+        return f"<p class=note>No profiles over the suite: {_e(exc)}</p>"
+    return (f"<h3>Profiles over the suite {_e(suite.get('name', ''))} "
+            f"({len(suite.get('problems', []))} problems)</h3><pre>{_e(text)}</pre>"
+            "<p class=note>Figures: see the plots (performance and data profile over the "
+            "suite); per-problem figures: the summary above and the runs below.</p>")
+
+
 def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
     out = []
     for prob in dict.fromkeys(r["problem"] for r in rows):
@@ -328,6 +340,8 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
                      "every optimizer, no budget-stopped run, timer resolution fine.</p>")
     parts.append('<h2 id="summary">Summary</h2>')
     parts.append(_summary_section(rows) if rows else "<p>No runs.</p>")
+    if comp.settings.get("suite") and rows:  # issue 13: the profiles over the suite
+        parts.append(_suite_section(comp))
     parts.append('<h2 id="pairwise">Pairwise tests</h2>')
     parts.append(_pairwise_section(comp, rows))
     parts.append('<h2 id="plots">Plots</h2>')

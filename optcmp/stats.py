@@ -1299,7 +1299,62 @@ def summary_table(comp: Comparison, **kwargs: Any) -> str:
     str
         One line per solver with the median time-to-target and its confidence interval.
     """
-    return format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    text = format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    if comp.settings.get("suite"):  # issue 13: the profiles over the suite, in figures
+        text += "\n\n" + suite_profile_table(comp.runs)
+    return text
+
+
+#: Abscissae of :func:`suite_profile_table`: budgets in simplex gradients, performance ratios.
+PROFILE_BUDGETS = (1.0, 10.0, 100.0, 1000.0)
+PROFILE_RATIOS = (1.0, 2.0, 4.0, 16.0)
+
+
+def suite_profile_table(runs: Sequence[RunResult], *, tau: float = 1e-3) -> str:
+    """Moré-Wild data profile and Dolan-Moré performance profile over a suite, as text.
+
+    Both use Moré and Wild's convergence test with ``tau`` (:func:`first_solved`) and count
+    function evaluations; the data profile's budget is in simplex gradients (``n + 1``
+    function evaluations).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        Runs over several problems.
+    tau : float, default 1e-3
+
+    Returns
+    -------
+    str
+        One line per solver: the fraction of problems solved within 1, 10, 100 and 1000
+        simplex gradients, and the fraction within a factor 1, 2, 4 and 16 of the fewest
+        evaluations any solver needed.
+
+    Raises
+    ------
+    ValueError
+        No run to profile, or a bad ``tau``.
+
+    References
+    ----------
+    J. J. Moré and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009; E. D. Dolan and J. J. Moré,
+    Math. Program. 91, 201-213, 2002.
+    """
+    data = data_profile(runs, metric="nfev", per_dimension=True, tau=tau, warn=False)
+    perf = performance_profile(runs, metric="nfev", tau=tau, warn=False)
+    nprob = len({r.problem for r in _used(runs)})
+    header = ["solver", *[f"d({a:g})" for a in PROFILE_BUDGETS],
+              *[f"rho({t:g})" for t in PROFILE_RATIOS]]
+    lines = [header]
+    for s in data.solvers:
+        d = [data.at(a)[s] for a in PROFILE_BUDGETS]
+        p = [perf.at(t)[s] for t in PROFILE_RATIOS]
+        lines.append([s, *[f"{v:.2f}" for v in d + p]])
+    return "\n".join([
+        f"profiles over {nprob} problems (Moré-Wild test, tau = {tau:g}): d(a) = fraction "
+        "solved within a simplex gradients (n + 1 function evaluations); rho(t) = fraction "
+        "solved within t times the fewest function evaluations of any solver",
+        *fixed_width(lines, left=1)])
 
 
 def compare_optimizers(comp: Comparison, a: str | dict[str, Any], b: str | dict[str, Any], *,
@@ -1350,6 +1405,6 @@ __all__ = [
     "compare_optimizers", "compare_pair", "data_profile", "fairness_issues", "first_hit",
     "first_solved", "format_summary", "instance_key",
     "mark_shared_host_warned", "median_ci",
-    "performance_profile", "runtime_ecdf", "solver_key", "solver_labels", "spent", "summarize",
+    "performance_profile", "runtime_ecdf", "suite_profile_table", "solver_key", "solver_labels", "spent", "summarize",
     "summary", "summary_table", "to_target",
 ]

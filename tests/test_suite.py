@@ -44,6 +44,12 @@ def test_more_wild_test_and_simplex_gradient_budget_by_hand():
     assert d.solvers == ["a", "b"]
     np.testing.assert_array_equal(d.values, [[2.0, 3.0], [2.0, math.inf]])
     assert d.at(2.0) == {"a": 1.0, "b": 0.0} and d.at(3.0) == {"a": 1.0, "b": 0.5}
+    text = stats.suite_profile_table(runs, tau=0.1)
+    # d(1) d(10) d(100) d(1000) rho(1) rho(2) rho(4) rho(16)
+    assert text.splitlines()[-2].split() == ["a", "0.00", "1.00", "1.00", "1.00", "1.00",
+                                             "1.00", "1.00", "1.00"]
+    assert text.splitlines()[-1].split() == ["b", "0.00", "0.50", "0.50", "0.50", "0.00",
+                                             "0.50", "0.50", "0.50"]
     assert "simplex gradients" in d.xlabel
     p = stats.performance_profile(runs, metric="nfev", tau=0.1, warn=False)
     np.testing.assert_array_equal(p.values, [[1.0, 1.5], [1.0, math.inf]])
@@ -97,11 +103,14 @@ def test_cli_suite_report_has_the_profiles_over_35_problems(tmp_path, capsys):
     out, _ = capsys.readouterr()
     assert rc == 0
     assert len(re.findall(r"^== mgh\d\d_", out, flags=re.M)) == 35
+    assert "profiles over 35 problems (Moré-Wild test, tau = 0.001)" in out
+    assert re.search(r"^lbfgs\s+\d\.\d\d\s", out, flags=re.M)
     page = html.read_text()
     assert 'id="fig-performance_profile_suite"' in page
     assert 'id="fig-data_profile_suite"' in page
     assert page.count("over the 35 problems") == 2
     assert "simplex gradients" in page
+    assert "Profiles over the suite mgh (35 problems)" in page
 
 
 def test_cli_suite_refuses_single_problem_options(capsys):
