@@ -226,7 +226,8 @@ def table(comp: Comparison) -> str:
                  "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
     if comp.problem:
         desc = ", ".join(f"{k}={v}" for k, v in comp.problem.items()
-                         if k in ("problem", "n_samples", "n_features", "seed", "source"))
+                         if k in ("problem", "problem_number", "n", "m", "n_samples", "n_features",
+                                  "seed", "source"))
         notes.insert(0, f"problem: {desc}")
     shared = [r for r in comp.runs if r.shared_host]
     if shared:
