@@ -131,7 +131,7 @@ class Backend(ABC):
         Array functions the problems' objectives and the reference update rules use, named after
         the Python array API standard where it has a name (``matmul``, ``sum``, ``mean``,
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
-        ``where``, ``clip``, ``pow``, ``tanh``, ``logaddexp``, ``reshape``, ``concat``,
+        ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
         ``logsumexp``, ``softmax`` and ``norm`` (see :data:`OPS`).
     capabilities : frozenset of str
