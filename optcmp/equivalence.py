@@ -19,7 +19,14 @@ import optcmp.backends as backends_mod
 from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
-from optcmp.optimizers.base import IMPLS, OptimizerSpec, as_spec, optimizer_info, resolve_impl
+from optcmp.optimizers.base import (
+    IMPLS,
+    NotApplicable,
+    OptimizerSpec,
+    as_spec,
+    optimizer_info,
+    resolve_impl,
+)
 from optcmp.problems.base import Problem
 from optcmp.runner import check_problem
 
@@ -209,8 +216,12 @@ def check_equivalence(
     Parameters
     ----------
     problem : Problem
-    optimizer : OptimizerSpec, factory or str
+    optimizer : OptimizerSpec, factory or str, or a list of them
         Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
+        A list of two or more specs (e.g. one optimizer under two conventions) runs each on
+        every backend; the runs are labelled ``"backend#i"`` (``i`` the spec's position), the
+        first run is the reference, and a native that does not implement a spec's convention
+        is listed in ``skipped`` with the reason.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
         The first one that is installed is the reference.
     steps : int, default 50
@@ -254,10 +265,17 @@ def check_equivalence(
     'inconclusive'
     """
     check_problem(problem)
-    spec = as_spec(optimizer)
     dtype = check_dtype(dtype)
     names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
-    per_backend = _specs_per_backend(spec, names, impl)
+    if isinstance(optimizer, (list, tuple)):
+        specs = [as_spec(o) for o in optimizer]
+        if len(specs) < 2:
+            raise ValueError("give one optimizer, or a list of at least two to compare")
+        spec = specs[0]
+        per_backend = _specs_per_run(specs, names, impl)
+    else:
+        spec = as_spec(optimizer)
+        per_backend = _specs_per_backend(spec, names, impl)
     runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict)
     ran = list(runs)
     fdiff, xdiff = _differences({b: r[2] for b, r in runs.items()},
@@ -301,7 +319,7 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
     runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
     skipped: dict[str, str] = {}
     for b, spec in per_backend.items():
-        if not backends_mod.is_available(b):
+        if not backends_mod.is_available(b.partition("#")[0]):
             if strict:
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"
@@ -311,10 +329,13 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
             skipped[b] = why
             continue
         try:
-            runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed)
+            runs[b] = _run_backend(problem, spec, b.partition("#")[0], steps, dtype, device,
+                                   seed)
         except BackendUnavailable as exc:
             if strict:
                 raise
+            skipped[b] = str(exc)
+        except NotApplicable as exc:  # a native of another convention than the spec's
             skipped[b] = str(exc)
     return runs, skipped
 
@@ -340,6 +361,16 @@ def _specs_per_backend(spec: OptimizerSpec, names: list[str],
         raise ValueError(f"optimizer {spec.name!r} has impl={impl!r} on none of the backends "
                          f"{names}")
     return per_backend
+
+
+def _specs_per_run(specs: list[OptimizerSpec], names: list[str],
+                   impl: str | Mapping[str, str] | None) -> dict[str, OptimizerSpec]:
+    """Every spec on every backend, keyed ``"backend#i"`` (``i`` the spec's position)."""
+    out: dict[str, OptimizerSpec] = {}
+    for i, spec in enumerate(specs):
+        for b, s in _specs_per_backend(spec, names, impl).items():
+            out[f"{b}#{i}"] = s
+    return out
 
 
 def _check_impl(impl: Any, names: list[str]) -> None:

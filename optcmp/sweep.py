@@ -29,7 +29,13 @@ from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
-from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
+from optcmp.runner import (
+    RunConfig,
+    check_problem,
+    check_threads,
+    numpy_cpu_warning,
+    type_name,
+)
 from optcmp.stopping import Rule
 
 __all__ = ["compare"]
@@ -118,7 +124,8 @@ def compare(
     ------
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
-        optimizer names or hyperparameters, unknown backends, a bad device name or an absent
+        optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
+        backends x optimizers), unknown backends, a bad device name or an absent
         device, bad budgets, an unusable executor: checked before any run starts.
     BackendUnavailable, NotImplementedError
         With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
@@ -133,8 +140,7 @@ def compare(
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    _check_sweep_size(repeats, names, specs)
     check_threads(threads)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
@@ -151,6 +157,23 @@ def compare(
     sweep = _Sweep(problem, redraw_data, repeats)
     sweep.plan(specs, names, missing, base)
     return sweep.execute(store, executor, progress)
+
+
+#: Most runs one :func:`compare` call plans (every task and result is held in memory).
+MAX_RUNS = 1_000_000
+
+
+def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec]) -> None:
+    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    total = int(repeats) * len(names) * len(specs)
+    if total > MAX_RUNS:
+        raise ValueError(
+            f"repeats={repeats:,} x {len(names)} backend(s) x {len(specs)} optimizer(s) = "
+            f"{total:,} runs; one sweep holds at most {MAX_RUNS:,} runs (each one's task and "
+            "result stay in memory). Use fewer repetitions, or split the sweep and combine the "
+            "comparisons (Comparison.concat)")
 
 
 def _is_suite(problem: Any) -> bool:
