@@ -324,7 +324,7 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"
             continue
-        why = problem.unsupported_backend(canonical_backend(b))  # issue 13
+        why = problem.unsupported_backend(b.partition("#")[0])  # issue 13
         if why is not None:
             skipped[b] = why
             continue
