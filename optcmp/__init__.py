@@ -15,7 +15,7 @@ framework is imported when a run needs it. Every optimizer's spec factory is an 
 
 from typing import Any
 
-from optcmp import problems, stopping, store
+from optcmp import problems, stopping, store, suites
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
 from optcmp.equivalence import EquivalenceResult, check_equivalence
@@ -66,5 +66,5 @@ __all__ = [
     "OptimizerSpec", "RelativeChange", "RelativeSuboptimality", "RunConfig", "RunResult",
     "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
-    "run_one", "stopping", "store", "tune", *_FACTORIES,
+    "run_one", "stopping", "store", "suites", "tune", *_FACTORIES,
 ]

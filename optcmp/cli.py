@@ -195,8 +195,8 @@ def _target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
         except ValueError as exc:
             raise CLIError(f"--target-loss: {exc}") from None
     if args.tol is not None and problem.optimum() is None:
-        default = getattr(problem, "default_target", None)
-        hint = f" (its default target is {default().describe()})" if default else ""
+        default = problem.default_target()
+        hint = f" (its default target is {default.describe()})" if default is not None else ""
         raise CLIError(f"--tol is a relative-suboptimality tolerance and needs the optimum, "
                        f"which problem {problem.name!r} does not know{hint}; give a loss "
                        "target instead: --target-loss VALUE")
@@ -287,6 +287,10 @@ def _add_run(sub: Any) -> None:
                     "time-to-target table on stdout (progress on stderr).")
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'); default linear_regression")
+    p.add_argument("--suite", default=None, metavar="NAME",
+                   help="compare over a problem suite instead of one problem: mgh (the 35 "
+                        "More-Garbow-Hillstrom problems); the report gets performance and data "
+                        "profiles over its problems")
     p.add_argument("--optimizers", type=_csv_list, default=None,
                    help="comma-separated optimizer names (default: "
                         f"{','.join(DEFAULT_OPTIMIZERS)})")
@@ -393,6 +397,22 @@ def _build_problem(args: argparse.Namespace) -> Any:
         raise CLIError(str(exc)) from None
 
 
+def _build_suite(args: argparse.Namespace) -> Any:
+    """The suite named by ``--suite`` (issue 13); options of one problem are refused."""
+    from optcmp.suites import SUITES
+
+    clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
+                                    ("--csv", args.csv is not None),
+                                    ("--rows", args.rows is not None),
+                                    ("--redraw-data", args.redraw_data)) if given]
+    if clash:
+        raise CLIError(f"--suite runs its own problems; drop {', '.join(clash)}")
+    name = args.suite.strip().lower()
+    if name not in SUITES:
+        raise CLIError(f"unknown suite {args.suite!r}; valid: {', '.join(SUITES)}")
+    return SUITES[name]()
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.backends import available_backends
@@ -434,8 +454,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not specs:
         raise CLIError(f"--tuned {args.tuned}: the tuning result holds no optimizer")
     specs = _specs_with_sets(specs, args.sets, where)
-    problem = _build_problem(args)
-    tol, target = _target(args, problem)
+    problem = _build_suite(args) if args.suite is not None else _build_problem(args)
+    tol, target = _target(args, problem.problems[0] if args.suite is not None else problem)
     stopping = None if target is None else default_stopping(
         max_iter=args.max_iter, max_time=args.max_time, target=target)
     backends = args.backends if args.backends is not None else available_backends()
@@ -464,6 +484,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.repeats > 1:
         print()
         print(comp.summary_table())
+    elif args.suite is not None:  # issue 13: the profiles over the suite
+        from optcmp.stats import suite_profile_table
+
+        print()
+        print(suite_profile_table(comp.runs))
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -699,6 +724,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name, cls in PROBLEMS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         print(f"  {name:20s} {doc}")
+    from optcmp.suites import SUITES  # issue 13
+
+    print("suites:")
+    for name, build in SUITES.items():
+        suite = build()
+        print(f"  {name:20s} {len(suite)} problems (--suite {name})")
     print("optimizers:")
     for name in optimizer_names():
         info = optimizer_info(name)

@@ -324,6 +324,10 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"
             continue
+        why = problem.unsupported_backend(b.partition("#")[0])  # issue 13
+        if why is not None:
+            skipped[b] = why
+            continue
         try:
             runs[b] = _run_backend(problem, spec, b.partition("#")[0], steps, dtype, device,
                                    seed)

@@ -711,6 +711,56 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
     return out
 
 
+#: Over more problems than this, the standard plots are the profiles over the suite only.
+MAX_PANELS = 6
+#: Tolerance of Moré and Wild's convergence test in the suite profiles.
+SUITE_TAU = 1e-3
+
+
+def suite_profiles(runs: Sequence[RunResult], *, tau: float = SUITE_TAU) -> list[
+        tuple[str, str, Figure]]:
+    """The Dolan-Moré performance profile and the Moré-Wild data profile over a problem set.
+
+    Both use Moré and Wild's convergence test ``f0 - f >= (1 - tau) (f0 - f_L)`` (``f_L`` the
+    best value any solver found on the problem) and count function evaluations; the data
+    profile's budget is in simplex gradients (``n + 1`` function evaluations).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        Runs on several problems (skipped runs are left out).
+    tau : float, default 1e-3
+
+    Returns
+    -------
+    list of (str, str, matplotlib.figure.Figure)
+        ``("performance_profile_suite", caption, fig)`` and ``("data_profile_suite", ...)``.
+
+    References
+    ----------
+    E. D. Dolan and J. J. Moré, Math. Program. 91, 201-213, 2002. J. J. Moré and S. M. Wild,
+    SIAM J. Optim. 20(1), 172-191, 2009.
+    """
+    used = [r for r in runs if r.status != "skipped"]
+    if not used:
+        return []
+    nprob = len({r.problem for r in used})
+    perf = stats.performance_profile(used, metric="nfev", tau=tau, warn=False)
+    data = stats.data_profile(used, metric="nfev", per_dimension=True, tau=tau, warn=False)
+    styles = solver_styles(used)
+    return [
+        ("performance_profile_suite",
+         f"Dolan-More performance profile over the {nprob} problems: function evaluations to "
+         f"More and Wild's test f0 - f >= (1 - tau)(f0 - f_L), tau = {tau:g}",
+         profile(perf, title=f"Performance profile, {nprob} problems (tau = {tau:g})",
+                 styles=styles)),
+        ("data_profile_suite",
+         f"More-Wild data profile over the {nprob} problems: budget in simplex gradients "
+         f"(n + 1 function evaluations), tau = {tau:g}",
+         profile(data, title=f"Data profile, {nprob} problems (tau = {tau:g})", styles=styles)),
+    ]
+
+
 def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, str, Figure]]:
     """The plots a report shows: ``(name, caption, figure)`` for every plot that applies.
 
@@ -731,7 +781,9 @@ def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, st
     list of (str, str, matplotlib.figure.Figure)
         ``name`` (``"convergence_time"``, ``"convergence_iterations"``, ``"convergence_njev"``,
         ``"time_to_target"``, ``"performance_profile"``, ``"data_profile"``, ``"ecdf"``; those
-        that apply, in this order), a one-line caption, and the figure.
+        that apply, in this order), a one-line caption, and the figure. Runs on several
+        problems (a suite) first get :func:`suite_profiles`; over more than
+        :data:`MAX_PANELS` problems those are the only plots.
 
     Raises
     ------
@@ -743,6 +795,11 @@ def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, st
     traced = [r for r in runs if len(r.trace)]
     styles = solver_styles(runs)
     src = comp if hasattr(comp, "runs") else traced
+    nprob = len({r.problem for r in runs})
+    if nprob > 1:  # issue 13: a suite: the profiles over its problems
+        out.extend(suite_profiles(runs))
+    if nprob > MAX_PANELS:  # per-problem panels would be unreadable: the tables show them
+        return out
     if traced:
         mixed = mixes_batch_sizes(traced)
         for name, x, cap in (
@@ -820,5 +877,5 @@ def save_plots(comp: Comparison | Sequence[RunResult], directory: str | os.PathL
 
 __all__ = ["BACKEND_STYLES", "FORMATS", "KINDS", "OPTIMIZER_COLORS", "convergence", "ecdf_tols",
            "epochs_per_iteration", "mixes_batch_sizes", "plot", "profile", "safe_filename",
-           "save_figure", "save_plots", "series_style", "solver_styles", "standard_plots", "text",
-           "time_to_target"]
+           "save_figure", "save_plots", "series_style", "solver_styles", "standard_plots",
+           "suite_profiles", "text", "time_to_target"]

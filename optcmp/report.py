@@ -257,6 +257,18 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
     return '<div class="scroll">' + _table(header, body) + "</div>" + note
 
 
+def _suite_section(comp: Comparison) -> str:
+    suite = comp.settings["suite"]
+    try:
+        text = stats.suite_profile_table(comp.runs)
+    except ValueError as exc:
+        return f"<p class=note>No profiles over the suite: {_e(exc)}</p>"
+    return (f"<h3>Profiles over the suite {_e(suite.get('name', ''))} "
+            f"({len(suite.get('problems', []))} problems)</h3><pre>{_e(text)}</pre>"
+            "<p class=note>Figures: see the plots (performance and data profile over the "
+            "suite); per-problem figures: the summary above and the runs below.</p>")
+
+
 def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
     out = []
     for prob in dict.fromkeys(r["problem"] for r in rows):
@@ -422,6 +434,8 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
                      "every optimizer, no budget-stopped run, timer resolution fine.</p>")
     parts.append('<h2 id="summary">Summary</h2>')
     parts.append(_summary_section(rows) if rows else "<p>No runs.</p>")
+    if comp.settings.get("suite") and rows:  # issue 13: the profiles over the suite
+        parts.append(_suite_section(comp))
     parts.append('<h2 id="pairwise">Pairwise tests</h2>')
     parts.append(_pairwise_section(comp, rows))
     parts.append('<h2 id="plots">Plots</h2>')
@@ -435,7 +449,9 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     if comp.problem:
         parts.append("<h3>Problem</h3>" + _kv_table(comp.problem))
     if comp.optimum:
-        parts.append("<h3>Known optimum (direct solve)</h3>" + _kv_table(comp.optimum))
+        how = {"direct": "direct solve", "estimated": "estimated by a reference solve",
+               "given": "given"}.get(str(comp.optimum.get("kind", "direct")), "")
+        parts.append(f"<h3>Known optimum ({how})</h3>" + _kv_table(comp.optimum))
     if comp.settings:
         parts.append("<h3>Settings</h3>" + _kv_table(comp.settings))
     parts.append('<h2 id="environment">Environment</h2>')

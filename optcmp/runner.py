@@ -47,9 +47,11 @@ from optcmp.adapters.base import Adapter
 from optcmp.backends import canonical_backend, get_backend
 from optcmp.backends.base import Backend, check_device, check_dtype, is_cpu_device
 from optcmp.backends.numpy_ import norm2
+from optcmp.backends.numpy_ import ops as np_ops
 from optcmp.monitor import Callback, Monitor
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
+from optcmp.problems.function import set_host_autodiff
 from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
@@ -63,7 +65,51 @@ from optcmp.stopping import (
 from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
-__all__ = ["RunConfig", "check_resolution", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
+
+def host_value_and_grad(problem: Problem) -> Any:
+    """``(x, batch) -> (fun, grad)`` of ``problem.objective`` in numpy float64, by autodiff.
+
+    For problems without an analytic numpy gradient (:func:`optcmp.problems.from_function`
+    without ``grad``), off the clock: the initial gradient norm, minibatch monitoring, the
+    reference solve of ``optimum="estimate"``. PyTorch when installed (TensorFlow when it is
+    already loaded and PyTorch is not), on the CPU in float64.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    callable or None
+        None when neither framework is installed.
+    """
+    import sys
+
+    from optcmp.backends import is_available
+
+    names = [b for b in ("torch", "tensorflow") if is_available(b)]
+    if "tensorflow" in sys.modules and "torch" not in sys.modules and "tensorflow" in names:
+        names.remove("tensorflow")
+        names.insert(0, "tensorflow")  # importing torch after TensorFlow is unsafe
+    if not names:
+        return None
+    backend = get_backend(names[0], dtype="float64")
+    vg = backend.value_and_grad(problem)
+    placed: list[Any] = []  # (batch, its placed copy): the data are placed once
+
+    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
+        if not placed or placed[0] is not batch:
+            placed[:] = [batch, backend.place(batch)]
+        fun, g = vg(backend.asarray(np.asarray(x, dtype=np.float64)), placed[1])
+        return float(backend.to_numpy(fun)), backend.to_numpy(g).astype(np.float64)
+
+    return value_and_grad
+
+
+set_host_autodiff(host_value_and_grad, np_ops)
+
+__all__ = ["RunConfig", "check_resolution", "host_value_and_grad", "make_stopping", "own_rule", "run",
+           "run_one", "skipped_result"]
 
 
 @dataclass(frozen=True)
@@ -421,11 +467,12 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     check_problem(problem)
     target = None
     if problem.optimum() is None:
-        default_target = getattr(problem, "default_target", None)
-        if default_target is None:
+        target = problem.default_target(tol)
+        if target is None:
             raise ValueError(f"problem {problem.name!r} has no known optimum and no default "
-                             "target; pass stopping=LossTarget(...) | MaxIter(...)")
-        target = default_target(tol)
+                             "target; pass stopping=LossTarget(...) | MaxIter(...), or give "
+                             "the problem an optimum (e.g. from_function(..., "
+                             "optimum='estimate'))")
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
                             target=target, divergence_factor=divergence_factor)
 
@@ -599,8 +646,13 @@ class _Run:
         self.backend: Backend = get_backend(config.backend, device=config.run_device,
                                             dtype=config.dtype)
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
-        with np.errstate(all="ignore"):
-            f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
+        # issue 13: a problem that cannot run on this backend is skipped with its reason
+        self.unsupported = problem.unsupported_backend(config.backend)
+        if self.unsupported is None:
+            with np.errstate(all="ignore"):
+                f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
+        else:
+            f0, self.g0 = problem.fun64(self.x0), np.zeros_like(self.x0)
         self.f0 = float(f0)
         check_resolution(self.rule, problem, config.seed, f0=self.f0, stacklevel=4)  # issue 15
         self.sw = Stopwatch(self.backend.sync)
@@ -615,6 +667,8 @@ class _Run:
 
     # ------------------------------------------------------------------ phases
     def execute(self) -> RunResult:
+        if self.unsupported is not None:
+            return self._result("skipped", self.unsupported)
         try:
             with np.errstate(all="ignore"), limit_threads(self.config.threads,
                                                           self.config.backend):

@@ -933,6 +933,84 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
     return float(col[idx[0]])
 
 
+def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
+    """``f_L`` per problem instance: the smallest objective any of the runs reached on it.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        ``skipped`` runs are left out.
+
+    Returns
+    -------
+    dict
+        :func:`instance_key` -> the smallest finite value over the runs' traces and final
+        ``fun`` (``inf`` when none is finite).
+    """
+    out: dict[tuple[str, str, int], float] = {}
+    for r in _used(runs):
+        vals = [float(v) for v in r.trace.fun if math.isfinite(v)]
+        vals += [float(v) for v in (r.fun, r.f0) if v is not None and math.isfinite(v)]
+        key = instance_key(r)
+        out[key] = min([out.get(key, math.inf), *vals])
+    return out
+
+
+def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev") -> float:
+    """Where a run first passes Moré and Wild's test ``f0 - f >= (1 - tau) (f0 - f_L)``.
+
+    Parameters
+    ----------
+    run : RunResult
+    tau : float
+        Tolerance in (0, 1): the run must achieve ``1 - tau`` of the best reduction
+        ``f0 - f_L``.
+    f_low : float
+        ``f_L``, the smallest value any solver obtained on the instance (:func:`best_found`).
+    metric : {"time", "nit", "nfev", "njev"}, default "nfev"
+
+    Returns
+    -------
+    float
+        The run's ``metric`` at the first trace row passing the test; ``inf`` if none.
+
+    References
+    ----------
+    J. J. Moré and S. M. Wild, "Benchmarking derivative-free optimization algorithms", SIAM J.
+    Optim. 20(1), 172-191, 2009, eq. (2.2).
+    """
+    _check_metric(metric)
+    tr = run.trace
+    if len(tr) == 0 or not math.isfinite(f_low):
+        return math.inf
+    with np.errstate(invalid="ignore"):
+        ok = (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return math.inf
+    col = {"time": tr.time, "nit": tr.iteration, "nfev": tr.nfev, "njev": tr.njev}[metric]
+    return float(col[idx[0]])
+
+
+def _check_tau(tau: float | None) -> float | None:
+    if tau is None:
+        return None
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 < tau < 1.0:
+        raise ValueError(f"tau must be a float in (0, 1) (e.g. 1e-3), got {tau!r}")
+    return float(tau)
+
+
+def _cost(runs: Sequence[RunResult], metric: str, tol: float | None,
+          tau: float | None) -> Any:
+    """The per-run cost of a profile: to target, to ``tol`` on the trace, or Moré-Wild's test."""
+    if tau is not None:
+        lows = best_found(runs)
+        return lambda r: first_solved(r, tau, lows[instance_key(r)], metric)
+    if tol is not None:
+        return lambda r: first_hit(r, tol, metric)
+    return lambda r: to_target(r, metric)
+
+
 def _matrix(runs: Sequence[RunResult], cost: Any, warn: bool = True) -> tuple[np.ndarray, list[str], list[str],
                                                            list[RunResult]]:
     used = _used(runs)
@@ -975,7 +1053,8 @@ def _steps(M: np.ndarray, solvers: list[str], extra: Sequence[float] = ()) -> tu
 
 
 def performance_profile(runs: Sequence[RunResult], *, metric: str = "time",
-                        tol: float | None = None, warn: bool = True) -> Profile:
+                        tol: float | None = None, warn: bool = True,
+                        tau: float | None = None) -> Profile:
     """Dolan-More performance profile over problem instances (problems x repetitions).
 
     For instance ``p`` and solver ``s`` with cost ``t[p, s]`` (``inf`` if not solved), the
@@ -993,6 +1072,10 @@ def performance_profile(runs: Sequence[RunResult], *, metric: str = "time",
         runs' own target (``*_to_target``).
     warn : bool, default True
         Emit fairness warnings.
+    tau : float, optional
+        Use Moré and Wild's convergence test instead: solved once
+        ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
+        instance (:func:`first_solved`); for problem sets without known optima.
 
     Returns
     -------
@@ -1011,9 +1094,7 @@ def performance_profile(runs: Sequence[RunResult], *, metric: str = "time",
     _check_metric(metric)
     if warn:
         check_fairness(runs, by_time=metric == "time", stacklevel=2)
-    cost = (lambda r: to_target(r, metric)) if tol is None else (
-        lambda r: first_hit(r, tol, metric))
-    T, solvers, plabels, _ = _matrix(runs, cost, warn)
+    T, solvers, plabels, _ = _matrix(runs, _cost(runs, metric, tol, _check_tau(tau)), warn)
     best = T.min(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         R = np.where(np.isfinite(T), T / best, math.inf)
@@ -1030,14 +1111,17 @@ def performance_profile(runs: Sequence[RunResult], *, metric: str = "time",
 
 def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
                  metric: str = "njev", per_dimension: bool = False,
-                 warn: bool = True) -> Profile:
+                 warn: bool = True, tau: float | None = None) -> Profile:
     """More-Wild data profile: fraction of instances solved within a budget of evaluations.
 
     ``d_s(alpha) = |{p : t[p, s] / c_p <= alpha}| / |P|`` where ``t[p, s]`` is the number of
     gradient evaluations (``metric="njev"``) solver ``s`` needed on instance ``p`` and
     ``c_p = 1``, or ``n_params + 1`` with ``per_dimension=True`` (More and Wild's "simplex
-    gradients"). The convergence test is the relative suboptimality ``tol`` against the known
-    ``f*`` (More and Wild use the best value any solver found).
+    gradients": with ``metric="nfev"`` the budget is counted in groups of ``n + 1`` function
+    evaluations). The convergence test is the runs' own target, the relative suboptimality
+    ``tol`` against the known ``f*``, or with ``tau`` More and Wild's own test
+    ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
+    instance.
 
     Parameters
     ----------
@@ -1049,6 +1133,8 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
         Divide by ``n_params + 1``.
     warn : bool, default True
         Emit fairness warnings (:func:`check_fairness`).
+    tau : float, optional
+        Moré and Wild's tolerance in (0, 1) (see :func:`first_solved`).
 
     Returns
     -------
@@ -1069,8 +1155,10 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     if warn:
         check_fairness(runs, by_time=metric == "time", stacklevel=2)
 
+    base = _cost(runs, metric, tol, _check_tau(tau))
+
     def cost(r: RunResult) -> float:
-        c = to_target(r, metric) if tol is None else first_hit(r, tol, metric)
+        c = base(r)
         return c / (r.n_params + 1) if per_dimension else c
 
     T, solvers, plabels, _ = _matrix(runs, cost, warn)
@@ -1078,7 +1166,8 @@ def data_profile(runs: Sequence[RunResult], *, tol: float | None = None,
     unit = {"njev": "gradient evaluations", "nfev": "function evaluations",
             "nit": "iterations", "time": "seconds"}[metric]
     if per_dimension:
-        unit += " / (n_params + 1)"
+        unit = ("simplex gradients: (n + 1) function evaluations" if metric == "nfev"
+                else unit + " / (n_params + 1)")
     return Profile("data", x, y, solvers, T, plabels, metric, f"budget ({unit})",
                    note="fraction of problem instances solved within the budget")
 
@@ -1210,7 +1299,62 @@ def summary_table(comp: Comparison, **kwargs: Any) -> str:
     str
         One line per solver with the median time-to-target and its confidence interval.
     """
-    return format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    text = format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    if comp.settings.get("suite"):  # issue 13: the profiles over the suite, in figures
+        text += "\n\n" + suite_profile_table(comp.runs)
+    return text
+
+
+#: Abscissae of :func:`suite_profile_table`: budgets in simplex gradients, performance ratios.
+PROFILE_BUDGETS = (1.0, 10.0, 100.0, 1000.0)
+PROFILE_RATIOS = (1.0, 2.0, 4.0, 16.0)
+
+
+def suite_profile_table(runs: Sequence[RunResult], *, tau: float = 1e-3) -> str:
+    """Moré-Wild data profile and Dolan-Moré performance profile over a suite, as text.
+
+    Both use Moré and Wild's convergence test with ``tau`` (:func:`first_solved`) and count
+    function evaluations; the data profile's budget is in simplex gradients (``n + 1``
+    function evaluations).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        Runs over several problems.
+    tau : float, default 1e-3
+
+    Returns
+    -------
+    str
+        One line per solver: the fraction of problems solved within 1, 10, 100 and 1000
+        simplex gradients, and the fraction within a factor 1, 2, 4 and 16 of the fewest
+        evaluations any solver needed.
+
+    Raises
+    ------
+    ValueError
+        No run to profile, or a bad ``tau``.
+
+    References
+    ----------
+    J. J. Moré and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009; E. D. Dolan and J. J. Moré,
+    Math. Program. 91, 201-213, 2002.
+    """
+    data = data_profile(runs, metric="nfev", per_dimension=True, tau=tau, warn=False)
+    perf = performance_profile(runs, metric="nfev", tau=tau, warn=False)
+    nprob = len({r.problem for r in _used(runs)})
+    header = ["solver", *[f"d({a:g})" for a in PROFILE_BUDGETS],
+              *[f"rho({t:g})" for t in PROFILE_RATIOS]]
+    lines = [header]
+    for s in data.solvers:
+        d = [data.at(a)[s] for a in PROFILE_BUDGETS]
+        p = [perf.at(t)[s] for t in PROFILE_RATIOS]
+        lines.append([s, *[f"{v:.2f}" for v in d + p]])
+    return "\n".join([
+        f"profiles over {nprob} problems (Moré-Wild test, tau = {tau:g}): d(a) = fraction "
+        "solved within a simplex gradients (n + 1 function evaluations); rho(t) = fraction "
+        "solved within t times the fewest function evaluations of any solver",
+        *fixed_width(lines, left=1)])
 
 
 def compare_optimizers(comp: Comparison, a: str | dict[str, Any], b: str | dict[str, Any], *,
@@ -1257,9 +1401,10 @@ def compare_optimizers(comp: Comparison, a: str | dict[str, Any], b: str | dict[
 __all__ = [
     "BUDGET_STATUSES", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS", "MedianCI",
     "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
-    "average_runtime", "censored_median", "check_fairness", "ci_methods", "compare_optimizers",
-    "compare_pair", "data_profile", "fairness_issues", "first_hit", "format_summary", "instance_key",
+    "average_runtime", "best_found", "censored_median", "check_fairness", "ci_methods",
+    "compare_optimizers", "compare_pair", "data_profile", "fairness_issues", "first_hit",
+    "first_solved", "format_summary", "instance_key",
     "mark_shared_host_warned", "median_ci",
-    "performance_profile", "runtime_ecdf", "solver_key", "solver_labels", "spent", "summarize",
+    "performance_profile", "runtime_ecdf", "suite_profile_table", "solver_key", "solver_labels", "spent", "summarize",
     "summary", "summary_table", "to_target",
 ]

@@ -10,6 +10,7 @@ on it.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import sys
 import warnings
@@ -42,6 +43,20 @@ __all__ = ["compare"]
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
 
 
+def _over_suites(fn: Callable[..., Comparison]) -> Callable[..., Comparison]:
+    """Make ``compare`` accept a suite: every problem in turn, one comparison (issue 13)."""
+
+    @functools.wraps(fn)
+    def compare(problem: Any, optimizers: Any, *args: Any, **kwargs: Any) -> Comparison:
+        if _is_suite(problem):
+            store = kwargs.pop("store", None)
+            return _compare_suite(problem, optimizers, store, kwargs, fn)
+        return fn(problem, optimizers, *args, **kwargs)
+
+    return compare
+
+
+@_over_suites
 def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
     device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
@@ -58,7 +73,8 @@ def compare(
 
     Parameters
     ----------
-    problem : Problem
+    problem : Problem or optcmp.suites.Suite
+        A suite runs every problem into one comparison (see :mod:`optcmp.suites`).
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
@@ -111,10 +127,9 @@ def compare(
         optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
         backends x optimizers), unknown backends, a bad device name or an absent
         device, bad budgets, an unusable executor: checked before any run starts.
-    BackendUnavailable
-        With ``strict=True``, a backend that is not installed.
-    NotImplementedError
-        ``redraw_data=True`` with a problem that cannot redraw its data.
+    BackendUnavailable, NotImplementedError
+        With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
+        problem that cannot redraw its data.
     optcmp.store.StoreMismatchError
         The store holds another problem or another store format version.
     optcmp.store.Interrupted
@@ -159,6 +174,33 @@ def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec]
             f"{total:,} runs; one sweep holds at most {MAX_RUNS:,} runs (each one's task and "
             "result stay in memory). Use fewer repetitions, or split the sweep and combine the "
             "comparisons (Comparison.concat)")
+
+
+def _is_suite(problem: Any) -> bool:
+    """A problem suite (:class:`optcmp.suites.Suite`): a named list of problems."""
+    return not isinstance(problem, Problem) and isinstance(getattr(problem, "problems", None),
+                                                           list)
+
+
+def _compare_suite(suite: Any, optimizers: Optimizers, store: Any, kwargs: dict[str, Any],
+                   one: Callable[..., Comparison]) -> Comparison:
+    """``one`` (compare) on every problem of ``suite``, collected in one comparison.
+
+    The comparison's ``settings["suite"]`` names the problems and ``settings["optima"]`` holds
+    each problem's optimum record; with a ``store``, each problem gets its own store file,
+    ``<store stem>-<problem name><ext>``.
+    """
+    comps = []
+    for p in suite.problems:
+        where = None
+        if store is not None:
+            stem, ext = os.path.splitext(os.fspath(store))
+            where = f"{stem}-{p.name}{ext or '.jsonl'}"
+        comps.append(one(p, optimizers, store=where, **kwargs))
+    comp = Comparison.concat(comps)
+    comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
+    comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
+    return comp
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:
@@ -271,8 +313,7 @@ class _Sweep:
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads}
         opt = self.problem.optimum()
-        self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
-                                                 "time": opt.time}
+        self.optimum = None if opt is None else opt.to_dict()  # issue 13: with its kind
         self.env = environment()
 
     def execute(self, store: Any, executor: Any, progress: bool) -> Comparison:

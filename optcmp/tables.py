@@ -128,13 +128,50 @@ def fixed_width(lines: list[list[str]], left: int) -> list[str]:
     return out
 
 
+def _floor_row(optimum: dict[str, Any] | None) -> list[str]:
+    """The direct-solve floor row of a closed-form optimum (none for given or estimated f*)."""
+    if not optimum or optimum.get("time") is None or optimum.get("kind", "direct") != "direct":
+        return []
+    method = str(optimum.get("method") or "direct")
+    impl = "lstsq" if "lstsq" in method else "direct"
+    t = _fmt_time(optimum["time"])
+    return [f"{method} (direct solve, floor)", "numpy", impl, "float64", "exact", t, "-", "-",
+            "-", _fmt_num(0.0), t, "-"]
+
+
+def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
+    """What the table says about an ``f*`` that was not solved for in closed form."""
+    kind = (optimum or {}).get("kind", "direct")
+    if not optimum or kind == "direct":
+        return []
+    fun = _fmt_num(optimum.get("fun"))
+    if kind == "estimated":
+        return [f"* f* = {fun} is an estimate ({optimum.get('method')}); rel.subopt is "
+                "measured against it"]
+    return [f"f* = {fun}: {optimum.get('method') or 'given'}"]
+
+
+def _per_problem(comp: Comparison, probs: list[str]) -> str:
+    """One table per problem of a comparison over several (a suite), each under its name."""
+    optima = comp.settings.get("optima") or {}
+    parts = []
+    for name in probs:
+        runs = [r for r in comp.runs if r.problem == name]
+        sub = type(comp)(runs, problem=runs[0].problem_spec, optimum=optima.get(name),
+                         settings=comp.settings, environment=comp.environment)
+        parts.append(f"== {name}\n{table(sub)}")
+    return "\n\n".join(parts)
+
+
 def table(comp: Comparison) -> str:
     """A readable fixed-width table sorted by time-to-target.
 
     Runs that reached the target come first (fastest first), then the runs that stopped
     on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
-    For problems with a closed form, the direct solve time is shown as a floor row.
+    For problems with a closed form, the direct solve time is shown as a floor row. A
+    comparison over a suite (``settings["suite"]``) gets one table per problem, each under a
+    ``== <problem name>`` line.
 
     Parameters
     ----------
@@ -146,6 +183,9 @@ def table(comp: Comparison) -> str:
         The table, a dashed rule under its header, then notes (problem, target, how the
         columns are counted, shared hosts, failed and skipped runs), one per line.
     """
+    probs = list(dict.fromkeys(r.problem for r in comp.runs))
+    if comp.settings.get("suite") and len(probs) > 1:  # issue 13: one table per problem
+        return _per_problem(comp, probs)
     # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
     # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
     no_opt = bool(comp.runs) and all(r.fstar is None for r in comp.runs)
@@ -154,7 +194,7 @@ def table(comp: Comparison) -> str:
     header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
               "nfev", "njev", "loss" if no_opt else "rel.subopt",
               *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
-    lines = [header]
+    lines = [header]  # the header list is updated below (an estimated f* is flagged)
     for r in sorted(comp.runs, key=_sort_key):
         reached = r.time_to_target is not None
         where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
@@ -171,12 +211,14 @@ def table(comp: Comparison) -> str:
             *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
             *_timed_cells(r),
         ])
-    if comp.optimum and comp.optimum.get("time") is not None:
-        lines.append([f"{comp.optimum.get('method', 'direct')} (direct solve, floor)",
-                      "numpy", "lstsq", "float64", "exact", _fmt_time(comp.optimum["time"]),
-                      "-", "-", "-", _fmt_num(0.0), _fmt_time(comp.optimum["time"]), "-"])
+    floor = _floor_row(comp.optimum)
+    if floor:
+        lines.append(floor)
+    kind = (comp.optimum or {}).get("kind", "direct")
+    if kind == "estimated" and not no_opt:  # issue 13: flag an estimated f*
+        header[header.index("rel.subopt")] = "rel.subopt*"
     out = fixed_width(lines, left=5)
-    notes = []
+    notes = _optimum_notes(comp.optimum)
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")
@@ -184,7 +226,8 @@ def table(comp: Comparison) -> str:
                  "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
     if comp.problem:
         desc = ", ".join(f"{k}={v}" for k, v in comp.problem.items()
-                         if k in ("problem", "n_samples", "n_features", "seed", "source"))
+                         if k in ("problem", "problem_number", "n", "m", "n_samples", "n_features",
+                                  "seed", "source"))
         notes.insert(0, f"problem: {desc}")
     shared = [r for r in comp.runs if r.shared_host]
     if shared:

@@ -198,7 +198,8 @@ def test_load_names_the_file(tmp_path) -> None:
      "--rows applies to generated data; it cannot be used with --csv$"),
     (["run", "--csv", "{csv}", "--redraw-data"], "--redraw-data applies to generated data"),
     (["run", "--problem", "fizzbuzz", "--rows", "100"],
-     r"--rows applies to linear_regression only \(problem 'fizzbuzz' has no n_samples\)$"),
+     r"--rows applies to linear_regression, logistic_regression only \(problem 'fizzbuzz' has "
+     r"no n_samples\)$"),
     (["tune", "--problem", "fizzbuzz", "--rows", "100"], "--rows applies to linear_regression"),
     (["run", "--tuned", "t.json", "--optimizers", "gd"], "use --tuned or --optimizers, not both"),
     (["run", "--rows", "50", "--tol", "1e-3", "--target-loss", "1"],

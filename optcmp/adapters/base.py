@@ -218,6 +218,9 @@ class MinibatchMixin:
 
     def _init_batches(self) -> None:
         """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
+        if self.problem.n_samples == 0:  # issue 13: data-free problems have no minibatches
+            raise NotApplicable(f"problem {self.problem.name!r} has no training data (no rows "
+                                "to draw minibatches from); use a full-batch optimizer")
         self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
                                 bool(self.hyper.get("shuffle", True)), self.seed,
                                 drop_last=bool(getattr(self.problem, "drop_last", False)))

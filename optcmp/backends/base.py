@@ -131,7 +131,7 @@ class Backend(ABC):
         Array functions the problems' objectives and the reference update rules use, named after
         the Python array API standard where it has a name (``matmul``, ``sum``, ``mean``,
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
-        ``where``, ``clip``, ``pow``, ``tanh``, ``logaddexp``, ``reshape``, ``concat``,
+        ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
         ``logsumexp``, ``softmax`` and ``norm`` (see :data:`OPS`).
     capabilities : frozenset of str
@@ -287,6 +287,6 @@ def blas_threads() -> int | None:
 #: The names every backend's ``ops`` namespace defines (checked by the tests).
 OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", "expm1", "log",
        "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
-       "tanh", "sin", "cos", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
+       "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
        "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
        "norm", "vecdot")

@@ -115,6 +115,7 @@ ops = SimpleNamespace(
     tanh=np.tanh,
     sin=np.sin,
     cos=np.cos,
+    atan=np.arctan,  # issue 13: the helical valley (MGH 7)
     sigmoid=_sigmoid,
     softplus=lambda a: np.logaddexp(0.0, a),
     logaddexp=np.logaddexp,
@@ -179,10 +180,13 @@ class NumpyBackend(Backend):
         return np.array(t, copy=True)
 
     def value_and_grad(self, problem: Problem) -> ValueGradFn:
+        why = problem.unsupported_backend("numpy")  # issue 13: no gradient without autodiff
+        if why is not None:
+            raise ValueError(why)
         return problem.value_and_grad
 
     def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
-        return problem.value_and_grad
+        return self.value_and_grad(problem)
 
     @classmethod
     def get_threads(cls) -> int | None:

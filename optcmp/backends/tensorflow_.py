@@ -126,6 +126,7 @@ ops = SimpleNamespace(
     tanh=tf.tanh,
     sin=tf.sin,
     cos=tf.cos,
+    atan=tf.math.atan,  # issue 13: the helical valley (MGH 7)
     sigmoid=tf.sigmoid,
     softplus=lambda a: _logaddexp(0.0, a),
     logaddexp=_logaddexp,

@@ -140,6 +140,7 @@ ops = SimpleNamespace(
     tanh=torch.tanh,
     sin=torch.sin,
     cos=torch.cos,
+    atan=torch.atan,  # issue 13: the helical valley (MGH 7)
     sigmoid=torch.sigmoid,
     softplus=lambda a: _logaddexp(0.0, a),
     logaddexp=_logaddexp,

@@ -6,13 +6,18 @@ from typing import Any
 
 from optcmp.problems.base import Optimum, ParamLayout, Problem
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
+from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
 from optcmp.problems.linear_regression import LinearRegression
+from optcmp.problems.logistic_regression import LogisticRegression
+from optcmp.problems.mgh import MGH_NAMES, MGHProblem
 
 #: Problems by command-line name; values build the default instance. A problem registered here
 #: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
 #: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
 PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
-                                      "fizzbuzz": FizzBuzzMLP}
+                                      "fizzbuzz": FizzBuzzMLP,
+                                      "logistic_regression": LogisticRegression,
+                                      "mgh": MGHProblem}
 
 
 def problem_from_spec(spec: dict[str, Any]) -> Problem:
@@ -66,5 +71,8 @@ def rebuildable(problem: Problem) -> bool:
             and spec.get("source") == "generated")
 
 
-__all__ = ["PROBLEMS", "FizzBuzzMLP", "LinearRegression", "Optimum", "ParamLayout", "Problem",
-           "problem_from_spec", "rebuildable"]
+__all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
+           "MGHProblem", "MGH_NAMES",
+           "Optimum",
+           "ParamLayout", "Problem", "estimate_optimum", "from_function", "problem_from_spec",
+           "rebuildable"]

@@ -1,0 +1,380 @@
+"""A user's objective written once against the ops namespace: :func:`from_function`.
+
+The objective ``objective(ops, x, data)`` runs on every backend: the framework backends
+differentiate it (autodiff), the numpy backend uses the user's analytic gradient ``grad`` and,
+without one, is ``skipped`` with a message saying what to add (never a silent finite-difference
+gradient). Off the clock (the initial gradient norm, minibatch monitoring, the reference solve of
+``optimum="estimate"``) a gradient without ``grad`` comes from a framework's autodiff in float64
+on the CPU; :mod:`optcmp.runner` registers that hook (:func:`set_host_autodiff`), as this layer
+does not import the backends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from optcmp.problems.base import (
+    Array,
+    Optimum,
+    ParamLayout,
+    Problem,
+    count_rows,
+    one_blas_thread,
+)
+
+#: Set by :mod:`optcmp.runner` at import (this layer does not import the backends):
+#: ``"autodiff"``: ``problem -> ((x, batch) -> (fun, grad))`` in numpy float64 by a framework's
+#: autodiff (returning None while no framework is installed); ``"numpy_ops"``: the numpy ops.
+_HOOKS: dict[str, Any] = {}
+
+#: Options of the reference solve of ``optimum="estimate"`` (scipy L-BFGS-B, float64).
+ESTIMATE_OPTIONS: dict[str, Any] = {"maxcor": 30, "gtol": 1e-10, "ftol": 1e-15,
+                                    "maxiter": 100_000, "maxfun": 200_000}
+
+
+def set_host_autodiff(
+        fn: Callable[[Problem], Callable[..., tuple[float, np.ndarray]] | None],
+        numpy_ops: Any) -> None:
+    """Register the host-side autodiff and the numpy ops namespace (done by the runner).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(problem)`` returns ``(x, batch) -> (fun, grad)`` in numpy float64 (a framework's
+        autodiff of ``problem.objective``), or ``None`` when no framework is installed.
+    numpy_ops : namespace
+        :data:`optcmp.backends.numpy_.ops`, to evaluate objectives in numpy.
+    """
+    _HOOKS["autodiff"] = fn
+    _HOOKS["numpy_ops"] = numpy_ops
+
+
+def numpy_ops() -> Any:
+    """The numpy ops namespace (registered by :mod:`optcmp.runner`, loaded with optcmp).
+
+    Returns
+    -------
+    namespace
+    """
+    return _HOOKS["numpy_ops"]  # optcmp/__init__ imports the runner, which registers it
+
+
+def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarray]:
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a dict of arrays (rows along axis 0) or None, got "
+                        f"{type(data).__name__}")
+    out = {}
+    for k, v in data.items():
+        a = np.asarray(v)
+        if not (np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)) \
+                or np.iscomplexobj(a):
+            raise ValueError(f"data[{k!r}] must be real numeric, got dtype {a.dtype}")
+        if np.issubdtype(a.dtype, np.floating):
+            a = np.array(a, dtype=np.float64, order="C")  # (keeps a 0-d array 0-d)
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"data[{k!r}] contains {int((~np.isfinite(a)).sum())} NaN or "
+                                 "inf value(s); drop or impute them first")
+        out[str(k)] = np.array(a, order="C")
+    count_rows(out, name)  # 0-d arrays and mismatched row counts are refused here
+    return out
+
+
+def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
+    """The layout and the flat float64 start of ``x0`` (a vector or a dict of named arrays)."""
+    if isinstance(x0, Mapping):
+        if not x0:
+            raise ValueError("x0 is an empty dict; give at least one named parameter array")
+        arrays = {str(k): np.asarray(v, dtype=np.float64) for k, v in x0.items()}
+        layout = ParamLayout(tuple(arrays), tuple(a.shape for a in arrays.values()))
+        flat = layout.flatten(arrays)
+        named = True
+    else:
+        flat = np.asarray(x0, dtype=np.float64)
+        if flat.ndim != 1 or flat.size == 0:
+            raise ValueError(f"x0 must be a non-empty 1-D vector or a dict of named arrays, got "
+                             f"shape {flat.shape}")
+        layout = ParamLayout(("x",), (flat.shape,))
+        named = False
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("x0 contains NaN or inf")
+    return layout, flat.copy(), named
+
+
+class FunctionProblem(Problem):
+    r"""A problem from a user's objective ``objective(ops, x, data)``: see :func:`from_function`.
+
+    Parameters
+    ----------
+    objective, x0, data, grad, optimum, name, default_target, lipschitz
+        As in :func:`from_function`.
+
+    Attributes
+    ----------
+    named : bool
+        True when the parameters are named arrays (``x0`` was a dict).
+    """
+
+    def __init__(self, objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
+                 grad: Callable[..., Any] | None = None, optimum: Any = None,
+                 name: str = "function", *, default_target: Any = None,
+                 lipschitz: float | None = None) -> None:
+        if not callable(objective):
+            raise TypeError(f"objective must be callable objective(ops, x, data), got "
+                            f"{type(objective).__name__}")
+        if grad is not None and not callable(grad):
+            raise TypeError(f"grad must be callable grad(x, data) or None, got {type(grad).__name__}")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self.name = name
+        self._fn, self._grad = objective, grad
+        self._layout, self._x0, self.named = _layout_and_x0(x0)
+        self._data = _check_data(data, name)
+        self._target = default_target
+        if lipschitz is not None and not (isinstance(lipschitz, (int, float))
+                                          and math.isfinite(lipschitz) and lipschitz > 0):
+            raise ValueError(f"lipschitz must be a positive finite float or None, got {lipschitz!r}")
+        self._lipschitz = None if lipschitz is None else float(lipschitz)
+        self._optimum_arg = optimum
+        self._optimum: Optimum | None = _given_optimum(optimum, self._layout.size)
+        self._host: Callable[..., tuple[float, np.ndarray]] | None = None
+
+    # ------------------------------------------------------------------ Problem interface
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        return self._data
+
+    def init_params(self, seed: int = 0) -> Array:
+        return self._x0.copy()
+
+    def _params(self, ops: Any, x: Any) -> Any:
+        return self._layout.unflatten(x, ops) if self.named else x
+
+    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        return self._fn(ops, self._params(ops, x), batch)
+
+    def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        """Value and gradient in numpy: the user's ``grad``, else a framework's autodiff.
+
+        Parameters
+        ----------
+        x : ndarray, shape (n_params,)
+        batch : dict of str to ndarray
+
+        Returns
+        -------
+        fun : float
+        grad : ndarray, shape (n_params,), the dtype of ``x``
+
+        Raises
+        ------
+        NotImplementedError
+            No ``grad`` was given and neither PyTorch nor TensorFlow is installed.
+        ValueError
+            ``grad`` returned an array of the wrong shape.
+        """
+        if self._grad is None:
+            fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
+            return fun, np.asarray(g, dtype=x.dtype)
+        fun = float(self._fn(numpy_ops(), self._params(None, x), batch))
+        g = self._grad(self._params(None, x), batch)
+        if self.named:
+            flat = self._layout.flatten(g)
+        else:
+            flat = np.asarray(g, dtype=np.float64).reshape(-1)
+            if flat.shape != x.shape:
+                raise ValueError(f"grad returned shape {np.shape(g)}, expected {x.shape} (the "
+                                 "shape of x)")
+        return fun, flat.astype(x.dtype, copy=False)
+
+    def _host_value_and_grad(self) -> Callable[..., tuple[float, np.ndarray]]:
+        if self._host is None:
+            numpy_ops()  # makes sure the hooks are registered
+            host = _HOOKS["autodiff"](self)
+            if host is None:
+                raise NotImplementedError(
+                    f"problem {self.name!r} has no analytic gradient and neither PyTorch nor "
+                    "TensorFlow is installed to differentiate it: pass grad=... to "
+                    "from_function, or pip install 'optcmp[torch]'")
+            self._host = host
+        return self._host
+
+    def fun64(self, x: np.ndarray) -> float:
+        xf = np.asarray(x, dtype=np.float64)
+        return float(self._fn(numpy_ops(), self._params(None, xf), self._data))
+
+    def unsupported_backend(self, backend: str) -> str | None:
+        if backend == "numpy" and self._grad is None:
+            return (f"problem {self.name!r} has no analytic gradient, and the numpy backend has "
+                    "no autodiff: pass grad=lambda x, data: ... (the gradient of the objective "
+                    "as a numpy array shaped like x) to optcmp.problems.from_function to run "
+                    "it on numpy; torch and tensorflow differentiate the objective themselves")
+        return None
+
+    def default_target(self, tol: float | None = None) -> Any:
+        return self._target
+
+    def lipschitz(self) -> float:
+        if self._lipschitz is None:
+            return super().lipschitz()
+        return self._lipschitz
+
+    def optimum(self) -> Optimum | None:
+        if self._optimum is None and isinstance(self._optimum_arg, str):
+            self._optimum = estimate_optimum(self)
+        return self._optimum
+
+    def spec(self) -> dict[str, Any]:
+        h = hashlib.sha256(self._x0.tobytes())
+        for k in sorted(self._data):
+            h.update(k.encode())
+            h.update(str(self._data[k].shape).encode())
+            h.update(self._data[k].tobytes())
+        fn = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+        return {"problem": "function", "source": "function", "name": self.name,
+                "objective": f"{getattr(self._fn, '__module__', '?')}.{fn}",
+                "n_params": self.n_params, "n_samples": self.n_samples,
+                "analytic_grad": self._grad is not None,
+                "data_fingerprint": h.hexdigest()[:16]}
+
+
+def _given_optimum(optimum: Any, n: int) -> Optimum | None:
+    if optimum is None or isinstance(optimum, Optimum):
+        return optimum
+    if isinstance(optimum, str):
+        if optimum != "estimate":
+            raise ValueError(f"optimum must be None, a float (f*), an Optimum or 'estimate', got "
+                             f"{optimum!r}")
+        return None
+    if isinstance(optimum, bool) or not isinstance(optimum, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(float(optimum)):
+        raise ValueError(f"optimum must be None, a finite float (f*), an Optimum or 'estimate', "
+                         f"got {optimum!r}")
+    return Optimum(fun=float(optimum), x=None, method="given by the user", time=None,
+                   kind="given")
+
+
+def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
+    """``f*`` by a tight reference solve: scipy's L-BFGS-B in float64 from the initial point.
+
+    The options are :data:`ESTIMATE_OPTIONS` (``gtol=1e-10``, ``ftol=1e-15``, 30 correction
+    pairs, up to 100,000 iterations) and the gradient is the problem's numpy gradient (analytic,
+    or a framework's exact autodiff), with one BLAS thread (``f*`` independent of the thread
+    count). The result is recorded as ``kind="estimated"`` with the
+    method, its options, its iterations, its final gradient norm and scipy's message, and tables
+    flag relative suboptimalities computed from it.
+
+    Parameters
+    ----------
+    problem : Problem
+    x0 : ndarray, optional
+        Start of the solve; default ``problem.init_params(0)``.
+
+    Returns
+    -------
+    Optimum
+        ``kind="estimated"``, ``time`` the solve's wall time.
+
+    References
+    ----------
+    R. H. Byrd, P. Lu, J. Nocedal and C. Zhu, "A limited memory algorithm for bound constrained
+    optimization", SIAM J. Sci. Comput. 16(5), 1190-1208, 1995.
+    """
+    from optcmp._scipy import optimize
+
+    data = problem.train_data
+    start = np.asarray(problem.init_params(0) if x0 is None else x0, dtype=np.float64)
+
+    def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = problem.value_and_grad(np.asarray(x, dtype=np.float64), data)
+        return float(f), np.asarray(g, dtype=np.float64)
+
+    t0 = time.perf_counter()
+    with np.errstate(all="ignore"), one_blas_thread():
+        res = optimize().minimize(fg, start, jac=True, method="L-BFGS-B",
+                                  options=dict(ESTIMATE_OPTIONS))
+    elapsed = time.perf_counter() - t0
+    gnorm = float(np.max(np.abs(res.jac))) if res.jac is not None else math.nan
+    opts = ", ".join(f"{k}={v:g}" for k, v in ESTIMATE_OPTIONS.items())
+    method = (f"scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
+              f"|g|_inf={gnorm:.1e}, {str(res.message)}")
+    return Optimum(fun=float(res.fun), x=np.asarray(res.x, dtype=np.float64), method=method,
+                   time=elapsed, kind="estimated")
+
+
+def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
+                  grad: Callable[..., Any] | None = None, optimum: Any = None, *,
+                  name: str = "function", default_target: Any = None,
+                  lipschitz: float | None = None) -> FunctionProblem:
+    """A problem from your own objective, written once against the ops namespace.
+
+    Parameters
+    ----------
+    objective : callable
+        ``objective(ops, x, data) -> scalar``. ``ops`` is the backend's ops namespace
+        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.backends.base.OPS`),
+        ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
+        is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
+        empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;
+        put constant arrays in ``data`` (or build them from ``x`` with ``ops.*_like``).
+    x0 : array_like, shape (n,), or dict of str to array_like
+        The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
+    data : dict of str to array_like, optional
+        Training arrays, each indexed by sample along axis 0 (the same number of rows);
+        ``None`` for a data-free problem (e.g. Rosenbrock), which full-batch optimizers run on
+        and stochastic ones skip.
+    grad : callable, optional
+        ``grad(x, data) -> array`` (or dict of arrays for named parameters): the analytic
+        gradient in numpy, used by the numpy backend. Without it the numpy backend is
+        ``skipped`` (with a message saying to add it); torch and TensorFlow differentiate
+        ``objective`` themselves.
+    optimum : float, Optimum or "estimate", optional
+        The known minimum ``f*`` (a float, recorded as "given by the user"), an
+        :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``: ``f*`` from a tight reference
+        solve (:func:`estimate_optimum`), recorded as estimated and flagged in tables.
+    name : str, default "function"
+        Name in tables.
+    default_target : optcmp.stopping.Rule, optional
+        The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
+    lipschitz : float, optional
+        Lipschitz constant of the gradient, for ``learning_rate="auto"``.
+
+    Returns
+    -------
+    FunctionProblem
+
+    Raises
+    ------
+    TypeError
+        ``objective`` or ``grad`` not callable, ``data`` not a dict.
+    ValueError
+        An empty or non-finite ``x0``, non-numeric or non-finite data, arrays with different
+        numbers of rows or without a sample axis, a bad ``optimum`` or ``lipschitz``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optcmp.problems import from_function
+    >>> def rosenbrock(ops, x, data):
+    ...     return 100.0 * (x[1] - x[0] ** 2) ** 2 + (1.0 - x[0]) ** 2
+    >>> p = from_function(rosenbrock, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
+    >>> round(p.fun64(p.init_params()), 2), p.n_samples
+    (24.2, 0)
+    """
+    return FunctionProblem(objective, x0, data, grad, optimum, name,
+                           default_target=default_target, lipschitz=lipschitz)
+
+
+__all__ = ["ESTIMATE_OPTIONS", "FunctionProblem", "estimate_optimum", "from_function",
+           "set_host_autodiff"]

@@ -1,0 +1,124 @@
+"""Problem suites: sets of problems compared together (performance and data profiles).
+
+A :class:`Suite` is a named, ordered list of problems. :func:`optcmp.compare` accepts one in
+place of a problem and runs every optimizer on every problem into one comparison: its table is
+one table per problem, its ``settings["suite"]`` names the problems and ``settings["optima"]``
+holds each problem's optimum record, and with ``store="runs.jsonl"`` each problem gets its own
+store file (``runs-<problem name>.jsonl``). Dolan-Moré performance profiles and Moré-Wild data
+profiles (:mod:`optcmp.stats`, :func:`optcmp.plot.suite_profiles`) are defined over such a set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from optcmp.problems.base import Problem
+from optcmp.problems.mgh import MGH, MGHProblem
+
+
+class Suite:
+    """A named set of problems.
+
+    Parameters
+    ----------
+    name : str
+        Name of the suite (``"mgh"``).
+    problems : sequence of Problem
+        The problems, with unique names.
+
+    Raises
+    ------
+    TypeError
+        An element is not a Problem.
+    ValueError
+        No problems, or two with the same name.
+    """
+
+    def __init__(self, name: str, problems: Sequence[Problem]) -> None:
+        probs = list(problems)
+        bad = [type(p).__name__ for p in probs if not isinstance(p, Problem)]
+        if bad:
+            raise TypeError(f"a suite holds optcmp Problems, got {bad[0]}")
+        if not probs:
+            raise ValueError(f"suite {name!r} has no problems")
+        names = [p.name for p in probs]
+        dups = sorted({n for n in names if names.count(n) > 1})
+        if dups:
+            raise ValueError(f"suite {name!r}: problem names must be unique, repeated: {dups}")
+        self.name = name
+        self.problems = probs
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self.problems)
+
+    def __getitem__(self, i: int) -> Problem:
+        return self.problems[i]
+
+    @property
+    def names(self) -> list[str]:
+        """The problems' names, in order."""
+        return [p.name for p in self.problems]
+
+    def spec(self) -> dict[str, Any]:
+        """``{"suite": name, "problems": [spec, ...]}`` (JSON-serializable)."""
+        return {"suite": self.name, "problems": [p.spec() for p in self.problems]}
+
+    def __repr__(self) -> str:
+        return f"Suite({self.name!r}, {len(self.problems)} problems)"
+
+
+def mgh(problems: Sequence[int | str] | None = None,
+        sizes: dict[int, dict[str, int]] | None = None) -> Suite:
+    """The Moré-Garbow-Hillstrom unconstrained test set (35 problems) as a suite.
+
+    Parameters
+    ----------
+    problems : sequence of int or str, optional
+        A subset, by number (1..35) or name; default all 35.
+    sizes : dict, optional
+        ``{number: {"n": ..., "m": ...}}`` overrides of the default dimensions.
+
+    Returns
+    -------
+    Suite
+        :class:`~optcmp.problems.MGHProblem` instances at the paper's standard starting
+        points; dimensions: the fixed ones of the paper, and for the variable ones n = 10
+        (Watson 9, extended Powell 12, Chebyquad 8, linear functions n = 10 with m = 20, Gulf
+        m = 99, Box m = 10, Biggs EXP6 m = 13), sizes the paper lists minima for where it lists
+        any.
+
+    Raises
+    ------
+    ValueError
+        An unknown problem or a size it does not allow.
+
+    References
+    ----------
+    J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained optimization
+    software", ACM Trans. Math. Softw. 7(1), 17-41, 1981.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> s = optcmp.suites.mgh()
+    >>> len(s), s.names[0]
+    (35, 'mgh01_rosenbrock')
+    """
+    keys = list(MGH) if problems is None else list(problems)
+    sizes = sizes or {}
+    out = []
+    for k in keys:
+        p = MGHProblem(k)
+        out.append(MGHProblem(p.info.number, **sizes[p.info.number])
+                   if p.info.number in sizes else p)
+    return Suite("mgh", out)
+
+
+#: Suites by command-line name.
+SUITES = {"mgh": mgh}
+
+__all__ = ["SUITES", "Suite", "mgh"]

@@ -1,0 +1,205 @@
+"""from_function: a user's objective written once, data-free problems, estimated and given optima."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp.problems import Optimum, from_function
+from optcmp.problems.base import count_rows
+from tests.conftest import HAS_TF, HAS_TORCH, needs_tf, needs_torch
+
+FRAMEWORKS = [b for b, ok in (("torch", HAS_TORCH), ("tensorflow", HAS_TF)) if ok]
+
+
+def rosen(ops, x, data):
+    return 100.0 * (x[1] - x[0] ** 2) ** 2 + (1.0 - x[0]) ** 2
+
+
+def rosen_grad(x, data):
+    return np.array([-400.0 * x[0] * (x[1] - x[0] ** 2) - 2.0 * (1.0 - x[0]),
+                     200.0 * (x[1] - x[0] ** 2)])
+
+
+def test_rosenbrock_data_free_with_grad_runs_on_numpy():
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0, name="rosenbrock")
+    assert p.n_samples == 0 and p.train_data == {}
+    assert p.fun64(p.init_params()) == pytest.approx(24.2, abs=1e-12)
+    r = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), tol=1e-10, max_iter=500, threads=1)
+    assert r.status == "converged"
+    assert r.fun <= 1e-10 * 24.2
+
+
+def test_numpy_without_grad_is_skipped_with_what_to_add():
+    p = from_function(rosen, [-1.2, 1.0], optimum=0.0)
+    r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), max_iter=5)
+    assert r.status == "skipped"
+    assert "grad=" in r.message and "from_function" in r.message
+    assert r.nit == 0 and r.f0 == pytest.approx(24.2)
+
+
+@pytest.mark.skipif(not FRAMEWORKS, reason="no framework installed")
+def test_frameworks_differentiate_the_objective_and_agree():
+    p = from_function(rosen, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
+    for b in FRAMEWORKS:
+        r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), backend=b, max_iter=3)
+        q = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
+        ref = optcmp.run_one(q, optcmp.gd(learning_rate=1e-3), max_iter=3, threads=1)
+        np.testing.assert_allclose(r.x, ref.x, rtol=1e-13)
+    # the host-side gradient (off the clock) is the framework's exact autodiff
+    f, g = p.value_and_grad(np.array([-1.2, 1.0]), {})
+    np.testing.assert_allclose(g, rosen_grad(np.array([-1.2, 1.0]), {}), rtol=1e-14)
+
+
+def _logreg_data(n=200, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.standard_normal(n) > 0).astype(np.float64)
+    return {"X": X, "y": y}
+
+
+def logloss(ops, p, data):
+    z = ops.matmul(data["X"], p["w"]) + p["b"]
+    return ops.mean(ops.softplus(z) - data["y"] * z) + 0.5e-2 * ops.sum(p["w"] * p["w"])
+
+
+def test_named_parameters_and_their_gradient():
+    data = _logreg_data()
+
+    def grad(p, data):
+        z = data["X"] @ p["w"] + p["b"]
+        r = (1.0 / (1.0 + np.exp(-z)) - data["y"]) / z.size
+        return {"w": data["X"].T @ r + 1e-2 * p["w"], "b": np.sum(r)}
+
+    p = from_function(logloss, {"w": np.zeros(3), "b": 0.0}, data, grad=grad, optimum="estimate")
+    assert p.layout.names == ("w", "b") and p.layout.shapes == ((3,), ())
+    assert p.n_samples == 200 and p.n_params == 4
+    opt = p.optimum()
+    assert opt.kind == "estimated" and "L-BFGS-B" in opt.method and "gtol=1e-10" in opt.method
+    f, g = p.value_and_grad(opt.x, p.train_data)
+    assert np.max(np.abs(g)) < 1e-8
+    assert f == pytest.approx(opt.fun, abs=1e-15)
+
+
+def test_estimated_optimum_is_flagged_in_the_table():
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum="estimate")
+    comp = optcmp.compare(p, [optcmp.lbfgs(impl="scipy")], progress=False, tol=1e-8,
+                          max_iter=200, threads=1)
+    assert comp.optimum["kind"] == "estimated"
+    text = comp.table()
+    assert "rel.subopt*" in text and "is an estimate" in text
+    assert "lstsq" not in text and "direct solve" not in text
+
+
+def test_given_optimum_is_not_called_a_direct_solve():
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
+    comp = optcmp.compare(p, [optcmp.lbfgs(impl="scipy")], progress=False, max_iter=200)
+    text = comp.table()
+    assert "lstsq" not in text and "direct solve" not in text
+    assert "given by the user" in text
+    # a user's Optimum with a timed closed form keeps its own method in the floor row
+    own = Optimum(fun=0.0, x=np.ones(2), method="closed form", time=1e-6)
+    comp2 = optcmp.compare(from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=own),
+                           [optcmp.lbfgs(impl="scipy")], progress=False, max_iter=200)
+    floor = [ln for ln in comp2.table().splitlines() if "floor" in ln]
+    assert len(floor) == 1 and "closed form" in floor[0] and "lstsq" not in floor[0]
+
+
+def test_linear_regression_floor_row_still_says_lstsq():
+    p = optcmp.problems.LinearRegression(n_samples=500)
+    comp = optcmp.compare(p, [optcmp.lbfgs(impl="scipy")], progress=False, max_iter=100)
+    floor = [ln for ln in comp.table().splitlines() if "floor" in ln]
+    assert len(floor) == 1 and "lstsq" in floor[0]
+
+
+def test_stochastic_optimizer_on_a_data_free_problem_is_skipped():
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
+    r = optcmp.run_one(p, optcmp.sgd(learning_rate=1e-3), max_iter=5)
+    assert r.status == "skipped" and "no training data" in r.message
+
+
+def test_without_optimum_or_target_the_error_says_what_to_do():
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad)
+    assert p.default_target() is None
+    with pytest.raises(ValueError, match="optimum='estimate'"):
+        optcmp.make_stopping(p)
+    q = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, default_target=optcmp.LossTarget(1e-8))
+    r = optcmp.run_one(q, optcmp.lbfgs(impl="scipy"), max_iter=200)
+    assert r.status == "converged" and r.fun <= 1e-8
+
+
+def test_the_base_class_declares_default_target():
+    lr = optcmp.problems.LinearRegression(n_samples=10)
+    assert lr.default_target(1e-6) is None
+    assert optcmp.problems.FizzBuzzMLP().default_target() is not None
+
+
+@pytest.mark.parametrize("data, match", [
+    ({"a": np.zeros(3), "b": np.zeros(4)}, "different numbers of rows"),
+    ({"a": np.float64(1.0)}, "0-d"),
+    ({"a": np.array([1.0, np.nan])}, "NaN"),
+    ({"a": np.array(["x", "y"])}, "numeric"),
+])
+def test_bad_data_is_refused_naming_it(data, match):
+    with pytest.raises(ValueError, match=match):
+        from_function(rosen, [0.0, 0.0], data)
+
+
+def test_count_rows_of_no_data_is_zero():
+    assert count_rows({}) == 0
+    assert count_rows({"a": np.zeros((5, 2)), "b": np.zeros(5)}) == 5
+
+
+@pytest.mark.parametrize("kwargs, err", [
+    ({"x0": []}, ValueError), ({"x0": [[1.0]]}, ValueError), ({"x0": [np.nan]}, ValueError),
+    ({"x0": [1.0], "optimum": "exact"}, ValueError), ({"x0": [1.0], "optimum": np.inf}, ValueError),
+    ({"x0": [1.0], "grad": 3}, TypeError), ({"x0": [1.0], "data": [1, 2]}, TypeError),
+    ({"x0": [1.0], "lipschitz": -1.0}, ValueError), ({"x0": {}}, ValueError),
+])
+def test_bad_arguments(kwargs, err):
+    with pytest.raises(err):
+        from_function(rosen, **kwargs)
+
+
+def test_wrong_gradient_shape_is_named():
+    p = from_function(rosen, [-1.2, 1.0], grad=lambda x, d: np.zeros(3))
+    with pytest.raises(ValueError, match="grad returned shape"):
+        p.value_and_grad(np.zeros(2), {})
+
+
+@needs_torch
+@needs_tf
+def test_user_logistic_objective_is_equivalent_across_backends():
+    p = from_function(logloss, {"w": np.zeros(3), "b": 0.0}, _logreg_data(), optimum="estimate")
+    res = optcmp.check_equivalence(p, optcmp.gd(learning_rate=0.5), backends=["torch",
+                                                                             "tensorflow"],
+                                   steps=5)
+    assert res.verdict == "equivalent", str(res)
+
+
+@needs_torch
+@needs_tf
+def test_the_ten_line_example_in_the_docs_is_equivalent_on_three_backends(capsys):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "problems.md").read_text()
+    block = re.search(r"<!-- test: own-problem -->\n```python\n(.*?)```", doc, re.S).group(1)
+    body = [ln for ln in block.splitlines()
+            if ln.strip() and not ln.startswith(("import ", "rng =", "X =", "print("))]
+    assert len(body) <= 10, body  # the objective, its numpy gradient and the problem
+    exec(compile(block, "docs/problems.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "equivalent"
+
+
+def test_no_numpy_path_uses_another_frameworks_gradient():
+    """check_equivalence and the numpy backend itself refuse a problem without a numpy grad."""
+    from optcmp.backends import get_backend
+
+    p = from_function(rosen, [-1.2, 1.0], optimum=0.0)
+    res = optcmp.check_equivalence(p, optcmp.gd(learning_rate=1e-3),
+                                   backends=["numpy", *FRAMEWORKS], steps=2)
+    assert "numpy" not in res.backends and "grad=" in res.skipped["numpy"]
+    with pytest.raises(ValueError, match="grad="):
+        get_backend("numpy").value_and_grad(p)

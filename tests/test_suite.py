@@ -1,0 +1,120 @@
+"""Comparisons over a suite: compare(suite), More-Wild profiles, per-problem tables, CLI --suite."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp import cli, stats
+from optcmp.results import RunResult, Trace
+from optcmp.suites import Suite
+
+
+@pytest.fixture(autouse=True)
+def _own_activity_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPTCMP_ACTIVITY_DIR", str(tmp_path))
+
+
+def _run(problem, label, funs, nfev, n_params=2, f0=None):
+    funs = np.asarray(funs, dtype=np.float64)
+    tr = Trace(iteration=np.arange(funs.size), time=np.arange(funs.size) * 0.1, fun=funs,
+               grad_norm=np.full(funs.size, np.nan), nfev=np.asarray(nfev, dtype=np.int64),
+               njev=np.asarray(nfev, dtype=np.int64))
+    return RunResult(problem=problem, optimizer=label, label=label, backend="numpy",
+                     dtype="float64", status="max_iter", f0=float(funs[0] if f0 is None else f0),
+                     n_params=n_params, trace=tr, problem_spec={"p": problem}, fun=float(funs[-1]))
+
+
+def test_more_wild_test_and_simplex_gradient_budget_by_hand():
+    # problem A (n = 2): f_L = 0 (solver b); with tau = 0.1 a run must reach f <= 10 from 100.
+    # a: f hits 9 at nfev 6 -> 6 / 3 = 2 simplex gradients; b: f = 5 at nfev 9 -> 3.
+    # problem B (n = 4): f_L = 1 (a); from 51 a run must reach f <= 6: a at nfev 10 -> 2;
+    # b never gets below 30 -> unsolved.
+    runs = [_run("A", "a", [100, 50, 9], [0, 3, 6]), _run("A", "b", [100, 40, 5, 0], [0, 3, 9, 12]),
+            _run("B", "a", [51, 20, 1], [0, 5, 10], n_params=4),
+            _run("B", "b", [51, 30], [0, 5], n_params=4)]
+    low = stats.best_found(runs)
+    assert sorted(low.values()) == [0.0, 1.0]
+    assert stats.first_solved(runs[0], 0.1, 0.0) == 6.0
+    d = stats.data_profile(runs, metric="nfev", per_dimension=True, tau=0.1, warn=False)
+    assert d.solvers == ["a", "b"]
+    np.testing.assert_array_equal(d.values, [[2.0, 3.0], [2.0, math.inf]])
+    assert d.at(2.0) == {"a": 1.0, "b": 0.0} and d.at(3.0) == {"a": 1.0, "b": 0.5}
+    text = stats.suite_profile_table(runs, tau=0.1)
+    # d(1) d(10) d(100) d(1000) rho(1) rho(2) rho(4) rho(16)
+    assert text.splitlines()[-2].split() == ["a", "0.00", "1.00", "1.00", "1.00", "1.00",
+                                             "1.00", "1.00", "1.00"]
+    assert text.splitlines()[-1].split() == ["b", "0.00", "0.50", "0.50", "0.50", "0.00",
+                                             "0.50", "0.50", "0.50"]
+    assert "simplex gradients" in d.xlabel
+    p = stats.performance_profile(runs, metric="nfev", tau=0.1, warn=False)
+    np.testing.assert_array_equal(p.values, [[1.0, 1.5], [1.0, math.inf]])
+    with pytest.raises(ValueError, match="tau must be"):
+        stats.data_profile(runs, tau=1.5)
+
+
+def test_compare_over_a_suite_collects_every_problem():
+    suite = optcmp.suites.mgh([1, 5, "wood"])
+    comp = optcmp.compare(suite, [optcmp.lbfgs(impl="scipy"), optcmp.gd(learning_rate=1e-3)],
+                          progress=False, max_iter=50, threads=1)
+    assert {r.problem for r in comp.runs} == set(suite.names)
+    assert len(comp) == 6
+    assert comp.settings["suite"] == {"name": "mgh", "problems": suite.names}
+    assert comp.settings["optima"]["mgh14_wood"]["kind"] == "given"
+    text = comp.table()
+    assert [ln for ln in text.splitlines() if ln.startswith("== ")] == [
+        f"== {n}" for n in suite.names]
+    assert "lstsq" not in text
+    rows = comp.summary(as_frame=False, warn=False)
+    assert {r["problem"] for r in rows} == set(suite.names)
+
+
+def test_suite_store_is_one_file_per_problem(tmp_path):
+    suite = optcmp.suites.mgh([1, 13])
+    store = tmp_path / "runs.jsonl"
+    optcmp.compare(suite, [optcmp.lbfgs(impl="scipy")], progress=False, max_iter=50,
+                   store=store)
+    assert sorted(p.name for p in tmp_path.glob("runs-*.jsonl")) == [
+        "runs-mgh01_rosenbrock.jsonl", "runs-mgh13_powell_singular.jsonl"]
+    again = optcmp.compare(suite, [optcmp.lbfgs(impl="scipy")], progress=False, max_iter=50,
+                           store=store)
+    assert len(again) == 2
+
+
+def test_suite_checks_its_problems():
+    with pytest.raises(ValueError, match="no problems"):
+        Suite("s", [])
+    with pytest.raises(TypeError, match="Problems"):
+        Suite("s", [1])
+    p = optcmp.problems.MGHProblem(1)
+    with pytest.raises(ValueError, match="unique"):
+        Suite("s", [p, p])
+
+
+def test_cli_suite_report_has_the_profiles_over_35_problems(tmp_path, capsys):
+    html = tmp_path / "r.html"
+    rc = cli.main(["run", "--suite", "mgh", "--optimizers", "lbfgs,gd", "--backends", "numpy",
+                   "--max-iter", "20", "--max-time", "2", "--set", "gd.learning_rate=1e-4",
+                   "--set", "lbfgs.impl=scipy", "--no-progress", "--report", str(html)])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    assert len(re.findall(r"^== mgh\d\d_", out, flags=re.M)) == 35
+    assert "profiles over 35 problems (Moré-Wild test, tau = 0.001)" in out
+    assert re.search(r"^lbfgs\s+\d\.\d\d\s", out, flags=re.M)
+    page = html.read_text()
+    assert 'id="fig-performance_profile_suite"' in page
+    assert 'id="fig-data_profile_suite"' in page
+    assert page.count("over the 35 problems") == 2
+    assert "simplex gradients" in page
+    assert "Profiles over the suite mgh (35 problems)" in page
+
+
+def test_cli_suite_refuses_single_problem_options(capsys):
+    assert cli.main(["run", "--suite", "mgh", "--rows", "10"]) == 2
+    assert "drop --rows" in capsys.readouterr().err
+    assert cli.main(["run", "--suite", "cutest"]) == 2
+    assert "unknown suite 'cutest'; valid: mgh" in capsys.readouterr().err
