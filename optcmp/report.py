@@ -445,7 +445,19 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
         parts.append("<p class=note>Plots omitted (plots=False).</p>")
     parts.append('<h2 id="runs">Runs</h2>')
     parts.append(_runs_section(comp))
-    parts.append('<h2 id="settings">Problem and settings</h2>')
+    parts.extend(_settings_sections(comp))
+    parts.append("</body></html>\n")
+    page = "\n".join(parts)
+    if path is not None:
+        from optcmp._io import write_text_atomic
+
+        write_text_atomic(path, page, what="report")
+    return page
+
+
+def _settings_sections(comp: Comparison) -> list[str]:
+    """The problem, known optimum, settings and environment sections at the end of a report."""
+    parts = ['<h2 id="settings">Problem and settings</h2>']
     if comp.problem:
         parts.append("<h3>Problem</h3>" + _kv_table(comp.problem))
     if comp.optimum:
@@ -456,13 +468,7 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
         parts.append("<h3>Settings</h3>" + _kv_table(comp.settings))
     parts.append('<h2 id="environment">Environment</h2>')
     parts.append(_kv_table(_environment(comp)))
-    parts.append("</body></html>\n")
-    page = "\n".join(parts)
-    if path is not None:
-        from optcmp._io import write_text_atomic
-
-        write_text_atomic(path, page, what="report")
-    return page
+    return parts
 
 
 def _plots_section(comp: Comparison, images: str) -> str:
