@@ -54,12 +54,14 @@ from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
     Divergence,
+    RateProjection,
     Rule,
+    Stalled,
     State,
     default_stopping,
 )
-from optcmp.threads import check_threads, current_threads, limit_threads
-from optcmp.timing import Stopwatch
+from optcmp.threads import DEFAULT_THREADS, check_threads, current_threads, limit_threads
+from optcmp.timing import Stopwatch, contended, load_average
 
 __all__ = ["RunConfig", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
 
@@ -96,9 +98,11 @@ class RunConfig:
         raising ``StopIteration`` stops the run with status ``stopped``.
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
-    threads : int, optional
-        CPU threads for the run (:func:`optcmp.threads.limit_threads`); default each
-        library's own.
+    threads : int or None, default 1
+        CPU threads for the run (:func:`optcmp.threads.limit_threads`), the same for every
+        backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
+        reductions and timings on a shared machine). ``None`` leaves each library at its own
+        default.
 
     Raises
     ------
@@ -122,7 +126,7 @@ class RunConfig:
     repeat: int = 0
     callback: Callback | None = None
     eval_every: int | None = None
-    threads: int | None = None
+    threads: int | None = DEFAULT_THREADS
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -433,7 +437,7 @@ def run_one(
     repeat: int = 0,
     callback: Callback | None = None,
     eval_every: int | None = None,
-    threads: int | None = None,
+    threads: int | None = DEFAULT_THREADS,
 ) -> RunResult:
     """Run one optimizer on one backend: :func:`run` with the settings as keywords.
 
@@ -444,8 +448,9 @@ def run_one(
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     backend, device, dtype, stopping, tol, max_iter, max_time, max_evals, seed, repeat, \
 callback, eval_every, threads
-        The :class:`RunConfig` fields. ``threads`` gives numpy's BLAS pool, PyTorch's intra-op
-        pool and TensorFlow's pools the same count (recorded in ``RunResult.threads``).
+        The :class:`RunConfig` fields. ``threads`` (default 1) gives numpy's BLAS pool,
+        PyTorch's intra-op pool and TensorFlow's pools the same count (recorded in
+        ``RunResult.threads``); ``None`` leaves each library's own.
 
     Returns
     -------
@@ -492,13 +497,7 @@ class _Run:
         opt = problem.optimum()
         self.fstar = None if opt is None else float(opt.fun)
         self.rule = own_rule(config.stopping_rule(problem, stacklevel=3))
-        self.backend: Backend = get_backend(config.backend, device=config.run_device,
-                                            dtype=config.dtype)
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
-        with np.errstate(all="ignore"):
-            f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
-        self.f0 = float(f0)
-        self.sw = Stopwatch(self.backend.sync)
         self.adapter: Adapter | None = None
         self.monitor: Monitor | None = None
         self.counts = (0, 0, 0)  # nit, nfev, njev
@@ -507,16 +506,38 @@ class _Run:
         self.threads: int | None = None
         self.hyperparameters = dict(spec.hyperparameters)
         self.implementation = ""
+        self.load: list[float | None] = [load_average(), None]
+
+    def _prepare(self) -> None:
+        """The backend, ``f(x0)`` and the stopwatch, with the run's threads already in force.
+
+        Building the backend can start a framework's runtime (TensorFlow fixes its pools
+        then) and ``f(x0)`` runs BLAS: both happen inside :func:`limit_threads`, so the
+        whole run, its first evaluation included, uses the recorded thread count.
+        """
+        config, problem = self.config, self.problem
+        self.backend: Backend = get_backend(config.backend, device=config.run_device,
+                                            dtype=config.dtype)
+        with np.errstate(all="ignore"):
+            f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
+        self.f0 = float(f0)
+        self.sw = Stopwatch(self.backend.sync)
 
     # ------------------------------------------------------------------ phases
     def execute(self) -> RunResult:
+        with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
+            self._prepare()  # a missing backend or absent device raises from run()
+            self.threads = current_threads(self.config.backend)
+            status, message = self._guarded()
+        self.load[1] = load_average()
+        return self._result(status, message)
+
+    def _guarded(self) -> tuple[str, str]:
+        """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
         try:
-            with np.errstate(all="ignore"), limit_threads(self.config.threads,
-                                                          self.config.backend):
-                self.threads = current_threads(self.config.backend)
-                self._setup()
-                self._iterate()
-            status, message = _status(self.monitor, self.loop_out)
+            self._setup()
+            self._iterate()
+            return _status(self.monitor, self.loop_out)
         except (KeyboardInterrupt, SystemExit):
             raise
         except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
@@ -529,7 +550,7 @@ class _Run:
                 last = self.monitor.last  # the evaluations spent up to the failure
                 nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
                 self.counts = (self.monitor.nit, nfev, njev)
-        return self._result(status, message)
+        return status, message
 
     def _setup(self) -> None:
         """Adapter setup and warm-up (untimed), then the monitor."""
@@ -604,7 +625,7 @@ class _Run:
         if monitor is not None and monitor.hit is not None:
             t, it, fe, je = monitor.hit
             to_target = {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
-                         "njev_to_target": je}
+                         "njev_to_target": je, "cpu_time_to_target": monitor.hit_cpu}
         return RunResult(
             problem=problem.name, optimizer=spec.name, label=spec.label, impl=self.impl,
             implementation=self.implementation, seed=self.config.seed,
@@ -617,8 +638,21 @@ class _Run:
             time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
             success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
             **to_target, **self.times, **self._final_point(),
-            wall_time=time.perf_counter() - self.wall0,
+            wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
         )
+
+    def _cpu_and_load(self) -> dict[str, Any]:
+        """CPU time, load averages and the contention flag (issue 12) of the result."""
+        sw = self.sw
+        cpu = sw.cpu_elapsed if sw.intervals else None
+        on_cpu = is_cpu_device(self.backend.describe().get("device"))
+        out: dict[str, Any] = {"cpu_time": cpu, "load_start": self.load[0],
+                               "load_end": self.load[1],
+                               "contended": on_cpu and contended(sw.elapsed, cpu)}
+        if self.monitor is not None and self.monitor.projection is not None:
+            t, n = self.monitor.projection
+            out.update(projected_time_to_target=t, projected_nit_to_target=n)
+        return out
 
 
 def _step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
@@ -670,6 +704,9 @@ def _status(monitor: Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
             return "diverged", _divergence_message(r, monitor.last)
+        if isinstance(r, (Stalled, RateProjection)):
+            where = "" if monitor.last is None else f" (at iteration {monitor.last.iterate})"
+            return r.status, r.explain() + where
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")

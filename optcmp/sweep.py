@@ -29,6 +29,7 @@ from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
 from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
+from optcmp.threads import DEFAULT_THREADS
 from optcmp.stopping import Rule
 
 __all__ = ["compare"]
@@ -43,7 +44,7 @@ def compare(
     max_evals: int | None = None, repeats: int = 1, seed: int = 0,
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
     strict: bool = False, redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = None,
+    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = DEFAULT_THREADS,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 

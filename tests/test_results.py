@@ -96,7 +96,8 @@ def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
     assert "target: RelativeSuboptimality(tol=1e-06)" in text
     assert "problem: problem=linear_regression" in text
     gd_lines = sorted(ln.split()[4] for ln in body if ln.startswith("gd "))
-    assert gd_lines == ["diverged", "max_iter"]
+    # gd's linear rate projects far beyond 300 iterations: stopped early as a projection
+    assert gd_lines == ["diverged", "projected"]
     assert all(" - " in ln for ln in body if ln.startswith("gd "))  # no time-to-target
     assert str(comp) == text
 
