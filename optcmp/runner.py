@@ -60,7 +60,13 @@ from optcmp.stopping import (
     State,
     default_stopping,
 )
-from optcmp.threads import DEFAULT_THREADS, check_threads, current_threads, limit_threads
+from optcmp.threads import (
+    DEFAULT_THREADS,
+    check_threads,
+    current_threads,
+    limit_late_pools,
+    limit_threads,
+)
 from optcmp.timing import Stopwatch, contended, load_average
 
 __all__ = ["RunConfig", "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
@@ -536,6 +542,8 @@ class _Run:
         """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
         try:
             self._setup()
+            limit_late_pools(self.config.threads)  # pools of libraries the setup loaded
+            self.threads = current_threads(self.config.backend)
             self._iterate()
             return _status(self.monitor, self.loop_out)
         except (KeyboardInterrupt, SystemExit):

@@ -145,4 +145,25 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         yield
 
 
-__all__ = ["DEFAULT_THREADS", "blas_threads", "check_threads", "current_threads", "limit_threads"]
+def limit_late_pools(n: int | None) -> None:
+    """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
+
+    A library loaded during a run's setup (scipy's own OpenBLAS, say) starts with its default
+    pool size; this sets every pool to ``n`` again. Those pools keep ``n`` after the run
+    (:func:`limit_threads` restores only the pools it saw).
+
+    Parameters
+    ----------
+    n : int or None
+        Threads; None does nothing.
+    """
+    if n is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return
+    threadpool_limits(limits=int(n))
+
+
+__all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads"]

@@ -10,6 +10,12 @@ import pytest
 
 from optcmp.problems import LinearRegression
 
+# Pin TensorFlow's pools to one thread before any test starts its runtime (it fixes them then,
+# process-wide): optcmp's default thread count, so that float paths that depend on the
+# reduction order give the same result whatever the order of the tests (issue 12).
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
 
