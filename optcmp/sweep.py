@@ -287,6 +287,11 @@ class _Sweep:
         shared = [r for r in self.executed if r.shared_host]
         if shared:
             _warn_shared_host(shared, len(self.executed), executor)
+        busy = [r for r in self.executed if r.contended]
+        if busy:  # issue 12: contention measured whatever its cause
+            from optcmp.stats import contended_issue
+
+            warnings.warn(contended_issue(busy, len(self.executed)), UserWarning, stacklevel=3)
         return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
 
     def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:

@@ -41,6 +41,31 @@ def _timed_cells(r: RunResult) -> list[str]:
     return ["-" if never and not t else _fmt_time(t) for t in (r.time, r.warmup_time)]
 
 
+def _ttt_cell(r: RunResult) -> str:
+    """Time-to-target, or ``~T`` for a projection (never a result), or ``-``."""
+    if r.time_to_target is not None:
+        return _fmt_time(r.time_to_target)
+    if r.projected_time_to_target is not None and r.status == "projected":
+        return "~" + _fmt_time(r.projected_time_to_target)
+    return "-"
+
+
+def _contention_notes(comp: Comparison) -> list[str]:
+    """Notes on the CPU-time column, projections and contended runs (issue 12)."""
+    notes = ["cpu-to-target: process CPU time of the timed steps to the target (totals for "
+             "runs that missed it), a figure other work on the host does not inflate"]
+    if any(r.status == "projected" for r in comp.runs):
+        notes.append("~T: a projection from the run's observed linear rate (status projected), "
+                     "not a measured time-to-target")
+    busy = [r for r in comp.runs if r.contended]
+    if busy:
+        loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
+        load = f", host load average up to {max(loads):.2f}" if loads else ""
+        notes.append(f"contended: {len(busy)} run(s) lost CPU to other work (wall time more "
+                     f"than 20% above CPU time{load}): their times are inflated")
+    return notes
+
+
 def rows(comp: Comparison) -> list[dict[str, Any]]:
     """One flat dict per run (no trace or iterate): the table's data.
 
@@ -68,6 +93,10 @@ def rows(comp: Comparison) -> list[dict[str, Any]]:
             "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
             "relative_suboptimality": r.relative_suboptimality, "message": r.message,
             "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
+            "cpu_time": r.cpu_time, "cpu_time_to_target": r.cpu_time_to_target,
+            "load_start": r.load_start, "load_end": r.load_end, "contended": r.contended,
+            "projected_time_to_target": r.projected_time_to_target,
+            "projected_nit_to_target": r.projected_nit_to_target,
             **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
             **{f"metric_{k}": v for k, v in r.metrics.items()},
         })
@@ -153,7 +182,8 @@ def table(comp: Comparison) -> str:
                            if k.endswith("accuracy")}) if no_opt else []
     header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
               "nfev", "njev", "loss" if no_opt else "rel.subopt",
-              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
+              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up",
+              "cpu-to-target", "contended"]
     lines = [header]
     for r in sorted(comp.runs, key=_sort_key):
         reached = r.time_to_target is not None
@@ -163,18 +193,20 @@ def table(comp: Comparison) -> str:
                          + ["-"] * (len(header) - 5))
             continue
         lines.append([
-            r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
+            r.label, where, r.impl or "-", r.dtype, r.status, _ttt_cell(r),
             str(r.nit_to_target if reached else r.nit),
             str(r.nfev_to_target if reached else r.nfev),
             str(r.njev_to_target if reached else r.njev),
             _fmt_num(r.fun if no_opt else r.relative_suboptimality),
             *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
-            *_timed_cells(r),
+            *_timed_cells(r), _fmt_time(r.cpu_time_to_target if reached else r.cpu_time),
+            "yes" if r.contended else "-",
         ])
     if comp.optimum and comp.optimum.get("time") is not None:
         lines.append([f"{comp.optimum.get('method', 'direct')} (direct solve, floor)",
                       "numpy", "lstsq", "float64", "exact", _fmt_time(comp.optimum["time"]),
-                      "-", "-", "-", _fmt_num(0.0), _fmt_time(comp.optimum["time"]), "-"])
+                      "-", "-", "-", _fmt_num(0.0), _fmt_time(comp.optimum["time"]), "-", "-",
+                      "-"])
     out = fixed_width(lines, left=5)
     notes = []
     target = comp.settings.get("target")
@@ -191,8 +223,10 @@ def table(comp: Comparison) -> str:
         notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
                      f"{max(r.concurrency for r in shared)} at once): their timings contend "
                      "and are not comparable with sequential ones")
-    failed = [r for r in comp.runs if r.status in ("failed", "skipped")]
-    for r in failed:
+    notes.extend(_contention_notes(comp))
+    why = [r for r in comp.runs if r.status in ("failed", "skipped", "stalled", "projected",
+                                                 "diverged")]
+    for r in why:  # every row without a time-to-target says why
         notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
     return "\n".join(out) + "\n" + "\n".join(notes)
 

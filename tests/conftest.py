@@ -56,6 +56,19 @@ def _session_activity_dir(tmp_path_factory):
         os.environ["OPTCMP_ACTIVITY_DIR"] = old
 
 
+@pytest.fixture(autouse=True)
+def _quiet_contention(request, monkeypatch):
+    """Tests never depend on the host's load: the contention flag (wall time above CPU time,
+    :func:`optcmp.timing.contended`) is off in every test except those marked
+    ``real_contention``, which check the flag itself with hand-made clocks or a load they
+    start."""
+    if request.node.get_closest_marker("real_contention") is None:
+        import optcmp.runner
+
+        monkeypatch.setattr(optcmp.runner, "contended", lambda wall, cpu: False)
+    yield
+
+
 def lr_recipe(n: int, scales, offsets, w, b: float, sigma: float, seed: int = 0):
     """CASES.md data recipe: X ~ N(0,1) scaled/offset per column, y = X w + b + sigma*noise."""
     rng = np.random.default_rng(seed)
