@@ -29,8 +29,8 @@ from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
 from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
-from optcmp.threads import DEFAULT_THREADS
 from optcmp.stopping import Rule
+from optcmp.threads import DEFAULT_THREADS
 
 __all__ = ["compare"]
 
@@ -363,9 +363,9 @@ def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -
 
     peak = max(r.concurrency for r in shared)
     if executor is None:
-        msg = (f"{len(shared)} of {n_executed} runs overlapped with optcmp runs in other "
-               f"processes on this host (up to {peak} at once): their timings contend and are "
-               "flagged shared_host; for time comparisons run one optcmp process at a time")
+        msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
+               f"process (up to {peak} at once): their timings contend and are flagged "
+               "shared_host; for time comparisons run one sweep at a time")
     else:
         msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
                f"{peak} at once): their timings contend and are flagged shared_host; time "

@@ -42,20 +42,6 @@ class _NoCuda:
 needs_cuda = pytest.mark.skipif(_NoCuda(), reason="no CUDA device")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _session_activity_dir(tmp_path_factory):
-    """Count host activity (``RunResult.shared_host``) among this test session's runs only, so
-    optcmp runs of another process on a shared CI host do not flag ours (tests that exercise
-    the counting set their own folder)."""
-    old = os.environ.get("OPTCMP_ACTIVITY_DIR")
-    os.environ["OPTCMP_ACTIVITY_DIR"] = str(tmp_path_factory.mktemp("activity"))
-    yield
-    if old is None:
-        os.environ.pop("OPTCMP_ACTIVITY_DIR", None)
-    else:
-        os.environ["OPTCMP_ACTIVITY_DIR"] = old
-
-
 @pytest.fixture(autouse=True)
 def _quiet_contention(request, monkeypatch):
     """Tests never depend on the host's load: the contention flag (wall time above CPU time,
