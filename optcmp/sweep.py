@@ -32,7 +32,10 @@ from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_war
 from optcmp.stopping import Rule
 from optcmp.threads import DEFAULT_THREADS
 
-__all__ = ["compare"]
+__all__ = ["ORDERS", "compare", "execution_order"]
+
+#: Execution orders of :func:`compare` (``order=``).
+ORDERS = ("interleaved", "blocks")
 
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
 
@@ -45,6 +48,7 @@ def compare(
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
     strict: bool = False, redraw_data: bool = False,
     store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = DEFAULT_THREADS,
+    order: str = "interleaved",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -92,11 +96,20 @@ def compare(
         Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
+    order : {"interleaved", "blocks"}, default "interleaved"
+        The order runs execute in (the returned runs keep the sweep order below either way).
+        ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
+        alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine
+        (thermal throttling, a neighbour's job starting) hits every entry alike and each
+        entry's mean position is the same. ``"blocks"``: each entry runs all its repetitions
+        back to back (A A A, B B B, ...), the classic blocked design, whose entries a drift
+        can separate. Store keys do not depend on the order, so a sweep stored in one order
+        resumes in the other.
 
     Returns
     -------
     Comparison
-        Runs in sweep order (repetition, backend, optimizer). ``settings["store"]`` reports how
+        Runs in sweep order (repetition, backend, optimizer), whatever the execution order. ``settings["store"]`` reports how
         many runs were reused from the store and how many were executed.
 
     Raises
@@ -122,6 +135,8 @@ def compare(
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     check_threads(threads)
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
@@ -134,7 +149,7 @@ def compare(
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
-    sweep = _Sweep(problem, redraw_data, repeats)
+    sweep = _Sweep(problem, redraw_data, repeats, order=order)
     sweep.plan(specs, names, missing, base)
     return sweep.execute(store, executor, progress)
 
@@ -212,6 +227,8 @@ class _Sweep:
     optimum: dict[str, Any] | None = None
     env: dict[str, Any] = field(default_factory=dict)
     problems: dict[int, Problem] = field(default_factory=dict)
+    order: str = "interleaved"
+    exec_order: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.problems[0] = self.problem
@@ -247,7 +264,10 @@ class _Sweep:
             "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
-            "redraw_data": bool(self.redraw_data), "threads": base.threads}
+            "redraw_data": bool(self.redraw_data), "threads": base.threads,
+            "order": self.order}
+        self.exec_order = execution_order(self.repeats, len(self.tasks) // self.repeats,
+                                          self.order)
         opt = self.problem.optimum()
         self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
                                                  "time": opt.time}
@@ -257,7 +277,7 @@ class _Sweep:
         """Read finished runs from the store, run the others, collect the comparison."""
         run_store = self._open_store(store) if store is not None else None
         reused = len(self.results)
-        pending = [t for t in self.tasks if t.index not in self.results]
+        pending = [self.tasks[i] for i in self.exec_order if i not in self.results]
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
@@ -351,6 +371,39 @@ class _Sweep:
                    "on disk and resume later.")
         return Interrupted(msg, self._comparison(done, run_store, reused), where, len(done),
                            total)
+
+
+def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
+    """Task indices in execution order; tasks are planned repetition-major.
+
+    Parameters
+    ----------
+    repeats : int
+        Repetitions.
+    entries : int
+        (backend, optimizer) entries per repetition.
+    order : {"interleaved", "blocks"}
+        See :func:`compare`.
+
+    Returns
+    -------
+    list of int
+        A permutation of ``range(repeats * entries)``.
+
+    Examples
+    --------
+    >>> execution_order(3, 3)
+    [0, 1, 2, 5, 4, 3, 6, 7, 8]
+    >>> execution_order(2, 3, "blocks")
+    [0, 3, 1, 4, 2, 5]
+    """
+    if order == "blocks":
+        return [r * entries + e for e in range(entries) for r in range(repeats)]
+    out: list[int] = []
+    for r in range(repeats):
+        row = range(r * entries, (r + 1) * entries)
+        out.extend(row if r % 2 == 0 else reversed(row))
+    return out
 
 
 def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:

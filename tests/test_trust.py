@@ -198,3 +198,33 @@ def test_no_activity_file_is_opened_and_a_planted_link_is_never_followed(tmp_pat
     assert out.stdout.split() == ["2", "1"]
     assert victim.read_text() == "precious" and link.is_symlink()
     assert sorted(p.name for p in tmpdir.iterdir()) == [link.name]
+
+
+# ---------------------------------------------------------------------- interleaved order
+def _executed(comp):
+    return [(r.label, r.repeat) for r in sorted(comp, key=lambda r: r.started_at)]
+
+
+@pytest.mark.parametrize("order, expected", [
+    ("interleaved", "a0 b0 c0 c1 b1 a1 a2 b2 c2"),
+    ("blocks", "a0 a1 a2 b0 b1 b2 c0 c1 c2"),
+])
+def test_repetitions_run_in_the_chosen_order(order, expected, tmp_path):
+    specs = [optcmp.gd(0.1, label="a"), optcmp.gd(0.2, label="b"), optcmp.lbfgs(label="c")]
+    comp = optcmp.compare(lr_a(), specs, repeats=3, max_iter=20, progress=False, order=order,
+                          store=tmp_path / "runs.jsonl")
+    assert " ".join(f"{lab}{rep}" for lab, rep in _executed(comp)) == expected
+    # the returned runs keep the sweep order (repetition, backend, optimizer)
+    assert [(r.repeat, r.label) for r in comp] == [(k, x) for k in range(3) for x in "abc"]
+    assert comp.settings["order"] == order
+    other = "blocks" if order == "interleaved" else "interleaved"
+    again = optcmp.compare(lr_a(), specs, repeats=3, max_iter=20, progress=False, order=other,
+                           store=tmp_path / "runs.jsonl")  # store keys ignore the order
+    assert again.settings["store"]["reused"] == 9
+    assert [(r.nit, r.fun) for r in again] == [(r.nit, r.fun) for r in comp]
+
+
+def test_unknown_order_is_refused():
+    with pytest.raises(ValueError, match=r"order must be one of \('interleaved', 'blocks'\), "
+                                         r"got 'random'"):
+        optcmp.compare(lr_a(), [optcmp.gd], order="random", progress=False)
