@@ -17,8 +17,15 @@ from typing import Any
 
 #: Optimizers of the main job, in table order.
 DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
-#: Timed seconds each run of the main job may spend before it is stopped (status timeout).
-DEFAULT_MAX_TIME = 6.0
+#: Iterations each run of the main job may spend: its primary budget, the same on any machine
+#: under any load (issue 12). With the rate projection (factor 10, over
+#: :data:`MAIN_PROJECTION_WINDOW` iterations) a run that would need more than 10x this many
+#: iterations ends early as ``projected``.
+DEFAULT_MAX_ITER = 100
+#: Timed seconds each run of the main job may spend: a safety cap only (status timeout).
+DEFAULT_MAX_TIME = 5.0
+#: Iterations the main job's rate projection measures the rate over.
+MAIN_PROJECTION_WINDOW = 30
 
 
 class CLIError(Exception):
@@ -215,15 +222,20 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--target-loss", type=_finite_float, default=None, metavar="VALUE",
                    help="target: training loss <= VALUE, for any problem (instead of --tol)")
     p.add_argument("--max-time", type=_positive_float, default=DEFAULT_MAX_TIME,
-                   help="timed seconds each run may spend (default %(default)s)")
-    p.add_argument("--max-iter", type=_positive_int, default=1_000_000,
-                   help="iterations each run may spend (default %(default)s)")
+                   help="timed seconds each run may spend, a safety cap (default %(default)s)")
+    p.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER,
+                   help="iterations each run may spend: the primary budget, the same on any "
+                        "machine (default %(default)s); a run projected to need more than 10x "
+                        "this ends early as 'projected'")
     p.add_argument("--rows", type=_positive_int, default=None,
                    help="rows of the generated data (default: the problem's, 1,000,000)")
     p.add_argument("--repeats", type=_positive_int, default=1, help="repetitions (seeds)")
-    p.add_argument("--threads", type=_positive_int, default=None,
-                   help="CPU threads for every backend (BLAS, torch, TensorFlow pools); "
-                        "default: each library's own")
+    p.add_argument("--threads", type=_positive_int, default=1,
+                   help="CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
+                        "same for all (default %(default)s: reproducible on a shared machine)")
+    p.add_argument("--order", choices=("interleaved", "blocks"), default="interleaved",
+                   help="execution order of repetitions: interleaved (A B C, C B A, ...; "
+                        "default) or blocks (A A, B B, ...)")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
     p.add_argument("--store", default=None, metavar="PATH",
@@ -336,8 +348,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_problem(args)
     tol, target = _target(args, problem)
-    stopping = None if target is None else default_stopping(
-        max_iter=args.max_iter, max_time=args.max_time, target=target)
+    if target is not None:
+        stopping = default_stopping(max_iter=args.max_iter, max_time=args.max_time,
+                                    target=target)
+    elif problem.optimum() is not None:  # the main job: a shorter projection window
+        stopping = default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
+                                    projection_window=MAIN_PROJECTION_WINDOW)
+    else:
+        stopping = None
     backends = args.backends if args.backends is not None else available_backends()
     try:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
@@ -345,7 +363,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               max_time=args.max_time, max_iter=args.max_iter,
                               repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
-                              store=args.store, threads=args.threads)
+                              store=args.store, threads=args.threads, order=args.order)
     except Interrupted as exc:
         if len(exc.comparison):
             print(exc.comparison.table())
@@ -358,6 +376,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.repeats > 1:
         print()
         print(comp.summary_table())
+    print()
+    print(comp.verdict())
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",

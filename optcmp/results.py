@@ -388,6 +388,18 @@ class Comparison:
     def __str__(self) -> str:
         return self.table()
 
+    def verdict(self) -> str:
+        """Who reaches the target first, by what factor, how sure (:func:`optcmp.tables.verdict`).
+
+        Returns
+        -------
+        str
+            One line beginning ``"verdict: "``.
+        """
+        from optcmp.tables import verdict
+
+        return verdict(self)
+
     # ------------------------------------------------------------------ statistics
     @classmethod
     def concat(cls, comparisons: Sequence[Comparison]) -> Comparison:

@@ -481,7 +481,7 @@ class RateProjection(Rule):
         t, n = self.projection
         budget = (f"{self.max_iter} iterations" if self.max_iter is not None
                   else f"{self.max_time:g} s")
-        return (f"projected: at its observed linear rate the target would take about {n} "
+        return (f"at its observed linear rate the target would take about {n} "
                 f"iterations ({t:.3g} s), over {self.factor:g}x the budget of {budget}; "
                 "stopped early (a projection, not a result)")
 
@@ -601,6 +601,7 @@ def default_stopping(
     divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
     stall: bool = True,
     projection: bool = True,
+    projection_window: int = 100,
 ) -> AnyOf:
     """The default rule: a target, the budgets, divergence, stall and rate-projection checks.
 
@@ -624,6 +625,8 @@ def default_stopping(
     projection : bool, default True
         Add :class:`RateProjection` (factor 10) to a relative-suboptimality target: a run
         whose linear rate projects far beyond the budget ends ``projected``.
+    projection_window : int, default 100
+        Observations :class:`RateProjection` measures the rate over.
 
     Returns
     -------
@@ -640,7 +643,8 @@ def default_stopping(
     if stall:
         rules.append(Stalled())
     if projection and target is None and (max_iter is not None or max_time is not None):
-        rules.append(RateProjection(tol, max_iter=max_iter, max_time=max_time))
+        rules.append(RateProjection(tol, max_iter=max_iter, max_time=max_time,
+                                    window=projection_window))
     return AnyOf(*rules)
 
 

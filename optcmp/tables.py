@@ -45,7 +45,7 @@ def _ttt_cell(r: RunResult) -> str:
     """Time-to-target, or ``~T`` for a projection (never a result), or ``-``."""
     if r.time_to_target is not None:
         return _fmt_time(r.time_to_target)
-    if r.projected_time_to_target is not None and r.status == "projected":
+    if r.projected_time_to_target is not None and r.status not in ("diverged", "failed"):
         return "~" + _fmt_time(r.projected_time_to_target)
     return "-"
 
@@ -54,9 +54,10 @@ def _contention_notes(comp: Comparison) -> list[str]:
     """Notes on the CPU-time column, projections and contended runs (issue 12)."""
     notes = ["cpu-to-target: process CPU time of the timed steps to the target (totals for "
              "runs that missed it), a figure other work on the host does not inflate"]
-    if any(r.status == "projected" for r in comp.runs):
-        notes.append("~T: a projection from the run's observed linear rate (status projected), "
-                     "not a measured time-to-target")
+    if any(r.projected_time_to_target is not None and r.time_to_target is None
+           for r in comp.runs):
+        notes.append("~T: a projection from the run's observed linear rate (runs that missed "
+                     "the target), not a measured time-to-target")
     busy = [r for r in comp.runs if r.contended]
     if busy:
         loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
@@ -224,11 +225,108 @@ def table(comp: Comparison) -> str:
                      f"{max(r.concurrency for r in shared)} at once): their timings contend "
                      "and are not comparable with sequential ones")
     notes.extend(_contention_notes(comp))
-    why = [r for r in comp.runs if r.status in ("failed", "skipped", "stalled", "projected",
-                                                 "diverged")]
+    why = [r for r in comp.runs if r.time_to_target is None and r.message]
     for r in why:  # every row without a time-to-target says why
         notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
     return "\n".join(out) + "\n" + "\n".join(notes)
 
 
-__all__ = ["rows", "table", "to_frame"]
+def _entries(comp: Comparison) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    out: dict[tuple[str, str, str, str], list[RunResult]] = {}
+    for r in comp.runs:
+        if r.status != "skipped":
+            out.setdefault((r.label, r.backend, r.device, r.dtype), []).append(r)
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def _step_times(r: RunResult) -> list[float]:
+    """Durations of the timed steps up to the target, from the trace (first row at 0)."""
+    t = [float(v) for v in r.trace.time]
+    upto = [v for v in t if v <= (r.time_to_target or 0.0) + 1e-12]
+    steps = [b - a for a, b in zip([0.0, *upto[:-1]], upto)]
+    return [s for s in steps if s >= 0] or [float(r.time_to_target or 0.0)]
+
+
+def _factor_interval(best: list[RunResult], other: list[RunResult], level: float = 0.95,
+                     n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
+    """A bootstrap interval of the time-to-target factor ``other / best``.
+
+    With two or more runs on each side the run medians are resampled; with one run each, the
+    step durations of the two runs (a run's time is the sum of its steps).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    if len(best) > 1 and len(other) > 1:
+        a = np.array([r.time_to_target for r in best], dtype=float)
+        b = np.array([r.time_to_target for r in other], dtype=float)
+        ra = np.median(rng.choice(a, (n_resamples, a.size)), axis=1)
+        rb = np.median(rng.choice(b, (n_resamples, b.size)), axis=1)
+        how = f"bootstrap of the medians of {a.size} and {b.size} repetitions"
+    else:
+        sa, sb = np.array(_step_times(best[0])), np.array(_step_times(other[0]))
+        ra = rng.choice(sa, (n_resamples, sa.size)).sum(axis=1)
+        rb = rng.choice(sb, (n_resamples, sb.size)).sum(axis=1)
+        how = ("bootstrap of the step times of one run each (timing noise only; "
+               "--repeats N for repetitions)")
+    ratio = rb / np.maximum(ra, 1e-300)
+    lo, hi = np.quantile(ratio, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi), how
+
+
+def verdict(comp: Comparison) -> str:
+    """The comparison's answer in words: who reaches the target first, by what factor, how sure.
+
+    Entries are (optimizer label, backend, device, dtype); an entry's time is the median
+    time-to-target of its repetitions (it must reach the target in more than half of them).
+    The factor is the runner-up's time over the winner's, with a 95% bootstrap interval
+    (:func:`_factor_interval`: over repetitions when both have two or more, else over the step
+    times of the single runs), and the same factor in process CPU time. The verdict is "sure"
+    when the interval excludes 1 and no run of the two entries was contended.
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    str
+        One line beginning ``"verdict: "``.
+    """
+    ranked = []
+    for key, runs in _entries(comp).items():
+        hit = [r for r in runs if r.time_to_target is not None]
+        if 2 * len(hit) > len(runs):
+            ranked.append((_median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
+    ranked.sort(key=lambda x: x[0])
+    target = comp.settings.get("target") or "the target"
+    if not ranked:
+        return f"verdict: no optimizer reached {target} (see each row's status and reason)"
+    t0, (label, backend, *_), best = ranked[0]
+    head = f"verdict: {label} on {backend} reaches the target first ({_fmt_time(t0)})"
+    if len(ranked) == 1:
+        return head + "; no other optimizer and backend reached it"
+    t1, (label1, backend1, *_), other = ranked[1]
+    lo, hi, how = _factor_interval(best, other)
+    cpu = [r.cpu_time_to_target for r in (*best, *other)]
+    cpu_txt = ""
+    if all(c is not None and c > 0 for c in cpu):
+        c0 = _median([float(r.cpu_time_to_target or 0) for r in best])
+        c1 = _median([float(r.cpu_time_to_target or 0) for r in other])
+        cpu_txt = f"; in CPU time {c1 / c0:.2g}x"
+    busy = any(r.contended for r in (*best, *other))
+    sure = lo > 1.0 and not busy
+    why = ("sure: the interval excludes 1" if sure else
+           "not sure: " + ("timings were contended (see the contended column)" if busy else
+                           "the interval includes 1"))
+    return (f"{head}, {t1 / t0:.2g}x faster than {label1} on {backend1} ({_fmt_time(t1)}); "
+            f"95% interval of the factor {lo:.2g}-{hi:.2g} ({how}){cpu_txt}; {why}")
+
+
+__all__ = ["rows", "table", "to_frame", "verdict"]

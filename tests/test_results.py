@@ -103,7 +103,7 @@ def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
             cell = ln.split()[5]
             assert cell == "-" if "diverged" in ln else cell.startswith("~")
     assert "~T: a projection from the run's observed linear rate" in text
-    assert "gd on numpy: projected: projected: at its observed linear rate" in text
+    assert "gd on numpy: projected: at its observed linear rate" in text
     assert str(comp) == text
 
 

@@ -146,7 +146,7 @@ def test_rate_projection_stops_a_hopeless_run_and_records_the_projection():
     assert r.nit == 102  # the window (100 observations) and the step that reported f(x_100)
     assert r.projected_nit_to_target > 10 * 300
     assert r.projected_time_to_target > 0
-    assert "projected: at its observed linear rate" in r.message
+    assert r.message.startswith("at its observed linear rate the target would take about")
     row = Comparison([r]).table().splitlines()[2].split()
     assert row[4] == "projected" and row[5].startswith("~")
 
