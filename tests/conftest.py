@@ -15,6 +15,7 @@ from optcmp.problems import LinearRegression
 # reduction order give the same result whatever the order of the tests (issue 12).
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+os.environ["OPTCMP_CONTENTION_MARGIN"] = "inf"  # see _quiet_contention
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
@@ -45,13 +46,11 @@ needs_cuda = pytest.mark.skipif(_NoCuda(), reason="no CUDA device")
 @pytest.fixture(autouse=True)
 def _quiet_contention(request, monkeypatch):
     """Tests never depend on the host's load: the contention flag (wall time above CPU time,
-    :func:`optcmp.timing.contended`) is off in every test except those marked
-    ``real_contention``, which check the flag itself with hand-made clocks or a load they
-    start."""
-    if request.node.get_closest_marker("real_contention") is None:
-        import optcmp.runner
-
-        monkeypatch.setattr(optcmp.runner, "contended", lambda wall, cpu: False)
+    :func:`optcmp.timing.contended`) is off in every test, worker processes included
+    (``OPTCMP_CONTENTION_MARGIN=inf``, set below), except those marked ``real_contention``,
+    which check the flag itself with hand-made clocks."""
+    if request.node.get_closest_marker("real_contention") is not None:
+        monkeypatch.delenv("OPTCMP_CONTENTION_MARGIN", raising=False)
     yield
 
 

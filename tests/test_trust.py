@@ -51,6 +51,7 @@ def test_stopwatch_accumulates_cpu_time_over_the_same_intervals():
     assert (sw.elapsed, sw.cpu_elapsed, sw.intervals) == (2.0, 1.5, 2)
 
 
+@pytest.mark.real_contention
 def test_contended_margin_and_minimum_time():
     assert CONTENTION_MARGIN == 0.2
     assert not contended(1.0, 1.0) and not contended(1.19, 1.0)
@@ -58,6 +59,7 @@ def test_contended_margin_and_minimum_time():
     assert not contended(1.0, 2.0)  # threads > 1: CPU above wall is never contention
     assert not contended(0.01, 0.0)  # below 20 ms: one scheduler tick says nothing
     assert not contended(5.0, None)
+    assert not contended(1.21, 1.0, margin=math.inf)
 
 
 def test_a_run_records_cpu_time_load_and_threads():
