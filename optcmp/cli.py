@@ -531,6 +531,9 @@ def _add_tune(sub: Any) -> None:
                    help="resumable run store for the tuning runs")
     p.add_argument("--out", default=None, metavar="PATH",
                    help="save the result as JSON; 'optcmp run --tuned PATH' runs the choices")
+    p.add_argument("--threads", type=_positive_int, default=1,
+                   help="CPU threads of every tuning run, the same for every backend "
+                        "(default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_tune)
 
@@ -579,7 +582,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by, repeats=args.repeats,
                           tol=tol, target=target, mode=args.mode, backend=args.backend,
                           device=args.device, dtype=args.dtype, seed=args.seed,
-                          store=args.store, progress=not args.no_progress)
+                          store=args.store, progress=not args.no_progress,
+                          threads=args.threads)
     except Interrupted as exc:
         return _interrupted(exc, "tuning runs", "--store tune.jsonl")
     except (ValueError, TypeError) as exc:

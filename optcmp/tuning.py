@@ -325,8 +325,9 @@ def tune(
     max_time: float | None = None,
     executor: Any = None,
     store: str | os.PathLike[str] | None = None,
-    progress: bool = False,
+    progress: bool = True,
     target: Rule | None = None,
+    threads: int | None = 1,
 ) -> TuneResult:
     """Tune hyperparameters fairly: same target and budget for every configuration.
 
@@ -357,8 +358,14 @@ def tune(
     max_time : float, optional
         With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
         scores the budget).
-    executor, store, progress
+    executor, store
         As in :func:`optcmp.compare`; a store makes an interrupted tuning resumable.
+    progress : bool, default True
+        A progress bar on stderr as in :func:`optcmp.compare` (one tick per run, labelled with
+        the configuration in progress).
+    threads : int or None, default 1
+        CPU threads of every tuning run, as in :func:`optcmp.compare` (one: reproducible
+        scores on a shared machine; ``None`` leaves each library's own).
     target : Rule, optional
         Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
         without a known optimum); the budget and divergence detection are added to it.
@@ -400,7 +407,7 @@ def tune(
     rule = _stopping_rule(problem, make_stopping, target, tol, by, budget, max_time)
     comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
                    dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
-                   executor=executor, store=store)
+                   executor=executor, store=store, threads=threads)
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)

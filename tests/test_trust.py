@@ -230,3 +230,13 @@ def test_unknown_order_is_refused():
     with pytest.raises(ValueError, match=r"order must be one of \('interleaved', 'blocks'\), "
                                          r"got 'random'"):
         optcmp.compare(lr_a(), [optcmp.gd], order="random", progress=False)
+
+
+# ---------------------------------------------------------------------- tune
+def test_tune_shows_progress_and_takes_threads(capsys):
+    res = optcmp.tune(lr_a(), optcmp.gd, {"learning_rate": [0.1, 0.2]}, by="iterations",
+                      budget=200, repeats=1, threads=1)
+    err = capsys.readouterr().err
+    assert "gd(learning_rate=0.1) on numpy" in err or "gd(learning_rate=0.2) on numpy" in err
+    assert {r.threads for r in res.comparison} == {1}
+    assert res.best.hyperparameters["learning_rate"] in (0.1, 0.2)
