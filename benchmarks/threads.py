@@ -65,7 +65,7 @@ def main() -> None:
     print(f"{'backend':11s} {'threads':>7s} {'gd wall/it':>11s} {'gd cpu/it':>10s} "
           f"{'lbfgs ttt':>10s} {'lbfgs nit':>9s} {'contended':>9s}")
     for b in res[1][0]:
-        for n, runs in res.items():
+        for runs in res.values():
             med = {k: statistics.median(r[b][k] for r in runs)
                    for k in ("gd_wall", "gd_cpu", "lbfgs")}
             nits = sorted({r[b]["lbfgs_nit"] for r in runs})

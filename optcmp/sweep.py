@@ -97,20 +97,13 @@ def compare(
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
     order : {"interleaved", "blocks"}, default "interleaved"
-        The order runs execute in (the returned runs keep the sweep order below either way).
-        ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
-        alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine
-        (thermal throttling, a neighbour's job starting) hits every entry alike and each
-        entry's mean position is the same. ``"blocks"``: each entry runs all its repetitions
-        back to back (A A A, B B B, ...), the classic blocked design, whose entries a drift
-        can separate. Store keys do not depend on the order, so a sweep stored in one order
-        resumes in the other.
+        Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
 
     Returns
     -------
     Comparison
-        Runs in sweep order (repetition, backend, optimizer), whatever the execution order. ``settings["store"]`` reports how
-        many runs were reused from the store and how many were executed.
+        Runs in sweep order (repetition, backend, optimizer) whatever the execution order.
+        ``settings["store"]`` reports how many runs were reused and how many executed.
 
     Raises
     ------
@@ -132,11 +125,7 @@ def compare(
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    check_threads(threads)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    _check_counts(repeats, threads, order)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
@@ -149,9 +138,8 @@ def compare(
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
-    sweep = _Sweep(problem, redraw_data, repeats, order=order)
-    sweep.plan(specs, names, missing, base)
-    return sweep.execute(store, executor, progress)
+    return _Sweep(problem, redraw_data, repeats, order=order).plan(
+        specs, names, missing, base).execute(store, executor, progress)
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:
@@ -247,7 +235,7 @@ class _Sweep:
         return self.problems[r]
 
     def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
-             base: RunConfig) -> None:
+             base: RunConfig) -> _Sweep:
         """One task per (repetition, backend, optimizer), and the sweep's settings."""
         for r in range(self.repeats):
             for b in names:
@@ -272,6 +260,7 @@ class _Sweep:
         self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
                                                  "time": opt.time}
         self.env = environment()
+        return self
 
     def execute(self, store: Any, executor: Any, progress: bool) -> Comparison:
         """Read finished runs from the store, run the others, collect the comparison."""
@@ -373,8 +362,23 @@ class _Sweep:
                            total)
 
 
+def _check_counts(repeats: Any, threads: Any, order: Any) -> None:
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_threads(threads)
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+
+
 def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
     """Task indices in execution order; tasks are planned repetition-major.
+
+    ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
+    alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine (thermal
+    throttling, a neighbour's job starting) hits every entry alike and every entry's mean
+    position is the same. ``"blocks"``: each entry runs all its repetitions back to back
+    (A A A, B B B, ...), a design a drift can bias. The returned runs keep the sweep order and
+    store keys do not depend on the order, so a sweep stored in one order resumes in the other.
 
     Parameters
     ----------

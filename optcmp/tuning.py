@@ -358,14 +358,8 @@ def tune(
     max_time : float, optional
         With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
         scores the budget).
-    executor, store
-        As in :func:`optcmp.compare`; a store makes an interrupted tuning resumable.
-    progress : bool, default True
-        A progress bar on stderr as in :func:`optcmp.compare` (one tick per run, labelled with
-        the configuration in progress).
-    threads : int or None, default 1
-        CPU threads of every tuning run, as in :func:`optcmp.compare` (one: reproducible
-        scores on a shared machine; ``None`` leaves each library's own).
+    executor, store, progress, threads
+        As in :func:`optcmp.compare` (progress bar, one thread by default; resumable store).
     target : Rule, optional
         Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
         without a known optimum); the budget and divergence detection are added to it.
