@@ -364,18 +364,21 @@ class Stalled(Rule):
         self.window = _count("window", window)
         self.rtol = _positive("rtol", rtol)
         self._best: list[float] = []
+        self._last = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": type(self).__name__, "window": self.window, "rtol": self.rtol}
 
     def reset(self) -> None:
         self._best = []
+        self._last = math.nan
 
     def check(self, s: State) -> bool:
         if s.fun is None or not math.isfinite(s.fun):
             return False
         best = min(self._best[-1], s.fun) if self._best else s.fun
         self._best.append(best)
+        self._last = s.fun
         if len(self._best) > self.window + 1:
             del self._best[0]
         if len(self._best) <= self.window:
@@ -386,8 +389,11 @@ class Stalled(Rule):
 
     def explain(self) -> str:
         """Why it fired, for the run's message."""
+        best = self._best[-1] if self._best else math.nan
+        rose = (f"; the objective rose to {self._last:.6g} from its best {best:.6g}"
+                if self._last > best + abs(best) * 1e-3 else "")
         return (f"objective flat: best value improved by <= {self.rtol:g} (relative) over the "
-                f"last {self.window} observations")
+                f"last {self.window} observations{rose}")
 
 
 class RateProjection(Rule):
