@@ -2,13 +2,13 @@
 
 Run from the repository root::
 
-    python benchmarks/contention.py                 # 300,000 rows, 3 rounds
+    python benchmarks/contention.py                 # 1,000,000 rows, 3 rounds
     python benchmarks/contention.py --rows 100000 --rounds 2 --load 4
 
 Each round runs the same ``compare()`` twice, interleaved (quiet, loaded, loaded, quiet, ...):
 once alone and once while ``--load`` processes (default: one per core) spin on the CPU. Every run
-has one thread and iteration budgets, so both sides do the same work (same statuses and
-iterations, checked). Printed per side: how many runs optcmp flagged ``contended`` (wall time
+has one thread and a fixed budget of 150 iterations (L-BFGS reaches the target in 12), so both
+sides do the same work (same statuses and iterations, checked). Printed per side: how many runs optcmp flagged ``contended`` (wall time
 more than 20% above process CPU time, :func:`optcmp.timing.contended`), the median wall time
 and CPU time of the timed steps per entry, the ratio loaded/quiet of each, and the host's load
 average before and after. Expected: every loaded run flagged, no quiet one, and the CPU-time
@@ -41,8 +41,9 @@ def _spin(stop: mp.synchronize.Event) -> None:  # type: ignore[name-defined]
 
 def _sweep(p: LinearRegression) -> optcmp.Comparison:
     specs = [optcmp.lbfgs(), optcmp.diag_newton(), optcmp.gd()]
-    return optcmp.compare(p, specs, tol=1e-4, max_iter=400, max_time=None, threads=1,
-                          progress=False)
+    fixed = optcmp.stopping.default_stopping(1e-6, max_iter=150, max_time=None, stall=False,
+                                             projection=False)  # the same work on both sides
+    return optcmp.compare(p, specs, stopping=fixed, threads=1, progress=False)
 
 
 def _loaded(p: LinearRegression, n: int) -> optcmp.Comparison:
@@ -61,7 +62,7 @@ def _loaded(p: LinearRegression, n: int) -> optcmp.Comparison:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=300_000)
+    ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
                     help="CPU-bound processes of the loaded side (default: one per core)")
