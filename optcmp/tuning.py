@@ -340,8 +340,8 @@ def tune(
         ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product of the lists is tried),
         or ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
     budget : float, optional
-        Per run: timed seconds (``by="time"``, default 10) or iterations (``by="iterations"``,
-        default 10,000). A run that misses the target scores the budget.
+        Per run: timed seconds (``by="time"``, default 10, with a 10,000-iteration cap) or
+        iterations (``by="iterations"``, default 10,000). A miss scores the budget.
     by : {"time", "iterations"}, default "time"
         Score: time-to-target in seconds, or iterations-to-target (deterministic, independent
         of the machine's load).
@@ -477,8 +477,9 @@ def _stopping_rule(problem: Problem, make_stopping: Callable[..., Rule], target:
 
     ``make_stopping`` is :func:`optcmp.compare.make_stopping`, imported by :func:`tune`.
     """
-    if by == "time":
-        limits: dict[str, Any] = {"max_iter": None, "max_time": float(budget)}
+    if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
+        limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
+                                  "max_time": float(budget)}
     else:
         limits = {"max_iter": int(budget), "max_time": max_time}
     if target is None:

@@ -107,7 +107,8 @@ def _fake_run(label: str, ttt: float | None, *, contended: bool = False, cpu=Non
 def test_summary_and_fairness_show_contended_runs():
     comp = Comparison([_fake_run("a", 0.5, contended=True, cpu=0.2, repeat=0),
                        _fake_run("a", 0.3, cpu=0.29, repeat=1)])
-    text = comp.summary_table()
+    with pytest.warns(UserWarning, match="1 of 2 runs were contended"):
+        text = comp.summary_table()
     assert text.splitlines()[0].split()[-2:] == ["cpu-to-target", "contended"]
     assert text.splitlines()[2].split()[-2:] == ["245ms", "1/2"]
     from optcmp.stats import fairness_issues
@@ -240,3 +241,16 @@ def test_tune_shows_progress_and_takes_threads(capsys):
     assert "gd(learning_rate=0.1) on numpy" in err or "gd(learning_rate=0.2) on numpy" in err
     assert {r.threads for r in res.comparison} == {1}
     assert res.best.hyperparameters["learning_rate"] in (0.1, 0.2)
+
+
+def test_tune_by_time_also_caps_iterations():
+    """A time budget alone would make a hopeless run's stop depend on the load: tune's rule
+    also has the iteration cap (so the rate projection counts iterations, not seconds)."""
+    from optcmp.runner import make_stopping
+    from optcmp.tuning import DEFAULT_BUDGET, _stopping_rule
+
+    rule = _stopping_rule(lr_a(), make_stopping, None, 1e-6, "time", 10.0, None)
+    caps = {type(r).__name__: r for r in rule.rules()}
+    assert caps["MaxIter"].n == DEFAULT_BUDGET["iterations"] == 10_000
+    assert caps["MaxTime"].seconds == 10.0
+    assert caps["RateProjection"].max_iter == 10_000
