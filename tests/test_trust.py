@@ -254,3 +254,31 @@ def test_tune_by_time_also_caps_iterations():
     assert caps["MaxIter"].n == DEFAULT_BUDGET["iterations"] == 10_000
     assert caps["MaxTime"].seconds == 10.0
     assert caps["RateProjection"].max_iter == 10_000
+
+
+def test_the_fizzbuzz_lbfgs_flat_line_of_the_issue_ends_stalled_200_iterations_later():
+    """Issue 12's trace: torch.optim.LBFGS on FizzBuzz flat-lines at 0.0283 from about
+    iteration 300 (with two threads on the reporter's machine). Fed that trace, the default
+    stall check ends the run 200 observations after the flat line begins, not after the
+    whole budget."""
+    rule = optcmp.stopping.default_stopping(target=LossTarget(0.0155), max_iter=200_000)
+    fired = None
+    for k in range(0, 200_000):
+        f = 0.0283 + 0.5 * math.exp(-k / 30.0) if k < 300 else 0.0283
+        hit = rule.first(State(nit=k + 1, iterate=k, fun=f, f0=0.53))
+        if hit is not None:
+            fired = (type(hit).__name__, k)
+            break
+    assert fired == ("Stalled", 500)
+
+
+@pytest.mark.slow
+def test_fizzbuzz_torch_lbfgs_with_one_thread_reaches_the_target():
+    """With optcmp's default of one thread the example's torch L-BFGS run does not flat-line:
+    it meets the default FizzBuzz target after 311 iterations, the same count on every run."""
+    pytest.importorskip("torch")
+    from optcmp.problems import FizzBuzzMLP
+
+    r = optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
+                       max_iter=5000, max_time=None, threads=1)
+    assert r.threads == 1 and r.status == "converged" and r.nit == 311
