@@ -233,6 +233,8 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--threads", type=_positive_int, default=1,
                    help="CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
                         "same for all (default %(default)s: reproducible on a shared machine)")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="run every budget to its end: no 'stalled' or 'projected' early stops")
     p.add_argument("--order", choices=("interleaved", "blocks"), default="interleaved",
                    help="execution order of repetitions: interleaved (A B C, C B A, ...; "
                         "default) or blocks (A A, B B, ...)")
@@ -348,14 +350,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_problem(args)
     tol, target = _target(args, problem)
+    early = not args.no_early_stop
     if target is not None:
         stopping = default_stopping(max_iter=args.max_iter, max_time=args.max_time,
-                                    target=target)
+                                    target=target, stall=early)
     elif problem.optimum() is not None:  # the main job: a shorter projection window
         stopping = default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
-                                    projection_window=MAIN_PROJECTION_WINDOW)
+                                    projection_window=MAIN_PROJECTION_WINDOW, stall=early,
+                                    projection=early)
     else:
-        stopping = None
+        stopping = None if early else optcmp.make_stopping(
+            problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
     backends = args.backends if args.backends is not None else available_backends()
     try:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,

@@ -295,7 +295,8 @@ def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
 
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
                   max_time: float | None = 60.0, max_evals: int | None = None,
-                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR) -> Rule:
+                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
+                  stall: bool = True, projection: bool = True) -> Rule:
     """The default stopping rule for ``problem``.
 
     Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
@@ -317,6 +318,9 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     divergence_factor : float, optional, default 1e10
         Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
         non-finite values only.
+    stall, projection : bool, default True
+        Add the :class:`~optcmp.stopping.Stalled` and :class:`~optcmp.stopping.RateProjection`
+        checks (:func:`~optcmp.stopping.default_stopping`).
 
     Returns
     -------
@@ -339,7 +343,8 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                              "target; pass stopping=LossTarget(...) | MaxIter(...)")
         target = default_target(tol)
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            target=target, divergence_factor=divergence_factor)
+                            target=target, divergence_factor=divergence_factor, stall=stall,
+                            projection=projection)
 
 
 def own_rule(rule: Rule) -> Rule:

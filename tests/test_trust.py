@@ -282,3 +282,18 @@ def test_fizzbuzz_torch_lbfgs_with_one_thread_reaches_the_target():
     r = optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
                        max_iter=5000, max_time=None, threads=1)
     assert r.threads == 1 and r.status == "converged" and r.nit == 311
+
+
+def test_cli_no_early_stop_runs_the_whole_budget(capsys):
+    from optcmp import cli
+
+    args = ["run", "--rows", "20000", "--backends", "numpy", "--optimizers", "gd",
+            "--max-iter", "100", "--tol", "1e-30", "--no-progress"]
+    assert cli.main(args + ["--no-early-stop"]) == 0
+    whole = capsys.readouterr().out
+    assert cli.main(args) == 0
+    early = capsys.readouterr().out
+    row = lambda out: next(ln.split() for ln in out.splitlines() if ln.startswith("gd "))  # noqa: E731
+    assert row(whole)[4:7] == ["max_iter", "-", "100"]
+    assert row(early)[4] == "projected" and int(row(early)[6]) < 100
+    assert "verdict: no optimizer reached" in early
