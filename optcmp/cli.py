@@ -351,6 +351,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     problem = _build_problem(args)
     tol, target = _target(args, problem)
     early = not args.no_early_stop
+    stopping: Any
     if target is not None:
         stopping = default_stopping(max_iter=args.max_iter, max_time=args.max_time,
                                     target=target, stall=early)
