@@ -383,7 +383,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print()
         print(comp.summary_table())
     print()
-    print(comp.verdict())
+    print(_verdict(problem, comp, args))
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -402,6 +402,50 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(f"cannot write: {exc}") from None
     return 0
+
+
+#: Repetitions of the two fastest entries behind the main job's verdict (one run each otherwise).
+VERDICT_REPEATS = 5
+#: The verdict repeats the two fastest entries only when their two times add up to less.
+VERDICT_MAX_SECONDS = 2.0
+
+
+def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:
+    """The verdict line; with one repetition, the two fastest entries run again first.
+
+    With ``--repeats 1`` (the default) and two entries that reached the target within
+    :data:`VERDICT_MAX_SECONDS` together, each runs :data:`VERDICT_REPEATS` - 1 more times,
+    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not
+    only from the timing noise of one run each. The table above is not changed.
+    """
+    from optcmp.results import Comparison
+    from optcmp.runner import RunConfig, run
+    from optcmp.stopping import rule_from_dict
+
+    best = sorted((r for r in comp.runs if r.time_to_target is not None),
+                  key=lambda r: r.time_to_target)
+    pair, seen = [], set()
+    for r in best:
+        if (r.label, r.backend) not in seen:
+            seen.add((r.label, r.backend))
+            pair.append(r)
+    if args.repeats > 1 or len(pair) < 2 or (
+            pair[0].time_to_target + pair[1].time_to_target > VERDICT_MAX_SECONDS):
+        return comp.verdict()
+    import optcmp
+
+    rule = rule_from_dict(comp.settings["stopping"])
+    runs = list(pair[:2])
+    for k in range(1, VERDICT_REPEATS):
+        for r in (pair[:2] if k % 2 == 0 else pair[1::-1]):
+            spec = optcmp.get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
+                                        **r.hyperparameters)
+            config = RunConfig(backend=r.backend, device=args.device, dtype=args.dtype,
+                               stopping=rule, seed=args.seed, repeat=k, threads=args.threads)
+            runs.append(run(problem, spec, config))
+    confirm = Comparison(runs, comp.problem, comp.optimum, comp.settings, comp.environment)
+    return (confirm.verdict() + f" [the two fastest run {VERDICT_REPEATS} times each, "
+            "interleaved]")
 
 
 # ---------------------------------------------------------------------- optcmp report

@@ -297,3 +297,32 @@ def test_cli_no_early_stop_runs_the_whole_budget(capsys):
     assert row(whole)[4:7] == ["max_iter", "-", "100"]
     assert row(early)[4] == "projected" and int(row(early)[6]) < 100
     assert "verdict: no optimizer reached" in early
+
+
+# ---------------------------------------------------------------------- verdict
+def test_verdict_names_the_winner_the_factor_and_how_sure():
+    runs = [_fake_run("a", t, cpu=t, repeat=k) for k, t in enumerate((1.0, 1.1, 0.9))]
+    runs += [_fake_run("b", t, cpu=t, repeat=k) for k, t in enumerate((2.0, 2.2, 1.8))]
+    text = Comparison(runs).verdict()
+    assert text.startswith("verdict: a on numpy reaches the target first (1.000s), 2x faster "
+                           "than b on numpy (2.000s); 95% interval of the factor ")
+    assert "(bootstrap of the medians of 3 and 3 repetitions); in CPU time 2x; sure" in text
+    assert text.endswith("sure: the interval excludes 1")
+    busy = [*runs[:-1], _fake_run("b", 1.8, cpu=1.0, repeat=2, contended=True)]
+    assert Comparison(busy).verdict().endswith(
+        "not sure: timings were contended (see the contended column)")
+    none = Comparison([_fake_run("a", None, status="max_iter")], settings={"target": "T"})
+    assert none.verdict() == ("verdict: no optimizer reached T (see each row's status and "
+                              "reason)")
+
+
+def test_main_job_verdict_repeats_the_two_fastest(capsys):
+    from optcmp import cli
+
+    assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
+                     "gd,lbfgs,diag_newton", "--max-iter", "5000", "--no-progress"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("verdict: lbfgs on numpy reaches the target first (")
+    assert "than diag_newton on numpy" in last
+    assert "(bootstrap of the medians of 5 and 5 repetitions)" in last
+    assert last.endswith("[the two fastest run 5 times each, interleaved]")
