@@ -38,8 +38,10 @@ from optcmp.stopping import (
     MaxIter,
     MaxTime,
     MetricTarget,
+    RateProjection,
     RelativeChange,
     RelativeSuboptimality,
+    Stalled,
 )
 from optcmp.sweep import compare
 from optcmp.tuning import TuneResult, tune
@@ -63,7 +65,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
     "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
-    "OptimizerSpec", "RelativeChange", "RelativeSuboptimality", "RunConfig", "RunResult",
+    "OptimizerSpec", "RateProjection", "RelativeChange", "RelativeSuboptimality", "RunConfig",
+    "RunResult", "Stalled",
     "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
     "run_one", "stopping", "store", "suites", "tune", *_FACTORIES,

@@ -18,8 +18,15 @@ from typing import Any
 
 #: Optimizers of the main job, in table order.
 DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
-#: Timed seconds each run of the main job may spend before it is stopped (status timeout).
-DEFAULT_MAX_TIME = 6.0
+#: Iterations each run of the main job may spend: its primary budget, the same on any machine
+#: under any load (issue 12). With the rate projection (factor 10, over
+#: :data:`MAIN_PROJECTION_WINDOW` iterations) a run that would need more than 10x this many
+#: iterations ends early as ``projected``.
+DEFAULT_MAX_ITER = 100
+#: Timed seconds each run of the main job may spend: a safety cap only (status timeout).
+DEFAULT_MAX_TIME = 5.0
+#: Iterations the main job's rate projection measures the rate over.
+MAIN_PROJECTION_WINDOW = 30
 
 
 class CLIError(Exception):
@@ -312,15 +319,22 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--target-loss", type=_finite_float, default=None, metavar="VALUE",
                    help="target: training loss <= VALUE, for any problem (instead of --tol)")
     p.add_argument("--max-time", type=_positive_float, default=DEFAULT_MAX_TIME,
-                   help="timed seconds each run may spend (default %(default)s)")
-    p.add_argument("--max-iter", type=_positive_int, default=1_000_000,
-                   help="iterations each run may spend (default %(default)s)")
+                   help="timed seconds each run may spend, a safety cap (default %(default)s)")
+    p.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER,
+                   help="iterations each run may spend: the primary budget, the same on any "
+                        "machine (default %(default)s); a run projected to need more than 10x "
+                        "this ends early as 'projected'")
     p.add_argument("--rows", type=_positive_int, default=None,
                    help="rows of the generated data (default: the problem's, 1,000,000)")
     p.add_argument("--repeats", type=_positive_int, default=1, help="repetitions (seeds)")
-    p.add_argument("--threads", type=_positive_int, default=None,
-                   help="CPU threads for every backend (BLAS, torch, TensorFlow pools); "
-                        "default: each library's own")
+    p.add_argument("--threads", type=_positive_int, default=1,
+                   help="CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
+                        "same for all (default %(default)s: reproducible on a shared machine)")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="run every budget to its end: no 'stalled' or 'projected' early stops")
+    p.add_argument("--order", choices=("interleaved", "blocks"), default="interleaved",
+                   help="execution order of repetitions: interleaved (A B C, C B A, ...; "
+                        "default) or blocks (A A, B B, ...)")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
     p.add_argument("--store", default=None, metavar="PATH",
@@ -456,8 +470,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_suite(args) if args.suite is not None else _build_problem(args)
     tol, target = _target(args, problem.problems[0] if args.suite is not None else problem)
-    stopping = None if target is None else default_stopping(
-        max_iter=args.max_iter, max_time=args.max_time, target=target)
+    early = not args.no_early_stop
+    stopping: Any
+    if target is not None:
+        stopping = default_stopping(max_iter=args.max_iter, max_time=args.max_time,
+                                    target=target, stall=early)
+    elif args.suite is not None:  # issue 13: each problem's own rule (make_stopping)
+        stopping = None
+    elif problem.optimum() is not None:  # the main job: a shorter projection window
+        stopping = default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
+                                    projection_window=MAIN_PROJECTION_WINDOW, stall=early,
+                                    projection=early)
+    else:
+        stopping = None if early else optcmp.make_stopping(
+            problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
     backends = args.backends if args.backends is not None else available_backends()
     try:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
@@ -465,7 +491,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               max_time=args.max_time, max_iter=args.max_iter,
                               repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
-                              store=args.store, threads=args.threads)
+                              store=args.store, threads=args.threads, order=args.order)
     except Interrupted as exc:
         comp = exc.comparison
         written: list[str] = []
@@ -484,11 +510,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.repeats > 1:
         print()
         print(comp.summary_table())
-    elif args.suite is not None:  # issue 13: the profiles over the suite
+    if args.suite is not None:  # issue 13: the profiles over the suite
         from optcmp.stats import suite_profile_table
 
         print()
         print(suite_profile_table(comp.runs))
+    else:
+        print()
+        print(_verdict(problem, comp, args))
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -499,6 +528,50 @@ def _cmd_run(args: argparse.Namespace) -> int:
               "executed", file=sys.stderr)
     _write_outputs(args, comp)
     return 0
+
+
+#: Repetitions of the two fastest entries behind the main job's verdict (one run each otherwise).
+VERDICT_REPEATS = 5
+#: The verdict repeats the two fastest entries only when their two times add up to less.
+VERDICT_MAX_SECONDS = 2.0
+
+
+def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:
+    """The verdict line; with one repetition, the two fastest entries run again first.
+
+    With ``--repeats 1`` (the default) and two entries that reached the target within
+    :data:`VERDICT_MAX_SECONDS` together, each runs :data:`VERDICT_REPEATS` - 1 more times,
+    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not
+    only from the timing noise of one run each. The table above is not changed.
+    """
+    from optcmp.results import Comparison
+    from optcmp.runner import RunConfig, run
+    from optcmp.stopping import rule_from_dict
+
+    best = sorted((r for r in comp.runs if r.time_to_target is not None),
+                  key=lambda r: r.time_to_target)
+    pair, seen = [], set()
+    for r in best:
+        if (r.label, r.backend) not in seen:
+            seen.add((r.label, r.backend))
+            pair.append(r)
+    if args.repeats > 1 or len(pair) < 2 or (
+            pair[0].time_to_target + pair[1].time_to_target > VERDICT_MAX_SECONDS):
+        return comp.verdict()
+    import optcmp
+
+    rule = rule_from_dict(comp.settings["stopping"])
+    runs = list(pair[:2])
+    for k in range(1, VERDICT_REPEATS):
+        for r in (pair[:2] if k % 2 == 0 else pair[1::-1]):
+            spec = optcmp.get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
+                                        **r.hyperparameters)
+            config = RunConfig(backend=r.backend, device=args.device, dtype=args.dtype,
+                               stopping=rule, seed=args.seed, repeat=k, threads=args.threads)
+            runs.append(run(problem, spec, config))
+    confirm = Comparison(runs, comp.problem, comp.optimum, comp.settings, comp.environment)
+    return (confirm.verdict() + f" [the two fastest run {VERDICT_REPEATS} times each, "
+            "interleaved]")
 
 
 # ---------------------------------------------------------------------- optcmp report
@@ -636,6 +709,9 @@ def _add_tune(sub: Any) -> None:
                    help="resumable run store for the tuning runs")
     p.add_argument("--out", default=None, metavar="PATH",
                    help="save the result as JSON; 'optcmp run --tuned PATH' runs the choices")
+    p.add_argument("--threads", type=_positive_int, default=1,
+                   help="CPU threads of every tuning run, the same for every backend "
+                        "(default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_tune)
 
@@ -685,7 +761,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by, repeats=args.repeats,
                           tol=tol, target=target, mode=args.mode, backend=args.backend,
                           device=args.device, dtype=args.dtype, seed=args.seed,
-                          store=args.store, progress=not args.no_progress)
+                          store=args.store, progress=not args.no_progress,
+                          threads=args.threads)
     except Interrupted as exc:
         return _interrupted(exc, "tuning runs", "--store tune.jsonl")
     except (ValueError, TypeError) as exc:

@@ -19,11 +19,11 @@ Shipping the problem
 
 Host sharing
 ------------
-Each run records its host and the most optcmp runs that were active on that host at once while
-it ran (:attr:`RunResult.concurrency`, counted across processes through a small lock-protected
-file in the temporary directory, or ``$OPTCMP_ACTIVITY_DIR``). ``concurrency > 1`` sets
+Each run records its host and the most optcmp runs of its process that were active at once
+while it ran (:attr:`RunResult.concurrency`: an executor's threads). ``concurrency > 1`` sets
 :attr:`RunResult.shared_host`: those timings contend for cores and memory bandwidth, and
-:func:`optcmp.compare` warns about them.
+:func:`optcmp.compare` warns about them. Any other work on the host (other processes, optcmp's
+or not) shows in each run's CPU time against its wall time (:attr:`RunResult.contended`).
 
 Lost workers
 ------------
@@ -39,10 +39,7 @@ limitation): its unfinished runs are recorded ``failed``.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import socket
-import tempfile
 import threading
 import time
 import uuid
@@ -266,59 +263,15 @@ _LOCAL_ACTIVE: dict[str, dict[str, int]] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def _activity_file() -> str:
-    base = os.environ.get("OPTCMP_ACTIVITY_DIR") or tempfile.gettempdir()
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(base, f"optcmp-activity-{uid}.json")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def _locked_state() -> Iterator[dict[str, dict[str, int]]]:
-    """The host's table of active runs, under an exclusive lock (file + flock, or in-process)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no flock: count this process's runs only
-        with _LOCAL_LOCK:
-            yield _LOCAL_ACTIVE
-        return
-    with _LOCAL_LOCK:
-        fd = os.open(_activity_file(), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            raw = b""
-            while True:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    break
-                raw += chunk
-            try:
-                state = json.loads(raw) if raw.strip() else {}
-                if not isinstance(state, dict):
-                    state = {}
-            except ValueError:
-                state = {}
-            yield state
-            data = json.dumps(state).encode()
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.ftruncate(fd, 0)
-            os.write(fd, data)
-        finally:
-            os.close(fd)  # closing releases the flock
-
-
 @contextlib.contextmanager
 def host_activity() -> Iterator[_Activity]:
-    """Register a run as active on this host; on exit, ``.peak`` is the most runs active at once.
+    """Register a run as active in this process; on exit, ``.peak`` is the most active at once.
+
+    The count covers runs of this process only (an executor's threads, a caller running
+    sweeps at the same time). Other processes, optcmp's or not, are seen through the
+    contention measurement of every run instead (:func:`optcmp.timing.contended`): a
+    process CPU time well below the wall time. No file is shared between processes (the
+    earlier ``$TMPDIR/optcmp-activity-<uid>.json`` is gone: issue 15 item 11, issue 12).
 
     Yields
     ------
@@ -326,27 +279,18 @@ def host_activity() -> Iterator[_Activity]:
         With attribute ``peak`` (int, >= 1), valid after the block.
     """
     act = _Activity()
-    me = f"{os.getpid()}-{uuid.uuid4().hex}"
-    try:
-        with _locked_state() as st:
-            for k in [k for k, v in st.items() if not _alive(int(v.get("pid", 0)))]:
-                del st[k]
-            st[me] = {"pid": os.getpid(), "peak": 0}
-            n = len(st)
-            for v in st.values():
-                v["peak"] = max(int(v.get("peak", 0)), n)
-    except OSError:  # pragma: no cover - unwritable temp dir: count nothing
-        me = ""
+    me = uuid.uuid4().hex
+    with _LOCAL_LOCK:
+        _LOCAL_ACTIVE[me] = {"peak": 0}
+        n = len(_LOCAL_ACTIVE)
+        for v in _LOCAL_ACTIVE.values():
+            v["peak"] = max(v["peak"], n)
     try:
         yield act
     finally:
-        if me:
-            try:
-                with _locked_state() as st:
-                    entry = st.pop(me, None)
-                    act.peak = max(1, int(entry.get("peak", 1))) if entry else 1
-            except OSError:  # pragma: no cover
-                pass
+        with _LOCAL_LOCK:
+            entry = _LOCAL_ACTIVE.pop(me, None)
+        act.peak = max(1, entry["peak"]) if entry else 1
 
 
 # ---------------------------------------------------------------------- dispatch

@@ -16,7 +16,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.results import Trace
-from optcmp.stopping import MaxEvals, MaxIter, Rule, State
+from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State
 from optcmp.timing import Stopwatch
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class Monitor:
         ``(time, iterate, nfev, njev)`` when the target was met.
     hit_x : ndarray or None
         The iterate that met it.
+    hit_cpu : float or None
+        Process CPU seconds of the timed steps when the target was met.
     callback_stop : bool
         The callback raised ``StopIteration``.
     """
@@ -86,6 +88,7 @@ class Monitor:
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.hit_x: np.ndarray | None = None
+        self.hit_cpu: float | None = None
         self.nit = 0
         self.last: State | None = None
         self._delegated: set[int] = set()
@@ -160,6 +163,7 @@ class Monitor:
                 if not fired.check(s):
                     return False
             self.hit = (t, iterate, nfev, njev)
+            self.hit_cpu = self.sw.cpu_elapsed
             self.hit_x = None if fun is None else self._x(x)
         self.fired = fired
         self.stopped = True
@@ -201,6 +205,22 @@ class Monitor:
             return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
         finally:
             self.sw.resume()
+
+    @property
+    def projection(self) -> tuple[float, int] | None:
+        """``(time, iterations)`` to the target projected from the observed linear rate.
+
+        Set only for a run that missed the target and whose rule holds a
+        :class:`~optcmp.stopping.RateProjection` that measured a rate; a projection, never a
+        result.
+        """
+        if self.hit is not None:
+            return None
+        for r in self.rule.rules():
+            p = getattr(r, "projection", None)
+            if isinstance(r, RateProjection) and p is not None:
+                return p
+        return None
 
     def trace(self) -> Trace:
         """The observations as a :class:`~optcmp.results.Trace`."""

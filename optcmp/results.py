@@ -28,7 +28,7 @@ from optcmp.environment import environment  # noqa: F401
 
 #: Every status a run can end with.
 STATUSES = ("converged", "max_iter", "timeout", "max_evals", "diverged", "stalled", "stopped",
-            "failed", "skipped")
+            "failed", "skipped", "projected")
 
 #: Version of the JSON layout written by :meth:`Comparison.save`.
 FORMAT_VERSION = 1
@@ -140,6 +140,21 @@ class RunResult:
         timings are not comparable with sequential ones.
     started_at, finished_at : float or None
         Wall-clock (Unix, seconds) start and end of the run on its host.
+    cpu_time : float or None
+        Process CPU seconds over the timed steps (:attr:`time` is their wall time).
+    cpu_time_to_target : float or None
+        Process CPU seconds until the target was known: a second figure next to
+        ``time_to_target`` that other work on the host does not inflate.
+    load_start, load_end : float or None
+        The host's 1-minute load average when the run started and ended.
+    contended : bool
+        The timed wall time exceeds the CPU time by more than
+        :data:`optcmp.timing.CONTENTION_MARGIN` (other work took the CPU; see
+        :func:`optcmp.timing.contended`): its times are not comparable with quiet runs.
+    projected_time_to_target, projected_nit_to_target : float, int or None
+        For a run stopped as ``projected`` (or any run that missed the target and showed a
+        linear rate): the time and iterations its observed rate projects to reach the target.
+        A projection, never a measured result.
     """
 
     problem: str
@@ -186,6 +201,14 @@ class RunResult:
     finished_at: float | None = None
     trace: Trace = field(default_factory=Trace)
     problem_spec: dict[str, Any] = field(default_factory=dict)
+    # issue 12: CPU time, load, contention, projections
+    cpu_time: float | None = None
+    cpu_time_to_target: float | None = None
+    load_start: float | None = None
+    load_end: float | None = None
+    contended: bool = False
+    projected_time_to_target: float | None = None
+    projected_nit_to_target: int | None = None
 
     @property
     def relative_suboptimality(self) -> float | None:
@@ -249,15 +272,16 @@ _FIELD_TYPES: dict[str, tuple[type, bool]] = {
     **{n: (int, False) for n in ("nit", "nfev", "njev", "seed", "repeat", "n_params",
                                  "n_samples", "concurrency")},
     **{n: (int, True) for n in ("nit_to_target", "nfev_to_target", "njev_to_target",
-                                "threads")},
+                                "threads", "projected_nit_to_target")},
     **{n: (float, False) for n in ("fun", "time", "warmup_time", "setup_time", "wall_time",
                                    "f0")},
     **{n: (float, True) for n in ("time_to_target", "fstar", "epochs", "started_at",
-                                  "finished_at")},
+                                  "finished_at", "cpu_time", "cpu_time_to_target",
+                                  "load_start", "load_end", "projected_time_to_target")},
     **{n: (str, False) for n in ("problem", "optimizer", "label", "backend", "device", "dtype",
                                  "impl", "implementation", "framework_version", "status",
                                  "message", "target", "reduction", "host")},
-    **{n: (bool, False) for n in ("success", "shared_host")},
+    **{n: (bool, False) for n in ("success", "shared_host", "contended")},
     **{n: (dict, False) for n in ("hyperparameters", "metrics", "problem_spec")},
 }
 
@@ -363,6 +387,18 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.table()
+
+    def verdict(self) -> str:
+        """Who reaches the target first, by what factor, how sure (:func:`optcmp.tables.verdict`).
+
+        Returns
+        -------
+        str
+            One line beginning ``"verdict: "``.
+        """
+        from optcmp.tables import verdict
+
+        return verdict(self)
 
     # ------------------------------------------------------------------ statistics
     @classmethod

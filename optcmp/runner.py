@@ -57,13 +57,21 @@ from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
     AbsoluteSuboptimality,
     Divergence,
+    RateProjection,
     RelativeSuboptimality,
     Rule,
+    Stalled,
     State,
     default_stopping,
 )
-from optcmp.threads import check_threads, current_threads, limit_threads
-from optcmp.timing import Stopwatch
+from optcmp.threads import (
+    DEFAULT_THREADS,
+    check_threads,
+    current_threads,
+    limit_late_pools,
+    limit_threads,
+)
+from optcmp.timing import Stopwatch, contended, load_average
 
 
 def host_value_and_grad(problem: Problem) -> Any:
@@ -146,9 +154,11 @@ class RunConfig:
         change the run (an in-place write raises ``ValueError``).
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
-    threads : int, optional
-        CPU threads for the run (:func:`optcmp.threads.limit_threads`); default each
-        library's own.
+    threads : int or None, default 1
+        CPU threads for the run (:func:`optcmp.threads.limit_threads`), the same for every
+        backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
+        reductions and timings on a shared machine). ``None`` leaves each library at its own
+        default.
 
     Raises
     ------
@@ -172,7 +182,7 @@ class RunConfig:
     repeat: int = 0
     callback: Callback | None = None
     eval_every: int | None = None
-    threads: int | None = None
+    threads: int | None = DEFAULT_THREADS
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -429,7 +439,8 @@ def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
 
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
                   max_time: float | None = 60.0, max_evals: int | None = None,
-                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR) -> Rule:
+                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
+                  stall: bool = True, projection: bool = True) -> Rule:
     """The default stopping rule for ``problem``.
 
     Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
@@ -451,6 +462,9 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     divergence_factor : float, optional, default 1e10
         Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
         non-finite values only.
+    stall, projection : bool, default True
+        Add the :class:`~optcmp.stopping.Stalled` and :class:`~optcmp.stopping.RateProjection`
+        checks (:func:`~optcmp.stopping.default_stopping`).
 
     Returns
     -------
@@ -474,7 +488,8 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                              "the problem an optimum (e.g. from_function(..., "
                              "optimum='estimate'))")
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            target=target, divergence_factor=divergence_factor)
+                            target=target, divergence_factor=divergence_factor, stall=stall,
+                            projection=projection)
 
 
 def own_rule(rule: Rule) -> Rule:
@@ -584,7 +599,7 @@ def run_one(
     repeat: int = 0,
     callback: Callback | None = None,
     eval_every: int | None = None,
-    threads: int | None = None,
+    threads: int | None = DEFAULT_THREADS,
 ) -> RunResult:
     """Run one optimizer on one backend: :func:`run` with the settings as keywords.
 
@@ -595,8 +610,9 @@ def run_one(
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     backend, device, dtype, stopping, tol, max_iter, max_time, max_evals, seed, repeat, \
 callback, eval_every, threads
-        The :class:`RunConfig` fields. ``threads`` gives numpy's BLAS pool, PyTorch's intra-op
-        pool and TensorFlow's pools the same count (recorded in ``RunResult.threads``).
+        The :class:`RunConfig` fields. ``threads`` (default 1) gives numpy's BLAS pool,
+        PyTorch's intra-op pool and TensorFlow's pools the same count (recorded in
+        ``RunResult.threads``); ``None`` leaves each library's own.
 
     Returns
     -------
@@ -643,19 +659,9 @@ class _Run:
         opt = problem.optimum()
         self.fstar = None if opt is None else float(opt.fun)
         self.rule = own_rule(config.stopping_rule(problem, stacklevel=3))
-        self.backend: Backend = get_backend(config.backend, device=config.run_device,
-                                            dtype=config.dtype)
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
         # issue 13: a problem that cannot run on this backend is skipped with its reason
         self.unsupported = problem.unsupported_backend(config.backend)
-        if self.unsupported is None:
-            with np.errstate(all="ignore"):
-                f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
-        else:
-            f0, self.g0 = problem.fun64(self.x0), np.zeros_like(self.x0)
-        self.f0 = float(f0)
-        check_resolution(self.rule, problem, config.seed, f0=self.f0, stacklevel=4)  # issue 15
-        self.sw = Stopwatch(self.backend.sync)
         self.adapter: Adapter | None = None
         self.monitor: Monitor | None = None
         self.counts = (0, 0, 0)  # nit, nfev, njev
@@ -664,18 +670,47 @@ class _Run:
         self.threads: int | None = None
         self.hyperparameters = dict(spec.hyperparameters)
         self.implementation = ""
+        self.load: list[float | None] = [load_average(), None]
+
+    def _prepare(self) -> None:
+        """The backend, ``f(x0)`` and the stopwatch, with the run's threads already in force.
+
+        Building the backend can start a framework's runtime (TensorFlow fixes its pools
+        then) and ``f(x0)`` runs BLAS: both happen inside :func:`limit_threads`, so the
+        whole run, its first evaluation included, uses the recorded thread count.
+        """
+        config, problem = self.config, self.problem
+        self.backend: Backend = get_backend(config.backend, device=config.run_device,
+                                            dtype=config.dtype)
+        if self.unsupported is None:
+            with np.errstate(all="ignore"):
+                f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
+        else:
+            f0, self.g0 = problem.fun64(self.x0), np.zeros_like(self.x0)
+        self.f0 = float(f0)
+        check_resolution(self.rule, problem, config.seed, f0=self.f0, stacklevel=5)  # issue 15
+        self.sw = Stopwatch(self.backend.sync)
 
     # ------------------------------------------------------------------ phases
     def execute(self) -> RunResult:
-        if self.unsupported is not None:
-            return self._result("skipped", self.unsupported)
+        with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
+            self._prepare()  # a missing backend or absent device raises from run()
+            self.threads = current_threads(self.config.backend)
+            if self.unsupported is not None:
+                status, message = "skipped", self.unsupported
+            else:
+                status, message = self._guarded()
+        self.load[1] = load_average()
+        return self._result(status, message)
+
+    def _guarded(self) -> tuple[str, str]:
+        """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
         try:
-            with np.errstate(all="ignore"), limit_threads(self.config.threads,
-                                                          self.config.backend):
-                self.threads = current_threads(self.config.backend)
-                self._setup()
-                self._iterate()
-            status, message = _status(self.monitor, self.loop_out)
+            self._setup()
+            limit_late_pools(self.config.threads)  # pools of libraries the setup loaded
+            self.threads = current_threads(self.config.backend)
+            self._iterate()
+            return _status(self.monitor, self.loop_out)
         except (KeyboardInterrupt, SystemExit):
             raise
         except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
@@ -688,7 +723,7 @@ class _Run:
                 last = self.monitor.last  # the evaluations spent up to the failure
                 nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
                 self.counts = (self.monitor.nit, nfev, njev)
-        return self._result(status, message)
+        return status, message
 
     def _setup(self) -> None:
         """Adapter setup and warm-up (untimed), then the monitor."""
@@ -785,7 +820,7 @@ class _Run:
         if monitor is not None and monitor.hit is not None:
             t, it, fe, je = monitor.hit
             to_target = {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
-                         "njev_to_target": je}
+                         "njev_to_target": je, "cpu_time_to_target": monitor.hit_cpu}
         return RunResult(
             problem=problem.name, optimizer=spec.name, label=spec.label, impl=self.impl,
             implementation=self.implementation, seed=self.config.seed,
@@ -798,8 +833,21 @@ class _Run:
             time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
             success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
             **to_target, **self.times, **final,
-            wall_time=time.perf_counter() - self.wall0,
+            wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
         )
+
+    def _cpu_and_load(self) -> dict[str, Any]:
+        """CPU time, load averages and the contention flag (issue 12) of the result."""
+        sw = self.sw
+        cpu = sw.cpu_elapsed if sw.intervals else None
+        on_cpu = is_cpu_device(self.backend.describe().get("device"))
+        out: dict[str, Any] = {"cpu_time": cpu, "load_start": self.load[0],
+                               "load_end": self.load[1],
+                               "contended": on_cpu and contended(sw.elapsed, cpu)}
+        if self.monitor is not None and self.monitor.projection is not None:
+            t, n = self.monitor.projection
+            out.update(projected_time_to_target=t, projected_nit_to_target=n)
+        return out
 
 
 def _step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
@@ -851,6 +899,9 @@ def _status(monitor: Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
             return "diverged", _divergence_message(r, monitor.last)
+        if isinstance(r, (Stalled, RateProjection)):
+            where = "" if monitor.last is None else f" (at iteration {monitor.last.iterate})"
+            return r.status, r.explain() + where
         return r.status, f"budget exhausted: {r.describe()}"
     if loop_out:
         return loop_out.get("status") or "stalled", loop_out.get("message", "")

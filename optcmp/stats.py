@@ -445,6 +445,9 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
     shared = [r for r in used if getattr(r, "shared_host", False)]
     if shared and by_time:
         out.append(_shared_host_issue(shared))
+    busy = [r for r in used if getattr(r, "contended", False)]
+    if busy and by_time:
+        out.append(contended_issue(busy, len(used)))
     targets = sorted({r.target for r in used if r.target})
     if len(targets) > 1:
         out.append(f"runs with different targets ({'; '.join(targets)}) are compared in one "
@@ -495,6 +498,30 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
                 f"{TIMER_FACTOR:.0f} clock ticks), so its time may be off by more than 1%; use "
                 "a larger problem or a finer clock")
     return out
+
+
+def contended_issue(busy: Sequence[RunResult], n: int) -> str:
+    """The message about contended runs (:attr:`RunResult.contended`).
+
+    Parameters
+    ----------
+    busy : sequence of RunResult
+        The contended runs.
+    n : int
+        Runs considered.
+
+    Returns
+    -------
+    str
+    """
+    from optcmp.timing import CONTENTION_MARGIN
+
+    loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
+    load = f" (host load average up to {max(loads):.2f})" if loads else ""
+    return (f"{len(busy)} of {n} runs were contended{load}: their timed wall time exceeds "
+            f"their process CPU time by more than {CONTENTION_MARGIN:.0%}, so other work took "
+            "the CPU and their times are inflated; compare cpu_time_to_target, or run again "
+            "on a quiet host")
 
 
 def _shared_host_issue(shared: Sequence[RunResult]) -> str:
@@ -601,6 +628,11 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
             "art": average_runtime(used, "time") if used else math.nan,
             "art_njev": average_runtime(used, "njev") if used else math.nan,
             "statuses": ", ".join(f"{k}:{v}" for k, v in statuses.items()),
+            # issue 12: load-independent CPU figure and contended runs
+            "median_cpu_time": censored_median([
+                math.inf if r.cpu_time_to_target is None else r.cpu_time_to_target
+                for r in used]),
+            "contended": sum(1 for r in used if getattr(r, "contended", False)),
         })
     return rows
 
@@ -667,7 +699,7 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
         return "(no runs)"
     level = rows[0].get("ci_level", 0.95)
     header = ["problem", "optimizer", "backend", "dtype", "success", "median time-to-target",
-              f"{level:.0%} CI", "iters", "nfev", "njev", "aRT"]
+              f"{level:.0%} CI", "iters", "nfev", "njev", "aRT", "cpu-to-target", "contended"]
     lines = [header]
     for r in sorted(rows, key=lambda r: (r["problem"], r["median_time"]
                                          if not math.isnan(r["median_time"]) else math.inf)):
@@ -677,13 +709,16 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['successes']}/{r['runs']}", _fmt_t(r["median_time"]),
             f"[{_fmt_t(r['ci_low'])}, {_fmt_t(r['ci_high'])}]",
             _fmt_n(r["median_nit"]), _fmt_n(r["median_nfev"]), _fmt_n(r["median_njev"]),
-            _fmt_t(r["art"]),
+            _fmt_t(r["art"]), _fmt_t(r.get("median_cpu_time", math.nan)),
+            f"{r.get('contended', 0)}/{r['runs']}",
         ])
     out = fixed_width(lines, left=4)
     method = ci_methods(rows)
     out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
                "missed the target are censored (inf), so a median is 'inf' when half or more "
-               "missed it; aRT = total time spent / successes (COCO)")
+               "missed it; aRT = total time spent / successes (COCO); cpu-to-target: median "
+               "process CPU time to the target (load-independent); contended: runs whose wall "
+               "time exceeded their CPU time by more than 20% (other work took the CPU)")
     return "\n".join(out)
 
 
@@ -1402,8 +1437,8 @@ __all__ = [
     "BUDGET_STATUSES", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS", "MedianCI",
     "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
     "average_runtime", "best_found", "censored_median", "check_fairness", "ci_methods",
-    "compare_optimizers", "compare_pair", "data_profile", "fairness_issues", "first_hit",
-    "first_solved", "format_summary", "instance_key",
+    "compare_optimizers", "compare_pair", "contended_issue", "data_profile", "fairness_issues",
+    "first_hit", "first_solved", "format_summary", "instance_key",
     "mark_shared_host_warned", "median_ci",
     "performance_profile", "runtime_ecdf", "suite_profile_table", "solver_key", "solver_labels", "spent", "summarize",
     "summary", "summary_table", "to_target",

@@ -37,8 +37,12 @@ from optcmp.runner import (
     type_name,
 )
 from optcmp.stopping import Rule
+from optcmp.threads import DEFAULT_THREADS
 
-__all__ = ["compare"]
+__all__ = ["ORDERS", "compare", "execution_order"]
+
+#: Execution orders of :func:`compare` (``order=``).
+ORDERS = ("interleaved", "blocks")
 
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
 
@@ -64,7 +68,8 @@ def compare(
     max_evals: int | None = None, repeats: int = 1, seed: int = 0,
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
     strict: bool = False, redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = None,
+    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = DEFAULT_THREADS,
+    order: str = "interleaved",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -113,12 +118,14 @@ def compare(
         Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
+    order : {"interleaved", "blocks"}, default "interleaved"
+        Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
 
     Returns
     -------
     Comparison
-        Runs in sweep order (repetition, backend, optimizer). ``settings["store"]`` reports how
-        many runs were reused from the store and how many were executed.
+        Runs in sweep order (repetition, backend, optimizer) whatever the execution order.
+        ``settings["store"]`` reports how many runs were reused and how many executed.
 
     Raises
     ------
@@ -141,7 +148,7 @@ def compare(
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
     _check_sweep_size(repeats, names, specs)
-    check_threads(threads)
+    _check_counts(repeats, threads, order)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
@@ -154,9 +161,8 @@ def compare(
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
-    sweep = _Sweep(problem, redraw_data, repeats)
-    sweep.plan(specs, names, missing, base)
-    return sweep.execute(store, executor, progress)
+    return _Sweep(problem, redraw_data, repeats, order=order).plan(
+        specs, names, missing, base).execute(store, executor, progress)
 
 
 #: Most runs one :func:`compare` call plans (every task and result is held in memory).
@@ -276,6 +282,8 @@ class _Sweep:
     optimum: dict[str, Any] | None = None
     env: dict[str, Any] = field(default_factory=dict)
     problems: dict[int, Problem] = field(default_factory=dict)
+    order: str = "interleaved"
+    exec_order: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.problems[0] = self.problem
@@ -294,7 +302,7 @@ class _Sweep:
         return self.problems[r]
 
     def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
-             base: RunConfig) -> None:
+             base: RunConfig) -> _Sweep:
         """One task per (repetition, backend, optimizer), and the sweep's settings."""
         for r in range(self.repeats):
             for b in names:
@@ -311,16 +319,20 @@ class _Sweep:
             "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
-            "redraw_data": bool(self.redraw_data), "threads": base.threads}
+            "redraw_data": bool(self.redraw_data), "threads": base.threads,
+            "order": self.order}
+        self.exec_order = execution_order(self.repeats, len(self.tasks) // self.repeats,
+                                          self.order)
         opt = self.problem.optimum()
         self.optimum = None if opt is None else opt.to_dict()  # issue 13: with its kind
         self.env = environment()
+        return self
 
     def execute(self, store: Any, executor: Any, progress: bool) -> Comparison:
         """Read finished runs from the store, run the others, collect the comparison."""
         run_store = self._open_store(store) if store is not None else None
         reused = len(self.results)
-        pending = [t for t in self.tasks if t.index not in self.results]
+        pending = [self.tasks[i] for i in self.exec_order if i not in self.results]
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
@@ -350,6 +362,11 @@ class _Sweep:
         shared = [r for r in self.executed if r.shared_host]
         if shared:
             _warn_shared_host(shared, len(self.executed), executor)
+        busy = [r for r in self.executed if r.contended]
+        if busy:  # issue 12: contention measured whatever its cause
+            from optcmp.stats import contended_issue
+
+            warnings.warn(contended_issue(busy, len(self.executed)), UserWarning, stacklevel=3)
         return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
 
     def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
@@ -411,6 +428,54 @@ class _Sweep:
                            total)
 
 
+def _check_counts(repeats: Any, threads: Any, order: Any) -> None:
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_threads(threads)
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+
+
+def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
+    """Task indices in execution order; tasks are planned repetition-major.
+
+    ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
+    alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine (thermal
+    throttling, a neighbour's job starting) hits every entry alike and every entry's mean
+    position is the same. ``"blocks"``: each entry runs all its repetitions back to back
+    (A A A, B B B, ...), a design a drift can bias. The returned runs keep the sweep order and
+    store keys do not depend on the order, so a sweep stored in one order resumes in the other.
+
+    Parameters
+    ----------
+    repeats : int
+        Repetitions.
+    entries : int
+        (backend, optimizer) entries per repetition.
+    order : {"interleaved", "blocks"}
+        See :func:`compare`.
+
+    Returns
+    -------
+    list of int
+        A permutation of ``range(repeats * entries)``.
+
+    Examples
+    --------
+    >>> execution_order(3, 3)
+    [0, 1, 2, 5, 4, 3, 6, 7, 8]
+    >>> execution_order(2, 3, "blocks")
+    [0, 3, 1, 4, 2, 5]
+    """
+    if order == "blocks":
+        return [r * entries + e for e in range(entries) for r in range(repeats)]
+    out: list[int] = []
+    for r in range(repeats):
+        row = range(r * entries, (r + 1) * entries)
+        out.extend(row if r % 2 == 0 else reversed(row))
+    return out
+
+
 def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
     """The one warning about runs whose timings contended (worded by cause).
 
@@ -421,9 +486,9 @@ def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -
 
     peak = max(r.concurrency for r in shared)
     if executor is None:
-        msg = (f"{len(shared)} of {n_executed} runs overlapped with optcmp runs in other "
-               f"processes on this host (up to {peak} at once): their timings contend and are "
-               "flagged shared_host; for time comparisons run one optcmp process at a time")
+        msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
+               f"process (up to {peak} at once): their timings contend and are flagged "
+               "shared_host; for time comparisons run one sweep at a time")
     else:
         msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
                f"{peak} at once): their timings contend and are flagged shared_host; time "

@@ -41,6 +41,32 @@ def _timed_cells(r: RunResult) -> list[str]:
     return ["-" if never and not t else _fmt_time(t) for t in (r.time, r.warmup_time)]
 
 
+def _ttt_cell(r: RunResult) -> str:
+    """Time-to-target, or ``~T`` for a projection (never a result), or ``-``."""
+    if r.time_to_target is not None:
+        return _fmt_time(r.time_to_target)
+    if r.projected_time_to_target is not None and r.status not in ("diverged", "failed"):
+        return "~" + _fmt_time(r.projected_time_to_target)
+    return "-"
+
+
+def _contention_notes(comp: Comparison) -> list[str]:
+    """Notes on the CPU-time column, projections and contended runs (issue 12)."""
+    notes = ["cpu-to-target: process CPU time of the timed steps to the target (totals for "
+             "runs that missed it), a figure other work on the host does not inflate"]
+    if any(r.projected_time_to_target is not None and r.time_to_target is None
+           for r in comp.runs):
+        notes.append("~T: a projection from the run's observed linear rate (runs that missed "
+                     "the target), not a measured time-to-target")
+    busy = [r for r in comp.runs if r.contended]
+    if busy:
+        loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
+        load = f", host load average up to {max(loads):.2f}" if loads else ""
+        notes.append(f"contended: {len(busy)} run(s) lost CPU to other work (wall time more "
+                     f"than 20% above CPU time{load}): their times are inflated")
+    return notes
+
+
 def rows(comp: Comparison) -> list[dict[str, Any]]:
     """One flat dict per run (no trace or iterate): the table's data.
 
@@ -68,6 +94,10 @@ def rows(comp: Comparison) -> list[dict[str, Any]]:
             "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
             "relative_suboptimality": r.relative_suboptimality, "message": r.message,
             "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
+            "cpu_time": r.cpu_time, "cpu_time_to_target": r.cpu_time_to_target,
+            "load_start": r.load_start, "load_end": r.load_end, "contended": r.contended,
+            "projected_time_to_target": r.projected_time_to_target,
+            "projected_nit_to_target": r.projected_nit_to_target,
             **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
             **{f"metric_{k}": v for k, v in r.metrics.items()},
         })
@@ -136,7 +166,7 @@ def _floor_row(optimum: dict[str, Any] | None) -> list[str]:
     impl = "lstsq" if "lstsq" in method else "direct"
     t = _fmt_time(optimum["time"])
     return [f"{method} (direct solve, floor)", "numpy", impl, "float64", "exact", t, "-", "-",
-            "-", _fmt_num(0.0), t, "-"]
+            "-", _fmt_num(0.0), t, "-", "-", "-"]
 
 
 def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
@@ -193,7 +223,8 @@ def table(comp: Comparison) -> str:
                            if k.endswith("accuracy")}) if no_opt else []
     header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
               "nfev", "njev", "loss" if no_opt else "rel.subopt",
-              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up"]
+              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up",
+              "cpu-to-target", "contended"]
     lines = [header]  # the header list is updated below (an estimated f* is flagged)
     for r in sorted(comp.runs, key=_sort_key):
         reached = r.time_to_target is not None
@@ -203,13 +234,14 @@ def table(comp: Comparison) -> str:
                          + ["-"] * (len(header) - 5))
             continue
         lines.append([
-            r.label, where, r.impl or "-", r.dtype, r.status, _fmt_time(r.time_to_target),
+            r.label, where, r.impl or "-", r.dtype, r.status, _ttt_cell(r),
             str(r.nit_to_target if reached else r.nit),
             str(r.nfev_to_target if reached else r.nfev),
             str(r.njev_to_target if reached else r.njev),
             _fmt_num(r.fun if no_opt else r.relative_suboptimality),
             *[_fmt_frac(r.metrics.get(m)) for m in metric_names],
-            *_timed_cells(r),
+            *_timed_cells(r), _fmt_time(r.cpu_time_to_target if reached else r.cpu_time),
+            "yes" if r.contended else "-",
         ])
     floor = _floor_row(comp.optimum)
     if floor:
@@ -234,10 +266,109 @@ def table(comp: Comparison) -> str:
         notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
                      f"{max(r.concurrency for r in shared)} at once): their timings contend "
                      "and are not comparable with sequential ones")
-    failed = [r for r in comp.runs if r.status in ("failed", "skipped")]
-    for r in failed:
+    notes.extend(_contention_notes(comp))
+    why = [r for r in comp.runs if r.time_to_target is None and r.message]
+    for r in why:  # every row without a time-to-target says why
         notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
     return "\n".join(out) + "\n" + "\n".join(notes)
 
 
-__all__ = ["rows", "table", "to_frame"]
+def _entries(comp: Comparison) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    out: dict[tuple[str, str, str, str], list[RunResult]] = {}
+    for r in comp.runs:
+        if r.status != "skipped":
+            out.setdefault((r.label, r.backend, r.device, r.dtype), []).append(r)
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def _step_times(r: RunResult) -> list[float]:
+    """Durations of the timed steps up to the target, from the trace (first row at 0)."""
+    t = [float(v) for v in r.trace.time]
+    upto = [v for v in t if v <= (r.time_to_target or 0.0) + 1e-12]
+    steps = [b - a for a, b in zip([0.0, *upto[:-1]], upto)]
+    return [s for s in steps if s >= 0] or [float(r.time_to_target or 0.0)]
+
+
+def _factor_interval(best: list[RunResult], other: list[RunResult], level: float = 0.95,
+                     n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
+    """A bootstrap interval of the time-to-target factor ``other / best``.
+
+    With two or more runs on each side the run medians are resampled; with one run each, the
+    step durations of the two runs (a run's time is the sum of its steps).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    if len(best) > 1 and len(other) > 1:
+        a = np.array([r.time_to_target for r in best], dtype=float)
+        b = np.array([r.time_to_target for r in other], dtype=float)
+        ra = np.median(rng.choice(a, (n_resamples, a.size)), axis=1)
+        rb = np.median(rng.choice(b, (n_resamples, b.size)), axis=1)
+        how = f"bootstrap of the medians of {a.size} and {b.size} repetitions"
+    else:
+        sa, sb = np.array(_step_times(best[0])), np.array(_step_times(other[0]))
+        ra = rng.choice(sa, (n_resamples, sa.size)).sum(axis=1)
+        rb = rng.choice(sb, (n_resamples, sb.size)).sum(axis=1)
+        how = ("bootstrap of the step times of one run each (timing noise only; "
+               "--repeats N for repetitions)")
+    ratio = rb / np.maximum(ra, 1e-300)
+    lo, hi = np.quantile(ratio, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi), how
+
+
+def verdict(comp: Comparison) -> str:
+    """The comparison's answer in words: who reaches the target first, by what factor, how sure.
+
+    Entries are (optimizer label, backend, device, dtype); an entry's time is the median
+    time-to-target of its repetitions (it must reach the target in more than half of them).
+    The factor is the runner-up's time over the winner's, with a 95% bootstrap interval
+    (:func:`_factor_interval`: over repetitions when both have two or more, else over the step
+    times of the single runs), and the same factor in process CPU time. The verdict is "sure"
+    when the interval excludes 1 and no run of the two entries was contended.
+
+    Parameters
+    ----------
+    comp : Comparison
+
+    Returns
+    -------
+    str
+        One line beginning ``"verdict: "``.
+    """
+    ranked = []
+    for key, runs in _entries(comp).items():
+        hit = [r for r in runs if r.time_to_target is not None]
+        if 2 * len(hit) > len(runs):
+            ranked.append((_median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
+    ranked.sort(key=lambda x: x[0])
+    target = comp.settings.get("target") or "the target"
+    if not ranked:
+        return f"verdict: no optimizer reached {target} (see each row's status and reason)"
+    t0, (label, backend, *_), best = ranked[0]
+    head = f"verdict: {label} on {backend} reaches the target first ({_fmt_time(t0)})"
+    if len(ranked) == 1:
+        return head + "; no other optimizer and backend reached it"
+    t1, (label1, backend1, *_), other = ranked[1]
+    lo, hi, how = _factor_interval(best, other)
+    cpu = [r.cpu_time_to_target for r in (*best, *other)]
+    cpu_txt = ""
+    if all(c is not None and c > 0 for c in cpu):
+        c0 = _median([float(r.cpu_time_to_target or 0) for r in best])
+        c1 = _median([float(r.cpu_time_to_target or 0) for r in other])
+        cpu_txt = f"; in CPU time {c1 / c0:.2g}x"
+    busy = any(r.contended for r in (*best, *other))
+    sure = lo > 1.0 and not busy
+    why = ("sure: the interval excludes 1" if sure else
+           "not sure: " + ("timings were contended (see the contended column)" if busy else
+                           "the interval includes 1"))
+    return (f"{head}, {t1 / t0:.2g}x faster than {label1} on {backend1} ({_fmt_time(t1)}); "
+            f"95% interval of the factor {lo:.2g}-{hi:.2g} ({how}){cpu_txt}; {why}")
+
+
+__all__ = ["rows", "table", "to_frame", "verdict"]

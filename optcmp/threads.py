@@ -3,7 +3,8 @@
 On a CPU, the thread pools decide timings as much as the algorithm does: numpy's BLAS, PyTorch's
 intra-op pool and TensorFlow's intra-op pool each default to their own count, and on a small or
 busy machine an oversubscribed BLAS pool can make a step many times slower. A fair comparison
-gives every backend the same count. :func:`limit_threads` sets it for the duration of a run:
+gives every backend the same count, by default :data:`DEFAULT_THREADS` (one).
+:func:`limit_threads` sets it for the duration of a run:
 
 * numpy/scipy: the BLAS and OpenMP pools, through :mod:`threadpoolctl`;
 * PyTorch: :func:`torch.set_num_threads` (restored afterwards);
@@ -28,6 +29,13 @@ from typing import Any
 import numpy as np
 
 from optcmp.backends.base import blas_threads
+
+#: Threads every backend gets unless asked otherwise (:class:`optcmp.runner.RunConfig`,
+#: :func:`optcmp.compare`, :func:`optcmp.tune`, ``optcmp run``). One thread per backend is the
+#: same count for every library, is reproducible on a shared machine (a float reduction has one
+#: order; a busy host cannot oversubscribe the pools) and keeps the contention flag exact
+#: (:func:`optcmp.timing.contended`). ``benchmarks/threads.py`` measures the choice.
+DEFAULT_THREADS = 1
 
 
 def check_threads(n: Any) -> int | None:
@@ -54,14 +62,21 @@ def check_threads(n: Any) -> int | None:
     return int(n)
 
 
-def _backend_class(backend: str) -> Any:
-    """The backend's class when its framework is already imported (None otherwise)."""
-    from optcmp.backends import BACKENDS, backend_class, canonical_backend
+def _backend_class(backend: str, load: bool = False) -> Any:
+    """The backend's class when its framework is already imported (None otherwise).
+
+    With ``load``, an installed framework is imported first: a run about to use it sets its
+    pools before the framework's runtime starts (TensorFlow fixes them then).
+    """
+    from optcmp.backends import BACKENDS, backend_class, canonical_backend, is_available
 
     info = BACKENDS[canonical_backend(backend)]
-    if info.requires not in sys.modules:
+    if info.requires not in sys.modules and not (load and is_available(info.name)):
         return None
-    return backend_class(info.name)
+    try:
+        return backend_class(info.name)
+    except ImportError:  # installed but broken: the run itself reports it
+        return None
 
 
 def current_threads(backend: str) -> int | None:
@@ -123,11 +138,32 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=3)
-        cls = _backend_class(backend)
+        cls = _backend_class(backend, load=True)
         restore = None if cls is None else cls.set_threads(n)
         if restore is not None:
             stack.callback(restore)
         yield
 
 
-__all__ = ["blas_threads", "check_threads", "current_threads", "limit_threads"]
+def limit_late_pools(n: int | None) -> None:
+    """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
+
+    A library loaded during a run's setup (scipy's own OpenBLAS, say) starts with its default
+    pool size; this sets every pool to ``n`` again. Those pools keep ``n`` after the run
+    (:func:`limit_threads` restores only the pools it saw).
+
+    Parameters
+    ----------
+    n : int or None
+        Threads; None does nothing.
+    """
+    if n is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return
+    threadpool_limits(limits=int(n))
+
+
+__all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads"]

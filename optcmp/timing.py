@@ -4,12 +4,30 @@ CUDA (and other asynchronous devices) return from a call before the work is done
 without a sync times the enqueueing, not the work (pytorch/pytorch#21286). :class:`Stopwatch`
 calls ``sync()`` before reading the clock at both ends of every timed interval, so the time a
 step spends on the device is always counted, and monitoring done between steps never is.
+
+CPU time next to wall time
+--------------------------
+The stopwatch also accumulates the process's CPU time (:func:`time.process_time`: every thread
+of the process, BLAS and framework pools included) over the same intervals. On an idle core a
+single-threaded step gets the CPU for its whole wall time, so ``cpu / wall`` is close to 1; when
+other work on the host (any process, not only optcmp) takes the core away, the wall time grows
+and the CPU time does not. :func:`contended` turns that into a flag with a documented margin,
+and the CPU time is a second, load-independent figure (issue 12: under load, process CPU time
+per step stayed within about 3% where wall time moved by 30%).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+
+#: A run is *contended* when its timed wall time exceeds its process CPU time by more than this
+#: fraction: ``time > (1 + CONTENTION_MARGIN) * cpu_time`` (see :func:`contended`).
+CONTENTION_MARGIN = 0.2
+#: Timed regions shorter than this (seconds) are never flagged: a single scheduler tick
+#: (about 4 ms on Linux) is a large fraction of them and says nothing about the host.
+CONTENTION_MIN_TIME = 0.02
 
 
 def _noop() -> None:
@@ -25,11 +43,15 @@ class Stopwatch:
         Waits for queued device work (``Backend.sync``). Called before every clock read.
     clock : callable, default :func:`time.perf_counter`
         Monotonic clock in seconds.
+    cpu_clock : callable, default :func:`time.process_time`
+        CPU-time clock in seconds (the whole process: every thread).
 
     Attributes
     ----------
     elapsed : float
         Seconds accumulated over all closed intervals.
+    cpu_elapsed : float
+        Process CPU seconds accumulated over the same intervals.
     intervals : int
         Number of closed intervals.
 
@@ -41,14 +63,19 @@ class Stopwatch:
     True
     """
 
-    __slots__ = ("_clock", "_sync", "_t0", "elapsed", "intervals")
+    __slots__ = ("_c0", "_clock", "_cpu_clock", "_sync", "_t0", "cpu_elapsed", "elapsed",
+                 "intervals")
 
     def __init__(self, sync: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 cpu_clock: Callable[[], float] = time.process_time) -> None:
         self._sync = sync or _noop
         self._clock = clock
+        self._cpu_clock = cpu_clock
         self._t0: float | None = None
+        self._c0 = 0.0
         self.elapsed = 0.0
+        self.cpu_elapsed = 0.0
         self.intervals = 0
 
     @property
@@ -67,6 +94,7 @@ class Stopwatch:
         if self._t0 is not None:
             raise RuntimeError("Stopwatch.resume() called while running")
         self._sync()
+        self._c0 = self._cpu_clock()
         self._t0 = self._clock()
 
     def pause(self) -> float:
@@ -81,6 +109,7 @@ class Stopwatch:
             raise RuntimeError("Stopwatch.pause() called while paused")
         self._sync()
         dt = self._clock() - self._t0
+        self.cpu_elapsed += self._cpu_clock() - self._c0
         self._t0 = None
         self.elapsed += dt
         self.intervals += 1
@@ -96,3 +125,62 @@ class Stopwatch:
                 b = self._clock()
             best = min(best, b - a)
         return best
+
+
+def contended(wall: float, cpu: float | None, *, margin: float | None = None,
+              min_time: float = CONTENTION_MIN_TIME) -> bool:
+    """Whether a timed region lost its CPU to other work: ``wall > (1 + margin) * cpu``.
+
+    The rule compares the wall time with the process CPU time itself, not with
+    ``cpu / threads``: a single-threaded step on a free core gets the CPU for all of its wall
+    time (``cpu ~= wall``), so a wall time more than ``margin`` above the CPU time means the
+    core was taken away (by any process, optcmp's own or not). With ``threads > 1`` the CPU
+    time can exceed the wall time even under load (every pool thread counts), so dividing by
+    the thread count would flag every run whose pool is not perfectly parallel; the rule then
+    catches only contention that leaves the run less than one core's worth of CPU, a lower
+    bound. optcmp's default of one thread per backend makes it exact.
+
+    Parameters
+    ----------
+    wall : float
+        Wall seconds of the region.
+    cpu : float or None
+        Process CPU seconds over the same region (None: not measured, never contended).
+    margin : float, optional
+        Allowed excess of the wall time over the CPU time, as a fraction of the CPU time;
+        default ``$OPTCMP_CONTENTION_MARGIN`` if set (``inf`` turns the flag off, as the test
+        suite does so that no test depends on the load), else :data:`CONTENTION_MARGIN` (0.2).
+    min_time : float, default :data:`CONTENTION_MIN_TIME` (0.02 s)
+        Regions shorter than this are never flagged.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> contended(1.0, 0.98), contended(1.0, 0.5), contended(0.001, 0.0)
+    (False, True, False)
+    """
+    if cpu is None or wall < min_time:
+        return False
+    if margin is None:
+        try:
+            margin = float(os.environ.get("OPTCMP_CONTENTION_MARGIN", "") or CONTENTION_MARGIN)
+        except ValueError:
+            margin = CONTENTION_MARGIN
+    return wall > (1.0 + margin) * cpu
+
+
+def load_average() -> float | None:
+    """The host's 1-minute load average (:func:`os.getloadavg`), or None where unavailable.
+
+    Returns
+    -------
+    float or None
+        Runnable (and, on Linux, uninterruptible) processes averaged over the last minute.
+    """
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):  # Windows has no load average
+        return None

@@ -325,8 +325,9 @@ def tune(
     max_time: float | None = None,
     executor: Any = None,
     store: str | os.PathLike[str] | None = None,
-    progress: bool = False,
+    progress: bool = True,
     target: Rule | None = None,
+    threads: int | None = 1,
 ) -> TuneResult:
     """Tune hyperparameters fairly: same target and budget for every configuration.
 
@@ -339,8 +340,8 @@ def tune(
         ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product of the lists is tried),
         or ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
     budget : float, optional
-        Per run: timed seconds (``by="time"``, default 10) or iterations (``by="iterations"``,
-        default 10,000). A run that misses the target scores the budget.
+        Per run: timed seconds (``by="time"``, default 10, with a 10,000-iteration cap) or
+        iterations (``by="iterations"``, default 10,000). A miss scores the budget.
     by : {"time", "iterations"}, default "time"
         Score: time-to-target in seconds, or iterations-to-target (deterministic, independent
         of the machine's load).
@@ -357,8 +358,8 @@ def tune(
     max_time : float, optional
         With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
         scores the budget).
-    executor, store, progress
-        As in :func:`optcmp.compare`; a store makes an interrupted tuning resumable.
+    executor, store, progress, threads
+        As in :func:`optcmp.compare` (progress bar, one thread by default; resumable store).
     target : Rule, optional
         Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
         without a known optimum); the budget and divergence detection are added to it.
@@ -400,7 +401,7 @@ def tune(
     rule = _stopping_rule(problem, make_stopping, target, tol, by, budget, max_time)
     comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
                    dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
-                   executor=executor, store=store)
+                   executor=executor, store=store, threads=threads)
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
@@ -476,8 +477,9 @@ def _stopping_rule(problem: Problem, make_stopping: Callable[..., Rule], target:
 
     ``make_stopping`` is :func:`optcmp.compare.make_stopping`, imported by :func:`tune`.
     """
-    if by == "time":
-        limits: dict[str, Any] = {"max_iter": None, "max_time": float(budget)}
+    if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
+        limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
+                                  "max_time": float(budget)}
     else:
         limits = {"max_iter": int(budget), "max_time": max_time}
     if target is None:

@@ -14,6 +14,7 @@ from conftest import lr_a, lr_b, lr_s
 import optcmp
 from optcmp import Divergence, LossTarget, MaxEvals, MaxIter, RelativeSuboptimality
 from optcmp.problems import LinearRegression
+from optcmp.stopping import default_stopping
 from optcmp.timing import Stopwatch
 
 FC15_X = np.array([1, 2, 3, 4, 5, 100, 200.0])
@@ -27,16 +28,24 @@ def test_fc01a_adadelta_matched_values(tol, expected) -> None:
 
 
 def test_fc01a_adadelta_bounces_and_ends_max_iter() -> None:
-    r = optcmp.run_one(lr_a(), optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6),
-                       max_iter=5000, max_time=None)
+    spec = optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)
+    early = optcmp.run_one(lr_a(), spec, max_iter=5000, max_time=None, threads=1)
+    assert early.status == "stalled" and early.nit == 829  # the default rule: stopped early
+    assert early.message.startswith("objective flat: best value improved by <= 1e-06")
+    r = optcmp.run_one(lr_a(), spec, stopping=default_stopping(
+        1e-6, max_iter=5000, max_time=None, stall=False, projection=False))
     assert r.status == "max_iter" and r.time_to_target is None  # not "diverged"
     rel = r.trace.relative_suboptimality(r.f0, r.fstar)
     assert rel[-1] == pytest.approx(1.2e-4, rel=0.02)
 
 
 def test_fc01b_keras_default_learning_rate_barely_moves() -> None:
-    r = optcmp.run_one(lr_a(), optcmp.adadelta(learning_rate=0.001, rho=0.95, eps=1e-7),
-                       max_iter=2000, max_time=None)
+    spec = optcmp.adadelta(learning_rate=0.001, rho=0.95, eps=1e-7)
+    early = optcmp.run_one(lr_a(), spec, max_iter=2000, max_time=None, threads=1)
+    assert early.status == "projected" and early.nit == 101  # hopeless: stopped early
+    assert early.projected_nit_to_target > 10 * 2000
+    r = optcmp.run_one(lr_a(), spec, stopping=default_stopping(
+        1e-6, max_iter=2000, max_time=None, stall=False, projection=False))
     assert r.status == "max_iter" and r.time_to_target is None
     assert r.relative_suboptimality == pytest.approx(0.9933, abs=1e-4)
 
@@ -179,7 +188,11 @@ def test_default_rule_stops_an_exploding_adadelta_as_diverged() -> None:
     instead of spending the whole budget (a non-finite-only rule runs to the budget)."""
     p = LinearRegression(n_samples=1000)
     spec = optcmp.adadelta(learning_rate=1e6)
-    r = optcmp.run_one(p, spec, max_iter=20_000, max_time=None)
+    early = optcmp.run_one(p, spec, max_iter=20_000, max_time=None, threads=1)
+    assert early.status == "stalled" and early.nit == 201  # no progress for 200 iterations
+    assert "the objective rose to" in early.message
+    r = optcmp.run_one(p, spec, stopping=default_stopping(
+        1e-6, max_iter=20_000, max_time=None, stall=False, projection=False))
     assert r.status == "diverged" and not r.success and r.nit == 10_522
     assert r.message.startswith("diverged: objective exploded: ")
     assert "> 1e+10 x max(|f0|, 1) (f0 = 414.623) at iteration 10521 (after 10522 steps)" in (

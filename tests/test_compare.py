@@ -136,7 +136,8 @@ def test_max_iter_status_and_no_time_to_target() -> None:
 
 
 def test_max_time_status() -> None:
-    r = optcmp.run_one(lr_b(), optcmp.gd(), max_time=0.02, max_iter=None)
+    rule = optcmp.stopping.default_stopping(1e-6, max_time=0.02, max_iter=None, projection=False)
+    r = optcmp.run_one(lr_b(), optcmp.gd(), stopping=rule)
     assert r.status == "timeout" and r.time >= 0.02 and r.time_to_target is None
 
 

@@ -39,6 +39,12 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: Examples that take 6-30 s each on a 2-core machine: marked slow (``pytest -m "not slow"``
+#: leaves them out; the full suite runs them).
+SLOW = {"fizzbuzz_three_frameworks.py", "three_backends.py", "repetitions_and_report.py",
+        "dask_sweep.py"}
+
+
 def _scripts() -> list[str]:
     return sorted(p.name for p in EXAMPLES.glob("*.py"))
 
@@ -57,7 +63,8 @@ def test_example_docstring(name: str) -> None:
     assert "OPTCMP_QUICK" in source, f"{name}: must honour OPTCMP_QUICK=1"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in sorted(EXPECTED)])
 def test_example_runs(name: str) -> None:
     pattern, needs = EXPECTED[name]
     for mod in needs:

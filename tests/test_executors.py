@@ -95,16 +95,16 @@ def assert_warned_once(comp) -> None:
         check_fairness([copy.copy(r) for r in comp.runs])
 
 
-def test_sequential_runs_overlapping_another_process_say_so():
-    """executor=None and still shared: the overlap came from elsewhere (here a registered
-    activity standing in for another optcmp process); the warning names that cause."""
+def test_sequential_runs_overlapping_another_sweep_say_so():
+    """executor=None and still shared: the overlap came from elsewhere in this process (here a
+    registered activity standing in for another sweep); the warning names that cause."""
     with host_activity():
         with pytest.warns(UserWarning) as rec:
             comp = optcmp.compare(lr_a(), OPTS, stopping=RULE, progress=False)
     msgs = [str(w.message) for w in rec if "host" in str(w.message)]
-    assert msgs == ["2 of 2 runs overlapped with optcmp runs in other processes on this host "
-                    "(up to 2 at once): their timings contend and are flagged shared_host; for "
-                    "time comparisons run one optcmp process at a time"]
+    assert msgs == ["2 of 2 runs overlapped with other optcmp runs of this process (up to 2 "
+                    "at once): their timings contend and are flagged shared_host; for time "
+                    "comparisons run one sweep at a time"]
     assert [(r.concurrency, r.shared_host) for r in comp] == [(2, True), (2, True)]
     assert_warned_once(comp)
 

@@ -192,11 +192,13 @@ def test_reaches_target_on_10k_rows(key, spec, tol, budget, expected) -> None:
 
 def test_scale_sensitive_optimizers_stall_on_lr_b() -> None:
     """The story: on features scaled 1/100/10,000 GD and SGD crawl and Adadelta oscillates."""
+    whole = optcmp.stopping.default_stopping(1e-6, max_iter=2000, max_time=None, stall=False,
+                                             projection=False)  # the whole budget runs
     for spec in (optcmp.gd(), optcmp.sgd(batch_size=1000)):
-        r = optcmp.run_one(_B, spec, max_iter=2000, max_time=None)
+        r = optcmp.run_one(_B, spec, stopping=whole)
         assert r.status == "max_iter" and not r.success and r.time_to_target is None
         assert 0.4 < r.relative_suboptimality < 0.6  # the small-scale directions barely move
-    r = optcmp.run_one(_B, optcmp.adadelta(), max_iter=2000, max_time=None)
+    r = optcmp.run_one(_B, optcmp.adadelta(), stopping=whole)
     assert r.status == "max_iter" and r.relative_suboptimality > 1.0  # worse than the start
 
 

@@ -152,7 +152,7 @@ def test_each_run_is_appended_and_fsynced(tmp_path, monkeypatch):
     stored = {r["key"]: r["run"] for r in recs[2:]}
     for res in comp:
         k = run_key(small(), [o for o in OPTS if o.name == res.optimizer][0], backend="numpy",
-                    device=None, dtype="float64", seed=res.seed, stopping=RULE)
+                    device=None, dtype="float64", seed=res.seed, stopping=RULE, threads=1)
         assert stored[k]["fun"] == res.fun and stored[k]["nit"] == res.nit
 
 

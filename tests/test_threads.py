@@ -30,9 +30,10 @@ def test_bad_thread_counts_are_rejected(bad) -> None:
 def test_run_records_the_thread_count_and_results_do_not_change() -> None:
     p = lr_a()
     one = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), threads=1, max_iter=20)
-    dflt = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), max_iter=20)
+    dflt = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), max_iter=20, threads=None)
     assert one.threads == 1
-    assert dflt.threads == blas_threads()
+    assert dflt.threads == blas_threads()  # None: the library's own count
+    assert optcmp.run_one(p, optcmp.gd(learning_rate=0.1), max_iter=2).threads == 1  # default
     assert one.fun == pytest.approx(dflt.fun, rel=1e-12)
     assert one.nit == dflt.nit == 20
 

@@ -278,10 +278,10 @@ def blas_threads() -> int | None:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - a runtime dependency
         return None
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            return int(info["num_threads"])
-    return None
+    pools = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    # numpy's own pool first: other BLAS copies (scipy's, a framework's) may load later
+    pools.sort(key=lambda i: "numpy" not in str(i.get("filepath", "")))
+    return int(pools[0]["num_threads"]) if pools else None
 
 
 #: The names every backend's ``ops`` namespace defines (checked by the tests).

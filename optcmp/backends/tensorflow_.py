@@ -349,7 +349,7 @@ class TensorFlowBackend(Backend):
     def get_threads(cls) -> int | None:
         """TensorFlow's intra-op pool size (its default, 0, reported as ``os.cpu_count()``)."""
         n = int(tf.config.threading.get_intra_op_parallelism_threads())
-        return n if n > 0 else os.cpu_count()
+        return n if n > 0 else _env_threads() or os.cpu_count()
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
@@ -364,7 +364,7 @@ class TensorFlowBackend(Backend):
             The pools were already started with another count.
         """
         cur = tf.config.threading.get_intra_op_parallelism_threads()
-        if cur == n:
+        if cur == n or (cur == 0 and _env_threads() == n):
             return None
         try:
             tf.config.threading.set_intra_op_parallelism_threads(n)
@@ -376,3 +376,12 @@ class TensorFlowBackend(Backend):
                 "process; the result records the count in force. Start a fresh process (or the "
                 "TensorFlow runs first) to control them.", stacklevel=5)
         return None
+
+
+def _env_threads() -> int | None:
+    """The intra-op count set by ``TF_NUM_INTRAOP_THREADS`` (read by TensorFlow at start)."""
+    try:
+        n = int(os.environ.get("TF_NUM_INTRAOP_THREADS", "") or 0)
+    except ValueError:
+        return None
+    return n if n > 0 else None

@@ -1,0 +1,104 @@
+"""The same comparison alone and next to a CPU-bound load this script starts: is contention seen?
+
+Run from the repository root::
+
+    python benchmarks/contention.py                 # 1,000,000 rows, 3 rounds
+    python benchmarks/contention.py --rows 100000 --rounds 2 --load 4
+
+Each round runs the same ``compare()`` twice, interleaved (quiet, loaded, loaded, quiet, ...):
+once alone and once while ``--load`` processes (default: one per core) spin on the CPU. Every run
+has one thread and a fixed budget of 150 iterations (L-BFGS reaches the target in 12), so both
+sides do the same work (same statuses and iterations, checked). Printed per side: how many runs optcmp flagged ``contended`` (wall time
+more than 20% above process CPU time, :func:`optcmp.timing.contended`), the median wall time
+and CPU time of the timed steps per entry, the ratio loaded/quiet of each, and the host's load
+average before and after. Expected: every loaded run flagged, no quiet one, and the CPU-time
+ratio within 15% of 1 while the wall-time ratio grows. On a machine that others are using the
+"quiet" side is not quiet: its own flags say so.
+
+A benchmark, not a test: it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import time
+import warnings
+
+import optcmp
+from optcmp.problems import LinearRegression
+from optcmp.timing import load_average
+
+
+def _spin(stop: mp.synchronize.Event) -> None:  # type: ignore[name-defined]
+    x = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            x += 1
+
+
+def _sweep(p: LinearRegression) -> optcmp.Comparison:
+    specs = [optcmp.lbfgs(), optcmp.diag_newton(), optcmp.gd()]
+    fixed = optcmp.stopping.default_stopping(1e-6, max_iter=150, max_time=None, stall=False,
+                                             projection=False)  # the same work on both sides
+    return optcmp.compare(p, specs, stopping=fixed, threads=1, progress=False)
+
+
+def _loaded(p: LinearRegression, n: int) -> optcmp.Comparison:
+    stop = mp.Event()
+    procs = [mp.Process(target=_spin, args=(stop,), daemon=True) for _ in range(n)]
+    for q in procs:
+        q.start()
+    time.sleep(1.0)  # let the load take the cores
+    try:
+        return _sweep(p)
+    finally:
+        stop.set()
+        for q in procs:
+            q.join(5)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
+                    help="CPU-bound processes of the loaded side (default: one per core)")
+    args = ap.parse_args()
+    os.environ.pop("OPTCMP_CONTENTION_MARGIN", None)
+    warnings.simplefilter("ignore", UserWarning)  # the flags are counted below
+    p = LinearRegression(n_samples=args.rows)
+    p.optimum()
+    _sweep(p)  # warm-up: imports, caches
+    print(f"cores {os.cpu_count()}, load processes {args.load}, rows {args.rows}, "
+          f"load average before {load_average()}")
+    sides: dict[str, list[optcmp.Comparison]] = {"quiet": [], "loaded": []}
+    for k in range(args.rounds):
+        order = ("quiet", "loaded") if k % 2 == 0 else ("loaded", "quiet")
+        for side in order:
+            comp = _sweep(p) if side == "quiet" else _loaded(p, args.load)
+            sides[side].append(comp)
+            loads = [x for r in comp for x in (r.load_start, r.load_end) if x is not None]
+            print(f"round {k} {side:6s}: contended {sum(r.contended for r in comp)}/{len(comp)}"
+                  f", load average {min(loads):.2f}-{max(loads):.2f}")
+    work = {s: {(r.label, r.status, r.nit) for c in cs for r in c} for s, cs in sides.items()}
+    print(f"same statuses and iterations on both sides: {work['quiet'] == work['loaded']}")
+    print(f"{'entry':14s} {'wall quiet':>11s} {'wall loaded':>12s} {'ratio':>6s}   "
+          f"{'cpu quiet':>10s} {'cpu loaded':>11s} {'ratio':>6s}")
+    for label in [r.label for r in sides["quiet"][0]]:
+        med = {s: (statistics.median(r.time for c in cs for r in c if r.label == label),
+                   statistics.median(r.cpu_time or 0.0 for c in cs for r in c
+                                     if r.label == label)) for s, cs in sides.items()}
+        (wq, cq), (wl, cl) = med["quiet"], med["loaded"]
+        print(f"{label:14s} {wq:10.3f}s {wl:11.3f}s {wl / wq:6.2f}   {cq:9.3f}s {cl:10.3f}s "
+              f"{cl / cq:6.2f}")
+    flagged = {s: sum(r.contended for c in cs for r in c) for s, cs in sides.items()}
+    total = sum(len(c) for c in sides["quiet"])
+    print(f"flagged contended: quiet {flagged['quiet']}/{total}, loaded "
+          f"{flagged['loaded']}/{total}; load average after {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+"""Issue 12: time you can trust. CPU time next to wall time, the contention flag, stalled and
+projected runs, thread counts recorded, interleaved repetitions, machine-independent budgets,
+and no shared activity file. No test here reads a clock it does not control."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+from conftest import lr_a, lr_b
+
+import optcmp
+from optcmp.results import Comparison, RunResult
+from optcmp.stopping import (
+    LossTarget,
+    MaxIter,
+    RateProjection,
+    RelativeSuboptimality,
+    Stalled,
+    State,
+    rule_from_dict,
+)
+from optcmp.timing import CONTENTION_MARGIN, Stopwatch, contended
+
+
+class _Clock:
+    """A hand-driven clock."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+# ---------------------------------------------------------------------- CPU time, contention
+def test_stopwatch_accumulates_cpu_time_over_the_same_intervals():
+    wall, cpu = _Clock(), _Clock()
+    sw = Stopwatch(clock=wall, cpu_clock=cpu)
+    sw.resume()
+    wall.t, cpu.t = 1.0, 0.5  # half the wall time on the CPU: the core was taken away
+    sw.pause()
+    wall.t, cpu.t = 5.0, 4.0  # off the clock: not counted
+    sw.resume()
+    wall.t, cpu.t = 6.0, 5.0
+    sw.pause()
+    assert (sw.elapsed, sw.cpu_elapsed, sw.intervals) == (2.0, 1.5, 2)
+
+
+@pytest.mark.real_contention
+def test_contended_margin_and_minimum_time():
+    assert CONTENTION_MARGIN == 0.2
+    assert not contended(1.0, 1.0) and not contended(1.19, 1.0)
+    assert contended(1.21, 1.0)
+    assert not contended(1.0, 2.0)  # threads > 1: CPU above wall is never contention
+    assert not contended(0.01, 0.0)  # below 20 ms: one scheduler tick says nothing
+    assert not contended(5.0, None)
+    assert not contended(1.21, 1.0, margin=math.inf)
+
+
+def test_a_run_records_cpu_time_load_and_threads():
+    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), tol=1e-8)
+    assert r.threads == 1  # the default: every backend one thread
+    assert r.cpu_time is not None and r.cpu_time >= 0
+    assert r.cpu_time_to_target is not None and r.cpu_time_to_target <= r.cpu_time + 1e-9
+    if hasattr(os, "getloadavg"):
+        assert r.load_start is not None and r.load_end is not None
+    back = RunResult.from_dict(r.to_dict())
+    assert (back.cpu_time, back.load_start, back.contended) == (r.cpu_time, r.load_start,
+                                                                 r.contended)
+
+
+@pytest.mark.real_contention
+def test_a_run_whose_cpu_clock_lags_is_flagged(monkeypatch):
+    """The live flag: a CPU clock that stands still (as when other processes take the core)
+    makes the run contended; the warning and the table say so."""
+    monkeypatch.setattr("optcmp.runner.Stopwatch",
+                        lambda sync: Stopwatch(sync, cpu_clock=lambda: 0.0))
+    p = optcmp.problems.LinearRegression(n_samples=100_000)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        comp = optcmp.compare(p, [optcmp.gd()], progress=False,
+                              stopping=MaxIter(200) | RelativeSuboptimality(1e-300))
+    r = comp[0]
+    assert r.time >= 0.02, "the run was too short for the flag: the test proves nothing"
+    assert r.contended and r.cpu_time == 0.0
+    assert any("1 of 1 runs were contended" in str(w.message) for w in rec)
+    row = comp.table().splitlines()[2].split()
+    assert row[-1] == "yes"
+    assert "contended: 1 run(s) lost CPU to other work" in comp.table()
+
+
+def _fake_run(label: str, ttt: float | None, *, contended: bool = False, cpu=None,
+              status="converged", repeat=0) -> RunResult:
+    return RunResult(problem="p", optimizer=label, label=label, backend="numpy",
+                     status=status, success=ttt is not None, time_to_target=ttt,
+                     time=ttt or 1.0, nit=10, nit_to_target=10 if ttt else None,
+                     cpu_time=cpu, cpu_time_to_target=cpu if ttt else None, fun=1.0, f0=2.0,
+                     fstar=1.0, contended=contended, load_start=3.5, load_end=4.0,
+                     repeat=repeat)
+
+
+def test_summary_and_fairness_show_contended_runs():
+    comp = Comparison([_fake_run("a", 0.5, contended=True, cpu=0.2, repeat=0),
+                       _fake_run("a", 0.3, cpu=0.29, repeat=1)])
+    with pytest.warns(UserWarning, match="1 of 2 runs were contended"):
+        text = comp.summary_table()
+    assert text.splitlines()[0].split()[-2:] == ["cpu-to-target", "contended"]
+    assert text.splitlines()[2].split()[-2:] == ["245ms", "1/2"]
+    from optcmp.stats import fairness_issues
+
+    msg = [m for m in fairness_issues(comp.runs, timer_resolution=1e-9) if "contended" in m]
+    assert msg == ["1 of 2 runs were contended (host load average up to 4.00): their timed "
+                   "wall time exceeds their process CPU time by more than 20%, so other work "
+                   "took the CPU and their times are inflated; compare cpu_time_to_target, or "
+                   "run again on a quiet host"]
+
+
+# ---------------------------------------------------------------------- stalled, projected
+def test_stalled_rule_window_and_threshold():
+    rule = Stalled(window=3, rtol=1e-3)
+    seen = [rule.check(State(fun=f, f0=10.0)) for f in (5.0, 4.0, 3.999, 3.9985, 3.9984)]
+    # best 4.0 three observations before 3.9984: improved by 1.6e-3 <= 1e-3 * 3.9984
+    assert seen == [False, False, False, False, True]
+    rule.reset()
+    assert not rule.check(State(fun=1.0))
+    assert rule_from_dict(rule.to_dict()) == rule
+
+
+def test_a_flat_objective_ends_stalled_at_the_same_iteration_every_time():
+    """gd with a tiny step on LR-A: progress far below 1e-6 per 200 iterations."""
+    p = lr_a()
+    rule = optcmp.stopping.default_stopping(target=LossTarget(0.0), max_iter=100_000)
+    runs = [optcmp.run_one(p, optcmp.gd(1e-12), stopping=rule, threads=1) for _ in range(2)]
+    for r in runs:
+        assert r.status == "stalled" and r.time_to_target is None
+        assert r.message.startswith("objective flat: best value improved by <= 1e-06")
+    assert runs[0].nit == runs[1].nit == 201  # 200 observations after f(x0), and one
+
+
+def test_rate_projection_stops_a_hopeless_run_and_records_the_projection():
+    p = lr_b()  # ill-conditioned: gd's linear rate needs far more than 300 iterations
+    r = optcmp.run_one(p, optcmp.gd(), max_iter=300, threads=1)
+    assert r.status == "projected" and not r.success and r.time_to_target is None
+    assert r.nit == 102  # the window (100 observations) and the step that reported f(x_100)
+    assert r.projected_nit_to_target > 10 * 300
+    assert r.projected_time_to_target > 0
+    assert r.message.startswith("at its observed linear rate the target would take about")
+    row = Comparison([r]).table().splitlines()[2].split()
+    assert row[4] == "projected" and row[5].startswith("~")
+
+
+def test_rate_projection_never_fires_on_a_run_that_will_make_it():
+    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), tol=1e-8, max_iter=1000, threads=1)
+    assert r.status == "converged" and r.projected_nit_to_target is None
+    rule = RateProjection(1e-6, max_iter=1000, window=2)
+    for k, g in enumerate((1.0, 0.5, 0.25)):  # halves per iteration: 20 iterations in all
+        fired = rule.check(State(iterate=k, time=float(k), fun=1.0 + g, f0=2.0, fstar=1.0))
+    assert not fired and rule.projection[1] == 20
+    assert rule.projection[0] == pytest.approx(math.log2(1e6))
+
+
+def test_budget_runs_of_two_identical_sweeps_agree_exactly():
+    """Iteration budgets make a budget-stopped run's iterations machine-independent: two
+    identical sweeps give the same statuses and iteration counts (one thread, any load)."""
+    specs = [optcmp.gd(), optcmp.adadelta(), optcmp.lbfgs(), optcmp.sgd(0.01)]
+
+    def sweep():
+        comp = optcmp.compare(lr_b(), specs, max_iter=150, max_time=None, repeats=2,
+                              progress=False)
+        return [(r.label, r.repeat, r.status, r.nit, r.nit_to_target) for r in comp]
+
+    first, second = sweep(), sweep()
+    assert first == second
+    assert {s for _, _, s, _, _ in first} >= {"converged"}
+
+
+# ---------------------------------------------------------------------- no shared file
+def test_no_activity_file_is_opened_and_a_planted_link_is_never_followed(tmp_path):
+    """The old ``$TMPDIR/optcmp-activity-<uid>.json`` is gone: a symlink planted there is
+    neither followed nor truncated by a sweep (issue 15 item 11)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    link = tmpdir / f"optcmp-activity-{os.getuid()}.json"
+    link.symlink_to(victim)
+    code = ("import optcmp\n"
+            "from optcmp.problems import LinearRegression\n"
+            "c = optcmp.compare(LinearRegression(n_samples=200), [optcmp.gd, optcmp.lbfgs], "
+            "max_iter=50, progress=False)\n"
+            "print(len(c), c[0].concurrency)\n")
+    env = {**os.environ, "TMPDIR": str(tmpdir), "OPTCMP_ACTIVITY_DIR": str(tmpdir)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "1"]
+    assert victim.read_text() == "precious" and link.is_symlink()
+    assert sorted(p.name for p in tmpdir.iterdir()) == [link.name]
+
+
+# ---------------------------------------------------------------------- interleaved order
+def _executed(comp):
+    return [(r.label, r.repeat) for r in sorted(comp, key=lambda r: r.started_at)]
+
+
+@pytest.mark.parametrize("order, expected", [
+    ("interleaved", "a0 b0 c0 c1 b1 a1 a2 b2 c2"),
+    ("blocks", "a0 a1 a2 b0 b1 b2 c0 c1 c2"),
+])
+def test_repetitions_run_in_the_chosen_order(order, expected, tmp_path):
+    specs = [optcmp.gd(0.1, label="a"), optcmp.gd(0.2, label="b"), optcmp.lbfgs(label="c")]
+    comp = optcmp.compare(lr_a(), specs, repeats=3, max_iter=20, progress=False, order=order,
+                          store=tmp_path / "runs.jsonl")
+    assert " ".join(f"{lab}{rep}" for lab, rep in _executed(comp)) == expected
+    # the returned runs keep the sweep order (repetition, backend, optimizer)
+    assert [(r.repeat, r.label) for r in comp] == [(k, x) for k in range(3) for x in "abc"]
+    assert comp.settings["order"] == order
+    other = "blocks" if order == "interleaved" else "interleaved"
+    again = optcmp.compare(lr_a(), specs, repeats=3, max_iter=20, progress=False, order=other,
+                           store=tmp_path / "runs.jsonl")  # store keys ignore the order
+    assert again.settings["store"]["reused"] == 9
+    assert [(r.nit, r.fun) for r in again] == [(r.nit, r.fun) for r in comp]
+
+
+def test_unknown_order_is_refused():
+    with pytest.raises(ValueError, match=r"order must be one of \('interleaved', 'blocks'\), "
+                                         r"got 'random'"):
+        optcmp.compare(lr_a(), [optcmp.gd], order="random", progress=False)
+
+
+# ---------------------------------------------------------------------- tune
+def test_tune_shows_progress_and_takes_threads(capsys):
+    res = optcmp.tune(lr_a(), optcmp.gd, {"learning_rate": [0.1, 0.2]}, by="iterations",
+                      budget=200, repeats=1, threads=1)
+    err = capsys.readouterr().err
+    assert "gd(learning_rate=0.1) on numpy" in err or "gd(learning_rate=0.2) on numpy" in err
+    assert {r.threads for r in res.comparison} == {1}
+    assert res.best.hyperparameters["learning_rate"] in (0.1, 0.2)
+
+
+def test_tune_by_time_also_caps_iterations():
+    """A time budget alone would make a hopeless run's stop depend on the load: tune's rule
+    also has the iteration cap (so the rate projection counts iterations, not seconds)."""
+    from optcmp.runner import make_stopping
+    from optcmp.tuning import DEFAULT_BUDGET, _stopping_rule
+
+    rule = _stopping_rule(lr_a(), make_stopping, None, 1e-6, "time", 10.0, None)
+    caps = {type(r).__name__: r for r in rule.rules()}
+    assert caps["MaxIter"].n == DEFAULT_BUDGET["iterations"] == 10_000
+    assert caps["MaxTime"].seconds == 10.0
+    assert caps["RateProjection"].max_iter == 10_000
+
+
+def test_the_fizzbuzz_lbfgs_flat_line_of_the_issue_ends_stalled_200_iterations_later():
+    """Issue 12's trace: torch.optim.LBFGS on FizzBuzz flat-lines at 0.0283 from about
+    iteration 300 (with two threads on the reporter's machine). Fed that trace, the default
+    stall check ends the run 200 observations after the flat line begins, not after the
+    whole budget."""
+    rule = optcmp.stopping.default_stopping(target=LossTarget(0.0155), max_iter=200_000)
+    fired = None
+    for k in range(0, 200_000):
+        f = 0.0283 + 0.5 * math.exp(-k / 30.0) if k < 300 else 0.0283
+        hit = rule.first(State(nit=k + 1, iterate=k, fun=f, f0=0.53))
+        if hit is not None:
+            fired = (type(hit).__name__, k)
+            break
+    assert fired == ("Stalled", 500)
+
+
+@pytest.mark.slow
+def test_fizzbuzz_torch_lbfgs_with_one_thread_reaches_the_target():
+    """With optcmp's default of one thread the example's torch L-BFGS run does not flat-line:
+    it meets the default FizzBuzz target after 311 iterations, the same count on every run."""
+    pytest.importorskip("torch")
+    from optcmp.problems import FizzBuzzMLP
+
+    r = optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
+                       max_iter=5000, max_time=None, threads=1)
+    assert r.threads == 1 and r.status == "converged" and r.nit == 311
+
+
+def test_cli_no_early_stop_runs_the_whole_budget(capsys):
+    from optcmp import cli
+
+    args = ["run", "--rows", "20000", "--backends", "numpy", "--optimizers", "gd",
+            "--max-iter", "100", "--tol", "1e-30", "--no-progress"]
+    assert cli.main(args + ["--no-early-stop"]) == 0
+    whole = capsys.readouterr().out
+    assert cli.main(args) == 0
+    early = capsys.readouterr().out
+    row = lambda out: next(ln.split() for ln in out.splitlines() if ln.startswith("gd "))  # noqa: E731
+    assert row(whole)[4:7] == ["max_iter", "-", "100"]
+    assert row(early)[4] == "projected" and int(row(early)[6]) < 100
+    assert "verdict: no optimizer reached" in early
+
+
+# ---------------------------------------------------------------------- verdict
+def test_verdict_names_the_winner_the_factor_and_how_sure():
+    runs = [_fake_run("a", t, cpu=t, repeat=k) for k, t in enumerate((1.0, 1.1, 0.9))]
+    runs += [_fake_run("b", t, cpu=t, repeat=k) for k, t in enumerate((2.0, 2.2, 1.8))]
+    text = Comparison(runs).verdict()
+    assert text.startswith("verdict: a on numpy reaches the target first (1.000s), 2x faster "
+                           "than b on numpy (2.000s); 95% interval of the factor ")
+    assert "(bootstrap of the medians of 3 and 3 repetitions); in CPU time 2x; sure" in text
+    assert text.endswith("sure: the interval excludes 1")
+    busy = [*runs[:-1], _fake_run("b", 1.8, cpu=1.0, repeat=2, contended=True)]
+    assert Comparison(busy).verdict().endswith(
+        "not sure: timings were contended (see the contended column)")
+    none = Comparison([_fake_run("a", None, status="max_iter")], settings={"target": "T"})
+    assert none.verdict() == ("verdict: no optimizer reached T (see each row's status and "
+                              "reason)")
+
+
+def test_main_job_verdict_repeats_the_two_fastest(capsys):
+    from optcmp import cli
+
+    assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
+                     "gd,lbfgs,diag_newton", "--max-iter", "5000", "--no-progress"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("verdict: lbfgs on numpy reaches the target first (")
+    assert "than diag_newton on numpy" in last
+    assert "(bootstrap of the medians of 5 and 5 repetitions)" in last
+    assert last.endswith("[the two fastest run 5 times each, interleaved]")
