@@ -224,6 +224,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--threads", type=_positive_int, default=None,
                    help="CPU threads for every backend (BLAS, torch, TensorFlow pools); "
                         "default: each library's own")
+    p.add_argument("--execution", default="auto", metavar="MODES",  # issue 11
+                   help="auto, step or fused, or several comma-separated (e.g. step,fused: "
+                        "both side by side); default %(default)s")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
     p.add_argument("--store", default=None, metavar="PATH",
@@ -345,7 +348,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               max_time=args.max_time, max_iter=args.max_iter,
                               repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
-                              store=args.store, threads=args.threads)
+                              store=args.store, threads=args.threads,
+                              execution=[m.strip() for m in args.execution.split(",")]
+                              if "," in args.execution else args.execution.strip())
     except Interrupted as exc:
         if len(exc.comparison):
             print(exc.comparison.table())

@@ -160,19 +160,25 @@ class _RecordingMonitor:
 
 
 def _run_backend(problem: Problem, spec: OptimizerSpec, backend: str, steps: int, dtype: str,
-                 device: str | None, seed: int) -> tuple[str, str, np.ndarray, np.ndarray]:
+                 device: str | None, seed: int,
+                 execution: str = "step") -> tuple[str, str, np.ndarray, np.ndarray]:
     adapter_cls, impl = resolve_adapter(spec, backend)
     be = get_backend(backend, device=None if backend == "numpy" else device, dtype=dtype)
     x0 = np.asarray(problem.init_params(seed), dtype=np.float64)
     adapter = adapter_cls(spec, problem, be, x0, seed)
     with np.errstate(all="ignore"):
         adapter.setup()
+        fused = execution == "fused" and not adapter.loop and not adapter.fuse_blocker()
+        adapter.prepare_execution("fused" if fused else "step")
         xs = [adapter.x_numpy()]
         if adapter.loop:
             adapter.run(_RecordingMonitor(steps, xs.append))  # type: ignore[attr-defined]
         else:
-            for _ in range(steps):
-                adapter.step()
+            for _ in range(steps):  # a fused run: one-step blocks of the compiled loop
+                if fused and adapter.fusable_steps() > 0:
+                    adapter.run_block(1)
+                else:
+                    adapter.step()
                 adapter.between_steps()
                 xs.append(adapter.x_numpy())
         vg = be.make_value_and_grad(problem)
@@ -198,6 +204,7 @@ def check_equivalence(
     device: str | None = None,
     seed: int = 0,
     strict: bool = False,
+    execution: str = "step",
 ) -> EquivalenceResult:
     """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
 
@@ -231,6 +238,11 @@ def check_equivalence(
     strict : bool, default False
         Raise :class:`~optcmp.backends.BackendUnavailable` for a backend that is not installed
         instead of listing it in ``skipped``.
+    execution : {"step", "fused"}, default "step"
+        ``"fused"`` runs every step through the fused-block program of the ``"fused"``
+        execution mode (blocks of one step, so that every iterate can be compared; the
+        shorter last minibatch and runs that cannot be fused take the step path), see
+        :attr:`optcmp.runner.RunConfig.execution`.
 
     Returns
     -------
@@ -241,7 +253,8 @@ def check_equivalence(
     Raises
     ------
     ValueError
-        ``steps < 1``, a bad dtype or backend name, no backend, or an ``impl`` no backend has.
+        ``steps < 1``, a bad dtype or backend name, no backend, an ``impl`` no backend has,
+        or an unknown ``execution``.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
 
@@ -258,7 +271,10 @@ def check_equivalence(
     dtype = check_dtype(dtype)
     names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
     per_backend = _specs_per_backend(spec, names, impl)
-    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict)
+    if execution not in ("step", "fused"):
+        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict,
+                                  execution)
     ran = list(runs)
     fdiff, xdiff = _differences({b: r[2] for b, r in runs.items()},
                                 {b: r[3] for b, r in runs.items()}, int(steps) + 1)
@@ -295,7 +311,7 @@ def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, toleran
 
 
 def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps: int,
-                  dtype: str, device: str | None, seed: int, strict: bool,
+                  dtype: str, device: str | None, seed: int, strict: bool, execution: str = "step",
                   ) -> tuple[dict[str, tuple[str, str, np.ndarray, np.ndarray]], dict[str, str]]:
     """Run each backend's spec; the runs by backend, and the backends skipped with why."""
     runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
@@ -307,7 +323,7 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
             skipped[b] = f"backend {b!r} is not installed"
             continue
         try:
-            runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed)
+            runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed, execution)
         except BackendUnavailable as exc:
             if strict:
                 raise

@@ -28,7 +28,14 @@ from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
-from optcmp.runner import RunConfig, check_problem, check_threads, numpy_cpu_warning, type_name
+from optcmp.runner import (
+    EXECUTIONS,
+    RunConfig,
+    check_problem,
+    check_threads,
+    numpy_cpu_warning,
+    type_name,
+)
 from optcmp.stopping import Rule
 
 __all__ = ["compare"]
@@ -44,6 +51,7 @@ def compare(
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
     strict: bool = False, redraw_data: bool = False,
     store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = None,
+    execution: str | Sequence[str] = "auto",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -91,6 +99,12 @@ def compare(
         Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
+    execution : str or sequence of str, default "auto"
+        ``"auto"``, ``"step"`` or ``"fused"`` (:attr:`optcmp.runner.RunConfig.execution`), or
+        several of them: every optimizer then runs in each mode, side by side in one table,
+        labelled ``"<label> [<mode>]"`` (e.g. ``execution=["step", "fused"]`` shows the naive
+        way next to the expert way); each run records the mode it used in
+        ``RunResult.execution``.
 
     Returns
     -------
@@ -124,9 +138,10 @@ def compare(
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
+    modes = _executions(execution)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads)
+                     eval_every=eval_every, threads=threads, execution=modes[0])
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)
@@ -134,8 +149,17 @@ def compare(
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
     sweep = _Sweep(problem, redraw_data, repeats)
-    sweep.plan(specs, names, missing, base)
+    sweep.plan(specs, names, missing, base, modes)
     return sweep.execute(store, executor, progress)
+
+
+def _executions(execution: str | Sequence[str]) -> list[str]:
+    """The execution modes of a sweep (issue 11), checked: one or more of ``EXECUTIONS``."""
+    modes = [execution] if isinstance(execution, str) else list(execution)
+    bad = [m for m in modes if m not in EXECUTIONS]
+    if not modes or bad:
+        raise ValueError(f"execution must be one or more of {EXECUTIONS}, got {execution!r}")
+    return list(dict.fromkeys(modes))
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:
@@ -229,8 +253,8 @@ class _Sweep:
         return self.problems[r]
 
     def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
-             base: RunConfig) -> None:
-        """One task per (repetition, backend, optimizer), and the sweep's settings."""
+             base: RunConfig, modes: Sequence[str] = ("auto",)) -> None:
+        """One task per (repetition, backend, optimizer, execution mode), and the settings."""
         for r in range(self.repeats):
             for b in names:
                 config = base.replace(backend=b, device=None if b == "numpy" else base.device,
@@ -238,15 +262,20 @@ class _Sweep:
                 skip = (f"backend {b!r} is not installed (pip install "
                         f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
                 for s in specs:
-                    self.tasks.append(RunTask(index=len(self.tasks), key="", optimizer=s,
-                                              config=config, skip_message=skip))
+                    for m in modes:  # several modes: one labelled row each (issue 11)
+                        spec = s if len(modes) == 1 else OptimizerSpec(
+                            s.name, s.hyperparameters, s.impl, f"{s.label} [{m}]")
+                        self.tasks.append(RunTask(index=len(self.tasks), key="", optimizer=spec,
+                                                  config=config.replace(execution=m),
+                                                  skip_message=skip))
         rule = base.stopping
         assert rule is not None
         self.settings = {
             "target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
-            "redraw_data": bool(self.redraw_data), "threads": base.threads}
+            "redraw_data": bool(self.redraw_data), "threads": base.threads,
+            "execution": list(modes)}
         opt = self.problem.optimum()
         self.optimum = None if opt is None else {"fun": opt.fun, "method": opt.method,
                                                  "time": opt.time}
@@ -307,7 +336,8 @@ class _Sweep:
             c = t.config
             t.key = run_key(self.problem_for(t.repeat), t.optimizer, backend=c.backend,
                             device=c.device, dtype=c.dtype, seed=c.seed, stopping=c.stopping,
-                            eval_every=c.eval_every, threads=c.threads)
+                            eval_every=c.eval_every, threads=c.threads,
+                            execution=c.execution)
         run_store = RunStore.open(store, self.problem, {
             "settings": self.settings, "optimum": self.optimum, "environment": self.env})
         for t in self.tasks:

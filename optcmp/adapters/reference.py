@@ -210,14 +210,14 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         b = self.backend
         saved = (b.copy(self.x), tuple(b.copy(s) for s in self.state), self._k)
         t0 = time.perf_counter()
-        for k in self._warmup_steps():
+        if self.execution == "fused" and not self.stochastic:
+            self.run_block(1)  # the only compiled program a fused full-batch run calls
+        for k in self._warmup_steps() if self.execution == "step" or self.stochastic else ():
             self._k = k
-            if self.execution == "fused" and self.stochastic:
+            if self.execution == "fused":
                 self._mini_block(self._short_block if k else self._block, 1)
             else:
                 self.step()
-        if self.execution == "fused" and not self.stochastic:
-            self.run_block(1)
         b.sync()
         elapsed = time.perf_counter() - t0
         self.x, self.state, self._k = saved[0], saved[1], saved[2]
