@@ -830,13 +830,14 @@ def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     """Minibatch steps in fused blocks that end at every observation (exact times).
 
     A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
-    at most ``max(16, k // 8)`` steps (so a time budget overshoots by little); the shorter
-    last minibatch of an epoch runs alone (its own compiled shape, warmed up).
+    at most ``max(256, k // 2)`` steps (so a time budget overshoots by at most a third of the
+    time spent); the epoch's shorter last minibatch is part of the block (a second branch of
+    the compiled loop on TensorFlow, warmed up).
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
     k = nfev = njev = 0
     while True:
-        n = min((k // every + 1) * every - k, adapter.fusable_steps(), max(16, k // 8),
+        n = min((k // every + 1) * every - k, adapter.fusable_steps(), max(256, k // 2),
                 _budget_left(monitor, k, nfev))
         sw.resume()
         if n <= 0:

@@ -182,9 +182,8 @@ class Adapter(ABC):
     def fusable_steps(self) -> int:
         """Steps from the current one that one :meth:`run_block` call may take (>= 0).
 
-        Unlimited (a large number) for full-batch runs; for minibatch runs the full-size
-        minibatches left in the current epoch (0: the next step is the shorter last one, which
-        runs alone).
+        Unlimited (a large number) for full-batch runs; for minibatch runs the minibatches left
+        in the current epoch (0: the next step runs alone, through :meth:`step`).
         """
         return 1 << 30
 
@@ -322,15 +321,12 @@ class MinibatchMixin:
         return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
 
     def fusable_steps(self) -> int:
-        """Full-size minibatches left in the current epoch (0 when the next is the short one);
-        unlimited for full-batch runs."""
+        """Minibatches left in the current epoch (its shorter last one included); unlimited
+        for full-batch runs."""
         if not self.stochastic:
             return 1 << 30
         spe = self.order.steps_per_epoch
-        i = self._k % spe
-        a, b = self.order.bounds(spe - 1)
-        full = spe if b - a == self.order.batch_size else spe - 1
-        return max(full - i, 0)
+        return spe - self._k % spe
 
     def _next_batch(self) -> dict[str, Any]:
         """The next minibatch of a stochastic run, the whole data otherwise."""

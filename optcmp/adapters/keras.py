@@ -134,11 +134,8 @@ class KerasNativeAdapter(ReferenceAdapter):
             return f, None, x, state
 
         ex = (np.zeros(()), (), self.problem.train_data)
-        self._block = b.compile_block(step, ex, batch_size=order.batch_size)
-        a, z = order.bounds(order.steps_per_epoch - 1)
-        self._short_block = self._block
-        if z - a != order.batch_size:
-            self._short_block = b.compile_block(step, ex, batch_size=z - a)
+        self._block = b.compile_block(step, ex, batch_size=order.batch_size,
+                                      n_rows=order.n_samples)
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
         self._dummy = b.asarray(np.zeros(()))
 
@@ -160,8 +157,8 @@ class KerasNativeAdapter(ReferenceAdapter):
     def step(self) -> StepOutput:
         if not self.native:
             return super().step()
-        if self.execution == "fused":  # the shorter last minibatch
-            self._mini_block(self._short_block, 1)
+        if self.execution == "fused":  # one step of the fused block
+            self._mini_block(self._block, 1)
             return self._output(None, None)
         fun, gnorm = self._fn(self._next_batch())
         self._k += 1
@@ -177,10 +174,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         t0 = time.perf_counter()
         for k in self._warmup_steps():  # every batch shape: XLA compiles once per shape
             self._k = k
-            if self.execution == "fused":
-                self._mini_block(self._short_block if k else self._block, 1)
-            else:
-                self.step()
+            self.step()
         self.backend.sync()
         elapsed = time.perf_counter() - t0
         self._k = 0

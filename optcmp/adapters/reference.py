@@ -146,7 +146,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         return super().fuse_blocker()
 
     def prepare_execution(self, execution: str) -> None:
-        """Compile the fused blocks (full-size minibatches and the shorter last one)."""
+        """Compile the fused block (minibatch steps: the shorter last minibatch included)."""
         super().prepare_execution(execution)
         if execution != "fused":
             return
@@ -157,16 +157,13 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX)
             return
         order = self.order
-        self._block = b.compile_block(step, ex, batch_size=order.batch_size)
-        a, z = order.bounds(order.steps_per_epoch - 1)
-        self._short_block = self._block
-        if z - a != order.batch_size:
-            self._short_block = b.compile_block(step, ex, batch_size=z - a)
+        self._block = b.compile_block(step, ex, batch_size=order.batch_size,
+                                      n_rows=order.n_samples)
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
     def step(self) -> StepOutput:
-        if self.execution == "fused" and self.stochastic:  # the shorter last minibatch
-            self._mini_block(self._short_block, 1)
+        if self.execution == "fused" and self.stochastic:  # one step of the fused block
+            self._mini_block(self._block, 1)
             return self._output(None, None)
         batch = self._next_batch()
         if self.rule.needs_curvature:
@@ -214,10 +211,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             self.run_block(1)  # the only compiled program a fused full-batch run calls
         for k in self._warmup_steps() if self.execution == "step" or self.stochastic else ():
             self._k = k
-            if self.execution == "fused":
-                self._mini_block(self._short_block if k else self._block, 1)
-            else:
-                self.step()
+            self.step()
         b.sync()
         elapsed = time.perf_counter() - t0
         self.x, self.state, self._k = saved[0], saved[1], saved[2]

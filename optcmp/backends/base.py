@@ -228,7 +228,8 @@ class Backend(ABC):
         return 0
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
-                      batch_size: int | None = None, n_max: int = 1024) -> Callable[..., Any]:
+                      batch_size: int | None = None, n_max: int = 1024,
+                      n_rows: int | None = None) -> Callable[..., Any]:
         """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
 
         Parameters
@@ -242,6 +243,9 @@ class Backend(ABC):
             Minibatch rows per step; ``None`` for full-batch steps.
         n_max : int, default 1024
             Most steps in one call (the size of the objective buffer of a compiled loop).
+        n_rows : int, optional
+            Rows of the index vector (``n_samples``): a minibatch that would run past it is
+            the epoch's shorter last one, ``n_rows % batch_size`` rows.
 
         Returns
         -------
@@ -251,7 +255,7 @@ class Backend(ABC):
             ``n`` steps (sequences of at least ``n`` backend scalars). Minibatches:
             ``block(n, x, state, data, idx, start, *extra) -> (x, state, (), ())`` where step
             ``i`` uses rows ``idx[start + i * batch_size : start + (i + 1) * batch_size]``
-            (every minibatch of a block has ``batch_size`` rows). This default is a Python loop
+            (cut at ``n_rows``: the shorter last minibatch of an epoch is part of the block). This default is a Python loop
             (numpy, eager PyTorch): no harness work between the steps; TensorFlow compiles the
             loop into one graph (XLA) call.
         """

@@ -391,13 +391,16 @@ class TensorFlowBackend(Backend):
         return self.function(fn, signature, rows=rows)
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
-                      batch_size: int | None = None, n_max: int = 1024) -> Callable[..., Any]:
+                      batch_size: int | None = None, n_max: int = 1024,
+                      n_rows: int | None = None) -> Callable[..., Any]:
         """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA).
 
         The step count ``n`` and the first row ``start`` are tensor arguments, so every block
         runs the one compiled program; minibatch rows are gathered inside it from the epoch's
         index vector (``tf.gather`` of ``start + i * batch_size + range(batch_size)``: XLA
-        would take a ``tf.slice`` start as a compile-time constant and compile once per value). See
+        would take a ``tf.slice`` start as a compile-time constant and compile once per value);
+        the epoch's shorter last minibatch is the other branch of a ``tf.cond`` in the same
+        program, so a whole epoch is one call. See
         :meth:`Backend.compile_block`.
         """
         fdt, nmax = self.tf_dtype, int(n_max)
@@ -421,16 +424,25 @@ class TensorFlowBackend(Backend):
                 return x, state, funs, gns
             return self.function(block, [scalar, *specs])
         bs = int(batch_size)
+        short = 0 if n_rows is None else int(n_rows) % bs
 
         def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                        *extra: Any) -> Any:
-            def body(i: Any, x: Any, state: Any) -> Any:
+            def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
                 # a gather, not tf.slice: XLA takes a slice's start as a compile-time constant
                 # and would compile again for every new start
-                rows = tf.gather(idx, start + i * bs + tf.range(bs))
+                rows = tf.gather(idx, a + tf.range(size))
                 batch = {k: tf.gather(v, rows) for k, v in data.items()}
                 _, _, x2, s2 = step(x, state, batch, *extra)
-                return i + 1, x2, tuple(s2)
+                return x2, tuple(s2)
+
+            def body(i: Any, x: Any, state: Any) -> Any:
+                a = start + i * bs
+                if not short:
+                    return (i + 1, *on_rows(a, bs, x, state))
+                x2, s2 = tf.cond(a + bs <= n_rows, lambda: on_rows(a, bs, x, state),
+                                 lambda: on_rows(a, short, x, state))  # the shorter last one
+                return i + 1, x2, s2
 
             _, x, state = tf.while_loop(cond(n), body, (tf.constant(0), x, tuple(state)))
             return x, state, (), ()
