@@ -100,11 +100,9 @@ def compare(
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
     execution : str or sequence of str, default "auto"
-        ``"auto"``, ``"step"`` or ``"fused"`` (:attr:`optcmp.runner.RunConfig.execution`), or
-        several of them: every optimizer then runs in each mode, side by side in one table,
-        labelled ``"<label> [<mode>]"`` (e.g. ``execution=["step", "fused"]`` shows the naive
-        way next to the expert way); each run records the mode it used in
-        ``RunResult.execution``.
+        ``"auto"``, ``"step"``, ``"fused"`` (:attr:`~optcmp.runner.RunConfig.execution`) or
+        several: each optimizer then runs in each mode, side by side, labelled
+        ``"<label> [<mode>]"`` (``["step", "fused"]``: the naive and the expert way).
 
     Returns
     -------
@@ -132,13 +130,7 @@ def compare(
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    check_threads(threads)
-    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
-        for b in names:
-            resolve_impl(s, b)  # the declarations only: imports no framework
-    modes = _executions(execution)
+    modes = _check_sweep(specs, names, repeats, threads, execution)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
                      eval_every=eval_every, threads=threads, execution=modes[0])
@@ -151,6 +143,18 @@ def compare(
     sweep = _Sweep(problem, redraw_data, repeats)
     sweep.plan(specs, names, missing, base, modes)
     return sweep.execute(store, executor, progress)
+
+
+def _check_sweep(specs: list[OptimizerSpec], names: list[str], repeats: Any, threads: Any,
+                 execution: str | Sequence[str]) -> list[str]:
+    """Check the sweep's settings before any run; return its execution modes."""
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_threads(threads)
+    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
+        for b in names:
+            resolve_impl(s, b)  # the declarations only: imports no framework
+    return _executions(execution)
 
 
 def _executions(execution: str | Sequence[str]) -> list[str]:
