@@ -52,13 +52,16 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     hp = dict(hyper)
     norm = o.norm if grad_norm else None
 
-    def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any = None) -> Any:
+    def step_curv(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
         f, g = vg(x, batch)
         gnorm = None if norm is None else norm(g)
         x_new, state_new = update(o, x, g, state, hp, curv)
         return f, gnorm, x_new, tuple(state_new)
 
-    return step
+    def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any]) -> Any:
+        return step_curv(x, state, batch, None)
+
+    return step_curv if rule.needs_curvature else step
 
 
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
