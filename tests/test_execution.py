@@ -203,3 +203,18 @@ def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
                for i in issues)
     assert not any("compiled and eager" in i
                    for i in fairness_issues([r, xla], timer_resolution=1e-9))
+
+
+def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
+    from optcmp import cli
+    from optcmp.results import Comparison
+
+    out = tmp_path / "r.json"
+    rc = cli.main(["run", "--rows", "500", "--backends", "numpy", "--optimizers", "gd",
+                   "--execution", "step,fused", "--max-iter", "20", "--max-time", "5",
+                   "--threads", "1", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    comp = Comparison.load(out)
+    assert [(r.label, r.execution, r.compiled) for r in comp] == [
+        ("gd [step]", "step", "numpy"), ("gd [fused]", "fused", "numpy")]
+    assert comp[0].nit == comp[1].nit and comp.settings["execution"] == ["step", "fused"]
