@@ -218,3 +218,16 @@ def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
     assert [(r.label, r.execution, r.compiled) for r in comp] == [
         ("gd [step]", "step", "numpy"), ("gd [fused]", "fused", "numpy")]
     assert comp[0].nit == comp[1].nit and comp.settings["execution"] == ["step", "fused"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
+    """float32 runs confirm a target in float64 on the iterate that met it: in a fused block
+    that iterate is recomputed by replaying the block (the run goes on when unconfirmed)."""
+    runs = [optcmp.run_one(lr_a(), optcmp.gd(0.01), backend=backend, dtype="float32",
+                           execution=ex, threads=1, tol=1e-5, max_iter=5000, max_time=None)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert b.execution == "fused" and a.status == b.status == "converged"
+    assert (a.nit, a.nit_to_target) == (b.nit, b.nit_to_target) and a.nit > 200
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-6)
