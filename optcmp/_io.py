@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -107,10 +109,44 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "f
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
                                 "exist")
+    with atomic_path(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """A temporary path next to ``path``; on success it replaces ``path`` (``os.replace``).
+
+    Write the whole file to the yielded path: ``path`` then holds either its old contents or
+    the new ones, never a part (a crash, Ctrl-C or a full disk while writing leaves it as it
+    was, and the temporary file is removed).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The destination file.
+
+    Yields
+    ------
+    str
+        The temporary file's path, in the same directory (so the replace is atomic).
+
+    Raises
+    ------
+    IsADirectoryError
+        ``path`` is a directory.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"cannot write {p}: it is a directory; give a file path")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
     tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        yield tmp
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -119,3 +155,63 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "f
             pass
         raise
 
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation without swapping, or None if unknown.
+
+    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else free pages times the page size (``os.sysconf``).
+
+    Returns
+    -------
+    int or None
+    """
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - not installed, or no answer on this platform
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes as ``"1.2 GB"`` (powers of 1000)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} PB"  # pragma: no cover
+
+
+def check_memory(needed: int, what: str) -> None:
+    """Refuse, before allocating, ``needed`` bytes that the available memory cannot hold.
+
+    Parameters
+    ----------
+    needed : int
+        Bytes the allocation needs at its peak.
+    what : str
+        What would be allocated, for the message (e.g. ``"1,000,000,000 rows x 4 features"``).
+
+    Raises
+    ------
+    ValueError
+        ``needed`` exceeds :func:`available_memory`; the message names both.
+    """
+    if needed < 64 * 2**20:  # small: no need to ask the system
+        return
+    avail = available_memory()
+    if avail is not None and needed > avail:
+        raise ValueError(f"{what} needs about {format_bytes(needed)} of memory; "
+                         f"{format_bytes(avail)} is available. Use fewer rows.")

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import inspect
 import math
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 #: Optimizers of the main job, in table order.
@@ -112,6 +113,42 @@ def _check_store(path: str | None) -> None:
         raise CLIError(f"--store: directory {parent} does not exist")
 
 
+#: What each input or store option holds (for the message when an output would replace it).
+_INPUT_WHAT = {"--store": "the run store (the next resume would be refused)",
+               "--csv": "your data", "--tuned": "the tuning result",
+               "results": "the comparison being reported"}
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: resolved with symlinks followed, or hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_paths(outputs: Sequence[tuple[str, str | None]],
+                 inputs: Sequence[tuple[str, str | None]] = ()) -> None:
+    """Refuse, before any work, an output path that names another output or any input.
+
+    Every output is compared with every later output and with every input (resolved, symlinks
+    followed, hard links too): ``--out data.csv`` with ``--csv data.csv``, ``--out`` equal to
+    ``--store``, ``report r.json -o r.json`` would each replace a file the user needs.
+    """
+    outs = [(o, p) for o, p in outputs if p]
+    ins = [(o, p) for o, p in inputs if p]
+    for i, (o, p) in enumerate(outs):
+        for o2, p2 in outs[i + 1:] + ins:
+            if _same_file(p, p2):
+                real = os.path.realpath(p)
+                names = f"{p} and {p2} are both {real}" if p != p2 else f"both are {real}"
+                what = _INPUT_WHAT.get(o2, f"the {o2} output")
+                raise CLIError(f"{o} and {o2} name the same file ({names}): writing {o} would "
+                               f"replace {what}; give {o} another path")
+
+
 def _specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | None,
                      where: str) -> list[Any]:
     """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers."""
@@ -119,11 +156,16 @@ def _specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | N
     from optcmp.optimizers.base import canonical_optimizer
 
     specs = list(specs)
+    given: dict[tuple[str, str], tuple[Any, str]] = {}
     for opt, param, value, raw in sets or []:
         try:
             name = canonical_optimizer(opt)
         except ValueError as exc:
             raise CLIError(f"--set {raw}: {exc}") from None
+        first = given.setdefault((name, param), (value, raw))
+        if first[1] != raw and (first[0] != value or type(first[0]) is not type(value)):
+            raise CLIError(f"--set {first[1]} and --set {raw} give {name}.{param} two values "
+                           f"({first[0]!r} and {value!r}); give one")
         hits = [i for i, s in enumerate(specs) if s.name == name]
         if not hits:
             raise CLIError(f"--set {raw}: optimizer {opt!r} is not in {where} "
@@ -173,17 +215,68 @@ def _set_hints(runs: Sequence[Any]) -> str:
     return " ".join(hints)
 
 
-def _interrupted(exc: Any, what: str, option_hint: str) -> int:
-    """Report a Ctrl-C that :func:`optcmp.compare` turned into ``Interrupted``."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C: the sweep keeps what finished and the command exits 143."""
+
+
+#: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + SIGTERM).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
+    raise Terminated("terminated (SIGTERM)")
+
+
+def _exit_status(exc: BaseException) -> int:
+    cause = exc if isinstance(exc, Terminated) else exc.__cause__ or exc.__context__
+    return EXIT_TERMINATED if isinstance(cause, Terminated) else EXIT_INTERRUPTED
+
+
+def _interrupted(exc: Any, what: str, option_hint: str, written: Sequence[str] = ()) -> int:
+    """Report a Ctrl-C or SIGTERM that :func:`optcmp.compare` turned into ``Interrupted``."""
+    status = _exit_status(exc)
+    how = "terminated (SIGTERM)" if status == EXIT_TERMINATED else "interrupted"
+    saved = (f" The {exc.done} finished run(s) are written, marked partial, to "
+             f"{' and '.join(written)}." if written else "")
     if exc.store is not None:
-        msg = str(exc)
+        msg = str(exc).replace("interrupted:", f"{how}:", 1) + saved
     else:
-        msg = (f"interrupted: {exc.done} of {exc.total} {what} finished"
+        msg = (f"{how}: {exc.done} of {exc.total} {what} finished"
                f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
-               f"progress were discarded. To keep finished runs on disk and resume later, run "
-               f"the command with {option_hint}.")
+               f"progress were discarded.{saved} To keep finished runs on disk and resume "
+               f"later, run the command with {option_hint}.")
     print(f"optcmp: {msg}", file=sys.stderr)
-    return 130
+    return status
+
+
+def _write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
+    """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
+
+    Returns the paths written. Both writers are atomic: an interruption while writing leaves
+    the old file as it was.
+    """
+    written = []
+    title = None
+    if partial:
+        comp.settings["partial"] = partial
+        title = f"optcmp report (PARTIAL: {partial})"
+    try:
+        if args.out:
+            comp.save(args.out)
+            written.append(args.out)
+            print(f"saved {len(comp)} runs to {args.out}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+        if args.report:
+            comp.to_html(args.report, title=title)
+            written.append(args.report)
+            print(f"wrote the report to {args.report}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
+    return written
 
 
 # ---------------------------------------------------------------------- optcmp run
@@ -314,9 +407,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        "of the tuning result)")
     for option, path in (("--out", args.out), ("--report", args.report)):
         _check_out(option, path)
-    if args.out is not None and args.report is not None and (
-            os.path.abspath(args.out) == os.path.abspath(args.report)):
-        raise CLIError("--out and --report name the same file")
+    _check_paths([("--out", args.out), ("--report", args.report), ("--store", args.store)],
+                 [("--csv", args.csv), ("--tuned", args.tuned)])
     _check_store(args.store)
     try:
         if args.tuned is not None:
@@ -335,7 +427,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(f"--tuned: cannot read {args.tuned}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:
-        raise CLIError(str(exc)) from None
+        msg = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        if args.tuned is not None:
+            if msg.startswith(f"{args.tuned}: "):
+                msg = msg[len(args.tuned) + 2:]
+            msg = (f"--tuned {msg}" if msg.startswith(f"{args.tuned} ")
+                   else f"--tuned {args.tuned}: {msg}")
+        raise CLIError(msg) from None
+    if not specs:
+        raise CLIError(f"--tuned {args.tuned}: the tuning result holds no optimizer")
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_problem(args)
     tol, target = _target(args, problem)
@@ -352,9 +452,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               execution=[m.strip() for m in args.execution.split(",")]
                               if "," in args.execution else args.execution.strip())
     except Interrupted as exc:
-        if len(exc.comparison):
-            print(exc.comparison.table())
-        return _interrupted(exc, "runs", "--store runs.jsonl")
+        comp = exc.comparison
+        written: list[str] = []
+        if len(comp):
+            print(comp.table())
+            how = ("terminated (SIGTERM)" if _exit_status(exc) == EXIT_TERMINATED
+                   else "interrupted (Ctrl-C)")
+            written = _write_outputs(args, comp, f"{how}: {exc.done} of {exc.total} runs "
+                                                  "finished")
+        return _interrupted(exc, "runs", "--store runs.jsonl", written)
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
@@ -371,15 +477,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if st:
         print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
               "executed", file=sys.stderr)
-    try:
-        if args.out:
-            comp.save(args.out)
-            print(f"saved {len(comp)} runs to {args.out}", file=sys.stderr)
-        if args.report:
-            comp.to_html(args.report)
-            print(f"wrote the report to {args.report}", file=sys.stderr)
-    except OSError as exc:
-        raise CLIError(f"cannot write: {exc}") from None
+    _write_outputs(args, comp)
     return 0
 
 
@@ -413,6 +511,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for option, path in (("--output", args.output), ("--csv", args.csv),
                          ("--parquet", args.parquet)):
         _check_out(option, path)
+    _check_paths([("--output", args.output), ("--csv", args.csv), ("--parquet", args.parquet)],
+                 [("results", args.results)])
     if args.plots_dir is not None and os.path.exists(args.plots_dir) and not os.path.isdir(
             args.plots_dir):
         raise CLIError(f"--plots-dir: {args.plots_dir} exists and is not a directory")
@@ -526,6 +626,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     from optcmp.tuning import DEFAULT_GRIDS
 
     _check_out("--out", args.out)
+    _check_paths([("--out", args.out), ("--store", args.store)], [("--csv", args.csv)])
     _check_store(args.store)
     grid = None
     if args.grid:
@@ -641,6 +742,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) while the command runs.
+
+    The sweep then keeps what finished, as on Ctrl-C; the previous handler comes back after.
+    Off the main thread (where handlers cannot be set) nothing changes.
+    """
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``optcmp`` command; returns the exit status.
 
@@ -652,7 +773,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on a bad argument, 130 when interrupted.
+        0 on success, 2 on a bad argument, 130 after Ctrl-C (SIGINT), 143 after SIGTERM. On
+        either signal ``optcmp run`` prints the finished runs, writes them to ``--out`` and
+        ``--report`` marked partial (``settings["partial"]``, and the report's title), and
+        says how to resume.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -665,16 +789,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             seen.add(text)
             print(f"optcmp: warning: {text}", file=sys.stderr)
 
-    with warnings.catch_warnings():  # restores the caller's showwarning afterwards
+    with warnings.catch_warnings(), _sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show
         try:
             return int(args.func(args))
         except CLIError as exc:
             print(f"optcmp: error: {exc}", file=sys.stderr)
             return 2
+        except MemoryError as exc:  # numpy's _ArrayMemoryError included: one line, no traceback
+            print(f"optcmp: error: out of memory: {exc or 'an allocation failed'}; use fewer "
+                  "rows (--rows) or fewer repetitions", file=sys.stderr)
+            return 2
         except KeyboardInterrupt as exc:
             print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
-            return 130
+            return _exit_status(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,7 +19,14 @@ import optcmp.backends as backends_mod
 from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
 from optcmp.backends.base import check_dtype
-from optcmp.optimizers.base import IMPLS, OptimizerSpec, as_spec, optimizer_info, resolve_impl
+from optcmp.optimizers.base import (
+    IMPLS,
+    NotApplicable,
+    OptimizerSpec,
+    as_spec,
+    optimizer_info,
+    resolve_impl,
+)
 from optcmp.problems.base import Problem
 from optcmp.runner import check_problem
 
@@ -216,8 +223,12 @@ def check_equivalence(
     Parameters
     ----------
     problem : Problem
-    optimizer : OptimizerSpec, factory or str
+    optimizer : OptimizerSpec, factory or str, or a list of them
         Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
+        A list of two or more specs (e.g. one optimizer under two conventions) runs each on
+        every backend; the runs are labelled ``"backend#i"`` (``i`` the spec's position), the
+        first run is the reference, and a native that does not implement a spec's convention
+        is listed in ``skipped`` with the reason.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
         The first one that is installed is the reference.
     steps : int, default 50
@@ -239,10 +250,9 @@ def check_equivalence(
         Raise :class:`~optcmp.backends.BackendUnavailable` for a backend that is not installed
         instead of listing it in ``skipped``.
     execution : {"step", "fused"}, default "step"
-        ``"fused"`` runs every step through the fused-block program of the ``"fused"``
-        execution mode (blocks of one step, so that every iterate can be compared; the
-        shorter last minibatch and runs that cannot be fused take the step path), see
-        :attr:`optcmp.runner.RunConfig.execution`.
+        ``"fused"``: every step through the fused mode's program
+        (:attr:`~optcmp.runner.RunConfig.execution`) in one-step blocks (runs that cannot be
+        fused take the step path).
 
     Returns
     -------
@@ -267,12 +277,9 @@ def check_equivalence(
     'inconclusive'
     """
     check_problem(problem)
-    spec = as_spec(optimizer)
     dtype = check_dtype(dtype)
     names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
-    per_backend = _specs_per_backend(spec, names, impl)
-    if execution not in ("step", "fused"):
-        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+    spec, per_backend = _specs_and_runs(optimizer, names, impl, execution)
     runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict,
                                   execution)
     ran = list(runs)
@@ -286,6 +293,20 @@ def check_equivalence(
         fun={b: r[2] for b, r in runs.items()}, x={b: r[3] for b, r in runs.items()},
         fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
     )
+
+
+def _specs_and_runs(optimizer: Any, names: list[str], impl: Any,
+                    execution: str) -> tuple[OptimizerSpec, dict[str, OptimizerSpec]]:
+    """The (first) spec and the spec of each run; ``execution`` checked."""
+    if execution not in ("step", "fused"):
+        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+    if isinstance(optimizer, (list, tuple)):
+        specs = [as_spec(o) for o in optimizer]
+        if len(specs) < 2:
+            raise ValueError("give one optimizer, or a list of at least two to compare")
+        return specs[0], _specs_per_run(specs, names, impl)
+    spec = as_spec(optimizer)
+    return spec, _specs_per_backend(spec, names, impl)
 
 
 def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, tolerance: Any,
@@ -317,16 +338,19 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
     runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
     skipped: dict[str, str] = {}
     for b, spec in per_backend.items():
-        if not backends_mod.is_available(b):
+        if not backends_mod.is_available(b.partition("#")[0]):
             if strict:
                 get_backend(b)
             skipped[b] = f"backend {b!r} is not installed"
             continue
         try:
-            runs[b] = _run_backend(problem, spec, b, steps, dtype, device, seed, execution)
+            runs[b] = _run_backend(problem, spec, b.partition("#")[0], steps, dtype, device,
+                                   seed, execution)
         except BackendUnavailable as exc:
             if strict:
                 raise
+            skipped[b] = str(exc)
+        except NotApplicable as exc:  # a native of another convention than the spec's
             skipped[b] = str(exc)
     return runs, skipped
 
@@ -352,6 +376,16 @@ def _specs_per_backend(spec: OptimizerSpec, names: list[str],
         raise ValueError(f"optimizer {spec.name!r} has impl={impl!r} on none of the backends "
                          f"{names}")
     return per_backend
+
+
+def _specs_per_run(specs: list[OptimizerSpec], names: list[str],
+                   impl: str | Mapping[str, str] | None) -> dict[str, OptimizerSpec]:
+    """Every spec on every backend, keyed ``"backend#i"`` (``i`` the spec's position)."""
+    out: dict[str, OptimizerSpec] = {}
+    for i, spec in enumerate(specs):
+        for b, s in _specs_per_backend(spec, names, impl).items():
+            out[f"{b}#{i}"] = s
+    return out
 
 
 def _check_impl(impl: Any, names: list[str]) -> None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optcmp._io import atomic_path
+
 if TYPE_CHECKING:
     from optcmp.results import Comparison
 
@@ -121,7 +123,8 @@ def to_csv(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "trace
     ----------
     comp : Comparison
     path : str or path-like
-        File to write (overwritten).
+        File to write, replaced atomically (a temporary file in the same directory, then
+        ``os.replace``): an interrupted or failed write leaves the old file as it was.
     kind : {"traces", "runs"}, default "traces"
         One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
 
@@ -137,7 +140,7 @@ def to_csv(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "trace
     """
     cols = _columns(comp, kind)
     n = 0
-    with open(path, "w", newline="") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(list(cols))
         for row in _rows(cols):
@@ -153,7 +156,8 @@ def to_parquet(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "t
     ----------
     comp : Comparison
     path : str or path-like
-        File to write (overwritten).
+        File to write, replaced atomically (a temporary file in the same directory, then
+        ``os.replace``): an interrupted or failed write leaves the old file as it was.
     kind : {"traces", "runs"}, default "traces"
         One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
         Columns holding dicts or lists are stored as their ``repr`` text, numeric columns
@@ -189,7 +193,8 @@ def to_parquet(comp: Comparison, path: str | os.PathLike[str], *, kind: str = "t
             v = [None if x is None else str(x) for x in v]
         clean[k] = v
     table = pa.table(clean)
-    pq.write_table(table, os.fspath(path))
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
     return int(table.num_rows)
 
 

@@ -48,7 +48,8 @@ class Monitor:
     confirm64 : bool
         Confirm a target met in float32 by a float64 re-evaluation before stopping.
     callback : callable, optional
-        ``callback(intermediate_result)`` at every observation with an objective value.
+        ``callback(intermediate_result)`` at every observation with an objective value;
+        ``intermediate_result.x`` is a read-only copy of the iterate (on every optimizer).
 
     Attributes
     ----------
@@ -109,8 +110,11 @@ class Monitor:
         return out
 
     def _first(self, s: State) -> Rule | None:
-        for r in self.rule.rules():
-            if id(r) not in self._delegated and r.check(s):
+        # issue 15: divergence is checked first, so a run whose objective is non-finite or
+        # exploded at the check where a budget also fires is reported diverged, not timeout
+        leaves = [r for r in self.rule.rules() if id(r) not in self._delegated]
+        for r in sorted(leaves, key=lambda r: r.kind != "divergence"):  # stable otherwise
+            if r.check(s):
                 return r
         return None
 
@@ -167,7 +171,11 @@ class Monitor:
     def _call_back(self, s: State, x: LazyX) -> bool:
         """Call the callback with scipy's ``intermediate_result``; True when it stops the run."""
         assert self.callback is not None
-        ir = self._result_type(x=self._x(x), fun=s.fun, nit=s.nit, iterate=s.iterate,
+        # issue 15: a read-only copy, so a callback cannot change the run's iterate (scipy's
+        # L-BFGS-B hands over its live array, the step loops a host copy: now all the same)
+        x_copy = np.array(self._x(x), copy=True)
+        x_copy.setflags(write=False)
+        ir = self._result_type(x=x_copy, fun=s.fun, nit=s.nit, iterate=s.iterate,
                                time=s.time, nfev=s.nfev, njev=s.njev, grad_norm=s.grad_norm)
         try:
             self.callback(ir)

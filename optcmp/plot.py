@@ -36,15 +36,114 @@ if TYPE_CHECKING:
 KINDS = ("convergence", "time_to_target", "performance_profile", "data_profile", "ecdf")
 #: x-axes of a convergence plot, and the trace column each reads.
 X_AXES = {"time": "time", "iterations": "iteration", "nit": "iteration", "njev": "njev",
-          "gradient_evaluations": "njev", "nfev": "nfev", "function_evaluations": "nfev"}
+          "gradient_evaluations": "njev", "nfev": "nfev", "function_evaluations": "nfev",
+          "epochs": "epoch"}
 X_LABELS = {"time": "time (s, optimizer steps only)", "iteration": "iterations",
-            "njev": "gradient evaluations", "nfev": "function evaluations"}
+            "njev": "gradient evaluations", "nfev": "function evaluations",
+            "epoch": "epochs (a full-batch iteration is one)"}
 Y_AXES = ("auto", "relative_suboptimality", "suboptimality", "fun")
 FORMATS = ("png", "svg", "pdf")
 #: Most points drawn per curve (traces are resampled on a common grid).
 MAX_POINTS = 400
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
              *(f"LPT{i}" for i in range(1, 10))}
+
+
+# ------------------------------------------------------------------------------ series styles
+#: Fixed colour of each built-in optimizer (colour-blind-safe Okabe-Ito and tab10 hues), so that
+#: an optimizer has the same colour in every plot, in the report and from one report to another.
+OPTIMIZER_COLORS = {
+    "gd": "#0072B2", "diag_newton": "#D55E00", "adadelta": "#009E73", "sgd": "#CC79A7",
+    "lbfgs": "#E69F00", "adam": "#56B4E9", "adamw": "#8C564B", "rmsprop": "#7F7F7F",
+    "adagrad": "#BCBD22", "momentum": "#9467BD", "nesterov": "#17BECF",
+    "scipy_minimize": "#000000",
+}
+#: Colours for other optimizer labels, handed out in sorted label order.
+EXTRA_COLORS = ("#D62728", "#393B79", "#843C39", "#637939", "#7B4173", "#8C6D31", "#E7BA52",
+                "#5254A3", "#AD494A", "#A55194", "#6B6ECF", "#B5CF6B", "#CE6DBD", "#E7969C",
+                "#9C9EDE", "#31A354", "#756BB1", "#E6550D", "#636363", "#3182BD")
+#: Line style, marker and bar hatch of each backend.
+BACKEND_STYLES: dict[str, tuple[Any, str, str]] = {
+    "numpy": ("-", "o", ""), "torch": ("--", "s", "//"), "tensorflow": (":", "^", ".."),
+    "jax": ("-.", "D", "xx")}
+_EXTRA_BACKEND_STYLES: tuple[tuple[Any, str, str], ...] = (
+    ("-.", "v", "\\\\"), ((0, (5, 1, 1, 1)), "P", "++"), ((0, (1, 3)), "X", "oo"))
+
+
+def series_style(label: str, backend: str = "numpy", *,
+                 labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """Colour, line style, marker and hatch of one optimizer/backend series.
+
+    The single style mapping of every plot and of the HTML report: one colour per optimizer
+    (its label: a built-in name has a fixed colour, see :data:`OPTIMIZER_COLORS`), one line
+    style, marker and bar hatch per backend (:data:`BACKEND_STYLES`). The same optimizer has
+    the same colour in every plot; 5 optimizers x 3 backends give 15 distinct series.
+
+    Parameters
+    ----------
+    label : str
+        The optimizer's label (``RunResult.label``, default its name, e.g. ``"gd"``).
+    backend : str, default "numpy"
+    labels : sequence of str, optional
+        Every optimizer label of the comparison: labels without a fixed colour take the
+        colours of :data:`EXTRA_COLORS` in sorted order (distinct for up to 20 of them);
+        without it they take a colour from a hash of the label.
+
+    Returns
+    -------
+    dict
+        ``{"color": "#RRGGBB", "linestyle": str or tuple, "marker": str, "hatch": str}``.
+
+    Examples
+    --------
+    >>> series_style("gd", "torch")["color"] == series_style("gd", "numpy")["color"]
+    True
+    >>> series_style("gd", "torch")["linestyle"]
+    '--'
+    """
+    if label in OPTIMIZER_COLORS:
+        color = OPTIMIZER_COLORS[label]
+    else:
+        others = sorted({lab for lab in (labels or ()) if lab not in OPTIMIZER_COLORS})
+        if label in others:
+            i = others.index(label)
+        else:
+            i = int(hashlib.sha1(label.encode("utf-8")).hexdigest()[:8], 16)
+        color = EXTRA_COLORS[i % len(EXTRA_COLORS)]
+    if backend in BACKEND_STYLES:
+        ls, marker, hatch = BACKEND_STYLES[backend]
+    else:
+        j = int(hashlib.sha1(backend.encode("utf-8")).hexdigest()[:8], 16)
+        ls, marker, hatch = _EXTRA_BACKEND_STYLES[j % len(_EXTRA_BACKEND_STYLES)]
+    return {"color": color, "linestyle": ls, "marker": marker, "hatch": hatch}
+
+
+def solver_styles(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
+    """:func:`series_style` of every solver of ``runs``, keyed by its display name.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    dict of str to dict
+        :func:`optcmp.stats.solver_labels` name (``"gd / torch"``) -> style; also keyed by
+        the solver key tuple.
+    """
+    labels = sorted({r.label for r in runs})
+    out: dict[Any, dict[str, Any]] = {}
+    for key, name in stats.solver_labels(runs).items():
+        st = series_style(key[0], key[1], labels=labels)
+        out[name] = out[key] = st  # type: ignore[index]
+    return out
+
+
+def _line_kw(st: dict[str, Any], n_points: int) -> dict[str, Any]:
+    """matplotlib keywords of a styled line: about 8 markers along it, not one per point."""
+    return {"color": st["color"], "linestyle": st["linestyle"], "marker": st["marker"],
+            "markevery": max(1, n_points // 8), "markersize": 4.5, "lw": 1.6}
+
 
 
 def _mpl() -> Any:
@@ -138,8 +237,11 @@ def _runs(obj: Comparison | Sequence[RunResult]) -> list[RunResult]:
 
 
 def _legend(ax: Axes, handles: list[Any], labels: list[str], **kw: Any) -> None:
+    """A legend outside the axes, right of the data (never over a curve)."""
     if handles:  # explicit labels: a label starting with "_" is not hidden
-        ax.legend(handles, [text(lab) for lab in labels], fontsize="small", **kw)
+        kw.pop("loc", None)
+        ax.legend(handles, [text(lab) for lab in labels], fontsize="small", loc="upper left",
+                  bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kw)
 
 
 def _by_problem(runs: list[RunResult]) -> dict[str, list[RunResult]]:
@@ -149,9 +251,73 @@ def _by_problem(runs: list[RunResult]) -> dict[str, list[RunResult]]:
     return out
 
 
+def epochs_per_iteration(run: RunResult) -> float:
+    """Passes over the training data per iteration: 1 for full batch, 1/steps for minibatches.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    float
+        ``1 / ceil(n_samples / batch_size)`` when the run's ``batch_size`` hyperparameter is
+        smaller than its ``n_samples``, else 1.
+    """
+    b = run.hyperparameters.get("batch_size") if run.hyperparameters else None
+    n = int(run.n_samples or 0)
+    if isinstance(b, (int, float)) and 0 < b < n:
+        return 1.0 / -(-n // int(b))
+    return 1.0
+
+
+def mixes_batch_sizes(runs: Sequence[RunResult]) -> bool:
+    """Whether ``runs`` hold both minibatch and full-batch runs (their iterations differ in cost).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    bool
+    """
+    return len({epochs_per_iteration(r) < 1.0 for r in runs}) > 1
+
+
+def ecdf_tols(target: float | None) -> tuple[float, ...]:
+    """ECDF tolerances: one per decade from 1e-1 down to the comparison's target, target included.
+
+    Parameters
+    ----------
+    target : float, optional
+        The comparison's relative-suboptimality tolerance; None gives
+        :data:`optcmp.stats.DEFAULT_ECDF_TOLS`.
+
+    Returns
+    -------
+    tuple of float
+        Decreasing tolerances.
+
+    Examples
+    --------
+    >>> ecdf_tols(1e-3)
+    (0.1, 0.01, 0.001)
+    >>> ecdf_tols(5e-4)
+    (0.1, 0.01, 0.001, 0.0005)
+    """
+    if target is None or not (0 < target < 1):
+        return tuple(stats.DEFAULT_ECDF_TOLS)
+    decades = [10.0 ** -k for k in range(1, 17) if 10.0 ** -k >= target * (1 + 1e-9)]
+    return tuple(decades) + (float(target),)
+
+
 def _curve(run: RunResult, xcol: str, y: str) -> tuple[np.ndarray, np.ndarray]:
     tr = run.trace
-    xs = np.asarray(getattr(tr, xcol), dtype=np.float64)
+    if xcol == "epoch":
+        xs = np.asarray(tr.iteration, dtype=np.float64) * epochs_per_iteration(run)
+    else:
+        xs = np.asarray(getattr(tr, xcol), dtype=np.float64)
     if y == "relative_suboptimality":
         ys = tr.relative_suboptimality(run.f0, run.fstar)
     elif y == "suboptimality":
@@ -170,7 +336,8 @@ def _on_grid(xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def _convergence_panel(ax: Axes, pruns: Sequence[RunResult],
-                       names: dict[tuple[str, str, str, str], str], *, xcol: str, y: str,
+                       names: dict[tuple[str, str, str, str], str], *,
+                       styles: dict[Any, dict[str, Any]], xcol: str, y: str,
                        band: str | None, target: float | None, xscale: str, title: str) -> None:
     """Draw one problem's panel of :func:`convergence` on ``ax``."""
     logy = y != "fun"
@@ -202,7 +369,8 @@ def _convergence_panel(ax: Axes, pruns: Sequence[RunResult],
                 lo, hi = ((np.nanpercentile(Y, 25, axis=0), np.nanpercentile(Y, 75, axis=0))
                           if band == "quartiles" else (np.nanmin(Y, axis=0),
                                                        np.nanmax(Y, axis=0)))
-        (line,) = ax.plot(grid, med, drawstyle="steps-post", lw=1.6)
+        (line,) = ax.plot(grid, med, drawstyle="steps-post", label=text(names[key]),
+                          **_line_kw(styles[key], len(grid)))
         if len(cs) > 1 and band is not None:
             ax.fill_between(grid, lo, hi, step="post", alpha=0.2, color=line.get_color(),
                             lw=0)
@@ -224,7 +392,7 @@ def _convergence_panel(ax: Axes, pruns: Sequence[RunResult],
 
 def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: str = "auto",
                 band: str | None = "quartiles", target: float | None = None,
-                xscale: str = "linear", title: str | None = None) -> Figure:
+                xscale: str | None = None, title: str | None = None) -> Figure:
     """Convergence curves: one line per solver (median over repetitions) and a band.
 
     Each run's trace is a step function (a value holds until the next observation, and after
@@ -234,8 +402,10 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
     Parameters
     ----------
     obj : Comparison or sequence of RunResult
-    x : {"time", "iterations", "njev", "nfev"}, default "time"
-        Seconds (optimizer steps only), iterations, gradient or function evaluations.
+    x : {"time", "iterations", "njev", "nfev", "epochs"}, default "time"
+        Seconds (optimizer steps only), iterations, gradient or function evaluations, or
+        epochs (iterations times :func:`epochs_per_iteration`: a full-batch iteration is one
+        epoch, a minibatch step a fraction of one).
     y : {"auto", "relative_suboptimality", "suboptimality", "fun"}, default "auto"
         ``"auto"``: relative suboptimality ``(f - f*) / (f0 - f*)`` (log scale) when every run
         knows ``f*``, else the loss.
@@ -244,12 +414,17 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
     target : float, optional
         Horizontal line at the target; default a Comparison's relative-suboptimality tolerance
         (when ``y`` is the relative suboptimality).
-    xscale : {"linear", "log", "symlog"}, default "linear"
+    xscale : {"linear", "log", "symlog"}, optional
+        Default ``"log"`` for an iteration, epoch or evaluation axis when minibatch and full-batch
+        runs share the plot (:func:`mixes_batch_sizes`: thousands of cheap minibatch steps
+        would squash every full-batch curve against the axis), else ``"linear"``.
     title : str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
+        Colours, line styles and markers from :func:`series_style`; the legend right of the
+        axes.
 
     Raises
     ------
@@ -274,12 +449,16 @@ def convergence(obj: Comparison | Sequence[RunResult], *, x: str = "time", y: st
     if target is None and y == "relative_suboptimality" and hasattr(obj, "target_tol"):
         target = obj.target_tol()
     xcol = X_AXES[x]
+    if xscale is None:
+        xscale = ("log" if xcol in ("iteration", "njev", "nfev", "epoch")
+                  and mixes_batch_sizes(runs) else "linear")
     names = stats.solver_labels(runs)
+    styles = solver_styles(_runs(obj))
     groups = _by_problem(runs)
     fig, axes = _figure(len(groups))
     for ax, (prob, pruns) in zip(axes, groups.items()):
-        _convergence_panel(ax, pruns, names, xcol=xcol, y=y, band=band, target=target,
-                           xscale=xscale, title=title or prob)
+        _convergence_panel(ax, pruns, names, styles=styles, xcol=xcol, y=y, band=band,
+                           target=target, xscale=xscale, title=title or prob)
     return fig
 
 
@@ -320,6 +499,7 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
     for row in rows:
         groups.setdefault(row["problem"], []).append(row)
     vary = [k for k in ("backend", "device", "dtype") if len({r[k] for r in rows}) > 1]
+    all_labels = sorted({str(r["optimizer"]) for r in rows})
     fig, axes = _figure(len(groups), height=max(2.2, 0.45 * max(map(len, groups.values())) + 1.4))
     for ax, (prob, prow) in zip(axes, groups.items()):
         prow = sorted(prow, key=lambda r: (not np.isfinite(r["median_time"]), r["median_time"]))
@@ -339,13 +519,14 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
                 continue
             lo = r["ci_low"] if np.isfinite(r["ci_low"]) else m
             hi = r["ci_high"] if np.isfinite(r["ci_high"]) else edge
-            ax.barh(i, m, color=f"C{i % 10}", alpha=0.8)
+            st = series_style(str(r["optimizer"]), str(r["backend"]), labels=all_labels)
+            ax.barh(i, m, color=st["color"], hatch=st["hatch"], edgecolor="white", alpha=0.85)
             ax.errorbar(m, i, xerr=[[max(m - lo, 0.0)], [max(hi - m, 0.0)]], fmt="none",
                         ecolor="k", capsize=4, lw=1)
             if not np.isfinite(r["ci_high"]):
                 ax.text(edge, i, ">", ha="right", va="center", fontsize="large")
         ax.set_yticks(range(len(prow)), labels)
-        ax.invert_yaxis()
+        ax.set_ylim(len(prow) - 0.4, -0.6)  # top to bottom, notes clear of the axis
         ax.set_xscale(scale)
         if scale == "linear":
             ax.set_xlim(0, edge)
@@ -356,7 +537,8 @@ def time_to_target(obj: Comparison | Sequence[RunResult], *, rows: Sequence[dict
     return fig
 
 
-def profile(prof: stats.Profile, *, title: str | None = None) -> Figure:
+def profile(prof: stats.Profile, *, title: str | None = None,
+            styles: dict[Any, dict[str, Any]] | None = None) -> Figure:
     """Step curves of a :class:`optcmp.stats.Profile` (performance, data profile or ECDF).
 
     Parameters
@@ -366,6 +548,9 @@ def profile(prof: stats.Profile, *, title: str | None = None) -> Figure:
         :func:`optcmp.stats.runtime_ecdf`.
     title : str, optional
         Default names the kind and the number of instances (or targets).
+    styles : dict, optional
+        Solver name -> :func:`series_style` (from :func:`solver_styles`); default parsed from
+        the names (``"gd / torch"``: optimizer ``gd``, backend ``torch``).
 
     Returns
     -------
@@ -402,20 +587,21 @@ def profile(prof: stats.Profile, *, title: str | None = None) -> Figure:
         if prof.kind == "ecdf" or (prof.kind == "data" and logx):
             keep = xs > 0
             xs, ys = xs[keep], ys[keep]
-        (line,) = ax.step(xs, ys, where="post", lw=1.6)
+        st = (styles or {}).get(s) or _style_from_name(s, prof.solvers)
+        (line,) = ax.step(xs, ys, where="post", label=text(s), **_line_kw(st, len(xs)))
         handles.append(line)
     if prof.kind == "performance":
         ax.set_xscale("log", base=2)
         ax.set_xlim(1, right)
-        ylabel = "fraction of problem instances within tau of the best"
+        ylabel = "fraction within tau of the best"
     elif prof.kind == "data":
         if logx:
             ax.set_xscale("log")
         ax.set_xlim(start, right)
-        ylabel = "fraction of problem instances solved"
+        ylabel = "fraction of instances solved"
     else:
         ax.set_xscale("log")
-        ylabel = "fraction of (run, tolerance) pairs solved"
+        ylabel = "fraction of (run, tol.) pairs solved"
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(prof.xlabel)
     ax.set_ylabel(ylabel)
@@ -425,8 +611,17 @@ def profile(prof: stats.Profile, *, title: str | None = None) -> Figure:
                       f"{'targets' if prof.kind == 'ecdf' else 'problem instances'}"),
                  fontsize="medium")
     ax.grid(True, alpha=0.3)
-    _legend(ax, handles, list(prof.solvers), loc="lower right")
+    if prof.kind == "ecdf" and prof.note:
+        ax.text(0.0, -0.16, text(prof.note), transform=ax.transAxes, fontsize="small",
+                va="top", color="0.3", wrap=True)
+    _legend(ax, handles, list(prof.solvers))
     return fig
+
+
+def _style_from_name(name: str, names: Sequence[str]) -> dict[str, Any]:
+    parts = name.split(" / ")
+    backend = next((p for p in parts[1:] if p in BACKEND_STYLES), "numpy")
+    return series_style(parts[0], backend, labels=sorted({n.split(" / ")[0] for n in names}))
 
 
 def plot(obj: Comparison | Sequence[RunResult], kind: str = "convergence",
@@ -457,12 +652,15 @@ def plot(obj: Comparison | Sequence[RunResult], kind: str = "convergence",
     title = kwargs.pop("title", None)
     kwargs.setdefault("warn", False)
     runs = _runs(obj)
+    styles = solver_styles(runs)
     if kind == "performance_profile":
-        return profile(stats.performance_profile(runs, **kwargs), title=title)
+        return profile(stats.performance_profile(runs, **kwargs), title=title, styles=styles)
     if kind == "data_profile":
-        return profile(stats.data_profile(runs, **kwargs), title=title)
+        return profile(stats.data_profile(runs, **kwargs), title=title, styles=styles)
     if kind == "ecdf":
-        return profile(stats.runtime_ecdf(runs, **kwargs), title=title)
+        if "tols" not in kwargs:
+            kwargs["tols"] = ecdf_tols(obj.target_tol() if hasattr(obj, "target_tol") else None)
+        return profile(stats.runtime_ecdf(runs, **kwargs), title=title, styles=styles)
     raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
 
@@ -516,9 +714,12 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
 def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, str, Figure]]:
     """The plots a report shows: ``(name, caption, figure)`` for every plot that applies.
 
-    Convergence against time, iterations and gradient evaluations; time-to-target bars; the
-    performance profile (two or more solvers); the data profile in gradient evaluations; and,
-    when every traced run knows ``f*``, the runtime ECDF over tolerances 1e-1 ... 1e-8.
+    Convergence against time, iterations (epochs when minibatch and full-batch runs are
+    mixed) and gradient evaluations; time-to-target bars; the performance profile (two or more
+    solvers); the data profile in gradient evaluations; and, when every traced run knows
+    ``f*``, the runtime ECDF over tolerances from 1e-1 down to the comparison's target
+    (:func:`ecdf_tols`; 1e-1 ... 1e-8 without one). Every series has its
+    :func:`series_style`.
 
     Parameters
     ----------
@@ -540,12 +741,19 @@ def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, st
     runs = _runs(comp)
     out: list[tuple[str, str, Figure]] = []
     traced = [r for r in runs if len(r.trace)]
+    styles = solver_styles(runs)
+    src = comp if hasattr(comp, "runs") else traced
     if traced:
-        for x, cap in (("time", "time"), ("iterations", "iterations"),
-                       ("njev", "gradient evaluations")):
-            out.append((f"convergence_{x}", f"Convergence against {cap}: median over "
-                        "repetitions, band = quartiles",
-                        convergence(comp if hasattr(comp, "runs") else traced, x=x)))
+        mixed = mixes_batch_sizes(traced)
+        for name, x, cap in (
+                ("time", "time", "time"),
+                ("iterations", "epochs" if mixed else "iterations",
+                 "epochs (minibatch and full-batch runs: a full-batch iteration is one epoch, "
+                 "a minibatch step a fraction of one)" if mixed else "iterations"),
+                ("njev", "njev", "gradient evaluations" + (" (log axis: minibatch and "
+                                                           "full-batch runs)" if mixed else ""))):
+            out.append((f"convergence_{name}", f"Convergence against {cap}: median over "
+                        "repetitions, band = quartiles", convergence(src, x=x)))
     if runs:
         out.append(("time_to_target", "Median time-to-target with bootstrap CIs",
                     time_to_target(runs)))
@@ -553,13 +761,19 @@ def standard_plots(comp: Comparison | Sequence[RunResult]) -> list[tuple[str, st
     if runs and nsolvers > 1:
         out.append(("performance_profile", "Performance profile over problems x repetitions "
                     "(time-to-target; relative to the solvers shown)",
-                    profile(stats.performance_profile(runs, warn=False))))
+                    profile(stats.performance_profile(runs, warn=False), styles=styles)))
     if runs:
         out.append(("data_profile", "Data profile in gradient evaluations",
-                    profile(stats.data_profile(runs, warn=False))))
+                    profile(stats.data_profile(runs, warn=False), styles=styles)))
     if traced and all(r.fstar is not None for r in traced):
-        out.append(("ecdf", "ECDF of runtimes over tolerances 1e-1 ... 1e-8",
-                    profile(stats.runtime_ecdf(traced, warn=False))))
+        target = comp.target_tol() if hasattr(comp, "target_tol") else None
+        tols = ecdf_tols(target)
+        which = (f"down to the comparison's target {target:g}" if target is not None else
+                 "the default set")
+        out.append(("ecdf", f"ECDF of runtimes over tolerances {tols[0]:g} ... {tols[-1]:g} "
+                    f"({len(tols)} tolerances, {which}; a curve ends below 1 when runs missed "
+                    "some of them)",
+                    profile(stats.runtime_ecdf(traced, tols=tols, warn=False), styles=styles)))
     return out
 
 
@@ -604,5 +818,7 @@ def save_plots(comp: Comparison | Sequence[RunResult], directory: str | os.PathL
     return out
 
 
-__all__ = ["FORMATS", "KINDS", "convergence", "plot", "profile", "safe_filename", "save_figure",
-           "save_plots", "standard_plots", "text", "time_to_target"]
+__all__ = ["BACKEND_STYLES", "FORMATS", "KINDS", "OPTIMIZER_COLORS", "convergence", "ecdf_tols",
+           "epochs_per_iteration", "mixes_batch_sizes", "plot", "profile", "safe_filename",
+           "save_figure", "save_plots", "series_style", "solver_styles", "standard_plots", "text",
+           "time_to_target"]

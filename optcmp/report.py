@@ -52,6 +52,11 @@ table.runs tr.detail td{background:#fff;color:#444;font-size:12px;border-top:0;
  word-break:break-word}table.runs tr.run td{border-bottom:0}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:8px 20px}
 code{background:#f3f4f6;padding:0 3px;border-radius:3px}
+.verdict{font-size:15px;background:#eef6ff;border:1px solid #9cc3ef;padding:8px 12px;
+ border-radius:4px}.verdict p{margin:3px 0}
+.key{display:inline-block;width:26px;height:0;margin:0 6px 3px 0;vertical-align:middle}
+.series{white-space:nowrap}
+nav.toc{font-size:13px;color:#555}nav.toc a{margin-right:10px}
 """
 
 
@@ -59,18 +64,94 @@ def _e(v: Any) -> str:
     return html.escape(str(v), quote=True)
 
 
-def _fmt_t(t: float | None) -> str:
-    return stats._fmt_t(t, sep="&nbsp;", micro="&micro;", inf="&infin;")
+#: What a censored median, count or aRT shows (never a bare ``inf``).
+NOT_REACHED = "not reached"
 
 
-def _fmt_n(v: float | None) -> str:
-    return stats._fmt_n(v, inf="&infin;")
+def _fmt_t(t: float | None, inf: str = NOT_REACHED) -> str:
+    return stats._fmt_t(t, sep="&nbsp;", micro="&micro;", inf=inf)
+
+
+def _fmt_n(v: float | None, inf: str = NOT_REACHED) -> str:
+    return stats._fmt_n(v, inf=inf)
 
 
 def _fmt_g(v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return _e(f"{v:.3g}")
+
+
+def _fmt_value(key: str, v: Any) -> str:
+    """One settings/optimum value for a key-value table: seconds with a unit, floats to 4
+    significant digits, everything else as text (HTML-escaped)."""
+    if isinstance(v, bool) or v is None:
+        return _e(v)
+    if isinstance(v, float):
+        if key == "time" or key.endswith(("_time", "time_s", "seconds")):
+            return _fmt_t(v, inf="&infin;")
+        return _e(stats._fmt_n(v) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}")
+    if isinstance(v, int):
+        return _e(f"{v:,}" if abs(v) >= 10_000 else v)
+    if isinstance(v, (dict, list)):
+        return _e(json.dumps(v, default=str))
+    return _e(v)
+
+
+def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
+    """A small colour/line-style key of a series, as in the plots (:func:`optcmp.plot.series_style`)."""
+    from optcmp.plot import series_style
+
+    st = series_style(label, backend, labels=labels)
+    ls = st["linestyle"]
+    border = {"-": "solid", "--": "dashed", ":": "dotted"}.get(ls, "dashed") \
+        if isinstance(ls, str) else "dashed"
+    return (f'<span class="key" style="border-top:3px {border} {st["color"]}" '
+            f'title="colour and line style of this series in the plots"></span>')
+
+
+def verdict(comp: Comparison, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The first lines of the report: what the comparison found, in words.
+
+    A placeholder for the verdict of the trustworthy-time work (issue 12), which replaces it:
+    it names the solver with the smallest median time-to-target, how many solvers reached the
+    target in every repetition, and which never did.
+
+    Parameters
+    ----------
+    comp : Comparison
+    rows : sequence of dict
+        Rows of :func:`optcmp.stats.summarize`.
+
+    Returns
+    -------
+    list of str
+        Plain-text sentences (HTML-escaped by the caller).
+    """
+    if not rows:
+        return ["No runs."]
+    out = []
+    for prob in dict.fromkeys(r["problem"] for r in rows):
+        prow = [r for r in rows if r["problem"] == prob]
+        fin = [r for r in prow if math.isfinite(r["median_time"])]
+        where = f" on {prob}" if len(rows) != len(prow) or len(set(r["problem"] for r in rows)) > 1 \
+            else ""
+        if fin:
+            best = min(fin, key=lambda r: r["median_time"])
+            out.append(f"Fastest to the target{where}: {best['optimizer']} on {best['backend']} "
+                       f"({best['dtype']}), median time-to-target "
+                       f"{stats._fmt_t(best['median_time'], sep=' ')} over {best['runs']} "
+                       f"run(s), {stats._fmt_n(best['median_nit'])} iterations.")
+        every = [r for r in prow if r["successes"] == r["runs"] and r["runs"]]
+        never = [r for r in prow if r["successes"] == 0]
+        out.append(f"{len(every)} of {len(prow)} solvers reached the target in every run"
+                   + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
+                      if never else "."))
+    return out
+
+
+def _solver_name(r: dict[str, Any]) -> str:
+    return f"{r['optimizer']} ({r['backend']})"
 
 
 def svg_inline(fig: Figure) -> str:
@@ -146,13 +227,18 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
               "median time-to-target", f"{level:.0%} CI", "iters", "nfev", "njev",
               "aRT", "statuses"]
     body = []
+    labels = sorted({str(r["optimizer"]) for r in rows})
     for r in sorted(rows, key=lambda r: (r["problem"], r["median_time"]
                                          if not math.isnan(r["median_time"]) else math.inf)):
+        key = _swatch(str(r["optimizer"]), str(r["backend"]), labels)
         body.append([
-            (_e(r["problem"]), False), (_e(r["optimizer"]), False), (_e(r["backend"]), False),
+            (_e(r["problem"]), False),
+            (f'<span class="series">{key}{_e(r["optimizer"])}</span>', False),
+            (_e(r["backend"]), False),
             (_e(r["device"]), False), (_e(r["dtype"]), False),
             (f"{r['successes']}/{r['runs']}", True), (_fmt_t(r["median_time"]), True),
-            (f"[{_fmt_t(r['ci_low'])}, {_fmt_t(r['ci_high'])}]", True),
+            ("-" if not r["successes"] else
+             f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]", True),
             (_fmt_n(r["median_nit"]), True), (_fmt_n(r["median_nfev"]), True),
             (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
             (_e(r["statuses"]), False),
@@ -162,10 +248,13 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
             ") confidence interval of the median time-to-target "
             "(<code>scipy.stats.bootstrap</code>, seeded). Runs that did not reach the target "
             "are censored: they count as &infin;, never as if they had converged, so a median "
-            "is &infin; when half or more of the runs missed the target. iters/nfev/njev: "
+            "is &lsquo;not reached&rsquo; when half or more of the runs missed the target (and "
+            "a confidence bound &lsquo;unbounded&rsquo;); aRT is &lsquo;not reached&rsquo; "
+            "without a success. The colour key is the series' colour and line style in the "
+            "plots. iters/nfev/njev: "
             "medians to target. aRT (COCO): total time spent by all runs (to target, or until "
             "they stopped) divided by the number of successes.</p>")
-    return _table(header, body) + note
+    return '<div class="scroll">' + _table(header, body) + "</div>" + note
 
 
 def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
@@ -191,7 +280,8 @@ def _pairwise_section(comp: Comparison, rows: list[dict[str, Any]]) -> str:
             pc = stats.compare_pair(sel(best), sel(r), labels=(name(best), name(r)), warn=False)
             out.append([(_e(prob), False), (_e(pc.a), False), (_e(pc.b), False),
                         (_fmt_g(pc.p_value), True), (_e(f"{pc.a_faster:.2f}"), True),
-                        (_e(pc.magnitude), False), (_e(pc.message), False)])
+                        (_e(pc.magnitude), False),
+                        (_e(re.sub(r"\binf\b", NOT_REACHED, pc.message)), False)])
     if not out:
         return ("<p class=note>No pairwise test: it needs at least two solvers with two or more "
                 "repetitions each on one problem.</p>")
@@ -212,13 +302,14 @@ def _runs_section(comp: Comparison) -> str:
     out.append("</tr></thead><tbody>")
     for i, r in enumerate(comp.runs):
         reached = r.time_to_target is not None
-        hp = ", ".join(f"{k}={v}" for k, v in r.hyperparameters.items())
+        hp = ", ".join(f"{k}={f'{v:.6g}' if isinstance(v, float) else v}"
+                       for k, v in r.hyperparameters.items())
         cells = [
             (str(i), True), (_e(r.problem), False), (_e(r.label), False), (_e(r.backend), False),
             (_e(r.device), False), (_e(r.dtype), False),
             (str(int(r.seed)), True), (str(int(r.repeat)), True),
             (f'<span class="status-{_e(r.status)}">{_e(r.status)}</span>', False),
-            (_fmt_t(r.time_to_target), True),
+            (_fmt_t(r.time_to_target) if reached else NOT_REACHED, True),
             (_fmt_n(r.nit_to_target if reached else r.nit), True),
             (_fmt_n(r.nfev_to_target if reached else r.nfev), True),
             (_fmt_n(r.njev_to_target if reached else r.njev), True),
@@ -241,11 +332,7 @@ def _runs_section(comp: Comparison) -> str:
 
 
 def _kv_table(d: dict[str, Any]) -> str:
-    rows = []
-    for k, v in d.items():
-        if isinstance(v, (dict, list)):
-            v = json.dumps(v, default=str)
-        rows.append([(_e(k), False), (_e(v), False)])
+    rows = [[(_e(k), False), (_fmt_value(str(k), v), False)] for k, v in d.items()]
     return _table(["key", "value"], rows)
 
 
@@ -319,6 +406,13 @@ def to_html(comp: Comparison, path: str | os.PathLike[str] | None = None, *,
     if comp.settings.get("redraw_data"):
         parts.append("<p class=note>Each repetition redrew the data (redraw_data=True); every "
                      "optimizer of a repetition saw the same data.</p>")
+    parts.append('<nav class="toc">' + "".join(
+        f'<a href="#{a}">{t}</a>' for a, t in (
+            ("verdict", "Verdict"), ("warnings", "Fairness checks"), ("summary", "Summary"),
+            ("pairwise", "Pairwise tests"), ("plots", "Plots"), ("runs", "Runs"),
+            ("settings", "Settings"), ("environment", "Environment"))) + "</nav>")
+    parts.append('<h2 id="verdict">Verdict</h2><div class="verdict">'
+                 + "".join(f"<p>{_e(line)}</p>" for line in verdict(comp, rows)) + "</div>")
     parts.append('<h2 id="warnings">Fairness checks</h2>')
     if issues:
         parts.append('<div class="warn"><ul>' + "".join(f"<li>{_e(m)}</li>" for m in issues)

@@ -54,9 +54,11 @@ from optcmp.problems.base import Problem
 from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
+    AbsoluteSuboptimality,
     Divergence,
     MaxEvals,
     MaxIter,
+    RelativeSuboptimality,
     Rule,
     State,
     default_stopping,
@@ -64,8 +66,8 @@ from optcmp.stopping import (
 from optcmp.threads import check_threads, current_threads, limit_threads
 from optcmp.timing import Stopwatch
 
-__all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "make_stopping", "own_rule",
-           "run", "run_one", "skipped_result"]
+__all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "check_resolution",
+           "make_stopping", "own_rule", "run", "run_one", "skipped_result"]
 
 #: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or
 #: ``"fused"``.
@@ -105,7 +107,9 @@ class RunConfig:
         Repetition index recorded in the result.
     callback : callable, optional
         ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
-        raising ``StopIteration`` stops the run with status ``stopped``.
+        raising ``StopIteration`` stops the run with status ``stopped``. Its
+        ``intermediate_result.x`` is a read-only copy of the iterate: changing it cannot
+        change the run (an in-place write raises ``ValueError``).
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
     threads : int, optional
@@ -171,9 +175,8 @@ class RunConfig:
         if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
             default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
                              max_evals=self.max_evals)
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError("callback must be callable (callback(intermediate_result)), got "
-                            f"{type(self.callback).__name__}")
+        if self.callback is not None:
+            check_callback(self.callback)
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some settings changed (validated again).
@@ -221,6 +224,36 @@ class RunConfig:
         check_rule(rule, problem, None if opt is None else float(opt.fun),
                    stacklevel=3 + stacklevel)
         return rule
+
+
+def check_callback(callback: Any) -> None:
+    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called.
+
+    Parameters
+    ----------
+    callback : object
+
+    Raises
+    ------
+    TypeError
+        ``callback`` is not callable, or its signature takes no single positional argument;
+        the message names the value.
+    """
+    if not callable(callback):
+        raise TypeError("callback must be callable as callback(intermediate_result), got "
+                        f"{callback!r} ({type(callback).__name__})")
+    import inspect
+
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):  # some builtins have no signature: let them be
+        return
+    try:
+        sig.bind(None)
+    except TypeError as exc:
+        name = getattr(callback, "__qualname__", None) or repr(callback)
+        raise TypeError(f"callback must be callable as callback(intermediate_result) with one "
+                        f"argument; {name}{sig} cannot ({exc})") from None
 
 
 def check_problem(problem: Any) -> None:
@@ -292,6 +325,71 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     if not any(r.kind == "budget" for r in leaves):
         raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
                          "MaxEvals): a run that never meets the target would never stop")
+
+
+def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
+                     f0: float | None = None, stacklevel: int = 2) -> bool:
+    """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
+
+    Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
+    ``f - f* <= tol * (f0 - f*)`` (or ``<= tol``) finer than that cannot be told apart from
+    rounding. Such a target is never met (:class:`~optcmp.stopping.RelativeSuboptimality`
+    and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
+    run "converges" on rounding noise at a negative suboptimality; the runs end on their
+    budgets.
+
+    Parameters
+    ----------
+    rule : Rule
+    problem : Problem
+    seed : int, default 0
+        Seed of the initial point (for ``f0``).
+    f0 : float, optional
+        Objective at the initial point, when already known.
+    stacklevel : int, default 2
+        Of the warning.
+
+    Returns
+    -------
+    bool
+        Whether a target is below the resolution limit.
+
+    Warns
+    -----
+    UserWarning
+        Naming the tolerance, ``f*``, the limit ``eps * |f*|`` and, for a relative tolerance,
+        the relative limit ``eps * |f*| / (f0 - f*)``.
+    """
+    targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
+                                                          AbsoluteSuboptimality))]
+    opt = problem.optimum() if targets else None
+    if opt is None or not math.isfinite(opt.fun):
+        return False
+    fstar = float(opt.fun)
+    floor = float(np.finfo(np.float64).eps) * abs(fstar)
+    if f0 is None and any(isinstance(r, RelativeSuboptimality) for r in targets):
+        with np.errstate(all="ignore"):
+            f0 = float(problem.fun64(np.asarray(problem.init_params(seed), dtype=np.float64)))
+    msg = ""
+    for r in targets:
+        if isinstance(r, AbsoluteSuboptimality):
+            if r.tol < floor:
+                msg = (f"{r.describe()} asks for f - f* <= {r.tol:.3g}, below what float64 can "
+                       f"resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x |f*|"
+                       f" = {floor:.3g}; use a tolerance of at least {floor:.1e}")
+            continue
+        assert f0 is not None
+        gap0 = f0 - fstar
+        if math.isfinite(gap0) and gap0 > 0 and r.tol * gap0 < floor:
+            limit = floor / gap0
+            msg = (f"tol={r.tol:g} asks for f - f* <= {r.tol * gap0:.3g}, below what float64 "
+                   f"can resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x "
+                   f"|f*| = {floor:.3g}, a relative suboptimality of {limit:.3g} (f0 - f* = "
+                   f"{gap0:.6g}); use tol >= {limit:.1e}")
+    if msg:
+        warnings.warn(f"{msg}. The target is never met: runs end on their budgets",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return bool(msg)
 
 
 def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
@@ -432,6 +530,12 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
         optimizer spec, factory or name.
     BackendUnavailable
         The backend's framework is not installed.
+
+    Warns
+    -----
+    UserWarning
+        A suboptimality target finer than float64 can resolve near ``f*``
+        (:func:`check_resolution`): it is never met.
     """
     wall0 = time.perf_counter()
     check_problem(problem)
@@ -524,6 +628,7 @@ class _Run:
         with np.errstate(all="ignore"):
             f0, self.g0 = problem.value_and_grad(self.x0, problem.train_data)
         self.f0 = float(f0)
+        check_resolution(self.rule, problem, config.seed, f0=self.f0, stacklevel=4)  # issue 15
         self.sw = Stopwatch(self.backend.sync)
         self.adapter: Adapter | None = None
         self.monitor: Monitor | None = None
@@ -654,9 +759,31 @@ class _Run:
             spe = None
         return nit / spe if spe else None
 
+    def _divergence_wins(self, status: str, message: str, fun: Any) -> tuple[str, str]:
+        """``diverged`` when a budget ended the run at an iterate that has diverged.
+
+        A budget can fire at a check without an objective value (the first step of a
+        full-batch run, a minibatch step between evaluations, scipy's own iteration limit);
+        the returned iterate's float64 objective is then checked with the rule's divergence
+        rules (a non-finite one always counts): non-finite or exploding values win over budgets.
+        """
+        if status in ("converged", "stopped", "failed", "skipped", "diverged") or fun is None:
+            return status, message
+        nit = int(self.counts[0])
+        s = State(nit=nit, iterate=nit, fun=float(fun), f0=self.f0, fstar=self.fstar)
+        rules = [r for r in self.rule.rules() if r.kind == "divergence"]
+        fired = next((r for r in rules if r.check(s)), None)
+        if fired is None and math.isfinite(s.fun or 0.0):
+            return status, message
+        what = _divergence_message(fired, s) if fired is not None else (
+            f"diverged: objective is non-finite ({s.fun}) at iteration {nit} (after {nit} steps)")
+        return "diverged", f"{what}; the run's budget ended it at the same point ({message})"
+
     def _result(self, status: str, message: str) -> RunResult:
         problem, spec, monitor = self.problem, self.spec, self.monitor
         nit, nfev, njev = (int(c) for c in self.counts)
+        final = self._final_point()
+        status, message = self._divergence_wins(status, message, final.get("fun"))
         to_target: dict[str, Any] = {}
         if monitor is not None and monitor.hit is not None:
             t, it, fe, je = monitor.hit
@@ -673,7 +800,7 @@ class _Run:
             status=status, message=message, nit=nit, nfev=nfev, njev=njev,
             time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
             success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
-            **to_target, **self.times, **self._final_point(),
+            **to_target, **self.times, **final,
             wall_time=time.perf_counter() - self.wall0, **self.how,
         )
 

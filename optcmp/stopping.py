@@ -142,8 +142,16 @@ def _count(name: str, value: Any) -> int:
     return int(value)
 
 
+#: float64 machine epsilon: near ``f*`` values are spaced by ``_EPS64 * |f*|``.
+_EPS64 = 2.0 ** -52
+
+
 class RelativeSuboptimality(Rule):
-    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum."""
+    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
+
+    A tolerance with ``tol * (f0 - f*) < eps * |f*|`` (finer than float64 resolves near
+    ``f*``, ``eps`` = 2.2e-16) is never met: :func:`optcmp.runner.check_resolution` warns.
+    """
 
     needs_optimum = True
 
@@ -159,11 +167,13 @@ class RelativeSuboptimality(Rule):
         gap0 = s.f0 - s.fstar
         if gap0 <= 0:
             return s.fun - s.fstar <= 0
+        if self.tol * gap0 < _EPS64 * abs(s.fstar):  # issue 15: finer than float64 resolves
+            return False  # near f*: never met (no "converged" on rounding noise below f*)
         return (s.fun - s.fstar) <= self.tol * gap0
 
 
 class AbsoluteSuboptimality(Rule):
-    """Target ``f - f* <= tol``. Needs a known optimum."""
+    """Target ``f - f* <= tol``. Needs a known optimum; never met when ``tol < eps * |f*|``."""
 
     needs_optimum = True
 
@@ -171,7 +181,9 @@ class AbsoluteSuboptimality(Rule):
         self.tol = _positive("tol", tol)
 
     def check(self, s: State) -> bool:
-        return s.fun is not None and s.fstar is not None and s.fun - s.fstar <= self.tol
+        if s.fun is None or s.fstar is None or self.tol < _EPS64 * abs(s.fstar):
+            return False  # issue 15: a tolerance below float64's resolution is never met
+        return s.fun - s.fstar <= self.tol
 
 
 class LossTarget(Rule):

@@ -100,9 +100,8 @@ def compare(
         process, one run at a time, so timings do not contend. Runs that shared their host
         with other runs are flagged (``shared_host``) and a warning is emitted.
     execution : str or sequence of str, default "auto"
-        ``"auto"``, ``"step"``, ``"fused"`` (:attr:`~optcmp.runner.RunConfig.execution`) or
-        several: each optimizer then runs in each mode, side by side, labelled
-        ``"<label> [<mode>]"`` (``["step", "fused"]``: the naive and the expert way).
+        :attr:`~optcmp.runner.RunConfig.execution`, or several modes: each optimizer then
+        runs in each, side by side, labelled ``"<label> [<mode>]"``.
 
     Returns
     -------
@@ -114,7 +113,8 @@ def compare(
     ------
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
-        optimizer names or hyperparameters, unknown backends, a bad device name or an absent
+        optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
+        backends x optimizers), unknown backends, a bad device name or an absent
         device, bad budgets, an unusable executor: checked before any run starts.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
@@ -148,13 +148,13 @@ def compare(
 def _check_sweep(specs: list[OptimizerSpec], names: list[str], repeats: Any, threads: Any,
                  execution: str | Sequence[str]) -> list[str]:
     """Check the sweep's settings before any run; return its execution modes."""
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    modes = _executions(execution)
+    _check_sweep_size(repeats, names, specs, len(modes))
     check_threads(threads)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
-    return _executions(execution)
+    return modes
 
 
 def _executions(execution: str | Sequence[str]) -> list[str]:
@@ -164,6 +164,24 @@ def _executions(execution: str | Sequence[str]) -> list[str]:
     if not modes or bad:
         raise ValueError(f"execution must be one or more of {EXECUTIONS}, got {execution!r}")
     return list(dict.fromkeys(modes))
+
+
+#: Most runs one :func:`compare` call plans (every task and result is held in memory).
+MAX_RUNS = 1_000_000
+
+
+def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec],
+                      modes: int = 1) -> None:
+    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    total = int(repeats) * len(names) * len(specs) * modes
+    if total > MAX_RUNS:
+        raise ValueError(
+            f"repeats={repeats:,} x {len(names)} backend(s) x {len(specs)} optimizer(s) = "
+            f"{total:,} runs; one sweep holds at most {MAX_RUNS:,} runs (each one's task and "
+            "result stay in memory). Use fewer repetitions, or split the sweep and combine the "
+            "comparisons (Comparison.concat)")
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:

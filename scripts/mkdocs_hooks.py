@@ -13,13 +13,25 @@ Markers replaced in a page's Markdown:
 ``<!-- optcmp:optimizer-defaults -->``
     A table of every registered optimizer with its hyperparameters, defaults and reference,
     from ``optcmp.optimizers.optimizer_info``.
+
+Formulas: ``pymdownx.arithmatex`` (generic mode) wraps the TeX of ``$...$``, ``\\(...\\)``
+and ``$$...$$`` in ``<span class="arithmatex">`` / ``<div class="arithmatex">``;
+:func:`on_page_content` renders each to MathML with ``latex2mathml`` (the ``docs`` extra) at
+build time, so the site shows formulas offline, with no script and no CDN (browsers render
+MathML Core natively). A formula that does not convert fails the build, naming the page.
+
+Generated figures (``<!--n:page.key-->143<!--/n-->``, written by ``scripts/docs_numbers.py``)
+keep their text and lose their markers, so that a marker inside a code block or a formula does
+not show.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import html
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +101,60 @@ _MARKERS = {
 }
 
 
+#: The markers of a generated figure (see scripts/docs_numbers.py).
+_NUMBER_MARKERS = re.compile(r"<!--n:[a-z0-9_.-]+-->|<!--/n-->")
+
+
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     """Replace the markers listed in the module docstring with generated Markdown."""
     for marker, make in _MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, make())
-    return markdown
+    return _NUMBER_MARKERS.sub("", markdown)
+
+
+#: What pymdownx.arithmatex (generic mode) writes around a formula.
+_ARITHMATEX = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>', re.S)
+_DELIMS = ((r"\(", r"\)"), (r"\[", r"\]"), ("$$", "$$"), ("$", "$"))
+
+
+def tex_to_mathml(tex: str, display: bool) -> str:
+    """One TeX formula (with or without its delimiters) as a MathML ``<math>`` element.
+
+    Raises ValueError when latex2mathml cannot convert it.
+    """
+    from latex2mathml.converter import convert
+
+    tex = tex.strip()
+    for left, right in _DELIMS:
+        if tex.startswith(left) and tex.endswith(right) and len(tex) >= len(left) + len(right):
+            tex = tex[len(left):len(tex) - len(right)].strip()
+            break
+    try:
+        out = convert(tex, display="block" if display else "inline")
+    except Exception as exc:  # latex2mathml raises several kinds
+        raise ValueError(f"cannot render the formula {tex!r}: {exc}") from exc
+    # the namespace is implied in HTML5; keep the page free of any URL
+    out = out.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
+    return out.replace("<math ", f'<math alttext="{html.escape(tex, quote=True)}" ', 1)
+
+
+def render_math(page_html: str) -> str:
+    """Replace every arithmatex span/div of a page with server-side MathML."""
+
+    def repl(m: re.Match[str]) -> str:
+        display = m["tag"] == "div"
+        mathml = tex_to_mathml(html.unescape(m["tex"]), display)
+        return f'<div class="arithmatex">{mathml}</div>' if display else \
+            f'<span class="arithmatex">{mathml}</span>'
+
+    return _ARITHMATEX.sub(repl, page_html)
+
+
+def on_page_content(html_text: str, page: Any = None, **kwargs: Any) -> str:
+    """Render the page's formulas to MathML (see the module docstring)."""
+    try:
+        return render_math(html_text)
+    except ValueError as exc:
+        where = getattr(getattr(page, "file", None), "src_path", "?")
+        raise ValueError(f"{where}: {exc}") from exc

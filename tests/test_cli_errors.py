@@ -306,7 +306,7 @@ def test_set_applies_hyperparameters_and_impl(tmp_path, capsys) -> None:
 @pytest.mark.parametrize("sets, match", [
     (["sgd.batch_size=3"], r"--set sgd\.batch_size=3: optimizer 'sgd' is not in --optimizers "
                            r"\(gd\)$"),
-    (["adam.lr=1"], r"--set adam\.lr=1: unknown optimizer 'adam'"),
+    (["adamax.lr=1"], r"--set adamax\.lr=1: unknown optimizer 'adamax'"),
     (["gd.lr=3"], r"--set gd\.lr=3: gd\(\) got unknown hyperparameter\(s\) \['lr'\]; valid: "
                   r"\['learning_rate'\]"),
     (["gd.learning_rate=-1"], r"--set gd\.learning_rate=-1: learning_rate must be a finite "

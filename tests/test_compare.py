@@ -209,8 +209,8 @@ def test_compare_input_errors() -> None:
     p = lr_a()
     with pytest.raises(ValueError, match=r"unknown backend 'jax'; valid backends: numpy, torch, tensorflow"):
         optcmp.compare(p, [optcmp.gd], backends=["jax"], progress=False)
-    with pytest.raises(ValueError, match="unknown optimizer 'adam'"):
-        optcmp.compare(p, ["adam"], progress=False)
+    with pytest.raises(ValueError, match="unknown optimizer 'adamax'"):
+        optcmp.compare(p, ["adamax"], progress=False)
     with pytest.raises(ValueError, match="optimizers is empty"):
         optcmp.compare(p, [], progress=False)
     with pytest.raises(ValueError, match="repeats must be a positive integer, got 0"):

@@ -363,3 +363,52 @@ def test_cuda_gradient_and_sgd_steps_match_numpy():
     res = check_equivalence(p, optcmp.sgd(learning_rate=2.56), backends=("numpy", "torch"),
                             steps=20, device="cuda", impl="native")
     assert res.max_rel_diff <= 1e-9, str(res)
+
+
+# ---------------------------------------------------------------- the story's exact settings
+def test_batch_order_drop_last_gives_the_storys_14_batches():
+    from optcmp.batching import BatchOrder
+
+    assert BatchOrder(900, 64, True, 0).steps_per_epoch == 15  # 14 x 64 + one batch of 4
+    order = BatchOrder(900, 64, True, 0, drop_last=True)
+    assert order.steps_per_epoch == 14
+    sizes = [len(order.batch_indices(k)) for k in range(28)]
+    assert sizes == [64] * 28  # no short batch, in epoch 0 or 1
+    # step 14 starts epoch 1 with that epoch's permutation; its first rows are epoch 1's
+    assert np.array_equal(order.batch_indices(14), order.epoch_indices(1)[:64])
+    seen = np.concatenate([order.batch_indices(k) for k in range(14)])
+    assert seen.size == 896 and np.unique(seen).size == 896  # 4 rows left out of epoch 0
+    assert BatchOrder(896, 64, False, 0, drop_last=True).steps_per_epoch == 14  # divides
+    assert BatchOrder(50, 64, False, 0, drop_last=True).steps_per_epoch == 1  # capped at n
+
+
+def test_fizzbuzz_drop_last_runs_14_steps_per_epoch_and_is_recorded():
+    p = FizzBuzzMLP(drop_last=True)
+    assert p.n_samples == 900 and p.spec()["drop_last"] is True
+    assert FizzBuzzMLP.from_spec(p.spec()).drop_last is True
+    r = optcmp.run_one(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=42,
+                       max_time=None, threads=1)
+    assert r.problem_spec["drop_last"] is True
+    assert list(r.trace.iteration) == [0, 14, 28, 42]  # evaluated once per 14-step epoch
+    full = optcmp.run_one(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
+                          max_iter=45, max_time=None, threads=1)
+    assert full.problem_spec["drop_last"] is False
+    assert list(full.trace.iteration) == [0, 15, 30, 45]
+    # the first 14 steps are the same batches, so the iterates part only at step 15 / epoch 1
+    a = optcmp.run_one(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=14,
+                       max_time=None, threads=1)
+    b = optcmp.run_one(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
+                       max_iter=14, max_time=None, threads=1)
+    assert np.array_equal(a.x, b.x)
+    with pytest.raises(ValueError, match="drop_last must be True or False"):
+        FizzBuzzMLP(drop_last="yes")  # type: ignore[arg-type]
+
+
+def test_init_std_gives_the_storys_scales():
+    x1 = FizzBuzzMLP(init="normal", init_std=1.0).init_params(0)
+    x001 = FizzBuzzMLP(init="normal", init_std=0.01).init_params(0)
+    # same draws, scaled: the well-known TensorFlow FizzBuzz's tf.random_normal(stddev=0.01)
+    np.testing.assert_allclose(x001, 0.01 * x1, rtol=0, atol=0)
+    assert FizzBuzzMLP(init="truncated_normal").init_std == 0.01
+    assert FizzBuzzMLP(init="truncated_normal", init_std=1.0).init_std == 1.0
+    assert FizzBuzzMLP().init_std == 1.0

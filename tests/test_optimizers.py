@@ -233,8 +233,16 @@ def test_defaults_explicit_and_recorded() -> None:
                                                        "eps": 1e-6}
     assert dict(optcmp.sgd().hyperparameters) == {"learning_rate": "auto", "batch_size": 64,
                                                   "momentum": 0.0, "nesterov": False,
-                                                  "shuffle": True}
-    assert dict(optcmp.lbfgs().hyperparameters) == {"history_size": 10, "max_linesearch": 20}
+                                                  "shuffle": True, "convention": "lr_outside",
+                                                  "schedule": "constant", "clip_norm": None}
+    assert dict(optcmp.lbfgs().hyperparameters) == {
+        "history_size": 10, "max_linesearch": 20, "ftol": 0.0, "gtol": 0.0,
+        "tolerance_grad": 0.0, "tolerance_change": 0.0, "line_search_fn": "strong_wolfe",
+        "max_iter_per_step": 1}
+    assert dict(optcmp.adam().hyperparameters) == {
+        "learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0,
+        "convention": "bias_corrected_eps", "weight_decay_mode": "l2", "schedule": "constant",
+        "clip_norm": None}
     assert dict(optcmp.diag_newton().hyperparameters) == {"learning_rate": 1.0}
     assert optcmp.gd().hyperparameters["learning_rate"] == "auto"
     r = optcmp.run_one(lr_a(), optcmp.adadelta(rho=0.9), max_iter=3)

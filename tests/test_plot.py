@@ -69,7 +69,7 @@ def test_convergence_loss_axis_and_errors():
     assert ax.get_yscale() == "linear" and ax.get_ylabel() == "objective f"
     assert len(ax.get_lines()) == 1  # no target line without a tolerance
     with pytest.raises(ValueError, match="x must be one of"):
-        plot.convergence(runs, x="epochs")
+        plot.convergence(runs, x="weeks")
     with pytest.raises(ValueError, match="needs the optimum"):
         plot.convergence(runs, y="relative_suboptimality")
 
@@ -158,3 +158,91 @@ def test_save_plots_names(tmp_path):
     assert names == sorted(f"{stem}_{k}.svg" for k in (
         "convergence_time", "convergence_iterations", "convergence_njev", "time_to_target",
         "performance_profile", "data_profile", "ecdf"))
+
+
+# ---------------------------------------------------------------- one style per optimizer/backend
+OPTS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
+BACKS = ("numpy", "torch", "tensorflow")
+
+
+def fifteen_runs():
+    return [make_run(o, 0.1 * (i + 1) * (j + 1), backend=b)
+            for i, o in enumerate(OPTS) for j, b in enumerate(BACKS)]
+
+
+def _line_styles(ax):
+    return {line.get_label(): (line.get_color(), line.get_linestyle(), line.get_marker())
+            for line in ax.get_lines() if not line.get_label().startswith("_")}
+
+
+def test_series_style_one_colour_per_optimizer_one_style_per_backend():
+    styles = {(o, b): plot.series_style(o, b) for o in OPTS for b in BACKS}
+    combos = {(s["color"], str(s["linestyle"]), s["marker"]) for s in styles.values()}
+    assert len(combos) == 15  # 5 optimizers x 3 backends: 15 distinct series
+    assert len({s["color"] for s in styles.values()}) == 5
+    for o in OPTS:
+        assert len({styles[o, b]["color"] for b in BACKS}) == 1
+    for b in BACKS:
+        assert len({styles[o, b]["linestyle"] for o in OPTS}) == 1
+    assert styles["gd", "numpy"]["color"] == plot.OPTIMIZER_COLORS["gd"] == "#0072B2"
+    # labels without a fixed colour get distinct colours, none of them a fixed one's
+    labs = [f"gd(lr={k})" for k in range(12)]
+    cols = [plot.series_style(lab, labels=labs)["color"] for lab in labs]
+    assert len(set(cols)) == 12 and not set(cols) & set(plot.OPTIMIZER_COLORS.values())
+
+
+def test_gd_has_the_same_colour_in_every_plot():
+    runs = fifteen_runs()
+    gd = plot.OPTIMIZER_COLORS["gd"]
+    figs = {"convergence": plot.convergence(runs, x="iterations"),
+            "performance_profile": plot.plot(runs, "performance_profile"),
+            "data_profile": plot.plot(runs, "data_profile"),
+            "ecdf": plot.plot(runs, "ecdf")}
+    for kind, fig in figs.items():
+        (ax,) = _axes(fig)
+        styles = _line_styles(ax)
+        series = {k: v for k, v in styles.items() if " / " in k}
+        assert len(series) == 15, (kind, sorted(styles))
+        assert len(set(series.values())) == 15, kind
+        from matplotlib.colors import to_hex
+        assert to_hex(styles["gd / torch"][0]).upper() == gd.upper(), kind
+        assert styles["gd / torch"][1] == "--" and styles["gd / numpy"][1] == "-", kind
+        # the legend sits outside the axes, right of the data
+        leg = ax.get_legend()
+        assert leg is not None and leg.get_bbox_to_anchor().x0 > ax.bbox.x1 - 1e-6, kind
+    (ax,) = _axes(plot.time_to_target(runs))
+    from matplotlib.colors import to_hex
+    bars = {lab.get_text().split("  ")[0]: to_hex(p.get_facecolor()).upper()
+            for lab, p in zip(ax.get_yticklabels(), ax.patches)}
+    assert bars["gd / numpy"] == bars["gd / torch"] == gd.upper()
+    hatches = {lab.get_text().split("  ")[0]: p.get_hatch()
+               for lab, p in zip(ax.get_yticklabels(), ax.patches)}
+    assert hatches["gd / torch"] == "//" and not hatches["gd / numpy"]
+
+
+def test_mixed_minibatch_and_full_batch_iterations_use_epochs_or_a_log_axis():
+    full = make_run("gd", 1.0)
+    mini = make_run("sgd", 1.0, nit=14_000)
+    mini.hyperparameters = {"batch_size": 64}
+    mini.n_samples = full.n_samples = 900  # 15 steps per epoch
+    full.hyperparameters = {"learning_rate": 0.1}
+    assert plot.epochs_per_iteration(mini) == pytest.approx(1 / 15)
+    assert plot.epochs_per_iteration(full) == 1.0 and plot.mixes_batch_sizes([full, mini])
+    (ax,) = _axes(plot.convergence([full, mini], x="iterations"))
+    assert ax.get_xscale() == "log"
+    (ax,) = _axes(plot.convergence([full, mini], x="epochs"))
+    sgd_line = next(ln for ln in ax.get_lines() if ln.get_label() == "sgd")
+    assert max(sgd_line.get_xdata()) == pytest.approx(12 / 15)  # 12 steps = 0.8 epochs
+    (ax,) = _axes(plot.convergence([full, full], x="iterations"))
+    assert ax.get_xscale() == "linear"
+    names = {n: cap for n, cap, _ in plot.standard_plots([full, mini])}
+    assert "epochs" in names["convergence_iterations"]
+
+
+def test_ecdf_targets_include_the_comparisons_target():
+    assert plot.ecdf_tols(1e-3) == (0.1, 0.01, 0.001)
+    assert plot.ecdf_tols(None) == (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+    comp = comparison()
+    tol = comp.target_tol()
+    caps = {n: cap for n, cap, _ in plot.standard_plots(comp)}
+    assert f"target {tol:g}" in caps["ecdf"] and f"... {tol:g}" in caps["ecdf"]

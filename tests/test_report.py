@@ -151,3 +151,52 @@ def test_cli_run_repeats_prints_summary_and_writes_report(tmp_path, capsys):
     assert "95% CI" in out and "2/2" in out
     page = report.read_text(encoding="utf-8")
     assert page.count('<tr class="run">') == 2 and "redraw_data=True" in page
+
+
+# ---------------------------------------------------------------- formatting and the first screen
+def _text(page: str) -> str:
+    body = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", body)
+
+
+def test_numbers_are_formatted_and_inf_reads_not_reached():
+    from optcmp.results import Comparison
+
+    runs = [make_run("gd", 0.5, repeat=k) for k in range(3)]
+    runs += [make_run("adadelta", None, repeat=k) for k in range(3)]  # 0 of 3 successes
+    comp = Comparison(runs, problem={"problem": "P"},
+                      optimum={"fun": 0.123456789012, "time": 0.08875561199988624,
+                               "n_samples": 1_000_000},
+                      settings={"target": "RelativeSuboptimality(tol=1e-06)"})
+    page = comp.to_html(plots=False)
+    text = _text(page)
+    assert "0.08875561199988624" not in page and "88.8" in text  # 88.8 ms
+    assert "0.1235" in text and "1,000,000" in text
+    assert not re.search(r"\binf\b", text), re.findall(r".{40}\binf\b.{20}", text)
+    summary = page[page.index('id="summary"'):page.index('id="pairwise"')]
+    row = re.search(r'<tr><td>P</td><td><span class="series"><span[^>]*></span>adadelta.*?</tr>',
+                    summary, flags=re.S).group(0)
+    assert row.count("not reached") >= 5, row  # median time, iters, nfev, njev, aRT
+
+
+def test_first_screen_answers_the_question_before_the_details():
+    comp = comparison()
+    page = comp.to_html(plots=False)
+    order = [page.index(f'id="{s}"') for s in ("verdict", "warnings", "summary", "pairwise",
+                                                  "plots", "runs")]
+    assert order == sorted(order)
+    from optcmp.report import verdict
+
+    rows = __import__("optcmp.stats", fromlist=["x"]).summarize(comp.runs, warn=False)
+    lines = verdict(comp, rows)
+    assert lines[0].startswith("Fastest to the target: ") and lines[0] in _text(page)
+
+
+def test_report_colour_key_matches_the_plots():
+    from optcmp.plot import series_style
+
+    runs = [make_run(o, 0.1, backend=b) for o in ("gd", "lbfgs") for b in ("numpy", "torch")]
+    page = comparison(runs).to_html(plots=False)
+    gd = series_style("gd", "torch")["color"]
+    assert f"border-top:3px dashed {gd}" in page
+    assert f"border-top:3px solid {series_style('lbfgs', 'numpy')['color']}" in page

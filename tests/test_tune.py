@@ -105,7 +105,10 @@ def test_defaults_mode_runs_documented_defaults(quad):
                         by="iterations", budget=500, repeats=1)
     assert [dict(s.hyperparameters) for s in t.specs] == [
         {"learning_rate": "auto"}, {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6},
-        {"history_size": 10, "max_linesearch": 20}]
+        # issue 14: the frameworks' own L-BFGS knobs, off by default
+        {"history_size": 10, "max_linesearch": 20, "ftol": 0.0, "gtol": 0.0,
+         "tolerance_grad": 0.0, "tolerance_change": 0.0, "line_search_fn": "strong_wolfe",
+         "max_iter_per_step": 1}]
     assert [c.point for c in t.configs] == [{}, {}, {}]
     assert t.comparison[0].hyperparameters["learning_rate"] == pytest.approx(1.0 / p.lipschitz())
 

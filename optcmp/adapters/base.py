@@ -110,6 +110,9 @@ class Adapter(ABC):
         self.decl: Any = self.info.native(self.framework) if self.framework else None
         if self.decl is not None:
             self.implementation = self.describes.format(name=self.decl.name)
+            why = self.decl.unsupported(spec.hyperparameters)
+            if why is not None:  # another convention than the framework's: skipped, not run
+                raise NotApplicable(f"{spec.name} impl='native': {why}")
         self.stochastic = self.info.stochastic
         self.problem = problem
         self.backend = backend
@@ -227,7 +230,8 @@ class Adapter(ABC):
         return None
 
     def resolve_learning_rate(self) -> None:
-        """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem.
+        """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem, and a per-epoch
+        ``schedule`` by its step-based form (:meth:`resolve_schedule`).
 
         Raises
         ------
@@ -244,6 +248,26 @@ class Adapter(ABC):
                     "give learning_rate as a positive float"
                 ) from exc
             self.hyper["learning_rate"] = 1.0 / L
+        self.resolve_schedule()
+
+    def resolve_schedule(self) -> None:
+        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result).
+
+        One epoch is one step for a full-batch optimizer and ``ceil(n_samples / batch_size)``
+        minibatches for a stochastic one (:class:`~optcmp.batching.BatchOrder`).
+        """
+        text = self.hyper.get("schedule")
+        if not isinstance(text, str):
+            return
+        from optcmp.optimizers.schedule import parse
+
+        sch = parse(text)
+        if sch.unit == "epoch":
+            spe = 1
+            if self.stochastic:
+                spe = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
+                                 False, self.seed).steps_per_epoch
+            self.hyper["schedule"] = str(sch.per_step(spe))
 
 
 class LoopAdapter(Adapter):
@@ -293,7 +317,8 @@ class MinibatchMixin:
     def _init_batches(self) -> None:
         """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
         self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
-                                bool(self.hyper.get("shuffle", True)), self.seed)
+                                bool(self.hyper.get("shuffle", True)), self.seed,
+                                drop_last=bool(getattr(self.problem, "drop_last", False)))
         self._epoch_idx: Any = None
         self._load_epoch(0)
 

@@ -49,6 +49,32 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _schedule_class(keras: Any) -> type:
+    """A ``keras.optimizers.schedules.LearningRateSchedule`` running an optcmp schedule."""
+    from optcmp.optimizers.schedule import backend_namespace, parse
+
+    base = keras.optimizers.schedules.LearningRateSchedule
+
+    class OptcmpSchedule(base):  # type: ignore[misc, valid-type]
+        """``learning_rate * s(step)`` (:mod:`optcmp.optimizers.schedule`), in ``dtype``."""
+
+        def __init__(self, learning_rate: float, schedule: str, dtype: str) -> None:
+            self.learning_rate, self.schedule, self.dtype = learning_rate, schedule, dtype
+            self._s = parse(schedule)
+
+        def __call__(self, step: Any) -> Any:
+            from optcmp.backends.tensorflow_ import ops as tf_ops
+
+            k = tf.cast(step, self.dtype)
+            return self.learning_rate * self._s.factor(k, backend_namespace(tf_ops))
+
+        def get_config(self) -> dict[str, Any]:
+            return {"learning_rate": self.learning_rate, "schedule": self.schedule,
+                    "dtype": self.dtype}
+
+    return OptcmpSchedule
+
+
 class KerasNativeAdapter(ReferenceAdapter):
     """``keras.optimizers.<name>(**options)`` on a ``tf.Variable``; the reference rule when
     Keras is not on TensorFlow in this process.
@@ -93,7 +119,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         old = keras.config.floatx()
         keras.config.set_floatx(b.dtype)
         try:
-            self.opt = getattr(keras.optimizers, self.decl.name)(**self._options())
+            self.opt = getattr(keras.optimizers, self.decl.name)(**self._keras_options(keras))
             with tf.device(b.tf_device):
                 self.opt.build([self.var])
         finally:
@@ -153,6 +179,17 @@ class KerasNativeAdapter(ReferenceAdapter):
             return super().run_block(n)
         self._mini_block(self._block, n)
         return Block(n)
+
+    def _keras_options(self, keras: Any) -> dict[str, Any]:
+        """The declaration's arguments; a schedule becomes a Keras ``LearningRateSchedule``
+        evaluating optcmp's formula in the run's dtype (``lr_k = lr * s(k)``, ``k`` the
+        optimizer's ``iterations``)."""
+        opts = self._options()
+        sched = self.hyper.get("schedule", "constant")
+        if sched != "constant":
+            opts["learning_rate"] = _schedule_class(keras)(
+                float(opts["learning_rate"]), sched, self.backend.dtype)
+        return opts
 
     def step(self) -> StepOutput:
         if not self.native:

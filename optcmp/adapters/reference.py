@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.optimizers.base import UpdateRule
+from optcmp.optimizers.base import NotApplicable, UpdateRule
 
 if TYPE_CHECKING:
     from optcmp.backends.base import Backend
@@ -126,8 +126,10 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         if rule.needs_curvature and self.problem.hess_diag_is_constant:
             from optcmp.backends.numpy_ import ops as np_ops
 
-            self.curvature = b.asarray(
-                np.asarray(self.problem.hess_diag(np_ops, self.x0, self.problem.train_data)))
+            curvature = np.asarray(self.problem.hess_diag(np_ops, self.x0,
+                                                          self.problem.train_data))
+            _check_curvature(self.problem, self.spec.name, curvature)  # issue 15
+            self.curvature = b.asarray(curvature)
         example: tuple[Any, ...] = (self.x, self.state, self.data)
         if rule.needs_curvature:
             example = (*example, self.x)
@@ -222,3 +224,18 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
 
     def x_numpy(self) -> np.ndarray:
         return np.asarray(self.backend.to_numpy(self.x), dtype=np.float64).reshape(-1)
+
+
+def _check_curvature(problem: Any, optimizer: str, curvature: np.ndarray) -> None:
+    """A rule that divides by the curvature diagonal cannot run where it is not positive."""
+    bad = np.flatnonzero(~(np.isfinite(curvature) & (curvature > 0)))
+    if bad.size == 0:
+        return
+    j = int(bad[0])
+    what = "zero" if curvature[j] == 0 else f"{curvature[j]:.3g}"
+    hint = (" (the feature is zero in every row: drop the column)"
+            if curvature[j] == 0 and hasattr(problem, "feature_names") else "")
+    raise NotApplicable(
+        f"{optimizer} divides the gradient by the curvature diagonal, which is {what} at "
+        f"{problem.describe_param(j)}{hint}; {bad.size} of {curvature.size} entries are not "
+        "positive")

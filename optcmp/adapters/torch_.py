@@ -38,8 +38,18 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
     decl: TorchOptimizer
 
     def _make(self, x0: Any) -> tuple[torch.Tensor, torch.optim.Optimizer]:
+        """A leaf parameter and its optimizer; a schedule becomes torch's ``LambdaLR`` on it
+        (``lr_k = lr * s(k)``, stepped after every optimizer step), kept on the optimizer."""
         p = x0.detach().clone().requires_grad_(True)
-        return p, getattr(torch.optim, self.decl.name)([p], **self._options())
+        opt = getattr(torch.optim, self.decl.name)([p], **self._options())
+        sched = self.hyper.get("schedule", "constant")
+        if sched != "constant":
+            from optcmp.optimizers.schedule import parse
+
+            s = parse(sched)
+            opt._optcmp_scheduler = torch.optim.lr_scheduler.LambdaLR(  # type: ignore[attr-defined]
+                opt, lambda k: float(s.factor(float(k))))
+        return p, opt
 
     def setup(self) -> None:
         super().setup()
@@ -67,12 +77,23 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
             return self._closure_step(p, opt, batch)
         f = self._loss_and_grad(p, opt, batch)
         gnorm = None
-        if not self.stochastic:  # minibatch steps report no gradient norm: don't time one
+        clip = self.hyper.get("clip_norm")
+        if not self.stochastic or clip is not None:  # minibatch steps report no norm
             with torch.no_grad():
                 g = p.grad
                 assert g is not None
                 gnorm = torch.sqrt(torch.dot(g, g))
+                if clip is not None:
+                    # the global norm of the whole flat parameter, Keras' global_clipnorm
+                    # formula (torch's clip_grad_norm_ divides by norm + 1e-6: FC-21)
+                    c = float(clip)
+                    g.mul_(c * torch.clamp(1.0 / gnorm, max=1.0 / c))
         opt.step()
+        sched = getattr(opt, "_optcmp_scheduler", None)
+        if sched is not None:
+            sched.step()
+        if self.stochastic:
+            gnorm = None
         return f.detach(), gnorm
 
     def _closure_step(self, p: torch.Tensor, opt: torch.optim.Optimizer,

@@ -4,6 +4,15 @@ Every module of this package other than ``base`` is imported here and registers 
 (:func:`~optcmp.optimizers.base.register_optimizer`); its spec factory becomes
 ``optcmp.optimizers.<name>`` and ``optcmp.<name>``. Adding an optimizer is adding one module
 (see ``docs/architecture.md``); nothing else lists the optimizers.
+
+The building blocks of a declaration are public here (``docs/adding-an-optimizer.md`` has a
+complete example): :class:`HyperParam` and the validators :func:`positive_float`,
+:func:`positive_int`, :func:`boolean`, :func:`one_of`, :func:`optional_positive_float`;
+:class:`UpdateRule` (and :class:`ScheduledRule`, which adds ``schedule`` and ``clip_norm``:
+:func:`common_params`); the native declarations :class:`TorchOptimizer`,
+:class:`KerasOptimizer`, :class:`ScipyMinimize`; :class:`OptimizerInfo`,
+:func:`register_optimizer`, :func:`unregister_optimizer`, :func:`get_optimizer`; and the
+learning-rate schedules (:mod:`optcmp.optimizers.schedule`).
 """
 
 from __future__ import annotations
@@ -13,6 +22,8 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
+from optcmp.optimizers import schedule
+from optcmp.optimizers._common import ScheduledRule, clip_global_norm, common_params
 from optcmp.optimizers.base import (
     IMPLS,
     HyperParam,
@@ -25,13 +36,19 @@ from optcmp.optimizers.base import (
     TorchOptimizer,
     UpdateRule,
     as_spec,
+    boolean,
     canonical_optimizer,
     factories,
     get_optimizer,
+    one_of,
     optimizer_info,
     optimizer_names,
+    optional_positive_float,
+    positive_float,
+    positive_int,
     register_optimizer,
     resolve_impl,
+    unregister_optimizer,
 )
 
 
@@ -58,7 +75,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
-    "OptimizerInfo", "OptimizerSpec", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
-    "canonical_optimizer", "factories", "get_optimizer", "optimizer_info", "optimizer_names",
-    "register_optimizer", "resolve_impl", *FACTORIES,
+    "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize", "TorchOptimizer",
+    "UpdateRule", "as_spec", "boolean", "canonical_optimizer", "clip_global_norm",
+    "common_params", "factories", "get_optimizer", "one_of", "optimizer_info", "optimizer_names",
+    "optional_positive_float", "positive_float", "positive_int", "register_optimizer",
+    "resolve_impl", "schedule", "unregister_optimizer", *FACTORIES,
 ]

@@ -149,6 +149,61 @@ def boolean(name: str) -> Callable[[Any], Any]:
     return check
 
 
+def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
+    """Validator: one of a fixed set of strings (a named convention, a mode).
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+    values : tuple of str
+        The allowed values (compared case-insensitively, ``-`` read as ``_``).
+
+    Returns
+    -------
+    callable
+        ``check(value) -> str`` returning the allowed spelling, raising ``ValueError`` that lists
+        the allowed values.
+    """
+
+    def check(v: Any) -> str:
+        if isinstance(v, str):
+            key = v.strip().lower().replace("-", "_")
+            for allowed in values:
+                if key == allowed.lower():
+                    return allowed
+        raise ValueError(f"{name} must be one of {list(values)}, got {v!r}")
+
+    return check
+
+
+def optional_positive_float(name: str) -> Callable[[Any], Any]:
+    """Validator: ``None`` (off) or a finite float > 0 (e.g. a clipping threshold).
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> float | None``, raising ``ValueError`` on anything else.
+    """
+    inner = positive_float(name)
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return None
+        try:
+            return inner(v)
+        except ValueError:
+            raise ValueError(f"{name} must be None (off) or a finite float > 0, "
+                             f"got {v!r}") from None
+
+    return check
+
+
 # ---------------------------------------------------------------------- specs
 @dataclass(frozen=True)
 class OptimizerSpec:
@@ -256,10 +311,29 @@ class Native:
     impl: ClassVar[str] = "native"
     name: str
     options: Options
+    #: ``requires(hp) -> None | reason``: why the framework's optimizer cannot run these
+    #: hyperparameters (another convention than the one it implements), or None.
+    requires: Callable[[Mapping[str, Any]], str | None] | None = None
 
     def runs_on(self, backend: str) -> bool:
         """Whether this native runs on ``backend`` (a canonical backend name)."""
         return self.framework in BACKENDS[backend].natives
+
+    def unsupported(self, hyperparameters: Mapping[str, Any]) -> str | None:
+        """Why this native cannot run ``hyperparameters`` (a convention its framework does not
+        implement), or ``None`` when it can.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+            A spec's hyperparameters.
+
+        Returns
+        -------
+        str or None
+            The reason, naming the convention the framework implements.
+        """
+        return None if self.requires is None else self.requires(hyperparameters)
 
 
 @dataclass(frozen=True)
@@ -298,12 +372,38 @@ class ScipyMinimize(Native):
 
     framework: ClassVar[str] = "scipy"
     impl: ClassVar[str] = "scipy"
-    max_iter_option: str = "maxiter"
-    max_evals_option: str = "maxfun"
+    max_iter_option: str | None = "maxiter"
+    max_evals_option: str | None = "maxfun"
+    #: ``plan(hp) -> mapping`` overriding ``method`` (default :attr:`name`),
+    #: ``max_iter_option``, ``max_evals_option`` and ``derivatives`` (``"jac"``: objective and
+    #: gradient; ``"none"``: objective only; ``"hessp"``: also Hessian-vector products;
+    #: ``"hess"``: also the full Hessian) from the hyperparameters (one declaration for many
+    #: methods, :func:`optcmp.scipy_minimize`).
+    plan: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
     def runs_on(self, backend: str) -> bool:
         """Every backend: scipy works on float64 copies of the backend's arrays."""
         return True
+
+    def planned(self, hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The method, its budget option names and the derivatives it needs.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+
+        Returns
+        -------
+        dict
+            ``method``, ``max_iter_option``, ``max_evals_option`` (None: the method has no
+            such option) and ``derivatives``.
+        """
+        out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
+                               "max_evals_option": self.max_evals_option,
+                               "derivatives": "jac"}
+        if self.plan is not None:
+            out.update(self.plan(hyperparameters))
+        return out
 
 
 # ---------------------------------------------------------------------- registry
@@ -345,13 +445,17 @@ class OptimizerInfo:
     stochastic: bool = False
     factory: Callable[..., OptimizerSpec] | None = field(default=None, repr=False)
 
-    def implementations(self, backend: str) -> dict[str, Any]:
+    def implementations(self, backend: str,
+                        hyperparameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The implementations that run on ``backend``, in ``impl="auto"`` preference order.
 
         Parameters
         ----------
         backend : str
             Backend name or alias.
+        hyperparameters : mapping, optional
+            A spec's hyperparameters: natives that cannot run them (another convention, see
+            :meth:`Native.unsupported`) are left out. Default: every declared native.
 
         Returns
         -------
@@ -362,13 +466,16 @@ class OptimizerInfo:
         """
         b = canonical_backend(backend)
         out: dict[str, Any] = {}
-        for n in self.natives:
-            if n.impl == "native" and n.runs_on(b):
+        hp = hyperparameters
+        natives = [n for n in self.natives
+                   if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
+        for n in natives:
+            if n.impl == "native":
                 out.setdefault("native", n)
         if self.rule is not None:
             out["reference"] = self.rule
-        for n in self.natives:
-            if n.impl != "native" and n.runs_on(b):
+        for n in natives:
+            if n.impl != "native":
                 out.setdefault(n.impl, n)
         return out
 
@@ -635,9 +742,14 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
         The optimizer has no such implementation on that backend (available ones listed).
     """
     backend = canonical_backend(backend)
-    impls = _OPTIMIZERS[spec.name].implementations(backend)
+    info = _OPTIMIZERS[spec.name]
+    impls = info.implementations(backend)
     order = list(impls)
     if spec.impl == "auto":
+        # "auto" passes over a native of another convention (an explicit impl="native" is
+        # run and recorded as skipped with the reason, see Adapter)
+        usable = list(info.implementations(backend, spec.hyperparameters))
+        order = usable or order
         if not order:
             raise ValueError(f"optimizer {spec.name!r} has no implementation on backend {backend!r}")
         return order[0], impls[order[0]]

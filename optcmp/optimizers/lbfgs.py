@@ -28,26 +28,40 @@ from optcmp.optimizers.base import (
     ScipyMinimize,
     TorchOptimizer,
     get_optimizer,
+    positive_float,
     positive_int,
     register_optimizer,
 )
 
 
 def _scipy_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """L-BFGS-B options: history and line-search caps; scipy's own stopping tests off."""
+    """L-BFGS-B options: history and line-search caps, scipy's own tests (``ftol``, ``gtol``;
+    off by default)."""
     return {"maxcor": int(h["history_size"]), "maxls": int(h["max_linesearch"]),
-            "ftol": 0.0, "gtol": 0.0}
+            "ftol": float(h["ftol"]), "gtol": float(h["gtol"])}
+
+
+def _line_search(v: Any) -> Any:
+    """Validator of ``line_search_fn``: ``"strong_wolfe"`` or ``None`` (torch's fixed step)."""
+    if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
+        return None
+    if isinstance(v, str) and v.strip().lower().replace("-", "_") == "strong_wolfe":
+        return "strong_wolfe"
+    raise ValueError(f"line_search_fn must be 'strong_wolfe' or None (torch: a fixed step lr=1 "
+                     f"without line search), got {v!r}")
 
 
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.LBFGS`` with a strong-Wolfe line search, one L-BFGS iteration per step.
 
-    Options passed: ``lr=1``, ``max_iter=1`` (one optcmp iteration is one L-BFGS iteration),
-    ``max_eval=1 + max_linesearch`` (torch caps the line search at ``max_eval`` minus the
-    evaluation already spent in the step, so the line search gets ``max_linesearch``
-    evaluations, like scipy's ``maxls``), ``history_size`` from the spec,
-    ``line_search_fn="strong_wolfe"``, and ``tolerance_grad = tolerance_change = 0`` so that
-    torch never stops on its own and optcmp's stopping rule decides.
+    Options passed, by default: ``lr=1``, ``max_iter=1`` (``max_iter_per_step``: one optcmp
+    iteration is one L-BFGS iteration), ``max_eval=1 + max_iter * max_linesearch`` (torch caps
+    the evaluations of a ``step()`` at ``max_eval``, the first one included, so each line
+    search gets ``max_linesearch`` evaluations, like scipy's ``maxls``), ``history_size`` from
+    the spec, ``line_search_fn="strong_wolfe"``, and ``tolerance_grad = tolerance_change = 0``
+    so that torch never stops on its own and optcmp's stopping rule decides. Each of these is
+    a hyperparameter of :func:`lbfgs`; once torch's own tolerance has fired, every further
+    ``step()`` costs one evaluation and moves nothing (optcmp's budgets then end the run).
 
     Cost of one step: ``1 + m`` closure calls (objective and gradient), where the first one
     re-evaluates the incoming iterate (torch starts every ``step()`` with it; after the first
@@ -57,13 +71,17 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     inside ``step()``: on CUDA every step synchronizes several times by design of
     ``torch.optim.LBFGS``.
     """
-    return {"lr": 1.0, "max_iter": 1, "max_eval": 1 + int(h["max_linesearch"]),
-            "tolerance_grad": 0.0, "tolerance_change": 0.0,
-            "history_size": int(h["history_size"]), "line_search_fn": "strong_wolfe"}
+    m = int(h["max_iter_per_step"])
+    return {"lr": 1.0, "max_iter": m, "max_eval": 1 + m * int(h["max_linesearch"]),
+            "tolerance_grad": float(h["tolerance_grad"]),
+            "tolerance_change": float(h["tolerance_change"]),
+            "history_size": int(h["history_size"]), "line_search_fn": h["line_search_fn"]}
 
 
-def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto",
-          label: str = "") -> OptimizerSpec:
+def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
+          gtol: float = 0.0, tolerance_grad: float = 0.0, tolerance_change: float = 0.0,
+          line_search_fn: str | None = "strong_wolfe", max_iter_per_step: int = 1, *,
+          impl: str = "auto", label: str = "") -> OptimizerSpec:
     r"""Limited-memory BFGS.
 
     Parameters
@@ -73,6 +91,21 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto
     max_linesearch : int, default 20
         Most function evaluations in one line search (scipy ``maxls``; torch's strong-Wolfe
         search gets the same cap through ``max_eval``).
+    ftol, gtol : float, default 0.0
+        scipy L-BFGS-B's own stopping tests (scipy's defaults are 2.2e-9 and 1e-5): relative
+        decrease of f, largest projected-gradient component. 0 switches them off. When one
+        fires first, the run ends with status ``stalled`` and scipy's message; scipy's
+        ``success`` is recorded in the message, never taken as reaching optcmp's target.
+    tolerance_grad, tolerance_change : float, default 0.0
+        ``torch.optim.LBFGS``'s own tests (torch's defaults 1e-7 and 1e-9): largest gradient
+        component, and change of f or of the step. 0 switches them off.
+    line_search_fn : {"strong_wolfe", None}, default "strong_wolfe"
+        torch's line search; ``None`` is torch's default, a fixed step ``lr = 1`` without line
+        search. scipy always runs its own (Moré-Thuente) line search.
+    max_iter_per_step : int, default 1
+        L-BFGS iterations per ``torch.optim.LBFGS.step()`` (torch's default 20): with more than
+        one, one optcmp iteration is several L-BFGS iterations (``nfev`` counts every
+        evaluation).
     impl : {"auto", "scipy", "native"}
         ``"scipy"``: scipy's L-BFGS-B with the backend's objective and gradient (float64
         bridge, transfer timed). ``"native"``: ``torch.optim.LBFGS`` with a strong-Wolfe line
@@ -89,7 +122,8 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto
     Raises
     ------
     ValueError
-        A non-positive ``history_size`` or ``max_linesearch``.
+        A non-positive ``history_size``, ``max_linesearch`` or ``max_iter_per_step``, a
+        negative tolerance or an unknown ``line_search_fn``.
 
     Notes
     -----
@@ -103,7 +137,9 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, *, impl: str = "auto
     algorithm for bound constrained optimization", SIAM J. Sci. Comput. 16(5), 1995.
     """
     return get_optimizer("lbfgs", impl=impl, label=label, history_size=history_size,
-                         max_linesearch=max_linesearch)
+                         max_linesearch=max_linesearch, ftol=ftol, gtol=gtol,
+                         tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
+                         line_search_fn=line_search_fn, max_iter_per_step=max_iter_per_step)
 
 
 register_optimizer(OptimizerInfo(
@@ -114,6 +150,21 @@ register_optimizer(OptimizerInfo(
                                    "number of stored correction pairs (scipy maxcor)"),
         "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
                                      "line-search evaluations per iteration (scipy maxls)"),
+        # issue 14: the frameworks' own knobs (scipy's first, then torch's), off by default
+        "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
+                           "scipy's relative-decrease test (0: off)"),
+        "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
+                           "scipy's projected-gradient test (0: off)"),
+        "tolerance_grad": HyperParam("tolerance_grad", 0.0,
+                                     positive_float("tolerance_grad", allow_zero=True),
+                                     "torch's gradient test (0: off)"),
+        "tolerance_change": HyperParam("tolerance_change", 0.0,
+                                       positive_float("tolerance_change", allow_zero=True),
+                                       "torch's change test (0: off)"),
+        "line_search_fn": HyperParam("line_search_fn", "strong_wolfe", _line_search,
+                                     "torch's line search: strong_wolfe or None"),
+        "max_iter_per_step": HyperParam("max_iter_per_step", 1, positive_int("max_iter_per_step"),
+                                        "L-BFGS iterations per torch step()"),
     },
     summary="limited-memory BFGS (scipy L-BFGS-B; torch.optim.LBFGS natively on torch)",
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",

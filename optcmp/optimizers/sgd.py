@@ -7,9 +7,12 @@ r"""Minibatch stochastic gradient descent, optionally with (Nesterov) momentum.
     x_{k+1} &= x_k - \eta d_k
 
 with :math:`g_k` the gradient of the loss on minibatch :math:`k` (mean over its rows). This is
-PyTorch's formulation (no dampening); Keras' velocity form is the same sequence of iterates for a
-constant learning rate. The minibatch order is drawn by optcmp from the run's seed
-(:class:`optcmp.batching.BatchOrder`) and is the same on every backend.
+PyTorch's formulation (no dampening), ``convention="lr_outside"``; Keras' velocity form
+(``convention="lr_inside"``, :math:`v_k = \mu v_{k-1} - \eta_k g_k`, :math:`x_{k+1} = x_k + v_k`)
+is the same sequence of iterates for a constant learning rate and a different one under a
+``schedule`` (CASES2.md FC-18, :mod:`optcmp.optimizers.momentum`). The minibatch order is drawn
+by optcmp from the run's seed (:class:`optcmp.batching.BatchOrder`) and is the same on every
+backend; a ``unit="epoch"`` schedule advances once per pass over the data.
 
 References
 ----------
@@ -25,36 +28,42 @@ from typing import Any
 
 import numpy as np
 
+from optcmp.optimizers._common import ScheduledRule, common_params
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
-    UpdateRule,
     boolean,
     get_optimizer,
+    one_of,
     positive_float,
     positive_int,
     register_optimizer,
 )
+from optcmp.optimizers.momentum import CONVENTIONS, momentum_requires
+from optcmp.optimizers.schedule import Schedule
 
 
-class SGDRule(UpdateRule):
-    """PyTorch-form SGD with momentum buffer ``b``."""
+class SGDRule(ScheduledRule):
+    """SGD with momentum buffer ``b`` in ``hp["convention"]``'s form (PyTorch's by default)."""
 
-    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+    def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x),)
 
-    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
-               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+    def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
+              t: Any) -> tuple[Any, tuple[Any, ...]]:
         mu = hp["momentum"]
         if mu == 0.0:
-            return x - hp["learning_rate"] * g, state
-        (buf,) = state
-        buf = mu * buf + g
-        d = g + mu * buf if hp["nesterov"] else buf
-        return x - hp["learning_rate"] * d, (buf,)
+            return x - lr * g, buf
+        (b,) = buf
+        if hp.get("convention", "lr_outside") == "lr_outside":
+            b = mu * b + g
+            d = g + mu * b if hp["nesterov"] else b
+            return x - lr * d, (b,)
+        b = b * mu - g * lr
+        return (x + (b * mu - g * lr) if hp["nesterov"] else x + b), (b,)
 
 
 def _check_sgd(hp: dict[str, Any]) -> None:
@@ -79,14 +88,17 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     from the reference rule after 20 steps). ``numpy.float64`` is a ``float`` subclass that
     Keras accepts and converts without that detour.
     """
+    c = h.get("clip_norm")
     return {"learning_rate": float(h["learning_rate"]), "momentum": np.float64(h["momentum"]),
             "nesterov": bool(h["nesterov"]), "weight_decay": None, "clipnorm": None,
-            "clipvalue": None, "global_clipnorm": None, "use_ema": False}
+            "clipvalue": None, "global_clipnorm": None if c is None else np.float64(c),
+            "use_ema": False}
 
 
 def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: float = 0.0,
-        nesterov: bool = False, shuffle: bool = True, *, impl: str = "auto",
-        label: str = "") -> OptimizerSpec:
+        nesterov: bool = False, shuffle: bool = True, convention: str = "lr_outside",
+        schedule: str | Schedule | None = "constant", clip_norm: float | None = None, *,
+        impl: str = "auto", label: str = "") -> OptimizerSpec:
     r"""Minibatch stochastic gradient descent.
 
     Parameters
@@ -103,6 +115,16 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
         Nesterov momentum (needs ``momentum > 0``).
     shuffle : bool, default True
         Reshuffle the rows every epoch, from the run's seed (same order on every backend).
+    convention : {"lr_outside", "lr_inside"}, default "lr_outside"
+        Where the learning rate sits in the momentum buffer: outside (``torch.optim.SGD``) or
+        inside (``keras.optimizers.SGD``). One algorithm for a constant learning rate (both
+        natives run it); under a schedule with momentum only the matching native runs, the
+        other is recorded as ``skipped`` (FC-18).
+    schedule : str or Schedule, default "constant"
+        Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = one minibatch step;
+        ``unit="epoch"`` converts with the run's minibatches per epoch.
+    clip_norm : float, optional
+        Clip each minibatch gradient to this global norm.
     impl : {"auto", "native", "reference"}
         ``"native"`` runs ``torch.optim.SGD`` or Keras ``SGD`` where available, on the same
         minibatch sequence; ``"auto"`` prefers them on torch and TensorFlow.
@@ -130,7 +152,8 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
     """
     return get_optimizer("sgd", impl=impl, label=label, learning_rate=learning_rate,
                          batch_size=batch_size, momentum=momentum, nesterov=nesterov,
-                         shuffle=shuffle)
+                         shuffle=shuffle, convention=convention, schedule=schedule,
+                         clip_norm=clip_norm)
 
 
 register_optimizer(OptimizerInfo(
@@ -146,6 +169,10 @@ register_optimizer(OptimizerInfo(
                                "momentum in [0, 1)"),
         "nesterov": HyperParam("nesterov", False, boolean("nesterov"), "Nesterov momentum"),
         "shuffle": HyperParam("shuffle", True, boolean("shuffle"), "reshuffle every epoch"),
+        # issue 14: the buffer convention, a schedule and clipping
+        "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
+                                 "lr_outside (torch) or lr_inside (Keras) the buffer"),
+        **common_params(),
     },
     summary="minibatch SGD with optional (Nesterov) momentum",
     reference="Robbins & Monro (1951); Sutskever et al. (2013)",
@@ -153,7 +180,10 @@ register_optimizer(OptimizerInfo(
     rule=SGDRule(),
     stochastic=True,
     # the frameworks' own SGD on optcmp's minibatch sequence: "auto" prefers them
-    natives=(TorchOptimizer("SGD", _torch_options), KerasOptimizer("SGD", _keras_options)),
+    natives=(TorchOptimizer("SGD", _torch_options,
+                            requires=momentum_requires("torch.optim.SGD", "lr_outside")),
+             KerasOptimizer("SGD", _keras_options,
+                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside"))),
 ), sgd)
 
 

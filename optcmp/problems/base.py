@@ -202,6 +202,27 @@ class Problem(ABC):
         grad : ndarray, shape (n_params,), same dtype as ``x``
         """
 
+    def describe_param(self, j: int) -> str:
+        """Which entry of the flat iterate ``x[j]`` is, for messages (e.g. ``"coef[2]"``).
+
+        Parameters
+        ----------
+        j : int
+            Index into ``x``, ``0 <= j < n_params``.
+
+        Returns
+        -------
+        str
+        """
+        lay = self.layout
+        for name, shape, (a, b) in zip(lay.names, lay.shapes, lay.offsets()):
+            if a <= j < b:
+                if not shape:
+                    return name
+                idx = np.unravel_index(j - a, shape)
+                return f"{name}[{', '.join(str(int(i)) for i in idx)}]"
+        return f"x[{j}]"
+
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
 

@@ -123,14 +123,24 @@ class FizzBuzzMLP(Problem):
         Weight initialization; biases start at zero. ``"normal"``: :math:`N(0, s^2)` with
         ``s = init_std`` (default 1, the story's numpy ``np.random.randn``). ``"truncated_normal"``:
         :math:`N(0, s^2)` redrawn outside :math:`\pm 2s` like ``tf.random.truncated_normal``,
-        default ``s = 0.01`` (the scale of the well-known TensorFlow FizzBuzz, whose
-        ``init_weights`` draws with ``stddev=0.01``). ``"glorot_uniform"``:
+        default ``s = 0.01`` (the scale of the well-known TensorFlow FizzBuzz, J. Grus, "Fizz
+        Buzz in Tensorflow", 2016, whose ``init_weights`` draws ``tf.random_normal(shape,
+        stddev=0.01)``: an untruncated normal, so ``init="normal", init_std=0.01`` is its exact
+        recipe; ``init_std=1.0`` gives the scale of a ``randn`` initialization). ``"glorot_uniform"``:
         :math:`U(\pm\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})})`, Keras' ``Dense``
         default (limits 0.2335 and 0.2402 for the default sizes, FC-16). The draws come from
         ``numpy.random.default_rng(seed)`` of the **run** (:meth:`init_params`), in float64, and
         are given to every backend (FC-16).
     init_std : float, optional
-        Standard deviation of the ``"normal"`` and ``"truncated_normal"`` draws (see ``init``).
+        Standard deviation of the ``"normal"`` and ``"truncated_normal"`` draws (see ``init``;
+        default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``), e.g. ``1.0`` or ``0.01``
+        for either.
+    drop_last : bool, default False
+        Minibatch runs leave out each epoch's last, shorter batch
+        (:class:`optcmp.batching.BatchOrder`): 900 training rows in batches of 64 make 14
+        steps per epoch, the story's (FC-17), instead of 15 (14 full batches and one of 4 rows,
+        whose rows weigh 16 times more in a mean-reduced step). Recorded in every result's
+        ``problem_spec``.
     low, high : int, default 0, 1000
         The numbers ``low .. high - 1``.
     n_max : int, optional
@@ -197,6 +207,7 @@ class FizzBuzzMLP(Problem):
         seed: int = 0,
         damping: float = 1e-3,
         target_loss: float | None = None,
+        drop_last: bool = False,
     ) -> None:
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
@@ -247,6 +258,9 @@ class FizzBuzzMLP(Problem):
         self.test_fraction = float(test_fraction)
         self.seed = int(seed)
         self.damping = float(damping)
+        if not isinstance(drop_last, (bool, np.bool_)):
+            raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
+        self.drop_last = bool(drop_last)
         #: Integers of the training rows, in training-row order, shape (n_train,).
         self.train_numbers = numbers[train_idx]
         #: Integers of the test rows (sorted), shape (n_test,).
@@ -567,4 +581,5 @@ class FizzBuzzMLP(Problem):
                 "loss": self.loss, "init": self.init, "init_std": self.init_std,
                 "low": self.low, "high": self.high, "n_bits": self.n_bits,
                 "test_fraction": self.test_fraction, "seed": self.seed,
-                "damping": self.damping, "target_loss": self.target_loss}
+                "damping": self.damping, "target_loss": self.target_loss,
+                "drop_last": self.drop_last}

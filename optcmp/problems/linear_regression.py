@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._io import check_memory
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
@@ -33,9 +34,35 @@ def _check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None
         )
 
 
+def _check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
+    """Refuse a column whose sum of squares float64 cannot hold (overflow to inf, or underflow
+    to 0 from nonzero values): least squares, its gradient, curvature and optimum need it."""
+    a2 = a.reshape(a.shape[0], -1)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ss = np.einsum("ij,ij->j", a2, a2)
+    big = ~np.isfinite(ss)
+    tiny = (ss == 0) & np.any(a2 != 0, axis=0)
+    if not (big.any() or tiny.any()):
+        return
+    j = int(np.flatnonzero(big | tiny)[0])
+    label = f" ({columns[j]!r})" if columns is not None and j < len(columns) else ""
+    col = np.abs(a2[:, j])
+    i = int(np.argmax(col)) if big[j] else int(np.argmax(np.where(col > 0, -col, -np.inf)))
+    if big[j]:
+        why = (f"values up to {col[i]:.3g} (row {i}): their sum of squares exceeds what float64 "
+               f"can hold ({np.finfo(np.float64).max:.3g})")
+    else:
+        why = (f"values as small as {col[i]:.3g} (row {i}): their squares underflow to 0 in "
+               "float64")
+    raise ValueError(
+        f"{name} column {j}{label} has {why}, so the objective, its gradient and curvature and "
+        "the optimum cannot be computed. Rescale the column (e.g. divide it by its standard "
+        "deviation, or change its units)")
+
+
 def _as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
     arr = np.asarray(a)
-    if arr.dtype == object or not (
+    if arr.dtype == object or arr.dtype.kind in "mM" or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):
         raise ValueError(
@@ -76,8 +103,9 @@ class LinearRegression(Problem):
     Raises
     ------
     ValueError
-        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, or a ``seed``
-        that is not a non-negative integer.
+        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, a ``seed``
+        that is not a non-negative integer, or data larger than the available memory (checked
+        before allocating; the message names the memory needed and available).
 
     Notes
     -----
@@ -119,8 +147,11 @@ class LinearRegression(Problem):
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        rng = np.random.default_rng(seed)
         d = int(n_features)
+        # peak of the generation below: Poisson counts (int64), X, A = [X, 1], y and temporaries
+        check_memory(int(n_samples) * 8 * (3 * d + 4),
+                     f"generating {int(n_samples):,} rows x {d} feature(s)")
+        rng = np.random.default_rng(seed)
         means = (
             np.asarray(DEFAULT_FEATURE_MEANS)
             if d == len(DEFAULT_FEATURE_MEANS)
@@ -170,7 +201,8 @@ class LinearRegression(Problem):
         init : {"zeros", "normal"}, default "zeros"
             Initial point: zeros, or standard normal draws from the run's seed.
         feature_names, target_names : sequence of str, optional
-            Labels used in error messages and results.
+            Labels used in error messages and results: one distinct name per column of ``X``
+            (of ``y``).
         name : str
             Name shown in tables.
 
@@ -181,7 +213,9 @@ class LinearRegression(Problem):
         Raises
         ------
         ValueError
-            Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values.
+            Zero rows, mismatched lengths, wrong dimensions, non-numeric (dates and durations
+            included) or non-finite values, values whose squares float64 cannot hold, names of
+            the wrong number or repeated.
         """
         self = cls.__new__(cls)
         self.name = name
@@ -202,8 +236,12 @@ class LinearRegression(Problem):
             raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
         if ya.ndim == 2 and ya.shape[1] == 0:
             raise ValueError("y has zero target columns")
+        _check_names("feature_names", feature_names, Xa.shape[1], "X")
+        _check_names("target_names", target_names, 1 if ya.ndim == 1 else ya.shape[1], "y")
         _check_finite("X", Xa, feature_names)
         _check_finite("y", ya, target_names)
+        _check_scale("X", Xa, feature_names)
+        _check_scale("y", ya, target_names)
         self._spec = {
             "problem": "linear_regression",
             "source": "arrays",
@@ -246,15 +284,12 @@ class LinearRegression(Problem):
         KeyError
             A named column does not exist (the message lists the available ones).
         ValueError
-            A named column is not numeric, or holds NaN/inf.
+            A named column is not numeric (categorical columns included, whatever the dtype of
+            their categories; dates and durations too), or holds NaN/inf.
         """
         features, target_list = _check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
-            col = df[c]
-            dt = np.asarray(col).dtype
-            if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
-                raise ValueError(f"column {c!r} is not numeric (dtype {col.dtype}); "
-                                 "convert it or leave it out of features/targets")
+            _check_frame_column(c, df[c])
         X = df[features].to_numpy(dtype=np.float64)
         y = df[target_list].to_numpy(dtype=np.float64)
         if isinstance(targets, str):
@@ -300,7 +335,8 @@ class LinearRegression(Problem):
         ValueError
             Not UTF-8 text (the byte and its position are named), a one-column header that
             looks separated by another delimiter, duplicate column names, an empty file,
-            ragged rows, a cell that is not a number, or missing (empty), NaN or inf cells
+            ragged rows, a cell that is not a plain number (digit separators such as
+            ``1_000`` and non-ASCII digits included), or missing (empty), NaN or inf cells
             (their count, and the line and column of the first, are named).
         """
         path = os.fspath(path)
@@ -427,6 +463,24 @@ class LinearRegression(Problem):
         g *= 2.0 / m
         return fun, g.reshape(-1)
 
+    def describe_param(self, j: int) -> str:
+        """``x[j]`` with its data column: e.g. ``"coef[2] (column 2, 'rooms')"``.
+
+        Parameters
+        ----------
+        j : int
+            Index into ``x``.
+
+        Returns
+        -------
+        str
+        """
+        base = super().describe_param(j)
+        row = j // self.n_targets
+        if row < len(self.feature_names):
+            return f"{base} (column {row}, {self.feature_names[row]!r})"
+        return base
+
     def _gram_matrix(self) -> np.ndarray:
         if self._gram is None:
             A = self._data["A"]
@@ -470,6 +524,40 @@ class LinearRegression(Problem):
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)
+
+
+def _check_frame_column(name: str, col: Any) -> None:
+    """Refuse a DataFrame column whose values are not measurements: categorical (whatever its
+    categories' dtype: integer category codes are labels, not numbers), dates, durations, text."""
+    if getattr(col.dtype, "name", "") == "category":
+        cats = list(col.cat.categories)
+        shown = ", ".join(map(repr, cats[:5])) + (", ..." if len(cats) > 5 else "")
+        raise ValueError(
+            f"column {name!r} is categorical (categories {shown}; dtype "
+            f"{col.cat.categories.dtype}): its values are labels, not measurements. Convert it "
+            f"explicitly (df[{name!r}].astype(float) if the labels are quantities, or one-hot "
+            "encode it) or leave it out of features/targets")
+    dt = np.asarray(col).dtype
+    if dt.kind in "mM" or not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
+        raise ValueError(f"column {name!r} is not numeric (dtype {col.dtype}); "
+                         "convert it or leave it out of features/targets")
+
+
+def _check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> None:
+    """``feature_names``/``target_names``: one distinct name per column of ``array``."""
+    if names is None:
+        return
+    if isinstance(names, str):
+        raise ValueError(f"{what} must be a list of column names, got the string {names!r}")
+    names = list(names)
+    if len(names) != n:
+        extra = (f"column(s) {list(range(len(names), n))} of {array} have no name"
+                 if len(names) < n else f"name(s) {names[n:]} have no column in {array}")
+        raise ValueError(f"{what} has {len(names)} name(s) {names} but {array} has {n} "
+                         f"column(s): {extra}; give one name per column")
+    dups = sorted({str(x) for x in names if names.count(x) > 1})
+    if dups:
+        raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
 
 
 def _check_columns(
@@ -566,10 +654,13 @@ def _csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list
                 data[r, c] = np.nan  # a missing value, reported below with NaN/inf
                 continue
             try:
+                if "_" in cell or not cell.isascii():  # float() reads '1_000', '１２', '١٢'
+                    raise ValueError(cell)
                 data[r, c] = float(cell)
             except ValueError:
                 raise ValueError(
                     f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
+                    f"{_cell_hint(cell)}"
                 ) from None
     bad = ~np.isfinite(data)
     nbad = int(bad.sum())
@@ -580,6 +671,17 @@ def _csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list
             f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
         )
     return data
+
+
+def _cell_hint(cell: str) -> str:
+    """Why a cell that looks like a number is refused."""
+    if "_" in cell:
+        return " (digit separators such as '_' are not read as numbers: write it without them)"
+    if not cell.isascii():
+        return " (only ASCII digits 0-9 are read as numbers)"
+    if "," in cell:
+        return " (a decimal comma or a thousands separator? write 1234.5)"
+    return ""
 
 
 def _fingerprint(*arrays: np.ndarray) -> str:

@@ -1,0 +1,135 @@
+"""Pieces shared by the optimizers that take a schedule and gradient clipping.
+
+:class:`ScheduledRule` carries the step counter in the rule's state, scales the learning rate
+by the spec's :mod:`~optcmp.optimizers.schedule` and clips the gradient by its global norm
+(:func:`clip_global_norm`) before the optimizer's own update; :func:`common_params` declares the
+``schedule`` and ``clip_norm`` hyperparameters, and :func:`keras_common` the Keras arguments they
+become (``global_clipnorm``, never the per-variable ``clipnorm``: CASES2.md FC-21).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from optcmp.optimizers.base import HyperParam, UpdateRule, optional_positive_float
+from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
+
+
+def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
+    r"""``g`` rescaled to norm at most ``clip_norm`` (the whole parameter vector at once).
+
+    :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' ``clip_by_global_norm`` formula
+    (``global_clipnorm``); torch's ``clip_grad_norm_`` divides by ``norm + 1e-6`` instead, so its
+    clipped norm is slightly below ``c`` (FC-21), and optcmp's torch adapter applies this formula
+    itself.
+
+    Parameters
+    ----------
+    ops : namespace
+        The backend's ops.
+    g : array, shape (n_params,)
+    clip_norm : float or None
+        Threshold ``c > 0``; ``None``: no clipping (``g`` returned as is).
+
+    Returns
+    -------
+    array, shape (n_params,)
+    """
+    if clip_norm is None:
+        return g
+    n = ops.norm(g)
+    c = float(clip_norm)
+    return g * (c * ops.minimum(1.0 / n, ops.zeros_like(n) + 1.0 / c))
+
+
+class ScheduledRule(UpdateRule):
+    """An update rule with a step counter, a learning-rate schedule and global-norm clipping.
+
+    The state is ``(k, *buffers)`` with ``k`` the number of steps taken (a backend scalar).
+    Step ``k`` uses ``lr = learning_rate * s(k)`` (:mod:`optcmp.optimizers.schedule`) on the
+    gradient clipped by :func:`clip_global_norm` (hyperparameter ``clip_norm``), then
+    :meth:`apply`. Subclasses define :meth:`buffers` and :meth:`apply`.
+    """
+
+    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        return (ops.sum(ops.zeros_like(x)), *self.buffers(ops, x))
+
+    def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        """The optimizer's own state arrays (default: none)."""
+        return ()
+
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        k, *buf = state
+        sch = parse(hp.get("schedule", "constant"))
+        lr: Any = hp["learning_rate"]
+        if not sch.is_constant:
+            lr = lr * sch.factor(k, backend_namespace(ops))
+        g = clip_global_norm(ops, g, hp.get("clip_norm"))
+        x_new, new_buf = self.apply(ops, x, g, tuple(buf), hp, lr, k + 1.0)
+        return x_new, (k + 1.0, *new_buf)
+
+    @abstractmethod
+    def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
+              t: Any) -> tuple[Any, tuple[Any, ...]]:
+        """``(x_new, buffers_new)`` of step ``t`` (1 for the first), learning rate ``lr``."""
+
+
+def common_params() -> dict[str, HyperParam]:
+    """The ``schedule`` and ``clip_norm`` hyperparameters (appended to an optimizer's own)."""
+    return {
+        "schedule": HyperParam("schedule", "constant", check_schedule,
+                               "learning-rate schedule, unit = optimizer step"),
+        "clip_norm": HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
+                                "clip the gradient to this global norm (None: off)"),
+    }
+
+
+def f64(v: Any) -> np.float64:
+    """A hyperparameter as ``numpy.float64``: Keras casts Python floats through float32
+    (``ops.cast(0.9, "float64")`` is 0.8999999761581421), a ``numpy.float64`` it keeps."""
+    return np.float64(v)
+
+
+def keras_common(h: Mapping[str, Any]) -> dict[str, Any]:
+    """The Keras base-optimizer arguments: global-norm clipping, no EMA, no accumulation."""
+    c = h.get("clip_norm")
+    return {"clipnorm": None, "clipvalue": None,
+            "global_clipnorm": None if c is None else f64(c), "use_ema": False,
+            "loss_scale_factor": None, "gradient_accumulation_steps": None}
+
+
+def torch_common() -> dict[str, Any]:
+    """torch arguments every new optimizer passes: minimize, single-tensor path on CPU."""
+    return {"maximize": False, "foreach": None, "differentiable": False}
+
+
+def requires(param: str, value: str, framework: str, note: str = "") -> Any:
+    """A :attr:`~optcmp.optimizers.base.Native.requires` check: ``hp[param] == value``.
+
+    Parameters
+    ----------
+    param, value : str
+        The convention hyperparameter and the value the framework implements.
+    framework : str
+        Framework class named in the reason, e.g. ``"torch.optim.Adam"``.
+    note : str, optional
+        Appended to the reason.
+
+    Returns
+    -------
+    callable
+        ``check(hp) -> None | reason``.
+    """
+
+    def check(h: Mapping[str, Any]) -> str | None:
+        if h.get(param) == value:
+            return None
+        return (f"{framework} implements {param}={value!r}, not {h.get(param)!r}; the reference "
+                f"rule (impl='reference') runs {h.get(param)!r} on every backend" + note)
+
+    return check

@@ -1,0 +1,238 @@
+r"""Adam (Kingma and Ba 2015), under the two epsilon conventions the frameworks implement.
+
+.. math::
+
+    m_t &= \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad
+    v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2 \\
+    \text{bias\_corrected\_eps (torch):}\quad
+    x_t &= x_{t-1} - \frac{\eta}{1-\beta_1^t}\,
+           \frac{m_t}{\sqrt{v_t}/\sqrt{1-\beta_2^t} + \epsilon} \\
+    \text{eps\_hat (Keras):}\quad
+    x_t &= x_{t-1} - \eta\,\frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}\,
+           \frac{m_t}{\sqrt{v_t} + \hat\epsilon}
+
+The first is Algorithm 1 of the paper (``torch.optim.Adam``); the second is the "more efficient
+order" of the paper's Sec. 2 with :math:`\hat\epsilon` added to the *uncorrected*
+:math:`\sqrt{v_t}` (``keras.optimizers.Adam``). They are different algorithms: Keras' epsilon is
+worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in torch's terms, which changes with :math:`t`, so no
+constant makes them agree (CASES.md FC-02). A spec names its ``convention``; the reference rule
+runs either, ``torch.optim.Adam`` only the first, Keras' ``Adam`` only the second (the other
+native is recorded as ``skipped`` with the reason).
+
+Weight decay (``weight_decay > 0``) is of the kind ``weight_decay_mode`` names: ``"l2"`` adds
+``weight_decay * x`` to the gradient before the moments (``torch.optim.Adam``), ``"decoupled"``
+multiplies ``x`` by ``1 - lr * weight_decay`` before the update (torch ``AdamW``,
+``Adam(decoupled_weight_decay=True)``, and every Keras optimizer's ``weight_decay``, FC-20).
+
+References
+----------
+D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization", ICLR 2015,
+arXiv:1412.6980. I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization",
+ICLR 2019, arXiv:1711.05101.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from optcmp.optimizers._common import (
+    ScheduledRule,
+    common_params,
+    f64,
+    keras_common,
+    requires,
+    torch_common,
+)
+from optcmp.optimizers.base import (
+    HyperParam,
+    KerasOptimizer,
+    OptimizerInfo,
+    OptimizerSpec,
+    TorchOptimizer,
+    get_optimizer,
+    one_of,
+    positive_float,
+    register_optimizer,
+)
+from optcmp.optimizers.schedule import Schedule
+
+#: Adam's epsilon conventions: torch's (paper Algorithm 1) and Keras' ("epsilon hat").
+CONVENTIONS = ("bias_corrected_eps", "eps_hat")
+#: Kinds of weight decay.
+WEIGHT_DECAY_MODES = ("l2", "decoupled")
+
+
+class AdamRule(ScheduledRule):
+    """Adam under ``hp["convention"]``, each in its framework's arithmetic order.
+
+    ``bias_corrected_eps`` follows ``torch.optim.Adam``'s single-tensor code (``lerp`` of the
+    first moment, ``sqrt(v) / sqrt(1 - beta2**t) + eps``, step ``lr / (1 - beta1**t)``);
+    ``eps_hat`` follows Keras' (``m += (g - m)(1 - beta1)``, ``alpha = lr sqrt(1 - beta2**t) /
+    (1 - beta1**t)``). Weight decay: ``hp["weight_decay_mode"]`` (``"decoupled"`` when absent,
+    i.e. AdamW).
+    """
+
+    def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        return (ops.zeros_like(x), ops.zeros_like(x))
+
+    def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
+              t: Any) -> tuple[Any, tuple[Any, ...]]:
+        b1, b2, eps, wd = hp["beta1"], hp["beta2"], hp["eps"], hp["weight_decay"]
+        torch_form = hp["convention"] == "bias_corrected_eps"
+        m, v = buf
+        if wd != 0.0:
+            if hp.get("weight_decay_mode", "decoupled") == "l2":
+                g = g + wd * x
+            elif torch_form:
+                x = x * (1.0 - lr * wd)
+            else:
+                x = x - x * wd * lr
+        if torch_form:
+            m = m + (1.0 - b1) * (g - m)
+            v = v * b2 + (1.0 - b2) * (g * g)
+            denom = ops.sqrt(v) / ops.sqrt(1.0 - b2 ** t) + eps
+            return x - (lr / (1.0 - b1 ** t)) * (m / denom), (m, v)
+        alpha = lr * ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
+        m = m + (g - m) * (1.0 - b1)
+        v = v + (g * g - v) * (1.0 - b2)
+        return x - (m * alpha) / (ops.sqrt(v) + eps), (m, v)
+
+
+def adam_params(weight_decay: float) -> dict[str, HyperParam]:
+    """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs).
+
+    Parameters
+    ----------
+    weight_decay : float
+        Default of ``weight_decay`` (0 for Adam, 0.01 for AdamW).
+
+    Returns
+    -------
+    dict of str to HyperParam
+        ``learning_rate``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``, ``convention``.
+    """
+    return {
+        "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
+                                    "step size"),
+        "beta1": HyperParam("beta1", 0.9, positive_float("beta1", upper=1.0, allow_zero=True),
+                            "decay of the first moment, in [0, 1)"),
+        "beta2": HyperParam("beta2", 0.999, positive_float("beta2", upper=1.0, allow_zero=True),
+                            "decay of the second moment, in [0, 1)"),
+        "eps": HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
+        "weight_decay": HyperParam("weight_decay", weight_decay,
+                                   positive_float("weight_decay", allow_zero=True),
+                                   "weight decay coefficient, >= 0"),
+        "convention": HyperParam("convention", "bias_corrected_eps",
+                                 one_of("convention", CONVENTIONS),
+                                 "where epsilon is added: bias_corrected_eps (torch) or eps_hat "
+                                 "(Keras)"),
+    }
+
+
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.Adam`` arguments, every one explicit (decay kind from the spec)."""
+    return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
+            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]), "amsgrad": False,
+            "capturable": False, "fused": None,
+            "decoupled_weight_decay": h["weight_decay_mode"] == "decoupled", **torch_common()}
+
+
+def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``keras.optimizers.Adam`` arguments (floats as ``numpy.float64``, see ``f64``)."""
+    wd = float(h["weight_decay"])
+    return {"learning_rate": float(h["learning_rate"]), "beta_1": f64(h["beta1"]),
+            "beta_2": f64(h["beta2"]), "epsilon": f64(h["eps"]), "amsgrad": False,
+            "weight_decay": f64(wd) if wd else None, **keras_common(h)}
+
+
+def _keras_requires(h: Mapping[str, Any]) -> str | None:
+    why = requires("convention", "eps_hat", "keras.optimizers.Adam")(h)
+    if why is None and h["weight_decay"] and h["weight_decay_mode"] != "decoupled":
+        why = ("keras.optimizers.Adam's weight_decay is decoupled, not weight_decay_mode='l2'; "
+               "the reference rule (impl='reference') runs 'l2' on every backend")
+    return why
+
+
+def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+         eps: float = 1e-8, weight_decay: float = 0.0, convention: str = "bias_corrected_eps",
+         weight_decay_mode: str = "l2", schedule: str | Schedule | None = "constant",
+         clip_norm: float | None = None, *, impl: str = "auto",
+         label: str = "") -> OptimizerSpec:
+    r"""Adam (Kingma and Ba 2015), full batch, under a named epsilon convention.
+
+    Parameters
+    ----------
+    learning_rate : float, default 1e-3
+        Step size :math:`\eta > 0` (the paper's :math:`\alpha`).
+    beta1, beta2 : float, default 0.9, 0.999
+        Decay rates in [0, 1) of the first and second moment (paper values).
+    eps : float, default 1e-8
+        :math:`\epsilon > 0` of the denominator, placed as ``convention`` says (paper value;
+        Keras' default is 1e-7 and means something else, FC-02).
+    weight_decay : float, default 0.0
+        Coefficient :math:`\lambda \ge 0` of the decay ``weight_decay_mode`` names.
+    convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
+        ``"bias_corrected_eps"``: epsilon added to the bias-corrected :math:`\sqrt{\hat v_t}`
+        (paper Algorithm 1, ``torch.optim.Adam``). ``"eps_hat"``: added to the uncorrected
+        :math:`\sqrt{v_t}`, bias correction folded into the step (``keras.optimizers.Adam``).
+    weight_decay_mode : {"l2", "decoupled"}, default "l2"
+        ``"l2"``: :math:`g + \lambda x` enters the moments (``torch.optim.Adam``).
+        ``"decoupled"``: :math:`x \leftarrow x (1 - \eta_k \lambda)` before the step (AdamW,
+        Keras' ``weight_decay``). Either way the problem's objective and target are unchanged:
+        the run minimizes something else than :math:`f` (FC-20), which optcmp does not
+        correct for.
+    schedule : str or Schedule, default "constant"
+        Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.
+    clip_norm : float, optional
+        Clip the gradient to this global norm before the update (None: off).
+    impl : {"auto", "native", "reference"}
+        ``"native"``: ``torch.optim.Adam`` (``convention="bias_corrected_eps"``) or Keras
+        ``Adam`` (``convention="eps_hat"``, decoupled decay only); the other framework is
+        recorded as ``skipped`` with the reason. ``"auto"``: the native where it implements the
+        convention, the reference rule elsewhere.
+    label : str, optional
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        A value outside its range or an unknown convention (the allowed ones listed).
+
+    References
+    ----------
+    D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization", ICLR 2015,
+    arXiv:1412.6980 (Algorithm 1 and Sec. 2). I. Loshchilov and F. Hutter, "Decoupled Weight
+    Decay Regularization", ICLR 2019.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> optcmp.adam(convention="eps_hat", eps=1e-7).hyperparameters["convention"]
+    'eps_hat'
+    """
+    return get_optimizer("adam", impl=impl, label=label, learning_rate=learning_rate,
+                         beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                         convention=convention, weight_decay_mode=weight_decay_mode,
+                         schedule=schedule, clip_norm=clip_norm)
+
+
+register_optimizer(OptimizerInfo(
+    name="adam",
+    aliases=(),
+    params={**adam_params(0.0),
+            "weight_decay_mode": HyperParam("weight_decay_mode", "l2",
+                                            one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
+                                            "l2 (into the gradient) or decoupled"),
+            **common_params()},
+    summary="Adam, full batch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
+    reference="Kingma & Ba (2015), arXiv:1412.6980",
+    rule=AdamRule(),
+    natives=(TorchOptimizer("Adam", _torch_options,
+                            requires=requires("convention", "bias_corrected_eps",
+                                              "torch.optim.Adam")),
+             KerasOptimizer("Adam", _keras_options, requires=_keras_requires)),
+), adam)

@@ -1,0 +1,107 @@
+r"""AdamW (Loshchilov and Hutter 2019): Adam with decoupled weight decay.
+
+.. math:: x_{t-1} \leftarrow x_{t-1} (1 - \eta_t \lambda), \quad \text{then the Adam step}
+
+with :math:`\eta_t` the (scheduled) learning rate: the decay is multiplied by the learning rate,
+as ``torch.optim.AdamW`` and ``keras.optimizers.AdamW`` do (the paper writes it with a separate
+schedule multiplier :math:`\eta_t \lambda`; TF Addons' ``AdamW`` did not multiply by the learning
+rate, FC-20). The Adam step follows ``convention`` exactly as in :mod:`optcmp.optimizers.adam`.
+
+References
+----------
+I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization", ICLR 2019,
+arXiv:1711.05101. D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization",
+ICLR 2015.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from optcmp.optimizers._common import common_params, f64, keras_common, requires, torch_common
+from optcmp.optimizers.adam import AdamRule, adam_params
+from optcmp.optimizers.base import (
+    KerasOptimizer,
+    OptimizerInfo,
+    OptimizerSpec,
+    TorchOptimizer,
+    get_optimizer,
+    register_optimizer,
+)
+from optcmp.optimizers.schedule import Schedule
+
+
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.AdamW`` arguments, every one explicit."""
+    return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
+            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]), "amsgrad": False,
+            "capturable": False, "fused": None, **torch_common()}
+
+
+def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``keras.optimizers.AdamW`` arguments (floats as ``numpy.float64``)."""
+    return {"learning_rate": float(h["learning_rate"]), "weight_decay": f64(h["weight_decay"]),
+            "beta_1": f64(h["beta1"]), "beta_2": f64(h["beta2"]), "epsilon": f64(h["eps"]),
+            "amsgrad": False, **keras_common(h)}
+
+
+def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+          eps: float = 1e-8, weight_decay: float = 0.01, convention: str = "bias_corrected_eps",
+          schedule: str | Schedule | None = "constant", clip_norm: float | None = None, *,
+          impl: str = "auto", label: str = "") -> OptimizerSpec:
+    r"""AdamW: Adam with decoupled weight decay, full batch.
+
+    Parameters
+    ----------
+    learning_rate : float, default 1e-3
+    beta1, beta2 : float, default 0.9, 0.999
+    eps : float, default 1e-8
+    weight_decay : float, default 0.01
+        :math:`\lambda \ge 0`; the iterate is multiplied by :math:`1 - \eta_t\lambda` before
+        each Adam step (torch's default 0.01; Keras' is 0.004).
+    convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
+        Adam's epsilon convention (:func:`optcmp.adam`): ``torch.optim.AdamW`` implements the
+        first, ``keras.optimizers.AdamW`` the second.
+    schedule : str or Schedule, default "constant"
+    clip_norm : float, optional
+    impl : {"auto", "native", "reference"}
+    label : str, optional
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        A value outside its range or an unknown convention.
+
+    Notes
+    -----
+    ``optcmp.adam(weight_decay=w, weight_decay_mode="decoupled")`` is the same algorithm.
+    The decay moves the minimizer away from the problem's: the target of the run is still the
+    problem's :math:`f^*` (FC-20).
+
+    References
+    ----------
+    I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization", ICLR 2019.
+    """
+    return get_optimizer("adamw", impl=impl, label=label, learning_rate=learning_rate,
+                         beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                         convention=convention, schedule=schedule, clip_norm=clip_norm)
+
+
+register_optimizer(OptimizerInfo(
+    name="adamw",
+    params={**adam_params(0.01), **common_params()},
+    summary="AdamW (decoupled weight decay), full batch; Adam's epsilon convention named",
+    reference="Loshchilov & Hutter (2019), arXiv:1711.05101",
+    rule=AdamRule(),
+    natives=(TorchOptimizer("AdamW", _torch_options,
+                            requires=requires("convention", "bias_corrected_eps",
+                                              "torch.optim.AdamW")),
+             KerasOptimizer("AdamW", _keras_options,
+                            requires=requires("convention", "eps_hat",
+                                              "keras.optimizers.AdamW"))),
+), adamw)

@@ -1,0 +1,214 @@
+r"""Gradient descent with (heavy-ball) momentum, full batch, under a named buffer convention.
+
+.. math::
+
+    \text{lr\_outside (torch):}\quad b_k &= \mu b_{k-1} + g_k, \qquad
+        x_{k+1} = x_k - \eta_k b_k \\
+    \text{lr\_inside (Keras, Sutskever et al.):}\quad v_k &= \mu v_{k-1} - \eta_k g_k, \qquad
+        x_{k+1} = x_k + v_k
+
+For a constant learning rate the two give the same iterates (:math:`v_k = -\eta b_k`). Under a
+schedule they part: torch applies a new learning rate to the whole buffer at once, Keras' buffer
+keeps the old rates for about :math:`1/(1-\mu)` steps (CASES2.md FC-18: on LR-A with the
+learning rate cut tenfold after 30 iterations, 125 vs 131 iterations to :math:`10^{-6}`).
+The spec names its ``convention``; the reference rule runs both, ``torch.optim.SGD`` only
+``lr_outside``, ``keras.optimizers.SGD`` only ``lr_inside``. With ``momentum=0`` or a constant
+learning rate the two conventions are one algorithm (the same iterates up to rounding, 9e-16
+over 300 iterations on LR-A) and both natives run either.
+
+References
+----------
+B. T. Polyak, "Some methods of speeding up the convergence of iteration methods", USSR Comput.
+Math. Math. Phys. 4(5), 1964. I. Sutskever, J. Martens, G. Dahl and G. Hinton, "On the importance
+of initialization and momentum in deep learning", ICML 2013.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from optcmp.optimizers._common import (
+    ScheduledRule,
+    common_params,
+    f64,
+    keras_common,
+    torch_common,
+)
+from optcmp.optimizers.base import (
+    HyperParam,
+    KerasOptimizer,
+    OptimizerInfo,
+    OptimizerSpec,
+    TorchOptimizer,
+    get_optimizer,
+    one_of,
+    positive_float,
+    register_optimizer,
+)
+from optcmp.optimizers.schedule import Schedule
+
+#: Where the learning rate sits: outside the buffer (torch) or inside it (Keras).
+CONVENTIONS = ("lr_outside", "lr_inside")
+
+
+class MomentumRule(ScheduledRule):
+    """Heavy-ball (``nesterov=False``) or Nesterov momentum under ``hp["convention"]``."""
+
+    def __init__(self, nesterov: bool = False) -> None:
+        self.nesterov = nesterov
+
+    def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        return (ops.zeros_like(x),)
+
+    def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
+              t: Any) -> tuple[Any, tuple[Any, ...]]:
+        mu = hp["momentum"]
+        (b,) = buf
+        if mu == 0.0:
+            return x - lr * g, (b,)
+        if hp["convention"] == "lr_outside":
+            b = b * mu + g
+            d = g + mu * b if self.nesterov else b
+            return x - lr * d, (b,)
+        b = b * mu - g * lr
+        return (x + (b * mu - g * lr) if self.nesterov else x + b), (b,)
+
+
+def momentum_requires(framework: str, value: str) -> Any:
+    """``requires`` of a momentum native: its convention, unless the two conventions are one
+    algorithm (``momentum == 0``, or a constant learning rate: ``v = -lr b`` step by step).
+
+    Parameters
+    ----------
+    framework : str
+        The framework's class, named in the reason.
+    value : str
+        The convention it implements.
+
+    Returns
+    -------
+    callable
+        ``check(hp) -> None | reason``.
+    """
+
+    def check(h: Mapping[str, Any]) -> str | None:
+        if (h["convention"] == value or h["momentum"] == 0.0
+                or h.get("schedule", "constant") == "constant"):
+            return None
+        return (f"{framework} implements convention={value!r} (learning rate "
+                f"{value.split('_')[1]} the momentum buffer), not {h['convention']!r}, which "
+                f"differs under schedule={h['schedule']!r} (FC-18); the reference rule "
+                f"(impl='reference') runs {h['convention']!r} on every backend")
+
+    return check
+
+
+def sgd_options(nesterov: bool) -> tuple[Any, Any]:
+    """The ``torch.optim.SGD`` and ``keras.optimizers.SGD`` option builders.
+
+    Parameters
+    ----------
+    nesterov : bool
+        Passed as the frameworks' ``nesterov``.
+
+    Returns
+    -------
+    (callable, callable)
+        ``torch_options(hp)`` and ``keras_options(hp)``, every argument explicit (no dampening,
+        no weight decay; Keras' momentum as ``numpy.float64``).
+    """
+
+    def torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+        return {"lr": float(h["learning_rate"]), "momentum": float(h["momentum"]),
+                "dampening": 0.0, "weight_decay": 0.0, "nesterov": nesterov, "fused": None,
+                **torch_common()}
+
+    def keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
+        return {"learning_rate": float(h["learning_rate"]), "momentum": f64(h["momentum"]),
+                "nesterov": nesterov, "weight_decay": None, **keras_common(h)}
+
+    return torch_options, keras_options
+
+
+def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
+    """Hyperparameters of ``momentum`` and ``nesterov``.
+
+    Parameters
+    ----------
+    momentum : float
+        Default momentum.
+    lower : bool
+        Accept ``momentum = 0`` (heavy ball yes, Nesterov no).
+
+    Returns
+    -------
+    dict of str to HyperParam
+    """
+    return {
+        "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
+                                    "step size"),
+        "momentum": HyperParam("momentum", momentum,
+                               positive_float("momentum", upper=1.0, allow_zero=lower),
+                               "momentum in [0, 1)" if lower else "momentum in (0, 1)"),
+        "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
+                                 "lr_outside (torch) or lr_inside (Keras) the buffer"),
+        **common_params(),
+    }
+
+
+def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
+             convention: str = "lr_outside", schedule: str | Schedule | None = "constant",
+             clip_norm: float | None = None, *, impl: str = "auto",
+             label: str = "") -> OptimizerSpec:
+    r"""Full-batch gradient descent with heavy-ball momentum.
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.01
+        Step size :math:`\eta > 0` (multiplied by the schedule).
+    momentum : float, default 0.9
+        :math:`\mu \in [0, 1)`; 0 is plain gradient descent (both conventions coincide).
+    convention : {"lr_outside", "lr_inside"}, default "lr_outside"
+        ``"lr_outside"``: :math:`b = \mu b + g`, step :math:`\eta_k b` (``torch.optim.SGD``).
+        ``"lr_inside"``: :math:`v = \mu v - \eta_k g`, step :math:`v` (``keras.optimizers.SGD``,
+        Sutskever et al.). Same iterates for a constant learning rate; different under a
+        schedule (FC-18).
+    schedule : str or Schedule, default "constant"
+    clip_norm : float, optional
+        Clip the gradient to this global norm (FC-21).
+    impl : {"auto", "native", "reference"}
+    label : str, optional
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        A value outside its range or an unknown convention.
+
+    References
+    ----------
+    B. T. Polyak, USSR Comput. Math. Math. Phys. 4(5), 1964. I. Sutskever et al., ICML 2013.
+    """
+    return get_optimizer("momentum", impl=impl, label=label, learning_rate=learning_rate,
+                         momentum=momentum, convention=convention, schedule=schedule,
+                         clip_norm=clip_norm)
+
+
+_torch_options, _keras_options = sgd_options(False)
+
+register_optimizer(OptimizerInfo(
+    name="momentum",
+    aliases=("momentum_gd",),
+    params=momentum_params(0.9, True),
+    summary="full-batch heavy-ball momentum; convention lr_outside (torch) or lr_inside (Keras)",
+    reference="Polyak (1964); Sutskever et al. (2013)",
+    rule=MomentumRule(False),
+    natives=(TorchOptimizer("SGD", _torch_options,
+                            requires=momentum_requires("torch.optim.SGD", "lr_outside")),
+             KerasOptimizer("SGD", _keras_options,
+                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside"))),
+), momentum)

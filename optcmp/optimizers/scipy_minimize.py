@@ -1,0 +1,181 @@
+r"""Every unconstrained ``scipy.optimize.minimize`` method as a baseline, on any backend.
+
+``optcmp.scipy_minimize("BFGS")`` runs ``scipy.optimize.minimize(method="BFGS")`` through the
+float64 bridge of :mod:`optcmp.adapters.scipy_`: the backend computes the objective and gradient
+(and, for the Newton-type methods, Hessian-vector products by autodiff), scipy drives the loop,
+and optcmp's stopping rule is checked in scipy's callback after every iteration. By default
+scipy's own convergence tests are switched off (``tolerances="off"``, the options in
+:data:`METHODS`), so that scipy's ``success`` never counts as reaching optcmp's target; with
+``tolerances="scipy"`` scipy's defaults stop the run where they would (status ``stalled``,
+scipy's message and ``success`` recorded).
+
+=============  ==============================  ========================================
+method         derivatives from the backend    tests switched off (``tolerances="off"``)
+=============  ==============================  ========================================
+BFGS, CG       objective and gradient          ``gtol=0``
+L-BFGS-B       objective and gradient          ``ftol=0, gtol=0``
+TNC            objective and gradient          ``ftol=0, xtol=0, gtol=0``
+SLSQP          objective and gradient          ``ftol=0``
+Newton-CG      + Hessian-vector products       ``xtol=0``
+trust-ncg      + Hessian-vector products       ``gtol=0``
+trust-krylov   + Hessian-vector products       ``gtol=0``
+trust-exact    + full Hessian (from products)  ``gtol=0``
+dogleg         + full Hessian (from products)  ``gtol=0``
+Nelder-Mead    objective only                  ``xatol=0, fatol=0``
+Powell         objective only                  ``ftol=0``
+=============  ==============================  ========================================
+
+Hessian-vector products need autodiff: on the numpy backend the Newton-type methods are
+recorded as ``skipped`` with the reason. The full Hessian is built from ``n_params`` products,
+up to 2,000 parameters.
+
+References
+----------
+J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer, 2006 (BFGS Sec. 6.1,
+CG Sec. 5.2, Newton-CG Sec. 7.1, trust-region methods Ch. 4, SQP Ch. 18). J. A. Nelder and
+R. Mead, Comput. J. 7, 1965. M. J. D. Powell, Comput. J. 7, 1964. P. Virtanen et al., "SciPy 1.0",
+Nature Methods 17, 2020.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from optcmp.optimizers.base import (
+    HyperParam,
+    OptimizerInfo,
+    OptimizerSpec,
+    ScipyMinimize,
+    get_optimizer,
+    one_of,
+    register_optimizer,
+)
+
+#: method -> (derivatives, iteration-budget option, evaluation-budget option, tests off).
+METHODS: dict[str, tuple[str, str | None, str | None, dict[str, float]]] = {
+    "BFGS": ("jac", "maxiter", None, {"gtol": 0.0}),
+    "CG": ("jac", "maxiter", None, {"gtol": 0.0}),
+    "L-BFGS-B": ("jac", "maxiter", "maxfun", {"ftol": 0.0, "gtol": 0.0}),
+    "TNC": ("jac", None, "maxfun", {"ftol": 0.0, "xtol": 0.0, "gtol": 0.0}),
+    "SLSQP": ("jac", "maxiter", None, {"ftol": 0.0}),
+    "Newton-CG": ("hessp", "maxiter", None, {"xtol": 0.0}),
+    "trust-ncg": ("hessp", "maxiter", None, {"gtol": 0.0}),
+    "trust-krylov": ("hessp", "maxiter", None, {"gtol": 0.0}),
+    "trust-exact": ("hess", "maxiter", None, {"gtol": 0.0}),
+    "dogleg": ("hess", "maxiter", None, {"gtol": 0.0}),
+    "Nelder-Mead": ("none", "maxiter", "maxfev", {"xatol": 0.0, "fatol": 0.0}),
+    "Powell": ("none", "maxiter", "maxfev", {"ftol": 0.0}),
+}
+_BUDGET_KEYS = {"maxiter", "maxfun", "maxfev"}
+
+
+def _check_method(v: Any) -> str:
+    if isinstance(v, str):
+        for m in METHODS:
+            if v.strip().lower() == m.lower():
+                return m
+    raise ValueError(f"method must be one of {list(METHODS)} (scipy.optimize.minimize's "
+                     f"unconstrained methods), got {v!r}")
+
+
+def _check_options(v: Any) -> tuple[tuple[str, Any], ...]:
+    """``options``: None, a mapping or pairs of scipy option -> number/bool/str, as sorted pairs."""
+    if v is None:
+        return ()
+    try:
+        items = dict(v).items()
+    except (TypeError, ValueError):
+        raise ValueError(f"options must be a mapping of scipy option names to values, got "
+                         f"{v!r}") from None
+    out = []
+    for k, x in items:
+        if not isinstance(k, str) or not isinstance(x, (int, float, bool, str)) or x is None:
+            raise ValueError(f"options: {k!r}={x!r}: names are strings, values numbers, "
+                             "booleans or strings")
+        if k in _BUDGET_KEYS:
+            raise ValueError(f"options: {k!r} is optcmp's budget (max_iter / max_evals of the "
+                             "run), not an option")
+        out.append((k, x))
+    return tuple(sorted(out))
+
+
+def _plan(h: Mapping[str, Any]) -> dict[str, Any]:
+    deriv, it, ev, _ = METHODS[h["method"]]
+    return {"method": h["method"], "derivatives": deriv, "max_iter_option": it,
+            "max_evals_option": ev}
+
+
+def _options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """scipy's tests off (``tolerances="off"``), then the spec's own ``options``."""
+    opts: dict[str, Any] = dict(METHODS[h["method"]][3]) if h["tolerances"] == "off" else {}
+    opts.update(dict(h["options"]))
+    return opts
+
+
+def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
+                   options: Mapping[str, Any] | None = None, *, impl: str = "auto",
+                   label: str = "") -> OptimizerSpec:
+    r"""``scipy.optimize.minimize(method=...)`` on the backend's objective (float64 bridge).
+
+    Parameters
+    ----------
+    method : str, default "BFGS"
+        One of :data:`METHODS` (case-insensitive): BFGS, CG, L-BFGS-B, TNC, SLSQP, Newton-CG,
+        trust-ncg, trust-krylov, trust-exact, dogleg, Nelder-Mead, Powell.
+    tolerances : {"off", "scipy"}, default "off"
+        ``"off"``: scipy's own convergence tests switched off (optcmp's target decides);
+        ``"scipy"``: scipy's defaults (a run they stop is ``stalled``, scipy's ``success``
+        recorded in the message).
+    options : mapping, optional
+        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), applied last. The budgets
+        (``maxiter``, ``maxfun``, ``maxfev``) come from the run's ``max_iter``/``max_evals``.
+    impl : {"auto", "scipy"}
+    label : str, optional
+        Default ``"scipy_minimize(<method>)"``.
+
+    Returns
+    -------
+    OptimizerSpec
+
+    Raises
+    ------
+    ValueError
+        An unknown method (the allowed ones listed), or a bad option.
+
+    Notes
+    -----
+    ``nfev`` counts objective evaluations, ``njev`` gradient evaluations plus Hessian-vector
+    products (each one more reverse pass). On numpy the Hessian methods are ``skipped``: they
+    need autodiff.
+
+    References
+    ----------
+    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer, 2006.
+    P. Virtanen et al., "SciPy 1.0", Nature Methods 17, 2020.
+
+    Examples
+    --------
+    >>> import optcmp
+    >>> optcmp.scipy_minimize("trust-ncg").label
+    'scipy_minimize(trust-ncg)'
+    """
+    m = _check_method(method)
+    return get_optimizer("scipy_minimize", impl=impl, label=label or f"scipy_minimize({m})",
+                         method=m, tolerances=tolerances, options=options)
+
+
+register_optimizer(OptimizerInfo(
+    name="scipy_minimize",
+    aliases=("scipy",),
+    params={
+        "method": HyperParam("method", "BFGS", _check_method, "scipy.optimize.minimize method"),
+        "tolerances": HyperParam("tolerances", "off", one_of("tolerances", ("off", "scipy")),
+                                 "scipy's own convergence tests: off or scipy's defaults"),
+        "options": HyperParam("options", (), _check_options, "further scipy options"),
+    },
+    summary="any unconstrained scipy.optimize.minimize method (float64 bridge, hessp by autodiff)",
+    reference="Nocedal & Wright (2006); Virtanen et al. (2020)",
+    natives=(ScipyMinimize("minimize", _options, max_iter_option=None, max_evals_option=None,
+                           plan=_plan),),
+), scipy_minimize)

@@ -1,0 +1,499 @@
+"""Generate every number in README, docs and example docstrings that comes from a run.
+
+The text marks each generated figure::
+
+    GD needs <!--n:story-linreg.gd_iters-->143<!--/n--> iterations
+
+(an HTML comment pair: invisible on GitHub and in the built site, where ``scripts/mkdocs_hooks.py``
+strips the markers, so they may sit inside code blocks and code spans too). The part before the
+dot names a *page*: one generator function below, which runs with a fixed seed and ``threads=1``
+and writes its values to ``docs/_numbers/<page>.json``. Each value is ``exact`` (an iteration
+count, a loss, a status, a ratio of iteration counts: the same on every machine, and checked by
+``tests/test_docs_numbers.py``) or ``timing`` (seconds, per-step costs: measured on the machine
+named by the page's ``measured`` value, and only regenerated, never compared).
+
+Usage, from the repository root::
+
+    python scripts/docs_numbers.py --write            # run every page, rewrite the JSON and text
+    python scripts/docs_numbers.py --write fizzbuzz   # one page (or several)
+    python scripts/docs_numbers.py --text             # rewrite the text from the JSON only
+    python scripts/docs_numbers.py --check            # text == JSON? (exit status 1 if not)
+    python scripts/docs_numbers.py --list             # pages, their cost, their keys
+
+After a change that moves a number, ``--write`` (a few minutes on 2 cores: it runs the main job,
+the README sweep and the stories) and commit the JSON with the text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBERS = ROOT / "docs" / "_numbers"
+#: A marked figure: <!--n:page.key-->text<!--/n--> (the text may span lines: a whole table).
+MARK = re.compile(r"<!--n:(?P<key>[a-z0-9_-]+\.[a-z0-9_.-]+)-->(?P<text>.*?)<!--/n-->", re.S)
+#: Marker-only pattern, for stripping when the site is built.
+STRIP = re.compile(r"<!--n:[a-z0-9_.-]+-->|<!--/n-->")
+
+os.environ.setdefault("PYTHONPATH", str(ROOT))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def text_files() -> list[Path]:
+    """Every file whose text may hold marked figures."""
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+             *sorted((ROOT / "examples").glob("*.py"))]
+    return [f for f in files if f.is_file()]
+
+
+# ------------------------------------------------------------------------------ formatting
+def n(v: int | float | None) -> str:
+    """An integer with thousands separators ("17,910"); '-' for None."""
+    return "-" if v is None else f"{int(v):,}"
+
+
+def sci(v: float, digits: int = 2) -> str:
+    """``1.3e-03`` style, as the tables print it."""
+    return f"{v:.{digits - 1}e}"
+
+
+def secs(v: float | None) -> str:
+    """Seconds with 2 significant digits below 10 s, else whole seconds."""
+    if v is None:
+        return "-"
+    return f"{v:.2f}" if v < 10 else f"{v:.0f}"
+
+
+def measured_on(threads: str = "one thread per framework") -> str:
+    """The machine and load a timing was measured at, in words (load: the 1-minute average
+    when the page's runs ended)."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    cpus = os.cpu_count() or 0
+    return (f"measured on a {cpus}-core {platform.machine()} machine, load average {load:.1f}, "
+            f"{threads}, {_dt.date.today().isoformat()}")
+
+
+@dataclass
+class Values:
+    """The values of one page: ``exact`` ones are checked by the test, ``timing`` ones not."""
+
+    exact: dict[str, str]
+    timing: dict[str, str]
+
+    def __init__(self) -> None:
+        self.exact, self.timing = {}, {}
+
+    def x(self, key: str, text: Any) -> None:
+        self.exact[key] = str(text)
+
+    def t(self, key: str, text: Any) -> None:
+        self.timing[key] = str(text)
+
+
+def tex_sci(v: float) -> str:
+    """``-2.6 \\times 10^{-19}`` (TeX, for text inside a formula)."""
+    mant, exp = f"{v:.1e}".split("e")
+    return f"{mant} \\times 10^{{{int(exp)}}}"
+
+
+# ------------------------------------------------------------------------------ pages
+def page_story_linreg(v: Values, fast: bool) -> None:
+    """docs/stories/numpy-vs-tensorflow.md and README's benchmark row: the first story."""
+    import optcmp
+    from optcmp.problems import LinearRegression
+
+    p = LinearRegression()
+    backends = ["numpy"] if fast else ["numpy", "torch", "tensorflow"]
+    for opt in ("gd", "adadelta"):
+        its = {}
+        for b in backends:
+            r = optcmp.run_one(p, opt, backend=b, tol=1e-3, threads=1, max_time=None,
+                               max_iter=5000)
+            its[b] = r.nit_to_target
+        v.x(f"{opt}_iters", n(its["numpy"]))
+        if not fast:
+            same = len(set(its.values())) == 1
+            v.x(f"{opt}_iters_all", f"{n(its['numpy'])} iterations on all three" if same else
+                " / ".join(n(its[b]) for b in backends) + " iterations")
+    # factor 4: 100 full-batch iterations, target out of reach
+    c = optcmp.compare(p, ["diag_newton", "adadelta", "gd", "lbfgs"], tol=1e-30, max_iter=100,
+                       max_time=None, threads=1, progress=False)  # no clock: checked in CI
+    for r in c.runs:
+        if r.optimizer == "lbfgs":
+            v.x("f4_lbfgs_nit", n(r.nit))
+            v.x("f4_lbfgs_status", r.status)
+            assert r.fstar is not None
+            # rounding level (below f*): depends on the BLAS kernel, so not checked
+            v.t("f4_lbfgs_rs", tex_sci((r.fun - r.fstar) / (r.f0 - r.fstar)))
+            continue
+        v.x(f"f4_{r.optimizer}_rs", _rs(r.relative_suboptimality))
+        v.t(f"f4_{r.optimizer}_time", f"{r.time:.2f} s")
+        v.t(f"f4_{r.optimizer}_per", f"{1000 * r.time / max(r.nit, 1):.0f} ms")
+    if fast:
+        return
+    # factor 3: 30 timed seconds each
+    c = optcmp.compare(p, ["lbfgs", "diag_newton", "gd", "adadelta"], max_time=30, threads=1,
+                       progress=False)
+    for r in c.runs:
+        key = f"f3_{r.optimizer}"
+        v.x(f"{key}_status" if r.optimizer == "lbfgs" else f"{key}_status_t", r.status)
+        (v.x if r.optimizer == "lbfgs" else v.t)(f"{key}_nit", n(r.nit))
+        (v.x if r.optimizer == "lbfgs" else v.t)(f"{key}_rs",
+                                                  sci(r.relative_suboptimality))
+        v.t(f"{key}_time", f"{r.time:.2f} s")
+    v.t("f3_lstsq_time", f"{c.optimum['time']:.2f} s")
+    v.t("measured", measured_on())
+
+
+def _rs(x: float) -> str:
+    return f"{x:.2f}" if x >= 0.1 else sci(x)
+
+
+def page_fizzbuzz(v: Values, fast: bool) -> None:
+    """docs/fizzbuzz-story.md, README's FizzBuzz section, examples/fizzbuzz_three_frameworks.py."""
+    import numpy as np
+
+    import optcmp
+    from optcmp.problems import FizzBuzzMLP
+
+    p = FizzBuzzMLP()
+    backends = ["numpy"] if fast else ["numpy", "torch", "tensorflow"]
+    budget = {"max_iter": 200_000, "max_time": None, "threads": 1}
+    sgd = optcmp.compare(p, [optcmp.sgd(learning_rate=2.56, batch_size=64)], backends=backends,
+                         progress=False, **budget).runs
+    lbfgs = optcmp.compare(p, [optcmp.lbfgs(impl="scipy")], backends=backends, progress=False,
+                           **budget).runs
+    r0 = sgd[0]
+    v.x("sgd_iters", n(r0.nit_to_target))
+    v.x("sgd_epochs", n(len(r0.trace.fun) - 1))
+    v.x("sgd_train_acc", f"{r0.metrics['train_accuracy']:.3f}")
+    v.x("sgd_test_acc", f"{r0.metrics['test_accuracy']:.3f}")
+    v.x("lbfgs_scipy_numpy", n(lbfgs[0].nit_to_target))
+    if fast:
+        return
+    v.x("sgd_iters_all", " / ".join(n(r.nit_to_target) for r in sgd))
+    v.x("lbfgs_scipy_all", " / ".join(n(r.nit_to_target) for r in lbfgs))
+    curves = [r.trace.fun for r in sgd]
+    m = min(len(c) for c in curves)
+    diff = max(float(np.max(np.abs(c[:m] - curves[0][:m]) / curves[0][:m])) for c in curves[1:])
+    # exact to one digit: the agreement is at rounding level and checked as such
+    v.x("sgd_agree", f"{diff:.1e}")
+    v.t("sgd_time_all", " / ".join(secs(r.time_to_target) for r in sgd))
+    v.t("lbfgs_scipy_time_all", " / ".join(secs(r.time_to_target) for r in lbfgs))
+    v.t("sgd_step_us", " / ".join(f"{1e6 * r.time / max(r.nit, 1):.0f} us" for r in sgd))
+    tl = optcmp.run_one(p, optcmp.lbfgs(impl="native"), backend="torch", max_iter=2000,
+                        max_time=None, threads=1)
+    v.x("lbfgs_torch_status", tl.status)
+    v.x("lbfgs_torch_iters", n(tl.nit_to_target if tl.success else tl.nit))
+    v.t("lbfgs_torch_time", secs(tl.time_to_target if tl.success else tl.time))
+    v.t("measured", measured_on())
+
+
+def page_fizzbuzz_mistakes(v: Values, fast: bool) -> None:
+    """docs/fizzbuzz-story.md and the example's docstring: sum vs mean, gradients never zeroed."""
+    import numpy as np
+
+    import optcmp
+    from optcmp.batching import BatchOrder
+    from optcmp.problems import FizzBuzzMLP
+
+    def per_sample(p: FizzBuzzMLP, f: float) -> float:
+        return f / p.n_samples if p.loss == "mse_sum" else 4.0 * f
+
+    mean, total = FizzBuzzMLP(loss="mse"), FizzBuzzMLP(loss="mse_sum")
+    idx = BatchOrder(mean.n_samples, 64, True, 0).batch_indices(0)
+    batch = {k: a[idx] for k, a in mean.train_data.items()}
+    x = mean.init_params(0)
+    gm, gs = mean.value_and_grad(x, batch)[1], total.value_and_grad(x, batch)[1]
+    v.x("ratio", f"{float(np.unique(gs[gm != 0] / gm[gm != 0])[0]):.0f}")
+    v.x("plateau_split", f"{4 * mean.plateau_loss():.4f}")
+    for loss in ("mse", "mse_sum"):
+        p = FizzBuzzMLP(loss=loss, init="truncated_normal")
+        r = optcmp.run_one(p, optcmp.sgd(learning_rate=0.01, batch_size=64), max_iter=60 * 15,
+                           max_time=None, threads=1)
+        v.x(f"story_{loss}_last5", " ".join(f"{per_sample(p, f):.4f}" for f in r.trace.fun[-5:]))
+        v.x(f"story_{loss}_acc", f"{r.metrics['train_accuracy']:.3f}")
+    p = FizzBuzzMLP()
+    order = BatchOrder(p.n_samples, 64, True, 0)
+    bias = np.zeros(p.n_params, dtype=bool)
+    for name, (a, b) in zip(p.layout.names, p.layout.offsets()):
+        bias[a:b] = name.startswith("b")
+    for label, accumulate in (("zeroed", np.zeros_like(bias)), ("bias", bias),
+                              ("all", np.ones_like(bias))):
+        x, acc = p.init_params(0), np.zeros(p.n_params)
+        with np.errstate(all="ignore"):
+            for k in range(400 * order.steps_per_epoch):
+                i = order.batch_indices(k)
+                _, g = p.value_and_grad(x, {m: a[i] for m, a in p.train_data.items()})
+                acc = np.where(accumulate, acc + g, g)
+                x = x - 2.56 * acc
+        v.x(f"nz_{label}_loss", f"{per_sample(p, p.fun64(x)):.3f}")
+        v.x(f"nz_{label}_acc", f"{p.metrics(x)['train_accuracy']:.3f}")
+
+
+def _cli(args: list[str], timeout: float = 1200) -> tuple[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "optcmp", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode not in (0,):
+        raise RuntimeError(f"optcmp {' '.join(args)} exited {proc.returncode}:\n"
+                           f"{proc.stderr[-2000:]}")
+    return proc.stdout, time.perf_counter() - t0
+
+
+def page_main_job(v: Values, fast: bool) -> None:
+    """README: the output of ``optcmp run --threads 1`` (the main job) and the prose about it."""
+    import optcmp
+
+    if fast:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "main.json"
+        stdout, wall = _cli(["run", "--threads", "1", "--out", str(out)])
+        comp = optcmp.Comparison.load(out)
+    v.t("output", "\n```text\n$ optcmp run --threads 1\n" + stdout.rstrip() + "\n```\n")
+    v.t("wall", f"{wall / 60:.1f} minutes")
+    for r in comp.runs:
+        if r.backend == "numpy" and r.optimizer in ("lbfgs", "diag_newton", "sgd", "gd"):
+            v.t(f"{r.optimizer}_status", r.status)
+            v.t(f"{r.optimizer}_nit", n(r.nit_to_target if r.success else r.nit))
+    v.t("measured", measured_on())
+
+
+def page_sweep(v: Values, fast: bool) -> None:
+    """README's "Sweeps that survive and scale" script: its wall time and the tuned counts."""
+    import optcmp
+
+    problem = optcmp.problems.LinearRegression(n_samples=20_000)
+    tuned = optcmp.tune(problem, [optcmp.gd, optcmp.diag_newton], by="iterations",
+                        budget=10_000, tol=1e-3)
+    score: dict[str, int | None] = {}
+    for s in tuned.specs:
+        r = optcmp.run_one(problem, s, tol=1e-3, max_iter=10_000, max_time=None, threads=1)
+        score[s.name] = r.nit_to_target
+    v.x("dn_iters", n(score["diag_newton"]))
+    v.x("gd_iters", n(score["gd"]))
+    if fast:
+        return
+    block = _readme_block("Sweeps that survive and scale")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "sweep.py"
+        script.write_text(block, encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, str(script)], cwd=tmp, env=env, check=True,
+                       capture_output=True, timeout=3600)
+        wall = time.perf_counter() - t0
+    v.t("wall", f"{wall / 60:.1f} minutes" if wall > 90 else f"{wall:.0f} seconds")
+    v.t("measured", measured_on("each library's default thread count"))
+
+
+def _readme_block(heading: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"## {heading}", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def page_getting_started(v: Values, fast: bool) -> None:
+    """docs/getting-started.md: the 20,000-row table and the Python session."""
+    import optcmp
+
+    problem = optcmp.problems.LinearRegression(n_samples=20_000)
+    best = optcmp.run_one(problem, optcmp.lbfgs, max_time=None, threads=1)
+    # the fastest run of the session (lbfgs, by far: see the timing table)
+    v.x("best", repr((best.optimizer, best.status, best.nit_to_target)))
+    if fast:
+        return
+    assert best.time_to_target is not None
+    v.t("best_time", f"{best.time_to_target:.3f}...")
+    full = optcmp.compare(problem, ["gd", "diag_newton", "adadelta", "sgd", "lbfgs"],
+                          max_time=5, threads=1, progress=False)
+    v.t("table", "\n```text\n" + full.table() + "\n```\n")
+    v.t("measured", measured_on())
+
+
+def page_quick_start(v: Values, fast: bool) -> None:
+    """examples/quick_start.py's docstring: which runs reach the target at full size."""
+    if fast:
+        return
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "quick_start.py")], cwd=ROOT,
+                          env=env, capture_output=True, text=True, check=True, timeout=1200)
+    lines = proc.stdout.splitlines()
+    conv = [ln.split()[0] for ln in lines if " converged " in ln]
+    other = [ln.split()[0] for ln in lines
+             if re.search(r" (timeout|max_iter|diverged|stalled) ", ln)]
+    v.t("converged", ", ".join(conv) or "none")
+    v.t("not_converged", ", ".join(other) or "none")
+    v.t("fastest", lines[-1].strip())
+    v.t("measured", measured_on())
+
+
+def page_statistics(v: Values, fast: bool) -> None:
+    """docs/statistics-and-plots.md: the walk-through comparison (5 repetitions, iteration budget)."""
+    import optcmp
+
+    problem = optcmp.problems.LinearRegression(n_samples=5_000, init="normal")
+    if fast:
+        return
+    cmp = optcmp.compare(problem, [optcmp.gd, optcmp.diag_newton, optcmp.lbfgs], repeats=5,
+                         max_iter=75_000, max_time=None, threads=1, progress=False)
+    rows = {r["optimizer"]: r for r in cmp.summary(as_frame=False, warn=False)}
+    gd = rows["gd"]
+    v.x("gd_successes", f"{gd['successes']} of {gd['runs']}")
+    v.x("gd_ci_censored", "yes" if gd["ci_high"] == float("inf") else "no")
+    v.x("nits", ", ".join(f"{k} {rows[k]['median_nit']:.0f}" for k in ("lbfgs", "diag_newton")))
+    v.t("summary", "\n```text\n" + cmp.summary_table(warn=False) + "\n```\n")
+    from optcmp.stats import _fmt_t
+
+    v.t("gd_ci", f"[{_fmt_t(gd['ci_low'])}, {_fmt_t(gd['ci_high'])}]")
+    v.t("pair", cmp.compare_optimizers("lbfgs", "diag_newton", warn=False).message)
+    v.t("prof_at_1", repr(cmp.performance_profile(warn=False).at(1.0)))
+    v.x("dprof_at_100", repr(cmp.data_profile(warn=False).at(100)))
+    v.x("fairness", " ".join(cmp.fairness_issues()) or "(none)")
+    red = optcmp.compare(problem, [optcmp.lbfgs], repeats=3, redraw_data=True, progress=False,
+                         threads=1)
+    v.x("redraw_seeds", repr(sorted({r.problem_spec["seed"] for r in red.runs})))
+    v.t("measured", measured_on())
+
+
+#: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
+PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
+    "story-linreg": (page_story_linreg, "3 min"),
+    "fizzbuzz": (page_fizzbuzz, "2 min"),
+    "fizzbuzz-mistakes": (page_fizzbuzz_mistakes, "20 s"),
+    "main-job": (page_main_job, "3 min"),
+    "sweep": (page_sweep, "8 min"),
+    "getting-started": (page_getting_started, "1 min"),
+    "quick-start": (page_quick_start, "1 min"),
+    "statistics": (page_statistics, "1 min"),
+}
+
+
+def generate(page: str, fast: bool = False) -> Values:
+    """Run one page's generator (``fast``: only the cheap exact values)."""
+    v = Values()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PAGES[page][0](v, fast)
+    return v
+
+
+# ------------------------------------------------------------------------------ JSON and text
+def json_path(page: str) -> Path:
+    return NUMBERS / f"{page}.json"
+
+
+def load(page: str) -> dict[str, Any]:
+    """The stored values of a page: ``{"exact": {...}, "timing": {...}}``."""
+    path = json_path(page)
+    if not path.exists():
+        return {"exact": {}, "timing": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def save(page: str, v: Values) -> None:
+    NUMBERS.mkdir(parents=True, exist_ok=True)
+    data = {"generator": f"python scripts/docs_numbers.py --write {page}",
+            "exact": dict(sorted(v.exact.items())), "timing": dict(sorted(v.timing.items()))}
+    json_path(page).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                               encoding="utf-8")
+
+
+def stored_text(key: str) -> str | None:
+    """The text the JSON holds for ``page.key``, or None."""
+    page, _, name = key.partition(".")
+    data = load(page)
+    return data["exact"].get(name, data["timing"].get(name))
+
+
+def spans() -> Iterator[tuple[Path, str, str]]:
+    """Every marked figure: (file, key, text as written)."""
+    for f in text_files():
+        for m in MARK.finditer(f.read_text(encoding="utf-8")):
+            yield f, m["key"], m["text"]
+
+
+def check() -> list[str]:
+    """Differences between the marked text and the JSON, one line each (empty: all agree)."""
+    problems = []
+    for f, key, text in spans():
+        want = stored_text(key)
+        rel = f.relative_to(ROOT)
+        if key.partition(".")[0] not in PAGES:
+            problems.append(f"{rel}: {key}: no page {key.partition('.')[0]!r} in {sorted(PAGES)}")
+        elif want is None:
+            problems.append(f"{rel}: {key}: not in {json_path(key.partition('.')[0]).name}")
+        elif want != text:
+            problems.append(f"{rel}: {key}: text says {text!r}, generated {want!r}")
+    return problems
+
+
+def write_text() -> list[Path]:
+    """Rewrite every marked span from the JSON; return the files changed."""
+    changed = []
+    for f in text_files():
+        old = f.read_text(encoding="utf-8")
+
+        def repl(m: re.Match[str]) -> str:
+            want = stored_text(m["key"])
+            return m.group(0) if want is None else f"<!--n:{m['key']}-->{want}<!--/n-->"
+
+        new = MARK.sub(repl, old)
+        if new != old:
+            f.write_text(new, encoding="utf-8")
+            changed.append(f)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", nargs="*", metavar="PAGE",
+                   help="run these pages (default: all), store the JSON, rewrite the text")
+    g.add_argument("--text", action="store_true", help="rewrite the text from the JSON only")
+    g.add_argument("--check", action="store_true", help="compare the text with the JSON")
+    g.add_argument("--list", action="store_true", help="list the pages and their keys")
+    a = ap.parse_args(argv)
+    if a.list:
+        for page, (fn, cost) in PAGES.items():
+            d = load(page)
+            print(f"{page:16s} {cost:6s} {(fn.__doc__ or '').splitlines()[0]}")
+            print(f"{'':16s} exact: {', '.join(d['exact'])}\n{'':16s} timing: "
+                  f"{', '.join(d['timing'])}")
+        return 0
+    if a.write is not None:
+        for page in a.write or list(PAGES):
+            if page not in PAGES:
+                ap.error(f"unknown page {page!r}; pages: {', '.join(PAGES)}")
+            t0 = time.perf_counter()
+            save(page, generate(page))
+            print(f"{page}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if a.write is not None or a.text:
+        for f in write_text():
+            print(f"rewrote {f.relative_to(ROOT)}")
+    problems = check()
+    for line in problems:
+        print(line)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
