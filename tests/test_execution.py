@@ -231,3 +231,16 @@ def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
     assert b.execution == "fused" and a.status == b.status == "converged"
     assert (a.nit, a.nit_to_target) == (b.nit, b.nit_to_target) and a.nit > 200
     np.testing.assert_allclose(b.x, a.x, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_drop_last_epochs_fuse_without_the_short_batch(backend):
+    """FizzBuzzMLP(drop_last=True): 14 batches per epoch, the 4-row rest dropped, in both
+    modes: same iterate after three epochs, nothing compiled inside the clock."""
+    p = FizzBuzzMLP(drop_last=True)
+    runs = [_run(p, optcmp.sgd(0.05, batch_size=64, impl="reference"), backend, ex, 42)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert a.nit == b.nit == 42 and a.epochs == b.epochs == 3.0
+    assert a.compiles_in_timed == b.compiles_in_timed == 0
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-12)
