@@ -167,19 +167,25 @@ class _RecordingMonitor:
 
 
 def _run_backend(problem: Problem, spec: OptimizerSpec, backend: str, steps: int, dtype: str,
-                 device: str | None, seed: int) -> tuple[str, str, np.ndarray, np.ndarray]:
+                 device: str | None, seed: int,
+                 execution: str = "step") -> tuple[str, str, np.ndarray, np.ndarray]:
     adapter_cls, impl = resolve_adapter(spec, backend)
     be = get_backend(backend, device=None if backend == "numpy" else device, dtype=dtype)
     x0 = np.asarray(problem.init_params(seed), dtype=np.float64)
     adapter = adapter_cls(spec, problem, be, x0, seed)
     with np.errstate(all="ignore"):
         adapter.setup()
+        fused = execution == "fused" and not adapter.loop and not adapter.fuse_blocker()
+        adapter.prepare_execution("fused" if fused else "step")
         xs = [adapter.x_numpy()]
         if adapter.loop:
             adapter.run(_RecordingMonitor(steps, xs.append))  # type: ignore[attr-defined]
         else:
-            for _ in range(steps):
-                adapter.step()
+            for _ in range(steps):  # a fused run: one-step blocks of the compiled loop
+                if fused and adapter.fusable_steps() > 0:
+                    adapter.run_block(1)
+                else:
+                    adapter.step()
                 adapter.between_steps()
                 xs.append(adapter.x_numpy())
         vg = be.make_value_and_grad(problem)
@@ -205,6 +211,7 @@ def check_equivalence(
     device: str | None = None,
     seed: int = 0,
     strict: bool = False,
+    execution: str = "step",
 ) -> EquivalenceResult:
     """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
 
@@ -242,6 +249,10 @@ def check_equivalence(
     strict : bool, default False
         Raise :class:`~optcmp.backends.BackendUnavailable` for a backend that is not installed
         instead of listing it in ``skipped``.
+    execution : {"step", "fused"}, default "step"
+        ``"fused"``: every step through the fused mode's program
+        (:attr:`~optcmp.runner.RunConfig.execution`) in one-step blocks (runs that cannot be
+        fused take the step path).
 
     Returns
     -------
@@ -252,7 +263,8 @@ def check_equivalence(
     Raises
     ------
     ValueError
-        ``steps < 1``, a bad dtype or backend name, no backend, or an ``impl`` no backend has.
+        ``steps < 1``, a bad dtype or backend name, no backend, an ``impl`` no backend has,
+        or an unknown ``execution``.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
 
@@ -267,16 +279,9 @@ def check_equivalence(
     check_problem(problem)
     dtype = check_dtype(dtype)
     names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
-    if isinstance(optimizer, (list, tuple)):
-        specs = [as_spec(o) for o in optimizer]
-        if len(specs) < 2:
-            raise ValueError("give one optimizer, or a list of at least two to compare")
-        spec = specs[0]
-        per_backend = _specs_per_run(specs, names, impl)
-    else:
-        spec = as_spec(optimizer)
-        per_backend = _specs_per_backend(spec, names, impl)
-    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict)
+    spec, per_backend = _specs_and_runs(optimizer, names, impl, execution)
+    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict,
+                                  execution)
     ran = list(runs)
     fdiff, xdiff = _differences({b: r[2] for b, r in runs.items()},
                                 {b: r[3] for b, r in runs.items()}, int(steps) + 1)
@@ -288,6 +293,20 @@ def check_equivalence(
         fun={b: r[2] for b, r in runs.items()}, x={b: r[3] for b, r in runs.items()},
         fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
     )
+
+
+def _specs_and_runs(optimizer: Any, names: list[str], impl: Any,
+                    execution: str) -> tuple[OptimizerSpec, dict[str, OptimizerSpec]]:
+    """The (first) spec and the spec of each run; ``execution`` checked."""
+    if execution not in ("step", "fused"):
+        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+    if isinstance(optimizer, (list, tuple)):
+        specs = [as_spec(o) for o in optimizer]
+        if len(specs) < 2:
+            raise ValueError("give one optimizer, or a list of at least two to compare")
+        return specs[0], _specs_per_run(specs, names, impl)
+    spec = as_spec(optimizer)
+    return spec, _specs_per_backend(spec, names, impl)
 
 
 def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, tolerance: Any,
@@ -313,7 +332,7 @@ def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, toleran
 
 
 def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps: int,
-                  dtype: str, device: str | None, seed: int, strict: bool,
+                  dtype: str, device: str | None, seed: int, strict: bool, execution: str = "step",
                   ) -> tuple[dict[str, tuple[str, str, np.ndarray, np.ndarray]], dict[str, str]]:
     """Run each backend's spec; the runs by backend, and the backends skipped with why."""
     runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
@@ -330,7 +349,7 @@ def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps
             continue
         try:
             runs[b] = _run_backend(problem, spec, b.partition("#")[0], steps, dtype, device,
-                                   seed)
+                                   seed, execution)
         except BackendUnavailable as exc:
             if strict:
                 raise

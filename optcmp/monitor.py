@@ -122,7 +122,7 @@ class Monitor:
         return None
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
-                nfev: int, njev: int, x: LazyX = None) -> bool:
+                nfev: int, njev: int, x: LazyX = None, *, at: float | None = None) -> bool:
         """Record an observation and check the rule; True means stop.
 
         Parameters
@@ -137,12 +137,15 @@ class Monitor:
             Evaluations spent so far.
         x : ndarray or callable, optional
             The iterate (or a function returning it); default the adapter's current one.
+        at : float, optional
+            Timed seconds at which the value became known, when not now: a step inside a
+            fused block (issue 11) gets its time interpolated within the block.
 
         Returns
         -------
         bool
         """
-        t = self.sw.elapsed
+        t = self.sw.elapsed if at is None else at
         self.nit = nit
         s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
                   grad_norm=grad_norm, nfev=nfev, njev=njev)

@@ -155,6 +155,25 @@ class RunResult:
         For a run stopped as ``projected`` (or any run that missed the target and showed a
         linear rate): the time and iterations its observed rate projects to reach the target.
         A projection, never a measured result.
+    compiled : str
+        How the timed step was compiled (issue 11, field case FC-27): ``"xla"`` (TensorFlow
+        ``tf.function(jit_compile=True)``), ``"tf.function"`` (a graph without XLA),
+        ``"torch.compile"``, ``"eager"`` (framework operations one by one) or ``"numpy"`` (no
+        compiler: numpy's compiled kernels called from Python); ``""`` when the run never started.
+    layout : str
+        Memory layout the backend chose for the training data at placement: ``"row-major"`` or
+        ``"column-major"`` (numpy's BLAS on full-batch steps).
+    execution : str
+        How the timed steps were driven: ``"step"`` (one framework call per step, the harness
+        in between) or ``"fused"`` (the steps between two observations in one call: one
+        compiled loop on TensorFlow, one Python loop with no harness work in between on numpy
+        and PyTorch). A run asked for ``"fused"`` or ``"auto"`` whose stopping rule or callback
+        needs every iterate falls back to ``"step"``; :attr:`message` then says why.
+    compiles_in_timed : int or None
+        Compilations and traces (TensorFlow tracing and XLA compilations for a new shape,
+        ``torch.compile`` graphs) that happened inside the timed region; any other value than
+        0 means compile time is part of :attr:`time` and a warning was emitted. ``None``: not
+        counted (the run never started).
     """
 
     problem: str
@@ -209,6 +228,11 @@ class RunResult:
     contended: bool = False
     projected_time_to_target: float | None = None
     projected_nit_to_target: int | None = None
+    # issue 11: how the step executed
+    compiled: str = ""
+    layout: str = ""
+    execution: str = ""
+    compiles_in_timed: int | None = None
 
     @property
     def relative_suboptimality(self) -> float | None:
@@ -272,7 +296,7 @@ _FIELD_TYPES: dict[str, tuple[type, bool]] = {
     **{n: (int, False) for n in ("nit", "nfev", "njev", "seed", "repeat", "n_params",
                                  "n_samples", "concurrency")},
     **{n: (int, True) for n in ("nit_to_target", "nfev_to_target", "njev_to_target",
-                                "threads", "projected_nit_to_target")},
+                                "threads", "projected_nit_to_target", "compiles_in_timed")},
     **{n: (float, False) for n in ("fun", "time", "warmup_time", "setup_time", "wall_time",
                                    "f0")},
     **{n: (float, True) for n in ("time_to_target", "fstar", "epochs", "started_at",
@@ -280,7 +304,8 @@ _FIELD_TYPES: dict[str, tuple[type, bool]] = {
                                   "load_start", "load_end", "projected_time_to_target")},
     **{n: (str, False) for n in ("problem", "optimizer", "label", "backend", "device", "dtype",
                                  "impl", "implementation", "framework_version", "status",
-                                 "message", "target", "reduction", "host")},
+                                 "message", "target", "reduction", "host", "compiled",
+                                 "layout", "execution")},
     **{n: (bool, False) for n in ("success", "shared_host", "contended")},
     **{n: (dict, False) for n in ("hyperparameters", "metrics", "problem_spec")},
 }

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 import time
 import warnings
@@ -57,6 +58,8 @@ from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
     AbsoluteSuboptimality,
     Divergence,
+    MaxEvals,
+    MaxIter,
     RateProjection,
     RelativeSuboptimality,
     Rule,
@@ -116,8 +119,17 @@ def host_value_and_grad(problem: Problem) -> Any:
 
 set_host_autodiff(host_value_and_grad, np_ops)
 
-__all__ = ["RunConfig", "check_resolution", "host_value_and_grad", "make_stopping", "own_rule", "run",
-           "run_one", "skipped_result"]
+__all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "check_resolution",
+           "host_value_and_grad", "make_stopping", "own_rule", "run", "run_one",
+           "skipped_result"]
+
+#: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or
+#: ``"fused"``.
+EXECUTIONS = ("auto", "step", "fused")
+
+
+class CompileInTimedWarning(UserWarning):
+    """Compilation or tracing happened inside a run's timed region (its time includes it)."""
 
 
 @dataclass(frozen=True)
@@ -159,13 +171,23 @@ class RunConfig:
         backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
         reductions and timings on a shared machine). ``None`` leaves each library at its own
         default.
+    execution : {"auto", "step", "fused"}, default "auto"
+        How the timed steps are driven (issue 11; see :data:`EXECUTIONS` and "Execution modes"
+        in ``docs/backends.md``): ``"step"`` makes one framework call per step with the
+        harness in between; ``"fused"`` runs the steps between two observations in one call
+        (one XLA loop on TensorFlow, a Python loop with nothing in between on numpy and
+        PyTorch), with every step's objective returned so the target iteration stays exact;
+        ``"auto"`` is each backend's best mode (fused where the run allows it). The mode
+        actually used is recorded in ``RunResult.execution``: a full-batch run whose callback
+        or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
+        runs ``"step"``.
 
     Raises
     ------
     ValueError
         An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
         is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
-        a non-positive budget.
+        a non-positive budget, an unknown ``execution``.
     TypeError
         ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
     """
@@ -183,9 +205,12 @@ class RunConfig:
     callback: Callback | None = None
     eval_every: int | None = None
     threads: int | None = DEFAULT_THREADS
+    execution: str = "auto"  # issue 11
 
     def __post_init__(self) -> None:
         put = object.__setattr__
+        if self.execution not in EXECUTIONS:
+            raise ValueError(f"execution must be one of {EXECUTIONS}, got {self.execution!r}")
         put(self, "backend", canonical_backend(self.backend))
         put(self, "device", check_device(self.device))
         put(self, "dtype", check_dtype(self.dtype))
@@ -600,6 +625,7 @@ def run_one(
     callback: Callback | None = None,
     eval_every: int | None = None,
     threads: int | None = DEFAULT_THREADS,
+    execution: str = "auto",
 ) -> RunResult:
     """Run one optimizer on one backend: :func:`run` with the settings as keywords.
 
@@ -609,7 +635,7 @@ def run_one(
     optimizer : OptimizerSpec, factory or str
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     backend, device, dtype, stopping, tol, max_iter, max_time, max_evals, seed, repeat, \
-callback, eval_every, threads
+callback, eval_every, threads, execution
         The :class:`RunConfig` fields. ``threads`` (default 1) gives numpy's BLAS pool,
         PyTorch's intra-op pool and TensorFlow's pools the same count (recorded in
         ``RunResult.threads``); ``None`` leaves each library's own.
@@ -637,7 +663,7 @@ callback, eval_every, threads
     config = RunConfig(backend=backend, device=device, dtype=dtype, stopping=stopping, tol=tol,
                        max_iter=max_iter, max_time=max_time, max_evals=max_evals, seed=seed,
                        repeat=repeat, callback=callback, eval_every=eval_every,
-                       threads=threads)
+                       threads=threads, execution=execution)
     return _execute(problem, spec, config, wall0)
 
 
@@ -671,6 +697,9 @@ class _Run:
         self.hyperparameters = dict(spec.hyperparameters)
         self.implementation = ""
         self.load: list[float | None] = [load_average(), None]
+        self.how: dict[str, Any] = {}  # issue 11: compiled, layout, execution, compiles_in_timed
+        self.compiles0: int | None = None
+        self.final_x: np.ndarray | None = None
 
     def _prepare(self) -> None:
         """The backend, ``f(x0)`` and the stopwatch, with the run's threads already in force.
@@ -709,7 +738,10 @@ class _Run:
             self._setup()
             limit_late_pools(self.config.threads)  # pools of libraries the setup loaded
             self.threads = current_threads(self.config.backend)
-            self._iterate()
+            try:
+                self._iterate()
+            finally:
+                self._count_compiles()
             return _status(self.monitor, self.loop_out)
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -735,9 +767,14 @@ class _Run:
         adapter.setup()
         self.hyperparameters = dict(adapter.hyper)
         self.implementation = adapter.implementation or self.implementation
+        execution = resolve_execution(adapter, self.config, self.rule)
+        adapter.prepare_execution(execution)
+        self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
+                    "execution": execution}
         self.backend.sync()
         self.times["setup_time"] = time.perf_counter() - t0
         self.times["warmup_time"] = adapter.warmup()
+        self.compiles0 = self.backend.compilations()
         self.monitor = Monitor(self.rule, self.sw, self.problem, adapter.x_numpy, self.f0,
                                self.fstar, confirm64=self.config.dtype != "float64",
                                callback=self.config.callback)
@@ -756,8 +793,26 @@ class _Run:
                 self._stop_clock()
             out = self.loop_out
             self.counts = (out["nit"], out["nfev"], out["njev"])
+        elif adapter.execution == "fused" and adapter.stochastic:
+            self.counts = _fused_minibatch_loop(adapter, monitor, sw, self.config.eval_every)
+        elif adapter.execution == "fused":
+            *counts, self.final_x = _fused_full_batch_loop(adapter, monitor, sw)
+            self.counts = (counts[0], counts[1], counts[2])
         else:
             self.counts = _step_loop(adapter, monitor, sw, self.config.eval_every)
+
+    def _count_compiles(self) -> None:
+        """Record the compilations inside the timed region; warn when there were any."""
+        if self.compiles0 is None:
+            return
+        n = self.backend.compilations() - self.compiles0
+        self.how["compiles_in_timed"] = n
+        if n:
+            warnings.warn(
+                f"{n} compilation(s) or trace(s) happened inside the timed region of "
+                f"{self.spec.label} on {self.config.backend} ({self.how.get('compiled')}): its "
+                "time includes compile time (a batch shape or input the warm-up did not see)",
+                CompileInTimedWarning, stacklevel=4)
 
     def _stop_clock(self) -> None:
         if self.sw.running:
@@ -772,6 +827,8 @@ class _Run:
             return out
         try:
             hit_x = None if monitor is None else monitor.hit_x
+            if hit_x is None:
+                hit_x = self.final_x
             x = adapter.x_numpy() if hit_x is None else hit_x
             with np.errstate(all="ignore"):
                 out["x"] = x
@@ -833,7 +890,7 @@ class _Run:
             time=self.sw.elapsed, trace=Trace() if monitor is None else monitor.trace(),
             success=bool(to_target), epochs=self._epochs(nit), threads=self.threads,
             **to_target, **self.times, **final,
-            wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
+            wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(), **self.how,
         )
 
     def _cpu_and_load(self) -> dict[str, Any]:
@@ -878,6 +935,151 @@ def _step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
                 gn = None if out.grad_norm is None else float(out.grad_norm)
                 stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
         elif k % every == 0:
+            x = adapter.x_numpy()
+            f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
+            stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)
+        else:
+            stop = monitor.observe(k, k, None, None, nfev, njev)
+        if stop:
+            return k, nfev, njev
+        adapter.between_steps()
+
+
+def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule) -> str:
+    """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`).
+
+    Parameters
+    ----------
+    adapter : Adapter
+        Set up.
+    config : RunConfig
+    rule : Rule
+        The run's stopping rule.
+
+    Returns
+    -------
+    str
+        ``"step"`` for ``execution="step"``, for adapters that drive their own loop (scipy),
+        and for full-batch runs that cannot be fused (the adapter cannot replay a block, a
+        curvature that changes every step, a callback or a rule that needs every iterate);
+        ``"fused"`` otherwise.
+
+    Warns
+    -----
+    UserWarning
+        ``execution="fused"`` was asked for and the run falls back to ``"step"`` (why).
+    """
+    if config.execution == "step" or adapter.loop:
+        return "step"
+    why = adapter.fuse_blocker()
+    if not why and not adapter.stochastic:
+        if config.callback is not None:
+            why = "a callback needs every iterate"
+        elif any(r.needs_metrics for r in rule.rules()):
+            why = "the stopping rule needs metrics of every iterate"
+    if not why:
+        return "fused"
+    if config.execution == "fused":
+        warnings.warn(f"execution='fused' is not possible for {adapter.spec.label} on "
+                      f"{config.backend}: {why}; it runs execution='step' (recorded)",
+                      UserWarning, stacklevel=5)
+    return "step"
+
+
+def _budget_left(monitor: Monitor, k: int, nfev: int) -> int:
+    """Steps left before an iteration or evaluation budget fires (one evaluation per step)."""
+    left = 1 << 30
+    for r in monitor.rule.rules():
+        if isinstance(r, MaxIter):
+            left = min(left, r.n - k)
+        elif isinstance(r, MaxEvals):
+            left = min(left, r.n - nfev)
+    return max(left, 1)
+
+
+def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
+    """The first ``n`` backend scalars of a block's output as floats (off the clock)."""
+    b = adapter.backend
+    if isinstance(values, (list, tuple)):
+        return [math.nan if v is None else float(np.asarray(b.to_numpy(v)))
+                for v in values[:n]]
+    return [float(v) for v in np.asarray(b.to_numpy(values), dtype=np.float64)[:n]]
+
+
+#: A fused full-batch block is at most this fraction of the steps done before it, so that the
+#: interpolated time of a step inside it is off by at most that fraction of the elapsed time.
+BLOCK_FRACTION = 0.01
+
+
+def _fused_full_batch_loop(adapter: Adapter, monitor: Monitor,
+                           sw: Stopwatch) -> tuple[int, int, int, np.ndarray | None]:
+    """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
+
+    A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
+    (geometric growth, at most the adapter's ``BLOCK_MAX``, never past an iteration or
+    evaluation budget). Step ``j`` of a block gets the time ``t0 + (j + 1) / n * (t1 - t0)``
+    (the block's clock span shared evenly), so the time of the target iteration is off by at
+    most one block, 1% of the elapsed time. The iterate that met the target is recomputed off
+    the clock by replaying the block from its start (:meth:`Adapter.replay`).
+
+    Returns
+    -------
+    (nit, nfev, njev, x)
+        ``x`` is the iterate of a run stopped inside a block by another rule, else None.
+    """
+    k = nfev = njev = 0
+    cap = int(getattr(adapter, "BLOCK_MAX", 1024))
+    while True:
+        n = min(max(1, int(BLOCK_FRACTION * k)), cap, _budget_left(monitor, k, nfev))
+        t0 = sw.elapsed
+        sw.resume()
+        blk = adapter.run_block(n)
+        sw.pause()
+        t1 = sw.elapsed
+        funs = _host_values(adapter, blk.fun, n)
+        gns = _host_values(adapter, blk.grad_norm, n)
+        for j in range(n):
+            kk = k + j + 1
+            nfev += blk.nfev
+            njev += blk.njev
+            at = t0 + (t1 - t0) * (j + 1) / n
+            if kk == 1:  # f(x0) is already recorded in float64
+                stop = monitor.observe(1, 0, None, None, nfev, njev, at=at)
+            else:
+                stop = monitor.observe(kk, kk - 1, funs[j], gns[j], nfev, njev,
+                                       functools.partial(adapter.replay, j), at=at)
+            if stop:
+                last = None if j == n - 1 or monitor.hit is not None else adapter.replay(j + 1)
+                return kk, nfev, njev, last
+        k += n
+
+
+def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+                          eval_every: int | None) -> tuple[int, int, int]:
+    """Minibatch steps in fused blocks that end at every observation (exact times).
+
+    A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
+    at most ``max(256, k // 2)`` steps (so a time budget overshoots by at most a third of the
+    time spent); the epoch's shorter last minibatch is part of the block (a second branch of
+    the compiled loop on TensorFlow, warmed up).
+    """
+    every = int(eval_every or adapter.steps_per_epoch or 1)
+    k = nfev = njev = 0
+    while True:
+        n = min((k // every + 1) * every - k, adapter.fusable_steps(), max(256, k // 2),
+                _budget_left(monitor, k, nfev))
+        sw.resume()
+        if n <= 0:
+            out = adapter.step()
+            n, ev = 1, (out.nfev, out.njev)
+        else:
+            blk = adapter.run_block(n)
+            ev = (blk.nfev, blk.njev)
+        sw.pause()
+        k += n
+        nfev += n * ev[0]
+        njev += n * ev[1]
+        if k % every == 0:
             x = adapter.x_numpy()
             f, g = monitor.problem.value_and_grad(x, monitor.problem.train_data)
             stop = monitor.observe(k, k, float(f), norm2(g), nfev, njev, x)

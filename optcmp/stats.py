@@ -442,6 +442,9 @@ def fairness_issues(runs: Sequence[RunResult], *, timer_resolution: float | None
                    "compared in one table: threads change the cost of every step; pass "
                    "threads=N to compare() (optcmp run --threads N) to give every backend the "
                    "same count")
+    mixed = _compiled_and_eager(used)
+    if mixed:
+        out.append(mixed)
     shared = [r for r in used if getattr(r, "shared_host", False)]
     if shared and by_time:
         out.append(_shared_host_issue(shared))
@@ -522,6 +525,27 @@ def contended_issue(busy: Sequence[RunResult], n: int) -> str:
             f"their process CPU time by more than {CONTENTION_MARGIN:.0%}, so other work took "
             "the CPU and their times are inflated; compare cpu_time_to_target, or run again "
             "on a quiet host")
+
+
+#: ``RunResult.compiled`` values of steps compiled by a framework (issue 11, field case FC-27).
+COMPILED_KINDS = frozenset({"xla", "tf.function", "torch.compile"})
+
+
+def _compiled_and_eager(used: Sequence[RunResult]) -> str:
+    """The issue when one optimizer ran compiled on some runs and eagerly on others, or ''."""
+    kinds: dict[str, set[str]] = {}
+    for r in used:
+        how = getattr(r, "compiled", "")
+        if how:
+            kinds.setdefault(r.optimizer, set()).add(how)
+    mixed = sorted(o for o, k in kinds.items() if "eager" in k and k & COMPILED_KINDS)
+    if not mixed:
+        return ""
+    detail = "; ".join(f"{o}: " + ", ".join(sorted(kinds[o])) for o in mixed)
+    return (f"compiled and eager runs of the same optimizer are compared in one table ({detail}): "
+            "a compiled step fuses the per-operation dispatch an eager one pays (field case "
+            "FC-27), so the difference measures the execution, not the framework; compare "
+            "like with like, or read RunResult.compiled")
 
 
 def _shared_host_issue(shared: Sequence[RunResult]) -> str:

@@ -159,7 +159,7 @@ def problem_identity(problem: Any) -> dict[str, Any]:
 
 def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
             seed: int, stopping: Any, eval_every: int | None = None,
-            threads: int | None = None) -> str:
+            threads: int | None = None, execution: str = "auto") -> str:
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
@@ -181,6 +181,9 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
     eval_every : int, optional
     threads : int, optional
         CPU threads the run was limited to (not part of the key when None).
+    execution : str, default "auto"
+        The execution mode asked for (``RunConfig.execution``; not part of the key when
+        ``"auto"``, so keys of earlier stores stay valid).
 
     Returns
     -------
@@ -198,6 +201,8 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
     }
     if threads is not None:
         payload["threads"] = int(threads)
+    if execution != "auto":
+        payload["execution"] = execution
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 

@@ -30,6 +30,7 @@ from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
 from optcmp.runner import (
+    EXECUTIONS,
     RunConfig,
     check_problem,
     check_threads,
@@ -68,8 +69,9 @@ def compare(
     max_evals: int | None = None, repeats: int = 1, seed: int = 0,
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
     strict: bool = False, redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None, executor: Any = None, threads: int | None = DEFAULT_THREADS,
-    order: str = "interleaved",
+    store: str | os.PathLike[str] | None = None, executor: Any = None,
+    threads: int | None = DEFAULT_THREADS, order: str = "interleaved",
+    execution: str | Sequence[str] = "auto",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -120,6 +122,9 @@ def compare(
         with other runs are flagged (``shared_host``) and a warning is emitted.
     order : {"interleaved", "blocks"}, default "interleaved"
         Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
+    execution : str or sequence of str, default "auto"
+        :attr:`~optcmp.runner.RunConfig.execution`, or several modes: each optimizer then
+        runs in each, side by side, labelled ``"<label> [<mode>]"``.
 
     Returns
     -------
@@ -147,33 +152,52 @@ def compare(
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
     device, dtype = check_device(device), check_dtype(dtype)
-    _check_sweep_size(repeats, names, specs)
-    _check_counts(repeats, threads, order)
-    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
-        for b in names:
-            resolve_impl(s, b)  # the declarations only: imports no framework
+    modes = _check_sweep(specs, names, repeats, threads, execution, order)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads)
+                     eval_every=eval_every, threads=threads, execution=modes[0])
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
-    return _Sweep(problem, redraw_data, repeats, order=order).plan(
-        specs, names, missing, base).execute(store, executor, progress)
+    sweep = _Sweep(problem, redraw_data, repeats, order=order)
+    sweep.plan(specs, names, missing, base, modes)
+    return sweep.execute(store, executor, progress)
+
+
+def _check_sweep(specs: list[OptimizerSpec], names: list[str], repeats: Any, threads: Any,
+                 execution: str | Sequence[str], order: Any = "interleaved") -> list[str]:
+    """Check the sweep's settings before any run; return its execution modes."""
+    modes = _executions(execution)
+    _check_sweep_size(repeats, names, specs, len(modes))
+    _check_counts(repeats, threads, order)
+    for s in specs:  # an impl a backend lacks is an input error: say so before running anything
+        for b in names:
+            resolve_impl(s, b)  # the declarations only: imports no framework
+    return modes
+
+
+def _executions(execution: str | Sequence[str]) -> list[str]:
+    """The execution modes of a sweep (issue 11), checked: one or more of ``EXECUTIONS``."""
+    modes = [execution] if isinstance(execution, str) else list(execution)
+    bad = [m for m in modes if m not in EXECUTIONS]
+    if not modes or bad:
+        raise ValueError(f"execution must be one or more of {EXECUTIONS}, got {execution!r}")
+    return list(dict.fromkeys(modes))
 
 
 #: Most runs one :func:`compare` call plans (every task and result is held in memory).
 MAX_RUNS = 1_000_000
 
 
-def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec]) -> None:
+def _check_sweep_size(repeats: Any, names: list[str], specs: list[OptimizerSpec],
+                      modes: int = 1) -> None:
     """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``)."""
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    total = int(repeats) * len(names) * len(specs)
+    total = int(repeats) * len(names) * len(specs) * modes
     if total > MAX_RUNS:
         raise ValueError(
             f"repeats={repeats:,} x {len(names)} backend(s) x {len(specs)} optimizer(s) = "
@@ -302,8 +326,8 @@ class _Sweep:
         return self.problems[r]
 
     def plan(self, specs: list[OptimizerSpec], names: list[str], missing: list[str],
-             base: RunConfig) -> _Sweep:
-        """One task per (repetition, backend, optimizer), and the sweep's settings."""
+             base: RunConfig, modes: Sequence[str] = ("auto",)) -> _Sweep:
+        """One task per (repetition, backend, optimizer, execution mode), and the settings."""
         for r in range(self.repeats):
             for b in names:
                 config = base.replace(backend=b, device=None if b == "numpy" else base.device,
@@ -311,8 +335,12 @@ class _Sweep:
                 skip = (f"backend {b!r} is not installed (pip install "
                         f"'optcmp[{BACKENDS[b].extra}]')") if b in missing else None
                 for s in specs:
-                    self.tasks.append(RunTask(index=len(self.tasks), key="", optimizer=s,
-                                              config=config, skip_message=skip))
+                    for m in modes:  # several modes: one labelled row each (issue 11)
+                        spec = s if len(modes) == 1 else OptimizerSpec(
+                            s.name, s.hyperparameters, s.impl, f"{s.label} [{m}]")
+                        self.tasks.append(RunTask(index=len(self.tasks), key="", optimizer=spec,
+                                                  config=config.replace(execution=m),
+                                                  skip_message=skip))
         rule = base.stopping
         assert rule is not None
         self.settings = {
@@ -320,7 +348,7 @@ class _Sweep:
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads,
-            "order": self.order}
+            "order": self.order, "execution": list(modes)}
         self.exec_order = execution_order(self.repeats, len(self.tasks) // self.repeats,
                                           self.order)
         opt = self.problem.optimum()
@@ -388,7 +416,8 @@ class _Sweep:
             c = t.config
             t.key = run_key(self.problem_for(t.repeat), t.optimizer, backend=c.backend,
                             device=c.device, dtype=c.dtype, seed=c.seed, stopping=c.stopping,
-                            eval_every=c.eval_every, threads=c.threads)
+                            eval_every=c.eval_every, threads=c.threads,
+                            execution=c.execution)
         run_store = RunStore.open(store, self.problem, {
             "settings": self.settings, "optimum": self.optimum, "environment": self.env})
         for t in self.tasks:

@@ -31,11 +31,14 @@ def problem():
 
 
 @needs_both
+@pytest.mark.parametrize("execution", ["step", "fused"])
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 1e-4)])
 @pytest.mark.parametrize("key", list(SPECS))
-def test_backends_agree_over_50_steps(problem, key, dtype, tol):
+def test_backends_agree_over_50_steps(problem, key, dtype, tol, execution):
+    """Every execution mode (issue 11): the fused path runs one-step blocks of its loop."""
     spec, impl = SPECS[key]
-    res = check_equivalence(problem, spec, backends=ALL, steps=50, dtype=dtype, impl=impl)
+    res = check_equivalence(problem, spec, backends=ALL, steps=50, dtype=dtype, impl=impl,
+                            execution=execution)
     assert res.backends == list(ALL)
     assert res.tolerance == tol
     assert res.passed, str(res)

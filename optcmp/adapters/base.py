@@ -43,6 +43,29 @@ class StepOutput:
     njev: int = 1
 
 
+@dataclass
+class Block:
+    """What a fused block of steps reports (the ``"fused"`` execution mode).
+
+    Attributes
+    ----------
+    n : int
+        Steps the block took.
+    fun, grad_norm : object or None
+        Full-batch blocks: the objective at each step's incoming iterate and its gradient's
+        norm (a backend vector or a sequence of backend scalars, at least ``n`` entries, read
+        off the clock); ``None`` for minibatch blocks.
+    nfev, njev : int
+        Function and gradient evaluations of each step.
+    """
+
+    n: int
+    fun: Any = None
+    grad_norm: Any = None
+    nfev: int = 1
+    njev: int = 1
+
+
 class Adapter(ABC):
     """Runs one optimizer spec on one backend.
 
@@ -70,6 +93,9 @@ class Adapter(ABC):
     """
 
     loop: ClassVar[bool] = False
+    #: Whether :meth:`run_block` can run full-batch steps fused (it then implements
+    #: :meth:`replay`); minibatch steps can always be fused (observations end the blocks).
+    fuses_full_batch: ClassVar[bool] = False
     implementation: str = ""
     #: The framework of the native declaration this adapter runs ("" for the reference rule).
     framework: ClassVar[str] = ""
@@ -94,6 +120,15 @@ class Adapter(ABC):
         self.seed = int(seed)
         self.hyper: dict[str, Any] = dict(spec.hyperparameters)
         self.data: dict[str, Any] = {}
+        #: Data layout chosen at placement (``RunResult.layout``).
+        self.layout = backend.best_layout(self.stochastic)
+        #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
+        self.execution = "step"
+
+    @property
+    def compiled(self) -> str:
+        """How the timed step is compiled (``RunResult.compiled``): the backend's compiler."""
+        return self.backend.compiler
 
     def _options(self) -> dict[str, Any]:
         """The native's arguments for the resolved hyperparameters (every one explicit)."""
@@ -103,7 +138,70 @@ class Adapter(ABC):
     # -- lifecycle
     def setup(self) -> None:
         """Place data and the iterate on the device, resolve hyperparameters, compile (untimed)."""
-        self.data = self.backend.place(self.problem.train_data)
+        self.data = self.backend.place(self.problem.train_data, self.layout)
+
+    def prepare_execution(self, execution: str) -> None:
+        """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`, before the warm-up).
+
+        Parameters
+        ----------
+        execution : {"step", "fused"}
+        """
+        self.execution = execution
+
+    def run_block(self, n: int) -> Block:
+        """``n`` steps in as few calls as the adapter can (timed by the caller as one).
+
+        The default is a Python loop over :meth:`step`: no harness work between the steps.
+        Minibatch blocks never cross an epoch (the caller cuts them at
+        :meth:`fusable_steps`).
+
+        Parameters
+        ----------
+        n : int
+            Steps, >= 1.
+
+        Returns
+        -------
+        Block
+        """
+        outs = [self.step() for _ in range(n)]
+        last = outs[-1]
+        if self.stochastic:
+            return Block(n, None, None, last.nfev, last.njev)
+        return Block(n, [o.fun for o in outs], [o.grad_norm for o in outs], last.nfev,
+                     last.njev)
+
+    def fuse_blocker(self) -> str:
+        """Why this run's steps cannot run fused (``""``: they can).
+
+        Minibatch steps can always be fused (the observations end the blocks); full-batch
+        steps only by adapters with :attr:`fuses_full_batch`.
+        """
+        if self.stochastic or self.fuses_full_batch:
+            return ""
+        return f"{type(self).__name__} cannot fuse full-batch steps"
+
+    def fusable_steps(self) -> int:
+        """Steps from the current one that one :meth:`run_block` call may take (>= 0).
+
+        Unlimited (a large number) for full-batch runs; for minibatch runs the minibatches left
+        in the current epoch (0: the next step runs alone, through :meth:`step`).
+        """
+        return 1 << 30
+
+    def replay(self, n: int) -> np.ndarray:
+        """The iterate ``n`` steps after the start of the last block, recomputed off the clock.
+
+        Only adapters with :attr:`fuses_full_batch` implement it; the adapter's own state is
+        unchanged (the run's iterate that met a target inside a block).
+
+        Raises
+        ------
+        NotImplementedError
+            The adapter cannot fuse full-batch steps.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot replay a block")
 
     def warmup(self) -> float:
         """Run the first (tracing/compiling) step untimed and restore the state.
@@ -240,6 +338,23 @@ class MinibatchMixin:
         if self._epoch_idx is None:
             return self.backend.take_rows(self.data, slice(a, b))
         return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+
+    def _warmup_steps(self) -> list[int]:
+        """Global steps whose minibatches have every shape a run sees: the first one and,
+        when ``n_samples % batch_size != 0``, the shorter last one of epoch 0."""
+        if not self.stochastic:
+            return [0]
+        last = self.order.steps_per_epoch - 1
+        a, b = self.order.bounds(last)
+        return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
+
+    def fusable_steps(self) -> int:
+        """Minibatches left in the current epoch (its shorter last one included); unlimited
+        for full-batch runs."""
+        if not self.stochastic:
+            return 1 << 30
+        spe = self.order.steps_per_epoch
+        return spe - self._k % spe
 
     def _next_batch(self) -> dict[str, Any]:
         """The next minibatch of a stochastic run, the whole data otherwise."""

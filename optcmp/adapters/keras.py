@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.adapters.base import StepOutput
+from optcmp.adapters.base import Block, StepOutput
 from optcmp.adapters.reference import ReferenceAdapter
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
 from optcmp.optimizers.base import KerasOptimizer
@@ -136,6 +136,49 @@ class KerasNativeAdapter(ReferenceAdapter):
             return f, gnorm
 
         self._fn = b.compile(body, (self.problem.train_data,), rows=(0,))
+        self._body = body
+
+    # issue 11: the fused execution mode and the warm-up of every batch shape
+    def fuse_blocker(self) -> str:
+        """Full-batch Keras steps are not fused (no replay of a block); minibatches are."""
+        if self.native:
+            return "" if self.stochastic else "native Keras full-batch steps are not fused"
+        return super().fuse_blocker()
+
+    def prepare_execution(self, execution: str) -> None:
+        """Compile the fused minibatch loops: ``apply_gradients`` inside one XLA loop."""
+        if not self.native:
+            super().prepare_execution(execution)
+            return
+        self.execution = execution
+        if execution != "fused":
+            return
+        b, body, order = self.backend, self._body, self.order
+
+        def step(x: Any, state: Any, batch: dict[str, Any]) -> Any:
+            f, _ = body(batch)
+            return f, None, x, state
+
+        ex = (np.zeros(()), (), self.problem.train_data)
+        self._block = b.compile_block(step, ex, batch_size=order.batch_size,
+                                      n_rows=order.n_samples)
+        self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
+        self._dummy = b.asarray(np.zeros(()))
+
+    def _mini_block(self, block: Any, n: int) -> None:
+        if not self.native:
+            super()._mini_block(block, n)
+            return
+        idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
+        block(n, self._dummy, (), self.data, idx, self.order.bounds(self._k)[0])
+        self._k += n
+
+    def run_block(self, n: int) -> Any:
+        """``n`` minibatch steps in one XLA call (``"fused"``)."""
+        if not self.native:
+            return super().run_block(n)
+        self._mini_block(self._block, n)
+        return Block(n)
 
     def _keras_options(self, keras: Any) -> dict[str, Any]:
         """The declaration's arguments; a schedule becomes a Keras ``LearningRateSchedule``
@@ -151,18 +194,24 @@ class KerasNativeAdapter(ReferenceAdapter):
     def step(self) -> StepOutput:
         if not self.native:
             return super().step()
+        if self.execution == "fused":  # one step of the fused block
+            self._mini_block(self._block, 1)
+            return self._output(None, None)
         fun, gnorm = self._fn(self._next_batch())
         self._k += 1
         return self._output(fun, gnorm)
 
     def warmup(self) -> float:
-        """Trace the step (one call) and restore the variable and the optimizer state."""
+        """Trace and compile the step for every batch shape (a full and the shorter last
+        minibatch), untimed, and restore the variable and the optimizer state."""
         if not self.native:
             return super().warmup()
         saved = [v.numpy() for v in self.opt.variables]
         x = self.var.numpy()
         t0 = time.perf_counter()
-        self.step()
+        for k in self._warmup_steps():  # every batch shape: XLA compiles once per shape
+            self._k = k
+            self.step()
         self.backend.sync()
         elapsed = time.perf_counter() - t0
         self._k = 0

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.adapters.base import Adapter, MinibatchMixin, StepOutput
+from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
 from optcmp.optimizers.base import NotApplicable, UpdateRule
 
 if TYPE_CHECKING:
@@ -24,6 +24,44 @@ if TYPE_CHECKING:
 
 #: ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``
 StepFn = Callable[..., tuple[Any, Any, Any, tuple[Any, ...]]]
+
+
+def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
+                  hyper: Mapping[str, Any], *, grad_norm: bool = True) -> StepFn:
+    """One optimizer iteration from the backend's pieces and an update rule, not compiled.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    rule : UpdateRule
+    hyper : mapping
+        Resolved hyperparameters (Python floats: constants of a compiled graph).
+    grad_norm : bool, default True
+        Compute the 2-norm of the gradient inside the step.
+
+    Returns
+    -------
+    callable
+        ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``, see
+        :func:`build_step`.
+    """
+    vg = backend.value_and_grad(problem)
+    o = backend.ops
+    update = rule.update
+    hp = dict(hyper)
+    norm = o.norm if grad_norm else None
+
+    def step_curv(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
+        f, g = vg(x, batch)
+        gnorm = None if norm is None else norm(g)
+        x_new, state_new = update(o, x, g, state, hp, curv)
+        return f, gnorm, x_new, tuple(state_new)
+
+    def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any]) -> Any:
+        return step_curv(x, state, batch, None)
+
+    return step_curv if rule.needs_curvature else step
 
 
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
@@ -53,21 +91,10 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
         the objective at the **incoming** iterate (computed by the step anyway), ``grad_norm``
         its gradient's norm or None; both stay backend scalars, read off the clock.
     """
-    vg = backend.value_and_grad(problem)
-    o = backend.ops
-    update = rule.update
-    hp = dict(hyper)
-    norm = o.norm if grad_norm else None
-
-    def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any = None) -> Any:
-        f, g = vg(x, batch)
-        gnorm = None if norm is None else norm(g)
-        x_new, state_new = update(o, x, g, state, hp, curv)
-        return f, gnorm, x_new, tuple(state_new)
-
+    step = step_function(backend, problem, rule, hyper, grad_norm=grad_norm)
     if example is None:
         x0 = backend.asarray(np.zeros(problem.n_params))
-        example = (x0, rule.init_state(o, x0), problem.train_data)
+        example = (x0, rule.init_state(backend.ops, x0), problem.train_data)
         if rule.needs_curvature:
             example = (*example, x0)
     return backend.compile(step, example, rows=(2,))
@@ -82,6 +109,9 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
     """
 
     implementation = "optcmp reference update rule"
+    fuses_full_batch = True
+    #: Most steps of one fused call (the objective buffer of a compiled loop).
+    BLOCK_MAX = 1024
 
     def setup(self) -> None:
         super().setup()
@@ -103,13 +133,43 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         example: tuple[Any, ...] = (self.x, self.state, self.data)
         if rule.needs_curvature:
             example = (*example, self.x)
+        self._example = example
         self._step = build_step(b, self.problem, rule, self.hyper,
                                 grad_norm=not self.stochastic, example=example)
         self._k = 0
         if self.stochastic:
             self._init_batches()
 
+    def _extra(self) -> tuple[Any, ...]:
+        """The constant curvature argument of the step, when the rule takes one."""
+        return (self.curvature,) if self.rule.needs_curvature else ()
+
+    def fuse_blocker(self) -> str:
+        """Why the steps cannot run fused: a curvature computed every step; else ``""``."""
+        if self.rule.needs_curvature and self.curvature is None:
+            return "its update uses a curvature computed every step"
+        return super().fuse_blocker()
+
+    def prepare_execution(self, execution: str) -> None:
+        """Compile the fused block (minibatch steps: the shorter last minibatch included)."""
+        super().prepare_execution(execution)
+        if execution != "fused":
+            return
+        b, ex = self.backend, self._example
+        step = step_function(b, self.problem, self.rule, self.hyper,
+                             grad_norm=not self.stochastic)
+        if not self.stochastic:
+            self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX)
+            return
+        order = self.order
+        self._block = b.compile_block(step, ex, batch_size=order.batch_size,
+                                      n_rows=order.n_samples)
+        self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
+
     def step(self) -> StepOutput:
+        if self.execution == "fused" and self.stochastic:  # one step of the fused block
+            self._mini_block(self._block, 1)
+            return self._output(None, None)
         batch = self._next_batch()
         if self.rule.needs_curvature:
             curv = self.curvature
@@ -121,11 +181,42 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self._k += 1
         return self._output(fun, gnorm)
 
+    def _mini_block(self, block: Any, n: int) -> None:
+        idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
+        start = self.order.bounds(self._k)[0]
+        self.x, self.state, _, _ = block(n, self.x, self.state, self.data, idx, start,
+                                         *self._extra())
+        self._k += n
+
+    def run_block(self, n: int) -> Block:
+        """``n`` steps in one call of the fused block (see :meth:`Backend.compile_block`)."""
+        if self.stochastic:
+            self._mini_block(self._block, n)
+            return Block(n)
+        self._saved = (self.x, self.state)  # functional updates: references suffice
+        self.x, self.state, funs, gnorms = self._block(n, self.x, self.state, self.data,
+                                                       *self._extra())
+        self._k += n
+        return Block(n, funs, gnorms)
+
+    def replay(self, n: int) -> np.ndarray:
+        """The iterate ``n`` steps after the last block's start, by the same compiled block."""
+        x, state = self._saved
+        if n > 0:
+            x, _, _, _ = self._block(n, x, state, self.data, *self._extra())
+        return np.asarray(self.backend.to_numpy(x), dtype=np.float64).reshape(-1)
+
     def warmup(self) -> float:
+        """Every compiled shape once, untimed: the step on a full and on the shorter last
+        minibatch, and the fused block; then the state is restored."""
         b = self.backend
         saved = (b.copy(self.x), tuple(b.copy(s) for s in self.state), self._k)
         t0 = time.perf_counter()
-        self.step()
+        if self.execution == "fused" and not self.stochastic:
+            self.run_block(1)  # the only compiled program a fused full-batch run calls
+        for k in self._warmup_steps() if self.execution == "step" or self.stochastic else ():
+            self._k = k
+            self.step()
         b.sync()
         elapsed = time.perf_counter() - t0
         self.x, self.state, self._k = saved[0], saved[1], saved[2]

@@ -169,9 +169,116 @@ class Backend(ABC):
     def to_numpy(self, t: Any) -> np.ndarray:
         """Copy a backend array to the host as a numpy array."""
 
-    def place(self, data: dict[str, np.ndarray]) -> dict[str, Any]:
-        """Place a dict of arrays on the device, once, before timing."""
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
+        """Place a dict of arrays on the device, once, before timing.
+
+        Parameters
+        ----------
+        data : dict of str to ndarray
+            The problem's training arrays (rows first).
+        layout : {"row-major", "column-major"}, default "row-major"
+            Memory layout of the 2-D arrays (:meth:`best_layout` chooses it); backends that
+            have only one layout ignore it.
+
+        Returns
+        -------
+        dict of str to backend array
+
+        Raises
+        ------
+        ValueError
+            An unknown ``layout``.
+        """
+        check_layout(layout)
         return {k: self.asarray(v) for k, v in data.items()}
+
+    def best_layout(self, minibatch: bool) -> str:
+        """The data layout fastest for this backend's steps (chosen once, at placement).
+
+        Parameters
+        ----------
+        minibatch : bool
+            Whether steps gather minibatch rows (row gathers want rows contiguous) or read the
+            whole data (full batch).
+
+        Returns
+        -------
+        str
+            One of :data:`LAYOUTS`; ``"row-major"`` unless a backend knows better.
+        """
+        return "row-major"
+
+    # ------------------------------------------------------------------ compilation
+    @property
+    def compiler(self) -> str:
+        """How :meth:`compile` compiles a step: ``"xla"``, ``"tf.function"``,
+        ``"torch.compile"``, ``"eager"`` or ``"numpy"`` (recorded as ``RunResult.compiled``)."""
+        return "eager"
+
+    def compilations(self) -> int:
+        """Compilations and traces made so far by the functions this backend compiled.
+
+        The runner reads it when the clock first starts and when the run ends: the difference
+        is ``RunResult.compiles_in_timed``. 0 on backends that never compile.
+
+        Returns
+        -------
+        int
+        """
+        return 0
+
+    def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
+                      batch_size: int | None = None, n_max: int = 1024,
+                      n_rows: int | None = None) -> Callable[..., Any]:
+        """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
+
+        Parameters
+        ----------
+        step : callable
+            ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)`` (see
+            :func:`optcmp.adapters.reference.build_step`, before compilation).
+        example : sequence
+            ``(x, state, data, *extra)`` fixing the compiled signature.
+        batch_size : int, optional
+            Minibatch rows per step; ``None`` for full-batch steps.
+        n_max : int, default 1024
+            Most steps in one call (the size of the objective buffer of a compiled loop).
+        n_rows : int, optional
+            Rows of the index vector (``n_samples``): a minibatch that would run past it is
+            the epoch's shorter last one, ``n_rows % batch_size`` rows.
+
+        Returns
+        -------
+        callable
+            Full batch: ``block(n, x, state, data, *extra) -> (x, state, funs, grad_norms)``,
+            the objective (at each step's incoming iterate) and gradient norm of each of the
+            ``n`` steps (sequences of at least ``n`` backend scalars). Minibatches:
+            ``block(n, x, state, data, idx, start, *extra) -> (x, state, (), ())`` where step
+            ``i`` uses rows ``idx[start + i * batch_size : start + (i + 1) * batch_size]``
+            (cut at ``n_rows``: the shorter last minibatch of an epoch is part of the block). This default is a Python loop
+            (numpy, eager PyTorch): no harness work between the steps; TensorFlow compiles the
+            loop into one graph (XLA) call.
+        """
+        take = self.take_rows
+        if batch_size is None:
+            def block(n: Any, x: Any, state: Any, data: Any, *extra: Any) -> Any:
+                funs, gnorms = [], []
+                for _ in range(int(n)):
+                    f, gn, x, state = step(x, state, data, *extra)
+                    funs.append(f)
+                    gnorms.append(gn)
+                return x, state, funs, gnorms
+            return block
+        bs = int(batch_size)
+
+        def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                       *extra: Any) -> Any:
+            a = int(start)
+            for _ in range(int(n)):
+                _, _, x, state = step(x, state, take(data, idx[a:a + bs]), *extra)
+                a += bs
+            return x, state, (), ()
+        return mini_block
 
     @abstractmethod
     def index_array(self, idx: np.ndarray) -> Any:
@@ -282,6 +389,32 @@ def blas_threads() -> int | None:
     # numpy's own pool first: other BLAS copies (scipy's, a framework's) may load later
     pools.sort(key=lambda i: "numpy" not in str(i.get("filepath", "")))
     return int(pools[0]["num_threads"]) if pools else None
+
+
+#: Data layouts a backend can place the training arrays in (``RunResult.layout``).
+LAYOUTS = ("row-major", "column-major")
+
+
+def check_layout(layout: str) -> str:
+    """Validate a layout name.
+
+    Parameters
+    ----------
+    layout : str
+        One of :data:`LAYOUTS`.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        Any other value; the message names it and the allowed ones.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
 
 
 #: The names every backend's ``ops`` namespace defines (checked by the tests).

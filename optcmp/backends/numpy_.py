@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp._scipy import special
-from optcmp.backends.base import Backend, ValueGradFn, blas_threads
+from optcmp.backends.base import Backend, ValueGradFn, blas_threads, check_layout
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -169,6 +169,28 @@ class NumpyBackend(Backend):
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)
+
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
+        """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked.
+
+        Column-major data let BLAS stream each feature column once in both products of a
+        full-batch step (``A @ x`` and ``A.T @ r``); minibatch row gathers want rows
+        contiguous (:meth:`best_layout`).
+        """
+        check_layout(layout)
+        out = {k: self.asarray(v) for k, v in data.items()}
+        if layout == "column-major":
+            out = {k: np.asfortranarray(v) if v.ndim == 2 else v for k, v in out.items()}
+        return out
+
+    def best_layout(self, minibatch: bool) -> str:
+        """``"column-major"`` for full-batch steps (BLAS streams columns), else ``"row-major"``."""
+        return "row-major" if minibatch else "column-major"
+
+    @property
+    def compiler(self) -> str:
+        """``"numpy"``: no compiler, numpy's kernels called from Python."""
+        return "numpy"
 
     def index_array(self, idx: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(idx, dtype=np.int64)

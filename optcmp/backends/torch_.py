@@ -10,6 +10,7 @@ them records no graph; values stay device tensors, read by the monitor off the c
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -270,6 +271,20 @@ class TorchBackend(Backend):
             torch.cuda.synchronize(self.torch_device)
 
     # ------------------------------------------------------------------ functions
+    def compilations(self) -> int:
+        """Graphs ``torch.compile`` (TorchDynamo) has compiled in this process so far.
+
+        optcmp's torch steps run eagerly, so this stays constant unless a problem's objective
+        or a user's code calls ``torch.compile``; the runner then counts the graphs compiled
+        inside the timed region (field case FC-23: the first call and every new batch shape
+        compile). ``torch._dynamo`` is not imported here when nothing else has imported it.
+        """
+        dynamo_utils = sys.modules.get("torch._dynamo.utils")
+        if dynamo_utils is None:
+            return 0
+        counters = getattr(dynamo_utils, "counters", {})
+        return int(counters.get("stats", {}).get("unique_graphs", 0))
+
     def value_and_grad(self, problem: Problem) -> ValueGradFn:
         objective = problem.objective
         o = self.ops

@@ -1,0 +1,388 @@
+"""optcmp's per-step cost against the best hand-written loop of each framework (issue 11).
+
+Run from the repository root::
+
+    python benchmarks/best_practice.py                 # 1,000,000-row linear regression
+    python benchmarks/best_practice.py --rounds 3 --backends numpy,torch
+
+For each backend (numpy, torch, tensorflow) and each workload
+
+* ``gd-1M``: full-batch GD (``learning_rate=1/L``) on the 1,000,000-row linear regression,
+* ``sgd64-1M``: SGD with batch 64 on the same data,
+* ``sgd64-fizzbuzz``: SGD with batch 64 on the FizzBuzz MLP (900 rows, 14 batches of 64 and
+  one of 4 per epoch),
+
+it measures optcmp's timed seconds per step (``run_one`` with the default ``execution="auto"``
+and ``execution="step"``, stopped by ``MaxIter``) and the best loop written by hand for that
+framework, interleaved (hand, optcmp, optcmp, hand, ...), ``--rounds`` rounds, median. optcmp's
+time is its own stopwatch's (the timed region only: setup, warm-up and monitoring are outside);
+the benchmark swaps in a stopwatch that also reads the process CPU clock over the same
+intervals, so both CPU and wall seconds per step come from the same runs. Every side runs with
+one thread (numpy's BLAS through threadpoolctl, ``torch.set_num_threads``, TensorFlow's pools
+set before its runtime starts). The load average is printed before and after.
+
+The hand loops (the best the author could write; each one warmed up first):
+
+* numpy: column-major data for full-batch GD (both BLAS products stream columns); row gathers
+  (``A[idx]``) on row-major data for SGD; FizzBuzz through the problem's analytic gradient.
+* torch: the analytic gradient for linear regression (no autograd: faster than any autograd
+  step), ``torch.autograd.grad`` for the MLP, ``index_select`` gathers, no optimizer object.
+* tensorflow: all steps in one ``tf.function(jit_compile=True)`` ``tf.while_loop`` (the
+  steps of a measurement in one XLA call, gathers inside it), analytic linear-regression
+  gradient, ``tf.GradientTape`` for the MLP.
+
+It also measures numpy's two-pass bandwidth floor for a full-batch GD step: the time of two
+streaming reads of the data (``numpy.vdot`` of the whole buffer with itself, twice),
+interleaved with optcmp's GD runs, median of rounds.
+
+Prints one table: per-step CPU and wall times, and the ratios optcmp/hand (CPU and wall), for
+``auto`` and ``step``; then TensorFlow's and torch's SGD figures against numpy's, and numpy
+GD against the floor. Targets (issue 11): default execution <= 1.25x the hand loop everywhere;
+TensorFlow SGD-64 <= 1.5x numpy on FizzBuzz and <= 2x on 1M rows; numpy GD <= 1.3x the
+two-pass floor. This is a benchmark, not a test: it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import optcmp
+import optcmp.runner
+from optcmp.problems import FizzBuzzMLP, LinearRegression
+from optcmp.timing import Stopwatch
+
+WORKLOADS = ("gd-1M", "sgd64-1M", "sgd64-fizzbuzz")
+BS = 64
+LR_SGD_LIN = 1e-4
+LR_SGD_FIZZ = 0.05
+
+
+class DualStopwatch(Stopwatch):
+    """optcmp's stopwatch that also sums the process CPU time of the same intervals."""
+
+    __slots__ = ("_c0", "cpu")
+    last: DualStopwatch | None = None
+
+    def __init__(self, sync: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        super().__init__(sync, clock)
+        self.cpu = 0.0
+        self._c0 = 0.0
+        DualStopwatch.last = self
+
+    def resume(self) -> None:
+        super().resume()
+        self._c0 = time.process_time()
+
+    def pause(self) -> float:
+        dt = super().pause()
+        self.cpu += time.process_time() - self._c0
+        return dt
+
+
+def load() -> str:
+    try:
+        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "load average unknown"
+
+
+def clocked(fn: Callable[[], Any], n: int) -> tuple[float, float]:
+    """(CPU, wall) seconds per step of ``fn()`` running ``n`` steps."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    fn()
+    return (time.process_time() - c0) / n, (time.perf_counter() - w0) / n
+
+
+# ---------------------------------------------------------------------------- numpy by hand
+def numpy_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
+    if work == "gd-1M":
+        A = np.asfortranarray(problem.train_data["A"])
+        y = problem.train_data["y"]
+        lr, m = 1.0 / problem.lipschitz(), y.size
+
+        def gd() -> None:
+            x = np.zeros(A.shape[1])
+            for _ in range(n):
+                r = A @ x
+                r -= y
+                _f = float(np.vdot(r, r)) / m
+                g = A.T @ r
+                g *= 2.0 / m
+                _gn = float(np.sqrt(np.vdot(g, g)))
+                x = x - lr * g
+        return gd
+    perm = np.random.default_rng(0).permutation(problem.n_samples)
+    if work == "sgd64-1M":
+        A, y = problem.train_data["A"], problem.train_data["y"]
+
+        def sgd() -> None:
+            x = np.zeros(A.shape[1])
+            for k in range(n):
+                idx = perm[k * BS:(k + 1) * BS]
+                Ab = A[idx]
+                r = Ab @ x
+                r -= y[idx]
+                g = Ab.T @ r
+                g *= 2.0 / BS
+                x = x - LR_SGD_LIN * g
+        return sgd
+    X, Y = problem.train_data["X"], problem.train_data["Y"]
+    vg, spe = problem.value_and_grad, -(-problem.n_samples // BS)
+
+    def sgd_fizz() -> None:
+        x = problem.init_params(0)
+        for k in range(n):
+            i = k % spe
+            idx = perm[i * BS:(i + 1) * BS]
+            _f, g = vg(x, {"X": X[idx], "Y": Y[idx]})
+            x = x - LR_SGD_FIZZ * g
+    return sgd_fizz
+
+
+# ---------------------------------------------------------------------------- torch by hand
+def torch_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
+    import torch
+
+    data = {k: torch.tensor(v) for k, v in problem.train_data.items()}
+    if work == "gd-1M":
+        A, y = data["A"], data["y"]
+        lr, m = 1.0 / problem.lipschitz(), y.numel()
+
+        def gd() -> None:
+            x = torch.zeros(A.shape[1], dtype=A.dtype)
+            for _ in range(n):
+                r = torch.mv(A, x) - y
+                _f = torch.dot(r, r) / m
+                g = torch.mv(A.T, r) * (2.0 / m)
+                _gn = torch.linalg.vector_norm(g)
+                x = x - lr * g
+        return gd
+    perm = torch.tensor(np.random.default_rng(0).permutation(problem.n_samples))
+    if work == "sgd64-1M":
+        A, y = data["A"], data["y"]
+
+        def sgd() -> None:
+            x = torch.zeros(A.shape[1], dtype=A.dtype)
+            for k in range(n):
+                idx = perm[k * BS:(k + 1) * BS]
+                Ab = torch.index_select(A, 0, idx)
+                r = torch.mv(Ab, x) - torch.index_select(y, 0, idx)
+                x = x - (LR_SGD_LIN * 2.0 / BS) * torch.mv(Ab.T, r)
+        return sgd
+    ops = optcmp.get_backend("torch").ops
+    objective, spe = problem.objective, -(-problem.n_samples // BS)
+    X, Y = data["X"], data["Y"]
+
+    def sgd_fizz() -> None:
+        x = torch.tensor(problem.init_params(0))
+        for k in range(n):
+            i = k % spe
+            idx = perm[i * BS:(i + 1) * BS]
+            xg = x.requires_grad_(True)
+            f = objective(ops, xg, {"X": torch.index_select(X, 0, idx),
+                                    "Y": torch.index_select(Y, 0, idx)})
+            (g,) = torch.autograd.grad(f, xg)
+            x = (x.detach() - LR_SGD_FIZZ * g)
+    return sgd_fizz
+
+
+# ---------------------------------------------------------------------------- TF by hand
+def tf_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
+    import tensorflow as tf
+
+    data = {k: tf.constant(v) for k, v in problem.train_data.items()}
+    n_t = tf.constant(n)
+    if work == "gd-1M":
+        A, y = data["A"], data["y"]
+        lr, m = 1.0 / problem.lipschitz(), float(problem.n_samples)
+
+        @tf.function(jit_compile=True)
+        def gd(n_t: Any) -> Any:
+            def body(i: Any, x: Any, f: Any) -> Any:
+                r = tf.linalg.matvec(A, x) - y
+                f = tf.reduce_sum(r * r) / m
+                g = tf.linalg.matvec(A, r, transpose_a=True) * (2.0 / m)
+                return i + 1, x - lr * g, f + 0.0 * tf.norm(g)
+            return tf.while_loop(lambda i, *_: i < n_t, body,
+                                 (0, tf.zeros([A.shape[1]], tf.float64),
+                                  tf.constant(0.0, tf.float64)))
+        gd(tf.constant(1))
+        return lambda: gd(n_t)[1].numpy().sum() and None
+    perm = tf.constant(np.random.default_rng(0).permutation(problem.n_samples))
+    if work == "sgd64-1M":
+        A, y = data["A"], data["y"]
+
+        @tf.function(jit_compile=True)
+        def sgd(n_t: Any) -> Any:
+            def body(i: Any, x: Any) -> Any:
+                idx = tf.gather(perm, i * BS + tf.range(BS))
+                Ab = tf.gather(A, idx)
+                r = tf.linalg.matvec(Ab, x) - tf.gather(y, idx)
+                g = tf.linalg.matvec(Ab, r, transpose_a=True) * (2.0 / BS)
+                return i + 1, x - LR_SGD_LIN * g
+            return tf.while_loop(lambda i, *_: i < n_t, body,
+                                 (0, tf.zeros([A.shape[1]], tf.float64)))
+        sgd(tf.constant(1))
+        return lambda: sgd(n_t)[1].numpy().sum() and None
+    ops = optcmp.get_backend("tensorflow").ops
+    objective, X, Y = problem.objective, data["X"], data["Y"]
+    full = problem.n_samples // BS  # 14 full batches, then the 4-row one, per epoch
+    short = problem.n_samples - full * BS
+
+    def step(x: Any, rows: Any) -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            f = objective(ops, x, {"X": tf.gather(X, rows), "Y": tf.gather(Y, rows)})
+        return x - LR_SGD_FIZZ * tape.gradient(f, x)
+
+    @tf.function(jit_compile=True)
+    def epochs(n_t: Any, x: Any) -> Any:
+        def body(i: Any, x: Any) -> Any:
+            j = i % (full + 1)
+            return i + 1, tf.cond(
+                j < full, lambda: step(x, tf.gather(perm, j * BS + tf.range(BS))),
+                lambda: step(x, tf.gather(perm, full * BS + tf.range(short))))
+        return tf.while_loop(lambda i, *_: i < n_t, body, (0, x))[1]
+    x0 = tf.constant(problem.init_params(0))
+    epochs(tf.constant(1), x0)
+    return lambda: epochs(n_t, x0).numpy().sum() and None
+
+
+HAND = {"numpy": numpy_hand, "torch": torch_hand, "tensorflow": tf_hand}
+
+
+def optcmp_side(work: str, problem: Any, backend: str, n: int,
+                execution: str) -> Callable[[], tuple[float, float]]:
+    spec = (optcmp.gd("auto") if work == "gd-1M" else
+            optcmp.sgd(LR_SGD_LIN if work == "sgd64-1M" else LR_SGD_FIZZ, batch_size=BS))
+
+    def measure() -> tuple[float, float]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a MaxIter-only rule has no target: said once
+            r = optcmp.run_one(problem, spec, backend=backend, stopping=optcmp.MaxIter(n),
+                               threads=1, execution=execution)
+        sw = DualStopwatch.last
+        assert sw is not None and r.nit == n, (r.status, r.message)
+        return sw.cpu / n, r.time / n
+    return measure
+
+
+def floor_two_pass(problem: Any) -> Callable[[], tuple[float, float]]:
+    """(CPU, wall) seconds of two streaming reads of the data (``numpy.vdot``)."""
+    A = np.asfortranarray(problem.train_data["A"]).reshape(-1, order="F")
+    return lambda: clocked(lambda: (np.vdot(A, A), np.vdot(A, A)), 1)
+
+
+def interleave(rounds: int, a: Callable[[], Any], b: Callable[[], Any]) -> tuple[list, list]:
+    ra, rb = [], []
+    for i in range(rounds):
+        if i % 2 == 0:
+            ra.append(a())
+            rb.append(b())
+        else:
+            rb.append(b())
+            ra.append(a())
+    return ra, rb
+
+
+def med(xs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(x[0] for x in xs), statistics.median(x[1] for x in xs)
+
+
+def us(t: float) -> str:
+    return f"{t * 1e6:10.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--backends", default="numpy,torch,tensorflow")
+    ap.add_argument("--steps", default="30,3000,3000",
+                    help="steps per measurement of gd-1M, sgd64-1M, sgd64-fizzbuzz")
+    args = ap.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if optcmp.backends.is_available(b)]
+    if "torch" in backends:
+        import torch
+
+        torch.set_num_threads(1)
+    if "tensorflow" in backends:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    optcmp.runner.Stopwatch = DualStopwatch  # type: ignore[misc]
+    with threadpool_limits(limits=1):
+        return _main(args, backends)
+
+
+def _main(args: argparse.Namespace, backends: list[str]) -> int:
+    lin = LinearRegression(n_samples=args.rows)
+    problems = {"gd-1M": lin, "sgd64-1M": lin, "sgd64-fizzbuzz": FizzBuzzMLP()}
+    steps = dict(zip(WORKLOADS, (int(s) for s in args.steps.split(","))))
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, optcmp {optcmp.__version__}; "
+          f"{os.cpu_count()} CPUs; threads=1; {args.rounds} rounds, median")
+    print(load() + " (before)")
+    table: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    floor = (float("nan"), float("nan"))
+    for b in backends:
+        for w in WORKLOADS:
+            p, n = problems[w], steps[w]
+            hand = HAND[b](w, p, n)
+            hs, auto = interleave(args.rounds, lambda hand=hand, n=n: clocked(hand, n),
+                                  optcmp_side(w, p, b, n, "auto"))
+            if (b, w) == ("numpy", "gd-1M"):  # the floor, interleaved with optcmp's GD too
+                fl, auto2 = interleave(args.rounds, floor_two_pass(lin),
+                                       optcmp_side(w, p, b, n, "auto"))
+                floor, auto = med(fl), auto + auto2
+            _, step = interleave(max(args.rounds // 2, 1), lambda: (0.0, 0.0),
+                                 optcmp_side(w, p, b, n, "step"))
+            table[(b, w)] = {"hand": med(hs), "auto": med(auto), "step": med(step)}
+            h, a, s = table[(b, w)]["hand"], table[(b, w)]["auto"], table[(b, w)]["step"]
+            print(f"  measured {b:10s} {w:15s} hand {us(h[0])} us CPU  auto {us(a[0])}  "
+                  f"step {us(s[0])}", flush=True)
+    print(load() + " (after)")
+    _print_table(table, floor)
+    return 0
+
+
+def _print_table(table: dict[tuple[str, str], dict[str, tuple[float, float]]],
+                 floor: tuple[float, float]) -> None:
+    print()
+    print("| backend | workload | hand us/step CPU (wall) | optcmp auto us/step CPU (wall) | "
+          "auto/hand CPU (wall) | optcmp step us/step CPU | step/hand CPU |")
+    print("|---|---|---|---|---|---|---|")
+    for (b, w), t in table.items():
+        h, a, s = t["hand"], t["auto"], t["step"]
+        print(f"| {b} | {w} | {h[0] * 1e6:.1f} ({h[1] * 1e6:.1f}) | {a[0] * 1e6:.1f} "
+              f"({a[1] * 1e6:.1f}) | {a[0] / h[0]:.2f}x ({a[1] / h[1]:.2f}x) | "
+              f"{s[0] * 1e6:.1f} | {s[0] / h[0]:.2f}x |")
+    print()
+    for w in ("sgd64-fizzbuzz", "sgd64-1M"):
+        if ("numpy", w) not in table:
+            continue
+        base = table[("numpy", w)]["auto"]
+        for b in ("torch", "tensorflow"):
+            if (b, w) in table:
+                a = table[(b, w)]["auto"]
+                print(f"{w}: optcmp {b} / optcmp numpy = {a[0] / base[0]:.2f}x CPU "
+                      f"({a[1] / base[1]:.2f}x wall)")
+    if ("numpy", "gd-1M") in table:
+        a = table[("numpy", "gd-1M")]["auto"]
+        print(f"gd-1M numpy: two-pass floor {floor[0] * 1e3:.2f} ms CPU ({floor[1] * 1e3:.2f} ms "
+              f"wall); optcmp / floor = {a[0] / floor[0]:.2f}x CPU ({a[1] / floor[1]:.2f}x wall)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""Issue 11: execution modes, warm-up of every batch shape, compile counting, data layout.
+
+No test here reads a clock: compilations are counted, trajectories compared, block sizes and
+recorded fields checked. Every run pins ``threads=1`` (float reduction order).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import HAS_TF, HAS_TORCH, lr_a
+
+import optcmp
+from optcmp.problems import FizzBuzzMLP, LinearRegression
+from optcmp.runner import BLOCK_FRACTION, CompileInTimedWarning, RunConfig
+from optcmp.stats import fairness_issues
+
+BACKENDS = ["numpy"] + (["torch"] if HAS_TORCH else []) + (["tensorflow"] if HAS_TF else [])
+needs_tf = pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
+
+
+@pytest.fixture(scope="module")
+def fizzbuzz():
+    p = FizzBuzzMLP()
+    assert p.n_samples == 900 and p.n_samples % 64 == 4  # 14 batches of 64 and one of 4
+    return p
+
+
+@pytest.fixture(scope="module")
+def linreg2000():
+    p = LinearRegression(n_samples=2000)
+    assert p.n_samples % 64 == 16  # 31 batches of 64 and one of 16
+    return p
+
+
+def _run(problem, spec, backend, execution, max_iter):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileInTimedWarning)
+        return optcmp.run_one(problem, spec, backend=backend, execution=execution, threads=1,
+                              max_iter=max_iter, max_time=None)
+
+
+@pytest.mark.parametrize("execution", ["step", "fused"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, execution):
+    """FizzBuzz (900 rows, batch 64) and 2,000-row linear regression: every batch shape,
+    the shorter last one included, is compiled in the warm-up; none inside the clock."""
+    cases = [(fizzbuzz, optcmp.sgd(0.05, batch_size=64), 40),  # 2+ epochs: short batch twice
+             (fizzbuzz, optcmp.sgd(0.05, batch_size=64, impl="reference"), 40),
+             (linreg2000, optcmp.sgd(1e-3, batch_size=64), 70),
+             (linreg2000, optcmp.gd("auto"), 30)]
+    for problem, spec, max_iter in cases:
+        r = _run(problem, spec, backend, execution, max_iter)
+        assert r.status in ("max_iter", "converged"), r.message
+        assert r.compiles_in_timed == 0, (spec, r.implementation)
+        assert r.execution == execution
+        assert r.compiled == {"numpy": "numpy", "torch": "eager", "tensorflow": "xla"}[backend]
+
+
+@needs_tf
+def test_the_counter_sees_a_shape_the_warm_up_missed(linreg2000, monkeypatch):
+    """Negative control: skip the warm-up of the short last batch and the count is 1."""
+    from optcmp.adapters.base import MinibatchMixin
+
+    monkeypatch.setattr(MinibatchMixin, "_warmup_steps", lambda self: [0])
+    with pytest.warns(CompileInTimedWarning, match="1 compilation"):
+        r = optcmp.run_one(linreg2000, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
+                           backend="tensorflow", execution="step", threads=1, max_iter=40,
+                           max_time=None)
+    assert r.compiles_in_timed == 1
+
+
+@needs_tf
+def test_tensorflow_counts_traces_and_xla_shapes():
+    import tensorflow as tf
+
+    be = optcmp.get_backend("tensorflow")
+    f = be.compile(lambda a: tf.reduce_sum(a * a), (np.zeros((8, 3)),), rows=(0,))
+    assert be.compilations() == 0
+    f(be.asarray(np.ones((8, 3))))
+    assert be.compilations() == 1  # the trace
+    f(be.asarray(np.ones((8, 3))))
+    assert be.compilations() == 1
+    f(be.asarray(np.ones((5, 3))))  # no retrace, but XLA compiles the new shape
+    assert be.compilations() == 2
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+def test_torch_reads_dynamo_graph_counter(monkeypatch):
+    from torch._dynamo.utils import counters
+
+    be = optcmp.get_backend("torch")
+    before = be.compilations()
+    monkeypatch.setitem(counters["stats"], "unique_graphs",
+                        counters["stats"].get("unique_graphs", 0) + 2)
+    assert be.compilations() == before + 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("spec", [optcmp.gd(0.01), optcmp.sgd(0.05, batch_size=64),
+                                  optcmp.sgd(0.05, batch_size=64, momentum=0.9,
+                                             impl="reference")], ids=["gd", "sgd", "sgd-ref"])
+def test_step_and_fused_runs_are_the_same_run(backend, spec):
+    """Same iterations, same target iteration, same iterate and trace (float64, 1e-10)."""
+    p = lr_a()  # GD: hundreds of steps, so blocks of 2+ steps; SGD: 1000 % 64 = 40
+    tol = 1e-8 if spec.name == "gd" else 1e-2
+    runs = {ex: optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1, tol=tol,
+                               max_iter=3000, max_time=None) for ex in ("step", "fused")}
+    a, b = runs["step"], runs["fused"]
+    assert (a.execution, b.execution) == ("step", "fused")
+    assert a.status == b.status == "converged"
+    assert spec.name != "gd" or a.nit > 300  # fused blocks of 2+ steps, a hit inside one
+    assert a.nit == b.nit and a.nit_to_target == b.nit_to_target and a.nfev == b.nfev
+    scale = np.max(np.abs(a.x))
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_array_equal(a.trace.iteration, b.trace.iteration)
+    np.testing.assert_allclose(b.trace.fun, a.trace.fun, rtol=1e-10)
+    assert np.all(np.diff(b.trace.time) >= 0) and b.time_to_target <= b.time
+
+
+def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(monkeypatch):
+    from optcmp.adapters.reference import ReferenceAdapter
+
+    sizes: list[tuple[int, int]] = []
+    real = ReferenceAdapter.run_block
+
+    def spy(self, n):
+        sizes.append((self._k, n))
+        return real(self, n)
+
+    monkeypatch.setattr(ReferenceAdapter, "run_block", spy)
+    r = optcmp.run_one(lr_a(), optcmp.gd(0.001), execution="fused", threads=1, max_iter=900,
+                       tol=1e-15, max_time=None)
+    assert r.nit == 900 and sum(n for _, n in sizes[1:]) == 900  # [0] is the warm-up
+    assert all(n <= max(1, BLOCK_FRACTION * k) for k, n in sizes[1:])
+    assert max(n for _, n in sizes) == 8  # grew geometrically, stopped by MaxIter exactly
+
+
+def test_a_callback_needs_every_iterate_so_full_batch_runs_step():
+    seen = []
+    with pytest.warns(UserWarning, match="callback needs every iterate"):
+        r = optcmp.run_one(lr_a(), optcmp.gd(0.1), execution="fused", max_iter=5,
+                           callback=lambda res: seen.append(res.nit))
+    assert r.execution == "step" and len(seen) == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=5, callback=lambda res: None)
+    assert auto.execution == "step"
+    sgd = optcmp.run_one(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
+                         callback=lambda res: seen.append(res.nit))
+    assert sgd.execution == "fused" and seen[-5:] == [8, 16, 24, 32, 40]
+
+
+def test_layout_is_chosen_per_backend_and_workload():
+    p = lr_a()
+    gd = optcmp.run_one(p, optcmp.gd(0.1), max_iter=3)
+    sgd = optcmp.run_one(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
+    assert (gd.layout, sgd.layout) == ("column-major", "row-major")
+    assert (gd.compiled, gd.execution, gd.compiles_in_timed) == ("numpy", "fused", 0)
+    be = optcmp.get_backend("numpy")
+    placed = be.place(p.train_data, be.best_layout(minibatch=False))
+    assert placed["A"].flags.f_contiguous and not placed["A"].flags.c_contiguous
+    with pytest.raises(ValueError, match="layout must be one of"):
+        be.place(p.train_data, "diagonal")
+
+
+def test_execution_is_checked():
+    with pytest.raises(ValueError, match="execution must be one of"):
+        RunConfig(execution="fast")
+    with pytest.raises(ValueError, match="execution must be one or more of"):
+        optcmp.compare(lr_a(), [optcmp.gd(0.1)], execution=["step", "turbo"], progress=False)
+    with pytest.raises(ValueError, match="execution must be 'step' or 'fused'"):
+        optcmp.check_equivalence(lr_a(), optcmp.gd(0.1), backends=("numpy",), steps=2,
+                                 execution="auto")
+
+
+def test_compare_runs_step_and_fused_side_by_side():
+    cmp = optcmp.compare(lr_a(), [optcmp.gd(0.1)], execution=["step", "fused"], threads=1,
+                         max_iter=50, progress=False)
+    assert [(r.label, r.execution) for r in cmp] == [("gd [step]", "step"),
+                                                      ("gd [fused]", "fused")]
+    assert cmp[0].nit == cmp[1].nit and np.allclose(cmp[0].x, cmp[1].x, rtol=1e-12)
+    from optcmp.store import run_key
+
+    keys = {run_key(lr_a(), optcmp.gd(0.1), backend="numpy", device=None, dtype="float64",
+                    seed=0, stopping=optcmp.MaxIter(5), execution=m) for m in ("auto", "step")}
+    assert len(keys) == 2
+
+
+def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
+    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=3)
+    back = optcmp.results.RunResult.from_dict(r.to_dict())
+    assert (back.compiled, back.layout, back.execution, back.compiles_in_timed) == \
+        ("numpy", "column-major", "fused", 0)
+    eager = optcmp.results.RunResult.from_dict({**r.to_dict(), "backend": "torch",
+                                                "compiled": "eager"})
+    xla = optcmp.results.RunResult.from_dict({**r.to_dict(), "backend": "tensorflow",
+                                              "compiled": "xla"})
+    issues = fairness_issues([eager, xla], timer_resolution=1e-9)
+    assert any("compiled and eager runs of the same optimizer" in i and "gd: eager, xla" in i
+               for i in issues)
+    assert not any("compiled and eager" in i
+                   for i in fairness_issues([r, xla], timer_resolution=1e-9))
+
+
+def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
+    from optcmp import cli
+    from optcmp.results import Comparison
+
+    out = tmp_path / "r.json"
+    rc = cli.main(["run", "--rows", "500", "--backends", "numpy", "--optimizers", "gd",
+                   "--execution", "step,fused", "--max-iter", "20", "--max-time", "5",
+                   "--threads", "1", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    comp = Comparison.load(out)
+    assert [(r.label, r.execution, r.compiled) for r in comp] == [
+        ("gd [step]", "step", "numpy"), ("gd [fused]", "fused", "numpy")]
+    assert comp[0].nit == comp[1].nit and comp.settings["execution"] == ["step", "fused"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
+    """float32 runs confirm a target in float64 on the iterate that met it: in a fused block
+    that iterate is recomputed by replaying the block (the run goes on when unconfirmed)."""
+    runs = [optcmp.run_one(lr_a(), optcmp.gd(0.01), backend=backend, dtype="float32",
+                           execution=ex, threads=1, tol=1e-5, max_iter=5000, max_time=None)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert b.execution == "fused" and a.status == b.status == "converged"
+    assert (a.nit, a.nit_to_target) == (b.nit, b.nit_to_target) and a.nit > 200
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_drop_last_epochs_fuse_without_the_short_batch(backend):
+    """FizzBuzzMLP(drop_last=True): 14 batches per epoch, the 4-row rest dropped, in both
+    modes: same iterate after three epochs, nothing compiled inside the clock."""
+    p = FizzBuzzMLP(drop_last=True)
+    runs = [_run(p, optcmp.sgd(0.05, batch_size=64, impl="reference"), backend, ex, 42)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert a.nit == b.nit == 42 and a.epochs == b.epochs == 3.0
+    assert a.compiles_in_timed == b.compiles_in_timed == 0
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-12)
