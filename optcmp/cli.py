@@ -433,7 +433,6 @@ def _build_suite(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.backends import available_backends
-    from optcmp.stopping import default_stopping
     from optcmp.store import Interrupted
 
     if args.tuned is not None and args.optimizers is not None:
@@ -473,20 +472,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     specs = _specs_with_sets(specs, args.sets, where)
     problem = _build_suite(args) if args.suite is not None else _build_problem(args)
     tol, target = _target(args, problem.problems[0] if args.suite is not None else problem)
-    early = not args.no_early_stop
-    stopping: Any
-    if target is not None:
-        stopping = default_stopping(max_iter=args.max_iter, max_time=args.max_time,
-                                    target=target, stall=early)
-    elif args.suite is not None:  # issue 13: each problem's own rule (make_stopping)
-        stopping = None
-    elif problem.optimum() is not None:  # the main job: a shorter projection window
-        stopping = default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
-                                    projection_window=MAIN_PROJECTION_WINDOW, stall=early,
-                                    projection=early)
-    else:
-        stopping = None if early else optcmp.make_stopping(
-            problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
+    stopping = _run_stopping(args, problem, tol, target)
     backends = args.backends if args.backends is not None else available_backends()
     try:
         comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
@@ -539,6 +525,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
 VERDICT_REPEATS = 5
 #: The verdict repeats the two fastest entries only when their two times add up to less.
 VERDICT_MAX_SECONDS = 2.0
+
+
+def _run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
+    """The stopping rule of ``optcmp run`` (None: each problem's own, from compare)."""
+    import optcmp
+    from optcmp.stopping import default_stopping
+
+    early = not args.no_early_stop
+    if target is not None:
+        return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
+                                target=target, stall=early)
+    if args.suite is not None:  # issue 13: each problem's own rule (make_stopping)
+        return None
+    if problem.optimum() is not None:  # the main job: a shorter projection window
+        return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
+                                projection_window=MAIN_PROJECTION_WINDOW, stall=early,
+                                projection=early)
+    return None if early else optcmp.make_stopping(
+        problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
 
 
 def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:

@@ -91,9 +91,9 @@ def compare(
         Device for the framework backends (``"cuda"``, ``"cuda:N"``, ``"gpu"``; default the
         CPU), checked before any run: an absent GPU is one error naming the available devices.
         numpy always runs on the CPU (a warning says so).
-    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads
-        As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields). With an
-        executor the callback runs on the worker.
+    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed
+        As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields; ``seed`` is
+        repetition 0's). With an executor the callback runs on the worker.
     repeats : int, default 1
         Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
         initial point (for problems whose initial point is random, e.g. ``init="normal"``) and
@@ -101,7 +101,6 @@ def compare(
         ``redraw_data=True``. Within a repetition every optimizer and backend gets the same
         data, initial point and minibatch order. Timing noise differs between repetitions too,
         so repetitions of a deterministic full-batch run measure the timing spread.
-    seed : int, default 0
     progress : bool, default True
         Progress bar on stderr (tqdm).
     strict : bool, default False
@@ -118,8 +117,7 @@ def compare(
         are read back instead of run again, so re-running an interrupted sweep resumes it.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
-        process, one run at a time, so timings do not contend. Runs that shared their host
-        with other runs are flagged (``shared_host``) and a warning is emitted.
+        process, one at a time; concurrent runs are flagged ``shared_host`` with a warning.
     order : {"interleaved", "blocks"}, default "interleaved"
         Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
     execution : str or sequence of str, default "auto"
@@ -158,13 +156,12 @@ def compare(
                      eval_every=eval_every, threads=threads, execution=modes[0])
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
-        check_executor(executor, problem)
+        check_executor(executor, problem)  # a problem that cannot ship fails before any run
     missing = _missing_backends(names, strict)
     if not is_cpu_device(device):
         _preflight_device(names, missing, device, dtype, executor)
-    sweep = _Sweep(problem, redraw_data, repeats, order=order)
-    sweep.plan(specs, names, missing, base, modes)
-    return sweep.execute(store, executor, progress)
+    return _Sweep(problem, redraw_data, repeats, order=order).plan(
+        specs, names, missing, base, modes).execute(store, executor, progress)
 
 
 def _check_sweep(specs: list[OptimizerSpec], names: list[str], repeats: Any, threads: Any,

@@ -131,8 +131,10 @@ def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(mon
         return real(self, n)
 
     monkeypatch.setattr(ReferenceAdapter, "run_block", spy)
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.001), execution="fused", threads=1, max_iter=900,
-                       tol=1e-15, max_time=None)
+    p = lr_a()
+    rule = optcmp.make_stopping(p, tol=1e-15, max_iter=900, max_time=None, stall=False,
+                                projection=False)  # the whole budget: no early stop
+    r = optcmp.run_one(p, optcmp.gd(0.001), execution="fused", threads=1, stopping=rule)
     assert r.nit == 900 and sum(n for _, n in sizes[1:]) == 900  # [0] is the warm-up
     assert all(n <= max(1, BLOCK_FRACTION * k) for k, n in sizes[1:])
     assert max(n for _, n in sizes) == 8  # grew geometrically, stopped by MaxIter exactly

@@ -503,7 +503,7 @@ def test_item2_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp
     assert "written, marked partial, to" in stderr and str(out) in stderr, stderr
     comp = Comparison.load(out)
     assert [(r.label, r.repeat) for r in comp.runs] == [("gd", 0), ("lbfgs", 0), ("sgd", 0)]
-    assert all(r.status in ("max_iter", "converged", "stalled") for r in comp.runs)
+    assert all(r.status in ("max_iter", "converged", "stalled", "projected") for r in comp.runs)
     assert comp.settings["partial"].endswith("3 of 6 runs finished")
     assert "PARTIAL" in report.read_text(encoding="utf-8")
     for label in ("gd", "lbfgs", "sgd"):
