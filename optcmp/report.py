@@ -113,9 +113,10 @@ def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
 def verdict(comp: Comparison, rows: Sequence[dict[str, Any]]) -> list[str]:
     """The first lines of the report: what the comparison found, in words.
 
-    A placeholder for the verdict of the trustworthy-time work (issue 12), which replaces it:
-    it names the solver with the smallest median time-to-target, how many solvers reached the
-    target in every repetition, and which never did.
+    On one problem, :meth:`optcmp.results.Comparison.verdict` (who reaches the target first,
+    by what factor with its 95% interval, in CPU time too, and how sure); on a suite, the
+    fastest solver per problem. Then how many solvers reached the target in every repetition,
+    and which never did.
 
     Parameters
     ----------
@@ -130,13 +131,16 @@ def verdict(comp: Comparison, rows: Sequence[dict[str, Any]]) -> list[str]:
     """
     if not rows:
         return ["No runs."]
+    probs = list(dict.fromkeys(r["problem"] for r in rows))
     out = []
-    for prob in dict.fromkeys(r["problem"] for r in rows):
+    if len(probs) == 1:
+        line = comp.verdict().removeprefix("verdict: ")
+        out.append(line[:1].upper() + line[1:] + ".")
+    for prob in probs:
         prow = [r for r in rows if r["problem"] == prob]
         fin = [r for r in prow if math.isfinite(r["median_time"])]
-        where = f" on {prob}" if len(rows) != len(prow) or len(set(r["problem"] for r in rows)) > 1 \
-            else ""
-        if fin:
+        where = f" on {prob}" if len(probs) > 1 else ""
+        if fin and len(probs) > 1:
             best = min(fin, key=lambda r: r["median_time"])
             out.append(f"Fastest to the target{where}: {best['optimizer']} on {best['backend']} "
                        f"({best['dtype']}), median time-to-target "
@@ -144,7 +148,7 @@ def verdict(comp: Comparison, rows: Sequence[dict[str, Any]]) -> list[str]:
                        f"run(s), {stats._fmt_n(best['median_nit'])} iterations.")
         every = [r for r in prow if r["successes"] == r["runs"] and r["runs"]]
         never = [r for r in prow if r["successes"] == 0]
-        out.append(f"{len(every)} of {len(prow)} solvers reached the target in every run"
+        out.append(f"{len(every)} of {len(prow)} solvers reached the target{where} in every run"
                    + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
                       if never else "."))
     return out

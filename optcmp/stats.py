@@ -661,6 +661,11 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     return rows
 
 
+#: What the plain-text summary shows for a median (time, iterations) of runs that mostly missed
+#: the target (a censored, infinite median).
+NOT_REACHED = "not reached"
+
+
 def _fmt_t(t: float | None, *, sep: str = "", micro: str = "u", inf: str = "inf") -> str:
     """Seconds as ``1.23ms``; ``sep``/``micro``/``inf`` let the HTML report use entities."""
     if t is None or math.isnan(t):
@@ -730,17 +735,19 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
         lines.append([
             r["problem"], r["optimizer"],
             r["backend"] + ("" if r["device"] == "cpu" else f"/{r['device']}"), r["dtype"],
-            f"{r['successes']}/{r['runs']}", _fmt_t(r["median_time"]),
+            f"{r['successes']}/{r['runs']}", _fmt_t(r["median_time"], inf=NOT_REACHED),
             f"[{_fmt_t(r['ci_low'])}, {_fmt_t(r['ci_high'])}]",
-            _fmt_n(r["median_nit"]), _fmt_n(r["median_nfev"]), _fmt_n(r["median_njev"]),
-            _fmt_t(r["art"]), _fmt_t(r.get("median_cpu_time", math.nan)),
+            *(_fmt_n(r[k], inf=NOT_REACHED) for k in ("median_nit", "median_nfev",
+                                                      "median_njev")),
+            _fmt_t(r["art"], inf=NOT_REACHED),
+            _fmt_t(r.get("median_cpu_time", math.nan), inf=NOT_REACHED),
             f"{r.get('contended', 0)}/{r['runs']}",
         ])
     out = fixed_width(lines, left=4)
     method = ci_methods(rows)
     out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
-               "missed the target are censored (inf), so a median is 'inf' when half or more "
-               "missed it; aRT = total time spent / successes (COCO); cpu-to-target: median "
+               "missed the target are censored (inf), so a median is 'not reached' when half or "
+               "more missed it (a CI bound of 'inf' is unbounded); aRT = total time spent / successes (COCO); cpu-to-target: median "
                "process CPU time to the target (load-independent); contended: runs whose wall "
                "time exceeded their CPU time by more than 20% (other work took the CPU)")
     return "\n".join(out)

@@ -189,7 +189,10 @@ def test_first_screen_answers_the_question_before_the_details():
 
     rows = __import__("optcmp.stats", fromlist=["x"]).summarize(comp.runs, warn=False)
     lines = verdict(comp, rows)
-    assert lines[0].startswith("Fastest to the target: ") and lines[0] in _text(page)
+    # the comparison's verdict (Comparison.verdict): winner, factor, interval, how sure
+    assert lines[0].startswith("B on numpy reaches the target first (2.000s), 1.5x faster than "
+                               "A on numpy (3.000s); 95% interval of the factor ")
+    assert lines[0] in _text(page) and "not sure: the interval includes 1" in lines[0]
 
 
 def test_report_colour_key_matches_the_plots():
