@@ -23,7 +23,9 @@ EXAMPLES = ROOT / "examples"
 EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "quick_start.py": (r"^fastest to target: \w+ in \d+\.\d+ s \(\d+ iterations", ()),
     "repetitions_and_report.py": (
-        r"^pairwise: lbfgs reaches the target sooner than diag_newton .*large effect\)\n"
+        # which one is sooner is a timing verdict (the load can turn it): only its form is
+        # checked; the report line (15 runs) is deterministic
+        r"^pairwise: .*(lbfgs|diag_newton).*(lbfgs|diag_newton).*p=[\d.e-]+.*\n"
         r"wrote the HTML report: .*report\.html \(15 runs, \d+ kB\)", ("matplotlib",)),
     "bring_your_own_csv.py": (
         r"^coefficients found by \w+: rooms=1[12]\.\d+, area_m2=0\.[78]\d+, age=-0\.[23]\d+",
