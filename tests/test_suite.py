@@ -118,3 +118,27 @@ def test_cli_suite_refuses_single_problem_options(capsys):
     assert "drop --rows" in capsys.readouterr().err
     assert cli.main(["run", "--suite", "cutest"]) == 2
     assert "unknown suite 'cutest'; valid: mgh" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_suite_keeps_the_runs_of_the_finished_problems():
+    # QA: Ctrl-C on the 3rd problem used to keep only that problem's finished runs (the first
+    # two problems' 4 runs were lost, from the exception and from optcmp run --out)
+    suite = Suite("three", [optcmp.problems.MGHProblem(k) for k in (1, 5, 14)])
+    started = []
+
+    def cb(r):
+        if r.nit == 0:
+            started.append(1)
+            if len(started) == 6:  # the 2nd run of the 3rd problem
+                raise KeyboardInterrupt
+
+    with pytest.raises(optcmp.store.Interrupted) as info:
+        optcmp.compare(suite, ["lbfgs", optcmp.gd(learning_rate=1e-4)], backends="numpy",
+                       max_iter=20, progress=False, callback=cb)
+    exc = info.value
+    assert [r.problem for r in exc.comparison] == ["mgh01_rosenbrock"] * 2 + ["mgh05_beale"] * 2 \
+        + ["mgh14_wood"]
+    assert (exc.done, exc.total) == (5, 6)
+    assert "problem 3 of 3 of suite 'three': 5 of 6 runs finished" in str(exc)
+    assert exc.comparison.settings["suite"]["problems"] == ["mgh01_rosenbrock", "mgh05_beale",
+                                                           "mgh14_wood"]
