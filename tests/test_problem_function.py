@@ -203,3 +203,18 @@ def test_no_numpy_path_uses_another_frameworks_gradient():
     assert "numpy" not in res.backends and "grad=" in res.skipped["numpy"]
     with pytest.raises(ValueError, match="grad="):
         get_backend("numpy").value_and_grad(p)
+
+
+def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_once():
+    # QA: optimum=30 with f(x0) = 24.2 used to give status "converged" after 0 iterations
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=30.0, name="rosenbrock")
+    comp = optcmp.compare(p, [optcmp.gd(learning_rate=1e-4)], backends="numpy", max_iter=5,
+                          progress=False, threads=1)
+    (r,) = comp.runs
+    assert r.status == "failed" and r.nit == 0 and r.time_to_target is None
+    assert "f* = 30 (given by the user) is above the objective at the initial point, " \
+           "f(x0) = 24.2" in r.message
+    # the start exactly at a given optimum is a true minimum: met at once, as before
+    at_min = from_function(rosen, [1.0, 1.0], grad=rosen_grad, optimum=0.0)
+    assert optcmp.run_one(at_min, optcmp.gd(learning_rate=1e-4), max_iter=5,
+                          threads=1).status == "converged"
