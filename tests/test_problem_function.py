@@ -218,3 +218,16 @@ def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_
     at_min = from_function(rosen, [1.0, 1.0], grad=rosen_grad, optimum=0.0)
     assert optcmp.run_one(at_min, optcmp.gd(learning_rate=1e-4), max_iter=5,
                           threads=1).status == "converged"
+
+
+@pytest.mark.parametrize("backend", ["numpy"] + FRAMEWORKS)
+def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
+    # QA: numpy said "only 0-dimensional arrays can be converted to Python scalars", torch
+    # "grad can be implicitly created only for scalar outputs"
+    p = from_function(lambda ops, x, data: x * x, np.ones(3), grad=lambda x, data: 2 * x,
+                      optimum=0.0, name="squares")
+    (r,) = optcmp.compare(p, [optcmp.gd(learning_rate=0.1)], backends=backend, max_iter=3,
+                          threads=1, progress=False).runs
+    assert r.status == "failed"
+    assert "objective of problem 'squares' must return a scalar (the loss), got an array of " \
+           "shape (3,)" in r.message

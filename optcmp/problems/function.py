@@ -162,7 +162,7 @@ class FunctionProblem(Problem):
         return self._layout.unflatten(x, ops) if self.named else x
 
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        return self._fn(ops, self._params(ops, x), batch)
+        return _scalar(self._fn(ops, self._params(ops, x), batch), self.name)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         """Value and gradient in numpy: the user's ``grad``, else a framework's autodiff.
@@ -187,7 +187,7 @@ class FunctionProblem(Problem):
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)
-        fun = float(self._fn(numpy_ops(), self._params(None, x), batch))
+        fun = float(_scalar(self._fn(numpy_ops(), self._params(None, x), batch), self.name))
         g = self._grad(self._params(None, x), batch)
         if self.named:
             flat = self._layout.flatten(g)
@@ -212,7 +212,7 @@ class FunctionProblem(Problem):
 
     def fun64(self, x: np.ndarray) -> float:
         xf = np.asarray(x, dtype=np.float64)
-        return float(self._fn(numpy_ops(), self._params(None, xf), self._data))
+        return float(_scalar(self._fn(numpy_ops(), self._params(None, xf), self._data), self.name))
 
     def unsupported_backend(self, backend: str) -> str | None:
         if backend == "numpy" and self._grad is None:
@@ -247,6 +247,20 @@ class FunctionProblem(Problem):
                 "n_params": self.n_params, "n_samples": self.n_samples,
                 "analytic_grad": self._grad is not None,
                 "data_fingerprint": h.hexdigest()[:16]}
+
+
+def _scalar(out: Any, name: str) -> Any:
+    """``out`` if the objective returned a scalar; else a ValueError naming its shape (QA)."""
+    shape = getattr(out, "shape", None)
+    try:
+        dims = () if shape is None else tuple(shape)
+    except (TypeError, ValueError):  # a TensorFlow shape of unknown rank: left to TensorFlow
+        return out
+    if dims:
+        raise ValueError(f"the objective of problem {name!r} must return a scalar (the loss), "
+                         f"got an array of shape {dims}; reduce it, e.g. with ops.sum(...) or "
+                         "ops.mean(...)")
+    return out
 
 
 def _given_optimum(optimum: Any, n: int) -> Optimum | None:
