@@ -231,3 +231,19 @@ def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
     assert r.status == "failed"
     assert "objective of problem 'squares' must return a scalar (the loss), got an array of " \
            "shape (3,)" in r.message
+
+
+@pytest.mark.parametrize("x0, match", [
+    # QA: an empty named array gave a problem with n_params = 0; the others raised numpy's
+    # "could not convert string to float" / "float() argument must be ..." without naming x0,
+    # and a complex x0 lost its imaginary part with a ComplexWarning only
+    ({"w": np.ones(0), "b": 0.0}, r"x0\['w'\] is an empty array"),
+    ({"w": {"nested": 1.0}}, r"x0\['w'\] must be real numbers .* got dict"),
+    ({"w": "abc"}, r"x0\['w'\] must be real numbers .* got str 'abc'"),
+    ("abc", r"x0 must be real numbers .* got str 'abc'"),
+    ([1.0, [2.0, 3.0]], r"x0 must be real numbers .* got list"),
+    (np.ones(2) * (1 + 1j), r"x0 must be real numbers .* got ndarray"),
+])
+def test_bad_x0_is_named(x0, match):
+    with pytest.raises(ValueError, match=match):
+        from_function(rosen, x0)

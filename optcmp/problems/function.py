@@ -87,17 +87,33 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
     return out
 
 
+def _param_array(what: str, value: Any) -> np.ndarray:
+    """``value`` as a float64 array; a ValueError naming ``what`` when it is not numbers (QA)."""
+    try:
+        if np.iscomplexobj(np.asarray(value)):
+            raise TypeError("complex")
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be real numbers (an array or a float), got "
+                         f"{type(value).__name__} {value!r:.80}") from None
+    return a
+
+
 def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
     """The layout and the flat float64 start of ``x0`` (a vector or a dict of named arrays)."""
     if isinstance(x0, Mapping):
         if not x0:
             raise ValueError("x0 is an empty dict; give at least one named parameter array")
-        arrays = {str(k): np.asarray(v, dtype=np.float64) for k, v in x0.items()}
+        arrays = {str(k): _param_array(f"x0[{k!r}]", v) for k, v in x0.items()}
+        empty = [k for k, a in arrays.items() if a.size == 0]
+        if empty:  # QA: {"w": np.ones(0)} gave a problem with n_params = 0
+            raise ValueError(f"x0[{empty[0]!r}] is an empty array; every named parameter needs "
+                             "at least one entry")
         layout = ParamLayout(tuple(arrays), tuple(a.shape for a in arrays.values()))
         flat = layout.flatten(arrays)
         named = True
     else:
-        flat = np.asarray(x0, dtype=np.float64)
+        flat = _param_array("x0", x0)
         if flat.ndim != 1 or flat.size == 0:
             raise ValueError(f"x0 must be a non-empty 1-D vector or a dict of named arrays, got "
                              f"shape {flat.shape}")
