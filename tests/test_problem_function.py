@@ -247,3 +247,17 @@ def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
 def test_bad_x0_is_named(x0, match):
     with pytest.raises(ValueError, match=match):
         from_function(rosen, x0)
+
+
+def test_an_estimate_that_did_not_converge_warns(monkeypatch):
+    # QA: an unbounded objective (sum(x)) gave f* = -3.3e14 after the solve ran out of
+    # evaluations, silently taken as the optimum; here a 3-iteration cap stands in for that
+    import optcmp.problems.function as fn
+
+    monkeypatch.setitem(fn.ESTIMATE_OPTIONS, "maxiter", 3)
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum="estimate", name="rosen3")
+    with pytest.warns(UserWarning, match=r"reference solve for the optimum of problem 'rosen3' "
+                                         r"did not converge .* after 3 iterations\): f\* is "
+                                         "unreliable"):
+        opt = p.optimum()
+    assert opt.kind == "estimated" and opt.fun > 1.0  # far from the true minimum 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -339,6 +340,13 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     opts = ", ".join(f"{k}={v:g}" for k, v in ESTIMATE_OPTIONS.items())
     method = (f"scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
               f"|g|_inf={gnorm:.1e}, {str(res.message)}")
+    if not res.success or not math.isfinite(float(res.fun)):  # QA: was silently taken as f*
+        warnings.warn(f"the reference solve for the optimum of problem "
+                      f"{getattr(problem, 'name', '?')!r} did not converge ({str(res.message)}; "
+                      f"f = {float(res.fun):.6g}, |g|_inf = {gnorm:.1e} after {int(res.nit)} "
+                      "iterations): f* is unreliable (is the objective bounded below?), and so "
+                      "is every suboptimality against it; pass a known optimum=f* or a "
+                      "default_target=LossTarget(...) instead", UserWarning, stacklevel=3)
     return Optimum(fun=float(res.fun), x=np.asarray(res.x, dtype=np.float64), method=method,
                    time=elapsed, kind="estimated")
 
