@@ -325,8 +325,12 @@ def check_problem(problem: Any) -> None:
         ``problem`` is something else; the message names its type.
     """
     if not isinstance(problem, Problem):
+        several = (isinstance(problem, (list, tuple)) and bool(problem)
+                   and all(isinstance(p, Problem) for p in problem))
+        hint = ("; for several problems pass a suite, optcmp.suites.Suite('name', problems) "
+                "(compare accepts it in place of a problem)" if several else "")
         raise TypeError("problem must be an optcmp Problem (e.g. "
-                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}")
+                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}{hint}")
 
 
 def type_name(v: Any) -> str:

@@ -142,3 +142,14 @@ def test_ctrl_c_in_a_suite_keeps_the_runs_of_the_finished_problems():
     assert "problem 3 of 3 of suite 'three': 5 of 6 runs finished" in str(exc)
     assert exc.comparison.settings["suite"]["problems"] == ["mgh01_rosenbrock", "mgh05_beale",
                                                            "mgh14_wood"]
+
+
+def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it():
+    # QA: compare([p1, p2]) said only "got list"; repr of a suite's comparison said "on ?"
+    probs = [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)]
+    with pytest.raises(TypeError, match=r"got list; for several problems pass a suite, "
+                                        r"optcmp.suites.Suite\('name', problems\)"):
+        optcmp.compare(probs, ["lbfgs"], backends="numpy", progress=False)
+    comp = optcmp.compare(Suite("two", probs), ["lbfgs"], backends="numpy", max_iter=5,
+                          progress=False)
+    assert repr(comp) == "Comparison(2 runs on suite 'two', 2 problems)"
