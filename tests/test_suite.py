@@ -153,3 +153,21 @@ def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it(
     comp = optcmp.compare(Suite("two", probs), ["lbfgs"], backends="numpy", max_iter=5,
                           progress=False)
     assert repr(comp) == "Comparison(2 runs on suite 'two', 2 problems)"
+
+
+def test_no_early_stop_applies_to_a_suite_run():
+    # QA: optcmp run --suite mgh --no-early-stop still stopped runs early as "projected"
+    from optcmp.stopping import RateProjection, Stalled
+
+    def rule(*extra):
+        args = cli.build_parser().parse_args(["run", "--suite", "mgh", "--max-iter", "300",
+                                              *extra])
+        suite = cli._build_suite(args)
+        return cli._run_stopping(args, suite, 1e-6, None)
+
+    assert rule() is None  # each problem's own default rule, early stops included
+    off = rule("--no-early-stop")
+    kinds = [type(r) for r in off.rules()]
+    assert Stalled not in kinds and RateProjection not in kinds
+    assert "RelativeSuboptimality(tol=1e-06)" in off.describe() and "MaxIter(n=300)" in \
+        off.describe()
