@@ -233,8 +233,21 @@ def _compare_suite(suite: Any, optimizers: Optimizers, store: Any, kwargs: dict[
 
 
 def _suite_comparison(suite: Any, comps: list[Comparison]) -> Comparison:
-    """The comparisons of the suite's first ``len(comps)`` problems, as one."""
+    """The comparisons of the suite's first ``len(comps)`` problems, as one.
+
+    With a store, each problem's settings differ only by their store file: the shared settings
+    stay (QA: they used to be replaced by ``{"merged": [...]}``, losing the stopping rule and
+    the count of runs read back), and ``settings["store"]`` sums the per-problem counts.
+    """
     comp = Comparison.concat(comps)
+    stores: list[dict[str, Any]] = [c.settings.get("store") or {} for c in comps]
+    rest = [{k: v for k, v in c.settings.items() if k != "store"} for c in comps]
+    if "merged" in comp.settings and all(stores) and all(r == rest[0] for r in rest):
+        comp.settings = dict(rest[0])
+        comp.settings["store"] = {
+            "paths": [st.get("path") for st in stores],
+            **{k: sum(st.get(k, 0) for st in stores)
+               for k in ("reused", "executed", "write_seconds")}}
     comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
     comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
     return comp

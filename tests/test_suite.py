@@ -171,3 +171,19 @@ def test_no_early_stop_applies_to_a_suite_run():
     assert Stalled not in kinds and RateProjection not in kinds
     assert "RelativeSuboptimality(tol=1e-06)" in off.describe() and "MaxIter(n=300)" in \
         off.describe()
+
+
+def test_a_suite_with_a_store_keeps_its_settings_and_counts_the_runs_read_back(tmp_path):
+    # QA: with store=, the suite comparison's settings became {"merged": [...]}: no stopping
+    # rule (target_tol() None) and no "store" counts, so optcmp run did not say what it reused
+    suite = Suite("two", [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)])
+    kw = dict(backends="numpy", max_iter=50, progress=False, store=tmp_path / "s.jsonl")
+    first = optcmp.compare(suite, ["lbfgs", "adam"], **kw)
+    again = optcmp.compare(suite, ["lbfgs", "adam"], **kw)
+    for comp, (reused, executed) in ((first, (0, 4)), (again, (4, 0))):
+        assert "merged" not in comp.settings and comp.target_tol() == 1e-6
+        st = comp.settings["store"]
+        assert (st["reused"], st["executed"]) == (reused, executed)
+        assert [p.rsplit("/", 1)[-1] for p in st["paths"]] == ["s-mgh01_rosenbrock.jsonl",
+                                                               "s-mgh05_beale.jsonl"]
+    assert [(r.fun, r.nit) for r in again] == [(r.fun, r.nit) for r in first]
