@@ -261,3 +261,26 @@ def test_an_estimate_that_did_not_converge_warns(monkeypatch):
                                          "unreliable"):
         opt = p.optimum()
     assert opt.kind == "estimated" and opt.fun > 1.0  # far from the true minimum 0
+
+
+def test_integer_data_are_values_on_every_backend():
+    # QA: integer data failed on torch ("addmv input tensors must have the same dtype") and
+    # TensorFlow, and promoted numpy float32 runs to float64
+    X = np.array([[1, 2], [3, 4], [5, 7], [2, 0]])
+    y = np.array([1, 0, 2, 1])
+
+    def loss(ops, w, d):
+        r = ops.matmul(d["X"], w) - d["y"]
+        return ops.mean(r * r)
+
+    p = from_function(loss, np.zeros(2), {"X": X, "y": y}, optimum=0.0,
+                      grad=lambda w, d: 2 * d["X"].T @ (d["X"] @ w - d["y"]) / 4)
+    assert p.train_data["X"].dtype == np.float64 and p.fun64(np.zeros(2)) == 1.5
+    funs = {}
+    for b in ["numpy"] + FRAMEWORKS:
+        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), backend=b, max_iter=3, threads=1,
+                           stopping=optcmp.make_stopping(p, max_iter=3, stall=False,
+                                                         projection=False))
+        assert r.status == "max_iter", r.message
+        funs[b] = r.fun
+    assert all(f == pytest.approx(funs["numpy"], rel=1e-12) for f in funs.values())

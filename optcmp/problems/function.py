@@ -78,7 +78,10 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
         if not (np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)) \
                 or np.iscomplexobj(a):
             raise ValueError(f"data[{k!r}] must be real numeric, got dtype {a.dtype}")
-        if np.issubdtype(a.dtype, np.floating):
+        if np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer):
+            # QA: integer data failed on torch/TensorFlow ("addmv input tensors must have the
+            # same dtype") and promoted numpy float32 runs to float64; the ops have no indexing
+            # op, so integers are values: float64 here, the run's dtype on every backend
             a = np.array(a, dtype=np.float64, order="C")  # (keeps a 0-d array 0-d)
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"data[{k!r}] contains {int((~np.isfinite(a)).sum())} NaN or "
@@ -371,7 +374,8 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     data : dict of str to array_like, optional
         Training arrays, each indexed by sample along axis 0 (the same number of rows);
         ``None`` for a data-free problem (e.g. Rosenbrock), which full-batch optimizers run on
-        and stochastic ones skip.
+        and stochastic ones skip. Integer arrays are values: they become float64 (and the
+        run's dtype on each backend); boolean arrays stay boolean (masks for ``ops.where``).
     grad : callable, optional
         ``grad(x, data) -> array`` (or dict of arrays for named parameters): the analytic
         gradient in numpy, used by the numpy backend. Without it the numpy backend is
