@@ -913,7 +913,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = " ".join(str(message).split())
         if text not in seen:  # each warning text once, on one line
             seen.add(text)
-            print(f"optcmp: warning: {text}", file=sys.stderr)
+            from tqdm import tqdm  # a core dependency: clears and redraws a progress bar (QA:
+            # a warning during a run used to be glued to the end of the bar's line)
+            tqdm.write(f"optcmp: warning: {text}", file=sys.stderr)
 
     with warnings.catch_warnings(), _sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show

@@ -519,3 +519,13 @@ def test_tune_table_dashes_match_the_headers() -> None:
     # one dash run per named column, as wide as the column: none for the '<- best' marker
     assert [len(d) for d in dashes.split()] == [
         len("optimizer"), len("learning_rate=0.01"), len(names[2]), len(names[3])]
+
+
+def test_a_warning_during_the_progress_bar_starts_its_own_line(capsys):
+    # QA: "lbfgs on numpy:   0%|          | 0/1 [00:00<?, ?run/s]optcmp: warning: tol=1e-20 ..."
+    assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers", "lbfgs",
+                     "--tol", "1e-20", "--threads", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "optcmp: warning: tol=1e-20 asks for" in err
+    assert re.search(r"(^|\n)optcmp: warning: tol=1e-20", err.replace("\r", "\n"))
+    assert not re.search(r"run/s\]optcmp: warning", err)
