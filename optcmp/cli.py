@@ -508,7 +508,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(suite_profile_table(comp.runs))
     else:
         print()
-        print(_verdict(problem, comp, args))
+        try:
+            print(_verdict(problem, comp, args))
+        except KeyboardInterrupt:  # QA: during the verdict's repetitions the table is complete
+            _write_outputs(args, comp)  # and used to be lost from --out/--report
+            raise
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",

@@ -529,3 +529,19 @@ def test_a_warning_during_the_progress_bar_starts_its_own_line(capsys):
     assert "optcmp: warning: tol=1e-20 asks for" in err
     assert re.search(r"(^|\n)optcmp: warning: tol=1e-20", err.replace("\r", "\n"))
     assert not re.search(r"run/s\]optcmp: warning", err)
+
+
+def test_ctrl_c_during_the_verdict_repetitions_still_writes_the_finished_table(tmp_path,
+                                                                               monkeypatch):
+    # QA: every run of the table had finished, but Ctrl-C while the two fastest entries were
+    # repeated for the verdict exited 130 without writing --out / --report
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_verdict", interrupted)
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers",
+                     "lbfgs,gd", "--threads", "1", "--no-progress", "--out", str(out)]) == 130
+    saved = Comparison.load(out)
+    assert sorted(r.optimizer for r in saved.runs) == ["gd", "lbfgs"]
+    assert not saved.settings.get("partial")
