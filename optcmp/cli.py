@@ -508,7 +508,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(suite_profile_table(comp.runs))
     else:
         print()
-        print(_verdict(problem, comp, args))
+        try:
+            print(_verdict(problem, comp, args))
+        except KeyboardInterrupt:  # QA: during the verdict's repetitions the table is complete
+            _write_outputs(args, comp)  # and used to be lost from --out/--report
+            raise
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -537,13 +541,26 @@ def _run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: An
         return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
                                 target=target, stall=early)
     if args.suite is not None:  # issue 13: each problem's own rule (make_stopping)
-        return None
+        return None if early else _suite_without_early_stops(args, problem, tol)
     if problem.optimum() is not None:  # the main job: a shorter projection window
         return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
                                 projection_window=MAIN_PROJECTION_WINDOW, stall=early,
                                 projection=early)
     return None if early else optcmp.make_stopping(
         problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
+
+
+def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
+    """``--suite`` with ``--no-early-stop``: one rule without stall/projection checks (QA: the
+    flag used to be ignored, and runs still stopped early as ``projected``)."""
+    from optcmp.stopping import default_stopping
+
+    missing = [p.name for p in suite.problems if p.optimum() is None]
+    if missing:
+        raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
+                       f"{missing[0]} has none")
+    return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time, stall=False,
+                            projection=False)
 
 
 def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:
@@ -900,7 +917,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = " ".join(str(message).split())
         if text not in seen:  # each warning text once, on one line
             seen.add(text)
-            print(f"optcmp: warning: {text}", file=sys.stderr)
+            from tqdm import tqdm  # a core dependency: clears and redraws a progress bar (QA:
+            # a warning during a run used to be glued to the end of the bar's line)
+            tqdm.write(f"optcmp: warning: {text}", file=sys.stderr)
 
     with warnings.catch_warnings(), _sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show

@@ -367,6 +367,10 @@ class Comparison:
         return self.runs[i]
 
     def __repr__(self) -> str:
+        suite = self.settings.get("suite")
+        if isinstance(suite, dict) and "name" in suite:  # QA: a suite's comparison said "on ?"
+            return (f"Comparison({len(self.runs)} runs on suite {suite['name']!r}, "
+                    f"{len(suite.get('problems', []))} problems)")
         return f"Comparison({len(self.runs)} runs on {self.problem.get('problem', '?')})"
 
     def select(self, **criteria: Any) -> list[RunResult]:

@@ -325,8 +325,12 @@ def check_problem(problem: Any) -> None:
         ``problem`` is something else; the message names its type.
     """
     if not isinstance(problem, Problem):
+        several = (isinstance(problem, (list, tuple)) and bool(problem)
+                   and all(isinstance(p, Problem) for p in problem))
+        hint = ("; for several problems pass a suite, optcmp.suites.Suite('name', problems) "
+                "(compare accepts it in place of a problem)" if several else "")
         raise TypeError("problem must be an optcmp Problem (e.g. "
-                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}")
+                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}{hint}")
 
 
 def type_name(v: Any) -> str:
@@ -725,12 +729,34 @@ class _Run:
         with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
             self._prepare()  # a missing backend or absent device raises from run()
             self.threads = current_threads(self.config.backend)
+            bad_fstar = self._optimum_above_start()  # QA: a given f* above f(x0)
             if self.unsupported is not None:
                 status, message = "skipped", self.unsupported
+            elif bad_fstar is not None:
+                status, message = "failed", bad_fstar
             else:
                 status, message = self._guarded()
         self.load[1] = load_average()
         return self._result(status, message)
+
+    def _optimum_above_start(self) -> str | None:
+        """Why ``f*`` cannot be this problem's minimum: it is above ``f(x0)`` (QA).
+
+        A suboptimality target against such an ``f*`` is met at the start (a run would be
+        ``converged`` after 0 iterations), so the run fails with this reason instead.
+        """
+        if self.fstar is None or not math.isfinite(self.f0) or not any(
+                r.needs_optimum for r in self.rule.rules()):
+            return None
+        slack = 1e-12 * max(abs(self.fstar), abs(self.f0))  # rounding of f* and of f(x0)
+        if self.f0 >= self.fstar - slack:
+            return None
+        opt = self.problem.optimum()
+        how = f" ({opt.method})" if opt is not None and opt.method else ""
+        return (f"the optimum f* = {self.fstar:.10g}{how} is above the objective at the initial "
+                f"point, f(x0) = {self.f0:.10g}, so it is not the problem's minimum and every "
+                "suboptimality target would be met at the start; give the minimum value as the "
+                "optimum (e.g. from_function(..., optimum='estimate'))")
 
     def _guarded(self) -> tuple[str, str]:
         """Setup and steps; an optimizer's crash or refusal becomes the run's status."""

@@ -653,12 +653,24 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
             "art_njev": average_runtime(used, "njev") if used else math.nan,
             "statuses": ", ".join(f"{k}:{v}" for k, v in statuses.items()),
             # issue 12: load-independent CPU figure and contended runs
-            "median_cpu_time": censored_median([
-                math.inf if r.cpu_time_to_target is None else r.cpu_time_to_target
-                for r in used]),
+            "median_cpu_time": _median_cpu_time(used),
             "contended": sum(1 for r in used if getattr(r, "contended", False)),
         })
     return rows
+
+
+def _median_cpu_time(runs: Sequence[RunResult]) -> float:
+    """Censored median CPU time to target; NaN (unknown) when a run that reached the target has
+    none recorded (results saved before CPU time was measured), never ``inf`` (QA)."""
+    vals = []
+    for r in runs:
+        if math.isinf(to_target(r, "time")):
+            vals.append(math.inf)
+        elif r.cpu_time_to_target is None:
+            return math.nan
+        else:
+            vals.append(float(r.cpu_time_to_target))
+    return censored_median(vals) if vals else math.nan
 
 
 #: What the plain-text summary shows for a median (time, iterations) of runs that mostly missed

@@ -217,17 +217,62 @@ def _compare_suite(suite: Any, optimizers: Optimizers, store: Any, kwargs: dict[
     each problem's optimum record; with a ``store``, each problem gets its own store file,
     ``<store stem>-<problem name><ext>``.
     """
-    comps = []
+    from optcmp.store import Interrupted
+
+    comps: list[Comparison] = []
     for p in suite.problems:
         where = None
         if store is not None:
             stem, ext = os.path.splitext(os.fspath(store))
             where = f"{stem}-{p.name}{ext or '.jsonl'}"
-        comps.append(one(p, optimizers, store=where, **kwargs))
+        try:
+            comps.append(one(p, optimizers, store=where, **kwargs))
+        except Interrupted as exc:  # QA: keep the finished problems' runs, not only this one's
+            raise _suite_interrupted(suite, comps, exc, store) from None
+    return _suite_comparison(suite, comps)
+
+
+def _suite_comparison(suite: Any, comps: list[Comparison]) -> Comparison:
+    """The comparisons of the suite's first ``len(comps)`` problems, as one.
+
+    With a store, each problem's settings differ only by their store file: the shared settings
+    stay (QA: they used to be replaced by ``{"merged": [...]}``, losing the stopping rule and
+    the count of runs read back), and ``settings["store"]`` sums the per-problem counts.
+    """
     comp = Comparison.concat(comps)
+    stores: list[dict[str, Any]] = [c.settings.get("store") or {} for c in comps]
+    rest = [{k: v for k, v in c.settings.items() if k != "store"} for c in comps]
+    if "merged" in comp.settings and all(stores) and all(r == rest[0] for r in rest):
+        comp.settings = dict(rest[0])
+        comp.settings["store"] = {
+            "paths": [st.get("path") for st in stores],
+            **{k: sum(st.get(k, 0) for st in stores)
+               for k in ("reused", "executed", "write_seconds")}}
     comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
     comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
     return comp
+
+
+def _suite_interrupted(suite: Any, comps: list[Comparison], exc: Any, store: Any) -> Any:
+    """The Ctrl-C of a suite: the finished problems' runs and the interrupted one's, together."""
+    from optcmp.store import Interrupted
+
+    parts = comps + ([exc.comparison] if len(exc.comparison) else [])
+    if not parts:
+        return exc
+    done = sum(len(c) for c in comps) + exc.done
+    total = sum(len(c) for c in comps) + exc.total * (len(suite.problems) - len(comps))
+    if store is None:
+        how = ("kept in this exception's .comparison); the run(s) in progress were discarded. "
+               "Pass store='runs.jsonl' (optcmp run --store runs.jsonl) to keep finished runs "
+               "on disk and resume later.")
+    else:
+        how = (f"kept in the store files of {os.fspath(store)!r}, one per problem); the run(s) in "
+               "progress were discarded. To resume, run the same command again with the same "
+               "store: finished runs are read back, only the others run.")
+    msg = (f"interrupted on problem {len(comps) + 1} of {len(suite.problems)} of suite "
+           f"{suite.name!r}: {done} of {total} runs finished ({how}")
+    return Interrupted(msg, _suite_comparison(suite, parts), exc.store, done, total)
 
 
 def _specs(optimizers: Any) -> list[OptimizerSpec]:

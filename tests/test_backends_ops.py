@@ -323,3 +323,24 @@ def test_minibatch_steps_compute_no_gradient_norm(backend) -> None:
     assert g2 is None and float(g1) > 0
     assert float(f1) == float(f2)
     np.testing.assert_array_equal(be.to_numpy(x1), be.to_numpy(x2))
+
+
+@needs_tf
+def test_tensorflow_retracing_warning_about_optcmp_functions_is_dropped_others_pass():
+    # QA: "5 out of the last 5 calls to <function TensorFlowBackend.value_and_grad.<locals>...>
+    # triggered tf.function retracing ... define your @tf.function outside of the loop"
+    # appeared in the main job's output: each run traces its own function on purpose
+    import logging
+
+    get_backend("tensorflow")
+    (flt,) = [f for f in logging.getLogger("tensorflow").filters
+              if type(f).__name__ == "_OwnRetracingFilter"]
+
+    def record(msg):
+        return logging.LogRecord("tensorflow", logging.WARNING, __file__, 1, msg, None, None)
+
+    ours = ("5 out of the last 5 calls to <function TensorFlowBackend.compile_block.<locals>."
+            "block at 0x7f> triggered tf.function retracing. Tracing is expensive")
+    theirs = "5 out of the last 5 calls to <function f at 0x7f> triggered tf.function retracing."
+    assert not flt.filter(record(ours)) and flt.filter(record(theirs))
+    assert flt.filter(record("TensorFlowBackend. something else"))

@@ -519,3 +519,29 @@ def test_tune_table_dashes_match_the_headers() -> None:
     # one dash run per named column, as wide as the column: none for the '<- best' marker
     assert [len(d) for d in dashes.split()] == [
         len("optimizer"), len("learning_rate=0.01"), len(names[2]), len(names[3])]
+
+
+def test_a_warning_during_the_progress_bar_starts_its_own_line(capsys):
+    # QA: "lbfgs on numpy:   0%|          | 0/1 [00:00<?, ?run/s]optcmp: warning: tol=1e-20 ..."
+    assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers", "lbfgs",
+                     "--tol", "1e-20", "--threads", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "optcmp: warning: tol=1e-20 asks for" in err
+    assert re.search(r"(^|\n)optcmp: warning: tol=1e-20", err.replace("\r", "\n"))
+    assert not re.search(r"run/s\]optcmp: warning", err)
+
+
+def test_ctrl_c_during_the_verdict_repetitions_still_writes_the_finished_table(tmp_path,
+                                                                               monkeypatch):
+    # QA: every run of the table had finished, but Ctrl-C while the two fastest entries were
+    # repeated for the verdict exited 130 without writing --out / --report
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_verdict", interrupted)
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers",
+                     "lbfgs,gd", "--threads", "1", "--no-progress", "--out", str(out)]) == 130
+    saved = Comparison.load(out)
+    assert sorted(r.optimizer for r in saved.runs) == ["gd", "lbfgs"]
+    assert not saved.settings.get("partial")

@@ -255,6 +255,20 @@ def test_schedule_canonical_strings_and_errors():
         optcmp.adam(schedule="step(step_size=0, gamma=0.1)")
 
 
+@pytest.mark.parametrize("schedule, match", [
+    # QA: these said "could not convert string to float: ''" (no parameter named), or cut
+    # a milestone of 30.5 down to 30 silently
+    ("exponential(gamma=)", r"gamma must be a finite float >= 0, got ''"),
+    ("step(step_size=x, gamma=0.1)", r"step_size must be a positive integer, got 'x'"),
+    ("multistep(milestones=30;60, gamma=0.1)", r"milestones must be increasing positive "
+                                               r"integers separated by commas"),
+    ("multistep(milestones=[30.5, 60], gamma=0.1)", "milestones must be increasing positive"),
+])
+def test_schedule_parameter_errors_name_the_parameter(schedule, match):
+    with pytest.raises(ValueError, match=match):
+        optcmp.adam(schedule=schedule)
+
+
 def test_per_epoch_schedule_is_converted_and_recorded():
     p = lr_a()
     spec = optcmp.momentum(0.05, schedule="step(step_size=10, gamma=0.5, unit='epoch')")

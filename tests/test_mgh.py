@@ -112,6 +112,17 @@ def test_bad_sizes_are_named(kwargs, match):
         MGHProblem(**kwargs)
 
 
+def test_m_follows_a_given_n_where_it_must_be_at_least_n():
+    # QA: MGHProblem("chebyquad", n=10) failed with "m must be >= n, got n=10, m=8"
+    cheb = MGHProblem("chebyquad", n=10)
+    assert (cheb.n, cheb.m) == (10, 10) and cheb.optimum().fun == 6.50395e-3
+    assert MGHProblem("chebyquad", n=7).m == 7 and MGHProblem("chebyquad").m == 8
+    assert MGHProblem("linear_full_rank", n=30).m == 30
+    lin = MGHProblem("linear_full_rank", n=5)
+    assert lin.m == 20 and lin.optimum().fun == pytest.approx(20 - 5)  # f* = m - n
+    assert MGHProblem("linear_full_rank", n=30, m=40).m == 40
+
+
 def _points(p):
     x0 = p.init_params()
     rng = np.random.default_rng(p.info.number)

@@ -203,3 +203,84 @@ def test_no_numpy_path_uses_another_frameworks_gradient():
     assert "numpy" not in res.backends and "grad=" in res.skipped["numpy"]
     with pytest.raises(ValueError, match="grad="):
         get_backend("numpy").value_and_grad(p)
+
+
+def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_once():
+    # QA: optimum=30 with f(x0) = 24.2 used to give status "converged" after 0 iterations
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=30.0, name="rosenbrock")
+    comp = optcmp.compare(p, [optcmp.gd(learning_rate=1e-4)], backends="numpy", max_iter=5,
+                          progress=False, threads=1)
+    (r,) = comp.runs
+    assert r.status == "failed" and r.nit == 0 and r.time_to_target is None
+    assert "f* = 30 (given by the user) is above the objective at the initial point, " \
+           "f(x0) = 24.2" in r.message
+    # the start exactly at a given optimum is a true minimum: met at once, as before
+    at_min = from_function(rosen, [1.0, 1.0], grad=rosen_grad, optimum=0.0)
+    assert optcmp.run_one(at_min, optcmp.gd(learning_rate=1e-4), max_iter=5,
+                          threads=1).status == "converged"
+
+
+@pytest.mark.parametrize("backend", ["numpy"] + FRAMEWORKS)
+def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
+    # QA: numpy said "only 0-dimensional arrays can be converted to Python scalars", torch
+    # "grad can be implicitly created only for scalar outputs"
+    p = from_function(lambda ops, x, data: x * x, np.ones(3), grad=lambda x, data: 2 * x,
+                      optimum=0.0, name="squares")
+    (r,) = optcmp.compare(p, [optcmp.gd(learning_rate=0.1)], backends=backend, max_iter=3,
+                          threads=1, progress=False).runs
+    assert r.status == "failed"
+    assert "objective of problem 'squares' must return a scalar (the loss), got an array of " \
+           "shape (3,)" in r.message
+
+
+@pytest.mark.parametrize("x0, match", [
+    # QA: an empty named array gave a problem with n_params = 0; the others raised numpy's
+    # "could not convert string to float" / "float() argument must be ..." without naming x0,
+    # and a complex x0 lost its imaginary part with a ComplexWarning only
+    ({"w": np.ones(0), "b": 0.0}, r"x0\['w'\] is an empty array"),
+    ({"w": {"nested": 1.0}}, r"x0\['w'\] must be real numbers .* got dict"),
+    ({"w": "abc"}, r"x0\['w'\] must be real numbers .* got str 'abc'"),
+    ("abc", r"x0 must be real numbers .* got str 'abc'"),
+    ([1.0, [2.0, 3.0]], r"x0 must be real numbers .* got list"),
+    (np.ones(2) * (1 + 1j), r"x0 must be real numbers .* got ndarray"),
+])
+def test_bad_x0_is_named(x0, match):
+    with pytest.raises(ValueError, match=match):
+        from_function(rosen, x0)
+
+
+def test_an_estimate_that_did_not_converge_warns(monkeypatch):
+    # QA: an unbounded objective (sum(x)) gave f* = -3.3e14 after the solve ran out of
+    # evaluations, silently taken as the optimum; here a 3-iteration cap stands in for that
+    import optcmp.problems.function as fn
+
+    monkeypatch.setitem(fn.ESTIMATE_OPTIONS, "maxiter", 3)
+    p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum="estimate", name="rosen3")
+    with pytest.warns(UserWarning, match=r"reference solve for the optimum of problem 'rosen3' "
+                                         r"did not converge .* after 3 iterations\): f\* is "
+                                         "unreliable"):
+        opt = p.optimum()
+    assert opt.kind == "estimated" and opt.fun > 1.0  # far from the true minimum 0
+
+
+def test_integer_data_are_values_on_every_backend():
+    # QA: integer data failed on torch ("addmv input tensors must have the same dtype") and
+    # TensorFlow, and promoted numpy float32 runs to float64
+    X = np.array([[1, 2], [3, 4], [5, 7], [2, 0]])
+    y = np.array([1, 0, 2, 1])
+
+    def loss(ops, w, d):
+        r = ops.matmul(d["X"], w) - d["y"]
+        return ops.mean(r * r)
+
+    p = from_function(loss, np.zeros(2), {"X": X, "y": y}, optimum=0.0,
+                      grad=lambda w, d: 2 * d["X"].T @ (d["X"] @ w - d["y"]) / 4)
+    assert p.train_data["X"].dtype == np.float64 and p.fun64(np.zeros(2)) == 1.5
+    funs = {}
+    for b in ["numpy"] + FRAMEWORKS:
+        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), backend=b, max_iter=3, threads=1,
+                           stopping=optcmp.make_stopping(p, max_iter=3, stall=False,
+                                                         projection=False))
+        assert r.status == "max_iter", r.message
+        funs[b] = r.fun
+    assert all(f == pytest.approx(funs["numpy"], rel=1e-12) for f in funs.values())

@@ -142,3 +142,20 @@ def test_user_data_cannot_be_redrawn():
     with pytest.raises(NotImplementedError, match="your own data"):
         p.with_seed(1)
     assert LogisticRegression(n_samples=10).with_seed(4).spec()["seed"] == 4
+
+
+def test_one_class_only_is_refused_where_the_loss_has_no_minimizer(tmp_path):
+    # QA: all labels 1 used to be accepted; the reference solve then "found" f* = 7.8e-14
+    # (the intercept running off to infinity) and runs "converged" to it
+    X = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(ValueError, match=r"only label 1 \(6 rows\): with an unpenalized intercept"):
+        LogisticRegression.from_arrays(X, np.ones(6))
+    with pytest.raises(ValueError, match="only label 0 .*l2=0"):
+        LogisticRegression.from_arrays(X, np.zeros(6), fit_intercept=False, l2=0.0)
+    path = tmp_path / "one.csv"
+    path.write_text("a,b,label\n1,2,1\n3,4,1\n")
+    with pytest.raises(ValueError, match="only label 1"):
+        LogisticRegression.from_csv(path, target="label")
+    # penalized coefficients and no intercept: a unique minimizer exists, accepted
+    p = LogisticRegression.from_arrays(X, np.ones(6), fit_intercept=False, l2=1e-2)
+    assert p.n_samples == 6

@@ -402,3 +402,18 @@ def test_concat_pools_problems_for_profiles():
     assert len(prof.problems) == 4 and prof.at(1.0) == pytest.approx({"A": 3 / 4, "B": 1 / 4})
     with pytest.raises(ValueError):
         Comparison.concat([])
+
+
+def test_summary_cpu_median_is_unknown_not_inf_for_runs_saved_without_cpu_time():
+    # QA: a comparison saved before CPU time was measured showed cpu-to-target "inf" (never
+    # reached) next to a median time-to-target of converged runs
+    import dataclasses
+
+    runs = [make_run("a", 0.1, repeat=0), make_run("a", 0.3, repeat=1),
+            make_run("b", None, repeat=0), make_run("b", None, repeat=1)]
+    (a, b) = stats.summary(Comparison(runs), as_frame=False)
+    assert a["median_time"] == pytest.approx(0.2)
+    assert math.isnan(a["median_cpu_time"]) and b["median_cpu_time"] == math.inf
+    timed = [dataclasses.replace(r, cpu_time_to_target=t) for r, t in zip(runs[:2], (0.1, 0.2))]
+    (a2,) = stats.summary(Comparison(timed), as_frame=False)
+    assert a2["median_cpu_time"] == pytest.approx(0.15)

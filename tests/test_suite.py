@@ -118,3 +118,72 @@ def test_cli_suite_refuses_single_problem_options(capsys):
     assert "drop --rows" in capsys.readouterr().err
     assert cli.main(["run", "--suite", "cutest"]) == 2
     assert "unknown suite 'cutest'; valid: mgh" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_suite_keeps_the_runs_of_the_finished_problems():
+    # QA: Ctrl-C on the 3rd problem used to keep only that problem's finished runs (the first
+    # two problems' 4 runs were lost, from the exception and from optcmp run --out)
+    suite = Suite("three", [optcmp.problems.MGHProblem(k) for k in (1, 5, 14)])
+    started = []
+
+    def cb(r):
+        if r.nit == 0:
+            started.append(1)
+            if len(started) == 6:  # the 2nd run of the 3rd problem
+                raise KeyboardInterrupt
+
+    with pytest.raises(optcmp.store.Interrupted) as info:
+        optcmp.compare(suite, ["lbfgs", optcmp.gd(learning_rate=1e-4)], backends="numpy",
+                       max_iter=20, progress=False, callback=cb)
+    exc = info.value
+    assert [r.problem for r in exc.comparison] == ["mgh01_rosenbrock"] * 2 + ["mgh05_beale"] * 2 \
+        + ["mgh14_wood"]
+    assert (exc.done, exc.total) == (5, 6)
+    assert "problem 3 of 3 of suite 'three': 5 of 6 runs finished" in str(exc)
+    assert exc.comparison.settings["suite"]["problems"] == ["mgh01_rosenbrock", "mgh05_beale",
+                                                           "mgh14_wood"]
+
+
+def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it():
+    # QA: compare([p1, p2]) said only "got list"; repr of a suite's comparison said "on ?"
+    probs = [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)]
+    with pytest.raises(TypeError, match=r"got list; for several problems pass a suite, "
+                                        r"optcmp.suites.Suite\('name', problems\)"):
+        optcmp.compare(probs, ["lbfgs"], backends="numpy", progress=False)
+    comp = optcmp.compare(Suite("two", probs), ["lbfgs"], backends="numpy", max_iter=5,
+                          progress=False)
+    assert repr(comp) == "Comparison(2 runs on suite 'two', 2 problems)"
+
+
+def test_no_early_stop_applies_to_a_suite_run():
+    # QA: optcmp run --suite mgh --no-early-stop still stopped runs early as "projected"
+    from optcmp.stopping import RateProjection, Stalled
+
+    def rule(*extra):
+        args = cli.build_parser().parse_args(["run", "--suite", "mgh", "--max-iter", "300",
+                                              *extra])
+        suite = cli._build_suite(args)
+        return cli._run_stopping(args, suite, 1e-6, None)
+
+    assert rule() is None  # each problem's own default rule, early stops included
+    off = rule("--no-early-stop")
+    kinds = [type(r) for r in off.rules()]
+    assert Stalled not in kinds and RateProjection not in kinds
+    assert "RelativeSuboptimality(tol=1e-06)" in off.describe() and "MaxIter(n=300)" in \
+        off.describe()
+
+
+def test_a_suite_with_a_store_keeps_its_settings_and_counts_the_runs_read_back(tmp_path):
+    # QA: with store=, the suite comparison's settings became {"merged": [...]}: no stopping
+    # rule (target_tol() None) and no "store" counts, so optcmp run did not say what it reused
+    suite = Suite("two", [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)])
+    kw = dict(backends="numpy", max_iter=50, progress=False, store=tmp_path / "s.jsonl")
+    first = optcmp.compare(suite, ["lbfgs", "adam"], **kw)
+    again = optcmp.compare(suite, ["lbfgs", "adam"], **kw)
+    for comp, (reused, executed) in ((first, (0, 4)), (again, (4, 0))):
+        assert "merged" not in comp.settings and comp.target_tol() == 1e-6
+        st = comp.settings["store"]
+        assert (st["reused"], st["executed"]) == (reused, executed)
+        assert [p.rsplit("/", 1)[-1] for p in st["paths"]] == ["s-mgh01_rosenbrock.jsonl",
+                                                               "s-mgh05_beale.jsonl"]
+    assert [(r.fun, r.nit) for r in again] == [(r.fun, r.nit) for r in first]

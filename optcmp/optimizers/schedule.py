@@ -183,8 +183,14 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
     text = text.strip()
     if kind.startswith("ints"):
         inner = text.strip("[]() ")
-        vals = tuple(int(float(t)) for t in inner.split(",") if t.strip())
-        if not vals or any(v < 1 for v in vals) or list(vals) != sorted(vals):
+        try:
+            floats = [float(t) for t in inner.split(",") if t.strip()]
+        except ValueError:  # QA: name the parameter, not only the unparsable text
+            raise ValueError(f"{name} must be increasing positive integers separated by commas "
+                             f"(e.g. [30, 60]), got {text!r}") from None
+        vals = tuple(int(v) for v in floats if math.isfinite(v))
+        if not vals or len(vals) != len(floats) or any(v < 1 for v in vals) \
+                or list(vals) != sorted(vals) or any(v != int(v) for v in floats):
             raise ValueError(f"{name} must be increasing positive integers, got {text!r}")
         return vals
     if kind.startswith("unit"):
@@ -192,7 +198,11 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
         if u not in ("step", "epoch"):
             raise ValueError(f"unit must be 'step' or 'epoch', got {text!r}")
         return u
-    v = float(text)
+    try:
+        v = float(text)
+    except ValueError:  # QA: "could not convert string to float: ''" named no parameter
+        what = "a positive integer" if kind.startswith("int") else "a finite float >= 0"
+        raise ValueError(f"{name} must be {what}, got {text!r}") from None
     if kind.startswith("int"):
         if v != int(v) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {text!r}")

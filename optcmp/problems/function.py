@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -77,7 +78,10 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
         if not (np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)) \
                 or np.iscomplexobj(a):
             raise ValueError(f"data[{k!r}] must be real numeric, got dtype {a.dtype}")
-        if np.issubdtype(a.dtype, np.floating):
+        if np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer):
+            # QA: integer data failed on torch/TensorFlow ("addmv input tensors must have the
+            # same dtype") and promoted numpy float32 runs to float64; the ops have no indexing
+            # op, so integers are values: float64 here, the run's dtype on every backend
             a = np.array(a, dtype=np.float64, order="C")  # (keeps a 0-d array 0-d)
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"data[{k!r}] contains {int((~np.isfinite(a)).sum())} NaN or "
@@ -87,17 +91,33 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
     return out
 
 
+def _param_array(what: str, value: Any) -> np.ndarray:
+    """``value`` as a float64 array; a ValueError naming ``what`` when it is not numbers (QA)."""
+    try:
+        if np.iscomplexobj(np.asarray(value)):
+            raise TypeError("complex")
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be real numbers (an array or a float), got "
+                         f"{type(value).__name__} {value!r:.80}") from None
+    return a
+
+
 def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
     """The layout and the flat float64 start of ``x0`` (a vector or a dict of named arrays)."""
     if isinstance(x0, Mapping):
         if not x0:
             raise ValueError("x0 is an empty dict; give at least one named parameter array")
-        arrays = {str(k): np.asarray(v, dtype=np.float64) for k, v in x0.items()}
+        arrays = {str(k): _param_array(f"x0[{k!r}]", v) for k, v in x0.items()}
+        empty = [k for k, a in arrays.items() if a.size == 0]
+        if empty:  # QA: {"w": np.ones(0)} gave a problem with n_params = 0
+            raise ValueError(f"x0[{empty[0]!r}] is an empty array; every named parameter needs "
+                             "at least one entry")
         layout = ParamLayout(tuple(arrays), tuple(a.shape for a in arrays.values()))
         flat = layout.flatten(arrays)
         named = True
     else:
-        flat = np.asarray(x0, dtype=np.float64)
+        flat = _param_array("x0", x0)
         if flat.ndim != 1 or flat.size == 0:
             raise ValueError(f"x0 must be a non-empty 1-D vector or a dict of named arrays, got "
                              f"shape {flat.shape}")
@@ -162,7 +182,7 @@ class FunctionProblem(Problem):
         return self._layout.unflatten(x, ops) if self.named else x
 
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        return self._fn(ops, self._params(ops, x), batch)
+        return _scalar(self._fn(ops, self._params(ops, x), batch), self.name)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         """Value and gradient in numpy: the user's ``grad``, else a framework's autodiff.
@@ -187,7 +207,7 @@ class FunctionProblem(Problem):
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)
-        fun = float(self._fn(numpy_ops(), self._params(None, x), batch))
+        fun = float(_scalar(self._fn(numpy_ops(), self._params(None, x), batch), self.name))
         g = self._grad(self._params(None, x), batch)
         if self.named:
             flat = self._layout.flatten(g)
@@ -212,7 +232,7 @@ class FunctionProblem(Problem):
 
     def fun64(self, x: np.ndarray) -> float:
         xf = np.asarray(x, dtype=np.float64)
-        return float(self._fn(numpy_ops(), self._params(None, xf), self._data))
+        return float(_scalar(self._fn(numpy_ops(), self._params(None, xf), self._data), self.name))
 
     def unsupported_backend(self, backend: str) -> str | None:
         if backend == "numpy" and self._grad is None:
@@ -247,6 +267,20 @@ class FunctionProblem(Problem):
                 "n_params": self.n_params, "n_samples": self.n_samples,
                 "analytic_grad": self._grad is not None,
                 "data_fingerprint": h.hexdigest()[:16]}
+
+
+def _scalar(out: Any, name: str) -> Any:
+    """``out`` if the objective returned a scalar; else a ValueError naming its shape (QA)."""
+    shape = getattr(out, "shape", None)
+    try:
+        dims = () if shape is None else tuple(shape)
+    except (TypeError, ValueError):  # a TensorFlow shape of unknown rank: left to TensorFlow
+        return out
+    if dims:
+        raise ValueError(f"the objective of problem {name!r} must return a scalar (the loss), "
+                         f"got an array of shape {dims}; reduce it, e.g. with ops.sum(...) or "
+                         "ops.mean(...)")
+    return out
 
 
 def _given_optimum(optimum: Any, n: int) -> Optimum | None:
@@ -309,6 +343,13 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     opts = ", ".join(f"{k}={v:g}" for k, v in ESTIMATE_OPTIONS.items())
     method = (f"scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
               f"|g|_inf={gnorm:.1e}, {str(res.message)}")
+    if not res.success or not math.isfinite(float(res.fun)):  # QA: was silently taken as f*
+        warnings.warn(f"the reference solve for the optimum of problem "
+                      f"{getattr(problem, 'name', '?')!r} did not converge ({str(res.message)}; "
+                      f"f = {float(res.fun):.6g}, |g|_inf = {gnorm:.1e} after {int(res.nit)} "
+                      "iterations): f* is unreliable (is the objective bounded below?), and so "
+                      "is every suboptimality against it; pass a known optimum=f* or a "
+                      "default_target=LossTarget(...) instead", UserWarning, stacklevel=3)
     return Optimum(fun=float(res.fun), x=np.asarray(res.x, dtype=np.float64), method=method,
                    time=elapsed, kind="estimated")
 
@@ -333,7 +374,8 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     data : dict of str to array_like, optional
         Training arrays, each indexed by sample along axis 0 (the same number of rows);
         ``None`` for a data-free problem (e.g. Rosenbrock), which full-batch optimizers run on
-        and stochastic ones skip.
+        and stochastic ones skip. Integer arrays are values: they become float64 (and the
+        run's dtype on each backend); boolean arrays stay boolean (masks for ``ops.where``).
     grad : callable, optional
         ``grad(x, data) -> array`` (or dict of arrays for named parameters): the analytic
         gradient in numpy, used by the numpy backend. Without it the numpy backend is

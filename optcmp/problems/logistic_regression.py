@@ -59,6 +59,18 @@ def _labels(y: Any) -> np.ndarray:
     return yf
 
 
+def _check_two_classes(y: np.ndarray, fit_intercept: bool, l2: float) -> None:
+    """Refuse one class where the loss has no minimizer (QA): an unpenalized parameter runs off."""
+    classes = np.unique(y)
+    if classes.size == 1 and (fit_intercept or not (isinstance(l2, (int, float)) and l2 > 0)):
+        which = "an unpenalized intercept" if fit_intercept else "l2=0"
+        raise ValueError(
+            f"y holds only label {int(classes[0])} ({y.size} rows): with {which} the log-loss "
+            "has no minimizer (its infimum 0 is approached as the parameters run off to "
+            "infinity), so f* and every suboptimality would be meaningless; a classifier needs "
+            "both classes")
+
+
 class LogisticRegression(Problem):
     r"""Binary logistic regression with L2 regularization: mean log-loss over samples.
 
@@ -169,7 +181,7 @@ class LogisticRegression(Problem):
         ------
         ValueError
             Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values,
-            labels other than 0/1.
+            labels other than 0/1, one class only (with an intercept or ``l2=0``: no minimizer).
         """
         self = cls.__new__(cls)
         self.name = name
@@ -183,6 +195,7 @@ class LogisticRegression(Problem):
         ya = _labels(y)
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
+        _check_two_classes(ya, fit_intercept, l2)
         self.true_coef = None
         self._spec = {"problem": "logistic_regression", "source": "arrays", "name": name,
                       "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),

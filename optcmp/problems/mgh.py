@@ -586,6 +586,9 @@ class MGHProblem(Problem):
         choice, one the paper lists a minimum for where it lists any).
     m : int, optional
         Number of residuals, where the paper lets it vary (e.g. Gulf, Box 3-D, Biggs EXP6).
+        With ``n`` given and ``m`` not, problems whose ``m`` must be at least ``n`` follow
+        ``n``: Chebyquad ``m = n`` (the paper's sizes), the linear functions
+        ``m = max(20, n)``.
 
     Raises
     ------
@@ -647,6 +650,9 @@ class MGHProblem(Problem):
         if m is not None and m != info.m and not info.variable_m:
             raise ValueError(f"MGH problem {info.number} ({info.title}) has m = {info.m} only, "
                              f"got m={m}")
+        if m is None and n is not None and info.variable_m and info.variable_n:
+            # QA: m follows a given n (Chebyquad n=10 used to fail on the default m = 8)
+            return n_, (n_ if info.m == info.n else max(info.m, n_))
         return n_, (info.m if m is None else int(m))
 
     @property
