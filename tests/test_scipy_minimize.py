@@ -91,3 +91,15 @@ def test_spec_with_options_and_schedule_survives_json():
                  optcmp.adam(schedule="cosine(total_steps=10, min_factor=0.1)", clip_norm=1.0)):
         back = OptimizerSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
         assert back == spec and hash(back) == hash(spec)
+
+
+def test_options_are_checked_against_the_methods_own_documentation():
+    """A misspelt option or a string for a number is refused when the spec is built (QA)."""
+    assert dict(optcmp.scipy_minimize("BFGS", options={"gtol": 1e-3}).hyperparameters[
+        "options"]) == {"gtol": 1e-3}
+    with pytest.raises(ValueError, match=r"gtol='abc': scipy's BFGS takes float, not a string"):
+        optcmp.scipy_minimize("BFGS", options={"gtol": "abc"})
+    with pytest.raises(ValueError, match=r"'gtoll' is not an option of scipy's BFGS \(it takes: "
+                                          r"c1, c2, .*gtol"):
+        optcmp.scipy_minimize("BFGS", options={"gtoll": 1e-3})
+    optcmp.scipy_minimize("trust-krylov", options={"gtol": 1e-8, "inexact": False})

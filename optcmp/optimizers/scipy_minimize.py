@@ -100,6 +100,38 @@ def _check_options(v: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(out))
 
 
+def _method_options(method: str) -> dict[str, str]:
+    """Option name -> documented type of a ``scipy.optimize.minimize`` method (scipy's own docs)."""
+    import re
+
+    from optcmp._scipy import optimize
+
+    text = optimize().show_options("minimize", method, disp=False)
+    body = text.split("Options\n-------\n", 1)[-1]
+    out = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) : (.*)$", body, re.M)}
+    if method == "trust-krylov":  # documents only `inexact`; takes the trust-region options too
+        out = {**_method_options("trust-ncg"), **out}
+    return out
+
+
+def _check_spec(h: dict[str, Any]) -> None:
+    """Every option is one the method documents, with a value of its documented kind."""
+    opts = dict(h.get("options") or ())
+    if not opts:
+        return
+    known = _method_options(h["method"])
+    for k, x in opts.items():
+        if k not in known:
+            raise ValueError(f"options: {k!r} is not an option of scipy's {h['method']} "
+                             f"(it takes: {', '.join(sorted(known))})")
+        kind = known[k]
+        if isinstance(x, str) and not any(w in kind for w in ("str", "callable", "{")):
+            raise ValueError(f"options: {k}={x!r}: scipy's {h['method']} takes {kind}, not a "
+                             "string")
+        if isinstance(x, bool) and "bool" not in kind and "int" not in kind:
+            raise ValueError(f"options: {k}={x!r}: scipy's {h['method']} takes {kind}")
+
+
 def _plan(h: Mapping[str, Any]) -> dict[str, Any]:
     deriv, it, ev, _ = METHODS[h["method"]]
     return {"method": h["method"], "derivatives": deriv, "max_iter_option": it,
@@ -176,6 +208,7 @@ register_optimizer(OptimizerInfo(
     },
     summary="any unconstrained scipy.optimize.minimize method (float64 bridge, hessp by autodiff)",
     reference="Nocedal & Wright (2006); Virtanen et al. (2020)",
+    check=_check_spec,
     natives=(ScipyMinimize("minimize", _options, max_iter_option=None, max_evals_option=None,
                            plan=_plan),),
 ), scipy_minimize)
