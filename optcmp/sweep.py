@@ -72,6 +72,7 @@ def compare(
     store: str | os.PathLike[str] | None = None, executor: Any = None,
     threads: int | None = DEFAULT_THREADS, order: str = "interleaved",
     execution: str | Sequence[str] = "auto",
+    gradient: str = "auto",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -123,6 +124,9 @@ def compare(
     execution : str or sequence of str, default "auto"
         :attr:`~optcmp.runner.RunConfig.execution`, or several modes: each optimizer then
         runs in each, side by side, labelled ``"<label> [<mode>]"``.
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        :attr:`~optcmp.runner.RunConfig.gradient` (issue 11b): ``"autodiff"`` makes torch and
+        TensorFlow differentiate even where the problem declares its gradient.
 
     Returns
     -------
@@ -153,7 +157,8 @@ def compare(
     modes = _check_sweep(specs, names, repeats, threads, execution, order)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads, execution=modes[0])
+                     eval_every=eval_every, threads=threads, execution=modes[0],
+                     gradient=gradient)
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)  # a problem that cannot ship fails before any run
@@ -414,7 +419,7 @@ class _Sweep:
             t.key = run_key(self.problem_for(t.repeat), t.optimizer, backend=c.backend,
                             device=c.device, dtype=c.dtype, seed=c.seed, stopping=c.stopping,
                             eval_every=c.eval_every, threads=c.threads,
-                            execution=c.execution)
+                            execution=c.execution, gradient=c.gradient)
         run_store = RunStore.open(store, self.problem, {
             "settings": self.settings, "optimum": self.optimum, "environment": self.env})
         for t in self.tasks:

@@ -27,6 +27,62 @@ DTYPES = ("float64", "float32")
 #: ``value_and_grad(x, batch) -> (fun, grad)``
 ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 
+#: How a framework backend computes gradients (issue 11b, ``RunConfig.gradient``): ``"auto"``
+#: (the problem's gradient written against ops when it declares one, else autodiff),
+#: ``"autodiff"`` (always the framework's autodiff), ``"analytic"`` (the declared one, or an
+#: error).
+GRADIENTS = ("auto", "autodiff", "analytic")
+
+
+def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") -> str:
+    """Which gradient a backend computes for a problem: ``"analytic"`` or ``"autodiff"``.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        The run's choice (:data:`GRADIENTS`).
+
+    Returns
+    -------
+    str
+        ``"analytic"`` on backends without autodiff (numpy: the problem's numpy gradient,
+        whatever was asked) and when the problem declares
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` and ``gradient`` is not
+        ``"autodiff"``; else ``"autodiff"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``gradient``, or ``"analytic"`` for a problem that declares no gradient
+        against ops on a backend with autodiff.
+    """
+    if gradient not in GRADIENTS:
+        raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
+    if "autodiff" not in backend.capabilities:
+        return "analytic"
+    if gradient == "autodiff":
+        return "autodiff"
+    if getattr(problem, "has_gradient_ops", False):
+        return "analytic"
+    if gradient == "analytic":
+        raise ValueError(f"gradient='analytic': problem {problem.name!r} declares no gradient "
+                         f"written against ops (Problem.gradient_ops) for backend "
+                         f"{backend.name!r}; use gradient='auto' or 'autodiff'")
+    return "autodiff"
+
+
+def analytic_value_and_grad(backend: Backend, problem: Problem,
+                            gradient: str = "auto") -> ValueGradFn | None:
+    """The problem's ``gradient_ops`` bound to the backend's ops, when :func:`gradient_kind`
+    says ``"analytic"`` on a backend with autodiff; else None (use autodiff)."""
+    if "autodiff" not in backend.capabilities or gradient_kind(backend, problem,
+                                                                gradient) != "analytic":
+        return None
+    fn, o = problem.gradient_ops, backend.ops
+    return lambda x, batch: fn(o, x, batch)
+
 
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
@@ -133,7 +189,7 @@ class Backend(ABC):
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
         ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
-        ``logsumexp``, ``softmax`` and ``norm`` (see :data:`OPS`).
+        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`OPS`).
     capabilities : frozenset of str
         What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
         objective written against ``ops``; without it the problem's analytic gradient is used),
@@ -297,11 +353,14 @@ class Backend(ABC):
 
     # ------------------------------------------------------------------ functions
     @abstractmethod
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
 
         Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
-        the problem's analytic gradient on numpy. Meant to be called inside a function that
+        the problem's analytic gradient on numpy. ``gradient`` (:data:`GRADIENTS`, issue 11b):
+        with ``"auto"`` (default) or ``"analytic"``, a framework backend uses the problem's
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` when it declares one (no tape;
+        :func:`gradient_kind` says which); ``"autodiff"`` always differentiates. Meant to be called inside a function that
         :meth:`compile` compiles (an optimizer step); :meth:`make_value_and_grad` compiles it
         alone. ``fun`` and ``grad`` stay backend arrays (no host round trip).
         """
@@ -330,12 +389,14 @@ class Backend(ABC):
         """
         return fn
 
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         """:meth:`value_and_grad` compiled on its own: ``(x, batch) -> (fun, grad)``.
 
         Parameters
         ----------
         problem : Problem
+        gradient : {"auto", "autodiff", "analytic"}, default "auto"
+            See :meth:`value_and_grad`.
 
         Returns
         -------
@@ -344,7 +405,7 @@ class Backend(ABC):
             arrays or any rows of them (compiled once for every row count).
         """
         example = (np.zeros(problem.n_params), problem.train_data)
-        return self.compile(self.value_and_grad(problem), example, rows=(1,))
+        return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,))
 
     # ------------------------------------------------------------------ threads
     @classmethod
@@ -422,4 +483,4 @@ OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", 
        "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
        "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
        "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
-       "norm", "vecdot")
+       "norm", "vecdot", "size")

@@ -37,7 +37,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from optcmp.backends.base import Backend, ValueGradFn  # noqa: E402
+from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad  # noqa: E402
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -105,6 +105,12 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
     return tf.where(cond, a, b)
 
 
+def _size(a: Any) -> Any:
+    """Element count: a Python int when the shape is static, else a scalar of ``a``'s dtype."""
+    n = a.shape.num_elements()
+    return int(n) if n is not None else tf.cast(tf.size(a), a.dtype)
+
+
 #: The ops namespace, with the same names as :data:`optcmp.backends.numpy_.ops`.
 ops = SimpleNamespace(
     name="tensorflow",
@@ -145,6 +151,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
     stack=lambda arrays, axis=0: tf.stack(list(arrays), axis=axis),
     norm=_norm,
+    size=_size,  # issue 11b: element count (gradients by hand)
     vecdot=lambda a, b, axis=-1: tf.reduce_sum(a * b, axis=axis),
 )
 
@@ -478,7 +485,10 @@ class TensorFlowBackend(Backend):
         return self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
                              exact=True)
 
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+        analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
+        if analytic is not None:
+            return analytic
         objective = problem.objective
         o = self.ops
 

@@ -452,6 +452,18 @@ class LinearRegression(Problem):
         r = ops.matmul(batch["A"], W) - batch["y"]
         return ops.mean(r * r)
 
+    has_gradient_ops = True  # issue 11b
+
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
+        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y`` (``m`` entries
+        of ``r``), in the order of :meth:`value_and_grad`; see :meth:`Problem.gradient_ops`."""
+        A = batch["A"]
+        W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
+        r = ops.matmul(A, W) - batch["y"]
+        m = ops.size(r)
+        g = ops.matmul(ops.transpose(A), r) * (2.0 / m)
+        return ops.sum(r * r) / m, ops.reshape(g, (-1,))
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
         W = x if self.n_targets == 1 else x.reshape(self._w_shape())
