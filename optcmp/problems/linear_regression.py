@@ -461,8 +461,10 @@ class LinearRegression(Problem):
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
         r = ops.matmul(A, W) - batch["y"]
         m = ops.size(r)
-        g = ops.matmul(ops.transpose(A), r) * (2.0 / m)
-        return ops.sum(r * r) / m, ops.reshape(g, (-1,))
+        # r^T A, not A^T r: no transposed copy of A (XLA would materialise one)
+        rA = ops.matmul(r, A) if self.n_targets == 1 else ops.transpose(
+            ops.matmul(ops.transpose(r), A))
+        return ops.sum(r * r) / m, ops.reshape(rA * (2.0 / m), (-1,))
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
