@@ -1072,14 +1072,15 @@ def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     """Minibatch steps in fused blocks that end at every observation (exact times).
 
     A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
-    at most ``max(256, k // 2)`` steps (so a time budget overshoots by at most a third of the
-    time spent); the epoch's shorter last minibatch is part of the block (a second branch of
+    at most ``max(256, k // 2, steps of 50 ms at the run's measured rate)`` steps (issue 11b:
+    fast steps are not cut into many calls; a time budget overshoots by at most a third of the
+    time spent or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch of
     the compiled loop on TensorFlow, warmed up).
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
     k = nfev = njev = 0
     while True:
-        n = min((k // every + 1) * every - k, adapter.fusable_steps(), max(256, k // 2),
+        n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
                 _budget_left(monitor, k, nfev))
         sw.resume()
         if n <= 0:
@@ -1101,6 +1102,19 @@ def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         if stop:
             return k, nfev, njev
         adapter.between_steps()
+
+
+#: Seconds one fused minibatch block may last at the run's measured step rate (issue 11b).
+BLOCK_SECONDS = 0.05
+
+
+def _block_cap(k: int, sw: Stopwatch) -> int:
+    """Most steps of the next fused minibatch block after ``k`` timed steps:
+    ``max(256, k // 2)``, or more when that many steps last under :data:`BLOCK_SECONDS`."""
+    cap = max(256, k // 2)
+    if k and sw.elapsed > 0.0:
+        cap = max(cap, int(BLOCK_SECONDS * k / sw.elapsed))
+    return cap
 
 
 def _status(monitor: Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str]:

@@ -66,13 +66,11 @@ def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
     device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
     tol: float = 1e-6, max_iter: int | None = 100_000, max_time: float | None = 60.0,
-    max_evals: int | None = None, repeats: int = 1, seed: int = 0,
+    max_evals: int | None = None, repeats: int = 1, seed: int = 0, strict: bool = False,
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
-    strict: bool = False, redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None, executor: Any = None,
-    threads: int | None = DEFAULT_THREADS, order: str = "interleaved",
-    execution: str | Sequence[str] = "auto",
-    gradient: str = "auto",
+    redraw_data: bool = False, store: str | os.PathLike[str] | None = None,
+    executor: Any = None, threads: int | None = DEFAULT_THREADS,
+    order: str = "interleaved", execution: str | Sequence[str] = "auto", gradient: str = "auto",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -92,7 +90,8 @@ def compare(
         Device for the framework backends (``"cuda"``, ``"cuda:N"``, ``"gpu"``; default the
         CPU), checked before any run: an absent GPU is one error naming the available devices.
         numpy always runs on the CPU (a warning says so).
-    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed
+    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed, \
+gradient
         As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields; ``seed`` is
         repetition 0's). With an executor the callback runs on the worker.
     repeats : int, default 1
@@ -124,9 +123,6 @@ def compare(
     execution : str or sequence of str, default "auto"
         :attr:`~optcmp.runner.RunConfig.execution`, or several modes: each optimizer then
         runs in each, side by side, labelled ``"<label> [<mode>]"``.
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        :attr:`~optcmp.runner.RunConfig.gradient` (issue 11b): ``"autodiff"`` makes torch and
-        TensorFlow differentiate even where the problem declares its gradient.
 
     Returns
     -------
@@ -139,8 +135,8 @@ def compare(
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
         optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
-        backends x optimizers), unknown backends, a bad device name or an absent
-        device, bad budgets, an unusable executor: checked before any run starts.
+        backends x optimizers), unknown backends, a bad device name or an absent device, bad
+        budgets, an unusable executor: checked before any run starts.
     BackendUnavailable, NotImplementedError
         With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
         problem that cannot redraw its data.
@@ -157,8 +153,7 @@ def compare(
     modes = _check_sweep(specs, names, repeats, threads, execution, order)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads, execution=modes[0],
-                     gradient=gradient)
+                     eval_every=eval_every, threads=threads, execution=modes[0], gradient=gradient)
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)  # a problem that cannot ship fails before any run

@@ -63,7 +63,9 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self._ops = self.backend.ops
         # issue 11b: the problem's gradient written against ops, when it declares one
         self._analytic = analytic_value_and_grad(self.backend, self.problem,
-                                                 self.gradient_choice)
+                                                 self.gradient_choice,
+                                                 value=not self.stochastic
+                                                 or self.decl.closure)
         self._k = 0
         self._calls = 1
         if self.stochastic:
@@ -72,7 +74,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self.implementation = f"torch.optim.{self.decl.name}({opts})"
 
     def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
-                       batch: dict[str, Any]) -> torch.Tensor:
+                       batch: dict[str, Any]) -> Any:
         if self._analytic is not None:  # no tape: the gradient replaces .grad (FC-11 holds)
             with torch.no_grad():
                 f, p.grad = self._analytic(p, batch)
@@ -83,7 +85,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         return f
 
     def _step_on(self, p: torch.Tensor, opt: torch.optim.Optimizer,
-                 batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+                 batch: dict[str, Any]) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         if self.decl.closure:
             return self._closure_step(p, opt, batch)
         f = self._loss_and_grad(p, opt, batch)
@@ -105,7 +107,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
             sched.step()
         if self.stochastic:
             gnorm = None
-        return f.detach(), gnorm
+        return (None if f is None else f.detach()), gnorm
 
     def _closure_step(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                       batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:

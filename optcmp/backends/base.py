@@ -34,6 +34,32 @@ ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 GRADIENTS = ("auto", "autodiff", "analytic")
 
 
+def declares_gradient_ops(problem: Problem) -> bool:
+    """Whether ``problem.gradient_ops`` is the gradient of ``problem.objective``.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    bool
+        True when the problem sets ``has_gradient_ops`` and the class that defines
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` also defines ``objective`` (a
+        subclass that overrides only the objective, or an instance given its own objective, is
+        differentiated by autodiff: the inherited gradient belongs to another function).
+    """
+    if not getattr(problem, "has_gradient_ops", False) or "objective" in getattr(
+            problem, "__dict__", {}):
+        return False
+    mro = type(problem).__mro__
+
+    def owner(name: str) -> type | None:
+        return next((c for c in mro if name in c.__dict__), None)
+
+    return owner("objective") is owner("gradient_ops")
+
+
 def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") -> str:
     """Which gradient a backend computes for a problem: ``"analytic"`` or ``"autodiff"``.
 
@@ -64,7 +90,7 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
         return "analytic"
     if gradient == "autodiff":
         return "autodiff"
-    if getattr(problem, "has_gradient_ops", False):
+    if declares_gradient_ops(problem):
         return "analytic"
     if gradient == "analytic":
         raise ValueError(f"gradient='analytic': problem {problem.name!r} declares no gradient "
@@ -73,15 +99,38 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
     return "autodiff"
 
 
-def analytic_value_and_grad(backend: Backend, problem: Problem,
-                            gradient: str = "auto") -> ValueGradFn | None:
-    """The problem's ``gradient_ops`` bound to the backend's ops, when :func:`gradient_kind`
-    says ``"analytic"`` on a backend with autodiff; else None (use autodiff)."""
+def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = "auto", *,
+                            value: bool = True) -> ValueGradFn | None:
+    """The problem's ``gradient_ops`` bound to the backend's ops, or None (use autodiff).
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        The run's choice (:data:`GRADIENTS`).
+    value : bool, default True
+        False: the returned function's ``fun`` may be None (minibatch steps report no
+        objective, so it is not computed).
+
+    Returns
+    -------
+    callable or None
+        ``(x, batch) -> (fun, grad)`` when :func:`gradient_kind` says ``"analytic"`` on a
+        backend with autodiff; None otherwise (numpy's own gradient, or autodiff).
+
+    Raises
+    ------
+    ValueError
+        See :func:`gradient_kind`.
+    """
     if "autodiff" not in backend.capabilities or gradient_kind(backend, problem,
                                                                 gradient) != "analytic":
         return None
     fn, o = problem.gradient_ops, backend.ops
-    return lambda x, batch: fn(o, x, batch)
+    if value:
+        return lambda x, batch: fn(o, x, batch)
+    return lambda x, batch: fn(o, x, batch, value=False)
 
 
 class BackendUnavailable(ImportError):

@@ -285,7 +285,8 @@ class Problem(ABC):
         grad : ndarray, shape (n_params,), same dtype as ``x``
         """
 
-    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
+                     value: bool = True) -> tuple[Any, Any]:
         """Objective and analytic gradient written once against an ops namespace (optional).
 
         Problems that define it set :attr:`has_gradient_ops`; the torch and TensorFlow
@@ -298,10 +299,12 @@ class Problem(ABC):
             :mod:`optcmp.backends` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
         batch : dict of str to backend array
+        value : bool, default True
+            False: the caller does not need ``fun`` (a minibatch step), which may be None.
 
         Returns
         -------
-        fun : backend scalar
+        fun : backend scalar or None
             Equal to :meth:`objective` (to rounding).
         grad : backend array, shape (n_params,)
 

@@ -454,7 +454,8 @@ class LinearRegression(Problem):
 
     has_gradient_ops = True  # issue 11b
 
-    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
+                     value: bool = True) -> tuple[Any, Any]:
         """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y`` (``m`` entries
         of ``r``), in the order of :meth:`value_and_grad`; see :meth:`Problem.gradient_ops`."""
         A = batch["A"]
@@ -464,7 +465,8 @@ class LinearRegression(Problem):
         # r^T A, not A^T r: no transposed copy of A (XLA would materialise one)
         rA = ops.matmul(r, A) if self.n_targets == 1 else ops.transpose(
             ops.matmul(ops.transpose(r), A))
-        return ops.sum(r * r) / m, ops.reshape(rA * (2.0 / m), (-1,))
+        g = ops.reshape(rA * (2.0 / m), (-1,))
+        return (ops.sum(r * r) / m if value else None), g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
