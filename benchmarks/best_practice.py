@@ -31,13 +31,24 @@ The hand loops (the best the author could write; each one warmed up first):
   steps of a measurement in one XLA call, gathers inside it), analytic linear-regression
   gradient, ``tf.GradientTape`` for the MLP.
 
+Two more hand loops (issue 11b) separate what optcmp's harness costs from what its default
+choices cost:
+
+* the hand loop around the framework's own optimizer, the one optcmp's default SGD runs
+  (``torch.optim.SGD``: the analytic gradient assigned to ``.grad`` on linear regression,
+  ``zero_grad`` + ``backward`` on the MLP; Keras ``SGD.apply_gradients`` on a ``tf.Variable``
+  inside the one XLA loop), interleaved with the two above (A B C, C B A, ...);
+* TensorFlow FizzBuzz: the best hand loop called once per epoch (15 steps), as optcmp must to
+  observe the full objective after every epoch off the clock, interleaved with the one-call
+  loop.
+
 It also measures numpy's two-pass bandwidth floor for a full-batch GD step: the time of two
 streaming reads of the data (``numpy.vdot`` of the whole buffer with itself, twice),
 interleaved with optcmp's GD runs, median of rounds.
 
 Prints one table: per-step CPU and wall times, and the ratios optcmp/hand (CPU and wall), for
 ``auto`` and ``step``; then TensorFlow's and torch's SGD figures against numpy's, and numpy
-GD against the floor. Targets (issue 11): default execution <= 1.25x the hand loop everywhere;
+GD against the floor, and the two extra comparisons. Targets (issue 11): default execution <= 1.25x the hand loop everywhere;
 TensorFlow SGD-64 <= 1.5x numpy on FizzBuzz and <= 2x on 1M rows; numpy GD <= 1.3x the
 two-pass floor. This is a benchmark, not a test: it asserts nothing.
 """

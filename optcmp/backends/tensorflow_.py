@@ -482,8 +482,26 @@ class TensorFlowBackend(Backend):
             _, x, state = tf.while_loop(cond(n), body, (tf.constant(0), x, tuple(state)))
             return x, state, (), ()
         idx_spec = tf.TensorSpec([None], tf.int64)
-        return self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
-                             exact=True)
+        fn = self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
+                           exact=True)
+        ints: dict[int, Any] = {}
+
+        def as_int32(v: Any) -> Any:
+            # issue 11b: a block's n and start repeat (every epoch: n = steps per epoch, start
+            # 0); converting a Python int costs ~10 us per argument and call
+            if not isinstance(v, int):
+                return v
+            t = ints.get(v)
+            if t is None:
+                if len(ints) > 4096:
+                    ints.clear()
+                t = ints[v] = tf.constant(v, tf.int32)
+            return t
+
+        def block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                  *extra: Any) -> Any:
+            return fn(as_int32(n), x, state, data, idx, as_int32(start), *extra)
+        return block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
