@@ -498,10 +498,10 @@ class TensorFlowBackend(Backend):
                 t = ints[v] = tf.constant(v, tf.int32)
             return t
 
-        def block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                  *extra: Any) -> Any:
+        def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                      *extra: Any) -> Any:
             return fn(as_int32(n), x, state, data, idx, as_int32(start), *extra)
-        return block
+        return int_block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
