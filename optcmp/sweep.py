@@ -345,7 +345,7 @@ class _Sweep:
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads,
-            "order": self.order, "execution": list(modes)}
+            "order": self.order, "execution": list(modes), "gradient": base.gradient}
         self.exec_order = execution_order(self.repeats, len(self.tasks) // self.repeats,
                                           self.order)
         opt = self.problem.optimum()

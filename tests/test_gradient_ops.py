@@ -107,3 +107,21 @@ def test_analytic_and_autodiff_runs_agree_and_are_recorded(name, impl, linreg):
 def test_fizzbuzz_records_autodiff():
     r = _run(FizzBuzzMLP(), optcmp.sgd(0.05, batch_size=64), FRAMEWORKS[0], "auto")
     assert r.gradient == "autodiff" and r.nit == 40
+
+
+@needs_fw
+def test_cli_gradient_flag_is_recorded(tmp_path):
+    from optcmp import cli
+    from optcmp.results import Comparison
+
+    out = tmp_path / "r.json"
+    backend = FRAMEWORKS[0]
+    rc = cli.main(["run", "--rows", "500", "--backends", f"numpy,{backend}", "--optimizers",
+                   "gd", "--gradient", "autodiff", "--max-iter", "20", "--max-time", "10",
+                   "--threads", "1", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    comp = Comparison.load(out)
+    assert [(r.backend, r.gradient) for r in comp] == [("numpy", "analytic"),
+                                                       (backend, "autodiff")]
+    assert comp.settings["gradient"] == "autodiff"
+    assert comp[0].nit == comp[1].nit == 20
