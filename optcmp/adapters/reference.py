@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.backends.base import minibatch_gradient
 from optcmp.optimizers.base import NotApplicable, UpdateRule
 
 if TYPE_CHECKING:
@@ -49,7 +50,10 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
         ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``, see
         :func:`build_step`.
     """
-    vg = backend.value_and_grad(problem, gradient)
+    # issue 11b: minibatch steps (no gradient norm) skip the objective nobody reads
+    vg = None if grad_norm else minibatch_gradient(backend, problem, gradient)
+    if vg is None:
+        vg = backend.value_and_grad(problem, gradient)
     o = backend.ops
     update = rule.update
     hp = dict(hyper)

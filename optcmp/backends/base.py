@@ -99,6 +99,39 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
     return "autodiff"
 
 
+def minibatch_gradient(backend: Backend, problem: Problem,
+                       gradient: str = "auto") -> ValueGradFn | None:
+    """The declared gradient formula without the objective, for minibatch steps of eager
+    framework backends (PyTorch), or None.
+
+    A minibatch step's objective is never read (the monitor evaluates the full objective off
+    the clock), so computing it costs time the hand-written loop does not spend; a compiled
+    backend drops it anyway, and numpy's own gradient is faster than the formula through the
+    ops wrappers.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+
+    Returns
+    -------
+    callable or None
+        ``(x, batch) -> (None, grad)`` when the problem declares
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` (:func:`declares_gradient_ops`),
+        the backend runs eagerly with autodiff and the run does not ask for ``"autodiff"``;
+        None otherwise.
+    """
+    if backend.compiler != "eager" or "autodiff" not in backend.capabilities or \
+            not declares_gradient_ops(problem):
+        return None
+    if gradient_kind(backend, problem, gradient) != "analytic":
+        return None
+    fn, o = problem.gradient_ops, backend.ops
+    return lambda x, batch: fn(o, x, batch, value=False)
+
+
 def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = "auto", *,
                             value: bool = True) -> ValueGradFn | None:
     """The problem's ``gradient_ops`` bound to the backend's ops, or None (use autodiff).
