@@ -125,3 +125,22 @@ def test_cli_gradient_flag_is_recorded(tmp_path):
                                                        (backend, "autodiff")]
     assert comp.settings["gradient"] == "autodiff"
     assert comp[0].nit == comp[1].nit == 20
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_minibatch_step_without_value(name, linreg):
+    """value=False: eager torch skips the unread minibatch objective; the update is the same."""
+    from optcmp.adapters.reference import build_step
+    from optcmp.optimizers.gd import GDRule
+
+    be = get_backend(name)
+    rows = {k: v[:64] for k, v in linreg.train_data.items()}
+    x = be.asarray(np.zeros(linreg.n_params))
+    full = build_step(be, linreg, GDRule(), {"learning_rate": 0.1}, grad_norm=False)
+    lean = build_step(be, linreg, GDRule(), {"learning_rate": 0.1}, grad_norm=False,
+                      value=False, example=(x, (), be.place(rows)))
+    f1, _, x1, _ = full(x, (), be.place(rows))
+    f2, _, x2, _ = lean(x, (), be.place(rows))
+    assert float(be.to_numpy(f1)) > 0
+    assert (f2 is None) == (name == "torch")  # TensorFlow's XLA drops it by itself
+    np.testing.assert_allclose(be.to_numpy(x2), be.to_numpy(x1), rtol=1e-15, atol=0)
