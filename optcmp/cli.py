@@ -338,6 +338,9 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--execution", default="auto", metavar="MODES",  # issue 11
                    help="auto, step or fused, or several comma-separated (e.g. step,fused: "
                         "both side by side); default %(default)s")
+    p.add_argument("--gradient", choices=("auto", "autodiff", "analytic"), default="auto",
+                   help="torch/TensorFlow gradients: the problem's formula where it declares one "
+                        "(auto), always the framework's autodiff, or the formula (issue 11b)")
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed of data and runs")
     p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
     p.add_argument("--store", default=None, metavar="PATH",
@@ -481,7 +484,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               repeats=args.repeats, seed=args.seed,
                               progress=not args.no_progress, redraw_data=args.redraw_data,
                               store=args.store, threads=args.threads, order=args.order,
-                              execution=[m.strip() for m in args.execution.split(",")]
+                              gradient=args.gradient, execution=[m.strip() for m in args.execution.split(",")]
                               if "," in args.execution else args.execution.strip())
     except Interrupted as exc:
         comp = exc.comparison

@@ -174,6 +174,11 @@ class RunResult:
         ``torch.compile`` graphs) that happened inside the timed region; any other value than
         0 means compile time is part of :attr:`time` and a warning was emitted. ``None``: not
         counted (the run never started).
+    gradient : str
+        The gradient the timed steps computed (issue 11b, ``RunConfig.gradient``):
+        ``"analytic"`` (numpy's, or the problem's gradient written against ops on torch and
+        TensorFlow) or ``"autodiff"`` (the framework's autodiff); ``""`` when the run never
+        started.
     """
 
     problem: str
@@ -233,6 +238,8 @@ class RunResult:
     layout: str = ""
     execution: str = ""
     compiles_in_timed: int | None = None
+    # issue 11b: which gradient the timed steps computed
+    gradient: str = ""
 
     @property
     def relative_suboptimality(self) -> float | None:
@@ -305,7 +312,7 @@ _FIELD_TYPES: dict[str, tuple[type, bool]] = {
     **{n: (str, False) for n in ("problem", "optimizer", "label", "backend", "device", "dtype",
                                  "impl", "implementation", "framework_version", "status",
                                  "message", "target", "reduction", "host", "compiled",
-                                 "layout", "execution")},
+                                 "layout", "execution", "gradient")},
     **{n: (bool, False) for n in ("success", "shared_host", "contended")},
     **{n: (dict, False) for n in ("hyperparameters", "metrics", "problem_spec")},
 }

@@ -46,7 +46,7 @@ import numpy as np
 from optcmp.adapters import resolve_adapter
 from optcmp.adapters.base import Adapter
 from optcmp.backends import canonical_backend, get_backend
-from optcmp.backends.base import Backend, check_device, check_dtype, is_cpu_device
+from optcmp.backends.base import GRADIENTS, Backend, check_device, check_dtype, is_cpu_device
 from optcmp.backends.numpy_ import norm2
 from optcmp.backends.numpy_ import ops as np_ops
 from optcmp.monitor import Callback, Monitor
@@ -181,13 +181,21 @@ class RunConfig:
         actually used is recorded in ``RunResult.execution``: a full-batch run whose callback
         or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
         runs ``"step"``.
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        How torch and TensorFlow compute gradients (issue 11b,
+        :data:`optcmp.backends.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
+        against ops when it declares one (:meth:`~optcmp.problems.base.Problem.gradient_ops`,
+        e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
+        autodiff (the framework's own gradient machinery is what is compared);
+        ``"analytic"`` requires the declared one. numpy always uses the problem's numpy
+        gradient. Recorded in ``RunResult.gradient``.
 
     Raises
     ------
     ValueError
         An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
         is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
-        a non-positive budget, an unknown ``execution``.
+        a non-positive budget, an unknown ``execution`` or ``gradient``.
     TypeError
         ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
     """
@@ -206,11 +214,14 @@ class RunConfig:
     eval_every: int | None = None
     threads: int | None = DEFAULT_THREADS
     execution: str = "auto"  # issue 11
+    gradient: str = "auto"  # issue 11b
 
     def __post_init__(self) -> None:
         put = object.__setattr__
         if self.execution not in EXECUTIONS:
             raise ValueError(f"execution must be one of {EXECUTIONS}, got {self.execution!r}")
+        if self.gradient not in GRADIENTS:
+            raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}")
         put(self, "backend", canonical_backend(self.backend))
         put(self, "device", check_device(self.device))
         put(self, "dtype", check_dtype(self.dtype))
@@ -630,6 +641,7 @@ def run_one(
     eval_every: int | None = None,
     threads: int | None = DEFAULT_THREADS,
     execution: str = "auto",
+    gradient: str = "auto",
 ) -> RunResult:
     """Run one optimizer on one backend: :func:`run` with the settings as keywords.
 
@@ -639,7 +651,7 @@ def run_one(
     optimizer : OptimizerSpec, factory or str
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     backend, device, dtype, stopping, tol, max_iter, max_time, max_evals, seed, repeat, \
-callback, eval_every, threads, execution
+callback, eval_every, threads, execution, gradient
         The :class:`RunConfig` fields. ``threads`` (default 1) gives numpy's BLAS pool,
         PyTorch's intra-op pool and TensorFlow's pools the same count (recorded in
         ``RunResult.threads``); ``None`` leaves each library's own.
@@ -667,7 +679,7 @@ callback, eval_every, threads, execution
     config = RunConfig(backend=backend, device=device, dtype=dtype, stopping=stopping, tol=tol,
                        max_iter=max_iter, max_time=max_time, max_evals=max_evals, seed=seed,
                        repeat=repeat, callback=callback, eval_every=eval_every,
-                       threads=threads, execution=execution)
+                       threads=threads, execution=execution, gradient=gradient)
     return _execute(problem, spec, config, wall0)
 
 
@@ -790,13 +802,14 @@ class _Run:
                                    self.config.seed)
         self.adapter = adapter
         self.implementation = adapter.implementation
+        adapter.gradient_choice = self.config.gradient  # issue 11b
         adapter.setup()
         self.hyperparameters = dict(adapter.hyper)
         self.implementation = adapter.implementation or self.implementation
         execution = resolve_execution(adapter, self.config, self.rule)
         adapter.prepare_execution(execution)
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
-                    "execution": execution}
+                    "execution": execution, "gradient": adapter.gradient}
         self.backend.sync()
         self.times["setup_time"] = time.perf_counter() - t0
         self.times["warmup_time"] = adapter.warmup()
@@ -1085,14 +1098,15 @@ def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     """Minibatch steps in fused blocks that end at every observation (exact times).
 
     A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
-    at most ``max(256, k // 2)`` steps (so a time budget overshoots by at most a third of the
-    time spent); the epoch's shorter last minibatch is part of the block (a second branch of
+    at most ``max(256, k // 2, steps of 50 ms at the run's measured rate)`` steps (issue 11b:
+    fast steps are not cut into many calls; a time budget overshoots by at most a third of the
+    time spent or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch of
     the compiled loop on TensorFlow, warmed up).
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
     k = nfev = njev = 0
     while True:
-        n = min((k // every + 1) * every - k, adapter.fusable_steps(), max(256, k // 2),
+        n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
                 _budget_left(monitor, k, nfev))
         sw.resume()
         if n <= 0:
@@ -1114,6 +1128,19 @@ def _fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         if stop:
             return k, nfev, njev
         adapter.between_steps()
+
+
+#: Seconds one fused minibatch block may last at the run's measured step rate (issue 11b).
+BLOCK_SECONDS = 0.05
+
+
+def _block_cap(k: int, sw: Stopwatch) -> int:
+    """Most steps of the next fused minibatch block after ``k`` timed steps:
+    ``max(256, k // 2)``, or more when that many steps last under :data:`BLOCK_SECONDS`."""
+    cap = max(256, k // 2)
+    if k and sw.elapsed > 0.0:
+        cap = max(cap, int(BLOCK_SECONDS * k / sw.elapsed))
+    return cap
 
 
 def _status(monitor: Monitor | None, loop_out: dict[str, Any]) -> tuple[str, str]:

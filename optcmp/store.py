@@ -159,7 +159,8 @@ def problem_identity(problem: Any) -> dict[str, Any]:
 
 def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
             seed: int, stopping: Any, eval_every: int | None = None,
-            threads: int | None = None, execution: str = "auto") -> str:
+            threads: int | None = None, execution: str = "auto",
+            gradient: str = "auto") -> str:
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
@@ -184,6 +185,8 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
     execution : str, default "auto"
         The execution mode asked for (``RunConfig.execution``; not part of the key when
         ``"auto"``, so keys of earlier stores stay valid).
+    gradient : str, default "auto"
+        The gradient asked for (``RunConfig.gradient``; not part of the key when ``"auto"``).
 
     Returns
     -------
@@ -203,6 +206,8 @@ def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, d
         payload["threads"] = int(threads)
     if execution != "auto":
         payload["execution"] = execution
+    if gradient != "auto":  # issue 11b
+        payload["gradient"] = gradient
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 

@@ -66,12 +66,11 @@ def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
     device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
     tol: float = 1e-6, max_iter: int | None = 100_000, max_time: float | None = 60.0,
-    max_evals: int | None = None, repeats: int = 1, seed: int = 0,
+    max_evals: int | None = None, repeats: int = 1, seed: int = 0, strict: bool = False,
     callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
-    strict: bool = False, redraw_data: bool = False,
-    store: str | os.PathLike[str] | None = None, executor: Any = None,
-    threads: int | None = DEFAULT_THREADS, order: str = "interleaved",
-    execution: str | Sequence[str] = "auto",
+    redraw_data: bool = False, store: str | os.PathLike[str] | None = None,
+    executor: Any = None, threads: int | None = DEFAULT_THREADS,
+    order: str = "interleaved", execution: str | Sequence[str] = "auto", gradient: str = "auto",
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -91,7 +90,8 @@ def compare(
         Device for the framework backends (``"cuda"``, ``"cuda:N"``, ``"gpu"``; default the
         CPU), checked before any run: an absent GPU is one error naming the available devices.
         numpy always runs on the CPU (a warning says so).
-    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed
+    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed, \
+gradient
         As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields; ``seed`` is
         repetition 0's). With an executor the callback runs on the worker.
     repeats : int, default 1
@@ -135,8 +135,8 @@ def compare(
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
         optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
-        backends x optimizers), unknown backends, a bad device name or an absent
-        device, bad budgets, an unusable executor: checked before any run starts.
+        backends x optimizers), unknown backends, a bad device name or an absent device, bad
+        budgets, an unusable executor: checked before any run starts.
     BackendUnavailable, NotImplementedError
         With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
         problem that cannot redraw its data.
@@ -153,7 +153,7 @@ def compare(
     modes = _check_sweep(specs, names, repeats, threads, execution, order)
     base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
                      max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads, execution=modes[0])
+                     eval_every=eval_every, threads=threads, execution=modes[0], gradient=gradient)
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)  # a problem that cannot ship fails before any run
@@ -390,7 +390,7 @@ class _Sweep:
             "stopping": rule.to_dict(), "repeats": self.repeats, "seed": base.seed,
             "dtype": base.dtype, "device": base.device or "cpu", "backends": names,
             "redraw_data": bool(self.redraw_data), "threads": base.threads,
-            "order": self.order, "execution": list(modes)}
+            "order": self.order, "execution": list(modes), "gradient": base.gradient}
         self.exec_order = execution_order(self.repeats, len(self.tasks) // self.repeats,
                                           self.order)
         opt = self.problem.optimum()
@@ -459,7 +459,7 @@ class _Sweep:
             t.key = run_key(self.problem_for(t.repeat), t.optimizer, backend=c.backend,
                             device=c.device, dtype=c.dtype, seed=c.seed, stopping=c.stopping,
                             eval_every=c.eval_every, threads=c.threads,
-                            execution=c.execution)
+                            execution=c.execution, gradient=c.gradient)
         run_store = RunStore.open(store, self.problem, {
             "settings": self.settings, "optimum": self.optimum, "environment": self.env})
         for t in self.tasks:

@@ -66,6 +66,7 @@ OP_CASES: dict[str, list[tuple[tuple[object, ...], dict[str, object]]]] = {
     "permute_dims": [((M, (1, 0)), {})],
     "stack": [(([M, P],), {}), (([M, P],), {"axis": 1})],
     "vecdot": [((M, P), {}), ((V, V), {})],
+    "size": [((M,), {}), ((V,), {})],
 }
 
 

@@ -144,7 +144,9 @@ def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
     optcmp's default, stated here; TensorFlow's pools are pinned by conftest before its
     runtime starts). The case reports 18 iterations from its own float32 objective; here, with
     one thread, torch 2.13 takes 19 and TensorFlow 2.21 17 (the same with two threads on this
-    2-core machine: the count follows each framework's float32 kernels), exactly."""
+    2-core machine: the count follows each framework's float32 kernels), exactly. The case is
+    about the frameworks' autodiff gradients: ``gradient="autodiff"`` (issue 11b: linear
+    regression would otherwise use its declared gradient formula)."""
     p = lr_b()
     fstar = p.optimum().fun
     spec = optcmp.lbfgs(impl="scipy")
@@ -152,12 +154,13 @@ def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
     from optcmp.adapters.scipy_ import ScipyAdapter
 
     ad = ScipyAdapter(spec, p, be, np.zeros(p.n_params))
+    ad.gradient_choice = "autodiff"
     ad.setup()
     f, g = ad._fun(np.zeros(p.n_params))
     assert isinstance(f, float) and g.dtype == np.float64 and g.shape == (p.n_params,)
     for tol in (1e-6, 1e-12):  # 1e-12 is tighter than float32 can resolve
         r = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=tol, max_iter=200,
-                           threads=1)
+                           threads=1, gradient="autodiff")
         assert r.dtype == "float32" and r.x.dtype == np.float64 and r.threads == 1
         assert r.fun >= fstar  # final objective re-evaluated in float64
         if r.status == "converged":  # confirmed in float64, never by float32 rounding
@@ -165,7 +168,7 @@ def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
         else:
             assert r.status in ("stalled", "max_iter") and r.time_to_target is None
     r6 = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200,
-                        threads=1)
+                        threads=1, gradient="autodiff")
     assert r6.status == "converged" and r6.threads == 1
     assert r6.nit == FC05A_NIT[backend] and r6.nit_to_target == FC05A_NIT[backend]
 

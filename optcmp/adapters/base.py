@@ -124,6 +124,16 @@ class Adapter(ABC):
         self.layout = backend.best_layout(self.stochastic)
         #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
         self.execution = "step"
+        #: issue 11b: the run's gradient choice (``RunConfig.gradient``), set before setup.
+        self.gradient_choice = "auto"
+
+    @property
+    def gradient(self) -> str:
+        """The gradient the timed steps compute (``RunResult.gradient``): ``"analytic"`` (the
+        problem's gradient written against ops, or numpy's) or ``"autodiff"``."""
+        from optcmp.backends.base import gradient_kind
+
+        return gradient_kind(self.backend, self.problem, self.gradient_choice)
 
     @property
     def compiled(self) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.backends.base import minibatch_gradient
 from optcmp.optimizers.base import NotApplicable, UpdateRule
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ StepFn = Callable[..., tuple[Any, Any, Any, tuple[Any, ...]]]
 
 
 def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
-                  hyper: Mapping[str, Any], *, grad_norm: bool = True) -> StepFn:
+                  hyper: Mapping[str, Any], *, grad_norm: bool = True,
+                  gradient: str = "auto", value: bool = True) -> StepFn:
     """One optimizer iteration from the backend's pieces and an update rule, not compiled.
 
     Parameters
@@ -39,6 +41,12 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
         Resolved hyperparameters (Python floats: constants of a compiled graph).
     grad_norm : bool, default True
         Compute the 2-norm of the gradient inside the step.
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        :meth:`Backend.value_and_grad`'s choice (issue 11b).
+    value : bool, default True
+        False: the step may return None for ``fun`` (minibatch steps, whose objective nobody
+        reads; eager PyTorch then skips it where the problem declares its gradient formula,
+        :func:`~optcmp.backends.base.minibatch_gradient`).
 
     Returns
     -------
@@ -46,7 +54,10 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
         ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``, see
         :func:`build_step`.
     """
-    vg = backend.value_and_grad(problem)
+    # issue 11b: minibatch steps skip the objective nobody reads
+    vg = None if value else minibatch_gradient(backend, problem, gradient)
+    if vg is None:
+        vg = backend.value_and_grad(problem, gradient)
     o = backend.ops
     update = rule.update
     hp = dict(hyper)
@@ -66,7 +77,8 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
 
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
                hyper: Mapping[str, Any], *, grad_norm: bool = True,
-               example: tuple[Any, ...] | None = None) -> StepFn:
+               example: tuple[Any, ...] | None = None, gradient: str = "auto",
+               value: bool = True) -> StepFn:
     """One compiled optimizer iteration from the backend's pieces and an update rule.
 
     Parameters
@@ -82,6 +94,10 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
     example : tuple, optional
         Example arguments ``(x, state, batch[, curvature])`` fixing the compiled signature;
         default: zeros and the problem's training data.
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        See :func:`step_function`.
+    value : bool, default True
+        See :func:`step_function`.
 
     Returns
     -------
@@ -91,7 +107,8 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
         the objective at the **incoming** iterate (computed by the step anyway), ``grad_norm``
         its gradient's norm or None; both stay backend scalars, read off the clock.
     """
-    step = step_function(backend, problem, rule, hyper, grad_norm=grad_norm)
+    step = step_function(backend, problem, rule, hyper, grad_norm=grad_norm, gradient=gradient,
+                         value=value)
     if example is None:
         x0 = backend.asarray(np.zeros(problem.n_params))
         example = (x0, rule.init_state(backend.ops, x0), problem.train_data)
@@ -135,7 +152,8 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             example = (*example, self.x)
         self._example = example
         self._step = build_step(b, self.problem, rule, self.hyper,
-                                grad_norm=not self.stochastic, example=example)
+                                grad_norm=not self.stochastic, example=example,
+                                gradient=self.gradient_choice, value=not self.stochastic)
         self._k = 0
         if self.stochastic:
             self._init_batches()
@@ -157,7 +175,8 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             return
         b, ex = self.backend, self._example
         step = step_function(b, self.problem, self.rule, self.hyper,
-                             grad_norm=not self.stochastic)
+                             grad_norm=not self.stochastic, gradient=self.gradient_choice,
+                             value=not self.stochastic)
         if not self.stochastic:
             self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX)
             return

@@ -5,7 +5,10 @@ argument its declaration gives (including the ones optcmp does not expose, e.g.
 ``weight_decay=0``, ``maximize=False``), so no PyTorch default ever decides a run. Every step
 starts with ``optimizer.zero_grad(set_to_none=True)``: gradients deposited by anything between
 two steps (a monitoring ``backward()``, a warm-up) are discarded and cannot double the next
-update (CASES.md FC-11).
+update (CASES.md FC-11). When the problem declares its gradient written against ops
+(:meth:`~optcmp.problems.base.Problem.gradient_ops`, issue 11b) and the run does not ask for
+``gradient="autodiff"``, the step computes it without a tape and assigns it to ``.grad``
+(which discards any deposited gradient just the same), then calls ``optimizer.step()``.
 
 The iterate is one flat leaf tensor on the backend's device, the data are placed once, and a
 step does no host round trip: the objective and gradient norm stay device scalars, read by the
@@ -22,7 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from optcmp.adapters.base import Adapter, MinibatchMixin, StepOutput
+from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.backends.base import analytic_value_and_grad
 from optcmp.optimizers.base import TorchOptimizer
 
 
@@ -57,6 +61,11 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self.param, self.opt = self._make(self.backend.asarray(self.x0))
         self._objective = self.problem.objective
         self._ops = self.backend.ops
+        # issue 11b: the problem's gradient written against ops, when it declares one
+        self._analytic = analytic_value_and_grad(self.backend, self.problem,
+                                                 self.gradient_choice,
+                                                 value=not self.stochastic
+                                                 or self.decl.closure)
         self._k = 0
         self._calls = 1
         if self.stochastic:
@@ -65,14 +74,18 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self.implementation = f"torch.optim.{self.decl.name}({opts})"
 
     def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
-                       batch: dict[str, Any]) -> torch.Tensor:
+                       batch: dict[str, Any]) -> Any:
+        if self._analytic is not None:  # no tape: the gradient replaces .grad (FC-11 holds)
+            with torch.no_grad():
+                f, p.grad = self._analytic(p, batch)
+            return f
         opt.zero_grad(set_to_none=True)
         f = self._objective(self._ops, p, batch)
         f.backward()
         return f
 
     def _step_on(self, p: torch.Tensor, opt: torch.optim.Optimizer,
-                 batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+                 batch: dict[str, Any]) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         if self.decl.closure:
             return self._closure_step(p, opt, batch)
         f = self._loss_and_grad(p, opt, batch)
@@ -94,7 +107,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
             sched.step()
         if self.stochastic:
             gnorm = None
-        return f.detach(), gnorm
+        return (None if f is None else f.detach()), gnorm
 
     def _closure_step(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                       batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,6 +128,17 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         f0: Any = opt.step(closure)  # type: ignore[arg-type]  # returns the first closure value
         self._calls = calls[0]
         return f0.detach(), first[0]
+
+    def run_block(self, n: int) -> Block:
+        """``n`` minibatch steps in one Python loop: no harness work, no per-step report
+        (the ``"fused"`` mode; full-batch runs are not fused by this adapter)."""
+        if not self.stochastic:
+            return super().run_block(n)
+        p, opt, step_on, batch = self.param, self.opt, self._step_on, self._batch
+        for _ in range(n):
+            step_on(p, opt, batch())
+            self._k += 1
+        return Block(n, None, None, self._calls, self._calls)
 
     def step(self) -> StepOutput:
         batch = self._next_batch()

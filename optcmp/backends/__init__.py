@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from optcmp.backends.base import (
     DEVICE_FORMS,
     DTYPES,
+    GRADIENTS,
     OPS,
     Backend,
     BackendUnavailable,
@@ -192,6 +193,7 @@ __all__ = [
     "BACKENDS",
     "DEVICE_FORMS",
     "DTYPES",
+    "GRADIENTS",
     "OPS",
     "Backend",
     "BackendInfo",

@@ -27,6 +27,144 @@ DTYPES = ("float64", "float32")
 #: ``value_and_grad(x, batch) -> (fun, grad)``
 ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 
+#: How a framework backend computes gradients (issue 11b, ``RunConfig.gradient``): ``"auto"``
+#: (the problem's gradient written against ops when it declares one, else autodiff),
+#: ``"autodiff"`` (always the framework's autodiff), ``"analytic"`` (the declared one, or an
+#: error).
+GRADIENTS = ("auto", "autodiff", "analytic")
+
+
+def declares_gradient_ops(problem: Problem) -> bool:
+    """Whether ``problem.gradient_ops`` is the gradient of ``problem.objective``.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    bool
+        True when the problem sets ``has_gradient_ops`` and the class that defines
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` also defines ``objective`` (a
+        subclass that overrides only the objective, or an instance given its own objective, is
+        differentiated by autodiff: the inherited gradient belongs to another function).
+    """
+    if not getattr(problem, "has_gradient_ops", False) or "objective" in getattr(
+            problem, "__dict__", {}):
+        return False
+    mro = type(problem).__mro__
+
+    def owner(name: str) -> type | None:
+        return next((c for c in mro if name in c.__dict__), None)
+
+    return owner("objective") is owner("gradient_ops")
+
+
+def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") -> str:
+    """Which gradient a backend computes for a problem: ``"analytic"`` or ``"autodiff"``.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        The run's choice (:data:`GRADIENTS`).
+
+    Returns
+    -------
+    str
+        ``"analytic"`` on backends without autodiff (numpy: the problem's numpy gradient,
+        whatever was asked) and when the problem declares
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` and ``gradient`` is not
+        ``"autodiff"``; else ``"autodiff"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``gradient``, or ``"analytic"`` for a problem that declares no gradient
+        against ops on a backend with autodiff.
+    """
+    if gradient not in GRADIENTS:
+        raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
+    if "autodiff" not in backend.capabilities:
+        return "analytic"
+    if gradient == "autodiff":
+        return "autodiff"
+    if declares_gradient_ops(problem):
+        return "analytic"
+    if gradient == "analytic":
+        raise ValueError(f"gradient='analytic': problem {problem.name!r} declares no gradient "
+                         f"written against ops (Problem.gradient_ops) for backend "
+                         f"{backend.name!r}; use gradient='auto' or 'autodiff'")
+    return "autodiff"
+
+
+def minibatch_gradient(backend: Backend, problem: Problem,
+                       gradient: str = "auto") -> ValueGradFn | None:
+    """The declared gradient formula without the objective, for minibatch steps of eager
+    framework backends (PyTorch), or None.
+
+    A minibatch step's objective is never read (the monitor evaluates the full objective off
+    the clock), so computing it costs time the hand-written loop does not spend; a compiled
+    backend drops it anyway, and numpy's own gradient is faster than the formula through the
+    ops wrappers.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+
+    Returns
+    -------
+    callable or None
+        ``(x, batch) -> (None, grad)`` when the problem declares
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` (:func:`declares_gradient_ops`),
+        the backend runs eagerly with autodiff and the run does not ask for ``"autodiff"``;
+        None otherwise.
+    """
+    if backend.compiler != "eager" or "autodiff" not in backend.capabilities or \
+            not declares_gradient_ops(problem):
+        return None
+    if gradient_kind(backend, problem, gradient) != "analytic":
+        return None
+    fn, o = problem.gradient_ops, backend.ops
+    return lambda x, batch: fn(o, x, batch, value=False)
+
+
+def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = "auto", *,
+                            value: bool = True) -> ValueGradFn | None:
+    """The problem's ``gradient_ops`` bound to the backend's ops, or None (use autodiff).
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        The run's choice (:data:`GRADIENTS`).
+    value : bool, default True
+        False: the returned function's ``fun`` may be None (minibatch steps report no
+        objective, so it is not computed).
+
+    Returns
+    -------
+    callable or None
+        ``(x, batch) -> (fun, grad)`` when :func:`gradient_kind` says ``"analytic"`` on a
+        backend with autodiff; None otherwise (numpy's own gradient, or autodiff).
+
+    Raises
+    ------
+    ValueError
+        See :func:`gradient_kind`.
+    """
+    if "autodiff" not in backend.capabilities or gradient_kind(backend, problem,
+                                                                gradient) != "analytic":
+        return None
+    fn, o = problem.gradient_ops, backend.ops
+    if value:
+        return lambda x, batch: fn(o, x, batch)
+    return lambda x, batch: fn(o, x, batch, value=False)
+
 
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
@@ -133,7 +271,7 @@ class Backend(ABC):
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
         ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
-        ``logsumexp``, ``softmax`` and ``norm`` (see :data:`OPS`).
+        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`OPS`).
     capabilities : frozenset of str
         What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
         objective written against ``ops``; without it the problem's analytic gradient is used),
@@ -297,11 +435,14 @@ class Backend(ABC):
 
     # ------------------------------------------------------------------ functions
     @abstractmethod
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
 
         Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
-        the problem's analytic gradient on numpy. Meant to be called inside a function that
+        the problem's analytic gradient on numpy. ``gradient`` (:data:`GRADIENTS`, issue 11b):
+        with ``"auto"`` (default) or ``"analytic"``, a framework backend uses the problem's
+        :meth:`~optcmp.problems.base.Problem.gradient_ops` when it declares one (no tape;
+        :func:`gradient_kind` says which); ``"autodiff"`` always differentiates. Meant to be called inside a function that
         :meth:`compile` compiles (an optimizer step); :meth:`make_value_and_grad` compiles it
         alone. ``fun`` and ``grad`` stay backend arrays (no host round trip).
         """
@@ -330,12 +471,14 @@ class Backend(ABC):
         """
         return fn
 
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         """:meth:`value_and_grad` compiled on its own: ``(x, batch) -> (fun, grad)``.
 
         Parameters
         ----------
         problem : Problem
+        gradient : {"auto", "autodiff", "analytic"}, default "auto"
+            See :meth:`value_and_grad`.
 
         Returns
         -------
@@ -344,7 +487,7 @@ class Backend(ABC):
             arrays or any rows of them (compiled once for every row count).
         """
         example = (np.zeros(problem.n_params), problem.train_data)
-        return self.compile(self.value_and_grad(problem), example, rows=(1,))
+        return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,))
 
     # ------------------------------------------------------------------ threads
     @classmethod
@@ -422,4 +565,4 @@ OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", 
        "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
        "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
        "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
-       "norm", "vecdot")
+       "norm", "vecdot", "size")

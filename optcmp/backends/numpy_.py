@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp._scipy import special
-from optcmp.backends.base import Backend, ValueGradFn, blas_threads, check_layout
+from optcmp.backends.base import Backend, ValueGradFn, blas_threads, check_layout, gradient_kind
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -129,6 +129,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: np.concatenate(arrays, axis=axis),
     stack=lambda arrays, axis=0: np.stack(arrays, axis=axis),
     norm=norm2,
+    size=lambda a: int(np.size(a)),  # issue 11b: element count (gradients by hand)
     vecdot=_vecdot,
 )
 
@@ -201,14 +202,15 @@ class NumpyBackend(Backend):
     def copy(self, t: Any) -> Any:
         return np.array(t, copy=True)
 
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         why = problem.unsupported_backend("numpy")  # issue 13: no gradient without autodiff
         if why is not None:
             raise ValueError(why)
+        gradient_kind(self, problem, gradient)  # validates; numpy's gradient is analytic
         return problem.value_and_grad
 
-    def make_value_and_grad(self, problem: Problem) -> ValueGradFn:
-        return self.value_and_grad(problem)
+    def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+        return self.value_and_grad(problem, gradient)
 
     @classmethod
     def get_threads(cls) -> int | None:

@@ -38,7 +38,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from optcmp.backends.base import Backend, ValueGradFn  # noqa: E402
+from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad  # noqa: E402
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -124,6 +124,12 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
     return tf.where(cond, a, b)
 
 
+def _size(a: Any) -> Any:
+    """Element count: a Python int when the shape is static, else a scalar of ``a``'s dtype."""
+    n = a.shape.num_elements()
+    return int(n) if n is not None else tf.cast(tf.size(a), a.dtype)
+
+
 #: The ops namespace, with the same names as :data:`optcmp.backends.numpy_.ops`.
 ops = SimpleNamespace(
     name="tensorflow",
@@ -164,6 +170,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
     stack=lambda arrays, axis=0: tf.stack(list(arrays), axis=axis),
     norm=_norm,
+    size=_size,  # issue 11b: element count (gradients by hand)
     vecdot=lambda a, b, axis=-1: tf.reduce_sum(a * b, axis=axis),
 )
 
@@ -494,10 +501,31 @@ class TensorFlowBackend(Backend):
             _, x, state = tf.while_loop(cond(n), body, (tf.constant(0), x, tuple(state)))
             return x, state, (), ()
         idx_spec = tf.TensorSpec([None], tf.int64)
-        return self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
-                             exact=True)
+        fn = self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
+                           exact=True)
+        ints: dict[int, Any] = {}
 
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+        def as_int32(v: Any) -> Any:
+            # issue 11b: a block's n and start repeat (every epoch: n = steps per epoch, start
+            # 0); converting a Python int costs ~10 us per argument and call
+            if not isinstance(v, int):
+                return v
+            t = ints.get(v)
+            if t is None:
+                if len(ints) > 4096:
+                    ints.clear()
+                t = ints[v] = tf.constant(v, tf.int32)
+            return t
+
+        def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                      *extra: Any) -> Any:
+            return fn(as_int32(n), x, state, data, idx, as_int32(start), *extra)
+        return int_block
+
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+        analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
+        if analytic is not None:
+            return analytic
         objective = problem.objective
         o = self.ops
 

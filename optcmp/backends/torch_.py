@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from optcmp.backends.base import Backend, ValueGradFn
+from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -155,6 +155,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: torch.cat(tuple(arrays), dim=axis),
     stack=lambda arrays, axis=0: torch.stack(tuple(arrays), dim=axis),
     norm=_norm,
+    size=lambda a: int(a.numel()),  # issue 11b: element count (gradients by hand)
     vecdot=lambda a, b, axis=-1: torch.sum(a * b, dim=axis),
 )
 
@@ -285,7 +286,10 @@ class TorchBackend(Backend):
         counters = getattr(dynamo_utils, "counters", {})
         return int(counters.get("stats", {}).get("unique_graphs", 0))
 
-    def value_and_grad(self, problem: Problem) -> ValueGradFn:
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+        analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
+        if analytic is not None:
+            return analytic
         objective = problem.objective
         o = self.ops
 

@@ -201,6 +201,10 @@ class Problem(ABC):
     reduction: str = "mean"
     #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
     hess_diag_is_constant: bool = False
+    #: issue 11b: True when :meth:`gradient_ops` gives the gradient written once against
+    #: ``ops``; the framework backends then use it instead of autodiff unless a run asks for
+    #: ``gradient="autodiff"`` (recorded in ``RunResult.gradient``).
+    has_gradient_ops: bool = False
 
     # ------------------------------------------------------------------ data and layout
     @property
@@ -280,6 +284,37 @@ class Problem(ABC):
         fun : float
         grad : ndarray, shape (n_params,), same dtype as ``x``
         """
+
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
+                     value: bool = True) -> tuple[Any, Any]:
+        """Objective and analytic gradient written once against an ops namespace (optional).
+
+        Problems that define it set :attr:`has_gradient_ops`; the torch and TensorFlow
+        backends then compute ``(fun, grad)`` with it instead of autodiff (the framework's
+        own ops, no tape), unless the run asks for ``gradient="autodiff"``.
+
+        Parameters
+        ----------
+        ops : ops namespace
+            :mod:`optcmp.backends` ops (numpy, torch or TensorFlow).
+        x : backend array, shape (n_params,)
+        batch : dict of str to backend array
+        value : bool, default True
+            False: the caller does not need ``fun`` (a minibatch step), which may be None.
+
+        Returns
+        -------
+        fun : backend scalar or None
+            Equal to :meth:`objective` (to rounding).
+        grad : backend array, shape (n_params,)
+
+        Raises
+        ------
+        NotImplementedError
+            The problem declares no such gradient (the default).
+        """
+        raise NotImplementedError(f"problem {self.name!r} declares no gradient written "
+                                  "against ops; its framework backends use autodiff")
 
     def describe_param(self, j: int) -> str:
         """Which entry of the flat iterate ``x[j]`` is, for messages (e.g. ``"coef[2]"``).

@@ -452,6 +452,22 @@ class LinearRegression(Problem):
         r = ops.matmul(batch["A"], W) - batch["y"]
         return ops.mean(r * r)
 
+    has_gradient_ops = True  # issue 11b
+
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
+                     value: bool = True) -> tuple[Any, Any]:
+        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y`` (``m`` entries
+        of ``r``), in the order of :meth:`value_and_grad`; see :meth:`Problem.gradient_ops`."""
+        A = batch["A"]
+        W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
+        r = ops.matmul(A, W) - batch["y"]
+        m = ops.size(r)
+        # r^T A, not A^T r: no transposed copy of A (XLA would materialise one)
+        rA = ops.matmul(r, A) if self.n_targets == 1 else ops.transpose(
+            ops.matmul(ops.transpose(r), A))
+        g = ops.reshape(rA * (2.0 / m), (-1,))
+        return (ops.sum(r * r) / m if value else None), g
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
         W = x if self.n_targets == 1 else x.reshape(self._w_shape())
