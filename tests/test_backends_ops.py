@@ -345,3 +345,12 @@ def test_tensorflow_retracing_warning_about_optcmp_functions_is_dropped_others_p
     theirs = "5 out of the last 5 calls to <function f at 0x7f> triggered tf.function retracing."
     assert not flt.filter(record(ours)) and flt.filter(record(theirs))
     assert flt.filter(record("TensorFlowBackend. something else"))
+
+
+@pytest.mark.parametrize("name", ["numpy", *FRAMEWORKS])
+def test_full_like_keeps_a_python_float_exact_in_float64(name):
+    """``full_like(a, 0.1)`` is the float64 0.1, not 0.1 rounded through float32 (TensorFlow's
+    ``tf.cast`` of a Python float did that: 0.10000000149011612)."""
+    b = get_backend(name)
+    out = b.to_numpy(b.ops.full_like(b.asarray(np.zeros(3)), 0.1))
+    assert out.dtype == np.float64 and np.all(out == 0.1)

@@ -111,6 +111,14 @@ def _logaddexp(a: Any, b: Any) -> Any:
     return tf.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
 
 
+def _as_dtype(value: Any, dtype: Any) -> Any:
+    """``value`` in ``dtype``; a Python float goes straight to float64 (``tf.cast`` of a Python
+    float goes through float32 first: 0.1 -> 0.10000000149)."""
+    if tf.is_tensor(value):
+        return tf.cast(value, dtype)
+    return tf.constant(value, dtype=dtype)
+
+
 def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
     if min is not None:
         a = tf.maximum(a, min)
@@ -164,7 +172,7 @@ ops = SimpleNamespace(
     softmax=lambda a, axis=-1: tf.nn.softmax(a, axis=axis),
     ones_like=tf.ones_like,
     zeros_like=tf.zeros_like,
-    full_like=lambda a, fill: tf.fill(tf.shape(a), tf.cast(fill, a.dtype)),
+    full_like=lambda a, fill: tf.fill(tf.shape(a), _as_dtype(fill, a.dtype)),
     permute_dims=lambda a, axes=None: tf.transpose(a, perm=axes),
     transpose=lambda a, axes=None: tf.transpose(a, perm=axes),
     concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
