@@ -9,7 +9,7 @@ the time-to-target table.
 Expected output: the table, converged runs first, then a line such as the one below. At full
 size, one thread, <!--n:quick-start.measured-->measured on a 2-core x86_64 machine, load average 4.9, one thread per framework, 2026-12-01<!--/n-->, the runs that reached the target
 were <!--n:quick-start.converged-->lbfgs, sgd<!--/n--> and the others
-(<!--n:quick-start.not_converged-->gd, diag_newton, adadelta<!--/n-->) ran out of budget; the last line was::
+(<!--n:quick-start.not_converged-->gd, diag_newton, adadelta<!--/n-->) stopped without it (each row says why); the last line was::
 
     <!--n:quick-start.fastest-->fastest to target: lbfgs in 0.291 s (12 iterations, 15 gradient evaluations)<!--/n-->
 
