@@ -397,6 +397,9 @@ def page_sweep(v: Values, fast: bool) -> None:
         score[s.name] = r.nit_to_target
     v.x("dn_iters", n(score["diag_newton"]))
     v.x("gd_iters", n(score["gd"]))
+    lr = {s.name: float(s.hyperparameters["learning_rate"]) for s in tuned.specs}
+    v.x("dn_lr", f"{lr['diag_newton']:g}")
+    v.x("gd_lr_times_l", f"{lr['gd'] * problem.lipschitz():.2g}")
     if fast:
         return
     block = _readme_block("Sweeps that survive and scale")
@@ -501,8 +504,9 @@ def _pytest(args: list[str]) -> tuple[str, float, float, float, float]:
         out.seek(0)
         lines = out.read().splitlines()
     code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"pytest {' '.join(args)} exited {code}:\n" + "\n".join(lines[-30:]))
+    if code != 0:  # still a duration; the summary line says what failed
+        print(f"pytest {' '.join(args)} exited {code}:\n" + "\n".join(lines[-300:]),
+              file=sys.stderr)
     summary = re.sub(r" in [0-9.]+s.*$", "", lines[-1].strip("= "))
     return summary, wall, usage.ru_utime + usage.ru_stime, load0, os.getloadavg()[0]
 
