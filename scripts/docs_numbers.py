@@ -19,6 +19,7 @@ Usage, from the repository root::
     python scripts/docs_numbers.py --text             # rewrite the text from the JSON only
     python scripts/docs_numbers.py --check            # text == JSON? (exit status 1 if not)
     python scripts/docs_numbers.py --list             # pages, their cost, their keys
+    python scripts/docs_numbers.py --write tests      # on request only: the test suite's time
 
 After a change that moves a number, ``--write`` (a few minutes on 2 cores: it runs the main job,
 the README sweep and the stories) and commit the JSON with the text.
@@ -131,8 +132,13 @@ def page_story_linreg(v: Values, fast: bool) -> None:
             v.x(f"{opt}_iters_all", f"{n(its['numpy'])} iterations on all three" if same else
                 " / ".join(n(its[b]) for b in backends) + " iterations")
     # factor 4: 100 full-batch iterations, target out of reach
-    c = optcmp.compare(p, ["diag_newton", "adadelta", "gd", "lbfgs"], tol=1e-30, max_iter=100,
-                       max_time=None, threads=1, progress=False)  # no clock: checked in CI
+    # no clock (checked in CI) and no early stop: every run uses its 100 iterations
+    # (the page's command: --max-iter 100 --tol 1e-30 --no-early-stop)
+    rule = optcmp.make_stopping(p, tol=1e-30, max_iter=100, max_time=None, stall=False,
+                                projection=False)
+    c = optcmp.compare(p, ["diag_newton", "adadelta", "gd", "lbfgs"], stopping=rule, threads=1,
+                       progress=False)
+    removed: dict[str, float] = {}  # percent of the initial gap removed after 100 iterations
     for r in c.runs:
         if r.optimizer == "lbfgs":
             v.x("f4_lbfgs_nit", n(r.nit))
@@ -142,22 +148,33 @@ def page_story_linreg(v: Values, fast: bool) -> None:
             v.t("f4_lbfgs_rs", tex_sci((r.fun - r.fstar) / (r.f0 - r.fstar)))
             continue
         v.x(f"f4_{r.optimizer}_rs", _rs(r.relative_suboptimality))
+        removed[r.optimizer] = 100 * (1 - r.relative_suboptimality)
         v.t(f"f4_{r.optimizer}_time", f"{r.time:.2f} s")
         v.t(f"f4_{r.optimizer}_per", f"{1000 * r.time / max(r.nit, 1):.0f} ms")
+    v.x("f4_adadelta_removed", f"{removed['adadelta']:.0f}%")
+    lo, hi = sorted(removed[k] for k in ("gd", "diag_newton"))
+    v.x("f4_others_removed", f"{lo:.1f}-{hi:.1f}%")
     if fast:
         return
-    # factor 3: 30 timed seconds each
-    c = optcmp.compare(p, ["lbfgs", "diag_newton", "gd", "adadelta"], max_time=30, threads=1,
+    # factor 3: the same iteration budget for each, no early stop (the page's command:
+    # --max-iter 2000 --max-time 600 --no-early-stop): every value but the times is exact
+    rule = optcmp.make_stopping(p, tol=1e-6, max_iter=F3_BUDGET, max_time=600, stall=False,
+                                projection=False)
+    c = optcmp.compare(p, ["lbfgs", "diag_newton", "gd", "adadelta"], stopping=rule, threads=1,
                        progress=False)
     for r in c.runs:
         key = f"f3_{r.optimizer}"
-        v.x(f"{key}_status" if r.optimizer == "lbfgs" else f"{key}_status_t", r.status)
-        (v.x if r.optimizer == "lbfgs" else v.t)(f"{key}_nit", n(r.nit))
-        (v.x if r.optimizer == "lbfgs" else v.t)(f"{key}_rs",
-                                                  sci(r.relative_suboptimality))
+        v.x(f"{key}_status", r.status)
+        v.x(f"{key}_nit", n(r.nit_to_target if r.success else r.nit))
+        v.x(f"{key}_rs", sci(r.relative_suboptimality, 3))
         v.t(f"{key}_time", f"{r.time:.2f} s")
+    v.x("f3_budget", n(F3_BUDGET))
     v.t("f3_lstsq_time", f"{c.optimum['time']:.2f} s")
     v.t("measured", measured_on())
+
+
+#: Iterations each optimizer of the story's factor 3 may spend.
+F3_BUDGET = 2000
 
 
 def _rs(x: float) -> str:
@@ -196,6 +213,9 @@ def page_fizzbuzz(v: Values, fast: bool) -> None:
     v.t("sgd_time_all", " / ".join(secs(r.time_to_target) for r in sgd))
     v.t("lbfgs_scipy_time_all", " / ".join(secs(r.time_to_target) for r in lbfgs))
     v.t("sgd_step_us", " / ".join(f"{1e6 * r.time / max(r.nit, 1):.0f} us" for r in sgd))
+    names = {"numpy": "numpy", "torch": "PyTorch", "tensorflow": "TensorFlow"}
+    fastest = min(sgd, key=lambda r: r.time_to_target or float("inf"))
+    v.t("sgd_fastest", names.get(fastest.backend, fastest.backend))
     tl = optcmp.run_one(p, optcmp.lbfgs(impl="native"), backend="torch", max_iter=2000,
                         max_time=None, threads=1)
     v.x("lbfgs_torch_status", tl.status)
@@ -246,33 +266,121 @@ def page_fizzbuzz_mistakes(v: Values, fast: bool) -> None:
         v.x(f"nz_{label}_acc", f"{p.metrics(x)['train_accuracy']:.3f}")
 
 
-def _cli(args: list[str], timeout: float = 1200) -> tuple[str, float]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "optcmp", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode not in (0,):
-        raise RuntimeError(f"optcmp {' '.join(args)} exited {proc.returncode}:\n"
-                           f"{proc.stderr[-2000:]}")
-    return proc.stdout, time.perf_counter() - t0
+def _cli(args: list[str], env: dict[str, str] | None = None) -> tuple[str, float, float]:
+    """Run ``python -m optcmp ARGS`` in a child process: (stdout, wall seconds, CPU seconds).
+
+    The CPU time is the child's user + system time (``os.wait4``), every thread included.
+    """
+    env = dict(os.environ if env is None else env, PYTHONPATH=str(ROOT), COLUMNS="200")
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "optcmp", *args], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            raise RuntimeError(f"optcmp {' '.join(args)} exited {code}:\n{err.read()[-2000:]}")
+    return out, wall, usage.ru_utime + usage.ru_stime
+
+
+def _time_text(seconds: float) -> str:
+    return f"{seconds / 60:.1f} minutes" if seconds > 90 else f"{seconds:.1f} s"
+
+
+#: The main job's numpy runs whose status and iterations the README prose quotes.
+MAIN_JOB_QUOTED = ("lbfgs", "gd", "adadelta", "diag_newton", "sgd")
 
 
 def page_main_job(v: Values, fast: bool) -> None:
-    """README: the output of ``optcmp run --threads 1`` (the main job) and the prose about it."""
+    """README: ``optcmp run`` (the main job) exactly as a user runs it, and the prose about it.
+
+    Exact (the same on every machine: iteration budgets, one thread): each quoted numpy run's
+    status, iterations and projected iterations, L-BFGS's counts on every backend, SGD's share
+    of an epoch and its run with ``--max-iter 100000``. Timing: the whole output (table and
+    verdict), the child process's wall and CPU time, the contended count, the verdict's factor
+    and interval, the load. ``fast``: the numpy runs only (``optcmp run --backends numpy``: the
+    numpy rows do not depend on the other backends).
+    """
     import optcmp
 
-    if fast:
-        return
+    # the contention flag works as for a user (the tests turn it off in their environment)
+    env = {k: x for k, x in os.environ.items() if k != "OPTCMP_CONTENTION_MARGIN"}
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "main.json"
-        stdout, wall = _cli(["run", "--threads", "1", "--out", str(out)])
+        args = ["run", "--no-progress", "--out", str(out)]
+        stdout, wall, cpu = _cli(args + (["--backends", "numpy"] if fast else []), env=env)
         comp = optcmp.Comparison.load(out)
-    v.t("output", "\n```text\n$ optcmp run --threads 1\n" + stdout.rstrip() + "\n```\n")
-    v.t("wall", f"{wall / 60:.1f} minutes")
-    for r in comp.runs:
-        if r.backend == "numpy" and r.optimizer in ("lbfgs", "diag_newton", "sgd", "gd"):
-            v.t(f"{r.optimizer}_status", r.status)
-            v.t(f"{r.optimizer}_nit", n(r.nit_to_target if r.success else r.nit))
+    load1 = os.getloadavg()[0]
+    _main_job_exact(v, comp, fast)
+    _main_job_sgd(v, comp, env)
+    if not fast:
+        v.t("output", "\n```text\n$ optcmp run\n" + stdout.rstrip() + "\n```\n")
+        _main_job_timing(v, comp, stdout, wall, cpu, (load0, load1))
+
+
+def _main_job_exact(v: Values, comp: Any, fast: bool) -> None:
+    numpy = {r.optimizer: r for r in comp.runs if r.backend == "numpy"}
+    for name in MAIN_JOB_QUOTED:
+        r = numpy[name]
+        v.x(f"{name}_status", r.status)
+        v.x(f"{name}_nit", n(r.nit_to_target if r.success else r.nit))
+        if r.projected_nit_to_target is not None:
+            v.x(f"{name}_projected_nit", n(round(r.projected_nit_to_target)))
+    v.x("lbfgs_nfev", n(numpy["lbfgs"].nfev_to_target))
+    if fast:
+        return
+    lb = [r for r in comp.runs if r.optimizer == "lbfgs"]
+    its = {r.nit_to_target for r in lb}
+    v.x("lbfgs_nit_all", f"{n(lb[0].nit_to_target)} iterations on every backend" if len(its) == 1
+        else " / ".join(f"{n(r.nit_to_target)} on {r.backend}" for r in lb))
+    torch = next((r for r in lb if r.backend == "torch"), None)
+    if torch is not None:
+        v.x("lbfgs_torch_nfev", n(torch.nfev_to_target))
+
+
+def _main_job_sgd(v: Values, comp: Any, env: dict[str, str]) -> None:
+    """SGD's 100 steps as a share of an epoch, and SGD with a budget that lets it converge
+    (the README's suggestion, ``--max-iter 100000 --max-time 60``: a time cap no loaded
+    machine reaches, so the count is the same everywhere)."""
+    from optcmp.problems import LinearRegression
+
+    out, _, _ = _cli(["run", "--no-progress", "--optimizers", "sgd", "--backends", "numpy",
+                      "--max-iter", "100000", "--max-time", "60"], env=env)
+    row = next(ln.split() for ln in out.splitlines() if ln.startswith("sgd "))
+    sgd = next(r for r in comp.runs if r.optimizer == "sgd" and r.backend == "numpy")
+    steps = -(-LinearRegression().n_samples // int(sgd.hyperparameters["batch_size"]))
+    nit = int(row[6].replace(",", ""))  # optimizer backend impl dtype status ttt iters ...
+    v.x("sgd_long_status", row[4])
+    v.x("sgd_long_nit", n(nit))
+    v.x("sgd_long_epochs", f"{nit / steps:.1f}")
+    v.x("sgd_epoch_share", f"{100 * sgd.nit / steps:.1f}%")
+    v.x("sgd_steps_per_epoch", n(steps))
+
+
+def _main_job_timing(v: Values, comp: Any, stdout: str, wall: float, cpu: float,
+                     load: tuple[float, float]) -> None:
+    verdict = next((ln for ln in stdout.splitlines() if ln.startswith("verdict:")), "")
+    v.t("verdict", verdict)
+    m = re.search(r", (?P<factor>[0-9.]+x) faster than .*?95% interval of the factor "
+                  r"(?P<lo>[0-9.]+(?:e[+-]?[0-9]+)?)-(?P<hi>[0-9.]+(?:e[+-]?[0-9]+)?|inf) \(", verdict)
+    v.t("verdict_factor", m["factor"] if m else "(no factor)")
+    v.t("verdict_interval", f"{m['lo']}-{m['hi']}" if m else "(no interval)")
+    v.t("verdict_sure", "not sure" if "not sure" in verdict else "sure")
+    v.t("wall", _time_text(wall))
+    v.t("cpu", _time_text(cpu))
+    busy = sum(bool(r.contended) for r in comp.runs)
+    v.t("contended", f"{busy} of {len(comp.runs)}")
+    v.t("load", f"{load[0]:.1f} before, {load[1]:.1f} after")
+    v.t("cpu_note", "The CPU time exceeds the wall time: work outside the timed runs uses more "
+        "than one thread (TensorFlow's runtime threads; the direct `lstsq` solve at numpy's own "
+        "BLAS thread count)." if cpu > wall else
+        "The wall time exceeds the CPU time: the job waited (for the disk, or for the CPU "
+        "while other processes ran; see the contended column).")
     v.t("measured", measured_on())
 
 
@@ -282,13 +390,16 @@ def page_sweep(v: Values, fast: bool) -> None:
 
     problem = optcmp.problems.LinearRegression(n_samples=20_000)
     tuned = optcmp.tune(problem, [optcmp.gd, optcmp.diag_newton], by="iterations",
-                        budget=10_000, tol=1e-3)
+                        budget=10_000, tol=1e-3, progress=False)
     score: dict[str, int | None] = {}
     for s in tuned.specs:
         r = optcmp.run_one(problem, s, tol=1e-3, max_iter=10_000, max_time=None, threads=1)
         score[s.name] = r.nit_to_target
     v.x("dn_iters", n(score["diag_newton"]))
     v.x("gd_iters", n(score["gd"]))
+    lr = {s.name: float(s.hyperparameters["learning_rate"]) for s in tuned.specs}
+    v.x("dn_lr", f"{lr['diag_newton']:g}")
+    v.x("gd_lr_times_l", f"{lr['gd'] * problem.lipschitz():.2g}")
     if fast:
         return
     block = _readme_block("Sweeps that survive and scale")
@@ -297,11 +408,13 @@ def page_sweep(v: Values, fast: bool) -> None:
         script.write_text(block, encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, str(script)], cwd=tmp, env=env, check=True,
-                       capture_output=True, timeout=3600)
+        proc = subprocess.run([sys.executable, str(script)], cwd=tmp, env=env, check=True,
+                              capture_output=True, text=True, timeout=3600)
         wall = time.perf_counter() - t0
-    v.t("wall", f"{wall / 60:.1f} minutes" if wall > 90 else f"{wall:.0f} seconds")
-    v.t("measured", measured_on("each library's default thread count"))
+    m = re.search(r"tuning cost: .*?, ([0-9.e+]+) s elapsed", proc.stdout)
+    v.t("tune_time", _time_text(float(m[1])) if m else "(not printed)")
+    v.t("wall", _time_text(wall))
+    v.t("measured", measured_on("one thread per run"))
 
 
 def _readme_block(heading: str) -> str:
@@ -339,7 +452,7 @@ def page_quick_start(v: Values, fast: bool) -> None:
     lines = proc.stdout.splitlines()
     conv = [ln.split()[0] for ln in lines if " converged " in ln]
     other = [ln.split()[0] for ln in lines
-             if re.search(r" (timeout|max_iter|diverged|stalled) ", ln)]
+             if re.search(r" (timeout|max_iter|diverged|stalled|projected) ", ln)]
     v.t("converged", ", ".join(conv) or "none")
     v.t("not_converged", ", ".join(other) or "none")
     v.t("fastest", lines[-1].strip())
@@ -368,10 +481,64 @@ def page_statistics(v: Values, fast: bool) -> None:
     v.t("prof_at_1", repr(cmp.performance_profile(warn=False).at(1.0)))
     v.x("dprof_at_100", repr(cmp.data_profile(warn=False).at(100)))
     v.x("fairness", " ".join(cmp.fairness_issues()) or "(none)")
+    stops = sorted({r.status for r in cmp.runs if r.optimizer == "gd" and not r.success})
+    v.x("gd_stops", " and ".join(f"`{s}`" for s in stops) or "(none)")
     red = optcmp.compare(problem, [optcmp.lbfgs], repeats=3, redraw_data=True, progress=False,
                          threads=1)
     v.x("redraw_seeds", repr(sorted({r.problem_spec["seed"] for r in red.runs})))
     v.t("measured", measured_on())
+
+
+def _pytest(args: list[str]) -> tuple[str, float, float, float, float]:
+    """Run ``python -m pytest ARGS`` as the README says: (summary line, wall s, CPU s, load
+    average before, after)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
+        t0 = time.perf_counter()
+        # as from a terminal: SIGINT not ignored even when this script runs in the background
+        # (a shell without job control starts background commands with SIGINT ignored, and the
+        # Ctrl-C tests would inherit that)
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                 *args], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, preexec_fn=_default_sigint)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        lines = out.read().splitlines()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:  # still a duration; the summary line says what failed
+        print(f"pytest {' '.join(args)} exited {code}:\n" + "\n".join(lines[-300:]),
+              file=sys.stderr)
+    summary = re.sub(r" in [0-9.]+s.*$", "", lines[-1].strip("= "))
+    return summary, wall, usage.ru_utime + usage.ru_stime, load0, os.getloadavg()[0]
+
+
+def _default_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _min_s(seconds: float) -> str:
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s} s" if m else f"{s} s"
+
+
+def page_tests(v: Values, fast: bool) -> None:
+    """README's "Run the tests": how long ``pytest -q -m "not slow"`` and ``pytest -q`` take.
+
+    Only run on request (``--write tests``, on a quiet machine): it runs the whole test suite.
+    """
+    if fast:
+        return
+    for key, args in (("not_slow", ["-m", "not slow"]), ("all", [])):
+        summary, wall, cpu, load0, load1 = _pytest(args)
+        v.t(f"{key}_summary", summary)
+        v.t(f"{key}_wall", _min_s(wall))
+        v.t(f"{key}_cpu", _min_s(cpu))
+        v.t(f"{key}_load", f"{load0:.1f} at the start, {load1:.1f} at the end")
+    v.t("measured", measured_on("threads as each test sets them"))
 
 
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
@@ -379,12 +546,18 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
     "fizzbuzz": (page_fizzbuzz, "2 min"),
     "fizzbuzz-mistakes": (page_fizzbuzz_mistakes, "20 s"),
-    "main-job": (page_main_job, "3 min"),
-    "sweep": (page_sweep, "8 min"),
+    "main-job": (page_main_job, "40 s"),
+    "sweep": (page_sweep, "2 min"),
     "getting-started": (page_getting_started, "1 min"),
     "quick-start": (page_quick_start, "1 min"),
     "statistics": (page_statistics, "1 min"),
+    "tests": (page_tests, "10 min"),
 }
+#: Pages that ``--write`` without page names leaves out: they have no exact value and time the
+#: machine itself (run them by name, on a quiet machine).
+ON_REQUEST = ("tests",)
+#: Pages with timing values only (what they report depends on the machine): nothing to check.
+TIMING_ONLY = ("quick-start", "tests")
 
 
 def generate(page: str, fast: bool = False) -> Values:
@@ -467,7 +640,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", nargs="*", metavar="PAGE",
-                   help="run these pages (default: all), store the JSON, rewrite the text")
+                   help="run these pages (default: all but the on-request ones: "
+                        f"{', '.join(ON_REQUEST)}), store the JSON, rewrite the text")
     g.add_argument("--text", action="store_true", help="rewrite the text from the JSON only")
     g.add_argument("--check", action="store_true", help="compare the text with the JSON")
     g.add_argument("--list", action="store_true", help="list the pages and their keys")
@@ -480,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(d['timing'])}")
         return 0
     if a.write is not None:
-        for page in a.write or list(PAGES):
+        for page in a.write or [p for p in PAGES if p not in ON_REQUEST]:
             if page not in PAGES:
                 ap.error(f"unknown page {page!r}; pages: {', '.join(PAGES)}")
             t0 = time.perf_counter()
