@@ -101,20 +101,12 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "f
     OSError
         Any other write error; the temporary file is removed first.
     """
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
-                                f"path (e.g. {os.path.join(p, 'results.json')})")
-    parent = os.path.dirname(os.path.abspath(p))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
-                                "exist")
-    with atomic_path(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(path, what=what) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator[str]:
     """A temporary path next to ``path``; on success it replaces ``path`` (``os.replace``).
 
     Write the whole file to the yielded path: ``path`` then holds either its old contents or
@@ -125,6 +117,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     ----------
     path : str or path-like
         The destination file.
+    what : str, default "file"
+        What is written, for messages.
 
     Yields
     ------
@@ -140,10 +134,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     """
     p = os.fspath(path)
     if os.path.isdir(p):
-        raise IsADirectoryError(f"cannot write {p}: it is a directory; give a file path")
+        raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
+                                f"path (e.g. {os.path.join(p, 'results.json')})")
     parent = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(parent):
-        raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
+        raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
+                                "exist")
     tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
     try:
         yield tmp
