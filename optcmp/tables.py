@@ -368,7 +368,21 @@ def verdict(comp: Comparison) -> str:
            "not sure: " + ("timings were contended (see the contended column)" if busy else
                            "the interval includes 1"))
     return (f"{head}, {t1 / t0:.2g}x faster than {label1} on {backend1} ({_fmt_time(t1)}); "
-            f"95% interval of the factor {lo:.2g}-{hi:.2g} ({how}){cpu_txt}; {why}")
+            f"95% interval of the factor {_fmt_bound(lo, 'down')}-{_fmt_bound(hi, 'up')} "
+            f"({how}){cpu_txt}; {why}")
+
+
+def _fmt_bound(v: float, direction: str) -> str:
+    """An interval bound rounded outwards (``direction`` "down" or "up") to 2 significant
+    digits, or more when 2 would put it on the other side of 1 (1.04 prints "1.04", not "1")."""
+    if not math.isfinite(v) or v <= 0:
+        return f"{v:.2g}"
+    for digits in range(2, 8):
+        q = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
+        r = (math.floor(v / q) if direction == "down" else math.ceil(v / q)) * q
+        if (r > 1) == (v > 1) and (r < 1) == (v < 1):
+            break
+    return f"{r:.{max(0, digits - 1 - math.floor(math.log10(v)))}f}"
 
 
 __all__ = ["rows", "table", "to_frame", "verdict"]

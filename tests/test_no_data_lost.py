@@ -450,7 +450,10 @@ def test_item12_memory_error_is_one_line(monkeypatch, capsys):
 #: Runs ``optcmp run`` with its 4th run held until a signal comes from outside: the run starts,
 #: writes the marker file and waits; the test process then sends the signal.
 _DRIVER = """
-import os, sys, time
+import os, signal, sys, time
+# a shell without job control starts background jobs with SIGINT ignored, and children inherit
+# that: restore Python's own handler so that the test's SIGINT is a KeyboardInterrupt
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import optcmp.executors as ex
 from optcmp import cli
 

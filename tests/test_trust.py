@@ -326,3 +326,12 @@ def test_main_job_verdict_repeats_the_two_fastest(capsys):
     assert "than diag_newton on numpy" in last
     assert "(bootstrap of the medians of 5 and 5 repetitions)" in last
     assert last.endswith("[the two fastest run 5 times each, interleaved]")
+
+
+def test_verdict_interval_bounds_round_outwards_and_keep_their_side_of_one():
+    """A lower bound of 1.04 never prints as "1" next to "sure: the interval excludes 1"."""
+    from optcmp.tables import _fmt_bound
+
+    assert [_fmt_bound(1.04, "down"), _fmt_bound(1.57, "up"), _fmt_bound(0.75, "down"),
+            _fmt_bound(0.996, "up"), _fmt_bound(12.3, "up"), _fmt_bound(2.0, "up")] == [
+        "1.04", "1.6", "0.75", "0.996", "13", "2.0"]
