@@ -31,14 +31,14 @@ This script measures the two mistakes, then runs the fair comparison:
    fastest on <!--n:fizzbuzz.sgd_fastest-->TensorFlow<!--/n-->: TensorFlow's default execution runs the steps between two
    observations as one XLA loop (``execution="fused"``), paying that overhead once per loop.
 
-<!--n:fizzbuzz.measured-->measured on a 2-core x86_64 machine, load average 2.0, one thread per framework, 2026-12-01<!--/n-->, float64
+<!--n:fizzbuzz.measured-->measured on a 2-core x86_64 machine, load average 0.8, one thread per framework, 2026-12-01<!--/n-->, float64
 (``python examples/fizzbuzz_three_frameworks.py``; timed seconds of the optimizer steps only):
 
 | optimizer | iterations to target (numpy / torch / TF) | time-to-target, s | train / test acc |
 |---|---|---|---|
-| sgd (lr 2.56, batch 64) | <!--n:fizzbuzz.sgd_iters_all-->17,910 / 17,910 / 17,910<!--/n--> | <!--n:fizzbuzz.sgd_time_all-->1.90 / 3.44 / 0.63<!--/n--> | <!--n:fizzbuzz.sgd_train_acc-->0.956<!--/n--> / <!--n:fizzbuzz.sgd_test_acc-->0.910<!--/n--> |
-| lbfgs (scipy) | <!--n:fizzbuzz.lbfgs_scipy_all-->228 / 214 / 229<!--/n--> | <!--n:fizzbuzz.lbfgs_scipy_time_all-->0.19 / 0.15 / 0.18<!--/n--> | 0.95 / 0.89-0.90 |
-| lbfgs (torch.optim) | - / <!--n:fizzbuzz.lbfgs_torch_iters-->310<!--/n--> / - | - / <!--n:fizzbuzz.lbfgs_torch_time-->0.47<!--/n--> / - | |
+| sgd (lr 2.56, batch 64) | <!--n:fizzbuzz.sgd_iters_all-->17,910 / 17,910 / 17,910<!--/n--> | <!--n:fizzbuzz.sgd_time_all-->1.41 / 3.41 / 0.61<!--/n--> | <!--n:fizzbuzz.sgd_train_acc-->0.956<!--/n--> / <!--n:fizzbuzz.sgd_test_acc-->0.910<!--/n--> |
+| lbfgs (scipy) | <!--n:fizzbuzz.lbfgs_scipy_all-->228 / 214 / 229<!--/n--> | <!--n:fizzbuzz.lbfgs_scipy_time_all-->0.19 / 0.16 / 0.13<!--/n--> | 0.95 / 0.89-0.90 |
+| lbfgs (torch.optim) | - / <!--n:fizzbuzz.lbfgs_torch_iters-->310<!--/n--> / - | - / <!--n:fizzbuzz.lbfgs_torch_time-->0.49<!--/n--> / - | |
 
 L-BFGS's iteration counts differ between backends: its line search makes discrete decisions,
 and on this nonconvex objective last-bit differences between the frameworks' matrix products
