@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+from statistics import median
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -274,17 +275,13 @@ def table(comp: Comparison) -> str:
 
 
 def _entries(comp: Comparison) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    """The runs of each solver, keyed as :func:`optcmp.stats.solver_key` (which imports this
+    module, hence not called), skipped runs left out."""
     out: dict[tuple[str, str, str, str], list[RunResult]] = {}
     for r in comp.runs:
         if r.status != "skipped":
             out.setdefault((r.label, r.backend, r.device, r.dtype), []).append(r)
     return out
-
-
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def _step_times(r: RunResult) -> list[float]:
@@ -345,7 +342,7 @@ def verdict(comp: Comparison) -> str:
     for key, runs in _entries(comp).items():
         hit = [r for r in runs if r.time_to_target is not None]
         if 2 * len(hit) > len(runs):
-            ranked.append((_median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
+            ranked.append((median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
     ranked.sort(key=lambda x: x[0])
     target = comp.settings.get("target") or "the target"
     if not ranked:
@@ -359,8 +356,8 @@ def verdict(comp: Comparison) -> str:
     cpu = [r.cpu_time_to_target for r in (*best, *other)]
     cpu_txt = ""
     if all(c is not None and c > 0 for c in cpu):
-        c0 = _median([float(r.cpu_time_to_target or 0) for r in best])
-        c1 = _median([float(r.cpu_time_to_target or 0) for r in other])
+        c0 = median([float(r.cpu_time_to_target or 0) for r in best])
+        c1 = median([float(r.cpu_time_to_target or 0) for r in other])
         cpu_txt = f"; in CPU time {c1 / c0:.2g}x"
     busy = any(r.contended for r in (*best, *other))
     sure = lo > 1.0 and not busy
