@@ -168,8 +168,8 @@ def _check_sweep(specs: list[OptimizerSpec], names: list[str], repeats: Any, thr
                  execution: str | Sequence[str], order: Any = "interleaved") -> list[str]:
     """Check the sweep's settings before any run; return its execution modes."""
     modes = _executions(execution)
-    _check_sweep_size(repeats, names, specs, len(modes))
-    _check_counts(repeats, threads, order)
+    _check_sweep_size(repeats, names, specs, len(modes))  # repeats checked here
+    _check_threads_and_order(threads, order)
     for s in specs:  # an impl a backend lacks is an input error: say so before running anything
         for b in names:
             resolve_impl(s, b)  # the declarations only: imports no framework
@@ -499,9 +499,7 @@ class _Sweep:
                            total)
 
 
-def _check_counts(repeats: Any, threads: Any, order: Any) -> None:
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+def _check_threads_and_order(threads: Any, order: Any) -> None:
     check_threads(threads)
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
