@@ -16,7 +16,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.results import Trace
-from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State
+from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
 from optcmp.timing import Stopwatch
 
 if TYPE_CHECKING:
@@ -113,13 +113,9 @@ class Monitor:
         return out
 
     def _first(self, s: State) -> Rule | None:
-        # issue 15: divergence is checked first, so a run whose objective is non-finite or
-        # exploded at the check where a budget also fires is reported diverged, not timeout
-        leaves = [r for r in self.rule.rules() if id(r) not in self._delegated]
-        for r in sorted(leaves, key=lambda r: r.kind != "divergence"):  # stable otherwise
-            if r.check(s):
-                return r
-        return None
+        """The rule that stops the run at ``s`` (:func:`~optcmp.stopping.first_fired`), the
+        budgets handed to a loop adapter left out."""
+        return first_fired((r for r in self.rule.rules() if id(r) not in self._delegated), s)
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
                 nfev: int, njev: int, x: LazyX = None, *, at: float | None = None) -> bool:

@@ -10,6 +10,7 @@ tests, profiles, fairness checks), :mod:`optcmp.plot`, :mod:`optcmp.report` and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -251,6 +252,20 @@ class RunResult:
         gap0 = self.f0 - self.fstar
         # f* itself is a rounded float64 solve: a final value below it is rounding, shown as 0
         return max((self.fun - self.fstar) / gap0, 0.0) if gap0 > 0 else 0.0
+
+    def replace(self, **changes: Any) -> RunResult:
+        """A copy with some fields changed; the result itself is never changed.
+
+        Parameters
+        ----------
+        **changes
+            Field values by name, e.g. ``label="gd (tuned)", repeat=2``.
+
+        Returns
+        -------
+        RunResult
+        """
+        return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict (lossless: floats keep all digits, arrays become lists)."""

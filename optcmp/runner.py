@@ -47,12 +47,10 @@ from optcmp.adapters import resolve_adapter
 from optcmp.adapters.base import Adapter
 from optcmp.backends import canonical_backend, get_backend
 from optcmp.backends.base import GRADIENTS, Backend, check_device, check_dtype, is_cpu_device
-from optcmp.backends.numpy_ import norm2
-from optcmp.backends.numpy_ import ops as np_ops
 from optcmp.monitor import Callback, Monitor
+from optcmp.ops.numpy_ import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
-from optcmp.problems.function import set_host_autodiff
 from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     DEFAULT_DIVERGENCE_FACTOR,
@@ -76,51 +74,8 @@ from optcmp.threads import (
 )
 from optcmp.timing import Stopwatch, contended, load_average
 
-
-def host_value_and_grad(problem: Problem) -> Any:
-    """``(x, batch) -> (fun, grad)`` of ``problem.objective`` in numpy float64, by autodiff.
-
-    For problems without an analytic numpy gradient (:func:`optcmp.problems.from_function`
-    without ``grad``), off the clock: the initial gradient norm, minibatch monitoring, the
-    reference solve of ``optimum="estimate"``. PyTorch when installed (TensorFlow when it is
-    already loaded and PyTorch is not), on the CPU in float64.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    callable or None
-        None when neither framework is installed.
-    """
-    import sys
-
-    from optcmp.backends import is_available
-
-    names = [b for b in ("torch", "tensorflow") if is_available(b)]
-    if "tensorflow" in sys.modules and "torch" not in sys.modules and "tensorflow" in names:
-        names.remove("tensorflow")
-        names.insert(0, "tensorflow")  # importing torch after TensorFlow is unsafe
-    if not names:
-        return None
-    backend = get_backend(names[0], dtype="float64")
-    vg = backend.value_and_grad(problem)
-    placed: list[Any] = []  # (batch, its placed copy): the data are placed once
-
-    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
-        if not placed or placed[0] is not batch:
-            placed[:] = [batch, backend.place(batch)]
-        fun, g = vg(backend.asarray(np.asarray(x, dtype=np.float64)), placed[1])
-        return float(backend.to_numpy(fun)), backend.to_numpy(g).astype(np.float64)
-
-    return value_and_grad
-
-
-set_host_autodiff(host_value_and_grad, np_ops)
-
 __all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "check_resolution",
-           "host_value_and_grad", "make_stopping", "own_rule", "run", "run_one",
+           "make_stopping", "own_rule", "run", "run_one",
            "skipped_result"]
 
 #: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or

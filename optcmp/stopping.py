@@ -13,6 +13,7 @@ SIAM J. Optim. 20(1), 2009 (the convergence test ``f(x) - f* <= tol (f(x0) - f*)
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -575,6 +576,46 @@ class Divergence(Rule):
                 else f"Divergence(factor={self.factor:g})")
 
 
+def by_priority(rules: Iterable[Rule]) -> list[Rule]:
+    """``rules`` in the order a run checks them: divergence rules first, then the others in
+    declaration order (the one place that decides which rule wins a tie).
+
+    A run whose objective is non-finite or exploded at the check where a budget or a target
+    also fires is reported ``diverged``.
+
+    Parameters
+    ----------
+    rules : iterable of Rule
+        Leaf rules (``rule.rules()``).
+
+    Returns
+    -------
+    list of Rule
+    """
+    return sorted(rules, key=lambda r: r.kind != "divergence")  # stable otherwise
+
+
+def first_fired(rules: Iterable[Rule], s: State) -> Rule | None:
+    """The first rule of :func:`by_priority` order that fires at ``s``, or None.
+
+    Rules after it are not checked (a stateful rule's state stops where the run stops).
+
+    Parameters
+    ----------
+    rules : iterable of Rule
+        Leaf rules.
+    s : State
+
+    Returns
+    -------
+    Rule or None
+    """
+    for r in by_priority(rules):
+        if r.check(s):
+            return r
+    return None
+
+
 class AnyOf(Rule):
     """Fires when any of its rules fires (``a | b | c``)."""
 
@@ -594,10 +635,8 @@ class AnyOf(Rule):
             r.reset()
 
     def first(self, s: State) -> Rule | None:
-        for r in self._rules:
-            if r.check(s):
-                return r
-        return None
+        """The rule that fires at ``s`` (:func:`first_fired`: divergence first), or None."""
+        return first_fired(self._rules, s)
 
     def check(self, s: State) -> bool:
         return self.first(s) is not None
@@ -705,5 +744,6 @@ __all__ = [
     "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_STALL_RTOL",
     "DEFAULT_STALL_WINDOW", "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence",
     "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "RateProjection",
-    "RelativeChange", "RelativeSuboptimality", "Stalled", "Rule", "State", "default_stopping", "rule_from_dict",
+    "RelativeChange", "RelativeSuboptimality", "Stalled", "Rule", "State", "by_priority",
+    "default_stopping", "first_fired", "rule_from_dict",
 ]

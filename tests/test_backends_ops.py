@@ -109,7 +109,7 @@ def _convert(backend, a):
 
 
 def test_every_backend_defines_the_documented_ops():
-    from optcmp.backends.base import OPS
+    from optcmp.ops import OPS
 
     assert set(vars(np_ops)) == set(OPS)
 

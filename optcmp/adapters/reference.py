@@ -141,7 +141,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self.state = rule.init_state(b.ops, self.x)
         self.curvature = None
         if rule.needs_curvature and self.problem.hess_diag_is_constant:
-            from optcmp.backends.numpy_ import ops as np_ops
+            from optcmp.ops.numpy_ import ops as np_ops
 
             curvature = np.asarray(self.problem.hess_diag(np_ops, self.x0,
                                                           self.problem.train_data))

@@ -25,7 +25,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.adapters.base import LoopAdapter
-from optcmp.backends.numpy_ import norm2
+from optcmp.ops.numpy_ import norm2
 from optcmp.optimizers.base import NotApplicable, ScipyMinimize
 
 #: Stand-in for "no limit" in scipy's integer options.

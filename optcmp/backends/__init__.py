@@ -16,12 +16,12 @@ from optcmp.backends.base import (
     DEVICE_FORMS,
     DTYPES,
     GRADIENTS,
-    OPS,
     Backend,
     BackendUnavailable,
     check_device,
     check_dtype,
 )
+from optcmp.ops import OPS
 
 
 @dataclass(frozen=True)

@@ -271,7 +271,7 @@ class Backend(ABC):
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
         ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
-        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`OPS`).
+        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`optcmp.ops.OPS`).
     capabilities : frozenset of str
         What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
         objective written against ``ops``; without it the problem's analytic gradient is used),
@@ -558,11 +558,3 @@ def check_layout(layout: str) -> str:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout
-
-
-#: The names every backend's ``ops`` namespace defines (checked by the tests).
-OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", "expm1", "log",
-       "log1p", "square", "pow", "power", "abs", "sign", "maximum", "minimum", "clip", "where",
-       "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
-       "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
-       "norm", "vecdot", "size")

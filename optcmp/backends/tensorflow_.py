@@ -13,32 +13,22 @@ compiled function) so that the runner can record those that happen inside the ti
 :meth:`TensorFlowBackend.compile_block` runs many steps in one ``tf.while_loop`` inside one XLA
 call (the ``"fused"`` execution mode, like Keras' ``steps_per_execution``).
 
-torch is imported first when it is installed: importing TensorFlow before torch in one process
-has been seen to crash it.
+torch is imported first when it is installed (:mod:`optcmp.ops.tensorflow_`): importing TensorFlow
+before torch in one process has been seen to crash it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
-    import torch  # noqa: F401
-
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import tensorflow as tf  # noqa: E402
-
-from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad  # noqa: E402
+from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.ops.tensorflow_ import ops, tf  # torch (when installed) is imported before TensorFlow
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -62,125 +52,6 @@ class _OwnRetracingFilter(logging.Filter):
 
 if not any(isinstance(f, _OwnRetracingFilter) for f in logging.getLogger("tensorflow").filters):
     logging.getLogger("tensorflow").addFilter(_OwnRetracingFilter())
-
-
-def _matmul(a: Any, b: Any) -> Any:
-    ra, rb = a.shape.rank, b.shape.rank
-    if rb == 1 and ra == 2:
-        return tf.linalg.matvec(a, b)
-    if ra == 1 and rb == 2:
-        return tf.linalg.matvec(b, a, transpose_a=True)
-    if ra == 1 and rb == 1:
-        return tf.tensordot(a, b, 1)
-    return tf.linalg.matmul(a, b)
-
-
-def _mean(a: Any, axis: int | Sequence[int] | None = None) -> Any:
-    return tf.reduce_mean(a, axis=axis)
-
-
-def _sum(a: Any, axis: int | Sequence[int] | None = None) -> Any:
-    return tf.reduce_sum(a, axis=axis)
-
-
-def _norm(a: Any) -> Any:
-    a = tf.reshape(a, (-1,))
-    return tf.sqrt(tf.tensordot(a, a, 1))
-
-
-def _tensors(a: Any, b: Any, op: str) -> tuple[Any, Any]:
-    """``a`` and ``b`` as tensors; a Python number takes the other's dtype."""
-    tensor = (tf.Tensor, tf.Variable)
-    if isinstance(a, tensor):
-        return a, b if isinstance(b, tensor) else tf.constant(b, dtype=a.dtype)
-    if isinstance(b, tensor):
-        return tf.constant(a, dtype=b.dtype), b
-    raise TypeError(f"ops.{op}: give at least one of the two values as an array (e.g. "
-                    f"ops.zeros_like(x) + {a!r}); got two Python numbers")
-
-
-def _logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie).
-
-    ``max(a, b) + log1p(exp(-|a - b|))`` differentiates wrongly at ``a == b`` (TensorFlow sends
-    the whole gradient of ``maximum`` to its first argument, and ``|d|`` has gradient 0 at 0),
-    so each side is written with ``softplus`` of a non-positive argument instead.
-    """
-    a, b = _tensors(a, b, "logaddexp")
-    hi = tf.where(a > b, a + tf.nn.softplus(b - a), b + tf.nn.softplus(a - b))
-    return tf.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
-
-
-def _as_dtype(value: Any, dtype: Any) -> Any:
-    """``value`` in ``dtype``; a Python float goes straight to float64 (``tf.cast`` of a Python
-    float goes through float32 first: 0.1 -> 0.10000000149)."""
-    if tf.is_tensor(value):
-        return tf.cast(value, dtype)
-    return tf.constant(value, dtype=dtype)
-
-
-def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
-    if min is not None:
-        a = tf.maximum(a, min)
-    if max is not None:
-        a = tf.minimum(a, max)
-    return a
-
-
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    a, b = _tensors(a, b, "where")
-    return tf.where(cond, a, b)
-
-
-def _size(a: Any) -> Any:
-    """Element count: a Python int when the shape is static, else a scalar of ``a``'s dtype."""
-    n = a.shape.num_elements()
-    return int(n) if n is not None else tf.cast(tf.size(a), a.dtype)
-
-
-#: The ops namespace, with the same names as :data:`optcmp.backends.numpy_.ops`.
-ops = SimpleNamespace(
-    name="tensorflow",
-    matmul=_matmul,
-    mean=_mean,
-    sum=_sum,
-    max=lambda a, axis=None: tf.reduce_max(a, axis=axis),
-    min=lambda a, axis=None: tf.reduce_min(a, axis=axis),
-    reshape=tf.reshape,
-    sqrt=tf.sqrt,
-    exp=tf.exp,
-    expm1=tf.math.expm1,
-    log=tf.math.log,
-    log1p=tf.math.log1p,
-    square=tf.square,
-    pow=tf.pow,
-    power=tf.pow,
-    abs=tf.abs,
-    sign=tf.sign,
-    maximum=tf.maximum,
-    minimum=tf.minimum,
-    clip=_clip,
-    where=_where,
-    tanh=tf.tanh,
-    sin=tf.sin,
-    cos=tf.cos,
-    atan=tf.math.atan,  # issue 13: the helical valley (MGH 7)
-    sigmoid=tf.sigmoid,
-    softplus=lambda a: _logaddexp(0.0, a),
-    logaddexp=_logaddexp,
-    logsumexp=lambda a, axis=None: tf.reduce_logsumexp(a, axis=axis),
-    softmax=lambda a, axis=-1: tf.nn.softmax(a, axis=axis),
-    ones_like=tf.ones_like,
-    zeros_like=tf.zeros_like,
-    full_like=lambda a, fill: tf.fill(tf.shape(a), _as_dtype(fill, a.dtype)),
-    permute_dims=lambda a, axes=None: tf.transpose(a, perm=axes),
-    transpose=lambda a, axes=None: tf.transpose(a, perm=axes),
-    concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
-    stack=lambda arrays, axis=0: tf.stack(list(arrays), axis=axis),
-    norm=_norm,
-    size=_size,  # issue 11b: element count (gradients by hand)
-    vecdot=lambda a, b, axis=-1: tf.reduce_sum(a * b, axis=axis),
-)
 
 
 def tf_device(device: str | None) -> str:

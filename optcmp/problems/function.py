@@ -5,8 +5,7 @@ differentiate it (autodiff), the numpy backend uses the user's analytic gradient
 without one, is ``skipped`` with a message saying what to add (never a silent finite-difference
 gradient). Off the clock (the initial gradient norm, minibatch monitoring, the reference solve of
 ``optimum="estimate"``) a gradient without ``grad`` comes from a framework's autodiff in float64
-on the CPU; :mod:`optcmp.runner` registers that hook (:func:`set_host_autodiff`), as this layer
-does not import the backends.
+on the CPU (:func:`optcmp.ops.host.host_value_and_grad`).
 """
 
 from __future__ import annotations
@@ -20,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from optcmp.ops.host import host_value_and_grad
+from optcmp.ops.numpy_ import ops as numpy_ops
 from optcmp.problems.base import (
     Array,
     Optimum,
@@ -29,41 +30,9 @@ from optcmp.problems.base import (
     one_blas_thread,
 )
 
-#: Set by :mod:`optcmp.runner` at import (this layer does not import the backends):
-#: ``"autodiff"``: ``problem -> ((x, batch) -> (fun, grad))`` in numpy float64 by a framework's
-#: autodiff (returning None while no framework is installed); ``"numpy_ops"``: the numpy ops.
-_HOOKS: dict[str, Any] = {}
-
 #: Options of the reference solve of ``optimum="estimate"`` (scipy L-BFGS-B, float64).
 ESTIMATE_OPTIONS: dict[str, Any] = {"maxcor": 30, "gtol": 1e-10, "ftol": 1e-15,
                                     "maxiter": 100_000, "maxfun": 200_000}
-
-
-def set_host_autodiff(
-        fn: Callable[[Problem], Callable[..., tuple[float, np.ndarray]] | None],
-        numpy_ops: Any) -> None:
-    """Register the host-side autodiff and the numpy ops namespace (done by the runner).
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(problem)`` returns ``(x, batch) -> (fun, grad)`` in numpy float64 (a framework's
-        autodiff of ``problem.objective``), or ``None`` when no framework is installed.
-    numpy_ops : namespace
-        :data:`optcmp.backends.numpy_.ops`, to evaluate objectives in numpy.
-    """
-    _HOOKS["autodiff"] = fn
-    _HOOKS["numpy_ops"] = numpy_ops
-
-
-def numpy_ops() -> Any:
-    """The numpy ops namespace (registered by :mod:`optcmp.runner`, loaded with optcmp).
-
-    Returns
-    -------
-    namespace
-    """
-    return _HOOKS["numpy_ops"]  # optcmp/__init__ imports the runner, which registers it
 
 
 def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarray]:
@@ -207,7 +176,7 @@ class FunctionProblem(Problem):
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)
-        fun = float(_scalar(self._fn(numpy_ops(), self._params(None, x), batch), self.name))
+        fun = float(_scalar(self._fn(numpy_ops, self._params(None, x), batch), self.name))
         g = self._grad(self._params(None, x), batch)
         if self.named:
             flat = self._layout.flatten(g)
@@ -220,8 +189,7 @@ class FunctionProblem(Problem):
 
     def _host_value_and_grad(self) -> Callable[..., tuple[float, np.ndarray]]:
         if self._host is None:
-            numpy_ops()  # makes sure the hooks are registered
-            host = _HOOKS["autodiff"](self)
+            host = host_value_and_grad(self.objective)
             if host is None:
                 raise NotImplementedError(
                     f"problem {self.name!r} has no analytic gradient and neither PyTorch nor "
@@ -232,7 +200,7 @@ class FunctionProblem(Problem):
 
     def fun64(self, x: np.ndarray) -> float:
         xf = np.asarray(x, dtype=np.float64)
-        return float(_scalar(self._fn(numpy_ops(), self._params(None, xf), self._data), self.name))
+        return float(_scalar(self._fn(numpy_ops, self._params(None, xf), self._data), self.name))
 
     def unsupported_backend(self, backend: str) -> str | None:
         if backend == "numpy" and self._grad is None:
@@ -364,7 +332,7 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     ----------
     objective : callable
         ``objective(ops, x, data) -> scalar``. ``ops`` is the backend's ops namespace
-        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.backends.base.OPS`),
+        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.ops.OPS`),
         ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
         is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
         empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;
@@ -418,5 +386,4 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
                            default_target=default_target, lipschitz=lipschitz)
 
 
-__all__ = ["ESTIMATE_OPTIONS", "FunctionProblem", "estimate_optimum", "from_function",
-           "set_host_autodiff"]
+__all__ = ["ESTIMATE_OPTIONS", "FunctionProblem", "estimate_optimum", "from_function"]

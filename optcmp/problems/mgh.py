@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp.ops.numpy_ import ops as numpy_ops
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
 
 #: Step of the complex-step derivative.
@@ -699,9 +700,7 @@ class MGHProblem(Problem):
         fun : float
         grad : ndarray, shape (n,), the dtype of ``x``
         """
-        from optcmp.problems.function import numpy_ops
-
-        ops = numpy_ops()
+        ops = numpy_ops
         xf = np.asarray(x, dtype=np.float64)
         if self.info.number == 7:
             f, g = _helical_value_and_grad(xf)
@@ -715,9 +714,7 @@ class MGHProblem(Problem):
         return f, g.astype(x.dtype, copy=False)
 
     def fun64(self, x: np.ndarray) -> float:
-        from optcmp.problems.function import numpy_ops
-
-        return float(self.objective(numpy_ops(), np.asarray(x, dtype=np.float64), self._data))
+        return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
     def optimum(self) -> Optimum | None:
         fstar = self.info.fstar(self.n, self.m)

@@ -1,0 +1,122 @@
+"""Gradients on the host: a framework's autodiff of an objective written against ops, in float64.
+
+For problems without an analytic numpy gradient (:func:`optcmp.problems.from_function` without
+``grad``), off the clock: the initial gradient norm, minibatch monitoring, the reference solve of
+``optimum="estimate"``. PyTorch when installed (TensorFlow when it is already loaded and PyTorch
+is not: importing torch after TensorFlow is unsafe), on the CPU in float64, with the same
+conversions the framework backends make (``torch.tensor`` / ``tf.constant`` of each array, floats
+in float64). The framework is imported on the first call.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: ``(x, batch) -> (fun, grad)`` in numpy float64.
+HostValueGrad = Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]
+
+
+def framework() -> str | None:
+    """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed).
+
+    Returns
+    -------
+    str or None
+        ``"torch"`` when it is installed, unless TensorFlow is already imported and torch is
+        not (importing torch after TensorFlow is unsafe); then ``"tensorflow"``.
+    """
+    names = [n for n in ("torch", "tensorflow") if importlib.util.find_spec(n) is not None]
+    if "tensorflow" in names and "tensorflow" in sys.modules and "torch" not in sys.modules:
+        return "tensorflow"
+    return names[0] if names else None
+
+
+def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
+    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff.
+
+    Parameters
+    ----------
+    objective : callable
+        ``objective(ops, x, batch)``, a scalar, written against an ops namespace
+        (:data:`optcmp.ops.OPS`).
+
+    Returns
+    -------
+    callable or None
+        None when neither PyTorch nor TensorFlow is installed. The data of a batch are converted
+        once and reused while the same batch object comes back.
+    """
+    name = framework()
+    if name == "torch":
+        return _torch(objective)
+    if name == "tensorflow":
+        return _tensorflow(objective)
+    return None
+
+
+def _cached(convert: Callable[[dict[str, Any]], dict[str, Any]]
+            ) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """``convert`` of a batch, kept while the same batch object comes back (placed once)."""
+    placed: list[Any] = []  # [batch, its converted copy]
+
+    def get(batch: dict[str, Any]) -> dict[str, Any]:
+        if not placed or placed[0] is not batch:
+            placed[:] = [batch, convert(batch)]
+        return placed[1]
+
+    return get
+
+
+def _torch(objective: Callable[..., Any]) -> HostValueGrad:
+    import torch
+
+    from optcmp.ops.torch_ import ops
+
+    def tensor(a: Any) -> Any:
+        arr = np.asarray(a)
+        if np.issubdtype(arr.dtype, np.floating):
+            return torch.tensor(arr, dtype=torch.float64)
+        return torch.tensor(arr)
+
+    data = _cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
+
+    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
+        xg = tensor(np.asarray(x, dtype=np.float64)).requires_grad_(True)
+        with torch.enable_grad():
+            f = objective(ops, xg, data(batch))
+            (g,) = torch.autograd.grad(f, xg)
+        fun = float(np.array(f.detach().cpu().numpy(), copy=True))
+        return fun, np.array(g.detach().cpu().numpy(), dtype=np.float64, copy=True)
+
+    return value_and_grad
+
+
+def _tensorflow(objective: Callable[..., Any]) -> HostValueGrad:
+    from optcmp.ops.tensorflow_ import ops, tf
+
+    def tensor(a: Any) -> Any:
+        arr = np.asarray(a)
+        with tf.device("/CPU:0"):
+            if np.issubdtype(arr.dtype, np.floating):
+                return tf.constant(arr, dtype=tf.float64)
+            return tf.constant(arr)
+
+    data = _cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
+
+    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
+        xt = tensor(np.asarray(x, dtype=np.float64))
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            f = objective(ops, xt, data(batch))
+        g = tape.gradient(f, xt)
+        return float(np.asarray(f.numpy())), np.array(g.numpy(), dtype=np.float64, copy=True)
+
+    return value_and_grad
+
+
+__all__ = ["HostValueGrad", "framework", "host_value_and_grad"]
