@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 
-def _jsonable(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, np.ndarray):
@@ -26,7 +26,7 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
     """JSON type name of a decoded value (for messages)."""
     if v is None:
         return "null"

@@ -21,7 +21,7 @@ STORE_VERSION = 1
 #: in this order).
 _HEADER_START = b'{"record":"header","format":"optcmp.store"'
 #: The ``"format"`` of a store's header record (spelled once, in :data:`_HEADER_START`).
-_FORMAT: str = json.loads(_HEADER_START + b"}")["format"]
+STORE_FORMAT: str = json.loads(_HEADER_START + b"}")["format"]
 
 _T = TypeVar("_T")
 
@@ -38,7 +38,7 @@ class StoreLockedError(StoreError):
     """Another sweep holds the store's lock."""
 
 
-class _Contents(Generic[_T]):
+class StoreContents(Generic[_T]):
     """Parsed store: header, sessions, runs by key (first wins), and the end of valid data."""
 
     def __init__(self) -> None:
@@ -49,11 +49,11 @@ class _Contents(Generic[_T]):
         self.torn = False
 
 
-def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Contents[_T]:
+def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> StoreContents[_T]:
     """Parse the store at ``path``; ``decode`` turns a run record's ``"run"`` dict into a result
     (``RunResult.from_dict``). Warnings are attributed ``stacklevel`` frames up (3: the caller
     of the function that called this one)."""
-    out: _Contents[_T] = _Contents()
+    out: StoreContents[_T] = StoreContents()
     with open(path, "rb") as fh:
         data = fh.read()
     pos = 0
@@ -66,7 +66,7 @@ def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Co
             if out.header is None and not (_HEADER_START.startswith(tail)
                                            or tail.startswith(_HEADER_START)):
                 raise StoreError(f"{path} is not an optcmp run store (it does not start with an "
-                                 f"'{_FORMAT}' header); choose another path")
+                                 f"'{STORE_FORMAT}' header); choose another path")
             warnings.warn(f"{path}: ignoring a torn last line (line {lineno}, {len(data) - pos} "
                           "bytes without a newline, probably cut by a crash); every complete "
                           "line before it is kept", stacklevel=stacklevel)
@@ -80,7 +80,7 @@ def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Co
             last = end >= len(data)
             if out.header is None:
                 raise StoreError(f"{path} is not an optcmp run store (line {lineno} is not "
-                                 f"valid JSON, and no '{_FORMAT}' header came before it); "
+                                 f"valid JSON, and no '{STORE_FORMAT}' header came before it); "
                                  "choose another path") from None
             warnings.warn(f"{path}: ignoring {'a torn last line' if last else 'an unreadable line'}"
                           f" (line {lineno}, not valid JSON)", stacklevel=stacklevel)
@@ -94,9 +94,9 @@ def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Co
             continue
         kind = rec.get("record") if isinstance(rec, dict) else None
         if out.header is None:
-            if kind != "header" or rec.get("format") != _FORMAT:
+            if kind != "header" or rec.get("format") != STORE_FORMAT:
                 raise StoreError(f"{path} is not an optcmp run store (its first record is not "
-                                 f"an '{_FORMAT}' header); choose another path")
+                                 f"an '{STORE_FORMAT}' header); choose another path")
             out.header = rec
         elif kind == "session":
             out.sessions.append(rec)
@@ -111,7 +111,7 @@ def _read(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> _Co
     return out
 
 
-def _check_version(path: str, header: Mapping[str, Any]) -> None:
+def check_store_version(path: str, header: Mapping[str, Any]) -> None:
     v = header.get("store_version")
     if v != STORE_VERSION:
         raise StoreMismatchError(
@@ -121,4 +121,5 @@ def _check_version(path: str, header: Mapping[str, Any]) -> None:
 
 
 
-__all__ = ["STORE_VERSION", "StoreError", "StoreLockedError", "StoreMismatchError"]
+__all__ = ["STORE_FORMAT", "STORE_VERSION", "StoreContents", "StoreError", "StoreLockedError",
+           "StoreMismatchError", "check_store_version", "read_store"]

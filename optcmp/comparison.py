@@ -1,4 +1,4 @@
-"""The user-facing :class:`Comparison`: the runs of a sweep, with their tables, statistics and plots.
+"""The user-facing :class:`Comparison`: the runs of a sweep with their tables, statistics, plots.
 
 ``optcmp.compare`` returns one; ``Comparison.load`` reads one back from a JSON file or a run store.
 """

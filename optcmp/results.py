@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
-# Leaf helpers only at module level; check_output_path, write_text_atomic, _jsonable and
+# Leaf helpers only at module level; check_output_path, write_text_atomic and
 # environment were defined here and stay importable from here.
-from optcmp._io import _json_kind, _jsonable, check_output_path, write_text_atomic  # noqa: F401
-from optcmp._storefile import _FORMAT as _STORE_FORMAT
-from optcmp._storefile import StoreError, _check_version, _read
+from optcmp._io import check_output_path, json_kind, jsonable, write_text_atomic  # noqa: F401
+from optcmp._storefile import STORE_FORMAT, StoreError, check_store_version, read_store
 from optcmp.environment import environment  # noqa: F401
 
 #: Every status a run can end with.
@@ -276,7 +275,7 @@ class RunResult:
                 v = np.asarray(v, dtype=np.float64).tolist()
             elif f.name == "trace":
                 v = v.to_dict()
-            out[f.name] = _jsonable(v)
+            out[f.name] = jsonable(v)
         return out
 
     @classmethod
@@ -368,16 +367,42 @@ class Comparison:
         Stopping rule, budgets, seeds.
     environment : dict, optional
         Versions and hardware (see :func:`optcmp.environment.environment`).
+    verdict_runs : sequence of RunResult, optional
+        Runs behind the verdict beyond the table's: more repetitions of the two fastest entries
+        (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
     """
 
     def __init__(self, runs: Sequence[RunResult], problem: dict[str, Any] | None = None,
                  optimum: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
-                 environment: dict[str, Any] | None = None) -> None:  # noqa: F811
+                 environment: dict[str, Any] | None = None, *,  # noqa: F811
+                 verdict_runs: Sequence[RunResult] = ()) -> None:
         self.runs = list(runs)
         self.problem = dict(problem or {})
         self.optimum = dict(optimum) if optimum else None
         self.settings = dict(settings or {})
         self.environment = dict(environment or {})
+        self.verdict_runs = list(verdict_runs)
+
+    def replace(self, **changes: Any) -> Comparison:
+        """A copy with some parts changed (``runs``, ``problem``, ``optimum``, ``settings``,
+        ``environment``, ``verdict_runs``); this comparison is not changed.
+
+        Returns
+        -------
+        Comparison
+            Of the same class as this one.
+        """
+        parts: dict[str, Any] = {
+            "runs": self.runs, "problem": self.problem, "optimum": self.optimum,
+            "settings": self.settings, "environment": self.environment,
+            "verdict_runs": self.verdict_runs}
+        unknown = sorted(set(changes) - set(parts))
+        if unknown:
+            raise TypeError(f"Comparison.replace() got unknown part(s) {unknown}; the parts are "
+                            f"{sorted(parts)}")
+        parts.update(changes)
+        vr = parts.pop("verdict_runs")
+        return type(self)(**parts, verdict_runs=vr)
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -623,12 +648,15 @@ class Comparison:
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of everything, traces included."""
-        return {
+        out = {
             "format": "optcmp.Comparison", "format_version": FORMAT_VERSION,
-            "problem": _jsonable(self.problem), "optimum": _jsonable(self.optimum),
-            "settings": _jsonable(self.settings), "environment": _jsonable(self.environment),
+            "problem": jsonable(self.problem), "optimum": jsonable(self.optimum),
+            "settings": jsonable(self.settings), "environment": jsonable(self.environment),
             "runs": [r.to_dict() for r in self.runs],
         }
+        if self.verdict_runs:
+            out["verdict_runs"] = [r.to_dict() for r in self.verdict_runs]
+        return out
 
     @classmethod
     def from_dict(cls, d: Any) -> Comparison:
@@ -642,7 +670,7 @@ class Comparison:
         """
         if not isinstance(d, dict):
             raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
-                             f"'optcmp.Comparison', got a JSON {_json_kind(d)}")
+                             f"'optcmp.Comparison', got a JSON {json_kind(d)}")
         if d.get("format") != "optcmp.Comparison":
             raise ValueError("not an optcmp comparison (missing format 'optcmp.Comparison')")
         try:
@@ -654,18 +682,22 @@ class Comparison:
             raise ValueError(f"comparison format version {d.get('format_version')} is newer than "
                              f"this optcmp reads ({FORMAT_VERSION}); upgrade optcmp")
         runs = d.get("runs", [])
-        if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-            raise ValueError("not an optcmp comparison: 'runs' must be a list of JSON objects")
+        extra = d.get("verdict_runs", [])
+        for key, value in (("runs", runs), ("verdict_runs", extra)):
+            if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+                raise ValueError(f"not an optcmp comparison: {key!r} must be a list of JSON "
+                                 "objects")
         for key in ("problem", "optimum", "settings", "environment"):
             if d.get(key) is not None and not isinstance(d.get(key), dict):
                 raise ValueError(f"not an optcmp comparison: {key!r} must be a JSON object, got "
-                                 f"a JSON {_json_kind(d.get(key))}")
+                                 f"a JSON {json_kind(d.get(key))}")
         try:
             results = [RunResult.from_dict(r) for r in runs]
+            confirm = [RunResult.from_dict(r) for r in extra]
         except (TypeError, ValueError) as exc:
             raise ValueError(f"not an optcmp comparison: a run is malformed ({exc})") from None
         return cls(results, d.get("problem"), d.get("optimum"), d.get("settings"),
-                   d.get("environment"))
+                   d.get("environment"), verdict_runs=confirm)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the comparison as JSON (lossless, traces included; NaN/inf kept).
@@ -710,7 +742,7 @@ class Comparison:
             head = json.loads(first)
         except (json.JSONDecodeError, UnicodeDecodeError):
             head = None
-        if isinstance(head, dict) and head.get("format") == _STORE_FORMAT:
+        if isinstance(head, dict) and head.get("format") == STORE_FORMAT:
             return Comparison._from_store(path)
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -734,10 +766,10 @@ class Comparison:
         reader (3: the caller of this function).
         """
         p = os.fspath(path)
-        c = _read(p, RunResult.from_dict, stacklevel=stacklevel)
+        c = read_store(p, RunResult.from_dict, stacklevel=stacklevel)
         if c.header is None:
             raise StoreError(f"{p} is empty: no store header")
-        _check_version(p, c.header)
+        check_store_version(p, c.header)
         last = c.sessions[-1] if c.sessions else {}
         settings = dict(last.get("settings") or {})
         settings["store"] = {"path": os.path.abspath(p), "runs": len(c.runs),

@@ -48,16 +48,16 @@ from typing import IO, Any
 
 import numpy as np
 
-from optcmp._io import _jsonable
+from optcmp._io import jsonable
 from optcmp._storefile import (
-    _FORMAT,
+    STORE_FORMAT,
     STORE_VERSION,
+    StoreContents,
     StoreError,
     StoreLockedError,
     StoreMismatchError,
-    _check_version,
-    _Contents,
-    _read,
+    check_store_version,
+    read_store,
 )
 from optcmp._version import __version__
 from optcmp.results import Comparison, RunResult
@@ -107,7 +107,7 @@ def canonical_json(obj: Any) -> str:
     -------
     str
     """
-    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=True)
 
 
@@ -154,7 +154,7 @@ def problem_identity(problem: Any) -> dict[str, Any]:
     dict
         The problem's JSON-able spec and the SHA-256 of its training data.
     """
-    return {"problem": _jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
+    return {"problem": jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
 
 
 def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
@@ -293,10 +293,10 @@ class RunStore:
         fh = open(p, "ab+")  # noqa: SIM115 - kept open for the sweep, closed in close()
         try:
             _lock(fh, p)
-            contents: _Contents[RunResult] = (_read(p, RunResult.from_dict) if not created
-                                              else _Contents())
+            contents: StoreContents[RunResult] = (
+                read_store(p, RunResult.from_dict) if not created else StoreContents())
             if contents.header is not None:
-                _check_version(p, contents.header)
+                check_store_version(p, contents.header)
                 if (contents.header.get("problem") != ident["problem"]
                         or contents.header.get("data_sha256") != ident["data_sha256"]):
                     raise StoreMismatchError(
@@ -313,7 +313,7 @@ class RunStore:
                 fh.truncate(contents.valid_end)  # cut the torn tail before appending
             store = cls(p, fh, dict(contents.runs))
             if contents.header is None:
-                store._write({"record": "header", "format": _FORMAT,
+                store._write({"record": "header", "format": STORE_FORMAT,
                               "store_version": STORE_VERSION, "optcmp": __version__,
                               "created": _now(), **ident})
                 if created:
@@ -352,7 +352,7 @@ class RunStore:
     def _write(self, record: Mapping[str, Any]) -> None:
         if self._fh is None:
             raise StoreError(f"store {self.path} is closed")
-        line = json.dumps(_jsonable(dict(record)), allow_nan=True, separators=(",", ":")) + "\n"
+        line = json.dumps(jsonable(dict(record)), allow_nan=True, separators=(",", ":")) + "\n"
         self._fh.write(line.encode())
         self._fh.flush()
         os.fsync(self._fh.fileno())

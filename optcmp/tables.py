@@ -274,13 +274,18 @@ def table(comp: Comparison) -> str:
     return "\n".join(out) + "\n" + "\n".join(notes)
 
 
-def _entries(comp: Comparison) -> dict[tuple[str, str, str, str], list[RunResult]]:
-    """The runs of each solver, keyed as :func:`optcmp.stats.solver_key` (which imports this
-    module, hence not called), skipped runs left out."""
+def _entry(r: RunResult) -> tuple[str, str, str, str]:
+    """The solver of a run: (label, backend, device, dtype), as :func:`optcmp.stats.solver_key`
+    (which imports this module, hence not called)."""
+    return (r.label, r.backend, r.device, r.dtype)
+
+
+def _entries(runs: list[RunResult]) -> dict[tuple[str, str, str, str], list[RunResult]]:
+    """The runs of each solver, skipped runs left out."""
     out: dict[tuple[str, str, str, str], list[RunResult]] = {}
-    for r in comp.runs:
+    for r in runs:
         if r.status != "skipped":
-            out.setdefault((r.label, r.backend, r.device, r.dtype), []).append(r)
+            out.setdefault(_entry(r), []).append(r)
     return out
 
 
@@ -327,7 +332,9 @@ def verdict(comp: Comparison) -> str:
     The factor is the runner-up's time over the winner's, with a 95% bootstrap interval
     (:func:`_factor_interval`: over repetitions when both have two or more, else over the step
     times of the single runs), and the same factor in process CPU time. The verdict is "sure"
-    when the interval excludes 1 and no run of the two entries was contended.
+    when the interval excludes 1 and no run of the two entries was contended. A comparison
+    with ``verdict_runs`` (more repetitions of its two fastest entries) is judged on those
+    entries' runs and the extra repetitions, and says so.
 
     Parameters
     ----------
@@ -338,13 +345,23 @@ def verdict(comp: Comparison) -> str:
     str
         One line beginning ``"verdict: "``.
     """
+    target = comp.settings.get("target") or "the target"
+    if not comp.verdict_runs:
+        return _verdict(comp.runs, target)
+    leaders = {_entry(r) for r in comp.verdict_runs}
+    runs = [r for r in comp.runs if _entry(r) in leaders] + comp.verdict_runs
+    n = max(len(v) for v in _entries(runs).values())
+    return (_verdict(runs, target) + f" [the two fastest run {n} times each, interleaved]")
+
+
+def _verdict(runs: list[RunResult], target: str) -> str:
+    """The verdict line of :func:`verdict` over ``runs``."""
     ranked = []
-    for key, runs in _entries(comp).items():
-        hit = [r for r in runs if r.time_to_target is not None]
-        if 2 * len(hit) > len(runs):
+    for key, entry_runs in _entries(runs).items():
+        hit = [r for r in entry_runs if r.time_to_target is not None]
+        if 2 * len(hit) > len(entry_runs):
             ranked.append((median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
     ranked.sort(key=lambda x: x[0])
-    target = comp.settings.get("target") or "the target"
     if not ranked:
         return f"verdict: no optimizer reached {target} (see each row's status and reason)"
     t0, (label, backend, *_), best = ranked[0]

