@@ -437,6 +437,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.backends import available_backends
     from optcmp.store import Interrupted
+    from optcmp.sweep import confirm_leaders
 
     if args.tuned is not None and args.optimizers is not None:
         raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
@@ -477,15 +478,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     tol, target = _target(args, problem.problems[0] if args.suite is not None else problem)
     stopping = _run_stopping(args, problem, tol, target)
     backends = args.backends if args.backends is not None else available_backends()
+    modes = [m.strip() for m in args.execution.split(",")]
     try:
-        comp = optcmp.compare(problem, specs, backends=backends, device=args.device,
-                              dtype=args.dtype, tol=tol, stopping=stopping,
-                              max_time=args.max_time, max_iter=args.max_iter,
-                              repeats=args.repeats, seed=args.seed,
-                              progress=not args.no_progress, redraw_data=args.redraw_data,
-                              store=args.store, threads=args.threads, order=args.order,
-                              gradient=args.gradient, execution=[m.strip() for m in args.execution.split(",")]
-                              if "," in args.execution else args.execution.strip())
+        config = optcmp.RunConfig(device=args.device, dtype=args.dtype, tol=tol,
+                                  stopping=stopping, max_time=args.max_time,
+                                  max_iter=args.max_iter, seed=args.seed, threads=args.threads,
+                                  gradient=args.gradient)
+        comp = optcmp.compare(problem, specs, backends=backends, config=config,
+                              repeats=args.repeats, progress=not args.no_progress,
+                              redraw_data=args.redraw_data, store=args.store, order=args.order,
+                              execution=modes if len(modes) > 1 else modes[0])
     except Interrupted as exc:
         comp = exc.comparison
         written: list[str] = []
@@ -512,10 +514,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         print()
         try:
-            print(_verdict(problem, comp, args))
-        except KeyboardInterrupt:  # QA: during the verdict's repetitions the table is complete
-            _write_outputs(args, comp)  # and used to be lost from --out/--report
+            comp = confirm_leaders(problem, comp, config)
+        except KeyboardInterrupt:  # the table is complete: --out/--report keep it
+            _write_outputs(args, comp)
             raise
+        print(comp.verdict())
     hints = _set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -526,12 +529,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
               "executed", file=sys.stderr)
     _write_outputs(args, comp)
     return 0
-
-
-#: Repetitions of the two fastest entries behind the main job's verdict (one run each otherwise).
-VERDICT_REPEATS = 5
-#: The verdict repeats the two fastest entries only when their two times add up to less.
-VERDICT_MAX_SECONDS = 2.0
 
 
 def _run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
@@ -564,44 +561,6 @@ def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float)
                        f"{missing[0]} has none")
     return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time, stall=False,
                             projection=False)
-
-
-def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:
-    """The verdict line; with one repetition, the two fastest entries run again first.
-
-    With ``--repeats 1`` (the default) and two entries that reached the target within
-    :data:`VERDICT_MAX_SECONDS` together, each runs :data:`VERDICT_REPEATS` - 1 more times,
-    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not
-    only from the timing noise of one run each. The table above is not changed.
-    """
-    from optcmp.results import Comparison
-    from optcmp.runner import RunConfig, run
-    from optcmp.stopping import rule_from_dict
-
-    best = sorted((r for r in comp.runs if r.time_to_target is not None),
-                  key=lambda r: r.time_to_target)
-    pair, seen = [], set()
-    for r in best:
-        if (r.label, r.backend) not in seen:
-            seen.add((r.label, r.backend))
-            pair.append(r)
-    if args.repeats > 1 or len(pair) < 2 or (
-            pair[0].time_to_target + pair[1].time_to_target > VERDICT_MAX_SECONDS):
-        return comp.verdict()
-    import optcmp
-
-    rule = rule_from_dict(comp.settings["stopping"])
-    runs = list(pair[:2])
-    for k in range(1, VERDICT_REPEATS):
-        for r in (pair[:2] if k % 2 == 0 else pair[1::-1]):
-            spec = optcmp.get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
-                                        **r.hyperparameters)
-            config = RunConfig(backend=r.backend, device=args.device, dtype=args.dtype,
-                               stopping=rule, seed=args.seed, repeat=k, threads=args.threads)
-            runs.append(run(problem, spec, config))
-    confirm = Comparison(runs, comp.problem, comp.optimum, comp.settings, comp.environment)
-    return (confirm.verdict() + f" [the two fastest run {VERDICT_REPEATS} times each, "
-            "interleaved]")
 
 
 # ---------------------------------------------------------------------- optcmp report

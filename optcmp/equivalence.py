@@ -28,7 +28,7 @@ from optcmp.optimizers.base import (
     resolve_impl,
 )
 from optcmp.problems.base import Problem
-from optcmp.runner import check_problem
+from optcmp.run.checks import check_problem
 
 #: Default verdict tolerance (largest relative difference) per dtype.
 DEFAULT_TOLERANCE = {"float64": 1e-10, "float32": 1e-4}

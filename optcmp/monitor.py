@@ -16,14 +16,13 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.results import Trace
+from optcmp.run.config import Callback
 from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
 from optcmp.timing import Stopwatch
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
 
-#: ``callback(intermediate_result)``, scipy's convention; raising ``StopIteration`` stops the run.
-Callback = Callable[[Any], Any]
 #: An observed iterate, or a function copying it to the host when someone needs it.
 LazyX = Callable[[], np.ndarray] | np.ndarray | None
 

@@ -33,459 +33,57 @@ a thread pool. The :class:`RunResult` is built once, when the run has ended.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import math
 import time
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from optcmp.adapters import resolve_adapter
 from optcmp.adapters.base import Adapter
-from optcmp.backends import canonical_backend, get_backend
-from optcmp.backends.base import GRADIENTS, Backend, check_device, check_dtype, is_cpu_device
+from optcmp.backends import get_backend
+from optcmp.backends.base import Backend, is_cpu_device
 from optcmp.monitor import Callback, Monitor
 from optcmp.ops.numpy_ import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult, Trace
+from optcmp.run.checks import (
+    check_problem,
+    check_resolution,
+    check_rule,
+    make_stopping,
+    numpy_cpu_warning,
+    type_name,
+)
+from optcmp.run.config import EXECUTIONS, RunConfig, check_callback
 from optcmp.stopping import (
-    DEFAULT_DIVERGENCE_FACTOR,
-    AbsoluteSuboptimality,
     Divergence,
     MaxEvals,
     MaxIter,
     RateProjection,
-    RelativeSuboptimality,
     Rule,
     Stalled,
     State,
-    default_stopping,
 )
 from optcmp.threads import (
     DEFAULT_THREADS,
-    check_threads,
     current_threads,
     limit_late_pools,
     limit_threads,
 )
 from optcmp.timing import Stopwatch, contended, load_average
 
-__all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "check_resolution",
-           "make_stopping", "own_rule", "run", "run_one",
-           "skipped_result"]
-
-#: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or
-#: ``"fused"``.
-EXECUTIONS = ("auto", "step", "fused")
-
 
 class CompileInTimedWarning(UserWarning):
     """Compilation or tracing happened inside a run's timed region (its time includes it)."""
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """Every setting of a run except the problem and the optimizer, validated once.
-
-    Parameters
-    ----------
-    backend : {"numpy", "torch", "tensorflow"}, default "numpy"
-        Backend name or alias (stored canonical).
-    device : str, optional
-        ``None``/``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``, for
-        the framework backends. The numpy backend always runs on the CPU.
-    dtype : {"float64", "float32"}, default "float64"
-    stopping : Rule, optional
-        Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
-        ``tol``, ``max_iter``, ``max_time``, ``max_evals``.
-    tol : float, default 1e-6
-        Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
-    max_iter : int, optional, default 100_000
-        Iteration budget.
-    max_time : float, optional, default 60.0
-        Budget of timed seconds.
-    max_evals : int, optional
-        Function-evaluation budget.
-    seed : int, default 0
-        Seed of the initial point and the minibatch order.
-    repeat : int, default 0
-        Repetition index recorded in the result.
-    callback : callable, optional
-        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
-        raising ``StopIteration`` stops the run with status ``stopped``. Its
-        ``intermediate_result.x`` is a read-only copy of the iterate: changing it cannot
-        change the run (an in-place write raises ``ValueError``).
-    eval_every : int, optional
-        For minibatch optimizers: steps between full-objective evaluations (default one epoch).
-    threads : int or None, default 1
-        CPU threads for the run (:func:`optcmp.threads.limit_threads`), the same for every
-        backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
-        reductions and timings on a shared machine). ``None`` leaves each library at its own
-        default.
-    execution : {"auto", "step", "fused"}, default "auto"
-        How the timed steps are driven (issue 11; see :data:`EXECUTIONS` and "Execution modes"
-        in ``docs/backends.md``): ``"step"`` makes one framework call per step with the
-        harness in between; ``"fused"`` runs the steps between two observations in one call
-        (one XLA loop on TensorFlow, a Python loop with nothing in between on numpy and
-        PyTorch), with every step's objective returned so the target iteration stays exact;
-        ``"auto"`` is each backend's best mode (fused where the run allows it). The mode
-        actually used is recorded in ``RunResult.execution``: a full-batch run whose callback
-        or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
-        runs ``"step"``.
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        How torch and TensorFlow compute gradients (issue 11b,
-        :data:`optcmp.backends.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
-        against ops when it declares one (:meth:`~optcmp.problems.base.Problem.gradient_ops`,
-        e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
-        autodiff (the framework's own gradient machinery is what is compared);
-        ``"analytic"`` requires the declared one. numpy always uses the problem's numpy
-        gradient. Recorded in ``RunResult.gradient``.
-
-    Raises
-    ------
-    ValueError
-        An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
-        is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
-        a non-positive budget, an unknown ``execution`` or ``gradient``.
-    TypeError
-        ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
-    """
-
-    backend: str = "numpy"
-    device: str | None = None
-    dtype: str = "float64"
-    stopping: Rule | None = None
-    tol: float = 1e-6
-    max_iter: int | None = 100_000
-    max_time: float | None = 60.0
-    max_evals: int | None = None
-    seed: int = 0
-    repeat: int = 0
-    callback: Callback | None = None
-    eval_every: int | None = None
-    threads: int | None = DEFAULT_THREADS
-    execution: str = "auto"  # issue 11
-    gradient: str = "auto"  # issue 11b
-
-    def __post_init__(self) -> None:
-        put = object.__setattr__
-        if self.execution not in EXECUTIONS:
-            raise ValueError(f"execution must be one of {EXECUTIONS}, got {self.execution!r}")
-        if self.gradient not in GRADIENTS:
-            raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}")
-        put(self, "backend", canonical_backend(self.backend))
-        put(self, "device", check_device(self.device))
-        put(self, "dtype", check_dtype(self.dtype))
-        ev = self.eval_every
-        if ev is not None:
-            if isinstance(ev, bool) or not isinstance(ev, (int, np.integer)) or ev < 1:
-                raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
-            put(self, "eval_every", int(ev))
-        put(self, "threads", check_threads(self.threads))
-        for name in ("seed", "repeat"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
-            put(self, name, int(v))
-        if self.stopping is not None and not isinstance(self.stopping, Rule):
-            raise TypeError("stopping must be an optcmp.stopping.Rule, got "
-                            f"{type(self.stopping).__name__}")
-        if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
-            default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
-                             max_evals=self.max_evals)
-        if self.callback is not None:
-            check_callback(self.callback)
-
-    def replace(self, **changes: Any) -> RunConfig:
-        """A copy with some settings changed (validated again).
-
-        Parameters
-        ----------
-        **changes
-            Field values, e.g. ``backend="torch", seed=3``.
-
-        Returns
-        -------
-        RunConfig
-        """
-        return dataclasses.replace(self, **changes)
-
-    @property
-    def run_device(self) -> str | None:
-        """The device the backend is built on: always the CPU (None) for numpy."""
-        return None if self.backend == "numpy" else self.device
-
-    def stopping_rule(self, problem: Problem, *, stacklevel: int = 1) -> Rule:
-        """The run's stopping rule for ``problem``, checked (not a copy).
-
-        Parameters
-        ----------
-        problem : Problem
-        stacklevel : int, default 1
-            Where a warning points (a rule without a target): this many frames above the
-            caller.
-
-        Returns
-        -------
-        Rule
-            ``stopping``, or :func:`make_stopping` from ``tol`` and the budgets.
-
-        Raises
-        ------
-        ValueError
-            A rule that needs an unknown optimum, a rule without a budget, bad budgets.
-        """
-        rule = self.stopping if self.stopping is not None else make_stopping(
-            problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,
-            max_evals=self.max_evals)
-        opt = problem.optimum()
-        check_rule(rule, problem, None if opt is None else float(opt.fun),
-                   stacklevel=3 + stacklevel)
-        return rule
-
-
-def check_callback(callback: Any) -> None:
-    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called.
-
-    Parameters
-    ----------
-    callback : object
-
-    Raises
-    ------
-    TypeError
-        ``callback`` is not callable, or its signature takes no single positional argument;
-        the message names the value.
-    """
-    if not callable(callback):
-        raise TypeError("callback must be callable as callback(intermediate_result), got "
-                        f"{callback!r} ({type(callback).__name__})")
-    import inspect
-
-    try:
-        sig = inspect.signature(callback)
-    except (TypeError, ValueError):  # some builtins have no signature: let them be
-        return
-    try:
-        sig.bind(None)
-    except TypeError as exc:
-        name = getattr(callback, "__qualname__", None) or repr(callback)
-        raise TypeError(f"callback must be callable as callback(intermediate_result) with one "
-                        f"argument; {name}{sig} cannot ({exc})") from None
-
-
-def check_problem(problem: Any) -> None:
-    """Raise ``TypeError`` unless ``problem`` is a :class:`~optcmp.problems.base.Problem`.
-
-    Parameters
-    ----------
-    problem : object
-
-    Raises
-    ------
-    TypeError
-        ``problem`` is something else; the message names its type.
-    """
-    if not isinstance(problem, Problem):
-        several = (isinstance(problem, (list, tuple)) and bool(problem)
-                   and all(isinstance(p, Problem) for p in problem))
-        hint = ("; for several problems pass a suite, optcmp.suites.Suite('name', problems) "
-                "(compare accepts it in place of a problem)" if several else "")
-        raise TypeError("problem must be an optcmp Problem (e.g. "
-                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}{hint}")
-
-
-def type_name(v: Any) -> str:
-    """``"None"`` or the type name of ``v`` (for messages).
-
-    Parameters
-    ----------
-    v : object
-
-    Returns
-    -------
-    str
-    """
-    return "None" if v is None else type(v).__name__
-
-
-def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: int = 3) -> None:
-    """Check that a stopping rule can run on ``problem``.
-
-    Parameters
-    ----------
-    rule : Rule
-    problem : Problem
-    fstar : float or None
-        The problem's known optimum.
-    stacklevel : int, default 3
-        Of the warning for a rule without a target.
-
-    Raises
-    ------
-    TypeError
-        ``rule`` is no Rule.
-    ValueError
-        The rule needs ``f*`` and the problem does not know it, or it has no budget.
-
-    Warns
-    -----
-    UserWarning
-        The rule has no target (no run can converge).
-    """
-    if not isinstance(rule, Rule):
-        raise TypeError(f"stopping must be an optcmp.stopping.Rule, got {type(rule).__name__}")
-    leaves = rule.rules()
-    if fstar is None and any(r.needs_optimum for r in leaves):
-        raise ValueError(
-            f"stopping rule {rule.describe()} needs the optimum f*, which problem "
-            f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
-        )
-    if not any(r.kind == "target" for r in leaves):
-        warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
-                      "time-to-target will be empty", stacklevel=stacklevel)
-    if not any(r.kind == "budget" for r in leaves):
-        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
-                         "MaxEvals): a run that never meets the target would never stop")
-
-
-def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
-                     f0: float | None = None, stacklevel: int = 2) -> bool:
-    """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
-
-    Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
-    ``f - f* <= tol * (f0 - f*)`` (or ``<= tol``) finer than that cannot be told apart from
-    rounding. Such a target is never met (:class:`~optcmp.stopping.RelativeSuboptimality`
-    and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
-    run "converges" on rounding noise at a negative suboptimality; the runs end on their
-    budgets.
-
-    Parameters
-    ----------
-    rule : Rule
-    problem : Problem
-    seed : int, default 0
-        Seed of the initial point (for ``f0``).
-    f0 : float, optional
-        Objective at the initial point, when already known.
-    stacklevel : int, default 2
-        Of the warning.
-
-    Returns
-    -------
-    bool
-        Whether a target is below the resolution limit.
-
-    Warns
-    -----
-    UserWarning
-        Naming the tolerance, ``f*``, the limit ``eps * |f*|`` and, for a relative tolerance,
-        the relative limit ``eps * |f*| / (f0 - f*)``.
-    """
-    targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
-                                                          AbsoluteSuboptimality))]
-    opt = problem.optimum() if targets else None
-    if opt is None or not math.isfinite(opt.fun):
-        return False
-    fstar = float(opt.fun)
-    floor = float(np.finfo(np.float64).eps) * abs(fstar)
-    if f0 is None and any(isinstance(r, RelativeSuboptimality) for r in targets):
-        with np.errstate(all="ignore"):
-            f0 = float(problem.fun64(np.asarray(problem.init_params(seed), dtype=np.float64)))
-    msg = ""
-    for r in targets:
-        if isinstance(r, AbsoluteSuboptimality):
-            if r.tol < floor:
-                msg = (f"{r.describe()} asks for f - f* <= {r.tol:.3g}, below what float64 can "
-                       f"resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x |f*|"
-                       f" = {floor:.3g}; use a tolerance of at least {floor:.1e}")
-            continue
-        assert f0 is not None
-        gap0 = f0 - fstar
-        if math.isfinite(gap0) and gap0 > 0 and r.tol * gap0 < floor:
-            limit = floor / gap0
-            msg = (f"tol={r.tol:g} asks for f - f* <= {r.tol * gap0:.3g}, below what float64 "
-                   f"can resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x "
-                   f"|f*| = {floor:.3g}, a relative suboptimality of {limit:.3g} (f0 - f* = "
-                   f"{gap0:.6g}); use tol >= {limit:.1e}")
-    if msg:
-        warnings.warn(f"{msg}. The target is never met: runs end on their budgets",
-                      UserWarning, stacklevel=stacklevel + 1)
-    return bool(msg)
-
-
-def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
-    """Warn that numpy runs on the CPU whatever ``device`` was asked for.
-
-    Parameters
-    ----------
-    device : str or None
-        The device asked for.
-    stacklevel : int
-        Of the warning, counted from the caller.
-    """
-    warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
-                  "torch and tensorflow backends only", UserWarning, stacklevel=stacklevel + 1)
-
-
-def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
-                  max_time: float | None = 60.0, max_evals: int | None = None,
-                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
-                  stall: bool = True, projection: bool = True) -> Rule:
-    """The default stopping rule for ``problem``.
-
-    Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
-    target (``problem.default_target(tol)``), plus the budgets and divergence detection: a
-    non-finite objective or gradient, or an objective above
-    ``divergence_factor * max(|f0|, 1)`` (an explosion), ends the run as ``diverged``.
-
-    Parameters
-    ----------
-    problem : Problem
-    tol : float, default 1e-6
-        Relative-suboptimality tolerance.
-    max_iter : int, optional
-        Iteration budget.
-    max_time : float, optional
-        Timed-seconds budget.
-    max_evals : int, optional
-        Function-evaluation budget.
-    divergence_factor : float, optional, default 1e10
-        Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
-        non-finite values only.
-    stall, projection : bool, default True
-        Add the :class:`~optcmp.stopping.Stalled` and :class:`~optcmp.stopping.RateProjection`
-        checks (:func:`~optcmp.stopping.default_stopping`).
-
-    Returns
-    -------
-    Rule
-
-    Raises
-    ------
-    TypeError
-        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
-    ValueError
-        The problem has no known optimum and no default target; a bad budget or
-        ``divergence_factor``.
-    """
-    check_problem(problem)
-    target = None
-    if problem.optimum() is None:
-        target = problem.default_target(tol)
-        if target is None:
-            raise ValueError(f"problem {problem.name!r} has no known optimum and no default "
-                             "target; pass stopping=LossTarget(...) | MaxIter(...), or give "
-                             "the problem an optimum (e.g. from_function(..., "
-                             "optimum='estimate'))")
-    return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            target=target, divergence_factor=divergence_factor, stall=stall,
-                            projection=projection)
-
+__all__ = ["EXECUTIONS", "CompileInTimedWarning", "RunConfig", "check_callback", "check_problem",
+           "check_resolution", "check_rule", "make_stopping", "numpy_cpu_warning", "own_rule",
+           "run", "run_one", "skipped_result", "type_name"]
 
 def own_rule(rule: Rule) -> Rule:
     """A run's own copy of a stopping rule, reset: no state is shared between runs.

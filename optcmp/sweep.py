@@ -22,25 +22,18 @@ import numpy as np
 
 import optcmp.backends as backends_mod
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
-from optcmp.backends.base import check_device, check_dtype, is_cpu_device
+from optcmp.backends.base import is_cpu_device
 from optcmp.environment import environment
 from optcmp.executors import RunTask, check_executor, is_dask_client, run_tasks
-from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
 from optcmp.results import Comparison, RunResult
-from optcmp.runner import (
-    EXECUTIONS,
-    RunConfig,
-    check_problem,
-    check_threads,
-    numpy_cpu_warning,
-    type_name,
-)
-from optcmp.stopping import Rule
-from optcmp.threads import DEFAULT_THREADS
+from optcmp.run.checks import check_problem, numpy_cpu_warning, type_name
+from optcmp.run.config import EXECUTIONS, RunConfig, configured
+from optcmp.threads import check_threads
 
-__all__ = ["ORDERS", "compare", "execution_order"]
+__all__ = ["ORDERS", "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "compare", "confirm_leaders",
+           "execution_order"]
 
 #: Execution orders of :func:`compare` (``order=``).
 ORDERS = ("interleaved", "blocks")
@@ -64,13 +57,10 @@ def _over_suites(fn: Callable[..., Comparison]) -> Callable[..., Comparison]:
 @_over_suites
 def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
-    device: str | None = None, dtype: str = "float64", stopping: Rule | None = None,
-    tol: float = 1e-6, max_iter: int | None = 100_000, max_time: float | None = 60.0,
-    max_evals: int | None = None, repeats: int = 1, seed: int = 0, strict: bool = False,
-    callback: Callback | None = None, eval_every: int | None = None, progress: bool = True,
-    redraw_data: bool = False, store: str | os.PathLike[str] | None = None,
-    executor: Any = None, threads: int | None = DEFAULT_THREADS,
-    order: str = "interleaved", execution: str | Sequence[str] = "auto", gradient: str = "auto",
+    config: RunConfig | None = None, repeats: int = 1, strict: bool = False,
+    progress: bool = True, redraw_data: bool = False,
+    store: str | os.PathLike[str] | None = None, executor: Any = None,
+    order: str = "interleaved", **overrides: Any,
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
@@ -86,14 +76,10 @@ def compare(
     backends : str or sequence of str, default ("numpy",)
         Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
-    device : str, optional
-        Device for the framework backends (``"cuda"``, ``"cuda:N"``, ``"gpu"``; default the
-        CPU), checked before any run: an absent GPU is one error naming the available devices.
-        numpy always runs on the CPU (a warning says so).
-    dtype, stopping, tol, max_iter, max_time, max_evals, eval_every, callback, threads, seed, \
-gradient
-        As in :func:`optcmp.run_one` (the :class:`~optcmp.runner.RunConfig` fields; ``seed`` is
-        repetition 0's). With an executor the callback runs on the worker.
+    config : RunConfig, optional
+        The settings of every run (:class:`~optcmp.run.RunConfig`; its ``backend`` is replaced
+        by each of ``backends``, its ``seed`` is repetition 0's, its ``repeat`` by each
+        repetition's). Default ``RunConfig()``.
     repeats : int, default 1
         Repetitions. What a repetition varies: repetition ``r`` uses seed ``seed + r`` for the
         initial point (for problems whose initial point is random, e.g. ``init="normal"``) and
@@ -118,10 +104,16 @@ gradient
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where runs execute (see :mod:`optcmp.executors`). Default: sequentially in this
         process, one at a time; concurrent runs are flagged ``shared_host`` with a warning.
+        With an executor the callback runs on the worker.
     order : {"interleaved", "blocks"}, default "interleaved"
         Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
-    execution : str or sequence of str, default "auto"
-        :attr:`~optcmp.runner.RunConfig.execution`, or several modes: each optimizer then
+    **overrides
+        Run settings replacing those of ``config`` (any :class:`~optcmp.run.RunConfig` field:
+        ``device``, ``dtype``, ``stopping``, ``tol``, ``max_iter``, ``max_time``,
+        ``max_evals``, ``seed``, ``callback``, ``eval_every``, ``threads``, ``gradient``, ...).
+        ``device`` applies to the framework backends (numpy always runs on the CPU, a warning
+        says so) and is checked before any run: an absent GPU is one error naming the
+        available devices. ``execution`` may also be a sequence of modes: each optimizer then
         runs in each, side by side, labelled ``"<label> [<mode>]"``.
 
     Returns
@@ -135,8 +127,8 @@ gradient
     ValueError, TypeError
         A ``problem`` that is no Problem, ``optimizers`` that are no list of optimizers, bad
         optimizer names or hyperparameters, more than :data:`MAX_RUNS` runs (repetitions x
-        backends x optimizers), unknown backends, a bad device name or an absent device, bad
-        budgets, an unusable executor: checked before any run starts.
+        backends x optimizers), unknown backends, an unknown setting, a bad device name or an
+        absent device, bad budgets, an unusable executor: checked before any run starts.
     BackendUnavailable, NotImplementedError
         With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
         problem that cannot redraw its data.
@@ -149,17 +141,17 @@ gradient
     """
     check_problem(problem)
     specs, names = _specs(optimizers), _normalize_backends(backends)
-    device, dtype = check_device(device), check_dtype(dtype)
-    modes = _check_sweep(specs, names, repeats, threads, execution, order)
-    base = RunConfig(device=device, dtype=dtype, stopping=stopping, tol=tol, max_iter=max_iter,
-                     max_time=max_time, max_evals=max_evals, seed=seed, callback=callback,
-                     eval_every=eval_every, threads=threads, execution=modes[0], gradient=gradient)
+    execution = overrides.pop("execution", None)
+    base = configured(config, overrides, "compare")
+    modes = _check_sweep(specs, names, repeats, base.threads,
+                         base.execution if execution is None else execution, order)
+    base = base.replace(execution=modes[0])
     base = base.replace(stopping=base.stopping_rule(problem, stacklevel=1))
     if executor is not None:
         check_executor(executor, problem)  # a problem that cannot ship fails before any run
     missing = _missing_backends(names, strict)
-    if not is_cpu_device(device):
-        _preflight_device(names, missing, device, dtype, executor)
+    if not is_cpu_device(base.device):
+        _preflight_device(names, missing, base.device, base.dtype, executor)
     return _Sweep(problem, redraw_data, repeats, order=order).plan(
         specs, names, missing, base, modes).execute(store, executor, progress)
 
@@ -564,3 +556,69 @@ def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -
                "comparisons need the default sequential execution (executor=None)")
     warnings.warn(msg, UserWarning, stacklevel=4)
     mark_shared_host_warned(shared)
+
+
+#: Repetitions of each of the two fastest entries behind a verdict (:func:`confirm_leaders`).
+VERDICT_REPEATS = 5
+#: :func:`confirm_leaders` repeats the two fastest entries only when their two times add up to
+#: less (timed seconds).
+VERDICT_MAX_SECONDS = 2.0
+
+
+def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None = None, *,
+                    repeats: int = VERDICT_REPEATS,
+                    max_seconds: float = VERDICT_MAX_SECONDS) -> Comparison:
+    """The comparison with more repetitions of its two fastest entries behind its verdict.
+
+    With one repetition per entry (``comp.settings["repeats"] == 1``) and two entries that
+    reached the target within ``max_seconds`` together, each runs ``repeats - 1`` more times,
+    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not only
+    from the timing noise of one run each. The runs take the path of every run
+    (:func:`optcmp.run.run`) with ``config`` and the settings the table's run of that entry
+    used: its backend, stopping rule, execution mode and gradient
+    (``config.replace(backend=..., repeat=k, ...)``). They are returned as the comparison's
+    ``verdict_runs``; the table's runs are unchanged.
+
+    Parameters
+    ----------
+    problem : Problem
+        The comparison's problem.
+    comp : Comparison
+        A comparison of ``problem`` (from :func:`compare` with ``config``).
+    config : RunConfig, optional
+        The settings ``comp`` was run with (default ``RunConfig()``).
+    repeats : int, default 5
+        Runs of each of the two entries in all (the table's included).
+    max_seconds : float, default 2.0
+        The two entries are repeated only when their times-to-target add up to less.
+
+    Returns
+    -------
+    Comparison
+        ``comp`` itself when there is nothing to confirm, else a copy with ``verdict_runs``.
+    """
+    from optcmp.optimizers.base import get_optimizer
+    from optcmp.runner import run
+    from optcmp.stopping import rule_from_dict
+
+    if int(comp.settings.get("repeats", 1) or 1) > 1:
+        return comp
+    leaders: list[RunResult] = []
+    for r in sorted((r for r in comp.runs if r.time_to_target is not None),
+                    key=lambda r: float(r.time_to_target or 0.0)):
+        if all((r.label, r.backend) != (o.label, o.backend) for o in leaders):
+            leaders.append(r)
+    if len(leaders) < 2 or sum(float(r.time_to_target or 0.0) for r in leaders[:2]) > max_seconds:
+        return comp
+    base = RunConfig() if config is None else config
+    rule = rule_from_dict(comp.settings["stopping"])
+    runs: list[RunResult] = []
+    for k in range(1, int(repeats)):
+        for r in (leaders[:2] if k % 2 == 0 else leaders[1::-1]):
+            spec = get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
+                                 **r.hyperparameters)
+            cfg = base.replace(backend=r.backend, stopping=rule, repeat=k,
+                               execution=r.execution or base.execution,
+                               gradient=r.gradient or base.gradient)
+            runs.append(run(problem, spec, cfg))
+    return comp.replace(verdict_runs=runs)

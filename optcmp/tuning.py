@@ -392,7 +392,7 @@ def tune(
     ...                 budget=500, repeats=1)  # doctest: +SKIP
     >>> optcmp.compare(p, t.specs)  # doctest: +SKIP
     """
-    from optcmp.runner import make_stopping
+    from optcmp.run.checks import make_stopping
     from optcmp.sweep import compare
 
     t_start = time.perf_counter()

@@ -129,3 +129,26 @@ def test_out_is_valid_json(tmp_path) -> None:
     assert cli.main(["run", "--rows", "200", "--backends", "numpy", "--optimizers", "lbfgs",
                      "--out", str(out_file), "--no-progress"]) == 0
     assert json.loads(out_file.read_text())["format"] == "optcmp.Comparison"
+
+
+def test_execution_step_runs_every_run_of_the_table_and_the_verdict_in_step(tmp_path):
+    """``optcmp run --execution step`` once ran the table in ``step`` but the verdict's
+    repetitions of the two fastest entries in ``fused`` (the verdict built its own settings):
+    every run, the verdict's too, runs ``step`` (read back from ``--out``)."""
+    from optcmp import cli
+    from optcmp.comparison import Comparison
+
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
+                     "gd,diag_newton", "--tol", "1e-3", "--max-iter", "5000", "--execution",
+                     "step", "--no-progress", "--out", str(out)]) == 0
+    saved = Comparison.load(out)
+    assert len(saved.runs) == 2 and len(saved.verdict_runs) == 8
+    assert {r.execution for r in saved.runs + saved.verdict_runs} == {"step"}
+    assert {r.label for r in saved.verdict_runs} == {"gd", "diag_newton"}
+    auto = tmp_path / "auto.json"  # the default mode fuses these full-batch steps
+    assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
+                     "gd,diag_newton", "--tol", "1e-3", "--max-iter", "5000", "--no-progress",
+                     "--out", str(auto)]) == 0
+    saved = Comparison.load(auto)
+    assert {r.execution for r in saved.runs + saved.verdict_runs} == {"fused"}

@@ -538,7 +538,7 @@ def test_ctrl_c_during_the_verdict_repetitions_still_writes_the_finished_table(t
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_verdict", interrupted)
+    monkeypatch.setattr(optcmp.sweep, "confirm_leaders", interrupted)
     out = tmp_path / "r.json"
     assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers",
                      "lbfgs,gd", "--threads", "1", "--no-progress", "--out", str(out)]) == 130

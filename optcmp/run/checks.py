@@ -1,0 +1,236 @@
+"""Checks of a run's inputs before any work, and the default stopping rule.
+
+Each check raises a clear error naming the value and what is allowed (or warns), before a run or
+a sweep starts: a problem that is no Problem, a stopping rule that cannot run on the problem, a
+target finer than float64 resolves, numpy asked for a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from optcmp.problems.base import Problem
+from optcmp.stopping import (
+    DEFAULT_DIVERGENCE_FACTOR,
+    AbsoluteSuboptimality,
+    RelativeSuboptimality,
+    Rule,
+    default_stopping,
+)
+
+
+def check_problem(problem: Any) -> None:
+    """Raise ``TypeError`` unless ``problem`` is a :class:`~optcmp.problems.base.Problem`.
+
+    Parameters
+    ----------
+    problem : object
+
+    Raises
+    ------
+    TypeError
+        ``problem`` is something else; the message names its type.
+    """
+    if not isinstance(problem, Problem):
+        several = (isinstance(problem, (list, tuple)) and bool(problem)
+                   and all(isinstance(p, Problem) for p in problem))
+        hint = ("; for several problems pass a suite, optcmp.suites.Suite('name', problems) "
+                "(compare accepts it in place of a problem)" if several else "")
+        raise TypeError("problem must be an optcmp Problem (e.g. "
+                        f"optcmp.problems.LinearRegression()), got {type_name(problem)}{hint}")
+
+
+def type_name(v: Any) -> str:
+    """``"None"`` or the type name of ``v`` (for messages).
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    str
+    """
+    return "None" if v is None else type(v).__name__
+
+
+def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: int = 3) -> None:
+    """Check that a stopping rule can run on ``problem``.
+
+    Parameters
+    ----------
+    rule : Rule
+    problem : Problem
+    fstar : float or None
+        The problem's known optimum.
+    stacklevel : int, default 3
+        Of the warning for a rule without a target.
+
+    Raises
+    ------
+    TypeError
+        ``rule`` is no Rule.
+    ValueError
+        The rule needs ``f*`` and the problem does not know it, or it has no budget.
+
+    Warns
+    -----
+    UserWarning
+        The rule has no target (no run can converge).
+    """
+    if not isinstance(rule, Rule):
+        raise TypeError(f"stopping must be an optcmp.stopping.Rule, got {type(rule).__name__}")
+    leaves = rule.rules()
+    if fstar is None and any(r.needs_optimum for r in leaves):
+        raise ValueError(
+            f"stopping rule {rule.describe()} needs the optimum f*, which problem "
+            f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
+        )
+    if not any(r.kind == "target" for r in leaves):
+        warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
+                      "time-to-target will be empty", stacklevel=stacklevel)
+    if not any(r.kind == "budget" for r in leaves):
+        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
+                         "MaxEvals): a run that never meets the target would never stop")
+
+
+def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
+                     f0: float | None = None, stacklevel: int = 2) -> bool:
+    """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
+
+    Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
+    ``f - f* <= tol * (f0 - f*)`` (or ``<= tol``) finer than that cannot be told apart from
+    rounding. Such a target is never met (:class:`~optcmp.stopping.RelativeSuboptimality`
+    and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
+    run "converges" on rounding noise at a negative suboptimality; the runs end on their
+    budgets.
+
+    Parameters
+    ----------
+    rule : Rule
+    problem : Problem
+    seed : int, default 0
+        Seed of the initial point (for ``f0``).
+    f0 : float, optional
+        Objective at the initial point, when already known.
+    stacklevel : int, default 2
+        Of the warning.
+
+    Returns
+    -------
+    bool
+        Whether a target is below the resolution limit.
+
+    Warns
+    -----
+    UserWarning
+        Naming the tolerance, ``f*``, the limit ``eps * |f*|`` and, for a relative tolerance,
+        the relative limit ``eps * |f*| / (f0 - f*)``.
+    """
+    targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
+                                                          AbsoluteSuboptimality))]
+    opt = problem.optimum() if targets else None
+    if opt is None or not math.isfinite(opt.fun):
+        return False
+    fstar = float(opt.fun)
+    floor = float(np.finfo(np.float64).eps) * abs(fstar)
+    if f0 is None and any(isinstance(r, RelativeSuboptimality) for r in targets):
+        with np.errstate(all="ignore"):
+            f0 = float(problem.fun64(np.asarray(problem.init_params(seed), dtype=np.float64)))
+    msg = ""
+    for r in targets:
+        if isinstance(r, AbsoluteSuboptimality):
+            if r.tol < floor:
+                msg = (f"{r.describe()} asks for f - f* <= {r.tol:.3g}, below what float64 can "
+                       f"resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x |f*|"
+                       f" = {floor:.3g}; use a tolerance of at least {floor:.1e}")
+            continue
+        assert f0 is not None
+        gap0 = f0 - fstar
+        if math.isfinite(gap0) and gap0 > 0 and r.tol * gap0 < floor:
+            limit = floor / gap0
+            msg = (f"tol={r.tol:g} asks for f - f* <= {r.tol * gap0:.3g}, below what float64 "
+                   f"can resolve at f* = {fstar:.6g}: the resolution limit is float64 eps x "
+                   f"|f*| = {floor:.3g}, a relative suboptimality of {limit:.3g} (f0 - f* = "
+                   f"{gap0:.6g}); use tol >= {limit:.1e}")
+    if msg:
+        warnings.warn(f"{msg}. The target is never met: runs end on their budgets",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return bool(msg)
+
+
+def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
+    """Warn that numpy runs on the CPU whatever ``device`` was asked for.
+
+    Parameters
+    ----------
+    device : str or None
+        The device asked for.
+    stacklevel : int
+        Of the warning, counted from the caller.
+    """
+    warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
+                  "torch and tensorflow backends only", UserWarning, stacklevel=stacklevel + 1)
+
+
+def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
+                  max_time: float | None = 60.0, max_evals: int | None = None,
+                  divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
+                  stall: bool = True, projection: bool = True) -> Rule:
+    """The default stopping rule for ``problem``.
+
+    Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
+    target (``problem.default_target(tol)``), plus the budgets and divergence detection: a
+    non-finite objective or gradient, or an objective above
+    ``divergence_factor * max(|f0|, 1)`` (an explosion), ends the run as ``diverged``.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float, default 1e-6
+        Relative-suboptimality tolerance.
+    max_iter : int, optional
+        Iteration budget.
+    max_time : float, optional
+        Timed-seconds budget.
+    max_evals : int, optional
+        Function-evaluation budget.
+    divergence_factor : float, optional, default 1e10
+        Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
+        non-finite values only.
+    stall, projection : bool, default True
+        Add the :class:`~optcmp.stopping.Stalled` and :class:`~optcmp.stopping.RateProjection`
+        checks (:func:`~optcmp.stopping.default_stopping`).
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
+    ValueError
+        The problem has no known optimum and no default target; a bad budget or
+        ``divergence_factor``.
+    """
+    check_problem(problem)
+    target = None
+    if problem.optimum() is None:
+        target = problem.default_target(tol)
+        if target is None:
+            raise ValueError(f"problem {problem.name!r} has no known optimum and no default "
+                             "target; pass stopping=LossTarget(...) | MaxIter(...), or give "
+                             "the problem an optimum (e.g. from_function(..., "
+                             "optimum='estimate'))")
+    return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
+                            target=target, divergence_factor=divergence_factor, stall=stall,
+                            projection=projection)
+
+
+__all__ = ["check_problem", "check_resolution", "check_rule", "make_stopping",
+           "numpy_cpu_warning", "type_name"]

@@ -1,0 +1,331 @@
+"""Run settings: :class:`RunConfig`, the one carrier of every setting of a run.
+
+Every entry point takes one (``optcmp.run``, ``optcmp.compare``, ``optcmp.tune``,
+``optcmp.check_equivalence``, the command line builds one from its flags) and accepts the same
+settings as keyword overrides (:func:`configured`), so that no function forwards settings one by
+one. A new setting is one field of :class:`RunConfig` (its validation, its metadata: whether it
+defines the run's store key, whether a comparison records it) plus the code where it acts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from optcmp.backends import canonical_backend
+from optcmp.backends.base import GRADIENTS, check_device, check_dtype
+from optcmp.problems.base import Problem
+from optcmp.run.checks import check_rule, make_stopping
+from optcmp.stopping import Rule, default_stopping
+from optcmp.threads import DEFAULT_THREADS, check_threads
+
+#: ``callback(intermediate_result)``, scipy's convention; raising ``StopIteration`` stops the run.
+Callback = Callable[[Any], Any]
+
+#: A metadata value meaning "leave this setting out".
+_OMIT = object()
+
+
+def _value(config: RunConfig, v: Any) -> Any:
+    return v
+
+
+def _device(config: RunConfig, v: Any) -> Any:
+    return "cpu" if config.backend == "numpy" or v is None else str(v).lower()
+
+
+def _rule(config: RunConfig, v: Any) -> Any:
+    if v is None:
+        raise ValueError("the run's stopping rule is not resolved yet: use "
+                         "config.replace(stopping=config.stopping_rule(problem))")
+    return v.to_dict()
+
+
+def _unless(default: Any) -> Callable[[RunConfig, Any], Any]:
+    """A setting that enters the key only when it differs from ``default``."""
+    return lambda config, v: _OMIT if v == default else v
+
+
+#: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or
+#: ``"fused"``.
+EXECUTIONS = ("auto", "step", "fused")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every setting of a run except the problem and the optimizer, validated once.
+
+    Parameters
+    ----------
+    backend : {"numpy", "torch", "tensorflow"}, default "numpy"
+        Backend name or alias (stored canonical).
+    device : str, optional
+        ``None``/``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``, for
+        the framework backends. The numpy backend always runs on the CPU.
+    dtype : {"float64", "float32"}, default "float64"
+    stopping : Rule, optional
+        Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
+        ``tol``, ``max_iter``, ``max_time``, ``max_evals``.
+    tol : float, default 1e-6
+        Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
+    max_iter : int, optional, default 100_000
+        Iteration budget.
+    max_time : float, optional, default 60.0
+        Budget of timed seconds.
+    max_evals : int, optional
+        Function-evaluation budget.
+    seed : int, default 0
+        Seed of the initial point and the minibatch order.
+    repeat : int, default 0
+        Repetition index recorded in the result.
+    callback : callable, optional
+        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
+        raising ``StopIteration`` stops the run with status ``stopped``. Its
+        ``intermediate_result.x`` is a read-only copy of the iterate: changing it cannot
+        change the run (an in-place write raises ``ValueError``).
+    eval_every : int, optional
+        For minibatch optimizers: steps between full-objective evaluations (default one epoch).
+    threads : int or None, default 1
+        CPU threads for the run (:func:`optcmp.threads.limit_threads`), the same for every
+        backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
+        reductions and timings on a shared machine). ``None`` leaves each library at its own
+        default.
+    execution : {"auto", "step", "fused"}, default "auto"
+        How the timed steps are driven (see :data:`EXECUTIONS` and "Execution modes" in
+        ``docs/backends.md``): ``"step"`` makes one framework call per step with the
+        harness in between; ``"fused"`` runs the steps between two observations in one call
+        (one XLA loop on TensorFlow, a Python loop with nothing in between on numpy and
+        PyTorch), with every step's objective returned so the target iteration stays exact;
+        ``"auto"`` is each backend's best mode (fused where the run allows it). The mode
+        actually used is recorded in ``RunResult.execution``: a full-batch run whose callback
+        or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
+        runs ``"step"``.
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        How torch and TensorFlow compute gradients
+        (:data:`optcmp.backends.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
+        against ops when it declares one (:meth:`~optcmp.problems.base.Problem.gradient_ops`,
+        e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
+        autodiff (the framework's own gradient machinery is what is compared);
+        ``"analytic"`` requires the declared one. numpy always uses the problem's numpy
+        gradient. Recorded in ``RunResult.gradient``.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
+        is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
+        a non-positive budget, an unknown ``execution`` or ``gradient``.
+    TypeError
+        ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
+
+    Notes
+    -----
+    Each field's metadata says what the field is to the rest of optcmp, so that a new setting
+    is one field here plus the code where it acts: ``"key"`` how it enters a run's store key
+    (:meth:`key_fields`, :func:`optcmp.store.run_key`; absent: it does not define the run),
+    ``"record"`` whether a comparison records it in its settings (:meth:`recorded`).
+    """
+
+    backend: str = field(default="numpy", metadata={"key": _value})
+    device: str | None = field(default=None, metadata={"key": _device, "record": _device})
+    dtype: str = field(default="float64", metadata={"key": _value, "record": _value})
+    # tol and the budgets enter the key through the resolved stopping rule
+    stopping: Rule | None = field(default=None, metadata={"key": _rule})
+    tol: float = 1e-6
+    max_iter: int | None = 100_000
+    max_time: float | None = 60.0
+    max_evals: int | None = None
+    seed: int = field(default=0, metadata={"key": _value, "record": _value})
+    repeat: int = 0
+    callback: Callback | None = None
+    eval_every: int | None = field(default=None, metadata={"key": _value})
+    threads: int | None = field(default=DEFAULT_THREADS,
+                                metadata={"key": _unless(None), "record": _value})
+    execution: str = field(default="auto", metadata={"key": _unless("auto")})
+    gradient: str = field(default="auto",
+                          metadata={"key": _unless("auto"), "record": _value})
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        if self.execution not in EXECUTIONS:
+            raise ValueError(f"execution must be one of {EXECUTIONS}, got {self.execution!r}")
+        if self.gradient not in GRADIENTS:
+            raise ValueError(f"gradient must be one of {GRADIENTS}, got {self.gradient!r}")
+        put(self, "backend", canonical_backend(self.backend))
+        put(self, "device", check_device(self.device))
+        put(self, "dtype", check_dtype(self.dtype))
+        ev = self.eval_every
+        if ev is not None:
+            if isinstance(ev, bool) or not isinstance(ev, (int, np.integer)) or ev < 1:
+                raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
+            put(self, "eval_every", int(ev))
+        put(self, "threads", check_threads(self.threads))
+        for name in ("seed", "repeat"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+            put(self, name, int(v))
+        if self.stopping is not None and not isinstance(self.stopping, Rule):
+            raise TypeError("stopping must be an optcmp.stopping.Rule, got "
+                            f"{type(self.stopping).__name__}")
+        if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
+            default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
+                             max_evals=self.max_evals)
+        if self.callback is not None:
+            check_callback(self.callback)
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with some settings changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            Field values, e.g. ``backend="torch", seed=3``.
+
+        Returns
+        -------
+        RunConfig
+        """
+        return dataclasses.replace(self, **changes)
+
+    def key_fields(self) -> dict[str, Any]:
+        """The settings that define a run, as they enter its store key (JSON values).
+
+        Returns
+        -------
+        dict
+            ``backend``, ``device`` (``"cpu"`` for numpy and the default), ``dtype``, ``seed``,
+            ``stopping`` (the rule's ``to_dict()``), ``eval_every``, and ``threads``,
+            ``execution``, ``gradient`` unless at their defaults (``None``, ``"auto"``): keys
+            of stores written before those settings existed stay valid.
+
+        Raises
+        ------
+        ValueError
+            ``stopping`` is not resolved yet (use ``replace(stopping=stopping_rule(problem))``).
+        """
+        return self._metadata_values("key")
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings a comparison records (``Comparison.settings``): ``device``, ``dtype``,
+        ``seed``, ``threads``, ``gradient``.
+
+        Returns
+        -------
+        dict
+        """
+        return self._metadata_values("record")
+
+    def _metadata_values(self, what: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            how = f.metadata.get(what)
+            if how is not None:
+                v = how(self, getattr(self, f.name))
+                if v is not _OMIT:
+                    out[f.name] = v
+        return out
+
+    @property
+    def run_device(self) -> str | None:
+        """The device the backend is built on: always the CPU (None) for numpy."""
+        return None if self.backend == "numpy" else self.device
+
+    def stopping_rule(self, problem: Problem, *, stacklevel: int = 1) -> Rule:
+        """The run's stopping rule for ``problem``, checked (not a copy).
+
+        Parameters
+        ----------
+        problem : Problem
+        stacklevel : int, default 1
+            Where a warning points (a rule without a target): this many frames above the
+            caller.
+
+        Returns
+        -------
+        Rule
+            ``stopping``, or :func:`make_stopping` from ``tol`` and the budgets.
+
+        Raises
+        ------
+        ValueError
+            A rule that needs an unknown optimum, a rule without a budget, bad budgets.
+        """
+        rule = self.stopping if self.stopping is not None else make_stopping(
+            problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,
+            max_evals=self.max_evals)
+        opt = problem.optimum()
+        check_rule(rule, problem, None if opt is None else float(opt.fun),
+                   stacklevel=3 + stacklevel)
+        return rule
+
+
+def check_callback(callback: Any) -> None:
+    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called.
+
+    Parameters
+    ----------
+    callback : object
+
+    Raises
+    ------
+    TypeError
+        ``callback`` is not callable, or its signature takes no single positional argument;
+        the message names the value.
+    """
+    if not callable(callback):
+        raise TypeError("callback must be callable as callback(intermediate_result), got "
+                        f"{callback!r} ({type(callback).__name__})")
+    import inspect
+
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):  # some builtins have no signature: let them be
+        return
+    try:
+        sig.bind(None)
+    except TypeError as exc:
+        name = getattr(callback, "__qualname__", None) or repr(callback)
+        raise TypeError(f"callback must be callable as callback(intermediate_result) with one "
+                        f"argument; {name}{sig} cannot ({exc})") from None
+
+
+def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: str) -> RunConfig:
+    """``config`` (default ``RunConfig()``) with keyword overrides applied and checked.
+
+    Parameters
+    ----------
+    config : RunConfig or None
+    overrides : mapping
+        Setting names (:class:`RunConfig` fields) and values, e.g. ``{"backend": "torch"}``.
+    where : str
+        The function taking them, named in the error (``"compare"``).
+
+    Returns
+    -------
+    RunConfig
+
+    Raises
+    ------
+    TypeError
+        ``config`` is no RunConfig, or an override is no setting (the settings are listed).
+    ValueError
+        A bad value (see :class:`RunConfig`).
+    """
+    if config is not None and not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an optcmp.RunConfig, got {type(config).__name__}")
+    names = [f.name for f in fields(RunConfig)]
+    unknown = [k for k in overrides if k not in names]
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword argument(s) "
+                        f"{', '.join(map(repr, unknown))}; the run settings are: "
+                        f"{', '.join(names)}")
+    base = RunConfig() if config is None else config
+    return base.replace(**overrides) if overrides else base
+
+
+__all__ = ["EXECUTIONS", "Callback", "RunConfig", "check_callback", "configured"]
