@@ -50,8 +50,8 @@ def test_adam_epsilon_conventions_at_gradient_1e_6_give_torchs_and_keras_iterate
     # Keras' own figures come from a run with Python-float betas, which Keras casts
     # through float32 in beta ** t (0.999 -> 0.9990000128746033): 8e-6 relative off the
     # exact eps_hat rule, which optcmp runs (its Keras native passes numpy.float64 betas)
-    keras_case = [-2.40251e-4, -5.49213e-4, -9.02986e-4]
-    assert np.allclose(_iterates(KERAS_ADAM, 1e-6), keras_case, rtol=1e-5, atol=0)
+    keras_own = [-2.40251e-4, -5.49213e-4, -9.02986e-4]
+    assert np.allclose(_iterates(KERAS_ADAM, 1e-6), keras_own, rtol=1e-5, atol=0)
     ratio = _iterates(TORCH_ADAM, 1e-6, 1)[0] / _iterates(KERAS_ADAM, 1e-6, 1)[0]
     assert f"{ratio:.2f}" == "4.12"
 

@@ -178,12 +178,12 @@ def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_f
     r6 = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200,
                         threads=1, gradient="autodiff")
     assert r6.status == "converged" and r6.threads == 1
-    assert r6.nit == FC05A_NIT[backend] and r6.nit_to_target == FC05A_NIT[backend]
+    assert r6.nit == FLOAT32_NIT[backend] and r6.nit_to_target == FLOAT32_NIT[backend]
 
 
 #: scipy L-BFGS-B's iterations to the 1e-6 target on float32 gradients, one thread (see the
 #: test's docstring).
-FC05A_NIT = {"torch": 19, "tensorflow": 17}
+FLOAT32_NIT = {"torch": 19, "tensorflow": 17}
 
 
 def _himmelblau(x):
@@ -274,7 +274,7 @@ THETA1 = [0.29513334, -0.37602813, 0.10902265, 0.01611765]
 THETA2 = [0.53116705, -0.68083855, 0.19432604, 0.03777111]
 
 #: GD with learning rate 0.1 as every adapter can run it (full-batch SGD is GD).
-FC11_SPECS = {
+GD_SPECS = {
     "gd-reference": optcmp.gd(0.1),
     "sgd-reference": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="reference"),
     "sgd-native": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="native"),
@@ -312,14 +312,14 @@ def _monitor(ad):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("key", list(FC11_SPECS))
+@pytest.mark.parametrize("key", list(GD_SPECS))
 def test_first_two_gd_steps_on_every_adapter_with_and_without_monitoring(backend, key):
     """Two implementations of one model drifted apart because the first gradient was deposited
     twice; every backend and adapter takes the hand-computed theta1, theta2 to 1e-12 (f =
     4.0918780, 2.6792904; a doubled deposit gives 2.3862), with or without an evaluation between
     steps."""
     p = lr_a()
-    spec = FC11_SPECS[key]
+    spec = GD_SPECS[key]
     if backend == "numpy" and spec.impl == "native":
         pytest.skip("numpy has no native SGD")
     ref = np.zeros(p.n_params)
@@ -358,7 +358,7 @@ def test_recorded_fun_of_minibatch_sgd_is_the_full_objective(backend):
 
 
 # ---------------------------------------------------------------------- sum vs mean
-def _fc12() -> LinearRegression:
+def _y_is_2x() -> LinearRegression:
     x = np.arange(1.0, 5.0)
     return LinearRegression.from_arrays(x[:, None], 2.0 * x, fit_intercept=False)
 
@@ -368,7 +368,7 @@ def test_mean_reduction_gd_takes_86_iterations_on_every_backend(backend):
     """A user reported that autograd GD on y = 2x "never converges" where a hand-written numpy GD
     did; the numpy gradient was a sum (a hidden 4x learning rate): with the mean, every backend
     takes 86 iterations to 1e-12 at lr 0.01, and the autodiff gradient is the analytic one."""
-    p = _fc12()
+    p = _y_is_2x()
     assert p.reduction == "mean"
     r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
     assert r.f0 == 30.0 and r.status == "converged" and r.nit_to_target == 86
@@ -387,7 +387,7 @@ def test_mean_reduction_gd_takes_86_iterations_on_every_backend(backend):
 def test_mean_reduction_gd_in_float32_after_100_iterations(backend):
     """The reported autograd output, w = 1.9999996 and f(5) = 9.999998 after 100 float32
     iterations, is what mean-reduced GD gives on every backend."""
-    p = _fc12()
+    p = _y_is_2x()
     r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, dtype="float32",
                        stopping=optcmp.MaxIter(100) | optcmp.RelativeSuboptimality(1e-300))
     assert r.nit == 100
@@ -426,8 +426,8 @@ def test_same_initial_point_and_f0_on_every_backend(dtype):
 
 #: The frameworks' default initializations of the FizzBuzz layers: (layer sizes, bound of the
 #: uniform, its standard deviation).
-FC16_TORCH = (((10, 100), 0.3162, 0.1826), ((100, 4), 0.1, 0.0577))
-FC16_KERAS = (((10, 100), 0.2335, 0.1348), ((100, 4), 0.2402, 0.1387))
+TORCH_INIT = (((10, 100), 0.3162, 0.1826), ((100, 4), 0.1, 0.0577))
+KERAS_INIT = (((10, 100), 0.2335, 0.1348), ((100, 4), 0.2402, 0.1387))
 
 
 def _check_uniform(w, bound, std, what):
@@ -451,7 +451,7 @@ def test_framework_default_initializations_and_seeded_streams_differ():
         np.testing.assert_allclose(torch.rand(3, generator=gen).numpy(),
                                    [0.8823, 0.9150, 0.3829], atol=5e-5)
         torch.manual_seed(0)
-        for (n_in, n_out), bound, std in FC16_TORCH:
+        for (n_in, n_out), bound, std in TORCH_INIT:
             layer = torch.nn.Linear(n_in, n_out)
             _check_uniform(layer.weight.detach().numpy(), bound, std, f"torch {n_in}->{n_out}")
             b = layer.bias.detach().numpy()  # uniform bias, same bound
@@ -466,12 +466,12 @@ def test_framework_default_initializations_and_seeded_streams_differ():
                                    atol=5e-5)
         keras.utils.set_random_seed(0)
         stds = []
-        for (n_in, n_out), bound, std in FC16_KERAS:
+        for (n_in, n_out), bound, std in KERAS_INIT:
             d = keras.layers.Dense(n_out)
             d.build((None, n_in))
             k = d.kernel.numpy()
             _check_uniform(k, bound, std, f"keras {n_in}->{n_out}")
             assert np.all(d.bias.numpy() == 0.0)
             stds.append(std)
-        assert stds[1] / FC16_TORCH[1][2] == pytest.approx(2.4, abs=0.05)  # "2.4x larger"
+        assert stds[1] / TORCH_INIT[1][2] == pytest.approx(2.4, abs=0.05)  # "2.4x larger"
         tf.random.set_seed(None)

@@ -19,7 +19,7 @@ from optcmp.problems import LinearRegression
 from optcmp.stopping import default_stopping
 from optcmp.timing import Stopwatch
 
-FC15_X = np.array([1, 2, 3, 4, 5, 100, 200.0])
+UNSCALED_X = np.array([1, 2, 3, 4, 5, 100, 200.0])
 
 
 # ---------------------------------------------------------------------- Adadelta's learning rate
@@ -185,7 +185,7 @@ def test_mean_reduction_gd_iterations_and_the_recorded_reduction(lr, expected) -
 def test_gd_on_unscaled_features_diverges_and_the_iteration_is_recorded() -> None:
     """A user reported that GD on x = [1..5, 100, 200] "never converges"; at lr 0.01 it diverges:
     the objective is non-finite at iteration 71 (with a non-finite-only rule), recorded."""
-    x = FC15_X
+    x = UNSCALED_X
     nonfinite_only = RelativeSuboptimality(1e-6) | MaxIter(1000) | Divergence()
     for fit_intercept in (False, True):
         p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=fit_intercept)
@@ -199,7 +199,7 @@ def test_gd_on_unscaled_features_diverges_and_the_iteration_is_recorded() -> Non
 
 def test_default_rule_stops_gd_on_unscaled_features_at_the_explosion() -> None:
     """The default rule calls f > 1e10 x max(|f0|, 1) a divergence: iteration 3, not 71."""
-    x = FC15_X
+    x = UNSCALED_X
     p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=False)
     r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), max_iter=1000)
     assert r.status == "diverged" and r.nit == 4 and r.trace.iteration[-1] == 3
@@ -231,7 +231,7 @@ def test_default_rule_stops_an_exploding_adadelta_as_diverged() -> None:
 def test_gd_on_unscaled_features_converges_below_the_limit_and_when_standardized() -> None:
     """0.99 x the stability limit converges (938 / 46,724 iterations to f <= 1e-12); standardized
     features converge in 85 iterations at lr 0.1 and in 1 at lr 0.5."""
-    x = FC15_X
+    x = UNSCALED_X
     for fit_intercept, expected in ((False, 938), (True, 46_724)):
         p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=fit_intercept)
         r = optcmp.run_one(p, optcmp.gd(0.99 * 2 / p.lipschitz()),
