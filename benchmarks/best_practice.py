@@ -1,4 +1,4 @@
-"""optcmp's per-step cost against the best hand-written loop of each framework (issue 11).
+"""optcmp's per-step cost against the best hand-written loop of each framework.
 
 Run from the repository root::
 
@@ -31,7 +31,7 @@ The hand loops (the best the author could write; each one warmed up first):
   steps of a measurement in one XLA call, gathers inside it), analytic linear-regression
   gradient, ``tf.GradientTape`` for the MLP.
 
-Two more hand loops (issue 11b) separate what optcmp's harness costs from what its default
+Two more hand loops separate what optcmp's harness costs from what its default
 choices cost:
 
 * the hand loop around the framework's own optimizer, the one optcmp's default SGD runs
@@ -48,7 +48,7 @@ interleaved with optcmp's GD runs, median of rounds.
 
 Prints one table: per-step CPU and wall times, and the ratios optcmp/hand (CPU and wall), for
 ``auto`` and ``step``; then TensorFlow's and torch's SGD figures against numpy's, and numpy
-GD against the floor, and the two extra comparisons. Targets (issue 11): default execution <= 1.25x the hand loop everywhere;
+GD against the floor, and the two extra comparisons. Targets: default execution <= 1.25x the hand loop everywhere;
 TensorFlow SGD-64 <= 1.5x numpy on FizzBuzz and <= 2x on 1M rows; numpy GD <= 1.3x the
 two-pass floor. This is a benchmark, not a test: it asserts nothing.
 """

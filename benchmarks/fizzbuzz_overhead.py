@@ -3,7 +3,7 @@
 The default :class:`optcmp.problems.FizzBuzzMLP` (900 training rows, 10 -> 100 -> 4, 1504
 parameters, mean squared error) is tiny: a minibatch step is about 0.5 MFLOP, well under a
 millisecond of arithmetic on any CPU. What a step costs is the per-operation overhead of the
-framework (Python dispatch, autograd bookkeeping, graph-function call; FC-09's kind), so the
+framework (Python dispatch, autograd bookkeeping, graph-function call), so the
 framework that does the least per operation wins, whatever it does per FLOP. This script puts
 the numbers side by side, measured in one run:
 

@@ -11,7 +11,7 @@ command alike), and reads the child's process CPU time (user + system, from
 ``resource.getrusage(RUSAGE_CHILDREN)``) and its wall time. The figure is the median over rounds
 of the CPU time above bare Python; process CPU time is far steadier than wall time on a busy
 machine. The load average is printed next to it. Target: at most 0.3 s of CPU above
-``python -c pass`` (issue 10); ``import numpy`` is shown for scale.
+``python -c pass``; ``import numpy`` is shown for scale.
 
 This is a benchmark, not a test: it asserts nothing.
 """

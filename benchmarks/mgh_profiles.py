@@ -1,5 +1,5 @@
 """The MGH suite with lbfgs (scipy L-BFGS-B) and gd: how many problems each solves, and the
-Moré-Wild profiles over the 35 problems (issue 13). numpy, float64, one thread.
+Moré-Wild profiles over the 35 problems. numpy, float64, one thread.
 
 Run: ``python benchmarks/mgh_profiles.py``. Prints the load average before and after, the wall
 and process CPU time of the sweep, converged counts (relative suboptimality 1e-6 against the

@@ -4,7 +4,7 @@ The story: a 10 -> 100 (sigmoid) -> 4 network learns FizzBuzz from the binary di
 written "with the same hyperparameters" (batch 64, learning rate 0.01) in numpy, PyTorch and
 TensorFlow. numpy reached a loss of 0.002; the others hovered at 0.6. 0.6 is the class-prior
 plateau: a net that predicts the class frequencies (0.067, 0.133, 0.267, 0.533) has a squared
-error, summed over the 4 outputs, of 1 - sum(p^2) = 0.622444 per sample (CASES.md FC-17).
+error, summed over the 4 outputs, of 1 - sum(p^2) = 0.622444 per sample.
 
 This script measures the two mistakes, then runs the fair comparison:
 
@@ -27,7 +27,7 @@ This script measures the two mistakes, then runs the fair comparison:
    TensorFlow: SGD's per-epoch training loss agrees to <!--n:fizzbuzz.sgd_agree-->5.5e-15<!--/n--> relative on all three
    backends for all <!--n:fizzbuzz.sgd_epochs-->1,194<!--/n--> epochs to the training-loss target (0.0155, a tenth of the plateau), reached
    after <!--n:fizzbuzz.sgd_iters-->17,910<!--/n--> iterations on each. What differs is time: each step is a few products of
-   64 x 100 matrices, so per-operation overhead dominates (FC-09). In the run below SGD was
+   64 x 100 matrices, so per-operation overhead dominates. In the run below SGD was
    fastest on <!--n:fizzbuzz.sgd_fastest-->TensorFlow<!--/n-->: TensorFlow's default execution runs the steps between two
    observations as one XLA loop (``execution="fused"``), paying that overhead once per loop.
 

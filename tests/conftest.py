@@ -1,4 +1,5 @@
-"""Shared fixtures: the data recipes of ../shared/cases/CASES.md and backend availability."""
+"""Shared fixtures: the linear-regression test problems (LR-A, LR-B, LR-C, LR-S) and backend
+availability."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from optcmp.problems import LinearRegression
 
 # Pin TensorFlow's pools to one thread before any test starts its runtime (it fixes them then,
 # process-wide): optcmp's default thread count, so that float paths that depend on the
-# reduction order give the same result whatever the order of the tests (issue 12).
+# reduction order give the same result whatever the order of the tests.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 os.environ["OPTCMP_CONTENTION_MARGIN"] = "inf"  # see _quiet_contention
@@ -55,7 +56,7 @@ def _quiet_contention(request, monkeypatch):
 
 
 def lr_recipe(n: int, scales, offsets, w, b: float, sigma: float, seed: int = 0):
-    """CASES.md data recipe: X ~ N(0,1) scaled/offset per column, y = X w + b + sigma*noise."""
+    """The test problems' data: X ~ N(0,1) scaled/offset per column, y = X w + b + sigma*noise."""
     rng = np.random.default_rng(seed)
     d = len(w)
     X = rng.standard_normal((n, d)) * np.asarray(scales, float) + np.asarray(offsets, float)

@@ -6,7 +6,8 @@ step (:func:`optcmp.check_equivalence`). ``tests/test_optimizer_db.py`` turns th
 tests, and checks that every registered optimizer has a row and every implementation a count:
 adding an optimizer is its module plus one row here.
 
-The counts were measured on the code before the redesign (issue 10) and are unchanged by it.
+The counts were measured on the 0.1.0 code and were unchanged by the move to one module per
+optimizer.
 A (backend, impl) pair missing from ``nit`` must be one the optimizer does not implement
 (``resolve_adapter`` refuses it with the available impls), unless ``skip`` says why not.
 """
@@ -84,7 +85,7 @@ SCIPY_METHODS = [
     ("trust-ncg", 5, 6, True), ("trust-krylov", 4, 5, True), ("trust-exact", 2, 3, True),
     ("dogleg", 2, 3, True), ("Nelder-Mead", 205, 346, False), ("Powell", 2, 67, False),
 ]
-#: FC-18 (CASES2.md): the learning rate cut tenfold after 30 iterations.
+#: The learning rate cut tenfold after 30 iterations (where the momentum conventions part).
 CUT_AT_30 = "multistep(milestones=[30], gamma=0.1)"
 
 
@@ -130,7 +131,7 @@ ROWS: list[Row] = [
         nit={"numpy/scipy": 5, "torch/native": 5, "torch/scipy": 5, "tensorflow/scipy": 5},
         nfev={"numpy/scipy": 6, "torch/native": 12, "torch/scipy": 6, "tensorflow/scipy": 6},
         equivalence={"scipy": 1e-9}),
-    # condition number ~1e8: the float64 rounding of the gradient moves scipy's path. Issue 11b:
+    # condition number ~1e8: the float64 rounding of the gradient moves scipy's path. Here
     # torch and TensorFlow use the problem's gradient written against ops (numpy's formula),
     # so torch/scipy follows numpy's path; with gradient="autodiff" torch/native takes 36
     # iterations (82 evaluations) and torch/scipy 24 (36)
@@ -148,10 +149,10 @@ ROWS: list[Row] = [
                                   "depends on the reduction order: 229 with 1 thread, 216 "
                                   "with 2"},
         max_iter=3000),
-    # the optimizers of issue 14, one row per convention (see _convention_rows)
+    # the optimizers with named conventions, one row per convention (see _convention_rows)
     *_convention_rows("adam", lambda **k: optcmp.adam(0.01, **k), "bias_corrected_eps",
                       "eps_hat", 1e-4, (448, 448), {"eps": 1e-7}),
-    # weight decay 0.1 moves the minimizer (FC-20), but only by 2.3e-5 in relative suboptimality
+    # decoupled weight decay 0.1 moves the minimizer, but only by 2.3e-5 in relative suboptimality
     *_convention_rows("adamw", lambda **k: optcmp.adamw(0.01, weight_decay=0.1, **k),
                       "bias_corrected_eps", "eps_hat", 1e-4, (3490, 3490)),
     # learning rate 1e-3: at 1e-2 RMSprop's normalized step oscillates near the optimum and
@@ -161,7 +162,7 @@ ROWS: list[Row] = [
     *_convention_rows("adagrad", lambda **k: optcmp.adagrad(0.5, **k), "eps_outside_sqrt",
                       "eps_inside_sqrt", 1e-6, (39, 40),
                       {"eps": 1e-7, "initial_accumulator_value": 0.1}),
-    # FC-18 (b): iterations to 1e-6 under the cut, torch 125 vs Keras 131 (Nesterov 90 vs 98)
+    # iterations to 1e-6 under the cut, torch's form 125 vs Keras' 131 (Nesterov 90 vs 98)
     *_convention_rows("momentum", lambda **k: optcmp.momentum(0.05, schedule=CUT_AT_30, **k),
                       "lr_outside", "lr_inside", 1e-6, (125, 131)),
     *_convention_rows("nesterov", lambda **k: optcmp.nesterov(0.05, schedule=CUT_AT_30, **k),

@@ -69,7 +69,7 @@ def test_docs_table_covers_every_framework_optimizer():
     seen = {(r["framework"], r["optimizer"]) for r in ROWS}
     assert seen == {("torch", "Adadelta"), ("keras", "Adadelta"), ("torch", "SGD"),
                     ("keras", "SGD"), ("torch", "LBFGS"), ("scipy", "L-BFGS-B"),
-                    # issue 14: every framework optimizer a new optcmp optimizer runs
+                    # the framework optimizers behind adam, adamw, rmsprop and adagrad
                     ("torch", "Adam"), ("torch", "AdamW"), ("torch", "RMSprop"),
                     ("torch", "Adagrad"), ("keras", "Adam"), ("keras", "AdamW"),
                     ("keras", "RMSprop"), ("keras", "Adagrad")}
@@ -118,7 +118,8 @@ def test_docs_table_optcmp_default_is_optcmps(row):
 
 
 def test_upstream_defaults_pinned_with_signature():
-    """The facts FC-01 rests on, stated once more without the docs table."""
+    """The frameworks' own defaults (Adadelta's learning rate: 1.0 in torch, 0.001 in Keras),
+    stated once more without the docs table."""
     if HAS_TORCH:
         import torch
 

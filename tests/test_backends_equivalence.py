@@ -35,7 +35,7 @@ def problem():
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 1e-4)])
 @pytest.mark.parametrize("key", list(SPECS))
 def test_backends_agree_over_50_steps(problem, key, dtype, tol, execution):
-    """Every execution mode (issue 11): the fused path runs one-step blocks of its loop."""
+    """Every execution mode: the fused path runs one-step blocks of its loop."""
     spec, impl = SPECS[key]
     res = check_equivalence(problem, spec, backends=ALL, steps=50, dtype=dtype, impl=impl,
                             execution=execution)
@@ -78,7 +78,8 @@ def test_equivalence_detects_a_different_algorithm(problem):
 
 @needs_torch
 def test_equivalence_catches_a_sum_reduction_on_one_backend():
-    """FC-12's bug on one backend only (sum instead of mean) is flagged from step 0."""
+    """A sum instead of a mean on one backend only (a hidden learning rate) is flagged from step
+    0."""
     X, y = np.arange(1.0, 5.0)[:, None], 2.0 * np.arange(1.0, 5.0)
 
     class SumOnTorch(optcmp.problems.LinearRegression):

@@ -328,9 +328,9 @@ def test_minibatch_steps_compute_no_gradient_norm(backend) -> None:
 
 @needs_tf
 def test_tensorflow_retracing_warning_about_optcmp_functions_is_dropped_others_pass():
-    # QA: "5 out of the last 5 calls to <function TensorFlowBackend.value_and_grad.<locals>...>
+    # "5 out of the last 5 calls to <function TensorFlowBackend.value_and_grad.<locals>...>
     # triggered tf.function retracing ... define your @tf.function outside of the loop"
-    # appeared in the main job's output: each run traces its own function on purpose
+    # used to appear in the main job's output: each run traces its own function on purpose
     import logging
 
     get_backend("tensorflow")

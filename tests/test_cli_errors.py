@@ -522,7 +522,8 @@ def test_tune_table_dashes_match_the_headers() -> None:
 
 
 def test_a_warning_during_the_progress_bar_starts_its_own_line(capsys):
-    # QA: "lbfgs on numpy:   0%|          | 0/1 [00:00<?, ?run/s]optcmp: warning: tol=1e-20 ..."
+    # the warning used to be glued to the end of the bar's line:
+    # "lbfgs on numpy:   0%|          | 0/1 [00:00<?, ?run/s]optcmp: warning: tol=1e-20 ..."
     assert cli.main(["run", "--rows", "1000", "--backends", "numpy", "--optimizers", "lbfgs",
                      "--tol", "1e-20", "--threads", "1"]) == 0
     err = capsys.readouterr().err
@@ -533,8 +534,8 @@ def test_a_warning_during_the_progress_bar_starts_its_own_line(capsys):
 
 def test_ctrl_c_during_the_verdict_repetitions_still_writes_the_finished_table(tmp_path,
                                                                                monkeypatch):
-    # QA: every run of the table had finished, but Ctrl-C while the two fastest entries were
-    # repeated for the verdict exited 130 without writing --out / --report
+    # every run of the table had finished, but Ctrl-C while the two fastest entries were
+    # repeated for the verdict used to exit 130 without writing --out / --report
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 

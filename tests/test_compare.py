@@ -81,7 +81,7 @@ def test_repeats_use_consecutive_seeds() -> None:
 # ---------------------------------------------------------------------- time-to-target
 def test_time_to_target_semantics_full_batch() -> None:
     r = optcmp.run_one(lr_s(100), optcmp.gd(learning_rate=0.1), tol=1e-6)
-    assert r.status == "converged" and r.nit_to_target == 34  # FC-09, N = 100
+    assert r.status == "converged" and r.nit_to_target == 34  # N = 100
     # step k + 1 computes f(x_k): the target is known after nit_to_target + 1 steps
     assert r.nit == r.nfev == r.njev == 35
     assert r.nfev_to_target == r.njev_to_target == 35
@@ -253,7 +253,7 @@ def test_missing_backend_is_skipped_or_strict(monkeypatch) -> None:
 
 
 def test_float32_target_is_confirmed_in_float64() -> None:
-    """FC-05's kind: a float32 objective may round below f*; the target is checked in float64."""
+    """A float32 objective may round below f*: the target is checked in float64."""
     r = optcmp.run_one(lr_b(), optcmp.lbfgs(), dtype="float32", tol=1e-6)
     assert r.dtype == "float32" and r.status == "converged"
     assert r.x.dtype == np.float64

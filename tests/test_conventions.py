@@ -1,5 +1,6 @@
-"""Named conventions, schedules and clipping (issue 14), from field cases FC-02 (CASES.md) and
-FC-18, FC-20, FC-21 (CASES2.md), with the expected values printed there."""
+"""Named conventions, schedules, weight decay and clipping: where torch and Keras run different
+algorithms under one name (Adam's epsilon, momentum under a schedule, weight decay, gradient
+clipping), checked against the values each framework gives."""
 
 from __future__ import annotations
 
@@ -36,26 +37,28 @@ def _quiet(fn, *a, **kw):
         return fn(*a, **kw)
 
 
-# ------------------------------------------------------------------ FC-02: Adam's epsilon
+# ------------------------------------------------------------------ Adam's epsilon
 TORCH_ADAM = optcmp.adam(1e-3, eps=1e-8)  # torch's defaults
 KERAS_ADAM = optcmp.adam(1e-3, eps=1e-7, convention="eps_hat")  # Keras' defaults
 
 
-def test_fc02_g_1e6_torch_and_keras_iterates_to_the_printed_digits():
+def test_adam_epsilon_conventions_at_gradient_1e_6_give_torchs_and_keras_iterates():
+    """Users reported that the same Adam settings run differently in Keras and PyTorch: at a
+    constant gradient 1e-6, torch's first step is -9.90099e-4, Keras' -2.40251e-4 (4.12x apart)."""
     assert [f"{v:.5e}" for v in _iterates(TORCH_ADAM, 1e-6)] == [
         "-9.90099e-04", "-1.98020e-03", "-2.97030e-03"]
-    # the case's Keras figures are Keras' own run with Python-float betas, which Keras casts
+    # Keras' own figures come from a run with Python-float betas, which Keras casts
     # through float32 in beta ** t (0.999 -> 0.9990000128746033): 8e-6 relative off the
     # exact eps_hat rule, which optcmp runs (its Keras native passes numpy.float64 betas)
-    keras_case = [-2.40251e-4, -5.49213e-4, -9.02986e-4]
-    assert np.allclose(_iterates(KERAS_ADAM, 1e-6), keras_case, rtol=1e-5, atol=0)
+    keras_own = [-2.40251e-4, -5.49213e-4, -9.02986e-4]
+    assert np.allclose(_iterates(KERAS_ADAM, 1e-6), keras_own, rtol=1e-5, atol=0)
     ratio = _iterates(TORCH_ADAM, 1e-6, 1)[0] / _iterates(KERAS_ADAM, 1e-6, 1)[0]
     assert f"{ratio:.2f}" == "4.12"
 
 
 @needs_tf
-def test_fc02_keras_with_python_float_betas_gives_the_case_digits():
-    """Why the case's Keras digits are 8e-6 off the exact rule: Keras' float32 beta cast."""
+def test_keras_adam_with_python_float_betas_gives_its_own_digits():
+    """Why Keras' own digits are 8e-6 off the exact rule: Keras' float32 beta cast."""
     import tensorflow as tf
     from test_backends_defaults import _keras
 
@@ -72,12 +75,12 @@ def test_fc02_keras_with_python_float_betas_gives_the_case_digits():
     assert f"{first:.5e}" == out[0]
 
 
-def test_fc02_g_1e7_first_step():
+def test_adam_epsilon_conventions_first_step_at_gradient_1e_7():
     assert f"{_iterates(TORCH_ADAM, 1e-7, 1)[0]:.4e}" == "-9.0909e-04"
     assert f"{_iterates(KERAS_ADAM, 1e-7, 1)[0]:.4e}" == "-3.0653e-05"
 
 
-def test_fc02_g_1_both_conventions_take_the_same_step():
+def test_adam_epsilon_conventions_take_the_same_step_at_gradient_1():
     a, b = _iterates(TORCH_ADAM, 1.0), _iterates(KERAS_ADAM, 1.0)
     for k, (u, v) in enumerate(zip(a, b), start=1):
         assert f"{u:.4e}" == f"{v:.4e}" == f"{-1e-3 * k:.4e}"
@@ -85,7 +88,7 @@ def test_fc02_g_1_both_conventions_take_the_same_step():
 
 
 @needs_tf
-def test_fc02_a_spec_never_runs_the_other_convention():
+def test_an_adam_spec_never_runs_the_other_convention():
     p = lr_a()
     r = _quiet(optcmp.run_one, p, optcmp.adam(0.01, impl="native"), backend="tensorflow",
                max_iter=5, max_time=None)
@@ -104,8 +107,10 @@ def test_check_equivalence_between_adam_conventions_is_different():
     assert res.first_step_above() == 1  # the first step already differs (by 3e-6 relative)
 
 
-# ------------------------------------------------------------------ FC-18: momentum under a schedule
-def test_fc18a_scalar_iterates():
+# ------------------------------------------------------------------ momentum under a schedule
+def test_momentum_conventions_after_a_learning_rate_cut_scalar_iterates():
+    """Users reported "the same SGD with momentum" running differently in torch and Keras once
+    the learning rate changes: after a cut from 0.1 to 0.01, torch steps to -0.119, Keras -0.2."""
     ms = "multistep(milestones=[1], gamma=0.1)"  # lr 0.1 for step 1, then 0.01
     torch_form = _iterates(optcmp.momentum(0.1, schedule=ms), 1.0)
     keras_form = _iterates(optcmp.momentum(0.1, schedule=ms, convention="lr_inside"), 1.0)
@@ -117,7 +122,7 @@ def test_fc18a_scalar_iterates():
     (optcmp.momentum, ("1.250e-02", "3.764e-02")),
     (optcmp.nesterov, None),
 ])
-def test_fc18b_conventions_part_at_iteration_31(make, subopt41):
+def test_momentum_conventions_part_at_iteration_31_after_the_cut(make, subopt41):
     p = lr_a()
     res = _quiet(optcmp.check_equivalence, p,
                  [make(0.05, schedule=CUT_AT_30), make(0.05, schedule=CUT_AT_30,
@@ -134,7 +139,7 @@ def test_fc18b_conventions_part_at_iteration_31(make, subopt41):
 
 
 @pytest.mark.skipif(not (HAS_TORCH and HAS_TF), reason="needs torch and tensorflow")
-def test_fc18b_torch_native_vs_keras_native_under_a_schedule_is_different():
+def test_torch_and_keras_momentum_natives_under_a_schedule_are_different():
     specs = [optcmp.momentum(0.05, schedule=CUT_AT_30, impl="native"),
              optcmp.momentum(0.05, schedule=CUT_AT_30, convention="lr_inside", impl="native")]
     res = _quiet(optcmp.check_equivalence, lr_a(), specs, backends=("torch", "tensorflow"),
@@ -145,7 +150,7 @@ def test_fc18b_torch_native_vs_keras_native_under_a_schedule_is_different():
     assert res.verdict == "different" and res.first_step_above() == 31
 
 
-def test_fc18c_constant_lr_conventions_agree():
+def test_momentum_conventions_agree_at_a_constant_learning_rate():
     res = _quiet(optcmp.check_equivalence, lr_a(),
                  [optcmp.momentum(0.05), optcmp.momentum(0.05, convention="lr_inside")],
                  backends=("numpy",), steps=300, tolerance=1e-12)
@@ -153,12 +158,14 @@ def test_fc18c_constant_lr_conventions_agree():
     assert np.max(np.abs(res.x["numpy#0"] - res.x["numpy#1"])) <= 2e-15
 
 
-# ------------------------------------------------------------------ FC-20: weight decay
+# ------------------------------------------------------------------ weight decay
 L2_POINT = [1.421937, -1.893544, 0.481183, 0.278720]
 DECOUPLED_POINT = [1.489937, -1.983128, 0.503374, 0.302733]
 
 
-def test_fc20_l2_and_decoupled_weight_decay_reach_the_published_points():
+def test_l2_and_decoupled_weight_decay_reach_their_own_points():
+    """Users disagree about which "Adam with weight_decay 0.1" is AdamW: L2 decay (torch Adam)
+    ends at f = 0.0257233, decoupled decay (torch AdamW, Keras) at f = 0.010248."""
     specs = [optcmp.adam(0.01, weight_decay=0.1),                       # torch Adam(wd)
              optcmp.adamw(0.01, weight_decay=0.1),                      # torch AdamW
              optcmp.adam(0.01, weight_decay=0.1, weight_decay_mode="decoupled",
@@ -175,7 +182,7 @@ def test_fc20_l2_and_decoupled_weight_decay_reach_the_published_points():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (HAS_TORCH and HAS_TF), reason="needs torch and tensorflow")
-def test_fc20_framework_natives_reach_the_same_points():
+def test_weight_decay_natives_reach_the_same_points():
     """torch Adam(wd) (L2), torch AdamW, Keras Adam(wd), Keras AdamW, 5,000 float64 steps."""
     specs = [optcmp.adam(0.01, weight_decay=0.1, impl="native"),
              optcmp.adamw(0.01, weight_decay=0.1, impl="native"),
@@ -190,11 +197,13 @@ def test_fc20_framework_natives_reach_the_same_points():
         assert np.round(res.x[k][-1], 6).tolist() == DECOUPLED_POINT, k
 
 
-# ------------------------------------------------------------------ FC-21: clipping
+# ------------------------------------------------------------------ clipping
 CLIPPED = optcmp.momentum(0.1, momentum=0.0, clip_norm=1.0)
 
 
-def test_fc21_first_clipped_step_and_suboptimality():
+def test_global_norm_clipping_first_step_and_suboptimality():
+    """Models ported between torch and Keras with "clip norm 1.0" trained differently (Keras'
+    clipnorm clips each variable); by the global norm the first step's intercept is 0.003286."""
     p = lr_a()
     res = _quiet(optcmp.check_equivalence, p, CLIPPED, backends=("numpy",), steps=20)
     x1 = res.x["numpy"][1]
@@ -207,14 +216,14 @@ def test_fc21_first_clipped_step_and_suboptimality():
 
 
 @pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="one backend only")
-def test_fc21_natives_clip_the_global_norm_like_the_reference():
+def test_natives_clip_the_global_norm_like_the_reference_rule():
     res = _quiet(optcmp.check_equivalence, lr_a(), CLIPPED, steps=50, impl="native",
                  tolerance=1e-12)
     assert res.verdict == "equivalent", str(res)
     assert set(res.backends) - {"numpy"}
 
 
-def test_fc21_keras_gets_global_clipnorm_never_clipnorm():
+def test_keras_gets_global_clipnorm_never_clipnorm():
     keras = optimizer_info("momentum").native("keras")
     opts = keras.options(CLIPPED.hyperparameters)
     assert opts["global_clipnorm"] == 1.0 and opts["clipnorm"] is None
@@ -256,7 +265,7 @@ def test_schedule_canonical_strings_and_errors():
 
 
 @pytest.mark.parametrize("schedule, match", [
-    # QA: these said "could not convert string to float: ''" (no parameter named), or cut
+    # these used to say "could not convert string to float: ''" (no parameter named), or cut
     # a milestone of 30.5 down to 30 silently
     ("exponential(gamma=)", r"gamma must be a finite float >= 0, got ''"),
     ("step(step_size=x, gamma=0.1)", r"step_size must be a positive integer, got 'x'"),

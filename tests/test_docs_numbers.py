@@ -100,8 +100,8 @@ def test_cheap_exact_values_are_reproduced(page: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("OPTCMP_DOCS_NUMBERS_FULL") != "1",
-                    reason="minutes per page: set OPTCMP_DOCS_NUMBERS_FULL=1 (the lead runs it "
-                           "with `--write` after a merge)")
+                    reason="minutes per page: set OPTCMP_DOCS_NUMBERS_FULL=1 (or regenerate the "
+                           "figures with `python scripts/docs_numbers.py --write`)")
 @pytest.mark.parametrize("page", [p for p in dn.PAGES])
 def test_all_exact_values_are_reproduced(page: str) -> None:
     if page in dn.TIMING_ONLY:

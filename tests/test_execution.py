@@ -1,4 +1,4 @@
-"""Issue 11: execution modes, warm-up of every batch shape, compile counting, data layout.
+"""Execution modes, warm-up of every batch shape, compile counting, data layout.
 
 No test here reads a clock: compilations are counted, trajectories compared, block sizes and
 recorded fields checked. Every run pins ``threads=1`` (float reduction order).

@@ -63,7 +63,7 @@ def test_labels_and_class_counts():
                                   [0, 3, 2, 1, 2, 1, 0, 0, 3, 2])
     assert CLASSES == ("fizzbuzz", "buzz", "fizz", "number")
     p = FizzBuzzMLP()
-    np.testing.assert_array_equal(p.class_counts("all"), [67, 133, 267, 533])  # FC-17 priors
+    np.testing.assert_array_equal(p.class_counts("all"), [67, 133, 267, 533])  # the class priors
     assert p.n_samples == 900 and p.test_labels.size == 100
     np.testing.assert_array_equal(p.class_counts("train") + p.class_counts("test"),
                                   [67, 133, 267, 533])
@@ -159,7 +159,7 @@ def test_initializations():
 
     g = FizzBuzzMLP(init="glorot_uniform")
     wg = g.layout.unflatten(g.init_params(0))
-    lim1, lim2 = np.sqrt(6 / 110), np.sqrt(6 / 104)  # FC-16: 0.2335 and 0.2402
+    lim1, lim2 = np.sqrt(6 / 110), np.sqrt(6 / 104)  # Keras' Glorot bounds: 0.2335 and 0.2402
     assert round(lim1, 4) == 0.2335 and round(lim2, 4) == 0.2402
     assert np.max(np.abs(wg["W1"])) <= lim1 and np.max(np.abs(wg["W1"])) > 0.95 * lim1
     assert np.max(np.abs(wg["W2"])) <= lim2 and np.max(np.abs(wg["W2"])) > 0.9 * lim2
@@ -272,7 +272,7 @@ def test_hess_diag_damping_keeps_it_positive():
 
 
 # ---------------------------------------------------------------------- targets and metrics
-def test_plateau_values_fc17():
+def test_class_prior_plateau_values_of_each_loss():
     full = FizzBuzzMLP(test_fraction=0.0)
     assert full.plateau_loss() == pytest.approx(0.155611, abs=5e-7)
     xp = full.plateau_params()

@@ -1,4 +1,4 @@
-"""Issue 11b: a problem's gradient written once against ops, used by the framework backends.
+"""A problem's gradient written once against ops, used by the framework backends.
 
 No test reads a clock. Values are checked against the framework's autodiff and numpy's analytic
 gradient; trajectories with ``gradient="auto"`` (analytic) and ``"autodiff"`` agree to 1e-10 in

@@ -1,4 +1,4 @@
-"""The frameworks' own L-BFGS knobs (issue 14): passed through, and never deciding `converged`."""
+"""The frameworks' own L-BFGS knobs: passed through, and never deciding `converged`."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def test_bad_sizes_are_named(kwargs, match):
 
 
 def test_m_follows_a_given_n_where_it_must_be_at_least_n():
-    # QA: MGHProblem("chebyquad", n=10) failed with "m must be >= n, got n=10, m=8"
+    # MGHProblem("chebyquad", n=10) used to fail with "m must be >= n, got n=10, m=8"
     cheb = MGHProblem("chebyquad", n=10)
     assert (cheb.n, cheb.m) == (10, 10) and cheb.optimum().fun == 6.50395e-3
     assert MGHProblem("chebyquad", n=7).m == 7 and MGHProblem("chebyquad").m == 8

@@ -1,7 +1,6 @@
-"""Issue 15: nothing lost, nothing overwritten, bad input refused with a message naming it.
+"""Nothing lost, nothing overwritten, bad input refused with a message naming it.
 
-One test (or one small group) per numbered item of the issue; the signal tests run ``optcmp``
-in a subprocess. Small problems and iteration budgets only: nothing here depends on timing.
+One test (or one small group) per guarantee; the signal tests run ``optcmp`` in a subprocess. Small problems and iteration budgets only: nothing here depends on timing.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ def small_comp():
     return optcmp.compare(p, ["gd", "lbfgs"], max_iter=30, max_time=None, progress=False)
 
 
-# ---------------------------------------------------------------------- 3. atomic CSV/Parquet
+# ---------------------------------------------------------------------- atomic CSV/Parquet
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_item3_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt):
+def test_csv_and_parquet_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt):
     """A write that fails half-way leaves the old file as it was and no temporary file."""
     if fmt == "parquet":
         pytest.importorskip("pyarrow")
@@ -70,7 +69,7 @@ def test_item3_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt):
     assert os.listdir(out) == [path.name]
 
 
-# ---------------------------------------------------------------------- 1. outputs vs inputs
+# ---------------------------------------------------------------------- outputs vs inputs
 @pytest.fixture()
 def no_work(monkeypatch):
     def boom(*a, **k):
@@ -113,7 +112,7 @@ def _refused(capsys, argv, *names):
     (["tune", "--rows", "50", "--out", "{d}/t.jsonl", "--store", "{d}/t.jsonl"],
      ["--out", "--store"]),
 ])
-def test_item1_outputs_never_replace_inputs(argv, names, tmp_path, capsys, no_work):
+def test_outputs_never_replace_inputs(argv, names, tmp_path, capsys, no_work):
     """Every output path is compared with every input, store and other output path."""
     d = tmp_path
     (d / "sub").mkdir()
@@ -129,13 +128,13 @@ def test_item1_outputs_never_replace_inputs(argv, names, tmp_path, capsys, no_wo
     assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} == before
 
 
-# ---------------------------------------------------------------------- 13. --set, --tuned
+# ---------------------------------------------------------------------- --set, --tuned
 @pytest.mark.parametrize("sets", [
     ["gd.learning_rate=0.1", "gd.learning_rate=0.2"],
     ["gd.learning_rate=0.1", "gradient_descent.learning_rate=0.2"],  # an alias of gd
     ["lbfgs.impl=scipy", "lbfgs.impl=reference"],
 ])
-def test_item13_conflicting_sets_refused(sets, capsys, no_work):
+def test_conflicting_set_values_refused(sets, capsys, no_work):
     argv = ["run", "--rows", "50", "--optimizers", "gd,lbfgs"]
     for s in sets:
         argv += ["--set", s]
@@ -143,7 +142,7 @@ def test_item13_conflicting_sets_refused(sets, capsys, no_work):
     assert "give one" in err
 
 
-def test_item13_repeated_equal_set_is_fine(capsys, tmp_path):
+def test_repeated_equal_set_value_is_fine(capsys, tmp_path):
     from optcmp import cli
 
     rc = cli.main(["run", "--rows", "50", "--optimizers", "gd", "--backends", "numpy",
@@ -158,7 +157,7 @@ def test_item13_repeated_equal_set_is_fine(capsys, tmp_path):
     [{"hyperparameters": {}}],
     [],
 ])
-def test_item13_tuned_errors_name_the_file(specs, tmp_path, capsys, no_work):
+def test_tuned_file_errors_name_the_file(specs, tmp_path, capsys, no_work):
     import json
 
     path = tmp_path / "tuned.json"
@@ -166,7 +165,7 @@ def test_item13_tuned_errors_name_the_file(specs, tmp_path, capsys, no_work):
     _refused(capsys, ["run", "--rows", "50", "--tuned", str(path)], f"--tuned {path}")
 
 
-# ---------------------------------------------------------------------- 7. callbacks checked
+# ---------------------------------------------------------------------- callbacks checked
 def _no_arg():
     return None
 
@@ -177,7 +176,7 @@ def _no_arg():
     (_no_arg, ["_no_arg()", "one argument"]),
     (lambda a, b: None, ["(a, b)", "one argument"]),
 ])
-def test_item7_bad_callback_refused_before_any_run(callback, names, monkeypatch):
+def test_bad_callback_refused_before_any_run(callback, names, monkeypatch):
     import optcmp.runner as runner
 
     def boom(*a, **k):
@@ -193,7 +192,7 @@ def test_item7_bad_callback_refused_before_any_run(callback, names, monkeypatch)
             assert n in str(info.value)
 
 
-def test_item7_good_callbacks_accepted():
+def test_good_callbacks_accepted():
     p = LinearRegression(n_samples=50)
     seen = []
     r = optcmp.run_one(p, "gd", max_iter=3, callback=lambda res, *extra: seen.append(res.nit))
@@ -201,7 +200,7 @@ def test_item7_good_callbacks_accepted():
     assert optcmp.run_one(p, "gd", max_iter=3, callback=len).status == "max_iter"
 
 
-# ---------------------------------------------------------------------- 6. read-only iterate
+# ---------------------------------------------------------------------- read-only iterate
 def _numpy_variants():
     from optcmp.optimizers import optimizer_names
     from optcmp.optimizers.base import resolve_impl
@@ -218,7 +217,7 @@ def _numpy_variants():
 
 
 @pytest.mark.parametrize("name, impl", _numpy_variants())
-def test_item6_callback_gets_a_read_only_copy(name, impl):
+def test_callback_gets_a_read_only_copy_of_the_iterate(name, impl):
     """A callback that tries to change its iterate changes nothing: the run is bit-identical."""
     p = LinearRegression(n_samples=200, seed=2)
     spec = optcmp.get_optimizer(name, impl=impl)
@@ -248,7 +247,7 @@ def test_item6_callback_gets_a_read_only_copy(name, impl):
     np.testing.assert_array_equal(r.trace.fun, plain.trace.fun)
 
 
-# ---------------------------------------------------------------------- 4. divergence wins
+# ---------------------------------------------------------------------- divergence wins
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(
     __import__("importlib").util.find_spec("torch") is None, reason="torch is not installed"))])
 @pytest.mark.parametrize("opt, budget", [
@@ -257,7 +256,7 @@ def test_item6_callback_gets_a_read_only_copy(name, impl):
     ("gd", {"max_evals": 2}),
     ("sgd", {"max_iter": 1}),   # a minibatch step between evaluations
 ])
-def test_item4_divergence_beats_a_budget_at_the_same_check(opt, budget, backend):
+def test_divergence_beats_a_budget_at_the_same_check(opt, budget, backend):
     p = LinearRegression(n_samples=2000, seed=0)
     spec = optcmp.get_optimizer(opt, learning_rate=1e6)
     r = optcmp.run_one(p, spec, backend=backend, max_time=None, **budget)
@@ -269,7 +268,7 @@ def test_item4_divergence_beats_a_budget_at_the_same_check(opt, budget, backend)
     assert calm.status == next(iter(budget)), calm.message
 
 
-def test_item4_divergence_is_checked_before_the_budgets():
+def test_divergence_is_checked_before_the_budgets():
     from optcmp.monitor import Monitor
     from optcmp.stopping import default_stopping
     from optcmp.timing import Stopwatch
@@ -281,8 +280,8 @@ def test_item4_divergence_is_checked_before_the_budgets():
     assert m.fired is not None and m.fired.kind == "divergence"
 
 
-# ---------------------------------------------------------------------- 8. data checks
-def test_item8_zero_column_names_the_zero_curvature():
+# ---------------------------------------------------------------------- data checks
+def test_zero_column_names_the_zero_curvature():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     X[:, 1] = 0.0
@@ -300,7 +299,7 @@ def test_item8_zero_column_names_the_zero_curvature():
     (1e200, "'b'", "sum of squares exceeds what float64 can hold"),
     (1e-200, "'b'", "squares underflow to 0"),
 ])
-def test_item8_unrepresentable_scale_refused_naming_the_column(scale, column, what):
+def test_unrepresentable_scale_refused_naming_the_column(scale, column, what):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(100, 3))
     X[:, 1] *= scale
@@ -311,7 +310,7 @@ def test_item8_unrepresentable_scale_refused_naming_the_column(scale, column, wh
         LinearRegression.from_arrays(X[:, [0]], X[:, 1], target_names=["t"])
 
 
-# ---------------------------------------------------------------------- 9. CSV and frames
+# ---------------------------------------------------------------------- CSV and frames
 @pytest.mark.parametrize("cell, hint", [
     ("1_000", "digit separators"),
     ("1_0.5", "digit separators"),
@@ -319,7 +318,7 @@ def test_item8_unrepresentable_scale_refused_naming_the_column(scale, column, wh
     ("\u0661\u0662", "ASCII digits"),   # Arabic-Indic 12
     ("1,5", ""),
 ])
-def test_item9_csv_cell_not_a_plain_number_refused(cell, hint, tmp_path):
+def test_csv_cell_not_a_plain_number_refused(cell, hint, tmp_path):
     path = tmp_path / "d.csv"
     path.write_text(f"a;rooms;y\n1;2;3\n4;{cell};6\n7;8;10\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 3: column 'rooms' is not numeric") as info:
@@ -327,7 +326,7 @@ def test_item9_csv_cell_not_a_plain_number_refused(cell, hint, tmp_path):
     assert repr(cell) in str(info.value) and hint in str(info.value)
 
 
-def test_item9_csv_plain_numbers_still_read(tmp_path):
+def test_csv_plain_numbers_still_read(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("a,b,y\n1e3,-.5,+2.\n4,5,6\n7,8,10\n")
     p = LinearRegression.from_csv(path)
@@ -336,7 +335,7 @@ def test_item9_csv_plain_numbers_still_read(tmp_path):
 
 
 @pytest.mark.parametrize("categories", [[1, 2, 3], [1.5, 2.5, 3.5], ["x", "y", "z"]])
-def test_item9_categorical_columns_refused_whatever_the_categories(categories):
+def test_categorical_columns_refused_whatever_the_categories(categories):
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 2.0, 2.5, 4.0]})
     df["kind"] = pd.Categorical([categories[i % 3] for i in range(4)])
@@ -356,14 +355,14 @@ def test_item9_categorical_columns_refused_whatever_the_categories(categories):
     ({"feature_names": "ab"}, "must be a list of column names"),
     ({"target_names": ["t", "u"]}, r"target_names has 2 name\(s\) .* y has 1 column"),
 ])
-def test_item9_names_of_the_wrong_length_refused(kw, match):
+def test_feature_and_target_names_of_the_wrong_length_or_repeated_refused(kw, match):
     X = np.arange(20.0).reshape(10, 2) % 7
     with pytest.raises(ValueError, match=match):
         LinearRegression.from_arrays(X, X[:, 0] + 1.0, **kw)
 
 
-# ---------------------------------------------------------------------- 10. tol resolution
-def test_item10_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
+# ---------------------------------------------------------------------- tol resolution
+def test_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
     from optcmp.stopping import AbsoluteSuboptimality, MaxIter
 
     p = LinearRegression(n_samples=500, seed=3)
@@ -395,8 +394,8 @@ def test_item10_tolerance_below_float64_resolution_warns_and_never_converges(cap
     assert err.count("resolution limit is float64 eps") == 1, err
 
 
-# ---------------------------------------------------------------------- 12. sizes
-def test_item12_absurd_repeats_refused_before_planning(monkeypatch, capsys):
+# ---------------------------------------------------------------------- sizes
+def test_absurd_repeats_refused_before_planning(monkeypatch, capsys):
     import optcmp.sweep as sweep
 
     def boom(*a, **k):
@@ -416,7 +415,7 @@ def test_item12_absurd_repeats_refused_before_planning(monkeypatch, capsys):
     assert err.count("\n") == 1 and "1,000,000,000 runs" in err
 
 
-def test_item12_rows_that_cannot_fit_refused_before_allocating(monkeypatch, capsys):
+def test_rows_that_cannot_fit_refused_before_allocating(monkeypatch, capsys):
     import optcmp._io as io_mod
 
     monkeypatch.setattr(io_mod, "available_memory", lambda: 2 * 10**9)
@@ -432,7 +431,7 @@ def test_item12_rows_that_cannot_fit_refused_before_allocating(monkeypatch, caps
     assert io_mod.format_bytes(1.5e12) == "1.5 TB"
 
 
-def test_item12_memory_error_is_one_line(monkeypatch, capsys):
+def test_memory_error_is_one_line(monkeypatch, capsys):
     from optcmp import cli
 
     def oom(*a, **k):
@@ -446,7 +445,7 @@ def test_item12_memory_error_is_one_line(monkeypatch, capsys):
     assert real is None or real > 0
 
 
-# ---------------------------------------------------------------------- 2. SIGTERM / Ctrl-C
+# ---------------------------------------------------------------------- SIGTERM / Ctrl-C
 #: Runs ``optcmp run`` with its 4th run held until a signal comes from outside: the run starts,
 #: writes the marker file and waits; the test process then sends the signal.
 _DRIVER = """
@@ -474,7 +473,7 @@ sys.exit(cli.main(argv))
 
 @pytest.mark.parametrize("sig, status, said", [("SIGTERM", 143, "terminated (SIGTERM)"),
                                                ("SIGINT", 130, "interrupted")])
-def test_item2_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp_path):
+def test_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp_path):
     import signal
     import subprocess
     import sys

@@ -13,8 +13,8 @@ from optcmp.problems import LinearRegression
 
 
 def _full(p):
-    """The data as the numpy backend places them for full-batch steps (column-major, issue 11:
-    the layout changes BLAS's summation order, so a bit-exact comparison uses the same one)."""
+    """The data as the numpy backend places them for full-batch steps (column-major: the
+    layout changes BLAS's summation order, so a bit-exact comparison uses the same one)."""
     be = optcmp.get_backend("numpy")
     return be.place(p.train_data, be.best_layout(minibatch=False))
 
@@ -32,7 +32,7 @@ def _one(p, spec, n=1, **kw):
 
 
 # ---------------------------------------------------------------------- first steps by hand
-def test_gd_first_steps_fc11() -> None:
+def test_gd_first_two_steps_are_the_hand_computed_update() -> None:
     p = lr_a()
     r1 = _one(p, optcmp.gd(learning_rate=0.1))
     np.testing.assert_allclose(r1.x, [0.29513334, -0.37602813, 0.10902265, 0.01611765], atol=5e-9)
@@ -160,7 +160,7 @@ _C = lr_c()                    # scales 1, 1e3, 1e6 and an offset of 5e6 (cond ~
 #: test's budget at all (see test_scale_sensitive_optimizers_stall_on_lr_b).
 CONVERGENCE = [
     ("S", optcmp.gd(), 1e-6, 100, 3),
-    ("S", optcmp.gd(learning_rate=0.1), 1e-6, 100, 32),  # FC-09 (N = 1e4)
+    ("S", optcmp.gd(learning_rate=0.1), 1e-6, 100, 32),  # the same count on every backend
     ("S", optcmp.diag_newton(), 1e-6, 200, 24),
     ("S", optcmp.adadelta(), 1e-6, 2000, 726),
     ("S", optcmp.sgd(learning_rate=0.05), 1e-6, 2000, 314),

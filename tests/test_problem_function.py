@@ -206,7 +206,7 @@ def test_no_numpy_path_uses_another_frameworks_gradient():
 
 
 def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_once():
-    # QA: optimum=30 with f(x0) = 24.2 used to give status "converged" after 0 iterations
+    # optimum=30 with f(x0) = 24.2 used to give status "converged" after 0 iterations
     p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=30.0, name="rosenbrock")
     comp = optcmp.compare(p, [optcmp.gd(learning_rate=1e-4)], backends="numpy", max_iter=5,
                           progress=False, threads=1)
@@ -222,7 +222,7 @@ def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_
 
 @pytest.mark.parametrize("backend", ["numpy"] + FRAMEWORKS)
 def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
-    # QA: numpy said "only 0-dimensional arrays can be converted to Python scalars", torch
+    # numpy used to say "only 0-dimensional arrays can be converted to Python scalars", torch
     # "grad can be implicitly created only for scalar outputs"
     p = from_function(lambda ops, x, data: x * x, np.ones(3), grad=lambda x, data: 2 * x,
                       optimum=0.0, name="squares")
@@ -234,7 +234,7 @@ def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
 
 
 @pytest.mark.parametrize("x0, match", [
-    # QA: an empty named array gave a problem with n_params = 0; the others raised numpy's
+    # an empty named array used to give a problem with n_params = 0; the others raised numpy's
     # "could not convert string to float" / "float() argument must be ..." without naming x0,
     # and a complex x0 lost its imaginary part with a ComplexWarning only
     ({"w": np.ones(0), "b": 0.0}, r"x0\['w'\] is an empty array"),
@@ -250,7 +250,7 @@ def test_bad_x0_is_named(x0, match):
 
 
 def test_an_estimate_that_did_not_converge_warns(monkeypatch):
-    # QA: an unbounded objective (sum(x)) gave f* = -3.3e14 after the solve ran out of
+    # an unbounded objective (sum(x)) used to give f* = -3.3e14 after the solve ran out of
     # evaluations, silently taken as the optimum; here a 3-iteration cap stands in for that
     import optcmp.problems.function as fn
 
@@ -264,7 +264,7 @@ def test_an_estimate_that_did_not_converge_warns(monkeypatch):
 
 
 def test_integer_data_are_values_on_every_backend():
-    # QA: integer data failed on torch ("addmv input tensors must have the same dtype") and
+    # integer data used to fail on torch ("addmv input tensors must have the same dtype") and
     # TensorFlow, and promoted numpy float32 runs to float64
     X = np.array([[1, 2], [3, 4], [5, 7], [2, 0]])
     y = np.array([1, 0, 2, 1])

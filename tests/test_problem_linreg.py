@@ -57,20 +57,20 @@ def test_objective_is_mse_by_hand() -> None:
 
 @pytest.mark.parametrize("make, fstar", [(lr_a, 0.010104511467), (lr_b, 0.010319959216),
                                          (lr_c, 0.010319959216)], ids=["LR-A", "LR-B", "LR-C"])
-def test_optimum_matches_lstsq_and_cases(make, fstar) -> None:
+def test_optimum_matches_lstsq_and_the_test_problems_fstar(make, fstar) -> None:
     p = make()
     opt = p.optimum()
     A = p.train_data["A"]
     w, *_ = np.linalg.lstsq(A, p.train_data["y"], rcond=None)
     np.testing.assert_allclose(opt.x, w, rtol=1e-10, atol=1e-12)
-    assert opt.fun == pytest.approx(fstar, rel=1e-9)  # CASES.md shared recipes
+    assert opt.fun == pytest.approx(fstar, rel=1e-9)  # f* of the test problems' recipes
     assert opt.method == "numpy.linalg.lstsq" and opt.time >= 0.0
     # x* is a stationary point of the analytic gradient
     g = p.value_and_grad(opt.x, p.train_data)[1]
     assert np.linalg.norm(g) < 1e-8 * np.linalg.norm(p.value_and_grad(np.zeros(4), p.train_data)[1])
 
 
-def test_f0_matches_cases() -> None:
+def test_f0_matches_the_test_problems_f0() -> None:
     for make, f0 in ((lr_a, 6.264749383), (lr_b, 63.678636587), (lr_c, 69.553199731)):
         p = make()
         assert p.fun64(p.init_params(0)) == pytest.approx(f0, rel=1e-9)
@@ -104,7 +104,7 @@ def test_lipschitz_constant() -> None:
     A = p.train_data["A"]
     L = 2.0 / A.shape[0] * np.linalg.eigvalsh(A.T @ A)[-1]
     assert p.lipschitz() == pytest.approx(L, rel=1e-12)
-    # FC-15: lambda_max of the Hessian on x = [1..5, 100, 200]
+    # lambda_max of the Hessian on the unscaled x = [1..5, 100, 200]
     x = np.array([1, 2, 3, 4, 5, 100, 200.0])
     no_b = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=False)
     with_b = LinearRegression.from_arrays(x[:, None], 2 * x)

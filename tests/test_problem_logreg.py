@@ -145,7 +145,7 @@ def test_user_data_cannot_be_redrawn():
 
 
 def test_one_class_only_is_refused_where_the_loss_has_no_minimizer(tmp_path):
-    # QA: all labels 1 used to be accepted; the reference solve then "found" f* = 7.8e-14
+    # all labels 1 used to be accepted; the reference solve then "found" f* = 7.8e-14
     # (the intercept running off to infinity) and runs "converged" to it
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(ValueError, match=r"only label 1 \(6 rows\): with an unpenalized intercept"):

@@ -51,7 +51,7 @@ def test_sequential_runs_of_a_stall_rule_stop_at_the_same_iteration():
 
 
 def test_four_identical_runs_on_a_thread_pool_give_identical_results():
-    """The race of the redesign issue: one rule object shared by concurrent runs."""
+    """No race: concurrent runs each work on their own copy of one shared rule object."""
     p = lr_a()
     rule = _stall_rule()
     sequential = optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1)

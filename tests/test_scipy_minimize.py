@@ -1,4 +1,4 @@
-"""optcmp.scipy_minimize: every unconstrained scipy.optimize.minimize method (issue 14)."""
+"""optcmp.scipy_minimize: every unconstrained scipy.optimize.minimize method."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_unknown_method_and_bad_options_are_refused_with_the_allowed_values():
         optcmp.scipy_minimize("BFGS", options=3)
 
 
-def test_method_names_are_case_insensitive_and_labelled():
+def test_method_names_are_canonicalized_and_labelled():
     spec = optcmp.scipy_minimize("newton-cg")
     assert spec.hyperparameters["method"] == "Newton-CG"
     assert spec.label == "scipy_minimize(Newton-CG)"
@@ -94,7 +94,7 @@ def test_spec_with_options_and_schedule_survives_json():
 
 
 def test_options_are_checked_against_the_methods_own_documentation():
-    """A misspelt option or a string for a number is refused when the spec is built (QA)."""
+    """A misspelt option or a string for a number is refused when the spec is built."""
     assert dict(optcmp.scipy_minimize("BFGS", options={"gtol": 1e-3}).hyperparameters[
         "options"]) == {"gtol": 1e-3}
     with pytest.raises(ValueError, match=r"gtol='abc': scipy's BFGS takes float, not a string"):

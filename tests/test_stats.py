@@ -263,7 +263,7 @@ def test_first_hit_and_ecdf_by_hand():
 
 
 # ---------------------------------------------------------------------------- fairness
-def test_fair_table_has_no_issue():
+def test_fair_table_has_no_fairness_warning():
     runs = [make_run("A", 1.0, repeat=r) for r in range(2)] + [
         make_run("B", 2.0, repeat=r) for r in range(2)]
     assert stats.fairness_issues(runs, timer_resolution=1e-9) == []
@@ -332,7 +332,7 @@ def test_first_hit_matches_recorded_time_to_target(tiny):
 def test_real_runs_profiles_and_summary(tiny):
     rows = tiny.summary(as_frame=False, warn=False)
     gd = next(r for r in rows if r["optimizer"] == "gd")
-    assert gd["median_nit"] == 34 and gd["success_rate"] == 1.0  # CASES.md FC-09: 34 at 1e-6
+    assert gd["median_nit"] == 34 and gd["success_rate"] == 1.0  # GD at lr 0.1: 34 to 1e-6
     dp = tiny.data_profile(warn=False)
     assert dp.at(35) == {"gd": 1.0, "lbfgs": 1.0}
     ecdf = tiny.runtime_ecdf(tols=(1e-2, 1e-6), metric="nit", warn=False)
@@ -406,7 +406,7 @@ def test_concat_pools_problems_for_profiles():
 
 
 def test_summary_cpu_median_is_unknown_not_inf_for_runs_saved_without_cpu_time():
-    # QA: a comparison saved before CPU time was measured showed cpu-to-target "inf" (never
+    # a comparison saved before CPU time was measured used to show cpu-to-target "inf" (never
     # reached) next to a median time-to-target of converged runs
     import dataclasses
 

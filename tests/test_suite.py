@@ -121,7 +121,7 @@ def test_cli_suite_refuses_single_problem_options(capsys):
 
 
 def test_ctrl_c_in_a_suite_keeps_the_runs_of_the_finished_problems():
-    # QA: Ctrl-C on the 3rd problem used to keep only that problem's finished runs (the first
+    # Ctrl-C on the 3rd problem used to keep only that problem's finished runs (the first
     # two problems' 4 runs were lost, from the exception and from optcmp run --out)
     suite = Suite("three", [optcmp.problems.MGHProblem(k) for k in (1, 5, 14)])
     started = []
@@ -145,7 +145,7 @@ def test_ctrl_c_in_a_suite_keeps_the_runs_of_the_finished_problems():
 
 
 def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it():
-    # QA: compare([p1, p2]) said only "got list"; repr of a suite's comparison said "on ?"
+    # compare([p1, p2]) used to say only "got list"; repr of a suite's comparison "on ?"
     probs = [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)]
     with pytest.raises(TypeError, match=r"got list; for several problems pass a suite, "
                                         r"optcmp.suites.Suite\('name', problems\)"):
@@ -156,7 +156,7 @@ def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it(
 
 
 def test_no_early_stop_applies_to_a_suite_run():
-    # QA: optcmp run --suite mgh --no-early-stop still stopped runs early as "projected"
+    # optcmp run --suite mgh --no-early-stop used to still stop runs early as "projected"
     from optcmp.stopping import RateProjection, Stalled
 
     def rule(*extra):
@@ -174,7 +174,7 @@ def test_no_early_stop_applies_to_a_suite_run():
 
 
 def test_a_suite_with_a_store_keeps_its_settings_and_counts_the_runs_read_back(tmp_path):
-    # QA: with store=, the suite comparison's settings became {"merged": [...]}: no stopping
+    # with store=, the suite comparison's settings used to become {"merged": [...]}: no stopping
     # rule (target_tol() None) and no "store" counts, so optcmp run did not say what it reused
     suite = Suite("two", [optcmp.problems.MGHProblem(1), optcmp.problems.MGHProblem(5)])
     kw = dict(backends="numpy", max_iter=50, progress=False, store=tmp_path / "s.jsonl")

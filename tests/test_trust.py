@@ -1,4 +1,4 @@
-"""Issue 12: time you can trust. CPU time next to wall time, the contention flag, stalled and
+"""Time you can trust: CPU time next to wall time, the contention flag, stalled and
 projected runs, thread counts recorded, interleaved repetitions, machine-independent budgets,
 and no shared activity file. No test here reads a clock it does not control."""
 
@@ -182,7 +182,7 @@ def test_budget_runs_of_two_identical_sweeps_agree_exactly():
 # ---------------------------------------------------------------------- no shared file
 def test_no_activity_file_is_opened_and_a_planted_link_is_never_followed(tmp_path):
     """The old ``$TMPDIR/optcmp-activity-<uid>.json`` is gone: a symlink planted there is
-    neither followed nor truncated by a sweep (issue 15 item 11)."""
+    neither followed nor truncated by a sweep."""
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     tmpdir = tmp_path / "tmp"
@@ -256,11 +256,10 @@ def test_tune_by_time_also_caps_iterations():
     assert caps["RateProjection"].max_iter == 10_000
 
 
-def test_the_fizzbuzz_lbfgs_flat_line_of_the_issue_ends_stalled_200_iterations_later():
-    """Issue 12's trace: torch.optim.LBFGS on FizzBuzz flat-lines at 0.0283 from about
-    iteration 300 (with two threads on the reporter's machine). Fed that trace, the default
-    stall check ends the run 200 observations after the flat line begins, not after the
-    whole budget."""
+def test_torch_lbfgs_flat_line_on_fizzbuzz_ends_stalled_200_iterations_later():
+    """A reported torch.optim.LBFGS run on FizzBuzz flat-lined at 0.0283 from about iteration 300
+    (two threads) and ran its whole budget; fed that trace, the default stall check ends the run
+    200 observations after the flat line begins."""
     rule = optcmp.stopping.default_stopping(target=LossTarget(0.0155), max_iter=200_000)
     fired = None
     for k in range(0, 200_000):

@@ -105,7 +105,7 @@ def test_defaults_mode_runs_documented_defaults(quad):
                         by="iterations", budget=500, repeats=1)
     assert [dict(s.hyperparameters) for s in t.specs] == [
         {"learning_rate": "auto"}, {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6},
-        # issue 14: the frameworks' own L-BFGS knobs, off by default
+        # the frameworks' own L-BFGS knobs, off by default
         {"history_size": 10, "max_linesearch": 20, "ftol": 0.0, "gtol": 0.0,
          "tolerance_grad": 0.0, "tolerance_change": 0.0, "line_search_fn": "strong_wolfe",
          "max_iter_per_step": 1}]
@@ -178,7 +178,7 @@ def test_cli_tune_and_run_tuned(tmp_path, capsys):
 
 
 def test_without_any_success_the_closest_configuration_is_chosen() -> None:
-    # GD on LR-S(1e4) needs ~40 iterations at step 0.1 (FC-09); with a budget of 5 no
+    # GD on LR-S(1e4) needs ~40 iterations at step 0.1; with a budget of 5 no
     # configuration reaches 1e-8, and the step that got closest (the largest, all are stable)
     # must be chosen, not the smallest one of the grid.
     import warnings

@@ -1,4 +1,6 @@
-"""CASES.md FC-01, FC-05, FC-09, FC-11, FC-12 and FC-16 on numpy, torch and TensorFlow."""
+"""Comparison pitfalls from public reports, on numpy, torch and TensorFlow: Adadelta's defaults,
+scipy with float32 gradients, iterations to target, a gradient deposited twice, sum vs mean
+reduction, and the initial point."""
 
 from __future__ import annotations
 
@@ -38,10 +40,12 @@ def _rel(r):
     return (r.fun - r.fstar) / (r.f0 - r.fstar)
 
 
-# ---------------------------------------------------------------------- FC-01
+# ---------------------------------------------------------------------- Adadelta's defaults
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc01a_adadelta_matched_values_same_counts(backend):
-    """lr=1, rho=0.9, eps=1e-6 explicit: 468 / 546 / 586 iterations to 1e-2 / 1e-3 / 1e-4."""
+def test_adadelta_with_explicit_values_same_iterations_on_every_backend(backend):
+    """A user reported Keras' Adadelta losing accuracy after its default learning rate went from
+    1.0 to 0.001; with lr=1, rho=0.9, eps=1e-6 explicit, every backend takes 468 / 546 / 586
+    iterations to 1e-2 / 1e-3 / 1e-4."""
     p = lr_a()
     r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend, tol=1e-4,
                        max_iter=1000)
@@ -55,10 +59,10 @@ def test_fc01a_adadelta_matched_values_same_counts(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc01a_adadelta_bounces_max_iter_not_diverged(backend):
-    """The case's values come from the whole budget: the stall and projection checks of the
-    default rule are left out here (with them the run ends ``stalled`` early, see
-    tests/test_cases_core.py)."""
+def test_adadelta_at_lr_1_ends_max_iter_not_diverged_on_every_backend(backend):
+    """Adadelta at lr 1 bounces (1.2e-4 after 5,000 iterations) and ends ``max_iter``, never
+    ``diverged``. The whole budget runs: the stall and projection checks of the default rule are
+    left out here (with them the run ends ``stalled`` early, see tests/test_pitfalls_numpy.py)."""
     p = lr_a()
     r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend,
                        stopping=_budget_only(1e-6, 5000))
@@ -67,7 +71,9 @@ def test_fc01a_adadelta_bounces_max_iter_not_diverged(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc01b_keras_defaults_close_only_067_percent(backend):
+def test_adadelta_at_keras_defaults_closes_only_0_67_percent_on_every_backend(backend):
+    """Keras' Adadelta defaults (lr 0.001, rho 0.95, eps 1e-7) close 0.67% of the gap in 2,000
+    iterations on every backend: ``max_iter``, no time-to-target."""
     p = lr_a()
     r = optcmp.run_one(p, optcmp.adadelta(0.001, rho=0.95, eps=1e-7), backend=backend,
                        stopping=_budget_only(1e-4, 2000))
@@ -75,7 +81,8 @@ def test_fc01b_keras_defaults_close_only_067_percent(backend):
     assert _rel(r) == pytest.approx(0.9933, abs=5e-5)
 
 
-def test_fc01c_no_learning_rate_uses_optcmps_default_everywhere():
+def test_adadelta_without_a_learning_rate_uses_optcmps_default_on_every_backend():
+    """Every backend resolves and records the same (1.0, 0.95, 1e-6), natives included."""
     p = lr_a()
     spec = optcmp.adadelta()  # no learning rate given
     cmp = optcmp.compare(p, [spec], backends=INSTALLED, max_iter=3, progress=False)
@@ -91,7 +98,7 @@ def test_fc01c_no_learning_rate_uses_optcmps_default_everywhere():
 
 
 @needs_torch
-def test_fc01_torch_native_constructor_gets_every_value():
+def test_torch_adadelta_constructor_gets_every_value():
     from optcmp.adapters.torch_ import TorchNativeAdapter
 
     p = lr_a()
@@ -104,7 +111,7 @@ def test_fc01_torch_native_constructor_gets_every_value():
 
 
 @needs_tf
-def test_fc01_keras_native_constructor_gets_every_value_in_float64():
+def test_keras_adadelta_and_sgd_constructors_get_every_value_in_float64():
     from optcmp.adapters.keras import KerasNativeAdapter
 
     p = lr_a()
@@ -135,18 +142,19 @@ def test_keras_on_another_backend_falls_back_to_the_reference_rule(monkeypatch):
     assert r.nit_to_target == 468  # the same algorithm, so the same count
 
 
-# ---------------------------------------------------------------------- FC-05
+# ---------------------------------------------------------------------- scipy and float32
 @pytest.mark.parametrize("backend", FRAMEWORKS)
-def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
-    """float32 objective and gradient through scipy: float64 x0/gradient, fun never below f*.
+def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_fstar(backend):
+    """A user reported scipy's L-BFGS-B failing on float32 gradients; optcmp hands it a float64
+    x0 and gradient, and the final objective, re-evaluated in float64, is never below f*.
 
     The float32 path depends on the reduction order, so the thread count is pinned (one thread,
     optcmp's default, stated here; TensorFlow's pools are pinned by conftest before its
-    runtime starts). The case reports 18 iterations from its own float32 objective; here, with
-    one thread, torch 2.13 takes 19 and TensorFlow 2.21 17 (the same with two threads on this
-    2-core machine: the count follows each framework's float32 kernels), exactly. The case is
-    about the frameworks' autodiff gradients: ``gradient="autodiff"`` (issue 11b: linear
-    regression would otherwise use its declared gradient formula)."""
+    runtime starts). The reported run took 18 iterations from its own float32 objective; here,
+    with one thread, torch 2.13 takes 19 and TensorFlow 2.21 17 (the same with two threads on
+    this 2-core machine: the count follows each framework's float32 kernels), exactly. The check
+    is about the frameworks' autodiff gradients: ``gradient="autodiff"`` (linear regression
+    would otherwise use its declared gradient formula)."""
     p = lr_b()
     fstar = p.optimum().fun
     spec = optcmp.lbfgs(impl="scipy")
@@ -170,21 +178,23 @@ def test_fc05a_scipy_lbfgsb_float32_gradients(backend):
     r6 = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200,
                         threads=1, gradient="autodiff")
     assert r6.status == "converged" and r6.threads == 1
-    assert r6.nit == FC05A_NIT[backend] and r6.nit_to_target == FC05A_NIT[backend]
+    assert r6.nit == FLOAT32_NIT[backend] and r6.nit_to_target == FLOAT32_NIT[backend]
 
 
-#: FC-05 (a) iterations to the 1e-6 target with one thread (see the test's docstring).
-FC05A_NIT = {"torch": 19, "tensorflow": 17}
+#: scipy L-BFGS-B's iterations to the 1e-6 target on float32 gradients, one thread (see the
+#: test's docstring).
+FLOAT32_NIT = {"torch": 19, "tensorflow": 17}
 
 
 def _himmelblau(x):
     return (x[0] ** 2 + x[1] - 11) ** 2 + (x[0] + x[1] ** 2 - 7) ** 2
 
 
-def test_fc05b_scipy_from_a_float32_start_without_gradient():
-    """FC-05 (b): scipy itself, from a float32 x0 = [1, 1] with finite differences, fails on
-    Himmelblau; from float64 it finds (3, 2). Why optcmp's scipy adapter passes x0 in float64
-    and always supplies the backend's gradient (checked below)."""
+def test_scipy_itself_fails_from_a_float32_start_without_a_gradient():
+    """scipy itself, from a float32 x0 = [1, 1] with finite differences, fails on Himmelblau
+    (BFGS stops at once at f = 106, L-BFGS-B "ABNORMAL"); from float64 it finds (3, 2). Why
+    optcmp's scipy adapter passes x0 in float64 and always supplies the backend's gradient
+    (checked below)."""
     from scipy.optimize import minimize
 
     bfgs = minimize(_himmelblau, np.array([1, 1], dtype=np.float32), method="BFGS")
@@ -200,9 +210,10 @@ def test_fc05b_scipy_from_a_float32_start_without_gradient():
 
 
 @pytest.mark.parametrize("backend", FRAMEWORKS)
-def test_fc05b_optcmp_gives_scipy_float64_x0_and_the_gradient(backend, monkeypatch):
+def test_optcmp_gives_scipy_a_float64_x0_and_its_gradient_on_float32_backends(backend,
+                                                                               monkeypatch):
     """On a float32 backend optcmp hands scipy a float64 x0 and jac=True (its own gradient,
-    cast to float64), so neither failure of (b) can happen."""
+    cast to float64), so neither failure of the test above can happen."""
     from optcmp.adapters.scipy_ import ScipyAdapter
 
     seen = {}
@@ -236,10 +247,13 @@ class _NullMonitor:
         return True
 
 
-# ---------------------------------------------------------------------- FC-09
+# ---------------------------------------------------------------------- iterations to target
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n,expected,expected_1e6", [(100, 45, 34), (10_000, 42, 32)])
-def test_fc09_iterations_identical_on_every_backend(backend, n, expected, expected_1e6):
+def test_gd_iterations_to_target_identical_on_every_backend(backend, n, expected, expected_1e6):
+    """Users reported frameworks "N times slower than numpy" on tiny problems, where per-operation
+    overhead is the whole cost; the algorithm is the same: GD at lr 0.1 takes 45 / 42 iterations
+    to 1e-8 (34 / 32 to 1e-6) on 100 / 10,000 rows on every backend."""
     p = lr_s(n)
     r = optcmp.run_one(p, optcmp.gd(0.1), backend=backend, tol=1e-8)
     assert r.status == "converged" and r.nit_to_target == expected
@@ -248,19 +262,19 @@ def test_fc09_iterations_identical_on_every_backend(backend, n, expected, expect
     assert r6.nit_to_target == expected_1e6
 
 
-def test_fc09_one_million_rows_numpy():
+def test_gd_iterations_to_target_on_one_million_rows_numpy():
     p = lr_s(1_000_000)
     assert p.optimum().fun == pytest.approx(0.0100024876, rel=1e-8)
     r = optcmp.run_one(p, optcmp.gd(0.1), backend="numpy", tol=1e-8)
     assert r.nit_to_target == 42
 
 
-# ---------------------------------------------------------------------- FC-11
+# ---------------------------------------------------------------------- first steps, monitoring
 THETA1 = [0.29513334, -0.37602813, 0.10902265, 0.01611765]
 THETA2 = [0.53116705, -0.68083855, 0.19432604, 0.03777111]
 
 #: GD with learning rate 0.1 as every adapter can run it (full-batch SGD is GD).
-FC11_SPECS = {
+GD_SPECS = {
     "gd-reference": optcmp.gd(0.1),
     "sgd-reference": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="reference"),
     "sgd-native": optcmp.sgd(0.1, batch_size=1000, shuffle=False, impl="native"),
@@ -298,10 +312,14 @@ def _monitor(ad):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("key", list(FC11_SPECS))
-def test_fc11_first_two_steps_and_monitoring(backend, key):
+@pytest.mark.parametrize("key", list(GD_SPECS))
+def test_first_two_gd_steps_on_every_adapter_with_and_without_monitoring(backend, key):
+    """Two implementations of one model drifted apart because the first gradient was deposited
+    twice; every backend and adapter takes the hand-computed theta1, theta2 to 1e-12 (f =
+    4.0918780, 2.6792904; a doubled deposit gives 2.3862), with or without an evaluation between
+    steps."""
     p = lr_a()
-    spec = FC11_SPECS[key]
+    spec = GD_SPECS[key]
     if backend == "numpy" and spec.impl == "native":
         pytest.skip("numpy has no native SGD")
     ref = np.zeros(p.n_params)
@@ -331,7 +349,7 @@ def test_fc11_first_two_steps_and_monitoring(backend, key):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc11_recorded_fun_is_the_full_objective(backend):
+def test_recorded_fun_of_minibatch_sgd_is_the_full_objective(backend):
     p = lr_a()
     r = optcmp.run_one(p, optcmp.sgd(0.1, batch_size=100), backend=backend, eval_every=1,
                        stopping=optcmp.MaxIter(3) | optcmp.RelativeSuboptimality(1e-300))
@@ -339,15 +357,18 @@ def test_fc11_recorded_fun_is_the_full_objective(backend):
     assert r.fun == pytest.approx(p.fun64(r.x), rel=1e-14)
 
 
-# ---------------------------------------------------------------------- FC-12
-def _fc12() -> LinearRegression:
+# ---------------------------------------------------------------------- sum vs mean
+def _y_is_2x() -> LinearRegression:
     x = np.arange(1.0, 5.0)
     return LinearRegression.from_arrays(x[:, None], 2.0 * x, fit_intercept=False)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc12_mean_reduction_86_iterations(backend):
-    p = _fc12()
+def test_mean_reduction_gd_takes_86_iterations_on_every_backend(backend):
+    """A user reported that autograd GD on y = 2x "never converges" where a hand-written numpy GD
+    did; the numpy gradient was a sum (a hidden 4x learning rate): with the mean, every backend
+    takes 86 iterations to 1e-12 at lr 0.01, and the autodiff gradient is the analytic one."""
+    p = _y_is_2x()
     assert p.reduction == "mean"
     r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
     assert r.f0 == 30.0 and r.status == "converged" and r.nit_to_target == 86
@@ -363,8 +384,10 @@ def test_fc12_mean_reduction_86_iterations(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_fc12_float32_after_100_iterations(backend):
-    p = _fc12()
+def test_mean_reduction_gd_in_float32_after_100_iterations(backend):
+    """The reported autograd output, w = 1.9999996 and f(5) = 9.999998 after 100 float32
+    iterations, is what mean-reduced GD gives on every backend."""
+    p = _y_is_2x()
     r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, dtype="float32",
                        stopping=optcmp.MaxIter(100) | optcmp.RelativeSuboptimality(1e-300))
     assert r.nit == 100
@@ -373,9 +396,11 @@ def test_fc12_float32_after_100_iterations(backend):
     assert np.float32(5) * w == pytest.approx(9.999998, abs=1e-6)
 
 
-# ---------------------------------------------------------------------- FC-16
+# ---------------------------------------------------------------------- initial point
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_fc16_same_initial_point_on_every_backend(dtype):
+def test_same_initial_point_and_f0_on_every_backend(dtype):
+    """theta0 is drawn once in numpy float64: every backend and adapter starts from it
+    (bit-identical in float64, the same float32 cast otherwise) with the same f0."""
     X, y = lr_a().train_data["A"][:, :3], lr_a().train_data["y"]
     p = LinearRegression.from_arrays(X, y, init="normal")
     x0 = p.init_params(3)
@@ -399,9 +424,10 @@ def test_fc16_same_initial_point_on_every_backend(dtype):
     assert len({r.f0 for r in runs}) == 1 and runs[0].f0 == f0
 
 
-#: FC-16's table: (layer sizes, bound of the uniform, its standard deviation) per framework.
-FC16_TORCH = (((10, 100), 0.3162, 0.1826), ((100, 4), 0.1, 0.0577))
-FC16_KERAS = (((10, 100), 0.2335, 0.1348), ((100, 4), 0.2402, 0.1387))
+#: The frameworks' default initializations of the FizzBuzz layers: (layer sizes, bound of the
+#: uniform, its standard deviation).
+TORCH_INIT = (((10, 100), 0.3162, 0.1826), ((100, 4), 0.1, 0.0577))
+KERAS_INIT = (((10, 100), 0.2335, 0.1348), ((100, 4), 0.2402, 0.1387))
 
 
 def _check_uniform(w, bound, std, what):
@@ -412,8 +438,10 @@ def _check_uniform(w, bound, std, what):
     assert w.std() == pytest.approx(std, rel=0.1), what  # 400-1000 draws: within 10%
 
 
-def test_fc16_framework_defaults_and_streams_differ():
-    """Why optcmp draws theta0 itself: framework defaults and seeded streams all differ."""
+def test_framework_default_initializations_and_seeded_streams_differ():
+    """Users reported "the same" model training differently in torch and Keras from its first
+    step; framework default initializations (Keras' output layer 2.4x larger) and seeded streams
+    all differ, which is why optcmp draws theta0 itself."""
     np.testing.assert_allclose(np.random.RandomState(42).rand(3), [0.3745, 0.9507, 0.7320],
                                atol=5e-5)
     if HAS_TORCH:
@@ -423,7 +451,7 @@ def test_fc16_framework_defaults_and_streams_differ():
         np.testing.assert_allclose(torch.rand(3, generator=gen).numpy(),
                                    [0.8823, 0.9150, 0.3829], atol=5e-5)
         torch.manual_seed(0)
-        for (n_in, n_out), bound, std in FC16_TORCH:
+        for (n_in, n_out), bound, std in TORCH_INIT:
             layer = torch.nn.Linear(n_in, n_out)
             _check_uniform(layer.weight.detach().numpy(), bound, std, f"torch {n_in}->{n_out}")
             b = layer.bias.detach().numpy()  # uniform bias, same bound
@@ -438,12 +466,12 @@ def test_fc16_framework_defaults_and_streams_differ():
                                    atol=5e-5)
         keras.utils.set_random_seed(0)
         stds = []
-        for (n_in, n_out), bound, std in FC16_KERAS:
+        for (n_in, n_out), bound, std in KERAS_INIT:
             d = keras.layers.Dense(n_out)
             d.build((None, n_in))
             k = d.kernel.numpy()
             _check_uniform(k, bound, std, f"keras {n_in}->{n_out}")
             assert np.all(d.bias.numpy() == 0.0)
             stds.append(std)
-        assert stds[1] / FC16_TORCH[1][2] == pytest.approx(2.4, abs=0.05)  # "2.4x larger"
+        assert stds[1] / TORCH_INIT[1][2] == pytest.approx(2.4, abs=0.05)  # "2.4x larger"
         tf.random.set_seed(None)

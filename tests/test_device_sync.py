@@ -1,4 +1,4 @@
-"""CASES.md FC-08: device timings must sync before reading the clock (CPU test with a fake device).
+"""Device timings sync before reading the clock (CPU tests with a fake device, one GPU check).
 
 The fake device queues a step instantly and does 50 ms of "device work" when it is synced, like
 a CUDA stream: reading a result (``float(fun)``, ``to_numpy``) waits for the queue too. optcmp's
@@ -69,8 +69,8 @@ def _run(monkeypatch, *, synced: bool):
     monkeypatch.setattr(runner_mod, "get_backend", lambda *a, **k: be)
     if not synced:  # what a stopwatch without device sync would measure
         monkeypatch.setattr(runner_mod, "Stopwatch", lambda sync=None: Stopwatch())
-    # one framework call per step (the fake queues work in its compiled step; issue 11's fused
-    # blocks are timed by the same synced stopwatch, one interval per block)
+    # one framework call per step (the fake queues work in its compiled step; fused blocks are
+    # timed by the same synced stopwatch, one interval per block)
     r = optcmp.run_one(lr_a(), optcmp.gd(0.1), backend="numpy", execution="step",
                        stopping=optcmp.MaxIter(10) | optcmp.RelativeSuboptimality(1e-300))
     return r, be
@@ -114,7 +114,8 @@ def test_warmup_and_monitoring_are_off_the_clock(monkeypatch):
 
 @needs_cuda
 def test_cuda_stopwatch_matches_cuda_events():  # pragma: no cover - needs a GPU
-    """FC-08 GPU check: synced time within 20% of CUDA-event time; unsynced >= 10x smaller."""
+    """A published benchmark timed CUDA matmuls without a sync (0.03 ms instead of 1.36 ms); on a
+    GPU, optcmp's synced time is within 20% of CUDA-event time, an unsynced one >= 10x smaller."""
     import torch
 
     be = optcmp.get_backend("torch", device="cuda", dtype="float32")
