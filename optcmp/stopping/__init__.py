@@ -1,0 +1,144 @@
+"""Stopping rules: small composable objects that look at the latest observation of a run.
+
+A rule has a ``kind``: ``"target"`` (reaching it is success and defines time-to-target),
+``"budget"`` (iterations, time, evaluations: the run ends unsuccessful) or ``"divergence"``.
+Rules compose with ``|``; :meth:`Rule.first` returns the first rule that fires.
+
+The rules live in :mod:`optcmp.stopping.base` (:class:`State`, :class:`Rule`, :class:`AnyOf`,
+:func:`by_priority`, :func:`first_fired`), :mod:`optcmp.stopping.targets`,
+:mod:`optcmp.stopping.budgets` and :mod:`optcmp.stopping.early` (divergence, stall, rate
+projection, relative change); every public name is importable from ``optcmp.stopping``, which
+also builds the default rule (:func:`default_stopping`) and reads a saved one back
+(:func:`rule_from_dict`).
+
+References
+----------
+J. J. More and S. M. Wild, "Benchmarking derivative-free optimization algorithms",
+SIAM J. Optim. 20(1), 2009 (the convergence test ``f(x) - f* <= tol (f(x0) - f*)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optcmp.stopping.base import AnyOf, Rule, State, by_priority, first_fired
+from optcmp.stopping.budgets import MaxEvals, MaxIter, MaxTime
+from optcmp.stopping.early import (
+    DEFAULT_DIVERGENCE_FACTOR,
+    DEFAULT_PROJECTION_FACTOR,
+    DEFAULT_STALL_RTOL,
+    DEFAULT_STALL_WINDOW,
+    Divergence,
+    RateProjection,
+    RelativeChange,
+    Stalled,
+)
+from optcmp.stopping.targets import (
+    AbsoluteSuboptimality,
+    AccuracyTarget,
+    GradientNorm,
+    LossTarget,
+    MetricTarget,
+    RelativeSuboptimality,
+)
+
+
+def default_stopping(
+    tol: float = 1e-6,
+    *,
+    max_iter: int | None = 100_000,
+    max_time: float | None = 60.0,
+    max_evals: int | None = None,
+    target: Rule | None = None,
+    divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
+    stall: bool = True,
+    projection: bool = True,
+    projection_window: int = 100,
+) -> AnyOf:
+    """The default rule: a target, the budgets, divergence, stall and rate-projection checks.
+
+    Parameters
+    ----------
+    tol : float, default 1e-6
+        Relative suboptimality tolerance, used when ``target`` is None.
+    max_iter : int, optional
+        Iteration budget.
+    max_time : float, optional
+        Timed seconds budget.
+    max_evals : int, optional
+        Function-evaluation budget.
+    target : Rule, optional
+        Target rule replacing the relative-suboptimality one (e.g. :class:`LossTarget`).
+    divergence_factor : float, optional, default 1e10
+        The run diverges when its objective is non-finite or above
+        ``divergence_factor * max(|f0|, 1)``; ``None`` checks non-finite values only.
+    stall : bool, default True
+        Add :class:`Stalled` with its defaults (a flat-lined run ends ``stalled``).
+    projection : bool, default True
+        Add :class:`RateProjection` (factor 10) to a relative-suboptimality target: a run
+        whose linear rate projects far beyond the budget ends ``projected``.
+    projection_window : int, default 100
+        Observations :class:`RateProjection` measures the rate over.
+
+    Returns
+    -------
+    AnyOf
+    """
+    rules: list[Rule] = [target if target is not None else RelativeSuboptimality(tol)]
+    if max_iter is not None:
+        rules.append(MaxIter(max_iter))
+    if max_time is not None:
+        rules.append(MaxTime(max_time))
+    if max_evals is not None:
+        rules.append(MaxEvals(max_evals))
+    rules.append(Divergence(divergence_factor))
+    if stall:
+        rules.append(Stalled())
+    if projection and target is None and (max_iter is not None or max_time is not None):
+        rules.append(RateProjection(tol, max_iter=max_iter, max_time=max_time,
+                                    window=projection_window))
+    return AnyOf(*rules)
+
+
+_RULES: dict[str, type[Rule]] = {
+    c.__name__: c
+    for c in (RelativeSuboptimality, AbsoluteSuboptimality, LossTarget, GradientNorm,
+              MetricTarget, RelativeChange, MaxIter, MaxTime, MaxEvals, Divergence, Stalled,
+              RateProjection)
+}
+
+
+def rule_from_dict(d: dict[str, Any]) -> Rule:
+    """Rebuild a rule from :meth:`Rule.to_dict` output.
+
+    Parameters
+    ----------
+    d : dict
+        The output of ``rule.to_dict()`` (as stored in a saved comparison).
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    ValueError
+        Unknown rule name.
+    """
+    d = dict(d)
+    name = d.pop("rule")
+    if name == "AnyOf":
+        return AnyOf(*(rule_from_dict(r) for r in d["rules"]))
+    if name not in _RULES:
+        raise ValueError(f"unknown stopping rule {name!r}; known: {sorted(_RULES)}")
+    d.pop("needs_metrics", None)
+    return _RULES[name](**d)
+
+
+__all__ = [
+    "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_STALL_RTOL",
+    "DEFAULT_STALL_WINDOW", "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence",
+    "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "RateProjection",
+    "RelativeChange", "RelativeSuboptimality", "Stalled", "Rule", "State", "by_priority",
+    "default_stopping", "first_fired", "rule_from_dict",
+]

@@ -1,0 +1,135 @@
+"""Target rules: reaching one is success, and the first time defines time-to-target.
+
+A suboptimality target needs the problem's ``f*``; :class:`LossTarget`, :class:`GradientNorm`
+and :class:`MetricTarget` (:func:`AccuracyTarget`) do not. A tolerance finer than float64
+resolves near ``f*`` is never met: a run cannot be reported ``converged`` on rounding noise.
+
+References
+----------
+J. J. More and S. M. Wild, "Benchmarking derivative-free optimization algorithms",
+SIAM J. Optim. 20(1), 2009 (the convergence test ``f(x) - f* <= tol (f(x0) - f*)``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from optcmp.stopping.base import Rule, State, positive_number
+
+#: float64 machine epsilon: near ``f*`` values are spaced by ``_EPS64 * |f*|``.
+_EPS64 = 2.0 ** -52
+
+
+class RelativeSuboptimality(Rule):
+    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
+
+    A tolerance with ``tol * (f0 - f*) < eps * |f*|`` (finer than float64 resolves near
+    ``f*``, ``eps`` = 2.2e-16) is never met: :func:`optcmp.runner.check_resolution` warns.
+    """
+
+    needs_optimum = True
+
+    def __init__(self, tol: float = 1e-6) -> None:
+        self.tol = positive_number("tol", tol)
+        if self.tol >= 1:
+            raise ValueError(f"tol must be a relative suboptimality in (0, 1), got {tol!r}: "
+                             "tol >= 1 is met by the initial point")
+
+    def check(self, s: State) -> bool:
+        if s.fun is None or s.fstar is None:
+            return False
+        gap0 = s.f0 - s.fstar
+        if gap0 <= 0:
+            return s.fun - s.fstar <= 0
+        if self.tol * gap0 < _EPS64 * abs(s.fstar):  # finer than float64 resolves
+            return False  # near f*: never met (no "converged" on rounding noise below f*)
+        return (s.fun - s.fstar) <= self.tol * gap0
+
+
+class AbsoluteSuboptimality(Rule):
+    """Target ``f - f* <= tol``. Needs a known optimum; never met when ``tol < eps * |f*|``."""
+
+    needs_optimum = True
+
+    def __init__(self, tol: float) -> None:
+        self.tol = positive_number("tol", tol)
+
+    def check(self, s: State) -> bool:
+        if s.fun is None or s.fstar is None or self.tol < _EPS64 * abs(s.fstar):
+            return False  # a tolerance below float64's resolution is never met
+        return s.fun - s.fstar <= self.tol
+
+
+class LossTarget(Rule):
+    """Target ``f <= value`` (for problems without a known optimum)."""
+
+    def __init__(self, value: float) -> None:
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"value must be finite, got {value!r}")
+        self.value = v
+
+    def check(self, s: State) -> bool:
+        return s.fun is not None and s.fun <= self.value
+
+
+class GradientNorm(Rule):
+    """Target ``||grad f|| <= tol``."""
+
+    def __init__(self, tol: float) -> None:
+        self.tol = positive_number("tol", tol)
+
+    def check(self, s: State) -> bool:
+        return s.grad_norm is not None and s.grad_norm <= self.tol
+
+
+class MetricTarget(Rule):
+    """Target on a reported metric, e.g. ``MetricTarget("test_accuracy", 0.99)`` (>=)."""
+
+    def __init__(self, metric: str, value: float, mode: str = "max") -> None:
+        if mode not in ("max", "min"):
+            raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+        self.metric = str(metric)
+        self.value = float(value)
+        self.mode = mode
+        self.needs_metrics = (self.metric,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": type(self).__name__, "metric": self.metric, "value": self.value,
+                "mode": self.mode}
+
+    def check(self, s: State) -> bool:
+        v = s.metrics.get(self.metric)
+        if v is None:
+            return False
+        return v >= self.value if self.mode == "max" else v <= self.value
+
+
+def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:  # noqa: N802
+    """Target ``accuracy >= value`` on ``metric`` (default the test accuracy).
+
+    Parameters
+    ----------
+    value : float
+        Accuracy to reach, in (0, 1].
+    metric : str, default "test_accuracy"
+        Name of the metric in ``problem.metrics(x)``.
+
+    Returns
+    -------
+    MetricTarget
+        A target rule (``kind == "target"``) that asks for the metric at every observation.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is outside (0, 1].
+    """
+    if not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"accuracy target must be in (0, 1], got {value!r}")
+    return MetricTarget(metric, value, "max")
+
+
+__all__ = ["AbsoluteSuboptimality", "AccuracyTarget", "GradientNorm", "LossTarget",
+           "MetricTarget", "RelativeSuboptimality"]
