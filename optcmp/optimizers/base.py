@@ -1,4 +1,4 @@
-"""Optimizer specs, hyperparameters, update rules, native declarations and the registry.
+"""Optimizer specs, the spec factories and the registry of declared optimizers.
 
 Everything here is backend-free data; nothing imports a framework. An optimizer is declared once,
 in its own module (``optcmp/optimizers/<name>.py``), by one :class:`OptimizerInfo`:
@@ -15,21 +15,41 @@ An :class:`OptimizerSpec` is a canonical name, every hyperparameter value explic
 ``impl`` choice. The adapters (:mod:`optcmp.adapters`) turn a spec and a backend into steps.
 optcmp owns its defaults and passes every value to the framework, so a framework default never
 leaks into a run.
+
+This module holds the specs, the registry (:func:`register_optimizer`, :func:`optimizer_info`,
+...) and the factories built on it (:func:`get_optimizer`, :func:`as_spec`,
+:func:`resolve_impl`): a spec validates through the registry and the registry holds the spec
+factories, so they live together. The hyperparameter declarations and validators live in
+``optcmp.optimizers._hyperparams``, the update-rule and native declarations in
+``optcmp.optimizers._implementations``; every one of their names is importable from here and
+from :mod:`optcmp.optimizers`.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
-import numpy as np
-
-from optcmp.backends import BACKENDS, canonical_backend
+from optcmp.backends import canonical_backend
+from optcmp.optimizers._hyperparams import (
+    HyperParam,
+    boolean,
+    one_of,
+    optional_positive_float,
+    positive_float,
+    positive_int,
+)
+from optcmp.optimizers._implementations import (
+    KerasOptimizer,
+    Native,
+    Options,
+    ScipyMinimize,
+    TorchOptimizer,
+    UpdateRule,
+)
 
 #: Values accepted for ``impl``.
 IMPLS = ("auto", "native", "reference", "scipy")
@@ -39,169 +59,6 @@ class NotApplicable(ValueError):
     """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` where the
     gradient's Lipschitz constant is unknown). :func:`optcmp.runner.run` records such a run as
     ``skipped`` with this message, instead of ``failed``."""
-
-
-# ---------------------------------------------------------------------- hyperparameters
-@dataclass(frozen=True)
-class HyperParam:
-    """One hyperparameter: its default and its validator.
-
-    Attributes
-    ----------
-    name : str
-    default : object
-    check : callable
-        ``check(value) -> value`` returning the normalized value or raising ``ValueError``.
-    doc : str
-    """
-
-    name: str
-    default: Any
-    check: Callable[[Any], Any]
-    doc: str = ""
-
-
-def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,
-                   allow_zero: bool = False) -> Callable[[Any], Any]:
-    """Validator: a finite float > 0 (or >= 0), optionally below ``upper``, optionally "auto".
-
-    Parameters
-    ----------
-    name : str
-        Hyperparameter name, used in the error message.
-    allow_auto : bool, default False
-        Also accept the string ``"auto"`` (returned as is).
-    upper : float, optional
-        Exclusive upper bound.
-    allow_zero : bool, default False
-        Accept 0 (the bound becomes ``>= 0``).
-
-    Returns
-    -------
-    callable
-        ``check(value) -> float | "auto"``, raising ``ValueError`` in one form for every bad
-        value: ``"<name> must be a finite float > 0 [and < upper] [or 'auto'], got <value>"``.
-    """
-
-    rng = (">= 0" if allow_zero else "> 0") + (f" and < {upper:g}" if upper is not None else "")
-    allowed = f"a finite float {rng}" + (" or 'auto'" if allow_auto else "")
-
-    def check(v: Any) -> Any:
-        if allow_auto and isinstance(v, str) and v.strip().lower() == "auto":
-            return "auto"
-        f = math.nan
-        if not isinstance(v, (bool, np.bool_, bytes)):
-            try:
-                f = float(v)
-            except (TypeError, ValueError):
-                pass
-        lo_ok = f >= 0 if allow_zero else f > 0
-        if not math.isfinite(f) or not lo_ok or (upper is not None and f >= upper):
-            raise ValueError(f"{name} must be {allowed}, got {v!r}")
-        return f
-
-    return check
-
-
-def positive_int(name: str) -> Callable[[Any], Any]:
-    """Validator: an integer >= 1.
-
-    Parameters
-    ----------
-    name : str
-        Hyperparameter name, used in the error message.
-
-    Returns
-    -------
-    callable
-        ``check(value) -> int``, raising ``ValueError`` on a bool, a non-integer or a value < 1.
-    """
-
-    def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if int(v) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        return int(v)
-
-    return check
-
-
-def boolean(name: str) -> Callable[[Any], Any]:
-    """Validator: a bool.
-
-    Parameters
-    ----------
-    name : str
-        Hyperparameter name, used in the error message.
-
-    Returns
-    -------
-    callable
-        ``check(value) -> bool``, raising ``ValueError`` on anything but ``True``/``False``.
-    """
-
-    def check(v: Any) -> bool:
-        if not isinstance(v, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {v!r}")
-        return bool(v)
-
-    return check
-
-
-def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
-    """Validator: one of a fixed set of strings (a named convention, a mode).
-
-    Parameters
-    ----------
-    name : str
-        Hyperparameter name, used in the error message.
-    values : tuple of str
-        The allowed values (compared case-insensitively, ``-`` read as ``_``).
-
-    Returns
-    -------
-    callable
-        ``check(value) -> str`` returning the allowed spelling, raising ``ValueError`` that lists
-        the allowed values.
-    """
-
-    def check(v: Any) -> str:
-        if isinstance(v, str):
-            key = v.strip().lower().replace("-", "_")
-            for allowed in values:
-                if key == allowed.lower():
-                    return allowed
-        raise ValueError(f"{name} must be one of {list(values)}, got {v!r}")
-
-    return check
-
-
-def optional_positive_float(name: str) -> Callable[[Any], Any]:
-    """Validator: ``None`` (off) or a finite float > 0 (e.g. a clipping threshold).
-
-    Parameters
-    ----------
-    name : str
-        Hyperparameter name, used in the error message.
-
-    Returns
-    -------
-    callable
-        ``check(value) -> float | None``, raising ``ValueError`` on anything else.
-    """
-    inner = positive_float(name)
-
-    def check(v: Any) -> Any:
-        if v is None:
-            return None
-        try:
-            return inner(v)
-        except ValueError:
-            raise ValueError(f"{name} must be None (off) or a finite float > 0, "
-                             f"got {v!r}") from None
-
-    return check
 
 
 # ---------------------------------------------------------------------- specs
@@ -261,149 +118,6 @@ class OptimizerSpec:
         # the read-only mapping proxy cannot be pickled; rebuild from a plain dict (executors
         # ship specs to worker processes)
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
-
-
-# ---------------------------------------------------------------------- update rules
-class UpdateRule(ABC):
-    """A reference update rule written once against a backend's ops namespace.
-
-    Subclasses set :attr:`needs_curvature` when :meth:`update` reads a diagonal curvature, and
-    keep the update purely functional (new arrays, no in-place writes), so the same code runs on
-    numpy, in torch and inside a ``tf.function``.
-    """
-
-    needs_curvature: ClassVar[bool] = False
-
-    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
-        """Initial optimizer state (a tuple of arrays like ``x``)."""
-        return ()
-
-    @abstractmethod
-    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
-               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
-        """Return ``(x_new, state_new)`` from the iterate, its gradient and the state."""
-
-
-# ---------------------------------------------------------------------- native declarations
-Options = Callable[[Mapping[str, Any]], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Native:
-    """A framework's own optimizer that runs a spec: what to call and with which arguments.
-
-    Attributes
-    ----------
-    name : str
-        The framework's name for it (a class of ``torch.optim`` or ``keras.optimizers``, a
-        ``scipy.optimize.minimize`` method).
-    options : callable
-        ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit
-        (framework defaults never decide a run).
-    framework : str
-        Which framework (class attribute of each subclass); a backend runs the natives whose
-        framework its :attr:`~optcmp.backends.BackendInfo.natives` lists.
-    impl : str
-        The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
-    """
-
-    framework: ClassVar[str] = ""
-    impl: ClassVar[str] = "native"
-    name: str
-    options: Options
-    #: ``requires(hp) -> None | reason``: why the framework's optimizer cannot run these
-    #: hyperparameters (another convention than the one it implements), or None.
-    requires: Callable[[Mapping[str, Any]], str | None] | None = None
-
-    def runs_on(self, backend: str) -> bool:
-        """Whether this native runs on ``backend`` (a canonical backend name)."""
-        return self.framework in BACKENDS[backend].natives
-
-    def unsupported(self, hyperparameters: Mapping[str, Any]) -> str | None:
-        """Why this native cannot run ``hyperparameters`` (a convention its framework does not
-        implement), or ``None`` when it can.
-
-        Parameters
-        ----------
-        hyperparameters : mapping
-            A spec's hyperparameters.
-
-        Returns
-        -------
-        str or None
-            The reason, naming the convention the framework implements.
-        """
-        return None if self.requires is None else self.requires(hyperparameters)
-
-
-@dataclass(frozen=True)
-class TorchOptimizer(Native):
-    """``torch.optim.<name>(params, **options(hp))`` on a flat leaf tensor.
-
-    Attributes
-    ----------
-    closure : bool
-        The optimizer's ``step(closure)`` evaluates the objective itself (``LBFGS``); the
-        evaluations it spends are counted.
-    """
-
-    framework: ClassVar[str] = "torch"
-    closure: bool = False
-
-
-@dataclass(frozen=True)
-class KerasOptimizer(Native):
-    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``."""
-
-    framework: ClassVar[str] = "keras"
-
-
-@dataclass(frozen=True)
-class ScipyMinimize(Native):
-    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
-
-    The backend's objective and gradient reach scipy through a float64 bridge (timed).
-
-    Attributes
-    ----------
-    max_iter_option, max_evals_option : str
-        Names of the method's options that receive optcmp's iteration and evaluation budgets.
-    """
-
-    framework: ClassVar[str] = "scipy"
-    impl: ClassVar[str] = "scipy"
-    max_iter_option: str | None = "maxiter"
-    max_evals_option: str | None = "maxfun"
-    #: ``plan(hp) -> mapping`` overriding ``method`` (default :attr:`name`),
-    #: ``max_iter_option``, ``max_evals_option`` and ``derivatives`` (``"jac"``: objective and
-    #: gradient; ``"none"``: objective only; ``"hessp"``: also Hessian-vector products;
-    #: ``"hess"``: also the full Hessian) from the hyperparameters (one declaration for many
-    #: methods, :func:`optcmp.scipy_minimize`).
-    plan: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-
-    def runs_on(self, backend: str) -> bool:
-        """Every backend: scipy works on float64 copies of the backend's arrays."""
-        return True
-
-    def planned(self, hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
-        """The method, its budget option names and the derivatives it needs.
-
-        Parameters
-        ----------
-        hyperparameters : mapping
-
-        Returns
-        -------
-        dict
-            ``method``, ``max_iter_option``, ``max_evals_option`` (None: the method has no
-            such option) and ``derivatives``.
-        """
-        out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
-                               "max_evals_option": self.max_evals_option,
-                               "derivatives": "jac"}
-        if self.plan is not None:
-            out.update(self.plan(hyperparameters))
-        return out
 
 
 # ---------------------------------------------------------------------- registry
@@ -759,3 +473,12 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
             f"available: {order or 'none'}"
         )
     return spec.impl, impls[spec.impl]
+
+
+__all__ = [
+    "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable", "OptimizerInfo",
+    "OptimizerSpec", "Options", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
+    "boolean", "canonical_optimizer", "factories", "get_optimizer", "one_of", "optimizer_info",
+    "optimizer_names", "optional_positive_float", "positive_float", "positive_int",
+    "register_optimizer", "resolve_impl", "unregister_optimizer",
+]

@@ -1,0 +1,182 @@
+"""Hyperparameter declarations: :class:`HyperParam` (a default and a validator) and the
+validators an optimizer module builds its hyperparameters from.
+
+Every validator returns ``check(value) -> normalized value`` and raises ``ValueError`` naming
+the hyperparameter and the bad value. Import them from :mod:`optcmp.optimizers` (or
+:mod:`optcmp.optimizers.base`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class HyperParam:
+    """One hyperparameter: its default and its validator.
+
+    Attributes
+    ----------
+    name : str
+    default : object
+    check : callable
+        ``check(value) -> value`` returning the normalized value or raising ``ValueError``.
+    doc : str
+    """
+
+    name: str
+    default: Any
+    check: Callable[[Any], Any]
+    doc: str = ""
+
+
+def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,
+                   allow_zero: bool = False) -> Callable[[Any], Any]:
+    """Validator: a finite float > 0 (or >= 0), optionally below ``upper``, optionally "auto".
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+    allow_auto : bool, default False
+        Also accept the string ``"auto"`` (returned as is).
+    upper : float, optional
+        Exclusive upper bound.
+    allow_zero : bool, default False
+        Accept 0 (the bound becomes ``>= 0``).
+
+    Returns
+    -------
+    callable
+        ``check(value) -> float | "auto"``, raising ``ValueError`` in one form for every bad
+        value: ``"<name> must be a finite float > 0 [and < upper] [or 'auto'], got <value>"``.
+    """
+
+    rng = (">= 0" if allow_zero else "> 0") + (f" and < {upper:g}" if upper is not None else "")
+    allowed = f"a finite float {rng}" + (" or 'auto'" if allow_auto else "")
+
+    def check(v: Any) -> Any:
+        if allow_auto and isinstance(v, str) and v.strip().lower() == "auto":
+            return "auto"
+        f = math.nan
+        if not isinstance(v, (bool, np.bool_, bytes)):
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                pass
+        lo_ok = f >= 0 if allow_zero else f > 0
+        if not math.isfinite(f) or not lo_ok or (upper is not None and f >= upper):
+            raise ValueError(f"{name} must be {allowed}, got {v!r}")
+        return f
+
+    return check
+
+
+def positive_int(name: str) -> Callable[[Any], Any]:
+    """Validator: an integer >= 1.
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> int``, raising ``ValueError`` on a bool, a non-integer or a value < 1.
+    """
+
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if int(v) < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        return int(v)
+
+    return check
+
+
+def boolean(name: str) -> Callable[[Any], Any]:
+    """Validator: a bool.
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> bool``, raising ``ValueError`` on anything but ``True``/``False``.
+    """
+
+    def check(v: Any) -> bool:
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {v!r}")
+        return bool(v)
+
+    return check
+
+
+def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
+    """Validator: one of a fixed set of strings (a named convention, a mode).
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+    values : tuple of str
+        The allowed values (compared case-insensitively, ``-`` read as ``_``).
+
+    Returns
+    -------
+    callable
+        ``check(value) -> str`` returning the allowed spelling, raising ``ValueError`` that lists
+        the allowed values.
+    """
+
+    def check(v: Any) -> str:
+        if isinstance(v, str):
+            key = v.strip().lower().replace("-", "_")
+            for allowed in values:
+                if key == allowed.lower():
+                    return allowed
+        raise ValueError(f"{name} must be one of {list(values)}, got {v!r}")
+
+    return check
+
+
+def optional_positive_float(name: str) -> Callable[[Any], Any]:
+    """Validator: ``None`` (off) or a finite float > 0 (e.g. a clipping threshold).
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> float | None``, raising ``ValueError`` on anything else.
+    """
+    inner = positive_float(name)
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return None
+        try:
+            return inner(v)
+        except ValueError:
+            raise ValueError(f"{name} must be None (off) or a finite float > 0, "
+                             f"got {v!r}") from None
+
+    return check
+
+
+__all__ = ["HyperParam", "boolean", "one_of", "optional_positive_float", "positive_float",
+           "positive_int"]

@@ -1,0 +1,164 @@
+"""How an optimizer runs: its reference :class:`UpdateRule` and its native declarations.
+
+The reference rule is written once against a backend's ``ops`` and runs on every backend (the
+test oracle). A :class:`Native` (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
+:class:`ScipyMinimize`) names the framework optimizer that runs a spec and how optcmp's
+hyperparameters map to its arguments; a native runs on the backends whose
+:attr:`~optcmp.backends.BackendInfo.natives` name its framework (scipy runs on every backend).
+Import them from :mod:`optcmp.optimizers` (or :mod:`optcmp.optimizers.base`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from optcmp.backends import BACKENDS
+
+
+class UpdateRule(ABC):
+    """A reference update rule written once against a backend's ops namespace.
+
+    Subclasses set :attr:`needs_curvature` when :meth:`update` reads a diagonal curvature, and
+    keep the update purely functional (new arrays, no in-place writes), so the same code runs on
+    numpy, in torch and inside a ``tf.function``.
+    """
+
+    needs_curvature: ClassVar[bool] = False
+
+    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        """Initial optimizer state (a tuple of arrays like ``x``)."""
+        return ()
+
+    @abstractmethod
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Return ``(x_new, state_new)`` from the iterate, its gradient and the state."""
+
+
+# ---------------------------------------------------------------------- native declarations
+Options = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Native:
+    """A framework's own optimizer that runs a spec: what to call and with which arguments.
+
+    Attributes
+    ----------
+    name : str
+        The framework's name for it (a class of ``torch.optim`` or ``keras.optimizers``, a
+        ``scipy.optimize.minimize`` method).
+    options : callable
+        ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit
+        (framework defaults never decide a run).
+    framework : str
+        Which framework (class attribute of each subclass); a backend runs the natives whose
+        framework its :attr:`~optcmp.backends.BackendInfo.natives` lists.
+    impl : str
+        The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
+    """
+
+    framework: ClassVar[str] = ""
+    impl: ClassVar[str] = "native"
+    name: str
+    options: Options
+    #: ``requires(hp) -> None | reason``: why the framework's optimizer cannot run these
+    #: hyperparameters (another convention than the one it implements), or None.
+    requires: Callable[[Mapping[str, Any]], str | None] | None = None
+
+    def runs_on(self, backend: str) -> bool:
+        """Whether this native runs on ``backend`` (a canonical backend name)."""
+        return self.framework in BACKENDS[backend].natives
+
+    def unsupported(self, hyperparameters: Mapping[str, Any]) -> str | None:
+        """Why this native cannot run ``hyperparameters`` (a convention its framework does not
+        implement), or ``None`` when it can.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+            A spec's hyperparameters.
+
+        Returns
+        -------
+        str or None
+            The reason, naming the convention the framework implements.
+        """
+        return None if self.requires is None else self.requires(hyperparameters)
+
+
+@dataclass(frozen=True)
+class TorchOptimizer(Native):
+    """``torch.optim.<name>(params, **options(hp))`` on a flat leaf tensor.
+
+    Attributes
+    ----------
+    closure : bool
+        The optimizer's ``step(closure)`` evaluates the objective itself (``LBFGS``); the
+        evaluations it spends are counted.
+    """
+
+    framework: ClassVar[str] = "torch"
+    closure: bool = False
+
+
+@dataclass(frozen=True)
+class KerasOptimizer(Native):
+    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``."""
+
+    framework: ClassVar[str] = "keras"
+
+
+@dataclass(frozen=True)
+class ScipyMinimize(Native):
+    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
+
+    The backend's objective and gradient reach scipy through a float64 bridge (timed).
+
+    Attributes
+    ----------
+    max_iter_option, max_evals_option : str
+        Names of the method's options that receive optcmp's iteration and evaluation budgets.
+    """
+
+    framework: ClassVar[str] = "scipy"
+    impl: ClassVar[str] = "scipy"
+    max_iter_option: str | None = "maxiter"
+    max_evals_option: str | None = "maxfun"
+    #: ``plan(hp) -> mapping`` overriding ``method`` (default :attr:`name`),
+    #: ``max_iter_option``, ``max_evals_option`` and ``derivatives`` (``"jac"``: objective and
+    #: gradient; ``"none"``: objective only; ``"hessp"``: also Hessian-vector products;
+    #: ``"hess"``: also the full Hessian) from the hyperparameters (one declaration for many
+    #: methods, :func:`optcmp.scipy_minimize`).
+    plan: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+
+    def runs_on(self, backend: str) -> bool:
+        """Every backend: scipy works on float64 copies of the backend's arrays."""
+        return True
+
+    def planned(self, hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The method, its budget option names and the derivatives it needs.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+
+        Returns
+        -------
+        dict
+            ``method``, ``max_iter_option``, ``max_evals_option`` (None: the method has no
+            such option) and ``derivatives``.
+        """
+        out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
+                               "max_evals_option": self.max_evals_option,
+                               "derivatives": "jac"}
+        if self.plan is not None:
+            out.update(self.plan(hyperparameters))
+        return out
+
+
+__all__ = ["KerasOptimizer", "Native", "Options", "ScipyMinimize", "TorchOptimizer",
+           "UpdateRule"]
