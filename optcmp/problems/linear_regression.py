@@ -2,75 +2,60 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from optcmp._io import check_memory
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
+from optcmp.problems.tabular import (
+    as_float_matrix,
+    check_columns,
+    check_finite,
+    check_frame_column,
+    check_names,
+    check_scale,
+    csv_matrix,
+    fingerprint,
+    read_csv,
+)
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
 DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
 
 
-def _check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
-    bad = ~np.isfinite(a)
-    nbad = int(bad.sum())
-    if nbad:
-        idx = np.argwhere(bad)[0]
-        where = f"row {int(idx[0])}"
-        if a.ndim == 2:
-            col = int(idx[1])
-            label = f" ({columns[col]!r})" if columns is not None and col < len(columns) else ""
-            where += f", column {col}{label}"
+def _check_shapes(X: np.ndarray, y: np.ndarray, fit_intercept: bool) -> None:
+    """``X`` 2-D with rows, ``y`` 1-D or 2-D with as many rows and a target column, and
+    something to fit."""
+    if X.ndim != 2:
         raise ValueError(
-            f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at {where}. "
-            "Drop or impute them before building the problem."
+            f"X must be 2-D with shape (n_samples, n_features); got shape {X.shape}. "
+            "For one feature use X.reshape(-1, 1)."
         )
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must have shape (n_samples,) or (n_samples, k); got shape {y.shape}")
+    if X.shape[0] == 0:
+        raise ValueError("X has zero rows; a regression needs at least one sample")
+    if X.shape[1] == 0 and not fit_intercept:
+        raise ValueError("X has zero columns and fit_intercept=False: there is nothing to fit")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; they must match")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError("y has zero target columns")
 
 
-def _check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
-    """Refuse a column whose sum of squares float64 cannot hold (overflow to inf, or underflow
-    to 0 from nonzero values): least squares, its gradient, curvature and optimum need it."""
-    a2 = a.reshape(a.shape[0], -1)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        ss = np.einsum("ij,ij->j", a2, a2)
-    big = ~np.isfinite(ss)
-    tiny = (ss == 0) & np.any(a2 != 0, axis=0)
-    if not (big.any() or tiny.any()):
-        return
-    j = int(np.flatnonzero(big | tiny)[0])
-    label = f" ({columns[j]!r})" if columns is not None and j < len(columns) else ""
-    col = np.abs(a2[:, j])
-    i = int(np.argmax(col)) if big[j] else int(np.argmax(np.where(col > 0, -col, -np.inf)))
-    if big[j]:
-        why = (f"values up to {col[i]:.3g} (row {i}): their sum of squares exceeds what float64 "
-               f"can hold ({np.finfo(np.float64).max:.3g})")
-    else:
-        why = (f"values as small as {col[i]:.3g} (row {i}): their squares underflow to 0 in "
-               "float64")
-    raise ValueError(
-        f"{name} column {j}{label} has {why}, so the objective, its gradient and curvature and "
-        "the optimum cannot be computed. Rescale the column (e.g. divide it by its standard "
-        "deviation, or change its units)")
-
-
-def _as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
-    arr = np.asarray(a)
-    if arr.dtype == object or arr.dtype.kind in "mM" or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise ValueError(
-            f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop non-numeric columns."
-        )
-    if np.iscomplexobj(arr):
-        raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | None,
+                  target_names: Sequence[str] | None) -> None:
+    """One name per column, finite values, and squares float64 can hold (shapes checked)."""
+    check_names("feature_names", feature_names, X.shape[1], "X")
+    check_names("target_names", target_names, 1 if y.ndim == 1 else y.shape[1], "y")
+    check_finite("X", X, feature_names)
+    check_finite("y", y, target_names)
+    check_scale("X", X, feature_names)
+    check_scale("y", y, target_names)
 
 
 class LinearRegression(Problem):
@@ -219,29 +204,10 @@ class LinearRegression(Problem):
         """
         self = cls.__new__(cls)
         self.name = name
-        Xa = _as_float_matrix("X", X, feature_names)
-        ya = _as_float_matrix("y", y, target_names)
-        if Xa.ndim != 2:
-            raise ValueError(
-                f"X must be 2-D with shape (n_samples, n_features); got shape {Xa.shape}. "
-                "For one feature use X.reshape(-1, 1)."
-            )
-        if ya.ndim not in (1, 2):
-            raise ValueError(f"y must have shape (n_samples,) or (n_samples, k); got shape {ya.shape}")
-        if Xa.shape[0] == 0:
-            raise ValueError("X has zero rows; a regression needs at least one sample")
-        if Xa.shape[1] == 0 and not fit_intercept:
-            raise ValueError("X has zero columns and fit_intercept=False: there is nothing to fit")
-        if ya.shape[0] != Xa.shape[0]:
-            raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
-        if ya.ndim == 2 and ya.shape[1] == 0:
-            raise ValueError("y has zero target columns")
-        _check_names("feature_names", feature_names, Xa.shape[1], "X")
-        _check_names("target_names", target_names, 1 if ya.ndim == 1 else ya.shape[1], "y")
-        _check_finite("X", Xa, feature_names)
-        _check_finite("y", ya, target_names)
-        _check_scale("X", Xa, feature_names)
-        _check_scale("y", ya, target_names)
+        Xa = as_float_matrix("X", X, feature_names)
+        ya = as_float_matrix("y", y, target_names)
+        _check_shapes(Xa, ya, fit_intercept)
+        _check_values(Xa, ya, feature_names, target_names)
         self._spec = {
             "problem": "linear_regression",
             "source": "arrays",
@@ -251,7 +217,7 @@ class LinearRegression(Problem):
             "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
             "fit_intercept": bool(fit_intercept),
             "init": init,
-            "data_fingerprint": _fingerprint(Xa, ya),
+            "data_fingerprint": fingerprint(Xa, ya),
         }
         self.true_coef = None
         self.true_intercept = None
@@ -287,9 +253,9 @@ class LinearRegression(Problem):
             A named column is not numeric (categorical columns included, whatever the dtype of
             their categories; dates and durations too), or holds NaN/inf.
         """
-        features, target_list = _check_columns(list(map(str, df.columns)), features, targets)
+        features, target_list = check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
-            _check_frame_column(c, df[c])
+            check_frame_column(c, df[c])
         X = df[features].to_numpy(dtype=np.float64)
         y = df[target_list].to_numpy(dtype=np.float64)
         if isinstance(targets, str):
@@ -340,14 +306,14 @@ class LinearRegression(Problem):
             (their count, and the line and column of the first, are named).
         """
         path = os.fspath(path)
-        header, rows, lines = _read_csv(path, delimiter)
+        header, rows, lines = read_csv(path, delimiter)
         if targets is None:
             targets = header[-1]
         if features is None:
             tl = [targets] if isinstance(targets, str) else list(targets)
             features = [h for h in header if h not in tl]
-        features, target_list = _check_columns(header, features, targets)
-        data = _csv_matrix(path, header, rows, lines, features + target_list)
+        features, target_list = check_columns(header, features, targets)
+        data = csv_matrix(path, header, rows, lines, features + target_list)
         X = data[:, : len(features)]
         y = data[:, len(features):]
         if isinstance(targets, str):
@@ -452,7 +418,7 @@ class LinearRegression(Problem):
         r = ops.matmul(batch["A"], W) - batch["y"]
         return ops.mean(r * r)
 
-    has_gradient_ops = True  # issue 11b
+    has_gradient_ops = True  # gradient_ops below: framework backends use it, not autodiff
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
@@ -540,171 +506,3 @@ class LinearRegression(Problem):
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)
-
-
-def _check_frame_column(name: str, col: Any) -> None:
-    """Refuse a DataFrame column whose values are not measurements: categorical (whatever its
-    categories' dtype: integer category codes are labels, not numbers), dates, durations, text."""
-    if getattr(col.dtype, "name", "") == "category":
-        cats = list(col.cat.categories)
-        shown = ", ".join(map(repr, cats[:5])) + (", ..." if len(cats) > 5 else "")
-        raise ValueError(
-            f"column {name!r} is categorical (categories {shown}; dtype "
-            f"{col.cat.categories.dtype}): its values are labels, not measurements. Convert it "
-            f"explicitly (df[{name!r}].astype(float) if the labels are quantities, or one-hot "
-            "encode it) or leave it out of features/targets")
-    dt = np.asarray(col).dtype
-    if dt.kind in "mM" or not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
-        raise ValueError(f"column {name!r} is not numeric (dtype {col.dtype}); "
-                         "convert it or leave it out of features/targets")
-
-
-def _check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> None:
-    """``feature_names``/``target_names``: one distinct name per column of ``array``."""
-    if names is None:
-        return
-    if isinstance(names, str):
-        raise ValueError(f"{what} must be a list of column names, got the string {names!r}")
-    names = list(names)
-    if len(names) != n:
-        extra = (f"column(s) {list(range(len(names), n))} of {array} have no name"
-                 if len(names) < n else f"name(s) {names[n:]} have no column in {array}")
-        raise ValueError(f"{what} has {len(names)} name(s) {names} but {array} has {n} "
-                         f"column(s): {extra}; give one name per column")
-    dups = sorted({str(x) for x in names if names.count(x) > 1})
-    if dups:
-        raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
-
-
-def _check_columns(
-    available: list[str], features: Sequence[str], targets: Sequence[str] | str
-) -> tuple[list[str], list[str]]:
-    if isinstance(features, str):
-        features = [features]
-    target_list = [targets] if isinstance(targets, str) else list(targets)
-    features = list(features)
-    unknown = [c for c in features + target_list if c not in available]
-    if unknown:
-        raise KeyError(f"unknown column(s) {unknown}; available columns: {available}")
-    if not target_list:
-        raise ValueError("targets is empty: name at least one target column")
-    if not features:
-        raise ValueError("features is empty: name at least one feature column")
-    overlap = sorted(set(features) & set(target_list))
-    if overlap:
-        raise ValueError(f"column(s) {overlap} are both features and targets")
-    return features, target_list
-
-
-def _read_csv(path: str, delimiter: str) -> tuple[list[str], list[list[str]], list[int]]:
-    """The header, the non-blank data rows and their file line numbers of a CSV file (checked)."""
-    if not isinstance(delimiter, str) or len(delimiter) != 1:
-        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
-    text = _read_utf8(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = _read_header(path, reader, delimiter)
-    rows: list[list[str]] = []
-    lines: list[int] = []  # file line of each data row (header = line 1)
-    for rec in reader:
-        if rec and any(cell.strip() for cell in rec):
-            rows.append(rec)
-            lines.append(reader.line_num)
-    if not rows:
-        raise ValueError(f"{path}: no data rows after the header")
-    return header, rows, lines
-
-
-def _read_utf8(path: str) -> str:
-    """The text of a UTF-8 file, without a leading byte-order mark."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
-            f"line {line}); save the file as UTF-8"
-        ) from None
-    if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
-        text = text[1:]
-    return text
-
-
-def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list[str]:
-    """The column names of the first row: present, split by ``delimiter``, unique."""
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise ValueError(f"{path}: the file is empty; expected a header row") from None
-    if len(header) == 1:
-        for sep in (";", "\t", "|", ","):
-            if sep != delimiter and sep in header[0]:
-                raise ValueError(
-                    f"{path}: only one column found in the header {header[0]!r}; is the "
-                    f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
-                    f"line --delimiter {sep!r})"
-                )
-    dups = sorted({h for h in header if header.count(h) > 1})
-    if dups:
-        raise ValueError(
-            f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
-            "must be unique"
-        )
-    return header
-
-
-def _csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[int],
-                cols: list[str]) -> np.ndarray:
-    """The float matrix of columns ``cols`` of the rows: no ragged row, no bad or missing cell."""
-    index = {h: i for i, h in enumerate(header)}
-    data = np.empty((len(rows), len(cols)))
-    for r, row in enumerate(rows):
-        if len(row) != len(header):
-            raise ValueError(
-                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
-            )
-        for c, name in enumerate(cols):
-            cell = row[index[name]].strip()
-            if not cell:
-                data[r, c] = np.nan  # a missing value, reported below with NaN/inf
-                continue
-            try:
-                if "_" in cell or not cell.isascii():  # float() reads '1_000', '１２', '١٢'
-                    raise ValueError(cell)
-                data[r, c] = float(cell)
-            except ValueError:
-                raise ValueError(
-                    f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
-                    f"{_cell_hint(cell)}"
-                ) from None
-    bad = ~np.isfinite(data)
-    nbad = int(bad.sum())
-    if nbad:
-        r0, c0 = (int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
-            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
-        )
-    return data
-
-
-def _cell_hint(cell: str) -> str:
-    """Why a cell that looks like a number is refused."""
-    if "_" in cell:
-        return " (digit separators such as '_' are not read as numbers: write it without them)"
-    if not cell.isascii():
-        return " (only ASCII digits 0-9 are read as numbers)"
-    if "," in cell:
-        return " (a decimal comma or a thousands separator? write 1234.5)"
-    return ""
-
-
-def _fingerprint(*arrays: np.ndarray) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(str(a.shape).encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:16]

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, one_blas_thread
-from optcmp.problems.linear_regression import (
-    _as_float_matrix,
-    _check_columns,
-    _check_finite,
-    _csv_matrix,
-    _fingerprint,
-    _read_csv,
+from optcmp.problems.tabular import (
+    as_float_matrix,
+    check_columns,
+    check_finite,
+    csv_matrix,
+    fingerprint,
+    read_csv,
 )
 
 #: Newton solve of the optimum: stop when the largest gradient entry is below this (float64).
@@ -48,8 +48,8 @@ def _labels(y: Any) -> np.ndarray:
         ya = ya[:, 0]
     if ya.ndim != 1:
         raise ValueError(f"y must have shape (n_samples,) with labels 0/1, got shape {ya.shape}")
-    yf = _as_float_matrix("y", ya)
-    _check_finite("y", yf)
+    yf = as_float_matrix("y", ya)
+    check_finite("y", yf)
     bad = ~np.isin(yf, (0.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -185,13 +185,13 @@ class LogisticRegression(Problem):
         """
         self = cls.__new__(cls)
         self.name = name
-        Xa = _as_float_matrix("X", X, feature_names)
+        Xa = as_float_matrix("X", X, feature_names)
         if Xa.ndim != 2:
             raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape "
                              f"{Xa.shape}. For one feature use X.reshape(-1, 1).")
         if Xa.shape[0] == 0:
             raise ValueError("X has zero rows; a classifier needs at least one sample")
-        _check_finite("X", Xa, feature_names)
+        check_finite("X", Xa, feature_names)
         ya = _labels(y)
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
@@ -200,7 +200,7 @@ class LogisticRegression(Problem):
         self._spec = {"problem": "logistic_regression", "source": "arrays", "name": name,
                       "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),
                       "l2": float(l2), "fit_intercept": bool(fit_intercept),
-                      "data_fingerprint": _fingerprint(Xa, ya)}
+                      "data_fingerprint": fingerprint(Xa, ya)}
         self._setup(Xa, ya, l2=l2, fit_intercept=fit_intercept, feature_names=feature_names)
         return self
 
@@ -230,7 +230,7 @@ class LogisticRegression(Problem):
         ValueError
             A non-numeric column, NaN/inf, labels other than 0/1.
         """
-        features, tl = _check_columns(list(map(str, df.columns)), features, target)
+        features, tl = check_columns(list(map(str, df.columns)), features, target)
         for c in features + tl:
             dt = np.asarray(df[c]).dtype
             if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
@@ -267,12 +267,12 @@ class LogisticRegression(Problem):
             As :meth:`optcmp.problems.LinearRegression.from_csv`, and labels other than 0/1.
         """
         path = os.fspath(path)
-        header, rows, lines = _read_csv(path, delimiter)
+        header, rows, lines = read_csv(path, delimiter)
         target = header[-1] if target is None else target
         if features is None:
             features = [h for h in header if h != target]
-        features, tl = _check_columns(header, features, target)
-        data = _csv_matrix(path, header, rows, lines, features + tl)
+        features, tl = check_columns(header, features, target)
+        data = csv_matrix(path, header, rows, lines, features + tl)
         kwargs.setdefault("feature_names", features)
         kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
         prob = cls.from_arrays(data[:, :-1], data[:, -1], **kwargs)

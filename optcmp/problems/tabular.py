@@ -1,0 +1,409 @@
+"""Tabular data for the regression problems: arrays, DataFrame columns and CSV files, checked.
+
+The regression problems (:class:`~optcmp.problems.LinearRegression`,
+:class:`~optcmp.problems.LogisticRegression`) build from your own data through these
+functions, so both refuse the same bad data with the same messages: non-numeric or complex
+values (:func:`as_float_matrix`), NaN and inf (:func:`check_finite`), columns whose squares
+float64 cannot hold (:func:`check_scale`), badly named columns (:func:`check_names`,
+:func:`check_columns`, :func:`check_frame_column`), and CSV files that are not UTF-8, are
+ragged, or hold cells that are not plain numbers (:func:`read_csv`, :func:`csv_matrix`).
+:func:`fingerprint` identifies the data in a problem's spec.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array; non-numeric and complex data are refused.
+
+    Parameters
+    ----------
+    name : str
+        The array's name in the message.
+    a : array_like
+        Numbers or booleans (dates, durations, objects and text are refused).
+    columns : sequence of str, optional
+        Column labels (accepted for a uniform signature with the other checks).
+
+    Returns
+    -------
+    ndarray of float64
+        Same shape as ``a``.
+
+    Raises
+    ------
+    ValueError
+        Not numeric (the dtype is named), or complex.
+    """
+    arr = np.asarray(a)
+    if arr.dtype == object or arr.dtype.kind in "mM" or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise ValueError(
+            f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop non-numeric columns."
+        )
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
+    """Refuse NaN and inf: the message counts them and names the first (row, column, label).
+
+    Parameters
+    ----------
+    name : str
+        The array's name in the message (``"X"``, ``"y"``).
+    a : ndarray, shape (n,) or (n, d)
+    columns : sequence of str, optional
+        Column labels, named with the column of the first bad value.
+
+    Raises
+    ------
+    ValueError
+        ``a`` holds a non-finite value.
+    """
+    bad = ~np.isfinite(a)
+    nbad = int(bad.sum())
+    if nbad:
+        idx = np.argwhere(bad)[0]
+        where = f"row {int(idx[0])}"
+        if a.ndim == 2:
+            col = int(idx[1])
+            label = f" ({columns[col]!r})" if columns is not None and col < len(columns) else ""
+            where += f", column {col}{label}"
+        raise ValueError(
+            f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at {where}. "
+            "Drop or impute them before building the problem."
+        )
+
+
+def check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
+    """Refuse a column whose sum of squares float64 cannot hold (overflow to inf, or underflow
+    to 0 from nonzero values): least squares, its gradient, curvature and optimum need it.
+
+    Parameters
+    ----------
+    name : str
+        The array's name in the message.
+    a : ndarray, shape (n,) or (n, d)
+    columns : sequence of str, optional
+        Column labels, named with the offending column.
+
+    Raises
+    ------
+    ValueError
+        A column's sum of squares overflows or underflows; the message names the column, its
+        largest (smallest) value and row, and suggests a rescaling.
+    """
+    a2 = a.reshape(a.shape[0], -1)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ss = np.einsum("ij,ij->j", a2, a2)
+    big = ~np.isfinite(ss)
+    tiny = (ss == 0) & np.any(a2 != 0, axis=0)
+    if not (big.any() or tiny.any()):
+        return
+    j = int(np.flatnonzero(big | tiny)[0])
+    label = f" ({columns[j]!r})" if columns is not None and j < len(columns) else ""
+    col = np.abs(a2[:, j])
+    i = int(np.argmax(col)) if big[j] else int(np.argmax(np.where(col > 0, -col, -np.inf)))
+    if big[j]:
+        why = (f"values up to {col[i]:.3g} (row {i}): their sum of squares exceeds what float64 "
+               f"can hold ({np.finfo(np.float64).max:.3g})")
+    else:
+        why = (f"values as small as {col[i]:.3g} (row {i}): their squares underflow to 0 in "
+               "float64")
+    raise ValueError(
+        f"{name} column {j}{label} has {why}, so the objective, its gradient and curvature and "
+        "the optimum cannot be computed. Rescale the column (e.g. divide it by its standard "
+        "deviation, or change its units)")
+
+
+def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> None:
+    """``feature_names``/``target_names``: one distinct name per column of ``array``.
+
+    Parameters
+    ----------
+    what : str
+        The argument's name (``"feature_names"``).
+    names : sequence of str or None
+        The names given; ``None`` passes.
+    n : int
+        Number of columns of the array.
+    array : str
+        The array's name (``"X"``).
+
+    Raises
+    ------
+    ValueError
+        A string instead of a list, the wrong number of names (the unnamed columns or the extra
+        names are listed), or a repeated name.
+    """
+    if names is None:
+        return
+    if isinstance(names, str):
+        raise ValueError(f"{what} must be a list of column names, got the string {names!r}")
+    names = list(names)
+    if len(names) != n:
+        extra = (f"column(s) {list(range(len(names), n))} of {array} have no name"
+                 if len(names) < n else f"name(s) {names[n:]} have no column in {array}")
+        raise ValueError(f"{what} has {len(names)} name(s) {names} but {array} has {n} "
+                         f"column(s): {extra}; give one name per column")
+    dups = sorted({str(x) for x in names if names.count(x) > 1})
+    if dups:
+        raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
+
+
+def check_columns(
+    available: list[str], features: Sequence[str] | str, targets: Sequence[str] | str
+) -> tuple[list[str], list[str]]:
+    """The feature and target column lists, checked against the available columns.
+
+    Parameters
+    ----------
+    available : list of str
+        Column names of the table (a DataFrame's columns, a CSV header).
+    features : str or sequence of str
+        Feature columns.
+    targets : str or sequence of str
+        Target column(s).
+
+    Returns
+    -------
+    features, targets : list of str
+
+    Raises
+    ------
+    KeyError
+        An unknown column (the available ones are listed).
+    ValueError
+        No feature or no target, or a column that is both.
+    """
+    if isinstance(features, str):
+        features = [features]
+    target_list = [targets] if isinstance(targets, str) else list(targets)
+    features = list(features)
+    unknown = [c for c in features + target_list if c not in available]
+    if unknown:
+        raise KeyError(f"unknown column(s) {unknown}; available columns: {available}")
+    if not target_list:
+        raise ValueError("targets is empty: name at least one target column")
+    if not features:
+        raise ValueError("features is empty: name at least one feature column")
+    overlap = sorted(set(features) & set(target_list))
+    if overlap:
+        raise ValueError(f"column(s) {overlap} are both features and targets")
+    return features, target_list
+
+
+def check_frame_column(name: str, col: Any) -> None:
+    """Refuse a DataFrame column whose values are not measurements: categorical (whatever its
+    categories' dtype: integer category codes are labels, not numbers), dates, durations, text.
+
+    Parameters
+    ----------
+    name : str
+        Column name, used in the message.
+    col : pandas.Series
+
+    Raises
+    ------
+    ValueError
+        The column is categorical or not numeric; the message says how to convert it.
+    """
+    if getattr(col.dtype, "name", "") == "category":
+        cats = list(col.cat.categories)
+        shown = ", ".join(map(repr, cats[:5])) + (", ..." if len(cats) > 5 else "")
+        raise ValueError(
+            f"column {name!r} is categorical (categories {shown}; dtype "
+            f"{col.cat.categories.dtype}): its values are labels, not measurements. Convert it "
+            f"explicitly (df[{name!r}].astype(float) if the labels are quantities, or one-hot "
+            "encode it) or leave it out of features/targets")
+    dt = np.asarray(col).dtype
+    if dt.kind in "mM" or not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
+        raise ValueError(f"column {name!r} is not numeric (dtype {col.dtype}); "
+                         "convert it or leave it out of features/targets")
+
+
+def read_csv(path: str, delimiter: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header, the non-blank data rows and their file line numbers of a CSV file (checked).
+
+    Parameters
+    ----------
+    path : str
+        A UTF-8 CSV file whose first line holds the column names.
+    delimiter : str
+        One character.
+
+    Returns
+    -------
+    header : list of str
+        Column names (stripped, unique).
+    rows : list of list of str
+        The data rows that hold anything but blanks, as text.
+    lines : list of int
+        The file line of each row (the header is line 1).
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        ``path`` is not a file.
+    ValueError
+        A delimiter that is not one character, text that is not UTF-8, an empty file, a
+        one-column header that looks separated by another delimiter, duplicate column names, or
+        no data rows.
+    """
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+    text = _read_utf8(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = _read_header(path, reader, delimiter)
+    rows: list[list[str]] = []
+    lines: list[int] = []  # file line of each data row (header = line 1)
+    for rec in reader:
+        if rec and any(cell.strip() for cell in rec):
+            rows.append(rec)
+            lines.append(reader.line_num)
+    if not rows:
+        raise ValueError(f"{path}: no data rows after the header")
+    return header, rows, lines
+
+
+def _read_utf8(path: str) -> str:
+    """The text of a UTF-8 file, without a leading byte-order mark."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
+            f"line {line}); save the file as UTF-8"
+        ) from None
+    if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
+        text = text[1:]
+    return text
+
+
+def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list[str]:
+    """The column names of the first row: present, split by ``delimiter``, unique."""
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise ValueError(f"{path}: the file is empty; expected a header row") from None
+    if len(header) == 1:
+        for sep in (";", "\t", "|", ","):
+            if sep != delimiter and sep in header[0]:
+                raise ValueError(
+                    f"{path}: only one column found in the header {header[0]!r}; is the "
+                    f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
+                    f"line --delimiter {sep!r})"
+                )
+    dups = sorted({h for h in header if header.count(h) > 1})
+    if dups:
+        raise ValueError(
+            f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
+            "must be unique"
+        )
+    return header
+
+
+def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[int],
+               cols: list[str]) -> np.ndarray:
+    """The float matrix of columns ``cols`` of the rows: no ragged row, no bad or missing cell.
+
+    Parameters
+    ----------
+    path : str
+        The file, named in the messages.
+    header, rows, lines
+        As returned by :func:`read_csv`.
+    cols : list of str
+        The columns to read, in this order.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(rows), len(cols))
+
+    Raises
+    ------
+    ValueError
+        A ragged row, a cell that is not a plain number (digit separators such as ``1_000``
+        and non-ASCII digits included; the line, column and a hint are named), or missing,
+        NaN or inf cells (their count and the first are named).
+    """
+    index = {h: i for i, h in enumerate(header)}
+    data = np.empty((len(rows), len(cols)))
+    for r, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(
+                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
+            )
+        for c, name in enumerate(cols):
+            cell = row[index[name]].strip()
+            if not cell:
+                data[r, c] = np.nan  # a missing value, reported below with NaN/inf
+                continue
+            try:
+                if "_" in cell or not cell.isascii():  # float() reads '1_000', '１２', '١٢'
+                    raise ValueError(cell)
+                data[r, c] = float(cell)
+            except ValueError:
+                raise ValueError(
+                    f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
+                    f"{_cell_hint(cell)}"
+                ) from None
+    bad = ~np.isfinite(data)
+    nbad = int(bad.sum())
+    if nbad:
+        r0, c0 = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
+            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
+        )
+    return data
+
+
+def _cell_hint(cell: str) -> str:
+    """Why a cell that looks like a number is refused."""
+    if "_" in cell:
+        return " (digit separators such as '_' are not read as numbers: write it without them)"
+    if not cell.isascii():
+        return " (only ASCII digits 0-9 are read as numbers)"
+    if "," in cell:
+        return " (a decimal comma or a thousands separator? write 1234.5)"
+    return ""
+
+
+def fingerprint(*arrays: np.ndarray) -> str:
+    """A short hash of arrays' shapes and bytes, recorded in the spec of a problem built from
+    them (two problems with the same fingerprint hold the same data).
+
+    Parameters
+    ----------
+    *arrays : ndarray
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits of a SHA-256.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+__all__ = ["as_float_matrix", "check_columns", "check_finite", "check_frame_column",
+           "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
