@@ -2,12 +2,12 @@ r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
 
 A small network learns FizzBuzz from the binary digits of a number. Written "with the same
 hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version reached a loss of 0.002 and
-the others hovered at 0.6 (the class-prior plateau, CASES.md FC-17). The usual suspects are
-gradients that are never zeroed (FC-11), a sum-reduced loss where the other version takes a mean
-(a factor of batch x outputs in the effective learning rate, FC-12), different initializations
-(FC-16) and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one loss with
-one reduction, one initial point drawn in numpy float64, one data split, and (through
-:class:`optcmp.batching.BatchOrder`) one minibatch order on every backend.
+the others hovered at 0.6 (the class-prior plateau). The usual suspects are gradients that are
+never zeroed, a sum-reduced loss where the other version takes a mean (a factor of batch x
+outputs in the effective learning rate), different initializations and shuffling in one version
+only. :class:`FizzBuzzMLP` removes all four: one loss with one reduction, one initial point drawn
+in numpy float64, one data split, and (through :class:`optcmp.batching.BatchOrder`) one
+minibatch order on every backend.
 
 See ``docs/fizzbuzz-story.md`` and ``examples/fizzbuzz_three_frameworks.py``.
 """
@@ -86,13 +86,66 @@ def _int_arg(name: str, v: Any, lo: int) -> int:
     return int(v)
 
 
+def _number_range(low: Any, high: Any, n_max: Any) -> tuple[int, int]:
+    """``(low, high)`` of the numbers ``low .. high - 1``: ``n_max`` or ``high`` (default
+    1000), a non-empty range."""
+    if n_max is not None and high is not None:
+        raise ValueError(f"give n_max or high, not both (got n_max={n_max!r}, high={high!r})")
+    if n_max is not None:
+        high = _int_arg("n_max", n_max, 0) + 1
+    high = 1000 if high is None else _int_arg("high", high, 1)
+    low = _int_arg("low", low, 0)
+    if high <= low:
+        raise ValueError(f"the range low..high-1 is empty (low={low}, high={high})")
+    return low, high
+
+
+def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
+                  target_loss: Any) -> None:
+    """``test_fraction`` in [0, 1); ``init_std`` (not with glorot_uniform), ``damping`` and
+    ``target_loss`` finite and > 0."""
+    if isinstance(test_fraction, bool) or not 0.0 <= float(test_fraction) < 1.0:
+        raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction!r}")
+    if init_std is not None:
+        if init == "glorot_uniform":
+            raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
+                             "glorot_uniform's scale is fixed by the layer sizes")
+        if not (math.isfinite(float(init_std)) and float(init_std) > 0):
+            raise ValueError(f"init_std must be a finite float > 0, got {init_std!r}")
+    if not (math.isfinite(float(damping)) and float(damping) > 0):
+        raise ValueError(f"damping must be a finite float > 0, got {damping!r}")
+    if target_loss is not None and not (math.isfinite(float(target_loss))
+                                        and float(target_loss) > 0):
+        raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
+
+
+def _split(low: int, high: int, n_bits: int, test_fraction: float, seed: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The numbers ``low .. high - 1``, their digits and classes, and the seeded split.
+
+    Returns ``(numbers, X, labels, train_idx, test_idx)``: the test rows are the first
+    ``round(n * test_fraction)`` of a ``default_rng(seed)`` permutation (sorted), the training
+    rows the rest in permutation order.
+    """
+    numbers = np.arange(low, high, dtype=np.int64)
+    X = binary_encode(numbers, n_bits)  # raises when a number does not fit
+    labels = fizzbuzz_labels(numbers)
+    n = numbers.size
+    n_test = int(round(n * float(test_fraction)))
+    if n - n_test < 1:
+        raise ValueError(f"test_fraction={test_fraction!r} leaves no training rows out of {n}")
+    perm = np.random.default_rng(seed).permutation(n)
+    test_idx, train_idx = np.sort(perm[:n_test]), perm[n_test:]
+    return numbers, X, labels, train_idx, test_idx
+
+
 class FizzBuzzMLP(Problem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
     Data: the integers ``low .. high - 1`` (default 0..999), each encoded as ``n_bits`` binary
     digits (most significant first), with 4 classes in the order of :data:`CLASSES`: multiple of
     15, of 5, of 3, other. For 0..999 the class counts are 67, 133, 267, 533 (priors 0.067,
-    0.133, 0.267, 0.533, CASES.md FC-17). A seeded permutation splits them into a training set
+    0.133, 0.267, 0.533). A seeded permutation splits them into a training set
     and a test set (``test_fraction``, default 10%). Targets are one-hot float rows ``Y`` (the
     objective needs no integer gather); the integer labels are kept for accuracy.
 
@@ -106,7 +159,7 @@ class FizzBuzzMLP(Problem):
       (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
     * ``"mse_sum"``: the same squared error summed over samples and outputs (the story's PyTorch
       version). It is a separate, named objective with ``reduction = "sum"``: its minibatch
-      gradient is exactly ``4 * batch_size`` times the ``"mse"`` one (FC-17 (i));
+      gradient is exactly ``4 * batch_size`` times the ``"mse"`` one;
     * ``"cross_entropy"``: softmax cross-entropy, mean over samples,
       :math:`f = \frac1n \sum_i (\operatorname{logsumexp}_k Z_{ik} - \sum_k Y_{ik} Z_{ik})`,
       computed stably through ``logsumexp``.
@@ -128,9 +181,9 @@ class FizzBuzzMLP(Problem):
         stddev=0.01)``: an untruncated normal, so ``init="normal", init_std=0.01`` is its exact
         recipe; ``init_std=1.0`` gives the scale of a ``randn`` initialization). ``"glorot_uniform"``:
         :math:`U(\pm\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})})`, Keras' ``Dense``
-        default (limits 0.2335 and 0.2402 for the default sizes, FC-16). The draws come from
+        default (limits 0.2335 and 0.2402 for the default sizes). The draws come from
         ``numpy.random.default_rng(seed)`` of the **run** (:meth:`init_params`), in float64, and
-        are given to every backend (FC-16).
+        are given to every backend (the same initial point everywhere).
     init_std : float, optional
         Standard deviation of the ``"normal"`` and ``"truncated_normal"`` draws (see ``init``;
         default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``), e.g. ``1.0`` or ``0.01``
@@ -138,7 +191,7 @@ class FizzBuzzMLP(Problem):
     drop_last : bool, default False
         Minibatch runs leave out each epoch's last, shorter batch
         (:class:`optcmp.batching.BatchOrder`): 900 training rows in batches of 64 make 14
-        steps per epoch, the story's (FC-17), instead of 15 (14 full batches and one of 4 rows,
+        steps per epoch, as in the story, instead of 15 (14 full batches and one of 4 rows,
         whose rows weigh 16 times more in a mean-reduced step). Recorded in every result's
         ``problem_spec``.
     low, high : int, default 0, 1000
@@ -176,7 +229,7 @@ class FizzBuzzMLP(Problem):
 
     A net that only predicts the class frequencies :math:`p` sits on the class-prior plateau:
     per-sample squared error summed over outputs :math:`1 - \sum_k p_k^2 = 0.622444` for 0..999,
-    0.155611 per element, majority-class accuracy 0.533 (FC-17). The default target is well
+    0.155611 per element, majority-class accuracy 0.533. The default target is well
     below it, so a run stuck there is never reported ``converged``.
 
     Examples
@@ -215,37 +268,9 @@ class FizzBuzzMLP(Problem):
             raise ValueError(f"init must be one of {list(INITS)}, got {init!r}")
         hidden = _int_arg("hidden", hidden, 1)
         n_bits = _int_arg("n_bits", n_bits, 1)
-        if n_max is not None and high is not None:
-            raise ValueError(f"give n_max or high, not both (got n_max={n_max!r}, high={high!r})")
-        if n_max is not None:
-            high = _int_arg("n_max", n_max, 0) + 1
-        high = 1000 if high is None else _int_arg("high", high, 1)
-        low = _int_arg("low", low, 0)
-        if high <= low:
-            raise ValueError(f"the range low..high-1 is empty (low={low}, high={high})")
-        if isinstance(test_fraction, bool) or not 0.0 <= float(test_fraction) < 1.0:
-            raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction!r}")
-        if init_std is not None:
-            if init == "glorot_uniform":
-                raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
-                                 "glorot_uniform's scale is fixed by the layer sizes")
-            if not (math.isfinite(float(init_std)) and float(init_std) > 0):
-                raise ValueError(f"init_std must be a finite float > 0, got {init_std!r}")
-        if not (math.isfinite(float(damping)) and float(damping) > 0):
-            raise ValueError(f"damping must be a finite float > 0, got {damping!r}")
-        if target_loss is not None and not (math.isfinite(float(target_loss))
-                                            and float(target_loss) > 0):
-            raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
-
-        numbers = np.arange(low, high, dtype=np.int64)
-        X = binary_encode(numbers, n_bits)  # raises when a number does not fit
-        labels = fizzbuzz_labels(numbers)
-        n = numbers.size
-        n_test = int(round(n * float(test_fraction)))
-        if n - n_test < 1:
-            raise ValueError(f"test_fraction={test_fraction!r} leaves no training rows out of {n}")
-        perm = np.random.default_rng(seed).permutation(n)
-        test_idx, train_idx = np.sort(perm[:n_test]), perm[n_test:]
+        low, high = _number_range(low, high, n_max)
+        _check_scales(test_fraction, init, init_std, damping, target_loss)
+        numbers, X, labels, train_idx, test_idx = _split(low, high, n_bits, test_fraction, seed)
         eye = np.eye(len(CLASSES))
 
         self.hidden = hidden
@@ -304,7 +329,7 @@ class FizzBuzzMLP(Problem):
         return np.bincount(labels[split], minlength=len(CLASSES)).astype(np.int64)
 
     def init_params(self, seed: int = 0) -> Array:
-        """Initial point, drawn once in numpy float64 from ``default_rng(seed)`` (FC-16).
+        """Initial point, drawn once in numpy float64 from ``default_rng(seed)``, for every backend.
 
         ``W1`` then ``W2`` are drawn (see the class's ``init``); both biases are zero.
 
@@ -480,7 +505,7 @@ class FizzBuzzMLP(Problem):
 
         Per element for ``"mse"``: :math:`(1 - \sum_k p_k^2)/4`; ``"mse_sum"``:
         :math:`n (1 - \sum_k p_k^2)`; ``"cross_entropy"``: :math:`-\sum_k p_k \log p_k`.
-        For all of 0..999: :math:`1 - \sum p_k^2 = 0.622444` (0.155611 per element), FC-17.
+        For all of 0..999: :math:`1 - \sum p_k^2 = 0.622444` (0.155611 per element).
 
         Parameters
         ----------
