@@ -12,7 +12,7 @@ of the process, BLAS and framework pools included) over the same intervals. On a
 single-threaded step gets the CPU for its whole wall time, so ``cpu / wall`` is close to 1; when
 other work on the host (any process, not only optcmp) takes the core away, the wall time grows
 and the CPU time does not. :func:`contended` turns that into a flag with a documented margin,
-and the CPU time is a second, load-independent figure (issue 12: under load, process CPU time
+and the CPU time is a second, load-independent figure (under load, process CPU time
 per step stayed within about 3% where wall time moved by 30%).
 """
 

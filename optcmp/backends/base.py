@@ -27,7 +27,7 @@ DTYPES = ("float64", "float32")
 #: ``value_and_grad(x, batch) -> (fun, grad)``
 ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 
-#: How a framework backend computes gradients (issue 11b, ``RunConfig.gradient``): ``"auto"``
+#: How a framework backend computes gradients (``RunConfig.gradient``): ``"auto"``
 #: (the problem's gradient written against ops when it declares one, else autodiff),
 #: ``"autodiff"`` (always the framework's autodiff), ``"analytic"`` (the declared one, or an
 #: error).
@@ -439,7 +439,7 @@ class Backend(ABC):
         """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
 
         Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
-        the problem's analytic gradient on numpy. ``gradient`` (:data:`GRADIENTS`, issue 11b):
+        the problem's analytic gradient on numpy. ``gradient`` (:data:`GRADIENTS`):
         with ``"auto"`` (default) or ``"analytic"``, a framework backend uses the problem's
         :meth:`~optcmp.problems.base.Problem.gradient_ops` when it declares one (no tape;
         :func:`gradient_kind` says which); ``"autodiff"`` always differentiates. Meant to be called inside a function that

@@ -85,7 +85,7 @@ class NumpyBackend(Backend):
         return np.array(t, copy=True)
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        why = problem.unsupported_backend("numpy")  # issue 13: no gradient without autodiff
+        why = problem.unsupported_backend("numpy")  # no gradient without autodiff
         if why is not None:
             raise ValueError(why)
         gradient_kind(self, problem, gradient)  # validates; numpy's gradient is analytic

@@ -41,7 +41,7 @@ class _OwnRetracingFilter(logging.Filter):
 
     Every run traces its own ``tf.function`` on purpose (outside the timed steps; the compiles
     are counted and recorded), so TensorFlow's advice to define the function outside a loop is
-    noise on a user's terminal (QA: it appeared in the main job's output). Warnings about any
+    noise on a user's terminal (it shows up in ordinary sweeps). Warnings about any
     other function pass.
     """
 
@@ -385,7 +385,7 @@ class TensorFlowBackend(Backend):
         ints: dict[int, Any] = {}
 
         def as_int32(v: Any) -> Any:
-            # issue 11b: a block's n and start repeat (every epoch: n = steps per epoch, start
+            # a block's n and start repeat (every epoch: n = steps per epoch, start
             # 0); converting a Python int costs ~10 us per argument and call
             if not isinstance(v, int):
                 return v
@@ -402,7 +402,7 @@ class TensorFlowBackend(Backend):
         return int_block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
+        analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops, no tape
         if analytic is not None:
             return analytic
         objective = problem.objective

@@ -142,8 +142,8 @@ class TorchBackend(Backend):
 
         optcmp's torch steps run eagerly, so this stays constant unless a problem's objective
         or a user's code calls ``torch.compile``; the runner then counts the graphs compiled
-        inside the timed region (field case FC-23: the first call and every new batch shape
-        compile). ``torch._dynamo`` is not imported here when nothing else has imported it.
+        inside the timed region (the first call and every new batch shape compile).
+        ``torch._dynamo`` is not imported here when nothing else has imported it.
         """
         dynamo_utils = sys.modules.get("torch._dynamo.utils")
         if dynamo_utils is None:
@@ -152,7 +152,7 @@ class TorchBackend(Backend):
         return int(counters.get("stats", {}).get("unique_graphs", 0))
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        analytic = analytic_value_and_grad(self, problem, gradient)  # issue 11b
+        analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops, no tape
         if analytic is not None:
             return analytic
         objective = problem.objective

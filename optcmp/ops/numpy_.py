@@ -114,7 +114,7 @@ ops = SimpleNamespace(
     tanh=np.tanh,
     sin=np.sin,
     cos=np.cos,
-    atan=np.arctan,  # issue 13: the helical valley (MGH 7)
+    atan=np.arctan,  # the helical valley (MGH 7)
     sigmoid=_sigmoid,
     softplus=lambda a: np.logaddexp(0.0, a),
     logaddexp=np.logaddexp,
@@ -128,7 +128,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: np.concatenate(arrays, axis=axis),
     stack=lambda arrays, axis=0: np.stack(arrays, axis=axis),
     norm=norm2,
-    size=lambda a: int(np.size(a)),  # issue 11b: element count (gradients by hand)
+    size=lambda a: int(np.size(a)),  # element count (gradients by hand)
     vecdot=_vecdot,
 )
 

@@ -125,7 +125,7 @@ ops = SimpleNamespace(
     tanh=tf.tanh,
     sin=tf.sin,
     cos=tf.cos,
-    atan=tf.math.atan,  # issue 13: the helical valley (MGH 7)
+    atan=tf.math.atan,  # the helical valley (MGH 7)
     sigmoid=tf.sigmoid,
     softplus=lambda a: _logaddexp(0.0, a),
     logaddexp=_logaddexp,
@@ -139,7 +139,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: tf.concat(list(arrays), axis=axis),
     stack=lambda arrays, axis=0: tf.stack(list(arrays), axis=axis),
     norm=_norm,
-    size=_size,  # issue 11b: element count (gradients by hand)
+    size=_size,  # element count (gradients by hand)
     vecdot=lambda a, b, axis=-1: tf.reduce_sum(a * b, axis=axis),
 )
 

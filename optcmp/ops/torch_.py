@@ -130,7 +130,7 @@ ops = SimpleNamespace(
     tanh=torch.tanh,
     sin=torch.sin,
     cos=torch.cos,
-    atan=torch.atan,  # issue 13: the helical valley (MGH 7)
+    atan=torch.atan,  # the helical valley (MGH 7)
     sigmoid=torch.sigmoid,
     softplus=lambda a: _logaddexp(0.0, a),
     logaddexp=_logaddexp,
@@ -144,7 +144,7 @@ ops = SimpleNamespace(
     concat=lambda arrays, axis=0: torch.cat(tuple(arrays), dim=axis),
     stack=lambda arrays, axis=0: torch.stack(tuple(arrays), dim=axis),
     norm=_norm,
-    size=lambda a: int(a.numel()),  # issue 11b: element count (gradients by hand)
+    size=lambda a: int(a.numel()),  # element count (gradients by hand)
     vecdot=lambda a, b, axis=-1: torch.sum(a * b, dim=axis),
 )
 

@@ -4,7 +4,8 @@
 by the spec's :mod:`~optcmp.optimizers.schedule` and clips the gradient by its global norm
 (:func:`clip_global_norm`) before the optimizer's own update; :func:`common_params` declares the
 ``schedule`` and ``clip_norm`` hyperparameters, and :func:`keras_common` the Keras arguments they
-become (``global_clipnorm``, never the per-variable ``clipnorm``: CASES2.md FC-21).
+become (``global_clipnorm``, never the per-variable ``clipnorm``, which clips each variable
+on its own).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
 
     :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' ``clip_by_global_norm`` formula
     (``global_clipnorm``); torch's ``clip_grad_norm_`` divides by ``norm + 1e-6`` instead, so its
-    clipped norm is slightly below ``c`` (FC-21), and optcmp's torch adapter applies this formula
+    clipped norm is slightly below ``c``, and optcmp's torch adapter applies this formula
     itself.
 
     Parameters

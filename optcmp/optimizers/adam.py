@@ -15,14 +15,14 @@ The first is Algorithm 1 of the paper (``torch.optim.Adam``); the second is the 
 order" of the paper's Sec. 2 with :math:`\hat\epsilon` added to the *uncorrected*
 :math:`\sqrt{v_t}` (``keras.optimizers.Adam``). They are different algorithms: Keras' epsilon is
 worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in torch's terms, which changes with :math:`t`, so no
-constant makes them agree (CASES.md FC-02). A spec names its ``convention``; the reference rule
+constant makes them agree. A spec names its ``convention``; the reference rule
 runs either, ``torch.optim.Adam`` only the first, Keras' ``Adam`` only the second (the other
 native is recorded as ``skipped`` with the reason).
 
 Weight decay (``weight_decay > 0``) is of the kind ``weight_decay_mode`` names: ``"l2"`` adds
 ``weight_decay * x`` to the gradient before the moments (``torch.optim.Adam``), ``"decoupled"``
 multiplies ``x`` by ``1 - lr * weight_decay`` before the update (torch ``AdamW``,
-``Adam(decoupled_weight_decay=True)``, and every Keras optimizer's ``weight_decay``, FC-20).
+``Adam(decoupled_weight_decay=True)``, and every Keras optimizer's ``weight_decay``).
 
 References
 ----------
@@ -169,7 +169,7 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         Decay rates in [0, 1) of the first and second moment (paper values).
     eps : float, default 1e-8
         :math:`\epsilon > 0` of the denominator, placed as ``convention`` says (paper value;
-        Keras' default is 1e-7 and means something else, FC-02).
+        Keras' default is 1e-7 and means something else: see ``convention``).
     weight_decay : float, default 0.0
         Coefficient :math:`\lambda \ge 0` of the decay ``weight_decay_mode`` names.
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
@@ -180,7 +180,7 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         ``"l2"``: :math:`g + \lambda x` enters the moments (``torch.optim.Adam``).
         ``"decoupled"``: :math:`x \leftarrow x (1 - \eta_k \lambda)` before the step (AdamW,
         Keras' ``weight_decay``). Either way the problem's objective and target are unchanged:
-        the run minimizes something else than :math:`f` (FC-20), which optcmp does not
+        the run minimizes something else than :math:`f`, which optcmp does not
         correct for.
     schedule : str or Schedule, default "constant"
         Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.

@@ -5,7 +5,7 @@ r"""AdamW (Loshchilov and Hutter 2019): Adam with decoupled weight decay.
 with :math:`\eta_t` the (scheduled) learning rate: the decay is multiplied by the learning rate,
 as ``torch.optim.AdamW`` and ``keras.optimizers.AdamW`` do (the paper writes it with a separate
 schedule multiplier :math:`\eta_t \lambda`; TF Addons' ``AdamW`` did not multiply by the learning
-rate, FC-20). The Adam step follows ``convention`` exactly as in :mod:`optcmp.optimizers.adam`.
+rate). The Adam step follows ``convention`` exactly as in :mod:`optcmp.optimizers.adam`.
 
 References
 ----------
@@ -81,7 +81,7 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     -----
     ``optcmp.adam(weight_decay=w, weight_decay_mode="decoupled")`` is the same algorithm.
     The decay moves the minimizer away from the problem's: the target of the run is still the
-    problem's :math:`f^*` (FC-20).
+    problem's :math:`f^*` (the run is not judged against the decayed objective's minimum).
 
     References
     ----------

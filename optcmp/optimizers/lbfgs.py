@@ -150,7 +150,7 @@ register_optimizer(OptimizerInfo(
                                    "number of stored correction pairs (scipy maxcor)"),
         "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
                                      "line-search evaluations per iteration (scipy maxls)"),
-        # issue 14: the frameworks' own knobs (scipy's first, then torch's), off by default
+        # the frameworks' own stopping knobs (scipy's first, then torch's), off by default
         "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
                            "scipy's relative-decrease test (0: off)"),
         "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),

@@ -9,12 +9,13 @@ r"""Gradient descent with (heavy-ball) momentum, full batch, under a named buffe
 
 For a constant learning rate the two give the same iterates (:math:`v_k = -\eta b_k`). Under a
 schedule they part: torch applies a new learning rate to the whole buffer at once, Keras' buffer
-keeps the old rates for about :math:`1/(1-\mu)` steps (CASES2.md FC-18: on LR-A with the
-learning rate cut tenfold after 30 iterations, 125 vs 131 iterations to :math:`10^{-6}`).
+keeps the old rates for about :math:`1/(1-\mu)` steps (on a well-conditioned least-squares
+problem, 1,000 rows and three unit-scale features, with the learning rate cut tenfold after 30
+iterations: 125 vs 131 iterations to :math:`10^{-6}`).
 The spec names its ``convention``; the reference rule runs both, ``torch.optim.SGD`` only
 ``lr_outside``, ``keras.optimizers.SGD`` only ``lr_inside``. With ``momentum=0`` or a constant
 learning rate the two conventions are one algorithm (the same iterates up to rounding, 9e-16
-over 300 iterations on LR-A) and both natives run either.
+over 300 iterations on that problem) and both natives run either.
 
 References
 ----------
@@ -98,7 +99,7 @@ def momentum_requires(framework: str, value: str) -> Any:
             return None
         return (f"{framework} implements convention={value!r} (learning rate "
                 f"{value.split('_')[1]} the momentum buffer), not {h['convention']!r}, which "
-                f"differs under schedule={h['schedule']!r} (FC-18); the reference rule "
+                f"differs under schedule={h['schedule']!r}; the reference rule "
                 f"(impl='reference') runs {h['convention']!r} on every backend")
 
     return check
@@ -173,10 +174,11 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
         ``"lr_outside"``: :math:`b = \mu b + g`, step :math:`\eta_k b` (``torch.optim.SGD``).
         ``"lr_inside"``: :math:`v = \mu v - \eta_k g`, step :math:`v` (``keras.optimizers.SGD``,
         Sutskever et al.). Same iterates for a constant learning rate; different under a
-        schedule (FC-18).
+        schedule.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
-        Clip the gradient to this global norm (FC-21).
+        Clip the gradient to this global norm (Keras' ``global_clipnorm`` formula,
+        :func:`~optcmp.optimizers.clip_global_norm`).
     impl : {"auto", "native", "reference"}
     label : str, optional
 

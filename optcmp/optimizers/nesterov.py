@@ -9,7 +9,8 @@ r"""Nesterov's accelerated gradient in the momentum form of the frameworks, full
 
 The gradient is taken at the iterate itself (Sutskever et al.'s reformulation of Nesterov's
 look-ahead). As for :mod:`optcmp.optimizers.momentum`, the two conventions agree for a constant
-learning rate and part under a schedule (FC-18: 90 vs 98 iterations to :math:`10^{-6}` on LR-A).
+learning rate and part under a schedule (90 vs 98 iterations to :math:`10^{-6}` on the
+least-squares problem and schedule described there).
 
 References
 ----------

@@ -185,7 +185,7 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
         inner = text.strip("[]() ")
         try:
             floats = [float(t) for t in inner.split(",") if t.strip()]
-        except ValueError:  # QA: name the parameter, not only the unparsable text
+        except ValueError:  # name the parameter, not only the unparsable text
             raise ValueError(f"{name} must be increasing positive integers separated by commas "
                              f"(e.g. [30, 60]), got {text!r}") from None
         vals = tuple(int(v) for v in floats if math.isfinite(v))
@@ -200,7 +200,7 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
         return u
     try:
         v = float(text)
-    except ValueError:  # QA: "could not convert string to float: ''" named no parameter
+    except ValueError:  # float()'s own message names no parameter
         what = "a positive integer" if kind.startswith("int") else "a finite float >= 0"
         raise ValueError(f"{name} must be {what}, got {text!r}") from None
     if kind.startswith("int"):

@@ -10,7 +10,7 @@ with :math:`g_k` the gradient of the loss on minibatch :math:`k` (mean over its 
 PyTorch's formulation (no dampening), ``convention="lr_outside"``; Keras' velocity form
 (``convention="lr_inside"``, :math:`v_k = \mu v_{k-1} - \eta_k g_k`, :math:`x_{k+1} = x_k + v_k`)
 is the same sequence of iterates for a constant learning rate and a different one under a
-``schedule`` (CASES2.md FC-18, :mod:`optcmp.optimizers.momentum`). The minibatch order is drawn
+``schedule`` (:mod:`optcmp.optimizers.momentum`). The minibatch order is drawn
 by optcmp from the run's seed (:class:`optcmp.batching.BatchOrder`) and is the same on every
 backend; a ``unit="epoch"`` schedule advances once per pass over the data.
 
@@ -119,7 +119,7 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
         Where the learning rate sits in the momentum buffer: outside (``torch.optim.SGD``) or
         inside (``keras.optimizers.SGD``). One algorithm for a constant learning rate (both
         natives run it); under a schedule with momentum only the matching native runs, the
-        other is recorded as ``skipped`` (FC-18).
+        other is recorded as ``skipped``.
     schedule : str or Schedule, default "constant"
         Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = one minibatch step;
         ``unit="epoch"`` converts with the run's minibatches per epoch.
@@ -169,7 +169,7 @@ register_optimizer(OptimizerInfo(
                                "momentum in [0, 1)"),
         "nesterov": HyperParam("nesterov", False, boolean("nesterov"), "Nesterov momentum"),
         "shuffle": HyperParam("shuffle", True, boolean("shuffle"), "reshuffle every epoch"),
-        # issue 14: the buffer convention, a schedule and clipping
+        # the buffer convention, a schedule and clipping (common_params)
         "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
                                  "lr_outside (torch) or lr_inside (Keras) the buffer"),
         **common_params(),

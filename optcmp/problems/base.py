@@ -46,7 +46,6 @@ class Optimum:
     x: Array | None
     method: str
     time: float | None
-    # issue 13: where f* comes from
     kind: str = "direct"
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,7 +200,7 @@ class Problem(ABC):
     reduction: str = "mean"
     #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
     hess_diag_is_constant: bool = False
-    #: issue 11b: True when :meth:`gradient_ops` gives the gradient written once against
+    #: True when :meth:`gradient_ops` gives the gradient written once against
     #: ``ops``; the framework backends then use it instead of autodiff unless a run asks for
     #: ``gradient="autodiff"`` (recorded in ``RunResult.gradient``).
     has_gradient_ops: bool = False

@@ -48,9 +48,9 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
                 or np.iscomplexobj(a):
             raise ValueError(f"data[{k!r}] must be real numeric, got dtype {a.dtype}")
         if np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer):
-            # QA: integer data failed on torch/TensorFlow ("addmv input tensors must have the
-            # same dtype") and promoted numpy float32 runs to float64; the ops have no indexing
-            # op, so integers are values: float64 here, the run's dtype on every backend
+            # integers are values (the ops have no indexing op): float64 here and the run's
+            # dtype on every backend, so integer data neither fails on torch/TensorFlow (mixed
+            # dtypes in one matmul) nor promotes a numpy float32 run to float64
             a = np.array(a, dtype=np.float64, order="C")  # (keeps a 0-d array 0-d)
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"data[{k!r}] contains {int((~np.isfinite(a)).sum())} NaN or "
@@ -61,7 +61,7 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
 
 
 def _param_array(what: str, value: Any) -> np.ndarray:
-    """``value`` as a float64 array; a ValueError naming ``what`` when it is not numbers (QA)."""
+    """``value`` as a float64 array; a ValueError naming ``what`` when it is not numbers."""
     try:
         if np.iscomplexobj(np.asarray(value)):
             raise TypeError("complex")
@@ -79,7 +79,7 @@ def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
             raise ValueError("x0 is an empty dict; give at least one named parameter array")
         arrays = {str(k): _param_array(f"x0[{k!r}]", v) for k, v in x0.items()}
         empty = [k for k, a in arrays.items() if a.size == 0]
-        if empty:  # QA: {"w": np.ones(0)} gave a problem with n_params = 0
+        if empty:  # an empty array would add no parameter (n_params could be 0)
             raise ValueError(f"x0[{empty[0]!r}] is an empty array; every named parameter needs "
                              "at least one entry")
         layout = ParamLayout(tuple(arrays), tuple(a.shape for a in arrays.values()))
@@ -238,7 +238,7 @@ class FunctionProblem(Problem):
 
 
 def _scalar(out: Any, name: str) -> Any:
-    """``out`` if the objective returned a scalar; else a ValueError naming its shape (QA)."""
+    """``out`` if the objective returned a scalar; else a ValueError naming its shape."""
     shape = getattr(out, "shape", None)
     try:
         dims = () if shape is None else tuple(shape)
@@ -311,7 +311,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     opts = ", ".join(f"{k}={v:g}" for k, v in ESTIMATE_OPTIONS.items())
     method = (f"scipy L-BFGS-B float64 ({opts}), nit={int(res.nit)}, "
               f"|g|_inf={gnorm:.1e}, {str(res.message)}")
-    if not res.success or not math.isfinite(float(res.fun)):  # QA: was silently taken as f*
+    if not res.success or not math.isfinite(float(res.fun)):  # never a silent, unreliable f*
         warnings.warn(f"the reference solve for the optimum of problem "
                       f"{getattr(problem, 'name', '?')!r} did not converge ({str(res.message)}; "
                       f"f = {float(res.fun):.6g}, |g|_inf = {gnorm:.1e} after {int(res.nit)} "

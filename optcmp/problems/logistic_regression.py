@@ -60,7 +60,7 @@ def _labels(y: Any) -> np.ndarray:
 
 
 def _check_two_classes(y: np.ndarray, fit_intercept: bool, l2: float) -> None:
-    """Refuse one class where the loss has no minimizer (QA): an unpenalized parameter runs off."""
+    """Refuse one class where the loss has no minimizer: an unpenalized parameter runs off."""
     classes = np.unique(y)
     if classes.size == 1 and (fit_intercept or not (isinstance(l2, (int, float)) and l2 > 0)):
         which = "an unpenalized intercept" if fit_intercept else "l2=0"
