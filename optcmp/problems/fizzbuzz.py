@@ -7,7 +7,8 @@ never zeroed, a sum-reduced loss where the other version takes a mean (a factor 
 outputs in the effective learning rate), different initializations and shuffling in one version
 only. :class:`FizzBuzzMLP` removes all four: one loss with one reduction, one initial point drawn
 in numpy float64, one data split, and (through :class:`optcmp.batching.BatchOrder`) one
-minibatch order on every backend.
+minibatch order on every backend. The data (numbers, digits, classes, the split) come from
+:mod:`optcmp.problems.fizzbuzz_data`.
 
 See ``docs/fizzbuzz-story.md`` and ``examples/fizzbuzz_three_frameworks.py``.
 """
@@ -21,63 +22,14 @@ import numpy as np
 
 from optcmp._scipy import special
 from optcmp.problems.base import Array, ParamLayout, Problem
+from optcmp.problems.fizzbuzz_data import CLASSES, binary_encode, fizzbuzz_labels, split_numbers
 
-#: Class names, in the order of the one-hot columns.
-CLASSES = ("fizzbuzz", "buzz", "fizz", "number")
 #: Loss names and the reduction each one uses over samples (and outputs).
 LOSSES = {"mse": "mean", "mse_sum": "sum", "cross_entropy": "mean"}
 #: Initializations of the weight matrices (biases start at zero).
 INITS = ("normal", "truncated_normal", "glorot_uniform")
 #: Default standard deviation of each initialization (``glorot_uniform`` has none).
 DEFAULT_INIT_STD = {"normal": 1.0, "truncated_normal": 0.01, "glorot_uniform": None}
-
-
-def fizzbuzz_labels(numbers: Any) -> np.ndarray:
-    """FizzBuzz class of each integer.
-
-    Parameters
-    ----------
-    numbers : array_like of int, shape (n,)
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        0 for a multiple of 15 ("fizzbuzz"), 1 for another multiple of 5 ("buzz"), 2 for another
-        multiple of 3 ("fizz"), 3 otherwise ("number"); see :data:`CLASSES`.
-    """
-    n = np.asarray(numbers, dtype=np.int64)
-    return np.select([n % 15 == 0, n % 5 == 0, n % 3 == 0], [0, 1, 2], default=3).astype(np.int64)
-
-
-def binary_encode(numbers: Any, n_bits: int) -> np.ndarray:
-    """Binary digits of non-negative integers, most significant bit first.
-
-    Parameters
-    ----------
-    numbers : array_like of int, shape (n,)
-        Integers in ``[0, 2**n_bits)``.
-    n_bits : int
-        Width of the encoding.
-
-    Returns
-    -------
-    ndarray of float64, shape (n, n_bits)
-        0/1 digits; column 0 is the most significant bit.
-
-    Raises
-    ------
-    ValueError
-        A negative number, or one that does not fit in ``n_bits`` bits (the message names it).
-    """
-    n = np.asarray(numbers, dtype=np.int64)
-    if n.size and int(n.min()) < 0:
-        raise ValueError(f"binary_encode needs non-negative integers, got {int(n.min())}")
-    if n.size and int(n.max()) >= 2**n_bits:
-        raise ValueError(f"{int(n.max())} does not fit in n_bits={n_bits} bits "
-                         f"(largest is {2**n_bits - 1}); raise n_bits to at least "
-                         f"{int(n.max()).bit_length()}")
-    shifts = np.arange(n_bits - 1, -1, -1, dtype=np.int64)
-    return ((n[:, None] >> shifts[None, :]) & 1).astype(np.float64)
 
 
 def _int_arg(name: str, v: Any, lo: int) -> int:
@@ -117,26 +69,6 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
     if target_loss is not None and not (math.isfinite(float(target_loss))
                                         and float(target_loss) > 0):
         raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
-
-
-def _split(low: int, high: int, n_bits: int, test_fraction: float, seed: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The numbers ``low .. high - 1``, their digits and classes, and the seeded split.
-
-    Returns ``(numbers, X, labels, train_idx, test_idx)``: the test rows are the first
-    ``round(n * test_fraction)`` of a ``default_rng(seed)`` permutation (sorted), the training
-    rows the rest in permutation order.
-    """
-    numbers = np.arange(low, high, dtype=np.int64)
-    X = binary_encode(numbers, n_bits)  # raises when a number does not fit
-    labels = fizzbuzz_labels(numbers)
-    n = numbers.size
-    n_test = int(round(n * float(test_fraction)))
-    if n - n_test < 1:
-        raise ValueError(f"test_fraction={test_fraction!r} leaves no training rows out of {n}")
-    perm = np.random.default_rng(seed).permutation(n)
-    test_idx, train_idx = np.sort(perm[:n_test]), perm[n_test:]
-    return numbers, X, labels, train_idx, test_idx
 
 
 class FizzBuzzMLP(Problem):
@@ -270,7 +202,8 @@ class FizzBuzzMLP(Problem):
         n_bits = _int_arg("n_bits", n_bits, 1)
         low, high = _number_range(low, high, n_max)
         _check_scales(test_fraction, init, init_std, damping, target_loss)
-        numbers, X, labels, train_idx, test_idx = _split(low, high, n_bits, test_fraction, seed)
+        numbers, X, labels, train_idx, test_idx = split_numbers(
+            low, high, n_bits, test_fraction, seed)
         eye = np.eye(len(CLASSES))
 
         self.hidden = hidden
@@ -608,3 +541,7 @@ class FizzBuzzMLP(Problem):
                 "test_fraction": self.test_fraction, "seed": self.seed,
                 "damping": self.damping, "target_loss": self.target_loss,
                 "drop_last": self.drop_last}
+
+
+__all__ = ["CLASSES", "DEFAULT_INIT_STD", "INITS", "LOSSES", "FizzBuzzMLP", "binary_encode",
+           "fizzbuzz_labels"]
