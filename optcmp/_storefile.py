@@ -29,13 +29,19 @@ _T = TypeVar("_T")
 class StoreError(ValueError):
     """A run store that cannot be used (not a store, unreadable header)."""
 
+    __module__ = "optcmp.store"  # its public name (reprs, tracebacks, pickles)
+
 
 class StoreMismatchError(StoreError):
     """The store was written for another problem or by another store format version."""
 
+    __module__ = "optcmp.store"
+
 
 class StoreLockedError(StoreError):
     """Another sweep holds the store's lock."""
+
+    __module__ = "optcmp.store"
 
 
 class StoreContents(Generic[_T]):
