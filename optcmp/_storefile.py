@@ -25,17 +25,27 @@ STORE_FORMAT: str = json.loads(_HEADER_START + b"}")["format"]
 
 _T = TypeVar("_T")
 
+#: The module whose names the store errors below carry (reprs, tracebacks, pickles):
+#: :mod:`optcmp.store`, which re-exports them (this module does not import it).
+_PUBLIC_MODULE = __name__.rpartition(".")[0] + ".store"
+
 
 class StoreError(ValueError):
     """A run store that cannot be used (not a store, unreadable header)."""
+
+    __module__ = _PUBLIC_MODULE
 
 
 class StoreMismatchError(StoreError):
     """The store was written for another problem or by another store format version."""
 
+    __module__ = _PUBLIC_MODULE
+
 
 class StoreLockedError(StoreError):
     """Another sweep holds the store's lock."""
+
+    __module__ = _PUBLIC_MODULE
 
 
 class StoreContents(Generic[_T]):

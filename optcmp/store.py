@@ -61,12 +61,7 @@ from optcmp._storefile import (
 )
 from optcmp._version import __version__
 from optcmp.results import Comparison, RunResult
-
-# The error classes live in the store file reader (which optcmp.results uses too); their public
-# name, in reprs, tracebacks and pickles, stays optcmp.store.<name>.
-for _cls in (StoreError, StoreMismatchError, StoreLockedError):
-    _cls.__module__ = __name__
-del _cls
+from optcmp.run import RunConfig, configured
 
 
 class Interrupted(KeyboardInterrupt):
@@ -157,57 +152,51 @@ def problem_identity(problem: Any) -> dict[str, Any]:
     return {"problem": jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
 
 
-def run_key(problem: Any, optimizer: Any, *, backend: str, device: str | None, dtype: str,
-            seed: int, stopping: Any, eval_every: int | None = None,
-            threads: int | None = None, execution: str = "auto",
-            gradient: str = "auto") -> str:
+def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
+            **settings: Any) -> str:
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
-    hyperparameter, impl; not the display label), backend, device, dtype, seed, the stopping rule
-    (``rule.to_dict()``), ``eval_every``, ``threads`` (when set) and :data:`STORE_VERSION`. It does not depend on the
-    process, the machine, the Python hash seed or the order of the sweep.
+    hyperparameter, impl; not the display label), :data:`STORE_VERSION`, and the settings
+    whose :class:`~optcmp.run.RunConfig` metadata says they define a run
+    (:meth:`RunConfig.key_fields`: backend, device, dtype, seed, the stopping rule's
+    ``to_dict()``, ``eval_every``, and ``threads``, ``execution``, ``gradient`` unless at their
+    defaults, so keys of stores written before those settings existed stay valid). It does not
+    depend on the process, the machine, the Python hash seed or the order of the sweep.
 
     Parameters
     ----------
     problem : Problem
     optimizer : OptimizerSpec
-    backend : str
-        Canonical backend name.
-    device : str or None
-        ``None`` means ``"cpu"``; numpy always runs on the CPU.
-    dtype : {"float64", "float32"}
-    seed : int
-    stopping : Rule
-    eval_every : int, optional
-    threads : int, optional
-        CPU threads the run was limited to (not part of the key when None).
-    execution : str, default "auto"
-        The execution mode asked for (``RunConfig.execution``; not part of the key when
-        ``"auto"``, so keys of earlier stores stay valid).
-    gradient : str, default "auto"
-        The gradient asked for (``RunConfig.gradient``; not part of the key when ``"auto"``).
+    config : RunConfig, optional
+        The run's settings, with its stopping rule resolved
+        (``config.replace(stopping=config.stopping_rule(problem))``).
+    **settings
+        Settings replacing those of ``config`` (:class:`~optcmp.run.RunConfig` fields, e.g.
+        ``backend="numpy", device=None, dtype="float64", seed=0, stopping=rule``). Without
+        ``config``, ``threads`` defaults to None (not part of the key).
 
     Returns
     -------
     str
         64 hexadecimal digits.
+
+    Raises
+    ------
+    ValueError
+        The stopping rule is not given, or a setting has a bad value.
+    TypeError
+        An unknown setting.
     """
-    dev = "cpu" if backend == "numpy" or device is None else str(device).lower()
+    if config is None:
+        settings = {"threads": None, **settings}
     payload = {
         "store_version": STORE_VERSION,
         "problem": problem_identity(problem),
         "optimizer": {"name": optimizer.name, "hyperparameters": dict(optimizer.hyperparameters),
                       "impl": optimizer.impl},
-        "backend": backend, "device": dev, "dtype": dtype, "seed": int(seed),
-        "stopping": stopping.to_dict(), "eval_every": eval_every,
+        **configured(config, settings, "run_key").key_fields(),
     }
-    if threads is not None:
-        payload["threads"] = int(threads)
-    if execution != "auto":
-        payload["execution"] = execution
-    if gradient != "auto":  # issue 11b
-        payload["gradient"] = gradient
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 

@@ -26,23 +26,29 @@ lbfgs         history_size         3, 5, 10, 20, 50
 ``mode="defaults"`` skips the grid and runs each optimizer once per repetition with its
 documented defaults (``optcmp list``), scored the same way: the baseline a tuned configuration
 has to beat.
+
+Example
+-------
+>>> import optcmp
+>>> p = optcmp.problems.LinearRegression(n_samples=500)
+>>> t = optcmp.tune(p, optcmp.gd, {"learning_rate": [1e-3, 3e-3, 1e-2]}, by="iterations",
+...                 budget=500, repeats=1)  # doctest: +SKIP
+>>> optcmp.compare(p, t.specs)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from optcmp._io import write_text_atomic
+from optcmp.comparison import Comparison
 from optcmp.optimizers.base import (
     OptimizerSpec,
     as_spec,
@@ -50,8 +56,10 @@ from optcmp.optimizers.base import (
     get_optimizer,
 )
 from optcmp.problems.base import Problem
-from optcmp.results import Comparison, RunResult
+from optcmp.results import RunResult
+from optcmp.run import RunConfig, configured, make_stopping
 from optcmp.stopping import Rule, default_stopping
+from optcmp.tune_result import ConfigScore, TuneResult, load_specs
 
 
 def _log_grid(lo: int, hi: int, per_decade: int = 2) -> tuple[float, ...]:
@@ -68,197 +76,15 @@ DEFAULT_GRIDS: dict[str, dict[str, tuple[Any, ...]]] = {
     "lbfgs": {"history_size": (3, 5, 10, 20, 50)},
 }
 
+#: What :func:`tune` takes as ``optimizer``: one optimizer (spec, factory or name) or several.
+Tunable = (OptimizerSpec | str | Callable[..., OptimizerSpec]
+           | Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]])
+
 #: Default budget per scoring: timed seconds, or iterations.
 DEFAULT_BUDGET = {"time": 10.0, "iterations": 10_000}
 
 BY = ("time", "iterations")
 MODES = ("grid", "defaults")
-
-
-@dataclass
-class ConfigScore:
-    """The score of one configuration.
-
-    Attributes
-    ----------
-    optimizer : str
-        Canonical optimizer name.
-    spec : OptimizerSpec
-        The configuration (every hyperparameter).
-    point : dict
-        The grid values of this configuration (empty in ``"defaults"`` mode).
-    scores : list of float
-        One score per repetition: seconds (``by="time"``) or iterations (``by="iterations"``)
-        to the target, the budget for a run that did not reach it.
-    median : float
-        Median of ``scores`` (the selection criterion).
-    successes : int
-        Repetitions that reached the target.
-    statuses : list of str
-        Status of each repetition.
-    best : bool
-        Whether this configuration was chosen for its optimizer.
-    final_gap : float
-        Median over repetitions of the final relative suboptimality (the final objective when
-        the optimum is unknown; inf for non-finite values): the tie-break between
-        configurations with the same median score, so when no configuration reaches the target
-        the one that got closest is chosen.
-    """
-
-    optimizer: str
-    spec: OptimizerSpec
-    point: dict[str, Any]
-    scores: list[float]
-    median: float
-    successes: int
-    statuses: list[str]
-    best: bool = False
-    final_gap: float = float("inf")
-
-
-@dataclass
-class TuneResult:
-    """What :func:`tune` found.
-
-    Attributes
-    ----------
-    specs : list of OptimizerSpec
-        The chosen configuration of each optimizer, in the order given: pass them to
-        :func:`optcmp.compare` as they are.
-    configs : list of ConfigScore
-        Every configuration with its scores.
-    by : {"time", "iterations"}
-    budget : float
-        Seconds or iterations allowed to every run.
-    repeats : int
-    mode : {"grid", "defaults"}
-    cost : dict
-        ``runs`` (in the sweep), ``executed`` (not read back from a store), ``timed`` (sum of
-        timed seconds), ``run_wall`` (sum of the runs' wall seconds) and ``elapsed`` (wall
-        seconds of the whole call).
-    comparison : Comparison
-        Every tuning run.
-    """
-
-    specs: list[OptimizerSpec]
-    configs: list[ConfigScore]
-    by: str
-    budget: float
-    repeats: int
-    mode: str
-    cost: dict[str, float]
-    comparison: Comparison = field(repr=False)
-
-    @property
-    def best(self) -> OptimizerSpec:
-        """The chosen spec (with several optimizers: the one with the smallest median score)."""
-        chosen = [c for c in self.configs if c.best]
-        top = min(chosen, key=lambda c: (c.median, -c.successes))
-        return self.specs[[s.name for s in self.specs].index(top.optimizer)]
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per configuration."""
-        unit = "seconds" if self.by == "time" else "iterations"
-        return [{"optimizer": c.optimizer, **{f"hp_{k}": v for k, v in c.point.items()},
-                 f"median_{unit}_to_target": c.median, "successes": c.successes,
-                 "repeats": len(c.scores), "best": c.best, "spec": c.spec.describe()}
-                for c in self.configs]
-
-    def to_frame(self) -> Any:
-        """A pandas DataFrame of :meth:`rows` (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows())
-
-    def table(self) -> str:
-        """A readable table of every configuration, the choices and the tuning cost."""
-        unit = "s" if self.by == "time" else "it"
-        head = ["optimizer", "configuration", f"median to target ({unit})", "reached", ""]
-        lines = [head]
-        for c in self.configs:
-            point = ", ".join(f"{k}={v!r}" for k, v in c.point.items()) or "defaults"
-            med = (f"{c.median:.4g}" if c.successes else f">= {c.median:.4g} (budget)")
-            lines.append([c.optimizer, point, med, f"{c.successes}/{len(c.scores)}",
-                          "<- best" if c.best else ""])
-        widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-        out = ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
-        out.insert(1, "  ".join("-" * w for w in widths[:-1]))  # the marker column has no head
-        budget = (f"{self.budget:g} s timed" if self.by == "time"
-                  else f"{int(self.budget)} iterations")
-        out.append(f"budget per run: {budget}; a run that misses the target scores the budget; "
-                   f"best = smallest median over {self.repeats} repetition(s)")
-        k = self.cost
-        out.append(f"tuning cost: {int(k['runs'])} runs ({int(k['executed'])} executed), "
-                   f"{k['timed']:.3g} s timed, {k['run_wall']:.3g} s run wall time, "
-                   f"{k['elapsed']:.3g} s elapsed")
-        out.extend(f"chosen: {s.describe()}" for s in self.specs)
-        return "\n".join(out)
-
-    def __str__(self) -> str:
-        return self.table()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable summary (specs, configurations, cost; not the runs)."""
-        return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
-                "repeats": self.repeats, "mode": self.mode,
-                "specs": [s.to_dict() for s in self.specs],
-                "configs": [{"optimizer": c.optimizer, "spec": c.spec.to_dict(),
-                             "point": c.point, "scores": c.scores, "median": c.median,
-                             "successes": c.successes, "statuses": c.statuses, "best": c.best}
-                            for c in self.configs],
-                "cost": self.cost}
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`).
-
-        Written through a temporary file next to ``path`` (removed on any error).
-
-        Raises
-        ------
-        IsADirectoryError
-            ``path`` is a directory.
-        FileNotFoundError
-            The directory of ``path`` does not exist.
-        """
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=1), what="tuning result")
-
-
-def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
-    """The chosen specs of a :meth:`TuneResult.save` file.
-
-    Parameters
-    ----------
-    path : str or path-like
-        JSON file written by ``TuneResult.save`` (or ``optcmp tune --out``).
-
-    Returns
-    -------
-    list of OptimizerSpec
-        The chosen setting of each tuned optimizer, ready for :func:`optcmp.compare`.
-
-    Raises
-    ------
-    FileNotFoundError
-    IsADirectoryError
-        ``path`` is a directory.
-    ValueError
-        Not a tuning result (not UTF-8 or not JSON included), or an invalid spec in it.
-    """
-    p = os.fspath(path)
-    with open(p, "rb") as fh:
-        raw = fh.read()
-    try:
-        d = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{p} is not an optcmp tuning result (not JSON: {exc})") from None
-    specs = d.get("specs") if isinstance(d, dict) else None
-    if (not isinstance(d, dict) or d.get("format") != "optcmp.tune"
-            or not isinstance(specs, list) or not all(isinstance(x, dict) for x in specs)):
-        raise ValueError(f"{p} is not an optcmp tuning result (format optcmp.tune)")
-    try:
-        return [OptimizerSpec.from_dict(x) for x in specs]
-    except KeyError as exc:
-        raise ValueError(f"{p}: a spec lacks {exc}") from None
 
 
 def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
@@ -307,28 +133,11 @@ def _final_gap(runs: Sequence[RunResult]) -> float:
     return float(np.median(vals)) if vals else float("inf")
 
 
-def tune(
-    problem: Problem,
-    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec]
-    | Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]],
-    grid: Mapping[str, Any] | None = None,
-    *,
-    budget: float | None = None,
-    by: str = "time",
-    repeats: int = 3,
-    tol: float = 1e-6,
-    mode: str = "grid",
-    backend: str = "numpy",
-    device: str | None = None,
-    dtype: str = "float64",
-    seed: int = 0,
-    max_time: float | None = None,
-    executor: Any = None,
-    store: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    target: Rule | None = None,
-    threads: int | None = 1,
-) -> TuneResult:
+def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = None, *,
+         budget: float | None = None, by: str = "time", repeats: int = 3, mode: str = "grid",
+         target: Rule | None = None, max_time: float | None = None, executor: Any = None,
+         store: str | os.PathLike[str] | None = None, progress: bool = True,
+         config: RunConfig | None = None, **overrides: Any) -> TuneResult:
     """Tune hyperparameters fairly: same target and budget for every configuration.
 
     Parameters
@@ -347,22 +156,23 @@ def tune(
         of the machine's load).
     repeats : int, default 3
         Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
-    tol : float, default 1e-6
-        Target: relative suboptimality (or the problem's default target without a known
-        optimum), as in :func:`optcmp.make_stopping`.
     mode : {"grid", "defaults"}, default "grid"
         ``"defaults"`` runs each optimizer with its documented defaults (``grid`` must be None).
-    backend, device, dtype
-        Where the tuning runs run.
-    seed : int, default 0
-    max_time : float, optional
-        With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
-        scores the budget).
-    executor, store, progress, threads
-        As in :func:`optcmp.compare` (progress bar, one thread by default; resumable store).
     target : Rule, optional
         Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
         without a known optimum); the budget and divergence detection are added to it.
+    max_time : float, optional
+        With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
+        scores the budget); None (default): none.
+    executor, store, progress
+        As in :func:`optcmp.compare` (resumable store, progress bar).
+    config : RunConfig, optional
+        The settings of every run (:class:`~optcmp.run.RunConfig`: ``backend``, ``device``,
+        ``dtype``, ``seed``, ``threads``, ``tol``: the target as in :func:`optcmp.make_stopping`,
+        ...), its budgets replaced by tune's (:func:`tuning_rule`).
+    **overrides
+        Settings replacing those of ``config`` (``tol=``, ``backend=``, ``seed=``, ...), except
+        the budgets :data:`BUDGET_SETTINGS`.
 
     Returns
     -------
@@ -374,39 +184,50 @@ def tune(
     ------
     ValueError
         Unknown ``by`` or ``mode``, a bad budget, an empty grid or list, an invalid value in the
-        grid (named), a grid in ``"defaults"`` mode.
+        grid (named), a grid in ``"defaults"`` mode, a ``config`` with a stopping rule.
     TypeError
-        A grid hyperparameter the optimizer does not have.
+        A grid hyperparameter the optimizer does not have; a budget given as a setting.
 
     Warns
     -----
     UserWarning
-        When no configuration of an optimizer reached the target, or when the best value of a
-        numeric axis with three or more values sits at the edge of the grid.
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> p = optcmp.problems.LinearRegression(n_samples=500)
-    >>> t = optcmp.tune(p, optcmp.gd, {"learning_rate": [1e-3, 3e-3, 1e-2]}, by="iterations",
-    ...                 budget=500, repeats=1)  # doctest: +SKIP
-    >>> optcmp.compare(p, t.specs)  # doctest: +SKIP
+        No configuration of an optimizer reached the target, or the best value of a numeric
+        axis with three or more values sits at the edge of the grid.
     """
-    from optcmp.run.checks import make_stopping
     from optcmp.sweep import compare
 
     t_start = time.perf_counter()
+    run_config = _tuning_config(config, overrides)
     budget, base = _check_inputs(optimizer, by, mode, budget, repeats)
     configs, grids = _configurations(base, grid, mode)
-    rule = _stopping_rule(problem, make_stopping, target, tol, by, budget, max_time)
-    comp = compare(problem, [c[1] for c in configs], backends=[backend], device=device,
-                   dtype=dtype, stopping=rule, repeats=repeats, seed=seed, progress=progress,
-                   executor=executor, store=store, threads=threads)
+    rule = tuning_rule(problem, by=by, budget=budget, tol=run_config.tol, target=target,
+                       max_time=max_time)
+    comp = compare(problem, [c[1] for c in configs], backends=[run_config.backend],
+                   config=run_config.replace(stopping=rule), repeats=repeats,
+                   progress=progress, executor=executor, store=store)
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
     return TuneResult(chosen, scored, by, float(budget), int(repeats), mode,
                       _tuning_cost(comp, t_start), comp)
+
+
+#: Settings of a run that tune sets itself from its budget (not overrides of :func:`tune`).
+BUDGET_SETTINGS = ("stopping", "max_iter", "max_evals")
+
+
+def _tuning_config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig:
+    """The settings of every tuning run: ``config`` with ``overrides``, without a rule."""
+    taken = [k for k in BUDGET_SETTINGS if k in overrides]
+    if taken:
+        raise TypeError(f"tune() got unexpected keyword argument(s) "
+                        f"{', '.join(map(repr, taken))}: tune sets every run's stopping rule "
+                        "from budget, by, target, tol and max_time")
+    run_config = configured(config, overrides, "tune")
+    if run_config.stopping is not None:
+        raise ValueError("tune sets every run's stopping rule from budget, by, target, tol and "
+                         "max_time: give a config without stopping (a target as target=...)")
+    return run_config
 
 
 #: One configuration to run: index of its optimizer in the given list, spec, grid point.
@@ -471,11 +292,34 @@ def _defaults_spec(s: OptimizerSpec) -> OptimizerSpec:
     return OptimizerSpec(d.name, d.hyperparameters, d.impl, f"{d.name} (defaults)")
 
 
-def _stopping_rule(problem: Problem, make_stopping: Callable[..., Rule], target: Rule | None,
-                   tol: float, by: str, budget: float, max_time: float | None) -> Rule:
-    """The rule of every run: ``target`` (checked) or ``tol``'s target, within the budget.
+def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
+                target: Rule | None = None, max_time: float | None = None) -> Rule:
+    """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, within the budget.
 
-    ``make_stopping`` is :func:`optcmp.compare.make_stopping`, imported by :func:`tune`.
+    Parameters
+    ----------
+    problem : Problem
+    by : {"time", "iterations"}
+        ``"time"``: ``budget`` timed seconds, capped at
+        ``DEFAULT_BUDGET["iterations"]`` iterations (so that a hopeless run's stop does not
+        depend on the machine); ``"iterations"``: ``budget`` iterations, and ``max_time``.
+    budget : float
+    tol : float, default 1e-6
+        Relative suboptimality target (the problem's default target without a known optimum),
+        as in :func:`optcmp.make_stopping`.
+    target : Rule, optional
+        A target rule replacing ``tol``'s.
+    max_time : float, optional
+        With ``by="iterations"``, a cap in timed seconds (None: none).
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    TypeError
+        ``target`` is no target rule.
     """
     if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
         limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
@@ -570,5 +414,5 @@ def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]])
                           "extend the grid", stacklevel=4)
 
 
-__all__ = ["BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "ConfigScore", "TuneResult",
-           "load_specs", "tune"]
+__all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "ConfigScore",
+           "TuneResult", "load_specs", "tune", "tuning_rule"]

@@ -152,3 +152,27 @@ def test_execution_step_runs_every_run_of_the_table_and_the_verdict_in_step(tmp_
                      "--out", str(auto)]) == 0
     saved = Comparison.load(auto)
     assert {r.execution for r in saved.runs + saved.verdict_runs} == {"fused"}
+
+
+def test_eval_every_is_a_run_setting_of_run_and_tune(tmp_path, capsys):
+    """``--eval-every N`` reaches the runs through the command's RunConfig: an sgd run observes
+    the full objective every N steps (not once per epoch), and N is part of the store key."""
+    from optcmp.comparison import Comparison
+
+    store = tmp_path / "runs.jsonl"
+    argv = ["run", "--rows", "500", "--backends", "numpy", "--optimizers", "sgd", "--set",
+            "sgd.batch_size=50", "--max-iter", "12", "--tol", "1e-12", "--no-early-stop",
+            "--no-progress", "--store", str(store)]
+    assert cli.main(argv + ["--eval-every", "3"]) == 0
+    assert "0 run(s) read back, 1 run(s) executed" in capsys.readouterr().err
+    assert [int(k) for k in Comparison.load(store).runs[0].trace.iteration] == [0, 3, 6, 9, 12]
+    assert cli.main(argv) == 0  # one epoch (10 steps) between evaluations: another run
+    assert "0 run(s) read back, 1 run(s) executed" in capsys.readouterr().err
+    assert cli.main(argv + ["--eval-every", "3"]) == 0
+    assert "1 run(s) read back, 0 run(s) executed" in capsys.readouterr().err
+    tuned = tmp_path / "tune.jsonl"
+    assert cli.main(["tune", "--rows", "500", "--optimizers", "sgd", "--set",
+                     "sgd.batch_size=50", "--grid", "learning_rate=0.01", "--by", "iterations",
+                     "--budget", "12", "--repeats", "1", "--eval-every", "4", "--no-progress",
+                     "--store", str(tuned)]) == 0
+    assert [int(k) for k in Comparison.load(tuned).runs[0].trace.iteration][:3] == [0, 4, 8]

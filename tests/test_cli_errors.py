@@ -10,6 +10,7 @@ import pytest
 
 import optcmp
 from optcmp import cli
+from optcmp.cli.common import literal
 from optcmp.problems import LinearRegression
 from optcmp.results import Comparison, RunResult, check_output_path
 from optcmp.store import Interrupted
@@ -280,7 +281,7 @@ def test_tune_target_rule_in_python() -> None:
     ("None", None), ("scipy", "scipy"), ("'auto'", "auto"), ("auto", "auto"),
 ])
 def test_set_values_are_parsed(text, value) -> None:
-    assert cli._literal(text) == value and type(cli._literal(text)) is type(value)
+    assert literal(text) == value and type(literal(text)) is type(value)
 
 
 def test_set_applies_hyperparameters_and_impl(tmp_path, capsys) -> None:

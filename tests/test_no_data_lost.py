@@ -401,7 +401,7 @@ def test_absurd_repeats_refused_before_planning(monkeypatch, capsys):
     def boom(*a, **k):
         raise AssertionError("the sweep planned its tasks")
 
-    monkeypatch.setattr(sweep._Sweep, "plan", boom)
+    monkeypatch.setattr(sweep.plan.Plan, "tasks", boom)
     p = LinearRegression(n_samples=50)
     with pytest.raises(ValueError, match=r"repeats=1,000,000,000 x 1 backend\(s\) x 2 "
                                          r"optimizer\(s\) = 2,000,000,000 runs; one sweep holds "

@@ -105,6 +105,44 @@ def test_run_key_is_the_same_in_another_process():
                           dtype="float64", seed=0, stopping=RULE)
 
 
+def test_run_key_of_a_config_equals_the_keyword_form():
+    p = small()
+    config = optcmp.RunConfig(seed=2, threads=1, execution="step", stopping=RULE)
+    k = run_key(p, optcmp.gd(learning_rate=0.2), config)
+    assert k == run_key(p, optcmp.gd(learning_rate=0.2), backend="numpy", device=None,
+                        dtype="float64", seed=2, stopping=RULE, threads=1, execution="step")
+    assert k == run_key(p, optcmp.gd(learning_rate=0.2), optcmp.RunConfig(stopping=RULE),
+                        seed=2, execution="step")  # settings override the config's
+    assert k != run_key(p, optcmp.gd(learning_rate=0.2), config, gradient="autodiff")
+    with pytest.raises(ValueError, match="stopping rule is not resolved"):
+        run_key(p, optcmp.gd(), optcmp.RunConfig())
+    with pytest.raises(TypeError, match=r"run_key\(\) got unexpected keyword argument\(s\) 'lr'"):
+        run_key(p, optcmp.gd(), stopping=RULE, lr=0.1)
+
+
+def test_a_store_written_by_optcmp_0_1_0_resumes_without_running_again(tmp_path):
+    """The keys computed from a run's settings are the ones optcmp 0.1.0 wrote: resuming its
+    store (LinearRegression(n_samples=500, seed=1), gd and lbfgs on numpy, tol=1e-3,
+    max_iter=50) reads both runs back and executes none."""
+    import shutil
+    from pathlib import Path
+
+    path = tmp_path / "store.jsonl"
+    shutil.copy(Path(__file__).parent / "data" / "saved_v0_1" / "store.jsonl", path)
+    saved = [r["key"] for r in lines(path) if r["record"] == "run"]
+    p = LinearRegression(n_samples=500, seed=1)
+    cb = Counter()
+    comp = optcmp.compare(p, [optcmp.gd, "lbfgs"], backends=["numpy"], tol=1e-3, max_iter=50,
+                          progress=False, store=path, callback=cb)
+    assert cb.runs == 0
+    assert (comp.settings["store"]["reused"], comp.settings["store"]["executed"]) == (2, 0)
+    assert [r.optimizer for r in comp] == ["gd", "lbfgs"]
+    assert [r.status for r in comp] == [r.status for r in load_store(path)]
+    config = optcmp.RunConfig(tol=1e-3, max_iter=50)
+    config = config.replace(stopping=config.stopping_rule(p))
+    assert [run_key(p, s, config) for s in (optcmp.gd(), optcmp.lbfgs())] == saved
+
+
 def test_data_fingerprint_tracks_the_data():
     a, b = lr_a(), lr_a()
     assert data_fingerprint(a) == data_fingerprint(b)

@@ -10,6 +10,7 @@ import pytest
 
 import optcmp
 from optcmp import cli, stats
+from optcmp.cli.run import build_suite, run_stopping
 from optcmp.results import RunResult, Trace
 from optcmp.suites import Suite
 
@@ -162,8 +163,8 @@ def test_no_early_stop_applies_to_a_suite_run():
     def rule(*extra):
         args = cli.build_parser().parse_args(["run", "--suite", "mgh", "--max-iter", "300",
                                               *extra])
-        suite = cli._build_suite(args)
-        return cli._run_stopping(args, suite, 1e-6, None)
+        suite = build_suite(args)
+        return run_stopping(args, suite, 1e-6, None)
 
     assert rule() is None  # each problem's own default rule, early stops included
     off = rule("--no-early-stop")

@@ -246,10 +246,9 @@ def test_tune_shows_progress_and_takes_threads(capsys):
 def test_tune_by_time_also_caps_iterations():
     """A time budget alone would make a hopeless run's stop depend on the load: tune's rule
     also has the iteration cap (so the rate projection counts iterations, not seconds)."""
-    from optcmp.runner import make_stopping
-    from optcmp.tuning import DEFAULT_BUDGET, _stopping_rule
+    from optcmp.tuning import DEFAULT_BUDGET, tuning_rule
 
-    rule = _stopping_rule(lr_a(), make_stopping, None, 1e-6, "time", 10.0, None)
+    rule = tuning_rule(lr_a(), by="time", budget=10.0)
     caps = {type(r).__name__: r for r in rule.rules()}
     assert caps["MaxIter"].n == DEFAULT_BUDGET["iterations"] == 10_000
     assert caps["MaxTime"].seconds == 10.0

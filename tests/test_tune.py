@@ -150,6 +150,46 @@ def test_bad_arguments_are_named(quad, kwargs, err, match):
         optcmp.tune(p, "gd", grid, **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore:.*edge of the grid:UserWarning")
+def test_tune_takes_a_run_config_and_keyword_settings_alike(quad):
+    p, *_ = quad
+    grid = {"learning_rate": [0.01, 0.03]}
+    kw = dict(by="iterations", budget=2000, repeats=2, progress=False)
+    a = optcmp.tune(p, "gd", grid, tol=1e-8, seed=4, threads=1, **kw)
+    b = optcmp.tune(p, "gd", grid, config=optcmp.RunConfig(tol=1e-8, seed=4), **kw)
+    assert [c.scores for c in a.configs] == [c.scores for c in b.configs]
+    assert [r.seed for r in b.comparison] == [4, 4, 5, 5]
+    c = optcmp.tune(p, "gd", grid, config=optcmp.RunConfig(tol=1e-8), execution="step",
+                    eval_every=3, **kw)  # any run setting reaches the runs
+    assert {r.execution for r in c.comparison} == {"step"}
+    assert [c.scores for c in c.configs] == [c.scores for c in a.configs]
+
+
+@pytest.mark.filterwarnings("ignore:no configuration of gd reached:UserWarning")
+def test_iteration_scored_tuning_has_no_time_cap_unless_max_time_is_given(quad):
+    """By iterations, max_time=None means no time cap: RunConfig's 60 s default does not reach
+    the runs (a budget-ended run's stop must not depend on the machine)."""
+    p, *_ = quad
+    kw = dict(by="iterations", budget=50, repeats=1, progress=False)
+    res = optcmp.tune(p, "gd", {"learning_rate": [0.01]}, config=optcmp.RunConfig(), **kw)
+    rules = [r["rule"] for r in res.comparison.settings["stopping"]["rules"]]
+    assert "MaxTime" not in rules and "MaxIter" in rules
+    capped = optcmp.tune(p, "gd", {"learning_rate": [0.01]}, max_time=7.0, **kw)
+    times = [r for r in capped.comparison.settings["stopping"]["rules"] if r["rule"] == "MaxTime"]
+    assert [r["seconds"] for r in times] == [7.0]
+
+
+def test_tune_sets_the_budgets_itself(quad):
+    p, *_ = quad
+    with pytest.raises(TypeError, match="'max_iter': tune sets every run's stopping rule"):
+        optcmp.tune(p, "gd", {"learning_rate": [0.01]}, max_iter=10)
+    with pytest.raises(ValueError, match="give a config without stopping"):
+        optcmp.tune(p, "gd", {"learning_rate": [0.01]},
+                    config=optcmp.RunConfig(stopping=optcmp.MaxIter(5) | optcmp.LossTarget(1)))
+    with pytest.raises(TypeError, match=r"tune\(\) got unexpected keyword argument\(s\) 'lr'"):
+        optcmp.tune(p, "gd", {"learning_rate": [0.01]}, lr=0.1)
+
+
 def test_cli_tune_and_run_tuned(tmp_path, capsys):
     from optcmp.cli import main
 

@@ -1,0 +1,112 @@
+"""The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``, ``optcmp report``,
+``optcmp tune``.
+
+One module per command (:mod:`optcmp.cli.run`, :mod:`optcmp.cli.list`,
+:mod:`optcmp.cli.report`, :mod:`optcmp.cli.tune`); :mod:`optcmp.cli.settings` holds the run
+settings' flags (one table, read into one :class:`~optcmp.run.RunConfig`),
+:mod:`optcmp.cli.inputs` the problem, optimizers and target options, :mod:`optcmp.cli.common`
+the argument types, path checks, signals and output writing. Bad arguments print a one-line
+error and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from optcmp.cli import list as list_command
+from optcmp.cli import report as report_command
+from optcmp.cli import run as run_command
+from optcmp.cli import tune as tune_command
+from optcmp.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    CLIError,
+    Parser,
+    Terminated,
+    exit_status,
+    sigterm_as_interrupt,
+)
+from optcmp.cli.inputs import DEFAULT_OPTIMIZERS, PROBLEM_OPTIONS
+from optcmp.cli.settings import DEFAULT_MAX_ITER, DEFAULT_MAX_TIME, MAIN_PROJECTION_WINDOW
+
+# The submodule optcmp.cli.list is bound to the name ``list`` in this namespace once imported:
+# the builtin is not used below.
+
+#: Sub-command builders, in the order of ``optcmp --help``; later features append theirs.
+SUBCOMMANDS: list[Callable[[Any], None]] = [run_command.add_parser, list_command.add_parser,
+                                              report_command.add_parser,
+                                              tune_command.add_parser]
+
+
+def build_parser() -> Parser:
+    """The ``optcmp`` argument parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With one sub-parser per entry of :data:`SUBCOMMANDS`; its errors print one line and
+        exit with status 2.
+    """
+    from optcmp import __version__
+
+    parser = Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
+    parser.add_argument("--version", action="version", version=f"optcmp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``optcmp`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on a bad argument, 130 after Ctrl-C (SIGINT), 143 after SIGTERM. On
+        either signal ``optcmp run`` prints the finished runs, writes them to ``--out`` and
+        ``--report`` marked partial (``settings["partial"]``, and the report's title), and
+        says how to resume.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    seen: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        text = " ".join(str(message).split())
+        if text not in seen:  # each warning text once, on one line
+            seen.add(text)
+            from tqdm import tqdm  # a core dependency: clears and redraws a progress bar, so
+            # that a warning during a run starts its own line instead of ending the bar's
+
+            tqdm.write(f"optcmp: warning: {text}", file=sys.stderr)
+
+    with warnings.catch_warnings(), sigterm_as_interrupt():  # both restored afterwards
+        warnings.showwarning = show
+        try:
+            return int(args.func(args))
+        except CLIError as exc:
+            print(f"optcmp: error: {exc}", file=sys.stderr)
+            return 2
+        except MemoryError as exc:  # numpy's _ArrayMemoryError included: one line, no traceback
+            print(f"optcmp: error: out of memory: {exc or 'an allocation failed'}; use fewer "
+                  "rows (--rows) or fewer repetitions", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as exc:
+            print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
+            return exit_status(exc)
+
+
+__all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "DEFAULT_OPTIMIZERS", "EXIT_INTERRUPTED",
+           "EXIT_TERMINATED", "MAIN_PROJECTION_WINDOW", "PROBLEM_OPTIONS", "SUBCOMMANDS",
+           "CLIError", "Terminated", "build_parser", "main"]

@@ -1,0 +1,416 @@
+"""What every ``optcmp`` command shares: argument types, path checks, signals, output writing.
+
+Bad arguments print a one-line error (:class:`CLIError`, or the parser's own) and exit with
+status 2; Ctrl-C exits with :data:`EXIT_INTERRUPTED` and SIGTERM with :data:`EXIT_TERMINATED`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+
+class CLIError(Exception):
+    """A bad command-line value; printed on one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors print one line and exit with status 2."""
+
+    def error(self, message: str) -> Any:
+        """Print ``optcmp: error: <message>`` and exit with status 2.
+
+        Parameters
+        ----------
+        message : str
+        """
+        self.exit(2, f"optcmp: error: {message}\n")
+
+
+# ---------------------------------------------------------------------- argument types
+def csv_list(value: str) -> list[str]:
+    """An argparse type: a comma-separated list of non-empty items.
+
+    Parameters
+    ----------
+    value : str
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        No item.
+    """
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {value!r}")
+    return items
+
+
+def number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str], Any]:
+    """An argparse type: parse with ``cast`` ("a number"/"an integer"), then require ``ok``.
+
+    Parameters
+    ----------
+    cast : {int, float}
+    ok : callable
+        True for an acceptable value.
+    rule : str
+        What ``ok`` accepts, for the message (``"an integer >= 1"``).
+
+    Returns
+    -------
+    callable
+        ``parse(text) -> value``, raising ``argparse.ArgumentTypeError``.
+    """
+    noun = "an integer" if cast is int else "a number"
+
+    def parse(value: str) -> Any:
+        """Parse one command-line value.
+
+        Parameters
+        ----------
+        value : str
+
+        Returns
+        -------
+        int or float
+        """
+        try:
+            v = cast(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {value!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {rule}, got {value!r}")
+        return v
+
+    return parse
+
+
+#: argparse types of numbers.
+positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
+nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
+finite_float = number(float, math.isfinite, "a finite number")
+
+
+def delimiter(value: str) -> str:
+    """An argparse type: one character (``\\t``, ``tab`` and ``TAB`` mean a tab).
+
+    Parameters
+    ----------
+    value : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not one character.
+    """
+    v = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(value, value)
+    if len(v) != 1:
+        raise argparse.ArgumentTypeError(f"expected one character (e.g. ';' or '\\t'), got "
+                                         f"{value!r}")
+    return v
+
+
+def literal(text: str) -> Any:
+    """A command-line value: a Python literal (int, float, bool, None, ...), else the string.
+
+    Parameters
+    ----------
+    text : str
+        ``true``/``false``/``none``/``null`` in any case are ``True``/``False``/``None``.
+
+    Returns
+    -------
+    object
+    """
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text.strip()
+
+
+def set_arg(value: str) -> tuple[str, str, Any, str]:
+    """An argparse type: ``OPTIMIZER.PARAM=VALUE`` (``--set``).
+
+    Parameters
+    ----------
+    value : str
+
+    Returns
+    -------
+    tuple
+        ``(optimizer, param, value, the text given)``, the value parsed by :func:`literal`.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Another form.
+    """
+    lhs, sep, rhs = value.partition("=")
+    opt, dot, param = lhs.strip().partition(".")
+    if not sep or not dot or not opt.strip() or not param.strip() or not rhs.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected OPTIMIZER.PARAM=VALUE (e.g. gd.learning_rate=0.1), got {value!r}")
+    return opt.strip(), param.strip(), literal(rhs), value
+
+
+# ---------------------------------------------------------------------- paths
+def check_out(option: str, path: str | None) -> None:
+    """Refuse, before any work starts, an output path that cannot be written.
+
+    Parameters
+    ----------
+    option : str
+        The option naming it, for the message (``"--out"``).
+    path : str or None
+
+    Raises
+    ------
+    CLIError
+    """
+    if path is None:
+        return
+    from optcmp.results import check_output_path
+
+    try:
+        check_output_path(path)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"{option}: {exc}") from None
+
+
+def check_store(path: str | None) -> None:
+    """Refuse a ``--store`` path that is a directory or lies in a missing directory.
+
+    Parameters
+    ----------
+    path : str or None
+
+    Raises
+    ------
+    CLIError
+    """
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
+                       f"{os.path.join(path, 'runs.jsonl')})")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"--store: directory {parent} does not exist")
+
+
+#: What each input or store option holds (for the message when an output would replace it).
+INPUT_WHAT = {"--store": "the run store (the next resume would be refused)",
+              "--csv": "your data", "--tuned": "the tuning result",
+              "results": "the comparison being reported"}
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: resolved with symlinks followed, or hard links.
+
+    Parameters
+    ----------
+    a, b : str
+
+    Returns
+    -------
+    bool
+    """
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def check_paths(outputs: Sequence[tuple[str, str | None]],
+                inputs: Sequence[tuple[str, str | None]] = ()) -> None:
+    """Refuse, before any work, an output path that names another output or any input.
+
+    Every output is compared with every later output and with every input (resolved, symlinks
+    followed, hard links too): ``--out data.csv`` with ``--csv data.csv``, ``--out`` equal to
+    ``--store``, ``report r.json -o r.json`` would each replace a file the user needs.
+
+    Parameters
+    ----------
+    outputs, inputs : sequence of (option, path or None)
+
+    Raises
+    ------
+    CLIError
+    """
+    outs = [(o, p) for o, p in outputs if p]
+    ins = [(o, p) for o, p in inputs if p]
+    for i, (o, p) in enumerate(outs):
+        for o2, p2 in outs[i + 1:] + ins:
+            if same_file(p, p2):
+                real = os.path.realpath(p)
+                names = f"{p} and {p2} are both {real}" if p != p2 else f"both are {real}"
+                what = INPUT_WHAT.get(o2, f"the {o2} output")
+                raise CLIError(f"{o} and {o2} name the same file ({names}): writing {o} would "
+                               f"replace {what}; give {o} another path")
+
+
+# ---------------------------------------------------------------------- signals
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C: the sweep keeps what finished and the command exits 143."""
+
+
+#: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + SIGTERM).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
+    raise Terminated("terminated (SIGTERM)")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) while the command runs.
+
+    The sweep then keeps what finished, as on Ctrl-C; the previous handler comes back after.
+    Off the main thread (where handlers cannot be set) nothing changes.
+
+    Yields
+    ------
+    None
+    """
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def exit_status(exc: BaseException) -> int:
+    """The exit status of an interruption: :data:`EXIT_TERMINATED` after SIGTERM, else
+    :data:`EXIT_INTERRUPTED`.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The ``KeyboardInterrupt`` (or the exception it caused).
+
+    Returns
+    -------
+    int
+    """
+    cause = exc if isinstance(exc, Terminated) else exc.__cause__ or exc.__context__
+    return EXIT_TERMINATED if isinstance(cause, Terminated) else EXIT_INTERRUPTED
+
+
+def report_interrupted(exc: Any, what: str, option_hint: str,
+                       written: Sequence[str] = ()) -> int:
+    """Report a Ctrl-C or SIGTERM that :func:`optcmp.compare` turned into ``Interrupted``.
+
+    Parameters
+    ----------
+    exc : optcmp.store.Interrupted
+    what : str
+        What ran (``"runs"``, ``"tuning runs"``).
+    option_hint : str
+        The option that keeps finished runs on disk (``"--store runs.jsonl"``).
+    written : sequence of str
+        Files the finished runs were written to.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    status = exit_status(exc)
+    how = "terminated (SIGTERM)" if status == EXIT_TERMINATED else "interrupted"
+    saved = (f" The {exc.done} finished run(s) are written, marked partial, to "
+             f"{' and '.join(written)}." if written else "")
+    if exc.store is not None:
+        msg = str(exc).replace("interrupted:", f"{how}:", 1) + saved
+    else:
+        msg = (f"{how}: {exc.done} of {exc.total} {what} finished"
+               f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
+               f"progress were discarded.{saved} To keep finished runs on disk and resume "
+               f"later, run the command with {option_hint}.")
+    print(f"optcmp: {msg}", file=sys.stderr)
+    return status
+
+
+# ---------------------------------------------------------------------- outputs
+def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
+    """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
+
+    Both writers are atomic: an interruption while writing leaves the old file as it was.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``out`` and ``report`` (paths or None).
+    comp : Comparison
+    partial : str, optional
+        Why the comparison is partial: recorded as ``settings["partial"]`` and in the report's
+        title.
+
+    Returns
+    -------
+    list of str
+        The paths written.
+
+    Raises
+    ------
+    CLIError
+        A file cannot be written.
+    """
+    written = []
+    title = None
+    if partial:
+        comp = comp.replace(settings={**comp.settings, "partial": partial})
+        title = f"optcmp report (PARTIAL: {partial})"
+    try:
+        if args.out:
+            comp.save(args.out)
+            written.append(args.out)
+            print(f"saved {len(comp)} runs to {args.out}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+        if args.report:
+            comp.to_html(args.report, title=title)
+            written.append(args.report)
+            print(f"wrote the report to {args.report}{' (partial)' if partial else ''}",
+                  file=sys.stderr)
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
+    return written
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
+           "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
+           "exit_status", "finite_float", "literal", "nonneg_int", "number", "positive_float",
+           "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
+           "write_outputs"]

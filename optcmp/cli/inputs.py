@@ -1,0 +1,207 @@
+"""What ``optcmp run`` and ``optcmp tune`` run: the problem, the optimizers and the target.
+
+The problem comes from ``--problem`` (with ``--rows`` and ``--seed``) or from a CSV file
+(``--csv``, ``--features``, ``--targets``, ``--delimiter``); ``--set OPTIMIZER.PARAM=VALUE``
+changes a hyperparameter of one optimizer; ``--tol`` or ``--target-loss`` gives the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from typing import Any
+
+from optcmp.cli.common import CLIError, csv_list, delimiter
+
+#: Optimizers of the main job, in table order.
+DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
+
+#: Command-line options that set a problem's constructor parameter: (option, attribute, parameter).
+PROBLEM_OPTIONS = (("--rows", "rows", "n_samples"),)
+
+#: The relative-suboptimality tolerance when neither ``--tol`` nor ``--target-loss`` is given.
+DEFAULT_TOL = 1e-6
+
+
+def add_csv_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--csv``, ``--features``, ``--targets`` and ``--delimiter`` to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+    """
+    p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
+    p.add_argument("--features", type=csv_list, default=None, help="CSV feature columns")
+    p.add_argument("--targets", type=csv_list, default=None, help="CSV target column(s)")
+    p.add_argument("--delimiter", type=delimiter, default=None,
+                   help="CSV field separator, one character (default ','; '\\t' for tabs)")
+
+
+def build_problem(args: argparse.Namespace) -> Any:
+    """The problem named by ``--problem`` (or read from ``--csv``), with its options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    Problem
+
+    Raises
+    ------
+    CLIError
+        Options that do not go together, an unknown problem, a CSV file that cannot be read.
+    """
+    if args.csv is not None:
+        return _csv_problem(args)
+    if args.features is not None or args.targets is not None:
+        raise CLIError("--features/--targets need --csv")
+    if args.delimiter is not None:
+        raise CLIError("--delimiter needs --csv")
+    from optcmp.problems import PROBLEMS
+
+    name = args.problem.strip().lower().replace("-", "_")
+    if name not in PROBLEMS:
+        raise CLIError(f"unknown problem {args.problem!r}; valid: {', '.join(PROBLEMS)}")
+    cls = PROBLEMS[name]
+    accepted = inspect.signature(cls).parameters
+    kwargs: dict[str, Any] = {"seed": args.seed} if "seed" in accepted else {}
+    for option, attr, param in PROBLEM_OPTIONS:
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        if param not in accepted:
+            takers = [n for n, c in PROBLEMS.items()
+                      if param in inspect.signature(c).parameters]
+            raise CLIError(f"{option} applies to {', '.join(takers) or 'no problem'} only "
+                           f"(problem {name!r} has no {param})")
+        kwargs[param] = value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _csv_problem(args: argparse.Namespace) -> Any:
+    """The linear regression of ``--csv`` (``--features``, ``--targets``, ``--delimiter``)."""
+    from optcmp.problems import LinearRegression
+
+    if args.problem != "linear_regression":
+        raise CLIError("--csv builds a linear_regression problem; drop --problem")
+    if args.rows is not None:
+        raise CLIError("--rows applies to generated data; it cannot be used with --csv")
+    if getattr(args, "redraw_data", False):
+        raise CLIError("--redraw-data applies to generated data; it cannot be used with --csv")
+    targets: Any = args.targets
+    if targets is not None and len(targets) == 1:
+        targets = targets[0]
+    path = args.csv
+    try:
+        return LinearRegression.from_csv(path, features=args.features, targets=targets,
+                                         delimiter=args.delimiter or ",")
+    except FileNotFoundError:
+        raise CLIError(f"--csv: no such file: {path}") from None
+    except IsADirectoryError:
+        raise CLIError(f"--csv: {path} is a directory, not a CSV file") from None
+    except OSError as exc:
+        raise CLIError(f"--csv: cannot read {path}: {exc.strerror or exc}") from None
+    except (KeyError, ValueError) as exc:
+        msg = str(exc.args[0] if exc.args else exc)
+        raise CLIError(f"--csv {msg}" if msg.startswith(f"{path}:") or
+                       msg.startswith(f"{path},") else f"--csv: {msg}") from None
+
+
+def specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | None,
+                    where: str) -> list[Any]:
+    """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers.
+
+    Parameters
+    ----------
+    specs : list of OptimizerSpec
+    sets : list of tuple, optional
+        Parsed by :func:`optcmp.cli.common.set_arg`.
+    where : str
+        The option the specs come from, for the messages (``"--optimizers"``).
+
+    Returns
+    -------
+    list of OptimizerSpec
+
+    Raises
+    ------
+    CLIError
+        An unknown optimizer or one not in ``specs``, two values for one hyperparameter, a bad
+        value.
+    """
+    from optcmp.optimizers import get_optimizer
+    from optcmp.optimizers.base import canonical_optimizer
+
+    specs = list(specs)
+    given: dict[tuple[str, str], tuple[Any, str]] = {}
+    for opt, param, value, raw in sets or []:
+        try:
+            name = canonical_optimizer(opt)
+        except ValueError as exc:
+            raise CLIError(f"--set {raw}: {exc}") from None
+        first = given.setdefault((name, param), (value, raw))
+        if first[1] != raw and (first[0] != value or type(first[0]) is not type(value)):
+            raise CLIError(f"--set {first[1]} and --set {raw} give {name}.{param} two values "
+                           f"({first[0]!r} and {value!r}); give one")
+        hits = [i for i, s in enumerate(specs) if s.name == name]
+        if not hits:
+            raise CLIError(f"--set {raw}: optimizer {opt!r} is not in {where} "
+                           f"({', '.join(s.name for s in specs)})")
+        for i in hits:
+            s = specs[i]
+            try:
+                if param == "impl":
+                    specs[i] = get_optimizer(s.name, impl=value, label=s.label,
+                                             **s.hyperparameters)
+                else:
+                    specs[i] = s.replace(**{param: value})
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--set {raw}: {exc}") from None
+    return specs
+
+
+def resolve_target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
+    """``(tol, target rule or None)`` from ``--tol`` / ``--target-loss``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    problem : Problem
+        For ``--tol``: it needs the problem's optimum.
+
+    Returns
+    -------
+    tuple
+        The tolerance (:data:`DEFAULT_TOL` unless ``--tol``), and the ``LossTarget`` of
+        ``--target-loss`` or None.
+
+    Raises
+    ------
+    CLIError
+        Both options, a bad loss target, ``--tol`` for a problem without a known optimum.
+    """
+    from optcmp.stopping import LossTarget
+
+    if args.tol is not None and args.target_loss is not None:
+        raise CLIError("give --tol or --target-loss, not both")
+    if args.target_loss is not None:
+        try:
+            return DEFAULT_TOL, LossTarget(args.target_loss)
+        except ValueError as exc:
+            raise CLIError(f"--target-loss: {exc}") from None
+    if args.tol is not None and problem.optimum() is None:
+        default = problem.default_target()
+        hint = f" (its default target is {default.describe()})" if default is not None else ""
+        raise CLIError(f"--tol is a relative-suboptimality tolerance and needs the optimum, "
+                       f"which problem {problem.name!r} does not know{hint}; give a loss "
+                       "target instead: --target-loss VALUE")
+    return (args.tol if args.tol is not None else DEFAULT_TOL), None
+
+
+__all__ = ["DEFAULT_OPTIMIZERS", "DEFAULT_TOL", "PROBLEM_OPTIONS", "add_csv_options",
+           "build_problem", "resolve_target", "specs_with_sets"]

@@ -1,0 +1,339 @@
+"""``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict.
+
+The command parses its flags into one :class:`~optcmp.run.RunConfig` (the run settings of
+:mod:`optcmp.cli.settings` plus the stopping rule) and calls :func:`optcmp.compare`, then
+:func:`optcmp.sweep.confirm_leaders` for the verdict's repetitions, with that config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from optcmp.cli.common import (
+    EXIT_TERMINATED,
+    CLIError,
+    check_out,
+    check_paths,
+    check_store,
+    csv_list,
+    exit_status,
+    finite_float,
+    positive_int,
+    report_interrupted,
+    set_arg,
+    write_outputs,
+)
+from optcmp.cli.inputs import (
+    DEFAULT_OPTIMIZERS,
+    add_csv_options,
+    build_problem,
+    resolve_target,
+    specs_with_sets,
+)
+from optcmp.cli.settings import MAIN_PROJECTION_WINDOW, SettingFlags, setting_values
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``optcmp run`` to the sub-command parsers ``sub``.
+
+    Parameters
+    ----------
+    sub : argparse sub-parsers action
+    """
+    p = sub.add_parser(
+        "run", help="compare optimizers on a problem (default: the 1,000,000-row regression)",
+        description="Run every optimizer on every backend to the target and print the "
+                    "time-to-target table on stdout (progress on stderr).")
+    settings = SettingFlags(p, "run")
+    p.add_argument("--problem", default="linear_regression",
+                   help="problem name (see 'optcmp list'); default linear_regression")
+    p.add_argument("--suite", default=None, metavar="NAME",
+                   help="compare over a problem suite instead of one problem: mgh (the 35 "
+                        "More-Garbow-Hillstrom problems); the report gets performance and data "
+                        "profiles over its problems")
+    p.add_argument("--optimizers", type=csv_list, default=None,
+                   help="comma-separated optimizer names (default: "
+                        f"{','.join(DEFAULT_OPTIMIZERS)})")
+    p.add_argument("--tuned", default=None, metavar="PATH",
+                   help="run the optimizers chosen by 'optcmp tune --out PATH' instead of "
+                        "--optimizers (not both)")
+    p.add_argument("--set", type=set_arg, action="append", default=None, dest="sets",
+                   metavar="OPTIMIZER.PARAM=VALUE",
+                   help="set a hyperparameter (or impl) of one optimizer, e.g. "
+                        "gd.learning_rate=0.1, sgd.batch_size=256, lbfgs.impl=scipy; repeat "
+                        "for more")
+    p.add_argument("--backends", type=csv_list, default=None,
+                   help="comma-separated backends (default: every installed one)")
+    settings.add("device", "dtype", "tol")
+    p.add_argument("--target-loss", type=finite_float, default=None, metavar="VALUE",
+                   help="target: training loss <= VALUE, for any problem (instead of --tol)")
+    settings.add("max_time", "max_iter")
+    p.add_argument("--rows", type=positive_int, default=None,
+                   help="rows of the generated data (default: the problem's, 1,000,000)")
+    p.add_argument("--repeats", type=positive_int, default=1, help="repetitions (seeds)")
+    settings.add("threads")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="run every budget to its end: no 'stalled' or 'projected' early stops")
+    p.add_argument("--order", choices=("interleaved", "blocks"), default="interleaved",
+                   help="execution order of repetitions: interleaved (A B C, C B A, ...; "
+                        "default) or blocks (A A, B B, ...)")
+    settings.add("execution", "gradient", "seed")
+    settings.add_rest()
+    p.add_argument("--out", default=None, help="save the comparison as JSON to this path")
+    p.add_argument("--store", default=None, metavar="PATH",
+                   help="resumable run store (JSON lines): each finished run is appended; "
+                        "running the same command again skips finished runs")
+    add_csv_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--redraw-data", action="store_true",
+                   help="each repetition also redraws the data (generated problems only)")
+    p.add_argument("--report", default=None, metavar="HTML",
+                   help="write a self-contained HTML report to this path")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``optcmp run``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    int
+        The exit status.
+
+    Raises
+    ------
+    CLIError
+        A bad argument (exit status 2).
+    """
+    import optcmp
+    from optcmp.backends import available_backends
+    from optcmp.store import Interrupted
+    from optcmp.sweep.plan import execution_modes
+
+    if args.tuned is not None and args.optimizers is not None:
+        raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
+                       "of the tuning result)")
+    for option, path in (("--out", args.out), ("--report", args.report)):
+        check_out(option, path)
+    check_paths([("--out", args.out), ("--report", args.report), ("--store", args.store)],
+                [("--csv", args.csv), ("--tuned", args.tuned)])
+    check_store(args.store)
+    specs, where = _specs(args)
+    specs = specs_with_sets(specs, args.sets, where)
+    problem = build_suite(args) if args.suite is not None else build_problem(args)
+    tol, target = resolve_target(args, problem.problems[0] if args.suite is not None
+                                 else problem)
+    stopping = run_stopping(args, problem, tol, target)
+    backends = args.backends if args.backends is not None else available_backends()
+    settings = {**setting_values(args, "run"), "tol": tol, "stopping": stopping}
+    execution = [m.strip() for m in settings.pop("execution").split(",")]
+    try:  # one RunConfig; several execution modes are a dimension of the sweep
+        modes = execution_modes(execution if len(execution) > 1 else execution[0])
+        config = optcmp.RunConfig(**settings, execution=modes[0])
+        comp = optcmp.compare(problem, specs, backends=backends, config=config,
+                              repeats=args.repeats, progress=not args.no_progress,
+                              redraw_data=args.redraw_data, store=args.store, order=args.order,
+                              **_several(modes))
+    except Interrupted as exc:
+        return _interrupted(args, exc)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
+    _print_results(args, problem, comp, config)
+    return 0
+
+
+def _several(modes: list[str]) -> dict[str, Any]:
+    """The ``execution`` override of compare for several modes (one runs from the config)."""
+    return {"execution": modes} if len(modes) > 1 else {}
+
+
+def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
+    """The optimizers of ``--tuned`` or ``--optimizers``, and the option they come from."""
+    import optcmp
+
+    try:
+        if args.tuned is not None:
+            from optcmp.tuning import load_specs
+
+            specs = load_specs(args.tuned)
+            where = f"--tuned {args.tuned}"
+        else:
+            specs = [optcmp.get_optimizer(o) for o in args.optimizers or DEFAULT_OPTIMIZERS]
+            where = "--optimizers"
+    except FileNotFoundError:
+        raise CLIError(f"--tuned: no such file: {args.tuned}") from None
+    except IsADirectoryError:
+        raise CLIError(f"--tuned: {args.tuned} is a directory; give the JSON file written by "
+                       "'optcmp tune --out'") from None
+    except OSError as exc:
+        raise CLIError(f"--tuned: cannot read {args.tuned}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        msg = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        if args.tuned is not None:
+            if msg.startswith(f"{args.tuned}: "):
+                msg = msg[len(args.tuned) + 2:]
+            msg = (f"--tuned {msg}" if msg.startswith(f"{args.tuned} ")
+                   else f"--tuned {args.tuned}: {msg}")
+        raise CLIError(msg) from None
+    if not specs:
+        raise CLIError(f"--tuned {args.tuned}: the tuning result holds no optimizer")
+    return specs, where
+
+
+def _interrupted(args: argparse.Namespace, exc: Any) -> int:
+    """Print and write the finished runs of an interrupted sweep; the exit status."""
+    comp = exc.comparison
+    written: list[str] = []
+    if len(comp):
+        print(comp.table())
+        how = ("terminated (SIGTERM)" if exit_status(exc) == EXIT_TERMINATED
+               else "interrupted (Ctrl-C)")
+        written = write_outputs(args, comp, f"{how}: {exc.done} of {exc.total} runs finished")
+    return report_interrupted(exc, "runs", "--store runs.jsonl", written)
+
+
+def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: Any) -> None:
+    """The table, the summary, the verdict (or the suite's profiles); then the outputs."""
+    print(comp.table())
+    if args.repeats > 1:
+        print()
+        print(comp.summary_table())
+    if args.suite is not None:  # the profiles over the suite
+        from optcmp.stats import suite_profile_table
+
+        print()
+        print(suite_profile_table(comp.runs))
+    else:
+        from optcmp.sweep import confirm_leaders
+
+        print()
+        try:
+            comp = confirm_leaders(problem, comp, config)
+        except KeyboardInterrupt:  # the table is complete: --out/--report keep it
+            write_outputs(args, comp)
+            raise
+        print(comp.verdict())
+    hints = set_hints(comp.runs)
+    if hints:
+        print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
+              file=sys.stderr)
+    st = comp.settings.get("store")
+    if st:
+        print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
+              "executed", file=sys.stderr)
+    write_outputs(args, comp)
+
+
+def set_hints(runs: Sequence[Any]) -> str:
+    """``--set`` options for the hyperparameters named by failed or skipped runs' messages.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    str
+        Space-separated ``--set OPTIMIZER.PARAM=VALUE`` hints (empty: none).
+    """
+    hints: list[str] = []
+    for r in runs:
+        if r.status in ("failed", "skipped"):
+            for hp in r.hyperparameters:
+                h = f"--set {r.optimizer}.{hp}=VALUE"
+                if hp in r.message and h not in hints:
+                    hints.append(h)
+    return " ".join(hints)
+
+
+def build_suite(args: argparse.Namespace) -> Any:
+    """The suite named by ``--suite``; options of one problem are refused.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    optcmp.suites.Suite
+
+    Raises
+    ------
+    CLIError
+        An option of one problem given, or an unknown suite.
+    """
+    from optcmp.suites import SUITES
+
+    clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
+                                    ("--csv", args.csv is not None),
+                                    ("--rows", args.rows is not None),
+                                    ("--redraw-data", args.redraw_data)) if given]
+    if clash:
+        raise CLIError(f"--suite runs its own problems; drop {', '.join(clash)}")
+    name = args.suite.strip().lower()
+    if name not in SUITES:
+        raise CLIError(f"unknown suite {args.suite!r}; valid: {', '.join(SUITES)}")
+    return SUITES[name]()
+
+
+def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
+    """The stopping rule of ``optcmp run`` (None: each problem's own, from compare).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``max_iter``, ``max_time``, ``no_early_stop``, ``suite``.
+    problem : Problem or Suite
+    tol : float
+    target : Rule or None
+        The ``--target-loss`` rule.
+
+    Returns
+    -------
+    Rule or None
+
+    Raises
+    ------
+    CLIError
+        ``--no-early-stop`` with a suite that has a problem without a known optimum.
+    """
+    import optcmp
+    from optcmp.stopping import default_stopping
+
+    early = not args.no_early_stop
+    if target is not None:
+        return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
+                                target=target, stall=early)
+    if args.suite is not None:  # each problem's own rule (make_stopping)
+        return None if early else _suite_without_early_stops(args, problem, tol)
+    if problem.optimum() is not None:  # the main job: a shorter projection window
+        return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
+                                projection_window=MAIN_PROJECTION_WINDOW, stall=early,
+                                projection=early)
+    return None if early else optcmp.make_stopping(
+        problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
+
+
+def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
+    """``--suite`` with ``--no-early-stop``: one rule for every problem without stall or
+    projection checks (so that no run of the suite ends early as ``projected``)."""
+    from optcmp.stopping import default_stopping
+
+    missing = [p.name for p in suite.problems if p.optimum() is None]
+    if missing:
+        raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
+                       f"{missing[0]} has none")
+    return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time, stall=False,
+                            projection=False)
+
+
+__all__ = ["add_parser", "build_suite", "command", "run_stopping", "set_hints"]

@@ -1,0 +1,241 @@
+"""Executing the runs of one problem: store read-back, the runs themselves, the comparison.
+
+A :class:`Sweep` holds the planned tasks of one problem (:meth:`optcmp.sweep.plan.Plan.tasks`);
+:meth:`Sweep.execute` reads finished runs back from a run store, executes the others
+(sequentially, or on an executor: :mod:`optcmp.executors`) in the plan's execution order, and
+collects them into a :class:`~optcmp.comparison.Comparison` in sweep order. A Ctrl-C becomes
+:class:`~optcmp.store.Interrupted`, holding the finished runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import warnings
+from typing import Any
+
+from optcmp.comparison import Comparison
+from optcmp.environment import environment
+from optcmp.executors import RunTask, run_tasks
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult
+from optcmp.run import RunConfig
+from optcmp.store import Interrupted, RunStore, run_key
+from optcmp.sweep.plan import Plan, outside_level
+
+#: How to resume, by whether the sweep has a store (the end of an interruption's message).
+RESUME_WITH_STORE = ("To resume, run the same command again with the same store{where}: "
+                     "finished runs are read back, only the others run.")
+RESUME_WITHOUT_STORE = ("Pass store='runs.jsonl' (optcmp run --store runs.jsonl) to keep "
+                        "finished runs on disk and resume later.")
+
+
+class Sweep:
+    """The runs of one problem in one :func:`optcmp.compare` call.
+
+    Parameters
+    ----------
+    problem : Problem
+    plan : Plan
+    config : RunConfig
+        ``plan.config`` with this problem's stopping rule.
+
+    Attributes
+    ----------
+    tasks : list of RunTask
+        One per run, in sweep order (repetition, backend, optimizer, mode).
+    settings : dict
+        The comparison's settings record (:meth:`Plan.settings`).
+    results : dict of int to RunResult
+        Finished runs by task index (read back from the store, or executed).
+    executed : list of RunResult
+        The runs executed by this call, in the order they finished.
+
+    Raises
+    ------
+    NotImplementedError
+        ``plan.redraw_data`` with a problem that cannot redraw its data (before any run).
+    """
+
+    def __init__(self, problem: Problem, plan: Plan, config: RunConfig) -> None:
+        self.problem = problem
+        self.plan = plan
+        self.tasks = plan.tasks(config)
+        self.settings = plan.settings(config)
+        self.results: dict[int, RunResult] = {}
+        self.executed: list[RunResult] = []
+        self._problems = {0: problem}
+        if plan.redraw_data and plan.repeats > 1:  # fail before any run when it cannot redraw
+            self.problem_for(1)
+        opt = problem.optimum()
+        self.optimum = None if opt is None else opt.to_dict()  # with its kind
+        self.environment = environment()
+
+    def problem_for(self, r: int) -> Problem:
+        """The problem of repetition ``r`` (its own data with ``redraw_data``).
+
+        Parameters
+        ----------
+        r : int
+
+        Returns
+        -------
+        Problem
+            Repetition ``r > 0`` with ``redraw_data`` runs on
+            ``problem.with_seed(data_seed + r)``.
+        """
+        if not self.plan.redraw_data or r == 0:
+            return self.problem
+        if r not in self._problems:
+            seed = int(self.problem.spec().get("seed", 0) or 0)
+            self._problems[r] = self.problem.with_seed(seed + r)
+        return self._problems[r]
+
+    def execute(self, store: str | os.PathLike[str] | None, executor: Any,
+                progress: bool) -> Comparison:
+        """Read finished runs from the store, run the others, collect the comparison.
+
+        Parameters
+        ----------
+        store : str or path-like, optional
+        executor : object, optional
+        progress : bool
+            See :func:`optcmp.compare`.
+
+        Returns
+        -------
+        Comparison
+
+        Raises
+        ------
+        Interrupted
+            Ctrl-C: the finished runs are kept in it.
+        """
+        run_store = self._open_store(store) if store is not None else None
+        reused = len(self.results)
+        pending = [self.tasks[i] for i in self.plan.execution_order() if i not in self.results]
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
+                   unit="run", leave=False, dynamic_ncols=True)
+
+        def on_result(task: RunTask, res: RunResult, storable: bool) -> None:
+            self.results[task.index] = res
+            self.executed.append(res)
+            if run_store is not None and storable:
+                run_store.append(task.key, res)
+            if executor is not None:  # runs finish out of order elsewhere: say which one did
+                bar.set_description(f"done: {task.optimizer.label} on {task.backend}")
+            bar.update(1)
+
+        def on_start(task: RunTask) -> None:  # sequential: label the bar with the run in progress
+            bar.set_description(f"{task.optimizer.label} on {task.backend}")
+
+        try:
+            for problem, group in self._groups(pending):
+                run_tasks(group, problem, on_result, executor, on_start)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(store, run_store, reused) from exc
+        finally:
+            bar.close()
+            if run_store is not None:
+                run_store.close()
+        self._warn_contention(executor)
+        return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
+
+    def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
+        """The pending tasks by problem: one batch per repetition with ``redraw_data``."""
+        if not self.plan.redraw_data:
+            return [(self.problem, pending)] if pending else []
+        groups = []
+        for r in range(self.plan.repeats):
+            group = [t for t in pending if t.repeat == r]
+            if group:
+                groups.append((self.problem_for(r), group))
+        return groups
+
+    def _open_store(self, store: str | os.PathLike[str]) -> RunStore:
+        """Open the run store, key every task, and take its finished runs as results."""
+        self.tasks = [dataclasses.replace(t, key=run_key(self.problem_for(t.repeat),
+                                                         t.optimizer, t.config))
+                      for t in self.tasks]
+        run_store = RunStore.open(store, self.problem, {
+            "settings": self.settings, "optimum": self.optimum,
+            "environment": self.environment})
+        for t in self.tasks:
+            old = run_store.get(t.key)
+            if old is not None:  # the label and repetition of this sweep's entry
+                self.results[t.index] = old.replace(label=t.optimizer.label, repeat=t.repeat)
+        return run_store
+
+    def _warn_contention(self, executor: Any) -> None:
+        """Warn once about executed runs whose timings contended (shared host or busy CPU)."""
+        shared = [r for r in self.executed if r.shared_host]
+        if shared:
+            warn_shared_host(shared, len(self.executed), executor)
+        busy = [r for r in self.executed if r.contended]
+        if busy:  # contention measured whatever its cause
+            from optcmp.stats import contended_issue
+
+            warnings.warn(contended_issue(busy, len(self.executed)), UserWarning,
+                          stacklevel=outside_level())
+
+    def _comparison(self, runs: list[RunResult], run_store: RunStore | None,
+                    reused: int) -> Comparison:
+        st = dict(self.settings)
+        if run_store is not None:
+            st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
+                           "executed": len(self.executed), "write_seconds": run_store.write_seconds}
+        return Comparison(runs, problem=self.problem.spec(), optimum=self.optimum, settings=st,
+                          environment=self.environment)
+
+    def _interrupted(self, store: str | os.PathLike[str] | None, run_store: RunStore | None,
+                     reused: int) -> Interrupted:
+        """The :class:`~optcmp.store.Interrupted` of a Ctrl-C: finished runs, how to resume."""
+        done = [self.results[t.index] for t in self.tasks if t.index in self.results]
+        total = len(self.tasks)
+        where = os.fspath(store) if store is not None else None
+        if where is not None:
+            msg = (f"interrupted: {len(done)} of {total} runs are finished and kept in "
+                   f"{where}; the run(s) in progress were discarded. "
+                   + RESUME_WITH_STORE.format(where=f" ({where})"))
+        else:
+            msg = (f"interrupted: {len(done)} of {total} runs finished (kept in this "
+                   "exception's .comparison); the run(s) in progress were discarded. "
+                   + RESUME_WITHOUT_STORE)
+        return Interrupted(msg, self._comparison(done, run_store, reused), where, len(done),
+                           total)
+
+
+def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
+    """The one warning about runs whose timings contended (worded by cause).
+
+    The runs are marked as warned about, so the fairness checks of the same runs
+    (:func:`optcmp.stats.check_fairness`, e.g. from ``summary_table()``) do not repeat it.
+
+    Parameters
+    ----------
+    shared : list of RunResult
+        The executed runs flagged ``shared_host``.
+    n_executed : int
+        Runs executed by the sweep.
+    executor : object or None
+        The sweep's executor (None: sequential in this process).
+    """
+    from optcmp.stats import mark_shared_host_warned
+
+    peak = max(r.concurrency for r in shared)
+    if executor is None:
+        msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
+               f"process (up to {peak} at once): their timings contend and are flagged "
+               "shared_host; for time comparisons run one sweep at a time")
+    else:
+        msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
+               f"{peak} at once): their timings contend and are flagged shared_host; time "
+               "comparisons need the default sequential execution (executor=None)")
+    warnings.warn(msg, UserWarning, stacklevel=outside_level())
+    mark_shared_host_warned(shared)
+
+
+__all__ = ["RESUME_WITHOUT_STORE", "RESUME_WITH_STORE", "Sweep", "warn_shared_host"]

@@ -1,0 +1,406 @@
+"""Planning a sweep: its inputs checked before any run, one task per run, its settings record.
+
+A :class:`Plan` holds what :func:`optcmp.compare` runs on every problem (the optimizers, the
+backends, the execution modes, the repetitions, the order and the base
+:class:`~optcmp.run.RunConfig`); :meth:`Plan.tasks` turns it into one
+:class:`~optcmp.executors.RunTask` per (repetition, backend, optimizer, execution mode), each with
+its own ``config.replace(...)``, and :meth:`Plan.settings` into the comparison's settings record.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import optcmp.backends as backends_mod
+from optcmp.backends import BACKENDS, canonical_backend, get_backend
+from optcmp.executors import RunTask, is_dask_client
+from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
+from optcmp.run import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
+from optcmp.threads import check_threads
+
+#: Execution orders of :func:`optcmp.compare` (``order=``).
+ORDERS = ("interleaved", "blocks")
+
+#: Most runs one :func:`optcmp.compare` call plans (every task and result is held in memory).
+MAX_RUNS = 1_000_000
+
+#: What ``compare`` takes as ``optimizers``.
+Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
+
+#: The order of a comparison's settings record (a setting not named here comes after them).
+SETTINGS_ORDER = ("target", "stopping", "repeats", "seed", "dtype", "device", "backends",
+                  "redraw_data", "threads", "order", "execution", "gradient")
+
+
+def outside_level() -> int:
+    """The ``stacklevel`` (1: the function calling this) of the first frame outside optcmp.
+
+    Warnings of a sweep point at the user's call of :func:`optcmp.compare` (or of
+    :func:`optcmp.tune`, which calls it), however deep inside optcmp they are raised.
+
+    Returns
+    -------
+    int
+    """
+    frame = inspect.currentframe()
+    frame = frame.f_back if frame is not None else None  # the caller: level 1
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "optcmp":
+        frame = frame.f_back
+        level += 1
+    del frame
+    return level
+
+
+def as_specs(optimizers: Any) -> list[OptimizerSpec]:
+    """The optimizers as specs, with unique labels (duplicates get their description).
+
+    Parameters
+    ----------
+    optimizers : sequence of OptimizerSpec, factory or str, or one of them
+
+    Returns
+    -------
+    list of OptimizerSpec
+
+    Raises
+    ------
+    TypeError
+        Not a list of optimizers.
+    ValueError
+        An empty list, an unknown name or a bad hyperparameter.
+    """
+    if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
+        optimizers = [optimizers]
+    if not isinstance(optimizers, Iterable) or isinstance(optimizers, (dict, bytes)):
+        raise TypeError("optimizers must be a list of optimizer specs, factories or names "
+                        f"(e.g. [optcmp.gd, 'lbfgs']), got {type_name(optimizers)}")
+    specs = [as_spec(o) for o in optimizers]
+    if not specs:
+        raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
+    labels = [s.label for s in specs]
+    if len(set(labels)) < len(labels):
+        specs = [s if labels.count(s.label) == 1 else
+                 OptimizerSpec(s.name, s.hyperparameters, s.impl, s.describe()) for s in specs]
+    return specs
+
+
+def as_backends(backends: str | Sequence[str]) -> list[str]:
+    """Canonical backend names in registry order (numpy, torch, tensorflow), each once.
+
+    Parameters
+    ----------
+    backends : str or sequence of str
+        Names, a comma-separated string, or ``"all"`` (every installed backend).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        An unknown backend, or none.
+    """
+    if isinstance(backends, str):
+        if backends.lower() == "all":
+            return backends_mod.available_backends()
+        backends = [b for b in backends.split(",") if b.strip()]
+    names = [canonical_backend(b) for b in backends]
+    if not names:
+        raise ValueError("backends is empty; give at least one of " + ", ".join(BACKENDS))
+    order = list(BACKENDS)
+    return sorted(dict.fromkeys(names), key=order.index)  # torch before tensorflow
+
+
+def execution_modes(execution: str | Sequence[str]) -> list[str]:
+    """The execution modes of a sweep, checked: one or more of :data:`~optcmp.run.EXECUTIONS`.
+
+    Parameters
+    ----------
+    execution : str or sequence of str
+
+    Returns
+    -------
+    list of str
+        Each mode once, in the order given.
+
+    Raises
+    ------
+    ValueError
+        No mode, or an unknown one.
+    """
+    modes = [execution] if isinstance(execution, str) else list(execution)
+    bad = [m for m in modes if m not in EXECUTIONS]
+    if not modes or bad:
+        raise ValueError(f"execution must be one or more of {EXECUTIONS}, got {execution!r}")
+    return list(dict.fromkeys(modes))
+
+
+def check_sweep_size(repeats: Any, backends: int, specs: int, modes: int = 1) -> None:
+    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``).
+
+    Parameters
+    ----------
+    repeats : int
+    backends, specs, modes : int
+        How many backends, optimizers and execution modes the sweep has.
+
+    Raises
+    ------
+    ValueError
+        ``repeats`` is no positive integer, or the sweep has more than :data:`MAX_RUNS` runs.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    total = int(repeats) * backends * specs * modes
+    if total > MAX_RUNS:
+        raise ValueError(
+            f"repeats={repeats:,} x {backends} backend(s) x {specs} optimizer(s) = "
+            f"{total:,} runs; one sweep holds at most {MAX_RUNS:,} runs (each one's task and "
+            "result stay in memory). Use fewer repetitions, or split the sweep and combine the "
+            "comparisons (Comparison.concat)")
+
+
+def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
+    """Task indices in execution order; tasks are planned repetition-major.
+
+    ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
+    alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine (thermal
+    throttling, a neighbour's job starting) hits every entry alike and every entry's mean
+    position is the same. ``"blocks"``: each entry runs all its repetitions back to back
+    (A A A, B B B, ...), a design a drift can bias. The returned runs keep the sweep order and
+    store keys do not depend on the order, so a sweep stored in one order resumes in the other.
+
+    Parameters
+    ----------
+    repeats : int
+        Repetitions.
+    entries : int
+        (backend, optimizer) entries per repetition.
+    order : {"interleaved", "blocks"}
+        See :func:`optcmp.compare`.
+
+    Returns
+    -------
+    list of int
+        A permutation of ``range(repeats * entries)``.
+
+    Examples
+    --------
+    >>> execution_order(3, 3)
+    [0, 1, 2, 5, 4, 3, 6, 7, 8]
+    >>> execution_order(2, 3, "blocks")
+    [0, 3, 1, 4, 2, 5]
+    """
+    if order == "blocks":
+        return [r * entries + e for e in range(entries) for r in range(repeats)]
+    out: list[int] = []
+    for r in range(repeats):
+        row = range(r * entries, (r + 1) * entries)
+        out.extend(row if r % 2 == 0 else reversed(row))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one :func:`optcmp.compare` call runs on every problem, checked (see :meth:`check`).
+
+    Attributes
+    ----------
+    specs : tuple of OptimizerSpec
+        With unique labels.
+    backends : tuple of str
+        Canonical names, in registry order.
+    missing : tuple of str
+        The backends that are not installed: their runs are recorded ``skipped``.
+    config : RunConfig
+        The settings of every run, with the first execution mode; the stopping rule is each
+        problem's (:meth:`RunConfig.stopping_rule`).
+    modes : tuple of str
+        Execution modes: with several, each optimizer runs in each, labelled
+        ``"<label> [<mode>]"``.
+    repeats : int
+    redraw_data : bool
+    order : {"interleaved", "blocks"}
+    """
+
+    specs: tuple[OptimizerSpec, ...]
+    backends: tuple[str, ...]
+    missing: tuple[str, ...]
+    config: RunConfig
+    modes: tuple[str, ...]
+    repeats: int
+    redraw_data: bool = False
+    order: str = "interleaved"
+
+    @classmethod
+    def check(cls, optimizers: Any, backends: str | Sequence[str], config: RunConfig | None,
+              overrides: Mapping[str, Any], *, repeats: Any, redraw_data: bool,
+              order: Any) -> Plan:
+        """Check the inputs of :func:`optcmp.compare` that do not depend on the problem.
+
+        Parameters
+        ----------
+        optimizers, backends, config, repeats, redraw_data, order
+            As in :func:`optcmp.compare`.
+        overrides : mapping
+            Run settings replacing those of ``config``; ``execution`` may be a sequence.
+
+        Returns
+        -------
+        Plan
+            With no :attr:`missing` backend yet (:func:`missing_backends` tells them).
+
+        Raises
+        ------
+        ValueError, TypeError
+            See :func:`optcmp.compare`.
+        """
+        specs, names = as_specs(optimizers), as_backends(backends)
+        settings = dict(overrides)
+        execution = settings.pop("execution", None)
+        base = configured(config, settings, "compare")
+        modes = execution_modes(base.execution if execution is None else execution)
+        check_sweep_size(repeats, len(names), len(specs), len(modes))
+        check_threads(base.threads)
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        for s in specs:  # an impl a backend lacks is an input error: say so before running
+            for b in names:
+                resolve_impl(s, b)  # the declarations only: imports no framework
+        return cls(tuple(specs), tuple(names), (), base.replace(execution=modes[0]),
+                   tuple(modes), int(repeats), bool(redraw_data), order)
+
+    def tasks(self, config: RunConfig) -> list[RunTask]:
+        """One task per (repetition, backend, optimizer, execution mode), repetition-major.
+
+        Parameters
+        ----------
+        config : RunConfig
+            :attr:`config` with the problem's stopping rule.
+
+        Returns
+        -------
+        list of RunTask
+            Repetition ``r`` has seed ``config.seed + r``; numpy runs get no device.
+        """
+        tasks: list[RunTask] = []
+        for r in range(self.repeats):
+            for b in self.backends:
+                run_config = config.replace(backend=b, device=None if b == "numpy" else
+                                            config.device, seed=config.seed + r, repeat=r)
+                skip = (f"backend {b!r} is not installed (pip install "
+                        f"'optcmp[{BACKENDS[b].extra}]')") if b in self.missing else None
+                for s in self.specs:
+                    for m in self.modes:  # several modes: one labelled row each
+                        spec = s if len(self.modes) == 1 else OptimizerSpec(
+                            s.name, s.hyperparameters, s.impl, f"{s.label} [{m}]")
+                        tasks.append(RunTask(index=len(tasks), key="", optimizer=spec,
+                                             config=run_config.replace(execution=m),
+                                             skip_message=skip))
+        return tasks
+
+    def settings(self, config: RunConfig) -> dict[str, Any]:
+        """The comparison's settings record: what the sweep ran, for every problem alike.
+
+        The settings a :class:`~optcmp.run.RunConfig` records (:meth:`RunConfig.recorded`)
+        plus the sweep's own: the target and the stopping rule, ``repeats``, ``backends``,
+        ``redraw_data``, ``order``, the execution modes, and the device asked for the
+        framework backends (``"cpu"`` by default).
+
+        Parameters
+        ----------
+        config : RunConfig
+            :attr:`config` with the problem's stopping rule.
+
+        Returns
+        -------
+        dict
+        """
+        rule = config.stopping
+        assert rule is not None
+        own = {"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
+               "stopping": rule.to_dict(), "repeats": self.repeats,
+               "device": config.device or "cpu", "backends": list(self.backends),
+               "redraw_data": self.redraw_data, "order": self.order,
+               "execution": list(self.modes)}
+        out = {**config.recorded(), **own}
+        return {**{k: out.pop(k) for k in SETTINGS_ORDER if k in out}, **out}
+
+    def execution_order(self) -> list[int]:
+        """The indices of :meth:`tasks` in execution order (:func:`execution_order`).
+
+        Returns
+        -------
+        list of int
+        """
+        entries = len(self.backends) * len(self.specs) * len(self.modes)
+        return execution_order(self.repeats, entries, self.order)
+
+
+def missing_backends(names: Sequence[str], strict: bool) -> list[str]:
+    """The backends that are not installed (warned about; with ``strict`` an error).
+
+    Parameters
+    ----------
+    names : sequence of str
+        Canonical backend names.
+    strict : bool
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    BackendUnavailable
+        With ``strict``, for the first backend that is not installed (with the install hint).
+    """
+    missing = [b for b in names if not backends_mod.is_available(b)]
+    if missing and strict:
+        get_backend(missing[0])  # raises BackendUnavailable with the install hint
+    for b in missing:
+        warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
+                      f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=outside_level())
+    return missing
+
+
+def preflight_device(plan: Plan, executor: Any) -> None:
+    """Build every installed framework backend of ``plan`` once on its device, before any run.
+
+    An absent device is then one clear error (the backend's ``ValueError`` names the device and
+    the available ones) instead of a table of failed runs. With a Dask client the runs execute
+    on the workers, whose devices this process cannot see: the check is left to them.
+
+    Parameters
+    ----------
+    plan : Plan
+        Its ``config.device`` is not the CPU.
+    executor : object or None
+        As in :func:`optcmp.compare`.
+
+    Raises
+    ------
+    ValueError
+        The device is absent.
+    """
+    device, dtype = plan.config.device, plan.config.dtype
+    if "numpy" in plan.backends:
+        numpy_cpu_warning(device, stacklevel=outside_level())
+    if executor is not None and is_dask_client(executor):
+        return
+    for b in plan.backends:
+        if b != "numpy" and b not in plan.missing:
+            get_backend(b, device=device, dtype=dtype)
+
+
+__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends",
+           "as_specs", "check_sweep_size", "execution_modes", "execution_order",
+           "missing_backends", "outside_level", "preflight_device"]

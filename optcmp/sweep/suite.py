@@ -1,0 +1,191 @@
+"""Problems as a dimension of a sweep: a suite runs every problem in turn into one comparison.
+
+:func:`run_problems` executes the sweep of each problem (one run store file per problem) and,
+for a suite, builds the one comparison of all of them with its settings record made once:
+the settings the problems share, ``settings["suite"]`` naming the problems and
+``settings["optima"]`` holding each problem's optimum record. A Ctrl-C keeps the finished
+problems' runs and the interrupted one's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from optcmp.comparison import Comparison
+from optcmp.problems.base import Problem
+from optcmp.store import Interrupted
+from optcmp.sweep.execute import RESUME_WITH_STORE, RESUME_WITHOUT_STORE, Sweep
+
+#: The per-problem counts of a store that a suite's settings sum.
+STORE_COUNTS = ("reused", "executed", "write_seconds")
+
+
+def is_suite(problem: Any) -> bool:
+    """Whether ``problem`` is a problem suite (:class:`optcmp.suites.Suite`).
+
+    Parameters
+    ----------
+    problem : object
+
+    Returns
+    -------
+    bool
+        True for a named list of problems that is not itself a Problem.
+    """
+    return not isinstance(problem, Problem) and isinstance(getattr(problem, "problems", None),
+                                                           list)
+
+
+def store_path(store: str | os.PathLike[str] | None, suite: Any,
+               problem: Problem) -> str | os.PathLike[str] | None:
+    """The run store file of ``problem``: ``store`` itself, or one file per problem of a suite.
+
+    Parameters
+    ----------
+    store : str or path-like, optional
+    suite : Suite or None
+    problem : Problem
+
+    Returns
+    -------
+    str or path-like or None
+        For a suite, ``<store stem>-<problem name><ext>`` (``.jsonl`` without an extension).
+    """
+    if store is None or suite is None:
+        return store
+    stem, ext = os.path.splitext(os.fspath(store))
+    return f"{stem}-{problem.name}{ext or '.jsonl'}"
+
+
+def run_problems(suite: Any, sweeps: Sequence[Sweep], store: str | os.PathLike[str] | None,
+                 executor: Any, progress: bool) -> Comparison:
+    """Execute the sweep of every problem in turn.
+
+    Parameters
+    ----------
+    suite : Suite or None
+        None: ``sweeps`` holds the sweep of one problem, whose comparison is returned.
+    sweeps : sequence of Sweep
+        One per problem, in the suite's order.
+    store, executor, progress
+        As in :func:`optcmp.compare`.
+
+    Returns
+    -------
+    Comparison
+        For a suite, the comparison of every problem (:func:`suite_comparison`).
+
+    Raises
+    ------
+    Interrupted
+        Ctrl-C; for a suite, holding every finished run of every problem.
+    """
+    comps: list[Comparison] = []
+    for sweep in sweeps:
+        try:
+            comps.append(sweep.execute(store_path(store, suite, sweep.problem), executor,
+                                       progress))
+        except Interrupted as exc:
+            if suite is None:
+                raise
+            raise suite_interrupted(suite, comps, exc, store) from None
+    return comps[0] if suite is None else suite_comparison(suite, comps)
+
+
+def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
+    """The settings record of a suite's comparison, from its problems' comparisons.
+
+    The settings every problem shares; with a store, where each problem's settings differ
+    only by their store file, the shared ones with ``"store"`` listing the files and summing
+    the counts of runs read back and executed; otherwise ``{"merged": [...]}``. Plus
+    ``"suite"`` (its name and problems) and ``"optima"`` (each problem's optimum record).
+
+    Parameters
+    ----------
+    suite : Suite
+    comps : sequence of Comparison
+        Of the suite's first ``len(comps)`` problems.
+
+    Returns
+    -------
+    dict
+    """
+    first = comps[0].settings
+    if all(c.settings == first for c in comps):
+        settings = dict(first)
+    else:
+        stores = [c.settings.get("store") or {} for c in comps]
+        rest = [{k: v for k, v in c.settings.items() if k != "store"} for c in comps]
+        if all(stores) and all(r == rest[0] for r in rest):
+            settings = {**rest[0], "store": {
+                "paths": [st.get("path") for st in stores],
+                **{k: sum(st.get(k, 0) for st in stores) for k in STORE_COUNTS}}}
+        else:
+            settings = {"merged": [c.settings for c in comps]}
+    return {**settings, "suite": {"name": str(suite.name), "problems": [p.name for p in suite]},
+            "optima": {p.name: c.optimum for p, c in zip(suite.problems, comps)}}
+
+
+def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
+    """The comparisons of the suite's first ``len(comps)`` problems, as one.
+
+    The problem spec and optimum are kept when every problem's agree (each run keeps its own
+    ``problem_spec``); the environment is the first problem's.
+
+    Parameters
+    ----------
+    suite : Suite
+    comps : sequence of Comparison
+
+    Returns
+    -------
+    Comparison
+    """
+    def shared(part: str) -> Any:
+        values = [getattr(c, part) for c in comps]
+        return values[0] if all(v == values[0] for v in values) else None
+
+    return Comparison([r for c in comps for r in c.runs], problem=shared("problem"),
+                      optimum=shared("optimum"), settings=suite_settings(suite, comps),
+                      environment=comps[0].environment)
+
+
+def suite_interrupted(suite: Any, comps: Sequence[Comparison], exc: Interrupted,
+                      store: str | os.PathLike[str] | None) -> Interrupted:
+    """The Ctrl-C of a suite: the finished problems' runs and the interrupted one's, together.
+
+    Parameters
+    ----------
+    suite : Suite
+    comps : sequence of Comparison
+        The finished problems'.
+    exc : Interrupted
+        The interruption of the next problem's sweep.
+    store : str or path-like, optional
+        The suite's store (one file per problem).
+
+    Returns
+    -------
+    Interrupted
+        ``exc`` itself when nothing finished.
+    """
+    parts = [*comps, *([exc.comparison] if len(exc.comparison) else [])]
+    if not parts:
+        return exc
+    done = sum(len(c) for c in comps) + exc.done
+    total = sum(len(c) for c in comps) + exc.total * (len(suite.problems) - len(comps))
+    if store is None:
+        how = ("kept in this exception's .comparison); the run(s) in progress were discarded. "
+               + RESUME_WITHOUT_STORE)
+    else:
+        how = (f"kept in the store files of {os.fspath(store)!r}, one per problem); the run(s) "
+               "in progress were discarded. " + RESUME_WITH_STORE.format(where=""))
+    msg = (f"interrupted on problem {len(comps) + 1} of {len(suite.problems)} of suite "
+           f"{suite.name!r}: {done} of {total} runs finished ({how}")
+    return Interrupted(msg, suite_comparison(suite, parts), exc.store, done, total)
+
+
+__all__ = ["STORE_COUNTS", "is_suite", "run_problems", "store_path", "suite_comparison",
+           "suite_interrupted", "suite_settings"]

@@ -1,0 +1,99 @@
+"""The repetitions behind a verdict: the two fastest entries of a comparison, run again.
+
+:func:`confirm_leaders` gives a one-repetition comparison's verdict an interval from
+repetitions (the table's run of each of the two fastest entries plus ``VERDICT_REPEATS - 1``
+more, interleaved), run through :func:`optcmp.run.run` with the settings the table's runs used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from optcmp.comparison import Comparison
+from optcmp.optimizers.base import get_optimizer
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult
+from optcmp.run import RunConfig
+from optcmp.runner import run
+from optcmp.stopping import rule_from_dict
+
+#: Repetitions of each of the two fastest entries behind a verdict (:func:`confirm_leaders`).
+VERDICT_REPEATS = 5
+#: :func:`confirm_leaders` repeats the two fastest entries only when their two times add up to
+#: less (timed seconds).
+VERDICT_MAX_SECONDS = 2.0
+
+
+def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
+    """The fastest run of each (label, backend) entry that reached the target, fastest first.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    list of RunResult
+        One run per entry, by time-to-target.
+    """
+    out: list[RunResult] = []
+    for r in sorted((r for r in runs if r.time_to_target is not None),
+                    key=lambda r: float(r.time_to_target or 0.0)):
+        if all((r.label, r.backend) != (o.label, o.backend) for o in out):
+            out.append(r)
+    return out
+
+
+def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None = None, *,
+                    repeats: int = VERDICT_REPEATS,
+                    max_seconds: float = VERDICT_MAX_SECONDS) -> Comparison:
+    """The comparison with more repetitions of its two fastest entries behind its verdict.
+
+    With one repetition per entry (``comp.settings["repeats"] == 1``) and two entries that
+    reached the target within ``max_seconds`` together, each runs ``repeats - 1`` more times,
+    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not only
+    from the timing noise of one run each. The runs take the path of every run
+    (:func:`optcmp.run.run`) with ``config`` and the settings the table's run of that entry
+    used: its backend, stopping rule, execution mode and gradient
+    (``config.replace(backend=..., repeat=k, ...)``). They are returned as the comparison's
+    ``verdict_runs``; the table's runs are unchanged.
+
+    Parameters
+    ----------
+    problem : Problem
+        The comparison's problem.
+    comp : Comparison
+        A comparison of ``problem`` (from :func:`optcmp.compare` with ``config``).
+    config : RunConfig, optional
+        The settings ``comp`` was run with (default ``RunConfig()``).
+    repeats : int, default 5
+        Runs of each of the two entries in all (the table's included).
+    max_seconds : float, default 2.0
+        The two entries are repeated only when their times-to-target add up to less.
+
+    Returns
+    -------
+    Comparison
+        ``comp`` itself when there is nothing to confirm, else a copy with ``verdict_runs``.
+    """
+    if int(comp.settings.get("repeats", 1) or 1) > 1:
+        return comp
+    top = leaders(comp.runs)[:2]
+    if len(top) < 2 or sum(float(r.time_to_target or 0.0) for r in top) > max_seconds:
+        return comp
+    base = RunConfig() if config is None else config
+    rule = rule_from_dict(comp.settings["stopping"])
+    runs: list[RunResult] = []
+    for k in range(1, int(repeats)):
+        for r in (top if k % 2 == 0 else top[::-1]):
+            spec = get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
+                                 **r.hyperparameters)
+            cfg = base.replace(backend=r.backend, stopping=rule, repeat=k, device=None
+                               if r.backend == "numpy" else base.device,
+                               execution=r.execution or base.execution,
+                               gradient=r.gradient or base.gradient)
+            runs.append(run(problem, spec, cfg))
+    return comp.replace(verdict_runs=runs)
+
+
+__all__ = ["VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders", "leaders"]

@@ -1,0 +1,206 @@
+"""What :func:`optcmp.tune` found: :class:`TuneResult` (and its :class:`ConfigScore` rows),
+saved as JSON and read back as optimizer specs by :func:`load_specs`.
+
+``optcmp tune --out PATH`` saves one; ``optcmp run --tuned PATH`` runs its choices. Every name
+is importable from :mod:`optcmp.tuning` too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from optcmp._io import write_text_atomic
+from optcmp.comparison import Comparison
+from optcmp.optimizers.base import OptimizerSpec
+
+
+@dataclass
+class ConfigScore:
+    """The score of one configuration.
+
+    Attributes
+    ----------
+    optimizer : str
+        Canonical optimizer name.
+    spec : OptimizerSpec
+        The configuration (every hyperparameter).
+    point : dict
+        The grid values of this configuration (empty in ``"defaults"`` mode).
+    scores : list of float
+        One score per repetition: seconds (``by="time"``) or iterations (``by="iterations"``)
+        to the target, the budget for a run that did not reach it.
+    median : float
+        Median of ``scores`` (the selection criterion).
+    successes : int
+        Repetitions that reached the target.
+    statuses : list of str
+        Status of each repetition.
+    best : bool
+        Whether this configuration was chosen for its optimizer.
+    final_gap : float
+        Median over repetitions of the final relative suboptimality (the final objective when
+        the optimum is unknown; inf for non-finite values): the tie-break between
+        configurations with the same median score, so when no configuration reaches the target
+        the one that got closest is chosen.
+    """
+
+    optimizer: str
+    spec: OptimizerSpec
+    point: dict[str, Any]
+    scores: list[float]
+    median: float
+    successes: int
+    statuses: list[str]
+    best: bool = False
+    final_gap: float = float("inf")
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` found.
+
+    Attributes
+    ----------
+    specs : list of OptimizerSpec
+        The chosen configuration of each optimizer, in the order given: pass them to
+        :func:`optcmp.compare` as they are.
+    configs : list of ConfigScore
+        Every configuration with its scores.
+    by : {"time", "iterations"}
+    budget : float
+        Seconds or iterations allowed to every run.
+    repeats : int
+    mode : {"grid", "defaults"}
+    cost : dict
+        ``runs`` (in the sweep), ``executed`` (not read back from a store), ``timed`` (sum of
+        timed seconds), ``run_wall`` (sum of the runs' wall seconds) and ``elapsed`` (wall
+        seconds of the whole call).
+    comparison : Comparison
+        Every tuning run.
+    """
+
+    specs: list[OptimizerSpec]
+    configs: list[ConfigScore]
+    by: str
+    budget: float
+    repeats: int
+    mode: str
+    cost: dict[str, float]
+    comparison: Comparison = field(repr=False)
+
+    @property
+    def best(self) -> OptimizerSpec:
+        """The chosen spec (with several optimizers: the one with the smallest median score)."""
+        chosen = [c for c in self.configs if c.best]
+        top = min(chosen, key=lambda c: (c.median, -c.successes))
+        return self.specs[[s.name for s in self.specs].index(top.optimizer)]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per configuration."""
+        unit = "seconds" if self.by == "time" else "iterations"
+        return [{"optimizer": c.optimizer, **{f"hp_{k}": v for k, v in c.point.items()},
+                 f"median_{unit}_to_target": c.median, "successes": c.successes,
+                 "repeats": len(c.scores), "best": c.best, "spec": c.spec.describe()}
+                for c in self.configs]
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of :meth:`rows` (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
+
+    def table(self) -> str:
+        """A readable table of every configuration, the choices and the tuning cost."""
+        unit = "s" if self.by == "time" else "it"
+        head = ["optimizer", "configuration", f"median to target ({unit})", "reached", ""]
+        lines = [head]
+        for c in self.configs:
+            point = ", ".join(f"{k}={v!r}" for k, v in c.point.items()) or "defaults"
+            med = (f"{c.median:.4g}" if c.successes else f">= {c.median:.4g} (budget)")
+            lines.append([c.optimizer, point, med, f"{c.successes}/{len(c.scores)}",
+                          "<- best" if c.best else ""])
+        widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
+        out = ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
+        out.insert(1, "  ".join("-" * w for w in widths[:-1]))  # the marker column has no head
+        budget = (f"{self.budget:g} s timed" if self.by == "time"
+                  else f"{int(self.budget)} iterations")
+        out.append(f"budget per run: {budget}; a run that misses the target scores the budget; "
+                   f"best = smallest median over {self.repeats} repetition(s)")
+        k = self.cost
+        out.append(f"tuning cost: {int(k['runs'])} runs ({int(k['executed'])} executed), "
+                   f"{k['timed']:.3g} s timed, {k['run_wall']:.3g} s run wall time, "
+                   f"{k['elapsed']:.3g} s elapsed")
+        out.extend(f"chosen: {s.describe()}" for s in self.specs)
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable summary (specs, configurations, cost; not the runs)."""
+        return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
+                "repeats": self.repeats, "mode": self.mode,
+                "specs": [s.to_dict() for s in self.specs],
+                "configs": [{"optimizer": c.optimizer, "spec": c.spec.to_dict(),
+                             "point": c.point, "scores": c.scores, "median": c.median,
+                             "successes": c.successes, "statuses": c.statuses, "best": c.best}
+                            for c in self.configs],
+                "cost": self.cost}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`).
+
+        Written through a temporary file next to ``path`` (removed on any error).
+
+        Raises
+        ------
+        IsADirectoryError
+            ``path`` is a directory.
+        FileNotFoundError
+            The directory of ``path`` does not exist.
+        """
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1), what="tuning result")
+
+
+def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
+    """The chosen specs of a :meth:`TuneResult.save` file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        JSON file written by ``TuneResult.save`` (or ``optcmp tune --out``).
+
+    Returns
+    -------
+    list of OptimizerSpec
+        The chosen setting of each tuned optimizer, ready for :func:`optcmp.compare`.
+
+    Raises
+    ------
+    FileNotFoundError
+    IsADirectoryError
+        ``path`` is a directory.
+    ValueError
+        Not a tuning result (not UTF-8 or not JSON included), or an invalid spec in it.
+    """
+    p = os.fspath(path)
+    with open(p, "rb") as fh:
+        raw = fh.read()
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p} is not an optcmp tuning result (not JSON: {exc})") from None
+    specs = d.get("specs") if isinstance(d, dict) else None
+    if (not isinstance(d, dict) or d.get("format") != "optcmp.tune"
+            or not isinstance(specs, list) or not all(isinstance(x, dict) for x in specs)):
+        raise ValueError(f"{p} is not an optcmp tuning result (format optcmp.tune)")
+    try:
+        return [OptimizerSpec.from_dict(x) for x in specs]
+    except KeyError as exc:
+        raise ValueError(f"{p}: a spec lacks {exc}") from None
+
+
+__all__ = ["ConfigScore", "TuneResult", "load_specs"]
