@@ -268,7 +268,7 @@ def _write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> li
     written = []
     title = None
     if partial:
-        comp.settings["partial"] = partial
+        comp = comp.replace(settings=comp.settings.replace(partial=partial))
         title = f"optcmp report (PARTIAL: {partial})"
     try:
         if args.out:
@@ -574,7 +574,7 @@ def _verdict(problem: Any, comp: Any, args: argparse.Namespace) -> str:
     interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not
     only from the timing noise of one run each. The table above is not changed.
     """
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
     from optcmp.runner import RunConfig, run
     from optcmp.stopping import rule_from_dict
 
@@ -626,7 +626,7 @@ def _add_report(sub: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
 
     bad = [f for f in args.formats if f not in ("png", "svg", "pdf")]
     if bad:

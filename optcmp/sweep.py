@@ -9,7 +9,6 @@ on it.
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 import sys
@@ -23,12 +22,13 @@ import numpy as np
 import optcmp.backends as backends_mod
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.backends.base import check_device, check_dtype, is_cpu_device
+from optcmp.comparison import Comparison
 from optcmp.environment import environment
 from optcmp.executors import RunTask, check_executor, is_dask_client, run_tasks
 from optcmp.monitor import Callback
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 from optcmp.problems.base import Problem
-from optcmp.results import Comparison, RunResult
+from optcmp.results import RunResult
 from optcmp.runner import (
     EXECUTIONS,
     RunConfig,
@@ -241,16 +241,16 @@ def _suite_comparison(suite: Any, comps: list[Comparison]) -> Comparison:
     """
     comp = Comparison.concat(comps)
     stores: list[dict[str, Any]] = [c.settings.get("store") or {} for c in comps]
-    rest = [{k: v for k, v in c.settings.items() if k != "store"} for c in comps]
-    if "merged" in comp.settings and all(stores) and all(r == rest[0] for r in rest):
-        comp.settings = dict(rest[0])
-        comp.settings["store"] = {
+    rest = [c.settings.drop("store") for c in comps]
+    settings = comp.settings
+    if "merged" in settings and all(stores) and all(r == rest[0] for r in rest):
+        settings = rest[0].replace(store={
             "paths": [st.get("path") for st in stores],
             **{k: sum(st.get(k, 0) for st in stores)
-               for k in ("reused", "executed", "write_seconds")}}
-    comp.settings["suite"] = {"name": str(suite.name), "problems": [p.name for p in suite]}
-    comp.settings["optima"] = {p.name: c.optimum for p, c in zip(suite.problems, comps)}
-    return comp
+               for k in ("reused", "executed", "write_seconds")}})
+    return comp.replace(settings=settings.replace(
+        suite={"name": str(suite.name), "problems": [p.name for p in suite]},
+        optima={p.name: c.optimum for p, c in zip(suite.problems, comps)}))
 
 
 def _suite_interrupted(suite: Any, comps: list[Comparison], exc: Any, store: Any) -> Any:
@@ -437,7 +437,10 @@ class _Sweep:
             from optcmp.stats import contended_issue
 
             warnings.warn(contended_issue(busy, len(self.executed)), UserWarning, stacklevel=3)
-        return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
+        runs = [self.results[t.index] for t in self.tasks]
+        executed = {id(r) for r in self.executed}  # the sweep warned about these just now
+        warned = bool(shared) and all(id(r) in executed for r in runs if r.shared_host)
+        return self._comparison(runs, run_store, reused).replace(shared_host_warned=warned)
 
     def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
         """The pending tasks by problem: one batch per repetition with ``redraw_data``."""
@@ -465,9 +468,7 @@ class _Sweep:
         for t in self.tasks:
             old = run_store.get(t.key)
             if old is not None:
-                res = copy.copy(old)
-                res.label, res.repeat = t.optimizer.label, t.repeat
-                self.results[t.index] = res
+                self.results[t.index] = old.replace(label=t.optimizer.label, repeat=t.repeat)
         return run_store
 
     def _comparison(self, runs: list[RunResult], run_store: Any, reused: int) -> Comparison:
@@ -548,11 +549,9 @@ def execution_order(repeats: int, entries: int, order: str = "interleaved") -> l
 def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
     """The one warning about runs whose timings contended (worded by cause).
 
-    The runs are marked as warned about, so the fairness checks of the same runs
-    (:func:`optcmp.stats.check_fairness`, e.g. from ``summary_table()``) do not repeat it.
+    The comparison says it was given (``shared_host_warned``), so the fairness checks of its
+    statistics (e.g. ``summary_table()``) do not repeat it.
     """
-    from optcmp.stats import mark_shared_host_warned
-
     peak = max(r.concurrency for r in shared)
     if executor is None:
         msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
@@ -563,4 +562,3 @@ def _warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -
                f"{peak} at once): their timings contend and are flagged shared_host; time "
                "comparisons need the default sequential execution (executor=None)")
     warnings.warn(msg, UserWarning, stacklevel=4)
-    mark_shared_host_warned(shared)

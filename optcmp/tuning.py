@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import write_text_atomic
+from optcmp.comparison import Comparison
 from optcmp.optimizers.base import (
     OptimizerSpec,
     as_spec,
@@ -50,7 +51,7 @@ from optcmp.optimizers.base import (
     get_optimizer,
 )
 from optcmp.problems.base import Problem
-from optcmp.results import Comparison, RunResult
+from optcmp.results import RunResult
 from optcmp.stopping import Rule, default_stopping
 
 
