@@ -18,6 +18,7 @@ from typing import Any
 from optcmp import problems, stopping, store, suites
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
+from optcmp.comparison import Comparison
 from optcmp.equivalence import EquivalenceResult, check_equivalence
 from optcmp.optimizers import FACTORIES as _FACTORIES
 from optcmp.optimizers import (
@@ -26,7 +27,7 @@ from optcmp.optimizers import (
     optimizer_names,
 )
 from optcmp.optimizers import factories as _factories
-from optcmp.results import Comparison, RunResult, Trace
+from optcmp.results import RunResult, Trace
 from optcmp.runner import RunConfig, make_stopping, run, run_one
 from optcmp.stopping import (
     AbsoluteSuboptimality,

@@ -1,8 +1,241 @@
 """The user-facing :class:`Comparison`: the runs of a sweep with their tables, statistics, plots.
 
-``optcmp.compare`` returns one; ``Comparison.load`` reads one back from a JSON file or a run store.
+``optcmp.compare`` returns one; ``Comparison.load`` reads one back from a JSON file or a run
+store. It is :class:`~optcmp.results.ComparisonData` (the data: runs, problem, optimum,
+settings, environment; selection, saving and loading) with a method for each analysis, each
+calling a function of :mod:`optcmp.analysis` imported when the method is called (so importing
+optcmp loads no analysis, no scipy submodule and no matplotlib).
 """
 
-from optcmp.results import Comparison
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from optcmp.results import ComparisonData
+
+
+class Comparison(ComparisonData):
+    """A table of runs: the result of :func:`optcmp.compare`.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    problem : dict, optional
+        The problem's spec.
+    optimum : dict, optional
+        ``{"fun", "method", "time", "kind"}`` of the known optimum (the direct-solve floor).
+    settings : dict or Settings, optional
+        Stopping rule, budgets, seeds (:class:`~optcmp.results.Settings`).
+    environment : dict, optional
+        Versions and hardware (see :func:`optcmp.environment.environment`).
+    verdict_runs : sequence of RunResult, optional
+        Runs behind the verdict beyond the table's: more repetitions of the two fastest entries
+        (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
+    shared_host_warned : bool, default False
+        The sweep warned already that some runs shared their host (not repeated by the
+        statistics' fairness checks).
+
+    Notes
+    -----
+    :meth:`load`, :meth:`from_dict`, :meth:`from_store`, :meth:`concat`, :meth:`replace`,
+    :meth:`of` and :meth:`by_problem` give comparisons of this class;
+    ``Comparison.of(data)`` turns the :class:`~optcmp.results.ComparisonData` an analysis
+    got into one.
+    """
+
+    # ------------------------------------------------------------------ tables
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per run (no trace or iterate): the table's data
+        (:func:`optcmp.analysis.tables.rows`)."""
+        from optcmp.analysis.tables import rows
+
+        return rows(self)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`).
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed (``pip install 'optcmp[pandas]'``).
+        """
+        from optcmp.analysis.tables import to_frame
+
+        return to_frame(self)
+
+    def table(self) -> str:
+        """A readable fixed-width table sorted by time-to-target
+        (:func:`optcmp.analysis.tables.table`).
+
+        Runs that reached the target come first (fastest first), then the runs that stopped
+        on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
+        For problems with a closed form, the direct solve time is shown as a floor row; a
+        comparison over several problems gets one table per problem.
+        """
+        from optcmp.analysis.tables import table
+
+        return table(self)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def verdict(self) -> str:
+        """Who reaches the target first, by what factor, how sure
+        (:func:`optcmp.analysis.verdict.verdict`).
+
+        Returns
+        -------
+        str
+            One line beginning ``"verdict: "``.
+        """
+        from optcmp.analysis.verdict import verdict
+
+        return verdict(self)
+
+    # ------------------------------------------------------------------ statistics
+    def target_tol(self) -> float | None:
+        """The relative-suboptimality tolerance of the stopping rule, if it has one
+        (``settings.target_tol``)."""
+        return self.settings.target_tol
+
+    def fairness_issues(self) -> list[str]:
+        """Why this table may compare unlike things
+        (:func:`optcmp.analysis.stats.fairness.fairness_issues`, with the recorded timer
+        resolution)."""
+        from optcmp.analysis.stats.fairness import comparison_issues
+
+        return comparison_issues(self)
+
+    def summary(self, *, as_frame: bool | None = None, confidence_level: float = 0.95,
+                method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+                warn: bool = True) -> Any:
+        """Per (problem, optimizer, backend, device, dtype): success rate, median
+        time-to-target with a bootstrap CI, median iterations/nfev/njev to target, aRT.
+
+        See :func:`optcmp.analysis.stats.summary.summarize` for the columns and the treatment
+        of runs that missed the target (censored, never averaged); computed by
+        :func:`optcmp.analysis.stats.summary.summary`.
+
+        Parameters
+        ----------
+        as_frame : bool, optional
+            True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
+            None (default): a DataFrame when pandas is installed, else a list of dicts.
+        confidence_level, method, n_resamples, seed, warn
+            As in :func:`optcmp.analysis.stats.summary.summarize`.
+
+        Returns
+        -------
+        pandas.DataFrame or list of dict
+        """
+        from optcmp.analysis.stats.summary import summary
+
+        return summary(self, as_frame=as_frame, confidence_level=confidence_level,
+                       method=method, n_resamples=n_resamples, seed=seed, warn=warn)
+
+    def summary_table(self, **kwargs: Any) -> str:
+        """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on;
+        :func:`optcmp.analysis.stats.summary.summary_table`)."""
+        from optcmp.analysis.stats.summary import summary_table
+
+        return summary_table(self, **kwargs)
+
+    def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
+                           metric: str = "time", alpha: float = 0.05, warn: bool = True) -> Any:
+        """Rank-sum test of two solvers' time-to-target
+        (:func:`optcmp.analysis.stats.tests.compare_optimizers`).
+
+        Parameters
+        ----------
+        a, b : str or dict
+            An optimizer label, or criteria for :meth:`select` (e.g.
+            ``{"label": "gd", "backend": "torch"}``).
+        metric, alpha, warn
+            As in :func:`optcmp.analysis.stats.tests.compare_pair`.
+
+        Returns
+        -------
+        optcmp.analysis.stats.tests.PairwiseComparison
+
+        Raises
+        ------
+        ValueError
+            A side selects no run.
+        """
+        from optcmp.analysis.stats.tests import compare_optimizers
+
+        return compare_optimizers(self, a, b, metric=metric, alpha=alpha, warn=warn,
+                                  stacklevel=3)
+
+    def performance_profile(self, **kwargs: Any) -> Any:
+        """Dolan-More performance profile
+        (:func:`optcmp.analysis.stats.profiles.performance_profile`)."""
+        from optcmp.analysis.stats.profiles import performance_profile
+
+        return performance_profile(self, **kwargs)
+
+    def data_profile(self, **kwargs: Any) -> Any:
+        """More-Wild data profile in gradient evaluations
+        (:func:`optcmp.analysis.stats.profiles.data_profile`)."""
+        from optcmp.analysis.stats.profiles import data_profile
+
+        return data_profile(self, **kwargs)
+
+    def runtime_ecdf(self, **kwargs: Any) -> Any:
+        """COCO-style runtime ECDF over tolerances
+        (:func:`optcmp.analysis.stats.profiles.runtime_ecdf`)."""
+        from optcmp.analysis.stats.profiles import runtime_ecdf
+
+        return runtime_ecdf(self, **kwargs)
+
+    # ------------------------------------------------------------------ plots and reports
+    def plot(self, kind: str = "convergence", **kwargs: Any) -> Any:
+        """A matplotlib Figure (:func:`optcmp.analysis.plots.plot`; needs ``optcmp[plot]``).
+
+        Parameters
+        ----------
+        kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
+        **kwargs
+            Passed to the plot function (e.g. ``x="njev"`` for convergence).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from optcmp.analysis.plots import plot
+
+        return plot(self, kind, **kwargs)
+
+    def save_plots(self, directory: str | os.PathLike[str], *,
+                   formats: Sequence[str] = ("png",), kinds: Sequence[str] | None = None,
+                   prefix: str | None = None) -> list[str]:
+        """Write the standard plots to ``directory`` (:func:`optcmp.analysis.plots.save_plots`)."""
+        from optcmp.analysis.plots import save_plots
+
+        return save_plots(self, directory, formats=formats, kinds=kinds, prefix=prefix)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str:
+        """A self-contained offline HTML report (:func:`optcmp.analysis.report.to_html`);
+        returns it."""
+        from optcmp.analysis.report import to_html
+
+        return to_html(self, path, **kwargs)
+
+    def to_csv(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Long-format CSV: one row per trace point (``kind="traces"``) or per run
+        (``kind="runs"``), with run identifiers; returns the row count
+        (:func:`optcmp.analysis.export.to_csv`)."""
+        from optcmp.analysis.export import to_csv
+
+        return to_csv(self, path, kind=kind)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+        """Like :meth:`to_csv` in Parquet (needs pyarrow: ``optcmp[parquet]``)."""
+        from optcmp.analysis.export import to_parquet
+
+        return to_parquet(self, path, kind=kind)
+
 
 __all__ = ["Comparison"]

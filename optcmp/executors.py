@@ -196,11 +196,8 @@ def execute_run(task: RunTask,
     started = time.time()
     with host_activity() as act:
         res, storable = _execute(task, problem)
-    res.host = socket.gethostname()
-    res.started_at = started
-    res.finished_at = time.time()
-    res.concurrency = act.peak
-    res.shared_host = act.peak > 1
+    res = res.replace(host=socket.gethostname(), started_at=started, finished_at=time.time(),
+                      concurrency=act.peak, shared_host=act.peak > 1)
     return res, storable
 
 

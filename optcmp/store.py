@@ -60,7 +60,8 @@ from optcmp._storefile import (
     read_store,
 )
 from optcmp._version import __version__
-from optcmp.results import Comparison, RunResult
+from optcmp.comparison import Comparison
+from optcmp.results import RunResult
 from optcmp.run import RunConfig, configured
 
 
@@ -223,7 +224,7 @@ def load_store(path: str | os.PathLike[str]) -> Comparison:
     StoreMismatchError
         Written in another store format version.
     """
-    return Comparison._from_store(path, stacklevel=4)
+    return Comparison.from_store(path, stacklevel=3)
 
 
 # ---------------------------------------------------------------------- writing

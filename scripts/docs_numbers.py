@@ -474,9 +474,9 @@ def page_statistics(v: Values, fast: bool) -> None:
     v.x("gd_ci_censored", "yes" if gd["ci_high"] == float("inf") else "no")
     v.x("nits", ", ".join(f"{k} {rows[k]['median_nit']:.0f}" for k in ("lbfgs", "diag_newton")))
     v.t("summary", "\n```text\n" + cmp.summary_table(warn=False) + "\n```\n")
-    from optcmp.stats import _fmt_t
+    from optcmp.analysis.format import seconds
 
-    v.t("gd_ci", f"[{_fmt_t(gd['ci_low'])}, {_fmt_t(gd['ci_high'])}]")
+    v.t("gd_ci", f"[{seconds(gd['ci_low'])}, {seconds(gd['ci_high'])}]")
     v.t("pair", cmp.compare_optimizers("lbfgs", "diag_newton", warn=False).message)
     v.t("prof_at_1", repr(cmp.performance_profile(warn=False).at(1.0)))
     v.x("dprof_at_100", repr(cmp.data_profile(warn=False).at(100)))

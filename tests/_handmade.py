@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from optcmp.results import Comparison, RunResult, Trace
+from optcmp.comparison import Comparison
+from optcmp.results import RunResult, Trace
 
 
 def make_run(label: str, ttt: float | None, *, repeat: int = 0, problem: str = "P",

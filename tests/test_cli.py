@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from optcmp import cli
-from optcmp.results import Comparison
+from optcmp.comparison import Comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,9 @@ import pytest
 import optcmp
 from optcmp import cli
 from optcmp.cli.common import literal
+from optcmp.comparison import Comparison
 from optcmp.problems import LinearRegression
-from optcmp.results import Comparison, RunResult, check_output_path
+from optcmp.results import RunResult, check_output_path
 from optcmp.store import Interrupted
 
 

@@ -209,7 +209,7 @@ def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
 
 def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
     from optcmp import cli
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
 
     out = tmp_path / "r.json"
     rc = cli.main(["run", "--rows", "500", "--backends", "numpy", "--optimizers", "gd",

@@ -112,7 +112,7 @@ def test_fizzbuzz_records_autodiff():
 @needs_fw
 def test_cli_gradient_flag_is_recorded(tmp_path):
     from optcmp import cli
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
 
     out = tmp_path / "r.json"
     backend = FRAMEWORKS[0]

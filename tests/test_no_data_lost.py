@@ -35,7 +35,7 @@ def test_csv_and_parquet_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt
     out.mkdir()
     path = out / f"traces.{fmt}"
     path.write_bytes(b"the user's old file\n")
-    import optcmp.export as export
+    import optcmp.analysis.export as export
 
     real_rows = export._rows
 
@@ -479,7 +479,7 @@ def test_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp_path)
     import sys
     import time
 
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     marker, out, report = tmp_path / "started", tmp_path / "r.json", tmp_path / "r.html"

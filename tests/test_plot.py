@@ -221,11 +221,10 @@ def test_gd_has_the_same_colour_in_every_plot():
 
 
 def test_mixed_minibatch_and_full_batch_iterations_use_epochs_or_a_log_axis():
-    full = make_run("gd", 1.0)
-    mini = make_run("sgd", 1.0, nit=14_000)
-    mini.hyperparameters = {"batch_size": 64}
-    mini.n_samples = full.n_samples = 900  # 15 steps per epoch
-    full.hyperparameters = {"learning_rate": 0.1}
+    # 15 steps per epoch
+    full = make_run("gd", 1.0).replace(hyperparameters={"learning_rate": 0.1}, n_samples=900)
+    mini = make_run("sgd", 1.0, nit=14_000).replace(hyperparameters={"batch_size": 64},
+                                                    n_samples=900)
     assert plot.epochs_per_iteration(mini) == pytest.approx(1 / 15)
     assert plot.epochs_per_iteration(full) == 1.0 and plot.mixes_batch_sizes([full, mini])
     (ax,) = _axes(plot.convergence([full, mini], x="iterations"))

@@ -160,7 +160,7 @@ def _text(page: str) -> str:
 
 
 def test_numbers_are_formatted_and_inf_reads_not_reached():
-    from optcmp.results import Comparison
+    from optcmp.comparison import Comparison
 
     runs = [make_run("gd", 0.5, repeat=k) for k in range(3)]
     runs += [make_run("adadelta", None, repeat=k) for k in range(3)]  # 0 of 3 successes

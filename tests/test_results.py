@@ -10,7 +10,8 @@ import pytest
 from conftest import lr_a, lr_b
 
 import optcmp
-from optcmp.results import Comparison, RunResult, Trace
+from optcmp.comparison import Comparison
+from optcmp.results import RunResult, Trace
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +132,9 @@ def test_relative_suboptimality_property() -> None:
     r = RunResult(problem="p", optimizer="o", label="o", backend="numpy", fun=2.0, f0=10.0,
                   fstar=1.0)
     assert r.relative_suboptimality == pytest.approx(1 / 9)
-    r.fun = math.nan
+    r = r.replace(fun=math.nan)
     assert r.relative_suboptimality == math.inf
-    r.fstar = None
+    r = r.replace(fstar=None)
     assert r.relative_suboptimality is None
     t = Trace(iteration=np.array([0, 1]), time=np.zeros(2), fun=np.array([10.0, 1.0]),
               grad_norm=np.zeros(2), nfev=np.zeros(2, int), njev=np.zeros(2, int))
@@ -216,3 +217,148 @@ def test_verdict_runs_are_judged_with_the_leaders_and_saved(tmp_path) -> None:
     assert back.verdict() == line
     with pytest.raises(TypeError, match="unknown part"):
         comp.replace(rows=[])
+
+
+# ---------------------------------------------------------------------------- the record in parts
+def test_run_result_parts_hold_every_flat_name_and_the_record_is_not_changed() -> None:
+    import copy
+    import pickle
+
+    from optcmp.results import Conditions, Timing
+    from optcmp.results.parts import FLAT
+
+    r = RunResult(problem="p", optimizer="o", label="o", backend="numpy", fun=2.0, f0=10.0,
+                  time_to_target=0.5, warmup_time=0.1, threads=2, execution="fused")
+    assert (r.outcome.fun, r.to_target.time, r.timing.warmup) == (2.0, 0.5, 0.1)
+    assert (r.conditions.threads, r.conditions.execution, r.identity.label) == (2, "fused", "o")
+    assert list(r.to_dict()) == list(FLAT)
+    for name, spec in FLAT.items():
+        assert getattr(r, name) is getattr(getattr(r, spec.part), spec.field), name
+    with pytest.raises(AttributeError, match=r"r.replace\(fun=...\)"):
+        r.fun = 3.0
+    with pytest.raises(Exception):  # noqa: B017 - the parts are frozen too
+        r.timing.time = 1.0  # type: ignore[misc]
+    s = r.replace(fun=1.0, shared_host=True, timing=Timing(time=4.0))
+    assert (s.fun, s.shared_host, s.time, s.warmup_time, r.fun) == (1.0, True, 4.0, 0.0, 2.0)
+    assert s.replace(conditions=Conditions()).threads is None
+    with pytest.raises(TypeError, match="unknown field"):
+        r.replace(speed=1)
+    for back in (pickle.loads(pickle.dumps(r)), copy.copy(r), copy.deepcopy(r),
+                 RunResult.from_parts(r.identity, r.outcome, r.to_target, r.timing,
+                                      r.conditions)):
+        assert back.to_dict() == r.to_dict()
+
+
+def test_saved_json_reads_back_to_the_same_text(tmp_path) -> None:
+    """A file written by optcmp 0.1.0 saves back byte for byte (keys in the same order)."""
+    from pathlib import Path
+
+    src = Path(__file__).parent / "data" / "saved_v0_1" / "linreg.json"
+    comp = Comparison.load(src)
+    comp.save(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == src.read_text()
+
+
+def test_settings_read_like_the_dict_they_came_from() -> None:
+    from optcmp.results import Settings
+
+    d = {"target": "RelativeSuboptimality(tol=0.001)", "repeats": 2, "threads": None,
+         "stopping": {"rule": "AnyOf", "rules": [{"rule": "MaxIter", "n": 5},
+                                                 {"rule": "RelativeSuboptimality", "tol": 1e-3}]},
+         "something_new": [1, 2]}
+    s = Settings.from_dict(d)
+    assert s.to_dict() == d and list(s.to_dict()) == list(d) and s == d
+    assert (s["repeats"], s.repeats, s.threads, s.suite, s.get("store")) == (2, 2, None, None,
+                                                                             None)
+    assert "threads" in s and "suite" not in s and s["something_new"] == [1, 2]
+    assert s.target_tol == 1e-3 and s.redraw_data is False
+    with pytest.raises(AttributeError, match="read-only"):
+        s.repeats = 3  # type: ignore[misc]
+    t = s.replace(partial="interrupted").drop("something_new")
+    assert list(t) == ["target", "repeats", "threads", "stopping", "partial"]
+    assert "partial" not in s
+    with pytest.raises(ValueError, match="settings key 'repeats' must be an integer"):
+        Settings({"repeats": "2"})
+    with pytest.raises(ValueError, match="not an optcmp comparison: settings key 'seed'"):
+        Comparison.from_dict({"format": "optcmp.Comparison", "settings": {"seed": 1.5}})
+
+
+def test_the_data_class_and_the_front() -> None:
+    """optcmp.results holds the data; optcmp.Comparison adds the analyses and returns its own
+    class from load, replace, concat and by_problem; an analysis called on the data says where
+    it is."""
+    from _handmade import comparison, make_run
+
+    import optcmp.results as results
+    from optcmp.analysis.tables import table
+    from optcmp.results import ComparisonData
+
+    assert optcmp.Comparison is Comparison and issubclass(Comparison, ComparisonData)
+    assert results.Comparison is ComparisonData
+    front = comparison()
+    data = ComparisonData.of(front)
+    assert type(data) is ComparisonData and table(data) == front.table()
+    with pytest.raises(AttributeError, match=r"table\(\) is a method of optcmp.Comparison"):
+        data.table()
+    with pytest.raises(AttributeError, match="no attribute 'bogus'"):
+        data.bogus  # noqa: B018
+    with pytest.raises(AttributeError, match=r"comp.replace\(runs=...\)"):
+        front.runs = []
+    two = Comparison.concat([front, comparison([make_run("A", 1.0, problem="Q")])])
+    assert type(two) is Comparison and type(front.replace(runs=[])) is Comparison
+    assert type(Comparison.from_dict(data.to_dict())) is Comparison
+    assert type(ComparisonData.from_dict(front.to_dict())) is ComparisonData
+
+
+def test_by_problem_gives_each_problem_its_spec_and_optimum() -> None:
+    from _handmade import make_run
+
+    runs = [make_run(lab, 1.0, problem=p, spec={"problem": p, "n": 2})
+            for p in ("P", "Q") for lab in ("A", "B")]
+    comp = Comparison(runs, settings={"suite": {"name": "s", "problems": ["P", "Q"]},
+                                      "optima": {"P": {"fun": 0.0, "kind": "given"}}},
+                      verdict_runs=[make_run("A", 2.0, problem="Q", repeat=1)])
+    assert comp.problem_set
+    parts = comp.by_problem()
+    assert list(parts) == ["P", "Q"] and all(type(c) is Comparison for c in parts.values())
+    assert [r.problem for r in parts["Q"]] == ["Q", "Q"] and len(parts["Q"].verdict_runs) == 1
+    assert parts["P"].problem == {"problem": "P", "n": 2}
+    assert parts["P"].optimum == {"fun": 0.0, "kind": "given"} and parts["Q"].optimum is None
+    assert parts["P"].settings is comp.settings and not parts["P"].problem_set
+    one = Comparison(runs[:2], problem={"problem": "P"})
+    assert one.by_problem() == {"P": one} and not one.problem_set
+    # a comparison with a problem spec of its own is about that problem, whatever it pools
+    assert not Comparison(runs, problem={"problem": "P"}).problem_set
+
+
+def test_a_run_store_reads_back_as_data_or_as_the_front() -> None:
+    from pathlib import Path
+
+    import optcmp.store
+    from optcmp.results import ComparisonData, load_store
+
+    path = Path(__file__).parent / "data" / "saved_v0_1" / "store.jsonl"
+    data, front = load_store(path), optcmp.store.load_store(path)
+    assert type(data) is ComparisonData and type(front) is optcmp.Comparison
+    assert type(Comparison.load(path)) is Comparison
+    assert data.to_dict() == front.to_dict() and data.settings["store"]["runs"] == len(data)
+
+
+def test_shared_host_warned_travels_with_the_comparison_not_the_file(tmp_path) -> None:
+    """The sweep's own warning about shared-host runs is data of the comparison: its summary
+    does not repeat it, a copy through a file does."""
+    import warnings
+
+    from _handmade import comparison, make_run
+
+    runs = [make_run("A", 1.0, repeat=k).replace(shared_host=True, concurrency=2)
+            for k in range(2)]
+    comp = comparison(runs).replace(shared_host_warned=True)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        comp.summary_table()
+        Comparison.concat([comp, comparison([make_run("B", 1.0)])]).summary(as_frame=False)
+    assert not [w for w in rec if "shared their host" in str(w.message)]
+    comp.save(tmp_path / "c.json")
+    with pytest.warns(UserWarning, match="shared their host"):
+        Comparison.load(tmp_path / "c.json").summary_table()

@@ -14,7 +14,8 @@ from conftest import lr_s
 
 import optcmp
 from optcmp import stats
-from optcmp.results import Comparison, Trace
+from optcmp.comparison import Comparison
+from optcmp.results import Trace
 
 INF = math.inf
 
@@ -271,7 +272,7 @@ def test_fair_table_has_no_fairness_warning():
 
 def test_unfair_dtypes_devices_targets():
     runs = [make_run("A", 1.0), make_run("B", 1.0, dtype="float32", device="cuda")]
-    runs[1].target = "LossTarget(value=0.1)"
+    runs[1] = runs[1].replace(target="LossTarget(value=0.1)")
     issues = stats.fairness_issues(runs, timer_resolution=1e-9)
     text = "\n".join(issues)
     assert "different dtypes (float32, float64)" in text
@@ -408,13 +409,11 @@ def test_concat_pools_problems_for_profiles():
 def test_summary_cpu_median_is_unknown_not_inf_for_runs_saved_without_cpu_time():
     # a comparison saved before CPU time was measured used to show cpu-to-target "inf" (never
     # reached) next to a median time-to-target of converged runs
-    import dataclasses
-
     runs = [make_run("a", 0.1, repeat=0), make_run("a", 0.3, repeat=1),
             make_run("b", None, repeat=0), make_run("b", None, repeat=1)]
     (a, b) = stats.summary(Comparison(runs), as_frame=False)
     assert a["median_time"] == pytest.approx(0.2)
     assert math.isnan(a["median_cpu_time"]) and b["median_cpu_time"] == math.inf
-    timed = [dataclasses.replace(r, cpu_time_to_target=t) for r, t in zip(runs[:2], (0.1, 0.2))]
+    timed = [r.replace(cpu_time_to_target=t) for r, t in zip(runs[:2], (0.1, 0.2))]
     (a2,) = stats.summary(Comparison(timed), as_frame=False)
     assert a2["median_cpu_time"] == pytest.approx(0.15)

@@ -14,7 +14,8 @@ import pytest
 from conftest import lr_a, lr_b
 
 import optcmp
-from optcmp.results import Comparison, RunResult
+from optcmp.comparison import Comparison
+from optcmp.results import RunResult
 from optcmp.stopping import (
     LossTarget,
     MaxIter,
@@ -328,8 +329,9 @@ def test_main_job_verdict_repeats_the_two_fastest(capsys):
 
 def test_verdict_interval_bounds_round_outwards_and_keep_their_side_of_one():
     """A lower bound of 1.04 never prints as "1" next to "sure: the interval excludes 1"."""
-    from optcmp.tables import _fmt_bound
+    from optcmp.analysis.format import interval_bound
 
-    assert [_fmt_bound(1.04, "down"), _fmt_bound(1.57, "up"), _fmt_bound(0.75, "down"),
-            _fmt_bound(0.996, "up"), _fmt_bound(12.3, "up"), _fmt_bound(2.0, "up")] == [
+    assert [interval_bound(1.04, "down"), interval_bound(1.57, "up"),
+            interval_bound(0.75, "down"), interval_bound(0.996, "up"),
+            interval_bound(12.3, "up"), interval_bound(2.0, "up")] == [
         "1.04", "1.6", "0.75", "0.996", "13", "2.0"]

@@ -391,7 +391,7 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
     written = []
     title = None
     if partial:
-        comp = comp.replace(settings={**comp.settings, "partial": partial})
+        comp = comp.replace(settings=comp.settings.replace(partial=partial))
         title = f"optcmp report (PARTIAL: {partial})"
     try:
         if args.out:

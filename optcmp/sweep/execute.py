@@ -141,8 +141,12 @@ class Sweep:
             bar.close()
             if run_store is not None:
                 run_store.close()
-        self._warn_contention(executor)
-        return self._comparison([self.results[t.index] for t in self.tasks], run_store, reused)
+        warned = self._warn_contention(executor)
+        runs = [self.results[t.index] for t in self.tasks]
+        # the warning covered every shared-host run of the table when all of them ran just now
+        executed = {id(r) for r in self.executed}
+        warned = warned and all(id(r) in executed for r in runs if r.shared_host)
+        return self._comparison(runs, run_store, reused).replace(shared_host_warned=warned)
 
     def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
         """The pending tasks by problem: one batch per repetition with ``redraw_data``."""
@@ -169,8 +173,9 @@ class Sweep:
                 self.results[t.index] = old.replace(label=t.optimizer.label, repeat=t.repeat)
         return run_store
 
-    def _warn_contention(self, executor: Any) -> None:
-        """Warn once about executed runs whose timings contended (shared host or busy CPU)."""
+    def _warn_contention(self, executor: Any) -> bool:
+        """Warn once about executed runs whose timings contended (shared host or busy CPU);
+        whether the shared-host warning was given."""
         shared = [r for r in self.executed if r.shared_host]
         if shared:
             warn_shared_host(shared, len(self.executed), executor)
@@ -180,6 +185,7 @@ class Sweep:
 
             warnings.warn(contended_issue(busy, len(self.executed)), UserWarning,
                           stacklevel=outside_level())
+        return bool(shared)
 
     def _comparison(self, runs: list[RunResult], run_store: RunStore | None,
                     reused: int) -> Comparison:
@@ -211,8 +217,8 @@ class Sweep:
 def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
     """The one warning about runs whose timings contended (worded by cause).
 
-    The runs are marked as warned about, so the fairness checks of the same runs
-    (:func:`optcmp.stats.check_fairness`, e.g. from ``summary_table()``) do not repeat it.
+    The sweep's comparison then says it was given (``shared_host_warned``), so the fairness
+    checks of its statistics (e.g. ``summary_table()``) do not repeat it.
 
     Parameters
     ----------
@@ -223,8 +229,6 @@ def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) ->
     executor : object or None
         The sweep's executor (None: sequential in this process).
     """
-    from optcmp.stats import mark_shared_host_warned
-
     peak = max(r.concurrency for r in shared)
     if executor is None:
         msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
@@ -235,7 +239,6 @@ def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) ->
                f"{peak} at once): their timings contend and are flagged shared_host; time "
                "comparisons need the default sequential execution (executor=None)")
     warnings.warn(msg, UserWarning, stacklevel=outside_level())
-    mark_shared_host_warned(shared)
 
 
 __all__ = ["RESUME_WITHOUT_STORE", "RESUME_WITH_STORE", "Sweep", "warn_shared_host"]

@@ -1,0 +1,202 @@
+"""Export a comparison as long-format tables: CSV and Parquet.
+
+``kind="traces"`` gives one row per trace point (per observed iterate of every run) with the
+run's identifiers, the layout plotting and statistics tools expect ("tidy" data);
+``kind="runs"`` gives one row per run (:func:`optcmp.analysis.tables.rows`). JSON with all
+metadata is :meth:`ComparisonData.save <optcmp.results.ComparisonData.save>`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from optcmp._io import atomic_path
+from optcmp.analysis.tables import rows as run_rows
+from optcmp.results import ComparisonData
+
+#: Run identifiers repeated on every trace row.
+RUN_ID_COLUMNS = ("run", "problem", "optimizer", "optimizer_name", "backend", "device", "dtype",
+                  "impl", "seed", "repeat", "status")
+#: Trace columns (see :class:`optcmp.results.Trace`) plus the relative suboptimality.
+TRACE_COLUMNS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev",
+                 "relative_suboptimality")
+KINDS = ("traces", "runs")
+
+
+def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
+    """Columns of the long trace table: ``RUN_ID_COLUMNS`` then ``TRACE_COLUMNS``.
+
+    Parameters
+    ----------
+    comp : ComparisonData
+        Runs without a trace contribute no row.
+
+    Returns
+    -------
+    dict of str to list
+        Equal-length columns, one entry per trace point of every run (``run`` is the run's
+        index in ``comp.runs``; times in seconds; NaN where not recorded).
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in RUN_ID_COLUMNS + TRACE_COLUMNS}
+    for i, r in enumerate(comp.runs):
+        tr = r.trace
+        m = len(tr)
+        if m == 0:
+            continue
+        ident = (i, r.problem, r.label, r.optimizer, r.backend, r.device, r.dtype, r.impl,
+                 int(r.seed), int(r.repeat), r.status)
+        for c, v in zip(RUN_ID_COLUMNS, ident):
+            cols[c].extend([v] * m)
+        cols["iteration"].extend(tr.iteration.tolist())
+        cols["time"].extend(tr.time.tolist())
+        cols["fun"].extend(tr.fun.tolist())
+        cols["grad_norm"].extend(tr.grad_norm.tolist())
+        cols["nfev"].extend(tr.nfev.tolist())
+        cols["njev"].extend(tr.njev.tolist())
+        cols["relative_suboptimality"].extend(
+            tr.relative_suboptimality(r.f0, r.fstar).tolist())
+    return cols
+
+
+def run_columns(comp: ComparisonData) -> dict[str, list[Any]]:
+    """Columns of the one-row-per-run table (:func:`optcmp.analysis.tables.rows`, with a
+    ``run`` index).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    dict of str to list
+        Equal-length columns, one entry per run: ``run`` (index in ``comp.runs``) then every
+        key of :func:`optcmp.analysis.tables.rows` in order of first appearance (``None``
+        where a row lacks a key; times in seconds).
+    """
+    rows = run_rows(comp)
+    names: list[str] = ["run"]
+    for row in rows:
+        for k in row:
+            if k not in names:
+                names.append(k)
+    cols: dict[str, list[Any]] = {k: [] for k in names}
+    for i, row in enumerate(rows):
+        row = {"run": i, **row}
+        for k in names:
+            cols[k].append(row.get(k))
+    return cols
+
+
+def _columns(comp: ComparisonData, kind: str) -> dict[str, list[Any]]:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return trace_columns(comp) if kind == "traces" else run_columns(comp)
+
+
+def _rows(cols: dict[str, list[Any]]) -> Iterator[list[Any]]:
+    names = list(cols)
+    n = len(cols[names[0]]) if names else 0
+    for i in range(n):
+        yield [_cell(cols[c][i]) for c in names]
+
+
+def _cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, float) and math.isnan(v):
+        return "nan"
+    if isinstance(v, (dict, list)):
+        return repr(v)
+    return v
+
+
+def to_csv(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+    """Write a long-format CSV (header row; ``nan``/``inf`` spelled out; floats in full).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+    path : str or path-like
+        File to write, replaced atomically (a temporary file in the same directory, then
+        ``os.replace``): an interrupted or failed write leaves the old file as it was.
+    kind : {"traces", "runs"}, default "traces"
+        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
+
+    Returns
+    -------
+    int
+        Data rows written (the header not counted).
+
+    Raises
+    ------
+    ValueError
+        Unknown ``kind``.
+    """
+    cols = _columns(comp, kind)
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(list(cols))
+        for row in _rows(cols):
+            w.writerow(row)
+            n += 1
+    return n
+
+
+def to_parquet(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
+    """Write the long-format table as Parquet (needs pyarrow).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+    path : str or path-like
+        File to write, replaced atomically (a temporary file in the same directory, then
+        ``os.replace``): an interrupted or failed write leaves the old file as it was.
+    kind : {"traces", "runs"}, default "traces"
+        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
+        Columns holding dicts or lists are stored as their ``repr`` text, numeric columns
+        with missing entries as float64 with NaN.
+
+    Returns
+    -------
+    int
+        Rows written.
+
+    Raises
+    ------
+    ImportError
+        pyarrow is not installed (``pip install 'optcmp[parquet]'``).
+    ValueError
+        Unknown ``kind``.
+    """
+    cols = _columns(comp, kind)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError("Parquet export needs pyarrow: pip install 'optcmp[parquet]' "
+                          "(or use to_csv)") from exc
+    clean = {}
+    for k, v in cols.items():
+        if any(isinstance(x, (dict, list)) for x in v):
+            v = [None if x is None else repr(x) for x in v]
+        elif any(isinstance(x, float) for x in v) and all(
+                x is None or isinstance(x, (int, float, np.number)) for x in v):
+            v = [math.nan if x is None else float(x) for x in v]
+        elif len({type(x) for x in v if x is not None}) > 1:  # mixed: keep as text
+            v = [None if x is None else str(x) for x in v]
+        clean[k] = v
+    table = pa.table(clean)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return int(table.num_rows)
+
+
+__all__ = ["KINDS", "RUN_ID_COLUMNS", "TRACE_COLUMNS", "run_columns", "to_csv", "to_parquet",
+           "trace_columns"]

@@ -1,0 +1,178 @@
+"""How the analyses write numbers: seconds, counts, fractions, interval bounds.
+
+Two styles of seconds: :func:`seconds_fixed` (fixed decimals, the run table and the verdict:
+``12.3us``, ``4.5ms``, ``1.234s``) and :func:`seconds` (three significant digits, the
+summary, the report and the tests' messages: ``12.3us``, ``4.56ms``, ``1.234s``). ``-`` stands
+for a missing value (None or NaN) everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: What a censored (infinite) median, count or aRT shows in the summary and the report.
+NOT_REACHED = "not reached"
+
+
+def _missing(v: float | None) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def seconds_fixed(t: float | None) -> str:
+    """Seconds with a unit and fixed decimals: ``12.3us``, ``4.5ms``, ``1.234s``.
+
+    Parameters
+    ----------
+    t : float or None
+        Seconds.
+
+    Returns
+    -------
+    str
+        ``"-"`` for None or NaN.
+
+    Examples
+    --------
+    >>> seconds_fixed(0.0045), seconds_fixed(2.0), seconds_fixed(None)
+    ('4.5ms', '2.000s', '-')
+    """
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f}us"
+    if t < 1:
+        return f"{t * 1e3:.1f}ms"
+    return f"{t:.3f}s"
+
+
+def seconds(t: float | None, *, sep: str = "", micro: str = "u", inf: str = "inf") -> str:
+    """Seconds with a unit and three significant digits (four above one second).
+
+    Parameters
+    ----------
+    t : float or None
+        Seconds; ``inf`` for a censored or unbounded value.
+    sep : str, default ""
+        Between the number and the unit (the HTML report uses ``"&nbsp;"``).
+    micro : str, default "u"
+        The micro prefix (the HTML report uses ``"&micro;"``).
+    inf : str, default "inf"
+        What an infinite value shows (e.g. :data:`NOT_REACHED`).
+
+    Returns
+    -------
+    str
+        ``"-"`` for None or NaN.
+
+    Examples
+    --------
+    >>> seconds(0.00456), seconds(12.3456), seconds(float("inf"), inf="not reached")
+    ('4.56ms', '12.35s', 'not reached')
+    """
+    if t is None or math.isnan(t):
+        return "-"
+    if math.isinf(t):
+        return inf
+    if t < 1e-3:
+        return f"{t * 1e6:.3g}{sep}{micro}s"
+    if t < 1:
+        return f"{t * 1e3:.3g}{sep}ms"
+    return f"{t:.4g}{sep}s"
+
+
+def count(v: float | None, *, inf: str = "inf") -> str:
+    """A count, or a median of counts (which may be a half-integer).
+
+    Parameters
+    ----------
+    v : float or None
+    inf : str, default "inf"
+        What an infinite value shows.
+
+    Returns
+    -------
+    str
+        ``"34"``, ``"34.5"``; ``"-"`` for None or NaN.
+    """
+    if v is None or math.isnan(v):
+        return "-"
+    if math.isinf(v):
+        return inf
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
+
+
+def fraction(v: float | None) -> str:
+    """A fraction (an accuracy) with three decimals, ``"-"`` for None or NaN.
+
+    Parameters
+    ----------
+    v : float or None
+
+    Returns
+    -------
+    str
+    """
+    return "-" if _missing(v) else f"{v:.3f}"
+
+
+def scientific(v: float | None) -> str:
+    """A value in scientific notation with three significant digits (``1.23e-04``), ``"-"``
+    for None or NaN.
+
+    Parameters
+    ----------
+    v : float or None
+
+    Returns
+    -------
+    str
+    """
+    return "-" if _missing(v) else f"{v:.2e}"
+
+
+def general(v: float | None) -> str:
+    """A value with three significant digits (``0.0123``, ``1.2e+03``), ``"-"`` for None or NaN.
+
+    Parameters
+    ----------
+    v : float or None
+
+    Returns
+    -------
+    str
+    """
+    return "-" if _missing(v) else f"{v:.3g}"
+
+
+def interval_bound(v: float, direction: str) -> str:
+    """An interval bound rounded outwards to 2 significant digits, or more when 2 would put it
+    on the other side of 1 (1.04 prints ``"1.04"``, not ``"1"``).
+
+    Parameters
+    ----------
+    v : float
+        The bound (a factor).
+    direction : {"down", "up"}
+        ``"down"`` for a lower bound, ``"up"`` for an upper one.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> interval_bound(1.04, "down"), interval_bound(1.57, "up")
+    ('1.04', '1.6')
+    """
+    if not math.isfinite(v) or v <= 0:
+        return f"{v:.2g}"
+    for digits in range(2, 8):
+        q = 10.0 ** (math.floor(math.log10(v)) - digits + 1)
+        r = (math.floor(v / q) if direction == "down" else math.ceil(v / q)) * q
+        if (r > 1) == (v > 1) and (r < 1) == (v < 1):
+            break
+    return f"{r:.{max(0, digits - 1 - math.floor(math.log10(v)))}f}"
+
+
+__all__ = ["NOT_REACHED", "count", "fraction", "general", "interval_bound", "scientific",
+           "seconds", "seconds_fixed"]

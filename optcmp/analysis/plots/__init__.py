@@ -1,0 +1,100 @@
+"""Plots of a comparison (needs matplotlib: ``pip install 'optcmp[plot]'``), one module per kind.
+
+Every function returns a :class:`matplotlib.figure.Figure` built without :mod:`matplotlib.pyplot`
+(no GUI backend, no global figure list; it displays in Jupyter and saves with ``savefig`` or
+:func:`save_figure`). matplotlib is imported inside the functions, so importing this package
+never loads it; on a machine without a display the Agg backend is selected.
+
+Kinds (:data:`KINDS`, the registry :func:`plot` dispatches through): ``"convergence"``
+(relative suboptimality, suboptimality or loss against time, iterations, function or gradient
+evaluations: the median over repetitions and a band; :mod:`~optcmp.analysis.plots.convergence`),
+``"time_to_target"`` (median bars with bootstrap CIs;
+:mod:`~optcmp.analysis.plots.time_to_target`), ``"performance_profile"``, ``"data_profile"`` and
+``"ecdf"`` (:mod:`~optcmp.analysis.plots.profiles`). Styles: :mod:`~optcmp.analysis.plots.styles`;
+files: :mod:`~optcmp.analysis.plots.files`; the standard set of a report:
+:mod:`~optcmp.analysis.plots.standard`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from optcmp.analysis.plots.canvas import Plottable, text
+from optcmp.analysis.plots.convergence import (
+    MAX_POINTS,
+    X_AXES,
+    X_LABELS,
+    Y_AXES,
+    convergence,
+    epochs_per_iteration,
+    mixes_batch_sizes,
+)
+from optcmp.analysis.plots.files import FORMATS, safe_filename, save_figure, save_plots
+from optcmp.analysis.plots.profiles import (
+    SUITE_TAU,
+    data_profile_plot,
+    ecdf_plot,
+    ecdf_tols,
+    performance_profile_plot,
+    profile,
+    suite_profiles,
+)
+from optcmp.analysis.plots.standard import MAX_PANELS, standard_plots
+from optcmp.analysis.plots.styles import (
+    BACKEND_STYLES,
+    EXTRA_COLORS,
+    OPTIMIZER_COLORS,
+    series_style,
+    solver_styles,
+)
+from optcmp.analysis.plots.time_to_target import time_to_target
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: Plot kinds accepted by :func:`plot`, each with the function that draws it.
+KINDS: dict[str, Callable[..., Figure]] = {
+    "convergence": convergence,
+    "time_to_target": time_to_target,
+    "performance_profile": performance_profile_plot,
+    "data_profile": data_profile_plot,
+    "ecdf": ecdf_plot,
+}
+#: Other names of some kinds.
+ALIASES = {"bars": "time_to_target"}
+
+
+def plot(obj: Plottable, kind: str = "convergence", **kwargs: Any) -> Figure:
+    """Any plot by name (what ``Comparison.plot`` calls): ``KINDS[kind](obj, **kwargs)``.
+
+    Parameters
+    ----------
+    obj : ComparisonData or sequence of RunResult
+    kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
+    **kwargs
+        Passed on: to :func:`convergence` or :func:`time_to_target`, or, for profiles, to the
+        :mod:`optcmp.analysis.stats.profiles` function (``metric``, ``tol``, ``tols``), except
+        ``title``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        Unknown ``kind``.
+    """
+    draw = KINDS.get(ALIASES.get(kind, kind))
+    if draw is None:
+        raise ValueError(f"kind must be one of {tuple(KINDS)}, got {kind!r}")
+    return draw(obj, **kwargs)
+
+
+__all__ = ["ALIASES", "BACKEND_STYLES", "EXTRA_COLORS", "FORMATS", "KINDS", "MAX_PANELS",
+           "MAX_POINTS", "OPTIMIZER_COLORS", "SUITE_TAU", "X_AXES", "X_LABELS", "Y_AXES",
+           "convergence", "data_profile_plot", "ecdf_plot", "ecdf_tols", "epochs_per_iteration",
+           "mixes_batch_sizes", "plot", "profile", "safe_filename", "save_figure", "save_plots",
+           "series_style", "solver_styles", "standard_plots", "suite_profiles", "text",
+           "time_to_target"]

@@ -1,0 +1,141 @@
+"""The figure machinery every plot shares: matplotlib loaded on first use, figures without
+:mod:`matplotlib.pyplot`, legends outside the axes, labels drawn literally.
+
+matplotlib is imported inside the functions, so importing a plot module never loads it; on a
+machine without a display the Agg backend is selected.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from optcmp.results import ComparisonData, RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: What a plot takes: a comparison or its runs.
+Plottable = ComparisonData | Sequence[RunResult]
+
+
+def matplotlib_module() -> Any:
+    """The :mod:`matplotlib` module, with the Agg backend on a Linux host without a display.
+
+    Returns
+    -------
+    module
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install 'optcmp[plot]'``).
+    """
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError("plots need matplotlib: pip install 'optcmp[plot]'") from exc
+    if ("matplotlib.pyplot" not in sys.modules and "MPLBACKEND" not in os.environ
+            and sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
+            and not os.environ.get("WAYLAND_DISPLAY")):
+        matplotlib.use("Agg")
+    return matplotlib
+
+
+def figure(n: int = 1, *, width: float = 6.4, height: float = 4.2) -> tuple[Figure, list[Axes]]:
+    """A figure of ``n`` panels, three per row (no :mod:`matplotlib.pyplot`).
+
+    Parameters
+    ----------
+    n : int, default 1
+        Panels.
+    width, height : float
+        Inches per panel.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : list of matplotlib.axes.Axes
+        The ``n`` visible panels.
+    """
+    matplotlib_module()
+    from matplotlib.figure import Figure
+
+    ncols = min(n, 3)
+    nrows = -(-n // ncols)
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def text(s: object) -> str:
+    """A label matplotlib draws literally (``$`` would start mathtext).
+
+    Parameters
+    ----------
+    s : object
+        Any label (converted with ``str``).
+
+    Returns
+    -------
+    str
+        The label with every ``$`` escaped as ``\\$``.
+
+    Examples
+    --------
+    >>> text("cost in $")
+    'cost in \\\\$'
+    """
+    return str(s).replace("$", r"\$")
+
+
+def legend(ax: Axes, handles: list[Any], labels: list[str]) -> None:
+    """A legend outside the axes, right of the data (never over a curve).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    handles : list of artists
+    labels : list of str
+        Drawn literally (a label starting with ``_`` is not hidden).
+    """
+    if handles:
+        ax.legend(handles, [text(lab) for lab in labels], fontsize="small", loc="upper left",
+                  bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def runs_of(obj: Plottable) -> list[RunResult]:
+    """The runs of a comparison (or a sequence of runs) that ran (``skipped`` ones left out).
+
+    Parameters
+    ----------
+    obj : ComparisonData or sequence of RunResult
+
+    Returns
+    -------
+    list of RunResult
+    """
+    runs = obj.runs if isinstance(obj, ComparisonData) else list(obj)
+    return [r for r in runs if r.status != "skipped"]
+
+
+def target_tol(obj: Plottable) -> float | None:
+    """A comparison's relative-suboptimality tolerance (None for a sequence of runs).
+
+    Parameters
+    ----------
+    obj : ComparisonData or sequence of RunResult
+
+    Returns
+    -------
+    float or None
+    """
+    return obj.settings.target_tol if isinstance(obj, ComparisonData) else None
+
+
+__all__ = ["Plottable", "figure", "legend", "matplotlib_module", "runs_of", "target_tol", "text"]

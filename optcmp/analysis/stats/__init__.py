@@ -1,0 +1,96 @@
+"""Statistics over repetitions, split by job; every public name is importable from here.
+
+* :mod:`~optcmp.analysis.stats.censor`: censored values (``inf`` for a run that missed the
+  target), ``to_target``, ``spent``, ``censored_median``, ``average_runtime`` (aRT);
+* :mod:`~optcmp.analysis.stats.keys`: what a solver and a problem instance are;
+* :mod:`~optcmp.analysis.stats.bootstrap`: ``median_ci`` and the verdict's factor interval;
+* :mod:`~optcmp.analysis.stats.tests`: the rank test of two solvers (``compare_pair``);
+* :mod:`~optcmp.analysis.stats.profiles`: performance and data profiles, runtime ECDFs;
+* :mod:`~optcmp.analysis.stats.fairness`: the fairness checks and their warnings;
+* :mod:`~optcmp.analysis.stats.summary`: the summary table over repetitions;
+* :mod:`~optcmp.analysis.stats.suites`: the profiles over a suite, as text.
+
+Conventions
+-----------
+* A run that never reached the target is **censored**: its time-to-target (and iterations,
+  ``nfev``, ``njev`` to target) is only known to exceed what it spent. Censored values enter
+  every statistic as ``+inf``; they are never averaged as if they had converged.
+* ``skipped`` runs (a backend that is not installed) never ran and are left out of every
+  statistic; ``failed`` runs (a crash) count as unsuccessful attempts.
+* A *solver* is an (optimizer label, backend, device, dtype) combination; a *problem instance*
+  is a (problem, problem spec, repetition) combination, so repetitions count as separate
+  instances in profiles ("problems x repetitions").
+* Profiles are relative to the set of solvers: a performance profile divides by the best
+  solver on each instance, so adding or removing a solver changes every other solver's curve.
+"""
+
+from optcmp.analysis.stats.bootstrap import MedianCI, factor_interval, median_ci, step_times
+from optcmp.analysis.stats.censor import (
+    BUDGET_STATUSES,
+    METRICS,
+    average_runtime,
+    censored_median,
+    check_metric,
+    ran,
+    spent,
+    to_target,
+)
+from optcmp.analysis.stats.fairness import (
+    COMPILED_KINDS,
+    TIMER_FACTOR,
+    UnfairComparisonWarning,
+    check_fairness,
+    comparison_issues,
+    contended_issue,
+    fairness_issues,
+    shared_host_issue,
+    warn_unfair,
+)
+from optcmp.analysis.stats.keys import (
+    GROUP_KEYS,
+    group_runs,
+    instance_key,
+    solver_key,
+    solver_labels,
+    spec_key,
+)
+from optcmp.analysis.stats.profiles import (
+    DEFAULT_ECDF_TOLS,
+    Profile,
+    best_found,
+    data_profile,
+    first_hit,
+    first_solved,
+    performance_profile,
+    runtime_ecdf,
+)
+from optcmp.analysis.stats.suites import PROFILE_BUDGETS, PROFILE_RATIOS, suite_profile_table
+from optcmp.analysis.stats.summary import (
+    NOT_REACHED,
+    ci_methods,
+    format_summary,
+    median_cpu_time,
+    summarize,
+    summary,
+    summary_table,
+)
+from optcmp.analysis.stats.tests import (
+    NoiseWarning,
+    PairwiseComparison,
+    compare_optimizers,
+    compare_pair,
+    magnitude,
+)
+
+__all__ = [
+    "BUDGET_STATUSES", "COMPILED_KINDS", "DEFAULT_ECDF_TOLS", "GROUP_KEYS", "METRICS",
+    "NOT_REACHED", "PROFILE_BUDGETS", "PROFILE_RATIOS", "TIMER_FACTOR", "MedianCI",
+    "NoiseWarning", "PairwiseComparison", "Profile", "UnfairComparisonWarning",
+    "average_runtime", "best_found", "censored_median", "check_fairness", "check_metric",
+    "ci_methods", "compare_optimizers", "compare_pair", "comparison_issues", "contended_issue",
+    "data_profile", "factor_interval", "fairness_issues", "first_hit", "first_solved",
+    "format_summary", "group_runs", "instance_key", "magnitude", "median_ci", "median_cpu_time",
+    "performance_profile", "ran", "runtime_ecdf", "shared_host_issue", "solver_key",
+    "solver_labels", "spec_key", "spent", "step_times", "suite_profile_table", "summarize",
+    "summary", "summary_table", "to_target", "warn_unfair",
+]

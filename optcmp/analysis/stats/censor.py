@@ -1,0 +1,187 @@
+"""Censoring: a run that never reached the target counts as ``inf``, never as converged.
+
+A censored run's time-to-target (and iterations, ``nfev``, ``njev`` to target) is only known to
+exceed what it spent. Censored values enter every statistic as ``+inf``: a median is finite only
+when more than half the runs reached the target, a rank test ranks them behind every success, a
+profile never counts them as solved. ``skipped`` runs never ran and are left out of every
+statistic (:func:`ran`); ``failed`` runs count as unsuccessful attempts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from optcmp.results import RunResult
+
+#: Statuses that mean "a budget ended the run".
+BUDGET_STATUSES = ("max_iter", "timeout", "max_evals")
+#: Metrics a time-to-target statistic can be computed in.
+METRICS = ("time", "nit", "nfev", "njev")
+
+
+def check_metric(metric: str) -> str:
+    """``metric`` when it is one of :data:`METRICS`.
+
+    Parameters
+    ----------
+    metric : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return metric
+
+
+def ran(runs: Iterable[RunResult]) -> list[RunResult]:
+    """The runs that ran (``skipped`` ones left out).
+
+    Parameters
+    ----------
+    runs : iterable of RunResult
+
+    Returns
+    -------
+    list of RunResult
+    """
+    return [r for r in runs if r.status != "skipped"]
+
+
+def to_target(run: RunResult, metric: str = "time") -> float:
+    """A run's time (or ``nit``/``nfev``/``njev``) to target; ``inf`` when censored.
+
+    Parameters
+    ----------
+    run : RunResult
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds, iterations, function or gradient evaluations.
+
+    Returns
+    -------
+    float
+        ``inf`` when the run did not reach the target.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+    """
+    check_metric(metric)
+    v = run.time_to_target if metric == "time" else getattr(run, f"{metric}_to_target")
+    if v is None or not run.success:
+        return math.inf
+    return float(v)
+
+
+def spent(run: RunResult, metric: str = "time") -> float:
+    """What a run spent toward the target: its value to target if reached, else its total.
+
+    This is the cost a run contributes to COCO's average runtime (:func:`average_runtime`):
+    a successful run counts up to the moment it reached the target, an unsuccessful one counts
+    everything it spent before it stopped.
+
+    Parameters
+    ----------
+    run : RunResult
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds (optimizer steps only), iterations, function or gradient evaluations.
+
+    Returns
+    -------
+    float
+        Value to target when the target was reached, else the run's total (``run.time``,
+        ``run.nit``, ``run.nfev`` or ``run.njev``), in ``metric`` units.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+
+    References
+    ----------
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    """
+    check_metric(metric)
+    v = to_target(run, metric)
+    if math.isfinite(v):
+        return v
+    return float(getattr(run, metric))
+
+
+def censored_median(values: Sequence[float] | np.ndarray) -> float:
+    """Median where ``inf`` marks a censored value (finite only if most values are finite).
+
+    Parameters
+    ----------
+    values : sequence of float, shape (n,)
+        Observations, ``inf`` for censored ones.
+
+    Returns
+    -------
+    float
+        NaN for an empty input; ``inf`` when half or more of the values are censored (for an
+        even count, when the upper middle value is censored).
+
+    Examples
+    --------
+    >>> censored_median([1.0, 2.0, float("inf")])
+    2.0
+    >>> censored_median([1.0, float("inf"), float("inf")])
+    inf
+    """
+    a = np.sort(np.asarray(values, dtype=np.float64))
+    n = a.size
+    if n == 0:
+        return math.nan
+    if n % 2:
+        return float(a[n // 2])
+    lo, hi = a[n // 2 - 1], a[n // 2]
+    return float(hi) if math.isinf(hi) else float((lo + hi) / 2)
+
+
+def average_runtime(runs: Sequence[RunResult], metric: str = "time") -> float:
+    """COCO's average runtime (aRT): everything spent, over the number of successes.
+
+    ``aRT = (sum over successful runs of their cost to target + sum over unsuccessful runs of
+    their total cost) / (number of successful runs)``; ``inf`` without a success.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        Repetitions of one solver on one problem (``skipped`` runs are ignored).
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds or counts.
+
+    Returns
+    -------
+    float
+        aRT in ``metric`` units; ``inf`` when no run succeeded.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``.
+
+    References
+    ----------
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    """
+    used = ran(runs)
+    succ = sum(1 for r in used if math.isfinite(to_target(r, metric)))
+    if succ == 0:
+        return math.inf
+    return float(sum(spent(r, metric) for r in used) / succ)
+
+
+__all__ = ["BUDGET_STATUSES", "METRICS", "average_runtime", "censored_median", "check_metric",
+           "ran", "spent", "to_target"]

@@ -1,0 +1,440 @@
+"""Profiles over problem instances: Dolan-Moré performance profiles, Moré-Wild data profiles
+and COCO-style runtime ECDFs, with the trace readings they need.
+
+Profiles are relative to the set of solvers: a performance profile divides by the best solver
+on each instance, so adding or removing a solver changes every other solver's curve.
+
+References
+----------
+E. D. Dolan and J. J. More, "Benchmarking optimization software with performance profiles",
+Math. Program. 91, 201-213, 2002.
+
+J. J. More and S. M. Wild, "Benchmarking derivative-free optimization algorithms",
+SIAM J. Optim. 20(1), 172-191, 2009.
+
+N. Hansen, A. Auger, D. Brockhoff, T. Tusar, "Anytime performance assessment in blackbox
+optimization benchmarking", IEEE Trans. Evol. Comput. 26(6), 2022 (COCO: runtime ECDFs).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from optcmp.analysis.stats.censor import check_metric, ran, to_target
+from optcmp.analysis.stats.fairness import UnfairComparisonWarning, warn_unfair
+from optcmp.analysis.stats.keys import instance_key, solver_key, solver_labels
+from optcmp.results import ComparisonData, RunResult
+
+#: Default tolerances of the runtime ECDF (relative suboptimality).
+DEFAULT_ECDF_TOLS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+#: Units of each metric, in words.
+UNITS = {"njev": "gradient evaluations", "nfev": "function evaluations", "nit": "iterations",
+         "time": "seconds"}
+
+Runs = Sequence[RunResult] | ComparisonData
+
+
+@dataclass
+class Profile:
+    """A performance profile, data profile or runtime ECDF: one step curve per solver.
+
+    Attributes
+    ----------
+    kind : str
+        ``"performance"``, ``"data"`` or ``"ecdf"``.
+    x : ndarray of float64, shape (m,)
+        Abscissae, increasing: performance ratio ``tau`` (>= 1), budget in ``metric`` units, or
+        runtime.
+    y : dict of str to ndarray of float64, shape (m,)
+        Fraction (0..1) of problems (or problem-target pairs) solved at each ``x``, per solver.
+    solvers : list of str
+        Solver labels, in order.
+    values : ndarray of float64, shape (n_problems, n_solvers)
+        The raw per-instance figures (ratios, costs or runtimes; ``inf`` = not solved). For an
+        ECDF: shape (n_runs_max * n_tols, n_solvers), padded with NaN.
+    problems : list of str
+        Instance labels (rows of ``values``).
+    metric : str
+        ``"time"``, ``"nit"``, ``"nfev"`` or ``"njev"``.
+    xlabel : str
+    note : str
+    """
+
+    kind: str
+    x: np.ndarray
+    y: dict[str, np.ndarray]
+    solvers: list[str]
+    values: np.ndarray
+    problems: list[str]
+    metric: str
+    xlabel: str
+    note: str = ""
+
+    def at(self, x: float) -> dict[str, float]:
+        """Each solver's fraction solved at abscissa ``x`` (right-continuous steps).
+
+        Parameters
+        ----------
+        x : float
+            Abscissa in the profile's units (``tau``, budget, or runtime).
+
+        Returns
+        -------
+        dict of str to float
+            Solver label -> fraction in [0, 1] (NaN for a solver without values).
+        """
+        out = {}
+        for j, s in enumerate(self.solvers):
+            col = self.values[:, j]
+            col = col[~np.isnan(col)]
+            out[s] = float(np.mean(col <= x)) if col.size else math.nan
+        return out
+
+
+def _column(run: RunResult, metric: str) -> np.ndarray:
+    tr = run.trace
+    return {"time": tr.time, "nit": tr.iteration, "nfev": tr.nfev, "njev": tr.njev}[metric]
+
+
+def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
+    """Where a run's trace first reaches relative suboptimality ``tol``; ``inf`` if never.
+
+    Parameters
+    ----------
+    run : RunResult
+        Needs ``fstar`` and a trace.
+    tol : float
+        Relative suboptimality ``(f - f*) / (f0 - f*)`` to reach.
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        ``"nit"`` reads the trace's iterate index.
+
+    Returns
+    -------
+    float
+        Seconds (or count) at the first trace row meeting the tolerance.
+
+    Raises
+    ------
+    ValueError
+        The run has no known optimum.
+    """
+    check_metric(metric)
+    if run.fstar is None:
+        raise ValueError(f"run {run.label} on {run.backend} has no known optimum f*; "
+                         "tolerance-based profiles need one")
+    tr = run.trace
+    if len(tr) == 0:
+        return math.inf
+    gap0 = run.f0 - run.fstar
+    with np.errstate(invalid="ignore"):
+        ok = (tr.fun - run.fstar) <= (tol * gap0 if gap0 > 0 else 0.0)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return math.inf
+    return float(_column(run, metric)[idx[0]])
+
+
+def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
+    """``f_L`` per problem instance: the smallest objective any of the runs reached on it.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+        ``skipped`` runs are left out.
+
+    Returns
+    -------
+    dict
+        :func:`~optcmp.analysis.stats.keys.instance_key` -> the smallest finite value over the
+        runs' traces and final ``fun`` (``inf`` when none is finite).
+    """
+    out: dict[tuple[str, str, int], float] = {}
+    for r in ran(runs):
+        vals = [float(v) for v in r.trace.fun if math.isfinite(v)]
+        vals += [float(v) for v in (r.fun, r.f0) if v is not None and math.isfinite(v)]
+        key = instance_key(r)
+        out[key] = min([out.get(key, math.inf), *vals])
+    return out
+
+
+def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev") -> float:
+    """Where a run first passes Moré and Wild's test ``f0 - f >= (1 - tau) (f0 - f_L)``.
+
+    Parameters
+    ----------
+    run : RunResult
+    tau : float
+        Tolerance in (0, 1): the run must achieve ``1 - tau`` of the best reduction
+        ``f0 - f_L``.
+    f_low : float
+        ``f_L``, the smallest value any solver obtained on the instance (:func:`best_found`).
+    metric : {"time", "nit", "nfev", "njev"}, default "nfev"
+
+    Returns
+    -------
+    float
+        The run's ``metric`` at the first trace row passing the test; ``inf`` if none.
+
+    References
+    ----------
+    J. J. Moré and S. M. Wild, "Benchmarking derivative-free optimization algorithms", SIAM J.
+    Optim. 20(1), 172-191, 2009, eq. (2.2).
+    """
+    check_metric(metric)
+    tr = run.trace
+    if len(tr) == 0 or not math.isfinite(f_low):
+        return math.inf
+    with np.errstate(invalid="ignore"):
+        ok = (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return math.inf
+    return float(_column(run, metric)[idx[0]])
+
+
+def _check_tau(tau: float | None) -> float | None:
+    if tau is None:
+        return None
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 < tau < 1.0:
+        raise ValueError(f"tau must be a float in (0, 1) (e.g. 1e-3), got {tau!r}")
+    return float(tau)
+
+
+def _cost(runs: Sequence[RunResult], metric: str, tol: float | None,
+          tau: float | None) -> Callable[[RunResult], float]:
+    """The per-run cost of a profile: to target, to ``tol`` on the trace, or Moré-Wild's test."""
+    if tau is not None:
+        lows = best_found(runs)
+        return lambda r: first_solved(r, tau, lows[instance_key(r)], metric)
+    if tol is not None:
+        return lambda r: first_hit(r, tol, metric)
+    return lambda r: to_target(r, metric)
+
+
+def _matrix(runs: Sequence[RunResult], cost: Callable[[RunResult], float],
+            warn: bool = True) -> tuple[np.ndarray, list[str], list[str]]:
+    """Costs per (instance, solver), the solver names and the instance labels."""
+    used = ran(runs)
+    if not used:
+        raise ValueError("no runs to profile (empty, or every run was skipped)")
+    names = solver_labels(used)
+    skeys = list(names)
+    ikeys = list(dict.fromkeys(instance_key(r) for r in used))
+    M = np.full((len(ikeys), len(skeys)), math.inf)
+    seen = np.zeros(M.shape, dtype=bool)
+    si = {k: j for j, k in enumerate(skeys)}
+    ii = {k: i for i, k in enumerate(ikeys)}
+    for r in used:
+        i, j = ii[instance_key(r)], si[solver_key(r)]
+        if seen[i, j]:
+            raise ValueError(f"two runs of {names[solver_key(r)]} on {r.problem} repetition "
+                             f"{r.repeat} with the same problem spec; give each run its own "
+                             "repetition index")
+        seen[i, j] = True
+        M[i, j] = cost(r)
+    if warn and not seen.all():
+        warnings.warn(f"{int((~seen).sum())} (problem, solver) pairs have no run; they count "
+                      "as not solved", UnfairComparisonWarning, stacklevel=3)
+    plabels = [f"{p} #{rep}" for p, _, rep in ikeys]
+    if len(set(plabels)) < len(plabels):  # same name and repetition, different data
+        plabels = [f"{lab} [{i}]" for i, lab in enumerate(plabels)]
+    return M, [names[k] for k in skeys], plabels
+
+
+def _steps(M: np.ndarray, solvers: list[str], extra: Sequence[float] = ()) -> tuple[
+        np.ndarray, dict[str, np.ndarray]]:
+    finite = M[np.isfinite(M)]
+    x = np.unique(np.concatenate([finite, np.asarray(extra, dtype=np.float64)]))
+    y = {}
+    for j, s in enumerate(solvers):
+        col = M[:, j]
+        col = np.sort(col[~np.isnan(col)])
+        y[s] = np.searchsorted(col, x, side="right") / max(col.size, 1)
+    return x, y
+
+
+def performance_profile(runs: Runs, *, metric: str = "time", tol: float | None = None,
+                        warn: bool = True, tau: float | None = None) -> Profile:
+    """Dolan-More performance profile over problem instances (problems x repetitions).
+
+    For instance ``p`` and solver ``s`` with cost ``t[p, s]`` (``inf`` if not solved), the
+    ratio is ``r[p, s] = t[p, s] / min_s t[p, s]`` and the profile is
+    ``rho_s(tau) = |{p : r[p, s] <= tau}| / |P|``. An instance no solver solves counts in
+    ``|P|`` with ratio ``inf`` for everyone. The curve depends on the set of solvers: adding a
+    faster one lowers everyone else's.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult or ComparisonData
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+    tol : float, optional
+        Relative suboptimality to reach, read from the traces (:func:`first_hit`); default the
+        runs' own target (``*_to_target``).
+    warn : bool, default True
+        Emit fairness warnings.
+    tau : float, optional
+        Use Moré and Wild's convergence test instead: solved once
+        ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
+        instance (:func:`first_solved`); for problem sets without known optima.
+
+    Returns
+    -------
+    Profile
+        ``x`` holds ``tau`` (1 and every finite ratio); ``values`` the ratios.
+
+    Raises
+    ------
+    ValueError
+        No run to profile.
+
+    References
+    ----------
+    E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002.
+    """
+    check_metric(metric)
+    if warn:
+        warn_unfair(runs, by_time=metric == "time", stacklevel=2)
+    runs = list(runs)
+    T, solvers, plabels = _matrix(runs, _cost(runs, metric, tol, _check_tau(tau)), warn)
+    best = T.min(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        R = np.where(np.isfinite(T), T / best, math.inf)
+    # a zero cost (target met at the start) is a tie for everyone at zero: ratio 1
+    R = np.where((T == 0) & (best == 0), 1.0, R)
+    x, y = _steps(R, solvers, extra=(1.0,))
+    x = x[x >= 1.0]
+    y = {s: v[-x.size:] for s, v in y.items()}
+    return Profile("performance", x, y, solvers, R, plabels, metric,
+                   f"performance ratio tau ({metric} / best {metric} on the instance)",
+                   note="relative to the solvers shown: adding or removing one changes "
+                        "every curve")
+
+
+def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
+                 per_dimension: bool = False, warn: bool = True,
+                 tau: float | None = None) -> Profile:
+    """More-Wild data profile: fraction of instances solved within a budget of evaluations.
+
+    ``d_s(alpha) = |{p : t[p, s] / c_p <= alpha}| / |P|`` where ``t[p, s]`` is the number of
+    gradient evaluations (``metric="njev"``) solver ``s`` needed on instance ``p`` and
+    ``c_p = 1``, or ``n_params + 1`` with ``per_dimension=True`` (More and Wild's "simplex
+    gradients": with ``metric="nfev"`` the budget is counted in groups of ``n + 1`` function
+    evaluations). The convergence test is the runs' own target, the relative suboptimality
+    ``tol`` against the known ``f*``, or with ``tau`` More and Wild's own test
+    ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
+    instance.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult or ComparisonData
+    tol : float, optional
+        Tolerance read from the traces; default the runs' own target.
+    metric : {"njev", "nfev", "nit", "time"}, default "njev"
+    per_dimension : bool, default False
+        Divide by ``n_params + 1``.
+    warn : bool, default True
+        Emit fairness warnings (:func:`~optcmp.analysis.stats.fairness.check_fairness`).
+    tau : float, optional
+        Moré and Wild's tolerance in (0, 1) (see :func:`first_solved`).
+
+    Returns
+    -------
+    Profile
+        ``x`` holds the budgets (0 and every finite cost); ``values`` the costs, shape
+        (n_instances, n_solvers), ``inf`` = not solved.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``metric``, no run to profile, or ``tol`` given and a run lacks ``f*``.
+
+    References
+    ----------
+    J. J. More and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009.
+    """
+    check_metric(metric)
+    if warn:
+        warn_unfair(runs, by_time=metric == "time", stacklevel=2)
+    runs = list(runs)
+    base = _cost(runs, metric, tol, _check_tau(tau))
+
+    def cost(r: RunResult) -> float:
+        c = base(r)
+        return c / (r.n_params + 1) if per_dimension else c
+
+    T, solvers, plabels = _matrix(runs, cost, warn)
+    x, y = _steps(T, solvers, extra=(0.0,))
+    unit = UNITS[metric]
+    if per_dimension:
+        unit = ("simplex gradients: (n + 1) function evaluations" if metric == "nfev"
+                else unit + " / (n_params + 1)")
+    return Profile("data", x, y, solvers, T, plabels, metric, f"budget ({unit})",
+                   note="fraction of problem instances solved within the budget")
+
+
+def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
+                 metric: str = "time", warn: bool = True) -> Profile:
+    """COCO-style ECDF of runtimes over (run, tolerance) pairs, from the traces.
+
+    For each solver, every run and every tolerance in ``tols`` gives one runtime: where the
+    trace first reaches that relative suboptimality (:func:`first_hit`, ``inf`` if never). The
+    ECDF at ``t`` is the fraction of those pairs with runtime ``<= t``; repetitions are pooled
+    (no simulated restarts).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult or ComparisonData
+        Runs with a known optimum.
+    tols : sequence of float, default 1e-1 ... 1e-8
+        Relative suboptimality targets.
+    metric : {"time", "nit", "nfev", "njev"}, default "time"
+        Seconds, iterations, function or gradient evaluations.
+    warn : bool, default True
+        Emit fairness warnings (:func:`~optcmp.analysis.stats.fairness.check_fairness`).
+
+    Returns
+    -------
+    Profile
+        ``values`` has one column per solver: its runtimes (``inf`` unsolved, NaN padding).
+
+    Raises
+    ------
+    ValueError
+        Empty ``tols``, a non-positive tolerance, or runs without a known optimum.
+
+    References
+    ----------
+    N. Hansen, A. Auger, D. Brockhoff, T. Tusar, IEEE Trans. Evol. Comput. 26(6), 2022.
+    """
+    check_metric(metric)
+    tols = [float(t) for t in tols]
+    if not tols or any(not t > 0 for t in tols):
+        raise ValueError(f"tols must be a non-empty sequence of positive floats, got {tols!r}")
+    used = ran(runs)
+    if not used:
+        raise ValueError("no runs (empty, or every run was skipped)")
+    if warn:
+        warn_unfair(runs, by_time=metric == "time", stacklevel=2)
+    names = solver_labels(used)
+    cols: dict[str, list[float]] = {names[k]: [] for k in names}
+    for r in used:
+        cols[names[solver_key(r)]].extend(first_hit(r, t, metric) for t in tols)
+    solvers = list(cols)
+    m = max(len(v) for v in cols.values())
+    V = np.full((m, len(solvers)), math.nan)
+    for j, s in enumerate(solvers):
+        V[: len(cols[s]), j] = cols[s]
+    x, y = _steps(V, solvers)
+    return Profile("ecdf", x, y, solvers, V, [f"tol {t:g}" for t in tols], metric,
+                   f"runtime ({UNITS[metric]})",
+                   note="fraction of (run, tolerance) pairs solved; tolerances "
+                        + ", ".join(f"{t:g}" for t in tols))
+
+
+__all__ = ["DEFAULT_ECDF_TOLS", "Profile", "UNITS", "best_found", "data_profile", "first_hit",
+           "first_solved", "performance_profile", "runtime_ecdf"]

@@ -1,0 +1,285 @@
+"""The summary over repetitions: per solver and problem, the success rate, the censored median
+time-to-target with a bootstrap CI, medians of iterations and evaluations, and COCO's aRT.
+
+References
+----------
+B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
+N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from optcmp.analysis import format as fmt
+from optcmp.analysis.format import NOT_REACHED
+from optcmp.analysis.stats.bootstrap import median_ci
+from optcmp.analysis.stats.censor import average_runtime, censored_median, ran, to_target
+from optcmp.analysis.stats.fairness import check_fairness
+from optcmp.analysis.stats.keys import group_runs
+from optcmp.analysis.stats.suites import suite_profile_table
+from optcmp.analysis.tables import fixed_width
+from optcmp.results import ComparisonData, RunResult
+
+
+def median_cpu_time(runs: Sequence[RunResult]) -> float:
+    """Censored median process CPU time to target.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    float
+        NaN (unknown) when a run that reached the target has no CPU time recorded (results
+        saved before CPU time was measured), never ``inf`` for that; NaN without runs.
+    """
+    vals = []
+    for r in runs:
+        if math.isinf(to_target(r, "time")):
+            vals.append(math.inf)
+        elif r.cpu_time_to_target is None:
+            return math.nan
+        else:
+            vals.append(float(r.cpu_time_to_target))
+    return censored_median(vals) if vals else math.nan
+
+
+def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) -> dict[str, Any]:
+    prob, label, backend, device, dtype = key
+    used = ran(group)
+    times = [to_target(r, "time") for r in used]
+    ci = median_ci(times, **ci_kw)
+    statuses: dict[str, int] = {}
+    for r in group:
+        statuses[r.status] = statuses.get(r.status, 0) + 1
+    succ = sum(1 for t in times if math.isfinite(t))
+    return {
+        "problem": prob, "optimizer": label, "backend": backend, "device": device,
+        "dtype": dtype, "runs": len(used), "skipped": len(group) - len(used),
+        "successes": succ, "success_rate": succ / len(used) if used else math.nan,
+        "median_time": ci.median, "ci_low": ci.low, "ci_high": ci.high,
+        "ci_level": ci.level, "ci_method": ci.method,
+        "median_nit": censored_median([to_target(r, "nit") for r in used]),
+        "median_nfev": censored_median([to_target(r, "nfev") for r in used]),
+        "median_njev": censored_median([to_target(r, "njev") for r in used]),
+        "art": average_runtime(used, "time") if used else math.nan,
+        "art_njev": average_runtime(used, "njev") if used else math.nan,
+        "statuses": ", ".join(f"{k}:{v}" for k, v in statuses.items()),
+        "median_cpu_time": median_cpu_time(used),
+        "contended": sum(1 for r in used if r.contended),
+    }
+
+
+def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
+              method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+              warn: bool = True, timer_resolution: float | None = None) -> list[dict[str, Any]]:
+    """One row per (problem, optimizer, backend, device, dtype) over its repetitions.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    confidence_level : float, default 0.95
+        Level of the bootstrap interval of the median time-to-target.
+    method : {"percentile", "BCa"}, default "percentile"
+        Bootstrap interval (see :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
+    n_resamples : int, default 9999
+    seed : int, default 0
+        Seed of the bootstrap.
+    warn : bool, default True
+        Emit :class:`~optcmp.analysis.stats.fairness.UnfairComparisonWarning` for
+        :func:`~optcmp.analysis.stats.fairness.fairness_issues`.
+    timer_resolution : float, optional
+        Seconds; see :func:`~optcmp.analysis.stats.fairness.fairness_issues`.
+
+    Returns
+    -------
+    list of dict
+        Keys: ``problem, optimizer, backend, device, dtype`` (the group), ``runs`` (not
+        skipped), ``skipped``, ``successes``, ``success_rate`` (0..1), ``median_time``,
+        ``ci_low``, ``ci_high`` (seconds; ``inf`` = censored/unbounded, NaN = undefined),
+        ``ci_level``, ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (to
+        target, censored), ``art`` (aRT in seconds), ``art_njev`` (aRT in gradient
+        evaluations), ``statuses`` (e.g. ``"converged:3, max_iter:2"``), ``median_cpu_time``
+        (:func:`median_cpu_time`) and ``contended`` (how many runs were).
+
+    Raises
+    ------
+    ValueError
+        Bad ``method`` or ``confidence_level`` (see
+        :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
+
+    References
+    ----------
+    B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    """
+    if warn:
+        check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
+    ci_kw = {"confidence_level": confidence_level, "method": method,
+             "n_resamples": n_resamples, "seed": seed}
+    return [_row(key, group, ci_kw) for key, group in group_runs(runs).items()]
+
+
+def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
+    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize` (their ``ci_method`` key).
+
+    Returns
+    -------
+    str
+        E.g. ``"percentile"`` or ``"BCa, percentile"`` (``"none"`` entries, for groups of fewer
+        than two runs or all-equal values, are left out).
+    """
+    used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
+    return ", ".join(used) or "percentile"
+
+
+def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
+    """The sort key of summary rows: problem, then median time-to-target (NaN last).
+
+    Parameters
+    ----------
+    row : dict
+        A row of :func:`summarize`.
+
+    Returns
+    -------
+    tuple of (str, float)
+    """
+    return (row["problem"], row["median_time"] if not math.isnan(row["median_time"])
+            else math.inf)
+
+
+def format_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
+
+    Columns: problem, optimizer, backend (``/device`` when not the CPU), dtype, successes/runs,
+    median time-to-target, its bootstrap CI, median iterations, nfev and njev to target, and
+    aRT; a closing line explains censoring and aRT. Times are shown with a unit (``us``,
+    ``ms``, ``s``); ``inf`` marks an unbounded interval, ``not reached`` a censored median.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`summarize`.
+
+    Returns
+    -------
+    str
+        The table, ``"(no runs)"`` for no rows.
+    """
+    if not rows:
+        return "(no runs)"
+    level = rows[0].get("ci_level", 0.95)
+    header = ["problem", "optimizer", "backend", "dtype", "success", "median time-to-target",
+              f"{level:.0%} CI", "iters", "nfev", "njev", "aRT", "cpu-to-target", "contended"]
+    lines = [header]
+    for r in sorted(rows, key=by_median_time):
+        lines.append([
+            r["problem"], r["optimizer"],
+            r["backend"] + ("" if r["device"] == "cpu" else f"/{r['device']}"), r["dtype"],
+            f"{r['successes']}/{r['runs']}", fmt.seconds(r["median_time"], inf=NOT_REACHED),
+            f"[{fmt.seconds(r['ci_low'])}, {fmt.seconds(r['ci_high'])}]",
+            *(fmt.count(r[k], inf=NOT_REACHED) for k in ("median_nit", "median_nfev",
+                                                         "median_njev")),
+            fmt.seconds(r["art"], inf=NOT_REACHED),
+            fmt.seconds(r.get("median_cpu_time", math.nan), inf=NOT_REACHED),
+            f"{r.get('contended', 0)}/{r['runs']}",
+        ])
+    out = fixed_width(lines, left=4)
+    method = ci_methods(rows)
+    out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
+               "missed the target are censored (inf), so a median is 'not reached' when half or "
+               "more missed it (a CI bound of 'inf' is unbounded); aRT = total time spent / "
+               "successes (COCO); cpu-to-target: median "
+               "process CPU time to the target (load-independent); contended: runs whose wall "
+               "time exceeded their CPU time by more than 20% (other work took the CPU)")
+    return "\n".join(out)
+
+
+def summary(comp: ComparisonData, *, as_frame: bool | None = None,
+            confidence_level: float = 0.95, method: str = "percentile", n_resamples: int = 9999,
+            seed: int = 0, warn: bool = True, stacklevel: int = 2) -> Any:
+    """:func:`summarize` of a comparison's runs, as a DataFrame when pandas is installed.
+
+    The timer resolution of the fairness checks is the one recorded in
+    ``comp.environment``; a shared-host warning the sweep emitted already is not repeated
+    (``comp.shared_host_warned``).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+    as_frame : bool, optional
+        True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
+        None (default): a DataFrame when pandas is installed, else a list of dicts.
+    confidence_level, method, n_resamples, seed, warn
+        As in :func:`summarize`.
+    stacklevel : int, default 2
+        As in :func:`~optcmp.analysis.stats.fairness.check_fairness`: the warnings point at
+        the caller's caller (the :class:`optcmp.Comparison` method).
+
+    Returns
+    -------
+    pandas.DataFrame or list of dict
+        The rows of :func:`summarize`.
+
+    Raises
+    ------
+    ImportError
+        ``as_frame=True`` without pandas.
+    ValueError
+        Bad ``method`` or ``confidence_level`` (see
+        :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
+    """
+    resolution = comp.timer_resolution
+    if warn:
+        check_fairness(comp.runs, timer_resolution=resolution, stacklevel=stacklevel,
+                       shared_host_warned=comp.shared_host_warned)
+    rows = summarize(comp.runs, confidence_level=confidence_level, method=method,
+                     n_resamples=n_resamples, seed=seed, warn=False, timer_resolution=resolution)
+    if as_frame is False:
+        return rows
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        if as_frame:
+            raise ImportError("summary(as_frame=True) needs pandas: "
+                              "pip install 'optcmp[pandas]'") from exc
+        return rows
+    return pd.DataFrame(rows)
+
+
+def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
+    """:func:`summary` of a comparison as fixed-width text (:func:`format_summary`).
+
+    A comparison over a set of problems (a suite: ``comp.problem_set``) gets the profiles
+    over them after the table (:func:`~optcmp.analysis.stats.suites.suite_profile_table`).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+    **kwargs
+        Passed to :func:`summary` (``confidence_level``, ``method``, ``n_resamples``,
+        ``seed``, ``warn``); its warnings point at this function's caller.
+
+    Returns
+    -------
+    str
+        One line per solver with the median time-to-target and its confidence interval.
+    """
+    text = format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    if comp.problem_set:
+        text += "\n\n" + suite_profile_table(comp.runs)
+    return text
+
+
+__all__ = ["NOT_REACHED", "by_median_time", "ci_methods", "format_summary", "median_cpu_time",
+           "summarize", "summary", "summary_table"]

@@ -1,0 +1,180 @@
+"""Reading comparisons back: the checks of a comparison's JSON, JSON files and run stores.
+
+The functions return the parts of a comparison (``runs, problem, optimum, settings,
+environment, verdict_runs``) as a dict; :class:`~optcmp.results.ComparisonData` builds itself
+from them (``from_dict``, ``load``, ``from_store``). Writing is
+:meth:`ComparisonData.save <optcmp.results.ComparisonData.save>` (JSON) and
+:mod:`optcmp.store` (run stores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from optcmp._io import json_kind
+from optcmp._storefile import STORE_FORMAT, StoreError, check_store_version, read_store
+from optcmp.results.run import RunResult
+
+#: Version of the JSON layout written by :meth:`ComparisonData.save`.
+FORMAT_VERSION = 1
+#: The ``"format"`` tag of a saved comparison.
+FORMAT = "optcmp.Comparison"
+
+
+def _version(d: dict[str, Any]) -> int:
+    try:
+        version = int(d.get("format_version", 0))
+    except (TypeError, ValueError):
+        raise ValueError(f"not an optcmp comparison: format_version "
+                         f"{d.get('format_version')!r} is not an integer") from None
+    if version > FORMAT_VERSION:
+        raise ValueError(f"comparison format version {d.get('format_version')} is newer than "
+                         f"this optcmp reads ({FORMAT_VERSION}); upgrade optcmp")
+    return version
+
+
+def comparison_parts(d: Any) -> dict[str, Any]:
+    """The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it).
+
+    Parameters
+    ----------
+    d : Any
+        A decoded JSON value.
+
+    Returns
+    -------
+    dict
+        ``runs`` and ``verdict_runs`` (lists of :class:`~optcmp.results.RunResult`),
+        ``problem``, ``optimum``, ``settings``, ``environment`` (dicts or None).
+
+    Raises
+    ------
+    ValueError
+        Not an optcmp comparison (any JSON value other than an object with ``"format":
+        "optcmp.Comparison"``, or malformed runs or settings), or a newer format version.
+    """
+    if not isinstance(d, dict):
+        raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
+                         f"'{FORMAT}', got a JSON {json_kind(d)}")
+    if d.get("format") != FORMAT:
+        raise ValueError(f"not an optcmp comparison (missing format '{FORMAT}')")
+    _version(d)
+    runs = d.get("runs", [])
+    extra = d.get("verdict_runs", [])
+    for key, value in (("runs", runs), ("verdict_runs", extra)):
+        if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+            raise ValueError(f"not an optcmp comparison: {key!r} must be a list of JSON "
+                             "objects")
+    for key in ("problem", "optimum", "settings", "environment"):
+        if d.get(key) is not None and not isinstance(d.get(key), dict):
+            raise ValueError(f"not an optcmp comparison: {key!r} must be a JSON object, got "
+                             f"a JSON {json_kind(d.get(key))}")
+    try:
+        results = [RunResult.from_dict(r) for r in runs]
+        confirm = [RunResult.from_dict(r) for r in extra]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not an optcmp comparison: a run is malformed ({exc})") from None
+    return {"runs": results, "problem": d.get("problem"), "optimum": d.get("optimum"),
+            "settings": d.get("settings"), "environment": d.get("environment"),
+            "verdict_runs": confirm}
+
+
+def is_store(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` starts with a run store's header record.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    FileNotFoundError
+    IsADirectoryError
+    """
+    with open(path, "rb") as fh:
+        first = fh.readline()
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(head, dict) and head.get("format") == STORE_FORMAT
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The decoded JSON document at ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Any
+
+    Raises
+    ------
+    FileNotFoundError
+    IsADirectoryError
+    ValueError
+        Not UTF-8 or not valid JSON (the message starts with the path).
+    """
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{os.fspath(path)}: not an optcmp comparison (not UTF-8 text: "
+                         f"byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
+
+
+def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[str, Any]:
+    """The parts of a comparison held by a run store (:mod:`optcmp.store` writes them).
+
+    Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
+    from the last sweep that opened the store; ``settings["store"]`` gives the store's path and
+    how many runs and sessions it holds.
+
+    Parameters
+    ----------
+    path : str or path-like
+    stacklevel : int, default 2
+        Warnings about skipped lines are attributed as ``warnings.warn(stacklevel=...)`` from
+        this function's caller would be (2: the caller's caller).
+
+    Returns
+    -------
+    dict
+        ``runs``, ``problem``, ``optimum``, ``settings``, ``environment``.
+
+    Raises
+    ------
+    FileNotFoundError
+    StoreError
+        Not an optcmp store, or an empty one.
+    StoreMismatchError
+        Written in another store format version.
+    """
+    p = os.fspath(path)
+    c = read_store(p, RunResult.from_dict, stacklevel=stacklevel + 2)
+    if c.header is None:
+        raise StoreError(f"{p} is empty: no store header")
+    check_store_version(p, c.header)
+    last = c.sessions[-1] if c.sessions else {}
+    settings = dict(last.get("settings") or {})
+    settings["store"] = {"path": os.path.abspath(p), "runs": len(c.runs),
+                         "sessions": len(c.sessions)}
+    return {"runs": list(c.runs.values()), "problem": c.header.get("problem"),
+            "optimum": last.get("optimum"), "settings": settings,
+            "environment": last.get("environment")}
+
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "comparison_parts", "is_store", "read_json",
+           "store_parts"]

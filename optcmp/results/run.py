@@ -1,0 +1,325 @@
+"""One run's record: :class:`RunResult`, five frozen parts behind today's flat names.
+
+A run is built once, when it has ended, and never changed: :meth:`RunResult.replace` returns a
+changed copy. Its parts (:mod:`optcmp.results.parts`) group the figures by what they are;
+every flat name (``r.fun``, ``r.time_to_target``, ``r.shared_host``, ...) is a typed read-only
+attribute reading its part, and the JSON layout of :meth:`RunResult.to_dict` is flat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Generic, TypeVar, overload
+
+import numpy as np
+
+from optcmp._io import jsonable
+from optcmp.results.parts import (
+    FLAT,
+    PARTS,
+    STATUSES,
+    Conditions,
+    Identity,
+    Outcome,
+    Timing,
+    ToTarget,
+    check_value,
+)
+from optcmp.results.trace import Trace
+
+T = TypeVar("T")
+
+#: Flat names holding seconds, which a loaded file may not make negative.
+SECONDS = ("time", "time_to_target", "warmup_time", "setup_time", "wall_time")
+
+
+class _Flat(Generic[T]):
+    """A flat read-only name of a run: one field of one of its parts."""
+
+    __slots__ = ("part", "field")
+
+    def __init__(self, part: str, field: str) -> None:
+        self.part = part
+        self.field = field
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Flat[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(getattr(obj, self.part), self.field)
+
+
+class RunResult:
+    """The outcome of one run (one optimizer on one backend with one seed), never changed.
+
+    Built from today's flat names (``RunResult(problem=..., fun=..., time_to_target=...)``)
+    or from its parts (:meth:`from_parts`); every flat name is a read-only attribute, and
+    :meth:`replace` returns a changed copy. Field names follow
+    :class:`scipy.optimize.OptimizeResult` where they exist (``x, fun, success, status,
+    message, nit, nfev, njev``).
+
+    Attributes
+    ----------
+    identity : Identity
+        What ran: ``problem, optimizer, label, backend, device, dtype, impl, implementation,
+        framework_version, hyperparameters, seed, repeat, problem_spec, reduction, n_params,
+        n_samples`` (flat names of the same name).
+    outcome : Outcome
+        Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
+        target, metrics, trace``.
+    to_target : ToTarget
+        What it spent until the target was known: flat names ``time_to_target``,
+        ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``,
+        ``projected_time_to_target``, ``projected_nit_to_target``.
+    timing : Timing
+        The clocks: flat names ``time`` (timed seconds, optimizer steps only),
+        ``warmup_time``, ``setup_time``, ``wall_time``, ``cpu_time``, ``load_start``,
+        ``load_end``, ``contended``, ``started_at``, ``finished_at``.
+    conditions : Conditions
+        How and where the timed steps ran: ``threads, host, concurrency, shared_host,
+        compiled, layout, execution, compiles_in_timed, gradient``.
+
+    Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
+    its part. ``status`` is one of :data:`STATUSES`.
+    """
+
+    identity: Identity
+    outcome: Outcome
+    to_target: ToTarget
+    timing: Timing
+    conditions: Conditions
+
+    problem = _Flat[str]("identity", "problem")
+    optimizer = _Flat[str]("identity", "optimizer")
+    label = _Flat[str]("identity", "label")
+    backend = _Flat[str]("identity", "backend")
+    device = _Flat[str]("identity", "device")
+    dtype = _Flat[str]("identity", "dtype")
+    impl = _Flat[str]("identity", "impl")
+    implementation = _Flat[str]("identity", "implementation")
+    framework_version = _Flat[str]("identity", "framework_version")
+    hyperparameters = _Flat[dict[str, Any]]("identity", "hyperparameters")
+    seed = _Flat[int]("identity", "seed")
+    repeat = _Flat[int]("identity", "repeat")
+    problem_spec = _Flat[dict[str, Any]]("identity", "problem_spec")
+    reduction = _Flat[str]("identity", "reduction")
+    n_params = _Flat[int]("identity", "n_params")
+    n_samples = _Flat[int]("identity", "n_samples")
+    x = _Flat[np.ndarray]("outcome", "x")
+    fun = _Flat[float]("outcome", "fun")
+    success = _Flat[bool]("outcome", "success")
+    status = _Flat[str]("outcome", "status")
+    message = _Flat[str]("outcome", "message")
+    nit = _Flat[int]("outcome", "nit")
+    nfev = _Flat[int]("outcome", "nfev")
+    njev = _Flat[int]("outcome", "njev")
+    epochs = _Flat[float | None]("outcome", "epochs")
+    f0 = _Flat[float]("outcome", "f0")
+    fstar = _Flat[float | None]("outcome", "fstar")
+    target = _Flat[str]("outcome", "target")
+    metrics = _Flat[dict[str, float]]("outcome", "metrics")
+    trace = _Flat[Trace]("outcome", "trace")
+    time_to_target = _Flat[float | None]("to_target", "time")
+    nit_to_target = _Flat[int | None]("to_target", "nit")
+    nfev_to_target = _Flat[int | None]("to_target", "nfev")
+    njev_to_target = _Flat[int | None]("to_target", "njev")
+    cpu_time_to_target = _Flat[float | None]("to_target", "cpu_time")
+    projected_time_to_target = _Flat[float | None]("to_target", "projected_time")
+    projected_nit_to_target = _Flat[int | None]("to_target", "projected_nit")
+    time = _Flat[float]("timing", "time")
+    warmup_time = _Flat[float]("timing", "warmup")
+    setup_time = _Flat[float]("timing", "setup")
+    wall_time = _Flat[float]("timing", "wall")
+    cpu_time = _Flat[float | None]("timing", "cpu_time")
+    load_start = _Flat[float | None]("timing", "load_start")
+    load_end = _Flat[float | None]("timing", "load_end")
+    contended = _Flat[bool]("timing", "contended")
+    started_at = _Flat[float | None]("timing", "started_at")
+    finished_at = _Flat[float | None]("timing", "finished_at")
+    threads = _Flat[int | None]("conditions", "threads")
+    host = _Flat[str]("conditions", "host")
+    concurrency = _Flat[int]("conditions", "concurrency")
+    shared_host = _Flat[bool]("conditions", "shared_host")
+    compiled = _Flat[str]("conditions", "compiled")
+    layout = _Flat[str]("conditions", "layout")
+    execution = _Flat[str]("conditions", "execution")
+    compiles_in_timed = _Flat[int | None]("conditions", "compiles_in_timed")
+    gradient = _Flat[str]("conditions", "gradient")
+
+    def __init__(
+        self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
+        dtype: str = "float64", impl: str = "", implementation: str = "",
+        framework_version: str = "", hyperparameters: dict[str, Any] | None = None,
+        seed: int = 0, repeat: int = 0, x: np.ndarray | None = None, fun: float = math.nan,
+        success: bool = False, status: str = "failed", message: str = "", nit: int = 0,
+        nfev: int = 0, njev: int = 0, epochs: float | None = None, time: float = 0.0,
+        time_to_target: float | None = None, nit_to_target: int | None = None,
+        nfev_to_target: int | None = None, njev_to_target: int | None = None,
+        warmup_time: float = 0.0, setup_time: float = 0.0, wall_time: float = 0.0,
+        f0: float = math.nan, fstar: float | None = None, target: str = "",
+        reduction: str = "mean", n_params: int = 0, n_samples: int = 0,
+        metrics: dict[str, float] | None = None, threads: int | None = None, host: str = "",
+        concurrency: int = 1, shared_host: bool = False, started_at: float | None = None,
+        finished_at: float | None = None, trace: Trace | None = None,
+        problem_spec: dict[str, Any] | None = None, cpu_time: float | None = None,
+        cpu_time_to_target: float | None = None, load_start: float | None = None,
+        load_end: float | None = None, contended: bool = False,
+        projected_time_to_target: float | None = None,
+        projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
+        execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
+    ) -> None:
+        """Build a run from its flat names (documented by its parts, see the class)."""
+        self._set_parts(
+            Identity(problem, optimizer, label, backend, device, dtype, impl, implementation,
+                     framework_version, {} if hyperparameters is None else hyperparameters,
+                     seed, repeat, {} if problem_spec is None else problem_spec, reduction,
+                     n_params, n_samples),
+            Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
+                    nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
+                    Trace() if trace is None else trace),
+            ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
+                     cpu_time_to_target, projected_time_to_target, projected_nit_to_target),
+            Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
+                   contended, started_at, finished_at),
+            Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
+                       compiles_in_timed, gradient))
+
+    def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
+                   timing: Timing, conditions: Conditions) -> None:
+        for name, value in zip(PARTS, (identity, outcome, to_target, timing, conditions)):
+            if not isinstance(value, PARTS[name]):
+                raise TypeError(f"RunResult part {name!r} must be a {PARTS[name].__name__}, "
+                                f"got {type(value).__name__}")
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_parts(cls, identity: Identity, outcome: Outcome, to_target: ToTarget | None = None,
+                   timing: Timing | None = None,
+                   conditions: Conditions | None = None) -> RunResult:
+        """A run from its parts (the ones left out take their defaults).
+
+        Parameters
+        ----------
+        identity : Identity
+        outcome : Outcome
+        to_target : ToTarget, optional
+        timing : Timing, optional
+        conditions : Conditions, optional
+
+        Returns
+        -------
+        RunResult
+        """
+        run = cls.__new__(cls)
+        run._set_parts(identity, outcome, to_target or ToTarget(), timing or Timing(),
+                       conditions or Conditions())
+        return run
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a RunResult is not changed after it is built; "
+                             f"r.replace({name}=...) returns a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a RunResult is not changed after it is built")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, p) == getattr(other, p) for p in PARTS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def relative_suboptimality(self) -> float | None:
+        """Final ``(fun - f*) / (f0 - f*)`` in float64, or None without a known optimum."""
+        if self.fstar is None:
+            return None
+        if not math.isfinite(self.fun):
+            return math.inf
+        gap0 = self.f0 - self.fstar
+        # f* itself is a rounded float64 solve: a final value below it is rounding, shown as 0
+        return max((self.fun - self.fstar) / gap0, 0.0) if gap0 > 0 else 0.0
+
+    def replace(self, **changes: Any) -> RunResult:
+        """A copy with some fields changed; the run itself is never changed.
+
+        Parameters
+        ----------
+        **changes
+            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
+            ``timing=Timing(...)``); a flat name changes one field of its part.
+
+        Returns
+        -------
+        RunResult
+
+        Raises
+        ------
+        TypeError
+            An unknown name.
+        """
+        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS)
+        if unknown:
+            raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
+        parts = {p: changes.get(p, getattr(self, p)) for p in PARTS}
+        by_part: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            if name in FLAT:
+                by_part.setdefault(FLAT[name].part, {})[FLAT[name].field] = value
+        for p, kw in by_part.items():
+            parts[p] = dataclasses.replace(parts[p], **kw)
+        return type(self).from_parts(**parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
+        become lists), in the order of :data:`optcmp.results.parts.FLAT`."""
+        out: dict[str, Any] = {}
+        for name, spec in FLAT.items():
+            v = getattr(getattr(self, spec.part), spec.field)
+            if name == "x":
+                v = np.asarray(v, dtype=np.float64).tolist()
+            elif name == "trace":
+                v = v.to_dict()
+            out[name] = jsonable(v)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
+        """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
+
+        Unknown keys are ignored; missing ones take their defaults.
+
+        Raises
+        ------
+        ValueError
+            A field of the wrong type or an unknown status; the message names the field.
+        """
+        kw = {k: v for k, v in d.items() if k in FLAT}
+        try:
+            kw["x"] = np.asarray(kw.get("x", []), dtype=np.float64)
+            kw["trace"] = Trace.from_dict(kw.get("trace", {}))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"run field 'x' or 'trace' is malformed: {exc}") from None
+        for name in kw:
+            kw[name] = check_value(name, kw[name])
+        if "status" in kw and kw["status"] not in STATUSES:
+            raise ValueError(f"run field 'status' must be one of {STATUSES}, got {kw['status']!r}")
+        for name in SECONDS:
+            v = kw.get(name)
+            if v is not None and v < 0:
+                raise ValueError(f"run field {name!r} must be >= 0 seconds, got {v!r}")
+        return cls(**kw)
+
+    def __repr__(self) -> str:
+        ttt = "-" if self.time_to_target is None else f"{self.time_to_target:.4g}s"
+        return (f"RunResult({self.label} on {self.backend}/{self.device}/{self.dtype}, "
+                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
+
+
+__all__ = ["SECONDS", "STATUSES", "RunResult"]

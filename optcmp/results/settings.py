@@ -1,0 +1,261 @@
+"""The settings of a comparison: :class:`Settings`, a typed read-only record that reads like the
+dict a sweep writes (``settings["stopping"]``, ``settings.get("store")``, ``"suite" in
+settings``) and gives that dict back unchanged (:meth:`Settings.to_dict`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+#: The keys a sweep writes, with the JSON type of their value (None is allowed for every key).
+KEYS: dict[str, type] = {
+    "target": str, "stopping": dict, "repeats": int, "seed": int, "dtype": str, "device": str,
+    "backends": list, "redraw_data": bool, "threads": int, "order": str, "execution": list,
+    "gradient": str, "store": dict, "suite": dict, "optima": dict, "partial": str,
+    "merged": list,
+}
+
+_KIND_NAMES = {str: "a string", dict: "a JSON object", int: "an integer", bool: "a boolean",
+               list: "a list"}
+#: The Python types that hold each JSON type (a tuple is written as a JSON list).
+_HOLDERS: dict[type, tuple[type, ...]] = {list: (list, tuple)}
+
+
+def _check(key: str, value: Any) -> None:
+    kind = KEYS.get(key)
+    if kind is None or value is None:
+        return
+    ok = isinstance(value, _HOLDERS.get(kind, (kind,))) and not (
+        kind is int and isinstance(value, bool))
+    if not ok:
+        raise ValueError(f"settings key {key!r} must be {_KIND_NAMES[kind]}, got {value!r}")
+
+
+def relative_tolerance(stopping: Any) -> float | None:
+    """The relative-suboptimality tolerance of a stopping rule's dict, if it has one.
+
+    Parameters
+    ----------
+    stopping : dict or Any
+        A rule's ``to_dict()``: one rule, or ``{"rule": "AnyOf", "rules": [...]}``.
+
+    Returns
+    -------
+    float or None
+        The ``tol`` of the first ``RelativeSuboptimality`` rule; None when there is none (or
+        ``stopping`` is not a dict).
+
+    Raises
+    ------
+    ValueError
+        A ``RelativeSuboptimality`` rule without a numeric ``tol``.
+    """
+    leaves = stopping.get("rules", [stopping]) if isinstance(stopping, dict) else []
+    for leaf in leaves if isinstance(leaves, list) else []:
+        if isinstance(leaf, dict) and leaf.get("rule") == "RelativeSuboptimality":
+            try:
+                return float(leaf["tol"])
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"settings 'stopping': a RelativeSuboptimality rule needs a "
+                                 f"numeric 'tol', got {leaf!r}") from None
+    return None
+
+
+class Settings(Mapping[str, Any]):
+    """How a comparison was run: stopping rule, budgets, seeds, backends, store, suite.
+
+    A read-only mapping over the dict the sweep wrote, key order included (unknown keys are
+    kept), with a typed attribute per key the sweep writes (``None`` when the key is absent)
+    and the relative-suboptimality tolerance of the stopping rule parsed once
+    (:attr:`target_tol`).
+
+    Parameters
+    ----------
+    data : mapping, optional
+        The keys and values (a copy is kept); :data:`KEYS` lists the known keys and their JSON
+        types.
+
+    Raises
+    ------
+    ValueError
+        A known key with a value of another type, or a malformed relative-suboptimality rule.
+
+    Examples
+    --------
+    >>> s = Settings({"repeats": 3, "stopping": {"rule": "RelativeSuboptimality", "tol": 1e-6}})
+    >>> s["repeats"], s.repeats, s.target_tol, "suite" in s
+    (3, 3, 1e-06, False)
+    """
+
+    __slots__ = ("_data", "_tol")
+    _data: dict[str, Any]
+    _tol: float | None
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        d = dict(data or {})
+        for k, v in d.items():
+            _check(k, v)
+        object.__setattr__(self, "_data", d)
+        object.__setattr__(self, "_tol", relative_tolerance(d.get("stopping")))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Settings:
+        """The settings of a dict (a :class:`Settings` is returned as it is).
+
+        Parameters
+        ----------
+        d : mapping or None
+            As written by a sweep (or read from a saved comparison).
+
+        Returns
+        -------
+        Settings
+        """
+        return d if isinstance(d, Settings) else cls(d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict these settings were read from (same keys, same order, same values)."""
+        return dict(self._data)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some keys set (new ones last); these settings are not changed.
+
+        Parameters
+        ----------
+        **changes
+            Keys and their new values, e.g. ``partial="interrupted: 3 of 6 runs finished"``.
+
+        Returns
+        -------
+        Settings
+        """
+        return Settings({**self._data, **changes})
+
+    def drop(self, *keys: str) -> Settings:
+        """A copy without ``keys`` (absent ones ignored).
+
+        Parameters
+        ----------
+        *keys : str
+
+        Returns
+        -------
+        Settings
+        """
+        return Settings({k: v for k, v in self._data.items() if k not in keys})
+
+    # ------------------------------------------------------------------ mapping
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __repr__(self) -> str:
+        return f"Settings({self._data!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Settings are read-only; settings.replace(...) returns a copy")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Settings, (self._data,))
+
+    # ------------------------------------------------------------------ typed keys
+    @property
+    def target_tol(self) -> float | None:
+        """The relative-suboptimality tolerance of the stopping rule, if it has one."""
+        return self._tol
+
+    @property
+    def target(self) -> str | None:
+        """The targets of the stopping rule, in words (``"RelativeSuboptimality(tol=1e-06)"``)."""
+        return self._data.get("target")
+
+    @property
+    def stopping(self) -> dict[str, Any] | None:
+        """The stopping rule's ``to_dict()``."""
+        return self._data.get("stopping")
+
+    @property
+    def repeats(self) -> int | None:
+        """Repetitions of every (backend, optimizer) entry."""
+        return self._data.get("repeats")
+
+    @property
+    def seed(self) -> int | None:
+        """Seed of the first repetition."""
+        return self._data.get("seed")
+
+    @property
+    def dtype(self) -> str | None:
+        """Floating-point precision of the runs."""
+        return self._data.get("dtype")
+
+    @property
+    def device(self) -> str | None:
+        """Device of the framework backends."""
+        return self._data.get("device")
+
+    @property
+    def backends(self) -> list[str] | None:
+        """The backends swept."""
+        return self._data.get("backends")
+
+    @property
+    def redraw_data(self) -> bool:
+        """Whether each repetition drew its own data (False when absent)."""
+        return bool(self._data.get("redraw_data", False))
+
+    @property
+    def threads(self) -> int | None:
+        """CPU threads given to every backend (None: each library's own)."""
+        return self._data.get("threads")
+
+    @property
+    def order(self) -> str | None:
+        """Execution order of the runs (``"interleaved"`` or ``"blocks"``)."""
+        return self._data.get("order")
+
+    @property
+    def execution(self) -> list[str] | None:
+        """Execution modes swept (``["auto"]``, ``["step", "fused"]``, ...)."""
+        return self._data.get("execution")
+
+    @property
+    def gradient(self) -> str | None:
+        """The gradient asked for (``"auto"``, ``"analytic"`` or ``"autodiff"``)."""
+        return self._data.get("gradient")
+
+    @property
+    def store(self) -> dict[str, Any] | None:
+        """The run store: its path and how many runs were read back and executed."""
+        return self._data.get("store")
+
+    @property
+    def suite(self) -> dict[str, Any] | None:
+        """``{"name", "problems"}`` of the suite swept, or None."""
+        return self._data.get("suite")
+
+    @property
+    def optima(self) -> dict[str, Any] | None:
+        """Each problem's known optimum (``to_dict()``) by name, for a suite."""
+        return self._data.get("optima")
+
+    @property
+    def partial(self) -> str | None:
+        """Why the comparison is incomplete (an interrupted sweep), or None."""
+        return self._data.get("partial")
+
+    @property
+    def merged(self) -> list[dict[str, Any]] | None:
+        """The settings of the comparisons concatenated into this one, when they differed."""
+        return self._data.get("merged")
+
+
+__all__ = ["KEYS", "Settings", "relative_tolerance"]

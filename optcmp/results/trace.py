@@ -1,0 +1,60 @@
+"""The trace of one run: one row per observed iterate (:class:`Trace`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Observations of one run, one row per observed iterate.
+
+    Attributes
+    ----------
+    iteration : ndarray of int64, shape (m,)
+        Index of the observed iterate.
+    time : ndarray of float64, shape (m,)
+        Timed seconds when its objective value was known.
+    fun : ndarray of float64, shape (m,)
+        Full objective at that iterate (working precision of the backend; row 0 in float64).
+    grad_norm : ndarray of float64, shape (m,)
+        2-norm of the gradient there (NaN where not computed).
+    nfev, njev : ndarray of int64, shape (m,)
+        Evaluations spent by then.
+    """
+
+    iteration: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    time: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fun: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    grad_norm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    nfev: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    njev: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    COLUMNS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev")
+
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+    def relative_suboptimality(self, f0: float, fstar: float | None) -> np.ndarray:
+        """``(fun - f*) / (f0 - f*)`` per row (NaN without a known optimum)."""
+        if fstar is None:
+            return np.full(len(self), np.nan)
+        gap0 = f0 - fstar
+        return (self.fun - fstar) / gap0 if gap0 > 0 else np.full(len(self), np.nan)
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """Columns as lists (NaN kept)."""
+        return {c: getattr(self, c).tolist() for c in self.COLUMNS}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, list[Any]]) -> Trace:
+        """Inverse of :meth:`to_dict`."""
+        ints = {"iteration", "nfev", "njev"}
+        return cls(**{c: np.asarray(d.get(c, []), dtype=np.int64 if c in ints else np.float64)
+                      for c in cls.COLUMNS})
+
+
+__all__ = ["Trace"]
