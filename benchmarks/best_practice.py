@@ -68,8 +68,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import optcmp
-import optcmp.runner
 from optcmp.problems import FizzBuzzMLP, LinearRegression
+from optcmp.run import session as run_session
 from optcmp.timing import Stopwatch
 
 WORKLOADS = ("gd-1M", "sgd64-1M", "sgd64-fizzbuzz")
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
 
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-    optcmp.runner.Stopwatch = DualStopwatch  # type: ignore[misc]
+    run_session.Stopwatch = DualStopwatch  # type: ignore[misc]
     with threadpool_limits(limits=1):
         return _main(args, backends)
 

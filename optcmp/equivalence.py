@@ -3,7 +3,9 @@
 :func:`check_equivalence` runs one optimizer spec for a fixed number of iterations on each
 backend from the same float64 initial point, on the same data and the same minibatch sequence,
 and measures after every iteration how far each backend's objective value and iterate are from
-the first backend's (the reference, numpy by default). Nothing is timed.
+the first backend's (the reference, numpy by default). Nothing is timed. Each backend is set up
+by the same :class:`~optcmp.run.session.Session` as a timed run, so the run's settings (dtype,
+device, seed, threads, execution mode, gradient) act on it exactly as they act on a run.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ from typing import Any
 import numpy as np
 
 import optcmp.backends as backends_mod
-from optcmp.adapters import resolve_adapter
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
-from optcmp.backends.base import check_dtype
 from optcmp.optimizers.base import (
     IMPLS,
     NotApplicable,
@@ -29,6 +29,9 @@ from optcmp.optimizers.base import (
 )
 from optcmp.problems.base import Problem
 from optcmp.run.checks import check_problem
+from optcmp.run.config import RunConfig, configured
+from optcmp.run.drivers import record_fixed_steps
+from optcmp.run.session import Session
 
 #: Default verdict tolerance (largest relative difference) per dtype.
 DEFAULT_TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
@@ -69,6 +72,11 @@ class EquivalenceResult:
         a coordinate that crosses zero does not blow the ratio up).
     tolerance : float
         Verdict threshold on the largest relative difference.
+    gradients : dict of str to str
+        The gradient each backend's steps computed (``"analytic"`` or ``"autodiff"``, as
+        ``RunResult.gradient`` records it).
+    executions : dict of str to str
+        The execution mode each backend ran (``"step"`` or ``"fused"``).
 
     Notes
     -----
@@ -89,6 +97,8 @@ class EquivalenceResult:
     fun_rel_diff: np.ndarray
     x_rel_diff: np.ndarray
     tolerance: float
+    gradients: dict[str, str] = field(default_factory=dict)
+    executions: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -144,51 +154,31 @@ class EquivalenceResult:
         return "\n".join(lines)
 
 
-class _RecordingMonitor:
-    """Monitor for loop adapters (scipy): records every iterate and stops after ``steps``."""
+@dataclass
+class BackendRun:
+    """One backend's fixed steps (see :class:`EquivalenceResult`)."""
 
-    def __init__(self, steps: int, record: Callable[[np.ndarray], None]) -> None:
-        self.steps = steps
-        self.record = record
-        self.n = 0
-        self.stopped = False
-
-    def delegate_budgets(self) -> dict[str, int | None]:
-        return {"max_iter": self.steps, "max_evals": None}
-
-    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
-                     x: np.ndarray) -> bool:
-        self.n += 1
-        self.record(np.array(x, dtype=np.float64, copy=True))
-        if self.n >= self.steps:
-            self.stopped = True
-            return True
-        return False
+    impl: str
+    implementation: str
+    gradient: str
+    execution: str
+    fun: np.ndarray
+    x: np.ndarray
 
 
-def _run_backend(problem: Problem, spec: OptimizerSpec, backend: str, steps: int, dtype: str,
-                 device: str | None, seed: int,
-                 execution: str = "step") -> tuple[str, str, np.ndarray, np.ndarray]:
-    adapter_cls, impl = resolve_adapter(spec, backend)
-    be = get_backend(backend, device=None if backend == "numpy" else device, dtype=dtype)
-    x0 = np.asarray(problem.init_params(seed), dtype=np.float64)
-    adapter = adapter_cls(spec, problem, be, x0, seed)
-    with np.errstate(all="ignore"):
-        adapter.setup()
-        fused = execution == "fused" and not adapter.loop and not adapter.fuse_blocker()
-        adapter.prepare_execution("fused" if fused else "step")
-        xs = [adapter.x_numpy()]
-        if adapter.loop:
-            adapter.run(_RecordingMonitor(steps, xs.append))  # type: ignore[attr-defined]
-        else:
-            for _ in range(steps):  # a fused run: one-step blocks of the compiled loop
-                if fused and adapter.fusable_steps() > 0:
-                    adapter.run_block(1)
-                else:
-                    adapter.step()
-                adapter.between_steps()
-                xs.append(adapter.x_numpy())
-        vg = be.make_value_and_grad(problem)
+def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
+                 steps: int) -> BackendRun | str:
+    """``steps`` untimed steps on ``config.backend``, or why the problem cannot run there."""
+    session = Session(problem, spec, config)
+    if session.unsupported is not None:
+        return session.unsupported
+    with session.limits():
+        be = session.open_backend()
+        if session.unsupported is not None:
+            return session.unsupported
+        adapter = session.start(stacklevel=4)  # the caller of check_equivalence
+        xs = record_fixed_steps(adapter, steps)
+        vg = be.make_value_and_grad(problem, adapter.gradient)
         data = adapter.data
         funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), data)[0]))) for x in xs]
     X = np.vstack(xs)
@@ -196,75 +186,73 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, backend: str, steps: int
         pad = np.repeat(X[-1:], steps + 1 - X.shape[0], axis=0)
         X = np.vstack([X, pad])
         funs += [funs[-1]] * (steps + 1 - len(funs))
-    return impl, adapter.implementation, np.asarray(funs, dtype=np.float64), X
+    return BackendRun(session.impl, session.implementation, adapter.gradient,
+                      adapter.execution, np.asarray(funs, dtype=np.float64), X)
 
 
 def check_equivalence(
-    problem: Problem,
-    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
-    backends: Sequence[str] = ("numpy", "torch", "tensorflow"),
-    steps: int = 50,
-    dtype: str = "float64",
-    impl: str | Mapping[str, str] | None = None,
-    *,
-    tolerance: float | None = None,
-    device: str | None = None,
-    seed: int = 0,
-    strict: bool = False,
-    execution: str = "step",
+    problem: Problem, optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
+    backends: Sequence[str] = ("numpy", "torch", "tensorflow"), steps: int = 50,
+    dtype: str | None = None, impl: str | Mapping[str, str] | None = None, *,
+    tolerance: float | None = None, device: str | None = None, seed: int | None = None,
+    strict: bool = False, execution: str | None = None, config: RunConfig | None = None,
+    **overrides: Any,
 ) -> EquivalenceResult:
     """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
 
-    Every backend starts from the same float64 initial point (``problem.init_params(seed)``,
-    cast to ``dtype`` on transfer), uses the same data and, for minibatch optimizers, the same
-    minibatch sequence. After every iteration the iterate is copied to the host and the
-    backend's own objective is evaluated there (off any clock; the step is not disturbed).
+    Every backend starts from the same float64 initial point (``problem.init_params(seed)``),
+    uses the same data and minibatch sequence, and is set up as a run with the same settings
+    (threads, gradient, execution mode, warm-up). After every iteration the iterate is copied
+    to the host and the backend's own objective is evaluated there, off any clock.
 
     Parameters
     ----------
     problem : Problem
     optimizer : OptimizerSpec, factory or str, or a list of them
         Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
-        A list of two or more specs (e.g. one optimizer under two conventions) runs each on
-        every backend; the runs are labelled ``"backend#i"`` (``i`` the spec's position), the
-        first run is the reference, and a native that does not implement a spec's convention
-        is listed in ``skipped`` with the reason.
+        Two or more specs run each on every backend, labelled ``"backend#i"`` (``i`` the spec's
+        position), the first run the reference; a native that does not implement a spec's
+        convention is listed in ``skipped``.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
         The first one that is installed is the reference.
     steps : int, default 50
-        Iterations on each backend (for scipy's L-BFGS-B: iterations, via its callback).
-    dtype : {"float64", "float32"}, default "float64"
+        Iterations on each backend (scipy's: iterations, via its callback).
+    dtype : {"float64", "float32"}, optional
+        Default: the config's (``"float64"``).
     impl : str or mapping of str to str, optional
-        Implementation to run: one value (``"native"``, ``"reference"``, ``"scipy"``) is used
-        on every backend that has it, the others run their ``"auto"`` choice (numpy has no
-        native Adadelta, so ``impl="native"`` compares numpy's reference rule with torch's and
-        Keras' native optimizers); a mapping gives it per backend. Default: ``spec.impl``.
+        One impl (``"native"``, ``"reference"``, ``"scipy"``) on every backend that has it,
+        ``"auto"`` on the others (numpy has no native Adadelta: ``impl="native"`` compares its
+        reference rule with torch's and Keras' natives), or a mapping backend -> impl.
+        Default: ``spec.impl``.
     tolerance : float, optional
-        Verdict threshold on the largest relative difference; default 1e-10 for float64 and
-        1e-4 for float32.
-    device : str, optional
-        Device of the framework backends (``"cuda"``).
-    seed : int, default 0
-        Seed of the initial point and minibatch order.
+        Largest relative difference of the verdict; default 1e-10 (float64), 1e-4 (float32).
+    device, seed : optional
+        The framework backends' device (``"cuda"``), the seed of the initial point and
+        minibatch order; default the config's (CPU, 0).
     strict : bool, default False
-        Raise :class:`~optcmp.backends.BackendUnavailable` for a backend that is not installed
-        instead of listing it in ``skipped``.
-    execution : {"step", "fused"}, default "step"
-        ``"fused"``: every step through the fused mode's program
-        (:attr:`~optcmp.runner.RunConfig.execution`) in one-step blocks (runs that cannot be
-        fused take the step path).
+        Raise ``BackendUnavailable`` for a backend not installed (else it is ``skipped``).
+    execution : {"step", "fused"}, optional
+        ``"fused"``: every step through the fused mode's program in one-step blocks (a run
+        that cannot be fused steps). Default: the config's, else ``"step"``.
+    config : RunConfig, optional
+        The run settings: ``gradient``, ``threads`` and the above act as on a run; the stopping
+        rule, budgets and callback do not apply.
+    **overrides
+        RunConfig fields replacing the config's (e.g. ``gradient="autodiff"``, ``threads=2``).
 
     Returns
     -------
     EquivalenceResult
-        Per-step largest relative differences of objective and iterate, their maxima and the
-        verdict.
+        Per-step largest relative differences of objective and iterate, the verdict, and each
+        backend's impl, gradient and execution mode.
 
     Raises
     ------
     ValueError
-        ``steps < 1``, a bad dtype or backend name, no backend, an ``impl`` no backend has,
-        or an unknown ``execution``.
+        ``steps < 1``, a bad dtype, seed or backend name, no backend, an ``impl`` no backend
+        has, an ``execution`` other than ``"step"`` and ``"fused"``.
+    TypeError
+        ``config`` is no RunConfig, or an override is no run setting.
     BackendUnavailable
         With ``strict=True``, a backend that is not installed.
 
@@ -277,29 +265,50 @@ def check_equivalence(
     'inconclusive'
     """
     check_problem(problem)
-    dtype = check_dtype(dtype)
-    names, tol = _check_inputs(backends, steps, dtype, tolerance, seed)
-    spec, per_backend = _specs_and_runs(optimizer, names, impl, execution)
-    runs, skipped = _run_backends(problem, per_backend, int(steps), dtype, device, seed, strict,
-                                  execution)
+    cfg = _config(config, overrides, dtype=dtype, device=device, seed=seed, execution=execution)
+    names, tol = _check_inputs(backends, steps, cfg.dtype, tolerance)
+    spec, per_run = _specs_and_runs(optimizer, names, impl)
+    runs, skipped = _run_backends(problem, per_run, int(steps), cfg, strict)
+    return _result(problem, spec, cfg.dtype, int(steps), runs, skipped, tol)
+
+
+def _config(config: RunConfig | None, overrides: Mapping[str, Any],
+            **explicit: Any) -> RunConfig:
+    """The run settings of the check: ``config`` (default: ``execution="step"``), the
+    overrides and the explicit arguments given (not None) applied; the callback dropped."""
+    execution = explicit.get("execution")
+    if execution is not None and execution not in ("step", "fused"):
+        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+    if "backend" in overrides:
+        raise TypeError("check_equivalence() takes backends=(...), not backend=")
+    base = RunConfig(execution="step") if config is None else config
+    given = {k: v for k, v in explicit.items() if v is not None}
+    cfg = configured(base, {**overrides, **given}, "check_equivalence")
+    return cfg if cfg.callback is None else cfg.replace(callback=None)
+
+
+def _result(problem: Problem, spec: OptimizerSpec, dtype: str, steps: int,
+            runs: dict[str, BackendRun], skipped: dict[str, str],
+            tol: float) -> EquivalenceResult:
+    """The :class:`EquivalenceResult` of the runs (the first one is the reference)."""
     ran = list(runs)
-    fdiff, xdiff = _differences({b: r[2] for b, r in runs.items()},
-                                {b: r[3] for b, r in runs.items()}, int(steps) + 1)
+    fdiff, xdiff = _differences({b: r.fun for b, r in runs.items()},
+                                {b: r.x for b, r in runs.items()}, steps + 1)
     return EquivalenceResult(
-        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=int(steps),
+        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=steps,
         reference=ran[0] if ran else "", backends=ran,
-        impls={b: r[0] for b, r in runs.items()},
-        implementations={b: r[1] for b, r in runs.items()}, skipped=skipped,
-        fun={b: r[2] for b, r in runs.items()}, x={b: r[3] for b, r in runs.items()},
+        impls={b: r.impl for b, r in runs.items()},
+        implementations={b: r.implementation for b, r in runs.items()}, skipped=skipped,
+        fun={b: r.fun for b, r in runs.items()}, x={b: r.x for b, r in runs.items()},
         fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
+        gradients={b: r.gradient for b, r in runs.items()},
+        executions={b: r.execution for b, r in runs.items()},
     )
 
 
-def _specs_and_runs(optimizer: Any, names: list[str], impl: Any,
-                    execution: str) -> tuple[OptimizerSpec, dict[str, OptimizerSpec]]:
-    """The (first) spec and the spec of each run; ``execution`` checked."""
-    if execution not in ("step", "fused"):
-        raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
+def _specs_and_runs(optimizer: Any, names: list[str],
+                    impl: Any) -> tuple[OptimizerSpec, dict[str, OptimizerSpec]]:
+    """The (first) spec and the spec of each run."""
     if isinstance(optimizer, (list, tuple)):
         specs = [as_spec(o) for o in optimizer]
         if len(specs) < 2:
@@ -309,13 +318,11 @@ def _specs_and_runs(optimizer: Any, names: list[str], impl: Any,
     return spec, _specs_per_backend(spec, names, impl)
 
 
-def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, tolerance: Any,
-                  seed: Any) -> tuple[list[str], float]:
+def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str,
+                  tolerance: Any) -> tuple[list[str], float]:
     """The canonical backend names (reference first) and the tolerance; bad values raise."""
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(backends, str):
         backends = (backends_mod.available_backends() if backends.strip().lower() == "all"
                     else [b for b in backends.split(",") if b.strip()])
@@ -331,31 +338,31 @@ def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str, toleran
     return names, tol
 
 
-def _run_backends(problem: Problem, per_backend: dict[str, OptimizerSpec], steps: int,
-                  dtype: str, device: str | None, seed: int, strict: bool, execution: str = "step",
-                  ) -> tuple[dict[str, tuple[str, str, np.ndarray, np.ndarray]], dict[str, str]]:
-    """Run each backend's spec; the runs by backend, and the backends skipped with why."""
-    runs: dict[str, tuple[str, str, np.ndarray, np.ndarray]] = {}
+def _run_backends(problem: Problem, per_run: dict[str, OptimizerSpec], steps: int,
+                  config: RunConfig, strict: bool,
+                  ) -> tuple[dict[str, BackendRun], dict[str, str]]:
+    """Run each run's spec on its backend; the runs, and the runs skipped with why."""
+    runs: dict[str, BackendRun] = {}
     skipped: dict[str, str] = {}
-    for b, spec in per_backend.items():
-        if not backends_mod.is_available(b.partition("#")[0]):
+    for b, spec in per_run.items():
+        name = b.partition("#")[0]
+        if not backends_mod.is_available(name):
             if strict:
-                get_backend(b)
+                get_backend(name)
             skipped[b] = f"backend {b!r} is not installed"
             continue
-        why = problem.unsupported_backend(b.partition("#")[0])  # issue 13
-        if why is not None:
-            skipped[b] = why
-            continue
         try:
-            runs[b] = _run_backend(problem, spec, b.partition("#")[0], steps, dtype, device,
-                                   seed, execution)
+            out = _run_backend(problem, spec, config.replace(backend=name), steps)
         except BackendUnavailable as exc:
             if strict:
                 raise
-            skipped[b] = str(exc)
+            out = str(exc)
         except NotApplicable as exc:  # a native of another convention than the spec's
-            skipped[b] = str(exc)
+            out = str(exc)
+        if isinstance(out, str):
+            skipped[b] = out
+        else:
+            runs[b] = out
     return runs, skipped
 
 

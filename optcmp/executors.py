@@ -2,8 +2,9 @@
 ``dask.distributed`` cluster.
 
 Every path calls the same per-run task function, :func:`execute_run`, which calls
-:func:`optcmp.runner.run`, so a run gives the same result wherever it runs. This module depends
-on the runner and never the other way round; the sweep (:mod:`optcmp.sweep`) depends on both.
+:func:`optcmp.run.run`, so a run gives the same result wherever it runs. This module depends
+on the run package and never the other way round; the sweep (:mod:`optcmp.sweep`) depends on
+both.
 
 Shipping the problem
 --------------------
@@ -20,7 +21,8 @@ Shipping the problem
 Host sharing
 ------------
 Each run records its host and the most optcmp runs of its process that were active at once
-while it ran (:attr:`RunResult.concurrency`: an executor's threads). ``concurrency > 1`` sets
+while it ran (:attr:`RunResult.concurrency`: an executor's threads; counted by the run itself,
+:func:`optcmp.run.host.host_activity`). ``concurrency > 1`` sets
 :attr:`RunResult.shared_host`: those timings contend for cores and memory bandwidth, and
 :func:`optcmp.compare` warns about them. Any other work on the host (other processes, optcmp's
 or not) shows in each run's CPU time against its wall time (:attr:`RunResult.contended`).
@@ -43,7 +45,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +53,9 @@ from typing import Any
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.runner import RunConfig, run, skipped_result
+from optcmp.run.config import RunConfig
+from optcmp.run.host import host_activity, host_name
+from optcmp.run.runner import run, skipped_result
 
 
 @dataclass
@@ -185,51 +189,49 @@ def execute_run(task: RunTask,
     Returns
     -------
     result : RunResult
-        With ``host``, ``concurrency``, ``shared_host``, ``started_at`` and ``finished_at`` set.
-        Never raises for a run that fails: a crash inside the optimizer is ``failed`` (from
-        :func:`optcmp.run_one`), a backend that is not installed ``skipped``, any other error
-        ``failed`` with the error in ``message``.
+        With ``host``, ``concurrency``, ``shared_host``, ``started_at`` and ``finished_at``
+        (recorded by the run itself, :func:`optcmp.run.run`). Never raises for a run that
+        fails: a crash inside the optimizer is ``failed`` (from :func:`optcmp.run.run`), a
+        backend that is not installed ``skipped``, any other error ``failed`` with the error in
+        ``message``.
     storable : bool
         Whether the result is a finished run worth storing (False for ``skipped`` runs and errors
         outside the optimizer, which a resumed sweep should try again).
     """
-    started = time.time()
-    with host_activity() as act:
-        res, storable = _execute(task, problem)
-    res = res.replace(host=socket.gethostname(), started_at=started, finished_at=time.time(),
-                      concurrency=act.peak, shared_host=act.peak > 1)
-    return res, storable
-
-
-def _execute(task: RunTask, problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
-    """The run of ``task``, or the result saying why it could not run, and whether to store it."""
     from optcmp.backends import BackendUnavailable
 
+    started = time.time()
     try:
         prob = resolve_problem(problem)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-        return _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}"), False
+        return _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}", started), False
     if task.skip_message is not None:
-        return skipped_result(prob, task.optimizer, task.config, task.skip_message), False
+        return skipped_result(prob, task.optimizer, task.config, task.skip_message,
+                              started_at=started), False
     try:
         return run(prob, task.optimizer, task.config), True
     except (KeyboardInterrupt, SystemExit):
         raise
     except BackendUnavailable as exc:
-        return skipped_result(prob, task.optimizer, task.config, str(exc)), False
+        return skipped_result(prob, task.optimizer, task.config, str(exc),
+                              started_at=started), False
     except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
         return skipped_result(prob, task.optimizer, task.config, f"{type(exc).__name__}: {exc}",
-                              status="failed"), False
+                              status="failed", started_at=started), False
 
 
-def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str) -> RunResult:
+def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str,
+          started_at: float | None = None) -> RunResult:
+    """A result for a run that never started, complete: its host, and its attempt's times
+    when there was one."""
     spec = problem.spec() if isinstance(problem, Problem) else problem.spec
     return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
                      optimizer=task.optimizer.name, label=task.optimizer.label,
                      backend=task.config.backend, dtype=task.config.dtype,
                      hyperparameters=dict(task.optimizer.hyperparameters),
                      seed=task.config.seed, repeat=task.config.repeat, status=status,
-                     message=message, host=socket.gethostname())
+                     message=message, host=host_name(), started_at=started_at,
+                     finished_at=None if started_at is None else time.time())
 
 
 def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
@@ -246,48 +248,9 @@ def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
     Returns
     -------
     RunResult
-        With ``status="failed"`` and no iterations.
+        With ``status="failed"``, no iterations, and the host that recorded the loss.
     """
     return _stub(problem, task, "failed", message)
-
-
-# ---------------------------------------------------------------------- host activity
-class _Activity:
-    peak: int = 1
-
-
-_LOCAL_ACTIVE: dict[str, dict[str, int]] = {}
-_LOCAL_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def host_activity() -> Iterator[_Activity]:
-    """Register a run as active in this process; on exit, ``.peak`` is the most active at once.
-
-    The count covers runs of this process only (an executor's threads, a caller running
-    sweeps at the same time). Other processes, optcmp's or not, are seen through the
-    contention measurement of every run instead (:func:`optcmp.timing.contended`): a
-    process CPU time well below the wall time. No file is shared between processes (the
-    earlier ``$TMPDIR/optcmp-activity-<uid>.json`` is gone: issue 15 item 11, issue 12).
-
-    Yields
-    ------
-    object
-        With attribute ``peak`` (int, >= 1), valid after the block.
-    """
-    act = _Activity()
-    me = uuid.uuid4().hex
-    with _LOCAL_LOCK:
-        _LOCAL_ACTIVE[me] = {"peak": 0}
-        n = len(_LOCAL_ACTIVE)
-        for v in _LOCAL_ACTIVE.values():
-            v["peak"] = max(v["peak"], n)
-    try:
-        yield act
-    finally:
-        with _LOCAL_LOCK:
-            entry = _LOCAL_ACTIVE.pop(me, None)
-        act.peak = max(1, entry["peak"]) if entry else 1
 
 
 # ---------------------------------------------------------------------- dispatch
@@ -462,5 +425,6 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                 client.unregister_worker_plugin(plugin.name)
 
 
-__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "host_activity",
-           "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run",
+           "failed_result", "host_activity", "is_dask_client", "problem_ref", "resolve_problem",
+           "run_tasks"]

@@ -226,3 +226,62 @@ def test_check_equivalence_takes_backend_strings_and_auto():
     assert res.backends == ["numpy"] and res.verdict == "inconclusive"
     with pytest.raises(TypeError, match="problem must be an optcmp Problem"):
         check_equivalence("LR-A", optcmp.gd(0.1))  # type: ignore[arg-type]
+
+
+@needs_torch
+@pytest.mark.parametrize("gradient", ["analytic", "autodiff"])
+def test_check_equivalence_runs_and_records_the_gradient_asked_for(gradient, monkeypatch):
+    """check_equivalence(..., gradient=...) computes that gradient on the framework backends,
+    as a run with the same setting does (it used to run "auto" whatever was asked)."""
+    import torch
+
+    calls = []
+    grad = torch.autograd.grad
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", counting)
+    p = optcmp.problems.LinearRegression(n_samples=500)
+    backends = ("numpy", "torch") + (("tensorflow",) if HAS_TF else ())
+    res = check_equivalence(p, optcmp.gd(0.1), backends=backends, steps=10, gradient=gradient)
+    assert res.verdict == "equivalent", str(res)
+    assert res.gradients == {"numpy": "analytic", **{b: gradient for b in backends[1:]}}
+    run = optcmp.run_one(p, optcmp.gd(0.1), backend="torch", gradient=gradient, max_iter=3)
+    assert run.gradient == res.gradients["torch"]
+    if gradient == "autodiff":  # every step and every evaluation of the trajectory
+        assert len(calls) >= 2 * 10 + 1
+    else:
+        assert calls == []
+
+
+@pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="no framework installed")
+def test_analytic_without_a_declared_gradient_is_skipped_like_the_run():
+    p = optcmp.problems.FizzBuzzMLP()
+    spec = optcmp.sgd(0.05, batch_size=64)
+    frameworks = [b for b, ok in (("torch", HAS_TORCH), ("tensorflow", HAS_TF)) if ok]
+    res = check_equivalence(p, spec, backends=("numpy", *frameworks), steps=3,
+                            gradient="analytic")
+    assert res.backends == ["numpy"] and res.gradients == {"numpy": "analytic"}
+    for b in frameworks:
+        assert "declares no gradient written against ops" in res.skipped[b]
+        r = optcmp.run_one(p, spec, backend=b, gradient="analytic", max_iter=3)
+        assert (r.status, r.message) == ("skipped", res.skipped[b])
+
+
+def test_check_equivalence_takes_a_run_config():
+    p = lr_a()
+    cfg = optcmp.RunConfig(dtype="float32", execution="auto", seed=3)
+    res = check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=4, config=cfg)
+    assert (res.dtype, res.tolerance, res.executions) == ("float32", 1e-4, {"numpy": "fused"})
+    np.testing.assert_array_equal(res.x["numpy"][0], p.init_params(3))
+    # explicit arguments win over the config, and the default execution stays "step"
+    res = check_equivalence(p, optcmp.gd(0.1), "numpy", 4, "float64", config=cfg, seed=0,
+                            execution="step")
+    assert (res.dtype, res.executions) == ("float64", {"numpy": "step"})
+    assert check_equivalence(p, optcmp.gd(0.1), "numpy", 2).executions == {"numpy": "step"}
+    with pytest.raises(TypeError, match="unexpected keyword argument.*'gradinet'"):
+        check_equivalence(p, optcmp.gd(0.1), "numpy", 2, gradinet="autodiff")
+    with pytest.raises(TypeError, match="backends="):
+        check_equivalence(p, optcmp.gd(0.1), "numpy", 2, backend="torch")

@@ -192,7 +192,7 @@ def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
 
     from optcmp.timing import Stopwatch
 
-    oc = importlib.import_module("optcmp.runner")
+    oc = importlib.import_module("optcmp.run.session")
 
     now = [0.0]
     monkeypatch.setattr(oc, "Stopwatch", lambda sync: Stopwatch(sync, clock=lambda: now[0]))

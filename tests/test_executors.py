@@ -169,3 +169,15 @@ def test_ctrl_c_with_a_thread_pool_keeps_finished_runs(tmp_path):
     resumed = optcmp.compare(small(), OPTS + [optcmp.gd()], stopping=RULE, repeats=2,
                              progress=False, store=path)
     assert resumed.settings["store"]["reused"] == 2 and resumed.settings["store"]["executed"] == 4
+
+
+def test_results_of_runs_that_never_started_are_complete():
+    p = small()
+    task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), config=RunConfig(stopping=RULE),
+                   skip_message="backend 'torch' is not installed")
+    res, storable = execute_run(task, p)
+    assert (res.status, storable, res.host) == ("skipped", False, socket.gethostname())
+    assert res.started_at is not None and res.started_at <= res.finished_at
+    res, _ = execute_run(task, ProblemRef(p.spec(), "0" * 64))
+    assert res.status == "failed" and res.host == socket.gethostname()
+    assert res.started_at <= res.finished_at

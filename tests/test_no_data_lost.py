@@ -177,12 +177,12 @@ def _no_arg():
     (lambda a, b: None, ["(a, b)", "one argument"]),
 ])
 def test_bad_callback_refused_before_any_run(callback, names, monkeypatch):
-    import optcmp.runner as runner
+    from optcmp.run.session import Session
 
     def boom(*a, **k):
         raise AssertionError("a run started")
 
-    monkeypatch.setattr(runner._Run, "execute", boom)
+    monkeypatch.setattr(Session, "__init__", boom)
     p = LinearRegression(n_samples=50)
     for call in (lambda: optcmp.compare(p, ["gd"], callback=callback, progress=False),
                  lambda: optcmp.run_one(p, "gd", callback=callback)):

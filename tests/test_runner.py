@@ -71,7 +71,7 @@ def _nested(share: bool, monkeypatch) -> tuple[int, int]:
     The runs stall at 125 (three changes below 1e-10 in a row). A shared rule would leave the
     inner run's count of small changes (3) to the outer run, which would stop at 124.
     """
-    import optcmp.runner as runner
+    from optcmp.run import runner
 
     if share:  # what runs did before each owned its rule: reset the caller's object, use it
         monkeypatch.setattr(runner, "own_rule", lambda rule: (rule.reset(), rule)[1])
@@ -163,3 +163,43 @@ def test_the_stopping_rule_of_the_config_is_copied_per_run():
     r2 = run(p, optcmp.gd(0.1), RunConfig(stopping=rule, threads=1))
     assert r1.status == "stalled" and r1.nit == r2.nit
     assert rule.rules()[0]._last is None  # the runs kept their state to themselves
+
+
+def test_run_takes_overrides_of_its_config():
+    p = lr_a()
+    a = run(p, optcmp.gd(0.1), RunConfig(max_iter=7, threads=1), seed=2)
+    b = optcmp.run_one(p, optcmp.gd(0.1), max_iter=7, threads=1, seed=2)
+    assert (a.nit, a.seed, a.fun) == (b.nit, b.seed, b.fun) == (7, 2, b.fun)
+    with pytest.raises(TypeError, match=r"run\(\) got unexpected keyword argument\(s\) 'tols'"):
+        run(p, optcmp.gd(0.1), tols=1e-3)
+    with pytest.raises(TypeError, match=r"run_one\(\) got unexpected keyword argument"):
+        optcmp.run_one(p, optcmp.gd(0.1), backends="numpy")
+
+
+def test_a_run_records_its_host_and_times_itself():
+    """The result is complete when the run builds it: host, start, end, runs active at once."""
+    import socket
+    import time
+
+    t0 = time.time()
+    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=3)
+    assert r.host == socket.gethostname() and (r.concurrency, r.shared_host) == (1, False)
+    assert t0 <= r.started_at <= r.finished_at <= time.time()
+
+
+@pytest.mark.parametrize("execution", ["step", "fused"])
+def test_minibatch_runs_observe_the_full_objective_through_the_monitor(execution, monkeypatch):
+    from optcmp.run.monitor import Monitor
+
+    seen = []
+    real = Monitor.observe_full
+
+    def spy(self, nit, x, nfev, njev):
+        seen.append(nit)
+        return real(self, nit, x, nfev, njev)
+
+    monkeypatch.setattr(Monitor, "observe_full", spy)
+    r = optcmp.run_one(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
+                       execution=execution, threads=1)
+    assert r.execution == execution and seen == [8, 16, 24, 32, 40]
+    assert list(r.trace.iteration) == [0, 8, 16, 24, 32, 40]

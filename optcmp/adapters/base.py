@@ -1,8 +1,8 @@
-"""The adapter interface: what the runner drives, and the minibatch sequence adapters share.
+"""The adapter interface: what a run drives, and the minibatch sequence adapters share.
 
 An adapter runs one :class:`~optcmp.optimizers.base.OptimizerSpec` on one
 :class:`~optcmp.backends.base.Backend`: it places data and the iterate (setup, untimed), warms up
-(untimed), and then either takes one step per call (:meth:`Adapter.step`, timed by the runner)
+(untimed), and then either takes one step per call (:meth:`Adapter.step`, timed by the run)
 or, for libraries that drive their own loop (scipy), runs to completion reporting every
 iteration to a monitor (:class:`LoopAdapter`).
 """
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from optcmp.backends.base import gradient_kind
 from optcmp.batching import BatchOrder
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
 
@@ -78,6 +79,17 @@ class Adapter(ABC):
         Initial point (drawn once in numpy and transferred).
     seed : int
         The run's seed (minibatch order).
+    gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        The run's gradient setting (:attr:`~optcmp.run.config.RunConfig.gradient`), resolved
+        into :attr:`gradient` by :func:`~optcmp.backends.base.gradient_kind`.
+
+    Raises
+    ------
+    NotApplicable
+        A native declaration that cannot run the spec's convention.
+    ValueError
+        An unknown ``gradient``, or ``"analytic"`` for a problem that declares no gradient
+        formula, on a backend with autodiff.
 
     Attributes
     ----------
@@ -90,6 +102,8 @@ class Adapter(ABC):
         Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
     implementation : str
         Human-readable description of the code path that runs (e.g. ``torch.optim.Adadelta``).
+    gradient : str
+        The gradient the steps compute: ``"analytic"`` or ``"autodiff"``.
     """
 
     loop: ClassVar[bool] = False
@@ -103,7 +117,7 @@ class Adapter(ABC):
     describes: ClassVar[str] = ""
 
     def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend, x0: np.ndarray,
-                 seed: int = 0) -> None:
+                 seed: int = 0, *, gradient: str = "auto") -> None:
         self.spec = spec
         self.info = optimizer_info(spec.name)
         #: The optimizer's native declaration for :attr:`framework` (None for the reference).
@@ -124,16 +138,10 @@ class Adapter(ABC):
         self.layout = backend.best_layout(self.stochastic)
         #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
         self.execution = "step"
-        #: issue 11b: the run's gradient choice (``RunConfig.gradient``), set before setup.
-        self.gradient_choice = "auto"
-
-    @property
-    def gradient(self) -> str:
-        """The gradient the timed steps compute (``RunResult.gradient``): ``"analytic"`` (the
-        problem's gradient written against ops, or numpy's) or ``"autodiff"``."""
-        from optcmp.backends.base import gradient_kind
-
-        return gradient_kind(self.backend, self.problem, self.gradient_choice)
+        #: The gradient the steps compute (``RunResult.gradient``), resolved from the run's
+        #: setting: ``"analytic"`` (the problem's gradient written against ops, or numpy's) or
+        #: ``"autodiff"``.
+        self.gradient = gradient_kind(backend, problem, gradient)
 
     @property
     def compiled(self) -> str:
@@ -326,7 +334,7 @@ class MinibatchMixin:
 
     def _init_batches(self) -> None:
         """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
-        if self.problem.n_samples == 0:  # issue 13: data-free problems have no minibatches
+        if self.problem.n_samples == 0:  # data-free problems have no minibatches
             raise NotApplicable(f"problem {self.problem.name!r} has no training data (no rows "
                                 "to draw minibatches from); use a full-batch optimizer")
         self.order = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),

@@ -6,7 +6,7 @@ during warm-up): objective and gradient under a ``tf.GradientTape`` (a fresh tap
 no gradient is ever carried over), then ``optimizer.apply_gradients``. Every argument the
 declaration gives is passed to the constructor explicitly (Keras' own defaults are
 ``learning_rate=0.001, rho=0.95, epsilon=1e-7`` for Adadelta and ``learning_rate=0.01`` for
-SGD, CASES.md FC-01), and the optimizer is built with Keras' ``floatx`` set to the run's dtype, so
+SGD), and the optimizer is built with Keras' ``floatx`` set to the run's dtype, so
 that its learning-rate variable is float64 in float64 runs (with Keras' float32 default, 0.1
 would become 0.10000000149).
 
@@ -127,7 +127,7 @@ class KerasNativeAdapter(ReferenceAdapter):
             keras.config.set_floatx(old)
         objective, o, var, opt = self.problem.objective, b.ops, self.var, self.opt
         with_norm = not self.stochastic  # minibatch steps report no gradient norm
-        analytic = analytic_value_and_grad(b, self.problem, self.gradient_choice)  # issue 11b
+        analytic = analytic_value_and_grad(b, self.problem, self.gradient)
 
         def body(batch: dict[str, Any]) -> Any:
             if analytic is not None:  # the problem's gradient written against ops: no tape
@@ -143,7 +143,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         self._fn = b.compile(body, (self.problem.train_data,), rows=(0,))
         self._body = body
 
-    # issue 11: the fused execution mode and the warm-up of every batch shape
+    # the fused execution mode and the warm-up of every batch shape
     def fuse_blocker(self) -> str:
         """Full-batch Keras steps are not fused (no replay of a block); minibatches are."""
         if self.native:

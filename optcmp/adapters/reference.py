@@ -42,7 +42,7 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     grad_norm : bool, default True
         Compute the 2-norm of the gradient inside the step.
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        :meth:`Backend.value_and_grad`'s choice (issue 11b).
+        :meth:`Backend.value_and_grad`'s choice (:data:`~optcmp.backends.base.GRADIENTS`).
     value : bool, default True
         False: the step may return None for ``fun`` (minibatch steps, whose objective nobody
         reads; eager PyTorch then skips it where the problem declares its gradient formula,
@@ -54,7 +54,7 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
         ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``, see
         :func:`build_step`.
     """
-    # issue 11b: minibatch steps skip the objective nobody reads
+    # minibatch steps skip the objective nobody reads
     vg = None if value else minibatch_gradient(backend, problem, gradient)
     if vg is None:
         vg = backend.value_and_grad(problem, gradient)
@@ -145,7 +145,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
 
             curvature = np.asarray(self.problem.hess_diag(np_ops, self.x0,
                                                           self.problem.train_data))
-            _check_curvature(self.problem, self.spec.name, curvature)  # issue 15
+            _check_curvature(self.problem, self.spec.name, curvature)
             self.curvature = b.asarray(curvature)
         example: tuple[Any, ...] = (self.x, self.state, self.data)
         if rule.needs_curvature:
@@ -153,7 +153,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self._example = example
         self._step = build_step(b, self.problem, rule, self.hyper,
                                 grad_norm=not self.stochastic, example=example,
-                                gradient=self.gradient_choice, value=not self.stochastic)
+                                gradient=self.gradient, value=not self.stochastic)
         self._k = 0
         if self.stochastic:
             self._init_batches()
@@ -175,7 +175,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             return
         b, ex = self.backend, self._example
         step = step_function(b, self.problem, self.rule, self.hyper,
-                             grad_norm=not self.stochastic, gradient=self.gradient_choice,
+                             grad_norm=not self.stochastic, gradient=self.gradient,
                              value=not self.stochastic)
         if not self.stochastic:
             self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX)

@@ -107,7 +107,7 @@ class ScipyAdapter(LoopAdapter):
         self._deriv: str = plan["derivatives"]
         self._budget_names = (plan["max_iter_option"], plan["max_evals_option"])
         self.implementation = f"scipy.optimize.minimize(method={self._method!r})"
-        self._vg = self.backend.make_value_and_grad(self.problem, self.gradient_choice)
+        self._vg = self.backend.make_value_and_grad(self.problem, self.gradient)
         self._hvp = None
         if self._deriv in ("hessp", "hess"):
             self._hvp = hvp_function(self.backend, self.problem, self.data, self._method)

@@ -5,8 +5,8 @@ argument its declaration gives (including the ones optcmp does not expose, e.g.
 ``weight_decay=0``, ``maximize=False``), so no PyTorch default ever decides a run. Every step
 starts with ``optimizer.zero_grad(set_to_none=True)``: gradients deposited by anything between
 two steps (a monitoring ``backward()``, a warm-up) are discarded and cannot double the next
-update (CASES.md FC-11). When the problem declares its gradient written against ops
-(:meth:`~optcmp.problems.base.Problem.gradient_ops`, issue 11b) and the run does not ask for
+update. When the problem declares its gradient written against ops
+(:meth:`~optcmp.problems.base.Problem.gradient_ops`) and the run does not ask for
 ``gradient="autodiff"``, the step computes it without a tape and assigns it to ``.grad``
 (which discards any deposited gradient just the same), then calls ``optimizer.step()``.
 
@@ -61,9 +61,9 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self.param, self.opt = self._make(self.backend.asarray(self.x0))
         self._objective = self.problem.objective
         self._ops = self.backend.ops
-        # issue 11b: the problem's gradient written against ops, when it declares one
+        # the problem's gradient written against ops, when it declares one
         self._analytic = analytic_value_and_grad(self.backend, self.problem,
-                                                 self.gradient_choice,
+                                                 self.gradient,
                                                  value=not self.stochastic
                                                  or self.decl.closure)
         self._k = 0
@@ -75,7 +75,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
 
     def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                        batch: dict[str, Any]) -> Any:
-        if self._analytic is not None:  # no tape: the gradient replaces .grad (FC-11 holds)
+        if self._analytic is not None:  # no tape: the gradient replaces .grad (none carried)
             with torch.no_grad():
                 f, p.grad = self._analytic(p, batch)
             return f
@@ -98,7 +98,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
                 gnorm = torch.sqrt(torch.dot(g, g))
                 if clip is not None:
                     # the global norm of the whole flat parameter, Keras' global_clipnorm
-                    # formula (torch's clip_grad_norm_ divides by norm + 1e-6: FC-21)
+                    # formula (torch's clip_grad_norm_ divides by norm + 1e-6)
                     c = float(clip)
                     g.mul_(c * torch.clamp(1.0 / gnorm, max=1.0 / c))
         opt.step()

@@ -1,0 +1,354 @@
+"""Loop drivers: how a run's timed steps are driven, behind one interface.
+
+A driver takes an adapter that is set up and warmed up, the run's monitor (which already
+observed ``x0``) and the run's stopwatch, runs timed steps until the monitor says stop, and
+returns a :class:`LoopRecord`. There are four (:func:`choose_driver` picks one):
+
+* :func:`step_loop`: one framework call per step, an observation after each;
+* :func:`fused_full_batch_loop`: full-batch steps in fused blocks, every step's objective
+  observed, its time interpolated within the block;
+* :func:`fused_minibatch_loop`: minibatch steps in fused blocks that end at every observation;
+* :func:`framework_loop`: a library that drives its own loop (scipy), reporting every
+  iteration to the monitor.
+
+Nothing runs between two timed steps but the monitor's observation, off the clock. The drivers
+never evaluate the problem: the monitor evaluates the full objective of minibatch runs
+(:meth:`~optcmp.run.monitor.Monitor.observe_full`). :func:`record_fixed_steps` drives a fixed
+number of untimed steps instead (:func:`optcmp.check_equivalence`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from optcmp.adapters.base import Adapter
+from optcmp.run.monitor import Monitor
+from optcmp.stopping import MaxEvals, MaxIter
+from optcmp.timing import Stopwatch
+
+
+@dataclass
+class LoopRecord:
+    """What a driver reports when its loop has ended.
+
+    Attributes
+    ----------
+    nit, nfev, njev : int
+        Steps done and evaluations spent.
+    x : ndarray or None
+        The iterate of a run stopped inside a fused block by a rule other than a target (the
+        adapter's current iterate is further on); None otherwise.
+    report : dict or None
+        A framework loop's own report (``status``, ``message``), None for optcmp's loops.
+    """
+
+    nit: int
+    nfev: int
+    njev: int
+    x: np.ndarray | None = None
+    report: dict[str, Any] | None = None
+
+
+#: ``driver(adapter, monitor, sw, eval_every) -> LoopRecord``
+Driver = Callable[[Adapter, Monitor, Stopwatch, int | None], LoopRecord]
+
+
+def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+              eval_every: int | None) -> LoopRecord:
+    """Timed steps, each followed by an untimed observation, until the monitor says stop.
+
+    Parameters
+    ----------
+    adapter : Adapter
+        Set up and warmed up.
+    monitor : Monitor
+    sw : Stopwatch
+    eval_every : int or None
+        Minibatch runs: steps between full-objective evaluations (default one epoch).
+
+    Returns
+    -------
+    LoopRecord
+    """
+    stochastic = adapter.stochastic
+    every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
+    step = adapter.step
+    # A full-batch step reports f(x_{k-1}) after it has moved to x_k: keep a host copy of x_{k-1},
+    # off the clock, for callbacks, metrics, the float64 confirmation and the final result (a
+    # converged run returns the iterate that met the target).
+    keep_prev = not stochastic
+    prev: np.ndarray | None = None
+    k = nfev = njev = 0
+    while True:
+        if keep_prev:
+            prev = adapter.x_numpy()
+        sw.resume()
+        out = step()
+        sw.pause()
+        k += 1
+        nfev += out.nfev
+        njev += out.njev
+        if not stochastic:
+            if k == 1:  # f(x0) is already recorded in float64
+                stop = monitor.observe(k, 0, None, None, nfev, njev)
+            else:
+                gn = None if out.grad_norm is None else float(out.grad_norm)
+                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
+        elif k % every == 0:
+            stop = monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+        else:
+            stop = monitor.observe(k, k, None, None, nfev, njev)
+        if stop:
+            return LoopRecord(k, nfev, njev)
+        adapter.between_steps()
+
+
+def _budget_left(monitor: Monitor, k: int, nfev: int) -> int:
+    """Steps left before an iteration or evaluation budget fires (one evaluation per step)."""
+    left = 1 << 30
+    for r in monitor.rule.rules():
+        if isinstance(r, MaxIter):
+            left = min(left, r.n - k)
+        elif isinstance(r, MaxEvals):
+            left = min(left, r.n - nfev)
+    return max(left, 1)
+
+
+def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
+    """The first ``n`` backend scalars of a block's output as floats (off the clock)."""
+    b = adapter.backend
+    if isinstance(values, (list, tuple)):
+        return [math.nan if v is None else float(np.asarray(b.to_numpy(v)))
+                for v in values[:n]]
+    return [float(v) for v in np.asarray(b.to_numpy(values), dtype=np.float64)[:n]]
+
+
+#: A fused full-batch block is at most this fraction of the steps done before it, so that the
+#: interpolated time of a step inside it is off by at most that fraction of the elapsed time.
+BLOCK_FRACTION = 0.01
+
+
+def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+                          eval_every: int | None = None) -> LoopRecord:
+    """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
+
+    A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
+    (geometric growth, at most the adapter's ``BLOCK_MAX``, never past an iteration or
+    evaluation budget). Step ``j`` of a block gets the time ``t0 + (j + 1) / n * (t1 - t0)``
+    (the block's clock span shared evenly), so the time of the target iteration is off by at
+    most one block, 1% of the elapsed time. The iterate that met the target is recomputed off
+    the clock by replaying the block from its start (:meth:`Adapter.replay`).
+
+    Parameters
+    ----------
+    adapter, monitor, sw
+        See :func:`step_loop`.
+    eval_every : int or None
+        Unused (every full-batch step is observed).
+
+    Returns
+    -------
+    LoopRecord
+        ``x`` is the iterate of a run stopped inside a block by another rule, else None.
+    """
+    k = nfev = njev = 0
+    cap = int(getattr(adapter, "BLOCK_MAX", 1024))
+    while True:
+        n = min(max(1, int(BLOCK_FRACTION * k)), cap, _budget_left(monitor, k, nfev))
+        t0 = sw.elapsed
+        sw.resume()
+        blk = adapter.run_block(n)
+        sw.pause()
+        t1 = sw.elapsed
+        funs = _host_values(adapter, blk.fun, n)
+        gns = _host_values(adapter, blk.grad_norm, n)
+        for j in range(n):
+            kk = k + j + 1
+            nfev += blk.nfev
+            njev += blk.njev
+            at = t0 + (t1 - t0) * (j + 1) / n
+            if kk == 1:  # f(x0) is already recorded in float64
+                stop = monitor.observe(1, 0, None, None, nfev, njev, at=at)
+            else:
+                stop = monitor.observe(kk, kk - 1, funs[j], gns[j], nfev, njev,
+                                       functools.partial(adapter.replay, j), at=at)
+            if stop:
+                last = None if j == n - 1 or monitor.hit is not None else adapter.replay(j + 1)
+                return LoopRecord(kk, nfev, njev, last)
+        k += n
+
+
+#: Seconds one fused minibatch block may last at the run's measured step rate: fast steps are
+#: not cut into many calls, and a time budget overshoots by about this much at most.
+BLOCK_SECONDS = 0.05
+
+
+def _block_cap(k: int, sw: Stopwatch) -> int:
+    """Most steps of the next fused minibatch block after ``k`` timed steps:
+    ``max(256, k // 2)``, or more when that many steps last under :data:`BLOCK_SECONDS`."""
+    cap = max(256, k // 2)
+    if k and sw.elapsed > 0.0:
+        cap = max(cap, int(BLOCK_SECONDS * k / sw.elapsed))
+    return cap
+
+
+def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+                         eval_every: int | None) -> LoopRecord:
+    """Minibatch steps in fused blocks that end at every observation (exact times).
+
+    A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
+    at most ``max(256, k // 2, steps of 50 ms at the run's measured rate)`` steps (fast steps
+    are not cut into many calls; a time budget overshoots by at most a third of the time spent
+    or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch
+    of the compiled loop on TensorFlow, warmed up).
+
+    Parameters
+    ----------
+    adapter, monitor, sw, eval_every
+        See :func:`step_loop`.
+
+    Returns
+    -------
+    LoopRecord
+    """
+    every = int(eval_every or adapter.steps_per_epoch or 1)
+    k = nfev = njev = 0
+    while True:
+        n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
+                _budget_left(monitor, k, nfev))
+        sw.resume()
+        if n <= 0:
+            out = adapter.step()
+            n, ev = 1, (out.nfev, out.njev)
+        else:
+            blk = adapter.run_block(n)
+            ev = (blk.nfev, blk.njev)
+        sw.pause()
+        k += n
+        nfev += n * ev[0]
+        njev += n * ev[1]
+        if k % every == 0:
+            stop = monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+        else:
+            stop = monitor.observe(k, k, None, None, nfev, njev)
+        if stop:
+            return LoopRecord(k, nfev, njev)
+        adapter.between_steps()
+
+
+def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+                   eval_every: int | None = None) -> LoopRecord:
+    """A library's own loop (:meth:`~optcmp.adapters.base.LoopAdapter.run`), on the clock.
+
+    The monitor pauses the clock while it observes each iteration
+    (:meth:`~optcmp.run.monitor.Monitor.on_iteration`).
+
+    Parameters
+    ----------
+    adapter, monitor, sw
+        See :func:`step_loop`; ``adapter`` is a loop adapter.
+    eval_every : int or None
+        Unused.
+
+    Returns
+    -------
+    LoopRecord
+        With the library's own ``report`` (its status when no optcmp rule stopped it).
+    """
+    sw.resume()
+    try:
+        out = adapter.run(monitor)  # type: ignore[attr-defined]
+    finally:
+        if sw.running:
+            sw.pause()
+    return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
+
+
+def choose_driver(adapter: Adapter) -> Driver:
+    """The driver of a set-up adapter: by its loop, its execution mode and its batching.
+
+    Parameters
+    ----------
+    adapter : Adapter
+        After :meth:`~optcmp.adapters.base.Adapter.prepare_execution`.
+
+    Returns
+    -------
+    callable
+        :func:`framework_loop`, :func:`fused_minibatch_loop`, :func:`fused_full_batch_loop`
+        or :func:`step_loop`.
+    """
+    if adapter.loop:
+        return framework_loop
+    if adapter.execution == "fused":
+        return fused_minibatch_loop if adapter.stochastic else fused_full_batch_loop
+    return step_loop
+
+
+class FixedSteps:
+    """A monitor for a framework's own loop that records every iterate and stops after
+    ``steps`` iterations (the fixed-steps recorder of :func:`record_fixed_steps`)."""
+
+    def __init__(self, steps: int, record: Callable[[np.ndarray], None]) -> None:
+        self.steps = steps
+        self.record = record
+        self.n = 0
+        self.stopped = False
+
+    def delegate_budgets(self) -> dict[str, int | None]:
+        """The iteration budget handed to the library: ``steps``."""
+        return {"max_iter": self.steps, "max_evals": None}
+
+    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
+                     x: np.ndarray) -> bool:
+        """Record the iterate; True (stop) after ``steps`` of them."""
+        self.n += 1
+        self.record(np.array(x, dtype=np.float64, copy=True))
+        if self.n >= self.steps:
+            self.stopped = True
+            return True
+        return False
+
+
+def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
+    """``x_0`` and the iterate after each of ``steps`` untimed steps, copied to the host.
+
+    Steps run as the adapter's execution mode says: a fused adapter runs one-step blocks of
+    its fused program (the program a fused run calls), a framework's own loop is stopped
+    after ``steps`` iterations (it may stop earlier by itself).
+
+    Parameters
+    ----------
+    adapter : Adapter
+        Set up, after :meth:`~optcmp.adapters.base.Adapter.prepare_execution`.
+    steps : int
+
+    Returns
+    -------
+    list of ndarray of float64
+        At most ``steps + 1`` iterates.
+    """
+    xs = [adapter.x_numpy()]
+    if adapter.loop:
+        adapter.run(FixedSteps(steps, xs.append))  # type: ignore[attr-defined]
+        return xs
+    fused = adapter.execution == "fused"
+    for _ in range(steps):
+        if fused and adapter.fusable_steps() > 0:
+            adapter.run_block(1)
+        else:
+            adapter.step()
+        adapter.between_steps()
+        xs.append(adapter.x_numpy())
+    return xs
+
+
+__all__ = ["BLOCK_FRACTION", "BLOCK_SECONDS", "Driver", "FixedSteps", "LoopRecord",
+           "choose_driver", "fused_full_batch_loop", "fused_minibatch_loop", "framework_loop",
+           "record_fixed_steps", "step_loop"]

@@ -1,0 +1,261 @@
+"""The monitor: everything a run does off the clock between two timed steps.
+
+It records the trace, checks the run's stopping rule, confirms a float32 target in float64,
+computes the metrics a rule asks for, evaluates the full objective of minibatch runs
+(:meth:`Monitor.observe_full`) and calls the user's callback. One monitor belongs to one run,
+with its own copy of the stopping rule (:func:`optcmp.run.run`), so runs executing at the same
+time never share state. The loop drivers (:mod:`optcmp.run.drivers`) report to it and never
+reach the problem themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optcmp._scipy import optimize
+from optcmp.ops.numpy_ import norm2
+from optcmp.results import Trace
+from optcmp.run.config import Callback
+from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
+from optcmp.timing import Stopwatch
+
+if TYPE_CHECKING:
+    from optcmp.problems.base import Problem
+
+#: An observed iterate, or a function copying it to the host when someone needs it.
+LazyX = Callable[[], np.ndarray] | np.ndarray | None
+
+
+class Monitor:
+    """Off-the-clock bookkeeping of one run: trace, stopping checks, confirmation, callback.
+
+    Parameters
+    ----------
+    rule : Rule
+        The run's own stopping rule (a copy: rules with state, such as
+        :class:`~optcmp.stopping.RelativeChange`, keep it per run).
+    sw : Stopwatch
+        The run's stopwatch; :meth:`on_iteration` pauses it while monitoring.
+    problem : Problem
+        Evaluated in float64 on the host: metrics, confirmations, minibatch observations.
+    x_now : callable
+        Copies the adapter's current iterate to the host (when an observation needs it).
+    f0 : float
+        Objective at the initial point (float64).
+    fstar : float or None
+        Known optimum.
+    confirm64 : bool
+        Confirm a target met in float32 by a float64 re-evaluation before stopping.
+    callback : callable, optional
+        ``callback(intermediate_result)`` at every observation with an objective value;
+        ``intermediate_result.x`` is a read-only copy of the iterate (on every optimizer).
+
+    Attributes
+    ----------
+    fired : Rule or None
+        The rule that stopped the run.
+    hit : tuple or None
+        ``(time, iterate, nfev, njev)`` when the target was met.
+    hit_x : ndarray or None
+        The iterate that met it.
+    hit_cpu : float or None
+        Process CPU seconds of the timed steps when the target was met.
+    callback_stop : bool
+        The callback raised ``StopIteration``.
+    """
+
+    def __init__(self, rule: Rule, sw: Stopwatch, problem: Problem,
+                 x_now: Callable[[], np.ndarray], f0: float, fstar: float | None,
+                 confirm64: bool, callback: Callback | None) -> None:
+        self.rule = rule
+        self.sw = sw
+        self.problem = problem
+        self.x_now = x_now
+        self.f0 = f0
+        self.fstar = fstar
+        self.confirm64 = confirm64
+        self.callback = callback
+        self._result_type: Any = None
+        if callback is not None:
+            self._result_type = optimize().OptimizeResult
+        self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
+        #: Whether observations need the observed iterate itself (not only its objective).
+        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
+        self.rows: list[tuple[int, float, float, float, int, int]] = []
+        self.fired: Rule | None = None
+        self.stopped = False
+        self.callback_stop = False
+        self.hit: tuple[float, int, int, int] | None = None
+        self.hit_x: np.ndarray | None = None
+        self.hit_cpu: float | None = None
+        self.nit = 0
+        self.last: State | None = None
+        self._delegated: set[int] = set()
+
+    def delegate_budgets(self) -> dict[str, int | None]:
+        """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them).
+
+        Returns
+        -------
+        dict
+            ``{"max_iter": n or None, "max_evals": n or None}``; those rules are then no longer
+            checked here.
+        """
+        out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
+        for r in self.rule.rules():
+            if isinstance(r, MaxIter):
+                out["max_iter"] = r.n if out["max_iter"] is None else min(out["max_iter"], r.n)
+                self._delegated.add(id(r))
+            elif isinstance(r, MaxEvals):
+                out["max_evals"] = r.n if out["max_evals"] is None else min(out["max_evals"], r.n)
+                self._delegated.add(id(r))
+        return out
+
+    def _first(self, s: State) -> Rule | None:
+        """The rule that stops the run at ``s`` (:func:`~optcmp.stopping.first_fired`), the
+        budgets handed to a loop adapter left out."""
+        return first_fired((r for r in self.rule.rules() if id(r) not in self._delegated), s)
+
+    def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
+                nfev: int, njev: int, x: LazyX = None, *, at: float | None = None) -> bool:
+        """Record an observation and check the rule; True means stop.
+
+        Parameters
+        ----------
+        nit : int
+            Steps done.
+        iterate : int
+            Index of the iterate whose objective is ``fun``.
+        fun, grad_norm : float or None
+            Its objective and gradient norm (None: no observation at this step).
+        nfev, njev : int
+            Evaluations spent so far.
+        x : ndarray or callable, optional
+            The iterate (or a function returning it); default the adapter's current one.
+        at : float, optional
+            Timed seconds at which the value became known, when not now: a step inside a
+            fused block gets its time interpolated within the block.
+
+        Returns
+        -------
+        bool
+        """
+        t = self.sw.elapsed if at is None else at
+        self.nit = nit
+        s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
+                  grad_norm=grad_norm, nfev=nfev, njev=njev)
+        self.last = s
+        if fun is not None:
+            self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
+                              nfev, njev))
+            if self.needs_metrics:
+                s.metrics = self.problem.metrics(self._x(x))
+            if self.callback is not None and self._call_back(s, x):
+                return True
+        fired = self._first(s)
+        if fired is None:
+            return False
+        if fired.kind == "target":
+            if self.confirm64 and fun is not None:
+                s.fun = self.problem.fun64(self._x(x))
+                if not fired.check(s):
+                    return False
+            self.hit = (t, iterate, nfev, njev)
+            self.hit_cpu = self.sw.cpu_elapsed
+            self.hit_x = None if fun is None else self._x(x)
+        self.fired = fired
+        self.stopped = True
+        return True
+
+    def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int) -> bool:
+        """Evaluate the full objective at ``x`` (float64, on the host) and observe it.
+
+        Minibatch steps report no full objective: every ``eval_every`` steps the drivers hand
+        the current iterate here, off the clock.
+
+        Parameters
+        ----------
+        nit : int
+            Steps done (the iterate's index too).
+        x : ndarray of float64, shape (n_params,)
+            The current iterate.
+        nfev, njev : int
+            Evaluations the steps spent so far.
+
+        Returns
+        -------
+        bool
+            True: stop the run.
+        """
+        f, g = self.problem.value_and_grad(x, self.problem.train_data)
+        return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x)
+
+    def _call_back(self, s: State, x: LazyX) -> bool:
+        """Call the callback with scipy's ``intermediate_result``; True when it stops the run."""
+        assert self.callback is not None
+        # a read-only copy, so a callback cannot change the run's iterate (scipy's L-BFGS-B
+        # hands over its live array, the step loops a host copy: every optimizer alike)
+        x_copy = np.array(self._x(x), copy=True)
+        x_copy.setflags(write=False)
+        ir = self._result_type(x=x_copy, fun=s.fun, nit=s.nit, iterate=s.iterate,
+                               time=s.time, nfev=s.nfev, njev=s.njev, grad_norm=s.grad_norm)
+        try:
+            self.callback(ir)
+        except StopIteration:
+            self.callback_stop = self.stopped = True
+            return True
+        return False
+
+    def _x(self, x: LazyX) -> np.ndarray:
+        if x is None:
+            return self.x_now()
+        return x() if callable(x) else x
+
+    def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
+                     x: np.ndarray) -> bool:
+        """Called by loop adapters after each iteration, with the clock running.
+
+        Returns
+        -------
+        bool
+            True: stop the run.
+        """
+        self.sw.pause()
+        try:
+            self.nit += 1
+            return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
+        finally:
+            self.sw.resume()
+
+    @property
+    def projection(self) -> tuple[float, int] | None:
+        """``(time, iterations)`` to the target projected from the observed linear rate.
+
+        Set only for a run that missed the target and whose rule holds a
+        :class:`~optcmp.stopping.RateProjection` that measured a rate; a projection, never a
+        result.
+        """
+        if self.hit is not None:
+            return None
+        for r in self.rule.rules():
+            p = getattr(r, "projection", None)
+            if isinstance(r, RateProjection) and p is not None:
+                return p
+        return None
+
+    def trace(self) -> Trace:
+        """The observations as a :class:`~optcmp.results.Trace`."""
+        if not self.rows:
+            return Trace()
+        cols = list(zip(*self.rows))
+        return Trace(iteration=np.asarray(cols[0], dtype=np.int64), time=np.asarray(cols[1]),
+                     fun=np.asarray(cols[2], dtype=np.float64), grad_norm=np.asarray(cols[3]),
+                     nfev=np.asarray(cols[4], dtype=np.int64),
+                     njev=np.asarray(cols[5], dtype=np.int64))
+
+
+__all__ = ["LazyX", "Monitor"]

@@ -1,0 +1,433 @@
+"""One run: a problem, an optimizer spec and a :class:`RunConfig` in, a :class:`RunResult` out.
+
+:func:`run` is the single path every run takes (:func:`run_one`, the sweep of
+:func:`optcmp.compare` on any executor, :func:`optcmp.tune`). A :class:`~optcmp.run.session.Session`
+sets the adapter up; a loop driver (:mod:`optcmp.run.drivers`) takes the timed steps and reports
+to the run's :class:`~optcmp.run.monitor.Monitor`; :mod:`optcmp.run.status` words how the run
+ended. It depends on the backends, the adapters, the stopping rules and the results, and on
+nothing that builds sweeps.
+
+What is timed
+-------------
+Only the optimizer's steps (forward, backward, update) are on the clock; the device is synced
+before every clock read. Setup (data placement), warm-up (tracing, compilation, first call),
+monitoring (reading the objective, stopping checks, float64 re-evaluations, callbacks) are off
+the clock and reported apart.
+
+When is the target reached
+--------------------------
+A full-batch step computes the objective at its incoming iterate ``x_k`` anyway, so ``f(x_k)``
+becomes known during step ``k + 1``; ``time_to_target`` is the clock at the end of that step, and
+``nit_to_target = k``; the run then stops after ``k + 1`` steps (``nit``) and returns ``x_k``,
+the iterate that met the target. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after
+iteration ``k``. Minibatch runs evaluate the full objective off the clock every ``eval_every``
+steps (default: once per epoch) in float64 on the host. In float32 a target is confirmed by a
+float64 re-evaluation of the observed iterate before the run stops, so a float32 rounding below
+``f*`` never counts as success. A run stopped by a budget returns its latest iterate.
+
+Per-run state
+-------------
+Each run works on its own copy of the stopping rule (``copy.deepcopy``), reset at its start, so
+rules that keep state between observations (:class:`~optcmp.stopping.RelativeChange`, or a
+user's own) give the same result whether runs execute one after another or at the same time on
+a thread pool. The :class:`RunResult` is built once, when the run has ended, with its host and
+the most optcmp runs of the process active at once while it ran
+(:func:`~optcmp.run.host.host_activity`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from optcmp.backends.base import is_cpu_device
+from optcmp.ops.numpy_ import norm2
+from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult, Trace
+from optcmp.run.checks import check_problem, check_resolution, numpy_cpu_warning, type_name
+from optcmp.run.config import RunConfig, configured
+from optcmp.run.drivers import LoopRecord, choose_driver
+from optcmp.run.host import host_activity, host_name
+from optcmp.run.monitor import Monitor
+from optcmp.run.session import CompileInTimedWarning, Session
+from optcmp.run.status import divergence_wins, run_status
+from optcmp.stopping import Rule
+from optcmp.timing import contended, load_average
+
+
+def own_rule(rule: Rule) -> Rule:
+    """A run's own copy of a stopping rule, reset: no state is shared between runs.
+
+    Parameters
+    ----------
+    rule : Rule
+
+    Returns
+    -------
+    Rule
+        ``copy.deepcopy(rule)`` after ``reset()``; ``rule`` itself is never changed.
+    """
+    mine = copy.deepcopy(rule)
+    mine.reset()
+    return mine
+
+
+def skipped_result(problem: Problem, spec: OptimizerSpec, config: RunConfig,
+                   message: str, status: str = "skipped", *,
+                   started_at: float | None = None) -> RunResult:
+    """The result of a run that never started (its backend missing, an error before setup).
+
+    Parameters
+    ----------
+    problem : Problem
+    spec : OptimizerSpec
+    config : RunConfig
+    message : str
+        Why it did not run.
+    status : {"skipped", "failed"}, default "skipped"
+    started_at : float, optional
+        Unix time the attempt started (default: now).
+
+    Returns
+    -------
+    RunResult
+        No iterations, no timings; its host and the attempt's start and end recorded.
+    """
+    now = time.time()
+    return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label,
+                     backend=config.backend, dtype=config.dtype,
+                     hyperparameters=dict(spec.hyperparameters), seed=config.seed,
+                     repeat=config.repeat, status=status, message=message,
+                     n_params=problem.n_params, n_samples=problem.n_samples,
+                     problem_spec=problem.spec(), host=host_name(),
+                     started_at=now if started_at is None else started_at, finished_at=now)
+
+
+def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
+        config: RunConfig | None = None, **overrides: Any) -> RunResult:
+    """Run one optimizer on one backend from the problem's initial point, to the stopping rule.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    config : RunConfig, optional
+        Backend, device, dtype, stopping rule or tolerance and budgets, seed, callback,
+        threads, execution, gradient. Default ``RunConfig()``: numpy, float64, tolerance
+        1e-6, 100,000 iterations and 60 timed seconds at most.
+    **overrides
+        :class:`RunConfig` fields replacing the config's, e.g. ``backend="torch"``.
+
+    Returns
+    -------
+    RunResult
+        A run that raises inside the optimizer is returned with status ``failed`` and the error
+        in ``message``; a diverging run with status ``diverged``; an optimizer that cannot
+        sensibly run on the problem (``NotApplicable``, e.g. ``learning_rate="auto"`` without a
+        known Lipschitz constant) and a problem that cannot run on the backend (its reason, or
+        ``gradient="analytic"`` without a declared gradient formula) with status ``skipped``
+        and the reason.
+
+    Raises
+    ------
+    ValueError
+        An impl the backend lacks, an absent device (the message lists the available ones), a
+        rule that needs an unknown optimum, or a rule without a budget.
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, ``optimizer`` is not an
+        optimizer spec, factory or name, ``config`` is no RunConfig, or an override is no
+        setting.
+    BackendUnavailable
+        The backend's framework is not installed.
+
+    Warns
+    -----
+    UserWarning
+        A suboptimality target finer than float64 can resolve near ``f*``
+        (:func:`~optcmp.run.checks.check_resolution`): it is never met.
+    """
+    wall0 = time.perf_counter()
+    check_problem(problem)
+    spec = as_spec(optimizer)
+    if config is not None and not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an optcmp.runner.RunConfig, got {type_name(config)}")
+    return _execute(problem, spec, configured(config, overrides, "run"), wall0)
+
+
+def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
+            **overrides: Any) -> RunResult:
+    """Run one optimizer on one backend, the settings given as keywords: :func:`run`.
+
+    Parameters
+    ----------
+    problem : Problem
+    optimizer : OptimizerSpec, factory or str
+        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    **overrides
+        The :class:`RunConfig` fields (``backend``, ``device``, ``dtype``, ``stopping``,
+        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``seed``, ``repeat``,
+        ``callback``, ``eval_every``, ``threads``, ``execution``, ``gradient``), with
+        RunConfig's defaults. ``threads`` (default 1) gives numpy's BLAS pool, PyTorch's
+        intra-op pool and TensorFlow's pools the same count (recorded in
+        ``RunResult.threads``); ``None`` leaves each library's own.
+
+    Returns
+    -------
+    RunResult
+        See :func:`run`.
+
+    Raises
+    ------
+    ValueError
+        Unknown backend, device name or dtype, a device that is absent (the message lists the
+        available ones), an impl the backend lacks, a rule that needs an unknown optimum, or a
+        rule without a budget.
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, ``optimizer`` is not an
+        optimizer spec, factory or name, ``callback`` is not callable, or a keyword is no
+        setting.
+    BackendUnavailable
+        The backend's framework is not installed.
+    """
+    wall0 = time.perf_counter()
+    check_problem(problem)
+    spec = as_spec(optimizer)
+    return _execute(problem, spec, configured(None, overrides, "run_one"), wall0)
+
+
+def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
+             wall0: float) -> RunResult:
+    """The run behind :func:`run` and :func:`run_one` (warnings point at their caller)."""
+    if config.backend == "numpy" and not is_cpu_device(config.device):
+        numpy_cpu_warning(config.device, stacklevel=3)
+    started = time.time()
+    with host_activity() as activity:
+        timed = _TimedRun(problem, spec, config, wall0)
+        status, message = timed.execute()
+    return timed.result(status, message, host=host_name(), started_at=started,
+                        finished_at=time.time(), concurrency=activity.peak,
+                        shared_host=activity.peak > 1)
+
+
+class _TimedRun:
+    """The state of one run while it executes; :meth:`result` builds its result once."""
+
+    def __init__(self, problem: Problem, spec: OptimizerSpec, config: RunConfig,
+                 wall0: float) -> None:
+        self.problem, self.spec, self.config, self.wall0 = problem, spec, config, wall0
+        self.session = Session(problem, spec, config)
+        opt = problem.optimum()
+        self.fstar = None if opt is None else float(opt.fun)
+        self.rule = own_rule(config.stopping_rule(problem, stacklevel=3))
+        self.monitor: Monitor | None = None
+        self.record = LoopRecord(0, 0, 0)
+        self.threads: int | None = None
+        self.load: list[float | None] = [load_average(), None]
+
+    def _prepare(self) -> None:
+        """The backend, ``f(x0)`` and the stopwatch, with the run's threads already in force.
+
+        Building the backend can start a framework's runtime (TensorFlow fixes its pools
+        then) and ``f(x0)`` runs BLAS: both happen inside the session's thread limits, so the
+        whole run, its first evaluation included, uses the recorded thread count.
+        """
+        session, problem, x0 = self.session, self.problem, self.session.x0
+        session.open_backend()
+        if session.unsupported is None:
+            f0, self.g0 = problem.value_and_grad(x0, problem.train_data)
+        else:
+            f0, self.g0 = problem.fun64(x0), np.zeros_like(x0)
+        self.f0 = float(f0)
+        check_resolution(self.rule, problem, self.config.seed, f0=self.f0, stacklevel=5)
+        self.sw = session.stopwatch()
+
+    def execute(self) -> tuple[str, str]:
+        """Set up and run; the status and message (a missing backend raises from here)."""
+        with self.session.limits():
+            self._prepare()
+            self.threads = self.session.threads()
+            bad_fstar = self._optimum_above_start()
+            if self.session.unsupported is not None:
+                status, message = "skipped", self.session.unsupported
+            elif bad_fstar is not None:
+                status, message = "failed", bad_fstar
+            else:
+                status, message = self._guarded()
+        self.load[1] = load_average()
+        return status, message
+
+    def _optimum_above_start(self) -> str | None:
+        """Why ``f*`` cannot be this problem's minimum: it is above ``f(x0)``.
+
+        A suboptimality target against such an ``f*`` is met at the start (a run would be
+        ``converged`` after 0 iterations), so the run fails with this reason instead.
+        """
+        if self.fstar is None or not math.isfinite(self.f0) or not any(
+                r.needs_optimum for r in self.rule.rules()):
+            return None
+        slack = 1e-12 * max(abs(self.fstar), abs(self.f0))  # rounding of f* and of f(x0)
+        if self.f0 >= self.fstar - slack:
+            return None
+        opt = self.problem.optimum()
+        how = f" ({opt.method})" if opt is not None and opt.method else ""
+        return (f"the optimum f* = {self.fstar:.10g}{how} is above the objective at the initial "
+                f"point, f(x0) = {self.f0:.10g}, so it is not the problem's minimum and every "
+                "suboptimality target would be met at the start; give the minimum value as the "
+                "optimum (e.g. from_function(..., optimum='estimate'))")
+
+    def _guarded(self) -> tuple[str, str]:
+        """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
+        try:
+            self.monitor = monitor = Monitor(
+                self.rule, self.sw, self.problem, self._x_now, self.f0, self.fstar,
+                confirm64=self.config.dtype != "float64", callback=self.config.callback)
+            self.session.start(self.rule, stacklevel=5)
+            self.threads = self.session.threads()
+            try:
+                self._iterate(monitor)
+            finally:
+                self._count_compiles()
+            return run_status(monitor, self.record)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
+            self._stop_clock()
+            status, message = "skipped", str(exc)
+        except Exception as exc:  # an optimizer crash is a result, not an abort
+            self._stop_clock()
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            if self.monitor is not None:
+                last = self.monitor.last  # the evaluations spent up to the failure
+                nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
+                self.record = LoopRecord(self.monitor.nit, nfev, njev)
+        return status, message
+
+    def _x_now(self) -> np.ndarray:
+        """The adapter's current iterate on the host (the monitor's fallback)."""
+        adapter = self.session.adapter
+        assert adapter is not None, "no adapter yet"
+        return adapter.x_numpy()
+
+    def _iterate(self, monitor: Monitor) -> None:
+        """Observe ``x0``, then let the adapter's driver step until the rule stops it."""
+        adapter = self.session.adapter
+        assert adapter is not None
+        if monitor.observe(0, 0, self.f0, norm2(self.g0), 0, 0, self.session.x0):
+            return
+        self.record = choose_driver(adapter)(adapter, monitor, self.sw, self.config.eval_every)
+
+    def _count_compiles(self) -> None:
+        """Record the compilations inside the timed region; warn when there were any."""
+        n = self.session.compiles_since_start()
+        if n is None:
+            return
+        self.session.how["compiles_in_timed"] = n
+        if n:
+            warnings.warn(
+                f"{n} compilation(s) or trace(s) happened inside the timed region of "
+                f"{self.spec.label} on {self.config.backend} "
+                f"({self.session.how.get('compiled')}): its time includes compile time (a "
+                "batch shape or input the warm-up did not see)",
+                CompileInTimedWarning, stacklevel=6)
+
+    def _stop_clock(self) -> None:
+        if self.sw.running:
+            self.sw.pause()
+
+    # ------------------------------------------------------------------ the result
+    def _final_point(self) -> dict[str, Any]:
+        """``x``, ``fun`` (float64 re-evaluation) and metrics of the iterate the run returns."""
+        adapter, monitor = self.session.adapter, self.monitor
+        out: dict[str, Any] = {"x": self.session.x0.copy()}
+        if adapter is None:
+            return out
+        try:
+            hit_x = None if monitor is None else monitor.hit_x
+            if hit_x is None:
+                hit_x = self.record.x
+            x = adapter.x_numpy() if hit_x is None else hit_x
+            with np.errstate(all="ignore"):
+                out["x"] = x
+                out["fun"] = self.problem.fun64(x)
+                out["metrics"] = self.problem.metrics(x)
+        except Exception:  # noqa: BLE001 - keep whatever was recorded
+            pass
+        return out
+
+    def _epochs(self, nit: int) -> float | None:
+        adapter = self.session.adapter
+        if adapter is None or not adapter.stochastic:
+            return None
+        try:
+            spe = adapter.steps_per_epoch
+        except AttributeError:  # setup failed before the minibatch order existed
+            spe = None
+        return nit / spe if spe else None
+
+    def _to_target(self) -> dict[str, Any]:
+        """The to-target fields of a run that met its target (empty otherwise)."""
+        monitor = self.monitor
+        if monitor is None or monitor.hit is None:
+            return {}
+        t, it, fe, je = monitor.hit
+        return {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
+                "njev_to_target": je, "cpu_time_to_target": monitor.hit_cpu}
+
+    def result(self, status: str, message: str, **environment: Any) -> RunResult:
+        """The run's :class:`RunResult`, built once.
+
+        Parameters
+        ----------
+        status, message : str
+            How the run ended (before :func:`~optcmp.run.status.divergence_wins`).
+        **environment
+            ``host``, ``started_at``, ``finished_at``, ``concurrency``, ``shared_host``.
+
+        Returns
+        -------
+        RunResult
+        """
+        problem, spec, session, record = self.problem, self.spec, self.session, self.record
+        final = self._final_point()
+        status, message = divergence_wins(status, message, final.get("fun"), rule=self.rule,
+                                          nit=int(record.nit), f0=self.f0, fstar=self.fstar)
+        to_target = self._to_target()
+        return RunResult(
+            problem=problem.name, optimizer=spec.name, label=spec.label, impl=session.impl,
+            implementation=session.implementation, seed=self.config.seed,
+            repeat=self.config.repeat, hyperparameters=session.hyperparameters, f0=self.f0,
+            fstar=self.fstar,
+            target=" | ".join(r.describe() for r in self.rule.rules() if r.kind == "target"),
+            reduction=problem.reduction, n_params=problem.n_params,
+            n_samples=problem.n_samples, problem_spec=problem.spec(),
+            **session.backend.describe(), status=status, message=message,
+            nit=int(record.nit), nfev=int(record.nfev), njev=int(record.njev), time=self.sw.elapsed,
+            trace=Trace() if self.monitor is None else self.monitor.trace(),
+            success=bool(to_target), epochs=self._epochs(int(record.nit)), threads=self.threads,
+            setup_time=session.setup_time, warmup_time=session.warmup_time, **to_target,
+            **final, wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
+            **session.how, **environment,
+        )
+
+    def _cpu_and_load(self) -> dict[str, Any]:
+        """CPU time, load averages and the contention flag of the result."""
+        sw = self.sw
+        cpu = sw.cpu_elapsed if sw.intervals else None
+        on_cpu = is_cpu_device(self.session.backend.describe().get("device"))
+        out: dict[str, Any] = {"cpu_time": cpu, "load_start": self.load[0],
+                               "load_end": self.load[1],
+                               "contended": on_cpu and contended(sw.elapsed, cpu)}
+        if self.monitor is not None and self.monitor.projection is not None:
+            t, n = self.monitor.projection
+            out.update(projected_time_to_target=t, projected_nit_to_target=n)
+        return out
+
+
+__all__ = ["CompileInTimedWarning", "own_rule", "run", "run_one", "skipped_result"]

@@ -1,0 +1,239 @@
+"""The run session: the adapter's lifecycle for one (problem, optimizer spec, run settings).
+
+A :class:`Session` resolves the adapter and the impl, builds the backend on the run's device
+and dtype inside the run's thread limits, says why the problem cannot run there (its own
+reason, or a gradient the settings ask for that the problem does not declare), constructs the
+adapter with the run's settings (its ``gradient``), sets it up, resolves the execution mode
+(:func:`resolve_execution`), prepares it, warms it up and takes the compile counter's baseline.
+
+Two callers share it, so both honour every setting the same way: the timed run
+(:func:`optcmp.run.run`, which then drives the steps with a monitor and a loop driver) and
+:func:`optcmp.check_equivalence` (which records a fixed number of untimed steps).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from optcmp.adapters import resolve_adapter
+from optcmp.adapters.base import Adapter
+from optcmp.backends import get_backend
+from optcmp.backends.base import Backend, gradient_kind
+from optcmp.optimizers.base import OptimizerSpec
+from optcmp.problems.base import Problem
+from optcmp.run.config import RunConfig
+from optcmp.stopping import Rule
+from optcmp.threads import current_threads, limit_late_pools, limit_threads
+from optcmp.timing import Stopwatch
+
+
+class CompileInTimedWarning(UserWarning):
+    """Compilation or tracing happened inside a run's timed region (its time includes it)."""
+
+
+def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None, *,
+                      stacklevel: int = 1) -> str:
+    """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`).
+
+    Parameters
+    ----------
+    adapter : Adapter
+        Set up.
+    config : RunConfig
+    rule : Rule, optional
+        The run's stopping rule (a rule that needs metrics of every iterate cannot be fused).
+    stacklevel : int, default 1
+        Where the warning points: 1 is the caller, 2 its caller, and so on.
+
+    Returns
+    -------
+    str
+        ``"step"`` for ``execution="step"``, for adapters that drive their own loop (scipy),
+        and for full-batch runs that cannot be fused (the adapter cannot replay a block, a
+        curvature that changes every step, a callback or a rule that needs every iterate);
+        ``"fused"`` otherwise.
+
+    Warns
+    -----
+    UserWarning
+        ``execution="fused"`` was asked for and the run falls back to ``"step"`` (why).
+    """
+    if config.execution == "step" or adapter.loop:
+        return "step"
+    why = adapter.fuse_blocker()
+    if not why and not adapter.stochastic:
+        if config.callback is not None:
+            why = "a callback needs every iterate"
+        elif rule is not None and any(r.needs_metrics for r in rule.rules()):
+            why = "the stopping rule needs metrics of every iterate"
+    if not why:
+        return "fused"
+    if config.execution == "fused":
+        warnings.warn(f"execution='fused' is not possible for {adapter.spec.label} on "
+                      f"{config.backend}: {why}; it runs execution='step' (recorded)",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return "step"
+
+
+class Session:
+    """One optimizer spec on one backend with one run's settings, from setup to warm-up.
+
+    Parameters
+    ----------
+    problem : Problem
+    spec : OptimizerSpec
+    config : RunConfig
+        The run's settings: backend, device, dtype, seed, threads, execution, gradient (and,
+        for :func:`resolve_execution`, the callback).
+
+    Raises
+    ------
+    ValueError
+        The optimizer has no such implementation on the backend.
+
+    Attributes
+    ----------
+    adapter_cls : type
+        The adapter class running ``spec`` on the backend.
+    impl : str
+        The concrete impl (``"auto"`` resolved).
+    x0 : ndarray of float64
+        The initial point ``problem.init_params(config.seed)``.
+    unsupported : str or None
+        Why the problem cannot run on the backend (then nothing is set up); its gradient
+        setting is checked when the backend is built (:meth:`open_backend`).
+    adapter : Adapter or None
+        After :meth:`start` has constructed it.
+    implementation : str
+        The code path the adapter runs (after setup: with its resolved arguments).
+    hyperparameters : dict
+        The spec's, resolved by the adapter's setup (``learning_rate="auto"`` replaced).
+    how : dict
+        After :meth:`start`: ``compiled``, ``layout``, ``execution``, ``gradient`` (the
+        result's execution fields); empty before.
+    setup_time, warmup_time : float
+        Wall seconds of setup (data placement, compilation) and of the warm-up.
+    """
+
+    def __init__(self, problem: Problem, spec: OptimizerSpec, config: RunConfig) -> None:
+        self.problem, self.spec, self.config = problem, spec, config
+        self.adapter_cls, self.impl = resolve_adapter(spec, config.backend)
+        self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
+        self.unsupported: str | None = problem.unsupported_backend(config.backend)
+        self.adapter: Adapter | None = None
+        self.implementation = ""
+        self.hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
+        self.how: dict[str, Any] = {}
+        self.setup_time = 0.0
+        self.warmup_time = 0.0
+        self._backend: Backend | None = None
+        self._compiles0: int | None = None
+
+    @contextlib.contextmanager
+    def limits(self) -> Iterator[None]:
+        """The run's thread limits (:func:`~optcmp.threads.limit_threads`), floating-point
+        warnings off: everything of the session, its first evaluation included, runs inside.
+
+        Yields
+        ------
+        None
+        """
+        with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
+            yield
+
+    @property
+    def backend(self) -> Backend:
+        """The backend built by :meth:`open_backend`."""
+        if self._backend is None:
+            raise RuntimeError("the session's backend is not built yet: call open_backend()")
+        return self._backend
+
+    def open_backend(self) -> Backend:
+        """Build the backend on the run's device and dtype (inside :meth:`limits`).
+
+        A gradient setting the problem cannot honour on this backend (``gradient="analytic"``
+        without a declared gradient formula) becomes :attr:`unsupported`.
+
+        Returns
+        -------
+        Backend
+
+        Raises
+        ------
+        BackendUnavailable
+            The framework is not installed.
+        ValueError
+            An absent device (the message lists the available ones).
+        """
+        config = self.config
+        self._backend = get_backend(config.backend, device=config.run_device, dtype=config.dtype)
+        if self.unsupported is None:
+            try:
+                gradient_kind(self._backend, self.problem, config.gradient)
+            except ValueError as exc:
+                self.unsupported = str(exc)
+        return self._backend
+
+    def stopwatch(self) -> Stopwatch:
+        """A stopwatch that syncs the run's device before every clock read."""
+        return Stopwatch(self.backend.sync)
+
+    def threads(self) -> int | None:
+        """Threads of the backend's compute pool now (recorded in the result)."""
+        return current_threads(self.config.backend)
+
+    def start(self, rule: Rule | None = None, *, stacklevel: int = 1) -> Adapter:
+        """Construct, set up, prepare and warm up the adapter (untimed); then the compile
+        counter's baseline and the thread pools of libraries the setup loaded.
+
+        Parameters
+        ----------
+        rule : Rule, optional
+            The run's stopping rule (for :func:`resolve_execution`).
+        stacklevel : int, default 1
+            Where a warning points: 1 is the caller, 2 its caller, and so on.
+
+        Returns
+        -------
+        Adapter
+
+        Raises
+        ------
+        NotApplicable
+            The optimizer cannot sensibly run on the problem (a native of another convention,
+            ``learning_rate="auto"`` without a known Lipschitz constant, ...).
+        """
+        backend, config = self.backend, self.config
+        t0 = time.perf_counter()
+        adapter = self.adapter_cls(self.spec, self.problem, backend, self.x0, config.seed,
+                                   gradient=config.gradient)
+        self.adapter = adapter
+        self.implementation = adapter.implementation
+        adapter.setup()
+        self.hyperparameters = dict(adapter.hyper)
+        self.implementation = adapter.implementation or self.implementation
+        execution = resolve_execution(adapter, config, rule, stacklevel=stacklevel + 1)
+        adapter.prepare_execution(execution)
+        self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
+                    "execution": execution, "gradient": adapter.gradient}
+        backend.sync()
+        self.setup_time = time.perf_counter() - t0
+        self.warmup_time = adapter.warmup()
+        self._compiles0 = backend.compilations()
+        limit_late_pools(config.threads)  # pools of libraries the setup loaded
+        return adapter
+
+    def compiles_since_start(self) -> int | None:
+        """Compilations or traces since the warm-up ended (None before :meth:`start` did)."""
+        if self._compiles0 is None:
+            return None
+        return self.backend.compilations() - self._compiles0
+
+
+__all__ = ["CompileInTimedWarning", "Session", "resolve_execution"]

@@ -1,0 +1,127 @@
+"""The status of a run: from the rule that stopped it, or the loop's own report.
+
+One module decides what a run's ``status`` and ``message`` are once its loop has ended
+(:func:`run_status`), how a divergence is worded (:func:`divergence_message`), and that a
+divergence wins over a budget that ended the run at the same point (:func:`divergence_wins`).
+Which of several rules firing at one observation stopped the run is decided in one place too,
+:func:`optcmp.stopping.first_fired` (divergence first, then declaration order); this module
+only words the decision.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from optcmp.stopping import Divergence, RateProjection, Rule, Stalled, State, first_fired
+
+if TYPE_CHECKING:
+    from optcmp.run.drivers import LoopRecord
+    from optcmp.run.monitor import Monitor
+
+#: Statuses a budget can never override (the run ended for another reason).
+FINAL = ("converged", "stopped", "failed", "skipped", "diverged")
+
+
+def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
+    """The status and message of a run whose loop ended normally.
+
+    Parameters
+    ----------
+    monitor : Monitor
+        The run's monitor (the rule that fired, the callback's stop).
+    record : LoopRecord
+        What the loop driver returned; a framework's own loop (scipy) reports its own status
+        when no optcmp rule stopped it.
+
+    Returns
+    -------
+    (str, str)
+        ``stopped`` (the callback raised ``StopIteration``), ``converged`` (a target),
+        ``diverged``, ``stalled``/``projected`` (early stops, with their explanation), a
+        budget's status, or the framework loop's own status (default ``stalled``).
+    """
+    if monitor.callback_stop:
+        return "stopped", "callback raised StopIteration"
+    if monitor.fired is not None:
+        r = monitor.fired
+        if r.kind == "target":
+            return "converged", f"target reached: {r.describe()}"
+        if r.kind == "divergence":
+            return "diverged", divergence_message(r, monitor.last)
+        if isinstance(r, (Stalled, RateProjection)):
+            where = "" if monitor.last is None else f" (at iteration {monitor.last.iterate})"
+            return r.status, r.explain() + where
+        return r.status, f"budget exhausted: {r.describe()}"
+    if record.report is not None:
+        return record.report.get("status") or "stalled", record.report.get("message", "")
+    return "failed", "the run ended without a stopping decision"
+
+
+def divergence_message(rule: Rule, s: State | None) -> str:
+    """``"diverged: ..."``: what the divergence rule saw at ``s``.
+
+    Parameters
+    ----------
+    rule : Rule
+        The divergence rule that fired (a :class:`~optcmp.stopping.Divergence` explains
+        itself; a user's own rule is described).
+    s : State or None
+        The observation it fired at.
+
+    Returns
+    -------
+    str
+    """
+    if s is None:
+        return "diverged"
+    if isinstance(rule, Divergence):
+        what = rule.explain(s)
+    elif s.fun is not None and not math.isfinite(s.fun):  # a user's own divergence rule
+        what = f"objective is non-finite ({s.fun}) at iteration {s.iterate}"
+    else:
+        what = f"{rule.describe()} fired at iteration {s.iterate}"
+    return f"diverged: {what} (after {s.nit} steps)"
+
+
+def divergence_wins(status: str, message: str, fun: float | None, *, rule: Rule, nit: int,
+                    f0: float, fstar: float | None) -> tuple[str, str]:
+    """``diverged`` when a budget ended the run at an iterate that has diverged.
+
+    A budget can fire at a check without an objective value (the first step of a full-batch
+    run, a minibatch step between evaluations, scipy's own iteration limit); the returned
+    iterate's float64 objective is then checked with the rule's divergence rules (a non-finite
+    one always counts): non-finite or exploding values win over budgets.
+
+    Parameters
+    ----------
+    status, message : str
+        What :func:`run_status` (or the run's failure) said.
+    fun : float or None
+        The float64 objective of the iterate the run returns (None: unknown).
+    rule : Rule
+        The run's stopping rule.
+    nit : int
+        Steps done.
+    f0 : float
+        Objective at the initial point.
+    fstar : float or None
+        Known optimum.
+
+    Returns
+    -------
+    (str, str)
+        ``status, message`` unchanged, or ``"diverged"`` with a message naming the budget.
+    """
+    if status in FINAL or fun is None:
+        return status, message
+    s = State(nit=nit, iterate=nit, fun=float(fun), f0=f0, fstar=fstar)
+    fired = first_fired((r for r in rule.rules() if r.kind == "divergence"), s)
+    if fired is None and math.isfinite(s.fun or 0.0):
+        return status, message
+    what = divergence_message(fired, s) if fired is not None else (
+        f"diverged: objective is non-finite ({s.fun}) at iteration {nit} (after {nit} steps)")
+    return "diverged", f"{what}; the run's budget ended it at the same point ({message})"
+
+
+__all__ = ["FINAL", "divergence_message", "divergence_wins", "run_status"]
