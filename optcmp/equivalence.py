@@ -59,10 +59,11 @@ class EquivalenceResult:
     implementations : dict of str to str
         The code path each backend ran (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
     skipped : dict of str to str
-        Backends that are not installed, with the reason.
+        Backends that did not run, with the reason (not installed; the problem, the spec's
+        convention or the gradient setting cannot run there).
     fun : dict of str to ndarray of float64, shape (steps + 1,)
-        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend's own (autodiff)
-        objective at its own iterate, in the run's dtype.
+        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend (its objective and
+        gradient as the run's ``gradient`` setting says) at its own iterate, in the run's dtype.
     x : dict of str to ndarray of float64, shape (steps + 1, n_params)
         Iterates ``x_k`` copied to the host.
     fun_rel_diff : ndarray of float64, shape (steps + 1,)
