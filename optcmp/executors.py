@@ -160,7 +160,7 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
     from optcmp.problems import problem_from_spec
     from optcmp.store import canonical_json, data_fingerprint
 
-    key = canonical_json(ref.spec)
+    key = f"{canonical_json(ref.spec)} {ref.data_sha256}"  # checked once per fingerprint
     with _CACHE_LOCK:
         cached = _PROBLEM_CACHE.get(key)
         if cached is None:

@@ -172,7 +172,11 @@ def test_ctrl_c_with_a_thread_pool_keeps_finished_runs(tmp_path):
 
 
 def test_results_of_runs_that_never_started_are_complete():
+    """Skipped and failed-before-start results carry their host and times; a worker whose
+    cache already holds the problem still refuses a client's other data fingerprint."""
     p = small()
+    execute_run(RunTask(index=0, key="", optimizer=optcmp.gd(), config=RunConfig(max_iter=2)),
+                ProblemRef(p.spec(), data_fingerprint(p)))  # the worker's cache holds p now
     task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), config=RunConfig(stopping=RULE),
                    skip_message="backend 'torch' is not installed")
     res, storable = execute_run(task, p)
