@@ -161,8 +161,8 @@ def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_f
     be = optcmp.get_backend(backend, dtype="float32")
     from optcmp.adapters.scipy_ import ScipyAdapter
 
-    ad = ScipyAdapter(spec, p, be, np.zeros(p.n_params))
-    ad.gradient_choice = "autodiff"
+    ad = ScipyAdapter(spec, p, be, np.zeros(p.n_params), gradient="autodiff")
+    assert ad.gradient == "autodiff"
     ad.setup()
     f, g = ad._fun(np.zeros(p.n_params))
     assert isinstance(f, float) and g.dtype == np.float64 and g.shape == (p.n_params,)
