@@ -286,7 +286,7 @@ class _TimedRun:
         """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
         try:
             self.monitor = monitor = Monitor(
-                self.rule, self.sw, self.problem, self._x_now, self.f0, self.fstar,
+                self.rule, self.sw, self.problem, self.session.x_now, self.f0, self.fstar,
                 confirm64=self.config.dtype != "float64", callback=self.config.callback)
             self.session.start(self.rule, stacklevel=5)
             self.threads = self.session.threads()
@@ -308,12 +308,6 @@ class _TimedRun:
                 nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
                 self.record = LoopRecord(self.monitor.nit, nfev, njev)
         return status, message
-
-    def _x_now(self) -> np.ndarray:
-        """The adapter's current iterate on the host (the monitor's fallback)."""
-        adapter = self.session.adapter
-        assert adapter is not None, "no adapter yet"
-        return adapter.x_numpy()
 
     def _iterate(self, monitor: Monitor) -> None:
         """Observe ``x0``, then let the adapter's driver step until the rule stops it."""

@@ -229,6 +229,17 @@ class Session:
         limit_late_pools(config.threads)  # pools of libraries the setup loaded
         return adapter
 
+    def x_now(self) -> np.ndarray:
+        """The adapter's current iterate copied to the host (float64).
+
+        The monitor's fallback when an observation comes without its iterate. The session
+        holds no monitor, so a monitor holding this method forms no reference cycle: a run's
+        placed data are freed as soon as the run has returned.
+        """
+        if self.adapter is None:
+            raise RuntimeError("the session's adapter is not constructed yet: call start()")
+        return self.adapter.x_numpy()
+
     def compiles_since_start(self) -> int | None:
         """Compilations or traces since the warm-up ended (None before :meth:`start` did)."""
         if self._compiles0 is None:
