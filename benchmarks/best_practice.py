@@ -69,7 +69,7 @@ from threadpoolctl import threadpool_limits
 
 import optcmp
 from optcmp.problems import FizzBuzzMLP, LinearRegression
-from optcmp.run import session as run_session
+from optcmp.engine import session as run_session
 from optcmp.timing import Stopwatch
 
 WORKLOADS = ("gd-1M", "sgd64-1M", "sgd64-fizzbuzz")

@@ -19,6 +19,7 @@ from optcmp import problems, stopping, store, suites
 from optcmp._version import __version__
 from optcmp.backends import available_backends, get_backend
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig, make_stopping, run, run_one
 from optcmp.equivalence import EquivalenceResult, check_equivalence
 from optcmp.optimizers import FACTORIES as _FACTORIES
 from optcmp.optimizers import (
@@ -28,7 +29,6 @@ from optcmp.optimizers import (
 )
 from optcmp.optimizers import factories as _factories
 from optcmp.results import RunResult, Trace
-from optcmp.runner import RunConfig, make_stopping, run, run_one
 from optcmp.stopping import (
     AbsoluteSuboptimality,
     AccuracyTarget,

@@ -4,7 +4,7 @@
 backend from the same float64 initial point, on the same data and the same minibatch sequence,
 and measures after every iteration how far each backend's objective value and iterate are from
 the first backend's (the reference, numpy by default). Nothing is timed. Each backend is set up
-by the same :class:`~optcmp.run.session.Session` as a timed run, so the run's settings (dtype,
+by the same :class:`~optcmp.engine.session.Session` as a timed run, so the run's settings (dtype,
 device, seed, threads, execution mode, gradient) act on it exactly as they act on a run.
 """
 
@@ -19,6 +19,10 @@ import numpy as np
 
 import optcmp.backends as backends_mod
 from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
+from optcmp.engine.checks import check_problem
+from optcmp.engine.config import RunConfig, configured
+from optcmp.engine.drivers import record_fixed_steps
+from optcmp.engine.session import Session
 from optcmp.optimizers.base import (
     IMPLS,
     NotApplicable,
@@ -28,10 +32,6 @@ from optcmp.optimizers.base import (
     resolve_impl,
 )
 from optcmp.problems.base import Problem
-from optcmp.run.checks import check_problem
-from optcmp.run.config import RunConfig, configured
-from optcmp.run.drivers import record_fixed_steps
-from optcmp.run.session import Session
 
 #: Default verdict tolerance (largest relative difference) per dtype.
 DEFAULT_TOLERANCE = {"float64": 1e-10, "float32": 1e-4}

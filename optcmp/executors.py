@@ -2,7 +2,7 @@
 ``dask.distributed`` cluster.
 
 Every path calls the same per-run task function, :func:`execute_run`, which calls
-:func:`optcmp.run.run`, so a run gives the same result wherever it runs. This module depends
+:func:`optcmp.engine.run`, so a run gives the same result wherever it runs. This module depends
 on the run package and never the other way round; the sweep (:mod:`optcmp.sweep`) depends on
 both.
 
@@ -22,7 +22,7 @@ Host sharing
 ------------
 Each run records its host and the most optcmp runs of its process that were active at once
 while it ran (:attr:`RunResult.concurrency`: an executor's threads; counted by the run itself,
-:func:`optcmp.run.host.host_activity`). ``concurrency > 1`` sets
+:func:`optcmp.engine.host.host_activity`). ``concurrency > 1`` sets
 :attr:`RunResult.shared_host`: those timings contend for cores and memory bandwidth, and
 :func:`optcmp.compare` warns about them. Any other work on the host (other processes, optcmp's
 or not) shows in each run's CPU time against its wall time (:attr:`RunResult.contended`).
@@ -50,12 +50,12 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from optcmp.engine.config import RunConfig
+from optcmp.engine.host import host_activity, host_name
+from optcmp.engine.runner import run, skipped_result
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.run.config import RunConfig
-from optcmp.run.host import host_activity, host_name
-from optcmp.run.runner import run, skipped_result
 
 
 @dataclass
@@ -157,8 +157,8 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
             raise ValueError(f"problem {ref.spec.get('name', ref.spec.get('problem'))!r} was not "
                              f"installed on this worker (plugin optcmp-problem-{ref.token})")
         return shipped
+    from optcmp.fingerprint import canonical_json, data_fingerprint
     from optcmp.problems import problem_from_spec
-    from optcmp.store import canonical_json, data_fingerprint
 
     key = f"{canonical_json(ref.spec)} {ref.data_sha256}"  # checked once per fingerprint
     with _CACHE_LOCK:
@@ -190,8 +190,8 @@ def execute_run(task: RunTask,
     -------
     result : RunResult
         With ``host``, ``concurrency``, ``shared_host``, ``started_at`` and ``finished_at``
-        (recorded by the run itself, :func:`optcmp.run.run`). Never raises for a run that
-        fails: a crash inside the optimizer is ``failed`` (from :func:`optcmp.run.run`), a
+        (recorded by the run itself, :func:`optcmp.engine.run`). Never raises for a run that
+        fails: a crash inside the optimizer is ``failed`` (from :func:`optcmp.engine.run`), a
         backend that is not installed ``skipped``, any other error ``failed`` with the error in
         ``message``.
     storable : bool
@@ -281,8 +281,8 @@ def problem_ref(problem: Problem) -> ProblemRef | None:
     ProblemRef or None
         ``None`` for a problem built from arrays (it has to be shipped as an object).
     """
+    from optcmp.fingerprint import data_fingerprint
     from optcmp.problems import rebuildable
-    from optcmp.store import data_fingerprint
 
     if rebuildable(problem):
         return ProblemRef(problem.spec(), data_fingerprint(problem))

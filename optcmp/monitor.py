@@ -1,6 +1,6 @@
-"""The monitor (the old module path): the code lives in :mod:`optcmp.run.monitor`."""
+"""The monitor (the old module path): the code lives in :mod:`optcmp.engine.monitor`."""
 
-from optcmp.run.config import Callback
-from optcmp.run.monitor import LazyX, Monitor
+from optcmp.engine.config import Callback
+from optcmp.engine.monitor import LazyX, Monitor
 
 __all__ = ["Callback", "LazyX", "Monitor"]

@@ -46,8 +46,6 @@ import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
-import numpy as np
-
 from optcmp._io import jsonable
 from optcmp._storefile import (
     STORE_FORMAT,
@@ -61,8 +59,9 @@ from optcmp._storefile import (
 )
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig, configured
+from optcmp.fingerprint import canonical_json, data_fingerprint, problem_identity
 from optcmp.results import RunResult
-from optcmp.run import RunConfig, configured
 
 
 class Interrupted(KeyboardInterrupt):
@@ -91,75 +90,13 @@ class Interrupted(KeyboardInterrupt):
         return str(self.args[0])
 
 
-def canonical_json(obj: Any) -> str:
-    """Canonical JSON text of ``obj``: sorted keys, no spaces, numpy scalars as Python numbers.
-
-    Parameters
-    ----------
-    obj : JSON-like
-        Dicts, lists, strings, numbers, bools, None (numpy scalars and arrays allowed).
-
-    Returns
-    -------
-    str
-    """
-    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=True)
-
-
-def data_fingerprint(problem: Any) -> str:
-    """SHA-256 of the problem's training arrays (names, dtypes, shapes and bytes).
-
-    Computed once per problem object and cached on it.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits.
-    """
-    cached = getattr(problem, "_optcmp_data_sha256", None)
-    if cached is not None:
-        return str(cached)
-    h = hashlib.sha256()
-    for name in sorted(problem.train_data):
-        a = np.ascontiguousarray(problem.train_data[name])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        if a.size:
-            h.update(a.data.cast("B"))
-    fp = h.hexdigest()
-    try:
-        problem._optcmp_data_sha256 = fp
-    except AttributeError:  # pragma: no cover - slotted problems
-        pass
-    return fp
-
-
-def problem_identity(problem: Any) -> dict[str, Any]:
-    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    dict
-        The problem's JSON-able spec and the SHA-256 of its training data.
-    """
-    return {"problem": jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
-
-
 def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
             **settings: Any) -> str:
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
     hyperparameter, impl; not the display label), :data:`STORE_VERSION`, and the settings
-    whose :class:`~optcmp.run.RunConfig` metadata says they define a run
+    whose :class:`~optcmp.engine.RunConfig` metadata says they define a run
     (:meth:`RunConfig.key_fields`: backend, device, dtype, seed, the stopping rule's
     ``to_dict()``, ``eval_every``, and ``threads``, ``execution``, ``gradient`` unless at their
     defaults, so keys of stores written before those settings existed stay valid). It does not
@@ -173,7 +110,7 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
         The run's settings, with its stopping rule resolved
         (``config.replace(stopping=config.stopping_rule(problem))``).
     **settings
-        Settings replacing those of ``config`` (:class:`~optcmp.run.RunConfig` fields, e.g.
+        Settings replacing those of ``config`` (:class:`~optcmp.engine.RunConfig` fields, e.g.
         ``backend="numpy", device=None, dtype="float64", seed=0, stopping=rule``). Without
         ``config``, ``threads`` defaults to None (not part of the key).
 

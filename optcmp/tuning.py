@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig, configured, make_stopping
 from optcmp.optimizers.base import (
     OptimizerSpec,
     as_spec,
@@ -57,7 +58,6 @@ from optcmp.optimizers.base import (
 )
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.run import RunConfig, configured, make_stopping
 from optcmp.stopping import Rule, default_stopping
 from optcmp.tune_result import ConfigScore, TuneResult, load_specs
 
@@ -167,7 +167,7 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     executor, store, progress
         As in :func:`optcmp.compare` (resumable store, progress bar).
     config : RunConfig, optional
-        The settings of every run (:class:`~optcmp.run.RunConfig`: ``backend``, ``device``,
+        The settings of every run (:class:`~optcmp.engine.RunConfig`: ``backend``, ``device``,
         ``dtype``, ``seed``, ``threads``, ``tol``: the target as in :func:`optcmp.make_stopping`,
         ...), its budgets replaced by tune's (:func:`tuning_rule`).
     **overrides

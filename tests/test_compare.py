@@ -192,7 +192,7 @@ def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
 
     from optcmp.timing import Stopwatch
 
-    oc = importlib.import_module("optcmp.run.session")
+    oc = importlib.import_module("optcmp.engine.session")
 
     now = [0.0]
     monkeypatch.setattr(oc, "Stopwatch", lambda sync: Stopwatch(sync, clock=lambda: now[0]))

@@ -19,7 +19,7 @@ import optcmp
 from optcmp.backends.numpy_ import NumpyBackend
 from optcmp.timing import Stopwatch
 
-runner_mod = importlib.import_module("optcmp.run.session")
+runner_mod = importlib.import_module("optcmp.engine.session")
 
 WORK = 0.05  # seconds of device work per queued step
 

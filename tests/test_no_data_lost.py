@@ -177,7 +177,7 @@ def _no_arg():
     (lambda a, b: None, ["(a, b)", "one argument"]),
 ])
 def test_bad_callback_refused_before_any_run(callback, names, monkeypatch):
-    from optcmp.run.session import Session
+    from optcmp.engine.session import Session
 
     def boom(*a, **k):
         raise AssertionError("a run started")

@@ -71,7 +71,7 @@ def _nested(share: bool, monkeypatch) -> tuple[int, int]:
     The runs stall at 125 (three changes below 1e-10 in a row). A shared rule would leave the
     inner run's count of small changes (3) to the outer run, which would stop at 124.
     """
-    from optcmp.run import runner
+    from optcmp.engine import runner
 
     if share:  # what runs did before each owned its rule: reset the caller's object, use it
         monkeypatch.setattr(runner, "own_rule", lambda rule: (rule.reset(), rule)[1])
@@ -189,7 +189,7 @@ def test_a_run_records_its_host_and_times_itself():
 
 @pytest.mark.parametrize("execution", ["step", "fused"])
 def test_minibatch_runs_observe_the_full_objective_through_the_monitor(execution, monkeypatch):
-    from optcmp.run.monitor import Monitor
+    from optcmp.engine.monitor import Monitor
 
     seen = []
     real = Monitor.observe_full
@@ -214,7 +214,7 @@ def test_a_run_frees_its_adapter_and_placed_data_when_it_returns(spec, monkeypat
     import gc
     import weakref
 
-    from optcmp.run.session import Session
+    from optcmp.engine.session import Session
 
     refs = []
     start = Session.start

@@ -79,7 +79,7 @@ def test_a_run_records_cpu_time_load_and_threads():
 def test_a_run_whose_cpu_clock_lags_is_flagged(monkeypatch):
     """The live flag: a CPU clock that stands still (as when other processes take the core)
     makes the run contended; the warning and the table say so."""
-    from optcmp.run import session
+    from optcmp.engine import session
 
     monkeypatch.setattr(session, "Stopwatch",
                         lambda sync: Stopwatch(sync, cpu_clock=lambda: 0.0))

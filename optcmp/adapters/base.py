@@ -80,7 +80,7 @@ class Adapter(ABC):
     seed : int
         The run's seed (minibatch order).
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        The run's gradient setting (:attr:`~optcmp.run.config.RunConfig.gradient`), resolved
+        The run's gradient setting (:attr:`~optcmp.engine.config.RunConfig.gradient`), resolved
         into :attr:`gradient` by :func:`~optcmp.backends.base.gradient_kind`.
 
     Raises

@@ -1,9 +1,9 @@
 """The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``, ``optcmp report``,
 ``optcmp tune``.
 
-One module per command (:mod:`optcmp.cli.run`, :mod:`optcmp.cli.list`,
+One module per command (:mod:`optcmp.cli.run`, :mod:`optcmp.cli.listing`,
 :mod:`optcmp.cli.report`, :mod:`optcmp.cli.tune`); :mod:`optcmp.cli.settings` holds the run
-settings' flags (one table, read into one :class:`~optcmp.run.RunConfig`),
+settings' flags (one table, read into one :class:`~optcmp.engine.RunConfig`),
 :mod:`optcmp.cli.inputs` the problem, optimizers and target options, :mod:`optcmp.cli.common`
 the argument types, path checks, signals and output writing. Bad arguments print a one-line
 error and exit with status 2.
@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from optcmp.cli import list as list_command
+from optcmp.cli import listing as list_command
 from optcmp.cli import report as report_command
 from optcmp.cli import run as run_command
 from optcmp.cli import tune as tune_command
@@ -31,9 +31,6 @@ from optcmp.cli.common import (
 )
 from optcmp.cli.inputs import DEFAULT_OPTIMIZERS, PROBLEM_OPTIONS
 from optcmp.cli.settings import DEFAULT_MAX_ITER, DEFAULT_MAX_TIME, MAIN_PROJECTION_WINDOW
-
-# The submodule optcmp.cli.list is bound to the name ``list`` in this namespace once imported:
-# the builtin is not used below.
 
 #: Sub-command builders, in the order of ``optcmp --help``; later features append theirs.
 SUBCOMMANDS: list[Callable[[Any], None]] = [run_command.add_parser, list_command.add_parser,

@@ -1,6 +1,6 @@
 """``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict.
 
-The command parses its flags into one :class:`~optcmp.run.RunConfig` (the run settings of
+The command parses its flags into one :class:`~optcmp.engine.RunConfig` (the run settings of
 :mod:`optcmp.cli.settings` plus the stopping rule) and calls :func:`optcmp.compare`, then
 :func:`optcmp.sweep.confirm_leaders` for the verdict's repetitions, with that config.
 """

@@ -1,6 +1,6 @@
-"""The run settings on the command line: one table, read into one :class:`~optcmp.run.RunConfig`.
+"""The run settings on the command line: one table, read into one :class:`~optcmp.engine.RunConfig`.
 
-Each entry of :data:`FLAGS` is a :class:`~optcmp.run.RunConfig` field: its option is the field's
+Each entry of :data:`FLAGS` is a :class:`~optcmp.engine.RunConfig` field: its option is the field's
 name (``--max-iter`` for ``max_iter``), its default the field's default unless a command gives
 its own, and it says which commands take it with which help. A command places its flags among
 its other options (:class:`SettingFlags`) and reads them back as one dict of settings
@@ -19,7 +19,7 @@ from typing import Any
 
 from optcmp.backends.base import DTYPES, GRADIENTS
 from optcmp.cli.common import nonneg_int, positive_float, positive_int
-from optcmp.run import RunConfig
+from optcmp.engine import RunConfig
 
 #: Iterations each run of the main job may spend: its primary budget, the same on any machine
 #: under any load. With the rate projection (factor 10, over :data:`MAIN_PROJECTION_WINDOW`
@@ -45,7 +45,7 @@ class Flag:
     Attributes
     ----------
     setting : str
-        The :class:`~optcmp.run.RunConfig` field (and the argparse ``dest``).
+        The :class:`~optcmp.engine.RunConfig` field (and the argparse ``dest``).
     helps : mapping of str to str or None
         The commands that take the flag, each with its help text (``%(default)s`` allowed).
     type : callable, optional

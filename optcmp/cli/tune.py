@@ -1,7 +1,7 @@
 """``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice.
 
 The command parses its run-setting flags (:mod:`optcmp.cli.settings`) into one
-:class:`~optcmp.run.RunConfig` and calls :func:`optcmp.tune` with it and the tuning's own
+:class:`~optcmp.engine.RunConfig` and calls :func:`optcmp.tune` with it and the tuning's own
 options (grid, mode, score, budget, repetitions, target).
 """
 

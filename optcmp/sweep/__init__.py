@@ -1,7 +1,7 @@
 """A sweep: :func:`compare` runs every optimizer on every backend, ``repeats`` times.
 
 The sweep plans the runs (:mod:`optcmp.sweep.plan`: one :class:`~optcmp.executors.RunTask`
-each, holding a :class:`~optcmp.run.RunConfig`), reads finished ones back from a run store,
+each, holding a :class:`~optcmp.engine.RunConfig`), reads finished ones back from a run store,
 executes the others (sequentially, or on an executor: :mod:`optcmp.executors`) and collects a
 :class:`~optcmp.comparison.Comparison` (:mod:`optcmp.sweep.execute`); a suite runs every
 problem in turn into one comparison (:mod:`optcmp.sweep.suite`); :func:`confirm_leaders` runs

@@ -13,9 +13,9 @@ from typing import Any
 
 from optcmp.backends.base import is_cpu_device
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig, check_problem
 from optcmp.executors import check_executor
 from optcmp.problems.base import Problem
-from optcmp.run import RunConfig, check_problem
 from optcmp.sweep.execute import Sweep
 from optcmp.sweep.plan import Optimizers, Plan, missing_backends, outside_level, preflight_device
 from optcmp.sweep.suite import is_suite, run_problems
@@ -43,7 +43,7 @@ def compare(
         Backend names, a comma-separated string, or ``"all"`` (every installed one).
         Runs go in registry order (numpy, torch, tensorflow).
     config : RunConfig, optional
-        The settings of every run (:class:`~optcmp.run.RunConfig`; its ``backend`` is replaced
+        The settings of every run (:class:`~optcmp.engine.RunConfig`; its ``backend`` is replaced
         by each of ``backends``, its ``seed`` is repetition 0's, its ``repeat`` by each
         repetition's). Default ``RunConfig()``.
     repeats : int, default 1
@@ -61,7 +61,7 @@ def compare(
     order : {"interleaved", "blocks"}, default "interleaved"
         Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
     **overrides
-        Run settings replacing those of ``config`` (any :class:`~optcmp.run.RunConfig` field:
+        Run settings replacing those of ``config`` (any :class:`~optcmp.engine.RunConfig` field:
         ``device``, ``dtype``, ``stopping``, ``tol``, ``max_iter``, ``max_time``, ``seed``,
         ``callback``, ``eval_every``, ``threads``, ``gradient``, ...). ``execution`` may also
         be a sequence of modes: each optimizer then runs in each, labelled

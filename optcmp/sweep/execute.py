@@ -16,11 +16,11 @@ import warnings
 from typing import Any
 
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig
 from optcmp.environment import environment
 from optcmp.executors import RunTask, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.run import RunConfig
 from optcmp.store import Interrupted, RunStore, run_key
 from optcmp.sweep.plan import Plan, outside_level
 

@@ -2,7 +2,7 @@
 
 A :class:`Plan` holds what :func:`optcmp.compare` runs on every problem (the optimizers, the
 backends, the execution modes, the repetitions, the order and the base
-:class:`~optcmp.run.RunConfig`); :meth:`Plan.tasks` turns it into one
+:class:`~optcmp.engine.RunConfig`); :meth:`Plan.tasks` turns it into one
 :class:`~optcmp.executors.RunTask` per (repetition, backend, optimizer, execution mode), each with
 its own ``config.replace(...)``, and :meth:`Plan.settings` into the comparison's settings record.
 """
@@ -19,9 +19,9 @@ import numpy as np
 
 import optcmp.backends as backends_mod
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
+from optcmp.engine import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.executors import RunTask, is_dask_client
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
-from optcmp.run import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.threads import check_threads
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
@@ -120,7 +120,7 @@ def as_backends(backends: str | Sequence[str]) -> list[str]:
 
 
 def execution_modes(execution: str | Sequence[str]) -> list[str]:
-    """The execution modes of a sweep, checked: one or more of :data:`~optcmp.run.EXECUTIONS`.
+    """The execution modes of a sweep, checked: one or more of :data:`~optcmp.engine.EXECUTIONS`.
 
     Parameters
     ----------
@@ -310,7 +310,7 @@ class Plan:
     def settings(self, config: RunConfig) -> dict[str, Any]:
         """The comparison's settings record: what the sweep ran, for every problem alike.
 
-        The settings a :class:`~optcmp.run.RunConfig` records (:meth:`RunConfig.recorded`)
+        The settings a :class:`~optcmp.engine.RunConfig` records (:meth:`RunConfig.recorded`)
         plus the sweep's own: the target and the stopping rule, ``repeats``, ``backends``,
         ``redraw_data``, ``order``, the execution modes, and the device asked for the
         framework backends (``"cpu"`` by default).

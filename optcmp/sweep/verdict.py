@@ -2,7 +2,7 @@
 
 :func:`confirm_leaders` gives a one-repetition comparison's verdict an interval from
 repetitions (the table's run of each of the two fastest entries plus ``VERDICT_REPEATS - 1``
-more, interleaved), run through :func:`optcmp.run.run` with the settings the table's runs used.
+more, interleaved), run through :func:`optcmp.engine.run` with the settings the table's runs used.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from optcmp.comparison import Comparison
+from optcmp.engine import RunConfig
 from optcmp.optimizers.base import get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.run import RunConfig
 from optcmp.runner import run
 from optcmp.stopping import rule_from_dict
 
@@ -53,7 +53,7 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     reached the target within ``max_seconds`` together, each runs ``repeats - 1`` more times,
     interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not only
     from the timing noise of one run each. The runs take the path of every run
-    (:func:`optcmp.run.run`) with ``config`` and the settings the table's run of that entry
+    (:func:`optcmp.engine.run`) with ``config`` and the settings the table's run of that entry
     used: its backend, stopping rule, execution mode and gradient
     (``config.replace(backend=..., repeat=k, ...)``). They are returned as the comparison's
     ``verdict_runs``; the table's runs are unchanged.

@@ -7,7 +7,7 @@ adapter with the run's settings (its ``gradient``), sets it up, resolves the exe
 (:func:`resolve_execution`), prepares it, warms it up and takes the compile counter's baseline.
 
 Two callers share it, so both honour every setting the same way: the timed run
-(:func:`optcmp.run.run`, which then drives the steps with a monitor and a loop driver) and
+(:func:`optcmp.engine.run`, which then drives the steps with a monitor and a loop driver) and
 :func:`optcmp.check_equivalence` (which records a fixed number of untimed steps).
 """
 
@@ -25,9 +25,9 @@ from optcmp.adapters import resolve_adapter
 from optcmp.adapters.base import Adapter
 from optcmp.backends import get_backend
 from optcmp.backends.base import Backend, gradient_kind
+from optcmp.engine.config import RunConfig
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
-from optcmp.run.config import RunConfig
 from optcmp.stopping import Rule
 from optcmp.threads import current_threads, limit_late_pools, limit_threads
 from optcmp.timing import Stopwatch

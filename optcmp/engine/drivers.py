@@ -13,7 +13,7 @@ returns a :class:`LoopRecord`. There are four (:func:`choose_driver` picks one):
 
 Nothing runs between two timed steps but the monitor's observation, off the clock. The drivers
 never evaluate the problem: the monitor evaluates the full objective of minibatch runs
-(:meth:`~optcmp.run.monitor.Monitor.observe_full`). :func:`record_fixed_steps` drives a fixed
+(:meth:`~optcmp.engine.monitor.Monitor.observe_full`). :func:`record_fixed_steps` drives a fixed
 number of untimed steps instead (:func:`optcmp.check_equivalence`).
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter
-from optcmp.run.monitor import Monitor
+from optcmp.engine.monitor import Monitor
 from optcmp.stopping import MaxEvals, MaxIter
 from optcmp.timing import Stopwatch
 
@@ -247,7 +247,7 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     """A library's own loop (:meth:`~optcmp.adapters.base.LoopAdapter.run`), on the clock.
 
     The monitor pauses the clock while it observes each iteration
-    (:meth:`~optcmp.run.monitor.Monitor.on_iteration`).
+    (:meth:`~optcmp.engine.monitor.Monitor.on_iteration`).
 
     Parameters
     ----------

@@ -18,8 +18,8 @@ import numpy as np
 
 from optcmp.backends import canonical_backend
 from optcmp.backends.base import GRADIENTS, check_device, check_dtype
+from optcmp.engine.checks import check_rule, make_stopping
 from optcmp.problems.base import Problem
-from optcmp.run.checks import check_rule, make_stopping
 from optcmp.stopping import Rule, default_stopping
 from optcmp.threads import DEFAULT_THREADS, check_threads
 

@@ -3,8 +3,8 @@
 It records the trace, checks the run's stopping rule, confirms a float32 target in float64,
 computes the metrics a rule asks for, evaluates the full objective of minibatch runs
 (:meth:`Monitor.observe_full`) and calls the user's callback. One monitor belongs to one run,
-with its own copy of the stopping rule (:func:`optcmp.run.run`), so runs executing at the same
-time never share state. The loop drivers (:mod:`optcmp.run.drivers`) report to it and never
+with its own copy of the stopping rule (:func:`optcmp.engine.run`), so runs executing at the same
+time never share state. The loop drivers (:mod:`optcmp.engine.drivers`) report to it and never
 reach the problem themselves.
 """
 
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp._scipy import optimize
+from optcmp.engine.config import Callback
 from optcmp.ops.numpy_ import norm2
 from optcmp.results import Trace
-from optcmp.run.config import Callback
 from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
 from optcmp.timing import Stopwatch
 

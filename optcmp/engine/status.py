@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from optcmp.stopping import Divergence, RateProjection, Rule, Stalled, State, first_fired
 
 if TYPE_CHECKING:
-    from optcmp.run.drivers import LoopRecord
-    from optcmp.run.monitor import Monitor
+    from optcmp.engine.drivers import LoopRecord
+    from optcmp.engine.monitor import Monitor
 
 #: Statuses a budget can never override (the run ended for another reason).
 FINAL = ("converged", "stopped", "failed", "skipped", "diverged")

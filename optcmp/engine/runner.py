@@ -1,9 +1,9 @@
 """One run: a problem, an optimizer spec and a :class:`RunConfig` in, a :class:`RunResult` out.
 
 :func:`run` is the single path every run takes (:func:`run_one`, the sweep of
-:func:`optcmp.compare` on any executor, :func:`optcmp.tune`). A :class:`~optcmp.run.session.Session`
-sets the adapter up; a loop driver (:mod:`optcmp.run.drivers`) takes the timed steps and reports
-to the run's :class:`~optcmp.run.monitor.Monitor`; :mod:`optcmp.run.status` words how the run
+:func:`optcmp.compare` on any executor, :func:`optcmp.tune`). A :class:`~optcmp.engine.session.Session`
+sets the adapter up; a loop driver (:mod:`optcmp.engine.drivers`) takes the timed steps and reports
+to the run's :class:`~optcmp.engine.monitor.Monitor`; :mod:`optcmp.engine.status` words how the run
 ended. It depends on the backends, the adapters, the stopping rules and the results, and on
 nothing that builds sweeps.
 
@@ -32,7 +32,7 @@ rules that keep state between observations (:class:`~optcmp.stopping.RelativeCha
 user's own) give the same result whether runs execute one after another or at the same time on
 a thread pool. The :class:`RunResult` is built once, when the run has ended, with its host and
 the most optcmp runs of the process active at once while it ran
-(:func:`~optcmp.run.host.host_activity`).
+(:func:`~optcmp.engine.host.host_activity`).
 """
 
 from __future__ import annotations
@@ -46,17 +46,17 @@ from typing import Any
 import numpy as np
 
 from optcmp.backends.base import is_cpu_device
+from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning, type_name
+from optcmp.engine.config import RunConfig, configured
+from optcmp.engine.drivers import LoopRecord, choose_driver
+from optcmp.engine.host import host_activity, host_name
+from optcmp.engine.monitor import Monitor
+from optcmp.engine.session import CompileInTimedWarning, Session
+from optcmp.engine.status import divergence_wins, run_status
 from optcmp.ops.numpy_ import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult, Trace
-from optcmp.run.checks import check_problem, check_resolution, numpy_cpu_warning, type_name
-from optcmp.run.config import RunConfig, configured
-from optcmp.run.drivers import LoopRecord, choose_driver
-from optcmp.run.host import host_activity, host_name
-from optcmp.run.monitor import Monitor
-from optcmp.run.session import CompileInTimedWarning, Session
-from optcmp.run.status import divergence_wins, run_status
 from optcmp.stopping import Rule
 from optcmp.timing import contended, load_average
 
@@ -151,7 +151,7 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     -----
     UserWarning
         A suboptimality target finer than float64 can resolve near ``f*``
-        (:func:`~optcmp.run.checks.check_resolution`): it is never met.
+        (:func:`~optcmp.engine.checks.check_resolution`): it is never met.
     """
     wall0 = time.perf_counter()
     check_problem(problem)
@@ -380,7 +380,7 @@ class _TimedRun:
         Parameters
         ----------
         status, message : str
-            How the run ended (before :func:`~optcmp.run.status.divergence_wins`).
+            How the run ended (before :func:`~optcmp.engine.status.divergence_wins`).
         **environment
             ``host``, ``started_at``, ``finished_at``, ``concurrency``, ``shared_host``.
 
