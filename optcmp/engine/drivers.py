@@ -100,13 +100,20 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
             else:
                 gn = None if out.grad_norm is None else float(out.grad_norm)
                 stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
-        elif k % every == 0:
-            stop = monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
         else:
-            stop = monitor.observe(k, k, None, None, nfev, njev)
+            stop = _observe_minibatch(adapter, monitor, k, every, nfev, njev)
         if stop:
             return LoopRecord(k, nfev, njev)
         adapter.between_steps()
+
+
+def _observe_minibatch(adapter: Adapter, monitor: Monitor, k: int, every: int, nfev: int,
+                       njev: int) -> bool:
+    """The observation after ``k`` minibatch steps: the full objective every ``every`` steps
+    (the monitor evaluates it, off the clock), the counts only in between; True: stop."""
+    if k % every == 0:
+        return monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+    return monitor.observe(k, k, None, None, nfev, njev)
 
 
 def _budget_left(monitor: Monitor, k: int, nfev: int) -> int:
@@ -233,11 +240,7 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         k += n
         nfev += n * ev[0]
         njev += n * ev[1]
-        if k % every == 0:
-            stop = monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
-        else:
-            stop = monitor.observe(k, k, None, None, nfev, njev)
-        if stop:
+        if _observe_minibatch(adapter, monitor, k, every, nfev, njev):
             return LoopRecord(k, nfev, njev)
         adapter.between_steps()
 
