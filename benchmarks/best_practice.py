@@ -68,8 +68,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import optcmp
-from optcmp.problems import FizzBuzzMLP, LinearRegression
 from optcmp.engine import session as run_session
+from optcmp.problems import FizzBuzzMLP, LinearRegression
 from optcmp.timing import Stopwatch
 
 WORKLOADS = ("gd-1M", "sgd64-1M", "sgd64-fizzbuzz")

@@ -195,8 +195,7 @@ def check_equivalence(
     problem: Problem, optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
     backends: Sequence[str] = ("numpy", "torch", "tensorflow"), steps: int = 50,
     dtype: str | None = None, impl: str | Mapping[str, str] | None = None, *,
-    tolerance: float | None = None, device: str | None = None, seed: int | None = None,
-    strict: bool = False, execution: str | None = None, config: RunConfig | None = None,
+    tolerance: float | None = None, strict: bool = False, config: RunConfig | None = None,
     **overrides: Any,
 ) -> EquivalenceResult:
     """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
@@ -227,19 +226,18 @@ def check_equivalence(
         Default: ``spec.impl``.
     tolerance : float, optional
         Largest relative difference of the verdict; default 1e-10 (float64), 1e-4 (float32).
-    device, seed : optional
-        The framework backends' device (``"cuda"``), the seed of the initial point and
-        minibatch order; default the config's (CPU, 0).
     strict : bool, default False
         Raise ``BackendUnavailable`` for a backend not installed (else it is ``skipped``).
-    execution : {"step", "fused"}, optional
-        ``"fused"``: every step through the fused mode's program in one-step blocks (a run
-        that cannot be fused steps). Default: the config's, else ``"step"``.
     config : RunConfig, optional
-        The run settings: ``gradient``, ``threads`` and the above act as on a run; the stopping
-        rule, budgets and callback do not apply.
+        The run settings: ``dtype``, ``device``, ``seed``, ``gradient``, ``threads`` and
+        ``execution`` act as on a run; the stopping rule, budgets and callback do not apply.
+        Default: ``RunConfig(execution="step")``.
     **overrides
-        RunConfig fields replacing the config's (e.g. ``gradient="autodiff"``, ``threads=2``).
+        RunConfig fields replacing the config's, e.g. ``device="cuda"`` (the framework
+        backends' device), ``seed=1`` (the initial point and the minibatch order),
+        ``gradient="autodiff"``, ``threads=2``, ``execution="fused"`` (every step through the
+        fused mode's program in one-step blocks; a run that cannot be fused steps; as an
+        override, ``"step"`` or ``"fused"``).
 
     Returns
     -------
@@ -266,25 +264,23 @@ def check_equivalence(
     'inconclusive'
     """
     check_problem(problem)
-    cfg = _config(config, overrides, dtype=dtype, device=device, seed=seed, execution=execution)
+    cfg = _config(config, overrides if dtype is None else {**overrides, "dtype": dtype})
     names, tol = _check_inputs(backends, steps, cfg.dtype, tolerance)
     spec, per_run = _specs_and_runs(optimizer, names, impl)
     runs, skipped = _run_backends(problem, per_run, int(steps), cfg, strict)
     return _result(problem, spec, cfg.dtype, int(steps), runs, skipped, tol)
 
 
-def _config(config: RunConfig | None, overrides: Mapping[str, Any],
-            **explicit: Any) -> RunConfig:
-    """The run settings of the check: ``config`` (default: ``execution="step"``), the
-    overrides and the explicit arguments given (not None) applied; the callback dropped."""
-    execution = explicit.get("execution")
+def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig:
+    """The run settings of the check: ``config`` (default: ``execution="step"``) with the
+    overrides applied; the callback dropped."""
+    execution = overrides.get("execution")
     if execution is not None and execution not in ("step", "fused"):
         raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
     if "backend" in overrides:
         raise TypeError("check_equivalence() takes backends=(...), not backend=")
     base = RunConfig(execution="step") if config is None else config
-    given = {k: v for k, v in explicit.items() if v is not None}
-    cfg = configured(base, {**overrides, **given}, "check_equivalence")
+    cfg = configured(base, overrides, "check_equivalence")
     return cfg if cfg.callback is None else cfg.replace(callback=None)
 
 

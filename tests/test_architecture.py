@@ -181,6 +181,19 @@ def test_layers_depend_one_way(layer, forbidden):
         assert not bad, f"{m} reaches {bad}"
 
 
+#: Modules that import no other part of optcmp (but each other): files, the clock, minibatch
+#: orders, machine facts, data fingerprints, the stopping rules.
+LEAVES = ("optcmp._io", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
+          "optcmp.timing", "optcmp.batching", "optcmp.environment", "optcmp.fingerprint",
+          "optcmp.stopping")
+
+
+def test_leaves_import_only_leaves():
+    for m in (m for m in GRAPH_TYPES if _in(m, LEAVES)):
+        bad = sorted(d for d in _reaches(GRAPH_TYPES, m) if not _in(d, LEAVES))
+        assert not bad, f"{m} reaches {bad}"
+
+
 def test_results_is_a_leaf_at_import_time():
     """The results package imports only leaf helpers and its own modules at module level."""
     leaves = {"optcmp._io", "optcmp._storefile", "optcmp.environment", "optcmp._version"}

@@ -232,7 +232,7 @@ def test_check_equivalence_takes_backend_strings_and_auto():
 @pytest.mark.parametrize("gradient", ["analytic", "autodiff"])
 def test_check_equivalence_runs_and_records_the_gradient_asked_for(gradient, monkeypatch):
     """check_equivalence(..., gradient=...) computes that gradient on the framework backends,
-    as a run with the same setting does (it used to run "auto" whatever was asked)."""
+    as a run with the same setting does (it once took no gradient setting and always ran "auto")."""
     import torch
 
     calls = []

@@ -434,3 +434,45 @@ def test_callback_error_is_a_failed_run_with_the_evaluations_spent() -> None:
     assert r.message == "ValueError: boom from callback"
     assert r.nit == 5
     assert r.nfev == r.njev == 5  # one evaluation per GD step
+
+
+def test_backend_and_repeat_are_refused_as_overrides():
+    """``compare`` sets the backend and the repetition of each run itself: a ``backend=``
+    (once silently replaced by numpy) or ``repeat=`` override is an error naming the argument
+    to use instead."""
+    p = LinearRegression(n_samples=200, seed=0)
+    with pytest.raises(TypeError, match=r"give backends=\[\.\.\.\] instead of backend='torch'"):
+        optcmp.compare(p, [optcmp.gd], backend="torch", progress=False)
+    with pytest.raises(TypeError, match="give repeats=N instead of repeat=2"):
+        optcmp.compare(p, [optcmp.gd], repeat=2, progress=False)
+
+
+def test_verdict_repetitions_use_the_settings_the_comparison_recorded():
+    """Without a config, the verdict's repetitions take the comparison's recorded settings
+    (float32 here, not RunConfig's float64); a config that disagrees is refused."""
+    from optcmp.sweep import confirm_leaders
+
+    p = LinearRegression(n_samples=500, seed=0)
+    comp = optcmp.compare(p, [optcmp.diag_newton, optcmp.lbfgs], dtype="float32", tol=1e-2,
+                          max_iter=2000, progress=False)
+    confirmed = confirm_leaders(p, comp)
+    assert len(confirmed.verdict_runs) == 8
+    assert {r.dtype for r in confirmed.verdict_runs} == {"float32"}
+    assert "medians of 5 and 5 repetitions" in confirmed.verdict()
+    with pytest.raises(ValueError, match="config has dtype='float64' but the comparison's runs "
+                                         "used dtype='float32'"):
+        confirm_leaders(p, comp, optcmp.RunConfig())
+
+
+def test_a_suite_comparison_keeps_that_its_shared_host_runs_were_warned_about():
+    """The suite's comparison is the problems' comparisons joined: the sweep's shared-host
+    warning is not given again by the statistics of the joined comparison."""
+    from optcmp.sweep.suite import suite_comparison
+
+    suite = optcmp.suites.Suite("two", optcmp.suites.mgh().problems[:2])
+    parts = [optcmp.compare(pr, [optcmp.gd], max_iter=5, progress=False) for pr in suite]
+    shared = [c.replace(runs=[r.replace(shared_host=True, concurrency=2) for r in c.runs],
+                        shared_host_warned=True) for c in parts]
+    joined = suite_comparison(suite, shared)
+    assert joined.shared_host_warned and len(joined) == 2
+    assert joined.settings["suite"] == {"name": "two", "problems": [p.name for p in suite]}

@@ -324,7 +324,9 @@ def test_by_problem_gives_each_problem_its_spec_and_optimum() -> None:
     assert [r.problem for r in parts["Q"]] == ["Q", "Q"] and len(parts["Q"].verdict_runs) == 1
     assert parts["P"].problem == {"problem": "P", "n": 2}
     assert parts["P"].optimum == {"fun": 0.0, "kind": "given"} and parts["Q"].optimum is None
-    assert parts["P"].settings is comp.settings and not parts["P"].problem_set
+    # one problem's view is no suite: the suite's name and optima stay with the whole
+    assert parts["P"].settings == comp.settings.drop("suite", "optima")
+    assert repr(parts["P"]) == "Comparison(2 runs on P)" and not parts["P"].problem_set
     one = Comparison(runs[:2], problem={"problem": "P"})
     assert one.by_problem() == {"P": one} and not one.problem_set
     # a comparison with a problem spec of its own is about that problem, whatever it pools
@@ -362,3 +364,17 @@ def test_shared_host_warned_travels_with_the_comparison_not_the_file(tmp_path) -
     comp.save(tmp_path / "c.json")
     with pytest.warns(UserWarning, match="shared their host"):
         Comparison.load(tmp_path / "c.json").summary_table()
+
+
+def test_settings_know_every_key_a_sweep_records():
+    """Every setting a sweep writes into a comparison's settings has a typed attribute and a
+    type check in :class:`optcmp.results.Settings`: the RunConfig fields it records and the
+    sweep's own keys."""
+    from optcmp.results.settings import KEYS
+    from optcmp.sweep.plan import SETTINGS_ORDER
+
+    assert set(optcmp.RunConfig().recorded()) <= set(KEYS)
+    assert set(SETTINGS_ORDER) <= set(KEYS)
+    comp = optcmp.compare(optcmp.problems.LinearRegression(n_samples=100), [optcmp.gd],
+                          max_iter=3, progress=False)
+    assert set(comp.settings) <= set(KEYS)

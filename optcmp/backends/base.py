@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from optcmp.ops import OPS  # noqa: F401 - its names, importable from here as before
+
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
 

@@ -50,8 +50,12 @@ class _OwnRetracingFilter(logging.Filter):
         return not ("triggered tf.function retracing" in msg and "TensorFlowBackend." in msg)
 
 
-if not any(isinstance(f, _OwnRetracingFilter) for f in logging.getLogger("tensorflow").filters):
-    logging.getLogger("tensorflow").addFilter(_OwnRetracingFilter())
+def quiet_own_retracing() -> None:
+    """Install :class:`_OwnRetracingFilter` on TensorFlow's logger, once (when a backend is
+    built, not when this module is imported)."""
+    logger = logging.getLogger("tensorflow")
+    if not any(isinstance(f, _OwnRetracingFilter) for f in logger.filters):
+        logger.addFilter(_OwnRetracingFilter())
 
 
 def tf_device(device: str | None) -> str:
@@ -174,6 +178,7 @@ class TensorFlowBackend(Backend):
     def __init__(self, device: str | None = None, dtype: str = "float64",
                  jit_compile: bool | None = None) -> None:
         super().__init__(device, dtype)
+        quiet_own_retracing()
         self.tf_device = tf_device(device)
         self.device = "cpu" if self.tf_device == "/CPU:0" else self.tf_device
         self.tf_dtype = _DTYPES[self.dtype]

@@ -208,7 +208,7 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
         print()
         print(comp.summary_table())
     if args.suite is not None:  # the profiles over the suite
-        from optcmp.stats import suite_profile_table
+        from optcmp.analysis.stats.suites import suite_profile_table
 
         print()
         print(suite_profile_table(comp.runs))

@@ -35,7 +35,13 @@ def _value(config: RunConfig, v: Any) -> Any:
 
 
 def _device(config: RunConfig, v: Any) -> Any:
+    """The device a run is built on, as its store key spells it (numpy: always the CPU)."""
     return "cpu" if config.backend == "numpy" or v is None else str(v).lower()
+
+
+def _asked_device(config: RunConfig, v: Any) -> Any:
+    """The device asked for the framework backends, as a comparison records it."""
+    return v or "cpu"
 
 
 def _rule(config: RunConfig, v: Any) -> Any:
@@ -131,7 +137,7 @@ class RunConfig:
     """
 
     backend: str = field(default="numpy", metadata={"key": _value})
-    device: str | None = field(default=None, metadata={"key": _device, "record": _device})
+    device: str | None = field(default=None, metadata={"key": _device, "record": _asked_device})
     dtype: str = field(default="float64", metadata={"key": _value, "record": _value})
     # tol and the budgets enter the key through the resolved stopping rule
     stopping: Rule | None = field(default=None, metadata={"key": _rule})
@@ -229,6 +235,21 @@ class RunConfig:
                 if v is not _OMIT:
                     out[f.name] = v
         return out
+
+    def for_backend(self, backend: str) -> RunConfig:
+        """This config for one backend of a sweep: ``backend`` set, and no device for numpy
+        (it always runs on the CPU; the framework backends keep the device asked for).
+
+        Parameters
+        ----------
+        backend : str
+
+        Returns
+        -------
+        RunConfig
+        """
+        canon = canonical_backend(backend)
+        return self.replace(backend=canon, device=None if canon == "numpy" else self.device)
 
     @property
     def run_device(self) -> str | None:

@@ -211,8 +211,9 @@ class ComparisonData:
         """One comparison per problem of the runs (a suite's problems), in order of appearance.
 
         Each holds that problem's runs and verdict runs, its spec (the spec of its first run)
-        and its optimum (``settings["optima"]`` of a suite); the settings and the environment
-        are shared. A comparison of one problem gives itself.
+        and its optimum (``settings["optima"]`` of a suite); the settings (less the suite's
+        ``suite`` and ``optima``) and the environment are shared. A comparison of one problem
+        gives itself.
 
         Returns
         -------
@@ -228,6 +229,7 @@ class ComparisonData:
             runs = [r for r in self.runs if r.problem == name]
             out[name] = self.replace(
                 runs=runs, problem=runs[0].problem_spec, optimum=optima.get(name),
+                settings=self.settings.drop("suite", "optima"),
                 verdict_runs=[r for r in self.verdict_runs if r.problem == name])
         return out
 

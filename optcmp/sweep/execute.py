@@ -181,7 +181,7 @@ class Sweep:
             warn_shared_host(shared, len(self.executed), executor)
         busy = [r for r in self.executed if r.contended]
         if busy:  # contention measured whatever its cause
-            from optcmp.stats import contended_issue
+            from optcmp.analysis.stats.fairness import contended_issue
 
             warnings.warn(contended_issue(busy, len(self.executed)), UserWarning,
                           stacklevel=outside_level())

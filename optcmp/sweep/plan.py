@@ -22,7 +22,6 @@ from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.engine import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.executors import RunTask, is_dask_client
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
-from optcmp.threads import check_threads
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
 ORDERS = ("interleaved", "blocks")
@@ -265,11 +264,14 @@ class Plan:
         """
         specs, names = as_specs(optimizers), as_backends(backends)
         settings = dict(overrides)
+        for name, instead in (("backend", "backends=[...]"), ("repeat", "repeats=N")):
+            if name in settings:  # the sweep sets them per run: a value here would be ignored
+                raise TypeError(f"compare() sets {name!r} for each run; give {instead} "
+                                f"instead of {name}={settings[name]!r}")
         execution = settings.pop("execution", None)
         base = configured(config, settings, "compare")
         modes = execution_modes(base.execution if execution is None else execution)
         check_sweep_size(repeats, len(names), len(specs), len(modes))
-        check_threads(base.threads)
         if order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         for s in specs:  # an impl a backend lacks is an input error: say so before running
@@ -294,8 +296,7 @@ class Plan:
         tasks: list[RunTask] = []
         for r in range(self.repeats):
             for b in self.backends:
-                run_config = config.replace(backend=b, device=None if b == "numpy" else
-                                            config.device, seed=config.seed + r, repeat=r)
+                run_config = config.for_backend(b).replace(seed=config.seed + r, repeat=r)
                 skip = (f"backend {b!r} is not installed (pip install "
                         f"'optcmp[{BACKENDS[b].extra}]')") if b in self.missing else None
                 for s in self.specs:
@@ -312,8 +313,7 @@ class Plan:
 
         The settings a :class:`~optcmp.engine.RunConfig` records (:meth:`RunConfig.recorded`)
         plus the sweep's own: the target and the stopping rule, ``repeats``, ``backends``,
-        ``redraw_data``, ``order``, the execution modes, and the device asked for the
-        framework backends (``"cpu"`` by default).
+        ``redraw_data``, ``order`` and the execution modes.
 
         Parameters
         ----------
@@ -328,7 +328,7 @@ class Plan:
         assert rule is not None
         own = {"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
                "stopping": rule.to_dict(), "repeats": self.repeats,
-               "device": config.device or "cpu", "backends": list(self.backends),
+               "backends": list(self.backends),
                "redraw_data": self.redraw_data, "order": self.order,
                "execution": list(self.modes)}
         out = {**config.recorded(), **own}

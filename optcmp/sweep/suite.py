@@ -131,8 +131,10 @@ def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
 def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
     """The comparisons of the suite's first ``len(comps)`` problems, as one.
 
-    The problem spec and optimum are kept when every problem's agree (each run keeps its own
-    ``problem_spec``); the environment is the first problem's.
+    :meth:`~optcmp.results.ComparisonData.concat` of them (the problem spec and optimum are
+    kept when every problem's agree, each run keeps its own ``problem_spec``; the environment is
+    the first problem's; whether the shared-host runs were warned about carries over) with the
+    suite's settings (:func:`suite_settings`).
 
     Parameters
     ----------
@@ -143,13 +145,7 @@ def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
     -------
     Comparison
     """
-    def shared(part: str) -> Any:
-        values = [getattr(c, part) for c in comps]
-        return values[0] if all(v == values[0] for v in values) else None
-
-    return Comparison([r for c in comps for r in c.runs], problem=shared("problem"),
-                      optimum=shared("optimum"), settings=suite_settings(suite, comps),
-                      environment=comps[0].environment)
+    return Comparison.concat(comps).replace(settings=suite_settings(suite, comps))
 
 
 def suite_interrupted(suite: Any, comps: Sequence[Comparison], exc: Interrupted,

@@ -65,7 +65,9 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     comp : Comparison
         A comparison of ``problem`` (from :func:`optcmp.compare` with ``config``).
     config : RunConfig, optional
-        The settings ``comp`` was run with (default ``RunConfig()``).
+        The settings ``comp`` was run with (it also gives what a comparison does not record,
+        such as a callback); default: the settings ``comp`` recorded (seed, dtype, device,
+        threads, gradient).
     repeats : int, default 5
         Runs of each of the two entries in all (the table's included).
     max_seconds : float, default 2.0
@@ -75,25 +77,46 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     -------
     Comparison
         ``comp`` itself when there is nothing to confirm, else a copy with ``verdict_runs``.
+
+    Raises
+    ------
+    ValueError
+        ``config`` records other settings than ``comp`` (a verdict over runs of two settings
+        would compare unlike runs).
     """
     if int(comp.settings.get("repeats", 1) or 1) > 1:
         return comp
     top = leaders(comp.runs)[:2]
     if len(top) < 2 or sum(float(r.time_to_target or 0.0) for r in top) > max_seconds:
         return comp
-    base = RunConfig() if config is None else config
+    base = _base_config(comp, config)
     rule = rule_from_dict(comp.settings["stopping"])
     runs: list[RunResult] = []
     for k in range(1, int(repeats)):
         for r in (top if k % 2 == 0 else top[::-1]):
             spec = get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
                                  **r.hyperparameters)
-            cfg = base.replace(backend=r.backend, stopping=rule, repeat=k, device=None
-                               if r.backend == "numpy" else base.device,
-                               execution=r.execution or base.execution,
-                               gradient=r.gradient or base.gradient)
+            cfg = base.for_backend(r.backend).replace(
+                stopping=rule, repeat=k, execution=r.execution or base.execution,
+                gradient=r.gradient or base.gradient)
             runs.append(run(problem, spec, cfg))
     return comp.replace(verdict_runs=runs)
+
+
+def _base_config(comp: Comparison, config: RunConfig | None) -> RunConfig:
+    """``config``, checked against the settings ``comp`` recorded, or one built from them."""
+    recorded = RunConfig().recorded()
+    if config is None:
+        given = {k: comp.settings[k] for k in recorded if k in comp.settings}
+        if given.get("device") == "cpu":
+            given["device"] = None
+        return RunConfig(**given)
+    for name, value in config.recorded().items():
+        if name in comp.settings and comp.settings[name] != value:
+            raise ValueError(f"config has {name}={value!r} but the comparison's runs used "
+                             f"{name}={comp.settings[name]!r}; give the config the "
+                             "comparison was run with")
+    return config
 
 
 __all__ = ["VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders", "leaders"]
