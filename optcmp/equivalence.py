@@ -230,8 +230,9 @@ def check_equivalence(
         Raise ``BackendUnavailable`` for a backend not installed (else it is ``skipped``).
     config : RunConfig, optional
         The run settings: ``dtype``, ``device``, ``seed``, ``gradient``, ``threads`` and
-        ``execution`` act as on a run; the stopping rule, budgets and callback do not apply.
-        Default: ``RunConfig(execution="step")``.
+        ``execution`` act as on a run (its default ``execution="auto"`` means ``"step"``
+        here); the stopping rule, budgets and callback do not apply (as overrides they are
+        refused). Default: ``RunConfig(execution="step")``.
     **overrides
         RunConfig fields replacing the config's, e.g. ``device="cuda"`` (the framework
         backends' device), ``seed=1`` (the initial point and the minibatch order),
@@ -279,9 +280,20 @@ def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig
         raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
     if "backend" in overrides:
         raise TypeError("check_equivalence() takes backends=(...), not backend=")
+    unused = [k for k in overrides if k in NOT_CHECKED]
+    if unused:  # a check runs a fixed number of steps: a target, budget or callback is moot
+        raise TypeError(f"check_equivalence() runs steps=N without a stopping rule, budget or "
+                        f"callback; {', '.join(map(repr, unused))} do not apply (the verdict's "
+                        "threshold is tolerance=)")
     base = RunConfig(execution="step") if config is None else config
     cfg = configured(base, overrides, "check_equivalence")
+    if cfg.execution == "auto":  # the config's default: the check's own default, "step"
+        cfg = cfg.replace(execution="step")
     return cfg if cfg.callback is None else cfg.replace(callback=None)
+
+
+#: Run settings a check does not use (it runs a fixed number of steps).
+NOT_CHECKED = ("stopping", "tol", "max_iter", "max_time", "max_evals", "repeat", "callback")
 
 
 def _result(problem: Problem, spec: OptimizerSpec, dtype: str, steps: int,

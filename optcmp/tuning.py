@@ -224,9 +224,12 @@ def _tuning_config(config: RunConfig | None, overrides: Mapping[str, Any]) -> Ru
                         f"{', '.join(map(repr, taken))}: tune sets every run's stopping rule "
                         "from budget, by, target, tol and max_time")
     run_config = configured(config, overrides, "tune")
-    if run_config.stopping is not None:
-        raise ValueError("tune sets every run's stopping rule from budget, by, target, tol and "
-                         "max_time: give a config without stopping (a target as target=...)")
+    default = RunConfig()
+    given = [k for k in BUDGET_SETTINGS if getattr(run_config, k) != getattr(default, k)]
+    if given:
+        raise ValueError(f"tune sets every run's stopping rule from budget, by, target, tol and "
+                         f"max_time: give a config without {' or '.join(given)} (a target as "
+                         "target=...)")
     return run_config
 
 

@@ -378,3 +378,29 @@ def test_settings_know_every_key_a_sweep_records():
     comp = optcmp.compare(optcmp.problems.LinearRegression(n_samples=100), [optcmp.gd],
                           max_iter=3, progress=False)
     assert set(comp.settings) <= set(KEYS)
+
+
+def test_settings_are_a_read_only_dict_that_serializes() -> None:
+    """``comp.settings`` was a plain dict that ``json.dumps`` wrote; it still writes, and a
+    change is refused with the way to make a changed copy."""
+    from optcmp.results import Settings
+
+    s = Settings({"repeats": 2, "stopping": {"rule": "RelativeSuboptimality", "tol": 1e-3}})
+    assert json.loads(json.dumps(s)) == dict(s) and s.target_tol == 1e-3
+    for change in (lambda: s.__setitem__("x", 1), lambda: s.update(x=1),
+                   lambda: s.pop("repeats")):
+        with pytest.raises(TypeError, match=r"read-only; settings.replace\(\.\.\.\)"):
+            change()
+    assert s.replace(repeats=3)["repeats"] == 3 and s["repeats"] == 2
+
+
+def test_comparisons_hold_run_results_only() -> None:
+    with pytest.raises(TypeError, match="runs must be RunResults, got int at position 0"):
+        optcmp.Comparison([1, 2])
+    with pytest.raises(TypeError, match="takes a comparison or a dict of its parts, got str"):
+        optcmp.Comparison.of("x")
+    r = RunResult(problem="p", optimizer="gd", label="gd", backend="numpy")
+    with pytest.raises(AttributeError, match="has no field 'newattr'"):
+        r.newattr = 1  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="status must be one of"):
+        r.replace(status="bogus")

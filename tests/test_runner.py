@@ -10,6 +10,7 @@ import pytest
 from conftest import lr_a
 
 import optcmp
+from optcmp.problems import LinearRegression
 from optcmp.runner import RunConfig, run
 from optcmp.stopping import Divergence, MaxIter, RelativeChange, RelativeSuboptimality
 
@@ -231,3 +232,23 @@ def test_a_run_frees_its_adapter_and_placed_data_when_it_returns(spec, monkeypat
         assert r.nit > 0 and refs and refs[0]() is None
     finally:
         gc.enable()
+
+
+def test_run_one_takes_a_config_and_run_settings_are_named_when_unknown():
+    p = LinearRegression(n_samples=200, seed=0)
+    r = optcmp.run_one(p, optcmp.gd, RunConfig(max_iter=3), seed=1)
+    assert r.nit == 3 and r.seed == 1
+    with pytest.raises(TypeError, match="RunConfig has no setting 'tolerance'; the settings "
+                                        "are: backend, device"):
+        RunConfig().replace(tolerance=1e-3)
+    with pytest.raises(ValueError, match="tol must be a number in \\(0, 1\\), got '1e-3'"):
+        RunConfig(tol="1e-3")  # type: ignore[arg-type]
+
+
+def test_check_equivalence_refuses_settings_it_does_not_use_and_steps_by_default():
+    p = LinearRegression(n_samples=200, seed=0)
+    with pytest.raises(TypeError, match="'tol' do not apply"):
+        optcmp.check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=2, tol=1e-3)
+    res = optcmp.check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=2,
+                                   config=RunConfig(gradient="autodiff"))
+    assert res.executions == {"numpy": "step"}  # the config's "auto" is the check's "step"

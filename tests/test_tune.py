@@ -235,3 +235,12 @@ def test_without_any_success_the_closest_configuration_is_chosen() -> None:
     assert best.point == {"learning_rate": 0.1}
     gaps = {c.point["learning_rate"]: c.final_gap for c in res.configs}
     assert gaps[0.1] < gaps[0.03] < gaps[0.01] < gaps[0.001]
+
+
+def test_tune_refuses_a_config_with_its_own_budget():
+    """tune sets every run's iteration budget from ``budget``: a config's ``max_iter`` would be
+    dropped silently, so it is refused."""
+    p = optcmp.problems.LinearRegression(n_samples=200)
+    with pytest.raises(ValueError, match="give a config without max_iter"):
+        optcmp.tune(p, optcmp.gd, {"learning_rate": [0.1]}, by="iterations", budget=10,
+                    repeats=1, config=optcmp.RunConfig(max_iter=5), progress=False)

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 _DTYPES = {"float64": tf.float64, "float32": tf.float32}
 
 
+#: Where optcmp's own traced functions are defined, as TensorFlow's retracing warning names them
+#: (the backend's compiled steps and blocks, the gradient formula a problem declares).
+OWN_TRACED = ("TensorFlowBackend.", "analytic_value_and_grad.")
+
+
 class _OwnRetracingFilter(logging.Filter):
     """Drop TensorFlow's "triggered tf.function retracing" warning about optcmp's own functions.
 
@@ -47,7 +52,8 @@ class _OwnRetracingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         msg = record.getMessage()
-        return not ("triggered tf.function retracing" in msg and "TensorFlowBackend." in msg)
+        return not ("triggered tf.function retracing" in msg
+                    and any(name in msg for name in OWN_TRACED))
 
 
 def quiet_own_retracing() -> None:

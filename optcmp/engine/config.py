@@ -170,6 +170,8 @@ class RunConfig:
                 raise ValueError(f"eval_every must be a positive integer, got {ev!r}")
             put(self, "eval_every", int(ev))
         put(self, "threads", check_threads(self.threads))
+        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float, np.floating)):
+            raise ValueError(f"tol must be a number in (0, 1), got {self.tol!r}")
         for name in ("seed", "repeat"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
@@ -195,7 +197,17 @@ class RunConfig:
         Returns
         -------
         RunConfig
+
+        Raises
+        ------
+        TypeError
+            A name that is no setting (the settings are listed).
         """
+        names = [f.name for f in fields(self)]
+        unknown = [k for k in changes if k not in names]
+        if unknown:
+            raise TypeError(f"RunConfig has no setting {', '.join(map(repr, unknown))}; the "
+                            f"settings are: {', '.join(names)}")
         return dataclasses.replace(self, **changes)
 
     def key_fields(self) -> dict[str, Any]:

@@ -162,7 +162,7 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
 
 
 def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
-            **overrides: Any) -> RunResult:
+            config: RunConfig | None = None, **overrides: Any) -> RunResult:
     """Run one optimizer on one backend, the settings given as keywords: :func:`run`.
 
     Parameters
@@ -170,6 +170,8 @@ def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
     problem : Problem
     optimizer : OptimizerSpec, factory or str
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
+    config : RunConfig, optional
+        The settings the keywords replace (default ``RunConfig()``), as in :func:`run`.
     **overrides
         The :class:`RunConfig` fields (``backend``, ``device``, ``dtype``, ``stopping``,
         ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``seed``, ``repeat``,
@@ -199,7 +201,7 @@ def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
     wall0 = time.perf_counter()
     check_problem(problem)
     spec = as_spec(optimizer)
-    return _execute(problem, spec, configured(None, overrides, "run_one"), wall0)
+    return _execute(problem, spec, configured(config, overrides, "run_one"), wall0)
 
 
 def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,

@@ -86,6 +86,15 @@ class ComparisonData:
                  settings: Mapping[str, Any] | None = None,
                  environment: Mapping[str, Any] | None = None, *,
                  verdict_runs: Sequence[RunResult] = (), shared_host_warned: bool = False) -> None:
+        for what, given in (("runs", runs), ("verdict_runs", verdict_runs)):
+            bad = next(((i, r) for i, r in enumerate(given) if not isinstance(r, RunResult)),
+                       None) if not isinstance(given, (str, bytes)) else (0, given)
+            if bad is not None:
+                raise TypeError(f"a comparison's {what} must be RunResults, got "
+                                f"{type(bad[1]).__name__} at position {bad[0]}")
+        if not isinstance(shared_host_warned, bool):
+            raise TypeError(f"shared_host_warned must be True or False, got "
+                            f"{shared_host_warned!r}")
         parts = {"runs": list(runs), "problem": dict(problem or {}),
                  "optimum": dict(optimum) if optimum else None,
                  "settings": Settings.from_dict(settings),
@@ -154,8 +163,11 @@ class ComparisonData:
         ComparisonData
             Of this class, sharing the runs' objects.
         """
+        if not isinstance(data, (ComparisonData, Mapping)):
+            raise TypeError(f"Comparison.of() takes a comparison or a dict of its parts, got "
+                            f"{type(data).__name__}")
         parts = dict(data.parts() if isinstance(data, ComparisonData) else data)
-        runs = parts.pop("runs")
+        runs = parts.pop("runs", [])
         return cls(runs, **parts)
 
     def __len__(self) -> int:

@@ -222,6 +222,9 @@ class RunResult:
         return run
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if name not in FLAT and name not in PARTS:
+            raise AttributeError(f"a RunResult has no field {name!r} (and is not changed after "
+                                 "it is built)")
         raise AttributeError(f"a RunResult is not changed after it is built; "
                              f"r.replace({name}=...) returns a changed copy")
 
@@ -263,10 +266,14 @@ class RunResult:
         ------
         TypeError
             An unknown name.
+        ValueError
+            An unknown status.
         """
         unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS)
         if unknown:
             raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
+        if "status" in changes and changes["status"] not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {changes['status']!r}")
         parts = {p: changes.get(p, getattr(self, p)) for p in PARTS}
         by_part: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():

@@ -4,7 +4,7 @@ settings``) and gives that dict back unchanged (:meth:`Settings.to_dict`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 #: The keys a sweep writes, with the JSON type of their value (None is allowed for every key).
@@ -61,13 +61,14 @@ def relative_tolerance(stopping: Any) -> float | None:
     return None
 
 
-class Settings(Mapping[str, Any]):
+class Settings(dict[str, Any]):
     """How a comparison was run: stopping rule, budgets, seeds, backends, store, suite.
 
-    A read-only mapping over the dict the sweep wrote, key order included (unknown keys are
-    kept), with a typed attribute per key the sweep writes (``None`` when the key is absent)
-    and the relative-suboptimality tolerance of the stopping rule parsed once
-    (:attr:`target_tol`).
+    A read-only dict of what the sweep wrote, key order included (unknown keys are kept; it
+    serializes with ``json.dumps`` like the dict it is), with a typed attribute per key the
+    sweep writes (``None`` when the key is absent) and the relative-suboptimality tolerance of
+    the stopping rule parsed once (:attr:`target_tol`). Changing it raises ``TypeError``:
+    :meth:`replace` and :meth:`drop` return changed copies.
 
     Parameters
     ----------
@@ -87,15 +88,14 @@ class Settings(Mapping[str, Any]):
     (3, 3, 1e-06, False)
     """
 
-    __slots__ = ("_data", "_tol")
-    _data: dict[str, Any]
+    __slots__ = ("_tol",)
     _tol: float | None
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         d = dict(data or {})
         for k, v in d.items():
             _check(k, v)
-        object.__setattr__(self, "_data", d)
+        dict.__init__(self, d)
         object.__setattr__(self, "_tol", relative_tolerance(d.get("stopping")))
 
     @classmethod
@@ -115,7 +115,7 @@ class Settings(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """The dict these settings were read from (same keys, same order, same values)."""
-        return dict(self._data)
+        return dict(self)
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some keys set (new ones last); these settings are not changed.
@@ -129,7 +129,7 @@ class Settings(Mapping[str, Any]):
         -------
         Settings
         """
-        return Settings({**self._data, **changes})
+        return Settings({**self, **changes})
 
     def drop(self, *keys: str) -> Settings:
         """A copy without ``keys`` (absent ones ignored).
@@ -142,29 +142,32 @@ class Settings(Mapping[str, Any]):
         -------
         Settings
         """
-        return Settings({k: v for k, v in self._data.items() if k not in keys})
+        return Settings({k: v for k, v in self.items() if k not in keys})
 
-    # ------------------------------------------------------------------ mapping
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+    # ------------------------------------------------------------------ read-only
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("Settings are read-only; settings.replace(...) and settings.drop(...) "
+                        "return changed copies")
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
 
     def __repr__(self) -> str:
-        return f"Settings({self._data!r})"
+        return f"Settings({dict(self)!r})"
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Settings are read-only; settings.replace(...) returns a copy")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Settings, (self._data,))
+        return (Settings, (dict(self),))
+
+    def __copy__(self) -> Settings:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Settings:
+        import copy
+
+        return Settings(copy.deepcopy(dict(self), memo))
 
     # ------------------------------------------------------------------ typed keys
     @property
@@ -175,87 +178,87 @@ class Settings(Mapping[str, Any]):
     @property
     def target(self) -> str | None:
         """The targets of the stopping rule, in words (``"RelativeSuboptimality(tol=1e-06)"``)."""
-        return self._data.get("target")
+        return self.get("target")
 
     @property
     def stopping(self) -> dict[str, Any] | None:
         """The stopping rule's ``to_dict()``."""
-        return self._data.get("stopping")
+        return self.get("stopping")
 
     @property
     def repeats(self) -> int | None:
         """Repetitions of every (backend, optimizer) entry."""
-        return self._data.get("repeats")
+        return self.get("repeats")
 
     @property
     def seed(self) -> int | None:
         """Seed of the first repetition."""
-        return self._data.get("seed")
+        return self.get("seed")
 
     @property
     def dtype(self) -> str | None:
         """Floating-point precision of the runs."""
-        return self._data.get("dtype")
+        return self.get("dtype")
 
     @property
     def device(self) -> str | None:
         """Device of the framework backends."""
-        return self._data.get("device")
+        return self.get("device")
 
     @property
     def backends(self) -> list[str] | None:
         """The backends swept."""
-        return self._data.get("backends")
+        return self.get("backends")
 
     @property
     def redraw_data(self) -> bool:
         """Whether each repetition drew its own data (False when absent)."""
-        return bool(self._data.get("redraw_data", False))
+        return bool(self.get("redraw_data", False))
 
     @property
     def threads(self) -> int | None:
         """CPU threads given to every backend (None: each library's own)."""
-        return self._data.get("threads")
+        return self.get("threads")
 
     @property
     def order(self) -> str | None:
         """Execution order of the runs (``"interleaved"`` or ``"blocks"``)."""
-        return self._data.get("order")
+        return self.get("order")
 
     @property
     def execution(self) -> list[str] | None:
         """Execution modes swept (``["auto"]``, ``["step", "fused"]``, ...)."""
-        return self._data.get("execution")
+        return self.get("execution")
 
     @property
     def gradient(self) -> str | None:
         """The gradient asked for (``"auto"``, ``"analytic"`` or ``"autodiff"``)."""
-        return self._data.get("gradient")
+        return self.get("gradient")
 
     @property
     def store(self) -> dict[str, Any] | None:
         """The run store: its path and how many runs were read back and executed."""
-        return self._data.get("store")
+        return self.get("store")
 
     @property
     def suite(self) -> dict[str, Any] | None:
         """``{"name", "problems"}`` of the suite swept, or None."""
-        return self._data.get("suite")
+        return self.get("suite")
 
     @property
     def optima(self) -> dict[str, Any] | None:
         """Each problem's known optimum (``to_dict()``) by name, for a suite."""
-        return self._data.get("optima")
+        return self.get("optima")
 
     @property
     def partial(self) -> str | None:
         """Why the comparison is incomplete (an interrupted sweep), or None."""
-        return self._data.get("partial")
+        return self.get("partial")
 
     @property
     def merged(self) -> list[dict[str, Any]] | None:
         """The settings of the comparisons concatenated into this one, when they differed."""
-        return self._data.get("merged")
+        return self.get("merged")
 
 
 __all__ = ["KEYS", "Settings", "relative_tolerance"]
