@@ -272,9 +272,13 @@ def test_analytic_without_a_declared_gradient_is_skipped_like_the_run():
 
 def test_check_equivalence_takes_a_run_config():
     p = lr_a()
-    cfg = optcmp.RunConfig(dtype="float32", execution="auto", seed=3)
+    cfg = optcmp.RunConfig(dtype="float32", execution="fused", seed=3)
     res = check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=4, config=cfg)
     assert (res.dtype, res.tolerance, res.executions) == ("float32", 1e-4, {"numpy": "fused"})
+    # a config's execution="auto" (RunConfig's default) is the check's own default, "step"
+    res = check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=4,
+                            config=cfg.replace(execution="auto"))
+    assert res.executions == {"numpy": "step"}
     np.testing.assert_array_equal(res.x["numpy"][0], p.init_params(3))
     # explicit arguments win over the config, and the default execution stays "step"
     res = check_equivalence(p, optcmp.gd(0.1), "numpy", 4, "float64", config=cfg, seed=0,

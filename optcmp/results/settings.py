@@ -146,11 +146,18 @@ class Settings(dict[str, Any]):
 
     # ------------------------------------------------------------------ read-only
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused: settings are read-only (:meth:`replace` and :meth:`drop` return copies).
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
         raise TypeError("Settings are read-only; settings.replace(...) and settings.drop(...) "
                         "return changed copies")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
-    __ior__ = _read_only
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
     def __repr__(self) -> str:
         return f"Settings({dict(self)!r})"
