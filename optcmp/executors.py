@@ -222,8 +222,9 @@ def execute_run(task: RunTask,
 
 def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str,
           started_at: float | None = None) -> RunResult:
-    """A result for a run that never started, complete: its host, and its attempt's times
-    when there was one."""
+    """The result of a run whose problem could not be resolved on this worker (no Problem to
+    build it from: :func:`optcmp.engine.skipped_result` when there is one): its host, and its
+    attempt's times."""
     spec = problem.spec() if isinstance(problem, Problem) else problem.spec
     return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
                      optimizer=task.optimizer.name, label=task.optimizer.label,
@@ -248,9 +249,10 @@ def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
     Returns
     -------
     RunResult
-        With ``status="failed"``, no iterations, and the host that recorded the loss.
+        With ``status="failed"``, no iterations, and the host that recorded the loss (built
+        like every result of a run that never started: :func:`optcmp.engine.skipped_result`).
     """
-    return _stub(problem, task, "failed", message)
+    return skipped_result(problem, task.optimizer, task.config, message, status="failed")
 
 
 # ---------------------------------------------------------------------- dispatch

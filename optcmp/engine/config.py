@@ -350,7 +350,8 @@ def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: st
         A bad value (see :class:`RunConfig`).
     """
     if config is not None and not isinstance(config, RunConfig):
-        raise TypeError(f"config must be an optcmp.RunConfig, got {type(config).__name__}")
+        raise TypeError("config must be an optcmp.runner.RunConfig, got "
+                        f"{type(config).__name__}")
     names = [f.name for f in fields(RunConfig)]
     unknown = [k for k in overrides if k not in names]
     if unknown:

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.backends.base import is_cpu_device
-from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning, type_name
+from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
 from optcmp.engine.config import RunConfig, configured
 from optcmp.engine.drivers import LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
@@ -156,8 +156,6 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     wall0 = time.perf_counter()
     check_problem(problem)
     spec = as_spec(optimizer)
-    if config is not None and not isinstance(config, RunConfig):
-        raise TypeError(f"config must be an optcmp.runner.RunConfig, got {type_name(config)}")
     return _execute(problem, spec, configured(config, overrides, "run"), wall0)
 
 
