@@ -73,8 +73,8 @@ def _installed_versions() -> dict[str, str]:
     from importlib import metadata
 
     out: dict[str, str] = {}
-    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "pandas",
-                 "matplotlib"):
+    for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "jax",
+                 "jaxlib", "optax", "pandas", "matplotlib"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -128,5 +128,70 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def blas_kernel() -> str:
+    """The OpenBLAS kernel in use (threadpoolctl's ``architecture``), or the BLAS library name.
 
-__all__ = ["environment"]
+    Returns
+    -------
+    str
+        For example ``"Haswell"``, ``"SkylakeX"``; ``"unknown"`` without threadpoolctl.
+    """
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown"
+    for info in threadpool_info():
+        if info.get("internal_api") in ("openblas", "mkl", "blis"):
+            arch = info.get("architecture")
+            return str(arch) if arch else str(info.get("internal_api"))
+    return "unknown"
+
+
+def machine_stamp(threads: int | None = None) -> dict[str, Any]:
+    """What a measured figure belongs to: CPU model, cores, BLAS kernel, versions, threads, load.
+
+    Parameters
+    ----------
+    threads : int, optional
+        Threads per framework the measurement used (recorded as given).
+
+    Returns
+    -------
+    dict
+        JSON-serializable: ``cpu``, ``cores``, ``machine``, ``blas_kernel``, ``versions``
+        (installed distributions, nothing imported), ``threads``, ``load`` (1-minute load
+        average when called), ``date``.
+    """
+    import datetime as _dt
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine(),
+            "blas_kernel": blas_kernel(), "python": sys.version.split()[0],
+            "versions": _installed_versions(), "threads": threads,
+            "load": round(load, 2), "date": _dt.date.today().isoformat()}
+
+
+def stamp_text(stamp: dict[str, Any]) -> str:
+    """One line for a reader: ``"Intel Xeon ... (2 cores, OpenBLAS Haswell), numpy 2.3.1, ...,
+    load 0.4"``.
+
+    Parameters
+    ----------
+    stamp : dict
+        A :func:`machine_stamp`.
+
+    Returns
+    -------
+    str
+    """
+    v = stamp.get("versions", {})
+    libs = ", ".join(f"{k} {v[k]}" for k in ("numpy", "scipy", "torch", "tensorflow-cpu", "jax")
+                     if k in v)
+    thr = stamp.get("threads")
+    thr_s = f", {thr} thread{'s' if thr != 1 else ''} per framework" if thr else ""
+    return (f"{stamp.get('cpu', '?')} ({stamp.get('cores', '?')} cores, BLAS kernel "
+            f"{stamp.get('blas_kernel', '?')}), {libs}{thr_s}, load {stamp.get('load', '?')}, "
+            f"{stamp.get('date', '?')}")
+
+
+__all__ = ["blas_kernel", "environment", "machine_stamp", "stamp_text"]
