@@ -163,15 +163,17 @@ def test_default_stopping() -> None:
     r = default_stopping(1e-6, max_iter=10, max_time=5.0, max_evals=7)
     names = [type(x).__name__ for x in r.rules()]
     assert names == ["RelativeSuboptimality", "MaxIter", "MaxTime", "MaxEvals", "Divergence",
-                     "Stalled", "RateProjection"]
+                     "Rising", "Stalled", "RateProjection"]
     assert r.rules()[0].tol == 1e-6
     # the default divergence rule also catches explosions, not only inf/nan
     assert r.rules()[4] == Divergence(factor=1e10) and DEFAULT_DIVERGENCE_FACTOR == 1e10
     assert r.rules()[4].describe() == "Divergence(factor=1e+10)"
-    assert default_stopping(divergence_factor=None).rules()[3] == Divergence()
-    assert default_stopping(divergence_factor=100.0).rules()[3] == Divergence(100.0)
+    # no wall-clock cap unless asked for: the iteration budget, then divergence
+    assert default_stopping(divergence_factor=None).rules()[2] == Divergence()
+    assert default_stopping(divergence_factor=100.0).rules()[2] == Divergence(100.0)
     r = default_stopping(max_iter=None, max_time=None, target=LossTarget(0.1))
-    assert [type(x).__name__ for x in r.rules()] == ["LossTarget", "Divergence", "Stalled"]
+    assert [type(x).__name__ for x in r.rules()] == ["LossTarget", "Divergence", "Rising",
+                                                     "Stalled"]
     r = default_stopping(max_iter=None, max_time=None, target=LossTarget(0.1), stall=False)
     assert [type(x).__name__ for x in r.rules()] == ["LossTarget", "Divergence"]
 

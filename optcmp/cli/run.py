@@ -76,7 +76,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repeats", type=positive_int, default=1, help="repetitions (seeds)")
     settings.add("threads")
     p.add_argument("--no-early-stop", action="store_true",
-                   help="run every budget to its end: no 'stalled' or 'projected' early stops")
+                   help="run every budget to its end: no 'stalled' stops, no censoring")
     p.add_argument("--order", choices=("interleaved", "blocks"), default="interleaved",
                    help="execution order of repetitions: interleaved (A B C, C B A, ...; "
                         "default) or blocks (A A, B B, ...)")
@@ -133,6 +133,8 @@ def command(args: argparse.Namespace) -> int:
     stopping = run_stopping(args, problem, tol, target)
     backends = args.backends if args.backends is not None else available_backends()
     settings = {**setting_values(args, "run"), "tol": tol, "stopping": stopping}
+    if args.no_early_stop:
+        settings["censor_ratio"] = None
     execution = [m.strip() for m in settings.pop("execution").split(",")]
     try:  # one RunConfig; several execution modes are a dimension of the sweep
         modes = execution_modes(execution if len(execution) > 1 else execution[0])
@@ -310,30 +312,29 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     from optcmp.stopping import default_stopping
 
     early = not args.no_early_stop
+    budgets = {"max_iter": args.max_iter, "max_time": args.max_time,
+               "max_cpu_time": args.max_cpu_time}
     if target is not None:
-        return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
-                                target=target, stall=early)
+        return default_stopping(**budgets, target=target, stall=early)
     if args.suite is not None:  # each problem's own rule (make_stopping)
         return None if early else _suite_without_early_stops(args, problem, tol)
     if problem.optimum() is not None:  # the main job: a shorter projection window
-        return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
-                                projection_window=MAIN_PROJECTION_WINDOW, stall=early,
-                                projection=early)
-    return None if early else optcmp.make_stopping(
-        problem, tol=tol, max_iter=args.max_iter, max_time=args.max_time, stall=False)
+        return default_stopping(tol, **budgets, projection_window=MAIN_PROJECTION_WINDOW,
+                                stall=early, projection=early)
+    return None if early else optcmp.make_stopping(problem, tol=tol, **budgets, stall=False)
 
 
 def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
     """``--suite`` with ``--no-early-stop``: one rule for every problem without stall or
-    projection checks (so that no run of the suite ends early as ``projected``)."""
+    hint (so that no run of the suite ends early as ``stalled``)."""
     from optcmp.stopping import default_stopping
 
     missing = [p.name for p in suite.problems if p.optimum() is None]
     if missing:
         raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
                        f"{missing[0]} has none")
-    return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time, stall=False,
-                            projection=False)
+    return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
+                            max_cpu_time=args.max_cpu_time, stall=False, projection=False)
 
 
 __all__ = ["add_parser", "build_suite", "command", "run_stopping", "set_hints"]

@@ -22,13 +22,13 @@ from optcmp.cli.common import nonneg_int, positive_float, positive_int
 from optcmp.engine import RunConfig
 
 #: Iterations each run of the main job may spend: its primary budget, the same on any machine
-#: under any load. With the rate projection (factor 10, over :data:`MAIN_PROJECTION_WINDOW`
-#: iterations) a run that would need more than 10x this many iterations ends early as
-#: ``projected``.
+#: under any load. A run that cannot come within ``censor_ratio`` (10) of the best
+#: time-to-target is censored before it (:mod:`optcmp.sweep.censor`).
 DEFAULT_MAX_ITER = 100
-#: Timed seconds each run of the main job may spend: a safety cap only (status timeout).
-DEFAULT_MAX_TIME = 5.0
-#: Iterations the main job's rate projection measures the rate over.
+#: Wall-clock cap of the main job's runs: none (``--max-time`` only when asked: it depends on
+#: the load).
+DEFAULT_MAX_TIME = None
+#: Iterations the main job's linear-rate hint measures the rate over (it stops no run).
 MAIN_PROJECTION_WINDOW = 30
 
 _DEVICE = "device for torch/tensorflow (cpu, cuda)"
@@ -94,13 +94,20 @@ FLAGS = (
     Flag("dtype", {"run": None, "tune": None}, choices=DTYPES),
     Flag("tol", {"run": _TOL, "tune": _TOL}, type=positive_float,
          defaults={"run": None, "tune": None}),  # None: not given (the target decides)
-    Flag("max_time", {"run": "timed seconds each run may spend, a safety cap (default "
-                             "%(default)s)"},
+    Flag("max_time", {"run": "wall-clock cap on the timed seconds of each run (default: none; "
+                             "a wall clock depends on the load, so a run it stops ends "
+                             "'timeout' at an iteration that depends on the machine)"},
          type=positive_float, defaults={"run": DEFAULT_MAX_TIME}),
     Flag("max_iter", {"run": "iterations each run may spend: the primary budget, the same on "
-                             "any machine (default %(default)s); a run projected to need more "
-                             "than 10x this ends early as 'projected'"},
+                             "any machine under any load (default %(default)s)"},
          type=positive_int, defaults={"run": DEFAULT_MAX_ITER}),
+    Flag("max_cpu_time", {"run": "process CPU seconds of timed steps each run may spend (status "
+                                 "max_cpu_time; default: none)"},
+         type=positive_float, metavar="SECONDS"),
+    Flag("censor_ratio", {"run": "censor a run once its CPU time exceeds this many times the "
+                                 "best time-to-target of its repetition (default %(default)s; "
+                                 "--no-early-stop: never)"},
+         type=positive_float, metavar="R"),
     Flag("threads", {"run": "CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
                             "same for all (default %(default)s: reproducible on a shared "
                             "machine)",

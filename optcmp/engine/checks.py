@@ -15,10 +15,14 @@ import numpy as np
 
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
+    BUDGET_RULES,
     DEFAULT_DIVERGENCE_FACTOR,
     AbsoluteSuboptimality,
+    RateProjection,
+    RelativeChange,
     RelativeSuboptimality,
     Rule,
+    Stalled,
     default_stopping,
 )
 
@@ -93,9 +97,12 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     if not any(r.kind == "target" for r in leaves):
         warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
                       "time-to-target will be empty", stacklevel=stacklevel)
-    if not any(r.kind == "budget" for r in leaves):
-        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxTime or "
-                         "MaxEvals): a run that never meets the target would never stop")
+    if not any(isinstance(r, BUDGET_RULES) or (
+            r.kind == "budget" and not isinstance(r, (Stalled, RelativeChange, RateProjection)))
+            for r in leaves):
+        raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxEvals, "
+                         "MaxCPUTime or MaxTime; a stall test may never fire): a run that never "
+                         "meets the target would never stop")
 
 
 def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
@@ -178,7 +185,8 @@ def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
 
 
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,
-                  max_time: float | None = 60.0, max_evals: int | None = None,
+                  max_time: float | None = None, max_evals: int | None = None,
+                  max_cpu_time: float | None = None,
                   divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
                   stall: bool = True, projection: bool = True) -> Rule:
     """The default stopping rule for ``problem``.
@@ -196,15 +204,18 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     max_iter : int, optional
         Iteration budget.
     max_time : float, optional
-        Timed-seconds budget.
+        Wall-clock cap on the timed seconds (only when asked for: it depends on the load).
     max_evals : int, optional
         Function-evaluation budget.
+    max_cpu_time : float, optional
+        Budget of process CPU seconds in the timed steps.
     divergence_factor : float, optional, default 1e10
         Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
         non-finite values only.
     stall, projection : bool, default True
-        Add the :class:`~optcmp.stopping.Stalled` and :class:`~optcmp.stopping.RateProjection`
-        checks (:func:`~optcmp.stopping.default_stopping`).
+        Add the exact early stops (:class:`~optcmp.stopping.Rising`,
+        :class:`~optcmp.stopping.Stalled`) and the :class:`~optcmp.stopping.RateProjection`
+        hint (:func:`~optcmp.stopping.default_stopping`).
 
     Returns
     -------
@@ -228,7 +239,7 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                              "the problem an optimum (e.g. from_function(..., "
                              "optimum='estimate'))")
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            target=target, divergence_factor=divergence_factor, stall=stall,
+                            max_cpu_time=max_cpu_time, target=target, divergence_factor=divergence_factor, stall=stall,
                             projection=projection)
 
 

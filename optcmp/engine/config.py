@@ -75,15 +75,25 @@ class RunConfig:
     dtype : {"float64", "float32"}, default "float64"
     stopping : Rule, optional
         Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
-        ``tol``, ``max_iter``, ``max_time``, ``max_evals``.
+        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``max_cpu_time``.
     tol : float, default 1e-6
         Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
     max_iter : int, optional, default 100_000
-        Iteration budget.
-    max_time : float, optional, default 60.0
-        Budget of timed seconds.
+        Iteration budget (the same on any machine under any load).
+    max_time : float, optional
+        Wall-clock cap on the timed seconds, only when asked for (default None): it depends
+        on the load, so a run it stops (status ``timeout``) may end at another iteration on a
+        busy machine.
     max_evals : int, optional
         Function-evaluation budget.
+    max_cpu_time : float, optional
+        Budget of process CPU seconds in the timed steps (status ``max_cpu_time``), which
+        other work on the host changes far less than the wall clock.
+    censor_ratio : float or None, default 10.0
+        In a sweep (:func:`optcmp.compare`), a run whose CPU time already exceeds
+        ``censor_ratio`` times the best CPU time-to-target of its repetition is stopped as
+        ``censored`` with that bound (see "Censoring" in ``docs/concepts.md``); ``None``
+        runs every budget to its end. A single :func:`~optcmp.engine.run` is never censored.
     seed : int, default 0
         Seed of the initial point and the minibatch order.
     repeat : int, default 0
@@ -124,7 +134,9 @@ class RunConfig:
     ValueError
         An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
         is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
-        a non-positive budget, an unknown ``execution`` or ``gradient``.
+        a non-positive budget, no budget at all (a run that never meets its target would never
+        stop), a ``censor_ratio`` that is not a number > 1, an unknown ``execution`` or
+        ``gradient``.
     TypeError
         ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
 
@@ -143,8 +155,10 @@ class RunConfig:
     stopping: Rule | None = field(default=None, metadata={"key": _rule})
     tol: float = 1e-6
     max_iter: int | None = 100_000
-    max_time: float | None = 60.0
+    max_time: float | None = None
     max_evals: int | None = None
+    max_cpu_time: float | None = None
+    censor_ratio: float | None = field(default=10.0, metadata={"record": _value})
     seed: int = field(default=0, metadata={"key": _value, "record": _value})
     repeat: int = 0
     callback: Callback | None = None
@@ -181,8 +195,10 @@ class RunConfig:
             raise TypeError("stopping must be an optcmp.stopping.Rule, got "
                             f"{type(self.stopping).__name__}")
         if self.stopping is None:  # the budgets and tolerance, checked now (one message each)
+            check_budgets(self)
             default_stopping(self.tol, max_iter=self.max_iter, max_time=self.max_time,
-                             max_evals=self.max_evals)
+                             max_evals=self.max_evals, max_cpu_time=self.max_cpu_time)
+        put(self, "censor_ratio", check_censor_ratio(self.censor_ratio))
         if self.callback is not None:
             check_callback(self.callback)
 
@@ -290,11 +306,58 @@ class RunConfig:
         """
         rule = self.stopping if self.stopping is not None else make_stopping(
             problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,
-            max_evals=self.max_evals)
+            max_evals=self.max_evals, max_cpu_time=self.max_cpu_time)
         opt = problem.optimum()
         check_rule(rule, problem, None if opt is None else float(opt.fun),
                    stacklevel=3 + stacklevel)
         return rule
+
+
+def check_budgets(config: RunConfig) -> None:
+    """Refuse settings without any budget: such a run never stops unless it meets its target.
+
+    Parameters
+    ----------
+    config : RunConfig
+        Its ``stopping`` is None (the budgets come from the settings).
+
+    Raises
+    ------
+    ValueError
+        ``max_iter``, ``max_evals``, ``max_cpu_time`` and ``max_time`` are all None.
+    """
+    if all(getattr(config, n) is None for n in ("max_iter", "max_evals", "max_cpu_time",
+                                                "max_time")):
+        raise ValueError("no budget: max_iter, max_evals, max_cpu_time and max_time are all "
+                         "None, so a run that never meets its target would never stop; give "
+                         "max_iter=N (iterations), max_evals=N or max_cpu_time=SECONDS (these "
+                         "do not depend on the load), or max_time=SECONDS (wall clock)")
+
+
+def check_censor_ratio(value: Any) -> float | None:
+    """``censor_ratio`` checked: None (no censoring) or a finite number > 1.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    ValueError
+        Anything else (the message names the value).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"censor_ratio must be None or a number > 1, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v <= 1:
+        raise ValueError(f"censor_ratio must be None or a finite number > 1, got {value!r}")
+    return v
 
 
 def check_callback(callback: Any) -> None:
@@ -362,4 +425,5 @@ def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: st
     return base.replace(**overrides) if overrides else base
 
 
-__all__ = ["EXECUTIONS", "Callback", "RunConfig", "check_callback", "configured"]
+__all__ = ["EXECUTIONS", "Callback", "RunConfig", "check_budgets", "check_callback",
+           "check_censor_ratio", "configured"]

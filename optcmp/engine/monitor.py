@@ -146,8 +146,8 @@ class Monitor:
         """
         t = self.sw.elapsed if at is None else at
         self.nit = nit
-        s = State(nit=nit, iterate=iterate, time=t, fun=fun, f0=self.f0, fstar=self.fstar,
-                  grad_norm=grad_norm, nfev=nfev, njev=njev)
+        s = State(nit=nit, iterate=iterate, time=t, cpu_time=self.sw.cpu_elapsed, fun=fun,
+                  f0=self.f0, fstar=self.fstar, grad_norm=grad_norm, nfev=nfev, njev=njev)
         self.last = s
         if fun is not None:
             self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
@@ -232,19 +232,17 @@ class Monitor:
             self.sw.resume()
 
     @property
-    def projection(self) -> tuple[float, int] | None:
-        """``(time, iterations)`` to the target projected from the observed linear rate.
+    def projection(self) -> RateProjection | None:
+        """The linear-rate hint of a run that missed the target, or None.
 
-        Set only for a run that missed the target and whose rule holds a
-        :class:`~optcmp.stopping.RateProjection` that measured a rate; a projection, never a
-        result.
+        Set only when the run's rule holds a :class:`~optcmp.stopping.RateProjection` that
+        measured a rate; a hint for the run's message, never a result.
         """
         if self.hit is not None:
             return None
         for r in self.rule.rules():
-            p = getattr(r, "projection", None)
-            if isinstance(r, RateProjection) and p is not None:
-                return p
+            if isinstance(r, RateProjection) and r.projection is not None:
+                return r
         return None
 
     def trace(self) -> Trace:

@@ -121,7 +121,7 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     config : RunConfig, optional
         Backend, device, dtype, stopping rule or tolerance and budgets, seed, callback,
         threads, execution, gradient. Default ``RunConfig()``: numpy, float64, tolerance
-        1e-6, 100,000 iterations and 60 timed seconds at most.
+        1e-6, 100,000 iterations at most (no wall-clock cap unless ``max_time`` is given).
     **overrides
         :class:`RunConfig` fields replacing the config's, e.g. ``backend="torch"``.
 
@@ -172,7 +172,8 @@ def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
         The settings the keywords replace (default ``RunConfig()``), as in :func:`run`.
     **overrides
         The :class:`RunConfig` fields (``backend``, ``device``, ``dtype``, ``stopping``,
-        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``seed``, ``repeat``,
+        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``max_cpu_time``, ``seed``,
+        ``repeat``, ``censor_ratio``,
         ``callback``, ``eval_every``, ``threads``, ``execution``, ``gradient``), with
         RunConfig's defaults. ``threads`` (default 1) gives numpy's BLAS pool, PyTorch's
         intra-op pool and TensorFlow's pools the same count (recorded in
@@ -418,9 +419,6 @@ class _TimedRun:
         out: dict[str, Any] = {"cpu_time": cpu, "load_start": self.load[0],
                                "load_end": self.load[1],
                                "contended": on_cpu and contended(sw.elapsed, cpu)}
-        if self.monitor is not None and self.monitor.projection is not None:
-            t, n = self.monitor.projection
-            out.update(projected_time_to_target=t, projected_nit_to_target=n)
         return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from optcmp.stopping import Divergence, RateProjection, Rule, Stalled, State, first_fired
+from optcmp.stopping import Divergence, Rising, Rule, Stalled, State, first_fired
 
 if TYPE_CHECKING:
     from optcmp.engine.drivers import LoopRecord
@@ -38,23 +38,28 @@ def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
     -------
     (str, str)
         ``stopped`` (the callback raised ``StopIteration``), ``converged`` (a target),
-        ``diverged``, ``stalled``/``projected`` (early stops, with their explanation), a
-        budget's status, or the framework loop's own status (default ``stalled``).
+        ``diverged``, ``stalled`` (exact early stop, with its explanation), a budget's status,
+        or the framework loop's own status (default ``stalled``). A run that missed its target
+        and whose rule measured a linear rate gets the hint appended
+        (``"; linear-rate hint: about N iterations ..."``).
     """
     if monitor.callback_stop:
         return "stopped", "callback raised StopIteration"
+    hint = monitor.projection
+    tail = "" if hint is None else "; " + hint.explain()
     if monitor.fired is not None:
         r = monitor.fired
         if r.kind == "target":
             return "converged", f"target reached: {r.describe()}"
         if r.kind == "divergence":
             return "diverged", divergence_message(r, monitor.last)
-        if isinstance(r, (Stalled, RateProjection)):
+        if isinstance(r, Stalled):
             where = "" if monitor.last is None else f" (at iteration {monitor.last.iterate})"
-            return r.status, r.explain() + where
-        return r.status, f"budget exhausted: {r.describe()}"
+            return r.status, r.explain() + where + tail
+        return r.status, f"budget exhausted: {r.describe()}{tail}"
     if record.report is not None:
-        return record.report.get("status") or "stalled", record.report.get("message", "")
+        return (record.report.get("status") or "stalled",
+                record.report.get("message", "") + tail)
     return "failed", "the run ended without a stopping decision"
 
 
@@ -75,7 +80,7 @@ def divergence_message(rule: Rule, s: State | None) -> str:
     """
     if s is None:
         return "diverged"
-    if isinstance(rule, Divergence):
+    if isinstance(rule, (Divergence, Rising)):
         what = rule.explain(s)
     elif s.fun is not None and not math.isfinite(s.fun):  # a user's own divergence rule
         what = f"objective is non-finite ({s.fun}) at iteration {s.iterate}"

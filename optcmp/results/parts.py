@@ -17,9 +17,10 @@ import numpy as np
 
 from optcmp.results.trace import Trace
 
-#: Every status a run can end with.
-STATUSES = ("converged", "max_iter", "timeout", "max_evals", "diverged", "stalled", "stopped",
-            "failed", "skipped", "projected")
+#: Every status a run can end with (``projected``: files saved before the linear-rate projection
+#: became a hint; new runs never end with it).
+STATUSES = ("converged", "max_iter", "timeout", "max_evals", "max_cpu_time", "censored",
+            "diverged", "stalled", "stopped", "failed", "skipped", "projected")
 
 
 @dataclass(frozen=True)

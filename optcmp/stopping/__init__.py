@@ -1,13 +1,14 @@
 """Stopping rules: small composable objects that look at the latest observation of a run.
 
 A rule has a ``kind``: ``"target"`` (reaching it is success and defines time-to-target),
-``"budget"`` (iterations, time, evaluations: the run ends unsuccessful) or ``"divergence"``.
+``"budget"`` (iterations, evaluations, CPU time, wall time: the run ends unsuccessful) or
+``"divergence"``.
 Rules compose with ``|``; :meth:`Rule.first` returns the first rule that fires.
 
 The rules live in :mod:`optcmp.stopping.base` (:class:`State`, :class:`Rule`, :class:`AnyOf`,
 :func:`by_priority`, :func:`first_fired`), :mod:`optcmp.stopping.targets`,
-:mod:`optcmp.stopping.budgets` and :mod:`optcmp.stopping.early` (divergence, stall, rate
-projection, relative change); every public name is importable from ``optcmp.stopping``, which
+:mod:`optcmp.stopping.budgets` and :mod:`optcmp.stopping.early` (divergence, a steady rise,
+an exact stall, relative change, the linear-rate hint); every public name is importable from ``optcmp.stopping``, which
 also builds the default rule (:func:`default_stopping`) and reads a saved one back
 (:func:`rule_from_dict`).
 
@@ -22,15 +23,25 @@ from __future__ import annotations
 from typing import Any
 
 from optcmp.stopping.base import AnyOf, Rule, State, by_priority, first_fired
-from optcmp.stopping.budgets import MaxEvals, MaxIter, MaxTime
+from optcmp.stopping.budgets import (
+    BUDGET_RULES,
+    MaxCPUTime,
+    MaxEvals,
+    MaxIter,
+    MaxTime,
+    with_iteration_cap,
+)
 from optcmp.stopping.early import (
     DEFAULT_DIVERGENCE_FACTOR,
     DEFAULT_PROJECTION_FACTOR,
+    DEFAULT_RISING_WINDOW,
     DEFAULT_STALL_RTOL,
     DEFAULT_STALL_WINDOW,
+    STALL_ULPS,
     Divergence,
     RateProjection,
     RelativeChange,
+    Rising,
     Stalled,
 )
 from optcmp.stopping.targets import (
@@ -47,42 +58,53 @@ def default_stopping(
     tol: float = 1e-6,
     *,
     max_iter: int | None = 100_000,
-    max_time: float | None = 60.0,
+    max_time: float | None = None,
     max_evals: int | None = None,
+    max_cpu_time: float | None = None,
     target: Rule | None = None,
     divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
     stall: bool = True,
     projection: bool = True,
     projection_window: int = 100,
 ) -> AnyOf:
-    """The default rule: a target, the budgets, divergence, stall and rate-projection checks.
+    """The default rule: a target, the budgets, divergence (explosion, steady rise), exact stall.
 
     Parameters
     ----------
     tol : float, default 1e-6
         Relative suboptimality tolerance, used when ``target`` is None.
-    max_iter : int, optional
+    max_iter : int, optional, default 100_000
         Iteration budget.
     max_time : float, optional
-        Timed seconds budget.
+        Wall-clock cap on the timed seconds (only when asked: it depends on the load).
     max_evals : int, optional
         Function-evaluation budget.
+    max_cpu_time : float, optional
+        Budget of process CPU seconds in the timed steps (:class:`MaxCPUTime`).
     target : Rule, optional
         Target rule replacing the relative-suboptimality one (e.g. :class:`LossTarget`).
     divergence_factor : float, optional, default 1e10
         The run diverges when its objective is non-finite or above
         ``divergence_factor * max(|f0|, 1)``; ``None`` checks non-finite values only.
     stall : bool, default True
-        Add :class:`Stalled` with its defaults (a flat-lined run ends ``stalled``).
+        Add the early stops that are exact: :class:`Stalled` (no change at float64
+        resolution over 200 observations) and :class:`Rising` (an objective that rose at
+        every one of 200 observations ends ``diverged``).
     projection : bool, default True
-        Add :class:`RateProjection` (factor 10) to a relative-suboptimality target: a run
-        whose linear rate projects far beyond the budget ends ``projected``.
+        Add the :class:`RateProjection` hint to a relative-suboptimality target (it stops no
+        run; a run that misses the target says in its message how many iterations its
+        linear rate would need).
     projection_window : int, default 100
-        Observations :class:`RateProjection` measures the rate over.
+        Observations the hint measures the rate over.
 
     Returns
     -------
     AnyOf
+
+    Raises
+    ------
+    ValueError
+        A bad budget or tolerance.
     """
     rules: list[Rule] = [target if target is not None else RelativeSuboptimality(tol)]
     if max_iter is not None:
@@ -91,20 +113,21 @@ def default_stopping(
         rules.append(MaxTime(max_time))
     if max_evals is not None:
         rules.append(MaxEvals(max_evals))
+    if max_cpu_time is not None:
+        rules.append(MaxCPUTime(max_cpu_time))
     rules.append(Divergence(divergence_factor))
     if stall:
-        rules.append(Stalled())
-    if projection and target is None and (max_iter is not None or max_time is not None):
-        rules.append(RateProjection(tol, max_iter=max_iter, max_time=max_time,
-                                    window=projection_window))
+        rules.extend([Rising(), Stalled()])
+    if projection and target is None:
+        rules.append(RateProjection(tol, window=projection_window))
     return AnyOf(*rules)
 
 
 _RULES: dict[str, type[Rule]] = {
     c.__name__: c
     for c in (RelativeSuboptimality, AbsoluteSuboptimality, LossTarget, GradientNorm,
-              MetricTarget, RelativeChange, MaxIter, MaxTime, MaxEvals, Divergence, Stalled,
-              RateProjection)
+              MetricTarget, RelativeChange, MaxIter, MaxTime, MaxEvals, MaxCPUTime, Divergence,
+              Rising, Stalled, RateProjection)
 }
 
 
@@ -136,9 +159,11 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
 
 
 __all__ = [
-    "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_STALL_RTOL",
-    "DEFAULT_STALL_WINDOW", "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence",
-    "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget", "RateProjection",
-    "RelativeChange", "RelativeSuboptimality", "Stalled", "Rule", "State", "by_priority",
-    "default_stopping", "first_fired", "rule_from_dict",
+    "BUDGET_RULES", "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR",
+    "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL", "DEFAULT_STALL_WINDOW", "STALL_ULPS",
+    "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence", "GradientNorm",
+    "LossTarget", "MaxCPUTime", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
+    "RateProjection", "RelativeChange", "RelativeSuboptimality", "Rising", "Stalled", "Rule",
+    "State", "by_priority", "default_stopping", "first_fired", "rule_from_dict",
+    "with_iteration_cap",
 ]

@@ -26,7 +26,9 @@ class State:
     iterate : int
         Index of the iterate whose objective is ``fun`` (``nit`` or ``nit - 1``).
     time : float
-        Timed seconds so far (optimizer steps only).
+        Timed seconds so far (optimizer steps only, wall clock).
+    cpu_time : float
+        Process CPU seconds of the timed steps so far.
     fun : float or None
         Full objective at ``iterate``; ``None`` at steps without an observation.
     f0 : float
@@ -44,6 +46,7 @@ class State:
     nit: int = 0
     iterate: int = 0
     time: float = 0.0
+    cpu_time: float = 0.0
     fun: float | None = None
     f0: float = math.nan
     fstar: float | None = None

@@ -1,9 +1,12 @@
-"""Rules that end a run early, before its budget: divergence, a stall, a rate projection.
+"""Rules that end a run early, before its budget, where the outcome is exact: divergence, a stall.
 
 :class:`Divergence` (kind ``"divergence"``: a non-finite or exploding objective, checked first
-at every observation), :class:`Stalled` (a flat-lined objective), :class:`RateProjection` (a
-linear rate that cannot reach the target within the budget) and :class:`RelativeChange` (a
-stall test on consecutive values). None of them is a target: a run they stop is unsuccessful.
+at every observation), :class:`Rising` (kind ``"divergence"``: an objective that rose at every
+observation of a window), :class:`Stalled` (an objective that has not changed at float64
+resolution over a window) and :class:`RelativeChange` (a stall test on consecutive values).
+None of them is a target: a run they stop is unsuccessful. :class:`RateProjection` stops
+nothing: it keeps a linear-rate hint for the run's message. A run that can no longer change a
+comparison's answer is censored by the sweep (:mod:`optcmp.sweep.execute`), not by a rule.
 """
 
 from __future__ import annotations
@@ -15,10 +18,17 @@ from optcmp.stopping.base import Rule, State, positive_count, positive_number
 
 #: Default window of :class:`Stalled`: observations (iterations for full-batch runs).
 DEFAULT_STALL_WINDOW = 200
-#: Default relative threshold of :class:`Stalled`.
-DEFAULT_STALL_RTOL = 1e-6
-#: Default factor of :class:`RateProjection`: stop when the projection exceeds the budget by it.
+#: Default relative threshold of :class:`Stalled`: ``None``, the exact test (no change of the
+#: best value beyond :data:`STALL_ULPS` units in the last place of float64).
+DEFAULT_STALL_RTOL: float | None = None
+#: Units in the last place (float64) within which :class:`Stalled`'s exact test calls two
+#: best values equal.
+STALL_ULPS = 4
+#: Default factor of :class:`RateProjection` (kept for rules saved with it; it stops nothing).
 DEFAULT_PROJECTION_FACTOR = 10.0
+#: Default window of :class:`Rising`: observations.
+DEFAULT_RISING_WINDOW = 200
+_EPS = 2.220446049250313e-16
 #: Explosion factor of the default stopping rule (:func:`~optcmp.stopping.default_stopping`):
 #: an objective above ``1e10 * max(|f0|, 1)`` counts as diverged.
 DEFAULT_DIVERGENCE_FACTOR = 1e10
@@ -60,42 +70,45 @@ class RelativeChange(Rule):
 
 
 class Stalled(Rule):
-    """Stop as ``stalled`` when the objective has flat-lined.
+    """Stop as ``stalled`` when the objective has not changed over a window.
 
     Over the last ``window`` observations the best objective seen has improved by no more than
-    ``rtol * scale``, where ``scale`` is the remaining gap ``f_best - f*`` when the optimum is
-    known and ``max(|f_best|, 1e-12)`` otherwise: relative, so the test means the same on every
-    problem scale, and best-so-far, so the noise of a stochastic run cannot hide a plateau.
-    It counts observations, never seconds: the same run stalls at the same iteration on any
-    machine under any load.
+    ``rtol * scale``. With the default ``rtol=None`` the test is exact: no improvement beyond
+    :data:`STALL_ULPS` units in the last place of ``|f_best|`` in float64, so the run can no
+    longer change at the resolution it is computed in (a run still improving, however slowly,
+    goes on to its budget or is censored by the sweep). With a number, ``scale`` is the
+    remaining gap ``f_best - f*`` when the optimum is known and ``max(|f_best|, 1e-12)``
+    otherwise (a relative-progress test the user chose). Best-so-far, so the noise of a
+    stochastic run cannot hide a plateau. It counts observations, never seconds: the same run
+    stalls at the same iteration on any machine under any load.
 
     Parameters
     ----------
     window : int, default :data:`DEFAULT_STALL_WINDOW` (200)
         Observations to look back over (one per iteration for full-batch runs, one per
         ``eval_every`` steps for minibatch runs).
-    rtol : float, default :data:`DEFAULT_STALL_RTOL` (1e-6)
-        Relative improvement below which the run counts as flat.
+    rtol : float, optional
+        Relative improvement below which the run counts as flat; ``None`` (default): the exact
+        float64 test.
 
     Raises
     ------
     ValueError
-        ``window`` is not a positive integer, ``rtol`` not a finite number > 0.
+        ``window`` is not a positive integer, ``rtol`` not ``None`` or a finite number > 0.
 
     Examples
     --------
-    torch's L-BFGS on the FizzBuzz MLP flat-lines at a training loss of 0.0283 from about
-    iteration 300; with the defaults it ends ``stalled`` 200 iterations later
-    instead of spending its whole budget.
+    A full-batch run whose iterate no longer moves (a step size of zero, a line search that
+    cannot decrease ``f`` any more) ends ``stalled`` 200 iterations after its last change.
     """
 
     kind = "budget"
     status = "stalled"
 
-    def __init__(self, window: int = DEFAULT_STALL_WINDOW, rtol: float = DEFAULT_STALL_RTOL
-                 ) -> None:
+    def __init__(self, window: int = DEFAULT_STALL_WINDOW,
+                 rtol: float | None = DEFAULT_STALL_RTOL) -> None:
         self.window = positive_count("window", window)
-        self.rtol = positive_number("rtol", rtol)
+        self.rtol = None if rtol is None else positive_number("rtol", rtol)
         self._best: list[float] = []
         self._last = math.nan
 
@@ -116,6 +129,8 @@ class Stalled(Rule):
             del self._best[0]
         if len(self._best) <= self.window:
             return False
+        if self.rtol is None:
+            return self._best[0] - best <= STALL_ULPS * _EPS * abs(best)
         ref = s.fstar if s.fstar is not None else 0.0
         scale = max(abs(best - ref), 1e-12) if s.fstar is not None else max(abs(best), 1e-12)
         return self._best[0] - best <= self.rtol * scale
@@ -125,32 +140,95 @@ class Stalled(Rule):
         best = self._best[-1] if self._best else math.nan
         rose = (f"; the objective rose to {self._last:.6g} from its best {best:.6g}"
                 if self._last > best + abs(best) * 1e-3 else "")
-        return (f"objective flat: best value improved by <= {self.rtol:g} (relative) over the "
+        how = (f"by no more than {STALL_ULPS} float64 ulps" if self.rtol is None
+               else f"by <= {self.rtol:g} (relative)")
+        return (f"objective flat: best value improved {how} over the "
                 f"last {self.window} observations{rose}")
 
 
+class Rising(Rule):
+    """Divergence by trend: the objective rose at every one of the last ``window`` observations.
+
+    Fires when the last ``window + 1`` observed objective values never decrease and the last
+    exceeds the first by more than :data:`STALL_ULPS` float64 ulps: a run climbing steadily
+    (e.g. gradient descent with a step just above ``2/L``) ends ``diverged`` instead of waiting
+    for an explosion or a budget. A converging run, deterministic or stochastic, does not rise
+    at every observation of a window. Kind ``"divergence"``: checked before the other rules.
+
+    Parameters
+    ----------
+    window : int, default :data:`DEFAULT_RISING_WINDOW` (200)
+        Observations (one per iteration for full-batch runs).
+
+    Raises
+    ------
+    ValueError
+        ``window`` is not a positive integer.
+    """
+
+    kind = "divergence"
+    status = "diverged"
+
+    def __init__(self, window: int = DEFAULT_RISING_WINDOW) -> None:
+        self.window = positive_count("window", window)
+        self._start = math.nan
+        self._last = math.nan
+        self._run = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": type(self).__name__, "window": self.window}
+
+    def reset(self) -> None:
+        self._start = self._last = math.nan
+        self._run = 0
+
+    def check(self, s: State) -> bool:
+        if s.fun is None or not math.isfinite(s.fun):
+            return False
+        if self._run and s.fun >= self._last:
+            self._run += 1
+        else:
+            self._start, self._run = s.fun, 1
+        self._last = s.fun
+        return (self._run > self.window
+                and self._last - self._start > STALL_ULPS * _EPS * abs(self._start))
+
+    def explain(self, s: State) -> str:
+        """The rise, for the run's message.
+
+        Parameters
+        ----------
+        s : State
+            The observation it fired on.
+
+        Returns
+        -------
+        str
+        """
+        return (f"objective rose at every one of the last {self._run - 1} observations, from "
+                f"{self._start:.6g} to {self._last:.6g}, at iteration {s.iterate}")
+
+
 class RateProjection(Rule):
-    """Stop a run whose observed linear rate cannot reach the target within its budget.
+    """A linear-rate hint: how many iterations the observed rate would need to the target.
 
     From the relative suboptimality ``g = (f - f*) / (f0 - f*)`` (best so far) over the last
     ``window`` observations, the linear rate ``log g`` per iteration projects the iterations
-    still needed to reach ``tol``; when the projected total exceeds ``factor`` times the
-    iteration budget (or, without one, the projected time exceeds ``factor`` times the time
-    budget) the run ends as ``projected``. The projection (time and iterations) is recorded
-    in the result as a projection, never as a time-to-target. Runs that have made no progress
-    at all are left to :class:`Stalled`. Needs a known optimum.
+    still needed to reach ``tol``. The rule never fires: an extrapolation is not a measurement
+    and stops no run. A run that misses its target carries the hint in its message
+    (``"linear-rate hint: about N iterations"``). Needs a known optimum. ``max_iter``,
+    ``max_time`` and ``factor`` are kept so that rules saved with them load.
 
     Parameters
     ----------
     tol : float
         The relative-suboptimality target.
     max_iter : int, optional
-        The iteration budget.
     max_time : float, optional
-        The time budget (used only without ``max_iter``).
     factor : float, default :data:`DEFAULT_PROJECTION_FACTOR` (10)
+        Unused (rules saved before the rule became a hint carry them).
     window : int, default 100
-        Observations the rate is measured over (at least this many before it can fire).
+        Observations the rate is measured over (at least this many before a hint exists).
 
     Attributes
     ----------
@@ -195,7 +273,7 @@ class RateProjection(Rule):
             return None
         (i0, t0, l0), (i1, t1, l1) = self._hist[0], self._hist[-1]
         if i1 <= i0 or l1 >= l0:
-            return None  # no progress: Stalled's case
+            return None  # no progress: no rate to extrapolate
         per_it = (l1 - l0) / (i1 - i0)
         more = (math.log(self.tol) - l1) / per_it
         if more <= 0:
@@ -206,23 +284,16 @@ class RateProjection(Rule):
         if s.fun is None or s.fstar is None or not math.isfinite(s.fun):
             return False
         p = self._project(s)
-        if p is None:
-            return False
-        self.projection = p
-        if self.max_iter is not None:
-            return p[1] > self.factor * self.max_iter
-        return self.max_time is not None and p[0] > self.factor * self.max_time
+        if p is not None:
+            self.projection = p
+        return False
 
     def explain(self) -> str:
-        """The projection, for the run's message."""
+        """The hint, for the message of a run that missed the target."""
         if self.projection is None:
-            return "no projection"
-        t, n = self.projection
-        budget = (f"{self.max_iter} iterations" if self.max_iter is not None
-                  else f"{self.max_time:g} s")
-        return (f"at its observed linear rate the target would take about {n} "
-                f"iterations ({t:.3g} s), over {self.factor:g}x the budget of {budget}; "
-                "stopped early (a projection, not a result)")
+            return "no linear-rate hint"
+        return (f"linear-rate hint: about {self.projection[1]:,} iterations to the target "
+                "(an extrapolation, not a measurement)")
 
 
 class Divergence(Rule):
@@ -292,5 +363,6 @@ class Divergence(Rule):
                 else f"Divergence(factor={self.factor:g})")
 
 
-__all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_STALL_RTOL",
-           "DEFAULT_STALL_WINDOW", "Divergence", "RateProjection", "RelativeChange", "Stalled"]
+__all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_RISING_WINDOW",
+           "DEFAULT_STALL_RTOL", "DEFAULT_STALL_WINDOW", "STALL_ULPS", "Divergence",
+           "RateProjection", "RelativeChange", "Rising", "Stalled"]

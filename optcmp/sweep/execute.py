@@ -2,8 +2,9 @@
 
 A :class:`Sweep` holds the planned tasks of one problem (:meth:`optcmp.sweep.plan.Plan.tasks`);
 :meth:`Sweep.execute` reads finished runs back from a run store, executes the others
-(sequentially, or on an executor: :mod:`optcmp.executors`) in the plan's execution order, and
-collects them into a :class:`~optcmp.comparison.Comparison` in sweep order. A Ctrl-C becomes
+(sequentially, or on an executor: :mod:`optcmp.executors`) in the plan's execution order, in
+rounds that censor the runs that can no longer change the answer (:mod:`optcmp.sweep.censor`,
+unless ``censor_ratio`` is None), and collects them into a :class:`~optcmp.comparison.Comparison` in sweep order. A Ctrl-C becomes
 :class:`~optcmp.store.Interrupted`, holding the finished runs.
 """
 
@@ -22,6 +23,7 @@ from optcmp.executors import RunTask, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.store import Interrupted, RunStore, run_key
+from optcmp.sweep.censor import run_censored
 from optcmp.sweep.plan import Plan, outside_level
 
 #: How to resume, by whether the sweep has a store (the end of an interruption's message).
@@ -132,9 +134,14 @@ class Sweep:
         def on_start(task: RunTask) -> None:  # sequential: label the bar with the run in progress
             bar.set_description(f"{task.optimizer.label} on {task.backend}")
 
+        ratio = self.plan.config.censor_ratio
         try:
             for problem, group in self._groups(pending):
-                run_tasks(group, problem, on_result, executor, on_start)
+                if ratio is None:
+                    run_tasks(group, problem, on_result, executor, on_start)
+                else:  # rounds of growing iteration caps; hopeless runs censored
+                    run_censored(group, problem, on_result, executor, on_start, ratio=ratio,
+                                 finished=list(self.results.values()))
         except KeyboardInterrupt as exc:
             raise self._interrupted(store, run_store, reused) from exc
         finally:

@@ -3,7 +3,9 @@
 A censored run's time-to-target (and iterations, ``nfev``, ``njev`` to target) is only known to
 exceed what it spent. Censored values enter every statistic as ``+inf``: a median is finite only
 when more than half the runs reached the target, a rank test ranks them behind every success, a
-profile never counts them as solved. ``skipped`` runs never ran and are left out of every
+profile never counts them as solved. A run the sweep stopped as ``censored`` (its time beyond
+``censor_ratio`` times the best time-to-target, :mod:`optcmp.sweep.censor`) is one of them: not
+reached, its cost spent up to the bound. ``skipped`` runs never ran and are left out of every
 statistic (:func:`ran`); ``failed`` runs count as unsuccessful attempts.
 """
 
@@ -16,8 +18,10 @@ import numpy as np
 
 from optcmp.results import RunResult
 
-#: Statuses that mean "a budget ended the run".
-BUDGET_STATUSES = ("max_iter", "timeout", "max_evals")
+#: Statuses that mean "a budget ended the run". A ``censored`` run (stopped by the sweep once
+#: it could no longer come within ``censor_ratio`` of the best time-to-target) is not one of
+#: them, but every statistic here treats it alike: not reached, its cost spent up to the bound.
+BUDGET_STATUSES = ("max_iter", "timeout", "max_evals", "max_cpu_time")
 #: Metrics a time-to-target statistic can be computed in.
 METRICS = ("time", "nit", "nfev", "njev")
 

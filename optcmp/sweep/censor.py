@@ -1,0 +1,228 @@
+"""Censoring: a sweep stops a run only once its result can no longer change the answer.
+
+The rule is the performance-profile (and AlgoPerf) one with ``r_max = censor_ratio``: once some
+run of a repetition has reached the target in time ``T*``, a run of the same repetition that
+has already spent more than ``censor_ratio * T*`` without reaching it has a performance ratio
+above ``r_max`` whatever it does next, so it cannot change a profile up to ``r_max``, the ranking
+of the runs within ``r_max`` of the best, or which run is fastest. Such a run ends ``censored``
+with the bound in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s CPU by lbfgs on
+numpy (censored at 0.45 s CPU, iteration 1600)"``; every statistic counts it as not reached with
+what it spent (:mod:`optcmp.analysis.stats.censor`).
+
+Order: the leaders are measured first by successive iteration budgets. Round 1 runs every run
+with at most :data:`FIRST_ROUND_ITER` iterations; each later round multiplies the cap by
+:data:`ROUND_GROWTH` and reruns, from the start, the runs the cap stopped whose spent time is
+still within the bound, until the cap reaches the run's own iteration budget (the last round
+has no cap). A run is deterministic given its seed, so a rerun with a larger cap follows the
+same trajectory; the repeated work is at most ``1 / (ROUND_GROWTH - 1)`` of the last round.
+``T*`` only decreases from round to round, so a bound given earlier stays true.
+
+What the bound is on: process CPU time of the timed steps (``cpu_time``,
+``cpu_time_to_target``) on the CPU, wall time for runs on a GPU. Every run stops at a round's
+iteration cap, so the iteration count of a censored run is a round's cap, the same under any
+load; the load enters only through the comparison ``spent > censor_ratio * T*`` of two CPU
+times, which other processes inflate little and alike (shared caches and memory bandwidth):
+a run whose spent time is within a few percent of the bound can fall on either side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from optcmp.executors import RunTask, run_tasks
+from optcmp.problems.base import Problem
+from optcmp.results import RunResult
+from optcmp.stopping import MaxIter, with_iteration_cap
+
+#: Iteration cap of the first round of a censored sweep.
+FIRST_ROUND_ITER = 100
+#: Factor between the iteration caps of two rounds.
+ROUND_GROWTH = 4
+
+OnResult = Callable[[RunTask, RunResult, bool], None]
+
+
+def round_caps(max_iter: int | None) -> list[int | None]:
+    """The iteration caps of the rounds, the last ``None`` (the run's own budget).
+
+    Parameters
+    ----------
+    max_iter : int or None
+        The rule's iteration budget (None: none; the rounds then grow until every run has
+        ended on another budget, its target or the bound).
+
+    Returns
+    -------
+    list of int or None
+        ``[100, 400, 1600, ..., None]`` with every cap below ``max_iter``; for
+        ``max_iter=None`` the caps up to ``10**12`` iterations.
+
+    Examples
+    --------
+    >>> round_caps(2000)
+    [100, 400, 1600, None]
+    >>> round_caps(100)
+    [None]
+    """
+    caps: list[int | None] = []
+    cap = FIRST_ROUND_ITER
+    limit = max_iter if max_iter is not None else 10**12
+    while cap < limit:
+        caps.append(cap)
+        cap *= ROUND_GROWTH
+    return [*caps, None]
+
+
+def measures(run: RunResult, best: RunResult) -> tuple[float, float, str] | None:
+    """What ``run`` spent and what ``best`` took to the target, in one unit, and its name.
+
+    Parameters
+    ----------
+    run : RunResult
+        A run the round's cap stopped.
+    best : RunResult
+        A run that reached the target.
+
+    Returns
+    -------
+    (float, float, str) or None
+        ``(spent, to_target, unit)``: process CPU seconds (``"s CPU"``) when both ran on the
+        CPU and recorded them, else wall seconds of the timed steps (``"s"``); None when
+        ``best`` recorded no time-to-target.
+    """
+    on_cpu = run.device == "cpu" and best.device == "cpu"
+    if on_cpu and run.cpu_time is not None and best.cpu_time_to_target is not None:
+        return run.cpu_time, best.cpu_time_to_target, "s CPU"
+    if best.time_to_target is None:
+        return None
+    return run.time, best.time_to_target, "s"
+
+
+def _leader(runs: Sequence[RunResult], run: RunResult) -> RunResult | None:
+    """The run of ``runs`` with the smallest time-to-target in ``run``'s measure."""
+    reached = [r for r in runs if r.success and r.time_to_target is not None]
+    if not reached:
+        return None
+
+    def key(r: RunResult) -> float:
+        m = measures(run, r)
+        return float("inf") if m is None else m[1]
+
+    return min(reached, key=key)
+
+
+def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
+    """The censored message of ``run`` against ``best``, or None when it is within the bound.
+
+    Parameters
+    ----------
+    run : RunResult
+    best : RunResult
+        The repetition's fastest run to the target.
+    ratio : float
+        ``censor_ratio``.
+
+    Returns
+    -------
+    str or None
+    """
+    m = measures(run, best)
+    if m is None or not m[0] > ratio * m[1]:
+        return None
+    spent, t_best, unit = m
+    hint = run.message.partition("; linear-rate hint")[2]
+    return (f"> {ratio:g}x the best time-to-target, {t_best:.3g} {unit} by {best.label} on "
+            f"{best.backend} (censored at {spent:.3g} {unit}, iteration {run.nit})"
+            + (f"; linear-rate hint{hint}" if hint else ""))
+
+
+def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
+                 executor: Any, on_start: Callable[[RunTask], None] | None, *,
+                 ratio: float, finished: Sequence[RunResult]) -> None:
+    """Run ``tasks`` in rounds of growing iteration caps, censoring the hopeless ones.
+
+    Parameters
+    ----------
+    tasks : sequence of RunTask
+        In execution order; every task's stopping rule is the sweep's.
+    problem : Problem
+    on_result, executor, on_start
+        As in :func:`optcmp.executors.run_tasks`; ``on_result`` sees every run once, with its
+        final result (``storable`` False for a censored one: it depends on the other runs).
+    ratio : float
+        ``censor_ratio``.
+    finished : sequence of RunResult
+        Runs of the sweep already finished (read back from a store): their times count.
+    """
+    done: list[RunResult] = list(finished)
+    pending = list(tasks)
+    order = {t.index: i for i, t in enumerate(tasks)}
+    for cap in round_caps(_max_iter(pending)):
+        if not pending:
+            return
+        waiting = _round(pending, cap, problem, on_result, executor, on_start, done)
+        pending = []
+        for task, res in waiting:
+            best = _leader([r for r in done if r.repeat == res.repeat], res)
+            msg = None if best is None else censor_message(res, best, ratio)
+            if msg is None:
+                pending.append(task)
+            else:
+                out = res.replace(status="censored", message=msg)
+                done.append(out)
+                on_result(task, out, False)
+        pending.sort(key=lambda t: order[t.index])
+
+
+def _round(pending: list[RunTask], cap: int | None, problem: Problem, on_result: OnResult,
+           executor: Any, on_start: Callable[[RunTask], None] | None,
+           done: list[RunResult]) -> list[tuple[RunTask, RunResult]]:
+    """One round: the runs ``cap`` stopped (task and result); the others reported as final."""
+    originals = {t.index: t for t in pending}
+    capped = {t.index for t in pending if cap is not None and _own_budget(t) > cap}
+    waiting: list[tuple[RunTask, RunResult]] = []
+
+    def collect(task: RunTask, res: RunResult, storable: bool) -> None:
+        if task.index in capped and res.status == "max_iter":
+            waiting.append((originals[task.index], res))
+            return
+        done.append(res)
+        on_result(originals[task.index], res, storable)
+
+    assert cap is not None or not capped
+    round_tasks = [_with_cap(t, cap) if t.index in capped and cap is not None else t
+                   for t in pending]
+    run_tasks(round_tasks, problem, collect, executor, on_start)
+    return waiting
+
+
+def _own_budget(task: RunTask) -> float:
+    """The iteration budget of ``task``'s rule (inf: none)."""
+    rule = task.config.stopping
+    its = [] if rule is None else [r.n for r in rule.rules() if isinstance(r, MaxIter)]
+    return float(min(its)) if its else float("inf")
+
+
+def _max_iter(tasks: Sequence[RunTask]) -> int | None:
+    """The largest iteration budget of the tasks' rules (None: a rule without one)."""
+    ns: list[int] = []
+    for t in tasks:
+        rule = t.config.stopping
+        its = [] if rule is None else [r.n for r in rule.rules() if isinstance(r, MaxIter)]
+        if not its:
+            return None
+        ns.append(min(its))
+    return max(ns) if ns else None
+
+
+def _with_cap(task: RunTask, cap: int) -> RunTask:
+    """``task`` with its rule's iteration budget lowered to ``cap`` for one round."""
+    rule = task.config.stopping
+    assert rule is not None
+    return replace(task, config=task.config.replace(stopping=with_iteration_cap(rule, cap)))
+
+
+__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_message", "measures", "round_caps",
+           "run_censored"]
