@@ -50,7 +50,7 @@ def test_a_raising_optimizer_is_failed_and_the_others_finish(boom) -> None:
 def test_compare_accepts_specs_factories_and_names() -> None:
     comp = optcmp.compare(lr_a(), [optcmp.gd(learning_rate=0.1), optcmp.adadelta, "L-BFGS",
                                    "diag-newton", optcmp.sgd(learning_rate=0.05)],
-                          max_iter=5000, progress=False)
+                          max_iter=5000, censor_ratio=None, progress=False)
     assert [r.optimizer for r in comp] == ["gd", "adadelta", "lbfgs", "diag_newton", "sgd"]
     assert all(r.status == "converged" for r in comp), [r.message for r in comp]
     assert all(r.backend == "numpy" and r.seed == 0 and r.repeat == 0 for r in comp)

@@ -78,7 +78,8 @@ def test_runs_that_miss_the_target_score_the_budget(quad):
                         by="iterations", budget=400, repeats=1, tol=1e-8)
     rows = {(c.optimizer, c.point["learning_rate"]): c for c in t.configs}
     assert rows[("gd", 1.0)].statuses == ["diverged"] and rows[("gd", 1.0)].scores == [400.0]
-    assert rows[("adadelta", 0.001)].statuses == ["projected"]  # stopped early: hopeless
+    # hopeless: censored once 10x slower than gd(0.03)'s time-to-target, or to its budget
+    assert rows[("adadelta", 0.001)].statuses[0] in ("censored", "max_iter")
     assert rows[("adadelta", 0.001)].scores == [400.0]
     assert rows[("gd", 0.03)].statuses == ["converged"]
     assert rows[("gd", 0.03)].scores == [float(t.comparison.select(

@@ -12,13 +12,13 @@ KEYS: dict[str, type] = {
     "target": str, "stopping": dict, "repeats": int, "seed": int, "dtype": str, "device": str,
     "backends": list, "redraw_data": bool, "threads": int, "order": str, "execution": list,
     "gradient": str, "store": dict, "suite": dict, "optima": dict, "partial": str,
-    "merged": list,
+    "merged": list, "censor_ratio": float,
 }
 
 _KIND_NAMES = {str: "a string", dict: "a JSON object", int: "an integer", bool: "a boolean",
-               list: "a list"}
+               list: "a list", float: "a number"}
 #: The Python types that hold each JSON type (a tuple is written as a JSON list).
-_HOLDERS: dict[type, tuple[type, ...]] = {list: (list, tuple)}
+_HOLDERS: dict[type, tuple[type, ...]] = {list: (list, tuple), float: (int, float)}
 
 
 def _check(key: str, value: Any) -> None:
@@ -26,7 +26,7 @@ def _check(key: str, value: Any) -> None:
     if kind is None or value is None:
         return
     ok = isinstance(value, _HOLDERS.get(kind, (kind,))) and not (
-        kind is int and isinstance(value, bool))
+        kind in (int, float) and isinstance(value, bool))
     if not ok:
         raise ValueError(f"settings key {key!r} must be {_KIND_NAMES[kind]}, got {value!r}")
 
@@ -226,6 +226,11 @@ class Settings(dict[str, Any]):
     def threads(self) -> int | None:
         """CPU threads given to every backend (None: each library's own)."""
         return self.get("threads")
+
+    @property
+    def censor_ratio(self) -> float | None:
+        """The censoring ratio of the sweep (None: every run ran to its own end)."""
+        return self.get("censor_ratio")
 
     @property
     def order(self) -> str | None:
