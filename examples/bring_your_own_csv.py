@@ -53,7 +53,7 @@ def main() -> None:
         problem = optcmp.problems.LinearRegression.from_csv(path, targets="price",
                                                             name="houses.csv")
     cmp = optcmp.compare(problem, [optcmp.diag_newton, optcmp.lbfgs], tol=1e-8,
-                         max_time=10.0, progress=False)
+                         max_iter=100_000, progress=False)
     print(cmp.table())
     best = cmp.best()
     if best is None:

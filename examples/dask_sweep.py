@@ -48,9 +48,9 @@ def main() -> None:
         store = Path(tmp) / "runs.jsonl"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the shared-host warning: expected here
-            first = optcmp.compare(problem, optimizers, repeats=repeats, max_time=1.0,
+            first = optcmp.compare(problem, optimizers, repeats=repeats, max_iter=20_000,
                                    store=store, executor=client, progress=False)
-            second = optcmp.compare(problem, optimizers, repeats=repeats, max_time=1.0,
+            second = optcmp.compare(problem, optimizers, repeats=repeats, max_iter=20_000,
                                     store=store, executor=client, progress=False)
     print(first.table())
     for name, cmp in (("first", first), ("second", second)):

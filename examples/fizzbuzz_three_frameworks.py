@@ -157,7 +157,7 @@ def fair(names: list[str]) -> None:
           f"target training loss <= {p.target_loss:.4g} ==")
     specs = [optcmp.sgd(learning_rate=2.56, batch_size=64, shuffle=True),
              optcmp.lbfgs(impl="scipy", label="lbfgs (scipy)")]
-    budget = {"max_iter": 200_000, "max_time": 30.0 if QUICK else 120.0}
+    budget = {"max_iter": 200_000, "max_cpu_time": 30.0 if QUICK else 120.0}
     comp = optcmp.compare(p, specs, backends=names, progress=False, **budget)
     if "torch" in names:  # torch.optim.LBFGS runs on torch only
         comp.runs.append(optcmp.run_one(

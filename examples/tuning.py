@@ -36,7 +36,7 @@ def main() -> None:
                          budget=5_000, tol=1e-3, repeats=2 if QUICK else 3)
     print(result.table())
     cmp = optcmp.compare(problem, [*result.specs, optcmp.lbfgs], tol=1e-3, max_iter=5_000,
-                         max_time=5.0, progress=False)
+                         progress=False)
     print(cmp.table())
 
 

@@ -452,7 +452,8 @@ def page_quick_start(v: Values, fast: bool) -> None:
     lines = proc.stdout.splitlines()
     conv = [ln.split()[0] for ln in lines if " converged " in ln]
     other = [ln.split()[0] for ln in lines
-             if re.search(r" (timeout|max_iter|diverged|stalled|projected) ", ln)]
+             if re.search(r" (timeout|max_iter|max_cpu_time|censored|diverged|stalled|"
+                          r"projected) ", ln)]
     v.t("converged", ", ".join(conv) or "none")
     v.t("not_converged", ", ".join(other) or "none")
     v.t("fastest", lines[-1].strip())

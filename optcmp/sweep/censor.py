@@ -150,7 +150,8 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
     problem : Problem
     on_result, executor, on_start
         As in :func:`optcmp.executors.run_tasks`; ``on_result`` sees every run once, with its
-        final result (``storable`` False for a censored one: it depends on the other runs).
+        final result (a censored one is storable: a sweep resuming with the same
+        ``censor_ratio`` reads it back, :func:`reusable`).
     ratio : float
         ``censor_ratio``.
     finished : sequence of RunResult
@@ -172,7 +173,7 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
             else:
                 out = res.replace(status="censored", message=msg)
                 done.append(out)
-                on_result(task, out, False)
+                on_result(task, out, True)
         pending.sort(key=lambda t: order[t.index])
 
 
@@ -205,6 +206,26 @@ def _own_budget(task: RunTask) -> float:
     return float(min(its)) if its else float("inf")
 
 
+def reusable(old: RunResult, ratio: float | None) -> bool:
+    """Whether a stored result can stand in a sweep censoring at ``ratio``.
+
+    A censored run's bound holds for the ratio it was censored at: it is read back only by a
+    sweep with the same ``censor_ratio``; every other stored result always.
+
+    Parameters
+    ----------
+    old : RunResult
+    ratio : float or None
+
+    Returns
+    -------
+    bool
+    """
+    if old.status != "censored":
+        return True
+    return ratio is not None and old.message.startswith(f"> {ratio:g}x ")
+
+
 def _max_iter(tasks: Sequence[RunTask]) -> int | None:
     """The largest iteration budget of the tasks' rules (None: a rule without one)."""
     ns: list[int] = []
@@ -224,5 +245,5 @@ def _with_cap(task: RunTask, cap: int) -> RunTask:
     return replace(task, config=task.config.replace(stopping=with_iteration_cap(rule, cap)))
 
 
-__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_message", "measures", "round_caps",
-           "run_censored"]
+__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_message", "measures", "reusable",
+           "round_caps", "run_censored"]

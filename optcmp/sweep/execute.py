@@ -23,7 +23,7 @@ from optcmp.executors import RunTask, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.store import Interrupted, RunStore, run_key
-from optcmp.sweep.censor import run_censored
+from optcmp.sweep.censor import reusable, run_censored
 from optcmp.sweep.plan import Plan, outside_level
 
 #: How to resume, by whether the sweep has a store (the end of an interruption's message).
@@ -176,7 +176,7 @@ class Sweep:
             "environment": self.environment})
         for t in self.tasks:
             old = run_store.get(t.key)
-            if old is not None:  # the label and repetition of this sweep's entry
+            if old is not None and reusable(old, self.plan.config.censor_ratio):  # the label and repetition of this sweep's entry
                 self.results[t.index] = old.replace(label=t.optimizer.label, repeat=t.repeat)
         return run_store
 
