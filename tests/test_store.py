@@ -14,7 +14,7 @@ from conftest import lr_a
 
 import optcmp
 from optcmp.problems import LinearRegression, problem_from_spec, rebuildable
-from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality
+from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality, rule_from_dict
 from optcmp.store import (
     STORE_VERSION,
     Interrupted,
@@ -56,6 +56,7 @@ class Counter:
 
 def sweep(problem, path, opts=OPTS, repeats=2, **kw):
     cb = kw.pop("callback", None) or Counter()
+    kw.setdefault("censor_ratio", None)  # one execution per run: the callback counts runs
     comp = optcmp.compare(problem, opts, stopping=RULE, repeats=repeats, progress=False,
                           store=path, callback=cb, **kw)
     return comp, cb
@@ -123,7 +124,8 @@ def test_run_key_of_a_config_equals_the_keyword_form():
 def test_a_store_written_by_optcmp_0_1_0_resumes_without_running_again(tmp_path):
     """The keys computed from a run's settings are the ones optcmp 0.1.0 wrote: resuming its
     store (LinearRegression(n_samples=500, seed=1), gd and lbfgs on numpy, tol=1e-3,
-    max_iter=50) reads both runs back and executes none."""
+    max_iter=50, and the default rule of then, which its session record holds: it had a 60 s
+    wall-clock cap and a stopping projection) reads both runs back and executes none."""
     import shutil
     from pathlib import Path
 
@@ -132,15 +134,18 @@ def test_a_store_written_by_optcmp_0_1_0_resumes_without_running_again(tmp_path)
     saved = [r["key"] for r in lines(path) if r["record"] == "run"]
     p = LinearRegression(n_samples=500, seed=1)
     cb = Counter()
-    comp = optcmp.compare(p, [optcmp.gd, "lbfgs"], backends=["numpy"], tol=1e-3, max_iter=50,
+    then = rule_from_dict(lines(path)[1]["settings"]["stopping"])
+    comp = optcmp.compare(p, [optcmp.gd, "lbfgs"], backends=["numpy"], stopping=then,
                           progress=False, store=path, callback=cb)
     assert cb.runs == 0
     assert (comp.settings["store"]["reused"], comp.settings["store"]["executed"]) == (2, 0)
     assert [r.optimizer for r in comp] == ["gd", "lbfgs"]
     assert [r.status for r in comp] == [r.status for r in load_store(path)]
-    config = optcmp.RunConfig(tol=1e-3, max_iter=50)
-    config = config.replace(stopping=config.stopping_rule(p))
+    config = optcmp.RunConfig(stopping=then)
     assert [run_key(p, s, config) for s in (optcmp.gd(), optcmp.lbfgs())] == saved
+    now = optcmp.RunConfig(tol=1e-3, max_iter=50)  # today's default rule is another rule
+    now = now.replace(stopping=now.stopping_rule(p))
+    assert run_key(p, optcmp.gd(), now) not in saved
 
 
 def test_data_fingerprint_tracks_the_data():
@@ -283,7 +288,8 @@ def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path):
     assert len([r for r in lines(path) if r["record"] == "run"]) == 2  # the 3rd is discarded
     resumed, cb = sweep(small(), path, opts=opts)
     assert cb.runs == 4 and resumed.settings["store"]["reused"] == 2
-    fresh = optcmp.compare(small(), opts, stopping=RULE, repeats=2, progress=False)
+    fresh = optcmp.compare(small(), opts, stopping=RULE, repeats=2, censor_ratio=None,
+                           progress=False)
     assert [(r.fun, r.nit, r.status) for r in resumed] == [(r.fun, r.nit, r.status)
                                                            for r in fresh]
 
@@ -291,7 +297,7 @@ def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path):
 def test_ctrl_c_without_a_store_suggests_one():
     with pytest.raises(Interrupted, match="store='runs.jsonl'") as info:
         optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False,
-                       callback=Counter(interrupt_at=2))
+                       censor_ratio=None, callback=Counter(interrupt_at=2))
     assert len(info.value.comparison) == 1 and info.value.store is None
 
 
