@@ -4,11 +4,15 @@ Run from the repository root::
 
     python benchmarks/contention.py                 # 1,000,000 rows, 3 rounds
     python benchmarks/contention.py --rows 100000 --rounds 2 --load 4
+    python benchmarks/contention.py --quick          # 20,000 rows, 1 round, 8 processes: ~30 s
 
 Each round runs the same ``compare()`` twice, interleaved (quiet, loaded, loaded, quiet, ...):
 once alone and once while ``--load`` processes (default: one per core) spin on the CPU. Every run
-has one thread and a fixed budget of 150 iterations (L-BFGS reaches the target in 12), so both
-sides do the same work (same statuses and iterations, checked). Printed per side: how many runs optcmp flagged ``contended`` (wall time
+has one thread and the default rule with an iteration budget of 2,000 (L-BFGS reaches the target
+in 12), with censoring at 10x the best CPU time-to-target, so both sides should do the same work:
+same statuses and iterations, checked and printed (censoring is decided on CPU time at a
+round's iteration cap, see "Censoring" in docs/concepts.md). Printed first: the machine stamp
+(:func:`optcmp.environment.machine_stamp`). Printed per side: how many runs optcmp flagged ``contended`` (wall time
 more than 20% above process CPU time, :func:`optcmp.timing.contended`), the median wall time
 and CPU time of the timed steps per entry, the ratio loaded/quiet of each, and the host's load
 average before and after. Expected: every loaded run flagged, no quiet one, and the CPU-time
@@ -28,6 +32,7 @@ import time
 import warnings
 
 import optcmp
+from optcmp.environment import machine_stamp, stamp_text
 from optcmp.problems import LinearRegression
 from optcmp.timing import load_average
 
@@ -40,10 +45,8 @@ def _spin(stop: mp.synchronize.Event) -> None:  # type: ignore[name-defined]
 
 
 def _sweep(p: LinearRegression) -> optcmp.Comparison:
-    specs = [optcmp.lbfgs(), optcmp.diag_newton(), optcmp.gd()]
-    fixed = optcmp.stopping.default_stopping(1e-6, max_iter=150, max_time=None, stall=False,
-                                             projection=False)  # the same work on both sides
-    return optcmp.compare(p, specs, stopping=fixed, threads=1, progress=False)
+    specs = [optcmp.lbfgs(), optcmp.diag_newton(), optcmp.gd(), optcmp.adadelta()]
+    return optcmp.compare(p, specs, max_iter=2000, threads=1, progress=False)
 
 
 def _loaded(p: LinearRegression, n: int) -> optcmp.Comparison:
@@ -66,12 +69,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
                     help="CPU-bound processes of the loaded side (default: one per core)")
+    ap.add_argument("--quick", action="store_true",
+                    help="20,000 rows, one round, 8 load processes")
     args = ap.parse_args()
+    if args.quick:
+        args.rows, args.rounds, args.load = 20_000, 1, 8
     os.environ.pop("OPTCMP_CONTENTION_MARGIN", None)
     warnings.simplefilter("ignore", UserWarning)  # the flags are counted below
     p = LinearRegression(n_samples=args.rows)
     p.optimum()
     _sweep(p)  # warm-up: imports, caches
+    print("machine: " + stamp_text(machine_stamp(threads=1)))
     print(f"cores {os.cpu_count()}, load processes {args.load}, rows {args.rows}, "
           f"load average before {load_average()}")
     sides: dict[str, list[optcmp.Comparison]] = {"quiet": [], "loaded": []}
@@ -85,6 +93,9 @@ def main() -> None:
                   f", load average {min(loads):.2f}-{max(loads):.2f}")
     work = {s: {(r.label, r.status, r.nit) for c in cs for r in c} for s, cs in sides.items()}
     print(f"same statuses and iterations on both sides: {work['quiet'] == work['loaded']}")
+    for side in ("quiet", "loaded"):
+        print(f"  {side:6s}: " + ", ".join(f"{lab} {st} {nit}" for lab, st, nit in
+                                           sorted(work[side])))
     print(f"{'entry':14s} {'wall quiet':>11s} {'wall loaded':>12s} {'ratio':>6s}   "
           f"{'cpu quiet':>10s} {'cpu loaded':>11s} {'ratio':>6s}")
     for label in [r.label for r in sides["quiet"][0]]:
