@@ -293,7 +293,8 @@ def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig
 
 
 #: Run settings a check does not use (it runs a fixed number of steps).
-NOT_CHECKED = ("stopping", "tol", "max_iter", "max_time", "max_evals", "repeat", "callback")
+NOT_CHECKED = ("stopping", "tol", "max_iter", "max_time", "max_evals", "max_cpu_time", "repeat",
+               "callback", "censor_ratio")
 
 
 def _result(problem: Problem, spec: OptimizerSpec, dtype: str, steps: int,
