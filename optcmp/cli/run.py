@@ -318,7 +318,7 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
         return default_stopping(**budgets, target=target, stall=early)
     if args.suite is not None:  # each problem's own rule (make_stopping)
         return None if early else _suite_without_early_stops(args, problem, tol)
-    if problem.optimum() is not None:  # the main job: a shorter projection window
+    if problem.optimum() is not None:  # the main job: a shorter window for the linear-rate hint
         return default_stopping(tol, **budgets, projection_window=MAIN_PROJECTION_WINDOW,
                                 stall=early, projection=early)
     return None if early else optcmp.make_stopping(problem, tol=tol, **budgets, stall=False)

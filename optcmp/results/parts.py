@@ -131,9 +131,9 @@ class ToTarget:
         Process CPU seconds: a second figure next to ``time`` that other work on the host does
         not inflate.
     projected_time, projected_nit : float, int or None
-        For a run stopped as ``projected`` (or any run that missed the target and showed a
-        linear rate): the time and iterations its observed rate projects to reach the target.
-        A projection, never a measured result.
+        Read from files saved by earlier versions (a run stopped as ``projected``): the time
+        and iterations its observed rate projected to the target. A projection, never a
+        measured result; new runs leave them None (the hint is in their message).
     """
 
     time: float | None = None
