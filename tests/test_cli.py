@@ -27,6 +27,8 @@ def test_run_small_instance_prints_table(capsys) -> None:
     out, err = capsys.readouterr()
     assert rc == 0
     lines = out.splitlines()
+    assert lines[0].startswith("verdict: ")  # the verdict first, then the table
+    lines = lines[next(i for i, ln in enumerate(lines) if ln.startswith("optimizer ")):]
     assert lines[0].split()[:6] == ["optimizer", "backend", "impl", "dtype", "status", "time-to-target"]
     names = [ln.split()[0] for ln in lines[2:8]]
     assert sorted(names[:5]) == ["adadelta", "diag_newton", "gd", "lbfgs", "sgd"]

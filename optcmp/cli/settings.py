@@ -21,18 +21,21 @@ from optcmp.backends.base import DTYPES, GRADIENTS
 from optcmp.cli.common import nonneg_int, positive_float, positive_int
 from optcmp.engine import RunConfig
 
-#: Iterations each run of the main job may spend: its primary budget, the same on any machine
-#: under any load. With the rate projection (factor 10, over :data:`MAIN_PROJECTION_WINDOW`
-#: iterations) a run that would need more than 10x this many iterations ends early as
-#: ``projected``.
-DEFAULT_MAX_ITER = 100
-#: Timed seconds each run of the main job may spend: a safety cap only (status timeout).
-DEFAULT_MAX_TIME = 5.0
-#: Iterations the main job's rate projection measures the rate over.
-MAIN_PROJECTION_WINDOW = 30
+#: Iterations each run of ``optcmp run`` may spend: its budget, the same on any machine under
+#: any load (every row of the main job reaches its target well within it).
+DEFAULT_MAX_ITER = 5000
+#: Timed wall-clock seconds each run may spend: no cap unless the user asks (``--max-time``).
+DEFAULT_MAX_TIME = None
+#: Rows of the main job's generated regression (``optcmp run`` with no problem options);
+#: ``--rows 1000000`` gives the full-size problem.
+MAIN_ROWS = 100_000
+#: The main job's relative-suboptimality target when neither ``--tol`` nor ``--target-loss``
+#: is given.
+MAIN_TOL = 1e-4
 
 _DEVICE = "device for torch/tensorflow (cpu, cuda)"
-_TOL = ("relative suboptimality target (default 1e-6); needs a problem with a known optimum")
+_TOL = ("relative suboptimality target (default 1e-4 for the main job, else 1e-6); needs a "
+        "problem with a known optimum")
 _SEED = "seed of data and runs"
 _EVAL_EVERY = ("minibatch optimizers (sgd): steps between two evaluations of the full "
                "objective (default: one epoch)")
@@ -94,13 +97,13 @@ FLAGS = (
     Flag("dtype", {"run": None, "tune": None}, choices=DTYPES),
     Flag("tol", {"run": _TOL, "tune": _TOL}, type=positive_float,
          defaults={"run": None, "tune": None}),  # None: not given (the target decides)
-    Flag("max_time", {"run": "timed seconds each run may spend, a safety cap (default "
-                             "%(default)s)"},
+    Flag("max_time", {"run": "timed wall-clock seconds each run may spend: a cap only when "
+                             "you ask for one (it depends on the load; default none)"},
          type=positive_float, defaults={"run": DEFAULT_MAX_TIME}),
-    Flag("max_iter", {"run": "iterations each run may spend: the primary budget, the same on "
-                             "any machine (default %(default)s); a run projected to need more "
-                             "than 10x this ends early as 'projected'"},
-         type=positive_int, defaults={"run": DEFAULT_MAX_ITER}),
+    Flag("max_iter", {"run": "iterations each run may spend: the budget, the same on any "
+                             f"machine under any load (default {DEFAULT_MAX_ITER:,}; "
+                             "fizzbuzz 30,000)"},
+         type=positive_int, defaults={"run": None}),
     Flag("threads", {"run": "CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
                             "same for all (default %(default)s: reproducible on a shared "
                             "machine)",
@@ -175,4 +178,4 @@ def setting_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "FIELD_DEFAULTS", "FLAGS",
-           "MAIN_PROJECTION_WINDOW", "Flag", "SettingFlags", "setting_values"]
+           "MAIN_ROWS", "MAIN_TOL", "Flag", "SettingFlags", "setting_values"]

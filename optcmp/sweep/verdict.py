@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from optcmp.analysis.ranking import rank_runs
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
 from optcmp.optimizers.base import get_optimizer
@@ -25,7 +26,10 @@ VERDICT_MAX_SECONDS = 2.0
 
 
 def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
-    """The fastest run of each (label, backend) entry that reached the target, fastest first.
+    """The fastest run of each ranked entry, in the order of the comparison's ranking.
+
+    The entries are those of :func:`optcmp.analysis.ranking.rank_runs` that reached the target
+    (in more than half of their runs), fastest first: the table's first rows.
 
     Parameters
     ----------
@@ -34,14 +38,10 @@ def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
     Returns
     -------
     list of RunResult
-        One run per entry, by time-to-target.
+        One run per entry.
     """
-    out: list[RunResult] = []
-    for r in sorted((r for r in runs if r.time_to_target is not None),
-                    key=lambda r: float(r.time_to_target or 0.0)):
-        if all((r.label, r.backend) != (o.label, o.backend) for o in out):
-            out.append(r)
-    return out
+    return [min(e.reached, key=lambda r: float(r.time_to_target or 0.0))
+            for e in rank_runs(runs) if e.ranked]
 
 
 def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None = None, *,
