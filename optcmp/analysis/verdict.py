@@ -221,7 +221,9 @@ def framework_lines(ranked: Sequence[Ranked]) -> list[str]:
             sure = "sure" if lo > 1.0 and not any(r.contended for r in (*first.runs, *e.runs)) \
                 else "not sure"
             factor = factor_words(float(first.time or 1.0) / float(e.time or 1.0))
-            parts.append(f"{_framework(e)} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
+            own = implementation_words(e.runs[0])
+            what = "" if own == implementation_words(first.runs[0]) else f" ({own})"
+            parts.append(f"{_framework(e)}{what} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
         out.append(f"  {label} ({implementation_words(first.runs[0])}): " + "; ".join(parts))
     if not out:
         return []
