@@ -137,6 +137,8 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
         first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
         out.append(first[:1].upper() + first[1:] + ".")
         out.extend(line.strip() for line in more)
+    else:
+        out.append(suite_summary(rows))
     for prob in probs:
         prow = [r for r in rows if r["problem"] == prob]
         fin = [r for r in prow if math.isfinite(r["median_time"])]
@@ -153,6 +155,39 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
                    + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
                       if never else "."))
     return out
+
+
+def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """The suite's answer in one sentence, before the lines per problem.
+
+    Per solver (optimizer, backend, dtype): on how many problems it reached the target in
+    every run, and on how many it was the fastest (smallest median time-to-target).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`optcmp.analysis.stats.summary.summarize` over several problems.
+
+    Returns
+    -------
+    str
+    """
+    probs = list(dict.fromkeys(r["problem"] for r in rows))
+    solved: dict[str, int] = {}
+    fastest: dict[str, int] = {}
+    for prob in probs:
+        prow = [r for r in rows if r["problem"] == prob]
+        for r in prow:
+            name = _solver_name(r)
+            solved[name] = solved.get(name, 0) + int(r["successes"] == r["runs"] > 0)
+        fin = [r for r in prow if math.isfinite(r["median_time"])]
+        if fin:
+            best = _solver_name(min(fin, key=lambda r: r["median_time"]))
+            fastest[best] = fastest.get(best, 0) + 1
+    order = sorted(solved, key=lambda k: (-solved[k], -fastest.get(k, 0), k))
+    parts = [f"{k}: {solved[k]} solved, fastest on {fastest.get(k, 0)}" for k in order]
+    return (f"Over the suite's {len(probs)} problems (reached the target in every run; "
+            f"fastest by median time-to-target): " + "; ".join(parts) + ".")
 
 
 def _solver_name(r: dict[str, Any]) -> str:
@@ -537,5 +572,5 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
     return '<div class="figs">' + "\n".join(out) + "</div>"
 
 
-__all__ = ["IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "svg_inline", "to_html",
-           "verdict"]
+__all__ = ["IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "suite_summary", "svg_inline",
+           "to_html", "verdict"]
