@@ -116,7 +116,8 @@ def verdict(comp: ComparisonData) -> str:
     if comp.verdict_runs:
         leaders = {solver_key(r) for r in comp.verdict_runs}
         n = max(len(v) for k, v in entries(runs).items() if k in leaders)
-        lines[0] += f" [the two fastest run {n} times each, interleaved]"
+        k = "two" if len(leaders) == 2 else str(len(leaders))
+        lines[0] += f" [the {k} fastest run {n} times each, interleaved]"
     return "\n".join(lines)
 
 
