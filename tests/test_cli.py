@@ -27,6 +27,8 @@ def test_run_small_instance_prints_table(capsys) -> None:
     out, err = capsys.readouterr()
     assert rc == 0
     lines = out.splitlines()
+    assert lines[0].startswith("verdict: ")  # the verdict first, then the table
+    lines = lines[next(i for i, ln in enumerate(lines) if ln.startswith("optimizer ")):]
     assert lines[0].split()[:6] == ["optimizer", "backend", "impl", "dtype", "status", "time-to-target"]
     names = [ln.split()[0] for ln in lines[2:8]]
     assert sorted(names[:5]) == ["adadelta", "diag_newton", "gd", "lbfgs", "sgd"]
@@ -176,3 +178,122 @@ def test_eval_every_is_a_run_setting_of_run_and_tune(tmp_path, capsys):
                      "--budget", "12", "--repeats", "1", "--eval-every", "4", "--no-progress",
                      "--store", str(tuned)]) == 0
     assert [int(k) for k in Comparison.load(tuned).runs[0].trace.iteration][:3] == [0, 4, 8]
+
+
+# ------------------------------------------------ answers: one ranking, the main job, docs commands
+def _verdict_and_first_row(out: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(optimizer, backend) the verdict names first, and those of the table's first row."""
+    import re
+
+    lines = out.splitlines()
+    m = re.match(r"verdict: (\S+) on (\S+) reaches the target first", lines[0])
+    assert m, lines[0]
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("optimizer "))
+    row = lines[i + 2].split()
+    return (m[1], m[2]), (row[0], row[1])
+
+
+def _answers(tmp_path, args: list[str], capsys) -> tuple[str, Comparison]:
+    out_file = tmp_path / "answer.json"
+    assert cli.main(["run", "--no-progress", "--out", str(out_file), *args]) == 0
+    return capsys.readouterr().out, Comparison.load(out_file)
+
+
+@pytest.mark.parametrize("args", [["--backends", "numpy"],
+                                  ["--problem", "fizzbuzz", "--backends", "numpy"]])
+def test_verdict_names_the_tables_first_row_and_every_row_is_measured(tmp_path, capsys, args):
+    """The verdict (first line) and the table's first row name the same entry, and with the
+    command's defaults every row reaches its target (the main job: 100,000 rows to 1e-4 within
+    5,000 iterations; FizzBuzz: SGD at 2.56 and L-BFGS within 30,000)."""
+    out, comp = _answers(tmp_path, args, capsys)
+    named, first = _verdict_and_first_row(out)
+    assert named == first
+    assert {r.status for r in comp.runs} == {"converged"}
+    if "fizzbuzz" in args:
+        assert sorted(r.optimizer for r in comp.runs) == ["lbfgs", "sgd"]
+        assert comp.runs[0].hyperparameters.get("learning_rate", 2.56) == 2.56
+    else:
+        assert comp.problem["n_samples"] == 100_000
+        assert comp.settings["target"] == "RelativeSuboptimality(tol=0.0001)"
+        assert sorted(r.optimizer for r in comp.runs) == [
+            "adadelta", "diag_newton", "gd", "lbfgs", "sgd"]
+    assert "projected" not in out  # no run is stopped on a rate extrapolation
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [[], ["--problem", "fizzbuzz"]])
+def test_main_job_and_fizzbuzz_answer_on_every_backend(tmp_path, capsys, args):
+    """On every installed backend: the verdict names the table's first row, every row reaches
+    the target, and each optimizer gets a line comparing its frameworks."""
+    out, comp = _answers(tmp_path, args, capsys)
+    named, first = _verdict_and_first_row(out)
+    assert named == first
+    assert {r.status for r in comp.runs} == {"converged"}
+    head = out.split("\n\n", 1)[0]
+    for name in {r.optimizer for r in comp.runs}:
+        if len({r.backend for r in comp.runs if r.optimizer == name}) > 1:
+            assert f"\n  {name} (" in head
+
+
+@pytest.mark.parametrize("spec, name", [("mgh:rosenbrock", "mgh01_rosenbrock"),
+                                        ("mgh:5", "mgh05_beale"),
+                                        ("MGH:35", "mgh35_chebyquad")])
+def test_problem_mgh_names_one_problem_by_number_or_name(tmp_path, capsys, spec, name):
+    _, comp = _answers(tmp_path, ["--problem", spec, "--optimizers", "lbfgs", "--backends",
+                                  "numpy"], capsys)
+    assert [r.problem for r in comp.runs] == [name]
+    assert comp.runs[0].status == "converged"
+
+
+def test_problem_suffix_is_refused_for_other_problems(capsys):
+    assert cli.main(["run", "--problem", "fizzbuzz:3", "--no-progress"]) == 2
+    assert "only mgh takes a problem after ':'" in capsys.readouterr().err
+
+
+def _docs_commands() -> list[str]:
+    """The ``optcmp run`` lines of the fenced code blocks of README.md and docs/cli.md."""
+    import re
+
+    out = []
+    for f in (ROOT / "README.md", ROOT / "docs" / "cli.md"):
+        for block in re.findall(r"```(?:bash|text)?\n(.*?)```", f.read_text(), re.S):
+            for line in block.splitlines():
+                line = re.sub(r"<!--/?n[^>]*-->", "", line).split("#")[0].strip()
+                line = line.removeprefix("$ ")
+                if line.startswith("optcmp run"):
+                    out.append(line)
+    return sorted(set(out))
+
+
+def test_docs_commands_are_found():
+    cmds = _docs_commands()
+    assert "optcmp run" in cmds and "optcmp run --problem fizzbuzz" in cmds
+    assert any(c.startswith("optcmp run --suite mgh") for c in cmds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", _docs_commands())
+def test_docs_command_gives_a_converged_row_per_optimizer(tmp_path, capsys, monkeypatch,
+                                                          command):
+    """Each ``optcmp run`` command of README.md and docs/cli.md: at least one row of each
+    optimizer it runs reaches the target (on a CSV of ~5,000 rows, 5 features of different
+    scales and one target where the command reads data.csv)."""
+    import shlex
+
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((5000, 5)) * np.array([1.0, 10.0, 100.0, 0.1, 1000.0])
+    y = X @ np.array([1.0, -0.2, 0.03, 5.0, 0.001]) + 3.0 + rng.standard_normal(5000)
+    np.savetxt(tmp_path / "data.csv", np.column_stack([X, y]), delimiter=",",
+               header="a,b,c,d,e,y", comments="")
+    args = shlex.split(command)[2:]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "answer.json")]
+    assert cli.main(["run", "--no-progress", *args]) == 0
+    capsys.readouterr()
+    out = args[args.index("--out") + 1]
+    comp = Comparison.load(out)
+    for name in {r.optimizer for r in comp.runs}:
+        assert any(r.optimizer == name and r.status == "converged" for r in comp.runs), name

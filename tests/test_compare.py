@@ -476,3 +476,31 @@ def test_a_suite_comparison_keeps_that_its_shared_host_runs_were_warned_about():
     joined = suite_comparison(suite, shared)
     assert joined.shared_host_warned and len(joined) == 2
     assert joined.settings["suite"] == {"name": "two", "problems": [p.name for p in suite]}
+
+
+def test_verdict_repeats_a_runner_up_the_medians_bring_forward(monkeypatch):
+    """The table's two fastest single runs A (1 s) and B (1.1 s) are repeated; B's repetitions
+    take 3 s, so by the medians C (2 s, one run) is second: C is repeated too, and the verdict
+    compares A's and C's repetitions."""
+    import types
+
+    from _handmade import comparison, make_run
+
+    import optcmp.sweep.verdict as sv
+
+    times = {"A": 1.0, "B": 3.0, "C": 2.0}
+    monkeypatch.setattr(sv, "run", lambda problem, spec, cfg: make_run(
+        spec.label, times[spec.label], repeat=cfg.repeat))
+    monkeypatch.setattr(sv, "_base_config", lambda comp, config: optcmp.RunConfig())
+    monkeypatch.setattr(sv, "get_optimizer", lambda name, **kw: types.SimpleNamespace(
+        label=kw["label"]))
+    table = [make_run("A", 1.0), make_run("B", 1.1), make_run("C", 2.0)]
+    comp = comparison(table)
+    done = sv.confirm_leaders(optcmp.problems.LinearRegression(n_samples=100), comp,
+                              max_seconds=10.0)
+    assert sorted({r.label for r in done.verdict_runs}) == ["A", "B", "C"]
+    assert len(done.verdict_runs) == 12
+    first = done.verdict().splitlines()[0]
+    assert first.startswith("verdict: A on numpy reaches the target first (1.000s), 2x faster "
+                            "than C on numpy (2.000s)")
+    assert "bootstrap of the medians of 5 and 5 repetitions" in first

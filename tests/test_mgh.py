@@ -161,3 +161,21 @@ def test_rosenbrock_lbfgsb_on_three_backends_same_iterations():
     assert all(r.status == "converged" and r.fun <= 1e-10 for r in runs), comp.table()
     assert len({r.nit_to_target for r in runs}) == 1, [r.nit_to_target for r in runs]
     assert len({r.nfev_to_target for r in runs}) == 1
+
+
+def test_lipschitz_estimate_is_the_hessian_norm_at_the_start():
+    """gd's learning_rate='auto' on MGH uses ||Hessian(x0)||_2: Rosenbrock at (-1.2, 1) has the
+    closed-form Hessian [[1330, 480], [480, 200]]; the linear full-rank function (32) the
+    constant 2 J^T J with J = [I - 2/m 11^T; -2/m 11^T]."""
+    rosen = np.linalg.eigvalsh(np.array([[1330.0, 480.0], [480.0, 200.0]]))[-1]
+    assert MGHProblem("rosenbrock").lipschitz() == pytest.approx(rosen, rel=1e-6)
+    p = MGHProblem(32)
+    J = np.vstack([np.eye(p.n), np.zeros((p.m - p.n, p.n))]) - 2.0 / p.m
+    assert p.lipschitz() == pytest.approx(np.linalg.eigvalsh(2 * J.T @ J)[-1], rel=1e-6)
+
+
+def test_gd_auto_runs_on_mgh_with_the_estimated_step():
+    p = MGHProblem(32)
+    r = optcmp.run_one(p, optcmp.gd(), tol=1e-6, max_iter=100)
+    assert r.status == "converged"
+    assert r.hyperparameters["learning_rate"] == pytest.approx(1.0 / p.lipschitz(), rel=1e-15)

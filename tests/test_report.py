@@ -203,3 +203,31 @@ def test_report_colour_key_matches_the_plots():
     gd = series_style("gd", "torch")["color"]
     assert f"border-top:3px dashed {gd}" in page
     assert f"border-top:3px solid {series_style('lbfgs', 'numpy')['color']}" in page
+
+
+def test_table_verdict_and_report_summary_share_one_order():
+    """A's table run (1 s) beats B's (2 s), but over the verdict's five runs each A's median is
+    6 s and B's 2 s: the verdict, the table and the report's summary all put B first."""
+    table = [make_run("A", 1.0), make_run("B", 2.0), make_run("C", None)]
+    extra = ([make_run("A", 4.0 + k, repeat=k) for k in range(1, 5)]
+             + [make_run("B", 2.0, repeat=k) for k in range(1, 5)])
+    comp = comparison(table).replace(verdict_runs=extra)
+    assert comp.verdict().startswith("verdict: B on numpy reaches the target first (2.000s)")
+    rows = [ln.split()[0] for ln in comp.table().splitlines()[2:5]]
+    assert rows == ["B", "A", "C"]
+    assert "order: by the verdict's medians of 5 runs each" in comp.table()
+    page = comp.to_html(plots=False)
+    summary = page[page.index('id="summary"'):page.index('id="pairwise"')]
+    assert summary.index(">B<") < summary.index(">A<") < summary.index(">C<")
+
+
+def test_suite_report_starts_with_a_summary_over_its_problems():
+    from optcmp.analysis.report import suite_summary
+
+    runs = [make_run("gd", 1.0, problem="P1"), make_run("lbfgs", 0.5, problem="P1"),
+            make_run("gd", None, problem="P2"), make_run("lbfgs", 0.2, problem="P2")]
+    rows = __import__("optcmp.stats", fromlist=["x"]).summarize(runs, warn=False)
+    assert suite_summary(rows) == (
+        "Over the suite's 2 problems (reached the target in every run; fastest by median "
+        "time-to-target): lbfgs (numpy): 2 solved, fastest on 2; gd (numpy): 1 solved, "
+        "fastest on 0.")

@@ -205,9 +205,10 @@ def test_verdict_runs_are_judged_with_the_leaders_and_saved(tmp_path) -> None:
              + [make_run("B", 2.0 * (k + 1), repeat=k) for k in range(1, 5)])
     comp = comparison(table).replace(verdict_runs=extra)
     line = comp.verdict()
-    assert line.startswith("verdict: A on numpy reaches the target first (3.000s), 2x faster "
-                           "than B on numpy (6.000s)")
-    assert line.endswith("[the two fastest run 5 times each, interleaved]")
+    first = line.splitlines()[0]
+    assert first.startswith("verdict: A on numpy reaches the target first (3.000s), 2x faster "
+                            "than B on numpy (6.000s)")
+    assert first.endswith("[the two fastest run 5 times each, interleaved]")
     assert comparison(table).verdict().startswith(
         "verdict: A on numpy reaches the target first (1.000s), 2x faster")
     comp.save(tmp_path / "c.json")

@@ -157,8 +157,9 @@ def test_a_list_of_problems_is_pointed_to_suite_and_a_suite_comparison_names_it(
 
 
 def test_no_early_stop_applies_to_a_suite_run():
-    # optcmp run --suite mgh --no-early-stop used to still stop runs early as "projected"
-    from optcmp.stopping import RateProjection, Stalled
+    # optcmp run --suite mgh --no-early-stop used to still stop runs early as "projected";
+    # no rule of the command extrapolates a rate now, and --no-early-stop drops the stall check
+    from optcmp.stopping import Stalled
 
     def rule(*extra):
         args = cli.build_parser().parse_args(["run", "--suite", "mgh", "--max-iter", "300",
@@ -166,10 +167,11 @@ def test_no_early_stop_applies_to_a_suite_run():
         suite = build_suite(args)
         return run_stopping(args, suite, 1e-6, None)
 
-    assert rule() is None  # each problem's own default rule, early stops included
-    off = rule("--no-early-stop")
-    kinds = [type(r) for r in off.rules()]
-    assert Stalled not in kinds and RateProjection not in kinds
+    on, off = rule(), rule("--no-early-stop")
+    names = [type(r).__name__ for r in on.rules()]
+    assert Stalled in [type(r) for r in on.rules()] and "RateProjection" not in names
+    kinds = [type(r).__name__ for r in off.rules()]
+    assert "Stalled" not in kinds and "RateProjection" not in kinds
     assert "RelativeSuboptimality(tol=1e-06)" in off.describe() and "MaxIter(n=300)" in \
         off.describe()
 

@@ -287,7 +287,9 @@ def test_fizzbuzz_torch_lbfgs_with_one_thread_reaches_the_target():
     assert r.threads == 1 and r.status == "converged" and r.nit == 311
 
 
-def test_cli_no_early_stop_runs_the_whole_budget(capsys):
+def test_cli_stops_no_run_on_a_rate_projection(capsys):
+    """A run far from its target runs its whole budget with or without --no-early-stop: the
+    command's rule has no rate projection (it once stopped such a run as 'projected')."""
     from optcmp import cli
 
     args = ["run", "--rows", "20000", "--backends", "numpy", "--optimizers", "gd",
@@ -306,13 +308,14 @@ def test_cli_no_early_stop_runs_the_whole_budget(capsys):
 def test_verdict_names_the_winner_the_factor_and_how_sure():
     runs = [_fake_run("a", t, cpu=t, repeat=k) for k, t in enumerate((1.0, 1.1, 0.9))]
     runs += [_fake_run("b", t, cpu=t, repeat=k) for k, t in enumerate((2.0, 2.2, 1.8))]
-    text = Comparison(runs).verdict()
+    text = Comparison(runs).verdict().splitlines()[0]
     assert text.startswith("verdict: a on numpy reaches the target first (1.000s), 2x faster "
                            "than b on numpy (2.000s); 95% interval of the factor ")
-    assert "(bootstrap of the medians of 3 and 3 repetitions); in CPU time 2x; sure" in text
+    assert ("(bootstrap of the medians of 3 and 3 repetitions); in CPU time 2x faster; sure"
+            in text)
     assert text.endswith("sure: the interval excludes 1")
     busy = [*runs[:-1], _fake_run("b", 1.8, cpu=1.0, repeat=2, contended=True)]
-    assert Comparison(busy).verdict().endswith(
+    assert Comparison(busy).verdict().splitlines()[0].endswith(
         "not sure: timings were contended (see the contended column)")
     none = Comparison([_fake_run("a", None, status="max_iter")], settings={"target": "T"})
     assert none.verdict() == ("verdict: no optimizer reached T (see each row's status and "
@@ -324,11 +327,41 @@ def test_main_job_verdict_repeats_the_two_fastest(capsys):
 
     assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
                      "gd,lbfgs,diag_newton", "--max-iter", "5000", "--no-progress"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    out = capsys.readouterr().out.strip().splitlines()
+    last = out[0]  # the verdict comes first
     assert last.startswith("verdict: lbfgs on numpy reaches the target first (")
     assert "than diag_newton on numpy" in last
     assert "(bootstrap of the medians of 5 and 5 repetitions)" in last
     assert last.endswith("[the two fastest run 5 times each, interleaved]")
+
+
+def test_verdict_factors_read_as_faster_or_slower_never_1x():
+    """A factor of 0.71 reads "1.41x slower", 1.004 "as fast (1.00x)", never "1x faster"."""
+    from optcmp.analysis.verdict import factor_words
+
+    assert [factor_words(f) for f in (2.0, 1.05, 1.004, 0.996, 1 / 1.41, 0.5)] == [
+        "2x faster", "1.05x faster", "as fast (1.00x)", "as fast (1.00x)", "1.41x slower",
+        "2x slower"]
+
+
+def test_verdict_says_what_was_compared_from_the_recorded_implementations():
+    """One algorithm with two gradients, one rule on two frameworks, two libraries."""
+    from optcmp.analysis.verdict import compared
+
+    def run(backend, impl, implementation, label="lbfgs"):
+        return RunResult(problem="p", optimizer=label, label=label, backend=backend,
+                         impl=impl, implementation=implementation)
+
+    scipy = "scipy.optimize.minimize(method='L-BFGS-B')"
+    assert compared(run("numpy", "scipy", scipy), run("tensorflow", "scipy", scipy)) == (
+        "scipy L-BFGS-B with numpy vs TensorFlow gradients")
+    ref = "optcmp reference update rule"
+    assert compared(run("numpy", "reference", ref, "gd"),
+                    run("torch", "reference", ref, "gd")) == (
+        "optcmp's reference gd rule on numpy vs PyTorch")
+    assert compared(run("numpy", "scipy", scipy),
+                    run("torch", "native", "torch.optim.LBFGS(lr=1, history_size=10)")) == (
+        "lbfgs (scipy L-BFGS-B, numpy) vs lbfgs (torch.optim.LBFGS, PyTorch)")
 
 
 def test_verdict_interval_bounds_round_outwards_and_keep_their_side_of_one():

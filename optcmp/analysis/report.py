@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from optcmp.analysis import format as fmt
 from optcmp.analysis.format import NOT_REACHED
 from optcmp.analysis.plots.styles import series_style
+from optcmp.analysis.ranking import rank_of
 from optcmp.analysis.stats.fairness import comparison_issues
 from optcmp.analysis.stats.suites import suite_profile_table
 from optcmp.analysis.stats.summary import by_median_time, ci_methods, summarize
@@ -133,8 +134,11 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
     probs = list(dict.fromkeys(r["problem"] for r in rows))
     out = []
     if len(probs) == 1:
-        line = comparison_verdict(comp).removeprefix("verdict: ")
-        out.append(line[:1].upper() + line[1:] + ".")
+        first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
+        out.append(first[:1].upper() + first[1:] + ".")
+        out.extend(line.strip() for line in more)
+    else:
+        out.append(suite_summary(rows))
     for prob in probs:
         prow = [r for r in rows if r["problem"] == prob]
         fin = [r for r in prow if math.isfinite(r["median_time"])]
@@ -151,6 +155,39 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
                    + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
                       if never else "."))
     return out
+
+
+def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """The suite's answer in one sentence, before the lines per problem.
+
+    Per solver (optimizer, backend, dtype): on how many problems it reached the target in
+    every run, and on how many it was the fastest (smallest median time-to-target).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Rows of :func:`optcmp.analysis.stats.summary.summarize` over several problems.
+
+    Returns
+    -------
+    str
+    """
+    probs = list(dict.fromkeys(r["problem"] for r in rows))
+    solved: dict[str, int] = {}
+    fastest: dict[str, int] = {}
+    for prob in probs:
+        prow = [r for r in rows if r["problem"] == prob]
+        for r in prow:
+            name = _solver_name(r)
+            solved[name] = solved.get(name, 0) + int(r["successes"] == r["runs"] > 0)
+        fin = [r for r in prow if math.isfinite(r["median_time"])]
+        if fin:
+            best = _solver_name(min(fin, key=lambda r: r["median_time"]))
+            fastest[best] = fastest.get(best, 0) + 1
+    order = sorted(solved, key=lambda k: (-solved[k], -fastest.get(k, 0), k))
+    parts = [f"{k}: {solved[k]} solved, fastest on {fastest.get(k, 0)}" for k in order]
+    return (f"Over the suite's {len(probs)} problems (reached the target in every run; "
+            f"fastest by median time-to-target): " + "; ".join(parts) + ".")
 
 
 def _solver_name(r: dict[str, Any]) -> str:
@@ -224,14 +261,28 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]],
     return "".join(out)
 
 
-def _summary_section(rows: list[dict[str, Any]]) -> str:
+def _ranked_order(comp: ComparisonData) -> Any:
+    """The summary's sort key: on one problem the comparison's ranking (the table's and the
+    verdict's order), on a suite the problem then the median time-to-target."""
+    if comp.problem_set:
+        return by_median_time
+    pos = rank_of(comp)
+
+    def key(row: dict[str, Any]) -> tuple[int, tuple[str, float]]:
+        k = (str(row["optimizer"]), str(row["backend"]), str(row["device"]), str(row["dtype"]))
+        return (pos.get(k, len(pos)), by_median_time(row))
+
+    return key
+
+
+def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
     level = rows[0]["ci_level"] if rows else 0.95
     header = ["problem", "optimizer", "backend", "device", "dtype", "success",
               "median time-to-target", f"{level:.0%} CI", "iters", "nfev", "njev",
               "aRT", "statuses"]
     body = []
     labels = sorted({str(r["optimizer"]) for r in rows})
-    for r in sorted(rows, key=by_median_time):
+    for r in sorted(rows, key=_ranked_order(comp)):
         key = _swatch(str(r["optimizer"]), str(r["backend"]), labels)
         body.append([
             (_e(r["problem"]), False),
@@ -422,7 +473,7 @@ def _findings(comp: ComparisonData, rows: list[dict[str, Any]], images: str,
         parts.append("<p>No issue found: one dtype, one device, the same data and target for "
                      "every optimizer, no budget-stopped run, timer resolution fine.</p>")
     parts.append('<h2 id="summary">Summary</h2>')
-    parts.append(_summary_section(rows) if rows else "<p>No runs.</p>")
+    parts.append(_summary_section(rows, comp) if rows else "<p>No runs.</p>")
     if comp.problem_set and rows:  # a suite: the profiles over its problems
         parts.append(_suite_section(comp))
     parts.append('<h2 id="pairwise">Pairwise tests</h2>')
@@ -521,5 +572,5 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
     return '<div class="figs">' + "\n".join(out) + "</div>"
 
 
-__all__ = ["IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "svg_inline", "to_html",
-           "verdict"]
+__all__ = ["IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "suite_summary", "svg_inline",
+           "to_html", "verdict"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from optcmp.analysis import format as fmt
+from optcmp.analysis.ranking import ranking_note, row_key
 from optcmp.results import ComparisonData, RunResult
 
 #: Keys of the problem spec the table's first note shows.
@@ -99,12 +100,6 @@ def fixed_width(lines: list[list[str]], left: int) -> list[str]:
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
     return out
-
-
-def _sort_key(r: RunResult) -> tuple[int, float, str, str]:
-    ttt = r.time_to_target
-    group = 0 if ttt is not None else {"failed": 2, "skipped": 3}.get(r.status, 1)
-    return (group, ttt if ttt is not None else r.time, r.label, r.backend)
 
 
 def _timed_cells(r: RunResult) -> list[str]:
@@ -198,6 +193,9 @@ def _notes(comp: ComparisonData) -> list[str]:
                      f"{max(r.concurrency for r in shared)} at once): their timings contend "
                      "and are not comparable with sequential ones")
     notes.extend(_contention_notes(comp))
+    order = ranking_note(comp)
+    if order:
+        notes.append(order)
     for r in comp.runs:  # every row without a time-to-target says why
         if r.time_to_target is None and r.message:
             notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
@@ -218,7 +216,7 @@ def _one_table(comp: ComparisonData) -> str:
               *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up",
               "cpu-to-target", "contended"]
     lines = [header] + [_run_row(r, no_opt, metric_names, len(header))
-                        for r in sorted(comp.runs, key=_sort_key)]
+                        for r in sorted(comp.runs, key=row_key(comp))]
     floor = _floor_row(comp.optimum)
     if floor:
         lines.append(floor)
@@ -228,8 +226,10 @@ def _one_table(comp: ComparisonData) -> str:
 def table(comp: ComparisonData) -> str:
     """A readable fixed-width table sorted by time-to-target.
 
-    Runs that reached the target come first (fastest first), then the runs that stopped
-    on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
+    Rows follow the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`, the
+    verdict's order): entries that reached the target by the median time-to-target of their
+    runs (the verdict's repetitions included, said in a note), then the runs that stopped on a
+    budget, divergence or callback (by timed seconds), then failed and skipped runs.
 
     For problems with a closed form, the direct solve time is shown as a floor row. A
     comparison over a set of problems (a suite: :attr:`ComparisonData.problem_set

@@ -1,51 +1,105 @@
-"""The comparison's answer in one line: who reaches the target first, by what factor, how sure.
+"""The comparison's answer in words: who reaches the target first, by what factor, how sure;
+and, for each optimizer, which framework.
 
-``Comparison.verdict()`` calls :func:`verdict`.
+``Comparison.verdict()`` calls :func:`verdict`. Both answers come from the one ranking of
+:mod:`optcmp.analysis.ranking` (the table's order), so the verdict's winner is the table's first
+row.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from statistics import median
 
 from optcmp.analysis import format as fmt
+from optcmp.analysis.ranking import Ranked, entries, rank_runs
 from optcmp.analysis.stats.bootstrap import factor_interval
 from optcmp.analysis.stats.keys import solver_key
 from optcmp.results import ComparisonData, RunResult
 
-Entry = tuple[str, str, str, str]
+#: Backends as the verdict names them.
+FRAMEWORKS = {"numpy": "numpy", "torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
 
 
-def entries(runs: Sequence[RunResult]) -> dict[Entry, list[RunResult]]:
-    """The runs of each entry (optimizer label, backend, device, dtype), skipped runs left out.
+def factor_words(factor: float) -> str:
+    """A time factor ``other / this`` in words: ``"2.5x faster"``, ``"1.41x slower"``.
 
     Parameters
     ----------
-    runs : sequence of RunResult
+    factor : float
+        The other's time over this one's (above 1: this one is faster).
 
     Returns
     -------
-    dict of (str, str, str, str) to list of RunResult
-        In order of first appearance.
+    str
+        Three significant digits; ``"as fast (1.00x)"`` when it rounds to 1.00.
     """
-    out: dict[Entry, list[RunResult]] = {}
-    for r in runs:
-        if r.status != "skipped":
-            out.setdefault(solver_key(r), []).append(r)
-    return out
+    if f"{factor:.2f}" == "1.00":
+        return "as fast (1.00x)"
+    if factor > 1.0:
+        return f"{factor:.3g}x faster"
+    return f"{1.0 / factor:.3g}x slower"
+
+
+def implementation_words(run: RunResult) -> str:
+    """What code ran, in words: ``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``, ...
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    str
+    """
+    text = run.implementation or ""
+    method = re.search(r"method='([^']+)'", text)
+    if run.impl == "scipy" and method:
+        return f"scipy {method.group(1)}"
+    if text.startswith(("torch.optim.", "keras.optimizers.", "optax.")):
+        return text.split("(", 1)[0].split(" ", 1)[0]
+    if run.impl == "reference" or text.startswith("optcmp reference"):
+        return f"optcmp's reference {run.optimizer} rule"
+    return text or run.impl or run.optimizer
+
+
+def compared(a: RunResult, b: RunResult) -> str:
+    """What two entries' runs compare, from the implementations they recorded.
+
+    Parameters
+    ----------
+    a, b : RunResult
+        A run of each entry.
+
+    Returns
+    -------
+    str
+        E.g. ``"scipy L-BFGS-B with numpy vs TensorFlow gradients"`` (one algorithm, two
+        gradients), ``"optcmp's reference gd rule on numpy vs PyTorch"`` or
+        ``"lbfgs (scipy L-BFGS-B, numpy) vs lbfgs (torch.optim.LBFGS, PyTorch)"``.
+    """
+    wa, wb = implementation_words(a), implementation_words(b)
+    fa, fb = (FRAMEWORKS.get(r.backend, r.backend) for r in (a, b))
+    if wa == wb and a.label == b.label:
+        if a.impl == "scipy":
+            return f"{wa} with {fa} vs {fb} gradients"
+        return f"{wa} on {fa} vs {fb}"
+    return f"{a.label} ({wa}, {fa}) vs {b.label} ({wb}, {fb})"
 
 
 def verdict(comp: ComparisonData) -> str:
     """The comparison's answer in words: who reaches the target first, by what factor, how sure.
 
-    Entries are (optimizer label, backend, device, dtype); an entry's time is the median
-    time-to-target of its repetitions (it must reach the target in more than half of them).
-    The factor is the runner-up's time over the winner's, with a 95% bootstrap interval
+    Entries are (optimizer label, backend, device, dtype), ranked by
+    :func:`optcmp.analysis.ranking.ranking`: an entry's time is the median time-to-target of
+    its runs, the verdict's extra repetitions included (it must reach the target in more than
+    half of them). The first line names the first two entries, the factor (the runner-up's time
+    over the winner's) with a 95% bootstrap interval
     (:func:`~optcmp.analysis.stats.bootstrap.factor_interval`: over repetitions when both have
-    two or more, else over the step times of the single runs), and the same factor in process
-    CPU time. The verdict is "sure" when the interval excludes 1 and no run of the two entries
-    was contended. A comparison with ``verdict_runs`` (more repetitions of its two fastest
-    entries) is judged on those entries' runs and the extra repetitions, and says so.
+    two or more, else over the step times of the single runs), the same factor in process CPU
+    time, and whether it is "sure" (the interval excludes 1 and no run of the two entries was
+    contended). The next line says what was compared (the implementations the runs recorded);
+    then, for each optimizer that ran on several frameworks, the frameworks by time-to-target.
 
     Parameters
     ----------
@@ -54,19 +108,21 @@ def verdict(comp: ComparisonData) -> str:
     Returns
     -------
     str
-        One line beginning ``"verdict: "``.
+        Lines; the first begins ``"verdict: "``.
     """
     target = comp.settings.get("target") or "the target"
-    if not comp.verdict_runs:
-        return verdict_of(comp.runs, target)
-    leaders = {solver_key(r) for r in comp.verdict_runs}
-    runs = [r for r in comp.runs if solver_key(r) in leaders] + list(comp.verdict_runs)
-    n = max(len(v) for v in entries(runs).values())
-    return verdict_of(runs, target) + f" [the two fastest run {n} times each, interleaved]"
+    runs = [*comp.runs, *comp.verdict_runs]
+    lines = verdict_lines(runs, target)
+    if comp.verdict_runs:
+        leaders = {solver_key(r) for r in comp.verdict_runs}
+        n = max(len(v) for k, v in entries(runs).items() if k in leaders)
+        k = "two" if len(leaders) == 2 else str(len(leaders))
+        lines[0] += f" [the {k} fastest run {n} times each, interleaved]"
+    return "\n".join(lines)
 
 
 def verdict_of(runs: Sequence[RunResult], target: str = "the target") -> str:
-    """The verdict line of :func:`verdict` over ``runs``.
+    """The verdict of :func:`verdict` over ``runs``.
 
     Parameters
     ----------
@@ -77,44 +133,131 @@ def verdict_of(runs: Sequence[RunResult], target: str = "the target") -> str:
     Returns
     -------
     str
-        One line beginning ``"verdict: "``.
+        Lines; the first begins ``"verdict: "``.
     """
-    ranked = []
-    for key, entry_runs in entries(runs).items():
-        hit = [r for r in entry_runs if r.time_to_target is not None]
-        if 2 * len(hit) > len(entry_runs):
-            ranked.append((median([float(r.time_to_target or 0.0) for r in hit]), key, hit))
-    ranked.sort(key=lambda x: x[0])
+    return "\n".join(verdict_lines(runs, target))
+
+
+def verdict_lines(runs: Sequence[RunResult], target: str = "the target") -> list[str]:
+    """The lines of :func:`verdict_of`.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    target : str, default "the target"
+
+    Returns
+    -------
+    list of str
+    """
+    ranked = [e for e in rank_runs(runs) if e.ranked]
     if not ranked:
-        return f"verdict: no optimizer reached {target} (see each row's status and reason)"
-    t0, (label, backend, *_), best = ranked[0]
-    head = f"verdict: {label} on {backend} reaches the target first ({fmt.seconds_fixed(t0)})"
+        return [f"verdict: no optimizer reached {target} (see each row's status and reason)"]
+    best = ranked[0]
+    head = (f"verdict: {best.name} reaches the target first "
+            f"({fmt.seconds_fixed(best.time)})")
     if len(ranked) == 1:
-        return head + "; no other optimizer and backend reached it"
-    t1, (label1, backend1, *_), other = ranked[1]
-    lo, hi, how = factor_interval(best, other)
-    return (f"{head}, {t1 / t0:.2g}x faster than {label1} on {backend1} "
-            f"({fmt.seconds_fixed(t1)}); 95% interval of the factor "
-            f"{fmt.interval_bound(lo, 'down')}-{fmt.interval_bound(hi, 'up')} ({how})"
-            f"{_cpu_factor(best, other)}; {_how_sure(best, other, lo)}")
+        return [head + "; no other optimizer and backend reached it"]
+    other = ranked[1]
+    lines = [f"{head}, {pair_words(best, other)}",
+             f"compared: {compared(best.reached[0], other.reached[0])}"]
+    return lines + framework_lines(rank_runs(runs))
 
 
-def _cpu_factor(best: Sequence[RunResult], other: Sequence[RunResult]) -> str:
-    """``"; in CPU time 2.1x"`` when every run of the two entries recorded its CPU time."""
-    cpu = [r.cpu_time_to_target for r in (*best, *other)]
-    if not all(c is not None and c > 0 for c in cpu):
+def pair_words(best: Ranked, other: Ranked) -> str:
+    """``"2.5x faster than B (2.0ms); 95% interval ...; in CPU time ...; sure: ..."``.
+
+    Parameters
+    ----------
+    best, other : Ranked
+        Two ranked entries, ``best`` the faster.
+
+    Returns
+    -------
+    str
+    """
+    t0, t1 = float(best.time or 0.0), float(other.time or 0.0)
+    lo, hi, how = factor_interval(best.reached, other.reached)
+    return (f"{factor_words(t1 / t0)} than {other.name} ({fmt.seconds_fixed(t1)}); 95% "
+            f"interval of the factor {fmt.interval_bound(lo, 'down')}-"
+            f"{fmt.interval_bound(hi, 'up')} ({how}){_cpu_factor(best, other)}; "
+            f"{_how_sure(best, other, lo)}")
+
+
+def framework_lines(ranked: Sequence[Ranked]) -> list[str]:
+    """For each optimizer on several backends: the backends by time-to-target.
+
+    Only times to the target count (each entry's median, as in the ranking); a backend whose
+    runs missed the target is named with its status.
+
+    Parameters
+    ----------
+    ranked : sequence of Ranked
+        :func:`~optcmp.analysis.ranking.rank_runs` (ranked entries first).
+
+    Returns
+    -------
+    list of str
+        A heading and one line per optimizer; empty when no optimizer ran on two backends.
+    """
+    groups: dict[tuple[str, str, str], list[Ranked]] = {}
+    for e in ranked:
+        label, _, device, dtype = e.key
+        groups.setdefault((label, device, dtype), []).append(e)
+    out = []
+    for (label, *_), group in groups.items():
+        if len(group) < 2:
+            continue
+        first, rest = group[0], group[1:]
+        if not first.ranked:
+            statuses = ", ".join(dict.fromkeys(r.status for e in group for r in e.runs))
+            out.append(f"  {label}: no backend reached the target ({statuses})")
+            continue
+        parts = [f"{_framework(first)} first ({fmt.seconds_fixed(first.time)})"]
+        for e in rest:
+            if not e.ranked:
+                parts.append(f"{_framework(e)} {_missed(e)}")
+                continue
+            lo, _, _ = factor_interval(first.reached, e.reached)
+            sure = "sure" if lo > 1.0 and not any(r.contended for r in (*first.runs, *e.runs)) \
+                else "not sure"
+            factor = factor_words(float(first.time or 1.0) / float(e.time or 1.0))
+            own = implementation_words(e.runs[0])
+            what = "" if own == implementation_words(first.runs[0]) else f" ({own})"
+            parts.append(f"{_framework(e)}{what} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
+        out.append(f"  {label} ({implementation_words(first.runs[0])}): " + "; ".join(parts))
+    if not out:
+        return []
+    return ["framework, per optimizer (median time-to-target; a backend that missed the target "
+            "is not timed):", *out]
+
+
+def _framework(e: Ranked) -> str:
+    return FRAMEWORKS.get(e.key[1], e.key[1])
+
+
+def _missed(e: Ranked) -> str:
+    """``"missed the target (max_iter)"`` with the statuses of the entry's runs."""
+    statuses = ", ".join(dict.fromkeys(r.status for r in e.runs))
+    return f"missed the target ({statuses})"
+
+
+def _cpu_factor(best: Ranked, other: Ranked) -> str:
+    """``"; in CPU time 2.1x faster"`` when every run of the two entries recorded its CPU
+    time."""
+    c0, c1 = best.cpu_time, other.cpu_time
+    if c0 is None or c1 is None:
         return ""
-    c0 = median([float(r.cpu_time_to_target or 0) for r in best])
-    c1 = median([float(r.cpu_time_to_target or 0) for r in other])
-    return f"; in CPU time {c1 / c0:.2g}x"
+    return f"; in CPU time {factor_words(c1 / c0)}"
 
 
-def _how_sure(best: Sequence[RunResult], other: Sequence[RunResult], lo: float) -> str:
-    busy = any(r.contended for r in (*best, *other))
+def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
+    busy = any(r.contended for r in (*best.reached, *other.reached))
     if lo > 1.0 and not busy:
         return "sure: the interval excludes 1"
     return "not sure: " + ("timings were contended (see the contended column)" if busy else
                            "the interval includes 1")
 
 
-__all__ = ["entries", "verdict", "verdict_of"]
+__all__ = ["FRAMEWORKS", "compared", "entries", "factor_words", "framework_lines",
+           "implementation_words", "pair_words", "verdict", "verdict_lines", "verdict_of"]

@@ -30,7 +30,7 @@ from optcmp.cli.common import (
     sigterm_as_interrupt,
 )
 from optcmp.cli.inputs import DEFAULT_OPTIMIZERS, PROBLEM_OPTIONS
-from optcmp.cli.settings import DEFAULT_MAX_ITER, DEFAULT_MAX_TIME, MAIN_PROJECTION_WINDOW
+from optcmp.cli.settings import DEFAULT_MAX_ITER, DEFAULT_MAX_TIME, MAIN_ROWS, MAIN_TOL
 from optcmp.sweep.verdict import VERDICT_MAX_SECONDS, VERDICT_REPEATS
 
 #: Sub-command builders, in the order of ``optcmp --help``; later features append theirs.
@@ -106,6 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "DEFAULT_OPTIMIZERS", "EXIT_INTERRUPTED",
-           "EXIT_TERMINATED", "MAIN_PROJECTION_WINDOW", "PROBLEM_OPTIONS", "SUBCOMMANDS",
+           "EXIT_TERMINATED", "MAIN_ROWS", "MAIN_TOL", "PROBLEM_OPTIONS", "SUBCOMMANDS",
            "VERDICT_MAX_SECONDS", "VERDICT_REPEATS",
            "CLIError", "Terminated", "build_parser", "main"]

@@ -30,10 +30,17 @@ from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
     add_csv_options,
     build_problem,
+    problem_defaults,
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import MAIN_PROJECTION_WINDOW, SettingFlags, setting_values
+from optcmp.cli.settings import (
+    DEFAULT_MAX_ITER,
+    MAIN_ROWS,
+    MAIN_TOL,
+    SettingFlags,
+    setting_values,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -44,19 +51,22 @@ def add_parser(sub: Any) -> None:
     sub : argparse sub-parsers action
     """
     p = sub.add_parser(
-        "run", help="compare optimizers on a problem (default: the 1,000,000-row regression)",
+        "run", help="compare optimizers on a problem (default: the main job, a 100,000-row "
+                    "regression to relative suboptimality 1e-4)",
         description="Run every optimizer on every backend to the target and print the "
                     "time-to-target table on stdout (progress on stderr).")
     settings = SettingFlags(p, "run")
     p.add_argument("--problem", default="linear_regression",
-                   help="problem name (see 'optcmp list'); default linear_regression")
+                   help="problem name (see 'optcmp list'), mgh:<1-35> or mgh:<name> for one "
+                        "More-Garbow-Hillstrom problem; default linear_regression")
     p.add_argument("--suite", default=None, metavar="NAME",
                    help="compare over a problem suite instead of one problem: mgh (the 35 "
                         "More-Garbow-Hillstrom problems); the report gets performance and data "
                         "profiles over its problems")
     p.add_argument("--optimizers", type=csv_list, default=None,
                    help="comma-separated optimizer names (default: "
-                        f"{','.join(DEFAULT_OPTIMIZERS)})")
+                        f"{','.join(DEFAULT_OPTIMIZERS)}; fizzbuzz: sgd at learning rate "
+                        "2.56, lbfgs)")
     p.add_argument("--tuned", default=None, metavar="PATH",
                    help="run the optimizers chosen by 'optcmp tune --out PATH' instead of "
                         "--optimizers (not both)")
@@ -72,7 +82,8 @@ def add_parser(sub: Any) -> None:
                    help="target: training loss <= VALUE, for any problem (instead of --tol)")
     settings.add("max_time", "max_iter")
     p.add_argument("--rows", type=positive_int, default=None,
-                   help="rows of the generated data (default: the problem's, 1,000,000)")
+                   help="rows of the generated data (default: 100,000 for the main job; "
+                        "--rows 1000000 for the full-size regression)")
     p.add_argument("--repeats", type=positive_int, default=1, help="repetitions (seeds)")
     settings.add("threads")
     p.add_argument("--no-early-stop", action="store_true",
@@ -127,9 +138,16 @@ def command(args: argparse.Namespace) -> int:
     check_store(args.store)
     specs, where = _specs(args)
     specs = specs_with_sets(specs, args.sets, where)
+    main_job = is_main_job(args)
+    if args.max_iter is None:
+        args.max_iter = problem_defaults(args)[1] or DEFAULT_MAX_ITER
+    if main_job:
+        args.rows = MAIN_ROWS
     problem = build_suite(args) if args.suite is not None else build_problem(args)
     tol, target = resolve_target(args, problem.problems[0] if args.suite is not None
                                  else problem)
+    if main_job and args.tol is None and target is None:
+        tol = MAIN_TOL
     stopping = run_stopping(args, problem, tol, target)
     backends = args.backends if args.backends is not None else available_backends()
     settings = {**setting_values(args, "run"), "tol": tol, "stopping": stopping}
@@ -169,7 +187,8 @@ def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
             specs = load_specs(args.tuned)
             where = f"--tuned {args.tuned}"
         else:
-            specs = [optcmp.get_optimizer(o) for o in args.optimizers or DEFAULT_OPTIMIZERS]
+            specs = ([optcmp.get_optimizer(o) for o in args.optimizers] if args.optimizers
+                     else problem_defaults(args)[0])
             where = "--optimizers"
     except FileNotFoundError:
         raise CLIError(f"--tuned: no such file: {args.tuned}") from None
@@ -204,26 +223,26 @@ def _interrupted(args: argparse.Namespace, exc: Any) -> int:
 
 
 def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: Any) -> None:
-    """The table, the summary, the verdict (or the suite's profiles); then the outputs."""
-    print(comp.table())
-    if args.repeats > 1:
-        print()
-        print(comp.summary_table())
-    if args.suite is not None:  # the profiles over the suite
+    """The verdict (or the suite's summary) first, then the table; then the outputs."""
+    if args.suite is not None:  # the suite's summary first: profiles over its problems
         from optcmp.analysis.stats.suites import suite_profile_table
 
-        print()
         print(suite_profile_table(comp.runs))
     else:
         from optcmp.sweep import confirm_leaders
 
-        print()
         try:
             comp = confirm_leaders(problem, comp, config)
         except KeyboardInterrupt:  # the table is complete: --out/--report keep it
+            print(comp.table())
             write_outputs(args, comp)
             raise
         print(comp.verdict())
+    print()
+    print(comp.table())
+    if args.repeats > 1:
+        print()
+        print(comp.summary_table())
     hints = set_hints(comp.runs)
     if hints:
         print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
@@ -233,6 +252,24 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
         print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
               "executed", file=sys.stderr)
     write_outputs(args, comp)
+
+
+def is_main_job(args: argparse.Namespace) -> bool:
+    """True for the main job: the generated regression with no problem option given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    bool
+        ``--problem linear_regression`` (the default) without ``--rows``, ``--csv`` or
+        ``--suite``: it gets :data:`~optcmp.cli.settings.MAIN_ROWS` rows and, without
+        ``--tol``/``--target-loss``, the target :data:`~optcmp.cli.settings.MAIN_TOL`.
+    """
+    return (args.suite is None and args.csv is None and args.rows is None
+            and args.problem.strip().lower().replace("-", "_") == "linear_regression")
 
 
 def set_hints(runs: Sequence[Any]) -> str:
@@ -288,7 +325,13 @@ def build_suite(args: argparse.Namespace) -> Any:
 
 
 def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
-    """The stopping rule of ``optcmp run`` (None: each problem's own, from compare).
+    """The stopping rule of ``optcmp run``: the library's rule, without rate projections.
+
+    The target (``--target-loss``, else relative suboptimality ``<= tol`` where the optimum is
+    known, else the problem's default target), the iteration budget ``--max-iter``, a
+    wall-clock cap only where ``--max-time`` was given, divergence, and (unless
+    ``--no-early-stop``) the exact stall check: :func:`optcmp.stopping.default_stopping` with
+    that target. No run is stopped on an extrapolation of its rate.
 
     Parameters
     ----------
@@ -302,39 +345,32 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     Returns
     -------
     Rule or None
+        None: a suite with a problem without a known optimum (each problem's own rule).
 
     Raises
     ------
     CLIError
         ``--no-early-stop`` with a suite that has a problem without a known optimum.
     """
-    import optcmp
-    from optcmp.stopping import default_stopping
+    from optcmp.stopping import RelativeSuboptimality, default_stopping
 
     early = not args.no_early_stop
-    budgets = {"max_iter": args.max_iter, "max_time": args.max_time,
-               "max_cpu_time": args.max_cpu_time}
-    if target is not None:
-        return default_stopping(**budgets, target=target, stall=early)
-    if args.suite is not None:  # each problem's own rule (make_stopping)
+    problems = problem.problems if args.suite is not None else [problem]
+    if target is None and all(p.optimum() is not None for p in problems):
+        target = RelativeSuboptimality(tol)
+    if target is None and args.suite is not None:  # each problem's own rule (make_stopping)
         return None if early else _suite_without_early_stops(args, problem, tol)
-    if problem.optimum() is not None:  # the main job: a shorter window for the linear-rate hint
-        return default_stopping(tol, **budgets, projection_window=MAIN_PROJECTION_WINDOW,
-                                stall=early, projection=early)
-    return None if early else optcmp.make_stopping(problem, tol=tol, **budgets, stall=False)
+    if target is None:
+        target = problem.default_target(tol)
+    return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
+                            max_cpu_time=args.max_cpu_time, target=target, stall=early)
 
 
 def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
-    """``--suite`` with ``--no-early-stop``: one rule for every problem without stall or
-    hint (so that no run of the suite ends early as ``stalled``)."""
-    from optcmp.stopping import default_stopping
-
+    """``--suite`` with ``--no-early-stop`` and a problem without a known optimum: refused."""
     missing = [p.name for p in suite.problems if p.optimum() is None]
-    if missing:
-        raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
-                       f"{missing[0]} has none")
-    return default_stopping(tol, max_iter=args.max_iter, max_time=args.max_time,
-                            max_cpu_time=args.max_cpu_time, stall=False, projection=False)
+    raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
+                   f"{missing[0]} has none")
 
 
-__all__ = ["add_parser", "build_suite", "command", "run_stopping", "set_hints"]
+__all__ = ["add_parser", "build_suite", "command", "is_main_job", "run_stopping", "set_hints"]

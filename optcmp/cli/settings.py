@@ -21,18 +21,21 @@ from optcmp.backends.base import DTYPES, GRADIENTS
 from optcmp.cli.common import nonneg_int, positive_float, positive_int
 from optcmp.engine import RunConfig
 
-#: Iterations each run of the main job may spend: its primary budget, the same on any machine
-#: under any load. A run that cannot come within ``censor_ratio`` (10) of the best
-#: time-to-target is censored before it (:mod:`optcmp.sweep.censor`).
-DEFAULT_MAX_ITER = 100
-#: Wall-clock cap of the main job's runs: none (``--max-time`` only when asked: it depends on
-#: the load).
+#: Iterations each run of ``optcmp run`` may spend: its budget, the same on any machine under
+#: any load (every row of the main job reaches its target well within it).
+DEFAULT_MAX_ITER = 5000
+#: Timed wall-clock seconds each run may spend: no cap unless the user asks (``--max-time``).
 DEFAULT_MAX_TIME = None
-#: Iterations the main job's linear-rate hint measures the rate over (it stops no run).
-MAIN_PROJECTION_WINDOW = 30
+#: Rows of the main job's generated regression (``optcmp run`` with no problem options);
+#: ``--rows 1000000`` gives the full-size problem.
+MAIN_ROWS = 100_000
+#: The main job's relative-suboptimality target when neither ``--tol`` nor ``--target-loss``
+#: is given.
+MAIN_TOL = 1e-4
 
 _DEVICE = "device for torch/tensorflow (cpu, cuda)"
-_TOL = ("relative suboptimality target (default 1e-6); needs a problem with a known optimum")
+_TOL = ("relative suboptimality target (default 1e-4 for the main job, else 1e-6); needs a "
+        "problem with a known optimum")
 _SEED = "seed of data and runs"
 _EVAL_EVERY = ("minibatch optimizers (sgd): steps between two evaluations of the full "
                "objective (default: one epoch)")
@@ -94,13 +97,13 @@ FLAGS = (
     Flag("dtype", {"run": None, "tune": None}, choices=DTYPES),
     Flag("tol", {"run": _TOL, "tune": _TOL}, type=positive_float,
          defaults={"run": None, "tune": None}),  # None: not given (the target decides)
-    Flag("max_time", {"run": "wall-clock cap on the timed seconds of each run (default: none; "
-                             "a wall clock depends on the load, so a run it stops ends "
-                             "'timeout' at an iteration that depends on the machine)"},
+    Flag("max_time", {"run": "timed wall-clock seconds each run may spend: a cap only when "
+                             "you ask for one (it depends on the load; default none)"},
          type=positive_float, defaults={"run": DEFAULT_MAX_TIME}),
-    Flag("max_iter", {"run": "iterations each run may spend: the primary budget, the same on "
-                             "any machine under any load (default %(default)s)"},
-         type=positive_int, defaults={"run": DEFAULT_MAX_ITER}),
+    Flag("max_iter", {"run": "iterations each run may spend: the budget, the same on any "
+                             f"machine under any load (default {DEFAULT_MAX_ITER:,}; "
+                             "fizzbuzz 30,000)"},
+         type=positive_int, defaults={"run": None}),
     Flag("max_cpu_time", {"run": "process CPU seconds of timed steps each run may spend (status "
                                  "max_cpu_time; default: none)"},
          type=positive_float, metavar="SECONDS"),
@@ -182,4 +185,4 @@ def setting_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "FIELD_DEFAULTS", "FLAGS",
-           "MAIN_PROJECTION_WINDOW", "Flag", "SettingFlags", "setting_values"]
+           "MAIN_ROWS", "MAIN_TOL", "Flag", "SettingFlags", "setting_values"]

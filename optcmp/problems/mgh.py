@@ -189,6 +189,47 @@ class MGHProblem(Problem):
     def fun64(self, x: np.ndarray) -> float:
         return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
+    def lipschitz(self) -> float:
+        r"""An estimate of the gradient's Lipschitz constant: the Hessian's norm at ``x0``.
+
+        No global constant is known for these functions. ``learning_rate="auto"`` (``gd``)
+        uses :math:`1/L` with :math:`L = \|\nabla^2 f(x_0)\|_2`, the largest absolute
+        eigenvalue of the Hessian at the standard starting point, computed once in float64
+        from central differences of the gradient (:meth:`value_and_grad`, step
+        :math:`10^{-5} \max(1, |x_{0,k}|)` per coordinate) and symmetrized. It is a local
+        value, not a bound: where the curvature grows away from ``x0`` the step can be too
+        long (the run then ends ``diverged`` or on its budget, as any run would). The same
+        value serves every backend, so ``gd`` runs one algorithm on all of them.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        NotImplementedError
+            The Hessian at ``x0`` is zero or not finite (no step can be derived from it).
+        """
+        cached = getattr(self, "_lipschitz", None)
+        if cached is not None:
+            return float(cached)
+        x0 = self._x0
+        H = np.empty((self.n, self.n))
+        for k in range(self.n):
+            h = 1e-5 * max(1.0, abs(float(x0[k])))
+            e = np.zeros(self.n)
+            e[k] = h
+            H[:, k] = (self.value_and_grad(x0 + e, self._data)[1]
+                       - self.value_and_grad(x0 - e, self._data)[1]) / (2.0 * h)
+        eig = np.linalg.eigvalsh(0.5 * (H + H.T)) if np.all(np.isfinite(H)) else np.array([0.0])
+        L = float(np.max(np.abs(eig)))
+        if not (np.isfinite(L) and L > 0.0):
+            raise NotImplementedError(
+                f"problem {self.name!r}: the Hessian at the starting point gives no Lipschitz "
+                "estimate; give learning_rate as a positive float")
+        self._lipschitz = L
+        return L
+
     def optimum(self) -> Optimum | None:
         fstar = self.info.fstar(self.n, self.m)
         if fstar is None:

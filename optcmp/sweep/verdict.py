@@ -8,7 +8,9 @@ more, interleaved), run through :func:`optcmp.engine.run` with the settings the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from optcmp.analysis.ranking import rank_runs
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
 from optcmp.optimizers.base import get_optimizer
@@ -17,6 +19,9 @@ from optcmp.results import RunResult
 from optcmp.runner import run
 from optcmp.stopping import rule_from_dict
 
+#: Entries :func:`confirm_leaders` repeats beyond the first two when the repetitions' medians
+#: bring a single-run entry into the first two places.
+MAX_NEW_RUNNERS_UP = 2
 #: Repetitions of each of the two fastest entries behind a verdict (:func:`confirm_leaders`).
 VERDICT_REPEATS = 5
 #: :func:`confirm_leaders` repeats the two fastest entries only when their two times add up to
@@ -25,7 +30,10 @@ VERDICT_MAX_SECONDS = 2.0
 
 
 def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
-    """The fastest run of each (label, backend) entry that reached the target, fastest first.
+    """The fastest run of each ranked entry, in the order of the comparison's ranking.
+
+    The entries are those of :func:`optcmp.analysis.ranking.rank_runs` that reached the target
+    (in more than half of their runs), fastest first: the table's first rows.
 
     Parameters
     ----------
@@ -34,14 +42,10 @@ def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
     Returns
     -------
     list of RunResult
-        One run per entry, by time-to-target.
+        One run per entry.
     """
-    out: list[RunResult] = []
-    for r in sorted((r for r in runs if r.time_to_target is not None),
-                    key=lambda r: float(r.time_to_target or 0.0)):
-        if all((r.label, r.backend) != (o.label, o.backend) for o in out):
-            out.append(r)
-    return out
+    return [min(e.reached, key=lambda r: float(r.time_to_target or 0.0))
+            for e in rank_runs(runs) if e.ranked]
 
 
 def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None = None, *,
@@ -56,7 +60,11 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     (:func:`optcmp.engine.run`) with ``config`` and the settings the table's run of that entry
     used: its backend, stopping rule, execution mode and gradient
     (``config.replace(backend=..., repeat=k, ...)``). They are returned as the comparison's
-    ``verdict_runs``; the table's runs are unchanged.
+    ``verdict_runs``; the table's runs are unchanged. When the repetitions' medians bring an
+    entry that ran once into the first two places of the ranking
+    (:func:`optcmp.analysis.ranking.rank_runs`), it is repeated as well (up to
+    :data:`MAX_NEW_RUNNERS_UP` entries, within ``max_seconds``), so that the verdict weighs
+    repetitions against repetitions.
 
     Parameters
     ----------
@@ -91,8 +99,23 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
         return comp
     base = _base_config(comp, config)
     rule = rule_from_dict(comp.settings["stopping"])
+    runs = _repeat(problem, top, base, rule, int(repeats))
+    for _ in range(MAX_NEW_RUNNERS_UP):  # the runner-up by the medians is repeated as well
+        ranked = [e for e in rank_runs([*comp.runs, *runs]) if e.ranked][:2]
+        repeated = {(r.label, r.backend, r.device, r.dtype) for r in runs}
+        new = [e for e in ranked if e.key not in repeated]
+        if not new or float(new[0].time or 0.0) + float(ranked[0].time or 0.0) > max_seconds:
+            break
+        single = min(new[0].reached, key=lambda r: float(r.time_to_target or 0.0))
+        runs += _repeat(problem, [single], base, rule, int(repeats))
+    return comp.replace(verdict_runs=runs)
+
+
+def _repeat(problem: Problem, top: Sequence[RunResult], base: RunConfig, rule: Any,
+            repeats: int) -> list[RunResult]:
+    """``repeats - 1`` more runs of each entry of ``top``, interleaved (A B, B A, ...)."""
     runs: list[RunResult] = []
-    for k in range(1, int(repeats)):
+    for k in range(1, repeats):
         for r in (top if k % 2 == 0 else top[::-1]):
             spec = get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
                                  **r.hyperparameters)
@@ -100,7 +123,7 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
                 stopping=rule, repeat=k, execution=r.execution or base.execution,
                 gradient=r.gradient or base.gradient)
             runs.append(run(problem, spec, cfg))
-    return comp.replace(verdict_runs=runs)
+    return runs
 
 
 def _base_config(comp: Comparison, config: RunConfig | None) -> RunConfig:
@@ -119,4 +142,4 @@ def _base_config(comp: Comparison, config: RunConfig | None) -> RunConfig:
     return config
 
 
-__all__ = ["VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders", "leaders"]
+__all__ = ["MAX_NEW_RUNNERS_UP", "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders", "leaders"]

@@ -1,0 +1,201 @@
+"""The one ranking of a comparison: the order of the table, the verdict and the report.
+
+An entry is (optimizer label, backend, device, dtype). Its figure is the median time-to-target
+of all its runs: the table's runs plus, when the comparison has them, the verdict's extra
+repetitions (:attr:`~optcmp.results.ComparisonData.verdict_runs`). An entry is ranked when it
+reached the target in more than half of those runs; ranked entries come first, fastest first,
+then the others. :func:`optcmp.analysis.tables.table` orders its rows by this ranking,
+:func:`optcmp.analysis.verdict.verdict` names its first two entries and the report sorts its
+summary by it, so the three always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import median
+
+from optcmp.analysis import format as fmt
+from optcmp.results import ComparisonData, RunResult
+
+Key = tuple[str, str, str, str]
+
+
+def _key(run: RunResult) -> Key:
+    """``(label, backend, device, dtype)``, as :func:`optcmp.analysis.stats.keys.solver_key`
+    (not imported: the statistics package imports the tables, which import this module)."""
+    return (run.label, run.backend, run.device, run.dtype)
+
+#: Row groups of the runs outside the ranked entries, after them (budget ends and divergence
+#: first, then failed, then skipped runs).
+_LATE = {"failed": 2, "skipped": 3}
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One entry of the ranking and the runs its figures come from.
+
+    Attributes
+    ----------
+    key : tuple of (str, str, str, str)
+        (optimizer label, backend, device, dtype).
+    runs : tuple of RunResult
+        Every run of the entry (skipped runs left out): the table's, then the verdict's.
+    """
+
+    key: Key
+    runs: tuple[RunResult, ...]
+
+    @property
+    def reached(self) -> tuple[RunResult, ...]:
+        """The runs that reached the target."""
+        return tuple(r for r in self.runs if r.time_to_target is not None)
+
+    @property
+    def ranked(self) -> bool:
+        """True when more than half of the runs reached the target."""
+        return 2 * len(self.reached) > len(self.runs)
+
+    @property
+    def time(self) -> float | None:
+        """Median time-to-target of the runs that reached it (None: not ranked)."""
+        if not self.ranked:
+            return None
+        return median(float(r.time_to_target or 0.0) for r in self.reached)
+
+    @property
+    def cpu_time(self) -> float | None:
+        """Median CPU time to the target, when every run that reached it recorded one."""
+        cpu = [r.cpu_time_to_target for r in self.reached]
+        if not self.ranked or not all(c is not None and c > 0 for c in cpu):
+            return None
+        return median(float(c or 0.0) for c in cpu)
+
+    @property
+    def name(self) -> str:
+        """``"<label> on <backend>"`` (the device when it is not the CPU)."""
+        label, backend, device, _ = self.key
+        return f"{label} on {backend}" + ("" if device == "cpu" else f"/{device}")
+
+
+def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
+    """The runs of each entry (optimizer label, backend, device, dtype), skipped runs left out.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    dict of (str, str, str, str) to list of RunResult
+        In order of first appearance.
+    """
+    out: dict[Key, list[RunResult]] = {}
+    for r in runs:
+        if r.status != "skipped":
+            out.setdefault(_key(r), []).append(r)
+    return out
+
+
+def rank_runs(runs: Sequence[RunResult]) -> list[Ranked]:
+    """Every entry of ``runs``: the ranked ones by median time-to-target, then the others.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    list of Ranked
+        Ranked entries fastest first (ties by name), then the unranked ones in order of first
+        appearance.
+    """
+    all_ = [Ranked(k, tuple(v)) for k, v in entries(runs).items()]
+    ranked = sorted((e for e in all_ if e.ranked), key=lambda e: (e.time, e.key))
+    return ranked + [e for e in all_ if not e.ranked]
+
+
+def ranking(comp: ComparisonData) -> list[Ranked]:
+    """The ranking of a comparison: its runs and its verdict's repetitions together.
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    list of Ranked
+        :func:`rank_runs` of ``comp.runs + comp.verdict_runs``.
+    """
+    return rank_runs([*comp.runs, *comp.verdict_runs])
+
+
+def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
+    """The sort key of the table's rows: the entries' ranks, then each run's own figures.
+
+    Rows of a ranked entry come in the entry's rank (its runs by their own time-to-target);
+    then the runs of unranked entries that stopped on a budget, divergence or callback, by
+    timed seconds; then failed and skipped runs.
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    callable
+        ``key(run)`` for :func:`sorted`.
+    """
+    pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
+
+    def key(r: RunResult) -> tuple[int, int, float, str, str]:
+        ttt = r.time_to_target
+        own = float(ttt if ttt is not None else r.time)
+        k = _key(r)
+        if k in pos and r.status != "skipped":
+            return (0, pos[k], (0.0 if ttt is not None else 1e300) + own, r.label, r.backend)
+        group = 0 if ttt is not None else _LATE.get(r.status, 1)
+        return (1 + group, 0, own, r.label, r.backend)
+
+    return key
+
+
+def ranking_note(comp: ComparisonData) -> str:
+    """The table's line on its order when the verdict's repetitions decide it.
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    str
+        Empty without verdict repetitions (each entry's rows then hold all its figures).
+    """
+    if not comp.verdict_runs:
+        return ""
+    again = {_key(r) for r in comp.verdict_runs}
+    several = [e for e in ranking(comp) if e.ranked and e.key in again]
+    if not several:
+        return ""
+    figs = ", ".join(f"{e.name} {fmt.seconds_fixed(e.time)}" for e in several)
+    n = max(len(e.runs) for e in several)
+    return (f"order: by the verdict's medians of {n} runs each ({figs}); those rows show one "
+            "run, the other rows their only run")
+
+
+def rank_of(comp: ComparisonData) -> dict[Key, int]:
+    """The position of each entry in :func:`ranking` (for the report's summary order).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    dict of (str, str, str, str) to int
+    """
+    return {e.key: i for i, e in enumerate(ranking(comp))}
+
+
+__all__ = ["Ranked", "entries", "rank_of", "rank_runs", "ranking", "ranking_note", "row_key"]
