@@ -1,13 +1,18 @@
 """Censoring: a sweep stops a run only once its result can no longer change the answer.
 
-The rule is the performance-profile (and AlgoPerf) one with ``r_max = censor_ratio``: once some
-run of a repetition has reached the target in time ``T*``, a run of the same repetition that
-has already spent more than ``censor_ratio * T*`` without reaching it has a performance ratio
-above ``r_max`` whatever it does next, so it cannot change a profile up to ``r_max``, the ranking
-of the runs within ``r_max`` of the best, or which run is fastest. Such a run ends ``censored``
-with the bound in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s CPU by lbfgs on
-numpy (censored at 0.45 s CPU, iteration 1600)"``; every statistic counts it as not reached with
-what it spent (:mod:`optcmp.analysis.stats.censor`).
+The rule is the performance-profile (and AlgoPerf) one with ``r_max = censor_ratio``, kept
+so that both questions of a comparison stay answered: which optimizer reaches the target
+first, and, for each optimizer run on several backends, which framework. Once some run of a
+repetition has reached the target in time ``T*``, a run of the same repetition that has
+already spent more than ``censor_ratio * T*`` without reaching it has a performance ratio above
+``r_max`` whatever it does next, so it cannot change a profile up to ``r_max``, the ranking of
+the runs within ``r_max`` of the best, or which run is fastest. When its optimizer (its label)
+also runs on other backends, it is censored only once it has spent more than ``censor_ratio``
+times the best time-to-target of its own optimizer as well (so a framework comparison of a
+slow optimizer is measured, not censored against a faster optimizer). Such a run ends
+``censored`` with the bound in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s
+CPU by lbfgs on numpy (censored at 0.45 s CPU, iteration 1600)"``; every statistic counts it
+as not reached with what it spent (:mod:`optcmp.analysis.stats.censor`).
 
 Order: the leaders are measured first by successive iteration budgets. Round 1 runs every run
 with at most :data:`FIRST_ROUND_ITER` iterations; each later round multiplies the cap by
@@ -113,6 +118,18 @@ def _leader(runs: Sequence[RunResult], run: RunResult) -> RunResult | None:
     return min(reached, key=key)
 
 
+def _bound_run(done: Sequence[RunResult], run: RunResult,
+               backends: dict[str, set[str]]) -> RunResult | None:
+    """The run whose time-to-target bounds ``run``: the repetition's fastest, or, when
+    ``run``'s optimizer ran on several backends, its own optimizer's fastest (None: that one
+    has not reached the target yet, so the framework question is still open)."""
+    same = [r for r in done if r.repeat == run.repeat]
+    best = _leader(same, run)
+    if best is None or len(backends.get(run.label, ())) < 2:
+        return best
+    return _leader([r for r in same if r.label == run.label], run)
+
+
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     """The censored message of ``run`` against ``best``, or None when it is within the bound.
 
@@ -120,7 +137,7 @@ def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     ----------
     run : RunResult
     best : RunResult
-        The repetition's fastest run to the target.
+        The run whose time-to-target bounds ``run`` (:func:`run_censored`).
     ratio : float
         ``censor_ratio``.
 
@@ -160,13 +177,16 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
     done: list[RunResult] = list(finished)
     pending = list(tasks)
     order = {t.index: i for i, t in enumerate(tasks)}
+    backends: dict[str, set[str]] = {}
     for cap in round_caps(_max_iter(pending)):
         if not pending:
             return
         waiting = _round(pending, cap, problem, on_result, executor, on_start, done)
+        for r in [*done, *(res for _, res in waiting)]:
+            backends.setdefault(r.label, set()).add(r.backend)
         pending = []
         for task, res in waiting:
-            best = _leader([r for r in done if r.repeat == res.repeat], res)
+            best = _bound_run(done, res, backends)
             msg = None if best is None else censor_message(res, best, ratio)
             if msg is None:
                 pending.append(task)
