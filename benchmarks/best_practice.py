@@ -4,6 +4,8 @@ Run from the repository root::
 
     python benchmarks/best_practice.py                 # 1,000,000-row linear regression
     python benchmarks/best_practice.py --rounds 3 --backends numpy,torch
+    python benchmarks/best_practice.py --quick --json /tmp/best-practice.json  # < 60 s
+    python benchmarks/best_practice.py --memory 10000000   # torch peak memory, 1e7 rows
 
 For each backend (numpy, torch, tensorflow) and each workload
 
@@ -25,8 +27,9 @@ The hand loops (the best the author could write; each one warmed up first):
 
 * numpy: column-major data for full-batch GD (both BLAS products stream columns); row gathers
   (``A[idx]``) on row-major data for SGD; FizzBuzz through the problem's analytic gradient.
-* torch: the analytic gradient for linear regression (no autograd: faster than any autograd
-  step), ``torch.autograd.grad`` for the MLP, ``index_select`` gathers, no optimizer object.
+* torch: the analytic gradients (linear regression; the MLP's backpropagation written against
+  ops, ``FizzBuzzMLP.gradient_ops``: no autograd, faster than any autograd step),
+  ``index_select`` gathers, no optimizer object.
 * tensorflow: all steps in one ``tf.function(jit_compile=True)`` ``tf.while_loop`` (the
   steps of a measurement in one XLA call, gathers inside it), analytic linear-regression
   gradient, ``tf.GradientTape`` for the MLP.
@@ -35,9 +38,8 @@ Two more hand loops separate what optcmp's harness costs from what its default
 choices cost:
 
 * the hand loop around the framework's own optimizer, the one optcmp's default SGD runs
-  (``torch.optim.SGD``: the analytic gradient assigned to ``.grad`` on linear regression,
-  ``zero_grad`` + ``backward`` on the MLP; Keras ``SGD.apply_gradients`` on a ``tf.Variable``
-  inside the one XLA loop), interleaved with the two above (A B C, C B A, ...);
+  (``torch.optim.SGD``: the declared analytic gradient assigned to ``.grad``, no tape;
+  Keras ``SGD.apply_gradients`` on a ``tf.Variable`` inside the one XLA loop), interleaved with the two above (A B C, C B A, ...);
 * TensorFlow FizzBuzz: the best hand loop called once per epoch (15 steps), as optcmp must to
   observe the full objective after every epoch off the clock, interleaved with the one-call
   loop.
@@ -193,6 +195,7 @@ def torch_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
         return sgd
     ops = optcmp.get_backend("torch").ops
     objective, spe = problem.objective, -(-problem.n_samples // BS)
+    grad_ops = problem.gradient_ops if getattr(problem, "has_gradient_ops", False) else None
     X, Y = data["X"], data["Y"]
 
     def sgd_fizz() -> None:
@@ -200,11 +203,14 @@ def torch_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
         for k in range(n):
             i = k % spe
             idx = perm[i * BS:(i + 1) * BS]
-            xg = x.requires_grad_(True)
-            f = objective(ops, xg, {"X": torch.index_select(X, 0, idx),
-                                    "Y": torch.index_select(Y, 0, idx)})
-            (g,) = torch.autograd.grad(f, xg)
-            x = (x.detach() - LR_SGD_FIZZ * g)
+            batch = {"X": torch.index_select(X, 0, idx), "Y": torch.index_select(Y, 0, idx)}
+            if grad_ops is not None:  # backpropagation by hand, no tape
+                _, g = grad_ops(ops, x, batch, value=False)
+            else:
+                xg = x.requires_grad_(True)
+                (g,) = torch.autograd.grad(objective(ops, xg, batch), xg)
+                x = x.detach()
+            x = x - LR_SGD_FIZZ * g
     return sgd_fizz
 
 
@@ -287,8 +293,8 @@ HAND = {"numpy": numpy_hand, "torch": torch_hand, "tensorflow": tf_hand}
 # ------------------------------------------------- by hand, with the framework's own optimizer
 def torch_same(work: str, problem: Any, n: int) -> Callable[[], None] | None:
     """The loop an expert writes around ``torch.optim.SGD`` (optcmp's default SGD on torch):
-    the problem's analytic gradient assigned to ``.grad`` (linear regression, no tape) or
-    ``zero_grad`` + ``backward`` (the MLP), ``index_select`` gathers."""
+    the problem's analytic gradient assigned to ``.grad`` (no tape; ``zero_grad`` +
+    ``backward`` for a problem that declares none), ``index_select`` gathers."""
     import torch
 
     if work == "gd-1M":
@@ -312,6 +318,7 @@ def torch_same(work: str, problem: Any, n: int) -> Callable[[], None] | None:
         return sgd
     ops = optcmp.get_backend("torch").ops
     objective, X, Y = problem.objective, data["X"], data["Y"]
+    grad_ops = problem.gradient_ops if getattr(problem, "has_gradient_ops", False) else None
 
     def sgd_fizz() -> None:
         p = torch.tensor(problem.init_params(0)).requires_grad_(True)
@@ -319,9 +326,13 @@ def torch_same(work: str, problem: Any, n: int) -> Callable[[], None] | None:
         for k in range(n):
             i = k % spe
             idx = perm[i * BS:(i + 1) * BS]
-            opt.zero_grad(set_to_none=True)
-            objective(ops, p, {"X": torch.index_select(X, 0, idx),
-                               "Y": torch.index_select(Y, 0, idx)}).backward()
+            batch = {"X": torch.index_select(X, 0, idx), "Y": torch.index_select(Y, 0, idx)}
+            if grad_ops is not None:  # the declared gradient, as optcmp's adapter uses it
+                with torch.no_grad():
+                    _, p.grad = grad_ops(ops, p, batch, value=False)
+            else:
+                opt.zero_grad(set_to_none=True)
+                objective(ops, p, batch).backward()
             opt.step()
     return sgd_fizz
 
@@ -425,7 +436,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backends", default="numpy,torch,tensorflow")
     ap.add_argument("--steps", default="30,3000,3000",
                     help="steps per measurement of gd-1M, sgd64-1M, sgd64-fizzbuzz")
+    ap.add_argument("--quick", action="store_true",
+                    help="100,000 rows, 2 rounds, 10/200/200 steps (about a minute idle)")
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the medians and the machine stamp as JSON")
+    ap.add_argument("--memory", type=int, default=0, metavar="ROWS",
+                    help="only print torch's peak memory of GD on ROWS rows: optcmp / hand loop")
     args = ap.parse_args(argv)
+    if args.memory:
+        return peak_memory(args.memory)
+    if args.quick:
+        args.rows, args.rounds, args.steps = 100_000, 2, "10,200,200"
     backends = [b for b in args.backends.split(",") if optcmp.backends.is_available(b)]
     if "torch" in backends:
         import torch
@@ -479,6 +500,67 @@ def _main(args: argparse.Namespace, backends: list[str]) -> int:
     print(load() + " (after)")
     _print_table(table, floor)
     _print_same(table)
+    if args.json:
+        _write_json(args, table, floor)
+    return 0
+
+
+def _write_json(args: argparse.Namespace,
+                table: dict[tuple[str, str], dict[str, tuple[float, float]]],
+                floor: tuple[float, float]) -> None:
+    """Medians (seconds per step, CPU and wall) and the machine stamp, as JSON."""
+    import json
+
+    from optcmp.environment import machine_stamp, stamp_text
+
+    stamp = machine_stamp(threads=1)
+    rows = [{"backend": b, "workload": w,
+             **{f"{side}_cpu": v[0] for side, v in t.items()},
+             **{f"{side}_wall": v[1] for side, v in t.items()}} for (b, w), t in table.items()]
+    out = {"stamp": stamp, "stamp_text": stamp_text(stamp), "rows_1M": args.rows,
+           "rounds": args.rounds, "steps": args.steps, "floor_two_pass_cpu": floor[0],
+           "results": rows}
+    with open(args.json, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=1, allow_nan=True)
+    print(f"wrote {args.json}")
+
+
+_MEMORY_SIDE = """
+import resource, sys, warnings
+import numpy as np, torch
+torch.set_num_threads(1)
+import optcmp
+from optcmp.problems import LinearRegression
+p = LinearRegression(n_samples={rows})
+if sys.argv[1] == "hand":
+    A, y = (torch.from_numpy(p.train_data[k]) for k in ("A", "y"))
+    x = torch.zeros(p.n_params, dtype=torch.float64)
+    lr = 1.0 / p.lipschitz()
+    for _ in range(3):
+        r = torch.matmul(A, x) - y
+        x -= lr * (2.0 / r.numel()) * torch.matmul(r, A)
+else:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        optcmp.run_one(p, optcmp.gd("auto"), backend="torch", threads=1,
+                       stopping=optcmp.MaxIter(3))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_memory(rows: int) -> int:
+    """Peak resident memory (``ru_maxrss``) of 3 torch GD steps on ``rows`` rows, each side in
+    its own process (data generation included on both): optcmp's ``run_one`` and a hand loop
+    on ``torch.from_numpy`` of the problem's arrays."""
+    import subprocess
+
+    code = _MEMORY_SIDE.format(rows=int(rows))
+    kib = {side: int(subprocess.run([sys.executable, "-c", code, side], check=True,
+                                    capture_output=True, text=True).stdout.split()[-1])
+           for side in ("hand", "optcmp")}
+    print(f"torch GD, {rows:,} rows: peak memory hand loop {kib['hand'] / 1024:.0f} MiB, "
+          f"optcmp {kib['optcmp'] / 1024:.0f} MiB; optcmp / hand = "
+          f"{kib['optcmp'] / kib['hand']:.2f}x")
     return 0
 
 

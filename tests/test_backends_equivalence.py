@@ -258,7 +258,7 @@ def test_check_equivalence_runs_and_records_the_gradient_asked_for(gradient, mon
 
 @pytest.mark.skipif(not (HAS_TORCH or HAS_TF), reason="no framework installed")
 def test_analytic_without_a_declared_gradient_is_skipped_like_the_run():
-    p = optcmp.problems.FizzBuzzMLP()
+    p = optcmp.problems.LogisticRegression(n_samples=200)
     spec = optcmp.sgd(0.05, batch_size=64)
     frameworks = [b for b, ok in (("torch", HAS_TORCH), ("tensorflow", HAS_TF)) if ok]
     res = check_equivalence(p, spec, backends=("numpy", *frameworks), steps=3,

@@ -60,13 +60,14 @@ def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, e
 
 
 @needs_tf
-def test_the_counter_sees_a_shape_the_warm_up_missed(linreg2000, monkeypatch):
+def test_the_counter_sees_a_shape_the_warm_up_missed(monkeypatch):
     """Negative control: skip the warm-up of the short last batch and the count is 1."""
     from optcmp.adapters.base import MinibatchMixin
 
     monkeypatch.setattr(MinibatchMixin, "_warmup_steps", lambda self: [0])
+    fresh = LinearRegression(n_samples=2000)  # nothing compiled for it by an earlier run
     with pytest.warns(CompileInTimedWarning, match="1 compilation"):
-        r = optcmp.run_one(linreg2000, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
+        r = optcmp.run_one(fresh, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
                            backend="tensorflow", execution="step", threads=1, max_iter=40,
                            max_time=None)
     assert r.compiles_in_timed == 1
@@ -85,6 +86,39 @@ def test_tensorflow_counts_traces_and_xla_shapes():
     assert be.compilations() == 1
     f(be.asarray(np.ones((5, 3))))  # no retrace, but XLA compiles the new shape
     assert be.compilations() == 2
+
+
+@needs_tf
+@pytest.mark.parametrize("execution", ["step", "fused"])
+def test_a_tensorflow_repetition_does_not_compile_again(execution, monkeypatch):
+    """The second of two identical runs takes the compiled step and fused block the first
+    one left on the problem: its backend compiles nothing (setup, warm-up and timed steps),
+    the iterate is the same; other hyperparameters (other constants of the graph) and
+    another problem object compile anew."""
+    from optcmp.engine import session as session_mod
+
+    made = []
+
+    def recording(*args, **kwargs):
+        made.append(optcmp.get_backend(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(session_mod, "get_backend", recording)
+
+    def compiles(problem, spec):
+        r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
+                           threads=1, max_iter=40, max_time=None)
+        assert r.compiles_in_timed == 0 and r.nit == 40, r.message
+        return r, made[-1].compilations()
+
+    p = LinearRegression(n_samples=1000)
+    cases = [optcmp.adam(1e-2), optcmp.sgd(1e-3, batch_size=64, impl="reference")]
+    for spec in cases:
+        (first, n_first), (again, n_again) = compiles(p, spec), compiles(p, spec)
+        assert n_first >= 1 and n_again == 0, spec
+        np.testing.assert_array_equal(again.x, first.x)
+    assert compiles(p, optcmp.adam(2e-2))[1] >= 1
+    assert compiles(LinearRegression(n_samples=1000), cases[0])[1] >= 1
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

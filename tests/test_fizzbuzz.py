@@ -323,6 +323,32 @@ def test_autodiff_matches_analytic_gradient(backend, loss):
     np.testing.assert_allclose(hb, p.hess_diag(np_ops, x, p.train_data), rtol=1e-12)
 
 
+@pytest.mark.parametrize("backend", ["torch", "tensorflow"])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_declared_gradient_equals_autodiff(backend, loss):
+    """The backpropagation written against ops equals the framework's autodiff to 1e-12
+    (objective and gradient, the whole training set and a minibatch, without the value too)."""
+    be = backend_or_skip(backend)
+    p = FizzBuzzMLP(loss=loss)
+    x = p.init_params(3) + 0.3 * np.random.default_rng(0).normal(size=p.n_params)
+    rows = np.arange(5, 69)
+    for batch in (p.train_data, {k: v[rows] for k, v in p.train_data.items()}):
+        data = be.place(batch)
+        fa, ga = be.make_value_and_grad(p, "analytic")(be.asarray(x), data)
+        fd, gd = be.make_value_and_grad(p, "autodiff")(be.asarray(x), data)
+        ga, gd = be.to_numpy(ga), be.to_numpy(gd)
+        fd = float(be.to_numpy(fd))
+        assert abs(float(be.to_numpy(fa)) - fd) <= 1e-12 * abs(fd)
+        assert np.max(np.abs(ga - gd)) <= 1e-12 * np.max(np.abs(gd))
+        f_np, g_np = p.value_and_grad(x, batch)
+        assert abs(fd - f_np) <= 1e-12 * abs(f_np)
+        assert np.max(np.abs(ga - g_np)) <= 1e-12 * np.max(np.abs(g_np))
+        none, g_only = p.gradient_ops(be.ops, be.asarray(x), data, value=False)
+        assert none is None
+        # eager here, compiled above (XLA may reorder sums)
+        assert np.max(np.abs(be.to_numpy(g_only) - ga)) <= 1e-12 * np.max(np.abs(ga))
+
+
 # ---------------------------------------------------------------------- runs
 def test_gd_and_sgd_without_learning_rate_are_skipped_with_the_reason():
     p = FizzBuzzMLP()

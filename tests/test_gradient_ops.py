@@ -16,7 +16,7 @@ from conftest import HAS_TF, HAS_TORCH
 import optcmp
 from optcmp.backends import get_backend
 from optcmp.backends.base import declares_gradient_ops, gradient_kind
-from optcmp.problems import FizzBuzzMLP, LinearRegression
+from optcmp.problems import FizzBuzzMLP, LinearRegression, LogisticRegression
 from optcmp.runner import RunConfig
 
 FRAMEWORKS = (["torch"] if HAS_TORCH else []) + (["tensorflow"] if HAS_TF else [])
@@ -56,7 +56,8 @@ def test_gradient_ops_equals_autodiff_and_numpy(name, multi, linreg):
 
 def test_which_gradient_is_declared(linreg):
     assert declares_gradient_ops(linreg)
-    assert not declares_gradient_ops(FizzBuzzMLP())
+    assert declares_gradient_ops(FizzBuzzMLP())
+    assert not declares_gradient_ops(LogisticRegression(n_samples=50))
 
     class OtherObjective(LinearRegression):  # the inherited gradient is not this one's
         def objective(self, ops, x, batch):
@@ -65,7 +66,8 @@ def test_which_gradient_is_declared(linreg):
 
     assert not declares_gradient_ops(OtherObjective.from_arrays(np.eye(3), np.ones(3)))
     np_be = get_backend("numpy")
-    assert gradient_kind(np_be, FizzBuzzMLP(), "autodiff") == "analytic"  # numpy has no tape
+    assert gradient_kind(np_be, LogisticRegression(n_samples=50),
+                         "autodiff") == "analytic"  # numpy has no tape
     with pytest.raises(ValueError, match="gradient must be one of"):
         gradient_kind(np_be, linreg, "symbolic")
     with pytest.raises(ValueError, match="gradient must be one of"):
@@ -76,7 +78,7 @@ def test_which_gradient_is_declared(linreg):
 def test_analytic_without_a_declared_gradient_is_refused():
     be = get_backend(FRAMEWORKS[0])
     with pytest.raises(ValueError, match="declares no gradient written against ops"):
-        gradient_kind(be, FizzBuzzMLP(), "analytic")
+        gradient_kind(be, LogisticRegression(n_samples=50), "analytic")
 
 
 def _run(p, spec, backend, gradient, execution="auto"):
@@ -104,9 +106,14 @@ def test_analytic_and_autodiff_runs_agree_and_are_recorded(name, impl, linreg):
 
 
 @needs_fw
-def test_fizzbuzz_records_autodiff():
-    r = _run(FizzBuzzMLP(), optcmp.sgd(0.05, batch_size=64), FRAMEWORKS[0], "auto")
-    assert r.gradient == "autodiff" and r.nit == 40
+def test_fizzbuzz_runs_its_declared_gradient_and_autodiff_alike():
+    p, spec = FizzBuzzMLP(), optcmp.sgd(0.05, batch_size=64)
+    auto, tape = (_run(p, spec, FRAMEWORKS[0], g) for g in ("auto", "autodiff"))
+    assert (auto.gradient, tape.gradient) == ("analytic", "autodiff")
+    assert auto.nit == tape.nit == 40
+    np.testing.assert_allclose(auto.x, tape.x, rtol=0, atol=1e-10 * np.max(np.abs(tape.x)))
+    other = _run(LogisticRegression(n_samples=200), spec, FRAMEWORKS[0], "auto")
+    assert other.gradient == "autodiff"  # no gradient written against ops
 
 
 @needs_fw

@@ -278,13 +278,14 @@ def test_torch_lbfgs_flat_line_on_fizzbuzz_ends_stalled_200_iterations_later():
 @pytest.mark.slow
 def test_fizzbuzz_torch_lbfgs_with_one_thread_reaches_the_target():
     """With optcmp's default of one thread the example's torch L-BFGS run does not flat-line:
-    it meets the default FizzBuzz target after 311 iterations, the same count on every run."""
+    it meets the default FizzBuzz target after 367 iterations (the problem's declared
+    gradient; 311 with gradient="autodiff"), the same count on every run."""
     pytest.importorskip("torch")
     from optcmp.problems import FizzBuzzMLP
 
     r = optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
                        max_iter=5000, max_time=None, threads=1)
-    assert r.threads == 1 and r.status == "converged" and r.nit == 311
+    assert r.threads == 1 and r.status == "converged" and r.nit == 367
 
 
 def test_cli_stops_no_run_on_a_rate_projection(capsys):

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.backends.base import minibatch_gradient
+from optcmp.backends.base import ReuseKey, minibatch_gradient
+from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import NotApplicable, UpdateRule
 
 if TYPE_CHECKING:
@@ -75,6 +76,39 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     return step_curv if rule.needs_curvature else step
 
 
+def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mapping[str, Any],
+              *, grad_norm: bool, gradient: str, value: bool) -> ReuseKey | None:
+    """The key a compiled step of these pieces is kept under (None: the backend never
+    compiles, or the problem has no JSON description).
+
+    Parameters
+    ----------
+    backend, problem, rule, hyper, grad_norm, gradient, value
+        See :func:`build_step`.
+
+    Returns
+    -------
+    ReuseKey or None
+        Kept on the problem; the parts are the problem's description and the functions of its
+        objective and gradient, the rule, the hyperparameters (constants of the graph), the
+        gradient choice and what the step returns.
+    """
+    if "compile" not in backend.capabilities:
+        return None
+    try:
+        described = canonical_json(problem.spec())
+        hp = canonical_json(dict(hyper))
+    except (TypeError, ValueError):
+        return None
+    funcs = tuple(id(getattr(getattr(problem, name, None), "__func__", None)
+                     or getattr(problem, name, None))
+                  for name in ("objective", "gradient_ops"))
+    rule_parts = (type(rule).__module__, type(rule).__qualname__,
+                  repr(sorted(getattr(rule, "__dict__", {}).items())))
+    return ReuseKey(problem, ("reference step", type(problem).__qualname__, described, funcs,
+                              rule_parts, hp, gradient, bool(grad_norm), bool(value)))
+
+
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
                hyper: Mapping[str, Any], *, grad_norm: bool = True,
                example: tuple[Any, ...] | None = None, gradient: str = "auto",
@@ -105,7 +139,9 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
         ``step(x, state, batch)`` (``step(x, state, batch, curvature)`` when
         ``rule.needs_curvature``) returning ``(fun, grad_norm, x_new, state_new)``: ``fun`` is
         the objective at the **incoming** iterate (computed by the step anyway), ``grad_norm``
-        its gradient's norm or None; both stay backend scalars, read off the clock.
+        its gradient's norm or None; both stay backend scalars, read off the clock. A
+        backend that compiles returns the step it compiled for an earlier run of the same
+        pieces (:func:`reuse_key`): a repetition does not compile again.
     """
     step = step_function(backend, problem, rule, hyper, grad_norm=grad_norm, gradient=gradient,
                          value=value)
@@ -114,7 +150,11 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
         example = (x0, rule.init_state(backend.ops, x0), problem.train_data)
         if rule.needs_curvature:
             example = (*example, x0)
-    return backend.compile(step, example, rows=(2,))
+    key = reuse_key(backend, problem, rule, hyper, grad_norm=grad_norm, gradient=gradient,
+                    value=value)
+    if key is None:
+        return backend.compile(step, example, rows=(2,))
+    return backend.compile(step, example, rows=(2,), reuse=key)
 
 
 class ReferenceAdapter(MinibatchMixin, Adapter):
@@ -173,16 +213,18 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         super().prepare_execution(execution)
         if execution != "fused":
             return
-        b, ex = self.backend, self._example
-        step = step_function(b, self.problem, self.rule, self.hyper,
-                             grad_norm=not self.stochastic, gradient=self.gradient,
-                             value=not self.stochastic)
-        if not self.stochastic:
-            self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX)
+        b, ex, full = self.backend, self._example, not self.stochastic
+        step = step_function(b, self.problem, self.rule, self.hyper, grad_norm=full,
+                             gradient=self.gradient, value=full)
+        key = reuse_key(b, self.problem, self.rule, self.hyper, grad_norm=full,
+                        gradient=self.gradient, value=full)
+        kept: dict[str, Any] = {} if key is None else {"reuse": key}
+        if full:
+            self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX, **kept)
             return
         order = self.order
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
-                                      n_rows=order.n_samples)
+                                      n_rows=order.n_samples, **kept)
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
     def step(self) -> StepOutput:

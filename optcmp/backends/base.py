@@ -168,6 +168,34 @@ def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = 
     return lambda x, batch: fn(o, x, batch, value=False)
 
 
+class ReuseKey:
+    """What identifies a compiled function across runs, and the object it is kept on.
+
+    Parameters
+    ----------
+    owner : object
+        The problem: compiled functions are kept on it (they close over its objective) and
+        are freed with it.
+    parts : tuple
+        Hashable description of everything else the function bakes in (the rule, the
+        hyperparameters traced as constants, the gradient choice, the step's outputs).
+    """
+
+    __slots__ = ("owner", "parts")
+
+    def __init__(self, owner: Any, parts: tuple[Any, ...]) -> None:
+        self.owner = owner
+        self.parts = parts
+
+    def store(self) -> dict[Any, Any]:
+        """The owner's dict of compiled functions (created on first use)."""
+        found = getattr(self.owner, "_optcmp_compiled", None)
+        if found is None:
+            found = {}
+            self.owner._optcmp_compiled = found
+        return found  # type: ignore[no-any-return]
+
+
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
 
@@ -369,7 +397,8 @@ class Backend(ABC):
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
-                      n_rows: int | None = None) -> Callable[..., Any]:
+                      n_rows: int | None = None,
+                      reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
 
         Parameters
@@ -386,6 +415,8 @@ class Backend(ABC):
         n_rows : int, optional
             Rows of the index vector (``n_samples``): a minibatch that would run past it is
             the epoch's shorter last one, ``n_rows % batch_size`` rows.
+        reuse : ReuseKey, optional
+            See :meth:`compile`.
 
         Returns
         -------
@@ -450,7 +481,7 @@ class Backend(ABC):
         """
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
-                rows: Sequence[int] = ()) -> Callable[..., Any]:
+                rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """``fn`` compiled for arguments like ``example`` (the framework's fast path).
 
         Parameters
@@ -464,6 +495,10 @@ class Backend(ABC):
         rows : sequence of int, optional
             Positions of the arguments whose leading (row) dimension varies between calls, e.g.
             the minibatch: a shorter last minibatch must not recompile.
+        reuse : ReuseKey, optional
+            A backend that compiles keeps the compiled function under this key (with its own
+            device, dtype, compiler and the signature) and returns the kept one when the key
+            comes again: a repetition of a run does not compile again (``fn`` is then unused).
 
         Returns
         -------

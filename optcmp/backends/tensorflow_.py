@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.backends.base import Backend, ReuseKey, ValueGradFn, analytic_value_and_grad
 from optcmp.ops.tensorflow_ import ops, tf  # torch (when installed) is imported before TensorFlow
 
 if TYPE_CHECKING:
@@ -141,6 +141,17 @@ def _n_params(fn: Callable[..., Any]) -> int | None:
     return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
+def _compiles(call: Any) -> int:
+    """Traces plus XLA compilations for new row counts of one compiled call so far."""
+    return int(call.tf_function.experimental_get_tracing_count()) + max(
+        len(call.shapes_seen) - 1, 0)
+
+
+def _block_key(reuse: ReuseKey | None, kind: str, *sizes: Any) -> ReuseKey | None:
+    """The key of a fused block: the step's key, the kind of block and its sizes."""
+    return None if reuse is None else ReuseKey(reuse.owner, (reuse.parts, kind, *sizes))
+
+
 def _while_cond(n: Any) -> Callable[..., Any]:
     """``tf.while_loop`` condition ``i < n`` (the loop counter comes first)."""
     def cond(i: Any, *_: Any) -> Any:
@@ -190,7 +201,8 @@ class TensorFlowBackend(Backend):
         self.tf_dtype = _DTYPES[self.dtype]
         self.jit_compile = self.JIT_COMPILE if jit_compile is None else bool(jit_compile)
         self._gpu = self.tf_device.startswith("/GPU")
-        self._functions: list[Any] = []
+        #: (compiled call, its compile count when this backend took it)
+        self._functions: list[tuple[Any, int]] = []
 
     @property
     def version(self) -> str:
@@ -249,17 +261,14 @@ class TensorFlowBackend(Backend):
         A trace is counted by ``tf.function.experimental_get_tracing_count()``; an XLA function
         also compiles once for every new concrete shape of its row-varying arguments (a
         shorter last minibatch), which no trace shows: the call wrapper counts the distinct
-        row counts it has seen.
+        row counts it has seen. A function kept from an earlier run (see ``reuse`` of
+        :meth:`compile`) counts only what it compiles after this backend took it.
         """
-        total = 0
-        for call in self._functions:
-            total += int(call.tf_function.experimental_get_tracing_count())
-            total += max(len(call.shapes_seen) - 1, 0)
-        return total
+        return sum(_compiles(call) - base for call, base in self._functions)
 
     def function(self, fn: Callable[..., Any], input_signature: Sequence[Any] | None = None,
                  jit_compile: bool | None = None, rows: Sequence[int] = (),
-                 exact: bool = False) -> Callable[..., Any]:
+                 exact: bool = False, reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """``tf.function`` of ``fn`` on this backend's device (and XLA when enabled).
 
         Parameters
@@ -276,6 +285,10 @@ class TensorFlowBackend(Backend):
         exact : bool, default False
             Every call passes exactly one argument per ``input_signature`` entry (known to the
             caller when ``fn`` takes ``*args``).
+        reuse : ReuseKey, optional
+            Keep the function on the key's owner under the key, this backend's device and
+            dtype, the compiler and the signature; a later call with an equal key returns the
+            kept function (already traced and compiled) and ``fn`` is unused.
 
         Returns
         -------
@@ -286,6 +299,15 @@ class TensorFlowBackend(Backend):
             ``shapes_seen`` the set of row counts.
         """
         jit = self.jit_compile if jit_compile is None else jit_compile
+        store, key = None, None
+        if reuse is not None and input_signature is not None:
+            store = reuse.store()
+            key = ("tensorflow", reuse.parts, self.tf_device, self.dtype, bool(jit),
+                   tuple(rows), bool(exact), repr(list(input_signature)))
+            kept = store.get(key)
+            if kept is not None:
+                self._functions.append((kept, _compiles(kept)))
+                return kept  # type: ignore[no-any-return]
         if input_signature is None:
             g = tf.function(fn, jit_compile=jit, reduce_retracing=True)
         else:
@@ -319,11 +341,13 @@ class TensorFlowBackend(Backend):
 
         call.tf_function = g  # type: ignore[attr-defined]
         call.shapes_seen = seen  # type: ignore[attr-defined]
-        self._functions.append(call)
+        self._functions.append((call, 0))
+        if store is not None:
+            store[key] = call
         return call
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
-                rows: Sequence[int] = ()) -> Callable[..., Any]:
+                rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """One ``tf.function`` (XLA with :attr:`jit_compile`) with a fixed input signature.
 
         The signature comes from ``example`` (floating arrays in the backend's dtype); the
@@ -332,11 +356,12 @@ class TensorFlowBackend(Backend):
         :meth:`Backend.compile`.
         """
         signature = [_spec_like(a, i in rows, self.tf_dtype) for i, a in enumerate(example)]
-        return self.function(fn, signature, rows=rows)
+        return self.function(fn, signature, rows=rows, reuse=reuse)
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
-                      n_rows: int | None = None) -> Callable[..., Any]:
+                      n_rows: int | None = None,
+                      reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA).
 
         The step count ``n`` and the first row ``start`` are tensor arguments, so every block
@@ -366,7 +391,8 @@ class TensorFlowBackend(Backend):
                 _, x, state, funs, gns = tf.while_loop(cond(n), body, init,
                                                        maximum_iterations=nmax)
                 return x, state, funs, gns
-            return self.function(block, [scalar, *specs], exact=True)
+            return self.function(block, [scalar, *specs], exact=True,
+                                 reuse=_block_key(reuse, "block", nmax))
         bs = int(batch_size)
         short = 0 if n_rows is None else int(n_rows) % bs
 
@@ -392,7 +418,7 @@ class TensorFlowBackend(Backend):
             return x, state, (), ()
         idx_spec = tf.TensorSpec([None], tf.int64)
         fn = self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
-                           exact=True)
+                           exact=True, reuse=_block_key(reuse, "minibatch block", bs, n_rows))
         ints: dict[int, Any] = {}
 
         def as_int32(v: Any) -> Any:

@@ -1,7 +1,9 @@
 """The PyTorch backend: autograd gradients, eager execution without host round trips, CUDA sync.
 
-Data and the iterate are converted once (``torch.tensor`` copies, so an in-place update never
-writes into the problem's numpy arrays) and placed on the device before any timing.
+Data and the iterate are converted once and placed on the device before any timing: the
+iterate is copied (``torch.tensor``, so an in-place update never writes into the problem's numpy
+arrays); the training arrays, which steps only read, share the problem's memory on the CPU when
+they are already in the run's dtype (:meth:`TorchBackend.place`).
 :meth:`TorchBackend.value_and_grad` computes the objective and its gradient with
 ``torch.autograd.grad`` on a detached leaf and returns detached tensors, so an update built on
 them records no graph; values stay device tensors, read by the monitor off the clock.
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad, check_layout
 from optcmp.ops.torch_ import ops
 
 if TYPE_CHECKING:
@@ -97,6 +99,7 @@ class TorchBackend(Backend):
         self.torch_device = torch_device(device)
         self.device = str(self.torch_device)
         self.torch_dtype = _DTYPES[self.dtype]
+        self.np_dtype = np.dtype(self.dtype)
         self._cuda = self.torch_device.type == "cuda"
 
     @property
@@ -114,6 +117,25 @@ class TorchBackend(Backend):
         if np.issubdtype(arr.dtype, np.floating):
             return torch.tensor(arr, dtype=self.torch_dtype, device=self.torch_device)
         return torch.tensor(arr, device=self.torch_device)
+
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
+        """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
+        the problem's memory (``torch.from_numpy``: no second copy of the data).
+
+        Steps only read the data, so sharing is safe; the iterate is always a copy
+        (:meth:`asarray`). A read-only or non-contiguous array, another dtype or a CUDA device
+        is copied. See :meth:`Backend.place`.
+        """
+        check_layout(layout)
+        return {k: self._shared(v) for k, v in data.items()}
+
+    def _shared(self, a: Any) -> torch.Tensor:
+        arr = a if isinstance(a, np.ndarray) else None
+        if (arr is None or self._cuda or not arr.flags.c_contiguous or not arr.flags.writeable
+                or arr.dtype.byteorder == ">"
+                or (np.issubdtype(arr.dtype, np.floating) and arr.dtype != self.np_dtype)):
+            return self.asarray(a)
+        return torch.from_numpy(arr)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         if isinstance(t, torch.Tensor):

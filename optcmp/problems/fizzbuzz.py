@@ -305,6 +305,41 @@ class FizzBuzzMLP(Problem):
         R = ops.square(ops.sigmoid(Z) - batch["Y"])
         return ops.sum(R) if self.loss == "mse_sum" else ops.mean(R)
 
+    #: gradient_ops below: the framework backends use it, not autodiff
+    has_gradient_ops = True
+
+    def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
+                     value: bool = True) -> tuple[Any, Any]:
+        """Objective and its gradient by backpropagation written against ``ops``.
+
+        The same formulas as :meth:`value_and_grad` (softmax minus one-hot for the cross
+        entropy, the sigmoid derivative otherwise), so torch and TensorFlow need no tape; see
+        :meth:`Problem.gradient_ops`.
+        """
+        p = self._layout.unflatten(x, ops)
+        X, Y = batch["X"], batch["Y"]
+        H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
+        Z = ops.matmul(H, p["W2"]) + p["b2"]
+        fun = None
+        if self.loss == "cross_entropy":
+            if value:
+                fun = ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * Y, axis=1))
+            dZ = (ops.softmax(Z, axis=1) - Y) * (4.0 / ops.size(Z))
+        else:
+            out = ops.sigmoid(Z)
+            R = out - Y
+            scale = 1.0 if self.loss == "mse_sum" else 1.0 / ops.size(R)
+            if value:  # as the objective computes it
+                sq = ops.square(R)
+                fun = ops.sum(sq) if self.loss == "mse_sum" else ops.mean(sq)
+            dZ = R * (out * (1.0 - out)) * (2.0 * scale)
+        dA1 = ops.matmul(dZ, ops.transpose(p["W2"])) * (H * (1.0 - H))
+        g = ops.concat([ops.reshape(ops.matmul(ops.transpose(X), dA1), (-1,)),
+                        ops.sum(dA1, axis=0),
+                        ops.reshape(ops.matmul(ops.transpose(H), dZ), (-1,)),
+                        ops.sum(dZ, axis=0)])
+        return fun, g
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         """Objective and its gradient by analytic backpropagation (numpy).
 
