@@ -131,6 +131,8 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["No runs."]
     probs = list(dict.fromkeys(r["problem"] for r in rows))
+    if len(probs) > 1:
+        return _suite_verdict(rows, probs)
     out = []
     if len(probs) == 1:
         line = comparison_verdict(comp).removeprefix("verdict: ")
@@ -151,6 +153,32 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
                    + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
                       if never else "."))
     return out
+
+
+def _suite_verdict(rows: Sequence[dict[str, Any]], probs: list[str]) -> list[str]:
+    """Two sentences over a set of problems: who was fastest how often, who reached always."""
+    fastest: dict[str, int] = {}
+    always: dict[str, int] = {}
+    for prob in probs:
+        prow = [r for r in rows if r["problem"] == prob]
+        fin = [r for r in prow if math.isfinite(r["median_time"])]
+        if fin:
+            name = _solver_name(min(fin, key=lambda r: r["median_time"]))
+            fastest[name] = fastest.get(name, 0) + 1
+        for r in prow:
+            if r["runs"] and r["successes"] == r["runs"]:
+                always[_solver_name(r)] = always.get(_solver_name(r), 0) + 1
+    n = len(probs)
+    solved = sum(fastest.values())
+    by = sorted(fastest.items(), key=lambda kv: -kv[1])
+    first = ("Fastest to the target, per problem: "
+             + "; ".join(f"{k} on {v} of {n}" for k, v in by)
+             + (f"; no solver reached it on {n - solved} of {n}." if solved < n else ".")
+             if by else f"No solver reached the target on any of the {n} problems.")
+    names = sorted({_solver_name(r) for r in rows})
+    second = ("Reached the target in every run: "
+              + "; ".join(f"{k} on {always.get(k, 0)} of {n} problems" for k in names) + ".")
+    return [first, second]
 
 
 def _solver_name(r: dict[str, Any]) -> str:
@@ -368,14 +396,34 @@ def _kv_table(d: Any) -> str:
 
 
 def _environment(comp: ComparisonData) -> dict[str, Any]:
+    """The environment as the runs had it: the frameworks and threads they recorded.
+
+    ``comp.environment`` is taken when the sweep starts, before any run imported torch or
+    TensorFlow (runs may also run in worker processes); the framework versions, threads and
+    BLAS threads come from the runs themselves, the start-time values are kept beside them.
+    """
     env = dict(comp.environment)
+    ran_ = [r for r in comp.runs if r.status != "skipped"]
     devices = sorted({f"{r.backend}: {r.device}" for r in comp.runs})
     env.setdefault("devices used", devices)
     inst = env.get("installed", {})
     for mod in ("torch", "tensorflow"):
-        if mod not in env:
+        used = [r for r in ran_ if r.backend == mod]
+        versions = sorted({r.framework_version for r in used if r.framework_version})
+        if used:
+            v = ", ".join(versions) or env.get(mod) or inst.get(mod) or "?"
+            env[mod] = f"{v} (imported by {len(used)} of {len(ran_)} runs)"
+        elif mod not in env:
             v = inst.get(mod) or (inst.get("tensorflow-cpu") if mod == "tensorflow" else None)
             env[mod] = f"{v} (installed; not imported by these runs)" if v else "not installed"
+    threads = sorted({r.threads for r in ran_ if r.threads is not None})
+    if threads:
+        if env.get("threads") or "blas_threads" in env:
+            env["at sweep start"] = {k: env.pop(k) for k in ("threads", "blas_threads")
+                                     if k in env}
+        env["threads"] = ", ".join(str(t) for t in threads) + " (intra-op threads the runs used)"
+        env["blas_threads"] = (", ".join(str(t) for t in threads)
+                               + " (BLAS threads the runs were limited to)")
     return env
 
 
@@ -474,7 +522,7 @@ def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
 
         check_output_path(path)
     probs = comp.problems()
-    title = title or f"optcmp report: {', '.join(probs) or 'no runs'}"
+    title = title or f"optcmp report: {_what(comp, probs)}"
     rows = summarize(comp.runs, warn=False, seed=seed)
     parts = _first_screen(comp, title, rows) + _findings(comp, rows, images, plots)
     parts.extend(_settings_sections(comp))
@@ -485,6 +533,15 @@ def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
 
         write_text_atomic(path, page, what="report")
     return page
+
+
+def _what(comp: ComparisonData, probs: Sequence[str]) -> str:
+    """The title's subject: the problem names, or the suite's name and size beyond three."""
+    if len(probs) <= 3:
+        return ", ".join(probs) or "no runs"
+    suite = comp.settings.get("suite")
+    name = suite.get("name") if isinstance(suite, dict) else suite
+    return f"{name} suite, {len(probs)} problems" if name else f"{len(probs)} problems"
 
 
 def _settings_sections(comp: ComparisonData) -> list[str]:
