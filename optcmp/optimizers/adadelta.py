@@ -124,7 +124,7 @@ register_optimizer(OptimizerInfo(
         "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
         **minibatch_params(),
     },
-    summary="Adadelta (Zeiler 2012), full batch or minibatches",
+    summary="Adadelta (Zeiler 2012), full or minibatch",
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),
     stochastic=True,
