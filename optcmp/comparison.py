@@ -65,18 +65,34 @@ class Comparison(ComparisonData):
 
         return to_frame(self)
 
-    def table(self) -> str:
+    def table(self, *, columns: Sequence[str] | None = None, wide: bool = False,
+              per_run: bool = False) -> str:
         """A readable fixed-width table sorted by time-to-target
         (:func:`optcmp.analysis.tables.table`).
 
         Runs that reached the target come first (fastest first), then the runs that stopped
-        on a budget, divergence or callback (by timed seconds), then failed and skipped runs.
-        For problems with a closed form, the direct solve time is shown as a floor row; a
+        on a budget, divergence or callback (by timed seconds), then failed and skipped runs;
+        repetitions of one (optimizer, backend) make one row (median, interval, n). For
+        problems with a closed form, the direct solve time is shown as a floor row; a
         comparison over several problems gets one table per problem.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            Columns from :data:`optcmp.analysis.tables.COLUMNS` (default: at most 120
+            characters wide).
+        wide : bool, default False
+            Every column.
+        per_run : bool, default False
+            One row per run instead of one per (optimizer, backend).
+
+        Returns
+        -------
+        str
         """
         from optcmp.analysis.tables import table
 
-        return table(self)
+        return table(self, columns=columns, wide=wide, per_run=per_run)
 
     def __str__(self) -> str:
         return self.table()

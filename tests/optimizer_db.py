@@ -113,6 +113,26 @@ def _convention_rows(name: str, make: Callable[..., OptimizerSpec], torch_conv: 
             nit=_all(KERAS_NATIVE, nit[1]), equivalence={"reference": 1e-12, "native": 1e-12},
             steps=100, skip=_skip_torch("convention")),
     ]
+def _minibatch_rows(name: str, make: Callable[..., OptimizerSpec], torch_conv: str,
+                    keras_conv: str, tol: float, nit: tuple[int, int],
+                    keras_kw: dict | None = None) -> list[Row]:
+    """:func:`_convention_rows` on minibatches of 100 rows: each native steps on the reference's
+    minibatch sequence (trajectories equal to 1e-12 over 100 float64 steps, 10 epochs)."""
+    kk = keras_kw or {}
+    return [
+        Row(f"{name}-{torch_conv}-minibatch-LR-A", name,
+            lambda i: make(convention=torch_conv, batch_size=100, impl=i), lr_a, tol,
+            nit=_all(TORCH_NATIVE, nit[0]), nfev=_all(TORCH_NATIVE, nit[0]),
+            equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
+            skip=_skip_keras("convention")),
+        Row(f"{name}-{keras_conv}-minibatch-LR-A", name,
+            lambda i: make(convention=keras_conv, batch_size=100, impl=i, **kk), lr_a, tol,
+            nit=_all(KERAS_NATIVE, nit[1]), nfev=_all(KERAS_NATIVE, nit[1]),
+            equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
+            skip=_skip_torch("convention")),
+    ]
+
+
 NATIVE_TOO = {"numpy": ("reference",), "torch": ("reference", "native"),
               "tensorflow": ("reference", "native")}
 
@@ -171,6 +191,31 @@ ROWS: list[Row] = [
                       "lr_outside", "lr_inside", 1e-6, (125, 131)),
     *_convention_rows("nesterov", lambda **k: optcmp.nesterov(0.05, schedule=CUT_AT_30, **k),
                       "lr_outside", "lr_inside", 1e-6, (90, 98)),
+    # minibatches of 100 rows (10 per epoch, the order drawn from the seed, the same on every
+    # backend and for the natives); the full objective is observed once per epoch, so the
+    # counts are whole epochs
+    *_minibatch_rows("adam", lambda **k: optcmp.adam(0.01, **k), "bias_corrected_eps",
+                     "eps_hat", 1e-3, (370, 370), {"eps": 1e-7}),
+    *_minibatch_rows("adamw", lambda **k: optcmp.adamw(0.01, weight_decay=0.1, **k),
+                     "bias_corrected_eps", "eps_hat", 1e-3, (1390, 1390)),
+    *_minibatch_rows("rmsprop", lambda **k: optcmp.rmsprop(1e-3, momentum=0.5, **k),
+                     "eps_outside_sqrt", "eps_inside_sqrt", 1e-3, (990, 990)),
+    *_minibatch_rows("adagrad", lambda **k: optcmp.adagrad(0.5, **k), "eps_outside_sqrt",
+                     "eps_inside_sqrt", 1e-3, (20, 20),
+                     {"eps": 1e-7, "initial_accumulator_value": 0.1}),
+    # a constant learning rate: both natives run either momentum convention
+    Row("momentum-minibatch-LR-A", "momentum",
+        lambda i: optcmp.momentum(0.05, batch_size=100, impl=i), lr_a, 1e-3,
+        nit=_all(NATIVE_TOO, 70), nfev=_all(NATIVE_TOO, 70),
+        equivalence={"reference": 1e-12, "native": 1e-12}),
+    Row("nesterov-minibatch-LR-A", "nesterov",
+        lambda i: optcmp.nesterov(0.05, batch_size=100, impl=i), lr_a, 1e-3,
+        nit=_all(NATIVE_TOO, 40), nfev=_all(NATIVE_TOO, 40),
+        equivalence={"reference": 1e-12, "native": 1e-12}),
+    Row("adadelta-minibatch-LR-A", "adadelta",
+        lambda i: optcmp.adadelta(rho=0.9, batch_size=100, impl=i), lr_a, 1e-3,
+        nit=_all(NATIVE_TOO, 570), nfev=_all(NATIVE_TOO, 570),
+        equivalence={"reference": 1e-12, "native": 1e-12}),
     # every unconstrained scipy.optimize.minimize method (tolerance 1e-8, scipy's own tests off)
     *[Row(f"scipy_minimize-{m}-LR-A", "scipy_minimize",
           lambda i, m=m: optcmp.scipy_minimize(m, impl=i), lr_a, 1e-8,

@@ -183,7 +183,7 @@ def test_layers_depend_one_way(layer, forbidden):
 
 #: Modules that import no other part of optcmp (but each other): files, the clock, minibatch
 #: orders, machine facts, data fingerprints, the stopping rules.
-LEAVES = ("optcmp._io", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
+LEAVES = ("optcmp._io", "optcmp._warn", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
           "optcmp.timing", "optcmp.batching", "optcmp.environment", "optcmp.fingerprint",
           "optcmp.stopping")
 

@@ -232,7 +232,8 @@ def test_unknown_name_lists_valid_ones() -> None:
 
 def test_defaults_explicit_and_recorded() -> None:
     assert dict(optcmp.adadelta().hyperparameters) == {"learning_rate": 1.0, "rho": 0.95,
-                                                       "eps": 1e-6}
+                                                       "eps": 1e-6, "batch_size": None,
+                                                       "shuffle": True}
     assert dict(optcmp.sgd().hyperparameters) == {"learning_rate": "auto", "batch_size": 64,
                                                   "momentum": 0.0, "nesterov": False,
                                                   "shuffle": True, "convention": "lr_outside",
@@ -244,11 +245,12 @@ def test_defaults_explicit_and_recorded() -> None:
     assert dict(optcmp.adam().hyperparameters) == {
         "learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0,
         "convention": "bias_corrected_eps", "weight_decay_mode": "l2", "schedule": "constant",
-        "clip_norm": None}
+        "clip_norm": None, "batch_size": None, "shuffle": True}
     assert dict(optcmp.diag_newton().hyperparameters) == {"learning_rate": 1.0}
     assert optcmp.gd().hyperparameters["learning_rate"] == "auto"
     r = optcmp.run_one(lr_a(), optcmp.adadelta(rho=0.9), max_iter=3)
-    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6}
+    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6,
+                                 "batch_size": None, "shuffle": True}
     r = optcmp.run_one(lr_a(), optcmp.sgd(batch_size=100), max_iter=3)
     assert r.hyperparameters["learning_rate"] == pytest.approx(1 / lr_a().lipschitz())
 

@@ -53,7 +53,8 @@ def test_adadelta_with_explicit_values_same_iterations_on_every_backend(backend)
     rs = r.trace.relative_suboptimality(r.f0, r.fstar)
     first = [int(r.trace.iteration[np.argmax(rs <= t)]) for t in (1e-2, 1e-3, 1e-4)]
     assert first == [468, 546, 586]
-    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6}
+    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6,
+                                 "batch_size": None, "shuffle": True}
     if backend != "numpy":
         assert r.impl == "native"  # the framework's own Adadelta, fed optcmp's values
 
@@ -89,7 +90,8 @@ def test_adadelta_without_a_learning_rate_uses_optcmps_default_on_every_backend(
     resolved = {r.backend: r.hyperparameters for r in cmp.runs}
     assert set(resolved) == set(INSTALLED)
     for hp in resolved.values():
-        assert hp == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6}
+        assert hp == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6, "batch_size": None,
+                      "shuffle": True}
     for r in cmp.runs:
         if r.backend == "torch":
             assert "lr=1.0, rho=0.95, eps=1e-06" in r.implementation

@@ -67,7 +67,8 @@ def test_adadelta_without_a_learning_rate_uses_optcmps_documented_default() -> N
     """No learning rate given: optcmp's documented (1.0, 0.95, 1e-6), recorded in the result."""
     spec = optcmp.get_optimizer("adadelta")
     r = optcmp.run_one(lr_a(), spec, max_iter=3)
-    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6}
+    assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6,
+                                 "batch_size": None, "shuffle": True}
 
 
 # ---------------------------------------------------------------------- scipy's two budgets

@@ -222,7 +222,7 @@ def test_table_verdict_and_report_summary_share_one_order():
 
 
 def test_suite_report_starts_with_a_summary_over_its_problems():
-    from optcmp.analysis.report import suite_summary
+    from optcmp.analysis.suite_verdict import suite_summary
 
     runs = [make_run("gd", 1.0, problem="P1"), make_run("lbfgs", 0.5, problem="P1"),
             make_run("gd", None, problem="P2"), make_run("lbfgs", 0.2, problem="P2")]
@@ -231,3 +231,41 @@ def test_suite_report_starts_with_a_summary_over_its_problems():
         "Over the suite's 2 problems (reached the target in every run; fastest by median "
         "time-to-target): lbfgs (numpy): 2 solved, fastest on 2; gd (numpy): 1 solved, "
         "fastest on 0.")
+
+
+def test_environment_section_reports_what_the_runs_used():
+    """The sweep's environment is taken before any run imports torch: the report said torch
+    was "not imported by these runs" and threads {} for torch runs with 1 thread."""
+    from optcmp.comparison import Comparison
+
+    runs = [make_run("gd", 0.5, backend=b, repeat=k).replace(threads=1,
+                                                            framework_version="9.9.9")
+            for b in ("numpy", "torch") for k in range(2)]
+    comp = Comparison(runs, problem={"problem": "P"},
+                      environment={"installed": {"torch": "9.9.9"}, "threads": {},
+                                   "blas_threads": [{"api": "openblas", "threads": 2}]})
+    env = _text(comp.to_html(plots=False).split('id="environment"')[1])
+    assert "not imported by these runs" not in env
+    assert "9.9.9 (imported by 2 of 4 runs)" in env
+    assert "1 (intra-op threads the runs used)" in env
+    assert "1 (BLAS threads the runs were limited to)" in env
+
+
+def test_suite_report_title_and_verdict_are_short():
+    from optcmp.comparison import Comparison
+
+    probs = [f"mgh{i:02d}" for i in range(1, 36)]
+    runs = [make_run(lab, 0.1 if lab == "lbfgs" or i % 2 else None, problem=p,
+                     spec={"problem": p, "seed": 0})
+            for i, p in enumerate(probs) for lab in ("lbfgs", "gd")]
+    comp = Comparison(runs, settings={"suite": {"name": "mgh", "problems": probs}})
+    page = comp.to_html(plots=False)
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert title == "optcmp report: mgh suite, 35 problems"
+    from optcmp.report import verdict
+
+    lines = verdict(comp, __import__("optcmp.stats", fromlist=["x"]).summarize(comp.runs,
+                                                                            warn=False))
+    assert len(lines) == 2
+    assert lines[1] == ("Reached the target in every run: gd (numpy) on 17 of 35 problems; "
+                        "lbfgs (numpy) on 35 of 35 problems.")

@@ -4,8 +4,10 @@ and print the same table, summary and verdict as when they were written.
 The files in ``tests/data/saved_v0_1`` were written by ``optcmp.compare`` on optcmp 0.1.0 (linear
 regression on numpy, torch and TensorFlow with two repetitions, a diverging run and budget-ended
 runs with rate projections; three MGH problems as a suite; FizzBuzz with a loss target; a run
-store); the ``.txt`` files hold what ``table()``, ``summary_table()`` and ``verdict()`` printed
-then.
+store); the summary and verdict ``.txt`` files hold what ``summary_table()`` and ``verdict()``
+printed then. The ``.table.txt`` files hold today's table of the same runs (one row per optimizer
+and backend with the median of its repetitions, at most 120 characters, each note once): the
+table's layout changed, the figures are the files'.
 """
 
 from __future__ import annotations

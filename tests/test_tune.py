@@ -105,7 +105,8 @@ def test_defaults_mode_runs_documented_defaults(quad):
         t = optcmp.tune(p, ["gd", optcmp.adadelta(rho=0.5), "lbfgs"], mode="defaults",
                         by="iterations", budget=500, repeats=1)
     assert [dict(s.hyperparameters) for s in t.specs] == [
-        {"learning_rate": "auto"}, {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6},
+        {"learning_rate": "auto"},
+        {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6, "batch_size": None, "shuffle": True},
         # the frameworks' own L-BFGS knobs, off by default
         {"history_size": 10, "max_linesearch": 20, "ftol": 0.0, "gtol": 0.0,
          "tolerance_grad": 0.0, "tolerance_change": 0.0, "line_search_fn": "strong_wolfe",

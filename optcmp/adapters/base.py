@@ -96,8 +96,9 @@ class Adapter(ABC):
     loop : bool
         True for adapters that drive their own loop (:class:`LoopAdapter`).
     stochastic : bool
-        True when steps see minibatches (the full objective is evaluated off the clock); from
-        the optimizer's declaration (:attr:`~optcmp.optimizers.base.OptimizerInfo.stochastic`).
+        True when steps see minibatches (the full objective is evaluated off the clock): a
+        stochastic optimizer with a ``batch_size``
+        (:meth:`~optcmp.optimizers.base.OptimizerInfo.minibatch`).
     hyper : dict
         Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
     implementation : str
@@ -127,7 +128,7 @@ class Adapter(ABC):
             why = self.decl.unsupported(spec.hyperparameters)
             if why is not None:  # another convention than the framework's: skipped, not run
                 raise NotApplicable(f"{spec.name} impl='native': {why}")
-        self.stochastic = self.info.stochastic
+        self.stochastic = self.info.minibatch(spec.hyperparameters)
         self.problem = problem
         self.backend = backend
         self.x0 = np.asarray(x0, dtype=np.float64)

@@ -174,5 +174,48 @@ def interval_bound(v: float, direction: str) -> str:
     return f"{r:.{max(0, digits - 1 - math.floor(math.log10(v)))}f}"
 
 
-__all__ = ["NOT_REACHED", "count", "fraction", "general", "interval_bound", "scientific",
-           "seconds", "seconds_fixed"]
+def fixed_width(lines: list[list[str]], left: int) -> list[str]:
+    """Rows of cells as aligned text: a header row, a rule of dashes, then the rows.
+
+    Parameters
+    ----------
+    lines : list of list of str
+        The header row first; every row has as many cells.
+    left : int
+        The first ``left`` columns are left-aligned, the others (figures) right-aligned.
+
+    Returns
+    -------
+    list of str
+        One string per line, trailing spaces removed.
+    """
+    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
+    out = []
+    for j, row in enumerate(lines):
+        out.append("  ".join(c.ljust(w) if i < left else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
+
+
+def wrap_note(text: str, width: int = 120) -> list[str]:
+    """A note as lines of at most ``width`` characters, continuation lines indented by two.
+
+    Parameters
+    ----------
+    text : str
+    width : int, default 120
+
+    Returns
+    -------
+    list of str
+    """
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False) or [""]
+
+
+__all__ = ["NOT_REACHED", "count", "fixed_width", "fraction", "general", "interval_bound",
+           "scientific", "seconds", "seconds_fixed", "wrap_note"]

@@ -29,6 +29,7 @@ from optcmp.analysis.stats.fairness import comparison_issues
 from optcmp.analysis.stats.suites import suite_profile_table
 from optcmp.analysis.stats.summary import by_median_time, ci_methods, summarize
 from optcmp.analysis.stats.tests import compare_pair
+from optcmp.analysis.suite_verdict import fastest_per_problem, solver_name, suite_summary
 from optcmp.analysis.verdict import verdict as comparison_verdict
 from optcmp.results import ComparisonData
 
@@ -132,13 +133,13 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["No runs."]
     probs = list(dict.fromkeys(r["problem"] for r in rows))
+    if len(probs) > 1:  # two sentences: who was fastest how often, who always reached it
+        return [fastest_per_problem(rows, probs)[0], suite_summary(rows)]
     out = []
     if len(probs) == 1:
         first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
         out.append(first[:1].upper() + first[1:] + ".")
         out.extend(line.strip() for line in more)
-    else:
-        out.append(suite_summary(rows))
     for prob in probs:
         prow = [r for r in rows if r["problem"] == prob]
         fin = [r for r in prow if math.isfinite(r["median_time"])]
@@ -152,46 +153,9 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
         every = [r for r in prow if r["successes"] == r["runs"] and r["runs"]]
         never = [r for r in prow if r["successes"] == 0]
         out.append(f"{len(every)} of {len(prow)} solvers reached the target{where} in every run"
-                   + (f"; never reached: {', '.join(_solver_name(r) for r in never)}."
+                   + (f"; never reached: {', '.join(solver_name(r) for r in never)}."
                       if never else "."))
     return out
-
-
-def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """The suite's answer in one sentence, before the lines per problem.
-
-    Per solver (optimizer, backend, dtype): on how many problems it reached the target in
-    every run, and on how many it was the fastest (smallest median time-to-target).
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        Rows of :func:`optcmp.analysis.stats.summary.summarize` over several problems.
-
-    Returns
-    -------
-    str
-    """
-    probs = list(dict.fromkeys(r["problem"] for r in rows))
-    solved: dict[str, int] = {}
-    fastest: dict[str, int] = {}
-    for prob in probs:
-        prow = [r for r in rows if r["problem"] == prob]
-        for r in prow:
-            name = _solver_name(r)
-            solved[name] = solved.get(name, 0) + int(r["successes"] == r["runs"] > 0)
-        fin = [r for r in prow if math.isfinite(r["median_time"])]
-        if fin:
-            best = _solver_name(min(fin, key=lambda r: r["median_time"]))
-            fastest[best] = fastest.get(best, 0) + 1
-    order = sorted(solved, key=lambda k: (-solved[k], -fastest.get(k, 0), k))
-    parts = [f"{k}: {solved[k]} solved, fastest on {fastest.get(k, 0)}" for k in order]
-    return (f"Over the suite's {len(probs)} problems (reached the target in every run; "
-            f"fastest by median time-to-target): " + "; ".join(parts) + ".")
-
-
-def _solver_name(r: dict[str, Any]) -> str:
-    return f"{r['optimizer']} ({r['backend']})"
 
 
 def svg_inline(fig: Figure) -> str:
@@ -419,14 +383,34 @@ def _kv_table(d: Any) -> str:
 
 
 def _environment(comp: ComparisonData) -> dict[str, Any]:
+    """The environment as the runs had it: the frameworks and threads they recorded.
+
+    ``comp.environment`` is taken when the sweep starts, before any run imported torch or
+    TensorFlow (runs may also run in worker processes); the framework versions, threads and
+    BLAS threads come from the runs themselves, the start-time values are kept beside them.
+    """
     env = dict(comp.environment)
+    ran_ = [r for r in comp.runs if r.status != "skipped"]
     devices = sorted({f"{r.backend}: {r.device}" for r in comp.runs})
     env.setdefault("devices used", devices)
     inst = env.get("installed", {})
     for mod in ("torch", "tensorflow"):
-        if mod not in env:
+        used = [r for r in ran_ if r.backend == mod]
+        versions = sorted({r.framework_version for r in used if r.framework_version})
+        if used:
+            v = ", ".join(versions) or env.get(mod) or inst.get(mod) or "?"
+            env[mod] = f"{v} (imported by {len(used)} of {len(ran_)} runs)"
+        elif mod not in env:
             v = inst.get(mod) or (inst.get("tensorflow-cpu") if mod == "tensorflow" else None)
             env[mod] = f"{v} (installed; not imported by these runs)" if v else "not installed"
+    threads = sorted({r.threads for r in ran_ if r.threads is not None})
+    if threads:
+        if env.get("threads") or "blas_threads" in env:
+            env["at sweep start"] = {k: env.pop(k) for k in ("threads", "blas_threads")
+                                     if k in env}
+        env["threads"] = ", ".join(str(t) for t in threads) + " (intra-op threads the runs used)"
+        env["blas_threads"] = (", ".join(str(t) for t in threads)
+                               + " (BLAS threads the runs were limited to)")
     return env
 
 
@@ -525,7 +509,7 @@ def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
 
         check_output_path(path)
     probs = comp.problems()
-    title = title or f"optcmp report: {', '.join(probs) or 'no runs'}"
+    title = title or f"optcmp report: {_what(comp, probs)}"
     rows = summarize(comp.runs, warn=False, seed=seed)
     parts = _first_screen(comp, title, rows) + _findings(comp, rows, images, plots)
     parts.extend(_settings_sections(comp))
@@ -536,6 +520,15 @@ def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
 
         write_text_atomic(path, page, what="report")
     return page
+
+
+def _what(comp: ComparisonData, probs: Sequence[str]) -> str:
+    """The title's subject: the problem names, or the suite's name and size beyond three."""
+    if len(probs) <= 3:
+        return ", ".join(probs) or "no runs"
+    suite = comp.settings.get("suite")
+    name = suite.get("name") if isinstance(suite, dict) else suite
+    return f"{name} suite, {len(probs)} problems" if name else f"{len(probs)} problems"
 
 
 def _settings_sections(comp: ComparisonData) -> list[str]:

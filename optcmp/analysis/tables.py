@@ -6,10 +6,16 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from optcmp.analysis import format as fmt
+from optcmp.analysis.format import fixed_width
 from optcmp.analysis.ranking import ranking_note, row_key
+from optcmp.analysis.stats.censor import censored_median, ran
 from optcmp.results import ComparisonData, RunResult
 
 #: Keys of the problem spec the table's first note shows.
@@ -77,35 +83,81 @@ def to_frame(comp: ComparisonData) -> Any:
     return pd.DataFrame(rows(comp))
 
 
-def fixed_width(lines: list[list[str]], left: int) -> list[str]:
-    """Rows of cells as aligned text: a header row, a rule of dashes, then the rows.
+#: Every column of :func:`table`, in order. ``"rel.subopt"`` shows the final loss (and
+#: ``"metrics"`` the problem's accuracies) when the optimum is unknown; ``"n"`` and
+#: ``"interval"`` appear only when a row aggregates repetitions.
+COLUMNS = ("optimizer", "backend", "impl", "dtype", "status", "n", "time-to-target", "interval",
+           "iters", "nfev", "njev", "rel.subopt", "metrics", "timed", "warm-up", "cpu time",
+           "contended")
+#: The default selection: at most 120 characters wide for labels of up to 20 characters.
+DEFAULT_COLUMNS = ("optimizer", "backend", "impl", "status", "n", "time-to-target", "interval",
+                   "iters", "rel.subopt", "metrics", "cpu time")
+#: Columns of words (left-aligned); the others are figures.
+_WORDS = ("optimizer", "backend", "impl", "dtype", "status")
+#: Largest width of a note line.
+WIDTH = 120
+
+
+def check_columns(columns: Sequence[str] | None, wide: bool = False) -> tuple[str, ...]:
+    """The columns a table shows: ``columns`` validated, all of them when ``wide``.
 
     Parameters
     ----------
-    lines : list of list of str
-        The header row first; every row has as many cells.
-    left : int
-        The first ``left`` columns are left-aligned, the others (figures) right-aligned.
+    columns : sequence of str, optional
+        Names from :data:`COLUMNS`, shown in :data:`COLUMNS` order. Default:
+        :data:`DEFAULT_COLUMNS`.
+    wide : bool, default False
+        Every column (``columns`` must then be None).
 
     Returns
     -------
-    list of str
-        One string per line, trailing spaces removed.
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An unknown column name (the allowed ones listed), or ``columns`` with ``wide``.
     """
-    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
-    out = []
-    for j, row in enumerate(lines):
-        out.append("  ".join(c.ljust(w) if i < left else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
+    if wide:
+        if columns is not None:
+            raise ValueError("give columns= or wide=True, not both")
+        return COLUMNS
+    if columns is None:
+        return DEFAULT_COLUMNS
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    bad = [c for c in columns if c not in COLUMNS]
+    if bad or not columns:
+        raise ValueError(f"unknown table column(s) {bad or list(columns)}; choose from "
+                         f"{list(COLUMNS)}")
+    return tuple(c for c in COLUMNS if c in columns)
 
 
-def _timed_cells(r: RunResult) -> list[str]:
-    # a run that failed before its first step has no timings to show (not 0.0us)
-    never = r.status == "failed" and not r.nit
-    return ["-" if never and not t else fmt.seconds_fixed(t) for t in (r.time, r.warmup_time)]
+def _groups(comp: ComparisonData, per_run: bool) -> list[list[RunResult]]:
+    """The runs of each row: one per run, or the repetitions of one (optimizer, backend)."""
+    if per_run:
+        return [[r] for r in comp.runs]
+    out: dict[tuple[Any, ...], list[RunResult]] = {}
+    for r in comp.runs:
+        out.setdefault((r.problem, r.label, r.backend, r.device, r.dtype, r.impl), []).append(r)
+    return list(out.values())
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    return float(np.median(vals)) if vals else None
+
+
+def _ttt(r: RunResult) -> float:
+    """The run's time-to-target, ``inf`` when it has none (censored)."""
+    return math.inf if r.time_to_target is None else float(r.time_to_target)
+
+
+def _sort_key(comp: ComparisonData) -> Any:
+    """The rows' order: the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`)
+    applied to each row's runs."""
+    key = row_key(comp)
+    return lambda group: min(key(r) for r in group)
 
 
 def _ttt_cell(r: RunResult) -> str:
@@ -117,34 +169,113 @@ def _ttt_cell(r: RunResult) -> str:
     return "-"
 
 
-def _run_row(r: RunResult, no_opt: bool, metric_names: list[str], ncols: int) -> list[str]:
-    """The table row of one run."""
+def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str, str]:
+    """The figures of one run."""
     reached = r.time_to_target is not None
-    where = r.backend + ("" if r.device == "cpu" else f"/{r.device}")
-    if r.status == "skipped":  # never ran: no figures to show
-        return [r.label, where, r.impl or "-", r.dtype, r.status] + ["-"] * (ncols - 5)
-    return [
-        r.label, where, r.impl or "-", r.dtype, r.status, _ttt_cell(r),
-        str(r.nit_to_target if reached else r.nit),
-        str(r.nfev_to_target if reached else r.nfev),
-        str(r.njev_to_target if reached else r.njev),
-        fmt.scientific(r.fun if no_opt else r.relative_suboptimality),
-        *[fmt.fraction(r.metrics.get(m)) for m in metric_names],
-        *_timed_cells(r),
-        fmt.seconds_fixed(r.cpu_time_to_target if reached else r.cpu_time),
-        "yes" if r.contended else "-",
-    ]
+    never = r.status == "failed" and not r.nit  # no timings to show (not 0.0us)
+    return {
+        "time-to-target": _ttt_cell(r), "interval": "-",
+        "iters": str(r.nit_to_target if reached else r.nit),
+        "nfev": str(r.nfev_to_target if reached else r.nfev),
+        "njev": str(r.njev_to_target if reached else r.njev),
+        "rel.subopt": fmt.scientific(r.fun if no_opt else r.relative_suboptimality),
+        **{f"metric:{m}": fmt.fraction(r.metrics.get(m)) for m in metric_names},
+        "timed": "-" if never and not r.time else fmt.seconds_fixed(r.time),
+        "warm-up": "-" if never and not r.warmup_time else fmt.seconds_fixed(r.warmup_time),
+        "cpu time": fmt.seconds_fixed(r.cpu_time_to_target if reached else r.cpu_time),
+        "contended": "yes" if r.contended else "-",
+    }
 
 
-def _floor_row(optimum: dict[str, Any] | None) -> list[str]:
+def _interval(times: list[float]) -> str:
+    """The 95% bootstrap interval of the median time-to-target (``-`` when undefined)."""
+    from optcmp.analysis.stats.bootstrap import median_ci
+
+    ci = median_ci(times)
+    if math.isnan(ci.low) or math.isinf(ci.low):
+        return "-"
+    return f"{fmt.seconds_fixed(ci.low)}-" + ("inf" if math.isinf(ci.high)
+                                              else fmt.seconds_fixed(ci.high))
+
+
+def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> dict[str, str]:
+    """The medians of the repetitions of one row (time-to-target censored)."""
+    times = [_ttt(r) for r in g]
+    med = censored_median(times)
+    reached = math.isfinite(med)
+
+    def counts(name: str) -> str:
+        if reached:
+            vals = [math.inf if r.time_to_target is None else getattr(r, f"{name}_to_target")
+                    for r in g]
+            known = [float(v) for v in vals if v is not None]
+            return fmt.count(censored_median(known)) if known else "-"
+        return fmt.count(_median([getattr(r, name) for r in g]))
+
+    def med_of(values: Sequence[float | None], style: Any = fmt.seconds_fixed) -> str:
+        return style(_median(values))
+
+    cpu = ([r.cpu_time_to_target if r.time_to_target is not None else math.inf for r in g]
+           if reached
+           else [r.cpu_time for r in g])
+    cpu_med = (censored_median([math.inf if v is None else float(v) for v in cpu]) if reached
+               else _median(cpu))
+    busy = sum(1 for r in g if r.contended)
+    projected = [r.projected_time_to_target for r in g]
+    ttt = fmt.seconds_fixed(med) if reached else "-"
+    if not reached and all(p is not None for p in projected) and not {
+            r.status for r in g} & {"diverged", "failed"}:
+        ttt = "~" + fmt.seconds_fixed(_median(projected))  # a projection, never a result
+    return {
+        "time-to-target": ttt,
+        "interval": _interval(times),
+        "iters": counts("nit"), "nfev": counts("nfev"), "njev": counts("njev"),
+        "rel.subopt": med_of([r.fun if no_opt else r.relative_suboptimality for r in g],
+                             fmt.scientific),
+        **{f"metric:{m}": med_of([r.metrics.get(m) for r in g], fmt.fraction)
+           for m in metric_names},
+        "timed": med_of([r.time for r in g]), "warm-up": med_of([r.warmup_time for r in g]),
+        "cpu time": fmt.seconds_fixed(cpu_med) if cpu_med is not None and math.isfinite(cpu_med)
+        else "-",
+        "contended": f"{busy}/{len(g)}" if busy else "-",
+    }
+
+
+def _row(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> dict[str, str]:
+    """Every cell of the row of ``g`` (one run or the repetitions of one)."""
+    r = g[0]
+    statuses = {x.status for x in g}
+    used = ran(g)
+    cells = {"optimizer": r.label,
+             "backend": r.backend + ("" if r.device == "cpu" else f"/{r.device}"),
+             "impl": r.impl or "-", "dtype": r.dtype,
+             "status": r.status if len(statuses) == 1 else "mixed", "n": str(len(used))}
+    if not used:  # never ran: no figures to show
+        return cells
+    figures = (_run_cells(used[0], no_opt, metric_names) if len(used) == 1
+               else _group_cells(used, no_opt, metric_names))
+    return {**cells, **figures}
+
+
+def _floor_row(optimum: dict[str, Any] | None) -> dict[str, str]:
     """The direct-solve floor row of a closed-form optimum (none for given or estimated f*)."""
     if not optimum or optimum.get("time") is None or optimum.get("kind", "direct") != "direct":
-        return []
+        return {}
     method = str(optimum.get("method") or "direct")
-    impl = "lstsq" if "lstsq" in method else "direct"
     t = fmt.seconds_fixed(optimum["time"])
-    return [f"{method} (direct solve, floor)", "numpy", impl, "float64", "exact", t, "-", "-",
-            "-", fmt.scientific(0.0), t, "-", "-", "-"]
+    return {"optimizer": f"{method.rsplit('.', 1)[-1]} (floor)", "backend": "numpy",
+            "impl": "lstsq" if "lstsq" in method else "direct", "dtype": "float64",
+            "status": "exact", "n": "1", "time-to-target": t, "rel.subopt": fmt.scientific(0.0),
+            "timed": t}
+
+
+def _header(col: str, no_opt: bool, estimated: bool, metric_names: list[str]) -> list[str]:
+    """The column's header cell(s) (``metrics`` is one column per accuracy, or none)."""
+    if col == "metrics":
+        return [m.replace("_accuracy", " acc") for m in metric_names]
+    if col == "rel.subopt":
+        return ["loss" if no_opt else ("rel.subopt*" if estimated else "rel.subopt")]
+    return [col]
 
 
 def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
@@ -160,13 +291,17 @@ def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
 
 
 def _contention_notes(comp: ComparisonData) -> list[str]:
-    """Notes on the CPU-time column, projections and contended runs."""
-    notes = ["cpu-to-target: process CPU time of the timed steps to the target (totals for "
-             "runs that missed it), a figure other work on the host does not inflate"]
+    """Notes on projections, shared hosts and contended runs."""
+    notes = []
     if any(r.projected_time_to_target is not None and r.time_to_target is None
            for r in comp.runs):
         notes.append("~T: a projection from the run's observed linear rate (runs that missed "
                      "the target), not a measured time-to-target")
+    shared = [r for r in comp.runs if r.shared_host]
+    if shared:
+        notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
+                     f"{max(r.concurrency for r in shared)} at once): their timings contend "
+                     "and are not comparable with sequential ones")
     busy = [r for r in comp.runs if r.contended]
     if busy:
         loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
@@ -176,33 +311,67 @@ def _contention_notes(comp: ComparisonData) -> list[str]:
     return notes
 
 
-def _notes(comp: ComparisonData) -> list[str]:
+def _who(pairs: list[tuple[str, str]]) -> str:
+    """``"gd on numpy, torch; sgd on numpy"``: the rows a note applies to."""
+    by_label: dict[str, list[str]] = {}
+    for label, backend in dict.fromkeys(pairs):
+        by_label.setdefault(label, []).append(backend)
+    return "; ".join(f"{label} on {', '.join(bs)}" for label, bs in by_label.items())
+
+
+def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]:
+    """Why rows have no time-to-target, each distinct reason once with the rows it applies to,
+    and the statuses of the rows whose repetitions ended differently."""
+    reasons: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for r in comp.runs:
+        if r.time_to_target is None and r.message:
+            reasons.setdefault((r.status, r.message), []).append((r.label, r.backend))
+    notes = []
+    for (status, message), pairs in reasons.items():
+        text = message if message.startswith(status) else f"{status}: {message}"
+        notes.append(f"{_who(pairs)}: {text}")
+    for g in groups:
+        statuses = [x.status for x in g]
+        if len(set(statuses)) > 1:
+            counts = ", ".join(f"{s} {statuses.count(s)}" for s in dict.fromkeys(statuses))
+            notes.append(f"mixed: {g[0].label} on {g[0].backend}: {counts} of {len(g)} runs")
+    return notes
+
+
+def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[str],
+           aggregated: bool, default: bool) -> list[str]:
     """The lines under the table: problem, optimum, target, how columns count, hosts, why."""
-    notes = _optimum_notes(comp.optimum)
+    notes = []
+    if comp.problem:
+        desc = ", ".join(f"{k}={v}" for k, v in comp.problem.items() if k in PROBLEM_KEYS)
+        notes.append(f"problem: {desc}")
+    dtypes = sorted({r.dtype for r in comp.runs})
+    if "dtype" not in shown and len(dtypes) == 1:
+        notes[-1:] = [(notes[-1] + "; " if notes else "") + f"every run in {dtypes[0]}"]
+    notes.extend(_optimum_notes(comp.optimum))
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")
-    notes.append("time-to-target and iters/nfev/njev are counted until the target was met "
-                 "(totals for runs that did not meet it); 'timed' is the optimizer steps only")
-    if comp.problem:
-        desc = ", ".join(f"{k}={v}" for k, v in comp.problem.items() if k in PROBLEM_KEYS)
-        notes.insert(0, f"problem: {desc}")
-    shared = [r for r in comp.runs if r.shared_host]
-    if shared:
-        notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
-                     f"{max(r.concurrency for r in shared)} at once): their timings contend "
-                     "and are not comparable with sequential ones")
+    notes.append("time-to-target and iters count until the target was met (totals for runs "
+                 "that missed it); cpu time: process CPU time of the same steps, which other "
+                 "work on the host does not inflate")
+    if aggregated:
+        notes.append("n: repetitions per row; time-to-target is their median (a run that missed "
+                     "the target counts as slower than all), interval its 95% bootstrap "
+                     "interval; other figures are medians (per-run rows: per_run=True, "
+                     "optcmp run --per-run)")
+    hidden = [c for c in COLUMNS if c not in shown and c not in ("n", "interval")]
+    if hidden and default:
+        notes.append(f"more columns ({', '.join(hidden)}): wide=True, optcmp run --wide")
     notes.extend(_contention_notes(comp))
     order = ranking_note(comp)
     if order:
         notes.append(order)
-    for r in comp.runs:  # every row without a time-to-target says why
-        if r.time_to_target is None and r.message:
-            notes.append(f"{r.label} on {r.backend}: {r.status}: {r.message}")
+    notes.extend(_why_notes(comp, groups))
     return notes
 
 
-def _one_table(comp: ComparisonData) -> str:
+def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool) -> str:
     """The table of a comparison of one problem."""
     # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
     # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
@@ -210,26 +379,41 @@ def _one_table(comp: ComparisonData) -> str:
     metric_names = sorted({k for r in comp.runs for k in r.metrics
                            if k.endswith("accuracy")}) if no_opt else []
     estimated = (comp.optimum or {}).get("kind", "direct") == "estimated" and not no_opt
-    header = ["optimizer", "backend", "impl", "dtype", "status", "time-to-target", "iters",
-              "nfev", "njev",
-              "loss" if no_opt else ("rel.subopt*" if estimated else "rel.subopt"),
-              *[m.replace("_accuracy", " acc") for m in metric_names], "timed", "warm-up",
-              "cpu-to-target", "contended"]
-    lines = [header] + [_run_row(r, no_opt, metric_names, len(header))
-                        for r in sorted(comp.runs, key=row_key(comp))]
+    groups = sorted(_groups(comp, per_run), key=_sort_key(comp))
+    aggregated = any(len(ran(g)) > 1 for g in groups)
+    repeats = per_run and len({r.repeat for r in comp.runs}) > 1
+    shown = ["repeat" if c == "n" and repeats else c for c in columns
+             if aggregated or repeats and c == "n" or c not in ("n", "interval")]
+    keys = [f"metric:{m}" for m in metric_names]
+    cols = [k for c in shown for k in (keys if c == "metrics" else [c])]
+    header = [h for c in shown for h in _header(c, no_opt, estimated, metric_names)]
+    body = [_row(g, no_opt, metric_names) for g in groups]
+    if per_run:
+        for cells, g in zip(body, groups):
+            cells["repeat"] = str(g[0].repeat)
     floor = _floor_row(comp.optimum)
-    if floor:
-        lines.append(floor)
-    return "\n".join(fixed_width(lines, left=5)) + "\n" + "\n".join(_notes(comp))
+    lines = [header] + [[cells.get(k, "-") for k in cols] for cells in (*body, floor) if cells]
+    left = sum(1 for c in cols if c in _WORDS)
+    default = columns == DEFAULT_COLUMNS
+    notes = [ln for note in _notes(comp, groups, shown, aggregated, default)
+             for ln in fmt.wrap_note(note, WIDTH)]
+    return "\n".join(fmt.fixed_width(lines, left=left)) + "\n" + "\n".join(notes)
 
 
-def table(comp: ComparisonData) -> str:
+def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: bool = False,
+          per_run: bool = False) -> str:
     """A readable fixed-width table sorted by time-to-target.
 
     Rows follow the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`, the
     verdict's order): entries that reached the target by the median time-to-target of their
-    runs (the verdict's repetitions included, said in a note), then the runs that stopped on a
-    budget, divergence or callback (by timed seconds), then failed and skipped runs.
+    runs (the verdict's repetitions included, said in a note), then the rows that stopped on a
+    budget, divergence or callback (by timed seconds), then failed and skipped rows.
+    Repetitions of one (optimizer, backend) make one row: ``n`` runs, the median
+    time-to-target (censored: a run that missed the target counts as slower than every run
+    that met it), its 95% bootstrap interval and the medians of the other figures;
+    ``per_run=True`` gives one row per run instead. Each distinct note (why rows missed the
+    target) is printed once, with the rows it applies to; note lines are at most 120
+    characters.
 
     For problems with a closed form, the direct solve time is shown as a floor row. A
     comparison over a set of problems (a suite: :attr:`ComparisonData.problem_set
@@ -240,17 +424,31 @@ def table(comp: ComparisonData) -> str:
     Parameters
     ----------
     comp : ComparisonData
+    columns : sequence of str, optional
+        Columns from :data:`COLUMNS` (default :data:`DEFAULT_COLUMNS`, at most 120 characters
+        wide for labels of up to 20 characters).
+    wide : bool, default False
+        Every column (dtype, nfev, njev, timed, warm-up, contended too).
+    per_run : bool, default False
+        One row per run (a ``repeat`` column when runs were repeated).
 
     Returns
     -------
     str
         The table, a dashed rule under its header, then notes (problem, target, how the
-        columns are counted, shared hosts, failed and skipped runs), one per line.
+        columns are counted, shared hosts, why rows missed the target), one per line.
+
+    Raises
+    ------
+    ValueError
+        An unknown column (the allowed ones listed).
     """
+    cols = check_columns(columns, wide)
     if comp.problem_set:
-        return "\n\n".join(f"== {name}\n{_one_table(sub)}"
+        return "\n\n".join(f"== {name}\n{_one_table(sub, cols, per_run)}"
                            for name, sub in comp.by_problem().items())
-    return _one_table(comp)
+    return _one_table(comp, cols, per_run)
 
 
-__all__ = ["PROBLEM_KEYS", "fixed_width", "rows", "table", "to_frame"]
+__all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "fixed_width",
+           "rows", "table", "to_frame"]

@@ -98,6 +98,12 @@ def add_parser(sub: Any) -> None:
                    help="resumable run store (JSON lines): each finished run is appended; "
                         "running the same command again skips finished runs")
     add_csv_options(p)
+    p.add_argument("--wide", action="store_true",
+                   help="every table column (dtype, nfev, njev, timed, warm-up, contended); "
+                        "the default table is at most 120 characters wide")
+    p.add_argument("--per-run", action="store_true",
+                   help="one table row per run (default: one per optimizer and backend, the "
+                        "median of its repetitions)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--redraw-data", action="store_true",
                    help="each repetition also redraws the data (generated problems only)")
@@ -215,7 +221,7 @@ def _interrupted(args: argparse.Namespace, exc: Any) -> int:
     comp = exc.comparison
     written: list[str] = []
     if len(comp):
-        print(comp.table())
+        print(comp.table(wide=args.wide, per_run=args.per_run))
         how = ("terminated (SIGTERM)" if exit_status(exc) == EXIT_TERMINATED
                else "interrupted (Ctrl-C)")
         written = write_outputs(args, comp, f"{how}: {exc.done} of {exc.total} runs finished")
@@ -234,12 +240,12 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
         try:
             comp = confirm_leaders(problem, comp, config)
         except KeyboardInterrupt:  # the table is complete: --out/--report keep it
-            print(comp.table())
+            print(comp.table(wide=args.wide, per_run=args.per_run))
             write_outputs(args, comp)
             raise
         print(comp.verdict())
     print()
-    print(comp.table())
+    print(comp.table(wide=args.wide, per_run=args.per_run))
     if args.repeats > 1:
         print()
         print(comp.summary_table())

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
     BUDGET_RULES,
@@ -72,7 +73,7 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     fstar : float or None
         The problem's known optimum.
     stacklevel : int, default 3
-        Of the warning for a rule without a target.
+        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
 
     Raises
     ------
@@ -96,7 +97,7 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
         )
     if not any(r.kind == "target" for r in leaves):
         warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
-                      "time-to-target will be empty", stacklevel=stacklevel)
+                      "time-to-target will be empty", stacklevel=outside_level())
     if not any(isinstance(r, BUDGET_RULES) or (
             r.kind == "budget" and not isinstance(r, (Stalled, RelativeChange, RateProjection)))
             for r in leaves):
@@ -125,7 +126,7 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
     f0 : float, optional
         Objective at the initial point, when already known.
     stacklevel : int, default 2
-        Of the warning.
+        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
 
     Returns
     -------
@@ -166,7 +167,7 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
                    f"{gap0:.6g}); use tol >= {limit:.1e}")
     if msg:
         warnings.warn(f"{msg}. The target is never met: runs end on their budgets",
-                      UserWarning, stacklevel=stacklevel + 1)
+                      UserWarning, stacklevel=outside_level())
     return bool(msg)
 
 
@@ -178,10 +179,10 @@ def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
     device : str or None
         The device asked for.
     stacklevel : int
-        Of the warning, counted from the caller.
+        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
     """
     warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
-                  "torch and tensorflow backends only", UserWarning, stacklevel=stacklevel + 1)
+                  "torch and tensorflow backends only", UserWarning, stacklevel=outside_level())
 
 
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.backends.base import is_cpu_device
 from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
 from optcmp.engine.config import RunConfig, configured
@@ -330,7 +331,7 @@ class _TimedRun:
                 f"{self.spec.label} on {self.config.backend} "
                 f"({self.session.how.get('compiled')}): its time includes compile time (a "
                 "batch shape or input the warm-up did not see)",
-                CompileInTimedWarning, stacklevel=6)
+                CompileInTimedWarning, stacklevel=outside_level())
 
     def _stop_clock(self) -> None:
         if self.sw.running:

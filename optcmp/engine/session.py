@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.adapters import resolve_adapter
 from optcmp.adapters.base import Adapter
 from optcmp.backends import get_backend
@@ -49,7 +50,8 @@ def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = N
     rule : Rule, optional
         The run's stopping rule (a rule that needs metrics of every iterate cannot be fused).
     stacklevel : int, default 1
-        Where the warning points: 1 is the caller, 2 its caller, and so on.
+        Kept for callers (unused: the warning points at the first frame outside optcmp, the
+        user's call).
 
     Returns
     -------
@@ -77,7 +79,7 @@ def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = N
     if config.execution == "fused":
         warnings.warn(f"execution='fused' is not possible for {adapter.spec.label} on "
                       f"{config.backend}: {why}; it runs execution='step' (recorded)",
-                      UserWarning, stacklevel=stacklevel + 1)
+                      UserWarning, stacklevel=outside_level())
     return "step"
 
 

@@ -4,7 +4,10 @@ Semantics follow numpy where the two differ (``matmul`` of a vector, ``logaddexp
 gradients at a tie, a Python float fill exact in float64). Importing this module imports
 TensorFlow, and torch first when it is installed: importing TensorFlow before torch in one
 process has been seen to crash it. ``KERAS_BACKEND`` defaults to ``tensorflow`` and TensorFlow's
-C++ log level to 2 (warnings and errors) unless the environment sets them.
+C++ log level to 2 (warnings and errors) unless the environment sets them. The lines TensorFlow's
+C++ side writes to the process's stderr while it is imported are read back and replayed, less
+the start-up notices that are not about the user's work (:data:`IMPORT_NOISE`: absl's
+pre-initialization line, the oneDNN notice, CPU-instruction and duplicate-factory lines).
 """
 
 from __future__ import annotations
@@ -22,7 +25,49 @@ if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, al
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import tensorflow as tf  # noqa: E402
+#: Start-up lines of TensorFlow's C++ side that say nothing about a run (dropped at import).
+IMPORT_NOISE = ("All log messages before absl::InitializeLog()", "oneDNN custom operations are on",
+                "This TensorFlow binary is optimized to use available CPU instructions",
+                "To enable the following instructions", "Unable to register cuDNN factory",
+                "Unable to register cuFFT factory", "Unable to register cuBLAS factory",
+                "computation placer already registered", "TF-TRT Warning",
+                "rebuild TensorFlow with the appropriate compiler flags")
+
+
+def _import_tensorflow() -> Any:
+    """``import tensorflow`` with its C++ start-up notices (:data:`IMPORT_NOISE`) dropped.
+
+    The process's stderr (file descriptor 2) goes to a temporary file during the import; every
+    other line is written back to stderr afterwards, so no warning or error is lost. Where
+    descriptor 2 cannot be redirected (no such descriptor), TensorFlow is imported as is.
+    """
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        import tensorflow
+
+        return tensorflow
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            import tensorflow
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode(errors="replace")
+    kept = [ln for ln in text.splitlines(keepends=True)
+            if not any(n in ln for n in IMPORT_NOISE)]
+    if kept:
+        sys.stderr.write("".join(kept))
+    return tensorflow
+
+
+tf = _import_tensorflow()
 
 
 def _matmul(a: Any, b: Any) -> Any:

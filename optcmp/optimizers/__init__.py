@@ -7,7 +7,8 @@ Every module of this package other than ``base`` is imported here and registers 
 
 The building blocks of a declaration are public here (``docs/adding-an-optimizer.md`` has a
 complete example): :class:`HyperParam` and the validators :func:`positive_float`,
-:func:`positive_int`, :func:`boolean`, :func:`one_of`, :func:`optional_positive_float`;
+:func:`positive_int`, :func:`boolean`, :func:`one_of`, :func:`optional_positive_float`,
+:func:`optional_positive_int`;
 :class:`UpdateRule` (and :class:`ScheduledRule`, which adds ``schedule`` and ``clip_norm``:
 :func:`common_params`); the native declarations :class:`TorchOptimizer`,
 :class:`KerasOptimizer`, :class:`ScipyMinimize`; :class:`OptimizerInfo`,
@@ -44,6 +45,7 @@ from optcmp.optimizers.base import (
     optimizer_info,
     optimizer_names,
     optional_positive_float,
+    optional_positive_int,
     positive_float,
     positive_int,
     register_optimizer,
@@ -78,6 +80,6 @@ __all__ = [
     "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize", "TorchOptimizer",
     "UpdateRule", "as_spec", "boolean", "canonical_optimizer", "clip_global_norm",
     "common_params", "factories", "get_optimizer", "one_of", "optimizer_info", "optimizer_names",
-    "optional_positive_float", "positive_float", "positive_int", "register_optimizer",
+    "optional_positive_float", "optional_positive_int", "positive_float", "positive_int", "register_optimizer",
     "resolve_impl", "schedule", "unregister_optimizer", *FACTORIES,
 ]

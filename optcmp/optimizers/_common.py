@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.optimizers.base import HyperParam, UpdateRule, optional_positive_float
+from optcmp.optimizers.base import (
+    HyperParam,
+    UpdateRule,
+    boolean,
+    optional_positive_float,
+    optional_positive_int,
+)
 from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
 
 
@@ -87,6 +93,17 @@ def common_params() -> dict[str, HyperParam]:
                                "learning-rate schedule, unit = optimizer step"),
         "clip_norm": HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
                                 "clip the gradient to this global norm (None: off)"),
+    }
+
+
+def minibatch_params() -> dict[str, HyperParam]:
+    """The ``batch_size`` (default ``None``: full batch) and ``shuffle`` hyperparameters of a
+    first-order optimizer that can also step on minibatches (declared ``stochastic=True``)."""
+    return {
+        "batch_size": HyperParam("batch_size", None, optional_positive_int("batch_size"),
+                                 "rows per minibatch (None: full batch)"),
+        "shuffle": HyperParam("shuffle", True, boolean("shuffle"),
+                              "reshuffle the rows every epoch (minibatches only)"),
     }
 
 

@@ -101,6 +101,32 @@ def positive_int(name: str) -> Callable[[Any], Any]:
     return check
 
 
+def optional_positive_int(name: str) -> Callable[[Any], Any]:
+    """Validator: ``None`` (off) or an integer >= 1 (e.g. a minibatch size).
+
+    Parameters
+    ----------
+    name : str
+        Hyperparameter name, used in the error message.
+
+    Returns
+    -------
+    callable
+        ``check(value) -> int | None``, raising ``ValueError`` on anything else.
+    """
+    inner = positive_int(name)
+
+    def check(v: Any) -> int | None:
+        if v is None:
+            return None
+        try:
+            return inner(v)
+        except ValueError:
+            raise ValueError(f"{name} must be None or a positive integer, got {v!r}") from None
+
+    return check
+
+
 def boolean(name: str) -> Callable[[Any], Any]:
     """Validator: a bool.
 
@@ -178,5 +204,5 @@ def optional_positive_float(name: str) -> Callable[[Any], Any]:
     return check
 
 
-__all__ = ["HyperParam", "boolean", "one_of", "optional_positive_float", "positive_float",
-           "positive_int"]
+__all__ = ["HyperParam", "boolean", "one_of", "optional_positive_float",
+           "optional_positive_int", "positive_float", "positive_int"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from optcmp.optimizers._common import minibatch_params
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
@@ -64,9 +65,10 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
             "clipvalue": None, "global_clipnorm": None, "use_ema": False}
 
 
-def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *,
+def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
+             batch_size: int | None = None, shuffle: bool = True, *,
              impl: str = "auto", label: str = "") -> OptimizerSpec:
-    r"""Adadelta (Zeiler 2012), full batch.
+    r"""Adadelta (Zeiler 2012), full batch or on minibatches (``batch_size``).
 
     Parameters
     ----------
@@ -76,6 +78,14 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *
         Decay rate in [0, 1) of both running averages (paper value).
     eps : float, default 1e-6
         Constant > 0 added inside both square roots (paper value).
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
         ``"native"`` runs ``torch.optim.Adadelta`` or Keras ``Adadelta`` where available;
         ``"auto"`` prefers them on torch and TensorFlow (numpy runs the reference rule).
@@ -100,7 +110,7 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6, *
     M. D. Zeiler, "ADADELTA: An Adaptive Learning Rate Method", arXiv:1212.5701, 2012.
     """
     return get_optimizer("adadelta", impl=impl, label=label, learning_rate=learning_rate,
-                         rho=rho, eps=eps)
+                         rho=rho, eps=eps, batch_size=batch_size, shuffle=shuffle)
 
 
 register_optimizer(OptimizerInfo(
@@ -112,10 +122,12 @@ register_optimizer(OptimizerInfo(
         "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
                           "decay of the running averages, in [0, 1)"),
         "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
+        **minibatch_params(),
     },
-    summary="Adadelta (Zeiler 2012), full batch",
+    summary="Adadelta (Zeiler 2012), full or minibatch",
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),
+    stochastic=True,
     # the frameworks' own Adadelta, with every value passed: "auto" prefers them
     natives=(TorchOptimizer("Adadelta", _torch_options),
              KerasOptimizer("Adadelta", _keras_options)),

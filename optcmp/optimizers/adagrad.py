@@ -28,6 +28,7 @@ from optcmp.optimizers._common import (
     common_params,
     f64,
     keras_common,
+    minibatch_params,
     requires,
     torch_common,
 )
@@ -83,9 +84,10 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
             initial_accumulator_value: float = 0.0, convention: str = "eps_outside_sqrt",
-            schedule: str | Schedule | None = "constant", clip_norm: float | None = None, *,
+            schedule: str | Schedule | None = "constant", clip_norm: float | None = None,
+            batch_size: int | None = None, shuffle: bool = True, *,
             impl: str = "auto", label: str = "") -> OptimizerSpec:
-    r"""Adagrad, full batch, under a named convention.
+    r"""Adagrad, full batch or minibatch, under a named convention.
 
     Parameters
     ----------
@@ -101,6 +103,14 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
         (``keras.optimizers.Adagrad``).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
@@ -120,7 +130,8 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
     """
     return get_optimizer("adagrad", impl=impl, label=label, learning_rate=learning_rate,
                          eps=eps, initial_accumulator_value=initial_accumulator_value,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm)
+                         convention=convention, schedule=schedule, clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 register_optimizer(OptimizerInfo(
@@ -138,10 +149,12 @@ register_optimizer(OptimizerInfo(
                                  one_of("convention", CONVENTIONS),
                                  "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
         **common_params(),
+        **minibatch_params(),
     },
-    summary="Adagrad, full batch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
+    summary="Adagrad, full or minibatch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
     reference="Duchi, Hazan & Singer (2011), JMLR 12",
     rule=AdagradRule(),
+    stochastic=True,
     natives=(TorchOptimizer("Adagrad", _torch_options,
                             requires=requires("convention", "eps_outside_sqrt",
                                               "torch.optim.Adagrad")),

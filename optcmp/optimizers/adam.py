@@ -41,6 +41,7 @@ from optcmp.optimizers._common import (
     common_params,
     f64,
     keras_common,
+    minibatch_params,
     requires,
     torch_common,
 )
@@ -157,9 +158,10 @@ def _keras_requires(h: Mapping[str, Any]) -> str | None:
 def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
          eps: float = 1e-8, weight_decay: float = 0.0, convention: str = "bias_corrected_eps",
          weight_decay_mode: str = "l2", schedule: str | Schedule | None = "constant",
-         clip_norm: float | None = None, *, impl: str = "auto",
+         clip_norm: float | None = None,
+         batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
          label: str = "") -> OptimizerSpec:
-    r"""Adam (Kingma and Ba 2015), full batch, under a named epsilon convention.
+    r"""Adam (Kingma and Ba 2015), full batch or minibatch, under a named epsilon convention.
 
     Parameters
     ----------
@@ -186,6 +188,14 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.
     clip_norm : float, optional
         Clip the gradient to this global norm before the update (None: off).
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
         ``"native"``: ``torch.optim.Adam`` (``convention="bias_corrected_eps"``) or Keras
         ``Adam`` (``convention="eps_hat"``, decoupled decay only); the other framework is
@@ -217,7 +227,8 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     return get_optimizer("adam", impl=impl, label=label, learning_rate=learning_rate,
                          beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                          convention=convention, weight_decay_mode=weight_decay_mode,
-                         schedule=schedule, clip_norm=clip_norm)
+                         schedule=schedule, clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 register_optimizer(OptimizerInfo(
@@ -227,10 +238,11 @@ register_optimizer(OptimizerInfo(
             "weight_decay_mode": HyperParam("weight_decay_mode", "l2",
                                             one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
                                             "l2 (into the gradient) or decoupled"),
-            **common_params()},
-    summary="Adam, full batch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
+            **common_params(), **minibatch_params()},
+    summary="Adam, full or minibatch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
     reference="Kingma & Ba (2015), arXiv:1412.6980",
     rule=AdamRule(),
+    stochastic=True,
     natives=(TorchOptimizer("Adam", _torch_options,
                             requires=requires("convention", "bias_corrected_eps",
                                               "torch.optim.Adam")),

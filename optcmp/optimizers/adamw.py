@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers._common import common_params, f64, keras_common, requires, torch_common
+from optcmp.optimizers._common import (
+    common_params,
+    f64,
+    keras_common,
+    minibatch_params,
+    requires,
+    torch_common,
+)
 from optcmp.optimizers.adam import AdamRule, adam_params
 from optcmp.optimizers.base import (
     KerasOptimizer,
@@ -48,9 +55,10 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
           eps: float = 1e-8, weight_decay: float = 0.01, convention: str = "bias_corrected_eps",
-          schedule: str | Schedule | None = "constant", clip_norm: float | None = None, *,
+          schedule: str | Schedule | None = "constant", clip_norm: float | None = None,
+          batch_size: int | None = None, shuffle: bool = True, *,
           impl: str = "auto", label: str = "") -> OptimizerSpec:
-    r"""AdamW: Adam with decoupled weight decay, full batch.
+    r"""AdamW: Adam with decoupled weight decay, full batch or minibatch.
 
     Parameters
     ----------
@@ -65,6 +73,14 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         first, ``keras.optimizers.AdamW`` the second.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
@@ -89,15 +105,17 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     """
     return get_optimizer("adamw", impl=impl, label=label, learning_rate=learning_rate,
                          beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm)
+                         convention=convention, schedule=schedule, clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 register_optimizer(OptimizerInfo(
     name="adamw",
-    params={**adam_params(0.01), **common_params()},
-    summary="AdamW (decoupled weight decay), full batch; Adam's epsilon convention named",
+    params={**adam_params(0.01), **common_params(), **minibatch_params()},
+    summary="AdamW (decoupled weight decay), full or minibatch; Adam's epsilon convention named",
     reference="Loshchilov & Hutter (2019), arXiv:1711.05101",
     rule=AdamRule(),
+    stochastic=True,
     natives=(TorchOptimizer("AdamW", _torch_options,
                             requires=requires("convention", "bias_corrected_eps",
                                               "torch.optim.AdamW")),

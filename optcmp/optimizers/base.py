@@ -39,6 +39,7 @@ from optcmp.optimizers._hyperparams import (
     boolean,
     one_of,
     optional_positive_float,
+    optional_positive_int,
     positive_float,
     positive_int,
 )
@@ -142,8 +143,8 @@ class OptimizerInfo:
     natives : tuple of Native
         The frameworks' own implementations.
     stochastic : bool
-        Steps see minibatches (``batch_size``, ``shuffle`` hyperparameters); the full objective
-        is evaluated off the clock.
+        Steps can see minibatches (``batch_size``, ``shuffle`` hyperparameters; see
+        :meth:`minibatch`); the full objective is then evaluated off the clock.
     factory : callable, optional
         The spec factory (``optcmp.<name>``), set by :func:`register_optimizer`.
     """
@@ -158,6 +159,22 @@ class OptimizerInfo:
     natives: tuple[Native, ...] = ()
     stochastic: bool = False
     factory: Callable[..., OptimizerSpec] | None = field(default=None, repr=False)
+
+    def minibatch(self, hyperparameters: Mapping[str, Any]) -> bool:
+        """Whether a spec with these hyperparameters steps on minibatches.
+
+        Parameters
+        ----------
+        hyperparameters : mapping
+            A spec's hyperparameters.
+
+        Returns
+        -------
+        bool
+            True for a stochastic optimizer whose ``batch_size`` is not ``None`` (``None`` is
+            full batch: every step sees all rows).
+        """
+        return self.stochastic and hyperparameters.get("batch_size") is not None
 
     def implementations(self, backend: str,
                         hyperparameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -479,6 +496,7 @@ __all__ = [
     "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable", "OptimizerInfo",
     "OptimizerSpec", "Options", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
     "boolean", "canonical_optimizer", "factories", "get_optimizer", "one_of", "optimizer_info",
-    "optimizer_names", "optional_positive_float", "positive_float", "positive_int",
+    "optimizer_names", "optional_positive_float", "optional_positive_int", "positive_float",
+    "positive_int",
     "register_optimizer", "resolve_impl", "unregister_optimizer",
 ]

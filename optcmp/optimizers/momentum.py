@@ -1,4 +1,5 @@
-r"""Gradient descent with (heavy-ball) momentum, full batch, under a named buffer convention.
+r"""Gradient descent with (heavy-ball) momentum, full batch or minibatch, under a named buffer
+convention.
 
 .. math::
 
@@ -34,6 +35,7 @@ from optcmp.optimizers._common import (
     common_params,
     f64,
     keras_common,
+    minibatch_params,
     torch_common,
 )
 from optcmp.optimizers.base import (
@@ -155,14 +157,16 @@ def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
         "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
                                  "lr_outside (torch) or lr_inside (Keras) the buffer"),
         **common_params(),
+        **minibatch_params(),
     }
 
 
 def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
              convention: str = "lr_outside", schedule: str | Schedule | None = "constant",
-             clip_norm: float | None = None, *, impl: str = "auto",
+             clip_norm: float | None = None,
+             batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
              label: str = "") -> OptimizerSpec:
-    r"""Full-batch gradient descent with heavy-ball momentum.
+    r"""Gradient descent with heavy-ball momentum, full batch or minibatch.
 
     Parameters
     ----------
@@ -179,6 +183,14 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
     clip_norm : float, optional
         Clip the gradient to this global norm (Keras' ``global_clipnorm`` formula,
         :func:`~optcmp.optimizers.clip_global_norm`).
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
@@ -197,7 +209,8 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
     """
     return get_optimizer("momentum", impl=impl, label=label, learning_rate=learning_rate,
                          momentum=momentum, convention=convention, schedule=schedule,
-                         clip_norm=clip_norm)
+                         clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 _torch_options, _keras_options = sgd_options(False)
@@ -206,9 +219,10 @@ register_optimizer(OptimizerInfo(
     name="momentum",
     aliases=("momentum_gd",),
     params=momentum_params(0.9, True),
-    summary="full-batch heavy-ball momentum; convention lr_outside (torch) or lr_inside (Keras)",
+    summary="heavy-ball momentum, full or minibatch; convention lr_outside (torch) or lr_inside (Keras)",
     reference="Polyak (1964); Sutskever et al. (2013)",
     rule=MomentumRule(False),
+    stochastic=True,
     natives=(TorchOptimizer("SGD", _torch_options,
                             requires=momentum_requires("torch.optim.SGD", "lr_outside")),
              KerasOptimizer("SGD", _keras_options,

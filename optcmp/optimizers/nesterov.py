@@ -1,4 +1,5 @@
-r"""Nesterov's accelerated gradient in the momentum form of the frameworks, full batch.
+r"""Nesterov's accelerated gradient in the momentum form of the frameworks, full batch or
+minibatch.
 
 .. math::
 
@@ -40,9 +41,10 @@ from optcmp.optimizers.schedule import Schedule
 
 def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
              convention: str = "lr_outside", schedule: str | Schedule | None = "constant",
-             clip_norm: float | None = None, *, impl: str = "auto",
+             clip_norm: float | None = None,
+             batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
              label: str = "") -> OptimizerSpec:
-    r"""Full-batch gradient descent with Nesterov momentum.
+    r"""Gradient descent with Nesterov momentum, full batch or minibatch.
 
     Parameters
     ----------
@@ -54,6 +56,14 @@ def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
         ``keras.optimizers.SGD(nesterov=True)``.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
@@ -72,7 +82,8 @@ def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
     """
     return get_optimizer("nesterov", impl=impl, label=label, learning_rate=learning_rate,
                          momentum=momentum, convention=convention, schedule=schedule,
-                         clip_norm=clip_norm)
+                         clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 _torch_options, _keras_options = sgd_options(True)
@@ -81,9 +92,10 @@ register_optimizer(OptimizerInfo(
     name="nesterov",
     aliases=("nag", "nesterov_momentum"),
     params=momentum_params(0.9, False),
-    summary="full-batch Nesterov momentum; convention lr_outside (torch) or lr_inside (Keras)",
+    summary="Nesterov momentum, full or minibatch; convention lr_outside (torch) or lr_inside (Keras)",
     reference="Nesterov (1983); Sutskever et al. (2013)",
     rule=MomentumRule(True),
+    stochastic=True,
     natives=(TorchOptimizer("SGD", _torch_options,
                             requires=momentum_requires("torch.optim.SGD", "lr_outside")),
              KerasOptimizer("SGD", _keras_options,

@@ -33,6 +33,7 @@ from optcmp.optimizers._common import (
     common_params,
     f64,
     keras_common,
+    minibatch_params,
     requires,
     torch_common,
 )
@@ -103,9 +104,10 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
             momentum: float = 0.0, centered: bool = False,
             convention: str = "eps_outside_sqrt", schedule: str | Schedule | None = "constant",
-            clip_norm: float | None = None, *, impl: str = "auto",
+            clip_norm: float | None = None,
+            batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
             label: str = "") -> OptimizerSpec:
-    r"""RMSprop, full batch, under a named convention.
+    r"""RMSprop, full batch or minibatch, under a named convention.
 
     Parameters
     ----------
@@ -126,6 +128,14 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
         learning rate inside the buffer (``keras.optimizers.RMSprop``).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
+    batch_size : int, optional
+        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
+        one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
+        natives), the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+    shuffle : bool, default True
+        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
         ``"native"`` runs the framework whose convention the spec names; the other is
         recorded as ``skipped``.
@@ -147,7 +157,8 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
     """
     return get_optimizer("rmsprop", impl=impl, label=label, learning_rate=learning_rate,
                          rho=rho, eps=eps, momentum=momentum, centered=centered,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm)
+                         convention=convention, schedule=schedule, clip_norm=clip_norm,
+                         batch_size=batch_size, shuffle=shuffle)
 
 
 register_optimizer(OptimizerInfo(
@@ -167,10 +178,12 @@ register_optimizer(OptimizerInfo(
                                  one_of("convention", CONVENTIONS),
                                  "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
         **common_params(),
+        **minibatch_params(),
     },
-    summary="RMSprop, full batch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
+    summary="RMSprop, full or minibatch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
     reference="Tieleman & Hinton (2012), Lecture 6.5",
     rule=RMSpropRule(),
+    stochastic=True,
     natives=(TorchOptimizer("RMSprop", _torch_options,
                             requires=requires("convention", "eps_outside_sqrt",
                                               "torch.optim.RMSprop")),

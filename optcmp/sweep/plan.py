@@ -9,7 +9,6 @@ its own ``config.replace(...)``, and :meth:`Plan.settings` into the comparison's
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import optcmp.backends as backends_mod
+from optcmp._warn import outside_level
 from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.engine import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.executors import RunTask, is_dask_client
@@ -35,26 +35,6 @@ Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | Opti
 #: The order of a comparison's settings record (a setting not named here comes after them).
 SETTINGS_ORDER = ("target", "stopping", "repeats", "seed", "dtype", "device", "backends",
                   "redraw_data", "threads", "order", "execution", "gradient")
-
-
-def outside_level() -> int:
-    """The ``stacklevel`` (1: the function calling this) of the first frame outside optcmp.
-
-    Warnings of a sweep point at the user's call of :func:`optcmp.compare` (or of
-    :func:`optcmp.tune`, which calls it), however deep inside optcmp they are raised.
-
-    Returns
-    -------
-    int
-    """
-    frame = inspect.currentframe()
-    frame = frame.f_back if frame is not None else None  # the caller: level 1
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "optcmp":
-        frame = frame.f_back
-        level += 1
-    del frame
-    return level
 
 
 def as_specs(optimizers: Any) -> list[OptimizerSpec]:

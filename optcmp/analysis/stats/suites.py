@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from optcmp.analysis.format import fixed_width
 from optcmp.analysis.stats.censor import ran
 from optcmp.analysis.stats.profiles import data_profile, performance_profile
-from optcmp.analysis.tables import fixed_width
 from optcmp.results import RunResult
 
 #: Abscissae of :func:`suite_profile_table`: budgets in simplex gradients, performance ratios.

@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from optcmp.analysis import format as fmt
-from optcmp.analysis.format import NOT_REACHED
+from optcmp.analysis.format import NOT_REACHED, fixed_width
 from optcmp.analysis.stats.bootstrap import median_ci
 from optcmp.analysis.stats.censor import average_runtime, censored_median, ran, to_target
 from optcmp.analysis.stats.fairness import check_fairness
 from optcmp.analysis.stats.keys import group_runs
 from optcmp.analysis.stats.suites import suite_profile_table
-from optcmp.analysis.tables import fixed_width
 from optcmp.results import ComparisonData, RunResult
 
 
