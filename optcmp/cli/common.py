@@ -199,7 +199,8 @@ def check_out(option: str, path: str | None) -> None:
 
 
 def check_store(path: str | None) -> None:
-    """Refuse a ``--store`` path that is a directory or lies in a missing directory.
+    """Refuse a ``--store`` path that is empty, a directory, a device or a FIFO, or lies in a
+    missing directory.
 
     Parameters
     ----------
@@ -211,9 +212,17 @@ def check_store(path: str | None) -> None:
     """
     if path is None:
         return
+    if not path:
+        raise CLIError("--store: the path is empty; give a file path (e.g. runs.jsonl)")
     if os.path.isdir(path):
         raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
                        f"{os.path.join(path, 'runs.jsonl')})")
+    from optcmp._io import check_regular_file
+
+    try:
+        check_regular_file(path, what="run store")
+    except ValueError as exc:
+        raise CLIError(f"--store: {exc}") from None
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise CLIError(f"--store: directory {parent} does not exist")

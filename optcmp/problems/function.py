@@ -213,6 +213,32 @@ class FunctionProblem(Problem):
     def default_target(self, tol: float | None = None) -> Any:
         return self._target
 
+    def key_inputs(self) -> dict[str, Any]:
+        """What else decides this problem's runs, for the run store's key: the code of the
+        objective and of ``grad``, the optimum given, ``lipschitz`` and the default target.
+
+        Returns
+        -------
+        dict
+            JSON-able values (code by its :func:`~optcmp.fingerprint.code_fingerprint`).
+        """
+        from optcmp.fingerprint import code_fingerprint
+
+        opt = self._optimum_arg
+        if isinstance(opt, Optimum):
+            given: Any = {"fun": opt.fun, "x": None if opt.x is None
+                          else code_fingerprint(np.asarray(opt.x, dtype=np.float64))}
+        elif opt is None or isinstance(opt, str):
+            given = opt
+        else:
+            given = float(opt)
+        target = self._target
+        return {"objective": code_fingerprint(self._fn),
+                "grad": None if self._grad is None else code_fingerprint(self._grad),
+                "optimum": given, "lipschitz": self._lipschitz,
+                "default_target": None if target is None else
+                (target.to_dict() if hasattr(target, "to_dict") else repr(target))}
+
     def lipschitz(self) -> float:
         if self._lipschitz is None:
             return super().lipschitz()
