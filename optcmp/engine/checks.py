@@ -75,7 +75,8 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     TypeError
         ``rule`` is no Rule.
     ValueError
-        The rule needs ``f*`` and the problem does not know it, or it has no budget.
+        The rule needs ``f*`` and the problem does not know it, a metric the problem does not
+        report, or it has no budget.
 
     Warns
     -----
@@ -90,6 +91,15 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
             f"stopping rule {rule.describe()} needs the optimum f*, which problem "
             f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
         )
+    needed = sorted({m for r in leaves for m in r.needs_metrics})
+    if needed:
+        reported = problem.metrics(problem.init_params(0))
+        missing = [m for m in needed if m not in reported]
+        if missing:
+            raise ValueError(
+                f"stopping rule {rule.describe()} needs the metric(s) {missing}, which problem "
+                f"{problem.name!r} does not report; it reports "
+                f"{sorted(reported) if reported else 'no metric'}")
     if not any(r.kind == "target" for r in leaves):
         warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
                       "time-to-target will be empty", stacklevel=stacklevel)

@@ -1,0 +1,101 @@
+"""Bad input is refused with a message naming the value, never accepted without a word and
+never a raw exception from deep inside."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp.problems import LinearRegression, LogisticRegression
+from optcmp.stopping import AccuracyTarget, LossTarget, MaxIter, MetricTarget
+
+
+@pytest.fixture(autouse=True)
+def _own_activity_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPTCMP_ACTIVITY_DIR", str(tmp_path))
+
+
+P = LinearRegression(n_samples=50, seed=1)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: LinearRegression(n_samples=50, fit_intercept="no"), "fit_intercept must be True"),
+    (lambda: LogisticRegression(n_samples=50, fit_intercept="no"), "fit_intercept must be True"),
+    (lambda: LogisticRegression(n_samples=50, l2="x"), r"l2 must be a finite number >= 0, got str 'x'"),
+    (lambda: LinearRegression(n_samples=50, noise=1e160), r"noise must be at most .*1e\+160"),
+    (lambda: LinearRegression.from_arrays(np.ones((5, 2)), np.ones(5), name=None),
+     "name must be a non-empty string"),
+    (lambda: LinearRegression.from_arrays(np.ones((5, 2)), np.ones(5), fit_intercept="no"),
+     "fit_intercept must be True"),
+    (lambda: LinearRegression.from_arrays([[1.0, 2.0], [3.0]], [1.0, 2.0]),
+     "X must be a rectangular array"),
+    (lambda: LossTarget("abc"), "LossTarget value must be a finite number, got str 'abc'"),
+    (lambda: LossTarget(None), "LossTarget value must be a finite number, got NoneType None"),
+    (lambda: AccuracyTarget("x"), "accuracy target must be a finite number, got str 'x'"),
+    (lambda: MetricTarget("acc", float("nan")), r"MetricTarget\('acc'\) value .* got nan"),
+])
+def test_bad_problem_or_target_value_is_named(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_misspelled_keyword_is_refused():
+    with pytest.raises(TypeError, match="fit_intercep"):
+        LinearRegression.from_arrays(np.ones((5, 2)), np.ones(5), fit_intercep=False)
+
+
+@pytest.mark.parametrize("schedule, match", [
+    ("step(step_size=1e400)", "step_size must be a positive integer, got '1e400'"),
+    ("step(step_size=nan)", "step_size must be a positive integer, got 'nan'"),
+    ("step(step_size=inf)", "step_size must be a positive integer, got 'inf'"),
+    ("cosine(total_steps=1e400)", "total_steps must be a positive integer"),
+    ("exponential(gamma=nan)", "gamma must be a finite float >= 0, got 'nan'"),
+    ("step(step_size=3, step_size=5)", "gives step_size twice"),
+])
+def test_bad_schedule_parameter_is_named(schedule, match):
+    with pytest.raises(ValueError, match=match):
+        optcmp.sgd(schedule=schedule)
+
+
+def test_schedule_through_set_is_one_line(capsys):
+    from optcmp import cli
+
+    rc = cli.main(["run", "--rows", "50", "--optimizers", "sgd", "--max-iter", "5",
+                   "--no-progress", "--set", "sgd.schedule=step(step_size=1e400)"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "step_size must be a positive integer" in err and "Traceback" not in err
+
+
+def test_same_optimizer_twice_is_refused_and_different_ones_labelled():
+    with pytest.raises(ValueError, match=r"gd\(learning_rate='auto'\) is listed twice"):
+        optcmp.compare(P, ["gd", "gd"], max_iter=5, progress=False)
+
+
+def test_backends_of_the_wrong_type_is_named():
+    with pytest.raises(TypeError, match="backends must be .* got int 5"):
+        optcmp.compare(P, ["gd"], backends=5, max_iter=5, progress=False)
+
+
+def test_metric_target_on_a_problem_without_that_metric_is_refused():
+    with pytest.raises(ValueError, match=r"needs the metric\(s\) \['accuracy'\], which problem "
+                                         r"'linear_regression' does not report"):
+        optcmp.compare(P, ["gd"], stopping=MetricTarget("accuracy", 0.9) | MaxIter(5),
+                       progress=False)
+
+
+def test_csv_cell_over_the_field_limit_names_the_file_and_line(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("a,y\n1,2\n" + "3," + "4" * (csv.field_size_limit() + 10) + "\n")
+    with pytest.raises(ValueError, match=r"big.csv, line 3: cannot be read as CSV"):
+        LinearRegression.from_csv(str(path))
+
+
+def test_more_features_than_rows_gets_the_exact_lipschitz_constant_from_the_small_side():
+    X = np.random.default_rng(0).standard_normal((20, 300))
+    p = LinearRegression.from_arrays(X, np.ones(20))
+    A = p.train_data["A"]
+    # 2/n times the largest squared singular value of A, whichever side computes it
+    assert p.lipschitz() == pytest.approx(2 * np.linalg.norm(A, 2) ** 2 / 20, rel=1e-12)
