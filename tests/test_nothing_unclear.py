@@ -99,3 +99,51 @@ def test_more_features_than_rows_gets_the_exact_lipschitz_constant_from_the_smal
     A = p.train_data["A"]
     # 2/n times the largest squared singular value of A, whichever side computes it
     assert p.lipschitz() == pytest.approx(2 * np.linalg.norm(A, 2) ** 2 / 20, rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    comp = optcmp.compare(P, ["gd", "lbfgs"], max_iter=3, max_time=None, progress=False)
+    path = tmp_path_factory.mktemp("saved") / "r.json"
+    comp.save(path)
+    return path
+
+
+def _edit(saved, tmp_path, edit):
+    import json
+
+    d = json.loads(saved.read_text())
+    edit(d)
+    out = tmp_path / "edited.json"
+    out.write_text(json.dumps(d))
+    return out
+
+
+def test_results_file_with_ragged_trace_or_budget_run_with_a_time_to_target_is_refused(
+        saved, tmp_path):
+    def ragged(d):
+        d["runs"][0]["trace"]["fun"] = d["runs"][0]["trace"]["fun"][:-1]
+
+    path = _edit(saved, tmp_path, ragged)
+    with pytest.raises(ValueError, match=r"edited.json: .*run 0 \(gd on numpy\) has trace "
+                                         r"columns of different lengths"):
+        optcmp.Comparison.load(path)
+
+    def timed(d):
+        run = next(r for r in d["runs"] if r["status"] == "max_iter")
+        run["time_to_target"] = 0.5
+
+    comp = optcmp.Comparison.load(saved)
+    if any(r.status == "max_iter" for r in comp.runs):  # gd stops on its 3-iteration budget
+        with pytest.raises(ValueError, match=r"is 'max_iter' \(a budget ended it\) but carries "
+                                             "a time-to-target"):
+            optcmp.Comparison.load(_edit(saved, tmp_path, timed))
+
+
+@pytest.mark.parametrize("text, match", [("[" * 100_000 + "]" * 100_000, "nested too deep"),
+                                         ("1" * 5000, "digits")])
+def test_results_json_too_deep_or_with_a_huge_integer_names_the_file(text, match, tmp_path):
+    path = tmp_path / "odd.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"odd.json: .*{match}"):
+        optcmp.Comparison.load(path)
