@@ -112,3 +112,25 @@ def test_new_files_get_the_umask_permissions_not_the_temporary_files(tmp_path):
     os.chmod(tmp_path / "a.txt", 0o600)
     write_text_atomic(tmp_path / "a.txt", "y")  # an existing file keeps its permissions
     assert stat.S_IMODE(os.stat(tmp_path / "a.txt").st_mode) == 0o600
+
+
+def test_a_run_with_one_thread_gives_every_pool_back_its_size():
+    torch = pytest.importorskip("torch")
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def sizes():
+        return sorted((p["filepath"], p["num_threads"]) for p in threadpool_info())
+
+    with threadpool_limits(limits=2):  # every pool at 2, whatever this host's default
+        old_torch = torch.get_num_threads()
+        torch.set_num_threads(2)
+        try:
+            before = sizes()
+            optcmp.compare(LinearRegression(n_samples=100, seed=1), ["gd", "lbfgs"],
+                           backends=["numpy"], threads=1, max_iter=5, max_time=None,
+                           progress=False)
+            assert torch.get_num_threads() == 2
+            # (a pool loaded by the run itself, scipy's say, keeps its own default)
+            assert [p for p in sizes() if p[0] in dict(before)] == before
+        finally:
+            torch.set_num_threads(old_torch)

@@ -101,6 +101,8 @@ positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite n
 positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
 nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
 finite_float = number(float, math.isfinite, "a finite number")
+#: A relative suboptimality: ``--tol 2`` is met by the initial point.
+fraction = number(float, lambda v: 0 < v < 1, "a relative suboptimality in (0, 1), e.g. 1e-6")
 
 
 def delimiter(value: str) -> str:
@@ -420,6 +422,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
-           "exit_status", "finite_float", "literal", "nonneg_int", "number", "positive_float",
+           "exit_status", "finite_float", "fraction", "literal", "nonneg_int", "number", "positive_float",
            "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]

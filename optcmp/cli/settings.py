@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optcmp.backends.base import DTYPES, GRADIENTS
-from optcmp.cli.common import nonneg_int, positive_float, positive_int
+from optcmp.cli.common import fraction, nonneg_int, positive_float, positive_int
 from optcmp.engine import RunConfig
 
 #: Iterations each run of the main job may spend: its primary budget, the same on any machine
@@ -92,7 +92,7 @@ FLAGS = (
     Flag("backend", {"tune": "backend of the tuning runs"}),
     Flag("device", {"run": _DEVICE, "tune": _DEVICE}),
     Flag("dtype", {"run": None, "tune": None}, choices=DTYPES),
-    Flag("tol", {"run": _TOL, "tune": _TOL}, type=positive_float,
+    Flag("tol", {"run": _TOL, "tune": _TOL}, type=fraction,
          defaults={"run": None, "tune": None}),  # None: not given (the target decides)
     Flag("max_time", {"run": "timed seconds each run may spend, a safety cap (default "
                              "%(default)s)"},
