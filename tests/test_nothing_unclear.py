@@ -147,3 +147,26 @@ def test_results_json_too_deep_or_with_a_huge_integer_names_the_file(text, match
     path.write_text(text)
     with pytest.raises(ValueError, match=rf"odd.json: .*{match}"):
         optcmp.Comparison.load(path)
+
+
+def test_tol_outside_zero_one_is_one_line_with_status_2(capsys):
+    from optcmp import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--rows", "50", "--optimizers", "gd", "--no-progress", "--tol", "2"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--tol: expected a relative suboptimality in (0, 1)" in err
+    assert "Traceback" not in err
+
+
+def test_no_target_warning_once_and_fairness_warnings_at_the_users_line():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        comp = optcmp.compare(P, ["gd", "lbfgs"], stopping=MaxIter(5), progress=False)
+        comp.summary_table()
+    no_target = [w for w in got if "has no target" in str(w.message)]
+    assert len(no_target) == 1 and no_target[0].filename == __file__
+    unfair = [w for w in got if type(w.message).__name__ == "UnfairComparisonWarning"]
+    assert unfair and all(w.filename == __file__ for w in unfair)
