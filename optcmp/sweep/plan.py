@@ -74,7 +74,8 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
         Not a list of optimizers.
     ValueError
         An empty list, an unknown name, a bad hyperparameter, or the same optimizer (name,
-        hyperparameters and implementation) listed twice.
+        hyperparameters, implementation and label) listed twice: give each its own label
+        to run copies side by side.
     """
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]
@@ -86,11 +87,11 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
         raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
     seen: dict[str, int] = {}
     for i, s in enumerate(specs):
-        same = repr((s.name, sorted(dict(s.hyperparameters).items(), key=repr), s.impl))
+        same = repr((s.name, sorted(dict(s.hyperparameters).items(), key=repr), s.impl, s.label))
         if same in seen:
             raise ValueError(f"optimizer {s.describe()} is listed twice (entries {seen[same]} and "
                              f"{i} of optimizers); list it once and use repeats= for "
-                             "repetitions")
+                             "repetitions (or give each copy its own label=)")
         seen[same] = i
     labels = [s.label for s in specs]
     if len(set(labels)) < len(labels):
