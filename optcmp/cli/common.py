@@ -375,6 +375,29 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
 
 
 # ---------------------------------------------------------------------- outputs
+def forget_half_imports() -> list[str]:
+    """Drop from ``sys.modules`` the modules a signal left orphaned in the middle of an import.
+
+    A Ctrl-C or SIGTERM raised while a package is being imported (a lazy ``import scipy``
+    during a run) removes the module being executed from ``sys.modules`` but keeps its
+    already imported submodules, whose parent then lacks them (``Module 'scipy' has no
+    attribute '_lib'``). Forgetting every module whose parent package is gone lets the next
+    import (the report's) run the package again from the start.
+
+    Returns
+    -------
+    list of str
+        The names dropped.
+    """
+    dropped: list[str] = []
+    for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
+        parent = name.rpartition(".")[0]
+        if parent not in sys.modules:
+            sys.modules.pop(name, None)
+            dropped.append(name)
+    return dropped
+
+
 def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
     """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
 
@@ -402,6 +425,7 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
     written = []
     title = None
     if partial:
+        forget_half_imports()  # the signal may have come in the middle of an import
         comp = comp.replace(settings=comp.settings.replace(partial=partial))
         title = f"optcmp report (PARTIAL: {partial})"
     try:
@@ -422,6 +446,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
-           "exit_status", "finite_float", "fraction", "literal", "nonneg_int", "number", "positive_float",
+           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float",
            "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]
