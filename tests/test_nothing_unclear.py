@@ -170,3 +170,16 @@ def test_no_target_warning_once_and_fairness_warnings_at_the_users_line():
     assert len(no_target) == 1 and no_target[0].filename == __file__
     unfair = [w for w in got if type(w.message).__name__ == "UnfairComparisonWarning"]
     assert unfair and all(w.filename == __file__ for w in unfair)
+
+
+def test_estimated_optimum_refuses_a_gradient_that_disagrees_with_the_objective():
+    from optcmp.problems import from_function
+
+    # a zero analytic gradient made every run "converged" at iteration 0 to f* = 27 (true f* 0)
+    p = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
+                      grad=lambda x, d: np.zeros(3), optimum="estimate", name="zero_grad")
+    with pytest.raises(ValueError, match="gradient of problem 'zero_grad' disagrees with finite"):
+        optcmp.compare(p, [optcmp.gd(0.1)], max_iter=5, progress=False)
+    good = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
+                         grad=lambda x, d: 2 * (x - 3.0), optimum="estimate", name="right")
+    assert good.optimum().fun == pytest.approx(0.0, abs=1e-12)
