@@ -364,7 +364,16 @@ def _check_inputs(path: str, header: Mapping[str, Any], inputs: Mapping[str, Any
 
 
 def stopped_by_callback(result: RunResult) -> bool:
-    """Whether the run's callback stopped it (status ``stopped``, ``StopIteration``)."""
+    """Whether the run's callback stopped it (status ``stopped``, ``StopIteration``).
+
+    Parameters
+    ----------
+    result : RunResult
+
+    Returns
+    -------
+    bool
+    """
     return result.status == "stopped" and "callback" in (result.message or "")
 
 

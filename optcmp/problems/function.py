@@ -306,6 +306,15 @@ def check_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.
     ``eps^(1/3) max(1, |x|)``; they must agree within ``1e-4 (1 + |g| + |f(x)|/h * eps)``
     after a second, smaller step also disagrees (a kink near ``x`` is not a wrong gradient).
 
+    Parameters
+    ----------
+    problem : Problem
+        Named in the message.
+    fg : callable
+        ``fg(x) -> (f, g)`` in float64.
+    x : ndarray
+        The point of the check (the estimate's start).
+
     Raises
     ------
     ValueError

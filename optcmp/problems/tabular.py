@@ -64,6 +64,16 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
 def check_flag(name: str, value: Any) -> bool:
     """``value`` as a bool; only ``True``/``False`` (numpy's too) are accepted.
 
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+
+    Returns
+    -------
+    bool
+
     Raises
     ------
     ValueError
@@ -76,6 +86,16 @@ def check_flag(name: str, value: Any) -> bool:
 
 def check_label(name: str, value: Any) -> str:
     """``value`` as a problem's display name: a non-empty string.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+
+    Returns
+    -------
+    str
 
     Raises
     ------

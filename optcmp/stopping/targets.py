@@ -26,6 +26,21 @@ def finite_number(name: str, value: Any) -> float:
 
     Strings, None and booleans are refused (``LossTarget("abc")``, ``LossTarget(None)``), as
     are NaN and infinities (a target that can never be met, or is always met).
+
+    Parameters
+    ----------
+    name : str
+        What the value is, for the message.
+    value : object
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Not a finite number, naming the value.
     """
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
