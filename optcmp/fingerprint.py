@@ -155,7 +155,11 @@ def _feed_function(h: Any, f: types.FunctionType, depth: int, seen: set[int]) ->
             names.update(c.co_names)
     for n in sorted(names):
         if n in f.__globals__:
-            _feed(h, (n, f.__globals__[n]), depth - 1, seen)
+            v = f.__globals__[n]
+            # a module-level container may be state the objective updates (a call counter):
+            # its type only, so a resume is not refused for it
+            _feed(h, (n, type(v).__name__ if isinstance(v, (dict, list, set)) else v),
+                  depth - 1, seen)
 
 
 def _filled(cell: Any) -> bool:
@@ -175,7 +179,8 @@ def _library(module: str | None) -> bool:
 
 def code_fingerprint(obj: Any) -> str:
     """SHA-256 of what a callable computes: its bytecode, constants, defaults, the values it
-    closes over and the module-level values and functions it refers to.
+    closes over and the module-level values and functions it refers to (module-level dicts,
+    lists and sets by their type only: they may be state the function updates).
 
     Library functions (optcmp, numpy, scipy, the frameworks, the standard library) count by
     their name only. Two callables with the same fingerprint compute the same thing as far as

@@ -111,3 +111,23 @@ def test_run_key_of_library_problems_is_unchanged():
     from optcmp.fingerprint import problem_inputs
 
     assert problem_inputs(optcmp.problems.LinearRegression(n_samples=20)) == {}
+
+
+CALLS: dict[str, int] = {"n": 0}
+
+
+def _counted(ops, x, d):
+    CALLS["n"] += 1  # state the objective updates: not a change of the objective
+    return ops.sum((x - 1.0) ** 2)
+
+
+def test_objective_updating_module_state_still_resumes(tmp_path):
+    store = tmp_path / "runs.jsonl"
+
+    def make():
+        return from_function(_counted, np.zeros(2), grad=lambda x, d: 2 * (x - 1.0),
+                             name="counted", optimum=0.0, lipschitz=2.0)
+
+    _sweep(make(), store)
+    assert CALLS["n"] > 0
+    assert _sweep(make(), store).settings["store"]["reused"] == 1
