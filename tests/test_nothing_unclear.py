@@ -183,3 +183,14 @@ def test_estimated_optimum_refuses_a_gradient_that_disagrees_with_the_objective(
     good = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
                          grad=lambda x, d: 2 * (x - 3.0), optimum="estimate", name="right")
     assert good.optimum().fun == pytest.approx(0.0, abs=1e-12)
+
+
+def test_convergence_at_iteration_0_to_an_estimated_optimum_is_flagged():
+    from optcmp.problems import from_function
+
+    # the start is the minimizer (f* = 0 at x = 3): the run meets the target before any step
+    p = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), 3 * np.ones(2),
+                      grad=lambda x, d: 2 * (x - 3.0), optimum="estimate", name="at_min")
+    comp = optcmp.compare(p, [optcmp.gd(0.1)], max_iter=5, progress=False)
+    assert comp.runs[0].status == "converged" and comp.runs[0].nit_to_target == 0
+    assert "1 run(s) 'converged' at iteration 0 to the estimated f*" in comp.table()
