@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,6 +66,9 @@ def check_output_path(path: str | os.PathLike[str]) -> str:
         The directory of ``path`` does not exist.
     PermissionError
         The directory (or the existing file) is not writable.
+    ValueError
+        ``path`` exists and is not a regular file (a device such as ``/dev/null``, a FIFO,
+        a socket): optcmp only replaces regular files.
     """
     p = os.fspath(path)
     if not p:
@@ -74,11 +79,59 @@ def check_output_path(path: str | os.PathLike[str]) -> str:
     parent = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
+    check_regular_file(p)
     if os.path.exists(p) and not os.access(p, os.W_OK):
         raise PermissionError(f"cannot write {p}: the file is not writable")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PermissionError(f"cannot write {p}: directory {parent} is not writable")
     return p
+
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def file_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists and is not a regular file (symlinks followed), else None.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str or None
+        E.g. ``"a character device"``, ``"a FIFO (named pipe)"``; None for a regular file or a
+        path that does not exist.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def check_regular_file(path: str | os.PathLike[str], *, what: str = "file") -> None:
+    """Refuse to write over anything but a regular file (or a path that does not exist yet).
+
+    Parameters
+    ----------
+    path : str or path-like
+    what : str, default "file"
+        What would be written, for the message.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a character or block device (``/dev/null`` included), a FIFO or a socket.
+    """
+    kind = file_kind(path)
+    if kind is not None and kind != "a directory":
+        raise ValueError(f"cannot write the {what} to {os.fspath(path)}: it is {kind}, not a "
+                         "regular file; optcmp writes only regular files (give a file path)")
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
@@ -131,6 +184,14 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
         ``path`` is a directory.
     FileNotFoundError
         The directory of ``path`` does not exist.
+    ValueError
+        ``path`` exists and is not a regular file (a device, a FIFO, a socket).
+
+    Notes
+    -----
+    The temporary file is created with :func:`tempfile.mkstemp` (``O_EXCL``: a new file with
+    an unpredictable name, never a symlink planted in the directory), and is given the
+    destination's permissions (or those the umask allows for a new file).
     """
     p = os.fspath(path)
     if os.path.isdir(p):
@@ -140,8 +201,15 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "
                                 "exist")
-    tmp = os.path.join(parent, f".{os.path.basename(p)}.{os.getpid()}.tmp")
+    check_regular_file(p, what=what)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(p)}.", suffix=".tmp", dir=parent)
     try:
+        try:
+            os.fchmod(fd, _new_file_mode(p))
+        except (OSError, AttributeError):  # pragma: no cover - e.g. Windows
+            pass
+        finally:
+            os.close(fd)
         yield tmp
         os.replace(tmp, p)
     except BaseException:
@@ -150,6 +218,15 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
         except OSError:
             pass
         raise
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def available_memory() -> int | None:

@@ -149,14 +149,15 @@ class Comparison(ComparisonData):
         from optcmp.analysis.stats.summary import summary
 
         return summary(self, as_frame=as_frame, confidence_level=confidence_level,
-                       method=method, n_resamples=n_resamples, seed=seed, warn=warn)
+                       method=method, n_resamples=n_resamples, seed=seed, warn=warn,
+                       stacklevel=3)  # warnings point at the caller's line
 
     def summary_table(self, **kwargs: Any) -> str:
         """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on;
         :func:`optcmp.analysis.stats.summary.summary_table`)."""
         from optcmp.analysis.stats.summary import summary_table
 
-        return summary_table(self, **kwargs)
+        return summary_table(self, **{"stacklevel": 3, **kwargs})
 
     def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
                            metric: str = "time", alpha: float = 0.05, warn: bool = True) -> Any:

@@ -31,8 +31,15 @@ What is stored and what is re-run
 ---------------------------------
 Every result :func:`optcmp.run_one` returns is stored, ``failed`` and ``diverged`` included
 (they are deterministic outcomes). Not stored, hence re-run on resume: ``skipped`` runs (backend
-not installed), runs lost with a worker process or an executor error, and runs discarded by
-Ctrl-C.
+not installed), runs a callback stopped (the callback is the user's code), runs lost with a
+worker process or an executor error, and runs discarded by Ctrl-C.
+
+What changes a run's result is in its key or refused: a store records the problem's
+:func:`~optcmp.fingerprint.problem_inputs` (the objective's code, the optimum, the constants) in
+its header, and a sweep whose problem differs in any of them is refused with
+:class:`StoreMismatchError` naming what changed; a store written before they were recorded is
+refused for a problem that has them (optcmp's own problems have none: their spec and data say
+everything, and their old stores resume).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
-from optcmp._io import jsonable
+from optcmp._io import check_regular_file, jsonable
 from optcmp._storefile import (
     STORE_FORMAT,
     STORE_VERSION,
@@ -60,7 +67,13 @@ from optcmp._storefile import (
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured
-from optcmp.fingerprint import canonical_json, data_fingerprint, problem_identity
+from optcmp.fingerprint import (
+    canonical_json,
+    data_fingerprint,
+    problem_identity,
+    problem_inputs,
+    rule_inputs,
+)
 from optcmp.results import RunResult
 
 
@@ -99,7 +112,12 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     whose :class:`~optcmp.engine.RunConfig` metadata says they define a run
     (:meth:`RunConfig.key_fields`: backend, device, dtype, seed, the stopping rule's
     ``to_dict()``, ``eval_every``, and ``threads``, ``execution``, ``gradient`` unless at their
-    defaults, so keys of stores written before those settings existed stay valid). It does not
+    defaults, so keys of stores written before those settings existed stay valid). Beyond
+    the spec it covers, when present, what else can change the run's result: the problem's
+    :func:`~optcmp.fingerprint.problem_inputs` (the objective's code, the optimum and the
+    constants a user gave, the code of a problem class written outside optcmp), the code of
+    stopping rules written outside optcmp. (A run its callback stopped is never stored, see
+    :meth:`RunStore.append`; any other run is the same with or without a callback.) It does not
     depend on the process, the machine, the Python hash seed or the order of the sweep.
 
     Parameters
@@ -128,13 +146,21 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     """
     if config is None:
         settings = {"threads": None, **settings}
+    cfg = configured(config, settings, "run_key")
     payload = {
         "store_version": STORE_VERSION,
         "problem": problem_identity(problem),
         "optimizer": {"name": optimizer.name, "hyperparameters": dict(optimizer.hyperparameters),
                       "impl": optimizer.impl},
-        **configured(config, settings, "run_key").key_fields(),
+        **cfg.key_fields(),
     }
+    # each only when present, so the keys of optcmp's own problems and rules stay those of
+    # stores written before they were covered
+    inputs = problem_inputs(problem)
+    if inputs:
+        payload["inputs"] = inputs
+    if cfg.stopping is not None and rule_inputs(cfg.stopping):
+        payload["stopping_code"] = rule_inputs(cfg.stopping)
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
@@ -212,7 +238,12 @@ class RunStore:
             Another sweep is writing to it.
         """
         p = os.fspath(path)
+        if not p:
+            raise ValueError("store='' is an empty path; give a file path such as "
+                             "'runs.jsonl', or store=None for no store")
+        check_regular_file(p, what="run store")
         ident = problem_identity(problem)
+        inputs = problem_inputs(problem)
         parent = os.path.dirname(os.path.abspath(p))
         if not os.path.isdir(parent):
             raise FileNotFoundError(f"store directory {parent} does not exist")
@@ -231,6 +262,7 @@ class RunStore:
                         f"(data sha256 {str(contents.header.get('data_sha256'))[:12]}...), not "
                         f"{ident['problem']} (data sha256 {ident['data_sha256'][:12]}...). One "
                         "store holds one problem: use another store path.")
+                _check_inputs(p, contents.header, inputs)
                 if contents.header.get("optcmp") != __version__:
                     warnings.warn(f"{p} was written by optcmp {contents.header.get('optcmp')}; "
                                   f"its {len(contents.runs)} finished run(s) are reused by optcmp "
@@ -242,7 +274,8 @@ class RunStore:
             if contents.header is None:
                 store._write({"record": "header", "format": STORE_FORMAT,
                               "store_version": STORE_VERSION, "optcmp": __version__,
-                              "created": _now(), **ident})
+                              "created": _now(), **ident,
+                              **({"inputs": inputs} if inputs else {})})
                 if created:
                     _fsync_dir(parent)
             store._write({"record": "session", "started": _now(), **dict(session or {})})
@@ -258,11 +291,17 @@ class RunStore:
         self.close()
 
     def get(self, key: str) -> RunResult | None:
-        """The finished run stored under ``key``, or None."""
-        return self.runs.get(key)
+        """The finished run stored under ``key``, or None (a run its callback stopped, which
+        older stores may hold, is None too: it is run again)."""
+        run = self.runs.get(key)
+        return None if run is None or stopped_by_callback(run) else run
 
     def append(self, key: str, result: RunResult) -> None:
         """Append one finished run: one line, flushed and fsync-ed before returning.
+
+        A run its callback stopped (``StopIteration``) is not stored: the callback is the
+        user's code, which the key does not cover, and may not stop the run next time; such a
+        run is run again on resume.
 
         Parameters
         ----------
@@ -270,6 +309,8 @@ class RunStore:
             :func:`run_key` of the run.
         result : RunResult
         """
+        if stopped_by_callback(result):
+            return
         t0 = time.perf_counter()
         self._write({"record": "run", "key": key, "run": result.to_dict()})
         self.runs.setdefault(key, result)
@@ -292,6 +333,48 @@ class RunStore:
             finally:
                 self._fh.close()
                 self._fh = None
+
+
+#: How a message names each of :func:`~optcmp.fingerprint.problem_inputs`.
+_INPUT_NAMES = {"objective": "the objective's code", "grad": "the gradient's code",
+                "optimum": "the optimum", "lipschitz": "lipschitz",
+                "default_target": "the default target", "class_code": "the problem class's code"}
+
+
+def _check_inputs(path: str, header: Mapping[str, Any], inputs: Mapping[str, Any]) -> None:
+    """Refuse a store whose problem had other code, optimum or constants, naming them."""
+    old = header.get("inputs")
+    if old is None and not inputs:
+        return
+    if old is None:
+        raise StoreMismatchError(
+            f"{path} was written before optcmp recorded a problem's "
+            f"{', '.join(_INPUT_NAMES.get(k, k) for k in inputs)}, so it cannot tell whether "
+            f"they changed since; its runs of problem {header.get('problem', {}).get('name')!r} "
+            "are not reused. Use a new store path (or move the old file away).")
+    changed = [k for k in sorted({*old, *inputs}) if old.get(k) != inputs.get(k)]
+    if changed:
+        said = [_INPUT_NAMES.get(k, k) + ("" if k.endswith(("code", "objective", "grad"))
+                                          else f" ({old.get(k)!r} -> {inputs.get(k)!r})")
+                for k in changed]
+        raise StoreMismatchError(
+            f"{path} holds runs of problem {header.get('problem', {}).get('name')!r} with "
+            f"another {', '.join(said)}; its runs would not be those of this problem. Use "
+            "another store path (or move the old file away).")
+
+
+def stopped_by_callback(result: RunResult) -> bool:
+    """Whether the run's callback stopped it (status ``stopped``, ``StopIteration``).
+
+    Parameters
+    ----------
+    result : RunResult
+
+    Returns
+    -------
+    bool
+    """
+    return result.status == "stopped" and "callback" in (result.message or "")
 
 
 def _now() -> str:
@@ -333,4 +416,4 @@ def _fsync_dir(path: str) -> None:
 
 __all__ = ["STORE_VERSION", "Interrupted", "RunStore", "StoreError", "StoreLockedError",
            "StoreMismatchError", "canonical_json", "data_fingerprint", "load_store",
-           "problem_identity", "run_key"]
+           "problem_identity", "run_key", "stopped_by_callback"]

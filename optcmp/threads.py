@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -142,6 +142,15 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         restore = None if cls is None else cls.set_threads(n)
         if restore is not None:
             stack.callback(restore)
+        late: list[Callable[[], Any]] = []
+        _LATE.append(late)
+
+        def undo_late() -> None:  # the pools limit_late_pools set, newest first
+            _LATE.remove(late)
+            for undo in reversed(late):
+                undo()
+
+        stack.callback(undo_late)
         yield
 
 
@@ -149,8 +158,9 @@ def limit_late_pools(n: int | None) -> None:
     """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
 
     A library loaded during a run's setup (scipy's own OpenBLAS, say) starts with its default
-    pool size; this sets every pool to ``n`` again. Those pools keep ``n`` after the run
-    (:func:`limit_threads` restores only the pools it saw).
+    pool size; this sets every pool to ``n`` again. Inside :func:`limit_threads` every pool
+    gets back the size it had before this call when that context exits (torch's OpenMP pool
+    included: a later torch computation in the process uses its own count again).
 
     Parameters
     ----------
@@ -163,7 +173,13 @@ def limit_late_pools(n: int | None) -> None:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a runtime dependency
         return
-    threadpool_limits(limits=int(n))
+    lim = threadpool_limits(limits=int(n))
+    if _LATE:
+        _LATE[-1].append(lim.restore_original_limits)
+
+
+#: Undo calls of :func:`limit_late_pools`, one list per active :func:`limit_threads` context.
+_LATE: list[list[Callable[[], Any]]] = []
 
 
 __all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads"]

@@ -66,7 +66,8 @@ def test_run_with_csv(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["run", "--tol", "-1"], "argument --tol: expected a finite number > 0, got '-1'"),
+    (["run", "--tol", "-1"], r"argument --tol: expected a relative suboptimality in \(0, 1\), "
+                                r"e.g. 1e-6, got .-1."),
     (["run", "--tol", "abc"], "argument --tol: expected a number, got 'abc'"),
     (["run", "--max-time", "0"], "argument --max-time: expected a finite number > 0"),
     (["run", "--rows", "0"], "argument --rows: expected an integer >= 1, got '0'"),

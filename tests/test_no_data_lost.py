@@ -510,3 +510,48 @@ def test_signal_mid_sweep_writes_every_finished_run(sig, status, said, tmp_path)
     assert "PARTIAL" in report.read_text(encoding="utf-8")
     for label in ("gd", "lbfgs", "sgd"):
         assert label in stdout  # the table of the finished runs
+
+
+_IMPORT_DRIVER = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+nth, sig, argv = int(sys.argv[1]), getattr(signal, sys.argv[2]), sys.argv[3:]
+seen = [0]
+
+class SignalAtNthScipyImport:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("scipy"):
+            seen[0] += 1
+            if seen[0] == nth:
+                os.kill(os.getpid(), sig)  # delivered inside this import
+        return None
+
+from optcmp import cli
+sys.meta_path.insert(0, SignalAtNthScipyImport())
+sys.exit(cli.main(argv))
+"""
+
+
+@pytest.mark.parametrize("nth", [1, 8, 30])
+@pytest.mark.parametrize("sig, status", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_signal_inside_a_lazy_import_leaves_outputs_complete_or_absent(nth, sig, status,
+                                                                       tmp_path):
+    import subprocess
+    import sys
+
+    from optcmp.comparison import Comparison
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out, report = tmp_path / "r.json", tmp_path / "r.html"
+    argv = ["run", "--rows", "200", "--optimizers", "gd,lbfgs", "--backends", "numpy",
+            "--max-iter", "20", "--no-progress", "--out", str(out), "--report", str(report)]
+    env = {**os.environ, "PYTHONPATH": root, "OPTCMP_ACTIVITY_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", _IMPORT_DRIVER, str(nth), sig, *argv],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if out.exists():  # complete, and marked partial
+        assert Comparison.load(out).settings["partial"]
+    if report.exists():
+        assert "PARTIAL" in report.read_text(encoding="utf-8")
+    assert out.exists() == report.exists(), proc.stderr

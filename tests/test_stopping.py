@@ -62,7 +62,7 @@ def test_absolute_suboptimality_and_loss_target() -> None:
     assert first_stop(AbsoluteSuboptimality(0.01), trace) == 2
     assert first_stop(LossTarget(1.5), trace) == 1
     assert first_stop(LossTarget(0.5), trace) is None
-    with pytest.raises(ValueError, match="value must be finite"):
+    with pytest.raises(ValueError, match="value must be a finite number"):
         LossTarget(math.nan)
 
 

@@ -349,6 +349,11 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     if "dtype" not in shown and len(dtypes) == 1:
         notes[-1:] = [(notes[-1] + "; " if notes else "") + f"every run in {dtypes[0]}"]
     notes.extend(_optimum_notes(comp.optimum))
+    at_start = [r for r in comp.runs if r.status == "converged" and r.nit_to_target == 0]
+    if at_start and (comp.optimum or {}).get("kind") == "estimated":
+        notes.append(f"! {len(at_start)} run(s) 'converged' at iteration 0 to the estimated "
+                     "f*: the start already meets the target against the estimate; check the "
+                     "objective, its gradient and the estimate")
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")

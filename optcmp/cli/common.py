@@ -101,6 +101,8 @@ positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite n
 positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
 nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
 finite_float = number(float, math.isfinite, "a finite number")
+#: A relative suboptimality: ``--tol 2`` is met by the initial point.
+fraction = number(float, lambda v: 0 < v < 1, "a relative suboptimality in (0, 1), e.g. 1e-6")
 
 
 def delimiter(value: str) -> str:
@@ -199,7 +201,8 @@ def check_out(option: str, path: str | None) -> None:
 
 
 def check_store(path: str | None) -> None:
-    """Refuse a ``--store`` path that is a directory or lies in a missing directory.
+    """Refuse a ``--store`` path that is empty, a directory, a device or a FIFO, or lies in a
+    missing directory.
 
     Parameters
     ----------
@@ -211,9 +214,17 @@ def check_store(path: str | None) -> None:
     """
     if path is None:
         return
+    if not path:
+        raise CLIError("--store: the path is empty; give a file path (e.g. runs.jsonl)")
     if os.path.isdir(path):
         raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
                        f"{os.path.join(path, 'runs.jsonl')})")
+    from optcmp._io import check_regular_file
+
+    try:
+        check_regular_file(path, what="run store")
+    except ValueError as exc:
+        raise CLIError(f"--store: {exc}") from None
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise CLIError(f"--store: directory {parent} does not exist")
@@ -364,6 +375,29 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
 
 
 # ---------------------------------------------------------------------- outputs
+def forget_half_imports() -> list[str]:
+    """Drop from ``sys.modules`` the modules a signal left orphaned in the middle of an import.
+
+    A Ctrl-C or SIGTERM raised while a package is being imported (a lazy ``import scipy``
+    during a run) removes the module being executed from ``sys.modules`` but keeps its
+    already imported submodules, whose parent then lacks them (``Module 'scipy' has no
+    attribute '_lib'``). Forgetting every module whose parent package is gone lets the next
+    import (the report's) run the package again from the start.
+
+    Returns
+    -------
+    list of str
+        The names dropped.
+    """
+    dropped: list[str] = []
+    for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
+        parent = name.rpartition(".")[0]
+        if parent not in sys.modules:
+            sys.modules.pop(name, None)
+            dropped.append(name)
+    return dropped
+
+
 def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
     """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
 
@@ -391,6 +425,7 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
     written = []
     title = None
     if partial:
+        forget_half_imports()  # the signal may have come in the middle of an import
         comp = comp.replace(settings=comp.settings.replace(partial=partial))
         title = f"optcmp report (PARTIAL: {partial})"
     try:
@@ -411,6 +446,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
-           "exit_status", "finite_float", "literal", "nonneg_int", "number", "positive_float",
+           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float",
            "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]

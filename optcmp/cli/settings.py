@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optcmp.backends.base import DTYPES, GRADIENTS
-from optcmp.cli.common import nonneg_int, positive_float, positive_int
+from optcmp.cli.common import fraction, nonneg_int, positive_float, positive_int
 from optcmp.engine import RunConfig
 
 #: Iterations each run of ``optcmp run`` may spend: its budget, the same on any machine under
@@ -95,7 +95,7 @@ FLAGS = (
     Flag("backend", {"tune": "backend of the tuning runs"}),
     Flag("device", {"run": _DEVICE, "tune": _DEVICE}),
     Flag("dtype", {"run": None, "tune": None}, choices=DTYPES),
-    Flag("tol", {"run": _TOL, "tune": _TOL}, type=positive_float,
+    Flag("tol", {"run": _TOL, "tune": _TOL}, type=fraction,
          defaults={"run": None, "tune": None}),  # None: not given (the target decides)
     Flag("max_time", {"run": "timed wall-clock seconds each run may spend: a cap only when "
                              "you ask for one (it depends on the load; default none)"},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,10 @@ def type_name(v: Any) -> str:
     return "None" if v is None else type(v).__name__
 
 
+#: Rules already warned about having no target (by id; the sweep checks a rule, then each run).
+_NO_TARGET_WARNED: weakref.WeakValueDictionary[int, Rule] = weakref.WeakValueDictionary()
+
+
 def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: int = 3) -> None:
     """Check that a stopping rule can run on ``problem``.
 
@@ -80,7 +85,8 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     TypeError
         ``rule`` is no Rule.
     ValueError
-        The rule needs ``f*`` and the problem does not know it, or it has no budget.
+        The rule needs ``f*`` and the problem does not know it, a metric the problem does not
+        report, or it has no budget.
 
     Warns
     -----
@@ -95,7 +101,17 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
             f"stopping rule {rule.describe()} needs the optimum f*, which problem "
             f"{problem.name!r} does not know; use a LossTarget or a MetricTarget"
         )
-    if not any(r.kind == "target" for r in leaves):
+    needed = sorted({m for r in leaves for m in r.needs_metrics})
+    if needed:
+        reported = problem.metrics(problem.init_params(0))
+        missing = [m for m in needed if m not in reported]
+        if missing:
+            raise ValueError(
+                f"stopping rule {rule.describe()} needs the metric(s) {missing}, which problem "
+                f"{problem.name!r} does not report; it reports "
+                f"{sorted(reported) if reported else 'no metric'}")
+    if not any(r.kind == "target" for r in leaves) and _NO_TARGET_WARNED.get(id(rule)) is not rule:
+        _NO_TARGET_WARNED[id(rule)] = rule  # once per rule object: a sweep, then its runs
         warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
                       "time-to-target will be empty", stacklevel=outside_level())
     if not any(isinstance(r, BUDGET_RULES) or (

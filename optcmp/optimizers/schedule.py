@@ -204,7 +204,7 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
         what = "a positive integer" if kind.startswith("int") else "a finite float >= 0"
         raise ValueError(f"{name} must be {what}, got {text!r}") from None
     if kind.startswith("int"):
-        if v != int(v) or v < 1:
+        if not math.isfinite(v) or v != int(v) or v < 1:  # (int() of inf or nan raises)
             raise ValueError(f"{name} must be a positive integer, got {text!r}")
         return int(v)
     if not math.isfinite(v) or v < 0:
@@ -259,6 +259,8 @@ def parse(text: str) -> Schedule:
         key = key.strip()
         if not eq or key not in allowed:
             raise ValueError(f"schedule {kind!r} takes {sorted(allowed)}, got {part.strip()!r}")
+        if key in given:
+            raise ValueError(f"schedule {text!r} gives {key} twice; give each parameter once")
         given[key] = _parse_value(key, allowed[key], val)
     return _build(kind, given)
 

@@ -213,6 +213,32 @@ class FunctionProblem(Problem):
     def default_target(self, tol: float | None = None) -> Any:
         return self._target
 
+    def key_inputs(self) -> dict[str, Any]:
+        """What else decides this problem's runs, for the run store's key: the code of the
+        objective and of ``grad``, the optimum given, ``lipschitz`` and the default target.
+
+        Returns
+        -------
+        dict
+            JSON-able values (code by its :func:`~optcmp.fingerprint.code_fingerprint`).
+        """
+        from optcmp.fingerprint import code_fingerprint
+
+        opt = self._optimum_arg
+        if isinstance(opt, Optimum):
+            given: Any = {"fun": opt.fun, "x": None if opt.x is None
+                          else code_fingerprint(np.asarray(opt.x, dtype=np.float64))}
+        elif opt is None or isinstance(opt, str):
+            given = opt
+        else:
+            given = float(opt)
+        target = self._target
+        return {"objective": code_fingerprint(self._fn),
+                "grad": None if self._grad is None else code_fingerprint(self._grad),
+                "optimum": given, "lipschitz": self._lipschitz,
+                "default_target": None if target is None else
+                (target.to_dict() if hasattr(target, "to_dict") else repr(target))}
+
     def lipschitz(self) -> float:
         if self._lipschitz is None:
             return super().lipschitz()
@@ -267,6 +293,58 @@ def _given_optimum(optimum: Any, n: int) -> Optimum | None:
                    kind="given")
 
 
+#: Directions of :func:`check_gradient` (fixed seed: the check does not depend on the run).
+GRADIENT_CHECKS = 3
+
+
+def check_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
+                   x: np.ndarray) -> None:
+    """Check the gradient of ``fg`` at ``x`` against central differences of its values.
+
+    Along :data:`GRADIENT_CHECKS` random unit directions ``u`` (seed 0), the directional
+    derivative ``g . u`` is compared with ``(f(x + h u) - f(x - h u)) / (2 h)``, ``h`` =
+    ``eps^(1/3) max(1, |x|)``; they must agree within ``1e-4 (1 + |g| + |f(x)|/h * eps)``
+    after a second, smaller step also disagrees (a kink near ``x`` is not a wrong gradient).
+
+    Parameters
+    ----------
+    problem : Problem
+        Named in the message.
+    fg : callable
+        ``fg(x) -> (f, g)`` in float64.
+    x : ndarray
+        The point of the check (the estimate's start).
+
+    Raises
+    ------
+    ValueError
+        The gradient disagrees (e.g. an analytic ``grad`` that returns zeros): the numbers
+        are named, and no optimum is estimated from it.
+    """
+    f0, g = fg(x)
+    if not (math.isfinite(f0) and np.all(np.isfinite(g))):
+        return  # the solve itself reports a non-finite start
+    rng = np.random.default_rng(0)
+    scale = max(1.0, float(np.linalg.norm(x)))
+    gn = float(np.linalg.norm(g))
+    for _ in range(GRADIENT_CHECKS):
+        u = rng.standard_normal(x.shape)
+        u /= np.linalg.norm(u)
+        bad = []
+        for h in (6e-6 * scale, 6e-7 * scale):
+            fd = (fg(x + h * u)[0] - fg(x - h * u)[0]) / (2 * h)
+            dd = float(g @ u)
+            tol = 1e-4 * (1.0 + gn + abs(f0) * 2.2e-16 / h)
+            bad.append((abs(fd - dd) > tol * max(1.0, abs(fd)), fd, dd))
+        if all(b for b, _, _ in bad):
+            _, fd, dd = bad[0]
+            raise ValueError(
+                f"the gradient of problem {getattr(problem, 'name', '?')!r} disagrees with "
+                f"finite differences of its objective at the start: along a random direction "
+                f"it gives {dd:.6g}, the objective's values give {fd:.6g}; optimum='estimate' "
+                "does not trust it. Fix grad= (or leave it out to use a framework's autodiff)")
+
+
 def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     """``f*`` by a tight reference solve: scipy's L-BFGS-B in float64 from the initial point.
 
@@ -302,6 +380,8 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
         f, g = problem.value_and_grad(np.asarray(x, dtype=np.float64), data)
         return float(f), np.asarray(g, dtype=np.float64)
 
+    with np.errstate(all="ignore"), one_blas_thread():
+        check_gradient(problem, fg, start)
     t0 = time.perf_counter()
     with np.errstate(all="ignore"), one_blas_thread():
         res = optimize().minimize(fg, start, jac=True, method="L-BFGS-B",

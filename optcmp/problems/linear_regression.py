@@ -15,7 +15,9 @@ from optcmp.problems.tabular import (
     as_float_matrix,
     check_columns,
     check_finite,
+    check_flag,
     check_frame_column,
+    check_label,
     check_names,
     check_scale,
     csv_matrix,
@@ -56,6 +58,11 @@ def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | N
     check_finite("y", y, target_names)
     check_scale("X", X, feature_names)
     check_scale("y", y, target_names)
+
+
+#: Largest ``noise`` of a generated problem: its squared residuals stay far below float64's
+#: overflow (a residual of 1e150 squares to 1e300).
+MAX_NOISE = 1e150
 
 
 class LinearRegression(Problem):
@@ -132,6 +139,10 @@ class LinearRegression(Problem):
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        fit_intercept = check_flag("fit_intercept", fit_intercept)
+        if noise > MAX_NOISE:  # the squared residuals would overflow float64
+            raise ValueError(f"noise must be at most {MAX_NOISE:g} (the loss squares the "
+                             f"residuals, and float64 overflows beyond ~1.8e308), got {noise!r}")
         d = int(n_features)
         # peak of the generation below: Poisson counts (int64), X, A = [X, 1], y and temporaries
         check_memory(int(n_samples) * 8 * (3 * d + 4),
@@ -203,7 +214,8 @@ class LinearRegression(Problem):
             the wrong number or repeated.
         """
         self = cls.__new__(cls)
-        self.name = name
+        self.name = check_label("name", name)
+        fit_intercept = check_flag("fit_intercept", fit_intercept)
         Xa = as_float_matrix("X", X, feature_names)
         ya = as_float_matrix("y", y, target_names)
         _check_shapes(Xa, ya, fit_intercept)
@@ -310,7 +322,7 @@ class LinearRegression(Problem):
         if targets is None:
             targets = header[-1]
         if features is None:
-            tl = [targets] if isinstance(targets, str) else list(targets)
+            tl = set([targets] if isinstance(targets, str) else targets)
             features = [h for h in header if h not in tl]
         features, target_list = check_columns(header, features, targets)
         data = csv_matrix(path, header, rows, lines, features + target_list)
@@ -466,6 +478,8 @@ class LinearRegression(Problem):
     def _gram_matrix(self) -> np.ndarray:
         if self._gram is None:
             A = self._data["A"]
+            p = A.shape[1]
+            check_memory(8 * p * p, f"the {p:,} x {p:,} Gram matrix A^T A of {p:,} columns")
             self._gram = A.T @ A
         return self._gram
 
@@ -478,14 +492,21 @@ class LinearRegression(Problem):
 
     def hess_diag_numpy(self) -> np.ndarray:
         """Exact Hessian diagonal in float64, shape (n_params,)."""
-        n = self._data["A"].shape[0]
-        col = np.diag(self._gram_matrix()) * (2.0 / (n * self.n_targets))
+        A = self._data["A"]
+        n, p = A.shape
+        # more columns than rows: the column sums of squares, without the p x p Gram matrix
+        sq = np.einsum("ij,ij->j", A, A) if n < p else np.diag(self._gram_matrix())
+        col = sq * (2.0 / (n * self.n_targets))
         return np.repeat(col, self.n_targets)
 
     def lipschitz(self) -> float:
         if self._lipschitz is None:
-            n = self._data["A"].shape[0]
-            lam = np.linalg.eigvalsh(self._gram_matrix())[-1]
+            A = self._data["A"]
+            n, p = A.shape
+            # the largest eigenvalue of A^T A is that of A A^T: the exact value from the
+            # smaller side (200 rows x 12,000 features: a 200 x 200 matrix, not 12,001^2)
+            small = A @ A.T if n < p else self._gram_matrix()
+            lam = np.linalg.eigvalsh(small)[-1]
             self._lipschitz = float(lam * 2.0 / (n * self.n_targets))
         return self._lipschitz
 

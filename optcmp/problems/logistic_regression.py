@@ -15,6 +15,8 @@ from optcmp.problems.tabular import (
     as_float_matrix,
     check_columns,
     check_finite,
+    check_flag,
+    check_label,
     csv_matrix,
     fingerprint,
     read_csv,
@@ -69,6 +71,34 @@ def _check_two_classes(y: np.ndarray, fit_intercept: bool, l2: float) -> None:
             "has no minimizer (its infimum 0 is approached as the parameters run off to "
             "infinity), so f* and every suboptimality would be meaningless; a classifier needs "
             "both classes")
+
+
+def check_l2(l2: Any) -> float:
+    """``l2`` as a finite float >= 0.
+
+    Parameters
+    ----------
+    l2 : object
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Not a finite number >= 0 (strings and booleans included), naming the value.
+    """
+    if isinstance(l2, (bool, str, bytes)) or l2 is None:
+        ok = False
+    else:
+        try:
+            ok = math.isfinite(float(l2)) and float(l2) >= 0
+        except (TypeError, ValueError):
+            ok = False
+    if not ok:
+        raise ValueError(f"l2 must be a finite number >= 0, got {type(l2).__name__} {l2!r:.80}")
+    return float(l2)
 
 
 class LogisticRegression(Problem):
@@ -140,6 +170,8 @@ class LogisticRegression(Problem):
                 raise ValueError(f"{what} must be a positive integer, got {v!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        fit_intercept = check_flag("fit_intercept", fit_intercept)
+        l2 = check_l2(l2)
         rng = np.random.default_rng(seed)
         d = int(n_features)
         X = rng.standard_normal((int(n_samples), d)) * np.geomspace(3.0, 0.3, d)
@@ -184,7 +216,8 @@ class LogisticRegression(Problem):
             labels other than 0/1, one class only (with an intercept or ``l2=0``: no minimizer).
         """
         self = cls.__new__(cls)
-        self.name = name
+        self.name = check_label("name", name)
+        fit_intercept = check_flag("fit_intercept", fit_intercept)
         Xa = as_float_matrix("X", X, feature_names)
         if Xa.ndim != 2:
             raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape "
@@ -305,12 +338,7 @@ class LogisticRegression(Problem):
     # ------------------------------------------------------------------ internals
     def _setup(self, X: np.ndarray, y: np.ndarray, *, l2: float, fit_intercept: bool,
                feature_names: Sequence[str] | None) -> None:
-        try:
-            l2_ok = not isinstance(l2, bool) and math.isfinite(float(l2)) and float(l2) >= 0
-        except (TypeError, ValueError):
-            l2_ok = False
-        if not l2_ok:
-            raise ValueError(f"l2 must be a finite number >= 0, got {l2!r}")
+        l2 = check_l2(l2)
         n, d = X.shape
         self.l2 = float(l2)
         self.fit_intercept = bool(fit_intercept)

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from optcmp._io import check_memory
 
 
 def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
@@ -42,7 +45,11 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
     ValueError
         Not numeric (the dtype is named), or complex.
     """
-    arr = np.asarray(a)
+    try:
+        arr = np.asarray(a)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array (every row the same length); "
+                         f"got rows of different lengths ({exc})") from None
     if arr.dtype == object or arr.dtype.kind in "mM" or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):
@@ -52,6 +59,52 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
     if np.iscomplexobj(arr):
         raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` as a bool; only ``True``/``False`` (numpy's too) are accepted.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        Anything else (``fit_intercept='no'``), naming the value.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {type(value).__name__} {value!r:.80}")
+
+
+def check_label(name: str, value: Any) -> str:
+    """``value`` as a problem's display name: a non-empty string.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        ``None``, a non-string or an empty string, naming the value.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string (shown in tables), got {value!r:.80}")
+    return value
 
 
 def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
@@ -156,7 +209,7 @@ def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> N
                  if len(names) < n else f"name(s) {names[n:]} have no column in {array}")
         raise ValueError(f"{what} has {len(names)} name(s) {names} but {array} has {n} "
                          f"column(s): {extra}; give one name per column")
-    dups = sorted({str(x) for x in names if names.count(x) > 1})
+    dups = sorted(str(x) for x, c in Counter(names).items() if c > 1)
     if dups:
         raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
 
@@ -190,7 +243,8 @@ def check_columns(
         features = [features]
     target_list = [targets] if isinstance(targets, str) else list(targets)
     features = list(features)
-    unknown = [c for c in features + target_list if c not in available]
+    known = set(available)
+    unknown = [c for c in features + target_list if c not in known]
     if unknown:
         raise KeyError(f"unknown column(s) {unknown}; available columns: {available}")
     if not target_list:
@@ -264,13 +318,23 @@ def read_csv(path: str, delimiter: str) -> tuple[list[str], list[list[str]], lis
         raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
     text = _read_utf8(path)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = _read_header(path, reader, delimiter)
-    rows: list[list[str]] = []
-    lines: list[int] = []  # file line of each data row (header = line 1)
-    for rec in reader:
-        if rec and any(cell.strip() for cell in rec):
-            rows.append(rec)
-            lines.append(reader.line_num)
+    try:
+        header = _read_header(path, reader, delimiter)
+        # the parsed cells (a Python string each, about 64 bytes) and the float matrix
+        n_lines = max(text.count("\n"), 1)
+        check_memory(n_lines * len(header) * 72 + 2 * len(text),
+                     f"reading {path} ({len(header):,} columns x about {n_lines:,} lines)")
+        rows: list[list[str]] = []
+        lines: list[int] = []  # file line of each data row (header = line 1)
+        for rec in reader:
+            if rec and any(cell.strip() for cell in rec):
+                rows.append(rec)
+                lines.append(reader.line_num)
+    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
+        limit = csv.field_size_limit()
+        raise ValueError(f"{path}, line {max(reader.line_num, 1)}: cannot be read as CSV ({exc}; a "
+                         f"cell may hold at most {limit:,} characters: is it quoted right, or "
+                         "not a CSV file?)") from None
     if not rows:
         raise ValueError(f"{path}: no data rows after the header")
     return header, rows, lines
@@ -307,7 +371,7 @@ def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list
                     f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
                     f"line --delimiter {sep!r})"
                 )
-    dups = sorted({h for h in header if header.count(h) > 1})
+    dups = sorted(h for h, c in Counter(header).items() if c > 1)
     if dups:
         raise ValueError(
             f"{path}: duplicate column name(s) {dups} in the header {header}; column names "

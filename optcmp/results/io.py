@@ -76,6 +76,8 @@ def comparison_parts(d: Any) -> dict[str, Any]:
         confirm = [RunResult.from_dict(r) for r in extra]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"not an optcmp comparison: a run is malformed ({exc})") from None
+    for i, r in enumerate(results + confirm):
+        check_run_consistent(r, i)
     return {"runs": results, "problem": d.get("problem"), "optimum": d.get("optimum"),
             "settings": d.get("settings"), "environment": d.get("environment"),
             "verdict_runs": confirm}
@@ -101,9 +103,41 @@ def is_store(path: str | os.PathLike[str]) -> bool:
         first = fh.readline()
     try:
         head = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, a huge integer
         return False
     return isinstance(head, dict) and head.get("format") == STORE_FORMAT
+
+
+#: Statuses of runs a budget ended: they never reached the target.
+BUDGET_STATUSES = ("max_iter", "max_evals", "timeout")
+
+
+def check_run_consistent(r: RunResult, index: int) -> None:
+    """Refuse a run whose trace columns differ in length, or that a budget ended and still
+    carries a time-to-target (a hand-edited or damaged file: tables would render it).
+
+    Parameters
+    ----------
+    r : RunResult
+    index : int
+        Its position in the file, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the run (position, label, backend) and what is inconsistent.
+    """
+    who = f"run {index} ({r.label} on {r.backend})"
+    trace = r.trace
+    if trace is not None:
+        lengths = {c: len(getattr(trace, c)) for c in trace.COLUMNS}
+        if len({n for n in lengths.values() if n}) > 1:
+            raise ValueError(f"{who} has trace columns of different lengths ({lengths}); the "
+                             "file is damaged or was edited")
+    if r.status in BUDGET_STATUSES and r.time_to_target is not None:
+        raise ValueError(f"{who} is {r.status!r} (a budget ended it) but carries a "
+                         f"time-to-target ({r.time_to_target!r} s); the file is damaged or was "
+                         "edited")
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
@@ -133,6 +167,11 @@ def read_json(path: str | os.PathLike[str]) -> Any:
                          f"byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{os.fspath(path)}: not an optcmp comparison (JSON nested too deep "
+                         "to read)") from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise ValueError(f"{os.fspath(path)}: not an optcmp comparison ({exc})") from None
 
 
 def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[str, Any]:
@@ -176,5 +215,6 @@ def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[st
             "environment": last.get("environment")}
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "comparison_parts", "is_store", "read_json",
+__all__ = ["BUDGET_STATUSES", "FORMAT", "FORMAT_VERSION", "check_run_consistent", "comparison_parts",
+           "is_store", "read_json",
            "store_parts"]

@@ -21,6 +21,39 @@ from optcmp.stopping.base import Rule, State, positive_number
 _EPS64 = 2.0 ** -52
 
 
+def finite_number(name: str, value: Any) -> float:
+    """``value`` as a finite float; a ValueError naming ``name`` and the value otherwise.
+
+    Strings, None and booleans are refused (``LossTarget("abc")``, ``LossTarget(None)``), as
+    are NaN and infinities (a target that can never be met, or is always met).
+
+    Parameters
+    ----------
+    name : str
+        What the value is, for the message.
+    value : object
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Not a finite number, naming the value.
+    """
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number, got {type(value).__name__} "
+                         f"{value!r:.80}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r} (never or always met)")
+    return v
+
+
 class RelativeSuboptimality(Rule):
     """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
 
@@ -65,10 +98,7 @@ class LossTarget(Rule):
     """Target ``f <= value`` (for problems without a known optimum)."""
 
     def __init__(self, value: float) -> None:
-        v = float(value)
-        if not math.isfinite(v):
-            raise ValueError(f"value must be finite, got {value!r}")
-        self.value = v
+        self.value = finite_number("LossTarget value", value)
 
     def check(self, s: State) -> bool:
         return s.fun is not None and s.fun <= self.value
@@ -90,8 +120,11 @@ class MetricTarget(Rule):
     def __init__(self, metric: str, value: float, mode: str = "max") -> None:
         if mode not in ("max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
-        self.metric = str(metric)
-        self.value = float(value)
+        if not isinstance(metric, str) or not metric:
+            raise ValueError(f"metric must be the non-empty name of a metric the problem "
+                             f"reports (e.g. 'test_accuracy'), got {metric!r}")
+        self.metric = metric
+        self.value = finite_number(f"MetricTarget({metric!r}) value", value)
         self.mode = mode
         self.needs_metrics = (self.metric,)
 
@@ -124,12 +157,12 @@ def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:
     Raises
     ------
     ValueError
-        ``value`` is outside (0, 1].
+        ``value`` is not a number or is outside (0, 1].
     """
-    if not 0.0 < float(value) <= 1.0:
+    if not 0.0 < finite_number("accuracy target", value) <= 1.0:
         raise ValueError(f"accuracy target must be in (0, 1], got {value!r}")
     return MetricTarget(metric, value, "max")
 
 
 __all__ = ["AbsoluteSuboptimality", "AccuracyTarget", "GradientNorm", "LossTarget",
-           "MetricTarget", "RelativeSuboptimality"]
+           "MetricTarget", "RelativeSuboptimality", "finite_number"]

@@ -53,7 +53,9 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
     TypeError
         Not a list of optimizers.
     ValueError
-        An empty list, an unknown name or a bad hyperparameter.
+        An empty list, an unknown name, a bad hyperparameter, or the same optimizer (name,
+        hyperparameters, implementation and label) listed twice: give each its own label
+        to run copies side by side.
     """
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]
@@ -63,6 +65,14 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
     specs = [as_spec(o) for o in optimizers]
     if not specs:
         raise ValueError("optimizers is empty; give at least one (e.g. [optcmp.gd, optcmp.lbfgs])")
+    seen: dict[str, int] = {}
+    for i, s in enumerate(specs):
+        same = repr((s.name, sorted(dict(s.hyperparameters).items(), key=repr), s.impl, s.label))
+        if same in seen:
+            raise ValueError(f"optimizer {s.describe()} is listed twice (entries {seen[same]} and "
+                             f"{i} of optimizers); list it once and use repeats= for "
+                             "repetitions (or give each copy its own label=)")
+        seen[same] = i
     labels = [s.label for s in specs]
     if len(set(labels)) < len(labels):
         specs = [s if labels.count(s.label) == 1 else
@@ -86,11 +96,18 @@ def as_backends(backends: str | Sequence[str]) -> list[str]:
     ------
     ValueError
         An unknown backend, or none.
+    TypeError
+        ``backends`` is neither a string nor a sequence (``backends=5``).
     """
     if isinstance(backends, str):
         if backends.lower() == "all":
             return backends_mod.available_backends()
         backends = [b for b in backends.split(",") if b.strip()]
+    elif not isinstance(backends, (list, tuple)) and not (
+            hasattr(backends, "__iter__") and not isinstance(backends, (dict, bytes))):
+        raise TypeError(f"backends must be a backend name, a comma-separated string, 'all' or "
+                        f"a list of names (of {', '.join(BACKENDS)}), got "
+                        f"{type(backends).__name__} {backends!r:.80}")
     names = [canonical_backend(b) for b in backends]
     if not names:
         raise ValueError("backends is empty; give at least one of " + ", ".join(BACKENDS))

@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from optcmp._io import atomic_path
 from optcmp.analysis.plots.canvas import Plottable, runs_of
 from optcmp.analysis.plots.standard import standard_plots
 
@@ -104,7 +105,10 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
     out = []
     for f in formats:
         target = f"{p}.{f}"
-        fig.savefig(target, format=f, dpi=dpi, metadata={"Date": None} if f == "svg" else None)
+        # through a fresh temporary file renamed over the name: a symlink planted at a plot
+        # name is replaced, never followed
+        with atomic_path(target, what="plot") as tmp:
+            fig.savefig(tmp, format=f, dpi=dpi, metadata={"Date": None} if f == "svg" else None)
         out.append(target)
     return out
 

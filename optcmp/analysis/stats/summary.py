@@ -274,7 +274,8 @@ def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
     str
         One line per solver with the median time-to-target and its confidence interval.
     """
-    text = format_summary(summary(comp, as_frame=False, stacklevel=3, **kwargs))
+    above = int(kwargs.pop("stacklevel", 2))  # of the caller of this function's caller
+    text = format_summary(summary(comp, as_frame=False, stacklevel=above + 1, **kwargs))
     if comp.problem_set:
         text += "\n\n" + suite_profile_table(comp.runs)
     return text
