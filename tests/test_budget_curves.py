@@ -135,3 +135,18 @@ def test_a_tuning_of_two_optimizers_gives_curves_a_report_and_json(tmp_path):
     assert 'id="budget"' in page and "<svg" in page and "Search space of" in page
     assert json.loads(json.dumps(c.to_dict()))["verdict"] == c.verdict()
     assert (tmp_path / "tune.html").read_text(encoding="utf-8") == page
+
+
+def test_tune_curve_prints_the_curves_and_writes_the_page(tmp_path, capsys):
+    from optcmp import cli
+
+    page = tmp_path / "curve.html"
+    argv = ["tune", "--rows", "100", "--optimizers", "gd,adam", "--grid",
+            "learning_rate=0.01,0.1,1.0", "--by", "iterations", "--budget", "200",
+            "--repeats", "1", "--tol", "1e-3", "--backend", "numpy", "--no-progress",
+            "--threads", "1", "--curve", str(page)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "expected best iterations to target after K random trials" in out
+    assert "search space of gd: learning_rate: 3 values, 0.01 .. 1 (log-spaced)" in out
+    assert "verdict: " in out and 'id="budget"' in page.read_text(encoding="utf-8")
