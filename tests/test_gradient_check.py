@@ -79,3 +79,15 @@ def test_with_the_right_gradient_lbfgs_reaches_1e_10_in_25_evaluations_on_every_
         r = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"),
                            optcmp.RunConfig(backend=backend, tol=1e-10, max_evals=25))
         assert r.status == "converged" and r.fun <= 1e-10 and r.nfev <= 25, (backend, r)
+
+
+def test_a_gradient_right_at_x0_only_splits_numpy_from_autodiff_from_step_two():
+    # L-BFGS with the wrong analytic gradient (numpy) vs torch's autodiff: step 1 agrees
+    # because the gradient is right at x0, every later step differs
+    pytest.importorskip("torch")
+    p = from_function(rosenbrock, [-1.0, 1.0], grad=grad_wrong, optimum=0.0, check_grad=False)
+    res = optcmp.check_equivalence(p, optcmp.lbfgs(impl="scipy"), backends=["numpy", "torch"],
+                                   steps=5)
+    assert res.verdict == "different"
+    assert res.fun_rel_diff[1] <= res.tolerance and res.x_rel_diff[1] <= res.tolerance
+    assert all(d > 1e-3 for d in res.fun_rel_diff[2:])
