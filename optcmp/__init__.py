@@ -28,6 +28,7 @@ from optcmp.optimizers import (
     optimizer_names,
 )
 from optcmp.optimizers import factories as _factories
+from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
 from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     AbsoluteSuboptimality,
@@ -65,10 +66,10 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
-    "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
+    "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
     "OptimizerSpec", "RateProjection", "RelativeChange", "RelativeSuboptimality", "RunConfig",
     "RunResult", "Stalled",
-    "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "compare",
+    "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
     "run_one", "stopping", "store", "suites", "tune", *_FACTORIES,
 ]

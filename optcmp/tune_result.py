@@ -45,6 +45,12 @@ class ConfigScore:
         the optimum is unknown; inf for non-finite values): the tie-break between
         configurations with the same median score, so when no configuration reaches the target
         the one that got closest is chosen.
+    reached : list of bool
+        Whether each repetition reached the target (empty in results saved before it was
+        recorded: then a score below the budget counts as reached).
+    spent : float or None
+        What the repetitions spent together, in the score's unit (iterations run or timed
+        seconds): the tuning cost of this configuration.
     """
 
     optimizer: str
@@ -56,6 +62,8 @@ class ConfigScore:
     statuses: list[str]
     best: bool = False
     final_gap: float = float("inf")
+    reached: list[bool] = field(default_factory=list)
+    spent: float | None = None
 
 
 @dataclass
@@ -139,6 +147,50 @@ class TuneResult:
     def __str__(self) -> str:
         return self.table()
 
+    def curves(self, **options: Any) -> Any:
+        """The tuning-budget curves of this tuning (:func:`~optcmp.analysis.stats.budget_curves.budget_curves`).
+
+        Parameters
+        ----------
+        **options
+            ``ks``, ``replace``, ``level``, ``n_boot``, ``seed`` of ``budget_curves``.
+
+        Returns
+        -------
+        BudgetCurves
+            ``.verdict()`` ("gd beats adam for K >= 16 trials; adam for K <= 8"),
+            ``.crossings()``, ``.table()``.
+        """
+        from optcmp.analysis.stats.budget_curves import budget_curves
+
+        return budget_curves(self, **options)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, images: str = "svg",
+                **options: Any) -> str:
+        """A page of the tuning: the budget curves (verdict, search spaces, plot, table) and
+        every configuration.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            Where to write it (UTF-8); nothing is written when omitted.
+        images : {"svg", "png"}, default "svg"
+        **options
+            As in :meth:`curves`.
+
+        Returns
+        -------
+        str
+            The HTML.
+        """
+        from optcmp.analysis.budget_report import budget_html
+
+        page = budget_html(self.curves(**options), title="optcmp tuning", images=images,
+                           tuning_table=self.table())
+        if path is not None:
+            write_text_atomic(path, page, what="tuning report")
+        return page
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable summary (specs, configurations, cost; not the runs)."""
         return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
@@ -146,7 +198,9 @@ class TuneResult:
                 "specs": [s.to_dict() for s in self.specs],
                 "configs": [{"optimizer": c.optimizer, "spec": c.spec.to_dict(),
                              "point": c.point, "scores": c.scores, "median": c.median,
-                             "successes": c.successes, "statuses": c.statuses, "best": c.best}
+                             "successes": c.successes, "statuses": c.statuses, "best": c.best,
+                             "reached": c.reached, "spent": c.spent,
+                             "final_gap": c.final_gap if c.final_gap < float("inf") else None}
                             for c in self.configs],
                 "cost": self.cost}
 

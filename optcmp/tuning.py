@@ -343,6 +343,11 @@ def _score(r: RunResult, by: str, budget: float) -> float:
     return float(reached) if reached is not None else float(budget)
 
 
+def _reached(r: RunResult, by: str) -> bool:
+    """Whether a run reached the target (within the budget)."""
+    return (r.time_to_target if by == "time" else r.nit_to_target) is not None
+
+
 def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: float,
                    repeats: int) -> list[ConfigScore]:
     """Score each configuration over its repetitions (runs are ordered repetition-major)."""
@@ -351,9 +356,11 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
         sc = [_score(r, by, budget) for r in runs]
+        spent = float(sum((r.time if by == "time" else r.nit) for r in runs))
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
                                   sum(r.success for r in runs), [r.status for r in runs],
-                                  final_gap=_final_gap(runs)))
+                                  final_gap=_final_gap(runs),
+                                  reached=[_reached(r, by) for r in runs], spent=spent))
     return scored
 
 

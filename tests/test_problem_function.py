@@ -163,7 +163,9 @@ def test_bad_arguments(kwargs, err):
 
 
 def test_wrong_gradient_shape_is_named():
-    p = from_function(rosen, [-1.2, 1.0], grad=lambda x, d: np.zeros(3))
+    with pytest.raises(ValueError, match="grad returned shape"):  # by the gradient check
+        from_function(rosen, [-1.2, 1.0], grad=lambda x, d: np.zeros(3))
+    p = from_function(rosen, [-1.2, 1.0], grad=lambda x, d: np.zeros(3), check_grad=False)
     with pytest.raises(ValueError, match="grad returned shape"):
         p.value_and_grad(np.zeros(2), {})
 
@@ -224,8 +226,11 @@ def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_
 def test_an_objective_returning_a_vector_is_named_on_every_backend(backend):
     # numpy used to say "only 0-dimensional arrays can be converted to Python scalars", torch
     # "grad can be implicitly created only for scalar outputs"
+    with pytest.raises(ValueError, match="objective of problem 'squares' must return a scalar"):
+        from_function(lambda ops, x, data: x * x, np.ones(3), grad=lambda x, data: 2 * x,
+                      optimum=0.0, name="squares")  # the gradient check evaluates it at once
     p = from_function(lambda ops, x, data: x * x, np.ones(3), grad=lambda x, data: 2 * x,
-                      optimum=0.0, name="squares")
+                      optimum=0.0, name="squares", check_grad=False)
     (r,) = optcmp.compare(p, [optcmp.gd(learning_rate=0.1)], backends=backend, max_iter=3,
                           threads=1, progress=False).runs
     assert r.status == "failed"

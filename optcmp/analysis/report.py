@@ -565,5 +565,9 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
     return '<div class="figs">' + "\n".join(out) + "</div>"
 
 
-__all__ = ["IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "suite_summary", "svg_inline",
-           "to_html", "verdict"]
+#: The report's style sheet (shared by the pages of other analyses).
+CSS = _CSS
+
+
+__all__ = ["CSS", "IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "suite_summary",
+           "svg_inline", "to_html", "verdict"]

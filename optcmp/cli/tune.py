@@ -117,6 +117,10 @@ def add_parser(sub: Any) -> None:
                    help="resumable run store for the tuning runs")
     p.add_argument("--out", default=None, metavar="PATH",
                    help="save the result as JSON; 'optcmp run --tuned PATH' runs the choices")
+    p.add_argument("--curve", nargs="?", const="", default=None, metavar="HTML",
+                   help="also print each optimizer's expected best score after K random "
+                        "trials (K = 1 .. N), the crossing K and the verdict over the tuning "
+                        "budget; with a path, write the page with the plot there too")
     settings.add("threads")
     settings.add_rest()
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -144,6 +148,8 @@ def command(args: argparse.Namespace) -> int:
     from optcmp.store import Interrupted
 
     check_out("--out", args.out)
+    if args.curve:
+        check_out("--curve", args.curve)
     check_paths([("--out", args.out), ("--store", args.store)], [("--csv", args.csv)])
     check_store(args.store)
     grid = _grid(args)
@@ -167,6 +173,8 @@ def command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
     print(res.table())
+    if args.curve is not None:
+        _curve(res, args.curve)
     if args.out:
         try:
             res.save(args.out)
@@ -175,6 +183,20 @@ def command(args: argparse.Namespace) -> int:
         print(f"saved the tuning result to {args.out} (run it: optcmp run --tuned {args.out})",
               file=sys.stderr)
     return 0
+
+
+def _curve(res: Any, path: str) -> None:
+    """Print the budget curves of ``res`` (and write their page to ``path`` when given)."""
+    print()
+    print(res.curves().table())
+    if path:
+        try:
+            res.to_html(path)
+        except OSError as exc:
+            raise CLIError(f"--curve: cannot write: {exc}") from None
+        except ImportError as exc:
+            raise CLIError(f"--curve: {exc}") from None
+        print(f"wrote the tuning-budget page to {path}", file=sys.stderr)
 
 
 def _grid(args: argparse.Namespace) -> dict[str, list[Any]] | None:

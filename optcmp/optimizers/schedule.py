@@ -364,7 +364,10 @@ def cosine(total_steps: int, min_factor: float = 0.0, *, unit: str = "step") -> 
     ----------
     total_steps : int
     min_factor : float, default 0.0
-        Final multiplier, in [0, 1].
+        Final multiplier, in [0, 1], reached at step ``k = total_steps`` (the factor divides
+        by ``total_steps``, as torch ``CosineAnnealingLR`` and optax
+        ``cosine_decay_schedule``; a form dividing by ``total_steps - 1`` reaches it one
+        step earlier).
     unit : {"step", "epoch"}
 
     Returns
@@ -382,7 +385,12 @@ def warmup(warmup_steps: int, start_factor: float = 0.0, *, unit: str = "step") 
     ----------
     warmup_steps : int
     start_factor : float, default 0.0
-        Multiplier of the first step, in [0, 1].
+        Multiplier of the first step (k = 0), in [0, 1]. The default 0 is the convention of
+        Hugging Face's ``get_*_schedule_with_warmup`` and ``optax.linear_schedule(0, lr, W)``:
+        the first update does not move the parameters (while Adam's moments still take in
+        the first gradient) and is counted as an iteration. ``start_factor=1/W`` is torch's
+        ``LinearLR(start_factor=1/W)``; torch's own default is ``1/3``, which a spec meant
+        to match torch must write explicitly.
     unit : {"step", "epoch"}
 
     Returns

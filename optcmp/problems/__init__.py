@@ -7,6 +7,7 @@ from typing import Any
 from optcmp.problems.base import Optimum, ParamLayout, Problem
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
+from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
 from optcmp.problems.linear_regression import LinearRegression
 from optcmp.problems.logistic_regression import LogisticRegression
 from optcmp.problems.mgh import MGH_NAMES, MGHProblem
@@ -74,5 +75,7 @@ def rebuildable(problem: Problem) -> bool:
 __all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
            "MGHProblem", "MGH_NAMES",
            "Optimum",
-           "ParamLayout", "Problem", "estimate_optimum", "from_function", "problem_from_spec",
+           "GradientCheck", "GradientError",
+           "ParamLayout", "Problem", "check_gradient", "estimate_optimum", "from_function",
+           "problem_from_spec",
            "rebuildable"]

@@ -29,6 +29,7 @@ from optcmp.problems.base import (
     count_rows,
     one_blas_thread,
 )
+from optcmp.problems.gradcheck import check_gradient
 
 #: Options of the reference solve of ``optimum="estimate"`` (scipy L-BFGS-B, float64).
 ESTIMATE_OPTIONS: dict[str, Any] = {"maxcor": 30, "gtol": 1e-10, "ftol": 1e-15,
@@ -293,11 +294,11 @@ def _given_optimum(optimum: Any, n: int) -> Optimum | None:
                    kind="given")
 
 
-#: Directions of :func:`check_gradient` (fixed seed: the check does not depend on the run).
+#: Directions of :func:`check_estimate_gradient` (fixed seed: the check does not depend on the run).
 GRADIENT_CHECKS = 3
 
 
-def check_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
+def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
                    x: np.ndarray) -> None:
     """Check the gradient of ``fg`` at ``x`` against central differences of its values.
 
@@ -381,7 +382,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
         return float(f), np.asarray(g, dtype=np.float64)
 
     with np.errstate(all="ignore"), one_blas_thread():
-        check_gradient(problem, fg, start)
+        check_estimate_gradient(problem, fg, start)
     t0 = time.perf_counter()
     with np.errstate(all="ignore"), one_blas_thread():
         res = optimize().minimize(fg, start, jac=True, method="L-BFGS-B",
@@ -405,7 +406,8 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
 def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
                   grad: Callable[..., Any] | None = None, optimum: Any = None, *,
                   name: str = "function", default_target: Any = None,
-                  lipschitz: float | None = None) -> FunctionProblem:
+                  lipschitz: float | None = None,
+                  check_grad: bool | str = "auto") -> FunctionProblem:
     """A problem from your own objective, written once against the ops namespace.
 
     Parameters
@@ -439,6 +441,12 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
     lipschitz : float, optional
         Lipschitz constant of the gradient, for ``learning_rate="auto"``.
+    check_grad : {"auto", True, False}, default "auto"
+        With ``grad``: compare it once, before any run, with a central-difference reference at
+        ``x0`` and 3 perturbed points (:func:`~optcmp.problems.gradcheck.check_gradient`) and
+        raise when the relative error exceeds 1e-6 at any of them. ``"auto"`` checks cheap
+        problems (at most :data:`GRADIENT_CHECK_LIMIT` parameters times samples, about
+        ``16 n`` evaluations of the objective); True checks always, False never.
 
     Returns
     -------
@@ -450,7 +458,11 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         ``objective`` or ``grad`` not callable, ``data`` not a dict.
     ValueError
         An empty or non-finite ``x0``, non-numeric or non-finite data, arrays with different
-        numbers of rows or without a sample axis, a bad ``optimum`` or ``lipschitz``.
+        numbers of rows or without a sample axis, a bad ``optimum``, ``lipschitz`` or
+        ``check_grad``.
+    GradientError
+        (a ValueError) ``grad`` disagrees with the reference: the message names the point, its
+        relative error and the components.
 
     Examples
     --------
@@ -462,8 +474,19 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     >>> round(p.fun64(p.init_params()), 2), p.n_samples
     (24.2, 0)
     """
-    return FunctionProblem(objective, x0, data, grad, optimum, name,
-                           default_target=default_target, lipschitz=lipschitz)
+    if check_grad not in ("auto", True, False):
+        raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")
+    problem = FunctionProblem(objective, x0, data, grad, optimum, name,
+                              default_target=default_target, lipschitz=lipschitz)
+    size = problem.n_params * max(1, problem.n_samples)
+    if grad is not None and (check_grad is True or (check_grad == "auto"
+                                                    and size <= GRADIENT_CHECK_LIMIT)):
+        check_gradient(problem, raise_on_failure=True)
+    return problem
 
 
-__all__ = ["ESTIMATE_OPTIONS", "FunctionProblem", "estimate_optimum", "from_function"]
+#: ``check_grad="auto"`` checks a problem with at most this many parameters times samples.
+GRADIENT_CHECK_LIMIT = 100_000
+
+
+__all__ = ["ESTIMATE_OPTIONS", "GRADIENT_CHECK_LIMIT", "FunctionProblem", "estimate_optimum", "from_function"]

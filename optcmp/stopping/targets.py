@@ -139,6 +139,95 @@ class MetricTarget(Rule):
         return v >= self.value if self.mode == "max" else v <= self.value
 
 
+class CombinedTarget(Rule):
+    """Target met only when every given test holds at once, in float64.
+
+    A relative target alone can be fooled: from ``f0 = 4.3e10`` a local minimum at ``f = 3.974``
+    (``f* = 0``) has relative suboptimality ``9.2e-11`` and meets ``tol = 1e-10`` while being
+    4 away from ``f*``. Combining it with an absolute suboptimality, a stationarity test or a
+    loss value refuses such a run.
+
+    Parameters
+    ----------
+    relative : float, optional
+        ``(f - f*) / (f0 - f*) <= relative`` (:class:`RelativeSuboptimality`).
+    absolute : float, optional
+        ``f - f* <= absolute`` (:class:`AbsoluteSuboptimality`).
+    grad_norm : float, optional
+        ``||grad f|| <= grad_norm`` (:class:`GradientNorm`).
+    loss : float, optional
+        ``f <= loss`` (:class:`LossTarget`).
+
+    Raises
+    ------
+    ValueError
+        No test given, or a bad tolerance (named).
+    """
+
+    def __init__(self, relative: float | None = None, absolute: float | None = None,
+                 grad_norm: float | None = None, loss: float | None = None) -> None:
+        parts: list[Rule] = []
+        if relative is not None:
+            parts.append(RelativeSuboptimality(relative))
+        if absolute is not None:
+            parts.append(AbsoluteSuboptimality(absolute))
+        if grad_norm is not None:
+            parts.append(GradientNorm(grad_norm))
+        if loss is not None:
+            parts.append(LossTarget(loss))
+        if not parts:
+            raise ValueError("CombinedTarget needs at least one of relative, absolute, "
+                             "grad_norm, loss")
+        self.relative, self.absolute, self.grad_norm, self.loss = (
+            relative, absolute, grad_norm, loss)
+        self.needs_optimum = relative is not None or absolute is not None
+        self._parts = parts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": "CombinedTarget", "relative": self.relative, "absolute": self.absolute,
+                "grad_norm": self.grad_norm, "loss": self.loss}
+
+    def check(self, s: State) -> bool:
+        return all(r.check(_float64(s)) for r in self._parts)
+
+    def unmet(self, s: State) -> list[str]:
+        """The tests that do not hold at ``s`` (described), e.g. to say why a run is refused."""
+        return [r.describe() for r in self._parts if not r.check(_float64(s))]
+
+
+def _float64(s: State) -> State:
+    """``s`` with its values as Python floats (float64), whatever dtype the run used."""
+    return State(nit=s.nit, iterate=s.iterate, time=s.time,
+                 fun=None if s.fun is None else float(s.fun), f0=float(s.f0),
+                 fstar=None if s.fstar is None else float(s.fstar),
+                 grad_norm=None if s.grad_norm is None else float(s.grad_norm),
+                 nfev=s.nfev, njev=s.njev, metrics=s.metrics)
+
+
+def relative_only_note(fun: float, f0: float, fstar: float, *, absolute: float = 1e-6) -> str:
+    """A note for a run whose relative suboptimality is tiny only because ``f0`` is huge.
+
+    Parameters
+    ----------
+    fun, f0, fstar : float
+        Final objective, objective at the start, known optimum.
+    absolute : float, default 1e-6
+        The absolute suboptimality ``f - f*`` beyond which the run is "far from f*".
+
+    Returns
+    -------
+    str
+        Empty when ``f - f* <= absolute``; else the note, with both suboptimalities.
+    """
+    gap = float(fun) - float(fstar)
+    if not gap > absolute or not float(f0) > float(fstar):
+        return ""
+    rel = gap / (float(f0) - float(fstar))
+    return (f"relative suboptimality {rel:.2g} but f - f* = {gap:.4g} (f0 = {float(f0):.3g}): "
+            f"a relative target is met far from f* in absolute terms; add an absolute or "
+            "gradient-norm test (CombinedTarget)")
+
+
 def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:  # noqa: N802
     """Target ``accuracy >= value`` on ``metric`` (default the test accuracy).
 
@@ -164,5 +253,6 @@ def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:
     return MetricTarget(metric, value, "max")
 
 
-__all__ = ["AbsoluteSuboptimality", "AccuracyTarget", "GradientNorm", "LossTarget",
-           "MetricTarget", "RelativeSuboptimality", "finite_number"]
+__all__ = ["AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "GradientNorm",
+           "LossTarget", "MetricTarget", "RelativeSuboptimality", "finite_number",
+           "relative_only_note"]
