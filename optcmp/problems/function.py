@@ -299,7 +299,7 @@ GRADIENT_CHECKS = 3
 
 
 def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
-                   x: np.ndarray) -> None:
+                            x: np.ndarray) -> None:
     """Check the gradient of ``fg`` at ``x`` against central differences of its values.
 
     Along :data:`GRADIENT_CHECKS` random unit directions ``u`` (seed 0), the directional
