@@ -67,6 +67,9 @@ def main() -> None:
     ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
                     help="CPU-bound processes of the loaded side (default: one per core)")
     args = ap.parse_args()
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures below belong to
     os.environ.pop("OPTCMP_CONTENTION_MARGIN", None)
     warnings.simplefilter("ignore", UserWarning)  # the flags are counted below
     p = LinearRegression(n_samples=args.rows)
