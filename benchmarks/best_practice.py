@@ -469,6 +469,9 @@ def _main(args: argparse.Namespace, backends: list[str]) -> int:
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, optcmp {optcmp.__version__}; "
           f"{os.cpu_count()} CPUs; threads=1; {args.rounds} rounds, median")
     print(load() + " (before)")
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures belong to
     table: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
     floor = (float("nan"), float("nan"))
     for b in backends:

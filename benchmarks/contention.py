@@ -74,6 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rounds, args.load = 20_000, 1, 8
+    print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures below belong to
     os.environ.pop("OPTCMP_CONTENTION_MARGIN", None)
     warnings.simplefilter("ignore", UserWarning)  # the flags are counted below
     p = LinearRegression(n_samples=args.rows)

@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol2", type=float, default=1e-3, help="tolerance of comparison (2)")
     ap.add_argument("--threads", type=int, default=1, help="threads of every side")
     args = ap.parse_args(argv)
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=args.threads)))  # what the figures below belong to
     with threadpool_limits(limits=args.threads):
         return _main(args)
 

@@ -171,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     ap.add_argument("--threads", default=_T, help="threads per framework (default 1)")
     args = ap.parse_args(argv)
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=int(args.threads) if str(args.threads).isdigit() else None)))  # what the figures below belong to
     quick = args.quick or os.environ.get("OPTCMP_QUICK", "") not in ("", "0")
     max_time = args.max_time or (3.0 if quick else 20.0)
     target = args.target if args.target is not None else (0.1 if quick else None)

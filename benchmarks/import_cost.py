@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
     args = ap.parse_args(argv)
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp()))  # what the figures below belong to
     names = list(COMMANDS)
     cpu: dict[str, list[float]] = {n: [] for n in names}
     wall: dict[str, list[float]] = {n: [] for n in names}

@@ -20,6 +20,9 @@ import optcmp
 def main() -> None:
     """Run the sweep and print the figures."""
     warnings.simplefilter("ignore")
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures below belong to
     print("load average:", tuple(round(v, 2) for v in os.getloadavg()))
     t0, c0 = time.perf_counter(), time.process_time()
     comp = optcmp.compare(optcmp.suites.mgh(),

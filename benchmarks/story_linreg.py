@@ -144,6 +144,9 @@ def main() -> int:
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     backends = [b for b in backends if b == "numpy" or optcmp.backends.is_available(b)]
     _threads(backends, args.threads)
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=args.threads or None)))  # what the figures below belong to
     problem = optcmp.problems.LinearRegression(n_samples=args.n_samples)
     problem.optimum()
     problem.lipschitz()

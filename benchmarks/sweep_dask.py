@@ -39,6 +39,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures below belong to
 
     import optcmp
     from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality

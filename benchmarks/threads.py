@@ -53,6 +53,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
+    from optcmp.environment import machine_stamp, stamp_text
+
+    print("machine: " + stamp_text(machine_stamp()))  # what the figures below belong to
     env = {k: v for k, v in os.environ.items() if k != "OPTCMP_CONTENTION_MARGIN"}
     print(f"cores {os.cpu_count()}, rows {args.rows}, sides 1 and {args.threads} threads, "
           f"load average before {load_average()}")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,6 +58,48 @@ def _quiet_contention(request, monkeypatch):
     yield
 
 
+#: The pinned versions the counts were measured with (``constraints/ci.txt``).
+CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints" / "ci.txt"
+
+
+def pinned_versions() -> dict[str, str]:
+    """``distribution -> version`` of every ``name==version`` line of ``constraints/ci.txt``."""
+    pins = {}
+    if CONSTRAINTS.exists():
+        for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*==\s*([^\s;#]+)", line)
+            if m:
+                pins[m[1].lower().replace("_", "-")] = m[2]
+    return pins
+
+
+def _release(version: str) -> str:
+    return version.split("+", 1)[0]  # "2.13.0+cpu" is torch 2.13.0
+
+
+@pytest.fixture(autouse=True)
+def _pinned_versions(request):
+    """A test marked ``version_dependent("scipy", ...)`` asserts a value those distributions'
+    versions decide (a line search, a framework's float32 kernels): it runs where the installed
+    versions are the ones ``constraints/ci.txt`` pins, and is skipped, saying which differ,
+    elsewhere."""
+    marker = request.node.get_closest_marker("version_dependent")
+    if marker is not None:
+        pins, other = pinned_versions(), []
+        for dist in marker.args:
+            try:
+                have = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue  # the test's own importorskip says so
+            want = pins.get(dist)
+            if want is not None and _release(have) != _release(want):
+                other.append(f"{dist} {have} (measured with {want})")
+        if other:
+            pytest.skip("value measured with the pinned versions of constraints/ci.txt; "
+                        "installed: " + ", ".join(other))
+    yield
+
+
 def lr_recipe(n: int, scales, offsets, w, b: float, sigma: float, seed: int = 0):
     """The test problems' data: X ~ N(0,1) scaled/offset per column, y = X w + b + sigma*noise."""
     rng = np.random.default_rng(seed)
@@ -88,3 +133,29 @@ def lr_s(n: int) -> LinearRegression:
 @pytest.fixture
 def problem_a() -> LinearRegression:
     return lr_a()
+
+
+#: A test slower than this (seconds of wall time on an idle 2-core machine) is marked ``slow``.
+SLOW_SECONDS = 3.0
+_UNMARKED_SLOW: list[tuple[float, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if (report.when == "call" and report.duration > SLOW_SECONDS
+            and "slow" not in report.keywords):
+        _UNMARKED_SLOW.append((report.duration, report.nodeid))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Lists the tests not marked ``slow`` that took longer than :data:`SLOW_SECONDS` here (a
+    note for their authors, not a failure: on a loaded machine every test takes longer)."""
+    if not _UNMARKED_SLOW:
+        return
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    tr = terminalreporter
+    tr.section(f"over {SLOW_SECONDS:g} s and not marked slow (load average {load:.1f}; "
+               "mark them @pytest.mark.slow if they are slow on an idle machine too)", sep="-")
+    for seconds, nodeid in sorted(_UNMARKED_SLOW, reverse=True)[:15]:
+        tr.write_line(f"{seconds:6.1f}s {nodeid}")
+    if len(_UNMARKED_SLOW) > 15:
+        tr.write_line(f"... and {len(_UNMARKED_SLOW) - 15} more")

@@ -6,7 +6,8 @@ its values in ``docs/_numbers/<page>.json``; the text marks each figure
 
 - the marked text equals the stored JSON (no run; a figure edited by hand fails);
 - the cheap exact values (iteration counts, losses, statuses) are recomputed and compared with
-  the JSON (a change of behaviour that moves a number fails until ``--write`` moves the text);
+  the JSON (a change of behaviour that moves a number fails until ``--write`` moves the text),
+  and the "about" ones (counts that follow the BLAS kernel) must stay within their band;
 - the expensive exact values are recomputed in ``slow`` tests.
 
 When a test here fails after an intended change: ``python scripts/docs_numbers.py --write``.
@@ -84,15 +85,21 @@ def test_markers_are_stripped_from_the_site() -> None:
 
 
 def _compare(page: str, fast: bool) -> None:
-    stored = dn.load(page)["exact"]
-    got = dn.generate(page, fast=fast).exact
-    assert got, f"{page}: the generator produced no exact value"
-    diff = {k: (stored.get(k), v) for k, v in got.items() if stored.get(k) != v}
-    assert not diff, (f"{page}: generated exact values moved (stored, now): {diff}; "
+    """Exact values equal the stored ones; "about" values (counts that follow the BLAS
+    kernel) stay within their stored band."""
+    got = dn.generate(page, fast=fast)
+    assert got.exact or got.about, f"{page}: the generator produced no checked value"
+    diff = dn.moved(page, got)
+    assert not diff, (f"{page}: generated values moved (stored, now): {diff}; "
                       f"run `{FIX} {page}` and commit the JSON and the text")
 
 
-@pytest.mark.parametrize("page", FAST_PAGES)
+#: of those, the pages that take over 3 s on an idle 2-core machine (marked slow)
+SLOW_FAST_PAGES = ("story-linreg", "fizzbuzz", "main-job")
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_FAST_PAGES
+                                  else p for p in FAST_PAGES])
 def test_cheap_exact_values_are_reproduced(page: str) -> None:
     pytest.importorskip("scipy")
     _compare(page, fast=True)
@@ -110,3 +117,35 @@ def test_all_exact_values_are_reproduced(page: str) -> None:
         if importlib.util.find_spec(mod) is None:
             pytest.skip(f"{page} needs {mod}")
     _compare(page, fast=False)
+
+
+def test_every_file_with_a_timing_figure_states_its_machine() -> None:
+    """A file that shows a page's timing figures shows that page's ``measured`` stamp too (the
+    CPU, BLAS kernel, versions and load they were measured with)."""
+    uses: dict[tuple[Path, str], set[str]] = {}
+    for f, key, _ in dn.spans():
+        page, _, name = key.partition(".")
+        uses.setdefault((f, page), set()).add(name)
+    for (f, page), names in uses.items():
+        timing = set(dn.load(page)["timing"]) - {"measured"}
+        if names & timing:
+            assert "measured" in names, (f"{f.relative_to(ROOT)} shows {page}'s timing figures "
+                                         f"{sorted(names & timing)} without `{page}.measured`")
+
+
+def test_a_written_page_records_the_machine_stamp(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dn, "NUMBERS", tmp_path)
+    v = dn.Values()
+    v.x("n", "3")
+    v.a("count", 228, within=0.15)
+    dn.save("fizzbuzz", v)
+    data = dn.load("fizzbuzz")
+    assert {"cpu", "cores", "blas_kernel", "versions", "threads", "load"} <= set(data["machine"])
+    assert data["about"]["count"] == {"text": "about 230", "value": 228, "within": 0.15}
+    assert dn.stored_text("fizzbuzz.count") == "about 230"
+    near, far = dn.Values(), dn.Values()
+    near.x("n", "3"), near.a("count", 224, within=0.15)
+    far.x("n", "3"), far.a("count", 300, within=0.15)
+    assert dn.moved("fizzbuzz", near) == {}
+    assert dn.moved("fizzbuzz", far) == {"count": (228, 300)}

@@ -45,7 +45,10 @@ def test_scipy_success_far_from_the_optimum_is_recorded_not_copied():
                            max_time=None)
     assert r.status == "stalled" and not r.success and r.nit_to_target is None
     assert "RELATIVE REDUCTION OF F" in r.message and "scipy success=True" in r.message
-    assert r.nit == 7 and f"{r.fun:.3f}" == "0.915"
+    # where it stops follows the BLAS kernel's rounding on this ill-conditioned problem (cond
+    # ~7e14): 7 iterations under OpenBLAS Haswell and SkylakeX, 12 under Sandybridge; the
+    # objective it stops at, 0.915 (f* = 0.0103), is the same under each
+    assert 5 <= r.nit <= 20 and f"{r.fun:.3f}" == "0.915"
     assert r.hyperparameters["gtol"] == 1e-5
 
 

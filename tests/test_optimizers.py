@@ -154,7 +154,10 @@ _P = LinearRegression(10_000)  # the story's data: Poisson counts with means 30,
 _B = lr_b()                    # features scaled 1, 100, 10,000 (cond ~ 1e8)
 _C = lr_c()                    # scales 1, 1e3, 1e6 and an offset of 5e6 (cond ~ 7e14)
 
-#: (instance, spec, tol, budget, nit_to_target measured on numpy 2.4/OpenBLAS).
+#: (instance, spec, tol, budget, nit_to_target measured on numpy 2.4/OpenBLAS): exact where the
+#: count is the same under the OpenBLAS kernels Haswell, SkylakeX and Sandybridge; a (lo, hi)
+#: band where the kernel's rounding moves the path (L-BFGS on LR-C, cond ~7e14: 49 iterations
+#: under Haswell and SkylakeX, 39 under Sandybridge).
 #: GD, Adadelta and SGD are first-order and scale-sensitive: on the Poisson data they are held
 #: to tol 1e-4 (GD needs 62,429 iterations for 1e-6), and on LR-B/LR-C they cannot converge in a
 #: test's budget at all (see test_scale_sensitive_optimizers_stall_on_lr_b).
@@ -177,7 +180,7 @@ CONVERGENCE = [
     ("B", optcmp.diag_newton(), 1e-6, 200, 24),
     ("B", optcmp.lbfgs(), 1e-6, 200, 20),
     ("C", optcmp.diag_newton(), 1e-6, 2000, 686),
-    ("C", optcmp.lbfgs(), 1e-6, 200, 49),
+    ("C", optcmp.lbfgs(), 1e-6, 200, (30, 60)),
 ]
 _PROBS = {"S": _S, "P": _P, "B": _B, "C": _C}
 
@@ -195,8 +198,10 @@ def test_reaches_target_on_10k_rows(key, spec, tol, budget, expected) -> None:
     first = int(np.argmax(rel <= tol))
     assert rel[first] <= tol and np.all(rel[:first] > tol)
     assert r.trace.iteration[first] == r.nit_to_target
-    # iteration counts are deterministic; allow one step for a different BLAS' last bits
-    assert abs(r.nit_to_target - expected) <= max(1, expected // 500), r.nit_to_target
+    if isinstance(expected, tuple):
+        assert expected[0] <= r.nit_to_target <= expected[1], r.nit_to_target
+    else:  # deterministic; one step for another BLAS library's last bits (MKL, Accelerate)
+        assert abs(r.nit_to_target - expected) <= max(1, expected // 500), r.nit_to_target
 
 
 def test_scale_sensitive_optimizers_stall_on_lr_b() -> None:

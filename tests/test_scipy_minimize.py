@@ -57,7 +57,9 @@ def test_scipy_defaults_stop_early_and_are_not_converged():
     """LR-C with scipy's own tests: L-BFGS-B says success at f = 0.915 (f* = 0.0103)."""
     r = _run(optcmp.scipy_minimize("L-BFGS-B", tolerances="scipy"), problem=lr_c(), tol=1e-10,
              max_iter=500)
-    assert (r.status, r.nit, r.success) == ("stalled", 7, False)
+    # 7 iterations under OpenBLAS Haswell and SkylakeX, 12 under Sandybridge (cond ~7e14: the
+    # kernel's rounding decides where the line search gives up); the same objective under each
+    assert (r.status, r.success) == ("stalled", False) and 5 <= r.nit <= 20
     assert "scipy success=True" in r.message and f"{r.fun:.3f}" == "0.915"
     off = _run(optcmp.scipy_minimize("L-BFGS-B"), problem=lr_c(), tol=1e-10, max_iter=500)
     assert off.status == "converged"
