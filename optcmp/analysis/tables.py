@@ -155,9 +155,9 @@ def _ttt(r: RunResult) -> float:
 
 def _sort_key(comp: ComparisonData) -> Any:
     """The rows' order: the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`)
-    applied to each row's runs."""
+    applied to each row's runs (a row of repetitions sorts as its median run)."""
     key = row_key(comp)
-    return lambda group: min(key(r) for r in group)
+    return lambda group: sorted(key(r) for r in group)[(len(group) - 1) // 2]
 
 
 def _ttt_cell(r: RunResult) -> str:
