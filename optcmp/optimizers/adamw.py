@@ -23,6 +23,7 @@ from optcmp.optimizers._common import common_params, f64, keras_common, requires
 from optcmp.optimizers.adam import AdamRule, adam_params
 from optcmp.optimizers.base import (
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -92,6 +93,13 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                          convention=convention, schedule=schedule, clip_norm=clip_norm)
 
 
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.adamw`` arguments: decay ``lr * weight_decay * x`` in the update, no mask."""
+    return {"learning_rate": float(h["learning_rate"]), "b1": float(h["beta1"]),
+            "b2": float(h["beta2"]), "eps": float(h["eps"]), "eps_root": 0.0, "mu_dtype": None,
+            "weight_decay": float(h["weight_decay"]), "mask": None, "nesterov": False}
+
+
 register_optimizer(OptimizerInfo(
     name="adamw",
     params={**adam_params(0.01), **common_params()},
@@ -103,5 +111,8 @@ register_optimizer(OptimizerInfo(
                                               "torch.optim.AdamW")),
              KerasOptimizer("AdamW", _keras_options,
                             requires=requires("convention", "eps_hat",
-                                              "keras.optimizers.AdamW"))),
+                                              "keras.optimizers.AdamW")),
+             OptaxOptimizer("adamw", _optax_options,
+                            requires=requires("convention", "bias_corrected_eps",
+                                              "optax.adamw"))),
 ), adamw)
