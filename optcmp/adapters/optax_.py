@@ -100,10 +100,23 @@ def learning_rate(lr: float, schedule: str, ops: Any, dtype: Any) -> Callable[[A
 
 
 def lbfgs_step(problem: Any, ops: Any, tx: Any) -> Callable[..., Any]:
-    """One optax L-BFGS iteration: ``step(x, state, batch) -> (fun, grad_norm, x, state)``.
+    """One optax L-BFGS iteration, not compiled.
 
-    ``state`` is ``(optax_state, nfev)``: the evaluations the step spent (1 for the incoming
-    iterate when the state holds no value yet, plus the line search's).
+    Parameters
+    ----------
+    problem : Problem
+        Its objective is what the line search evaluates (and differentiates).
+    ops : namespace
+        The JAX ops.
+    tx : optax.GradientTransformation
+        ``optax.lbfgs(...)``.
+
+    Returns
+    -------
+    callable
+        ``step(x, state, batch) -> (fun, grad_norm, x, state)``; ``state`` is
+        ``(optax_state, nfev)``, ``nfev`` the evaluations the step spent (1 for the incoming
+        iterate when the state holds no value yet, plus the line search's).
     """
     objective = problem.objective
 

@@ -37,7 +37,13 @@ block_until_ready = jax.block_until_ready
 
 
 def x64_enabled() -> bool:
-    """Whether ``jax_enable_x64`` is on (float64 arrays exist) in this process."""
+    """Whether ``jax_enable_x64`` is on in this process.
+
+    Returns
+    -------
+    bool
+        True when JAX makes float64 arrays of float64 data.
+    """
     return bool(jax.config.read("jax_enable_x64"))
 
 
