@@ -11,35 +11,11 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
-#: XLA CPU flags that make every JAX computation run on one thread (Eigen's thread pool off, one
-#: intra-op thread); added to ``XLA_FLAGS`` before JAX starts.
-XLA_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
-
-
-def pin_xla_threads() -> bool:
-    """Add :data:`XLA_CPU_FLAGS` to ``XLA_FLAGS`` when JAX has not started yet.
-
-    Returns
-    -------
-    bool
-        True when the flags are in ``XLA_FLAGS`` before JAX starts (added now or set by the
-        environment); False when ``jax`` was already imported without them (its CPU pool
-        keeps its own size: :func:`xla_cpu_threads` then reports ``None``).
-    """
-    flags = os.environ.get("XLA_FLAGS", "")
-    missing = [f for f in XLA_CPU_FLAGS if f.split("=")[0] not in flags]
-    if not missing:
-        return True
-    if "jax" in sys.modules:
-        return False
-    os.environ["XLA_FLAGS"] = " ".join([flags, *missing]).strip()
-    return True
-
+from optcmp.ops import XLA_CPU_FLAGS, pin_xla_threads
 
 _PINNED = pin_xla_threads()
 
