@@ -153,10 +153,12 @@ ROWS: list[Row] = [
     # iterations (82 evaluations) and torch/scipy 24 (36)
     Row("lbfgs-LR-B", "lbfgs", lambda i: optcmp.lbfgs(impl=i), lr_b, 1e-10,
         nit={"numpy/scipy": 26, "torch/native": 42, "torch/scipy": 26, "tensorflow/scipy": 26,
-             "jax/native": 6, "jax/scipy": 26},
+             "jax/native": 6},
         nfev={"numpy/scipy": 39, "torch/native": 95, "torch/scipy": 39, "tensorflow/scipy": 39,
-              "jax/native": 60, "jax/scipy": 39},
-        equivalence={"scipy": "different"}, steps=20),
+              "jax/native": 60},
+        equivalence={"scipy": "different"}, steps=20,
+        skip={"jax/scipy": "26 iterations under OpenBLAS' Haswell kernel, 24 under Sandybridge: "
+                           "scipy's path here depends on the BLAS kernel"}),
     # FizzBuzz: a non-convex loss; the backends' L-BFGS paths part after a few dozen steps, and
     # the path depends on the reduction order (with 2 threads: torch/scipy 216, tensorflow 216)
     Row("lbfgs-FizzBuzz", "lbfgs", lambda i: optcmp.lbfgs(impl=i), FizzBuzzMLP, None,
