@@ -108,11 +108,12 @@ def _all(impls: dict[str, tuple[str, ...]], n: int) -> dict[Key, int]:
     return {f"{b}/{i}": n for b, ims in impls.items() for i in ims}
 
 
-REFERENCE = {"numpy": ("reference",), "torch": ("reference",), "tensorflow": ("reference",)}
+REFERENCE = {"numpy": ("reference",), "torch": ("reference",), "tensorflow": ("reference",),
+             "jax": ("reference",)}
 #: The reference on every backend plus one framework's native (the convention it implements).
 TORCH_NATIVE = {**REFERENCE, "torch": ("reference", "native")}
 KERAS_NATIVE = {**REFERENCE, "tensorflow": ("reference", "native")}
-SCIPY_KEYS = ("numpy/scipy", "torch/scipy", "tensorflow/scipy")
+SCIPY_KEYS = ("numpy/scipy", "torch/scipy", "tensorflow/scipy", "jax/scipy")
 #: method, iterations and objective evaluations to 1e-8 on LR-A, needs a Hessian (numpy skips)
 SCIPY_METHODS = [
     ("BFGS", 7, 10, False), ("CG", 3, 7, False), ("L-BFGS-B", 4, 5, False),
@@ -132,44 +133,61 @@ def _skip_torch(what: str) -> dict[Key, str]:
     return {"torch/native": f"torch implements another {what} (recorded as skipped)"}
 
 
+def _with_optax(nit: dict[Key, int], skip: dict[Key, str], n: int,
+                runs: bool) -> tuple[dict[Key, int], dict[Key, str]]:
+    """``jax/native`` (optax) counted when optax implements the row's convention, else skipped."""
+    if runs:
+        return {**nit, "jax/native": n}, skip
+    return nit, {**skip, "jax/native": "optax implements another convention (recorded as "
+                                        "skipped)"}
+
+
 def _convention_rows(name: str, make: Callable[..., OptimizerSpec], torch_conv: str,
                      keras_conv: str, tol: float, nit: tuple[int, int],
-                     keras_kw: dict | None = None) -> list[Row]:
+                     keras_kw: dict | None = None, optax: str = "torch") -> list[Row]:
     """Two rows: the torch convention (torch native) and the Keras one (Keras native); each
-    reference trajectory equals the matching native's to 1e-12 over 100 float64 steps."""
+    reference trajectory equals the matching native's to 1e-12 over 100 float64 steps.
+    ``optax``: the conventions optax implements (``"torch"``, ``"keras"`` or ``"both"``)."""
     kk = keras_kw or {}
+    nit0, skip0 = _with_optax(_all(TORCH_NATIVE, nit[0]), _skip_keras("convention"), nit[0],
+                              optax in ("torch", "both"))
+    nit1, skip1 = _with_optax(_all(KERAS_NATIVE, nit[1]), _skip_torch("convention"), nit[1],
+                              optax in ("keras", "both"))
     return [
         Row(f"{name}-{torch_conv}-LR-A", name, lambda i: make(convention=torch_conv, impl=i),
-            lr_a, tol, nit=_all(TORCH_NATIVE, nit[0]),
-            equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
-            skip=_skip_keras("convention")),
+            lr_a, tol, nit=nit0, equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
+            skip=skip0),
         Row(f"{name}-{keras_conv}-LR-A", name,
             lambda i: make(convention=keras_conv, impl=i, **kk), lr_a, tol,
-            nit=_all(KERAS_NATIVE, nit[1]), equivalence={"reference": 1e-12, "native": 1e-12},
-            steps=100, skip=_skip_torch("convention")),
+            nit=nit1, equivalence={"reference": 1e-12, "native": 1e-12},
+            steps=100, skip=skip1),
     ]
+
+
 def _minibatch_rows(name: str, make: Callable[..., OptimizerSpec], torch_conv: str,
                     keras_conv: str, tol: float, nit: tuple[int, int],
-                    keras_kw: dict | None = None) -> list[Row]:
+                    keras_kw: dict | None = None, optax: str = "torch") -> list[Row]:
     """:func:`_convention_rows` on minibatches of 100 rows: each native steps on the reference's
     minibatch sequence (trajectories equal to 1e-12 over 100 float64 steps, 10 epochs)."""
     kk = keras_kw or {}
+    nit0, skip0 = _with_optax(_all(TORCH_NATIVE, nit[0]), _skip_keras("convention"), nit[0],
+                              optax in ("torch", "both"))
+    nit1, skip1 = _with_optax(_all(KERAS_NATIVE, nit[1]), _skip_torch("convention"), nit[1],
+                              optax in ("keras", "both"))
     return [
         Row(f"{name}-{torch_conv}-minibatch-LR-A", name,
             lambda i: make(convention=torch_conv, batch_size=100, impl=i), lr_a, tol,
-            nit=_all(TORCH_NATIVE, nit[0]), nfev=_all(TORCH_NATIVE, nit[0]),
-            equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
-            skip=_skip_keras("convention")),
+            nit=nit0, nfev=nit0, equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
+            skip=skip0),
         Row(f"{name}-{keras_conv}-minibatch-LR-A", name,
             lambda i: make(convention=keras_conv, batch_size=100, impl=i, **kk), lr_a, tol,
-            nit=_all(KERAS_NATIVE, nit[1]), nfev=_all(KERAS_NATIVE, nit[1]),
-            equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
-            skip=_skip_torch("convention")),
+            nit=nit1, nfev=nit1, equivalence={"reference": 1e-12, "native": 1e-12}, steps=100,
+            skip=skip1),
     ]
 
 
 NATIVE_TOO = {"numpy": ("reference",), "torch": ("reference", "native"),
-              "tensorflow": ("reference", "native")}
+              "tensorflow": ("reference", "native"), "jax": ("reference", "native")}
 
 ROWS: list[Row] = [
     Row("gd-LR-A", "gd", lambda i: optcmp.gd(0.1, impl=i), lr_a, 1e-8,
@@ -183,8 +201,10 @@ ROWS: list[Row] = [
         nit=_all(NATIVE_TOO, 70), nfev=_all(NATIVE_TOO, 70),
         equivalence={"reference": 1e-13, "native": 1e-13}),
     Row("lbfgs-LR-A", "lbfgs", lambda i: optcmp.lbfgs(impl=i), lr_a, 1e-10,
-        nit={"numpy/scipy": 5, "torch/native": 5, "torch/scipy": 5, "tensorflow/scipy": 5},
-        nfev={"numpy/scipy": 6, "torch/native": 12, "torch/scipy": 6, "tensorflow/scipy": 6},
+        nit={"numpy/scipy": 5, "torch/native": 5, "torch/scipy": 5, "tensorflow/scipy": 5,
+             "jax/native": 5, "jax/scipy": 5},
+        nfev={"numpy/scipy": 6, "torch/native": 12, "torch/scipy": 6, "tensorflow/scipy": 6,
+              "jax/native": 7, "jax/scipy": 6},
         equivalence={"scipy": 1e-9}),
     # condition number ~1e8: the float64 rounding of the gradient moves scipy's path. Here
     # torch and TensorFlow use the problem's gradient written against ops (numpy's formula),
@@ -194,10 +214,12 @@ ROWS: list[Row] = [
     # the AVX2, AVX-512 and compatible paths on an AMD EPYC, 35 on an Intel Xeon (AVX-512)
     Row("lbfgs-LR-B", "lbfgs", lambda i: optcmp.lbfgs(impl=i), lr_b, 1e-10,
         nit={"numpy/scipy": 26, "torch/native": Band(30, 50), "torch/scipy": 26,
-             "tensorflow/scipy": 26},
+             "tensorflow/scipy": 26, "jax/native": 6},
         nfev={"numpy/scipy": 39, "torch/native": Band(60, 120), "torch/scipy": 39,
-              "tensorflow/scipy": 39},
-        equivalence={"scipy": "different"}, steps=20),
+              "tensorflow/scipy": 39, "jax/native": 60},
+        equivalence={"scipy": "different"}, steps=20,
+        skip={"jax/scipy": "26 iterations under OpenBLAS' Haswell kernel, 24 under Sandybridge: "
+                           "scipy's path here depends on the BLAS kernel"}),
     # FizzBuzz: a non-convex loss; the backends' L-BFGS paths part after a few dozen steps, and
     # each path follows the rounding of the reductions (the BLAS kernel, the thread count).
     # torch runs the problem's backpropagation written against ops. Measured with one thread:
@@ -209,7 +231,10 @@ ROWS: list[Row] = [
     Row("lbfgs-FizzBuzz", "lbfgs", lambda i: optcmp.lbfgs(impl=i), FizzBuzzMLP, None,
         nit={"numpy/scipy": Band(190, 260), "torch/native": Band(250, 450, stalls=True),
              "torch/scipy": Band(190, 260)},
-        skip={"tensorflow/scipy": "TensorFlow fixes its thread pools when it starts (threads=1 "
+        skip={"jax/native": "a non-convex path that parts with every reduction order (optax's "
+                            "L-BFGS on LR-A above)",
+              "jax/scipy": "XLA's reduction order moves this path (see tensorflow/scipy)",
+              "tensorflow/scipy": "TensorFlow fixes its thread pools when it starts (threads=1 "
                                   "cannot be set after another test used it), and this path "
                                   "depends on the reduction order: 229 with 1 thread, 216 "
                                   "with 2"},
@@ -223,10 +248,10 @@ ROWS: list[Row] = [
     # learning rate 1e-3: at 1e-2 RMSprop's normalized step oscillates near the optimum and
     # the backends' rounding grows to 5e-2 within 100 steps (a property of the algorithm)
     *_convention_rows("rmsprop", lambda **k: optcmp.rmsprop(1e-3, momentum=0.5, **k),
-                      "eps_outside_sqrt", "eps_inside_sqrt", 1e-3, (976, 976)),
+                      "eps_outside_sqrt", "eps_inside_sqrt", 1e-3, (976, 976), optax="both"),
     *_convention_rows("adagrad", lambda **k: optcmp.adagrad(0.5, **k), "eps_outside_sqrt",
                       "eps_inside_sqrt", 1e-6, (39, 40),
-                      {"eps": 1e-7, "initial_accumulator_value": 0.1}),
+                      {"eps": 1e-7, "initial_accumulator_value": 0.1}, optax="keras"),
     # iterations to 1e-6 under the cut, torch's form 125 vs Keras' 131 (Nesterov 90 vs 98)
     *_convention_rows("momentum", lambda **k: optcmp.momentum(0.05, schedule=CUT_AT_30, **k),
                       "lr_outside", "lr_inside", 1e-6, (125, 131)),
@@ -240,10 +265,10 @@ ROWS: list[Row] = [
     *_minibatch_rows("adamw", lambda **k: optcmp.adamw(0.01, weight_decay=0.1, **k),
                      "bias_corrected_eps", "eps_hat", 1e-3, (1390, 1390)),
     *_minibatch_rows("rmsprop", lambda **k: optcmp.rmsprop(1e-3, momentum=0.5, **k),
-                     "eps_outside_sqrt", "eps_inside_sqrt", 1e-3, (990, 990)),
+                     "eps_outside_sqrt", "eps_inside_sqrt", 1e-3, (990, 990), optax="both"),
     *_minibatch_rows("adagrad", lambda **k: optcmp.adagrad(0.5, **k), "eps_outside_sqrt",
                      "eps_inside_sqrt", 1e-3, (20, 20),
-                     {"eps": 1e-7, "initial_accumulator_value": 0.1}),
+                     {"eps": 1e-7, "initial_accumulator_value": 0.1}, optax="keras"),
     # a constant learning rate: both natives run either momentum convention
     Row("momentum-minibatch-LR-A", "momentum",
         lambda i: optcmp.momentum(0.05, batch_size=100, impl=i), lr_a, 1e-3,

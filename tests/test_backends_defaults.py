@@ -54,6 +54,10 @@ def _upstream(framework: str, optimizer: str) -> inspect.Signature:
         keras = _keras()
 
         return inspect.signature(getattr(keras.optimizers, optimizer).__init__)
+    if framework == "optax":
+        optax = pytest.importorskip("optax")
+
+        return inspect.signature(getattr(optax, optimizer))
     if framework == "scipy":
         from scipy.optimize import _lbfgsb_py
 
@@ -72,7 +76,10 @@ def test_docs_table_covers_every_framework_optimizer():
                     # the framework optimizers behind adam, adamw, rmsprop and adagrad
                     ("torch", "Adam"), ("torch", "AdamW"), ("torch", "RMSprop"),
                     ("torch", "Adagrad"), ("keras", "Adam"), ("keras", "AdamW"),
-                    ("keras", "RMSprop"), ("keras", "Adagrad")}
+                    ("keras", "RMSprop"), ("keras", "Adagrad"),
+                    # optax's, on the JAX backend
+                    *{("optax", n) for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad",
+                                             "adadelta", "lbfgs")}}
 
 
 def test_every_native_of_every_optimizer_is_in_the_docs_table():
@@ -82,7 +89,7 @@ def test_every_native_of_every_optimizer_is_in_the_docs_table():
     seen = {(r["framework"], r["optimizer"]) for r in ROWS}
     for name in optimizer_names():
         for n in optimizer_info(name).natives:
-            if n.framework in ("torch", "keras"):
+            if n.framework in ("torch", "keras", "optax"):
                 assert (n.framework, n.name) in seen, (name, n.framework, n.name)
 
 
@@ -111,7 +118,9 @@ def test_docs_table_upstream_default_is_the_installed_one(row):
                          ids=lambda r: f"{r['optimizer']}.{r['optcmp name']}")
 def test_docs_table_optcmp_default_is_optcmps(row):
     name = {"Adadelta": "adadelta", "SGD": "sgd", "LBFGS": "lbfgs", "L-BFGS-B": "lbfgs",
-            "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop", "Adagrad": "adagrad"}
+            "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop", "Adagrad": "adagrad",
+            **{n: n for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta",
+                              "lbfgs")}}
     spec = optcmp.get_optimizer(name[row["optimizer"]])
     value = spec.hyperparameters[row["optcmp name"]]
     assert str(value) == row["optcmp default"] or _same(row["optcmp default"], value)

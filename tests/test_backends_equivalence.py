@@ -191,7 +191,7 @@ def test_check_equivalence_input_errors(problem):
     with pytest.raises(ValueError, match="impl='native' on none"):
         check_equivalence(problem, optcmp.gd(0.1), backends=("numpy",), impl="native")
     with pytest.raises(ValueError, match="unknown backend"):
-        check_equivalence(problem, optcmp.gd(0.1), backends=("jax",))
+        check_equivalence(problem, optcmp.gd(0.1), backends=("mxnet",))
 
 
 @needs_torch
@@ -209,12 +209,12 @@ def test_check_equivalence_loop_adapter_and_result_api(problem):
                                     r"'reference', 'scipy'\) or a mapping backend -> impl, "
                                     r"got 'bogus'"),
     ({"impl": ["native"]}, ValueError, r"impl must be None, one of .* got \['native'\]"),
-    ({"impl": {"jax": "native"}}, ValueError, "unknown backend 'jax'"),
+    ({"impl": {"mxnet": "native"}}, ValueError, "unknown backend 'mxnet'"),
     ({"impl": {"torch": "fast"}}, ValueError, r"impl for backend 'torch' must be one of"),
     ({"seed": 1.5}, ValueError, "seed must be a non-negative integer, got 1.5"),
     ({"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
     ({"tolerance": "x"}, ValueError, "tolerance must be a number > 0, got 'x'"),
-    ({"backends": "numpy,jax"}, ValueError, "unknown backend 'jax'"),
+    ({"backends": "numpy,mxnet"}, ValueError, "unknown backend 'mxnet'"),
 ])
 def test_check_equivalence_bad_input(kw, error, match):
     with pytest.raises(error, match=match):

@@ -208,8 +208,8 @@ def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
 # ---------------------------------------------------------------------- bad inputs
 def test_compare_input_errors() -> None:
     p = lr_a()
-    with pytest.raises(ValueError, match=r"unknown backend 'jax'; valid backends: numpy, torch, tensorflow"):
-        optcmp.compare(p, [optcmp.gd], backends=["jax"], progress=False)
+    with pytest.raises(ValueError, match=r"unknown backend 'mxnet'; valid backends: numpy, torch, tensorflow, jax"):
+        optcmp.compare(p, [optcmp.gd], backends=["mxnet"], progress=False)
     with pytest.raises(ValueError, match="unknown optimizer 'adamax'"):
         optcmp.compare(p, ["adamax"], progress=False)
     with pytest.raises(ValueError, match="optimizers is empty"):

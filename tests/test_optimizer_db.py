@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import warnings
 
@@ -14,7 +15,8 @@ from optcmp.adapters import resolve_adapter
 from optcmp.backends import BACKENDS
 from optcmp.optimizers import optimizer_info, optimizer_names
 
-INSTALLED = {"numpy": True, "torch": HAS_TORCH, "tensorflow": HAS_TF}
+HAS_JAX = all(importlib.util.find_spec(m) is not None for m in ("jax", "optax"))
+INSTALLED = {"numpy": True, "torch": HAS_TORCH, "tensorflow": HAS_TF, "jax": HAS_JAX}
 IMPLS = ("reference", "native", "scipy")
 
 

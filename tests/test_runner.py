@@ -115,8 +115,8 @@ def test_run_config_is_frozen_and_validated_once():
     assert cfg.replace(seed=3).seed == 3 and cfg.seed == 0
     assert RunConfig(backend="torch", device="cuda").run_device == "cuda"
     assert RunConfig(backend="numpy", device="cuda").run_device is None
-    with pytest.raises(ValueError, match="unknown backend 'jax'"):
-        RunConfig(backend="jax")
+    with pytest.raises(ValueError, match="unknown backend 'mxnet'"):
+        RunConfig(backend="mxnet")
     with pytest.raises(ValueError, match="dtype must be one of"):
         RunConfig(dtype="float16")
     with pytest.raises(ValueError, match="eval_every must be a positive integer, got 0"):

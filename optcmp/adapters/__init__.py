@@ -7,7 +7,9 @@ One adapter per *kind* of implementation, not per optimizer:
 * ``impl="native"``: a :class:`~optcmp.optimizers.base.TorchOptimizer`, run by
   :class:`~optcmp.adapters.torch_.TorchNativeAdapter`, or a
   :class:`~optcmp.optimizers.base.KerasOptimizer`, run by
-  :class:`~optcmp.adapters.keras.KerasNativeAdapter`;
+  :class:`~optcmp.adapters.keras.KerasNativeAdapter`, or an
+  :class:`~optcmp.optimizers.base.OptaxOptimizer`, run by
+  :class:`~optcmp.adapters.optax_.OptaxNativeAdapter`;
 * ``impl="scipy"``: a :class:`~optcmp.optimizers.base.ScipyMinimize`, run by
   :class:`~optcmp.adapters.scipy_.ScipyAdapter` on every backend.
 
@@ -28,6 +30,7 @@ ADAPTERS: dict[str, str] = {
     "reference": "optcmp.adapters.reference:ReferenceAdapter",
     "torch": "optcmp.adapters.torch_:TorchNativeAdapter",
     "keras": "optcmp.adapters.keras:KerasNativeAdapter",
+    "optax": "optcmp.adapters.optax_:OptaxNativeAdapter",
     "scipy": "optcmp.adapters.scipy_:ScipyAdapter",
 }
 

@@ -41,7 +41,8 @@ def hvp_function(backend: Any, problem: Any, data: Any, method: str) -> Any:
     Parameters
     ----------
     backend : Backend
-        torch (double backward) or TensorFlow (nested gradient tapes); eager, untraced.
+        torch (double backward), TensorFlow (nested gradient tapes), both eager, or JAX
+        (forward-over-reverse, ``jax.jit``).
     problem : Problem
     data : dict
         The placed training data.
@@ -83,6 +84,17 @@ def hvp_function(backend: Any, problem: Any, data: Any, method: str) -> Any:
             return np.asarray(outer.gradient(gv, xt).numpy(), dtype=np.float64).reshape(-1)
 
         return hvp_tf
+    if backend.name == "jax":
+        import jax
+
+        grad = jax.grad(lambda z: objective(ops, z, data))
+        hv_fn = jax.jit(lambda z, w: jax.jvp(grad, (z,), (w,))[1])
+
+        def hvp_jax(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            hv = hv_fn(backend.asarray(x), backend.asarray(v))
+            return np.asarray(backend.to_numpy(hv), dtype=np.float64).reshape(-1)
+
+        return hvp_jax
     raise NotApplicable(
         f"scipy method {method!r} needs Hessian-vector products, which optcmp computes by "
         f"autodiff; backend {backend.name!r} has none: run it on torch or tensorflow")

@@ -62,6 +62,8 @@ BACKENDS: dict[str, BackendInfo] = {
                          ("pytorch",), natives=("torch",)),
     "tensorflow": BackendInfo("tensorflow", "optcmp.backends.tensorflow_", "TensorFlowBackend",
                               "tensorflow", "tensorflow", ("tf", "keras"), natives=("keras",)),
+    "jax": BackendInfo("jax", "optcmp.backends.jax_", "JaxBackend", "jax", "jax", (),
+                       natives=("optax",)),
 }
 
 

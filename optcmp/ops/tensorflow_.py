@@ -19,11 +19,15 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from optcmp.ops import pin_xla_threads
+
 if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
     import torch  # noqa: F401
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if importlib.util.find_spec("jax") is not None:  # TensorFlow imports JAX when it is installed
+    pin_xla_threads()
 
 #: Start-up lines of TensorFlow's C++ side that say nothing about a run (dropped at import).
 IMPORT_NOISE = ("All log messages before absl::InitializeLog()", "oneDNN custom operations are on",

@@ -31,6 +31,7 @@ from optcmp.optimizers.base import (
     KerasOptimizer,
     Native,
     NotApplicable,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     ScipyMinimize,
@@ -77,7 +78,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
-    "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize", "TorchOptimizer",
+    "OptaxOptimizer", "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize", "TorchOptimizer",
     "UpdateRule", "as_spec", "boolean", "canonical_optimizer", "clip_global_norm",
     "common_params", "factories", "get_optimizer", "one_of", "optimizer_info", "optimizer_names",
     "optional_positive_float", "optional_positive_int", "positive_float", "positive_int", "register_optimizer",

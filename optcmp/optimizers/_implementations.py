@@ -2,7 +2,7 @@
 
 The reference rule is written once against a backend's ``ops`` and runs on every backend (the
 test oracle). A :class:`Native` (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
-:class:`ScipyMinimize`) names the framework optimizer that runs a spec and how optcmp's
+:class:`OptaxOptimizer`, :class:`ScipyMinimize`) names the framework optimizer that runs a spec and how optcmp's
 hyperparameters map to its arguments; a native runs on the backends whose
 :attr:`~optcmp.backends.BackendInfo.natives` name its framework (scipy runs on every backend).
 Import them from :mod:`optcmp.optimizers` (or :mod:`optcmp.optimizers.base`).
@@ -113,6 +113,26 @@ class KerasOptimizer(Native):
 
 
 @dataclass(frozen=True)
+class OptaxOptimizer(Native):
+    """``optax.<name>(**options(hp))``, a gradient transformation run on the JAX backend.
+
+    Attributes
+    ----------
+    l2 : callable, optional
+        ``l2(hp) -> float``: the weight of an L2 term added to the gradient before the
+        optimizer (``optax.add_decayed_weights`` chained in front; 0: none).
+    linesearch : bool
+        The transformation's ``update`` takes the objective (``value``, ``grad``,
+        ``value_fn``: optax's L-BFGS and its line search); the evaluations it spends are
+        counted.
+    """
+
+    framework: ClassVar[str] = "optax"
+    l2: Callable[[Mapping[str, Any]], float] | None = None
+    linesearch: bool = False
+
+
+@dataclass(frozen=True)
 class ScipyMinimize(Native):
     """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
 
@@ -160,5 +180,5 @@ class ScipyMinimize(Native):
         return out
 
 
-__all__ = ["KerasOptimizer", "Native", "Options", "ScipyMinimize", "TorchOptimizer",
-           "UpdateRule"]
+__all__ = ["KerasOptimizer", "Native", "OptaxOptimizer", "Options", "ScipyMinimize",
+           "TorchOptimizer", "UpdateRule"]

@@ -26,6 +26,7 @@ from optcmp.optimizers._common import minibatch_params
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -56,6 +57,12 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.Adadelta`` arguments: optcmp's three values, no weight decay."""
     return {"lr": float(h["learning_rate"]), "rho": float(h["rho"]), "eps": float(h["eps"]),
             "weight_decay": 0.0, "maximize": False}
+
+
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.adadelta`` arguments: optcmp's three values, no weight decay."""
+    return {"learning_rate": float(h["learning_rate"]), "rho": float(h["rho"]),
+            "eps": float(h["eps"]), "weight_decay": 0.0, "weight_decay_mask": None}
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,5 +137,6 @@ register_optimizer(OptimizerInfo(
     stochastic=True,
     # the frameworks' own Adadelta, with every value passed: "auto" prefers them
     natives=(TorchOptimizer("Adadelta", _torch_options),
-             KerasOptimizer("Adadelta", _keras_options)),
+             KerasOptimizer("Adadelta", _keras_options),
+             OptaxOptimizer("adadelta", _optax_options)),
 ), adadelta)

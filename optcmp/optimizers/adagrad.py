@@ -35,6 +35,7 @@ from optcmp.optimizers._common import (
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -80,6 +81,13 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     return {"learning_rate": float(h["learning_rate"]),
             "initial_accumulator_value": f64(h["initial_accumulator_value"]),
             "epsilon": f64(h["eps"]), "weight_decay": None, **keras_common(h)}
+
+
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.adagrad`` arguments (epsilon inside the square root, optax's only form)."""
+    return {"learning_rate": float(h["learning_rate"]),
+            "initial_accumulator_value": float(h["initial_accumulator_value"]),
+            "eps": float(h["eps"])}
 
 
 def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
@@ -158,6 +166,8 @@ register_optimizer(OptimizerInfo(
     natives=(TorchOptimizer("Adagrad", _torch_options,
                             requires=requires("convention", "eps_outside_sqrt",
                                               "torch.optim.Adagrad")),
+             OptaxOptimizer("adagrad", _optax_options,
+                            requires=requires("convention", "eps_inside_sqrt", "optax.adagrad")),
              KerasOptimizer("Adagrad", _keras_options,
                             requires=requires("convention", "eps_inside_sqrt",
                                               "keras.optimizers.Adagrad"))),

@@ -48,6 +48,7 @@ from optcmp.optimizers._common import (
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -155,6 +156,26 @@ def _keras_requires(h: Mapping[str, Any]) -> str | None:
     return why
 
 
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.adam`` arguments: epsilon added to the bias-corrected root (torch's form)."""
+    return {"learning_rate": float(h["learning_rate"]), "b1": float(h["beta1"]),
+            "b2": float(h["beta2"]), "eps": float(h["eps"]), "eps_root": 0.0, "mu_dtype": None,
+            "nesterov": False}
+
+
+def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    why = requires("convention", "bias_corrected_eps", "optax.adam")(h)
+    if why is None and h["weight_decay"] and h["weight_decay_mode"] != "l2":
+        why = ("optax.adam has no weight decay of its own; decoupled decay is optax.adamw "
+               "(optcmp.adamw); the reference rule (impl='reference') runs it here")
+    return why
+
+
+def _optax_l2(h: Mapping[str, Any]) -> float:
+    """The L2 term ``weight_decay * x`` added to the gradient (``weight_decay_mode='l2'``)."""
+    return float(h["weight_decay"]) if h["weight_decay_mode"] == "l2" else 0.0
+
+
 def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
          eps: float = 1e-8, weight_decay: float = 0.0, convention: str = "bias_corrected_eps",
          weight_decay_mode: str = "l2", schedule: str | Schedule | None = "constant",
@@ -246,5 +267,6 @@ register_optimizer(OptimizerInfo(
     natives=(TorchOptimizer("Adam", _torch_options,
                             requires=requires("convention", "bias_corrected_eps",
                                               "torch.optim.Adam")),
-             KerasOptimizer("Adam", _keras_options, requires=_keras_requires)),
+             KerasOptimizer("Adam", _keras_options, requires=_keras_requires),
+             OptaxOptimizer("adam", _optax_options, requires=_optax_requires, l2=_optax_l2)),
 ), adam)

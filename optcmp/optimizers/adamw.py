@@ -30,6 +30,7 @@ from optcmp.optimizers._common import (
 from optcmp.optimizers.adam import AdamRule, adam_params
 from optcmp.optimizers.base import (
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -109,6 +110,13 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                          batch_size=batch_size, shuffle=shuffle)
 
 
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.adamw`` arguments: decay ``lr * weight_decay * x`` in the update, no mask."""
+    return {"learning_rate": float(h["learning_rate"]), "b1": float(h["beta1"]),
+            "b2": float(h["beta2"]), "eps": float(h["eps"]), "eps_root": 0.0, "mu_dtype": None,
+            "weight_decay": float(h["weight_decay"]), "mask": None, "nesterov": False}
+
+
 register_optimizer(OptimizerInfo(
     name="adamw",
     params={**adam_params(0.01), **common_params(), **minibatch_params()},
@@ -121,5 +129,8 @@ register_optimizer(OptimizerInfo(
                                               "torch.optim.AdamW")),
              KerasOptimizer("AdamW", _keras_options,
                             requires=requires("convention", "eps_hat",
-                                              "keras.optimizers.AdamW"))),
+                                              "keras.optimizers.AdamW")),
+             OptaxOptimizer("adamw", _optax_options,
+                            requires=requires("convention", "bias_corrected_eps",
+                                              "optax.adamw"))),
 ), adamw)

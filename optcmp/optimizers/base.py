@@ -46,6 +46,7 @@ from optcmp.optimizers._hyperparams import (
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     Native,
+    OptaxOptimizer,
     Options,
     ScipyMinimize,
     TorchOptimizer,
@@ -494,7 +495,8 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
 
 __all__ = [
     "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable", "OptimizerInfo",
-    "OptimizerSpec", "Options", "ScipyMinimize", "TorchOptimizer", "UpdateRule", "as_spec",
+    "OptaxOptimizer", "OptimizerSpec", "Options", "ScipyMinimize", "TorchOptimizer",
+    "UpdateRule", "as_spec",
     "boolean", "canonical_optimizer", "factories", "get_optimizer", "one_of", "optimizer_info",
     "optimizer_names", "optional_positive_float", "optional_positive_int", "positive_float",
     "positive_int",

@@ -23,6 +23,7 @@ from typing import Any
 
 from optcmp.optimizers.base import (
     HyperParam,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     ScipyMinimize,
@@ -76,6 +77,30 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
             "tolerance_grad": float(h["tolerance_grad"]),
             "tolerance_change": float(h["tolerance_change"]),
             "history_size": int(h["history_size"]), "line_search_fn": h["line_search_fn"]}
+
+
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.lbfgs`` with its zoom line search (strong Wolfe), one iteration per step.
+
+    ``memory_size`` is ``history_size``; the line search gets ``max_linesearch`` steps and
+    optax's Wolfe constants (``slope_rtol=1e-4``, ``curv_rtol=0.9``, the values torch's
+    strong-Wolfe search uses), passed explicitly; ``line_search_fn=None`` is a fixed step 1.
+    optax has no stopping test of its own: optcmp's stopping rule decides.
+    """
+    ls = None if h["line_search_fn"] is None else {
+        "max_linesearch_steps": int(h["max_linesearch"]), "max_learning_rate": None,
+        "tol": 0.0, "increase_factor": 2.0, "slope_rtol": 1e-4, "curv_rtol": 0.9,
+        "approx_dec_rtol": 1e-6, "stepsize_precision": 1e-5, "initial_guess_strategy": "keep",
+        "verbose": False}
+    return {"learning_rate": None if ls is not None else 1.0,
+            "memory_size": int(h["history_size"]), "scale_init_precond": True, "linesearch": ls}
+
+
+def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    if int(h["max_iter_per_step"]) != 1:
+        return (f"optax.lbfgs takes one iteration per step, not max_iter_per_step="
+                f"{h['max_iter_per_step']}")
+    return None
 
 
 def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
@@ -170,5 +195,6 @@ register_optimizer(OptimizerInfo(
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",
     # torch.optim.LBFGS where the backend is torch ("auto" prefers it), scipy everywhere
     natives=(TorchOptimizer("LBFGS", _torch_options, closure=True),
+             OptaxOptimizer("lbfgs", _optax_options, requires=_optax_requires, linesearch=True),
              ScipyMinimize("L-BFGS-B", _scipy_options)),
 ), lbfgs)

@@ -41,6 +41,7 @@ from optcmp.optimizers._common import (
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -132,6 +133,31 @@ def sgd_options(nesterov: bool) -> tuple[Any, Any]:
                 "nesterov": nesterov, "weight_decay": None, **keras_common(h)}
 
     return torch_options, keras_options
+
+
+def optax_sgd_options(nesterov: bool | None) -> Any:
+    """The ``optax.sgd`` option builder (``nesterov=None``: the spec's own ``nesterov``).
+
+    optax's ``trace`` keeps the learning rate outside the buffer (torch's ``lr_outside``);
+    ``momentum=0`` is passed as ``None`` (no buffer).
+
+    Parameters
+    ----------
+    nesterov : bool or None
+
+    Returns
+    -------
+    callable
+        ``optax_options(hp)``, every argument explicit.
+    """
+
+    def optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+        mu = float(h["momentum"])
+        nest = bool(h["nesterov"]) if nesterov is None else nesterov
+        return {"learning_rate": float(h["learning_rate"]), "momentum": mu or None,
+                "nesterov": nest, "accumulator_dtype": None}
+
+    return optax_options
 
 
 def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
@@ -226,5 +252,7 @@ register_optimizer(OptimizerInfo(
     natives=(TorchOptimizer("SGD", _torch_options,
                             requires=momentum_requires("torch.optim.SGD", "lr_outside")),
              KerasOptimizer("SGD", _keras_options,
-                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside"))),
+                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
+             OptaxOptimizer("sgd", optax_sgd_options(False),
+                            requires=momentum_requires("optax.sgd", "lr_outside"))),
 ), momentum)

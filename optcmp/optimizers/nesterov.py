@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from optcmp.optimizers.base import (
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -34,6 +35,7 @@ from optcmp.optimizers.momentum import (
     MomentumRule,
     momentum_params,
     momentum_requires,
+    optax_sgd_options,
     sgd_options,
 )
 from optcmp.optimizers.schedule import Schedule
@@ -99,5 +101,7 @@ register_optimizer(OptimizerInfo(
     natives=(TorchOptimizer("SGD", _torch_options,
                             requires=momentum_requires("torch.optim.SGD", "lr_outside")),
              KerasOptimizer("SGD", _keras_options,
-                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside"))),
+                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
+             OptaxOptimizer("sgd", optax_sgd_options(True),
+                            requires=momentum_requires("optax.sgd", "lr_outside"))),
 ), nesterov)

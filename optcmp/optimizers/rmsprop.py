@@ -40,6 +40,7 @@ from optcmp.optimizers._common import (
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -99,6 +100,27 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     return {"learning_rate": float(h["learning_rate"]), "rho": f64(h["rho"]),
             "momentum": f64(h["momentum"]), "epsilon": f64(h["eps"]),
             "centered": bool(h["centered"]), "weight_decay": None, **keras_common(h)}
+
+
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.rmsprop`` arguments: ``eps_in_sqrt`` from the convention, no bias correction."""
+    mu = float(h["momentum"])
+    return {"learning_rate": float(h["learning_rate"]), "decay": float(h["rho"]),
+            "eps": float(h["eps"]), "initial_scale": 0.0,
+            "eps_in_sqrt": h["convention"] == "eps_inside_sqrt", "centered": bool(h["centered"]),
+            "momentum": mu or None, "nesterov": False, "bias_correction": False}
+
+
+def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    """optax keeps the learning rate inside the momentum buffer (Keras' place) for both epsilon
+    placements: ``eps_in_sqrt=False`` is torch's algorithm only without momentum or schedule."""
+    if h["convention"] == "eps_inside_sqrt" or h["momentum"] == 0.0 or \
+            h.get("schedule", "constant") == "constant":
+        return None
+    return ("optax.rmsprop(eps_in_sqrt=False) puts the learning rate inside the momentum "
+            "buffer, torch outside: with momentum under schedule="
+            f"{h['schedule']!r} it matches neither convention; the reference rule "
+            "(impl='reference') runs 'eps_outside_sqrt' on every backend")
 
 
 def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
@@ -189,5 +211,6 @@ register_optimizer(OptimizerInfo(
                                               "torch.optim.RMSprop")),
              KerasOptimizer("RMSprop", _keras_options,
                             requires=requires("convention", "eps_inside_sqrt",
-                                              "keras.optimizers.RMSprop"))),
+                                              "keras.optimizers.RMSprop")),
+             OptaxOptimizer("rmsprop", _optax_options, requires=_optax_requires)),
 ), rmsprop)

@@ -32,6 +32,7 @@ from optcmp.optimizers._common import ScheduledRule, common_params
 from optcmp.optimizers.base import (
     HyperParam,
     KerasOptimizer,
+    OptaxOptimizer,
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
@@ -42,7 +43,7 @@ from optcmp.optimizers.base import (
     positive_int,
     register_optimizer,
 )
-from optcmp.optimizers.momentum import CONVENTIONS, momentum_requires
+from optcmp.optimizers.momentum import CONVENTIONS, momentum_requires, optax_sgd_options
 from optcmp.optimizers.schedule import Schedule
 
 
@@ -183,7 +184,9 @@ register_optimizer(OptimizerInfo(
     natives=(TorchOptimizer("SGD", _torch_options,
                             requires=momentum_requires("torch.optim.SGD", "lr_outside")),
              KerasOptimizer("SGD", _keras_options,
-                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside"))),
+                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
+             OptaxOptimizer("sgd", optax_sgd_options(None),
+                            requires=momentum_requires("optax.sgd", "lr_outside"))),
 ), sgd)
 
 

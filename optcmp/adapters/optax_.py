@@ -1,0 +1,237 @@
+"""Native optax adapter: an optimizer's :class:`~optcmp.optimizers.base.OptaxOptimizer` on JAX.
+
+Imported only when a run needs it. The optimizer is ``optax.<name>(**options)`` built with every
+argument its declaration gives (optax's own defaults never decide a run: e.g. ``optax.adagrad``
+starts its accumulator at 0.1 and puts epsilon 1e-7 inside the square root, ``optax.rmsprop``
+puts it inside by default and its learning rate inside the momentum buffer), wrapped as an
+:class:`~optcmp.optimizers.base.UpdateRule` (:class:`OptaxRule`) and run by the reference
+adapter's machinery: one ``jax.jit`` step, the fused ``lax.fori_loop`` blocks, optcmp's
+minibatch sequence, the warm-up of every shape. A schedule becomes a callable learning rate
+``lr * s(count)`` (optax's own step counter, from 0), clipping is optcmp's global-norm formula
+before the update (the reference rule's).
+
+``optax.lbfgs`` (:attr:`~optcmp.optimizers.base.OptaxOptimizer.linesearch`) takes the objective:
+a step evaluates the incoming iterate only when optax's state holds no value from the previous
+line search (:func:`optax.value_and_grad_from_state`, the first step), then runs the zoom line
+search; every evaluation is counted in ``nfev``/``njev``, read off the clock.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from optcmp.adapters.base import Adapter, StepOutput
+from optcmp.adapters.reference import ReferenceAdapter, build_step
+from optcmp.backends.jax_ import JaxBackend, jax, jnp
+from optcmp.optimizers import clip_global_norm
+from optcmp.optimizers.base import NotApplicable, OptaxOptimizer, UpdateRule
+
+#: optax, imported after :mod:`optcmp.backends.jax_` has started JAX with its thread flags.
+optax = importlib.import_module("optax")
+
+
+class OptaxRule(UpdateRule):
+    """An optax gradient transformation as an update rule; the state is ``(optax_state,)``.
+
+    Parameters
+    ----------
+    tx : optax.GradientTransformation
+    clip_norm : float, optional
+        Global-norm clipping of the gradient before the transformation
+        (:func:`~optcmp.optimizers._common.clip_global_norm`).
+    """
+
+    def __init__(self, tx: Any, clip_norm: float | None = None) -> None:
+        self.tx, self.clip_norm = tx, clip_norm
+
+    def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        """``(tx.init(x),)`` with every leaf of a fixed dtype (optax starts some as weakly
+        typed scalars, which a step makes strong: the second step would compile again)."""
+        state = self.tx.init(x)
+        return (jax.tree.map(lambda a: jnp.array(a, dtype=jnp.asarray(a).dtype), state),)
+
+    def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
+               curvature: Any) -> tuple[Any, tuple[Any, ...]]:
+        g = clip_global_norm(ops, g, self.clip_norm)
+        updates, new = self.tx.update(g, state[0], x)
+        return optax.apply_updates(x, updates), (new,)
+
+
+class DeviceCount:
+    """An evaluation count held on the device, converted when it is added to a Python int (by
+    the loop driver, off the clock)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __radd__(self, other: int) -> int:
+        return other + int(self.value)
+
+
+def learning_rate(lr: float, schedule: str, ops: Any, dtype: Any) -> Callable[[Any], Any]:
+    """optcmp's schedule as optax's callable learning rate: ``lr * s(count)``.
+
+    Parameters
+    ----------
+    lr : float
+    schedule : str
+        A schedule in its step-based form (:mod:`optcmp.optimizers.schedule`).
+    ops : namespace
+        The JAX ops.
+    dtype : jax dtype
+        The run's float dtype (the count is optax's int32 step counter).
+
+    Returns
+    -------
+    callable
+    """
+    from optcmp.optimizers.schedule import backend_namespace, parse
+
+    s, ns = parse(schedule), backend_namespace(ops)
+    return lambda count: lr * s.factor(jnp.asarray(count, dtype), ns)
+
+
+def lbfgs_step(problem: Any, ops: Any, tx: Any) -> Callable[..., Any]:
+    """One optax L-BFGS iteration, not compiled.
+
+    Parameters
+    ----------
+    problem : Problem
+        Its objective is what the line search evaluates (and differentiates).
+    ops : namespace
+        The JAX ops.
+    tx : optax.GradientTransformation
+        ``optax.lbfgs(...)``.
+
+    Returns
+    -------
+    callable
+        ``step(x, state, batch) -> (fun, grad_norm, x, state)``; ``state`` is
+        ``(optax_state, nfev)``, ``nfev`` the evaluations the step spent (1 for the incoming
+        iterate when the state holds no value yet, plus the line search's).
+    """
+    objective = problem.objective
+
+    def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any]) -> Any:
+        st = state[0]
+
+        def value_fn(z: Any) -> Any:
+            return objective(ops, z, batch)
+
+        prev = optax.tree.get(st, "value")
+        v, g = optax.value_and_grad_from_state(value_fn)(x, state=st)
+        updates, st = tx.update(g, st, x, value=v, grad=g, value_fn=value_fn)
+        info = optax.tree.get(st, "info")
+        searched = 0 if info is None else info.num_linesearch_steps
+        first = jnp.where(jnp.isfinite(prev), 0, 1)
+        nfev = jnp.asarray(first + searched, jnp.int32)
+        return v, ops.norm(g), optax.apply_updates(x, updates), (st, nfev)
+
+    return step
+
+
+class OptaxNativeAdapter(ReferenceAdapter):
+    """``optax.<name>(**options)`` on the JAX backend, run like the reference rule.
+
+    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare an
+    :class:`~optcmp.optimizers.base.OptaxOptimizer`.
+
+    Raises
+    ------
+    NotApplicable
+        A backend other than JAX, or ``gradient="analytic"`` for L-BFGS (optax's line search
+        differentiates the objective itself).
+    """
+
+    framework = "optax"
+    describes = "optax.{name}"
+    decl: OptaxOptimizer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not isinstance(self.backend, JaxBackend):
+            raise NotApplicable(f"optax runs on the JAX backend, not {self.backend.name!r}")
+        if self.decl.linesearch:
+            if kwargs.get("gradient", "auto") == "analytic":
+                raise NotApplicable("optax.lbfgs: its line search differentiates the objective "
+                                    "itself (gradient='analytic' cannot be honoured); use "
+                                    "gradient='auto' or 'autodiff'")
+            self.gradient = "autodiff"
+
+    def transform(self) -> tuple[Any, dict[str, Any]]:
+        """The optax transformation and the arguments it was built with (every one explicit)."""
+        opts = self._options()
+        sched = self.hyper.get("schedule", "constant")
+        built = dict(opts)
+        if sched not in (None, "constant") and opts.get("learning_rate") is not None:
+            built["learning_rate"] = learning_rate(float(opts["learning_rate"]), sched,
+                                                   self.backend.ops,
+                                                   self.backend.jnp_dtype)  # type: ignore[attr-defined]
+            opts["learning_rate"] = f"{opts['learning_rate']!r} * schedule {sched!r}"
+        if self.decl.linesearch:
+            ls = opts.get("linesearch")
+            built["linesearch"] = None if ls is None else optax.scale_by_zoom_linesearch(**ls)
+        tx = getattr(optax, self.decl.name)(**built)
+        l2 = 0.0 if self.decl.l2 is None else float(self.decl.l2(self.hyper))
+        if l2:
+            tx = optax.chain(optax.add_decayed_weights(l2), tx)
+            opts["add_decayed_weights (before)"] = l2
+        return tx, opts
+
+    def setup(self) -> None:
+        Adapter.setup(self)
+        self.resolve_learning_rate()
+        tx, opts = self.transform()
+        self.rule = OptaxRule(tx, self.hyper.get("clip_norm"))
+        b = self.backend
+        self.x = b.asarray(self.x0)
+        self.state = self.rule.init_state(b.ops, self.x)
+        self.curvature = None
+        if self.decl.linesearch:
+            self.state = (self.state[0], jnp.zeros((), jnp.int32))
+        self._example = (self.x, self.state, self.data)
+        if self.decl.linesearch:
+            self._step = b.compile(lbfgs_step(self.problem, b.ops, tx), self._example,
+                                   rows=(2,))
+        else:
+            self._step = build_step(b, self.problem, self.rule, self.hyper,
+                                    grad_norm=not self.stochastic, example=self._example,
+                                    gradient=self.gradient, value=not self.stochastic)
+        self._k = 0
+        if self.stochastic:
+            self._init_batches()
+        text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
+        self.implementation = f"optax.{self.decl.name}({text}) (optax {optax.__version__})"
+
+    def fuse_blocker(self) -> str:
+        """L-BFGS steps are not fused (the line search's evaluations vary from step to step)."""
+        if self.decl.linesearch:
+            return "optax L-BFGS spends a varying number of evaluations per step"
+        return super().fuse_blocker()
+
+    def step(self) -> StepOutput:
+        out = super().step()
+        if self.decl.linesearch:
+            out.nfev = out.njev = DeviceCount(self.state[1])  # type: ignore[assignment]
+        return out
+
+
+def _plain(v: Any) -> str:
+    """An argument for the implementation text (nested line-search options included)."""
+    if isinstance(v, Mapping):
+        return "scale_by_zoom_linesearch(" + ", ".join(f"{k}={_plain(x)}" for k, x in
+                                                      v.items()) + ")"
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return repr(v) if not isinstance(v, str) or "schedule" not in v else v
+
+
+__all__ = ["DeviceCount", "OptaxNativeAdapter", "OptaxRule", "lbfgs_step", "learning_rate"]

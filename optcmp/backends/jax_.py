@@ -1,0 +1,335 @@
+"""The JAX backend: ``jax.jit`` steps (XLA) warmed up for every shape, data resident on the device.
+
+Data and the iterate are placed once with ``jax.device_put`` on the backend's device before any
+timing. :meth:`JaxBackend.compile` returns ``jax.jit`` of the step; XLA compiles once **per
+concrete shape**, so the adapters warm up every batch shape a run will see (a shorter last
+minibatch included), and :meth:`JaxBackend.compilations` counts the traces (one per jit cache
+miss) so that the runner records those inside the timed region. :meth:`JaxBackend.compile_block`
+runs many steps in one ``lax.fori_loop`` inside one XLA call (the ``"fused"`` execution mode).
+
+JAX dispatches asynchronously, on the CPU too: a call returns before its work is done, and a
+clock read then times the dispatch only. Every compiled call's outputs are kept until the next
+:meth:`JaxBackend.sync`, which the stopwatch calls before every clock read and which waits for
+them with ``jax.block_until_ready``.
+
+float64 runs switch ``jax_enable_x64`` on (recorded in :meth:`JaxBackend.describe`); a float64
+run that finds it off (turned off later in the process) is refused, never run in float32. The
+XLA CPU threads are pinned to one when :mod:`optcmp.ops.jax_` starts JAX
+(:data:`~optcmp.ops.jax_.XLA_CPU_FLAGS`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optcmp.backends.base import Backend, ReuseKey, ValueGradFn, analytic_value_and_grad
+from optcmp.ops.jax_ import jax, jnp, ops, xla_cpu_threads
+
+if TYPE_CHECKING:
+    from optcmp.problems.base import Problem
+
+#: The barrier before every clock read (a module attribute, so that a test can replace it).
+block_until_ready = jax.block_until_ready
+
+
+def x64_enabled() -> bool:
+    """Whether ``jax_enable_x64`` is on in this process.
+
+    Returns
+    -------
+    bool
+        True when JAX makes float64 arrays of float64 data.
+    """
+    return bool(jax.config.read("jax_enable_x64"))
+
+
+def require_x64(what: str = "a float64 run") -> None:
+    """Switch ``jax_enable_x64`` on, or refuse when it cannot be.
+
+    Parameters
+    ----------
+    what : str
+        The run named in the error.
+
+    Raises
+    ------
+    ValueError
+        JAX still makes float32 arrays of float64 data (the run would silently compute in
+        float32).
+    """
+    if not x64_enabled():
+        jax.config.update("jax_enable_x64", True)
+    if jnp.zeros((), dtype=jnp.float64).dtype != jnp.float64:
+        raise ValueError(f"{what} on JAX needs jax_enable_x64, which is off: JAX would compute "
+                         "in float32; set jax.config.update('jax_enable_x64', True) or use "
+                         "dtype='float32'")
+
+
+def jax_device(device: str | None) -> Any:
+    """The ``jax.Device`` for an optcmp device name.
+
+    Parameters
+    ----------
+    device : str or None
+        ``"cpu"`` (default), ``"gpu"``, ``"cuda"`` (= GPU 0), ``"cuda:N"`` / ``"gpu:N"``.
+
+    Returns
+    -------
+    jax.Device
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or a GPU that is absent (the message lists the available devices).
+    """
+    name = "cpu" if device is None else str(device).strip().lower()
+    if name == "cpu":
+        return jax.devices("cpu")[0]
+    kind, _, num = name.partition(":")
+    if kind not in ("cuda", "gpu"):
+        raise ValueError(f"unknown JAX device {device!r}; use 'cpu', 'gpu', 'cuda' or 'cuda:N'")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    available = ["cpu"] + [f"cuda:{i}" for i in range(len(gpus))]
+    try:
+        index = int(num) if num else 0
+    except ValueError:
+        index = -1
+    if not 0 <= index < len(gpus):
+        raise ValueError(f"JAX device {device!r} is not available (jax {jax.__version__}); "
+                         f"available devices: {available}")
+    return gpus[index]
+
+
+class JaxBackend(Backend):
+    """JAX (``jax.jit``, XLA) on the CPU or a GPU.
+
+    Parameters
+    ----------
+    device : str, optional
+        ``"cpu"`` (default), ``"gpu"``, ``"cuda"``, ``"cuda:N"``.
+    dtype : {"float64", "float32"}, default "float64"
+        float64 switches ``jax_enable_x64`` on.
+
+    Raises
+    ------
+    ValueError
+        A bad dtype, a device that is unknown or absent (available devices listed), or float64
+        where ``jax_enable_x64`` cannot be on.
+
+    Notes
+    -----
+    :meth:`sync` waits for the outputs of every compiled call since the previous sync
+    (``jax.block_until_ready``): JAX returns from a call before its work is done, on every
+    device. Matrix products ask XLA for ``Precision.HIGHEST`` (no TF32 passes on a GPU).
+    """
+
+    name = "jax"
+    ops = ops
+    capabilities = frozenset({"autodiff", "compile", "gpu"})
+    #: How matrix products are computed (``jax.lax.Precision`` of ``ops.matmul``).
+    MATMUL_PRECISION = "highest"
+
+    def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
+        super().__init__(device, dtype)
+        if self.dtype == "float64":
+            require_x64()
+        self.jax_device = jax_device(device)
+        self.device = "cpu" if self.jax_device.platform == "cpu" else \
+            f"cuda:{self.jax_device.id}"
+        self.jnp_dtype = jnp.float64 if self.dtype == "float64" else jnp.float32
+        self._traces: list[int] = [0]
+        self._pending: list[Any] = []
+
+    @property
+    def version(self) -> str:
+        return str(jax.__version__)
+
+    def timing_contract(self) -> dict[str, Any]:
+        """What this backend's clock reads stand on: barrier, compute dtype, matmul precision.
+
+        Returns
+        -------
+        dict
+            ``barrier`` (``"jax.block_until_ready"``), ``compute_dtype`` (the dtype XLA
+            computes in: float64 only with ``jax_enable_x64``), ``matmul_precision``, ``x64``.
+        """
+        x64 = x64_enabled()
+        dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
+        return {"barrier": "jax.block_until_ready", "compute_dtype": dt,
+                "matmul_precision": self.MATMUL_PRECISION, "x64": x64}
+
+    # ------------------------------------------------------------------ arrays
+    def _check_x64(self) -> None:
+        if self.dtype == "float64" and not x64_enabled():
+            raise ValueError("a float64 run on JAX found jax_enable_x64 off: JAX would compute "
+                             "in float32; turn it on again or use dtype='float32'")
+
+    def asarray(self, a: Any) -> Any:
+        self._check_x64()
+        if isinstance(a, jax.Array):
+            if jnp.issubdtype(a.dtype, jnp.floating):
+                a = a.astype(self.jnp_dtype)
+            return jax.device_put(a, self.jax_device)
+        arr = np.asarray(a)
+        if np.issubdtype(arr.dtype, np.floating):
+            arr = arr.astype(self.dtype)
+        return jax.device_put(arr, self.jax_device)
+
+    def to_numpy(self, t: Any) -> np.ndarray:
+        return np.array(jax.device_get(t), copy=True)
+
+    def index_array(self, idx: np.ndarray) -> Any:
+        dt = np.int64 if x64_enabled() else np.int32
+        return jax.device_put(np.asarray(idx, dtype=dt), self.jax_device)
+
+    def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
+        if isinstance(idx, slice):
+            return {k: v[idx] for k, v in data.items()}
+        return {k: jnp.take(v, idx, axis=0) for k, v in data.items()}
+
+    def copy(self, t: Any) -> Any:
+        """``t`` itself: JAX arrays are immutable, no later update can change them."""
+        return t
+
+    def sync(self) -> None:
+        """Wait for the outputs of every compiled call since the last sync."""
+        pending, self._pending = self._pending, []
+        if pending:
+            block_until_ready(pending)
+
+    # ------------------------------------------------------------------ compiled functions
+    @property
+    def compiler(self) -> str:
+        """``"xla"`` (``jax.jit``)."""
+        return "xla"
+
+    def compilations(self) -> int:
+        """Traces of every function this backend compiled, so far (one per jit cache miss:
+        the first call and every new shape)."""
+        return self._traces[0]
+
+    def _jit(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``jax.jit`` of ``fn`` whose traces are counted and whose outputs wait for
+        :meth:`sync`."""
+        traces, check = self._traces, self._check_x64
+
+        def traced(*args: Any) -> Any:
+            traces[0] += 1  # the Python body runs only when jit traces (a cache miss)
+            check()
+            return fn(*args)
+
+        jitted = jax.jit(traced)
+
+        def call(*args: Any) -> Any:
+            out = jitted(*args)
+            self._pending.append(out)
+            return out
+
+        call.jitted = jitted  # type: ignore[attr-defined]
+        return call
+
+    def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
+                rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
+        """``jax.jit`` of ``fn``: traced and compiled by XLA on the first call of each shape
+        (a shorter last minibatch compiles once more: the adapters warm it up). See
+        :meth:`Backend.compile`; ``reuse`` is accepted and not used (each run compiles its own
+        program, in warm-up)."""
+        return self._jit(fn)
+
+    def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
+                      batch_size: int | None = None, n_max: int = 1024,
+                      n_rows: int | None = None,
+                      reuse: ReuseKey | None = None) -> Callable[..., Any]:
+        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA);
+        ``reuse`` is accepted and not used (each run compiles its own program, in warm-up).
+
+        The step count ``n`` and the first row ``start`` are traced arguments, so every block
+        runs the one compiled program; minibatch rows are ``lax.dynamic_slice`` of the epoch's
+        index vector, and the epoch's shorter last minibatch is the other branch of a
+        ``lax.cond`` in the same program. See :meth:`Backend.compile_block`.
+        """
+        fdt, nmax = self.jnp_dtype, int(n_max)
+        lax = jax.lax
+        if batch_size is None:
+            def block(n: Any, x: Any, state: Any, data: Any, *extra: Any) -> Any:
+                def body(i: Any, carry: Any) -> Any:
+                    x, state, funs, gns = carry
+                    f, gn, x2, s2 = step(x, state, data, *extra)
+                    funs = funs.at[i].set(jnp.asarray(f, fdt))
+                    gns = gns.at[i].set(jnp.asarray(gn, fdt))
+                    return x2, tuple(s2), funs, gns
+
+                init = (x, tuple(state), jnp.zeros(nmax, fdt), jnp.zeros(nmax, fdt))
+                return lax.fori_loop(0, jnp.minimum(n, nmax), body, init)
+            full = self._jit(block)
+            return lambda n, *args: full(jnp.int32(n), *args)
+        bs = int(batch_size)
+        short = 0 if n_rows is None else int(n_rows) % bs
+        last = None if n_rows is None else int(n_rows)
+
+        def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                       *extra: Any) -> Any:
+            def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
+                rows = lax.dynamic_slice(idx, (a,), (size,))
+                batch = {k: jnp.take(v, rows, axis=0) for k, v in data.items()}
+                _, _, x2, s2 = step(x, state, batch, *extra)
+                return x2, tuple(s2)
+
+            def body(i: Any, carry: Any) -> Any:
+                x, state = carry
+                a = start + i * bs
+                if not short:
+                    return on_rows(a, bs, x, state)
+                return lax.cond(a + bs <= last, lambda: on_rows(a, bs, x, state),
+                                lambda: on_rows(a, short, x, state))  # the shorter last one
+
+            x, state = lax.fori_loop(0, n, body, (x, tuple(state)))
+            return x, state, (), ()
+        fn = self._jit(mini_block)
+
+        def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                      *extra: Any) -> Any:
+            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start), *extra)
+        return int_block
+
+    def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+        analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops
+        if analytic is not None:
+            return analytic
+        objective, o = problem.objective, self.ops
+        vg = jax.value_and_grad(lambda x, batch: objective(o, x, batch))
+
+        def value_and_grad(x: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
+            return vg(x, batch)  # type: ignore[no-any-return]
+
+        return value_and_grad
+
+    # ------------------------------------------------------------------ threads
+    @classmethod
+    def get_threads(cls) -> int | None:
+        """XLA's CPU compute threads: 1 when JAX started with optcmp's flags, else None."""
+        return xla_cpu_threads()
+
+    @classmethod
+    def set_threads(cls, n: int) -> Callable[[], None] | None:
+        """XLA fixes its CPU threads when JAX starts; a different count only warns.
+
+        Warns
+        -----
+        UserWarning
+            ``n`` differs from the count in force (the result records that count).
+        """
+        cur = xla_cpu_threads()
+        if cur != n:
+            warnings.warn(
+                f"JAX's XLA CPU threads are fixed when JAX starts ({cur or 'its default'}) and "
+                f"cannot change to {n} in this process; the result records the count in force",
+                stacklevel=5)
+        return None
