@@ -66,12 +66,15 @@ def registered():
     unregister_optimizer("heavy_ball")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:TensorFlow's thread pools were already started")
 def test_a_registered_optimizer_is_public_everywhere(registered) -> None:
     assert "heavy_ball" in optimizer_names() and "heavy_ball" in dir(optcmp)
     assert optcmp.heavy_ball is heavy_ball and optcmp.optimizers.heavy_ball is heavy_ball
     assert optcmp.get_optimizer("Polyak").name == "heavy_ball"
-    comp = optcmp.compare(lr_a(), [optcmp.heavy_ball, "polyak"], backends="all", tol=1e-8,
+    comp = optcmp.compare(lr_a(), [optcmp.heavy_ball,
+                                   optcmp.get_optimizer("polyak", label="polyak")],
+                          backends="all", tol=1e-8,
                           threads=1, progress=False)
     assert all(r.status == "converged" for r in comp), [r.message for r in comp]
     counts = {(r.backend, r.impl): r.nit_to_target for r in comp}

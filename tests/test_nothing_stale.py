@@ -47,7 +47,7 @@ def test_store_refuses_a_changed_objective_optimum_or_constant(first, second, na
 def test_store_refuses_changed_data_under_the_same_name(tmp_path):
     store = tmp_path / "runs.jsonl"
     obj = lambda ops, x, d: ops.sum((x - d["c"]) ** 2)  # noqa: E731
-    grad = lambda x, d: 2 * (x - d["c"])  # noqa: E731
+    grad = lambda x, d: 2 * (x - d["c"]).sum(axis=0)  # noqa: E731
     _sweep(from_function(obj, np.zeros(2), {"c": np.ones((3, 2))}, grad=grad, name="q",
                          optimum=0.0, lipschitz=2.0), store)
     with pytest.raises(StoreMismatchError, match="holds runs of another problem"):

@@ -175,9 +175,14 @@ def test_no_target_warning_once_and_fairness_warnings_at_the_users_line():
 def test_estimated_optimum_refuses_a_gradient_that_disagrees_with_the_objective():
     from optcmp.problems import from_function
 
-    # a zero analytic gradient made every run "converged" at iteration 0 to f* = 27 (true f* 0)
-    p = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
+    # a zero analytic gradient made every run "converged" at iteration 0 to f* = 27 (true f* 0):
+    # from_function's own gradient check refuses it, and without that check the estimate does
+    with pytest.raises(ValueError, match="gradient"):
+        from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
                       grad=lambda x, d: np.zeros(3), optimum="estimate", name="zero_grad")
+    p = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
+                      grad=lambda x, d: np.zeros(3), optimum="estimate", name="zero_grad",
+                      check_grad=False)
     with pytest.raises(ValueError, match="gradient of problem 'zero_grad' disagrees with finite"):
         optcmp.compare(p, [optcmp.gd(0.1)], max_iter=5, progress=False)
     good = from_function(lambda ops, x, d: ops.sum((x - 3.0) ** 2), np.zeros(3),
