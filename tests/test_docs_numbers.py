@@ -194,6 +194,28 @@ def hand_typed_timings(text: str) -> list[str]:
     return hits
 
 
+#: A table header that names a time or a speed ratio (its cells then carry no unit).
+TIMED_HEADER = re.compile(r"\b(?:ms|us|µs|seconds?|time|per step|per iteration|/step|ratio)\b",
+                          re.I)
+
+
+def timing_table_cells(text: str) -> list[str]:
+    """Rows of markdown tables whose header names a time and whose cells hold a decimal number
+    outside generated markers ("| gd | numpy | 5.19 | 1.00 |" under "ms per iteration")."""
+    lines = dn.MARK.sub(lambda m: " " * len(m.group(0)), text).splitlines()
+    hits = []
+    for i, line in enumerate(lines[:-1]):
+        if not (line.startswith("|") and re.match(r"\|\s*:?-", lines[i + 1])
+                and TIMED_HEADER.search(line)):
+            continue
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            if any(re.search(r"(?<![\w.-])\d+\.\d+(?![\w.])", c) for c in row.split("|")[2:]):
+                hits.append(f"table row: {row.strip()}")
+    return hits
+
+
 def test_no_hand_typed_timing_outside_the_generated_figures() -> None:
     """Every timing figure and speed ratio in README and docs comes from a generator (it sits in
     a ``<!--n:...-->`` marker, with its machine stamp next to it)."""
@@ -202,7 +224,8 @@ def test_no_hand_typed_timing_outside_the_generated_figures() -> None:
         text = f.read_text(encoding="utf-8")
         for phrase in (p for name, p in NOT_MEASURED if name == f.name):
             text = text.replace(phrase, " " * len(phrase))
-        found += [f"{f.relative_to(ROOT)}: {h}" for h in hand_typed_timings(text)]
+        found += [f"{f.relative_to(ROOT)}: {h}" for h in
+                  hand_typed_timings(text) + timing_table_cells(text)]
     assert not found, ("timing figures typed by hand (generate them in scripts/docs_numbers.py "
                        "or remove them):\n" + "\n".join(found))
 
@@ -217,3 +240,11 @@ def test_no_hand_typed_timing_outside_the_generated_figures() -> None:
 ])
 def test_the_timing_scan_finds_hand_typed_figures(text: str, hits: int) -> None:
     assert len(hand_typed_timings(text)) == hits, hand_typed_timings(text)
+
+
+def test_the_timing_scan_finds_unitless_timing_tables() -> None:
+    table = "| optimizer | ms per iteration | x numpy |\n|---|---:|---:|\n| gd | {} | {} |\n"
+    assert len(timing_table_cells(table.format("5.19", "1.00"))) == 1
+    marked = table.format("<!--n:p.a-->5.19<!--/n-->", "<!--n:p.b-->1.00<!--/n-->")
+    assert timing_table_cells(marked) == []
+    assert timing_table_cells("| lr | iterations |\n|---|---|\n| 0.5 | 143 |\n") == []
