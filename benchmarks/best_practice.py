@@ -522,7 +522,7 @@ def _write_json(args: argparse.Namespace,
              **{f"{side}_wall": v[1] for side, v in t.items()}} for (b, w), t in table.items()]
     out = {"stamp": stamp, "stamp_text": stamp_text(stamp), "rows_1M": args.rows,
            "rounds": args.rounds, "steps": args.steps, "floor_two_pass_cpu": floor[0],
-           "results": rows}
+           "floor_two_pass_wall": floor[1], "results": rows}
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump(out, fh, indent=1, allow_nan=True)
     print(f"wrote {args.json}")

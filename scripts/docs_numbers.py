@@ -48,6 +48,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -594,6 +595,114 @@ def page_tests(v: Values, fast: bool) -> None:
     v.t("measured", measured_on("threads as each test sets them"))
 
 
+BEST_PRACTICE = ["benchmarks/best_practice.py", "--quick"]
+
+
+def _best_practice_module() -> ModuleType:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("best_practice",
+                                                  ROOT / "benchmarks" / "best_practice.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def best_practice_text(data: dict[str, Any]) -> dict[str, str]:
+    """The tables and ratio lines ``benchmarks/best_practice.py`` prints, rebuilt from its
+    ``--json`` output (the benchmark's own formatting), with the workloads named by the rows
+    they ran on (``--quick``: 100,000 rows, "gd-100k")."""
+    import contextlib
+    import io
+
+    bp = _best_practice_module()
+    sides = ("hand", "auto", "step", "same", "per_epoch")
+    table = {(r["backend"], r["workload"]): {s: (r[f"{s}_cpu"], r[f"{s}_wall"]) for s in sides
+                                             if f"{s}_cpu" in r} for r in data["results"]}
+    floor = (data["floor_two_pass_cpu"], data.get("floor_two_pass_wall", float("nan")))
+    main, same = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(main):
+        bp._print_table(table, floor)
+    with contextlib.redirect_stdout(same):
+        bp._print_same(table)
+    rows = int(data["rows_1M"])
+    label = "1M" if rows == 1_000_000 else f"{rows // 1000}k"
+
+    def tidy(text: str) -> str:
+        return text.strip("\n").replace("-1M", f"-{label}").replace("1M rows", f"{label} rows")
+
+    blocks = tidy(main.getvalue()).split("\n\n")
+    fizz = ["| backend | step | fused (default) | best hand-written loop |", "|---|---|---|---|"]
+    names = {"numpy": "numpy", "torch": "torch (`torch.optim.SGD`)",
+             "tensorflow": "TensorFlow (Keras `SGD`, XLA)"}
+    for b, name in names.items():
+        t = table.get((b, "sgd64-fizzbuzz"))
+        if t is not None:
+            fizz.append(f"| {name} | " + " | ".join(f"{t[s][0] * 1e6:.1f} us"
+                                                     for s in ("step", "auto", "hand")) + " |")
+    story = ["| workload | backend | step | fused (default) | best hand-written loop |",
+             "|---|---|---|---|---|"]
+    for w, wname in (("gd-1M", "GD, full batch"), ("sgd64-1M", "SGD, batch 64")):
+        for b, name in (("numpy", "numpy"), ("torch", "torch"), ("tensorflow", "TensorFlow (XLA)")):
+            t = table.get((b, w))
+            if t is not None:
+                story.append(f"| {wname} | {name} | " + " | ".join(
+                    f"{t[s][0] * 1e6:,.1f} us" for s in ("step", "auto", "hand")) + " |")
+    tf = table.get(("tensorflow", "sgd64-1M"))
+    out = {"story_table": "\n".join(story)}
+    if tf is not None:
+        out["tf_step_sgd64"] = f"{tf['step'][0] * 1e6:.0f} us"
+    return {**out, "table": blocks[0], "ratios": "\n".join(blocks[1:]).strip("\n"),
+            "same_table": tidy(same.getvalue()), "fizzbuzz_table": "\n".join(fizz)}
+
+
+def _wkey(workload: str) -> str:
+    return {"gd-1M": "gd", "sgd64-1M": "sgd64", "sgd64-fizzbuzz": "fizzbuzz"}.get(
+        workload, workload.lower().replace("-", "_"))
+
+
+def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
+    """The CPU-time ratios the prose quotes, one key each: ``auto_hand_<backend>_<workload>``
+    (optcmp's default / the best hand loop), ``auto_same_...`` and ``same_hand_...`` (the hand
+    loop around the framework's optimizer), ``vs_numpy_...``, ``floor`` and ``per_epoch``."""
+    res = {(r["backend"], r["workload"]): r for r in data["results"]}
+    for (b, w), r in res.items():
+        k = f"{b}_{_wkey(w)}"
+        v.t(f"auto_hand_{k}", f"{r['auto_cpu'] / r['hand_cpu']:.2f}x")
+        if "same_cpu" in r:
+            v.t(f"auto_same_{k}", f"{r['auto_cpu'] / r['same_cpu']:.2f}x")
+            v.t(f"same_hand_{k}", f"{r['same_cpu'] / r['hand_cpu']:.2f}x")
+        if "per_epoch_cpu" in r:
+            v.t(f"auto_per_epoch_{k}", f"{r['auto_cpu'] / r['per_epoch_cpu']:.2f}x")
+        base = res.get(("numpy", w))
+        if b != "numpy" and base is not None and w.startswith("sgd"):
+            v.t(f"vs_numpy_{k}", f"{r['auto_cpu'] / base['auto_cpu']:.2f}x")
+    gd = res.get(("numpy", "gd-1M"))
+    if gd is not None:
+        v.t("floor", f"{gd['auto_cpu'] / data['floor_two_pass_cpu']:.2f}x")
+
+
+def page_best_practice(v: Values, fast: bool) -> None:
+    """README's and docs/backends.md's best-practice table: ``benchmarks/best_practice.py
+    --quick --json`` (optcmp's per-step cost against each framework's best hand loop)."""
+    if fast:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "best-practice.json"
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        subprocess.run([sys.executable, *BEST_PRACTICE, "--json", str(out)], cwd=ROOT, env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        data = json.loads(out.read_text(encoding="utf-8"))
+    for key, text in best_practice_text(data).items():
+        v.t(key, text)
+    best_practice_ratios(v, data)
+    v.t("command", "python " + " ".join(BEST_PRACTICE))
+    v.t("measured", f"measured on {data['stamp_text']}; {int(data['rows_1M']):,} rows, "
+                    f"{data['rounds']} rounds of {data['steps']} steps (gd, sgd64, fizzbuzz), "
+                    "median of interleaved rounds")
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -605,12 +714,13 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "quick-start": (page_quick_start, "1 min"),
     "statistics": (page_statistics, "1 min"),
     "tests": (page_tests, "10 min"),
+    "best-practice": (page_best_practice, "2 min"),
 }
 #: Pages that ``--write`` without page names leaves out: they have no exact value and time the
 #: machine itself (run them by name, on a quiet machine).
 ON_REQUEST = ("tests",)
 #: Pages with timing values only (what they report depends on the machine): nothing to check.
-TIMING_ONLY = ("quick-start", "tests")
+TIMING_ONLY = ("quick-start", "tests", "best-practice")
 
 
 def generate(page: str, fast: bool = False) -> Values:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -149,3 +150,101 @@ def test_a_written_page_records_the_machine_stamp(tmp_path: Path,
     far.x("n", "3"), far.a("count", 300, within=0.15)
     assert dn.moved("fizzbuzz", near) == {}
     assert dn.moved("fizzbuzz", far) == {"count": (228, 300)}
+
+
+#: A timing figure or a measured speed ratio: "6.60 ms", "85 us", "0.19 s", "14 s", "2 min",
+#: "1.24x", "3-4x", "20% faster", "3.7 times", "ratio 0.97" (a whole "10x smaller" or "16 times
+#: more" is arithmetic on settings, not a measurement).
+TIMING = re.compile(
+    r"(?<![\w.-])\d[\d,]*(?:\.\d+)?(?:-\d+(?:\.\d+)?)?\s?(?:ms|µs|us)(?!\w)"
+    r"|(?<![\w.-])\d[\d,]*(?:\.\d+)?\s?s(?![\w'])"
+    r"|(?<![\w.-])\d+\s(?:min|minutes|seconds)(?!\w)"
+    r"|(?<![\w.-])\d+\.\d+(?:-\d+(?:\.\d+)?)?\s?x(?!\w)"
+    r"|(?<![\w.-])\d+(?:\.\d+)?(?:x|%| times)\s+(?:faster|slower|worse|better)(?!\w)"
+    r"|(?<![\w.-])\d+(?:\.\d+)?-\d+(?:\.\d+)?\s?(?:x|times)(?!\w)"
+    r"|(?<![\w.-])\d+\.\d+ times(?!\w)"
+    r"|\bratio \d+\.\d+")
+#: Not measured: a bound, target or setting written before the figure ("<= 1.25x", "target
+#: 1.3x", "at most 1 s", "max_time=1 s").
+BOUND = re.compile(r"(?:<=|>=|<|>|target|targets|at most|at least|under|over|budget of|cap of|"
+                   r"every|than)\s*$", re.I)
+#: Figures in the text that are not measurements, with why (file, the phrase around it).
+NOT_MEASURED = (
+    ("README.md", "takes more than 3 s on an idle"),  # the rule for marking a test slow
+    ("README.md", "unmarked ones over 3 s"),  # the same rule
+    ("backends.md", "as many as last 50 ms"),  # a block-size setting of the fused loop
+    ("concepts.md", "regions under 20 ms"),  # the contention flag's floor (a constant)
+    ("same-name-different-meaning.md", "10x more memory pairs"),  # 100 against 10 (defaults)
+    ("index.md", "numpy 3x faster than TensorFlow"),  # the claim the story takes apart
+    ("numpy-vs-tensorflow.md", "numpy 3x faster than TensorFlow"),  # its title
+    ("numpy-vs-tensorflow.md", "numpy is 3x faster than TensorFlow"),  # the claim, quoted
+)
+
+
+def hand_typed_timings(text: str) -> list[str]:
+    """The timing figures of ``text`` outside generated markers, each with its line."""
+    blank = dn.MARK.sub(lambda m: " " * len(m.group(0)), text)
+    hits = []
+    for m in TIMING.finditer(blank):
+        if BOUND.search(blank[max(m.start() - 12, 0):m.start()]):
+            continue
+        line_start = blank.rfind("\n", 0, m.start()) + 1
+        line_end = blank.find("\n", m.end())
+        hits.append(f"{m.group(0)!r} in: {text[line_start:line_end if line_end >= 0 else None]}")
+    return hits
+
+
+#: A table header that names a time or a speed ratio (its cells then carry no unit).
+TIMED_HEADER = re.compile(r"\b(?:ms|us|µs|seconds?|time|per step|per iteration|/step|ratio)\b",
+                          re.I)
+
+
+def timing_table_cells(text: str) -> list[str]:
+    """Rows of markdown tables whose header names a time and whose cells hold a decimal number
+    outside generated markers ("| gd | numpy | 5.19 | 1.00 |" under "ms per iteration")."""
+    lines = dn.MARK.sub(lambda m: " " * len(m.group(0)), text).splitlines()
+    hits = []
+    for i, line in enumerate(lines[:-1]):
+        if not (line.startswith("|") and re.match(r"\|\s*:?-", lines[i + 1])
+                and TIMED_HEADER.search(line)):
+            continue
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            if any(re.search(r"(?<![\w.-])\d+\.\d+(?![\w.])", c) for c in row.split("|")[2:]):
+                hits.append(f"table row: {row.strip()}")
+    return hits
+
+
+def test_no_hand_typed_timing_outside_the_generated_figures() -> None:
+    """Every timing figure and speed ratio in README and docs comes from a generator (it sits in
+    a ``<!--n:...-->`` marker, with its machine stamp next to it)."""
+    found = []
+    for f in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = f.read_text(encoding="utf-8")
+        for phrase in (p for name, p in NOT_MEASURED if name == f.name):
+            text = text.replace(phrase, " " * len(phrase))
+        found += [f"{f.relative_to(ROOT)}: {h}" for h in
+                  hand_typed_timings(text) + timing_table_cells(text)]
+    assert not found, ("timing figures typed by hand (generate them in scripts/docs_numbers.py "
+                       "or remove them):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("text, hits", [
+    ("GD took 6.60 ms per step", 1), ("it is 1.24x the floor", 1), ("3-4x slower", 1),
+    ("the suite ran 14 s", 1), ("ratio 0.97 here", 1), ("85 us (numpy)", 1),
+    ("cost torch 3.7 times more", 1), ("torch 20% faster", 1), ("3-4x\n  slower", 1),
+    ("and 4-6x more CPU", 1), ("16 times more weight", 0),
+    ("within <= 1.25x of the loop", 0), ("a 5 x 5 Hessian", 0), ("10x smaller steps", 0),
+    ("<!--n:p.k-->1.24x<!--/n--> the floor", 0), ("tol 1e-3, 1,000,000 rows", 0),
+])
+def test_the_timing_scan_finds_hand_typed_figures(text: str, hits: int) -> None:
+    assert len(hand_typed_timings(text)) == hits, hand_typed_timings(text)
+
+
+def test_the_timing_scan_finds_unitless_timing_tables() -> None:
+    table = "| optimizer | ms per iteration | x numpy |\n|---|---:|---:|\n| gd | {} | {} |\n"
+    assert len(timing_table_cells(table.format("5.19", "1.00"))) == 1
+    marked = table.format("<!--n:p.a-->5.19<!--/n-->", "<!--n:p.b-->1.00<!--/n-->")
+    assert timing_table_cells(marked) == []
+    assert timing_table_cells("| lr | iterations |\n|---|---|\n| 0.5 | 143 |\n") == []
