@@ -93,8 +93,7 @@ def test_equivalence_must_be_an_equivalence_result(censored_pair):
 @needs_torch
 def test_a_real_equivalence_check_proves_a_compared_pair():
     """gd on numpy and torch, float64: check_equivalence says equivalent, so the factor is per
-    iteration over the iterations both runs made (both stop on the same iteration, the
-    trajectories being identical; no timing is asserted)."""
+    iteration over the iterations both runs made (no timing is asserted)."""
     p = lr_a()
     comp = optcmp.compare(p, [optcmp.gd(0.1)], backends=("numpy", "torch"), max_iter=40,
                           progress=False)
@@ -103,5 +102,4 @@ def test_a_real_equivalence_check_proves_a_compared_pair():
     (fac,) = comp.framework_factors(equivalence=eq)
     assert fac.basis == "per-iteration"
     assert fac.iterations == min(int(r.trace.iteration[-1]) for r in comp.runs)
-    assert {r.nit for r in comp.runs} == {comp.runs[0].nit}
     assert "common iterations, trajectories identical" in comp.verdict(equivalence=eq)

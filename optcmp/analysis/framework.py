@@ -58,7 +58,8 @@ class FrameworkFactor:
     seconds : dict of str to float
         Backend to its measure, fastest first.
     iterations : int or None
-        The common iterations the per-iteration times are measured over.
+        The common iterations the per-iteration times are measured over: the last iterate
+        every run's trace recorded (:func:`per_iteration_factors`).
     max_rel_diff : float or None
         The largest relative difference of the equivalence check that proved the trajectories
         identical, and ``checked_steps`` the steps it checked.
@@ -194,6 +195,10 @@ def common_iteration(runs: Sequence[RunResult]) -> int | None:
 
 def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> FrameworkFactor | None:
     """The backends of one optimizer by median time per iteration over the common iterations.
+
+    ``N`` is the last iterate every run's trace recorded; a run's time per iteration is the
+    timed seconds at which the objective of iterate ``N`` was known, over ``N`` (the same trace
+    row on every backend, so the factor compares like with like).
 
     Parameters
     ----------
