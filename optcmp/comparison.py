@@ -97,18 +97,54 @@ class Comparison(ComparisonData):
     def __str__(self) -> str:
         return self.table()
 
-    def verdict(self) -> str:
+    def verdict(self, *, equivalence: Any = None) -> str:
         """Who reaches the target first, by what factor, how sure
         (:func:`optcmp.analysis.verdict.verdict`).
+
+        Parameters
+        ----------
+        equivalence : EquivalenceResult or list of them, optional
+            Results of :func:`optcmp.check_equivalence`: where one proves an optimizer's
+            trajectories identical on its backends (float64, verdict ``"equivalent"``), its
+            framework line compares the backends' time per iteration over the common
+            iterations (see :meth:`framework_factors`). Nothing is run.
 
         Returns
         -------
         str
-            One line beginning ``"verdict: "``.
+            Lines; the first begins ``"verdict: "``.
         """
         from optcmp.analysis.verdict import verdict
 
-        return verdict(self)
+        return verdict(self, equivalence)
+
+    def framework_factors(self, *, equivalence: Any = None) -> list[Any]:
+        """For each optimizer that ran on several backends: the backends, fastest first
+        (:func:`optcmp.analysis.framework.framework_factors`).
+
+        Parameters
+        ----------
+        equivalence : EquivalenceResult or list of them, optional
+            Results of :func:`optcmp.check_equivalence` (nothing is run here). Where one
+            proves an optimizer's trajectories identical on its backends (float64, verdict
+            ``"equivalent"``, the runs' problem, hyperparameters and impls), the factor is the
+            median time per iteration over the iterations all its runs made (censored and
+            budget-ended runs included); otherwise the median time-to-target.
+
+        Returns
+        -------
+        list of FrameworkFactor
+
+        Examples
+        --------
+        >>> eq = optcmp.check_equivalence(problem, optcmp.gd(0.1), backends=("numpy", "torch"))
+        ... # doctest: +SKIP
+        >>> comp.framework_factors(equivalence=eq)[0].factor("torch")  # doctest: +SKIP
+        2.8
+        """
+        from optcmp.analysis.framework import framework_factors
+
+        return list(framework_factors([*self.runs, *self.verdict_runs], equivalence))
 
     # ------------------------------------------------------------------ statistics
     def target_tol(self) -> float | None:

@@ -88,6 +88,10 @@ class TuneResult:
         seconds of the whole call).
     comparison : Comparison
         Every tuning run.
+    settings : dict
+        The run settings every tuning run used (``backend``, ``device``, ``dtype``, ``seed``,
+        ``tol``, ``eval_every``, ...; JSON values): saved with the result, so a ``--tuned``
+        file says under which settings its choice was made.
     """
 
     specs: list[OptimizerSpec]
@@ -98,6 +102,7 @@ class TuneResult:
     mode: str
     cost: dict[str, float]
     comparison: Comparison = field(repr=False)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def best(self) -> OptimizerSpec:
@@ -192,7 +197,7 @@ class TuneResult:
         return page
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable summary (specs, configurations, cost; not the runs)."""
+        """JSON-serializable summary (specs, configurations, cost, settings; not the runs)."""
         return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
                 "repeats": self.repeats, "mode": self.mode,
                 "specs": [s.to_dict() for s in self.specs],
@@ -202,7 +207,7 @@ class TuneResult:
                              "reached": c.reached, "spent": c.spent,
                              "final_gap": c.final_gap if c.final_gap < float("inf") else None}
                             for c in self.configs],
-                "cost": self.cost}
+                "cost": self.cost, "settings": dict(self.settings)}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`).

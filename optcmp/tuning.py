@@ -209,7 +209,14 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
     return TuneResult(chosen, scored, by, float(budget), int(repeats), mode,
-                      _tuning_cost(comp, t_start), comp)
+                      _tuning_cost(comp, t_start), comp, _recorded_settings(run_config))
+
+
+def _recorded_settings(config: RunConfig) -> dict[str, Any]:
+    """The settings of the tuning runs that a saved tuning result records (JSON values)."""
+    return {"backend": config.backend, **config.recorded(), "tol": config.tol,
+            "eval_every": config.eval_every, "max_time": config.max_time,
+            "max_cpu_time": config.max_cpu_time}
 
 
 #: Settings of a run that tune sets itself from its budget (not overrides of :func:`tune`).

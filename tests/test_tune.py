@@ -219,6 +219,20 @@ def test_cli_tune_and_run_tuned(tmp_path, capsys):
     assert "expected NAME=V1,V2" in capsys.readouterr().err
 
 
+def test_cli_tune_out_records_eval_every(tmp_path, capsys):
+    """The saved tuning result names the evaluation interval its runs used (5 here)."""
+    from optcmp.cli import main
+
+    out = tmp_path / "tuned.json"
+    assert main(["tune", "--rows", "300", "--optimizers", "diag_newton", "--grid",
+                 "learning_rate=1", "--by", "iterations", "--budget", "200", "--repeats", "1",
+                 "--eval-every", "5", "--no-progress", "--out", str(out)]) == 0
+    capsys.readouterr()
+    settings = json.loads(out.read_text())["settings"]
+    assert settings["eval_every"] == 5
+    assert settings["backend"] == "numpy" and settings["dtype"] == "float64"
+
+
 def test_without_any_success_the_closest_configuration_is_chosen() -> None:
     # GD on LR-S(1e4) needs ~40 iterations at step 0.1; with a budget of 5 no
     # configuration reaches 1e-8, and the step that got closest (the largest, all are stable)

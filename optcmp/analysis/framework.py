@@ -1,0 +1,296 @@
+"""The framework factor of one optimizer: the same algorithm on two backends, which is faster.
+
+By default the factor is a ratio of median times-to-target (:mod:`optcmp.analysis.verdict`),
+the only fair measure when the backends' trajectories may differ. Where an equivalence check
+(:func:`optcmp.check_equivalence`, float64, verdict ``"equivalent"``) proves that the backends
+take the same steps, the time per iteration is a fair measure too, and it can be measured over
+the iterations all the runs made, so runs censored or ended by a budget before the target count:
+:func:`per_iteration_factors` measures it, :func:`framework_factors` gives one
+:class:`FrameworkFactor` per optimizer that ran on several backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from optcmp.analysis.ranking import Ranked, rank_runs
+from optcmp.results import RunResult
+
+
+class Equivalence(Protocol):
+    """What the framework factor reads of an :class:`optcmp.EquivalenceResult`."""
+
+    problem: str
+    optimizer: str
+    dtype: str
+    steps: int
+    backends: list[str]
+    impls: dict[str, str]
+    gradients: dict[str, str]
+
+    @property
+    def verdict(self) -> str:
+        """``"equivalent"``, ``"different"`` or ``"inconclusive"``."""
+        ...
+
+    @property
+    def max_rel_diff(self) -> float:
+        """The largest relative difference over all steps and backends."""
+        ...
+
+
+@dataclass(frozen=True)
+class FrameworkFactor:
+    """One optimizer's backends, fastest first, with the measure that ordered them.
+
+    Attributes
+    ----------
+    label, device, dtype : str
+        The optimizer's label and what it ran on.
+    basis : str
+        ``"per-iteration"`` (median time per iteration over the common iterations; the
+        trajectories are proven identical) or ``"time-to-target"`` (median time-to-target;
+        backends that missed the target are left out of ``seconds``).
+    seconds : dict of str to float
+        Backend to its measure, fastest first.
+    iterations : int or None
+        The common iterations the per-iteration times are measured over: the last iterate
+        every run's trace recorded (:func:`per_iteration_factors`).
+    max_rel_diff : float or None
+        The largest relative difference of the equivalence check that proved the trajectories
+        identical, and ``checked_steps`` the steps it checked.
+    checked_steps : int or None
+    """
+
+    label: str
+    device: str
+    dtype: str
+    basis: str
+    seconds: dict[str, float]
+    iterations: int | None = None
+    max_rel_diff: float | None = None
+    checked_steps: int | None = None
+
+    def factor(self, backend: str) -> float:
+        """``seconds[backend]`` over the fastest backend's (1.0 for the fastest).
+
+        Raises
+        ------
+        KeyError
+            ``backend`` has no measure (it did not run, or missed the target).
+        """
+        if backend not in self.seconds:
+            raise KeyError(f"backend {backend!r} has no {self.basis} measure for "
+                           f"{self.label}; measured: {sorted(self.seconds)}")
+        first = next(iter(self.seconds.values()))
+        return self.seconds[backend] / first
+
+
+def as_equivalences(equivalence: Equivalence | Sequence[Equivalence] | None
+                    ) -> list[Equivalence]:
+    """``equivalence`` as a list (None: empty), each checked to be an equivalence result.
+
+    Parameters
+    ----------
+    equivalence : EquivalenceResult, list of them, or None
+
+    Returns
+    -------
+    list of EquivalenceResult
+
+    Raises
+    ------
+    TypeError
+        An element is not an equivalence result (has no ``verdict``, ``impls`` and
+        ``max_rel_diff``).
+    """
+    if equivalence is None:
+        return []
+    items: list[Any] = (list(equivalence) if isinstance(equivalence, (list, tuple))
+                        else [equivalence])
+    for e in items:
+        if not all(hasattr(e, a) for a in ("verdict", "impls", "max_rel_diff", "optimizer")):
+            raise TypeError(f"equivalence must be an optcmp.EquivalenceResult (from "
+                            f"optcmp.check_equivalence) or a list of them, got "
+                            f"{type(e).__name__}")
+    return items
+
+
+def describe(run: RunResult) -> str:
+    """The run's optimizer as ``OptimizerSpec.describe()`` writes it.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    str
+        E.g. ``"gd(learning_rate=0.1)"``.
+    """
+    hp = ", ".join(f"{k}={v!r}" for k, v in run.hyperparameters.items())
+    return f"{run.optimizer}({hp})"
+
+
+def proving(group: Sequence[Ranked], equivalences: Sequence[Equivalence]) -> Equivalence | None:
+    """The equivalence that proves the runs of ``group`` take identical steps, or None.
+
+    It must be float64 with the verdict ``"equivalent"``, on the runs' problem with the runs'
+    optimizer and hyperparameters, cover every backend of the group with the impl (and, where it
+    recorded it, the gradient) the runs used, and every run is float64. The execution mode may
+    differ: it changes how the steps are driven and timed, not their arithmetic (a fused
+    check runs one-step blocks of the same loop).
+
+    Parameters
+    ----------
+    group : sequence of Ranked
+        The entries of one optimizer, one per backend.
+    equivalences : sequence of EquivalenceResult
+
+    Returns
+    -------
+    EquivalenceResult or None
+    """
+    runs = [r for e in group for r in e.runs]
+    for eq in equivalences:
+        if eq.verdict != "equivalent" or eq.dtype != "float64":
+            continue
+        if not all(_matches(eq, r) for r in runs):
+            continue
+        return eq
+    return None
+
+
+def _matches(eq: Equivalence, run: RunResult) -> bool:
+    b = run.backend
+    return (run.dtype == "float64" and run.problem == eq.problem and describe(run) == eq.optimizer
+            and b in eq.backends and eq.impls.get(b) == run.impl
+            and eq.gradients.get(b, run.gradient) == run.gradient)
+
+
+def common_iteration(runs: Sequence[RunResult]) -> int | None:
+    """The last iteration every run's trace recorded.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    int or None
+        None when a trace is empty or only iteration 0 is common.
+    """
+    common: set[int] | None = None
+    for r in runs:
+        its = {int(i) for i in np.asarray(r.trace.iteration)}
+        common = its if common is None else common & its
+    if not common or max(common) <= 0:
+        return None
+    return max(common)
+
+
+def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> FrameworkFactor | None:
+    """The backends of one optimizer by median time per iteration over the common iterations.
+
+    ``N`` is the last iterate every run's trace recorded; a run's time per iteration is the
+    timed seconds at which the objective of iterate ``N`` was known, over ``N`` (the same trace
+    row on every backend, so the factor compares like with like).
+
+    Parameters
+    ----------
+    group : sequence of Ranked
+        The entries of one (optimizer label, device, dtype), one per backend.
+    eq : Equivalence
+        The equivalence result that proves their trajectories identical (:func:`proving`).
+
+    Returns
+    -------
+    FrameworkFactor or None
+        None when the runs' traces have no common iteration beyond 0.
+    """
+    runs = [r for e in group for r in e.runs]
+    n = common_iteration(runs)
+    if n is None:
+        return None
+    seconds = {}
+    for e in group:
+        per = [float(np.asarray(r.trace.time)[list(r.trace.iteration).index(n)]) / n
+               for r in e.runs]
+        seconds[e.key[1]] = float(np.median(per))
+    label, _, device, dtype = group[0].key
+    ordered = dict(sorted(seconds.items(), key=lambda kv: kv[1]))
+    return FrameworkFactor(label, device, dtype, "per-iteration", ordered, n,
+                           float(eq.max_rel_diff), int(eq.steps))
+
+
+def groups(ranked: Sequence[Ranked]) -> dict[tuple[str, str, str], list[Ranked]]:
+    """The entries of each (optimizer label, device, dtype) that ran on two or more backends.
+
+    Parameters
+    ----------
+    ranked : sequence of Ranked
+        :func:`~optcmp.analysis.ranking.rank_runs`.
+
+    Returns
+    -------
+    dict of (str, str, str) to list of Ranked
+    """
+    out: dict[tuple[str, str, str], list[Ranked]] = {}
+    for e in ranked:
+        label, _, device, dtype = e.key
+        out.setdefault((label, device, dtype), []).append(e)
+    return {k: v for k, v in out.items() if len(v) >= 2}
+
+
+def framework_factors(runs: Sequence[RunResult],
+                      equivalence: Equivalence | Sequence[Equivalence] | None = None
+                      ) -> list[FrameworkFactor]:
+    """For each optimizer that ran on several backends: its backends, fastest first.
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+    equivalence : EquivalenceResult or list of them, optional
+        Checks from :func:`optcmp.check_equivalence`. Where one proves an optimizer's
+        trajectories identical on its backends (see :func:`proving`), the backends are ordered
+        by median time per iteration over the iterations all their runs made; otherwise by
+        median time-to-target (backends that missed the target are left out).
+
+    Returns
+    -------
+    list of FrameworkFactor
+        In the ranking's order of each optimizer's first entry.
+    """
+    eqs = as_equivalences(equivalence)
+    out = []
+    for (label, device, dtype), group in groups(rank_runs(runs)).items():
+        eq = proving(group, eqs)
+        fac = per_iteration_factors(group, eq) if eq is not None else None
+        if fac is None:
+            seconds = {e.key[1]: float(e.time) for e in group if e.ranked and e.time is not None}
+            fac = FrameworkFactor(label, device, dtype, "time-to-target", seconds)
+        out.append(fac)
+    return out
+
+
+def by_group(factors: Sequence[FrameworkFactor]) -> Mapping[tuple[str, str, str], FrameworkFactor]:
+    """The factors by optimizer.
+
+    Parameters
+    ----------
+    factors : sequence of FrameworkFactor
+
+    Returns
+    -------
+    dict of (str, str, str) to FrameworkFactor
+        ``{(label, device, dtype): factor}``.
+    """
+    return {(f.label, f.device, f.dtype): f for f in factors}
+
+
+__all__ = ["Equivalence", "FrameworkFactor", "as_equivalences", "by_group", "common_iteration",
+           "describe", "framework_factors", "groups", "per_iteration_factors", "proving"]
