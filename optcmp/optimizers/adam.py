@@ -343,11 +343,8 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     amsgrad : bool, default False
         AMSGrad: divide by a running maximum of the second moment (Reddi et al. 2018).
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
-        Of what the maximum is taken (only with ``amsgrad=True``): ``"raw"``, the uncorrected
-        :math:`v_t`, corrected after the maximum (``torch.optim.Adam``, Keras' ``Adam``);
-        ``"bias_corrected"``, :math:`v_t/(1-\beta_2^t)` (``optax.amsgrad``). Two algorithms:
-        the second keeps the large :math:`\hat v_1 = g_1^2` and takes smaller steps later.
-        torch and Keras run only ``"raw"``; the reference rule runs both.
+        AMSGrad's maximum of the raw :math:`v_t` (torch, Keras: the only one their natives
+        run) or of :math:`v_t/(1-\beta_2^t)` (``optax.amsgrad``); see the module docstring.
     impl : {"auto", "native", "reference"}
         ``"native"``: ``torch.optim.Adam`` (``convention="bias_corrected_eps"``) or Keras
         ``Adam`` (``convention="eps_hat"``, decoupled decay only); the other framework is
