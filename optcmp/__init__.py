@@ -33,6 +33,7 @@ from optcmp.results import RunResult, Trace
 from optcmp.stopping import (
     AbsoluteSuboptimality,
     AccuracyTarget,
+    CombinedTarget,
     Divergence,
     GradientNorm,
     LossTarget,
@@ -65,7 +66,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AbsoluteSuboptimality", "AccuracyTarget", "Comparison", "Divergence", "EquivalenceResult",
+    "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "Comparison", "Divergence", "EquivalenceResult",
     "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
     "OptimizerSpec", "RateProjection", "RelativeChange", "RelativeSuboptimality", "RunConfig",
     "RunResult", "Stalled",

@@ -30,6 +30,7 @@ from optcmp.analysis.stats.suites import suite_profile_table
 from optcmp.analysis.stats.summary import by_median_time, ci_methods, summarize
 from optcmp.analysis.stats.tests import compare_pair
 from optcmp.analysis.suite_verdict import fastest_per_problem, solver_name, suite_summary
+from optcmp.analysis.tables import caveat_notes
 from optcmp.analysis.verdict import verdict as comparison_verdict
 from optcmp.results import ComparisonData
 
@@ -448,7 +449,7 @@ def _first_screen(comp: ComparisonData, title: str, rows: list[dict[str, Any]]) 
 def _findings(comp: ComparisonData, rows: list[dict[str, Any]], images: str,
               plots: bool) -> list[str]:
     """The fairness checks, the summary, the pairwise tests, the plots and the runs."""
-    issues = comparison_issues(comp)
+    issues = comparison_issues(comp) + caveat_notes(comp)
     parts = ['<h2 id="warnings">Fairness checks</h2>']
     if issues:
         parts.append('<div class="warn"><ul>' + "".join(f"<li>{_e(m)}</li>" for m in issues)

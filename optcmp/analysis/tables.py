@@ -16,7 +16,9 @@ from optcmp.analysis import format as fmt
 from optcmp.analysis.format import fixed_width
 from optcmp.analysis.ranking import ranking_note, row_key
 from optcmp.analysis.stats.censor import censored_median, ran
+from optcmp.analysis.stats.framework_gap import framework_gap_notes
 from optcmp.results import ComparisonData, RunResult
+from optcmp.stopping.targets import relative_only_note
 
 #: Keys of the problem spec the table's first note shows.
 PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features", "seed",
@@ -338,6 +340,53 @@ def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]
     return notes
 
 
+def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
+    """Converged runs that met their target far from ``f*`` in absolute terms.
+
+    A relative target ``(f - f*) / (f0 - f*) <= tol`` is met at a tiny relative gap when ``f0``
+    is huge, also at a point whose ``f - f*`` is as large as the optimum's own scale
+    ``max(1, |f*|)`` (the final value wrong in its leading digit). Such a run is named once per
+    optimizer and backend, with both suboptimalities
+    (:func:`optcmp.stopping.targets.relative_only_note`).
+
+    Parameters
+    ----------
+    runs : sequence of RunResult
+
+    Returns
+    -------
+    list of str
+        Empty when every converged run is close to ``f*`` on that scale.
+    """
+    out: dict[tuple[str, str], str] = {}
+    for r in runs:
+        if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
+            continue
+        if not (math.isfinite(r.fun) and math.isfinite(r.f0)):
+            continue
+        note = relative_only_note(r.fun, r.f0, r.fstar, absolute=max(1.0, abs(r.fstar)))
+        if note:
+            out[(r.label, r.backend)] = f"! {r.label} on {r.backend}: {note}"
+    return list(out.values())
+
+
+def caveat_notes(comp: ComparisonData) -> list[str]:
+    """What a ranking of ``comp`` cannot tell: the framework factor between backends that
+    optimizers ran on apart (:func:`optcmp.analysis.stats.framework_gap.framework_gap_notes`),
+    and runs that met a relative target far from ``f*`` (:func:`relative_only_notes`).
+
+    Parameters
+    ----------
+    comp : ComparisonData
+
+    Returns
+    -------
+    list of str
+        Empty when neither applies; shown under the table and in the report's fairness checks.
+    """
+    return framework_gap_notes(comp.runs) + relative_only_notes(comp.runs)
+
+
 def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[str],
            aggregated: bool, default: bool) -> list[str]:
     """The lines under the table: problem, optimum, target, how columns count, hosts, why."""
@@ -372,6 +421,7 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     order = ranking_note(comp)
     if order:
         notes.append(order)
+    notes.extend(caveat_notes(comp))
     notes.extend(_why_notes(comp, groups))
     return notes
 

@@ -27,12 +27,17 @@ class HyperParam:
     check : callable
         ``check(value) -> value`` returning the normalized value or raising ``ValueError``.
     doc : str
+    omit_at_default : bool
+        Left out of a spec's ``hyperparameters`` while at its default, so that the
+        descriptions and store keys of specs made before it existed stay the same (an
+        adapter reads it with ``hp.get(name, default)``).
     """
 
     name: str
     default: Any
     check: Callable[[Any], Any]
     doc: str = ""
+    omit_at_default: bool = False
 
 
 def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,

@@ -19,6 +19,16 @@ constant makes them agree. A spec names its ``convention``; the reference rule
 runs either, ``torch.optim.Adam`` only the first, Keras' ``Adam`` only the second (the other
 native is recorded as ``skipped`` with the reason).
 
+AMSGrad (Reddi et al. 2018, ``amsgrad=True``) divides by a running maximum of the second moment
+instead of the moment itself, and the frameworks take that maximum of different things:
+``amsgrad_max="raw"`` keeps :math:`v^{\max}_t = \max(v^{\max}_{t-1}, v_t)` and bias-corrects
+after the maximum (``torch.optim.Adam(amsgrad=True)``, Keras' ``amsgrad=True``);
+``"bias_corrected"`` keeps :math:`\hat v^{\max}_t = \max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))`
+(``optax.amsgrad``). The corrected :math:`\hat v_1 = g_1^2` is the largest early value, which the
+second form keeps for the whole run: a damped step once the gradients shrink. The reference rule
+runs both; torch and Keras run only ``"raw"`` (``"bias_corrected"`` is recorded as ``skipped``
+there with the reason).
+
 Weight decay (``weight_decay > 0``) is of the kind ``weight_decay_mode`` names: ``"l2"`` adds
 ``weight_decay * x`` to the gradient before the moments (``torch.optim.Adam``), ``"decoupled"``
 multiplies ``x`` by ``1 - lr * weight_decay`` before the update (torch ``AdamW``,
@@ -27,7 +37,8 @@ multiplies ``x`` by ``1 - lr * weight_decay`` before the update (torch ``AdamW``
 References
 ----------
 D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization", ICLR 2015,
-arXiv:1412.6980. I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization",
+arXiv:1412.6980. S. J. Reddi, S. Kale and S. Kumar, "On the Convergence of Adam and Beyond",
+ICLR 2018. I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization",
 ICLR 2019, arXiv:1711.05101.
 """
 
@@ -52,6 +63,7 @@ from optcmp.optimizers.base import (
     OptimizerInfo,
     OptimizerSpec,
     TorchOptimizer,
+    boolean,
     get_optimizer,
     one_of,
     positive_float,
@@ -61,6 +73,8 @@ from optcmp.optimizers.schedule import Schedule
 
 #: Adam's epsilon conventions: torch's (paper Algorithm 1) and Keras' ("epsilon hat").
 CONVENTIONS = ("bias_corrected_eps", "eps_hat")
+#: Of what AMSGrad takes the running maximum: torch/Keras' raw second moment, optax' corrected one.
+AMSGRAD_MAXIMA = ("raw", "bias_corrected")
 #: Kinds of weight decay.
 WEIGHT_DECAY_MODES = ("l2", "decoupled")
 
@@ -72,17 +86,18 @@ class AdamRule(ScheduledRule):
     first moment, ``sqrt(v) / sqrt(1 - beta2**t) + eps``, step ``lr / (1 - beta1**t)``);
     ``eps_hat`` follows Keras' (``m += (g - m)(1 - beta1)``, ``alpha = lr sqrt(1 - beta2**t) /
     (1 - beta1**t)``). Weight decay: ``hp["weight_decay_mode"]`` (``"decoupled"`` when absent,
-    i.e. AdamW).
+    i.e. AdamW). AMSGrad (``hp["amsgrad"]``): the third buffer holds the running maximum named
+    by ``hp["amsgrad_max"]`` (untouched without AMSGrad).
     """
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
-        return (ops.zeros_like(x), ops.zeros_like(x))
+        return (ops.zeros_like(x), ops.zeros_like(x), ops.zeros_like(x))
 
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:
         b1, b2, eps, wd = hp["beta1"], hp["beta2"], hp["eps"], hp["weight_decay"]
         torch_form = hp["convention"] == "bias_corrected_eps"
-        m, v = buf
+        m, v, vmax = buf
         if wd != 0.0:
             if hp.get("weight_decay_mode", "decoupled") == "l2":
                 g = g + wd * x
@@ -90,15 +105,32 @@ class AdamRule(ScheduledRule):
                 x = x * (1.0 - lr * wd)
             else:
                 x = x - x * wd * lr
+        ams = hp.get("amsgrad", False)
+        raw_max = hp.get("amsgrad_max", "raw") == "raw"
         if torch_form:
             m = m + (1.0 - b1) * (g - m)
             v = v * b2 + (1.0 - b2) * (g * g)
-            denom = ops.sqrt(v) / ops.sqrt(1.0 - b2 ** t) + eps
-            return x - (lr / (1.0 - b1 ** t)) * (m / denom), (m, v)
+            if not ams:
+                denom = ops.sqrt(v) / ops.sqrt(1.0 - b2 ** t) + eps
+            elif raw_max:
+                vmax = ops.maximum(vmax, v)
+                denom = ops.sqrt(vmax) / ops.sqrt(1.0 - b2 ** t) + eps
+            else:
+                vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
+                denom = ops.sqrt(vmax) + eps
+            return x - (lr / (1.0 - b1 ** t)) * (m / denom), (m, v, vmax)
         alpha = lr * ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
         m = m + (g - m) * (1.0 - b1)
         v = v + (g * g - v) * (1.0 - b2)
-        return x - (m * alpha) / (ops.sqrt(v) + eps), (m, v)
+        if not ams:
+            root = ops.sqrt(v)
+        elif raw_max:
+            vmax = ops.maximum(vmax, v)
+            root = ops.sqrt(vmax)
+        else:
+            vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
+            root = ops.sqrt(vmax * (1.0 - b2 ** t))
+        return x - (m * alpha) / (root + eps), (m, v, vmax)
 
 
 def adam_params(weight_decay: float) -> dict[str, HyperParam]:
@@ -112,7 +144,8 @@ def adam_params(weight_decay: float) -> dict[str, HyperParam]:
     Returns
     -------
     dict of str to HyperParam
-        ``learning_rate``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``, ``convention``.
+        ``learning_rate``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``, ``convention``,
+        ``amsgrad`` and ``amsgrad_max`` (both left out of a spec at their defaults).
     """
     return {
         "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
@@ -129,14 +162,103 @@ def adam_params(weight_decay: float) -> dict[str, HyperParam]:
                                  one_of("convention", CONVENTIONS),
                                  "where epsilon is added: bias_corrected_eps (torch) or eps_hat "
                                  "(Keras)"),
+        "amsgrad": HyperParam("amsgrad", False, boolean("amsgrad"),
+                              "AMSGrad: divide by a running maximum of the second moment",
+                              omit_at_default=True),
+        "amsgrad_max": HyperParam("amsgrad_max", "raw", one_of("amsgrad_max", AMSGRAD_MAXIMA),
+                                  "AMSGrad's maximum over raw (torch, Keras) or bias-corrected "
+                                  "(optax) second moments", omit_at_default=True),
     }
+
+
+def check_amsgrad(hp: Mapping[str, Any]) -> None:
+    """Cross-check of a spec: ``amsgrad_max`` other than its default needs ``amsgrad=True``.
+
+    Parameters
+    ----------
+    hp : mapping
+        A spec's validated hyperparameters.
+
+    Raises
+    ------
+    ValueError
+        ``amsgrad_max`` is given without ``amsgrad=True``.
+    """
+    if "amsgrad_max" in hp and not hp.get("amsgrad", False):
+        raise ValueError(f"amsgrad_max={hp['amsgrad_max']!r} applies only with amsgrad=True; "
+                         "pass amsgrad=True or leave amsgrad_max at 'raw'")
+
+
+def amsgrad_requires(framework: str) -> Any:
+    """A :attr:`~optcmp.optimizers.base.Native.requires` check for a torch or Keras Adam:
+    AMSGrad only with the maximum over raw second moments, the frameworks' own.
+
+    Parameters
+    ----------
+    framework : str
+        The native's name, used in the reason (``"torch.optim.Adam"``).
+
+    Returns
+    -------
+    callable
+        ``requires(hp) -> reason or None``.
+    """
+    def check(h: Mapping[str, Any]) -> str | None:
+        if h.get("amsgrad", False) and h.get("amsgrad_max", "raw") != "raw":
+            return (f"{framework}(amsgrad=True) takes the maximum over raw second moments "
+                    "(amsgrad_max='raw'), not over bias-corrected ones as optax; the reference "
+                    "rule (impl='reference') runs amsgrad_max='bias_corrected' on every backend")
+        return None
+    return check
+
+
+def no_amsgrad(framework: str) -> Any:
+    """A :attr:`~optcmp.optimizers.base.Native.requires` check of a native without AMSGrad.
+
+    Parameters
+    ----------
+    framework : str
+        The native's name, used in the reason.
+
+    Returns
+    -------
+    callable
+        ``requires(hp) -> reason or None``.
+    """
+    def check(h: Mapping[str, Any]) -> str | None:
+        if h.get("amsgrad", False):
+            return (f"{framework} has no AMSGrad; the reference rule (impl='reference') runs "
+                    "amsgrad=True with either amsgrad_max on every backend")
+        return None
+    return check
+
+
+def both(*checks: Any) -> Any:
+    """The first reason any of ``checks`` gives (a combined ``requires``).
+
+    Parameters
+    ----------
+    *checks : callable
+        ``requires(hp) -> reason or None`` checks.
+
+    Returns
+    -------
+    callable
+    """
+    def check(h: Mapping[str, Any]) -> str | None:
+        for c in checks:
+            why = c(h)
+            if why is not None:
+                return str(why)
+        return None
+    return check
 
 
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.Adam`` arguments, every one explicit (decay kind from the spec)."""
     return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
-            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]), "amsgrad": False,
-            "capturable": False, "fused": None,
+            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
+            "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None,
             "decoupled_weight_decay": h["weight_decay_mode"] == "decoupled", **torch_common()}
 
 
@@ -144,7 +266,8 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``keras.optimizers.Adam`` arguments (floats as ``numpy.float64``, see ``f64``)."""
     wd = float(h["weight_decay"])
     return {"learning_rate": float(h["learning_rate"]), "beta_1": f64(h["beta1"]),
-            "beta_2": f64(h["beta2"]), "epsilon": f64(h["eps"]), "amsgrad": False,
+            "beta_2": f64(h["beta2"]), "epsilon": f64(h["eps"]),
+            "amsgrad": bool(h.get("amsgrad", False)),
             "weight_decay": f64(wd) if wd else None, **keras_common(h)}
 
 
@@ -153,7 +276,7 @@ def _keras_requires(h: Mapping[str, Any]) -> str | None:
     if why is None and h["weight_decay"] and h["weight_decay_mode"] != "decoupled":
         why = ("keras.optimizers.Adam's weight_decay is decoupled, not weight_decay_mode='l2'; "
                "the reference rule (impl='reference') runs 'l2' on every backend")
-    return why
+    return why or amsgrad_requires("keras.optimizers.Adam")(h)
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,7 +291,7 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
     if why is None and h["weight_decay"] and h["weight_decay_mode"] != "l2":
         why = ("optax.adam has no weight decay of its own; decoupled decay is optax.adamw "
                "(optcmp.adamw); the reference rule (impl='reference') runs it here")
-    return why
+    return why or no_amsgrad("optax.adam")(h)
 
 
 def _optax_l2(h: Mapping[str, Any]) -> float:
@@ -180,8 +303,8 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
          eps: float = 1e-8, weight_decay: float = 0.0, convention: str = "bias_corrected_eps",
          weight_decay_mode: str = "l2", schedule: str | Schedule | None = "constant",
          clip_norm: float | None = None,
-         batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
-         label: str = "") -> OptimizerSpec:
+         batch_size: int | None = None, shuffle: bool = True, amsgrad: bool = False,
+         amsgrad_max: str = "raw", *, impl: str = "auto", label: str = "") -> OptimizerSpec:
     r"""Adam (Kingma and Ba 2015), full batch or minibatch, under a named epsilon convention.
 
     Parameters
@@ -217,6 +340,11 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         ``unit="epoch"`` schedule converts with the minibatches per epoch.
     shuffle : bool, default True
         Reshuffle the rows every epoch (minibatches only).
+    amsgrad : bool, default False
+        AMSGrad: divide by a running maximum of the second moment (Reddi et al. 2018).
+    amsgrad_max : {"raw", "bias_corrected"}, default "raw"
+        AMSGrad's maximum of the raw :math:`v_t` (torch, Keras: the only one their natives
+        run) or of :math:`v_t/(1-\beta_2^t)` (``optax.amsgrad``); see the module docstring.
     impl : {"auto", "native", "reference"}
         ``"native"``: ``torch.optim.Adam`` (``convention="bias_corrected_eps"``) or Keras
         ``Adam`` (``convention="eps_hat"``, decoupled decay only); the other framework is
@@ -249,7 +377,8 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                          beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                          convention=convention, weight_decay_mode=weight_decay_mode,
                          schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+                         batch_size=batch_size, shuffle=shuffle, amsgrad=amsgrad,
+                         amsgrad_max=amsgrad_max)
 
 
 register_optimizer(OptimizerInfo(
@@ -262,11 +391,13 @@ register_optimizer(OptimizerInfo(
             **common_params(), **minibatch_params()},
     summary="Adam, full or minibatch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
     reference="Kingma & Ba (2015), arXiv:1412.6980",
+    check=check_amsgrad,
     rule=AdamRule(),
     stochastic=True,
     natives=(TorchOptimizer("Adam", _torch_options,
-                            requires=requires("convention", "bias_corrected_eps",
-                                              "torch.optim.Adam")),
+                            requires=both(requires("convention", "bias_corrected_eps",
+                                                   "torch.optim.Adam"),
+                                          amsgrad_requires("torch.optim.Adam"))),
              KerasOptimizer("Adam", _keras_options, requires=_keras_requires),
              OptaxOptimizer("adam", _optax_options, requires=_optax_requires, l2=_optax_l2)),
 ), adam)

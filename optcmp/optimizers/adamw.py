@@ -27,7 +27,14 @@ from optcmp.optimizers._common import (
     requires,
     torch_common,
 )
-from optcmp.optimizers.adam import AdamRule, adam_params
+from optcmp.optimizers.adam import (
+    AdamRule,
+    adam_params,
+    amsgrad_requires,
+    both,
+    check_amsgrad,
+    no_amsgrad,
+)
 from optcmp.optimizers.base import (
     KerasOptimizer,
     OptaxOptimizer,
@@ -43,22 +50,22 @@ from optcmp.optimizers.schedule import Schedule
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.AdamW`` arguments, every one explicit."""
     return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
-            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]), "amsgrad": False,
-            "capturable": False, "fused": None, **torch_common()}
+            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
+            "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None, **torch_common()}
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``keras.optimizers.AdamW`` arguments (floats as ``numpy.float64``)."""
     return {"learning_rate": float(h["learning_rate"]), "weight_decay": f64(h["weight_decay"]),
             "beta_1": f64(h["beta1"]), "beta_2": f64(h["beta2"]), "epsilon": f64(h["eps"]),
-            "amsgrad": False, **keras_common(h)}
+            "amsgrad": bool(h.get("amsgrad", False)), **keras_common(h)}
 
 
 def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
           eps: float = 1e-8, weight_decay: float = 0.01, convention: str = "bias_corrected_eps",
           schedule: str | Schedule | None = "constant", clip_norm: float | None = None,
-          batch_size: int | None = None, shuffle: bool = True, *,
-          impl: str = "auto", label: str = "") -> OptimizerSpec:
+          batch_size: int | None = None, shuffle: bool = True, amsgrad: bool = False,
+          amsgrad_max: str = "raw", *, impl: str = "auto", label: str = "") -> OptimizerSpec:
     r"""AdamW: Adam with decoupled weight decay, full batch or minibatch.
 
     Parameters
@@ -82,6 +89,11 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
         ``unit="epoch"`` schedule converts with the minibatches per epoch.
     shuffle : bool, default True
         Reshuffle the rows every epoch (minibatches only).
+    amsgrad : bool, default False
+        AMSGrad (:func:`optcmp.adam`).
+    amsgrad_max : {"raw", "bias_corrected"}, default "raw"
+        Of what AMSGrad takes the maximum (:func:`optcmp.adam`): torch's and Keras' ``"raw"``
+        or optax' ``"bias_corrected"``; torch and Keras run only the first.
     impl : {"auto", "native", "reference"}
     label : str, optional
 
@@ -107,7 +119,8 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     return get_optimizer("adamw", impl=impl, label=label, learning_rate=learning_rate,
                          beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                          convention=convention, schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+                         batch_size=batch_size, shuffle=shuffle, amsgrad=amsgrad,
+                         amsgrad_max=amsgrad_max)
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,15 +135,19 @@ register_optimizer(OptimizerInfo(
     params={**adam_params(0.01), **common_params(), **minibatch_params()},
     summary="AdamW (decoupled weight decay), full or minibatch; Adam's epsilon convention named",
     reference="Loshchilov & Hutter (2019), arXiv:1711.05101",
+    check=check_amsgrad,
     rule=AdamRule(),
     stochastic=True,
     natives=(TorchOptimizer("AdamW", _torch_options,
-                            requires=requires("convention", "bias_corrected_eps",
-                                              "torch.optim.AdamW")),
+                            requires=both(requires("convention", "bias_corrected_eps",
+                                                   "torch.optim.AdamW"),
+                                          amsgrad_requires("torch.optim.AdamW"))),
              KerasOptimizer("AdamW", _keras_options,
-                            requires=requires("convention", "eps_hat",
-                                              "keras.optimizers.AdamW")),
+                            requires=both(requires("convention", "eps_hat",
+                                                   "keras.optimizers.AdamW"),
+                                          amsgrad_requires("keras.optimizers.AdamW"))),
              OptaxOptimizer("adamw", _optax_options,
-                            requires=requires("convention", "bias_corrected_eps",
-                                              "optax.adamw"))),
+                            requires=both(requires("convention", "bias_corrected_eps",
+                                                   "optax.adamw"),
+                                          no_amsgrad("optax.adamw")))),
 ), adamw)

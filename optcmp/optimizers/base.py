@@ -413,8 +413,9 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "", **hyperpara
         )
     hp = {}
     for pname, p in info.params.items():
-        value = hyperparameters.get(pname, p.default)
-        hp[pname] = p.check(value)
+        value = p.check(hyperparameters.get(pname, p.default))
+        if not (p.omit_at_default and value == p.default):
+            hp[pname] = value
     if info.check is not None:
         info.check(hp)
     return OptimizerSpec(info.name, hp, impl, label or "")

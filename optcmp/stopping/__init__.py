@@ -47,6 +47,7 @@ from optcmp.stopping.early import (
 from optcmp.stopping.targets import (
     AbsoluteSuboptimality,
     AccuracyTarget,
+    CombinedTarget,
     GradientNorm,
     LossTarget,
     MetricTarget,
@@ -127,7 +128,7 @@ _RULES: dict[str, type[Rule]] = {
     c.__name__: c
     for c in (RelativeSuboptimality, AbsoluteSuboptimality, LossTarget, GradientNorm,
               MetricTarget, RelativeChange, MaxIter, MaxTime, MaxEvals, MaxCPUTime, Divergence,
-              Rising, Stalled, RateProjection)
+              Rising, Stalled, RateProjection, CombinedTarget)
 }
 
 
@@ -161,7 +162,7 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
 __all__ = [
     "BUDGET_RULES", "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR",
     "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL", "DEFAULT_STALL_WINDOW", "STALL_ULPS",
-    "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "Divergence", "GradientNorm",
+    "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "CombinedTarget", "Divergence", "GradientNorm",
     "LossTarget", "MaxCPUTime", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
     "RateProjection", "RelativeChange", "RelativeSuboptimality", "Rising", "Stalled", "Rule",
     "State", "by_priority", "default_stopping", "first_fired", "rule_from_dict",
