@@ -165,7 +165,7 @@ class JaxBackend(Backend):
         """
         x64 = x64_enabled()
         dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
-        default = jax.config.read("jax_default_matmul_precision")
+        default = getattr(jax.config, "jax_default_matmul_precision", None)
         return {"barrier": "jax.block_until_ready", "compute_dtype": dt,
                 "matmul_precision": self.MATMUL_PRECISION, "x64": x64,
                 "default_matmul_precision": "default" if default is None else str(default)}
