@@ -7,7 +7,7 @@ Run from the repository root::
     python benchmarks/best_practice.py --quick --json /tmp/best-practice.json  # < 60 s
     python benchmarks/best_practice.py --memory 10000000   # torch peak memory, 1e7 rows
 
-For each backend (numpy, torch, tensorflow) and each workload
+For each backend (numpy, torch, tensorflow, jax) and each workload
 
 * ``gd-1M``: full-batch GD (``learning_rate=1/L``) on the 1,000,000-row linear regression,
 * ``sgd64-1M``: SGD with batch 64 on the same data,
@@ -33,6 +33,10 @@ The hand loops (the best the author could write; each one warmed up first):
 * tensorflow: all steps in one ``tf.function(jit_compile=True)`` ``tf.while_loop`` (the
   steps of a measurement in one XLA call, gathers inside it), analytic linear-regression
   gradient, ``tf.GradientTape`` for the MLP.
+* jax (``jax_hand``): all steps in one ``jax.jit`` of a ``lax.fori_loop`` (float64 with
+  ``jax_enable_x64``), the data passed as arguments, ``lax.dynamic_slice`` + ``jnp.take``
+  minibatch gathers inside the loop, the shorter last FizzBuzz batch in a ``lax.cond``, the
+  MLP's declared backpropagation; ``block_until_ready`` before the clock is read.
 
 Two more hand loops separate what optcmp's harness costs from what its default
 choices cost:
@@ -40,7 +44,7 @@ choices cost:
 * the hand loop around the framework's own optimizer, the one optcmp's default SGD runs
   (``torch.optim.SGD``: the declared analytic gradient assigned to ``.grad``, no tape;
   Keras ``SGD.apply_gradients`` on a ``tf.Variable`` inside the one XLA loop), interleaved with the two above (A B C, C B A, ...);
-* TensorFlow FizzBuzz: the best hand loop called once per epoch (15 steps), as optcmp must to
+* TensorFlow and JAX FizzBuzz: the best hand loop called once per epoch (15 steps), as optcmp must to
   observe the full objective after every epoch off the clock, interleaved with the one-call
   loop.
 
@@ -49,7 +53,7 @@ streaming reads of the data (``numpy.vdot`` of the whole buffer with itself, twi
 interleaved with optcmp's GD runs, median of rounds.
 
 Prints one table: per-step CPU and wall times, and the ratios optcmp/hand (CPU and wall), for
-``auto`` and ``step``; then TensorFlow's and torch's SGD figures against numpy's, and numpy
+``auto`` and ``step``; the optcmp-JAX / hand ratios; then TensorFlow's and torch's SGD figures against numpy's, and numpy
 GD against the floor, and the two extra comparisons. Targets: default execution <= 1.25x the hand loop everywhere;
 TensorFlow SGD-64 <= 1.5x numpy on FizzBuzz and <= 2x on 1M rows; numpy GD <= 1.3x the
 two-pass floor. This is a benchmark, not a test: it asserts nothing.
@@ -287,7 +291,88 @@ def tf_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
     return one_call
 
 
-HAND = {"numpy": numpy_hand, "torch": torch_hand, "tensorflow": tf_hand}
+# ---------------------------------------------------------------------------- JAX by hand
+def _wait(out: Any) -> None:
+    """Block until ``out`` (a JAX array) is computed."""
+    out.block_until_ready()
+
+
+def jax_hand(work: str, problem: Any, n: int) -> Callable[[], None]:
+    """All ``n`` steps in one ``jax.jit`` of a ``lax.fori_loop`` (float64: x64 on), the data
+    passed as arguments (not baked into the program), gathers inside the loop."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    lax = jax.lax
+    data = {k: jax.device_put(v) for k, v in problem.train_data.items()}
+    n_j = jnp.int32(n)
+    if work == "gd-1M":
+        lr, m = 1.0 / problem.lipschitz(), float(problem.n_samples)
+
+        @jax.jit
+        def gd(n_j: Any, A: Any, y: Any) -> Any:
+            def body(i: Any, carry: Any) -> Any:
+                x, f = carry
+                r = A @ x - y
+                g = (A.T @ r) * (2.0 / m)
+                return x - lr * g, f + jnp.vdot(r, r) / m + 0.0 * jnp.linalg.norm(g)
+            return lax.fori_loop(0, n_j, body, (jnp.zeros(A.shape[1]), jnp.float64(0.0)))
+        gd(jnp.int32(1), data["A"], data["y"])[0].block_until_ready()
+        return lambda: _wait(gd(n_j, data["A"], data["y"])[0])
+    perm = jax.device_put(np.random.default_rng(0).permutation(problem.n_samples))
+    if work == "sgd64-1M":
+
+        @jax.jit
+        def sgd(n_j: Any, A: Any, y: Any, perm: Any) -> Any:
+            def body(i: Any, x: Any) -> Any:
+                idx = lax.dynamic_slice(perm, (i * BS,), (BS,))
+                Ab = jnp.take(A, idx, axis=0)
+                r = Ab @ x - jnp.take(y, idx)
+                return x - (LR_SGD_LIN * 2.0 / BS) * (Ab.T @ r)
+            return lax.fori_loop(0, n_j, body, jnp.zeros(A.shape[1]))
+        sgd(jnp.int32(1), data["A"], data["y"], perm).block_until_ready()
+        return lambda: _wait(sgd(n_j, data["A"], data["y"], perm))
+    ops = optcmp.get_backend("jax").ops
+    objective, full = problem.objective, problem.n_samples // BS
+    short = problem.n_samples - full * BS  # 14 full batches, then the 4-row one, per epoch
+    grad_ops = problem.gradient_ops if getattr(problem, "has_gradient_ops", False) else None
+
+    def grad(x: Any, batch: dict[str, Any]) -> Any:
+        if grad_ops is not None:  # the declared backpropagation, as optcmp's default uses
+            return grad_ops(ops, x, batch, value=False)[1]
+        return jax.grad(lambda x: objective(ops, x, batch))(x)
+
+    @jax.jit
+    def epochs(n_j: Any, x: Any, X: Any, Y: Any, perm: Any) -> Any:
+        def on_rows(a: Any, size: int, x: Any) -> Any:
+            rows = lax.dynamic_slice(perm, (a,), (size,))
+            batch = {"X": jnp.take(X, rows, axis=0), "Y": jnp.take(Y, rows, axis=0)}
+            return x - LR_SGD_FIZZ * grad(x, batch)
+
+        def body(i: Any, x: Any) -> Any:
+            j = i % (full + 1)
+            return lax.cond(j < full, lambda: on_rows(j * BS, BS, x),
+                            lambda: on_rows(full * BS, short, x))
+        return lax.fori_loop(0, n_j, body, x)
+    x0 = jax.device_put(problem.init_params(0))
+    args = (data["X"], data["Y"], perm)
+    epochs(jnp.int32(1), x0, *args).block_until_ready()
+    spe_j = jnp.int32(full + 1)
+
+    def per_epoch() -> None:  # one call per epoch, as optcmp's per-epoch observation needs
+        x = x0
+        for _ in range(n // (full + 1)):
+            x = epochs(spe_j, x, *args)
+        _wait(x)
+
+    def one_call() -> None:
+        _wait(epochs(n_j, x0, *args))
+    one_call.per_epoch = per_epoch  # type: ignore[attr-defined]
+    return one_call
+
+
+HAND = {"numpy": numpy_hand, "torch": torch_hand, "tensorflow": tf_hand, "jax": jax_hand}
 
 
 # ------------------------------------------------- by hand, with the framework's own optimizer
@@ -433,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--backends", default="numpy,torch,tensorflow")
+    ap.add_argument("--backends", default="numpy,torch,tensorflow,jax")
     ap.add_argument("--steps", default="30,3000,3000",
                     help="steps per measurement of gd-1M, sgd64-1M, sgd64-fizzbuzz")
     ap.add_argument("--quick", action="store_true",
@@ -609,6 +694,11 @@ def _print_table(table: dict[tuple[str, str], dict[str, tuple[float, float]]],
             print(f"{b} {w}: the best hand loop called once per epoch (as optcmp's per-epoch "
                   f"observation needs) {pe[0] * 1e6:.1f} us/step CPU ({pe[1] * 1e6:.1f} wall); "
                   f"optcmp auto / that = {a[0] / pe[0]:.2f}x CPU ({a[1] / pe[1]:.2f}x wall)")
+    for w in WORKLOADS:
+        if ("jax", w) in table:
+            h, a = table[("jax", w)]["hand"], table[("jax", w)]["auto"]
+            print(f"{w}: optcmp-JAX / hand (jit + fori_loop) = {a[0] / h[0]:.2f}x CPU "
+                  f"({a[1] / h[1]:.2f}x wall)")
     if ("numpy", "gd-1M") in table:
         a = table[("numpy", "gd-1M")]["auto"]
         print(f"gd-1M numpy: two-pass floor {floor[0] * 1e3:.2f} ms CPU ({floor[1] * 1e3:.2f} ms "

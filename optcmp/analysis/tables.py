@@ -56,6 +56,7 @@ def rows(comp: ComparisonData) -> list[dict[str, Any]]:
             "load_start": r.load_start, "load_end": r.load_end, "contended": r.contended,
             "projected_time_to_target": r.projected_time_to_target,
             "projected_nit_to_target": r.projected_nit_to_target,
+            "timing_error": r.timing_error,
             **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
             **{f"metric_{k}": v for k, v in r.metrics.items()},
         })
@@ -310,6 +311,12 @@ def _contention_notes(comp: ComparisonData) -> list[str]:
         load = f", host load average up to {max(loads):.2f}" if loads else ""
         notes.append(f"contended: {len(busy)} run(s) lost CPU to other work (wall time more "
                      f"than 20% above CPU time{load}): their times are inflated")
+    flagged = [r for r in comp.runs if r.timing_error]
+    if flagged:
+        who = _who(sorted({(r.label, r.backend) for r in flagged}))
+        notes.append(f"! timing error: {who}: a step measured faster than the memory-bandwidth "
+                     "floor for its data (the clock did not wait for the work); those times "
+                     "are not the runs'")
     return notes
 
 

@@ -158,12 +158,17 @@ class JaxBackend(Backend):
         -------
         dict
             ``barrier`` (``"jax.block_until_ready"``), ``compute_dtype`` (the dtype XLA
-            computes in: float64 only with ``jax_enable_x64``), ``matmul_precision``, ``x64``.
+            computes in: float64 only with ``jax_enable_x64``), ``matmul_precision`` (of
+            ``ops.matmul``), ``x64``, and ``default_matmul_precision`` (JAX's
+            ``jax_default_matmul_precision``, for products an objective writes with ``@``;
+            ``"default"`` where unset: TF32 passes on Ampere and later GPUs).
         """
         x64 = x64_enabled()
         dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
+        default = getattr(jax.config, "jax_default_matmul_precision", None)
         return {"barrier": "jax.block_until_ready", "compute_dtype": dt,
-                "matmul_precision": self.MATMUL_PRECISION, "x64": x64}
+                "matmul_precision": self.MATMUL_PRECISION, "x64": x64,
+                "default_matmul_precision": "default" if default is None else str(default)}
 
     # ------------------------------------------------------------------ arrays
     def _check_x64(self) -> None:

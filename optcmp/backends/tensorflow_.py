@@ -245,6 +245,16 @@ class TensorFlowBackend(Backend):
             if sync_devices is not None:
                 sync_devices()
 
+    def timing_contract(self) -> dict[str, Any]:
+        """The barrier (``tf.test.experimental.sync_devices`` on a GPU), compute dtype and
+        matmul precision (``"tf32"`` where a float32 run on a GPU may use TF32:
+        ``tf.config.experimental.tensor_float_32_execution_enabled()``)."""
+        tf32 = bool(tf.config.experimental.tensor_float_32_execution_enabled())
+        precision = "tf32" if (tf32 and self._gpu and self.dtype == "float32") else "highest"
+        return {"barrier": "tf.test.experimental.sync_devices" if self._gpu
+                else "none (synchronous)", "compute_dtype": self.dtype,
+                "matmul_precision": precision}
+
     # ------------------------------------------------------------------ compiled functions
     def data_signature(self, problem: Problem) -> dict[str, tf.TensorSpec]:
         """``TensorSpec`` of each training array with an unknown row count (no retracing)."""

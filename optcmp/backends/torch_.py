@@ -158,6 +158,18 @@ class TorchBackend(Backend):
         if self._cuda:
             torch.cuda.synchronize(self.torch_device)
 
+    def timing_contract(self) -> dict[str, Any]:
+        """The barrier (``torch.cuda.synchronize`` on CUDA), compute dtype and matmul
+        precision (``torch.get_float32_matmul_precision()``; ``"tf32"`` where float32 matrix
+        products on CUDA may use TF32, ``torch.backends.cuda.matmul.allow_tf32``)."""
+        precision = str(torch.get_float32_matmul_precision())
+        if self.dtype == "float32" and self._cuda and torch.backends.cuda.matmul.allow_tf32:
+            precision = "tf32"
+        if self.dtype == "float64":
+            precision = "highest"  # float64 products never use reduced-precision passes
+        return {"barrier": "torch.cuda.synchronize" if self._cuda else "none (synchronous)",
+                "compute_dtype": self.dtype, "matmul_precision": precision}
+
     # ------------------------------------------------------------------ functions
     def compilations(self) -> int:
         """Graphs ``torch.compile`` (TorchDynamo) has compiled in this process so far.

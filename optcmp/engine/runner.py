@@ -49,6 +49,7 @@ from optcmp._warn import outside_level
 from optcmp.backends.base import is_cpu_device
 from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
 from optcmp.engine.config import RunConfig, configured
+from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timing_error
 from optcmp.engine.drivers import LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
@@ -409,8 +410,19 @@ class _TimedRun:
             success=bool(to_target), epochs=self._epochs(int(record.nit)), threads=self.threads,
             setup_time=session.setup_time, warmup_time=session.warmup_time, **to_target,
             **final, wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
-            **session.how, **environment,
+            **session.how, **self._contract(), **environment,
         )
+
+    def _contract(self) -> dict[str, Any]:
+        """The run's timing contract and, where a step beat the bandwidth floor, the error."""
+        session = self.session
+        if session.adapter is None:
+            return {}
+        adapter, backend = session.adapter, session.backend
+        spe = getattr(adapter, "steps_per_epoch", None) if adapter.stochastic else None
+        floor = step_floor(step_bytes(self.problem, backend.dtype, spe), backend.device)
+        return {"contract": timing_contract(backend, self.threads, floor),
+                "timing_error": timing_error(self.sw.elapsed, int(self.record.nit), floor)}
 
     def _cpu_and_load(self) -> dict[str, Any]:
         """CPU time, load averages and the contention flag of the result."""

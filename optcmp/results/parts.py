@@ -224,6 +224,19 @@ class Conditions:
         The gradient the timed steps computed (``RunConfig.gradient``): ``"analytic"``
         (numpy's, or the problem's gradient written against ops on torch and TensorFlow) or
         ``"autodiff"`` (the framework's autodiff); ``""`` when the run never started.
+    contract : dict
+        The timing contract the run's clock reads stood on
+        (:func:`optcmp.engine.contract.timing_contract`): ``barrier`` (what waited for the
+        device before every clock read), ``compute_dtype`` (the dtype actually computed in:
+        float32 on JAX without ``jax_enable_x64``), ``matmul_precision`` (``"highest"``, or
+        ``"tf32"``/``"high"``/``"medium"`` where float32 matrix products may use reduced
+        precision), ``threads`` and ``step_floor`` (seconds: the fastest a step can read its
+        data, see :func:`~optcmp.engine.contract.step_floor`; 0.0 when not checked). Empty in
+        files saved before it was recorded.
+    timing_error : str
+        ``""``, or why the measured time cannot be right: a step faster than the
+        memory-bandwidth floor for the data it must read (the clock read did not wait for the
+        device's work).
     """
 
     threads: int | None = None
@@ -235,6 +248,8 @@ class Conditions:
     execution: str = ""
     compiles_in_timed: int | None = None
     gradient: str = ""
+    contract: dict[str, Any] = field(default_factory=dict)
+    timing_error: str = ""
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -301,7 +316,7 @@ FLAT: dict[str, FlatName] = {
     **_flat("to_target", "projected_time_to_target:projected_time=float? "
                          "projected_nit_to_target:projected_nit=int?"),
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
-                          "gradient=str"),
+                          "gradient=str contract=dict timing_error=str"),
 }
 
 

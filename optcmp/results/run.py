@@ -55,6 +55,10 @@ class _Flat(Generic[T]):
         return getattr(getattr(obj, self.part), self.field)
 
 
+#: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error"})
+
+
 class RunResult:
     """The outcome of one run (one optimizer on one backend with one seed), never changed.
 
@@ -83,7 +87,7 @@ class RunResult:
         ``load_end``, ``contended``, ``started_at``, ``finished_at``.
     conditions : Conditions
         How and where the timed steps ran: ``threads, host, concurrency, shared_host,
-        compiled, layout, execution, compiles_in_timed, gradient``.
+        compiled, layout, execution, compiles_in_timed, gradient, contract, timing_error``.
 
     Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
     its part. ``status`` is one of :data:`STATUSES`.
@@ -151,6 +155,8 @@ class RunResult:
     execution = _Flat[str]("conditions", "execution")
     compiles_in_timed = _Flat[int | None]("conditions", "compiles_in_timed")
     gradient = _Flat[str]("conditions", "gradient")
+    contract = _Flat[dict[str, Any]]("conditions", "contract")
+    timing_error = _Flat[str]("conditions", "timing_error")
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
@@ -173,6 +179,7 @@ class RunResult:
         projected_time_to_target: float | None = None,
         projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
+        contract: dict[str, Any] | None = None, timing_error: str = "",
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -188,7 +195,8 @@ class RunResult:
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
                    contended, started_at, finished_at),
             Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
-                       compiles_in_timed, gradient))
+                       compiles_in_timed, gradient, {} if contract is None else contract,
+                       timing_error))
 
     def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
                    timing: Timing, conditions: Conditions) -> None:
@@ -285,10 +293,13 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
-        become lists), in the order of :data:`optcmp.results.parts.FLAT`."""
+        become lists), in the order of :data:`optcmp.results.parts.FLAT`; ``contract`` and
+        ``timing_error`` are left out when empty (as in files saved before they existed)."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
+            if name in OMITTED_WHEN_EMPTY and not v:
+                continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
             elif name == "trace":

@@ -3,7 +3,8 @@
 Checks: different dtypes, devices, CPU thread counts, targets or data; compiled and eager runs
 of one optimizer; solvers not run on the same instances; runs that shared their host or lost
 CPU to other work while timed; runs ended by a budget when compared by time; a per-step time too
-close to the timer resolution.
+close to the timer resolution; different compute dtypes or matmul precisions in the runs'
+timing contracts, and runs flagged as timing errors.
 """
 
 from __future__ import annotations
@@ -147,6 +148,33 @@ def _budget_issue(used: Sequence[RunResult]) -> str:
     return msg
 
 
+#: Timing-contract entries that must agree across a table (their words in a warning).
+CONTRACT_KEYS = {"compute_dtype": "compute dtype", "matmul_precision": "matmul precision"}
+
+
+def _contract_issues(used: Sequence[RunResult]) -> list[str]:
+    """Runs computed in different dtypes or matmul precisions, and runs flagged as timing
+    errors (:attr:`RunResult.contract`, :attr:`RunResult.timing_error`)."""
+    out = []
+    for key, words in CONTRACT_KEYS.items():
+        by: dict[str, set[str]] = {}
+        for r in used:
+            if key in r.contract:
+                by.setdefault(str(r.contract[key]), set()).add(r.backend)
+        if len(by) > 1:
+            detail = "; ".join(f"{v}: {', '.join(sorted(b))}" for v, b in sorted(by.items()))
+            out.append(f"runs with different {words}s are compared in one table ({detail}): "
+                       "the arithmetic differs, so the time does too; set them equal (JAX "
+                       "x64, torch.set_float32_matmul_precision, TensorFlow's TF32 switch)")
+    flagged = [r for r in used if r.timing_error]
+    if flagged:
+        names = ", ".join(sorted({f"{r.label} on {r.backend}" for r in flagged}))
+        out.append(f"{len(flagged)} run(s) have a timing error ({names}): a step measured "
+                   "faster than the memory-bandwidth floor for its data, so the clock did not "
+                   "wait for the work; their times are not theirs")
+    return out
+
+
 def _timer_issue(used: Sequence[RunResult], timer_resolution: float | None) -> str:
     """The issue of steps too short for the clock, or ''."""
     if timer_resolution is None:
@@ -205,6 +233,7 @@ def fairness_issues(runs: Iterable[RunResult], *, timer_resolution: float | None
         out.append(contended_issue(busy, len(used)))
     out.extend(_data_issues(used))
     if by_time:
+        out.extend(_contract_issues(used))
         out.extend(m for m in (_budget_issue(used), _timer_issue(used, timer_resolution)) if m)
     return out
 

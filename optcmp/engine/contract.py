@@ -1,0 +1,159 @@
+"""The timing contract of a run, and the memory-bandwidth floor that flags impossible steps.
+
+Every run records what its clock reads stood on (:func:`timing_contract`: the backend's barrier,
+the dtype actually computed in, the matrix-product precision, the threads) in
+:attr:`RunResult.contract <optcmp.results.RunResult.contract>`.
+
+A step must read its data at least once: the bytes of the rows it uses (all rows on a full-batch
+step, one minibatch's share otherwise) cannot move faster than the memory bandwidth. The floor
+is those bytes divided by a generous upper bound on the bandwidth: :func:`memory_bandwidth`
+(bytes a large numpy copy moves per second, measured once per process) times
+:data:`BANDWIDTH_SAFETY`, or :data:`DEVICE_BANDWIDTH_BOUND` on a GPU. A run whose measured time
+per step is below the floor timed something other than its work (a clock read that did not
+wait for the device), and :attr:`RunResult.timing_error` says so. Steps reading less than
+:data:`FLOOR_MIN_BYTES` are not checked: such data live in the caches, which are faster than
+memory by more than any fixed factor.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import numpy as np
+
+#: The measured copy bandwidth is multiplied by this before it bounds a step: caches, several
+#: memory channels and a quieter moment than the one measured cannot beat it.
+BANDWIDTH_SAFETY = 10.0
+#: Upper bound on a GPU's memory bandwidth, in bytes per second (above every HBM part sold).
+DEVICE_BANDWIDTH_BOUND = 20e12
+#: Steps reading fewer bytes than this are not checked (their data stay in the caches).
+FLOOR_MIN_BYTES = 1 << 20
+#: Size of the array :func:`memory_bandwidth` copies (larger than the last-level caches).
+COPY_BYTES = 64 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def memory_bandwidth() -> float:
+    """Bytes per second a large numpy copy moves (read plus write), best of three, measured
+    once per process.
+
+    Returns
+    -------
+    float
+        Bytes per second.
+    """
+    src = np.ones(COPY_BYTES // 8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * src.nbytes / max(best, 1e-9)
+
+
+def step_bytes(problem: Any, dtype: str, steps_per_epoch: int | None = None) -> int:
+    """Bytes of training data one step must read: every row, or one minibatch's share.
+
+    Parameters
+    ----------
+    problem : Problem
+        The run's problem (its ``train_data``).
+    dtype : str
+        The run's dtype (float arrays are placed in it).
+    steps_per_epoch : int, optional
+        Minibatch steps per pass over the data; None for full-batch steps.
+
+    Returns
+    -------
+    int
+    """
+    size = np.dtype(dtype).itemsize
+    total = 0
+    for a in problem.train_data.values():
+        arr = np.asarray(a)
+        total += arr.size * (size if np.issubdtype(arr.dtype, np.floating) else arr.itemsize)
+    return int(total // max(int(steps_per_epoch or 1), 1))
+
+
+def step_floor(nbytes: int, device: str) -> float:
+    """The fastest a step reading ``nbytes`` can run, in seconds (0.0: not checked).
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes the step must read (:func:`step_bytes`).
+    device : str
+        ``"cpu"`` or a GPU name (bounded by :data:`DEVICE_BANDWIDTH_BOUND`).
+
+    Returns
+    -------
+    float
+        ``nbytes`` over the bandwidth bound; 0.0 below :data:`FLOOR_MIN_BYTES`.
+    """
+    if nbytes < FLOOR_MIN_BYTES:
+        return 0.0
+    on_cpu = str(device or "cpu").lower().startswith("cpu")
+    bound = memory_bandwidth() * BANDWIDTH_SAFETY if on_cpu else DEVICE_BANDWIDTH_BOUND
+    return float(nbytes / bound)
+
+
+def timing_error(elapsed: float, nit: int, floor: float) -> str:
+    """Why ``nit`` steps in ``elapsed`` seconds cannot be right, or ``""``.
+
+    Parameters
+    ----------
+    elapsed : float
+        Timed seconds.
+    nit : int
+        Steps timed.
+    floor : float
+        :func:`step_floor` of one step.
+
+    Returns
+    -------
+    str
+    """
+    if nit <= 0 or floor <= 0.0 or elapsed / nit >= floor:
+        return ""
+    return (f"timing error: {elapsed / nit:.3g}s per step is below the memory-bandwidth floor "
+            f"{floor:.3g}s for the data each step must read: the clock did not wait for the "
+            "device's work (a missing barrier), so the time is not the run's")
+
+
+#: The contract of a backend without a ``timing_contract`` method (numpy's): every call returns
+#: after its work is done, in the run's dtype, with full-precision matrix products.
+SYNCHRONOUS = {"barrier": "none (synchronous)", "matmul_precision": "highest"}
+
+
+def timing_contract(backend: Any, threads: int | None, floor: float) -> dict[str, Any]:
+    """The run's timing contract: the backend's, the threads and the step floor.
+
+    A backend states its own with a ``timing_contract()`` method (``barrier``: what its
+    ``sync`` waits with before every clock read; ``compute_dtype``: the dtype the arithmetic
+    happens in; ``matmul_precision``: ``"highest"``, or ``"tf32"``/``"high"``/``"medium"``
+    where float32 products may use reduced precision); one without it is
+    :data:`SYNCHRONOUS` in its dtype.
+
+    Parameters
+    ----------
+    backend : Backend
+        The run's backend.
+    threads : int or None
+        The compute threads in force.
+    floor : float
+        :func:`step_floor` of one step.
+
+    Returns
+    -------
+    dict
+    """
+    own = getattr(backend, "timing_contract", None)
+    stated = own() if callable(own) else {**SYNCHRONOUS, "compute_dtype": backend.dtype}
+    return {**stated, "threads": threads, "step_floor": floor}
+
+
+__all__ = ["BANDWIDTH_SAFETY", "COPY_BYTES", "DEVICE_BANDWIDTH_BOUND", "FLOOR_MIN_BYTES",
+           "SYNCHRONOUS", "memory_bandwidth", "step_bytes", "step_floor", "timing_contract", "timing_error"]
