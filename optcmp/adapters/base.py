@@ -36,12 +36,16 @@ class StepOutput:
         2-norm of that gradient (``None`` for minibatch steps).
     nfev, njev : int
         Function and gradient evaluations the step spent.
+    nit : int
+        Iterations the step did (default 1; a library that runs several of its own iterations
+        per call, e.g. ``torch.optim.LBFGS(max_iter=m)``, reports its own count, 0 included).
     """
 
     fun: Any
     grad_norm: Any
     nfev: int = 1
     njev: int = 1
+    nit: int = 1
 
 
 @dataclass
@@ -235,6 +239,18 @@ class Adapter(ABC):
     @abstractmethod
     def step(self) -> StepOutput:
         """One iteration (timed by the caller)."""
+
+    def limit_iterations(self, n: int) -> None:  # noqa: B027 - one iteration per step
+        """Let the next :meth:`step` do at most ``n >= 1`` iterations (an iteration budget's
+        remainder), for adapters whose step does several of the library's own iterations."""
+
+    def own_stop(self) -> str | None:
+        """Why the library stopped by its own test in the last step (off the clock), or None.
+
+        Adapters whose step runs several of the library's own iterations report here that it
+        ended early by its own tolerance; the run then ends with this reason in its message.
+        """
+        return None
 
     def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
         """Untimed housekeeping before the next step (e.g. the next epoch's minibatch order)."""
