@@ -57,3 +57,22 @@ def test_torch_lbfgs_own_tolerance_reaches_the_message(monkeypatch):
     assert "torch: LBFGS stopped by its own tolerance" in r.message
     assert "tolerance_grad=0.001" in r.message
 
+
+
+def test_a_run_records_the_pools_it_computed_with():
+    """threads=1: every BLAS/OpenMP pool the run saw is recorded with its size, and saved."""
+    from threadpoolctl import threadpool_info
+
+    from optcmp.results import RunResult
+
+    r = optcmp.run_one(lr_b(), optcmp.gd(), backend="numpy", threads=1, max_iter=3)
+    libs = {i["internal_api"] for i in threadpool_info()}
+    assert r.threads == 1 and set(r.pools) == libs and set(r.pools.values()) == {1}
+    assert RunResult.from_dict(r.to_dict()).pools == r.pools
+    assert RunResult.from_dict({k: v for k, v in r.to_dict().items() if k != "pools"}).pools == {}
+
+
+@needs_torch
+def test_a_torch_run_records_torchs_own_pool():
+    r = _run(optcmp.lbfgs(impl="native"), tol=1e-30, max_iter=2)
+    assert r.pools["torch"] == 1

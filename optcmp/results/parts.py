@@ -224,6 +224,10 @@ class Conditions:
         The gradient the timed steps computed (``RunConfig.gradient``): ``"analytic"``
         (numpy's, or the problem's gradient written against ops on torch and TensorFlow) or
         ``"autodiff"`` (the framework's autodiff); ``""`` when the run never started.
+    pools : dict
+        The thread pools the run actually computed with, read inside its thread limit after
+        the setup (:func:`~optcmp.threads.pools_seen`): ``{library: threads}`` for each
+        BLAS/OpenMP pool and the framework's own (e.g. ``"torch"``); ``{}`` when not read.
     """
 
     threads: int | None = None
@@ -235,6 +239,7 @@ class Conditions:
     execution: str = ""
     compiles_in_timed: int | None = None
     gradient: str = ""
+    pools: dict[str, int] = field(default_factory=dict)
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -301,7 +306,7 @@ FLAT: dict[str, FlatName] = {
     **_flat("to_target", "projected_time_to_target:projected_time=float? "
                          "projected_nit_to_target:projected_nit=int?"),
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
-                          "gradient=str"),
+                          "gradient=str pools=dict"),
 }
 
 

@@ -83,7 +83,7 @@ class RunResult:
         ``load_end``, ``contended``, ``started_at``, ``finished_at``.
     conditions : Conditions
         How and where the timed steps ran: ``threads, host, concurrency, shared_host,
-        compiled, layout, execution, compiles_in_timed, gradient``.
+        compiled, layout, execution, compiles_in_timed, gradient, pools``.
 
     Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
     its part. ``status`` is one of :data:`STATUSES`.
@@ -151,6 +151,7 @@ class RunResult:
     execution = _Flat[str]("conditions", "execution")
     compiles_in_timed = _Flat[int | None]("conditions", "compiles_in_timed")
     gradient = _Flat[str]("conditions", "gradient")
+    pools = _Flat[dict[str, int]]("conditions", "pools")
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
@@ -173,6 +174,7 @@ class RunResult:
         projected_time_to_target: float | None = None,
         projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
+        pools: dict[str, int] | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -188,7 +190,7 @@ class RunResult:
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
                    contended, started_at, finished_at),
             Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
-                       compiles_in_timed, gradient))
+                       compiles_in_timed, gradient, {} if pools is None else dict(pools)))
 
     def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
                    timing: Timing, conditions: Conditions) -> None:
@@ -285,10 +287,13 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
-        become lists), in the order of :data:`optcmp.results.parts.FLAT`."""
+        become lists), in the order of :data:`optcmp.results.parts.FLAT`; ``pools`` only when
+        read (files written before it existed save back unchanged)."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
+            if name == "pools" and not v:
+                continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
             elif name == "trace":
