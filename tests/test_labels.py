@@ -76,3 +76,39 @@ def test_a_run_records_the_pools_it_computed_with():
 def test_a_torch_run_records_torchs_own_pool():
     r = _run(optcmp.lbfgs(impl="native"), tol=1e-30, max_iter=2)
     assert r.pools["torch"] == 1
+
+
+def _minibatch_run(drop_last: bool) -> optcmp.RunResult:
+    p = optcmp.problems.LinearRegression(n_samples=1000, seed=0, drop_last=drop_last)
+    spec = optcmp.sgd(learning_rate=1e-4, batch_size=300, label=f"sgd drop={drop_last}")
+    return optcmp.run_one(p, spec, backend="numpy", threads=1, max_iter=8)
+
+
+def test_minibatch_runs_record_the_last_batch_and_the_drop_policy():
+    """1000 rows in batches of 300: the kept last batch has 100 rows; dropped, every batch 300."""
+    from optcmp.results import RunResult
+
+    keep, drop = _minibatch_run(False), _minibatch_run(True)
+    assert (keep.last_batch, keep.drop_last) == (100, False)
+    assert (drop.last_batch, drop.drop_last) == (300, True)
+    assert drop.problem_spec["drop_last"] is True and "drop_last" not in keep.problem_spec
+    back = RunResult.from_dict(drop.to_dict())
+    assert (back.last_batch, back.drop_last) == (300, True)
+    full = optcmp.run_one(optcmp.problems.LinearRegression(n_samples=100, seed=0), optcmp.gd(),
+                          backend="numpy", threads=1, max_iter=2)
+    assert (full.last_batch, full.drop_last) == (None, None)
+    assert "last_batch" not in full.to_dict()
+
+
+def test_a_table_mixing_drop_policies_gets_a_fairness_warning():
+    from optcmp.analysis.stats.fairness import fairness_issues
+
+    keep, drop = _minibatch_run(False), _minibatch_run(True)
+    mixed = [m for m in fairness_issues([keep, drop], by_time=False) if "last batch" in m]
+    assert len(mixed) == 1 and "drops the short last batch" in mixed[0]
+    assert not [m for m in fairness_issues([keep, keep], by_time=False) if "last batch" in m]
+
+
+def test_drop_last_must_be_a_bool():
+    with pytest.raises(ValueError, match="drop_last"):
+        optcmp.problems.LinearRegression(n_samples=10, drop_last="yes")  # type: ignore[arg-type]

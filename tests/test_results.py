@@ -231,7 +231,7 @@ def test_run_result_parts_hold_every_flat_name_and_the_record_is_not_changed() -
 
     r = RunResult(problem="p", optimizer="o", label="o", backend="numpy", fun=2.0, f0=10.0,
                   time_to_target=0.5, warmup_time=0.1, threads=2, execution="fused",
-                  pools={"openblas": 2})
+                  pools={"openblas": 2}, last_batch=100, drop_last=False)
     assert (r.outcome.fun, r.to_target.time, r.timing.warmup) == (2.0, 0.5, 0.1)
     assert (r.conditions.threads, r.conditions.execution, r.identity.label) == (2, "fused", "o")
     assert list(r.to_dict()) == list(FLAT)

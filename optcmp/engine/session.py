@@ -226,6 +226,10 @@ class Session:
         adapter.prepare_execution(execution)
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
                     "execution": execution, "gradient": adapter.gradient}
+        order = getattr(adapter, "order", None) if adapter.stochastic else None
+        if order is not None:  # the minibatch policy: the last batch's rows, dropped or kept
+            a, b = order.bounds(order.steps_per_epoch - 1)
+            self.how.update(last_batch=int(b - a), drop_last=bool(order.drop_last))
         backend.sync()
         self.setup_time = time.perf_counter() - t0
         self.warmup_time = adapter.warmup()

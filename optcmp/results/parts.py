@@ -228,6 +228,12 @@ class Conditions:
         The thread pools the run actually computed with, read inside its thread limit after
         the setup (:func:`~optcmp.threads.pools_seen`): ``{library: threads}`` for each
         BLAS/OpenMP pool and the framework's own (e.g. ``"torch"``); ``{}`` when not read.
+    last_batch : int or None
+        Minibatch runs: rows of the last minibatch of an epoch (``n_samples % batch_size``
+        when the short last batch is kept, else ``batch_size``); None for full-batch runs.
+    drop_last : bool or None
+        Minibatch runs: whether the short last minibatch of an epoch is dropped (the problem's
+        ``drop_last``); None for full-batch runs.
     """
 
     threads: int | None = None
@@ -240,6 +246,8 @@ class Conditions:
     compiles_in_timed: int | None = None
     gradient: str = ""
     pools: dict[str, int] = field(default_factory=dict)
+    last_batch: int | None = None
+    drop_last: bool | None = None
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -306,7 +314,7 @@ FLAT: dict[str, FlatName] = {
     **_flat("to_target", "projected_time_to_target:projected_time=float? "
                          "projected_nit_to_target:projected_nit=int?"),
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
-                          "gradient=str pools=dict"),
+                          "gradient=str pools=dict last_batch=int? drop_last=bool?"),
 }
 
 

@@ -83,7 +83,8 @@ class RunResult:
         ``load_end``, ``contended``, ``started_at``, ``finished_at``.
     conditions : Conditions
         How and where the timed steps ran: ``threads, host, concurrency, shared_host,
-        compiled, layout, execution, compiles_in_timed, gradient, pools``.
+        compiled, layout, execution, compiles_in_timed, gradient, pools, last_batch,
+        drop_last``.
 
     Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
     its part. ``status`` is one of :data:`STATUSES`.
@@ -152,6 +153,8 @@ class RunResult:
     compiles_in_timed = _Flat[int | None]("conditions", "compiles_in_timed")
     gradient = _Flat[str]("conditions", "gradient")
     pools = _Flat[dict[str, int]]("conditions", "pools")
+    last_batch = _Flat[int | None]("conditions", "last_batch")
+    drop_last = _Flat[bool | None]("conditions", "drop_last")
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
@@ -174,7 +177,8 @@ class RunResult:
         projected_time_to_target: float | None = None,
         projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
-        pools: dict[str, int] | None = None,
+        pools: dict[str, int] | None = None, last_batch: int | None = None,
+        drop_last: bool | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -190,7 +194,8 @@ class RunResult:
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
                    contended, started_at, finished_at),
             Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
-                       compiles_in_timed, gradient, {} if pools is None else dict(pools)))
+                       compiles_in_timed, gradient, {} if pools is None else dict(pools),
+                       last_batch, drop_last))
 
     def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
                    timing: Timing, conditions: Conditions) -> None:
@@ -287,12 +292,13 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
-        become lists), in the order of :data:`optcmp.results.parts.FLAT`; ``pools`` only when
-        read (files written before it existed save back unchanged)."""
+        become lists), in the order of :data:`optcmp.results.parts.FLAT`; ``pools``,
+        ``last_batch`` and ``drop_last`` only when known (files written before they existed
+        save back unchanged)."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
-            if name == "pools" and not v:
+            if name in ("pools", "last_batch", "drop_last") and (v is None or v == {}):
                 continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
