@@ -286,7 +286,8 @@ class Adapter(ABC):
         self.resolve_schedule()
 
     def resolve_schedule(self) -> None:
-        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result).
+        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result,
+        with the schedule as written under ``schedule_as_given``).
 
         One epoch is one step for a full-batch optimizer and ``ceil(n_samples / batch_size)``
         minibatches for a stochastic one (:class:`~optcmp.batching.BatchOrder`).
@@ -298,6 +299,7 @@ class Adapter(ABC):
 
         sch = parse(text)
         if sch.unit == "epoch":
+            self.hyper["schedule_as_given"] = text  # what the user wrote, next to the step form
             spe = 1
             if self.stochastic:
                 spe = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),
