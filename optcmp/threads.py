@@ -154,6 +154,40 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         yield
 
 
+def pools_seen(backend: str) -> dict[str, int]:
+    """The thread pools in force now, each by its library: what a run actually computes with.
+
+    Parameters
+    ----------
+    backend : {"numpy", "torch", "tensorflow", ...}
+        The run's backend: its framework's own count is included when it is imported.
+
+    Returns
+    -------
+    dict
+        ``{internal_api: threads}`` for every BLAS/OpenMP pool :func:`threadpoolctl.
+        threadpool_info` lists (the largest of several copies of one library, e.g. numpy's
+        and scipy's OpenBLAS), and ``{backend: threads}`` from the framework
+        (:func:`torch.get_num_threads` for torch) when it is imported.
+    """
+    out: dict[str, int] = {}
+    try:
+        from threadpoolctl import threadpool_info
+
+        for info in threadpool_info():
+            api, n = str(info.get("internal_api", "?")), info.get("num_threads")
+            if isinstance(n, int):
+                out[api] = max(n, out.get(api, 0))
+    except ImportError:  # pragma: no cover - a runtime dependency
+        pass
+    cls = _backend_class(backend)
+    own = None if cls is None else cls.get_threads()
+    name = str(getattr(cls, "name", backend))
+    if own is not None and name != "numpy":  # numpy's count is its BLAS pool's, listed above
+        out[name] = int(own)
+    return out
+
+
 def limit_late_pools(n: int | None) -> None:
     """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
 
@@ -182,4 +216,5 @@ def limit_late_pools(n: int | None) -> None:
 _LATE: list[list[Callable[[], Any]]] = []
 
 
-__all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads"]
+__all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads",
+           "pools_seen"]

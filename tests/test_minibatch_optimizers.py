@@ -74,6 +74,8 @@ def test_per_epoch_schedule_converts_per_minibatch_step() -> None:
     # 1000 rows in minibatches of 100: an epoch is 10 steps
     assert r.hyperparameters["schedule"] == "step(step_size=2, gamma=0.5, every=10)"
     assert parse(r.hyperparameters["schedule"]).factor(20.0) == 0.5
+    # what was written is kept next to the per-step form
+    assert r.hyperparameters["schedule_as_given"] == "step(step_size=2, gamma=0.5, unit='epoch')"
 
 
 @pytest.mark.parametrize("name", FIRST_ORDER)

@@ -36,12 +36,16 @@ class StepOutput:
         2-norm of that gradient (``None`` for minibatch steps).
     nfev, njev : int
         Function and gradient evaluations the step spent.
+    nit : int
+        Iterations the step did (default 1; a library that runs several of its own iterations
+        per call, e.g. ``torch.optim.LBFGS(max_iter=m)``, reports its own count, 0 included).
     """
 
     fun: Any
     grad_norm: Any
     nfev: int = 1
     njev: int = 1
+    nit: int = 1
 
 
 @dataclass
@@ -236,6 +240,18 @@ class Adapter(ABC):
     def step(self) -> StepOutput:
         """One iteration (timed by the caller)."""
 
+    def limit_iterations(self, n: int) -> None:  # noqa: B027 - one iteration per step
+        """Let the next :meth:`step` do at most ``n >= 1`` iterations (an iteration budget's
+        remainder), for adapters whose step does several of the library's own iterations."""
+
+    def own_stop(self) -> str | None:
+        """Why the library stopped by its own test in the last step (off the clock), or None.
+
+        Adapters whose step runs several of the library's own iterations report here that it
+        ended early by its own tolerance; the run then ends with this reason in its message.
+        """
+        return None
+
     def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
         """Untimed housekeeping before the next step (e.g. the next epoch's minibatch order)."""
 
@@ -270,7 +286,8 @@ class Adapter(ABC):
         self.resolve_schedule()
 
     def resolve_schedule(self) -> None:
-        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result).
+        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result,
+        with the schedule as written under ``schedule_as_given``).
 
         One epoch is one step for a full-batch optimizer and ``ceil(n_samples / batch_size)``
         minibatches for a stochastic one (:class:`~optcmp.batching.BatchOrder`).
@@ -282,6 +299,7 @@ class Adapter(ABC):
 
         sch = parse(text)
         if sch.unit == "epoch":
+            self.hyper["schedule_as_given"] = text  # what the user wrote, next to the step form
             spe = 1
             if self.stochastic:
                 spe = BatchOrder(self.problem.n_samples, int(self.hyper["batch_size"]),

@@ -68,6 +68,8 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
                                                  or self.decl.closure)
         self._k = 0
         self._calls = 1
+        self._nit = 1  # torch's own iterations in the last step (LBFGS's state n_iter)
+        self._max_iter = int(self._options().get("max_iter", 1))
         if self.stochastic:
             self._init_batches()
         opts = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
@@ -125,9 +127,57 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
                     first.append(torch.sqrt(torch.dot(g, g)))
             return f
 
+        state = opt.state[p]
+        n0 = int(state.get("n_iter", 0))
         f0: Any = opt.step(closure)  # type: ignore[arg-type]  # returns the first closure value
         self._calls = calls[0]
+        self._nit = int(state.get("n_iter", 0)) - n0
         return f0.detach(), first[0]
+
+    def limit_iterations(self, n: int) -> None:
+        """``max_iter`` of the next ``torch.optim.LBFGS.step()``: ``max_iter_per_step``, or
+        fewer when an iteration budget has fewer left."""
+        if self.decl.closure:
+            self.opt.param_groups[0]["max_iter"] = min(self._max_iter, int(n))
+
+    def own_stop(self) -> str | None:
+        """torch's own reason when the last ``LBFGS.step()`` did fewer iterations than it
+        was allowed, tested as ``torch.optim.LBFGS`` tests it (off the clock).
+
+        ``step()`` ends early when the gradient's largest entry is ``<= tolerance_grad``, the
+        directional derivative ``g.d > -tolerance_change``, the step's largest entry
+        ``|t d| <= tolerance_change``, or the loss changed by ``< tolerance_change``; an early
+        end at its evaluation cap ``max_eval`` is no stop (the next step goes on). The
+        objective and gradient at the final iterate are recomputed here, uncounted.
+        """
+        group = self.opt.param_groups[0]
+        if not self.decl.closure or self._nit >= int(group["max_iter"]):
+            return None
+        p, state = self.param, self.opt.state[self.param]
+        tg, tc = float(group["tolerance_grad"]), float(group["tolerance_change"])
+        with torch.enable_grad():
+            f = float(self._loss_and_grad(p, self.opt, self.data))
+        with torch.no_grad():
+            g = p.grad
+            assert g is not None
+            gmax = float(g.abs().max())
+            d, t = state.get("d"), state.get("t")
+            if self._nit == 0 or gmax <= tg:
+                why = f"max |gradient| {gmax:.3g} <= tolerance_grad={tg:g}"
+            elif torch.equal(state["prev_flat_grad"], g) and float(g.dot(d)) > -tc:
+                why = (f"directional derivative g.d = {float(g.dot(d)):.3g} > "
+                       f"-tolerance_change={-tc:g}")
+            elif self._calls >= int(group["max_eval"]):
+                return None
+            elif float((d * t).abs().max()) <= tc:
+                why = f"max |step| {float((d * t).abs().max()):.3g} <= tolerance_change={tc:g}"
+            elif abs(f - float(state["prev_loss"])) < tc:
+                why = (f"loss change {abs(f - float(state['prev_loss'])):.3g} < "
+                       f"tolerance_change={tc:g}")
+            else:
+                return None
+        return (f"torch: LBFGS stopped by its own tolerance after {self._nit} of "
+                f"{int(group['max_iter'])} iterations in its last step(): {why}")
 
     def run_block(self, n: int) -> Block:
         """``n`` minibatch steps in one Python loop: no harness work, no per-step report
@@ -144,7 +194,9 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         batch = self._next_batch()
         fun, gnorm = self._step_on(self.param, self.opt, batch)
         self._k += 1
-        return self._output(fun, gnorm, self._calls, self._calls)
+        out = self._output(fun, gnorm, self._calls, self._calls)
+        out.nit = self._nit if self.decl.closure else 1
+        return out
 
     def warmup(self) -> float:
         """One step of a throwaway parameter/optimizer pair (first-call allocations), untimed."""

@@ -347,12 +347,20 @@ def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]
     return notes
 
 
+#: How far (in units of ``max(1, |f*|)``) a start must be for a relative target to be named as
+#: met far from ``f*`` (:func:`relative_only_notes`).
+RELATIVE_ONLY_START = 1e6
+
+
 def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
     """Converged runs that met their target far from ``f*`` in absolute terms.
 
     A relative target ``(f - f*) / (f0 - f*) <= tol`` is met at a tiny relative gap when ``f0``
     is huge, also at a point whose ``f - f*`` is as large as the optimum's own scale
-    ``max(1, |f*|)`` (the final value wrong in its leading digit). Such a run is named once per
+    ``max(1, |f*|)`` (the final value wrong in its leading digit). A run is named when both
+    hold: ``f - f*`` exceeds that scale and ``f0 - f*`` exceeds a million times it (a start so
+    far away that a relative target says little; a loose target from an ordinary start, e.g.
+    1e-3 from f0 = 1.4e3, is what the user asked for). Such a run is named once per
     optimizer and backend, with both suboptimalities
     (:func:`optcmp.stopping.targets.relative_only_note`).
 
@@ -370,6 +378,8 @@ def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
         if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
             continue
         if not (math.isfinite(r.fun) and math.isfinite(r.f0)):
+            continue
+        if r.f0 - r.fstar <= RELATIVE_ONLY_START * max(1.0, abs(r.fstar)):
             continue
         note = relative_only_note(r.fun, r.f0, r.fstar, absolute=max(1.0, abs(r.fstar)))
         if note:

@@ -88,23 +88,37 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     while True:
         if keep_prev:
             prev = adapter.x_numpy()
+        adapter.limit_iterations(_iterations_left(monitor, k))
         sw.resume()
         out = step()
         sw.pause()
-        k += 1
+        before, k = k, k + out.nit  # iterations: the library's own count when it reports one
         nfev += out.nfev
         njev += out.njev
         if not stochastic:
-            if k == 1:  # f(x0) is already recorded in float64
+            if before == 0:  # f(x0) is already recorded in float64
                 stop = monitor.observe(k, 0, None, None, nfev, njev)
             else:
                 gn = None if out.grad_norm is None else float(out.grad_norm)
-                stop = monitor.observe(k, k - 1, float(out.fun), gn, nfev, njev, prev)
+                stop = monitor.observe(k, before, float(out.fun), gn, nfev, njev, prev)
         else:
             stop = _observe_minibatch(adapter, monitor, k, every, nfev, njev)
         if stop:
             return LoopRecord(k, nfev, njev)
+        reason = adapter.own_stop()
+        if reason is not None:  # the library ended by itself: its last iterate is observed
+            monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+            return LoopRecord(k, nfev, njev, report={"status": "stalled", "message": reason})
         adapter.between_steps()
+
+
+def _iterations_left(monitor: Monitor, k: int) -> int:
+    """Iterations left before an iteration budget fires, after ``k`` (at least 1)."""
+    left = 1 << 30
+    for r in monitor.rule.rules():
+        if isinstance(r, MaxIter):
+            left = min(left, r.n - k)
+    return max(left, 1)
 
 
 def _observe_minibatch(adapter: Adapter, monitor: Monitor, k: int, every: int, nfev: int,

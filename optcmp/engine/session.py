@@ -30,7 +30,7 @@ from optcmp.engine.config import RunConfig
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule
-from optcmp.threads import current_threads, limit_late_pools, limit_threads
+from optcmp.threads import current_threads, limit_late_pools, limit_threads, pools_seen
 from optcmp.timing import Stopwatch
 
 
@@ -187,7 +187,9 @@ class Session:
         return Stopwatch(self.backend.sync)
 
     def threads(self) -> int | None:
-        """Threads of the backend's compute pool now (recorded in the result)."""
+        """Threads of the backend's compute pool now (recorded in the result); the pools
+        every library computes with go into :attr:`how` (``RunResult.pools``)."""
+        self.how["pools"] = pools_seen(self.config.backend)
         return current_threads(self.config.backend)
 
     def start(self, rule: Rule | None = None, *, stacklevel: int = 1) -> Adapter:
@@ -224,6 +226,10 @@ class Session:
         adapter.prepare_execution(execution)
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
                     "execution": execution, "gradient": adapter.gradient}
+        order = getattr(adapter, "order", None) if adapter.stochastic else None
+        if order is not None:  # the minibatch policy: the last batch's rows, dropped or kept
+            a, b = order.bounds(order.steps_per_epoch - 1)
+            self.how.update(last_batch=int(b - a), drop_last=bool(order.drop_last))
         backend.sync()
         self.setup_time = time.perf_counter() - t0
         self.warmup_time = adapter.warmup()

@@ -91,6 +91,9 @@ class LinearRegression(Problem):
         Seed of the data (features, true coefficients, noise).
     fit_intercept : bool, default True
         Append a column of ones (the intercept).
+    drop_last : bool, default False
+        Minibatch runs drop the short last minibatch of every epoch (recorded in the spec when
+        True, and in every run as ``RunResult.drop_last``).
 
     Raises
     ------
@@ -126,6 +129,7 @@ class LinearRegression(Problem):
         *,
         fit_intercept: bool = True,
         init: str = "zeros",
+        drop_last: bool = False,
     ) -> None:
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
@@ -167,6 +171,7 @@ class LinearRegression(Problem):
             "fit_intercept": bool(fit_intercept),
             "init": init,
         }
+        self._drop(drop_last)
         self.true_coef: np.ndarray | None = coef
         self.true_intercept: float | None = intercept
         self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None, target_names=None)
@@ -183,6 +188,7 @@ class LinearRegression(Problem):
         feature_names: Sequence[str] | None = None,
         target_names: Sequence[str] | None = None,
         name: str = "linear_regression",
+        drop_last: bool = False,
     ) -> LinearRegression:
         """Build the problem from your own arrays.
 
@@ -201,6 +207,8 @@ class LinearRegression(Problem):
             (of ``y``).
         name : str
             Name shown in tables.
+        drop_last : bool, default False
+            Minibatch runs drop the short last minibatch of every epoch.
 
         Returns
         -------
@@ -231,6 +239,7 @@ class LinearRegression(Problem):
             "init": init,
             "data_fingerprint": fingerprint(Xa, ya),
         }
+        self._drop(drop_last)
         self.true_coef = None
         self.true_intercept = None
         self._setup(Xa, ya, fit_intercept=fit_intercept, init=init,
@@ -369,6 +378,12 @@ class LinearRegression(Problem):
                                 fit_intercept=sp["fit_intercept"], init=sp["init"])
 
     # ------------------------------------------------------------------ internals
+    def _drop(self, drop_last: Any) -> None:
+        """Set the minibatch drop policy (in the spec only when it drops: old specs match)."""
+        self.drop_last = check_flag("drop_last", drop_last)
+        if self.drop_last:
+            self._spec["drop_last"] = True
+
     def _setup(
         self,
         X: np.ndarray,

@@ -237,6 +237,16 @@ class Conditions:
         ``""``, or why the measured time cannot be right: a step faster than the
         memory-bandwidth floor for the data it must read (the clock read did not wait for the
         device's work).
+    pools : dict
+        The thread pools the run actually computed with, read inside its thread limit after
+        the setup (:func:`~optcmp.threads.pools_seen`): ``{library: threads}`` for each
+        BLAS/OpenMP pool and the framework's own (e.g. ``"torch"``); ``{}`` when not read.
+    last_batch : int or None
+        Minibatch runs: rows of the last minibatch of an epoch (``n_samples % batch_size``
+        when the short last batch is kept, else ``batch_size``); None for full-batch runs.
+    drop_last : bool or None
+        Minibatch runs: whether the short last minibatch of an epoch is dropped (the problem's
+        ``drop_last``); None for full-batch runs.
     """
 
     threads: int | None = None
@@ -250,6 +260,9 @@ class Conditions:
     gradient: str = ""
     contract: dict[str, Any] = field(default_factory=dict)
     timing_error: str = ""
+    pools: dict[str, int] = field(default_factory=dict)
+    last_batch: int | None = None
+    drop_last: bool | None = None
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -316,7 +329,8 @@ FLAT: dict[str, FlatName] = {
     **_flat("to_target", "projected_time_to_target:projected_time=float? "
                          "projected_nit_to_target:projected_nit=int?"),
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
-                          "gradient=str contract=dict timing_error=str"),
+                          "gradient=str contract=dict timing_error=str pools=dict last_batch=int? "
+                          "drop_last=bool?"),
 }
 
 

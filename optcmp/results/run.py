@@ -56,7 +56,7 @@ class _Flat(Generic[T]):
 
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
-OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error"})
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
 
 
 class RunResult:
@@ -87,7 +87,8 @@ class RunResult:
         ``load_end``, ``contended``, ``started_at``, ``finished_at``.
     conditions : Conditions
         How and where the timed steps ran: ``threads, host, concurrency, shared_host,
-        compiled, layout, execution, compiles_in_timed, gradient, contract, timing_error``.
+        compiled, layout, execution, compiles_in_timed, gradient, contract, timing_error,
+        pools, last_batch, drop_last``.
 
     Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
     its part. ``status`` is one of :data:`STATUSES`.
@@ -157,6 +158,9 @@ class RunResult:
     gradient = _Flat[str]("conditions", "gradient")
     contract = _Flat[dict[str, Any]]("conditions", "contract")
     timing_error = _Flat[str]("conditions", "timing_error")
+    pools = _Flat[dict[str, int]]("conditions", "pools")
+    last_batch = _Flat[int | None]("conditions", "last_batch")
+    drop_last = _Flat[bool | None]("conditions", "drop_last")
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
@@ -180,6 +184,8 @@ class RunResult:
         projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
+        pools: dict[str, int] | None = None, last_batch: int | None = None,
+        drop_last: bool | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -196,7 +202,8 @@ class RunResult:
                    contended, started_at, finished_at),
             Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
                        compiles_in_timed, gradient, {} if contract is None else contract,
-                       timing_error))
+                       timing_error, {} if pools is None else dict(pools), last_batch,
+                       drop_last))
 
     def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
                    timing: Timing, conditions: Conditions) -> None:
@@ -293,12 +300,13 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
-        become lists), in the order of :data:`optcmp.results.parts.FLAT`; ``contract`` and
-        ``timing_error`` are left out when empty (as in files saved before they existed)."""
+        become lists), in the order of :data:`optcmp.results.parts.FLAT`; the names of
+        :data:`OMITTED_WHEN_EMPTY` are left out when empty (as in files saved before they
+        existed)."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
-            if name in OMITTED_WHEN_EMPTY and not v:
+            if name in OMITTED_WHEN_EMPTY and (v is None or v == {} or v == ""):
                 continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()

@@ -119,6 +119,13 @@ def _data_issues(used: Sequence[RunResult]) -> list[str]:
         out.append("runs on different data are compared in one table: " + ", ".join(diff[:5])
                    + (" ..." if len(diff) > 5 else "") + "; every optimizer of a repetition "
                    "should see the same problem spec (data seed or fingerprint)")
+    policies = sorted({f"{r.label} ({'drops' if r.drop_last else 'keeps'} the short last "
+                       f"batch, last batch {r.last_batch} rows)" for r in used
+                       if r.drop_last is not None})
+    if len({r.drop_last for r in used if r.drop_last is not None}) > 1:
+        out.append("minibatch runs that drop the short last batch and runs that keep it are "
+                   f"compared in one table ({'; '.join(policies[:6])}): an epoch is not the "
+                   "same pass over the data; read RunResult.drop_last and last_batch")
     insts = {instance_key(r) for r in used}
     solvers = {solver_key(r) for r in used}
     pairs = {(instance_key(r), solver_key(r)) for r in used}
