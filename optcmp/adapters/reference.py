@@ -59,6 +59,11 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     vg = None if value else minibatch_gradient(backend, problem, gradient)
     if vg is None:
         vg = backend.value_and_grad(problem, gradient)
+        if not value and backend.compiler == "numpy" and problem.has_numpy_grad:
+            grad = problem.grad
+
+            def vg(x: Any, batch: dict[str, Any]) -> tuple[None, Any]:
+                return None, grad(x, batch)
     o = backend.ops
     update = rule.update
     hp = dict(hyper)
