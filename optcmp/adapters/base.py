@@ -321,8 +321,9 @@ class MinibatchMixin:
 
     Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
-    backend and for every implementation. The epoch's index vector is placed on the device in
-    :meth:`between_steps`, off the clock; a step only slices it.
+    backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
+    index vector is placed on the device and the rows gathered once in that order; a step only
+    takes its contiguous slice (a view kept for the epoch where slices are views).
     """
 
     backend: Backend
