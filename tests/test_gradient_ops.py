@@ -151,3 +151,18 @@ def test_minibatch_step_without_value(name, linreg):
     assert float(be.to_numpy(f1)) > 0
     assert (f2 is None) == (name == "torch")  # TensorFlow's XLA drops it by itself
     np.testing.assert_allclose(be.to_numpy(x2), be.to_numpy(x1), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("make", [lambda: LinearRegression(n_samples=200, n_features=4),
+                                  _two_targets, lambda: FizzBuzzMLP(),
+                                  lambda: FizzBuzzMLP(loss="cross_entropy")],
+                         ids=["linreg", "linreg-2-targets", "fizzbuzz", "fizzbuzz-ce"])
+def test_numpy_grad_without_the_objective_is_the_same_gradient(make):
+    """``grad`` (what numpy minibatch steps call) skips the objective and returns exactly
+    ``value_and_grad``'s gradient, bit for bit."""
+    p = make()
+    assert p.has_numpy_grad
+    x = p.init_params(1) if isinstance(p, FizzBuzzMLP) else np.linspace(-1.0, 1.0, p.n_params)
+    rows = {k: v[:64] for k, v in p.train_data.items()}
+    for batch in (p.train_data, rows):
+        np.testing.assert_array_equal(p.grad(x, batch), p.value_and_grad(x, batch)[1])

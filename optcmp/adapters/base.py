@@ -339,8 +339,9 @@ class MinibatchMixin:
 
     Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
-    backend and for every implementation. The epoch's index vector is placed on the device in
-    :meth:`between_steps`, off the clock; a step only slices it.
+    backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
+    index vector is placed on the device and the rows gathered once in that order; a step only
+    takes its contiguous slice (a view kept for the epoch where slices are views).
     """
 
     backend: Backend
@@ -360,21 +361,48 @@ class MinibatchMixin:
                                 bool(self.hyper.get("shuffle", True)), self.seed,
                                 drop_last=bool(getattr(self.problem, "drop_last", False)))
         self._epoch_idx: Any = None
+        self._epoch_rows: dict[str, Any] = self.data
+        self._epoch_batches: list[dict[str, Any]] | None = None
+        self._slices_needed = True
         self._load_epoch(0)
 
     def _load_epoch(self, epoch: int) -> None:
+        """Epoch ``epoch``'s rows, off the clock: the index vector (fused blocks gather with
+        it), one gather of every array in that order, and each minibatch's contiguous slice
+        of it where slices are views (a step then only picks its minibatch)."""
         self._epoch = epoch
-        if self.order.shuffle:
-            self._epoch_idx = self.backend.index_array(self.order.epoch_indices(epoch))
+        b, order = self.backend, self.order
+        if order.shuffle:
+            self._epoch_idx = b.index_array(order.epoch_indices(epoch))
+        elif self._epoch_batches is not None:  # the same slices every epoch
+            return
         else:
             self._epoch_idx = None
+        if not self._slices_needed:
+            self._epoch_rows, self._epoch_batches = self.data, None
+            return
+        rows = self.data if self._epoch_idx is None else b.take_rows(self.data, self._epoch_idx)
+        self._epoch_rows = rows
+        self._epoch_batches = ([b.take_rows(rows, slice(*order.bounds(k)))
+                                for k in range(order.steps_per_epoch)]
+                               if b.slices_are_views else None)
+
+    def _slice_only_in_blocks(self) -> None:
+        """The steps run in fused blocks that gather from the index vector themselves: keep
+        no gathered copy of the rows."""
+        self._slices_needed = False
+        self._epoch_rows, self._epoch_batches = self.data, None
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:
         """Rows of minibatch ``k`` (default: the next one) as backend arrays."""
-        a, b = self.order.bounds(self._k if k is None else k)
-        if self._epoch_idx is None:
-            return self.backend.take_rows(self.data, slice(a, b))
-        return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+        k = self._k if k is None else k
+        batches = self._epoch_batches
+        if batches is not None:
+            return batches[k % len(batches)]
+        a, b = self.order.bounds(k)
+        if not self._slices_needed and self._epoch_idx is not None:
+            return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+        return self.backend.take_rows(self._epoch_rows, slice(a, b))
 
     def _warmup_steps(self) -> list[int]:
         """Global steps whose minibatches have every shape a run sees: the first one and,

@@ -167,6 +167,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         ex = (np.zeros(()), (), self.problem.train_data)
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
                                       n_rows=order.n_samples)
+        self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
         self._dummy = b.asarray(np.zeros(()))
 

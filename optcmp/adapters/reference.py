@@ -59,6 +59,11 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     vg = None if value else minibatch_gradient(backend, problem, gradient)
     if vg is None:
         vg = backend.value_and_grad(problem, gradient)
+        if not value and backend.compiler == "numpy" and problem.has_numpy_grad:
+            grad = problem.grad
+
+            def vg(x: Any, batch: dict[str, Any]) -> tuple[None, Any]:
+                return None, grad(x, batch)
     o = backend.ops
     update = rule.update
     hp = dict(hyper)
@@ -223,8 +228,13 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX, **kept)
             return
         order = self.order
+        self._all_rows = None
+        if b.slices_are_views:  # a Python loop over the epoch's minibatch views
+            self._block = None  # type: ignore[assignment]
+            return
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
                                       n_rows=order.n_samples, **kept)
+        self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
     def step(self) -> StepOutput:
@@ -243,6 +253,14 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         return self._output(fun, gnorm)
 
     def _mini_block(self, block: Any, n: int) -> None:
+        if block is None:  # uncompiled steps on the epoch's minibatches, nothing else
+            step, batch, x, state, extra = self._step, self._batch, self.x, self.state, \
+                self._extra()
+            for k in range(self._k, self._k + n):
+                _, _, x, state = step(x, state, batch(k), *extra)
+            self.x, self.state = x, state
+            self._k += n
+            return
         idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
         start = self.order.bounds(self._k)[0]
         self.x, self.state, _, _ = block(n, self.x, self.state, self.data, idx, start,

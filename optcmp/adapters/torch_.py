@@ -181,13 +181,25 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
 
     def run_block(self, n: int) -> Block:
         """``n`` minibatch steps in one Python loop: no harness work, no per-step report
-        (the ``"fused"`` mode; full-batch runs are not fused by this adapter)."""
+        (the ``"fused"`` mode; full-batch runs are not fused by this adapter). With the
+        problem's gradient formula, no clipping and no schedule, a step is the gradient
+        and ``optimizer.step()``, as a hand-written loop does."""
         if not self.stochastic:
             return super().run_block(n)
-        p, opt, step_on, batch = self.param, self.opt, self._step_on, self._batch
-        for _ in range(n):
-            step_on(p, opt, batch())
-            self._k += 1
+        p, opt, batch, k0 = self.param, self.opt, self._batch, self._k
+        grad = self._analytic
+        if grad is not None and not self.decl.closure and self.hyper.get("clip_norm") is None \
+                and getattr(opt, "_optcmp_scheduler", None) is None:
+            opt_step = opt.step
+            with torch.no_grad():
+                for k in range(k0, k0 + n):
+                    _, p.grad = grad(p, batch(k))
+                    opt_step()
+        else:
+            step_on = self._step_on
+            for k in range(k0, k0 + n):
+                step_on(p, opt, batch(k))
+        self._k = k0 + n
         return Block(n, None, None, self._calls, self._calls)
 
     def step(self) -> StepOutput:

@@ -307,11 +307,14 @@ class Backend(ABC):
         objective written against ``ops``; without it the problem's analytic gradient is used),
         ``"compile"`` (:meth:`compile` builds a compiled function), ``"gpu"`` (accelerator
         devices can be asked for).
+    slices_are_views : bool
+        ``take_rows(data, slice(a, b))`` shares memory (minibatch views kept per epoch).
     """
 
     name: ClassVar[str] = "backend"
     ops: Any
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    slices_are_views: ClassVar[bool] = False
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         self.dtype = check_dtype(dtype)

@@ -33,6 +33,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     ops = ops
     capabilities = frozenset()
+    slices_are_views = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)

@@ -93,6 +93,7 @@ class TorchBackend(Backend):
     name = "torch"
     ops = ops
     capabilities = frozenset({"autodiff", "gpu"})
+    slices_are_views = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)

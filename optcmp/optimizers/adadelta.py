@@ -56,7 +56,7 @@ class AdadeltaRule(UpdateRule):
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.Adadelta`` arguments: optcmp's three values, no weight decay."""
     return {"lr": float(h["learning_rate"]), "rho": float(h["rho"]), "eps": float(h["eps"]),
-            "weight_decay": 0.0, "maximize": False}
+            "weight_decay": 0.0, "maximize": False, "foreach": False}
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:

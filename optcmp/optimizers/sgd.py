@@ -76,7 +76,7 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.SGD`` arguments: optcmp's values, no dampening or weight decay."""
     return {"lr": float(h["learning_rate"]), "momentum": float(h["momentum"]),
             "dampening": 0.0, "weight_decay": 0.0, "nesterov": bool(h["nesterov"]),
-            "maximize": False}
+            "maximize": False, "foreach": False}
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:

@@ -204,6 +204,8 @@ class Problem(ABC):
     #: ``ops``; the framework backends then use it instead of autodiff unless a run asks for
     #: ``gradient="autodiff"`` (recorded in ``RunResult.gradient``).
     has_gradient_ops: bool = False
+    #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
+    has_numpy_grad: bool = False
 
     # ------------------------------------------------------------------ data and layout
     @property
@@ -283,6 +285,21 @@ class Problem(ABC):
         fun : float
         grad : ndarray, shape (n_params,), same dtype as ``x``
         """
+
+    def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """The gradient of :meth:`value_and_grad` alone (problems that skip the objective
+        there set :attr:`has_numpy_grad`).
+
+        Parameters
+        ----------
+        x : ndarray, shape (n_params,)
+        batch : dict of str to ndarray
+
+        Returns
+        -------
+        ndarray, shape (n_params,), the same values as ``value_and_grad(x, batch)[1]``
+        """
+        return self.value_and_grad(x, batch)[1]
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:

@@ -307,6 +307,7 @@ class FizzBuzzMLP(Problem):
 
     #: gradient_ops below: the framework backends use it, not autodiff
     has_gradient_ops = True
+    has_numpy_grad = True
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
@@ -354,6 +355,14 @@ class FizzBuzzMLP(Problem):
         fun : float
         grad : ndarray, shape (n_params,), the dtype of ``x``
         """
+        return self._numpy_value_and_grad(x, batch, True)
+
+    def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """:meth:`value_and_grad`'s gradient without the objective."""
+        return self._numpy_value_and_grad(x, batch, False)[1]
+
+    def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
+                              value: bool) -> tuple[float, np.ndarray]:
         p = self._layout.unflatten(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
@@ -364,7 +373,7 @@ class FizzBuzzMLP(Problem):
         Z += p["b2"]
         if self.loss == "cross_entropy":
             lse = special().logsumexp(Z, axis=1, keepdims=True)
-            fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1)))
+            fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1))) if value else float("nan")
             dZ = np.exp(Z - lse)  # softmax
             dZ -= Y
             dZ *= 1.0 / n
@@ -372,7 +381,7 @@ class FizzBuzzMLP(Problem):
             Out = special().expit(Z)
             R = Out - Y
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
-            fun = float(np.vdot(R, R)) * scale
+            fun = float(np.vdot(R, R)) * scale if value else float("nan")
             dZ = R
             dZ *= Out * (1.0 - Out)
             dZ *= 2.0 * scale

@@ -446,6 +446,7 @@ class LinearRegression(Problem):
         return ops.mean(r * r)
 
     has_gradient_ops = True  # gradient_ops below: framework backends use it, not autodiff
+    has_numpy_grad = True
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
@@ -462,12 +463,20 @@ class LinearRegression(Problem):
         return (ops.sum(r * r) / m if value else None), g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        return self._numpy_value_and_grad(x, batch, True)
+
+    def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """:meth:`value_and_grad`'s gradient without the objective."""
+        return self._numpy_value_and_grad(x, batch, False)[1]
+
+    def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
+                              value: bool) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
         W = x if self.n_targets == 1 else x.reshape(self._w_shape())
         r = A @ W
         r -= y
         m = r.size
-        fun = float(np.vdot(r, r)) / m
+        fun = float(np.vdot(r, r)) / m if value else float("nan")
         g = A.T @ r
         g *= 2.0 / m
         return fun, g.reshape(-1)
