@@ -106,6 +106,20 @@ def positive_int(name: str) -> Callable[[Any], Any]:
     return check
 
 
+def _or_none(inner: Callable[[Any], Any], message: str) -> Callable[[Any], Any]:
+    """``inner`` with ``None`` allowed (off); ``message`` names what else is allowed."""
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return None
+        try:
+            return inner(v)
+        except ValueError:
+            raise ValueError(f"{message}, got {v!r}") from None
+
+    return check
+
+
 def optional_positive_int(name: str) -> Callable[[Any], Any]:
     """Validator: ``None`` (off) or an integer >= 1 (e.g. a minibatch size).
 
@@ -119,17 +133,7 @@ def optional_positive_int(name: str) -> Callable[[Any], Any]:
     callable
         ``check(value) -> int | None``, raising ``ValueError`` on anything else.
     """
-    inner = positive_int(name)
-
-    def check(v: Any) -> int | None:
-        if v is None:
-            return None
-        try:
-            return inner(v)
-        except ValueError:
-            raise ValueError(f"{name} must be None or a positive integer, got {v!r}") from None
-
-    return check
+    return _or_none(positive_int(name), f"{name} must be None or a positive integer")
 
 
 def boolean(name: str) -> Callable[[Any], Any]:
@@ -195,18 +199,7 @@ def optional_positive_float(name: str) -> Callable[[Any], Any]:
     callable
         ``check(value) -> float | None``, raising ``ValueError`` on anything else.
     """
-    inner = positive_float(name)
-
-    def check(v: Any) -> Any:
-        if v is None:
-            return None
-        try:
-            return inner(v)
-        except ValueError:
-            raise ValueError(f"{name} must be None (off) or a finite float > 0, "
-                             f"got {v!r}") from None
-
-    return check
+    return _or_none(positive_float(name), f"{name} must be None (off) or a finite float > 0")
 
 
 __all__ = ["HyperParam", "boolean", "one_of", "optional_positive_float",
