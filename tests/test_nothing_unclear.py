@@ -199,3 +199,23 @@ def test_convergence_at_iteration_0_to_an_estimated_optimum_is_flagged():
     comp = optcmp.compare(p, [optcmp.gd(0.1)], max_iter=5, progress=False)
     assert comp.runs[0].status == "converged" and comp.runs[0].nit_to_target == 0
     assert "1 run(s) 'converged' at iteration 0 to the estimated f*" in comp.table()
+
+
+def test_flags_and_arguments_name_what_they_allow(capsys):
+    """--censor-ratio 0.5 passed the flag's check ("> 0") and failed later naming the Python
+    argument; 'mgh:' ran problem 1; max_cpu_time=True ran a 1 s budget; check_gradient of an
+    array raised AttributeError."""
+    from optcmp import cli
+    from optcmp.problems import LinearRegression
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--censor-ratio", "0.5"])
+    assert exc.value.code == 2
+    assert "--censor-ratio: expected a finite number > 1, got '0.5'" in capsys.readouterr().err
+    assert cli.main(["run", "--problem", "mgh:", "--no-progress"]) == 2
+    assert "nothing after ':'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="max_cpu_time must be a number, got True"):
+        optcmp.compare(LinearRegression(n_samples=100), ["gd"], max_cpu_time=True,
+                       progress=False)
+    with pytest.raises(TypeError, match="check_gradient needs an optcmp Problem"):
+        optcmp.check_gradient(np.zeros(3))

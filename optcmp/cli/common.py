@@ -98,6 +98,8 @@ def number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str]
 
 #: argparse types of numbers.
 positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+#: A finite float > 1 (a ratio such as ``--censor-ratio``).
+ratio_above_one = number(float, lambda v: math.isfinite(v) and v > 1, "a finite number > 1")
 positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
 nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
 finite_float = number(float, math.isfinite, "a finite number")
@@ -446,6 +448,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
-           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float",
+           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float", "ratio_above_one",
            "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]

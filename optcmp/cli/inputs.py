@@ -95,8 +95,11 @@ def build_problem(args: argparse.Namespace) -> Any:
         raise CLIError("--delimiter needs --csv")
     from optcmp.problems import PROBLEMS
 
-    name, _, which = args.problem.strip().partition(":")
+    name, colon, which = args.problem.strip().partition(":")
     name = name.lower().replace("-", "_")
+    if colon and not which.strip():
+        raise CLIError(f"--problem {args.problem!r}: nothing after ':' (mgh:<number 1-35> or "
+                       "mgh:<name>, e.g. mgh:rosenbrock; other problems take no ':')")
     if which and name != "mgh":
         raise CLIError(f"--problem {args.problem!r}: only mgh takes a problem after ':' "
                        "(mgh:<number 1-35> or mgh:<name>, e.g. mgh:rosenbrock)")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optcmp.backends.base import DTYPES, GRADIENTS
-from optcmp.cli.common import fraction, nonneg_int, positive_float, positive_int
+from optcmp.cli.common import fraction, nonneg_int, positive_float, positive_int, ratio_above_one
 from optcmp.engine import RunConfig
 
 #: Iterations each run of ``optcmp run`` may spend: its budget, the same on any machine under
@@ -110,7 +110,7 @@ FLAGS = (
     Flag("censor_ratio", {"run": "censor a run once its CPU time exceeds this many times the "
                                  "best time-to-target of its repetition (default %(default)s; "
                                  "--no-early-stop: never)"},
-         type=positive_float, metavar="R"),
+         type=ratio_above_one, metavar="R"),
     Flag("threads", {"run": "CPU threads for every backend (BLAS, torch, TensorFlow pools), the "
                             "same for all (default %(default)s: reproducible on a shared "
                             "machine)",

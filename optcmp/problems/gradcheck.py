@@ -227,6 +227,8 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
 
     Raises
     ------
+    TypeError
+        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
     ValueError
         Unknown ``reference``, a bad ``rtol``, ``scale`` or ``points``; an objective that
         does not take complex input with ``reference="complex_step"``; no framework installed
@@ -235,6 +237,9 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
         With ``raise_on_failure=True``: the check failed (the message names the points, their
         relative errors and the worst components).
     """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"check_gradient needs an optcmp Problem (e.g. from_function(...)), got "
+                        f"{type(problem).__name__}")
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
     for what, v in (("rtol", rtol), ("scale", scale)):

@@ -133,8 +133,10 @@ def positive_number(name: str, value: Any, allow_zero: bool = False) -> float:
     Raises
     ------
     ValueError
-        Not a number, not finite, negative, or 0 without ``allow_zero``.
+        Not a number (a bool is none), not finite, negative, or 0 without ``allow_zero``.
     """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
