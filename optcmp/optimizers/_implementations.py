@@ -59,6 +59,8 @@ class Native:
         framework its :attr:`~optcmp.backends.BackendInfo.natives` lists.
     impl : str
         The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
+    auto : bool
+        Whether ``impl="auto"`` prefers it (default True).
     """
 
     framework: ClassVar[str] = ""
@@ -68,6 +70,9 @@ class Native:
     #: ``requires(hp) -> None | reason``: why the framework's optimizer cannot run these
     #: hyperparameters (another convention than the one it implements), or None.
     requires: Callable[[Mapping[str, Any]], str | None] | None = None
+    #: Whether ``impl="auto"`` prefers it to the reference rule and scipy (False: it runs only
+    #: when asked for with ``impl="native"``).
+    auto: bool = True
 
     def runs_on(self, backend: str) -> bool:
         """Whether this native runs on ``backend`` (a canonical backend name)."""

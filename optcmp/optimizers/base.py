@@ -194,7 +194,8 @@ class OptimizerInfo:
         dict
             ``impl -> declaration``: ``"native"`` (a :class:`Native` of a framework the
             backend runs) first, then ``"reference"`` (the :class:`UpdateRule`), then
-            ``"scipy"`` (a :class:`ScipyMinimize`).
+            ``"scipy"`` (a :class:`ScipyMinimize`); a native declared with ``auto=False``
+            comes last.
         """
         b = canonical_backend(backend)
         out: dict[str, Any] = {}
@@ -202,13 +203,16 @@ class OptimizerInfo:
         natives = [n for n in self.natives
                    if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
         for n in natives:
-            if n.impl == "native":
+            if n.impl == "native" and n.auto:
                 out.setdefault("native", n)
         if self.rule is not None:
             out["reference"] = self.rule
         for n in natives:
             if n.impl != "native":
                 out.setdefault(n.impl, n)
+        for n in natives:  # asked for by name only: after what "auto" prefers
+            if n.impl == "native" and not n.auto:
+                out.setdefault("native", n)
         return out
 
     def native(self, framework: str) -> Native:
