@@ -153,6 +153,7 @@ def test_censored_runs_carry_a_true_bound_and_count_as_not_reached():
     assert "censored" in comp.table()
 
 
+@pytest.mark.slow
 def test_censored_runs_are_read_back_only_by_a_sweep_censoring_alike(tmp_path):
     store = tmp_path / "runs.jsonl"
     first = optcmp.compare(small_lr(), list(DEFAULTS), store=store, progress=False)
@@ -168,6 +169,7 @@ def test_censored_runs_are_read_back_only_by_a_sweep_censoring_alike(tmp_path):
     assert "censored" not in {r.status for r in whole}
 
 
+@pytest.mark.slow
 def test_house_prices_csv_the_leader_is_never_stopped_early(tmp_path):
     """On a 5,000-row house-price CSV, with the defaults, every run that reaches the target
     with every early stop off reaches it after the same iterations, and the runs stopped early
@@ -210,6 +212,7 @@ def _outcomes(tmp_path, name):
             "censored": [(r.label, r.status, r.nit, r.nit_to_target) for r in censored]}
 
 
+@pytest.mark.slow
 def test_statuses_and_iterations_are_the_same_with_8_cpu_burners(tmp_path, capsys):
     """Iteration budgets (a sweep without censoring, and optcmp run's main job) give the same
     statuses and iterations with every core busy. With censoring, the load can only move a run

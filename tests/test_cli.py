@@ -202,6 +202,7 @@ def _answers(tmp_path, args: list[str], capsys) -> tuple[str, Comparison]:
 
 @pytest.mark.parametrize("args", [["--backends", "numpy"],
                                   ["--problem", "fizzbuzz", "--backends", "numpy"]])
+@pytest.mark.slow
 def test_verdict_names_the_tables_first_row_and_every_row_is_measured(tmp_path, capsys, args):
     """The verdict (first line) and the table's first row name the same entry, and with the
     command's defaults every row is measured to its target (the main job: 100,000 rows to 1e-4

@@ -112,6 +112,7 @@ def test_a_killed_worker_loses_only_its_run_which_is_retried(client, tmp_path):
     assert len(run_records(store)) == 6
 
 
+@pytest.mark.slow
 def test_a_run_that_kills_every_worker_is_failed_and_not_stored(client, tmp_path):
     p = KillerRegression.make(kill_seed=1, marker=None)
     seq = sweep(p)

@@ -42,6 +42,7 @@ def _run(problem, spec, backend, execution, max_iter):
                               max_iter=max_iter, max_time=None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("execution", ["step", "fused"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, execution):
@@ -88,6 +89,7 @@ def test_tensorflow_counts_traces_and_xla_shapes():
     assert be.compilations() == 2
 
 
+@pytest.mark.slow
 @needs_tf
 @pytest.mark.parametrize("execution", ["step", "fused"])
 def test_a_tensorflow_repetition_does_not_compile_again(execution, monkeypatch):
@@ -269,6 +271,7 @@ def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
     np.testing.assert_allclose(b.x, a.x, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_drop_last_epochs_fuse_without_the_short_batch(backend):
     """FizzBuzzMLP(drop_last=True): 14 batches per epoch, the 4-row rest dropped, in both

@@ -323,6 +323,7 @@ def test_autodiff_matches_analytic_gradient(backend, loss):
     np.testing.assert_allclose(hb, p.hess_diag(np_ops, x, p.train_data), rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "tensorflow"])
 @pytest.mark.parametrize("loss", LOSSES)
 def test_declared_gradient_equals_autodiff(backend, loss):

@@ -86,6 +86,7 @@ def test_class_prior_plateau_values():
     assert p.metrics(xp)["train_accuracy"] == pytest.approx(0.533, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_sgd_on_the_plateau_is_not_converged_and_shows_accuracy():
     """The story's TF init (truncated normal, std 0.01), mean loss, lr 0.01, batch 64: the
     run settles on the class-prior plateau, on every backend, and is never 'converged'."""

@@ -96,6 +96,7 @@ def test_suite_checks_its_problems():
         Suite("s", [p, p])
 
 
+@pytest.mark.slow
 def test_cli_suite_report_has_the_profiles_over_35_problems(tmp_path, capsys):
     html = tmp_path / "r.html"
     rc = cli.main(["run", "--suite", "mgh", "--optimizers", "lbfgs,gd", "--backends", "numpy",

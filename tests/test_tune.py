@@ -29,6 +29,7 @@ def quad():
     return p, float(ev[-1]), float(ev[0])
 
 
+@pytest.mark.slow
 def test_gd_best_step_is_within_one_grid_step_of_two_over_L_plus_mu(quad):
     p, L, mu = quad
     assert L / mu == pytest.approx(30.36, rel=1e-3)

@@ -28,6 +28,7 @@ def test_warnings_of_compare_and_run_one_point_at_the_callers_line() -> None:
     assert {w.filename for w in ours} == {__file__}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_TF, reason="TensorFlow is not installed")
 def test_tensorflow_start_up_notices_stay_out_of_optcmps_output() -> None:
     code = ("import optcmp\n"
