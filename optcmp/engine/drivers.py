@@ -85,10 +85,11 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     keep_prev = not stochastic
     prev: np.ndarray | None = None
     k = nfev = njev = 0
+    budget = _iteration_budget(monitor)
     while True:
         if keep_prev:
             prev = adapter.x_numpy()
-        adapter.limit_iterations(_iterations_left(monitor, k))
+        adapter.limit_iterations(max(budget - k, 1))
         sw.resume()
         out = step()
         sw.pause()
@@ -112,13 +113,9 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         adapter.between_steps()
 
 
-def _iterations_left(monitor: Monitor, k: int) -> int:
-    """Iterations left before an iteration budget fires, after ``k`` (at least 1)."""
-    left = 1 << 30
-    for r in monitor.rule.rules():
-        if isinstance(r, MaxIter):
-            left = min(left, r.n - k)
-    return max(left, 1)
+def _iteration_budget(monitor: Monitor) -> int:
+    """The smallest iteration budget of the run's rule (read once, before the loop)."""
+    return min((r.n for r in monitor.rule.rules() if isinstance(r, MaxIter)), default=1 << 30)
 
 
 def _observe_minibatch(adapter: Adapter, monitor: Monitor, k: int, every: int, nfev: int,
