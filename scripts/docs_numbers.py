@@ -324,6 +324,10 @@ def _time_text(seconds: float) -> str:
 
 #: The main job's numpy runs whose status and iterations the README prose quotes.
 MAIN_JOB_QUOTED = ("lbfgs", "gd", "adadelta", "diag_newton", "sgd")
+#: Those whose count follows the rounding: Adadelta's backends agree to about 1e-15 for its
+#: first 800 iterations, then its late phase amplifies the difference (1,537 to 1,539
+#: iterations to 1e-4 on the four backends); quoted as "about", within 1%.
+MAIN_JOB_ROUNDING = ("adadelta",)
 
 
 def page_main_job(v: Values, fast: bool) -> None:
@@ -403,7 +407,11 @@ def _main_job_exact(v: Values, comp: Any, fast: bool) -> None:
     for name in MAIN_JOB_QUOTED:
         r = numpy[name]
         v.x(f"{name}_status", r.status)
-        v.x(f"{name}_nit", n(r.nit_to_target if r.success else r.nit))
+        nit = r.nit_to_target if r.success else r.nit
+        if name in MAIN_JOB_ROUNDING:
+            v.a(f"{name}_nit", nit, within=0.01)
+        else:
+            v.x(f"{name}_nit", n(nit))
     v.x("lbfgs_nfev", n(numpy["lbfgs"].nfev_to_target))
     if fast:
         return

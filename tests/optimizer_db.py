@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 
 from conftest import lr_a, lr_b
 
+import numpy as np
+
 import optcmp
+from optcmp import RunResult
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems import FizzBuzzMLP, Problem
 
@@ -45,7 +48,8 @@ class Band:
 
     lo: int
     hi: int
-    #: the run may end ``stalled`` instead (where the rounding decides that too)
+    #: the run may end ``stalled`` instead, or at its budget on a plateau above the target
+    #: (where the rounding decides that too: a non-convex path)
     stalls: bool = False
 
     def __contains__(self, count: object) -> bool:
@@ -53,6 +57,15 @@ class Band:
 
     def __repr__(self) -> str:
         return f"Band({self.lo}, {self.hi}{', stalls=True' if self.stalls else ''})"
+
+
+def on_plateau(r: RunResult, rel: float = 1e-6) -> bool:
+    """The run removed most of its initial objective and then moved by less than ``rel``
+    (relative) over the second half of its iterations: a plateau, not a run still descending."""
+    d = r.trace.to_dict()
+    its, fun = np.asarray(d["iteration"]), np.asarray(d["fun"])
+    half = fun[its >= its[-1] / 2]
+    return bool(fun[-1] < 0.1 * r.f0 and (half.max() - half.min()) <= rel * abs(fun[-1]))
 
 
 #: An exact count, or the band a rounding-dependent one stays in.
@@ -210,12 +223,13 @@ ROWS: list[Row] = [
     # torch and TensorFlow use the problem's gradient written against ops (numpy's formula),
     # so torch/scipy follows numpy's path; with gradient="autodiff" torch/native takes 36
     # iterations (82 evaluations) and torch/scipy 24 (36). The scipy paths take 26 (39)
-    # under every OpenBLAS kernel; torch's own L-BFGS follows MKL's rounding: 42 (95) with
+    # under every OpenBLAS kernel; torch/scipy follows torch's kernels (24 with
+    # ATEN_CPU_CAPABILITY=avx2 on an AMD EPYC); torch's own L-BFGS follows MKL's rounding: 42 (95) with
     # the AVX2, AVX-512 and compatible paths on an AMD EPYC, 35 on an Intel Xeon (AVX-512)
     Row("lbfgs-LR-B", "lbfgs", lambda i: optcmp.lbfgs(impl=i), lr_b, 1e-10,
-        nit={"numpy/scipy": 26, "torch/native": Band(30, 50), "torch/scipy": 26,
+        nit={"numpy/scipy": 26, "torch/native": Band(30, 50), "torch/scipy": Band(22, 30),
              "tensorflow/scipy": 26, "jax/native": 6},
-        nfev={"numpy/scipy": 39, "torch/native": Band(60, 120), "torch/scipy": 39,
+        nfev={"numpy/scipy": 39, "torch/native": Band(60, 120), "torch/scipy": Band(33, 45),
               "tensorflow/scipy": 39, "jax/native": 60},
         equivalence={"scipy": "different"}, steps=20,
         skip={"jax/scipy": "26 iterations under OpenBLAS' Haswell kernel, 24 under Sandybridge: "
@@ -226,7 +240,9 @@ ROWS: list[Row] = [
     # numpy/scipy 228 / 224 / 221 iterations under the Haswell / SkylakeX / Sandybridge
     # kernels, torch/scipy 221 (Haswell) and 224 (Sandybridge), torch/native 366 under both
     # (310 and 370 with gradient="autodiff" under MKL's AVX2 and compatible paths; on an Intel
-    # Xeon the autodiff path stalled at 557, so its row allows that end). 216 with 2 threads.
+    # Xeon the autodiff path stalled at 557, so its row allows that end; with
+    # ATEN_CPU_CAPABILITY=avx2 or avx512 on an AMD EPYC it settles on a plateau at f = 0.0256,
+    # above the target, until its budget). 216 with 2 threads.
     # Bands: the measured range widened by about 15%.
     Row("lbfgs-FizzBuzz", "lbfgs", lambda i: optcmp.lbfgs(impl=i), FizzBuzzMLP, None,
         nit={"numpy/scipy": Band(190, 260), "torch/native": Band(250, 450, stalls=True),

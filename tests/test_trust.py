@@ -12,6 +12,7 @@ import warnings
 
 import pytest
 from conftest import lr_a, lr_b
+from optimizer_db import on_plateau
 
 import optcmp
 from optcmp.comparison import Comparison
@@ -276,25 +277,29 @@ def test_torch_lbfgs_flat_line_on_fizzbuzz_ends_stalled_200_iterations_later():
 
 
 @pytest.mark.slow
-def test_fizzbuzz_torch_lbfgs_with_one_thread_ends_on_its_own():
-    """With optcmp's default of one thread the example's torch L-BFGS run ends on its own, long
-    before its 5,000-iteration budget, and the same way on every run of one machine.
+def test_fizzbuzz_torch_lbfgs_with_one_thread_settles_the_same_way_on_every_run():
+    """With optcmp's default of one thread the example's torch L-BFGS run settles long before
+    its budget, and the same way on every run of one machine.
 
-    Where it ends follows MKL's rounding on this non-convex loss (hundreds of steps): it meets
-    the default FizzBuzz target after 367 iterations on the problem's declared gradient under
-    OpenBLAS Haswell and Sandybridge (with gradient="autodiff": 311 with MKL's AVX2 and AVX-512
-    paths on an AMD EPYC, 371 with MKL's compatible path, stalled at 558 on an Intel Xeon). So
-    the test asserts the end, not the count."""
+    How it settles follows torch's kernels on this non-convex loss (hundreds of steps): it meets
+    the default FizzBuzz target after about 370 iterations under MKL's compatible path, stalls
+    near 560 on an Intel Xeon, and with ATEN_CPU_CAPABILITY=avx2 or avx512 on an AMD EPYC sits
+    on a plateau above the target from about iteration 600. So the test asserts that it settles
+    (converged, stalled, or unmoved over the second half of its budget), not where."""
     pytest.importorskip("torch")
     from optcmp.problems import FizzBuzzMLP
 
     runs = [optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
-                           max_iter=5000, max_time=None, threads=1) for _ in range(2)]
+                           max_iter=2000, max_time=None, threads=1) for _ in range(2)]
     r = runs[0]
-    assert r.threads == 1 and r.status in ("converged", "stalled") and r.nit < 1000, r.message
+    assert r.threads == 1, r.message
     if r.status == "converged":
         assert r.nit_to_target is not None and 250 <= r.nit_to_target <= 450
-    assert (runs[1].status, runs[1].nit) == (r.status, r.nit)  # deterministic on one machine
+    elif r.status == "stalled":
+        assert r.nit < 1000, r.message
+    else:
+        assert r.status == "max_iter" and on_plateau(r), r.message
+    assert (runs[1].status, runs[1].nit, runs[1].fun) == (r.status, r.nit, r.fun)
 
 
 def test_cli_stops_no_run_on_a_rate_projection(capsys):
