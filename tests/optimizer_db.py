@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conftest import lr_a, lr_b
-
 import numpy as np
+from conftest import lr_a, lr_b
 
 import optcmp
 from optcmp import RunResult
