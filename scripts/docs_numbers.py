@@ -591,13 +591,14 @@ def _min_s(seconds: float) -> str:
 
 
 def page_tests(v: Values, fast: bool) -> None:
-    """README's "Run the tests": how long ``pytest -q -m "not slow"`` and ``pytest -q`` take.
+    """README's "Run the tests": how long ``pytest -q -n auto -m "not slow"`` and
+    ``pytest -q -n auto`` take.
 
     Only run on request (``--write tests``, on a quiet machine): it runs the whole test suite.
     """
     if fast:
         return
-    for key, args in (("not_slow", ["-m", "not slow"]), ("all", [])):
+    for key, args in (("not_slow", ["-n", "auto", "-m", "not slow"]), ("all", ["-n", "auto"])):
         summary, wall, cpu, load0, load1 = _pytest(args)
         v.t(f"{key}_summary", summary)
         v.t(f"{key}_wall", _min_s(wall))

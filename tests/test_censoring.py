@@ -172,8 +172,9 @@ def test_censored_runs_are_read_back_only_by_a_sweep_censoring_alike(tmp_path):
 @pytest.mark.slow
 def test_house_prices_csv_the_leader_is_never_stopped_early(tmp_path):
     """On a 5,000-row house-price CSV, with the defaults, every run that reaches the target
-    with every early stop off reaches it after the same iterations, and the runs stopped early
-    are the ones that cannot reach it within the budget."""
+    with every early stop off, within compare()'s 100,000 iterations (20x `optcmp run`'s
+    budget), reaches it after the same iterations, and the runs stopped early (censored, with
+    their bound) are the ones that do not reach it within those 100,000 iterations."""
     p = LinearRegression.from_csv(house_csv(tmp_path / "house.csv"))
     default = optcmp.compare(p, list(DEFAULTS), progress=False)
     off = optcmp.compare(p, list(DEFAULTS), censor_ratio=None, progress=False,
