@@ -179,7 +179,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         return (f"torch: LBFGS stopped by its own tolerance after {self._nit} of "
                 f"{int(group['max_iter'])} iterations in its last step(): {why}")
 
-    def run_block(self, n: int) -> Block:
+    def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
         """``n`` minibatch steps in one Python loop: no harness work, no per-step report
         (the ``"fused"`` mode; full-batch runs are not fused by this adapter). With the
         problem's gradient formula, no clipping and no schedule, a step is the gradient
