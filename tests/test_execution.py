@@ -331,3 +331,25 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
     assert len(blocks) < len(b.trace.iteration) / 4  # blocks span observations
     assert timed == b.nit_to_target and "rewind" in log  # the target fell inside a block
     assert b.time == b.time_to_target and b.cpu_time == b.cpu_time_to_target
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+@pytest.mark.parametrize("spec", [optcmp.sgd(0.05, batch_size=64),
+                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9),
+                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9, nesterov=True)],
+                         ids=["plain", "momentum", "nesterov"])
+def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
+    """torch.optim.SGD in fused blocks (its functional update with the param group and the
+    momentum buffer in the optimizer's state) reaches bit for bit the iterates of
+    ``optimizer.step()`` per call, over 5 epochs of lr_a (the momentum buffer carried across
+    blocks), and says so in its implementation."""
+    p = lr_a()
+    runs = {ex: optcmp.run_one(p, spec, backend="torch", execution=ex, threads=1, max_iter=80,
+                               tol=1e-9, max_time=None, eval_every=7)
+            for ex in ("step", "fused")}
+    a, b = runs["step"], runs["fused"]
+    assert a.nit == b.nit == 80 and b.execution == "fused"
+    np.testing.assert_array_equal(b.x, a.x)
+    np.testing.assert_array_equal(b.trace.fun, a.trace.fun)
+    assert "torch.optim.sgd.sgd" in b.implementation
+    assert "torch.optim.sgd.sgd" not in a.implementation

@@ -39,7 +39,8 @@ _DTYPES = {"float64": tf.float64, "float32": tf.float32}
 #: Where optcmp's own traced functions are defined, as TensorFlow's retracing warning names them
 #: (the backend's compiled steps and blocks, the gradient formula a problem declares, the
 #: Keras natives' compiled steps).
-OWN_TRACED = ("TensorFlowBackend.", "analytic_value_and_grad.", "KerasNativeAdapter.")
+OWN_TRACED = ("TensorFlowBackend.", "_minibatch_loop.", "analytic_value_and_grad.",
+              "KerasNativeAdapter.")
 
 
 class _OwnRetracingFilter(logging.Filter):
