@@ -115,6 +115,22 @@ class Stopwatch:
         self.intervals += 1
         return dt
 
+    def mark(self) -> tuple[float, float, int]:
+        """The readings now (``elapsed``, ``cpu_elapsed``, ``intervals``), for :meth:`rewind`."""
+        return self.elapsed, self.cpu_elapsed, self.intervals
+
+    def rewind(self, mark: tuple[float, float, int]) -> None:
+        """Drop the intervals closed since ``mark`` (steps that are timed again).
+
+        Raises
+        ------
+        RuntimeError
+            An interval is open.
+        """
+        if self._t0 is not None:
+            raise RuntimeError("Stopwatch.rewind() called while running")
+        self.elapsed, self.cpu_elapsed, self.intervals = mark
+
     def timer_resolution(self) -> float:
         """Smallest non-zero difference between two reads of the clock, in seconds."""
         best = float("inf")

@@ -23,6 +23,7 @@ os.environ["OPTCMP_CONTENTION_MARGIN"] = "inf"  # see _quiet_contention
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
+HAS_JAX = importlib.util.find_spec("jax") is not None and importlib.util.find_spec("optax") is not None
 
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 needs_tf = pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import HAS_TF, HAS_TORCH, lr_a
+from conftest import HAS_JAX, HAS_TF, HAS_TORCH, lr_a
 
 import optcmp
 from optcmp.problems import FizzBuzzMLP, LinearRegression
@@ -283,3 +283,73 @@ def test_drop_last_epochs_fuse_without_the_short_batch(backend):
     assert a.nit == b.nit == 42 and a.epochs == b.epochs == 3.0
     assert a.compiles_in_timed == b.compiles_in_timed == 0
     np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-12)
+
+
+SPANNING = (["tensorflow"] if HAS_TF else []) + (["jax"] if HAS_JAX else [])
+
+
+@pytest.mark.parametrize("backend", SPANNING)
+@pytest.mark.parametrize("spec", [optcmp.sgd(0.05, batch_size=64),
+                                  optcmp.sgd(0.05, batch_size=64, momentum=0.9,
+                                             impl="reference")], ids=["sgd", "sgd-ref"])
+def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(backend, spec,
+                                                                           monkeypatch):
+    """On TensorFlow and JAX a fused minibatch block spans observations and epochs (1,000
+    rows, 16 minibatches an epoch, the last of 40 rows; an observation every 4 steps): the
+    run is the one-step-per-call run (iterations, iterate, trace), and the clock holds
+    exactly its steps: the block that holds the target is run again up to it, so the time to
+    the target is the run's whole time."""
+    from optcmp.adapters.keras import KerasNativeAdapter
+    from optcmp.adapters.reference import ReferenceAdapter
+    from optcmp.timing import Stopwatch
+
+    log: list[int | str] = []
+    for cls in (ReferenceAdapter, KerasNativeAdapter):
+        def spy(self, n, first=None, every=1, _real=cls.run_block):
+            log.append(n)
+            return _real(self, n, first, every)
+        monkeypatch.setattr(cls, "run_block", spy)
+    real_rewind = Stopwatch.rewind
+
+    def rewind(self, mark):
+        log.append("rewind")
+        real_rewind(self, mark)
+    monkeypatch.setattr(Stopwatch, "rewind", rewind)
+    p = lr_a()
+    runs = {ex: optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1, tol=1e-3,
+                               eval_every=4, max_iter=3000, max_time=None)
+            for ex in ("step", "fused")}
+    a, b = runs["step"], runs["fused"]
+    assert a.status == b.status == "converged" and b.execution == "fused"
+    assert a.nit_to_target == b.nit_to_target and a.nit > 2 * 16  # over two epochs
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+    np.testing.assert_array_equal(a.trace.iteration, b.trace.iteration)
+    np.testing.assert_allclose(b.trace.fun, a.trace.fun, rtol=1e-12)
+    blocks = [n for n in log if n != "rewind"]
+    timed = sum(n for i, n in enumerate(log)
+                if n != "rewind" and (i + 1 == len(log) or log[i + 1] != "rewind"))
+    assert len(blocks) < len(b.trace.iteration) / 4  # blocks span observations
+    assert timed == b.nit_to_target and "rewind" in log  # the target fell inside a block
+    assert b.time == b.time_to_target and b.cpu_time == b.cpu_time_to_target
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+@pytest.mark.parametrize("spec", [optcmp.sgd(0.05, batch_size=64),
+                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9),
+                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9, nesterov=True)],
+                         ids=["plain", "momentum", "nesterov"])
+def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
+    """torch.optim.SGD in fused blocks (its functional update with the param group and the
+    momentum buffer in the optimizer's state) reaches bit for bit the iterates of
+    ``optimizer.step()`` per call, over 5 epochs of lr_a (the momentum buffer carried across
+    blocks), and says so in its implementation."""
+    p = lr_a()
+    runs = {ex: optcmp.run_one(p, spec, backend="torch", execution=ex, threads=1, max_iter=80,
+                               tol=1e-9, max_time=None, eval_every=7)
+            for ex in ("step", "fused")}
+    a, b = runs["step"], runs["fused"]
+    assert a.nit == b.nit == 80 and b.execution == "fused"
+    np.testing.assert_array_equal(b.x, a.x)
+    np.testing.assert_array_equal(b.trace.fun, a.trace.fun)
+    assert "torch.optim.sgd.sgd" in b.implementation
+    assert "torch.optim.sgd.sgd" not in a.implementation

@@ -62,6 +62,9 @@ class Block:
         off the clock); ``None`` for minibatch blocks.
     nfev, njev : int
         Function and gradient evaluations of each step.
+    kept : object or None
+        Minibatch blocks that span observations: the iterates at the observations inside
+        the block, in order (a backend array of rows, or a sequence; read off the clock).
     """
 
     n: int
@@ -69,6 +72,7 @@ class Block:
     grad_norm: Any = None
     nfev: int = 1
     njev: int = 1
+    kept: Any = None
 
 
 class Adapter(ABC):
@@ -172,17 +176,20 @@ class Adapter(ABC):
         """
         self.execution = execution
 
-    def run_block(self, n: int) -> Block:
+    def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
         """``n`` steps in as few calls as the adapter can (timed by the caller as one).
 
         The default is a Python loop over :meth:`step`: no harness work between the steps.
         Minibatch blocks never cross an epoch (the caller cuts them at
-        :meth:`fusable_steps`).
+        :meth:`fusable_steps`), except on adapters that :attr:`spans` observations.
 
         Parameters
         ----------
         n : int
             Steps, >= 1.
+        first, every : int, optional
+            Adapters that span observations: keep the iterate after step ``first`` of the
+            block and every ``every`` steps after it (:attr:`Block.kept`); None keeps none.
 
         Returns
         -------
@@ -212,6 +219,29 @@ class Adapter(ABC):
         in the current epoch (0: the next step runs alone, through :meth:`step`).
         """
         return 1 << 30
+
+    #: Minibatch runs: whether one fused block may span observations and epochs (its
+    #: iterates at the observations kept, see :meth:`run_block`); set by
+    #: :meth:`prepare_execution` on compiled backends (TensorFlow, JAX).
+    spans: bool = False
+
+    def prepare_block(self, n: int) -> None:  # noqa: B027 - most adapters need nothing here
+        """Get the next block of ``n`` steps ready, off the clock (an adapter that
+        :attr:`spans` epochs places the row orders of the epochs it covers)."""
+
+    def save_state(self) -> Any:
+        """The run's state now (iterate, optimizer state, step), for :meth:`restore_state`.
+
+        Raises
+        ------
+        NotImplementedError
+            The adapter does not :attr:`span <spans>` observations.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot save its state")
+
+    def restore_state(self, saved: Any) -> None:
+        """Go back to a state from :meth:`save_state` (the block is then run again)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore its state")
 
     def replay(self, n: int) -> np.ndarray:
         """The iterate ``n`` steps after the start of the last block, recomputed off the clock.
@@ -334,6 +364,17 @@ class LoopAdapter(Adapter):
         """
 
 
+#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**22
+#: int64, 32 MB. A problem with more than half as many rows cuts its blocks at every epoch
+#: (an epoch is then thousands of steps, and a cut costs nothing measurable).
+SPAN_INDEX = 1 << 22
+#: Most epochs the index vector of one spanning block holds.
+SPAN_EPOCHS = 128
+#: Bytes of the buffer of iterates one spanning block keeps at its observations (at most
+#: 128 of them).
+SPAN_KEPT_BYTES = 1 << 26
+
+
 class MinibatchMixin:
     """The minibatch sequence of a stochastic adapter, shared by reference and native adapters.
 
@@ -341,7 +382,9 @@ class MinibatchMixin:
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
     backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
     index vector is placed on the device and the rows gathered once in that order; a step only
-    takes its contiguous slice (a view kept for the epoch where slices are views).
+    takes its contiguous slice (a view kept for the epoch where slices are views). A compiled
+    block that :attr:`~Adapter.spans` epochs gathers inside its loop from an index vector of
+    :attr:`span_epochs` epochs' row orders, placed by :meth:`prepare_block` off the clock.
     """
 
     backend: Backend
@@ -364,7 +407,62 @@ class MinibatchMixin:
         self._epoch_rows: dict[str, Any] = self.data
         self._epoch_batches: list[dict[str, Any]] | None = None
         self._slices_needed = True
+        self._all_rows: Any = None
+        #: epochs the index vector of a spanning block holds (0: blocks end at every epoch)
+        self.span_epochs = 0
+        #: most observations one spanning block keeps the iterates of
+        self.span_kept = 1
+        self._span_at: int | None = None
+        self._span_idx: Any = None
         self._load_epoch(0)
+
+    def _init_span(self, width: int) -> int:
+        """Let the compiled fused blocks span epochs where the index vector of
+        :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs).
+
+        Parameters
+        ----------
+        width : int
+            Entries of the iterate a block keeps at each observation.
+
+        Returns
+        -------
+        int
+            Rows of the buffer of kept iterates (1 when blocks do not span epochs).
+        """
+        n = max(self.order.n_samples, 1)
+        epochs = min(SPAN_EPOCHS, SPAN_INDEX // n)
+        self.span_epochs = epochs if epochs >= 2 else 0
+        self._span_at = None
+        self.span_kept = (int(max(1, min(128, SPAN_KEPT_BYTES // (8 * max(width, 1)))))
+                          if self.span_epochs else 1)
+        return self.span_kept
+
+    def prepare_block(self, n: int) -> None:
+        """Place the row orders of :attr:`span_epochs` epochs from the current one, one after
+        the other, as the index vector of the next blocks (off the clock; kept while the
+        blocks start in that epoch)."""
+        if not self.span_epochs:
+            return
+        order = self.order
+        e0 = self._k // order.steps_per_epoch
+        if self._span_at == e0:
+            return
+        idx = np.concatenate([order.epoch_indices(e)
+                              for e in range(e0, e0 + self.span_epochs)])
+        self._span_idx = self.backend.index_array(idx)
+        self._span_at = e0
+
+    def _block_rows(self) -> tuple[Any, int]:
+        """The index vector of a compiled block from the current step, and that step's
+        position in it (in steps from the index vector's first epoch)."""
+        spe = self.order.steps_per_epoch
+        if self.span_epochs:
+            self.prepare_block(1)  # placed already, unless the block is a single step
+            assert self._span_at is not None
+            return self._span_idx, self._k - self._span_at * spe
+        idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
+        return idx, self._k % spe
 
     def _load_epoch(self, epoch: int) -> None:
         """Epoch ``epoch``'s rows, off the clock: the index vector (fused blocks gather with
@@ -414,12 +512,13 @@ class MinibatchMixin:
         return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
 
     def fusable_steps(self) -> int:
-        """Minibatches left in the current epoch (its shorter last one included); unlimited
-        for full-batch runs."""
+        """Minibatches left in the current epoch (its shorter last one included), or in the
+        :attr:`span_epochs` epochs from it for blocks that span epochs; unlimited for
+        full-batch runs."""
         if not self.stochastic:
             return 1 << 30
         spe = self.order.steps_per_epoch
-        return spe - self._k % spe
+        return spe * max(self.span_epochs, 1) - self._k % spe
 
     def _next_batch(self) -> dict[str, Any]:
         """The next minibatch of a stochastic run, the whole data otherwise."""

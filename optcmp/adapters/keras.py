@@ -165,26 +165,49 @@ class KerasNativeAdapter(ReferenceAdapter):
             return f, None, x, state
 
         ex = (np.zeros(()), (), self.problem.train_data)
+        var = self.var
+        kept_rows = self._init_span(int(np.size(self.x0)))
+        self.spans = bool(self.span_epochs)
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
-                                      n_rows=order.n_samples)
+                                      n_rows=order.n_samples,
+                                      steps_per_epoch=order.steps_per_epoch,
+                                      snapshots=kept_rows, snapshot=lambda _: var.read_value())
         self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
         self._dummy = b.asarray(np.zeros(()))
 
-    def _mini_block(self, block: Any, n: int) -> None:
+    def _mini_block(self, block: Any, n: int, first: int | None = None,
+                    every: int = 1) -> Any:
         if not self.native:
-            super()._mini_block(block, n)
-            return
-        idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
-        block(n, self._dummy, (), self.data, idx, self.order.bounds(self._k)[0])
+            return super()._mini_block(block, n, first, every)
+        idx, start = self._block_rows()
+        _, _, kept, _ = block(n, self._dummy, (), self.data, idx, start,
+                              n + 1 if first is None else first, every)
         self._k += n
+        return kept
 
-    def run_block(self, n: int) -> Any:
+    def save_state(self) -> Any:
+        """Copies of the variable and the optimizer's variables (updated in place), and the
+        step."""
+        if not self.native:
+            return super().save_state()
+        return self.var.numpy(), [v.numpy() for v in self.opt.variables], self._k
+
+    def restore_state(self, saved: Any) -> None:
+        if not self.native:
+            super().restore_state(saved)
+            return
+        x, opt_vars, self._k = saved
+        self.var.assign(x)
+        for v, value in zip(self.opt.variables, opt_vars):
+            v.assign(value)
+
+    def run_block(self, n: int, first: int | None = None, every: int = 1) -> Any:
         """``n`` minibatch steps in one XLA call (``"fused"``)."""
         if not self.native:
-            return super().run_block(n)
-        self._mini_block(self._block, n)
-        return Block(n)
+            return super().run_block(n, first, every)
+        kept = self._mini_block(self._block, n, first, every)
+        return Block(n, kept=None if first is None else kept)
 
     def _keras_options(self, keras: Any) -> dict[str, Any]:
         """The declaration's arguments; a schedule becomes a Keras ``LearningRateSchedule``

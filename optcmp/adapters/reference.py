@@ -232,8 +232,12 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         if b.slices_are_views:  # a Python loop over the epoch's minibatch views
             self._block = None  # type: ignore[assignment]
             return
+        kept_rows = self._init_span(int(np.size(self.x0)))
+        self.spans = bool(self.span_epochs)
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
-                                      n_rows=order.n_samples, **kept)
+                                      n_rows=order.n_samples,
+                                      steps_per_epoch=order.steps_per_epoch,
+                                      snapshots=kept_rows, **kept)
         self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
@@ -252,7 +256,9 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self._k += 1
         return self._output(fun, gnorm)
 
-    def _mini_block(self, block: Any, n: int) -> None:
+    def _mini_block(self, block: Any, n: int, first: int | None = None,
+                    every: int = 1) -> Any:
+        """``n`` minibatch steps; the compiled block returns the iterates it kept."""
         if block is None:  # uncompiled steps on the epoch's minibatches, nothing else
             step, batch, x, state, extra = self._step, self._batch, self.x, self.state, \
                 self._extra()
@@ -260,18 +266,27 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
                 _, _, x, state = step(x, state, batch(k), *extra)
             self.x, self.state = x, state
             self._k += n
-            return
-        idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
-        start = self.order.bounds(self._k)[0]
-        self.x, self.state, _, _ = block(n, self.x, self.state, self.data, idx, start,
-                                         *self._extra())
+            return None
+        idx, start = self._block_rows()
+        self.x, self.state, kept, _ = block(n, self.x, self.state, self.data, idx, start,
+                                            n + 1 if first is None else first, every,
+                                            *self._extra())
         self._k += n
+        return kept
 
-    def run_block(self, n: int) -> Block:
+    def save_state(self) -> Any:
+        """The iterate, the optimizer state and the step (references: the compiled steps
+        update functionally)."""
+        return self.x, self.state, self._k
+
+    def restore_state(self, saved: Any) -> None:
+        self.x, self.state, self._k = saved
+
+    def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
         """``n`` steps in one call of the fused block (see :meth:`Backend.compile_block`)."""
         if self.stochastic:
-            self._mini_block(self._block, n)
-            return Block(n)
+            kept = self._mini_block(self._block, n, first, every)
+            return Block(n, kept=None if first is None else kept)
         self._saved = (self.x, self.state)  # functional updates: references suffice
         self.x, self.state, funs, gnorms = self._block(n, self.x, self.state, self.data,
                                                        *self._extra())

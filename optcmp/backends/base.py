@@ -400,7 +400,8 @@ class Backend(ABC):
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
-                      n_rows: int | None = None,
+                      n_rows: int | None = None, steps_per_epoch: int | None = None,
+                      snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
 
@@ -415,9 +416,14 @@ class Backend(ABC):
             Minibatch rows per step; ``None`` for full-batch steps.
         n_max : int, default 1024
             Most steps in one call (the size of the objective buffer of a compiled loop).
-        n_rows : int, optional
-            Rows of the index vector (``n_samples``): a minibatch that would run past it is
-            the epoch's shorter last one, ``n_rows % batch_size`` rows.
+        n_rows, steps_per_epoch : int, optional
+            Rows of one epoch's row order (``n_samples``) and its minibatches (default
+            ``ceil(n_rows / batch_size)``; fewer when the shorter last one is dropped).
+        snapshots : int, default 1
+            Rows of the buffer of iterates a minibatch block keeps at its observations.
+        snapshot : callable, optional
+            ``snapshot(x) -> vector``, what is kept (default ``x``; a native optimizer that
+            updates a variable in place reads it).
         reuse : ReuseKey, optional
             See :meth:`compile`.
 
@@ -426,33 +432,18 @@ class Backend(ABC):
         callable
             Full batch: ``block(n, x, state, data, *extra) -> (x, state, funs, grad_norms)``,
             the objective (at each step's incoming iterate) and gradient norm of each of the
-            ``n`` steps (sequences of at least ``n`` backend scalars). Minibatches:
-            ``block(n, x, state, data, idx, start, *extra) -> (x, state, (), ())`` where step
-            ``i`` uses rows ``idx[start + i * batch_size : start + (i + 1) * batch_size]``
-            (cut at ``n_rows``: the shorter last minibatch of an epoch is part of the block). This default is a Python loop
-            (numpy, eager PyTorch): no harness work between the steps; TensorFlow compiles the
-            loop into one graph (XLA) call.
+            ``n`` steps (at least ``n`` backend scalars). Minibatches: ``block(n, x, state,
+            data, idx, start, first, every, *extra) -> (x, state, kept, ())``: ``idx`` holds
+            epochs' row orders of ``n_rows`` entries one after the other; step ``i`` is
+            minibatch ``(start + i) % steps_per_epoch`` of epoch ``(start + i) //
+            steps_per_epoch`` of them (a block may span epochs); the iterate after ``first +
+            m * every`` steps is row ``m`` of ``kept``. This default is a Python loop (numpy,
+            eager PyTorch); TensorFlow and JAX compile the loop into one XLA call.
         """
-        take = self.take_rows
-        if batch_size is None:
-            def block(n: Any, x: Any, state: Any, data: Any, *extra: Any) -> Any:
-                funs, gnorms = [], []
-                for _ in range(int(n)):
-                    f, gn, x, state = step(x, state, data, *extra)
-                    funs.append(f)
-                    gnorms.append(gn)
-                return x, state, funs, gnorms
-            return block
-        bs = int(batch_size)
+        from optcmp.backends.loops import python_block
 
-        def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                       *extra: Any) -> Any:
-            a = int(start)
-            for _ in range(int(n)):
-                _, _, x, state = step(x, state, take(data, idx[a:a + bs]), *extra)
-                a += bs
-            return x, state, (), ()
-        return mini_block
+        return python_block(self, step, batch_size=batch_size, n_rows=n_rows,
+                            steps_per_epoch=steps_per_epoch, snapshot=snapshot)
 
     @abstractmethod
     def index_array(self, idx: np.ndarray) -> Any:

@@ -250,15 +250,18 @@ class JaxBackend(Backend):
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
-                      n_rows: int | None = None,
+                      n_rows: int | None = None, steps_per_epoch: int | None = None,
+                      snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA);
         ``reuse`` is accepted and not used (each run compiles its own program, in warm-up).
 
-        The step count ``n`` and the first row ``start`` are traced arguments, so every block
-        runs the one compiled program; minibatch rows are ``lax.dynamic_slice`` of the epoch's
-        index vector, and the epoch's shorter last minibatch is the other branch of a
-        ``lax.cond`` in the same program. See :meth:`Backend.compile_block`.
+        The step count ``n`` and the first step ``start`` are traced arguments, so every block
+        runs the one compiled program; minibatch rows are ``lax.dynamic_slice`` of the index
+        vector, an epoch's shorter last minibatch is the other branch of a ``lax.cond`` in the
+        same program, so a block may span epochs (the index vector then holds several epochs'
+        row orders, one after the other), and the iterates at the observations inside it are
+        kept in a buffer. See :meth:`Backend.compile_block`.
         """
         fdt, nmax = self.jnp_dtype, int(n_max)
         lax = jax.lax
@@ -276,11 +279,14 @@ class JaxBackend(Backend):
             full = self._jit(block)
             return lambda n, *args: full(jnp.int32(n), *args)
         bs = int(batch_size)
-        short = 0 if n_rows is None else int(n_rows) % bs
-        last = None if n_rows is None else int(n_rows)
+        rows_ = int(n_rows if n_rows is not None else batch_size)
+        spe = int(steps_per_epoch or -(-rows_ // bs))
+        short = rows_ % bs if spe * bs > rows_ else 0
+        smax = max(1, int(snapshots))
+        snap = snapshot or (lambda x: x)
 
         def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                       *extra: Any) -> Any:
+                       first: Any, every: Any, *extra: Any) -> Any:
             def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
                 rows = lax.dynamic_slice(idx, (a,), (size,))
                 batch = {k: jnp.take(v, rows, axis=0) for k, v in data.items()}
@@ -289,19 +295,31 @@ class JaxBackend(Backend):
 
             def body(i: Any, carry: Any) -> Any:
                 x, state = carry
-                a = start + i * bs
+                e, j = jnp.divmod(start + i, spe)
+                a = e * rows_ + j * bs
                 if not short:
                     return on_rows(a, bs, x, state)
-                return lax.cond(a + bs <= last, lambda: on_rows(a, bs, x, state),
+                return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
                                 lambda: on_rows(a, short, x, state))  # the shorter last one
 
-            x, state = lax.fori_loop(0, n, body, (x, tuple(state)))
-            return x, state, (), ()
+            # the steps up to each observation in an inner loop; the iterate kept after it
+            def segment(carry: Any) -> Any:
+                m, i, x, state, kept = carry
+                end = jnp.minimum(n, jnp.where(m == 0, first, first + m * every))
+                x, state = lax.fori_loop(i, end, body, (x, tuple(state)))
+                kept = kept.at[jnp.minimum(m, smax)].set(jnp.reshape(snap(x), (-1,)).astype(fdt))
+                return m + 1, end, x, tuple(state), kept
+
+            size = int(np.prod(np.shape(snap(x))))
+            init = (jnp.int32(0), jnp.int32(0), x, tuple(state), jnp.zeros((smax + 1, size), fdt))
+            _, _, x, state, kept = lax.while_loop(lambda c: c[1] < n, segment, init)
+            return x, state, kept, ()
         fn = self._jit(mini_block)
 
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                      *extra: Any) -> Any:
-            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start), *extra)
+                      first: Any, every: Any, *extra: Any) -> Any:
+            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start), jnp.int32(first),
+                      jnp.int32(every), *extra)
         return int_block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:

@@ -39,7 +39,8 @@ _DTYPES = {"float64": tf.float64, "float32": tf.float32}
 #: Where optcmp's own traced functions are defined, as TensorFlow's retracing warning names them
 #: (the backend's compiled steps and blocks, the gradient formula a problem declares, the
 #: Keras natives' compiled steps).
-OWN_TRACED = ("TensorFlowBackend.", "analytic_value_and_grad.", "KerasNativeAdapter.")
+OWN_TRACED = ("TensorFlowBackend.", "_minibatch_loop.", "analytic_value_and_grad.",
+              "KerasNativeAdapter.")
 
 
 class _OwnRetracingFilter(logging.Filter):
@@ -158,6 +159,58 @@ def _while_cond(n: Any) -> Callable[..., Any]:
     def cond(i: Any, *_: Any) -> Any:
         return i < n
     return cond
+
+
+def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows_: int,
+                    spe: int, smax: int, snapshot: Callable[[Any], Any] | None
+                    ) -> Callable[..., Any]:
+    """The body of :meth:`TensorFlowBackend.compile_block` for minibatch steps: a loop over
+    the observations in the block, each an inner ``tf.while_loop`` over its steps, the
+    iterate kept after it (row ``m`` of a buffer of ``smax + 1``)."""
+    short = rows_ % bs if spe * bs > rows_ else 0
+    snap = snapshot or (lambda x: x)
+    width = int(np.prod(np.shape(x_ex))) if snapshot is None else None
+
+    def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                   first: Any, every: Any, *extra: Any) -> Any:
+        def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
+            # a gather, not tf.slice: XLA takes a slice's start as a compile-time constant
+            # and would compile again for every new start
+            rows = tf.gather(idx, a + tf.range(size))
+            batch = {k: tf.gather(v, rows) for k, v in data.items()}
+            _, _, x2, s2 = step(x, state, batch, *extra)
+            return x2, tuple(s2)
+
+        def steps(i0: Any, end: Any, x: Any, state: Any) -> Any:
+            def body(i: Any, x: Any, state: Any) -> Any:
+                g = start + i
+                e = g // spe
+                j = g - e * spe
+                a = e * rows_ + j * bs
+                if not short:
+                    return (i + 1, *on_rows(a, bs, x, state))
+                x2, s2 = tf.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
+                                 lambda: on_rows(a, short, x, state))  # the shorter last one
+                return i + 1, x2, s2
+
+            _, x, state = tf.while_loop(lambda i, *_: i < end, body, (i0, x, tuple(state)))
+            return x, state
+
+        # the steps up to each observation in an inner loop; the iterate kept after it
+        def segment(m: Any, i: Any, x: Any, state: Any, kept: Any) -> Any:
+            end = tf.minimum(n, tf.where(m == 0, first, first + m * every))
+            x, state = steps(i, end, x, state)
+            kept = tf.tensor_scatter_nd_update(
+                kept, tf.reshape(tf.minimum(m, smax), (1, 1)),
+                tf.reshape(tf.cast(snap(x), fdt), (1, -1)))
+            return m + 1, end, x, tuple(state), kept
+
+        size = width if width is not None else int(np.prod(snap(x).shape))
+        init = (tf.constant(0), tf.constant(0), x, tuple(state),
+                tf.zeros([smax + 1, size], fdt))
+        _, _, x, state, kept = tf.while_loop(lambda m, i, *_: i < n, segment, init)
+        return x, state, kept, ()
+    return mini_block
 
 
 class TensorFlowBackend(Backend):
@@ -371,16 +424,18 @@ class TensorFlowBackend(Backend):
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
-                      n_rows: int | None = None,
+                      n_rows: int | None = None, steps_per_epoch: int | None = None,
+                      snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA).
 
-        The step count ``n`` and the first row ``start`` are tensor arguments, so every block
-        runs the one compiled program; minibatch rows are gathered inside it from the epoch's
-        index vector (``tf.gather`` of ``start + i * batch_size + range(batch_size)``: XLA
-        would take a ``tf.slice`` start as a compile-time constant and compile once per value);
-        the epoch's shorter last minibatch is the other branch of a ``tf.cond`` in the same
-        program, so a whole epoch is one call. See
+        The step count ``n`` and the first step ``start`` are tensor arguments, so every block
+        runs the one compiled program; minibatch rows are gathered inside it from the index
+        vector (``tf.gather`` of the step's rows: XLA would take a ``tf.slice`` start as a
+        compile-time constant and compile once per value); an epoch's shorter last minibatch
+        is the other branch of a ``tf.cond`` in the same program, so a block may span epochs
+        (the index vector then holds several epochs' row orders, one after the other), and
+        the iterates at the observations inside it are kept in a buffer. See
         :meth:`Backend.compile_block`.
         """
         fdt, nmax = self.tf_dtype, int(n_max)
@@ -404,37 +459,20 @@ class TensorFlowBackend(Backend):
                 return x, state, funs, gns
             return self.function(block, [scalar, *specs], exact=True,
                                  reuse=_block_key(reuse, "block", nmax))
-        bs = int(batch_size)
-        short = 0 if n_rows is None else int(n_rows) % bs
-
-        def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                       *extra: Any) -> Any:
-            def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
-                # a gather, not tf.slice: XLA takes a slice's start as a compile-time constant
-                # and would compile again for every new start
-                rows = tf.gather(idx, a + tf.range(size))
-                batch = {k: tf.gather(v, rows) for k, v in data.items()}
-                _, _, x2, s2 = step(x, state, batch, *extra)
-                return x2, tuple(s2)
-
-            def body(i: Any, x: Any, state: Any) -> Any:
-                a = start + i * bs
-                if not short:
-                    return (i + 1, *on_rows(a, bs, x, state))
-                x2, s2 = tf.cond(a + bs <= n_rows, lambda: on_rows(a, bs, x, state),
-                                 lambda: on_rows(a, short, x, state))  # the shorter last one
-                return i + 1, x2, s2
-
-            _, x, state = tf.while_loop(cond(n), body, (tf.constant(0), x, tuple(state)))
-            return x, state, (), ()
+        bs, rows_ = int(batch_size), int(n_rows if n_rows is not None else batch_size)
+        spe = int(steps_per_epoch or -(-rows_ // bs))
+        smax = max(1, int(snapshots))
+        mini_block = _minibatch_loop(step, x_ex, fdt, bs, rows_, spe, smax, snapshot)
         idx_spec = tf.TensorSpec([None], tf.int64)
-        fn = self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, *specs[3:]],
-                           exact=True, reuse=_block_key(reuse, "minibatch block", bs, n_rows))
+        fn = self.function(mini_block, [scalar, *specs[:3], idx_spec, scalar, scalar, scalar,
+                                        *specs[3:]],
+                           exact=True, reuse=_block_key(reuse, "minibatch block", bs, rows_,
+                                                        spe, smax))
         ints: dict[int, Any] = {}
 
         def as_int32(v: Any) -> Any:
-            # a block's n and start repeat (every epoch: n = steps per epoch, start
-            # 0); converting a Python int costs ~10 us per argument and call
+            # a block's arguments repeat (every epoch: n = steps per epoch, start 0);
+            # converting a Python int costs ~10 us per argument and call
             if not isinstance(v, int):
                 return v
             t = ints.get(v)
@@ -445,8 +483,9 @@ class TensorFlowBackend(Backend):
             return t
 
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                      *extra: Any) -> Any:
-            return fn(as_int32(n), x, state, data, idx, as_int32(start), *extra)
+                      first: Any, every: Any, *extra: Any) -> Any:
+            return fn(as_int32(n), x, state, data, idx, as_int32(start), as_int32(first),
+                      as_int32(every), *extra)
         return int_block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:

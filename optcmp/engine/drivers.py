@@ -7,7 +7,10 @@ returns a :class:`LoopRecord`. There are four (:func:`choose_driver` picks one):
 * :func:`step_loop`: one framework call per step, an observation after each;
 * :func:`fused_full_batch_loop`: full-batch steps in fused blocks, every step's objective
   observed, its time interpolated within the block;
-* :func:`fused_minibatch_loop`: minibatch steps in fused blocks that end at every observation;
+* :func:`fused_minibatch_loop`: minibatch steps in fused blocks that end at every observation,
+  or, on compiled backends, span observations and epochs: the iterates at the observations
+  are kept inside the block, observed after it, and a block in which the run stopped is run
+  again up to that observation, so that the clock holds exactly the steps of the run;
 * :func:`framework_loop`: a library that drives its own loop (scipy), reporting every
   iteration to the monitor.
 
@@ -218,13 +221,23 @@ def _block_cap(k: int, sw: Stopwatch) -> int:
 
 def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
                          eval_every: int | None) -> LoopRecord:
-    """Minibatch steps in fused blocks that end at every observation (exact times).
+    """Minibatch steps in fused blocks, with exact times.
 
-    A block never crosses an observation, an epoch, or an iteration/evaluation budget, and is
-    at most ``max(256, k // 2, steps of 50 ms at the run's measured rate)`` steps (fast steps
+    A block never crosses an iteration/evaluation budget and is at most ``max(256, k // 2,
+    steps of 50 ms at the run's measured rate)`` steps after ``k`` timed steps (fast steps
     are not cut into many calls; a time budget overshoots by at most a third of the time spent
     or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch
-    of the compiled loop on TensorFlow, warmed up).
+    of the compiled loop on TensorFlow and JAX, warmed up).
+
+    On an adapter that :attr:`~optcmp.adapters.base.Adapter.spans` observations (compiled
+    loops: TensorFlow, JAX) a block runs across observations and epochs, keeping the iterate
+    at each observation inside it; after the block, off the clock, the monitor evaluates
+    them in order (their trace times shared evenly over the block). When one of them stops
+    the run before the block's end, the run goes back to the block's start (iterate,
+    optimizer state, the stopwatch's reading) and runs, timed, exactly the steps up to that
+    observation: the recorded time and CPU time of the stop are those of the run's own
+    steps, and the iterate is checked to equal the one kept. Elsewhere a block ends at every
+    observation.
 
     Parameters
     ----------
@@ -234,8 +247,16 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     Returns
     -------
     LoopRecord
+
+    Raises
+    ------
+    RuntimeError
+        A block run again from the same state did not reach the same iterate (the compiled
+        steps are not deterministic).
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
+    if adapter.spans:
+        return _spanning_minibatch_loop(adapter, monitor, sw, every)
     k = nfev = njev = 0
     while True:
         n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
@@ -254,6 +275,67 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         if _observe_minibatch(adapter, monitor, k, every, nfev, njev):
             return LoopRecord(k, nfev, njev)
         adapter.between_steps()
+
+
+def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+                             every: int) -> LoopRecord:
+    """:func:`fused_minibatch_loop` on an adapter whose blocks span observations."""
+    kept_max = int(getattr(adapter, "span_kept", 1))
+    k = nfev = njev = 0
+    while True:
+        first = (k // every + 1) * every - k  # steps to the next observation
+        left = _budget_left(monitor, k, nfev)
+        n = min(max(_block_cap(k, sw), first), adapter.fusable_steps(),
+                first + (kept_max - 1) * every)
+        if n < left:  # end on an observation (a budget may end a block anywhere)
+            n = first + (n - first) // every * every
+        n = min(n, left)
+        adapter.prepare_block(n)
+        saved, mark = adapter.save_state(), sw.mark()
+        t0, c0 = sw.elapsed, sw.cpu_elapsed
+        sw.resume()
+        blk = adapter.run_block(n, first, every)
+        sw.pause()
+        t1, c1 = sw.elapsed, sw.cpu_elapsed
+        ev = (blk.nfev, blk.njev)
+        kept = _kept_rows(adapter, blk.kept, 0 if n < first else 1 + (n - first) // every)
+        for j, x in enumerate(kept):
+            kk = k + first + j * every
+            share = (kk - k) / n
+            stop = monitor.observe_full(kk, x, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1],
+                                        at=t0 + share * (t1 - t0),
+                                        cpu_at=c0 + share * (c1 - c0))
+            if stop:
+                if kk < k + n:  # run the block again, timed, up to this observation
+                    sw.rewind(mark)
+                    adapter.restore_state(saved)
+                    sw.resume()
+                    adapter.run_block(kk - k)
+                    sw.pause()
+                    if not np.array_equal(adapter.x_numpy(), x):
+                        raise RuntimeError(
+                            f"{type(adapter).__name__}: a fused block run again from the same "
+                            f"state reached another iterate at step {kk}: its compiled steps "
+                            "are not deterministic; use execution='step'")
+                    monitor.retime_last()
+                return LoopRecord(kk, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1])
+        k += n
+        nfev += n * ev[0]
+        njev += n * ev[1]
+        if k % every and monitor.observe(k, k, None, None, nfev, njev):  # a budget's end
+            return LoopRecord(k, nfev, njev)
+        adapter.between_steps()
+
+
+def _kept_rows(adapter: Adapter, kept: Any, m: int) -> list[np.ndarray]:
+    """The first ``m`` iterates a spanning block kept, as float64 host vectors."""
+    if m == 0:
+        return []
+    b = adapter.backend
+    if isinstance(kept, (list, tuple)):
+        return [np.asarray(b.to_numpy(v), dtype=np.float64).reshape(-1) for v in kept[:m]]
+    rows = np.asarray(b.to_numpy(kept), dtype=np.float64)
+    return [rows[j].reshape(-1) for j in range(m)]
 
 
 def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,

@@ -121,7 +121,8 @@ class Monitor:
         return first_fired((r for r in self.rule.rules() if id(r) not in self._delegated), s)
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
-                nfev: int, njev: int, x: LazyX = None, *, at: float | None = None) -> bool:
+                nfev: int, njev: int, x: LazyX = None, *, at: float | None = None,
+                cpu_at: float | None = None) -> bool:
         """Record an observation and check the rule; True means stop.
 
         Parameters
@@ -136,17 +137,18 @@ class Monitor:
             Evaluations spent so far.
         x : ndarray or callable, optional
             The iterate (or a function returning it); default the adapter's current one.
-        at : float, optional
-            Timed seconds at which the value became known, when not now: a step inside a
-            fused block gets its time interpolated within the block.
+        at, cpu_at : float, optional
+            Timed seconds (and process CPU seconds) at which the value became known, when
+            not now: a step inside a fused block gets its times shared evenly over the block.
 
         Returns
         -------
         bool
         """
         t = self.sw.elapsed if at is None else at
+        cpu = self.sw.cpu_elapsed if cpu_at is None else cpu_at
         self.nit = nit
-        s = State(nit=nit, iterate=iterate, time=t, cpu_time=self.sw.cpu_elapsed, fun=fun,
+        s = State(nit=nit, iterate=iterate, time=t, cpu_time=cpu, fun=fun,
                   f0=self.f0, fstar=self.fstar, grad_norm=grad_norm, nfev=nfev, njev=njev)
         self.last = s
         if fun is not None:
@@ -165,13 +167,14 @@ class Monitor:
                 if not fired.check(s):
                     return False
             self.hit = (t, iterate, nfev, njev)
-            self.hit_cpu = self.sw.cpu_elapsed
+            self.hit_cpu = cpu
             self.hit_x = None if fun is None else self._x(x)
         self.fired = fired
         self.stopped = True
         return True
 
-    def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int) -> bool:
+    def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int, *,
+                     at: float | None = None, cpu_at: float | None = None) -> bool:
         """Evaluate the full objective at ``x`` (float64, on the host) and observe it.
 
         Minibatch steps report no full objective: every ``eval_every`` steps the drivers hand
@@ -182,9 +185,11 @@ class Monitor:
         nit : int
             Steps done (the iterate's index too).
         x : ndarray of float64, shape (n_params,)
-            The current iterate.
+            The iterate after those steps.
         nfev, njev : int
             Evaluations the steps spent so far.
+        at, cpu_at : float, optional
+            See :meth:`observe`.
 
         Returns
         -------
@@ -192,7 +197,20 @@ class Monitor:
             True: stop the run.
         """
         f, g = self.problem.value_and_grad(x, self.problem.train_data)
-        return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x)
+        return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x, at=at, cpu_at=cpu_at)
+
+    def retime_last(self) -> None:
+        """The last observation happened now, on the stopwatch: the steps up to it were run
+        again, timed, after the block that held it was rewound (its trace row, its state
+        and a target's hit take the stopwatch's readings)."""
+        t, cpu = self.sw.elapsed, self.sw.cpu_elapsed
+        if self.last is not None:
+            self.last.time, self.last.cpu_time = t, cpu
+        if self.rows and self.last is not None and self.rows[-1][0] == self.last.iterate:
+            self.rows[-1] = (self.rows[-1][0], t, *self.rows[-1][2:])
+        if self.hit is not None:
+            self.hit = (t, *self.hit[1:])
+            self.hit_cpu = cpu
 
     def _call_back(self, s: State, x: LazyX) -> bool:
         """Call the callback with scipy's ``intermediate_result``; True when it stops the run."""

@@ -221,9 +221,9 @@ class Session:
         self.implementation = adapter.implementation
         adapter.setup()
         self.hyperparameters = dict(adapter.hyper)
-        self.implementation = adapter.implementation or self.implementation
         execution = resolve_execution(adapter, config, rule, stacklevel=stacklevel + 1)
         adapter.prepare_execution(execution)
+        self.implementation = adapter.implementation or self.implementation
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
                     "execution": execution, "gradient": adapter.gradient}
         order = getattr(adapter, "order", None) if adapter.stochastic else None
