@@ -237,8 +237,10 @@ def page_fizzbuzz(v: Values, fast: bool) -> None:
     curves = [r.trace.fun for r in sgd]
     m = min(len(c) for c in curves)
     diff = max(float(np.max(np.abs(c[:m] - curves[0][:m]) / curves[0][:m])) for c in curves[1:])
-    # exact to one digit: the agreement is at rounding level and checked as such
-    v.x("sgd_agree", f"{diff:.1e}")
+    # rounding level: its last digit follows the kernels (4.8e-15 under OpenBLAS Haswell on an
+    # AMD EPYC, 4.7e-15 under SkylakeX on another), so it is stated with the machine stamp
+    assert diff < 1e-13, diff
+    v.t("sgd_agree", f"{diff:.1e}")
     v.t("sgd_time_all", " / ".join(secs(r.time_to_target) for r in sgd))
     v.t("lbfgs_scipy_time_all", " / ".join(secs(r.time_to_target) for r in lbfgs))
     v.t("sgd_step_us", " / ".join(f"{1e6 * r.time / max(r.nit, 1):.0f} us" for r in sgd))
