@@ -353,3 +353,24 @@ def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
     np.testing.assert_array_equal(b.trace.fun, a.trace.fun)
     assert "torch.optim.sgd.sgd" in b.implementation
     assert "torch.optim.sgd.sgd" not in a.implementation
+
+
+@pytest.mark.parametrize("backend", SPANNING)
+def test_a_run_diverging_inside_a_spanning_block_ends_where_one_step_per_call_ends(backend):
+    """SGD at learning rate 10 on lr_a overflows to inf and NaN within a few epochs (only the
+    non-finite test on): the block that holds the non-finite objective is run again up to it
+    (NaN equal to NaN), and the run ends ``diverged`` at the iteration of the
+    one-step-per-call run, without a warning."""
+    from optcmp.engine.drivers import NondeterministicBlockWarning
+
+    p = lr_a()
+    spec = optcmp.sgd(10.0, batch_size=64, impl="reference")
+    rule = optcmp.make_stopping(p, max_iter=3000, divergence_factor=None, stall=False,
+                                projection=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NondeterministicBlockWarning)
+        runs = [optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1,
+                               eval_every=4, stopping=rule) for ex in ("step", "fused")]
+    a, b = runs
+    assert a.status == b.status == "diverged" and a.nit == b.nit > 16, (a.message, b.message)
+    assert not np.isfinite(b.fun)
