@@ -314,6 +314,8 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         b.sync()
         elapsed = time.perf_counter() - t0
         self.x, self.state, self._k = saved[0], saved[1], saved[2]
+        if self.stochastic:
+            self._forget_rows()
         return elapsed
 
     def x_numpy(self) -> np.ndarray:
