@@ -415,3 +415,39 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
         assert gathers == []  # the compiled block gathers inside its own loop
     else:
         assert len(timed) == 3 and gathers[-3:] == [True, True, True], gathers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", SPANNING)
+def test_observations_further_apart_than_the_index_vector_holds(backend):
+    """300 rows in minibatches of 32 (10 steps an epoch): an index vector of 128 epochs holds
+    1,280 steps, fewer than ``eval_every=1400``: blocks end where the index vector does, and
+    the run is the one-step-per-call run."""
+    p = LinearRegression(n_samples=300)
+    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+                           threads=1, eval_every=1400, max_iter=1500, tol=1e-12,
+                           max_time=None) for ex in ("step", "fused")]
+    a, b = runs
+    assert (a.status, a.nit) == (b.status, b.nit) == ("max_iter", 1500)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+    np.testing.assert_array_equal(a.trace.iteration, b.trace.iteration)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", SPANNING)
+def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backend):
+    """A callback raising ValueError at the observation after step 28 (every 7 steps): the
+    fused run fails there with the iterate and objective of the one-step-per-call run, not
+    those of the block's end."""
+    def boom(r):
+        if r.nit >= 25:
+            raise ValueError("boom")
+
+    p = LinearRegression(n_samples=300)
+    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+                           threads=1, eval_every=7, max_iter=3000, callback=boom)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert a.status == b.status == "failed" and a.nit == b.nit == 28, (a.message, b.message)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+    assert b.fun == pytest.approx(a.fun, rel=1e-12)
