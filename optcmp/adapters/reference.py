@@ -183,7 +183,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self.rule = rule
         b = self.backend
         self.x = b.copy(b.asarray(self.x0))
-        self.state = rule.init_state(b.ops, self.x)
+        self.state = b.place_state(rule.init_state(b.ops, self.x))
         self.curvature = None
         if rule.needs_curvature and self.problem.hess_diag_is_constant:
             from optcmp.ops.numpy_ import ops as np_ops
