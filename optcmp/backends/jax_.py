@@ -48,7 +48,12 @@ def _on_event(event: str, duration_secs: float, **_: str | int) -> None:
 
 def xla_compiles() -> int:
     """XLA compilations JAX has made in this thread since the first :class:`JaxBackend` was
-    built (its ``backend_compile`` events; every jit cache miss, traced again or not)."""
+    built (its ``backend_compile`` events; every jit cache miss, traced again or not).
+
+    Returns
+    -------
+    int
+    """
     if not _LISTENING:
         jax.monitoring.register_event_duration_secs_listener(_on_event)
         _LISTENING.append(True)

@@ -236,8 +236,18 @@ def check_store(path: str | None) -> None:
 
 def store_error(path: str | None, exc: OSError) -> CLIError:
     """The one-line error of a run store that could not be opened, read or written: the
-    path, what the system said and, for an unreadable special file, that a store is a regular
-    file."""
+    path, what the system said, and what a run store must be.
+
+    Parameters
+    ----------
+    path : str or None
+        The ``--store`` value (None: the error is not the store's).
+    exc : OSError
+
+    Returns
+    -------
+    CLIError
+    """
     if not path:
         return CLIError(str(exc))
     why = exc.strerror or str(exc)
