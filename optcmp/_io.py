@@ -43,13 +43,27 @@ def json_kind(v: Any) -> str:
     return "object" if isinstance(v, dict) else type(v).__name__
 
 
-def check_output_path(path: str | os.PathLike[str]) -> str:
+def example_name(what: str) -> str:
+    """A file name for a message that asks for a file path instead of a directory, after
+    what is written (``"HTML report"`` -> ``report.html``)."""
+    w = what.lower()
+    for key, name in (("csv", "runs.csv"), ("parquet", "runs.parquet"), ("store", "runs.jsonl"),
+                      ("tuning result", "tuned.json"), ("report", "report.html"),
+                      ("plot", "plot.png")):
+        if key in w:
+            return name
+    return "results.json"
+
+
+def check_output_path(path: str | os.PathLike[str], *, what: str = "results") -> str:
     """Check that a file can be written at ``path`` before any work is done.
 
     Parameters
     ----------
     path : str or path-like
         The file to write (it may exist: it is replaced).
+    what : str, default "results"
+        What will be written there (the example file name of the message follows it).
 
     Returns
     -------
@@ -75,7 +89,7 @@ def check_output_path(path: str | os.PathLike[str]) -> str:
         raise ValueError("the output path is empty")
     if os.path.isdir(p):
         raise IsADirectoryError(f"{p} is a directory; give a file path (e.g. "
-                                f"{os.path.join(p, 'results.json')})")
+                                f"{os.path.join(p, example_name(what))})")
     parent = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot write {p}: directory {parent} does not exist")
@@ -196,7 +210,7 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
     p = os.fspath(path)
     if os.path.isdir(p):
         raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
-                                f"path (e.g. {os.path.join(p, 'results.json')})")
+                                f"path (e.g. {os.path.join(p, example_name(what))})")
     parent = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"cannot save the {what} to {p}: directory {parent} does not "

@@ -190,6 +190,8 @@ class TuneResult:
         """
         from optcmp.analysis.budget_report import budget_html
 
+        if images not in ("svg", "png"):
+            raise ValueError(f"images must be 'svg' or 'png', got {images!r}")
         page = budget_html(self.curves(**options), title="optcmp tuning", images=images,
                            tuning_table=self.table())
         if path is not None:

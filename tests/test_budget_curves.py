@@ -136,6 +136,11 @@ def test_a_tuning_of_two_optimizers_gives_curves_a_report_and_json(tmp_path):
     assert "search space of gd: learning_rate: 3 values, 0.01 .. 1 (log-spaced)" in c.table()
     page = t.to_html(tmp_path / "tune.html")
     assert 'id="budget"' in page and "<svg" in page and "Search space of" in page
+    # both crossings named, and how a miss is scored next to P(all K miss)
+    cross = ", ".join(map(str, c.crossings(cost=True))) or "none"
+    assert f"{cross} with the tuning cost counted.</p>" in page
+    assert f"A trial that missed the target scores {c.miss:g} iterations" in page
+    assert "P(all K miss)</th>" in page
     assert json.loads(json.dumps(c.to_dict()))["verdict"] == c.verdict()
     assert (tmp_path / "tune.html").read_text(encoding="utf-8") == page
 

@@ -374,3 +374,80 @@ def test_a_run_diverging_inside_a_spanning_block_ends_where_one_step_per_call_en
     a, b = runs
     assert a.status == b.status == "diverged" and a.nit == b.nit > 16, (a.message, b.message)
     assert not np.isfinite(b.fun)
+
+
+@pytest.mark.parametrize("execution", ["step", "fused"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monkeypatch):
+    """Three epochs of minibatch SGD on lr_a (16 minibatches an epoch): the row order is
+    placed off the clock, but each epoch's gather of the rows in that order (the copy a
+    training loop pays for) happens while the stopwatch runs, once per epoch, epoch 0's
+    included (the warm-up's gather is dropped)."""
+    from optcmp.adapters.base import MinibatchMixin
+    from optcmp.timing import Stopwatch
+
+    running = {"on": False}
+    real_resume, real_pause = Stopwatch.resume, Stopwatch.pause
+    real_gather = MinibatchMixin._gather_epoch
+    gathers: list[bool] = []
+
+    def resume(self):
+        real_resume(self)
+        running["on"] = True
+
+    def pause(self):
+        running["on"] = False
+        return real_pause(self)
+
+    def gather(self):
+        gathers.append(running["on"])
+        real_gather(self)
+
+    monkeypatch.setattr(Stopwatch, "resume", resume)
+    monkeypatch.setattr(Stopwatch, "pause", pause)
+    monkeypatch.setattr(MinibatchMixin, "_gather_epoch", gather)
+    r = optcmp.run_one(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
+                       execution=execution, threads=1, max_iter=48, tol=1e-12,
+                       max_time=None)
+    assert r.nit == 48 and r.execution == execution
+    timed = [g for g in gathers if g]
+    if backend == "tensorflow" and execution == "fused":
+        assert gathers == []  # the compiled block gathers inside its own loop
+    else:
+        assert len(timed) == 3 and gathers[-3:] == [True, True, True], gathers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", SPANNING)
+def test_observations_further_apart_than_the_index_vector_holds(backend):
+    """300 rows in minibatches of 32 (10 steps an epoch): an index vector of 128 epochs holds
+    1,280 steps, fewer than ``eval_every=1400``: blocks end where the index vector does, and
+    the run is the one-step-per-call run."""
+    p = LinearRegression(n_samples=300)
+    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+                           threads=1, eval_every=1400, max_iter=1500, tol=1e-12,
+                           max_time=None) for ex in ("step", "fused")]
+    a, b = runs
+    assert (a.status, a.nit) == (b.status, b.nit) == ("max_iter", 1500)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+    np.testing.assert_array_equal(a.trace.iteration, b.trace.iteration)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", SPANNING)
+def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backend):
+    """A callback raising ValueError at the observation after step 28 (every 7 steps): the
+    fused run fails there with the iterate and objective of the one-step-per-call run, not
+    those of the block's end."""
+    def boom(r):
+        if r.nit >= 25:
+            raise ValueError("boom")
+
+    p = LinearRegression(n_samples=300)
+    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+                           threads=1, eval_every=7, max_iter=3000, callback=boom)
+            for ex in ("step", "fused")]
+    a, b = runs
+    assert a.status == b.status == "failed" and a.nit == b.nit == 28, (a.message, b.message)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+    assert b.fun == pytest.approx(a.fun, rel=1e-12)

@@ -162,3 +162,31 @@ def test_gpu_device_is_refused_when_absent():
         pytest.skip("a GPU is present")
     with pytest.raises(ValueError, match="available devices"):
         get_backend("jax", device="cuda")
+
+
+@pytest.mark.parametrize("execution", ["step", "fused"])
+@pytest.mark.parametrize("spec", [optcmp.adam(1e-3), optcmp.adamw(1e-3),
+                                  optcmp.adam(1e-3, batch_size=64),
+                                  optcmp.adam(1e-3, impl="reference")],
+                         ids=["adam", "adamw", "adam-minibatch", "adam-reference"])
+def test_a_fresh_optimizer_state_compiles_nothing_while_timed(problem, spec, execution):
+    """optax's ``init`` makes an uncommitted step count; the steps return committed arrays,
+    and jit compiles again for those (no new trace) unless the state is placed first. Placed,
+    no XLA compilation happens in the timed region (counted from JAX's own compile events)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileInTimedWarning)
+        r = optcmp.run_one(problem, spec, backend="jax", execution=execution, threads=1,
+                           max_iter=20, tol=1e-12, max_time=None)
+    assert r.nit == 20 and r.compiles_in_timed == 0
+
+
+def test_a_compile_without_a_new_trace_is_counted(problem, monkeypatch):
+    """With the state left uncommitted, the second step compiles again without tracing: the
+    count sees it (the run records it and warns)."""
+    from optcmp.backends.jax_ import JaxBackend
+
+    monkeypatch.setattr(JaxBackend, "place_state", lambda self, state: state)
+    with pytest.warns(CompileInTimedWarning):
+        r = optcmp.run_one(problem, optcmp.adam(1e-3), backend="jax", execution="step",
+                           threads=1, max_iter=20, tol=1e-12, max_time=None)
+    assert r.compiles_in_timed >= 1

@@ -219,3 +219,53 @@ def test_flags_and_arguments_name_what_they_allow(capsys):
                        progress=False)
     with pytest.raises(TypeError, match="check_gradient needs an optcmp Problem"):
         optcmp.check_gradient(np.zeros(3))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda run: run.__setitem__("trace", 5), "a trace must be a JSON object of columns"),
+    (lambda run: run["trace"].__setitem__("fun", [[1.0, 2.0]] * len(run["trace"]["fun"])),
+     "trace column 'fun' must be a flat list of numbers"),
+    (lambda run: run["trace"].__setitem__("iteration", [i + 0.5 for i in
+                                                        run["trace"]["iteration"]]),
+     "trace column 'iteration' must hold whole numbers, got 0.5"),
+    (lambda run: run.update(nit_to_target=run["nit"] + 1000),
+     r"nit_to_target=\d+ above nit=\d+"),
+], ids=["trace-not-an-object", "trace-2d", "fractional-iteration", "count-above-total"])
+def test_a_damaged_run_in_a_results_file_is_refused_naming_the_field(saved, tmp_path, edit,
+                                                                      match):
+    """A trace that is a number, a column of rows, an iteration 1.5, or a count to the target
+    above the run's total: one line naming the file, the run and the field (the report used
+    to print an AttributeError or a matplotlib shape error, or truncate 1.5 to 1)."""
+    def damage(d):
+        edit(d["runs"][0])
+
+    with pytest.raises(ValueError, match=match):
+        optcmp.Comparison.load(_edit(saved, tmp_path, damage))
+
+
+def test_paths_that_cannot_hold_an_output_are_named_with_a_fitting_example(tmp_path, capsys):
+    """A directory given to --report asks for an HTML file; a run store on a special file
+    names the path and what a store must be."""
+    from optcmp import cli
+
+    base = ["run", "--rows", "50", "--optimizers", "gd", "--backends", "numpy",
+            "--no-progress"]
+    assert cli.main([*base, "--report", str(tmp_path)]) == 2
+    assert f"give a file path (e.g. {tmp_path / 'report.html'})" in capsys.readouterr().err
+    assert cli.main([*base, "--store", "/proc/self/status"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot use /proc/self/status as the run store" in err and "Traceback" not in err
+
+
+def test_odd_values_for_a_combined_target_or_a_report_image_format_are_refused():
+    """A string tolerance used to be accepted and recorded as a string; an unknown image
+    format was ignored."""
+    from optcmp.stopping import CombinedTarget
+
+    with pytest.raises(ValueError, match=r"CombinedTarget\(relative=...\) must be a number"):
+        CombinedTarget(relative="0.5")
+    assert CombinedTarget(relative=np.float64(1e-3)).to_dict()["relative"] == 1e-3
+    t = optcmp.tune(P, [optcmp.gd], {"gd": {"learning_rate": [0.01, 0.1]}}, by="iterations",
+                    budget=50, repeats=1, progress=False, threads=1, tol=1e-3)
+    with pytest.raises(ValueError, match="images must be 'svg' or 'png', got 'gif'"):
+        t.to_html(images="gif")

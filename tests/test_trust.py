@@ -331,7 +331,7 @@ def test_verdict_names_the_winner_the_factor_and_how_sure():
     assert text.endswith("sure: the interval excludes 1")
     busy = [*runs[:-1], _fake_run("b", 1.8, cpu=1.0, repeat=2, contended=True)]
     assert Comparison(busy).verdict().splitlines()[0].endswith(
-        "not sure: timings were contended (see the contended column)")
+        "not sure: timings were contended (--wide / wide=True shows which runs)")
     none = Comparison([_fake_run("a", None, status="max_iter")], settings={"target": "T"})
     assert none.verdict() == ("verdict: no optimizer reached T (see each row's status and "
                               "reason)")

@@ -381,8 +381,9 @@ class MinibatchMixin:
     Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
     backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
-    index vector is placed on the device and the rows gathered once in that order; a step only
-    takes its contiguous slice (a view kept for the epoch where slices are views). A compiled
+    index vector is placed on the device; the epoch's first step gathers the rows once in that
+    order, on the clock, and every step takes its contiguous slice (a view kept for the epoch
+    where slices are views). A compiled
     block that :attr:`~Adapter.spans` epochs gathers inside its loop from an index vector of
     :attr:`span_epochs` epochs' row orders, placed by :meth:`prepare_block` off the clock.
     """
@@ -404,7 +405,7 @@ class MinibatchMixin:
                                 bool(self.hyper.get("shuffle", True)), self.seed,
                                 drop_last=bool(getattr(self.problem, "drop_last", False)))
         self._epoch_idx: Any = None
-        self._epoch_rows: dict[str, Any] = self.data
+        self._epoch_rows: dict[str, Any] | None = self.data
         self._epoch_batches: list[dict[str, Any]] | None = None
         self._slices_needed = True
         self._all_rows: Any = None
@@ -465,9 +466,9 @@ class MinibatchMixin:
         return idx, self._k % spe
 
     def _load_epoch(self, epoch: int) -> None:
-        """Epoch ``epoch``'s rows, off the clock: the index vector (fused blocks gather with
-        it), one gather of every array in that order, and each minibatch's contiguous slice
-        of it where slices are views (a step then only picks its minibatch)."""
+        """Epoch ``epoch``'s row order, off the clock: the index vector on the device (fused
+        blocks gather with it). The rows are gathered in that order by the epoch's first step,
+        on the clock (:meth:`_gather_epoch`): a training loop pays for that copy too."""
         self._epoch = epoch
         b, order = self.backend, self.order
         if order.shuffle:
@@ -479,11 +480,23 @@ class MinibatchMixin:
         if not self._slices_needed:
             self._epoch_rows, self._epoch_batches = self.data, None
             return
+        self._epoch_rows, self._epoch_batches = None, None
+
+    def _gather_epoch(self) -> None:
+        """One gather of every array in the epoch's row order and each minibatch's contiguous
+        slice of it where slices are views (a step then only picks its minibatch)."""
+        b, order = self.backend, self.order
         rows = self.data if self._epoch_idx is None else b.take_rows(self.data, self._epoch_idx)
         self._epoch_rows = rows
         self._epoch_batches = ([b.take_rows(rows, slice(*order.bounds(k)))
                                 for k in range(order.steps_per_epoch)]
                                if b.slices_are_views else None)
+
+    def _forget_rows(self) -> None:
+        """Drop the epoch's gathered rows (after the warm-up): the first timed step gathers
+        them again, on the clock."""
+        if self.stochastic and self._slices_needed:
+            self._epoch_rows, self._epoch_batches = None, None
 
     def _slice_only_in_blocks(self) -> None:
         """The steps run in fused blocks that gather from the index vector themselves: keep
@@ -492,7 +505,8 @@ class MinibatchMixin:
         self._epoch_rows, self._epoch_batches = self.data, None
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:
-        """Rows of minibatch ``k`` (default: the next one) as backend arrays."""
+        """Rows of minibatch ``k`` (default: the next one) as backend arrays; the epoch's
+        first one gathers the epoch's rows."""
         k = self._k if k is None else k
         batches = self._epoch_batches
         if batches is not None:
@@ -500,6 +514,9 @@ class MinibatchMixin:
         a, b = self.order.bounds(k)
         if not self._slices_needed and self._epoch_idx is not None:
             return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+        if self._epoch_rows is None:
+            self._gather_epoch()
+            return self._batch(k)
         return self.backend.take_rows(self._epoch_rows, slice(a, b))
 
     def _warmup_steps(self) -> list[int]:

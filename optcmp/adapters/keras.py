@@ -247,6 +247,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         self.var.assign(x)
         for v, s in zip(self.opt.variables, saved):
             v.assign(s)
+        self._forget_rows()
         return elapsed
 
     def x_numpy(self) -> np.ndarray:

@@ -193,10 +193,10 @@ class OptaxNativeAdapter(ReferenceAdapter):
         self.rule = OptaxRule(tx, self.hyper.get("clip_norm"))
         b = self.backend
         self.x = b.asarray(self.x0)
-        self.state = self.rule.init_state(b.ops, self.x)
+        self.state = b.place_state(self.rule.init_state(b.ops, self.x))
         self.curvature = None
         if self.decl.linesearch:
-            self.state = (self.state[0], jnp.zeros((), jnp.int32))
+            self.state = b.place_state((self.state[0], jnp.zeros((), jnp.int32)))
         self._example = (self.x, self.state, self.data)
         if self.decl.linesearch:
             self._step = b.compile(lbfgs_step(self.problem, b.ops, tx), self._example,

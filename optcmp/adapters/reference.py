@@ -183,7 +183,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self.rule = rule
         b = self.backend
         self.x = b.copy(b.asarray(self.x0))
-        self.state = rule.init_state(b.ops, self.x)
+        self.state = b.place_state(rule.init_state(b.ops, self.x))
         self.curvature = None
         if rule.needs_curvature and self.problem.hess_diag_is_constant:
             from optcmp.ops.numpy_ import ops as np_ops
@@ -314,6 +314,8 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         b.sync()
         elapsed = time.perf_counter() - t0
         self.x, self.state, self._k = saved[0], saved[1], saved[2]
+        if self.stochastic:
+            self._forget_rows()
         return elapsed
 
     def x_numpy(self) -> np.ndarray:

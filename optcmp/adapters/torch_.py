@@ -259,7 +259,10 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         t0 = time.perf_counter()
         self._step_on(p, opt, batch)
         self.backend.sync()
-        return time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+        if self.stochastic:
+            self._forget_rows()
+        return elapsed
 
     def x_numpy(self) -> np.ndarray:
         return np.asarray(self.backend.to_numpy(self.param), dtype=np.float64).reshape(-1)

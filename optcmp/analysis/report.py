@@ -508,7 +508,7 @@ def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
     if path is not None:
         from optcmp._io import check_output_path
 
-        check_output_path(path)
+        check_output_path(path, what="HTML report")
     probs = comp.problems()
     title = title or f"optcmp report: {_what(comp, probs)}"
     rows = summarize(comp.runs, warn=False, seed=seed)

@@ -322,8 +322,8 @@ def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
     busy = any(r.contended for r in (*best.reached, *other.reached))
     if lo > 1.0 and not busy:
         return "sure: the interval excludes 1"
-    return "not sure: " + ("timings were contended (see the contended column)" if busy else
-                           "the interval includes 1")
+    return "not sure: " + ("timings were contended (--wide / wide=True shows which runs)"
+                           if busy else "the interval includes 1")
 
 
 __all__ = ["FRAMEWORKS", "compared", "entries", "factor_words", "framework_lines",

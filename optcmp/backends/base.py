@@ -457,6 +457,12 @@ class Backend(ABC):
     def copy(self, t: Any) -> Any:
         """A copy of a backend array that later in-place updates cannot change."""
 
+    def place_state(self, state: Any) -> Any:
+        """An optimizer state (a tree of backend arrays) placed on the device as the steps'
+        outputs will be, so the first step sees the arguments of every later one (JAX
+        compiles again for arrays committed to a device; the default keeps ``state``)."""
+        return state
+
     def sync(self) -> None:  # noqa: B027 - a no-op default is the right one for CPU backends
         """Wait until all queued device work is done (no-op on CPU)."""
 

@@ -20,6 +20,7 @@ XLA CPU threads are pinned to one when :mod:`optcmp.ops.jax_` starts JAX
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,29 @@ if TYPE_CHECKING:
 
 #: The barrier before every clock read (a module attribute, so that a test can replace it).
 block_until_ready = jax.block_until_ready
+
+
+_COMPILES = threading.local()
+_LISTENING: list[bool] = []
+
+
+def _on_event(event: str, duration_secs: float, **_: str | int) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        _COMPILES.n = getattr(_COMPILES, "n", 0) + 1
+
+
+def xla_compiles() -> int:
+    """XLA compilations JAX has made in this thread since the first :class:`JaxBackend` was
+    built (its ``backend_compile`` events; every jit cache miss, traced again or not).
+
+    Returns
+    -------
+    int
+    """
+    if not _LISTENING:
+        jax.monitoring.register_event_duration_secs_listener(_on_event)
+        _LISTENING.append(True)
+    return int(getattr(_COMPILES, "n", 0))
 
 
 def x64_enabled() -> bool:
@@ -146,6 +170,7 @@ class JaxBackend(Backend):
         self.jnp_dtype = jnp.float64 if self.dtype == "float64" else jnp.float32
         self._traces: list[int] = [0]
         self._pending: list[Any] = []
+        self._xla0 = xla_compiles()
 
     @property
     def version(self) -> str:
@@ -203,6 +228,12 @@ class JaxBackend(Backend):
         """``t`` itself: JAX arrays are immutable, no later update can change them."""
         return t
 
+    def place_state(self, state: Any) -> Any:
+        """Every leaf committed to the backend's device (``jax.device_put``): a state built
+        by ``zeros_like`` or optax's ``init`` is uncommitted, the steps' outputs are
+        committed, and jit compiles once for each."""
+        return jax.device_put(state, self.jax_device)
+
     def sync(self) -> None:
         """Wait for the outputs of every compiled call since the last sync."""
         pending, self._pending = self._pending, []
@@ -216,9 +247,11 @@ class JaxBackend(Backend):
         return "xla"
 
     def compilations(self) -> int:
-        """Traces of every function this backend compiled, so far (one per jit cache miss:
-        the first call and every new shape)."""
-        return self._traces[0]
+        """XLA compilations in this thread since the backend was built (:func:`xla_compiles`):
+        every jit cache miss, the ones that trace again (a first call, a new shape) and the
+        ones that do not (an argument newly committed to a device compiles all the same).
+        The runner reads it twice in the run's thread; the difference is the run's count."""
+        return xla_compiles() - self._xla0
 
     def _jit(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``jax.jit`` of ``fn`` whose traces are counted and whose outputs wait for

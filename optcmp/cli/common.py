@@ -196,8 +196,10 @@ def check_out(option: str, path: str | None) -> None:
         return
     from optcmp.results import check_output_path
 
+    what = {"--report": "HTML report", "--output": "HTML report", "--curve": "HTML report",
+            "--csv": "CSV export", "--parquet": "Parquet export"}.get(option, "results")
     try:
-        check_output_path(path)
+        check_output_path(path, what=what)
     except (OSError, ValueError) as exc:
         raise CLIError(f"{option}: {exc}") from None
 
@@ -230,6 +232,27 @@ def check_store(path: str | None) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise CLIError(f"--store: directory {parent} does not exist")
+
+
+def store_error(path: str | None, exc: OSError) -> CLIError:
+    """The one-line error of a run store that could not be opened, read or written: the
+    path, what the system said, and what a run store must be.
+
+    Parameters
+    ----------
+    path : str or None
+        The ``--store`` value (None: the error is not the store's).
+    exc : OSError
+
+    Returns
+    -------
+    CLIError
+    """
+    if not path:
+        return CLIError(str(exc))
+    why = exc.strerror or str(exc)
+    return CLIError(f"--store: cannot use {path} as the run store: {why} (a run store is a "
+                    "regular file in a writable directory, e.g. runs.jsonl)")
 
 
 #: What each input or store option holds (for the message when an output would replace it).
@@ -448,6 +471,7 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
+           "store_error",
            "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float", "ratio_above_one",
            "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]

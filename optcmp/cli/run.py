@@ -24,6 +24,7 @@ from optcmp.cli.common import (
     positive_int,
     report_interrupted,
     set_arg,
+    store_error,
     write_outputs,
 )
 from optcmp.cli.inputs import (
@@ -172,7 +173,7 @@ def command(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
-        raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
+        raise store_error(args.store, exc) from None
     _print_results(args, problem, comp, config)
     return 0
 

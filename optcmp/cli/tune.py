@@ -22,6 +22,7 @@ from optcmp.cli.common import (
     positive_int,
     report_interrupted,
     set_arg,
+    store_error,
 )
 from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
@@ -171,7 +172,7 @@ def command(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
-        raise CLIError(f"--store: {exc}" if args.store else str(exc)) from None
+        raise store_error(args.store, exc) from None
     print(res.table())
     if args.curve is not None:
         _curve(res, args.curve)

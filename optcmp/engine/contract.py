@@ -116,7 +116,7 @@ def timing_error(elapsed: float, nit: int, floor: float) -> str:
     -------
     str
     """
-    if nit <= 0 or floor <= 0.0 or elapsed / nit >= floor:
+    if nit <= 0 or floor <= 0.0 or elapsed >= nit * floor:  # a product: exact at the floor
         return ""
     return (f"timing error: {elapsed / nit:.3g}s per step is below the memory-bandwidth floor "
             f"{floor:.3g}s for the data each step must read: the clock did not wait for the "

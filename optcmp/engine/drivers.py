@@ -287,10 +287,9 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         first = (k // every + 1) * every - k  # steps to the next observation
         left = _budget_left(monitor, k, nfev)
         n = min(max(_block_cap(k, sw), first), adapter.fusable_steps(),
-                first + (kept_max - 1) * every)
-        if n < left:  # end on an observation (a budget may end a block anywhere)
-            n = first + (n - first) // every * every
-        n = min(n, left)
+                first + (kept_max - 1) * every, left)
+        if first <= n < left:  # end on an observation (a budget may end a block anywhere;
+            n = first + (n - first) // every * every  # an index vector, before the next one)
         adapter.prepare_block(n)
         saved, mark = adapter.save_state(), sw.mark()
         t0, c0 = sw.elapsed, sw.cpu_elapsed
@@ -303,9 +302,15 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         for j, x in enumerate(kept):
             kk = k + first + j * every
             share = (kk - k) / n
-            stop = monitor.observe_full(kk, x, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1],
-                                        at=t0 + share * (t1 - t0),
-                                        cpu_at=c0 + share * (c1 - c0))
+            try:
+                stop = monitor.observe_full(kk, x, nfev + (kk - k) * ev[0],
+                                            njev + (kk - k) * ev[1], at=t0 + share * (t1 - t0),
+                                            cpu_at=c0 + share * (c1 - c0))
+            except Exception:  # a callback or a metric failed: the run ends at this iterate
+                if kk < k + n:
+                    adapter.restore_state(saved)
+                    adapter.run_block(kk - k)
+                raise
             if stop:
                 if kk < k + n:  # run the block again, timed, up to this observation
                     sw.rewind(mark)

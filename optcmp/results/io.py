@@ -113,8 +113,9 @@ BUDGET_STATUSES = ("max_iter", "max_evals", "timeout")
 
 
 def check_run_consistent(r: RunResult, index: int) -> None:
-    """Refuse a run whose trace columns differ in length, or that a budget ended and still
-    carries a time-to-target (a hand-edited or damaged file: tables would render it).
+    """Refuse a run whose trace columns differ in length, whose count to the target exceeds
+    its total, or that a budget ended and still carries a time-to-target (a hand-edited or
+    damaged file: tables would render it).
 
     Parameters
     ----------
@@ -133,6 +134,11 @@ def check_run_consistent(r: RunResult, index: int) -> None:
         lengths = {c: len(getattr(trace, c)) for c in trace.COLUMNS}
         if len({n for n in lengths.values() if n}) > 1:
             raise ValueError(f"{who} has trace columns of different lengths ({lengths}); the "
+                             "file is damaged or was edited")
+    for count in ("nit", "nfev", "njev"):
+        got, total = getattr(r, f"{count}_to_target"), getattr(r, count)
+        if got is not None and total is not None and got > total:
+            raise ValueError(f"{who} has {count}_to_target={got} above {count}={total}; the "
                              "file is damaged or was edited")
     if r.status in BUDGET_STATUSES and r.time_to_target is not None:
         raise ValueError(f"{who} is {r.status!r} (a budget ended it) but carries a "

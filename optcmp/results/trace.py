@@ -51,10 +51,31 @@ class Trace:
 
     @classmethod
     def from_dict(cls, d: dict[str, list[Any]]) -> Trace:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`.
+
+        Raises
+        ------
+        ValueError
+            Not a JSON object of columns, a column that is not a flat list of numbers, or a
+            count column (``iteration``, ``nfev``, ``njev``) with a value that is not a whole
+            number; the message names the column.
+        """
+        if not isinstance(d, dict):
+            raise ValueError(f"a trace must be a JSON object of columns, got {d!r:.60}")
         ints = {"iteration", "nfev", "njev"}
-        return cls(**{c: np.asarray(d.get(c, []), dtype=np.int64 if c in ints else np.float64)
-                      for c in cls.COLUMNS})
+        cols: dict[str, np.ndarray] = {}
+        for c in cls.COLUMNS:
+            a = np.asarray(d.get(c, []), dtype=np.float64)
+            if a.ndim != 1:
+                raise ValueError(f"trace column {c!r} must be a flat list of numbers, got "
+                                 f"{a.ndim} dimensions")
+            if c in ints:
+                if not np.all(np.isfinite(a) & (a == np.round(a))):
+                    bad = float(a[~(np.isfinite(a) & (a == np.round(a)))][0])
+                    raise ValueError(f"trace column {c!r} must hold whole numbers, got {bad!r}")
+                a = a.astype(np.int64)
+            cols[c] = a
+        return cls(**cols)
 
 
 __all__ = ["Trace"]

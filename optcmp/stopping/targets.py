@@ -13,6 +13,7 @@ SIAM J. Optim. 20(1), 2009 (the convergence test ``f(x) - f* <= tol (f(x0) - f*)
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from optcmp.stopping.base import Rule, State, positive_number
@@ -166,6 +167,13 @@ class CombinedTarget(Rule):
 
     def __init__(self, relative: float | None = None, absolute: float | None = None,
                  grad_norm: float | None = None, loss: float | None = None) -> None:
+        for name, v in (("relative", relative), ("absolute", absolute),
+                        ("grad_norm", grad_norm), ("loss", loss)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+                raise ValueError(f"CombinedTarget({name}=...) must be a number or None, got "
+                                 f"{v!r}")
+        relative, absolute, grad_norm, loss = (None if v is None else float(v) for v in
+                                               (relative, absolute, grad_norm, loss))
         parts: list[Rule] = []
         if relative is not None:
             parts.append(RelativeSuboptimality(relative))

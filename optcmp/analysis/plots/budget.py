@@ -36,6 +36,8 @@ def budget_plot(curves: BudgetCurves, *, cost: bool = True) -> Figure:
     ImportError
         matplotlib is not installed.
     """
+    from matplotlib.ticker import FuncFormatter
+
     fig, axes = figure(2 if cost else 1, width=5.2, height=4.6)
     unit = curves.curves[0].unit
     for panel, ax in enumerate(axes):
@@ -56,6 +58,7 @@ def budget_plot(curves: BudgetCurves, *, cost: bool = True) -> Figure:
             ax.text(k, 1.0, f" K={k}", transform=ax.get_xaxis_transform(), va="top",
                     fontsize="small", color="0.3")
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_yscale("log")
         ax.set_xlabel("tuning budget K (random trials)")
         ax.set_ylabel(text(f"expected best {unit} to target"
