@@ -379,16 +379,16 @@ def test_a_run_diverging_inside_a_spanning_block_ends_where_one_step_per_call_en
 @pytest.mark.parametrize("execution", ["step", "fused"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monkeypatch):
-    """Three epochs of minibatch SGD on lr_a (16 minibatches an epoch): the row order is
-    placed off the clock, but each epoch's gather of the rows in that order (the copy a
-    training loop pays for) happens while the stopwatch runs, once per epoch, epoch 0's
-    included (the warm-up's gather is dropped)."""
+    """Three epochs of minibatch SGD on lr_a (16 minibatches an epoch, one chunk): the row
+    order is placed off the clock, but each epoch's gather of the rows in that order (the
+    copy a training loop pays for) happens while the stopwatch runs, once per epoch, epoch
+    0's included (the warm-up's gather is dropped)."""
     from optcmp.adapters.base import MinibatchMixin
     from optcmp.timing import Stopwatch
 
     running = {"on": False}
     real_resume, real_pause = Stopwatch.resume, Stopwatch.pause
-    real_gather = MinibatchMixin._gather_epoch
+    real_gather = MinibatchMixin._gather_chunk
     gathers: list[bool] = []
 
     def resume(self):
@@ -399,13 +399,13 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
         running["on"] = False
         return real_pause(self)
 
-    def gather(self):
+    def gather(self, j):
         gathers.append(running["on"])
-        real_gather(self)
+        real_gather(self, j)
 
     monkeypatch.setattr(Stopwatch, "resume", resume)
     monkeypatch.setattr(Stopwatch, "pause", pause)
-    monkeypatch.setattr(MinibatchMixin, "_gather_epoch", gather)
+    monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
     r = optcmp.run_one(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
                        execution=execution, threads=1, max_iter=48, tol=1e-12,
                        max_time=None)
@@ -451,3 +451,23 @@ def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backe
     assert a.status == b.status == "failed" and a.nit == b.nit == 28, (a.message, b.message)
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
     assert b.fun == pytest.approx(a.fun, rel=1e-12)
+
+
+def test_a_run_that_ends_inside_an_epoch_gathers_only_the_chunks_it_reaches(monkeypatch):
+    """100,000 rows in minibatches of 64 (1,563 an epoch): 300 steps gather two chunks of
+    CHUNK_ROWS rows (minibatches 0-255 and 256-511), not the epoch's 100,000 rows."""
+    from optcmp.adapters.base import CHUNK_ROWS, MinibatchMixin
+
+    real = MinibatchMixin._gather_chunk
+    rows: list[int] = []
+
+    def gather(self, j):
+        real(self, j)
+        rows.append(len(next(iter(self._chunk_rows.values()))))
+
+    monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
+    r = optcmp.run_one(LinearRegression(n_samples=100_000), optcmp.sgd(1e-4, batch_size=64),
+                       backend="numpy", threads=1, max_iter=300, tol=1e-12, max_time=None)
+    assert r.nit == 300 and CHUNK_ROWS == 1 << 14
+    # the warm-up's: the first chunk and the last (its shorter last minibatch); the run's: two
+    assert rows == [CHUNK_ROWS, 100_000 - 6 * CHUNK_ROWS, CHUNK_ROWS, CHUNK_ROWS]

@@ -373,6 +373,10 @@ SPAN_EPOCHS = 128
 #: Bytes of the buffer of iterates one spanning block keeps at its observations (at most
 #: 128 of them).
 SPAN_KEPT_BYTES = 1 << 26
+#: Rows a minibatch step gathers at once, in the epoch's order, when it needs new ones: the
+#: copy is spread over that many rows' minibatches, and a run that ends inside an epoch
+#: gathers at most one chunk it does not use.
+CHUNK_ROWS = 1 << 14
 
 
 class MinibatchMixin:
@@ -381,9 +385,9 @@ class MinibatchMixin:
     Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
     backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
-    index vector is placed on the device; the epoch's first step gathers the rows once in that
-    order, on the clock, and every step takes its contiguous slice (a view kept for the epoch
-    where slices are views). A compiled
+    index vector is placed on the device; a step that needs new rows gathers the next
+    :data:`CHUNK_ROWS` rows in that order, on the clock, and every step takes its contiguous
+    slice of them (a view where slices are views). A compiled
     block that :attr:`~Adapter.spans` epochs gathers inside its loop from an index vector of
     :attr:`span_epochs` epochs' row orders, placed by :meth:`prepare_block` off the clock.
     """
@@ -405,8 +409,12 @@ class MinibatchMixin:
                                 bool(self.hyper.get("shuffle", True)), self.seed,
                                 drop_last=bool(getattr(self.problem, "drop_last", False)))
         self._epoch_idx: Any = None
-        self._epoch_rows: dict[str, Any] | None = self.data
-        self._epoch_batches: list[dict[str, Any]] | None = None
+        #: the gathered chunk: minibatches [c0, c1) of the epoch, their rows from row r0,
+        #: and each minibatch's slice of them where slices are views
+        self._chunk = (0, 0, 0)
+        self._chunk_rows: dict[str, Any] | None = None
+        self._chunk_batches: list[dict[str, Any]] | None = None
+        self._chunk_len = max(1, CHUNK_ROWS // self.order.batch_size)
         self._slices_needed = True
         self._all_rows: Any = None
         #: epochs the index vector of a spanning block holds (0: blocks end at every epoch)
@@ -467,57 +475,60 @@ class MinibatchMixin:
 
     def _load_epoch(self, epoch: int) -> None:
         """Epoch ``epoch``'s row order, off the clock: the index vector on the device (fused
-        blocks gather with it). The rows are gathered in that order by the epoch's first step,
-        on the clock (:meth:`_gather_epoch`): a training loop pays for that copy too."""
+        blocks gather with it). The rows are gathered in that order by the steps, on the
+        clock, a chunk of minibatches at a time (:meth:`_gather_chunk`): a training loop pays
+        for that copy too, and only for the rows it reaches."""
         self._epoch = epoch
         b, order = self.backend, self.order
-        if order.shuffle:
-            self._epoch_idx = b.index_array(order.epoch_indices(epoch))
-        elif self._epoch_batches is not None:  # the same slices every epoch
-            return
-        else:
-            self._epoch_idx = None
-        if not self._slices_needed:
-            self._epoch_rows, self._epoch_batches = self.data, None
-            return
-        self._epoch_rows, self._epoch_batches = None, None
+        self._epoch_idx = b.index_array(order.epoch_indices(epoch)) if order.shuffle else None
+        self._forget_rows()
 
-    def _gather_epoch(self) -> None:
-        """One gather of every array in the epoch's row order and each minibatch's contiguous
-        slice of it where slices are views (a step then only picks its minibatch)."""
+    def _gather_chunk(self, j: int) -> None:
+        """Gather the rows of the chunk of minibatches that holds minibatch ``j`` of the
+        epoch (:data:`CHUNK_ROWS` rows at most, in the epoch's order), and each minibatch's
+        contiguous slice of them where slices are views (a step then only picks its
+        minibatch)."""
         b, order = self.backend, self.order
-        rows = self.data if self._epoch_idx is None else b.take_rows(self.data, self._epoch_idx)
-        self._epoch_rows = rows
-        self._epoch_batches = ([b.take_rows(rows, slice(*order.bounds(k)))
-                                for k in range(order.steps_per_epoch)]
+        c0 = j - j % self._chunk_len
+        c1 = min(c0 + self._chunk_len, order.steps_per_epoch)
+        r0, r1 = order.bounds(c0)[0], order.bounds(c1 - 1)[1]
+        idx = self._epoch_idx
+        rows = b.take_rows(self.data, slice(r0, r1) if idx is None else idx[r0:r1])
+        self._chunk, self._chunk_rows = (c0, c1, r0), rows
+        self._chunk_batches = ([b.take_rows(rows, slice(lo - r0, hi - r0))
+                                for lo, hi in map(order.bounds, range(c0, c1))]
                                if b.slices_are_views else None)
 
     def _forget_rows(self) -> None:
-        """Drop the epoch's gathered rows (after the warm-up): the first timed step gathers
-        them again, on the clock."""
-        if self.stochastic and self._slices_needed:
-            self._epoch_rows, self._epoch_batches = None, None
+        """Drop the gathered chunk (a new epoch; the end of the warm-up, so that the first
+        timed step gathers again, on the clock)."""
+        self._chunk, self._chunk_rows, self._chunk_batches = (0, 0, 0), None, None
 
     def _slice_only_in_blocks(self) -> None:
         """The steps run in fused blocks that gather from the index vector themselves: keep
         no gathered copy of the rows."""
         self._slices_needed = False
-        self._epoch_rows, self._epoch_batches = self.data, None
+        self._forget_rows()
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:
-        """Rows of minibatch ``k`` (default: the next one) as backend arrays; the epoch's
-        first one gathers the epoch's rows."""
+        """Rows of minibatch ``k`` (default: the next one) as backend arrays; the first
+        minibatch of a chunk gathers the chunk's rows."""
         k = self._k if k is None else k
-        batches = self._epoch_batches
+        order = self.order
+        j = k % order.steps_per_epoch
+        c0, c1, r0 = self._chunk
+        if not c0 <= j < c1:
+            if not self._slices_needed and self._epoch_idx is not None:
+                a, b = order.bounds(k)
+                return self.backend.take_rows(self.data, self._epoch_idx[a:b])
+            self._gather_chunk(j)
+            c0, c1, r0 = self._chunk
+        batches = self._chunk_batches
         if batches is not None:
-            return batches[k % len(batches)]
-        a, b = self.order.bounds(k)
-        if not self._slices_needed and self._epoch_idx is not None:
-            return self.backend.take_rows(self.data, self._epoch_idx[a:b])
-        if self._epoch_rows is None:
-            self._gather_epoch()
-            return self._batch(k)
-        return self.backend.take_rows(self._epoch_rows, slice(a, b))
+            return batches[j - c0]
+        a, b = order.bounds(k)
+        assert self._chunk_rows is not None
+        return self.backend.take_rows(self._chunk_rows, slice(a - r0, b - r0))
 
     def _warmup_steps(self) -> list[int]:
         """Global steps whose minibatches have every shape a run sees: the first one and,
