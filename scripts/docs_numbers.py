@@ -631,7 +631,7 @@ def best_practice_text(data: dict[str, Any]) -> dict[str, str]:
     import io
 
     bp = _best_practice_module()
-    sides = ("hand", "auto", "step", "same", "per_epoch")
+    sides = ("hand", "auto", "step", "same", "per_epoch", "whole")
     table = {(r["backend"], r["workload"]): {s: (r[f"{s}_cpu"], r[f"{s}_wall"]) for s in sides
                                              if f"{s}_cpu" in r} for r in data["results"]}
     floor = (data["floor_two_pass_cpu"], data.get("floor_two_pass_wall", float("nan")))
@@ -689,6 +689,8 @@ def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
             v.t(f"same_hand_{k}", f"{r['same_cpu'] / r['hand_cpu']:.2f}x")
         if "per_epoch_cpu" in r:
             v.t(f"auto_per_epoch_{k}", f"{r['auto_cpu'] / r['per_epoch_cpu']:.2f}x")
+        if "whole_wall" in r:
+            v.t(f"whole_hand_{k}", f"{r['whole_wall'] / r['hand_wall']:.2f}x")
         base = res.get(("numpy", w))
         if b != "numpy" and base is not None and w.startswith("sgd"):
             v.t(f"vs_numpy_{k}", f"{r['auto_cpu'] / base['auto_cpu']:.2f}x")
