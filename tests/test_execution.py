@@ -331,6 +331,8 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
     assert len(blocks) < len(b.trace.iteration) / 4  # blocks span observations
     assert timed == b.nit_to_target and "rewind" in log  # the target fell inside a block
     assert b.time == b.time_to_target and b.cpu_time == b.cpu_time_to_target
+    # the observations the rewound block passed share the rerun's span: times never go back
+    assert np.all(np.diff(b.trace.time) >= 0) and b.trace.time[-1] == b.time_to_target
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

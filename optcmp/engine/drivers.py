@@ -291,7 +291,7 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         if first <= n < left:  # end on an observation (a budget may end a block anywhere;
             n = first + (n - first) // every * every  # an index vector, before the next one)
         adapter.prepare_block(n)
-        saved, mark = adapter.save_state(), sw.mark()
+        saved, mark, row0 = adapter.save_state(), sw.mark(), len(monitor.rows)
         t0, c0 = sw.elapsed, sw.cpu_elapsed
         sw.resume()
         blk = adapter.run_block(n, first, every)
@@ -319,7 +319,7 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
                     adapter.run_block(kk - k)
                     sw.pause()
                     _check_rerun(adapter, x, kk)
-                    monitor.retime_last()
+                    monitor.retime(row0, k, t0)
                 return LoopRecord(kk, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1])
         k += n
         nfev += n * ev[0]

@@ -199,15 +199,30 @@ class Monitor:
         f, g = self.problem.value_and_grad(x, self.problem.train_data)
         return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x, at=at, cpu_at=cpu_at)
 
-    def retime_last(self) -> None:
-        """The last observation happened now, on the stopwatch: the steps up to it were run
-        again, timed, after the block that held it was rewound (its trace row, its state
-        and a target's hit take the stopwatch's readings)."""
+    def retime(self, row0: int, k0: int, t0: float) -> None:
+        """The last observation happened now, on the stopwatch: the steps from ``k0`` up to it
+        were run again, timed, after the block that held it was rewound. Its trace row, its
+        state and a target's hit take the stopwatch's readings, and the rows the block added
+        before it (from ``rows[row0]``) share the rerun's span from ``t0`` evenly again.
+
+        Parameters
+        ----------
+        row0 : int
+            ``len(rows)`` before the block.
+        k0 : int
+            Steps done before the block.
+        t0 : float
+            Timed seconds before the block.
+        """
         t, cpu = self.sw.elapsed, self.sw.cpu_elapsed
         if self.last is not None:
             self.last.time, self.last.cpu_time = t, cpu
-        if self.rows and self.last is not None and self.rows[-1][0] == self.last.iterate:
-            self.rows[-1] = (self.rows[-1][0], t, *self.rows[-1][2:])
+        rows = self.rows
+        if len(rows) > row0:
+            k1 = rows[-1][0]
+            for i in range(row0, len(rows)):
+                share = (rows[i][0] - k0) / (k1 - k0) if k1 > k0 else 1.0
+                rows[i] = (rows[i][0], t0 + share * (t - t0), *rows[i][2:])
         if self.hit is not None:
             self.hit = (t, *self.hit[1:])
             self.hit_cpu = cpu
