@@ -473,3 +473,15 @@ def test_a_run_that_ends_inside_an_epoch_gathers_only_the_chunks_it_reaches(monk
     assert r.nit == 300 and CHUNK_ROWS == 1 << 14
     # the warm-up's: the first chunk and the last (its shorter last minibatch); the run's: two
     assert rows == [CHUNK_ROWS, 100_000 - 6 * CHUNK_ROWS, CHUNK_ROWS, CHUNK_ROWS]
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+def test_index_vectors_of_successive_spanning_blocks_keep_the_epochs_order():
+    """1,200 steps of lr_a (75 epochs) in blocks whose index vectors overlap (each new one
+    keeps the epochs the last one drew): the same iterate as one step per call."""
+    p = lr_a()
+    spec = optcmp.sgd(0.01, batch_size=64, impl="reference")
+    a, b = (optcmp.run_one(p, spec, backend="jax", execution=ex, threads=1, max_iter=1200,
+                           tol=1e-12, max_time=None) for ex in ("step", "fused"))
+    assert a.nit == b.nit == 1200 and len(b.trace.iteration) == 76
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))

@@ -423,11 +423,12 @@ class MinibatchMixin:
         self.span_kept = 1
         self._span_at: int | None = None
         self._span_idx: Any = None
+        self._span_host: np.ndarray | None = None
         self._load_epoch(0)
 
     def _init_span(self, width: int) -> int:
-        """Let the compiled fused blocks span epochs where the index vector of
-        :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs).
+        """Let the compiled fused blocks span epochs (:attr:`~Adapter.spans`) where the index
+        vector of :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs).
 
         Parameters
         ----------
@@ -442,6 +443,7 @@ class MinibatchMixin:
         n = max(self.order.n_samples, 1)
         epochs = min(SPAN_EPOCHS, SPAN_INDEX // n)
         self.span_epochs = epochs if epochs >= 2 else 0
+        self.spans = bool(self.span_epochs)
         self._span_at = None
         self.span_kept = (int(max(1, min(128, SPAN_KEPT_BYTES // (8 * max(width, 1)))))
                           if self.span_epochs else 1)
@@ -457,8 +459,12 @@ class MinibatchMixin:
         e0 = self._k // order.steps_per_epoch
         if self._span_at == e0:
             return
-        idx = np.concatenate([order.epoch_indices(e)
-                              for e in range(e0, e0 + self.span_epochs)])
+        n, prev, at = order.n_samples, self._span_host, self._span_at
+        kept = (prev[(e0 - at) * n:] if prev is not None and at is not None
+                and 0 < e0 - at < self.span_epochs else np.empty(0, np.int64))
+        idx = np.concatenate([kept, *(order.epoch_indices(e) for e in
+                                      range(e0 + kept.size // n, e0 + self.span_epochs))])
+        self._span_host = idx  # the epochs it holds are not drawn again
         self._span_idx = self.backend.index_array(idx)
         self._span_at = e0
 

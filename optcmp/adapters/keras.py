@@ -167,7 +167,6 @@ class KerasNativeAdapter(ReferenceAdapter):
         ex = (np.zeros(()), (), self.problem.train_data)
         var = self.var
         kept_rows = self._init_span(int(np.size(self.x0)))
-        self.spans = bool(self.span_epochs)
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
                                       n_rows=order.n_samples,
                                       steps_per_epoch=order.steps_per_epoch,

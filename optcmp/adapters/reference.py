@@ -233,7 +233,6 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
             self._block = None  # type: ignore[assignment]
             return
         kept_rows = self._init_span(int(np.size(self.x0)))
-        self.spans = bool(self.span_epochs)
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
                                       n_rows=order.n_samples,
                                       steps_per_epoch=order.steps_per_epoch,

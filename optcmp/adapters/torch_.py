@@ -198,7 +198,7 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         """``n`` steps of ``torch.optim.SGD`` as its ``step()`` computes them: torch's
         functional ``torch.optim.sgd.sgd`` with the param group's hyperparameters and the
         momentum buffer kept in the optimizer's state, without ``step()``'s per-call
-        bookkeeping (hooks, profiler records, group gathering: about 10 us a step)."""
+        bookkeeping (hooks, profiler records, group gathering)."""
         from torch.optim.sgd import sgd as sgd_update
 
         p, opt, batch, grad, k0 = self.param, self.opt, self._batch, self._analytic, self._k

@@ -3,8 +3,8 @@
 Data and the iterate are placed once with ``jax.device_put`` on the backend's device before any
 timing. :meth:`JaxBackend.compile` returns ``jax.jit`` of the step; XLA compiles once **per
 concrete shape**, so the adapters warm up every batch shape a run will see (a shorter last
-minibatch included), and :meth:`JaxBackend.compilations` counts the traces (one per jit cache
-miss) so that the runner records those inside the timed region. :meth:`JaxBackend.compile_block`
+minibatch included), and :meth:`JaxBackend.compilations` counts XLA's compilations (every jit
+cache miss) so that the runner records those inside the timed region. :meth:`JaxBackend.compile_block`
 runs many steps in one ``lax.fori_loop`` inside one XLA call (the ``"fused"`` execution mode).
 
 JAX dispatches asynchronously, on the CPU too: a call returns before its work is done, and a
@@ -168,7 +168,6 @@ class JaxBackend(Backend):
         self.device = "cpu" if self.jax_device.platform == "cpu" else \
             f"cuda:{self.jax_device.id}"
         self.jnp_dtype = jnp.float64 if self.dtype == "float64" else jnp.float32
-        self._traces: list[int] = [0]
         self._pending: list[Any] = []
         self._xla0 = xla_compiles()
 
@@ -254,13 +253,12 @@ class JaxBackend(Backend):
         return xla_compiles() - self._xla0
 
     def _jit(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """``jax.jit`` of ``fn`` whose traces are counted and whose outputs wait for
-        :meth:`sync`."""
-        traces, check = self._traces, self._check_x64
+        """``jax.jit`` of ``fn`` that checks x64 when it traces and whose outputs wait for
+        :meth:`sync` (compilations are counted from JAX's own events, :func:`xla_compiles`)."""
+        check = self._check_x64
 
         def traced(*args: Any) -> Any:
-            traces[0] += 1  # the Python body runs only when jit traces (a cache miss)
-            check()
+            check()  # the Python body runs only when jit traces (a cache miss)
             return fn(*args)
 
         jitted = jax.jit(traced)
