@@ -2,7 +2,36 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
+
+#: Bytes of row orders kept for the next run with the same rows and seed (every optimizer of
+#: a comparison visits the same orders); the least recently used are dropped first.
+KEPT_ORDER_BYTES = 1 << 25
+
+_kept: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
+    """The permutation of ``n`` rows drawn from ``default_rng([seed, epoch])`` (read-only),
+    drawn once while it fits in :data:`KEPT_ORDER_BYTES` with the others kept."""
+    key = (n, seed, epoch)
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is not None:
+            _kept.move_to_end(key)
+            return found
+    idx = np.random.default_rng([seed, epoch]).permutation(n).astype(np.int64, copy=False)
+    idx.setflags(write=False)  # handed out again: nobody may change it
+    if idx.nbytes <= KEPT_ORDER_BYTES:
+        with _kept_lock:
+            _kept[key] = idx
+            while sum(a.nbytes for a in _kept.values()) > KEPT_ORDER_BYTES:
+                _kept.popitem(last=False)
+    return idx
 
 
 class BatchOrder:
@@ -49,15 +78,23 @@ class BatchOrder:
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
         self.drop_last = bool(drop_last)
+        self._last: tuple[int, np.ndarray] | None = None
         self.steps_per_epoch = (self.n_samples // self.batch_size if self.drop_last
                                 else -(-self.n_samples // self.batch_size))
 
     def epoch_indices(self, epoch: int) -> np.ndarray:
-        """Row order of epoch ``epoch`` (int64, shape (n_samples,))."""
+        """Row order of epoch ``epoch`` (int64, shape (n_samples,), read-only; drawn once for
+        the run, and kept for the next runs while it fits, see :data:`KEPT_ORDER_BYTES`)."""
+        epoch = int(epoch)
+        if self._last is not None and self._last[0] == epoch:
+            return self._last[1]
         if not self.shuffle:
-            return np.arange(self.n_samples, dtype=np.int64)
-        rng = np.random.default_rng([self.seed, int(epoch)])
-        return rng.permutation(self.n_samples).astype(np.int64)
+            idx = np.arange(self.n_samples, dtype=np.int64)
+            idx.setflags(write=False)
+        else:
+            idx = _drawn_order(self.n_samples, self.seed, epoch)
+        self._last = (epoch, idx)
+        return idx
 
     def bounds(self, step: int) -> tuple[int, int]:
         """``(start, stop)`` of global step ``step`` inside its epoch's row order."""

@@ -631,7 +631,7 @@ def best_practice_text(data: dict[str, Any]) -> dict[str, str]:
     import io
 
     bp = _best_practice_module()
-    sides = ("hand", "auto", "step", "same", "per_epoch", "whole")
+    sides = ("hand", "auto", "step", "same", "per_epoch", "whole", "evals")
     table = {(r["backend"], r["workload"]): {s: (r[f"{s}_cpu"], r[f"{s}_wall"]) for s in sides
                                              if f"{s}_cpu" in r} for r in data["results"]}
     floor = (data["floor_two_pass_cpu"], data.get("floor_two_pass_wall", float("nan")))
@@ -679,7 +679,9 @@ def _wkey(workload: str) -> str:
 def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
     """The CPU-time ratios the prose quotes, one key each: ``auto_hand_<backend>_<workload>``
     (optcmp's default / the best hand loop), ``auto_same_...`` and ``same_hand_...`` (the hand
-    loop around the framework's optimizer), ``vs_numpy_...``, ``floor`` and ``per_epoch``."""
+    loop around the framework's optimizer), ``vs_numpy_...``, ``floor``, ``per_epoch``,
+    ``whole_hand_...`` (the whole ``run_one`` call per step, wall) and ``harness_hand_...``
+    (that call without the float64 evaluations of the whole data)."""
     res = {(r["backend"], r["workload"]): r for r in data["results"]}
     for (b, w), r in res.items():
         k = f"{b}_{_wkey(w)}"
@@ -691,6 +693,9 @@ def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
             v.t(f"auto_per_epoch_{k}", f"{r['auto_cpu'] / r['per_epoch_cpu']:.2f}x")
         if "whole_wall" in r:
             v.t(f"whole_hand_{k}", f"{r['whole_wall'] / r['hand_wall']:.2f}x")
+        if "evals_wall" in r:  # the whole call without the float64 evaluations of the data
+            v.t(f"harness_hand_{k}",
+                f"{(r['whole_wall'] - r['evals_wall']) / r['hand_wall']:.2f}x")
         base = res.get(("numpy", w))
         if b != "numpy" and base is not None and w.startswith("sgd"):
             v.t(f"vs_numpy_{k}", f"{r['auto_cpu'] / base['auto_cpu']:.2f}x")

@@ -180,13 +180,57 @@ def test_a_fresh_optimizer_state_compiles_nothing_while_timed(problem, spec, exe
     assert r.nit == 20 and r.compiles_in_timed == 0
 
 
-def test_a_compile_without_a_new_trace_is_counted(problem, monkeypatch):
+def test_a_compile_without_a_new_trace_is_counted(monkeypatch):
     """With the state left uncommitted, the second step compiles again without tracing: the
-    count sees it (the run records it and warns)."""
+    count sees it (the run records it and warns). A problem object of its own: no program an
+    earlier run compiled is reused."""
     from optcmp.backends.jax_ import JaxBackend
 
     monkeypatch.setattr(JaxBackend, "place_state", lambda self, state: state)
     with pytest.warns(CompileInTimedWarning):
-        r = optcmp.run_one(problem, optcmp.adam(1e-3), backend="jax", execution="step",
+        r = optcmp.run_one(lr_a(), optcmp.adam(1e-3), backend="jax", execution="step",
                            threads=1, max_iter=20, tol=1e-12, max_time=None)
     assert r.compiles_in_timed >= 1
+
+
+_REPEATED = [optcmp.adam(1e-2), optcmp.sgd(0.05, batch_size=64, momentum=0.9),
+             optcmp.sgd(0.05, batch_size=64, impl="reference")]
+
+
+@pytest.mark.parametrize("spec, execution", [
+    *((s, e) for s in _REPEATED for e in ("step", "fused")),
+    pytest.param(optcmp.lbfgs(impl="native"), "step", marks=pytest.mark.slow)],
+    ids=["adam-step", "adam-fused", "sgd-minibatch-step", "sgd-minibatch-fused",
+         "sgd-reference-step", "sgd-reference-fused", "lbfgs"])
+def test_a_jax_repetition_does_not_compile_again(spec, execution, monkeypatch):
+    """The second of two identical runs calls the programs the first one compiled: no XLA
+    compilation in its setup, warm-up or steps, and the same iterate; another learning rate
+    (a constant of the program) and another problem object compile anew."""
+    from optcmp.engine import session as session_mod
+    from optcmp.problems import LinearRegression
+
+    made = []
+
+    def recording(*args, **kwargs):
+        made.append(optcmp.get_backend(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(session_mod, "get_backend", recording)
+
+    def compiles(problem, spec):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # lbfgs on few rows may stop by itself
+            r = optcmp.run_one(problem, spec, backend="jax", execution=execution, threads=1,
+                               max_iter=40, max_time=None)
+        assert r.compiles_in_timed == 0, r.message
+        return r, made[-1].compilations()
+
+    p = LinearRegression(n_samples=1000)
+    (first, n_first), (again, n_again) = compiles(p, spec), compiles(p, spec)
+    assert n_first >= 1 and n_again == 0
+    assert again.nit == first.nit
+    np.testing.assert_array_equal(again.x, first.x)
+    other = spec.replace(learning_rate=2e-2) if spec.name != "lbfgs" else spec
+    if other is not spec:
+        assert compiles(p, other)[1] >= 1
+    assert compiles(LinearRegression(n_samples=1000), spec)[1] >= 1

@@ -364,10 +364,11 @@ class LoopAdapter(Adapter):
         """
 
 
-#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**22
-#: int64, 32 MB. A problem with more than half as many rows cuts its blocks at every epoch
-#: (an epoch is then thousands of steps, and a cut costs nothing measurable).
-SPAN_INDEX = 1 << 22
+#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**20
+#: int64, 8 MB. A problem with more than half as many rows cuts its blocks at every epoch
+#: (an epoch is then thousands of steps, and a cut costs nothing measurable, while placing
+#: a vector of several epochs would cost as much as thousands of steps).
+SPAN_INDEX = 1 << 20
 #: Most epochs the index vector of one spanning block holds.
 SPAN_EPOCHS = 128
 #: Bytes of the buffer of iterates one spanning block keeps at its observations (at most
@@ -422,6 +423,7 @@ class MinibatchMixin:
         #: most observations one spanning block keeps the iterates of
         self.span_kept = 1
         self._span_at: int | None = None
+        self._span_have = 0
         self._span_idx: Any = None
         self._span_host: np.ndarray | None = None
         self._load_epoch(0)
@@ -444,27 +446,36 @@ class MinibatchMixin:
         epochs = min(SPAN_EPOCHS, SPAN_INDEX // n)
         self.span_epochs = epochs if epochs >= 2 else 0
         self.spans = bool(self.span_epochs)
-        self._span_at = None
+        self._span_at, self._span_have = None, 0
         self.span_kept = (int(max(1, min(128, SPAN_KEPT_BYTES // (8 * max(width, 1)))))
                           if self.span_epochs else 1)
         return self.span_kept
 
     def prepare_block(self, n: int) -> None:
-        """Place the row orders of :attr:`span_epochs` epochs from the current one, one after
-        the other, as the index vector of the next blocks (off the clock; kept while the
-        blocks start in that epoch)."""
+        """Place the row orders of the epochs a block of ``n`` steps from the current one
+        reaches, one after the other, as the index vector of the next blocks (off the clock).
+
+        The vector always has room for :attr:`span_epochs` epochs (one compiled shape); the
+        epochs no block has reached yet are not drawn (zeros), and the ones a previous
+        vector holds are not drawn again."""
         if not self.span_epochs:
             return
         order = self.order
-        e0 = self._k // order.steps_per_epoch
-        if self._span_at == e0:
+        rows, spe = order.n_samples, order.steps_per_epoch
+        e0 = self._k // spe
+        need = min((self._k + max(n, 1) - 1) // spe - e0 + 1, self.span_epochs)
+        at, have, prev = self._span_at, self._span_have, self._span_host
+        if at == e0 and need <= have:
             return
-        n, prev, at = order.n_samples, self._span_host, self._span_at
-        kept = (prev[(e0 - at) * n:] if prev is not None and at is not None
-                and 0 < e0 - at < self.span_epochs else np.empty(0, np.int64))
-        idx = np.concatenate([kept, *(order.epoch_indices(e) for e in
-                                      range(e0 + kept.size // n, e0 + self.span_epochs))])
-        self._span_host = idx  # the epochs it holds are not drawn again
+        keep = (have - (e0 - at) if prev is not None and at is not None and 0 <= e0 - at < have
+                else 0)
+        idx = np.zeros(self.span_epochs * rows, np.int64)
+        if keep:
+            assert prev is not None and at is not None
+            idx[:keep * rows] = prev[(e0 - at) * rows:(e0 - at + keep) * rows]
+        for j in range(keep, max(need, keep)):
+            idx[j * rows:(j + 1) * rows] = order.epoch_indices(e0 + j)
+        self._span_host, self._span_have = idx, max(need, keep)
         self._span_idx = self.backend.index_array(idx)
         self._span_at = e0
 
@@ -562,7 +573,9 @@ class MinibatchMixin:
         """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
         if self.stochastic:
             epoch = self._k // self.order.steps_per_epoch
-            if epoch != self._epoch:
+            if epoch != self._epoch and self.span_epochs:  # blocks read the span's vector
+                self._epoch = epoch
+            elif epoch != self._epoch:
                 self._load_epoch(epoch)
 
     @property

@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from optcmp.adapters.base import Adapter, StepOutput
-from optcmp.adapters.reference import ReferenceAdapter, build_step
+from optcmp.adapters.reference import ReferenceAdapter, build_step, reuse_key
+from optcmp.backends.base import ReuseKey
 from optcmp.backends.jax_ import JaxBackend, jax, jnp
 from optcmp.optimizers import clip_global_norm
 from optcmp.optimizers.base import NotApplicable, OptaxOptimizer, UpdateRule
@@ -42,10 +43,16 @@ class OptaxRule(UpdateRule):
     clip_norm : float, optional
         Global-norm clipping of the gradient before the transformation
         (:func:`~optcmp.optimizers._common.clip_global_norm`).
+    described : str, optional
+        The transformation's name and every argument it was built with: compiled steps of
+        rules with equal descriptions are reused across runs (without one, never).
     """
 
-    def __init__(self, tx: Any, clip_norm: float | None = None) -> None:
+    def __init__(self, tx: Any, clip_norm: float | None = None, described: str = "") -> None:
         self.tx, self.clip_norm = tx, clip_norm
+        #: what a compiled step of this rule is kept under: the transformation's name and
+        #: every argument it was built with (its functions' addresses change from run to run)
+        self.reuse_parts = (described, clip_norm) if described else None
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
         """``(tx.init(x),)`` with every leaf of a fixed dtype (optax starts some as weakly
@@ -190,7 +197,8 @@ class OptaxNativeAdapter(ReferenceAdapter):
         Adapter.setup(self)
         self.resolve_learning_rate()
         tx, opts = self.transform()
-        self.rule = OptaxRule(tx, self.hyper.get("clip_norm"))
+        text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
+        self.rule = OptaxRule(tx, self.hyper.get("clip_norm"), f"optax.{self.decl.name}({text})")
         b = self.backend
         self.x = b.asarray(self.x0)
         self.state = b.place_state(self.rule.init_state(b.ops, self.x))
@@ -199,8 +207,11 @@ class OptaxNativeAdapter(ReferenceAdapter):
             self.state = b.place_state((self.state[0], jnp.zeros((), jnp.int32)))
         self._example = (self.x, self.state, self.data)
         if self.decl.linesearch:
+            key = reuse_key(b, self.problem, self.rule, self.hyper, grad_norm=True,
+                            gradient=self.gradient, value=True)
             self._step = b.compile(lbfgs_step(self.problem, b.ops, tx), self._example,
-                                   rows=(2,))
+                                   rows=(2,), reuse=None if key is None else ReuseKey(
+                                       key.owner, (*key.parts, "optax line-search step")))
         else:
             self._step = build_step(b, self.problem, self.rule, self.hyper,
                                     grad_norm=not self.stochastic, example=self._example,
@@ -208,7 +219,6 @@ class OptaxNativeAdapter(ReferenceAdapter):
         self._k = 0
         if self.stochastic:
             self._init_batches()
-        text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
         self.implementation = f"optax.{self.decl.name}({text}) (optax {optax.__version__})"
 
     def fuse_blocker(self) -> str:

@@ -108,8 +108,10 @@ def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mappi
     funcs = tuple(id(getattr(getattr(problem, name, None), "__func__", None)
                      or getattr(problem, name, None))
                   for name in ("objective", "gradient_ops"))
+    described_rule = getattr(rule, "reuse_parts", None)  # a rule wrapping a library's object
     rule_parts = (type(rule).__module__, type(rule).__qualname__,
-                  repr(sorted(getattr(rule, "__dict__", {}).items())))
+                  described_rule if described_rule is not None
+                  else repr(sorted(getattr(rule, "__dict__", {}).items())))
     return ReuseKey(problem, ("reference step", type(problem).__qualname__, described, funcs,
                               rule_parts, hp, gradient, bool(grad_norm), bool(value)))
 

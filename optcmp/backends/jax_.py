@@ -252,16 +252,29 @@ class JaxBackend(Backend):
         The runner reads it twice in the run's thread; the difference is the run's count."""
         return xla_compiles() - self._xla0
 
-    def _jit(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def _jit(self, fn: Callable[..., Any], reuse: ReuseKey | None = None,
+             *kind: Any) -> Callable[..., Any]:
         """``jax.jit`` of ``fn`` that checks x64 when it traces and whose outputs wait for
-        :meth:`sync` (compilations are counted from JAX's own events, :func:`xla_compiles`)."""
-        check = self._check_x64
+        :meth:`sync` (compilations are counted from JAX's own events, :func:`xla_compiles`).
 
-        def traced(*args: Any) -> Any:
-            check()  # the Python body runs only when jit traces (a cache miss)
-            return fn(*args)
+        With ``reuse``, the ``jax.jit`` object is kept on the key's owner under the key, the
+        device, the dtype and ``kind``: a later run with an equal key calls the one already
+        traced and compiled (jit's cache hits for the same shapes), and ``fn`` is unused."""
+        store, key = None, None
+        if reuse is not None:
+            store = reuse.store()
+            key = ("jax", reuse.parts, str(self.jax_device), self.dtype, *kind)
+        jitted = None if store is None else store.get(key)
+        if jitted is None:
+            check = self._check_x64
 
-        jitted = jax.jit(traced)
+            def traced(*args: Any) -> Any:
+                check()  # the Python body runs only when jit traces (a cache miss)
+                return fn(*args)
+
+            jitted = jax.jit(traced)
+            if store is not None:
+                store[key] = jitted
 
         def call(*args: Any) -> Any:
             out = jitted(*args)
@@ -275,17 +288,18 @@ class JaxBackend(Backend):
                 rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """``jax.jit`` of ``fn``: traced and compiled by XLA on the first call of each shape
         (a shorter last minibatch compiles once more: the adapters warm it up). See
-        :meth:`Backend.compile`; ``reuse`` is accepted and not used (each run compiles its own
-        program, in warm-up)."""
-        return self._jit(fn)
+        :meth:`Backend.compile`; with ``reuse`` a repetition calls the program an earlier run
+        compiled (:meth:`_jit`)."""
+        return self._jit(fn, reuse, "step", tuple(rows))
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
                       batch_size: int | None = None, n_max: int = 1024,
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA);
-        ``reuse`` is accepted and not used (each run compiles its own program, in warm-up).
+        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA); with
+        ``reuse`` (and no ``snapshot``, which may close over a run's objects) a repetition
+        calls the program an earlier run compiled (:meth:`_jit`).
 
         The step count ``n`` and the first step ``start`` are traced arguments, so every block
         runs the one compiled program; minibatch rows are ``lax.dynamic_slice`` of the index
@@ -307,7 +321,7 @@ class JaxBackend(Backend):
 
                 init = (x, tuple(state), jnp.zeros(nmax, fdt), jnp.zeros(nmax, fdt))
                 return lax.fori_loop(0, jnp.minimum(n, nmax), body, init)
-            full = self._jit(block)
+            full = self._jit(block, reuse, "block", nmax)
             return lambda n, *args: full(jnp.int32(n), *args)
         bs = int(batch_size)
         rows_ = int(n_rows if n_rows is not None else batch_size)
@@ -345,7 +359,8 @@ class JaxBackend(Backend):
             init = (jnp.int32(0), jnp.int32(0), x, tuple(state), jnp.zeros((smax + 1, size), fdt))
             _, _, x, state, kept = lax.while_loop(lambda c: c[1] < n, segment, init)
             return x, state, kept, ()
-        fn = self._jit(mini_block)
+        fn = self._jit(mini_block, None if snapshot is not None else reuse,
+                       "minibatch block", bs, rows_, spe, smax)
 
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                       first: Any, every: Any, *extra: Any) -> Any:

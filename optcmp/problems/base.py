@@ -10,6 +10,8 @@ convention); :attr:`Problem.layout` maps it to named parameter arrays.
 
 from __future__ import annotations
 
+import functools
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -74,23 +76,28 @@ class ParamLayout:
     names: tuple[str, ...]
     shapes: tuple[tuple[int, ...], ...]
 
-    @property
+    @functools.cached_property
     def sizes(self) -> tuple[int, ...]:
         """Number of scalars in each named array."""
-        return tuple(int(np.prod(s)) for s in self.shapes)
+        return tuple(math.prod(int(d) for d in s) for s in self.shapes)
 
     @property
     def size(self) -> int:
         """Total number of scalars (the length of ``x``)."""
         return int(sum(self.sizes))
 
-    def offsets(self) -> list[tuple[int, int]]:
-        """``(start, stop)`` of each named array inside ``x``."""
+    @functools.cached_property
+    def _offsets(self) -> tuple[tuple[int, int], ...]:
         out, start = [], 0
         for n in self.sizes:
             out.append((start, start + n))
             start += n
-        return out
+        return tuple(out)
+
+    def offsets(self) -> list[tuple[int, int]]:
+        """``(start, stop)`` of each named array inside ``x`` (computed once: a step asks
+        for them every time)."""
+        return list(self._offsets)
 
     def unflatten(self, x: Any, ops: Any = None) -> dict[str, Any]:
         """Split a flat vector into named arrays (views where the backend allows).

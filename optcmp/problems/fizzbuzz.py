@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import special
+from optcmp.problems._scratch import work_arrays
 from optcmp.problems.base import Array, ParamLayout, Problem
 from optcmp.problems.fizzbuzz_data import CLASSES, binary_encode, fizzbuzz_labels, split_numbers
 
@@ -366,9 +367,10 @@ class FizzBuzzMLP(Problem):
         p = self._layout.unflatten(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
-        A1 = X @ p["W1"]
+        work = work_arrays((n, self.hidden), np.result_type(X, x), 3)  # full data: no faults
+        A1 = X @ p["W1"] if work is None else np.matmul(X, p["W1"], out=work[0])
         A1 += p["b1"]
-        H = special().expit(A1)
+        H = special().expit(A1, out=A1)
         Z = H @ p["W2"]
         Z += p["b2"]
         if self.loss == "cross_entropy":
@@ -389,8 +391,10 @@ class FizzBuzzMLP(Problem):
         (a1, e1), (a2, e2), (a3, e3), (a4, e4) = self._layout.offsets()
         g[a3:e3] = (H.T @ dZ).reshape(-1)
         g[a4:e4] = dZ.sum(axis=0)
-        dA1 = dZ @ p["W2"].T
-        dA1 *= H * (1.0 - H)
+        dA1 = dZ @ p["W2"].T if work is None else np.matmul(dZ, p["W2"].T, out=work[1])
+        dH = np.subtract(1.0, H, out=None if work is None else work[2])
+        dH *= H
+        dA1 *= dH
         g[a1:e1] = (X.T @ dA1).reshape(-1)
         g[a2:e2] = dA1.sum(axis=0)
         return fun, g

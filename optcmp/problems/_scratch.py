@@ -1,0 +1,51 @@
+"""Work arrays a numpy evaluation reuses from call to call, one set per thread.
+
+An array of over 128 KiB that numpy allocates and frees on every call is handed back to the
+operating system and faulted in again page by page the next time (glibc's allocator trims
+its heap): for a full-data evaluation that costs more than the arithmetic. Work arrays kept
+here are allocated once per shape and thread, overwritten by every call, and never returned.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+#: Elements below which a work array is left to numpy's allocator (its small-block cache).
+MIN_ELEMENTS = 1 << 14
+
+#: Shapes kept per thread (the oldest is dropped first).
+MAX_SHAPES = 4
+
+_local = threading.local()
+
+
+def work_arrays(shape: tuple[int, ...], dtype: Any, count: int) -> list[np.ndarray] | None:
+    """``count`` work arrays of ``shape`` and ``dtype`` for this thread, or None for small ones.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    dtype : numpy dtype
+    count : int
+
+    Returns
+    -------
+    list of ndarray or None
+        Uninitialized arrays owned by this thread (the same ones on every call with this shape,
+        dtype and count); None when the arrays have fewer than :data:`MIN_ELEMENTS` elements.
+    """
+    if int(np.prod(shape)) < MIN_ELEMENTS:
+        return None
+    kept: dict[tuple[Any, ...], list[np.ndarray]] = getattr(_local, "kept", None) or {}
+    _local.kept = kept
+    key = (tuple(shape), np.dtype(dtype).str, count)
+    found = kept.pop(key, None)
+    if found is None:
+        found = [np.empty(shape, dtype) for _ in range(count)]
+        while len(kept) >= MAX_SHAPES:
+            kept.pop(next(iter(kept)))
+    kept[key] = found  # the newest last
+    return found

@@ -1,0 +1,67 @@
+"""Minibatch row orders: drawn once per epoch, the same on every backend, kept for the next run
+with the same rows and seed."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter, OrderedDict
+
+import numpy as np
+import pytest
+from conftest import HAS_JAX, HAS_TF, HAS_TORCH
+
+import optcmp
+from optcmp import batching
+from optcmp.batching import BatchOrder
+from optcmp.problems import FizzBuzzMLP
+
+BACKENDS = ["numpy", *(["torch"] if HAS_TORCH else []), *(["tensorflow"] if HAS_TF else []),
+            *(["jax"] if HAS_JAX else [])]
+
+
+def test_an_epoch_order_is_numpys_permutation_and_read_only():
+    order = BatchOrder(1000, 64, True, seed=3)
+    idx = order.epoch_indices(2)
+    np.testing.assert_array_equal(idx, np.random.default_rng([3, 2]).permutation(1000))
+    assert idx.dtype == np.int64 and not idx.flags.writeable
+    assert BatchOrder(1000, 10, True, seed=3).epoch_indices(2) is idx  # kept: drawn once
+    unshuffled = BatchOrder(5, 2, False, seed=0).epoch_indices(7)
+    np.testing.assert_array_equal(unshuffled, np.arange(5))
+    assert not unshuffled.flags.writeable
+
+
+def test_orders_larger_than_the_kept_bytes_are_not_kept(monkeypatch):
+    monkeypatch.setattr(batching, "_kept", OrderedDict())
+    monkeypatch.setattr(batching, "KEPT_ORDER_BYTES", 8 * 1500)
+    BatchOrder(1000, 64, True, seed=1).epoch_indices(0)
+    BatchOrder(1000, 64, True, seed=1).epoch_indices(1)  # the oldest goes
+    assert list(batching._kept) == [(1000, 1, 1)]
+    BatchOrder(2000, 64, True, seed=1).epoch_indices(0)  # too large to keep
+    assert list(batching._kept) == [(1000, 1, 1)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_run_draws_each_epoch_order_once_and_a_repetition_none(backend, monkeypatch):
+    """A spanning block used to draw every epoch its index vector could hold, and epoch 0
+    twice; each epoch a run reaches is drawn once, and the next run with the same rows and
+    seed draws none."""
+    monkeypatch.setattr(batching, "_kept", OrderedDict())
+    drawn: Counter[int] = Counter()
+    real = batching._drawn_order
+
+    def counting(n, seed, epoch):
+        if (n, seed, epoch) not in batching._kept:
+            drawn[epoch] += 1
+        return real(n, seed, epoch)
+
+    monkeypatch.setattr(batching, "_drawn_order", counting)
+    p = FizzBuzzMLP()
+    spec = optcmp.sgd(0.05, batch_size=64)
+    runs = []
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a budget-only rule has no target
+            runs.append(optcmp.run_one(p, spec, backend=backend, threads=1,
+                                       stopping=optcmp.MaxIter(5 * 15 + 3)))
+    assert dict(drawn) == {e: 1 for e in range(6)}  # 5 epochs and 3 steps of the sixth
+    np.testing.assert_array_equal(runs[1].x, runs[0].x)
