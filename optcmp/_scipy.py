@@ -38,3 +38,13 @@ def optimize() -> ModuleType:
     module
     """
     return _load("scipy.optimize")
+
+
+def linalg() -> ModuleType:
+    """:mod:`scipy.linalg`, imported on the first call.
+
+    Returns
+    -------
+    module
+    """
+    return _load("scipy.linalg")

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
+from optcmp._scipy import linalg
+from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
 from optcmp.problems.tabular import (
     as_float_matrix,
@@ -106,8 +108,15 @@ class LinearRegression(Problem):
     -----
     Gradient: :math:`\nabla f = \frac{2}{nk} A^\top (A W - Y)`. Hessian:
     :math:`\frac{2}{nk} A^\top A \otimes I_k`, constant, so its diagonal is computed once. The
-    optimum comes from :func:`numpy.linalg.lstsq` in float64, and the Lipschitz constant of the
-    gradient is the largest eigenvalue of the Hessian.
+    Lipschitz constant of the gradient is the largest eigenvalue of the Hessian. The optimum is
+    solved in float64 by :func:`numpy.linalg.lstsq` (``Optimum.method``
+    ``"numpy.linalg.lstsq"``), which copies ``A`` and ``y``; when that copy would exceed
+    ``2**26`` bytes (64 MiB: 1.4 million rows of 4 features and an intercept) and ``A`` has at
+    least 8 rows per column of ``[A | y]``, by a Householder QR of ``[A | y]`` accumulated over
+    chunks of rows instead (``"blocked Householder QR (chunks of N rows)"``), which needs no
+    copy: the same minimizer to rounding, the minimum-norm one for a rank-deficient ``A``. Its
+    rank test scales the columns to unit norm first, so columns in very different units whose
+    condition number passes ``lstsq``'s cutoff still count as independent.
 
     Examples
     --------
@@ -537,16 +546,20 @@ class LinearRegression(Problem):
     def optimum(self) -> Optimum:
         if self._optimum is None:
             A, y = self._data["A"], self._data["y"]
-            t0 = time.perf_counter()
-            W, *_ = np.linalg.lstsq(A, y, rcond=None)
-            elapsed = time.perf_counter() - t0
-            r = A @ W - y
-            self._optimum = Optimum(
-                fun=float(np.vdot(r, r)) / r.size,
-                x=np.asarray(W, dtype=np.float64).reshape(-1),
-                method="numpy.linalg.lstsq",
-                time=elapsed,
-            )
+            if use_blocked(A, y):  # no copy of the data: QR by row chunks
+                linalg()  # scipy.linalg imported off the clock
+                t0 = time.perf_counter()
+                W, method = blocked_lstsq(A, y)
+                elapsed = time.perf_counter() - t0
+                fun = mean_squared_residual(A, W, y)
+            else:
+                t0 = time.perf_counter()
+                W, *_ = np.linalg.lstsq(A, y, rcond=None)
+                elapsed = time.perf_counter() - t0
+                r = A @ W - y
+                fun, method = float(np.vdot(r, r)) / r.size, "numpy.linalg.lstsq"
+            self._optimum = Optimum(fun=fun, x=np.asarray(W, dtype=np.float64).reshape(-1),
+                                    method=method, time=elapsed)
         return self._optimum
 
     def spec(self) -> dict[str, Any]:
