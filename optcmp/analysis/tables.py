@@ -266,8 +266,10 @@ def _floor_row(optimum: dict[str, Any] | None) -> dict[str, str]:
         return {}
     method = str(optimum.get("method") or "direct")
     t = fmt.seconds_fixed(optimum["time"])
-    return {"optimizer": f"{method.rsplit('.', 1)[-1]} (floor)", "backend": "numpy",
-            "impl": "lstsq" if "lstsq" in method else "direct", "dtype": "float64",
+    name = method.split(" (", 1)[0].rsplit(".", 1)[-1]  # "lstsq", "blocked Householder QR"
+    return {"optimizer": f"{name} (floor)", "backend": "numpy",
+            "impl": "lstsq" if "lstsq" in method else ("QR" if "QR" in method else "direct"),
+            "dtype": "float64",
             "status": "exact", "n": "1", "time-to-target": t, "rel.subopt": fmt.scientific(0.0),
             "timed": t}
 
