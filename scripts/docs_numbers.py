@@ -716,6 +716,10 @@ def page_best_practice(v: Values, fast: bool) -> None:
         subprocess.run([sys.executable, *BEST_PRACTICE, "--json", str(out)], cwd=ROOT, env=env,
                        check=True, stdout=subprocess.DEVNULL)
         data = json.loads(out.read_text(encoding="utf-8"))
+        memory = subprocess.run([sys.executable, *BEST_PRACTICE, "--memory", "10000000"],
+                                cwd=ROOT, env=env, check=True, capture_output=True,
+                                text=True).stdout.strip().splitlines()[-1]
+    v.t("memory", memory)
     for key, text in best_practice_text(data).items():
         v.t(key, text)
     best_practice_ratios(v, data)
