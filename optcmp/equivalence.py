@@ -177,8 +177,11 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
         be = session.open_backend()
         if session.unsupported is not None:
             return session.unsupported
-        adapter = session.start(stacklevel=4)  # the caller of check_equivalence
-        xs = record_fixed_steps(adapter, steps)
+        try:
+            adapter = session.start(stacklevel=4)  # the caller of check_equivalence
+            xs = record_fixed_steps(adapter, steps)
+        finally:
+            session.release()
         vg = be.make_value_and_grad(problem, adapter.gradient)
         data = adapter.data
         funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), data)[0]))) for x in xs]

@@ -94,9 +94,10 @@ def test_tensorflow_counts_traces_and_xla_shapes():
 @pytest.mark.parametrize("execution", ["step", "fused"])
 def test_a_tensorflow_repetition_does_not_compile_again(execution, monkeypatch):
     """The second of two identical runs takes the compiled step and fused block the first
-    one left on the problem: its backend compiles nothing (setup, warm-up and timed steps),
-    the iterate is the same; other hyperparameters (other constants of the graph) and
-    another problem object compile anew."""
+    one left on the problem (the native Keras defaults: the variable and optimizer with
+    them, full batch and minibatch): its backend compiles nothing (setup, warm-up and timed
+    steps), the iterate is the same; other hyperparameters (other constants of the graph)
+    and another problem object compile anew."""
     from optcmp.engine import session as session_mod
 
     made = []
@@ -108,19 +109,28 @@ def test_a_tensorflow_repetition_does_not_compile_again(execution, monkeypatch):
     monkeypatch.setattr(session_mod, "get_backend", recording)
 
     def compiles(problem, spec):
-        r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
-                           threads=1, max_iter=40, max_time=None)
+        with warnings.catch_warnings():  # native Keras full-batch steps are not fused
+            warnings.filterwarnings("ignore", "execution='fused' is not possible")
+            r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
+                               threads=1, max_iter=40, max_time=None)
         assert r.compiles_in_timed == 0 and r.nit == 40, r.message
         return r, made[-1].compilations()
 
     p = LinearRegression(n_samples=1000)
-    cases = [optcmp.adam(1e-2), optcmp.sgd(1e-3, batch_size=64, impl="reference")]
-    for spec in cases:
+    cases = [(optcmp.adam(1e-2), "reference"),
+             (optcmp.sgd(1e-3, batch_size=64, impl="reference"), "reference"),
+             (optcmp.adadelta(1.0, 0.9), "native"),  # Keras' defaults: full batch
+             (optcmp.sgd(1e-3, batch_size=64, momentum=0.9), "native")]  # and minibatches
+    for spec, impl in cases:
         (first, n_first), (again, n_again) = compiles(p, spec), compiles(p, spec)
         assert n_first >= 1 and n_again == 0, spec
+        assert first.impl == again.impl == impl
         np.testing.assert_array_equal(again.x, first.x)
     assert compiles(p, optcmp.adam(2e-2))[1] >= 1
-    assert compiles(LinearRegression(n_samples=1000), cases[0])[1] >= 1
+    assert compiles(p, optcmp.adadelta(1.0, 0.95))[1] >= 1
+    assert compiles(p, optcmp.sgd(1e-3, batch_size=32, momentum=0.9))[1] >= 1
+    for spec, _ in (cases[0], cases[3]):
+        assert compiles(LinearRegression(n_samples=1000), spec)[1] >= 1
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

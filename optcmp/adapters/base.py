@@ -289,6 +289,15 @@ class Adapter(ABC):
     def x_numpy(self) -> np.ndarray:
         """Current iterate copied to the host as float64 (off the clock)."""
 
+    def release(self) -> None:  # noqa: B027 - most adapters hold nothing another run can take
+        """Give back what the run borrowed for its steps (once its final iterate is read).
+
+        The run calls it once it is done, failed runs included; the adapter is not used
+        afterwards. An adapter that keeps its compiled state for later runs (the native Keras
+        adapter's variable, optimizer and compiled step) lets the next run take it; calling it
+        again does nothing. The default holds nothing.
+        """
+
     @property
     def steps_per_epoch(self) -> int | None:
         """Steps in one pass over the data (stochastic adapters), else ``None``."""

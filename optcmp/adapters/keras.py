@@ -10,6 +10,15 @@ SGD), and the optimizer is built with Keras' ``floatx`` set to the run's dtype, 
 that its learning-rate variable is float64 in float64 runs (with Keras' float32 default, 0.1
 would become 0.10000000149).
 
+A repetition compiles nothing: the variable, the optimizer and the compiled step (and fused
+blocks) are kept on the problem as a bundle, under a key of everything they bake in (the
+problem, the optimizer's name and constructor arguments, the run's dtype, device and compiler,
+the gradient, minibatches or not). A run checks a kept bundle out at setup and resets it (the
+iterate to ``x0``, the optimizer's variables to their values right after ``build``), so it runs
+bit for bit as a fresh build, and gives it back when done (:meth:`KerasNativeAdapter.release`).
+A bundle serves one run at a time: a run that finds every kept one taken (runs in threads)
+builds, compiles and keeps its own.
+
 Keras 3 follows one process-wide backend. When Keras was already imported with a backend other
 than TensorFlow, its optimizers cannot update TensorFlow variables: the adapter then runs the
 optimizer's reference update rule instead, and says so in :attr:`implementation` (recorded in
@@ -18,16 +27,20 @@ every result).
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
 
 from optcmp.adapters.base import Block, StepOutput
-from optcmp.adapters.reference import ReferenceAdapter
-from optcmp.backends.base import analytic_value_and_grad
+from optcmp.adapters.reference import ReferenceAdapter, problem_parts
+from optcmp.backends.base import ReuseKey, analytic_value_and_grad
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
+from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import KerasOptimizer
 
 
@@ -76,6 +89,49 @@ def _schedule_class(keras: Any) -> type:
     return OptcmpSchedule
 
 
+#: Guards the lists of kept bundles (a run takes one while another may add one).
+_POOL_LOCK = threading.Lock()
+_SERIAL = itertools.count()
+
+
+class _Bundle:
+    """A ``tf.Variable``, its built Keras optimizer and the step's body, kept for later runs.
+
+    ``initial`` holds the optimizer's variables right after ``build`` (:meth:`reset` restores
+    them); ``lock`` is held by the run using it; ``key`` (this bundle's own, with a serial
+    number: the compiled functions close over its variable) keeps its compiled step and
+    blocks on the problem.
+    """
+
+    def __init__(self, var: Any, opt: Any, body: Any, key: ReuseKey | None) -> None:
+        self.var, self.opt, self.body = var, opt, body
+        self.initial = [v.numpy() for v in opt.variables]
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.key = None if key is None else ReuseKey(key.owner, (key.parts, next(_SERIAL)))
+        if key is not None:
+            with _POOL_LOCK:
+                _pool(key).append(self)
+
+    def reset(self, x0: Any) -> None:
+        """The state of a new bundle: the iterate ``x0`` (a tensor), the optimizer as built."""
+        self.var.assign(x0)
+        for v, value in zip(self.opt.variables, self.initial):
+            v.assign(value)
+
+
+def _pool(key: ReuseKey) -> list[_Bundle]:
+    """The bundles kept under ``key`` on its problem (hold :data:`_POOL_LOCK`)."""
+    pools = key.store()
+    return pools.setdefault(("keras bundles", key.parts), [])  # type: ignore[no-any-return]
+
+
+def _checkout(key: ReuseKey) -> _Bundle | None:
+    """A kept bundle of ``key`` no other run holds, now held; None if there is none."""
+    with _POOL_LOCK:
+        return next((bd for bd in _pool(key) if bd.lock.acquire(blocking=False)), None)
+
+
 class KerasNativeAdapter(ReferenceAdapter):
     """``keras.optimizers.<name>(**options)`` on a ``tf.Variable``; the reference rule when
     Keras is not on TensorFlow in this process.
@@ -111,21 +167,62 @@ class KerasNativeAdapter(ReferenceAdapter):
         self.implementation = (f"keras.optimizers.{self.decl.name}({opts}) on a tf.Variable "
                                f"(Keras {keras.__version__})")
 
+    def _bundle_key(self) -> ReuseKey | None:
+        """What the variable, the optimizer and the compiled step bake in (None: not kept).
+
+        The problem (its description and functions), the optimizer's name and every
+        constructor argument (the schedule included), the dtype, device and compiler, the
+        gradient choice and whether the steps see minibatches. A fused block's sizes are
+        part of the keys of the blocks compiled on the bundle
+        (:meth:`~optcmp.backends.tensorflow_.TensorFlowBackend.compile_block`).
+        """
+        b = self.backend
+        assert isinstance(b, TensorFlowBackend)
+        described = problem_parts(self.problem)
+        if described is None or "compile" not in b.capabilities:
+            return None
+        try:
+            options = canonical_json(self._options())
+        except (TypeError, ValueError):
+            return None
+        return ReuseKey(self.problem, (
+            "keras bundle", *described, self.decl.name, options,
+            str(self.hyper.get("schedule", "constant")), b.dtype, b.tf_device,
+            bool(b.jit_compile), self.gradient, bool(self.stochastic)))
+
     def _build(self, keras: Any) -> None:
-        """The variable, the optimizer (in the run's floatx) and the compiled step."""
+        """Check out a bundle (variable, optimizer, step) an earlier run of equal key left,
+        reset to ``x0`` and the optimizer's built state; else build one. Then the compiled
+        step: the bundle's, when it was compiled already, is not compiled again."""
+        key = self._bundle_key()
+        bundle = None if key is None else _checkout(key)
+        fresh = bundle is None
+        if bundle is None:
+            bundle = self._new_bundle(keras, key)
+        self._give_back = weakref.finalize(self, bundle.lock.release)
+        if not fresh:
+            bundle.reset(self.backend.asarray(self.x0))
+        self.var, self.opt, self._body = bundle.var, bundle.opt, bundle.body
+        self._reuse = bundle.key
+        self._fn = self.backend.compile(bundle.body, (self.problem.train_data,), rows=(0,),
+                                        reuse=bundle.key)
+
+    def _new_bundle(self, keras: Any, key: ReuseKey | None) -> _Bundle:
+        """A new variable and optimizer (in the run's floatx) and the step's body, checked
+        out; kept under ``key`` for later runs (none: kept by nobody)."""
         b = self.backend
         assert isinstance(b, TensorFlowBackend)
         with tf.device(b.tf_device):
-            self.var = tf.Variable(b.asarray(self.x0), name="x", trainable=True)
+            var = tf.Variable(b.asarray(self.x0), name="x", trainable=True)
         old = keras.config.floatx()
         keras.config.set_floatx(b.dtype)
         try:
-            self.opt = getattr(keras.optimizers, self.decl.name)(**self._keras_options(keras))
+            opt = getattr(keras.optimizers, self.decl.name)(**self._keras_options(keras))
             with tf.device(b.tf_device):
-                self.opt.build([self.var])
+                opt.build([var])
         finally:
             keras.config.set_floatx(old)
-        objective, o, var, opt = self.problem.objective, b.ops, self.var, self.opt
+        objective, o = self.problem.objective, b.ops
         with_norm = not self.stochastic  # minibatch steps report no gradient norm
         analytic = analytic_value_and_grad(b, self.problem, self.gradient)
 
@@ -140,8 +237,15 @@ class KerasNativeAdapter(ReferenceAdapter):
             opt.apply_gradients([(g, var)])
             return f, gnorm
 
-        self._fn = b.compile(body, (self.problem.train_data,), rows=(0,))
-        self._body = body
+        return _Bundle(var, opt, body, key)
+
+    def release(self) -> None:
+        """Give the variable, the optimizer and the compiled step back: the next run of an
+        equal key takes them instead of compiling again (see :meth:`Adapter.release`; an
+        adapter collected without it gives them back then)."""
+        give_back = getattr(self, "_give_back", None)
+        if give_back is not None:
+            give_back()
 
     # the fused execution mode and the warm-up of every batch shape
     def fuse_blocker(self) -> str:
@@ -170,7 +274,8 @@ class KerasNativeAdapter(ReferenceAdapter):
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
                                       n_rows=order.n_samples,
                                       steps_per_epoch=order.steps_per_epoch,
-                                      snapshots=kept_rows, snapshot=lambda _: var.read_value())
+                                      snapshots=kept_rows, snapshot=lambda _: var.read_value(),
+                                      reuse=self._reuse)
         self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
         self._dummy = b.asarray(np.zeros(()))

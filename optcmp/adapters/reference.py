@@ -100,20 +100,42 @@ def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mappi
     """
     if "compile" not in backend.capabilities:
         return None
+    described = problem_parts(problem)
+    try:
+        hp = canonical_json(dict(hyper))
+    except (TypeError, ValueError):
+        return None
+    if described is None:
+        return None
+    described_rule = getattr(rule, "reuse_parts", None)  # a rule wrapping a library's object
+    rule_parts = (type(rule).__module__, type(rule).__qualname__,
+                  described_rule if described_rule is not None
+                  else repr(sorted(getattr(rule, "__dict__", {}).items())))
+    return ReuseKey(problem, ("reference step", *described, rule_parts, hp, gradient,
+                              bool(grad_norm), bool(value)))
+
+
+def problem_parts(problem: Problem) -> tuple[Any, ...] | None:
+    """What a compiled function bakes in of the problem (part of a :class:`ReuseKey`).
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    tuple or None
+        The problem's class, its JSON description and the functions of its objective and
+        gradient; None when the problem has no JSON description (nothing is then reused).
+    """
     try:
         described = canonical_json(problem.spec())
-        hp = canonical_json(dict(hyper))
     except (TypeError, ValueError):
         return None
     funcs = tuple(id(getattr(getattr(problem, name, None), "__func__", None)
                      or getattr(problem, name, None))
                   for name in ("objective", "gradient_ops"))
-    described_rule = getattr(rule, "reuse_parts", None)  # a rule wrapping a library's object
-    rule_parts = (type(rule).__module__, type(rule).__qualname__,
-                  described_rule if described_rule is not None
-                  else repr(sorted(getattr(rule, "__dict__", {}).items())))
-    return ReuseKey(problem, ("reference step", type(problem).__qualname__, described, funcs,
-                              rule_parts, hp, gradient, bool(grad_norm), bool(value)))
+    return type(problem).__qualname__, described, funcs
 
 
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,

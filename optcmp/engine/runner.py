@@ -213,10 +213,17 @@ def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
     started = time.time()
     with host_activity() as activity:
         timed = _TimedRun(problem, spec, config, wall0)
-        status, message = timed.execute()
-    return timed.result(status, message, host=host_name(), started_at=started,
-                        finished_at=time.time(), concurrency=activity.peak,
-                        shared_host=activity.peak > 1)
+        try:
+            status, message = timed.execute()
+        except BaseException:
+            timed.session.release()
+            raise
+    try:
+        return timed.result(status, message, host=host_name(), started_at=started,
+                            finished_at=time.time(), concurrency=activity.peak,
+                            shared_host=activity.peak > 1)
+    finally:  # the result holds the final iterate: the adapter's state can go to another run
+        timed.session.release()
 
 
 class _TimedRun:

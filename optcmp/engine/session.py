@@ -4,7 +4,9 @@ A :class:`Session` resolves the adapter and the impl, builds the backend on the 
 and dtype inside the run's thread limits, says why the problem cannot run there (its own
 reason, or a gradient the settings ask for that the problem does not declare), constructs the
 adapter with the run's settings (its ``gradient``), sets it up, resolves the execution mode
-(:func:`resolve_execution`), prepares it, warms it up and takes the compile counter's baseline.
+(:func:`resolve_execution`), prepares it, warms it up and takes the compile counter's baseline;
+once the run's iterates are read, :meth:`Session.release` lets the adapter give back what it
+borrowed (a kept compiled state).
 
 Two callers share it, so both honour every setting the same way: the timed run
 (:func:`optcmp.engine.run`, which then drives the steps with a monitor and a loop driver) and
@@ -247,6 +249,13 @@ class Session:
         if self.adapter is None:
             raise RuntimeError("the session's adapter is not constructed yet: call start()")
         return self.adapter.x_numpy()
+
+    def release(self) -> None:
+        """Let the adapter give back what it borrowed (:meth:`Adapter.release`), once the
+        run's iterates are read; nothing before :meth:`start`. The adapter is not used
+        afterwards."""
+        if self.adapter is not None:
+            self.adapter.release()
 
     def compiles_since_start(self) -> int | None:
         """Compilations or traces since the warm-up ended (None before :meth:`start` did)."""
