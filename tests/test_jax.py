@@ -234,3 +234,23 @@ def test_a_jax_repetition_does_not_compile_again(spec, execution, monkeypatch):
     if other is not spec:
         assert compiles(p, other)[1] >= 1
     assert compiles(LinearRegression(n_samples=1000), spec)[1] >= 1
+
+
+@pytest.mark.slow
+def test_a_problem_that_kept_compiled_programs_still_pickles():
+    """Programs kept for repetitions (JAX, and TensorFlow's variables and functions) stay in
+    this process: the problem pickles without them and runs again elsewhere, to the same
+    iterate."""
+    import pickle
+
+    from conftest import HAS_TF
+
+    p = lr_a()
+    spec = optcmp.sgd(0.05, batch_size=64)
+    runs = {b: optcmp.run_one(p, spec, backend=b, threads=1, max_iter=30, max_time=None)
+            for b in ("jax", *(("tensorflow",) if HAS_TF else ()))}
+    assert p.__dict__.get("_optcmp_compiled")
+    copy = pickle.loads(pickle.dumps(p))
+    assert "_optcmp_compiled" not in copy.__dict__
+    again = optcmp.run_one(copy, spec, backend="jax", threads=1, max_iter=30, max_time=None)
+    np.testing.assert_array_equal(again.x, runs["jax"].x)

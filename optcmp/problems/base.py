@@ -214,6 +214,13 @@ class Problem(ABC):
     #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
     has_numpy_grad: bool = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The problem's state for pickling (another process's runs), without the compiled
+        functions and framework objects runs kept on it for repetitions in this process."""
+        state = dict(self.__dict__)
+        state.pop("_optcmp_compiled", None)
+        return state
+
     # ------------------------------------------------------------------ data and layout
     @property
     @abstractmethod
