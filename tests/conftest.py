@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import optcmp
 from optcmp.problems import LinearRegression
 
 # Pin TensorFlow's pools to one thread before any test starts its runtime (it fixes them then,
@@ -57,6 +58,21 @@ def _quiet_contention(request, monkeypatch):
     if request.node.get_closest_marker("real_contention") is not None:
         monkeypatch.delenv("OPTCMP_CONTENTION_MARGIN", raising=False)
     yield
+
+
+@pytest.fixture
+def made(monkeypatch):
+    """The backend of every run, in order (their compile counters)."""
+    from optcmp.engine import session as session_mod
+
+    backends = []
+
+    def recording(*args, **kwargs):
+        backends.append(optcmp.get_backend(*args, **kwargs))
+        return backends[-1]
+
+    monkeypatch.setattr(session_mod, "get_backend", recording)
+    return backends
 
 
 #: The pinned versions the counts were measured with (``constraints/ci.txt``).

@@ -92,22 +92,12 @@ def test_tensorflow_counts_traces_and_xla_shapes():
 @pytest.mark.slow
 @needs_tf
 @pytest.mark.parametrize("execution", ["step", "fused"])
-def test_a_tensorflow_repetition_does_not_compile_again(execution, monkeypatch):
+def test_a_tensorflow_repetition_does_not_compile_again(execution, made):
     """The second of two identical runs takes the compiled step and fused block the first
     one left on the problem (the native Keras defaults: the variable and optimizer with
     them, full batch and minibatch): its backend compiles nothing (setup, warm-up and timed
     steps), the iterate is the same; other hyperparameters (other constants of the graph)
     and another problem object compile anew."""
-    from optcmp.engine import session as session_mod
-
-    made = []
-
-    def recording(*args, **kwargs):
-        made.append(optcmp.get_backend(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(session_mod, "get_backend", recording)
-
     def compiles(problem, spec):
         with warnings.catch_warnings():  # native Keras full-batch steps are not fused
             warnings.filterwarnings("ignore", "execution='fused' is not possible")

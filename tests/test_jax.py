@@ -202,20 +202,11 @@ _REPEATED = [optcmp.adam(1e-2), optcmp.sgd(0.05, batch_size=64, momentum=0.9),
     pytest.param(optcmp.lbfgs(impl="native"), "step", marks=pytest.mark.slow)],
     ids=["adam-step", "adam-fused", "sgd-minibatch-step", "sgd-minibatch-fused",
          "sgd-reference-step", "sgd-reference-fused", "lbfgs"])
-def test_a_jax_repetition_does_not_compile_again(spec, execution, monkeypatch):
+def test_a_jax_repetition_does_not_compile_again(spec, execution, made):
     """The second of two identical runs calls the programs the first one compiled: no XLA
     compilation in its setup, warm-up or steps, and the same iterate; another learning rate
     (a constant of the program) and another problem object compile anew."""
-    from optcmp.engine import session as session_mod
     from optcmp.problems import LinearRegression
-
-    made = []
-
-    def recording(*args, **kwargs):
-        made.append(optcmp.get_backend(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(session_mod, "get_backend", recording)
 
     def compiles(problem, spec):
         with warnings.catch_warnings():

@@ -24,21 +24,6 @@ from optcmp.runner import CompileInTimedWarning
 pytestmark = needs_tf
 
 
-@pytest.fixture
-def made(monkeypatch):
-    """The backend of every run, in order (their compile counters)."""
-    from optcmp.engine import session as session_mod
-
-    backends = []
-
-    def recording(*args, **kwargs):
-        backends.append(optcmp.get_backend(*args, **kwargs))
-        return backends[-1]
-
-    monkeypatch.setattr(session_mod, "get_backend", recording)
-    return backends
-
-
 def _run(problem, spec, execution="step", max_iter=30, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
