@@ -103,14 +103,15 @@ def test_a_tensorflow_repetition_does_not_compile_again(execution, made):
             warnings.filterwarnings("ignore", "execution='fused' is not possible")
             r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
                                threads=1, max_iter=40, max_time=None)
-        assert r.compiles_in_timed == 0 and r.nit == 40, r.message
+        assert r.compiles_in_timed == 0 and (r.nit == 40 or r.status == "converged"), r.message
         return r, made[-1].compilations()
 
     p = LinearRegression(n_samples=1000)
     cases = [(optcmp.adam(1e-2), "reference"),
              (optcmp.sgd(1e-3, batch_size=64, impl="reference"), "reference"),
              (optcmp.adadelta(1.0, 0.9), "native"),  # Keras' defaults: full batch
-             (optcmp.sgd(1e-3, batch_size=64, momentum=0.9), "native")]  # and minibatches
+             (optcmp.sgd(1e-3, batch_size=64, momentum=0.9), "native"),  # and minibatches
+             (optcmp.lbfgs(), "scipy")]  # scipy's L-BFGS-B on the compiled value and gradient
     for spec, impl in cases:
         (first, n_first), (again, n_again) = compiles(p, spec), compiles(p, spec)
         assert n_first >= 1 and n_again == 0, spec

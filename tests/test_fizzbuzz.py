@@ -439,3 +439,28 @@ def test_init_std_gives_the_storys_scales():
     assert FizzBuzzMLP(init="truncated_normal").init_std == 0.01
     assert FizzBuzzMLP(init="truncated_normal", init_std=1.0).init_std == 1.0
     assert FizzBuzzMLP().init_std == 1.0
+
+
+@pytest.mark.parametrize("loss", ["mse", "mse_sum", "cross_entropy"])
+@pytest.mark.parametrize("x_dtype, x_data, y_data", [
+    ("float64", "float64", "float64"), ("float32", "float32", "float32"),
+    ("float32", "float32", "float64"), ("float64", "float32", "float64")])
+def test_reused_work_arrays_give_the_plain_evaluation_bit_for_bit(loss, x_dtype, x_data, y_data,
+                                                                  monkeypatch):
+    """The whole-data evaluation reuses per-thread work arrays; every mix of dtypes gives the
+    bits of the evaluation that allocates its arrays (a float32 work array once rounded a
+    float64 product)."""
+    from optcmp.problems import _scratch
+
+    p = FizzBuzzMLP(loss=loss)
+    d = p.train_data
+    x = (np.random.default_rng(0).normal(size=p.n_params) * 0.3).astype(x_dtype)
+    batch = {"X": d["X"].astype(x_data), "Y": d["Y"].astype(y_data)}
+    f_work, g_work = p.value_and_grad(x, batch)
+    f_work2, g_work2 = p.value_and_grad(x, batch)  # the same arrays again
+    monkeypatch.setattr(_scratch, "MIN_ELEMENTS", 1 << 60)
+    f_plain, g_plain = p.value_and_grad(x, batch)
+    assert f_work == f_plain == f_work2
+    assert g_work.dtype == g_plain.dtype
+    np.testing.assert_array_equal(g_work, g_plain)
+    np.testing.assert_array_equal(g_work2, g_plain)

@@ -198,10 +198,10 @@ _REPEATED = [optcmp.adam(1e-2), optcmp.sgd(0.05, batch_size=64, momentum=0.9),
 
 
 @pytest.mark.parametrize("spec, execution", [
-    *((s, e) for s in _REPEATED for e in ("step", "fused")),
+    *((s, e) for s in _REPEATED for e in ("step", "fused")), (optcmp.lbfgs(), "step"),
     pytest.param(optcmp.lbfgs(impl="native"), "step", marks=pytest.mark.slow)],
     ids=["adam-step", "adam-fused", "sgd-minibatch-step", "sgd-minibatch-fused",
-         "sgd-reference-step", "sgd-reference-fused", "lbfgs"])
+         "sgd-reference-step", "sgd-reference-fused", "lbfgs-scipy", "lbfgs-optax"])
 def test_a_jax_repetition_does_not_compile_again(spec, execution, made):
     """The second of two identical runs calls the programs the first one compiled: no XLA
     compilation in its setup, warm-up or steps, and the same iterate; another learning rate

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from optcmp.adapters.base import Block, StepOutput
-from optcmp.adapters.reference import ReferenceAdapter, problem_parts
-from optcmp.backends.base import ReuseKey, analytic_value_and_grad
+from optcmp.adapters.reference import ReferenceAdapter
+from optcmp.backends.base import ReuseKey, analytic_value_and_grad, problem_parts
 from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
 from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import KerasOptimizer

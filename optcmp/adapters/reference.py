@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.backends.base import ReuseKey, minibatch_gradient
+from optcmp.backends.base import ReuseKey, minibatch_gradient, problem_parts
 from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import NotApplicable, UpdateRule
 
@@ -113,29 +113,6 @@ def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mappi
                   else repr(sorted(getattr(rule, "__dict__", {}).items())))
     return ReuseKey(problem, ("reference step", *described, rule_parts, hp, gradient,
                               bool(grad_norm), bool(value)))
-
-
-def problem_parts(problem: Problem) -> tuple[Any, ...] | None:
-    """What a compiled function bakes in of the problem (part of a :class:`ReuseKey`).
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    tuple or None
-        The problem's class, its JSON description and the functions of its objective and
-        gradient; None when the problem has no JSON description (nothing is then reused).
-    """
-    try:
-        described = canonical_json(problem.spec())
-    except (TypeError, ValueError):
-        return None
-    funcs = tuple(id(getattr(getattr(problem, name, None), "__func__", None)
-                     or getattr(problem, name, None))
-                  for name in ("objective", "gradient_ops"))
-    return type(problem).__qualname__, described, funcs
 
 
 def build_step(backend: Backend, problem: Problem, rule: UpdateRule,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from optcmp.backends.reuse import ReuseKey, problem_parts
 from optcmp.ops import OPS  # noqa: F401 - its names, importable from here as before
 
 if TYPE_CHECKING:
@@ -166,34 +167,6 @@ def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = 
     if value:
         return lambda x, batch: fn(o, x, batch)
     return lambda x, batch: fn(o, x, batch, value=False)
-
-
-class ReuseKey:
-    """What identifies a compiled function across runs, and the object it is kept on.
-
-    Parameters
-    ----------
-    owner : object
-        The problem: compiled functions are kept on it (they close over its objective) and
-        are freed with it.
-    parts : tuple
-        Hashable description of everything else the function bakes in (the rule, the
-        hyperparameters traced as constants, the gradient choice, the step's outputs).
-    """
-
-    __slots__ = ("owner", "parts")
-
-    def __init__(self, owner: Any, parts: tuple[Any, ...]) -> None:
-        self.owner = owner
-        self.parts = parts
-
-    def store(self) -> dict[Any, Any]:
-        """The owner's dict of compiled functions (created on first use)."""
-        found = getattr(self.owner, "_optcmp_compiled", None)
-        if found is None:
-            found = {}
-            self.owner._optcmp_compiled = found
-        return found  # type: ignore[no-any-return]
 
 
 class BackendUnavailable(ImportError):
@@ -524,7 +497,11 @@ class Backend(ABC):
             arrays or any rows of them (compiled once for every row count).
         """
         example = (np.zeros(problem.n_params), problem.train_data)
-        return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,))
+        described = problem_parts(problem)
+        reuse = None if described is None else ReuseKey(
+            problem, ("value and gradient", *described, gradient))
+        return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,),
+                            reuse=reuse)
 
     # ------------------------------------------------------------------ threads
     @classmethod

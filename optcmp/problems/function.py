@@ -418,7 +418,10 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
         is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
         empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;
-        put constant arrays in ``data`` (or build them from ``x`` with ``ops.*_like``).
+        put constant arrays in ``data`` (or build them from ``x`` with ``ops.*_like``). It
+        must depend on ``x`` and ``data`` only: TensorFlow and JAX compile it once per
+        problem object and later runs reuse that program, so a value it reads from elsewhere
+        is baked in at the first run (build a new problem to change it).
     x0 : array_like, shape (n,), or dict of str to array_like
         The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional

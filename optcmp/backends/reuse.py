@@ -1,0 +1,66 @@
+"""What identifies a compiled function across runs: :class:`ReuseKey` and the problem's part
+of it (:func:`problem_parts`). A repetition of a run on the same problem object calls the
+functions an earlier run compiled; they are kept on the problem and freed with it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from optcmp.fingerprint import canonical_json
+
+if TYPE_CHECKING:
+    from optcmp.problems.base import Problem
+
+
+class ReuseKey:
+    """What identifies a compiled function across runs, and the object it is kept on.
+
+    Parameters
+    ----------
+    owner : object
+        The problem: compiled functions are kept on it (they close over its objective) and
+        are freed with it.
+    parts : tuple
+        Hashable description of everything else the function bakes in (the rule, the
+        hyperparameters traced as constants, the gradient choice, the step's outputs).
+    """
+
+    __slots__ = ("owner", "parts")
+
+    def __init__(self, owner: Any, parts: tuple[Any, ...]) -> None:
+        self.owner = owner
+        self.parts = parts
+
+    def store(self) -> dict[Any, Any]:
+        """The owner's dict of compiled functions (created on first use)."""
+        found = getattr(self.owner, "_optcmp_compiled", None)
+        if found is None:
+            found = {}
+            self.owner._optcmp_compiled = found
+        return found  # type: ignore[no-any-return]
+
+
+def problem_parts(problem: Problem) -> tuple[Any, ...] | None:
+    """What a compiled function bakes in of the problem (part of a :class:`ReuseKey`).
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    tuple or None
+        The problem's class, its JSON description and the functions of its objective and
+        gradient; None when the problem has no JSON description (nothing is then reused).
+    """
+    try:
+        described = canonical_json(problem.spec())
+    except (TypeError, ValueError):
+        return None
+    funcs = tuple(id(getattr(getattr(problem, name, None), "__func__", None)
+                     or getattr(problem, name, None))
+                  for name in ("objective", "gradient_ops"))
+    return type(problem).__qualname__, described, funcs
+
+
+__all__ = ["ReuseKey", "problem_parts"]
