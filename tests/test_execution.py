@@ -486,3 +486,22 @@ def test_index_vectors_of_successive_spanning_blocks_keep_the_epochs_order():
                            tol=1e-12, max_time=None) for ex in ("step", "fused"))
     assert a.nit == b.nit == 1200 and len(b.trace.iteration) == 76
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
+
+
+@needs_tf
+def test_keras_sgd_clips_in_float32_runs_as_the_reference_rule():
+    """Keras' SGD with ``global_clipnorm`` failed every float32 run (a float64 clip norm met
+    float32 tensors); it runs, and agrees with the reference rule to float32 rounding."""
+    p = LinearRegression(n_samples=203)
+
+    def spec(**kw):
+        return optcmp.sgd(0.002, batch_size=32, momentum=0.9, clip_norm=0.5, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a budget-only run has no target
+        r = optcmp.run_one(p, spec(), backend="tensorflow", dtype="float32", max_iter=10,
+                           max_time=None, threads=1)
+        q = optcmp.run_one(p, spec(impl="reference"), backend="numpy", dtype="float32",
+                           max_iter=10, max_time=None, threads=1)
+    assert r.status == "max_iter" and r.impl == "native", r.message
+    np.testing.assert_allclose(r.x, q.x, rtol=0, atol=1e-5 * np.max(np.abs(q.x)))

@@ -318,6 +318,9 @@ class KerasNativeAdapter(ReferenceAdapter):
         evaluating optcmp's formula in the run's dtype (``lr_k = lr * s(k)``, ``k`` the
         optimizer's ``iterations``)."""
         opts = self._options()
+        if self.backend.dtype == "float32":  # numpy.float64 scalars (exact in float64 runs)
+            opts = {k: float(v) if isinstance(v, np.float64) else v  # meet float32 tensors
+                    for k, v in opts.items()}
         sched = self.hyper.get("schedule", "constant")
         if sched != "constant":
             opts["learning_rate"] = _schedule_class(keras)(
