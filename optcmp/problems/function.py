@@ -418,10 +418,8 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
         is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
         empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;
-        put constant arrays in ``data`` (or build them from ``x`` with ``ops.*_like``). It
-        must depend on ``x`` and ``data`` only: TensorFlow and JAX compile it once per
-        problem object and later runs reuse that program, so a value it reads from elsewhere
-        is baked in at the first run (build a new problem to change it).
+        read ``x`` and ``data`` only (constant arrays go in ``data``): TensorFlow and JAX
+        reuse a problem's compiled program in later runs, which would keep a stale value.
     x0 : array_like, shape (n,), or dict of str to array_like
         The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
@@ -481,9 +479,8 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")
     problem = FunctionProblem(objective, x0, data, grad, optimum, name,
                               default_target=default_target, lipschitz=lipschitz)
-    size = problem.n_params * max(1, problem.n_samples)
-    if grad is not None and (check_grad is True or (check_grad == "auto"
-                                                    and size <= GRADIENT_CHECK_LIMIT)):
+    cheap = problem.n_params * max(1, problem.n_samples) <= GRADIENT_CHECK_LIMIT
+    if grad is not None and (check_grad is True or (check_grad == "auto" and cheap)):
         check_gradient(problem, raise_on_failure=True)
     return problem
 
