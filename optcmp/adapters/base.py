@@ -373,11 +373,11 @@ class LoopAdapter(Adapter):
         """
 
 
-#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**20
-#: int64, 8 MB. A problem with more than half as many rows cuts its blocks at every epoch
-#: (an epoch is then thousands of steps, and a cut costs nothing measurable, while placing
-#: a vector of several epochs would cost as much as thousands of steps).
-SPAN_INDEX = 1 << 20
+#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**22
+#: int64, 32 MB (the epochs no block has reached are zeros, not drawn). A problem with more
+#: than half as many rows cuts its blocks at every epoch (an epoch is then thousands of
+#: steps, and a cut costs nothing measurable).
+SPAN_INDEX = 1 << 22
 #: Most epochs the index vector of one spanning block holds.
 SPAN_EPOCHS = 128
 #: Bytes of the buffer of iterates one spanning block keeps at its observations (at most
