@@ -98,6 +98,7 @@ def test_a_tensorflow_repetition_does_not_compile_again(execution, made):
     them, full batch and minibatch): its backend compiles nothing (setup, warm-up and timed
     steps), the iterate is the same; other hyperparameters (other constants of the graph)
     and another problem object compile anew."""
+
     def compiles(problem, spec):
         with warnings.catch_warnings():  # native Keras full-batch steps are not fused
             warnings.filterwarnings("ignore", "execution='fused' is not possible")

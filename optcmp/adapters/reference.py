@@ -101,11 +101,11 @@ def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mappi
     if "compile" not in backend.capabilities:
         return None
     described = problem_parts(problem)
+    if described is None:
+        return None
     try:
         hp = canonical_json(dict(hyper))
     except (TypeError, ValueError):
-        return None
-    if described is None:
         return None
     described_rule = getattr(rule, "reuse_parts", None)  # a rule wrapping a library's object
     rule_parts = (type(rule).__module__, type(rule).__qualname__,
