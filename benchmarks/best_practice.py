@@ -14,7 +14,7 @@ For each backend (numpy, torch, tensorflow, jax) and each workload
 * ``sgd64-fizzbuzz``: SGD with batch 64 on the FizzBuzz MLP (900 rows, 14 batches of 64 and
   one of 4 per epoch),
 
-it measures optcmp's timed seconds per step (``run_one`` with the default ``execution="auto"``
+it measures optcmp's timed seconds per step (``run`` with the default ``execution="auto"``
 and ``execution="step"``, stopped by ``MaxIter``) and the best loop written by hand for that
 framework, interleaved (hand, optcmp, optcmp, hand, ...), ``--rounds`` rounds, median. optcmp's
 time is its own stopwatch's (the timed region only: setup, warm-up and monitoring are outside);
@@ -55,7 +55,7 @@ interleaved with optcmp's GD runs, median of rounds.
 Prints one table: per-step CPU and wall times, and the ratios optcmp/hand (CPU and wall), for
 ``auto`` and ``step``; the optcmp-JAX / hand ratios; then TensorFlow's and torch's SGD figures against numpy's, and numpy
 GD against the floor, the two extra comparisons, and for the minibatch workloads the whole
-``run_one`` call per step (setup, monitoring and bookkeeping included, warm-up excluded)
+``run`` call per step (setup, monitoring and bookkeeping included, warm-up excluded)
 against the hand loop's step, split into the timed steps, the float64 evaluations of the whole
 training data on the host (``f(x0)``, one per observation, the returned point: off the clock,
 and none of them in a hand loop) and the rest. Targets: default execution <= 1.25x the hand
@@ -491,7 +491,7 @@ def optcmp_side(work: str, problem: Any, backend: str, n: int,
         with warnings.catch_warnings(), FullEvaluations(problem) as spent:
             warnings.simplefilter("ignore")  # a MaxIter-only rule has no target: said once
             c0, w0 = time.process_time(), time.perf_counter()
-            r = optcmp.run_one(problem, spec, backend=backend, stopping=optcmp.MaxIter(n),
+            r = optcmp.run(problem, spec, backend=backend, stopping=optcmp.MaxIter(n),
                                threads=1, execution=execution)
             c1, w1 = time.process_time(), time.perf_counter()
         sw = DualStopwatch.last
@@ -592,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
         return peak_memory(args.memory)
     if args.quick:
         args.rows, args.rounds, args.steps = 100_000, 2, "10,200,200"
-    backends = [b for b in args.backends.split(",") if optcmp.backends.is_available(b)]
+    backends = [b for b in args.backends.split(",") if optcmp.frameworks.is_available(b)]
     if "torch" in backends:
         import torch
 
@@ -694,7 +694,7 @@ if sys.argv[1] == "hand":
 else:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        optcmp.run_one(p, optcmp.gd("auto"), backend="torch", threads=1,
+        optcmp.run(p, optcmp.gd("auto"), backend="torch", threads=1,
                        stopping=optcmp.MaxIter(3))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -702,7 +702,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 def peak_memory(rows: int) -> int:
     """Peak resident memory (``ru_maxrss``) of 3 torch GD steps on ``rows`` rows, each side in
-    its own process (data generation included on both): optcmp's ``run_one`` and a hand loop
+    its own process (data generation included on both): optcmp's ``run`` and a hand loop
     on ``torch.from_numpy`` of the problem's arrays."""
     import subprocess
 
@@ -766,7 +766,7 @@ def _print_table(table: dict[tuple[str, str], dict[str, tuple[float, float]]],
     for (b, w), t in table.items():
         if "whole" in t and not w.startswith("gd"):
             wh, h, ev, a = t["whole"], t["hand"], t["evals"], t["auto"]
-            print(f"{b} {w}: the whole run_one per step (warm-up excluded) {wh[1] * 1e6:.1f} "
+            print(f"{b} {w}: the whole run per step (warm-up excluded) {wh[1] * 1e6:.1f} "
                   f"us wall = steps {a[1] * 1e6:.1f} + float64 evaluations of the whole data "
                   f"{ev[1] * 1e6:.1f} + the rest (setup, bookkeeping) "
                   f"{(wh[1] - a[1] - ev[1]) * 1e6:.1f}; whole / hand = {wh[1] / h[1]:.2f}x wall, "

@@ -10,11 +10,11 @@ Prints three comparisons, each measured in this one process with the two sides i
 is the figure, the min is shown too. Every side runs with one thread (``--threads``; numpy's BLAS
 through threadpoolctl, optcmp's runs with ``threads=``), and the load average is printed before
 and after, next to the figures. Comparison (1) also reports process CPU time per iteration
-(steadier than wall time on a busy machine): the bare loop's against the whole ``run_one``'s,
+(steadier than wall time on a busy machine): the bare loop's against the whole ``run``'s,
 monitoring included.
 
 1. Per-iteration cost of full-batch GD: optcmp's timed seconds per iteration (``time / nit``
-   of a ``run_one``) against a bare numpy loop doing the same math (residual, objective,
+   of a ``run``) against a bare numpy loop doing the same math (residual, objective,
    gradient, gradient norm, update). Target: ratio <= 1.05.
 2. Whole ``compare()`` wall time for GD + L-BFGS (setup, warm-up, monitoring, float64
    re-evaluation, table bookkeeping included) against the bare time-to-target of the same two
@@ -173,7 +173,7 @@ def _main(args: argparse.Namespace) -> int:
 
     def optcmp_side() -> tuple[float, float]:
         c0 = time.process_time()
-        r = optcmp.run_one(p, optcmp.gd(), stopping=RelativeSuboptimality(1e-300)
+        r = optcmp.run(p, optcmp.gd(), stopping=RelativeSuboptimality(1e-300)
                            | MaxIter(args.iters), threads=args.threads)
         assert r.nit == args.iters, r.message
         return r.time / r.nit, (time.process_time() - c0) / r.nit
@@ -214,7 +214,7 @@ def _main(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         np.linalg.lstsq(A, y, rcond=None)
         ls.append(time.perf_counter() - t0)
-        r = optcmp.run_one(p, optcmp.lbfgs(), tol=1e-6, threads=args.threads)
+        r = optcmp.run(p, optcmp.lbfgs(), tol=1e-6, threads=args.threads)
         assert r.status == "converged", r.message
         lb.append(r.time_to_target)
     print(f"\n(3) L-BFGS time-to-target (tol 1e-6, {r.nit_to_target} iterations, "

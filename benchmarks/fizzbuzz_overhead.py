@@ -52,8 +52,8 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 
 import optcmp  # noqa: E402
-from optcmp.backends import BackendUnavailable, available_backends, get_backend  # noqa: E402
 from optcmp.batching import BatchOrder  # noqa: E402
+from optcmp.frameworks import BackendUnavailable, available_backends, get_backend  # noqa: E402
 from optcmp.problems import FizzBuzzMLP  # noqa: E402
 from optcmp.results import RunResult  # noqa: E402
 
@@ -117,7 +117,7 @@ def runs(problem: FizzBuzzMLP, backends: list[str], dtype: str, max_time: float)
                               max_time=max_time, max_iter=1_000_000, progress=False)
         out = list(comp)
         if "torch" in backends:
-            out.append(optcmp.run_one(problem, optcmp.lbfgs(impl="native",
+            out.append(optcmp.run(problem, optcmp.lbfgs(impl="native",
                                                             label="lbfgs (torch.optim)"),
                                       backend="torch", dtype=dtype, max_time=max_time,
                                       max_iter=1_000_000))

@@ -62,7 +62,7 @@ def _threads(backends: list[str], n: int) -> None:
     if "tensorflow" in backends:
         import tensorflow as tf
 
-        import optcmp.backends.tensorflow_  # noqa: F401  (torch first, then TF)
+        import optcmp.frameworks.tensorflow.backend  # noqa: F401  (torch first, then TF)
 
         tf.config.threading.set_intra_op_parallelism_threads(n)
         tf.config.threading.set_inter_op_parallelism_threads(n)
@@ -77,7 +77,7 @@ def _per_iteration(problem, spec, backend, device, dtype, iters) -> tuple[float,
         times.append(ir.time - last[0])
         last[0] = ir.time
 
-    r = optcmp.run_one(problem, spec, backend=backend, device=device, dtype=dtype,
+    r = optcmp.run(problem, spec, backend=backend, device=device, dtype=dtype,
                        stopping=optcmp.MaxIter(iters) | optcmp.RelativeSuboptimality(1e-300),
                        callback=cb)
     if r.status == "failed":
@@ -95,7 +95,7 @@ def _naive_tf(problem, iters: int, dtype: str, device: str) -> tuple[float, floa
     """
     import tensorflow as tf
 
-    from optcmp.backends.tensorflow_ import tf_device
+    from optcmp.frameworks.tensorflow.backend import tf_device
 
     dev = tf_device(device)
 
@@ -142,7 +142,7 @@ def _naive_tf(problem, iters: int, dtype: str, device: str) -> tuple[float, floa
 def main() -> int:
     args = ARGS if ARGS is not None else _parse()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    backends = [b for b in backends if b == "numpy" or optcmp.backends.is_available(b)]
+    backends = [b for b in backends if b == "numpy" or optcmp.frameworks.is_available(b)]
     _threads(backends, args.threads)
     from optcmp.environment import machine_stamp, stamp_text
 
@@ -171,7 +171,7 @@ def main() -> int:
             dev = None if b == "numpy" else args.device
             per_it = float(np.median(samples[b]))
             warm, impl = info[b]
-            r = optcmp.run_one(problem, spec, backend=b, device=dev, dtype=args.dtype,
+            r = optcmp.run(problem, spec, backend=b, device=dev, dtype=args.dtype,
                                tol=args.tol, max_time=args.budget, max_iter=10**7)
             base = per_it if b == "numpy" else base
             ratio = per_it / base if base else float("nan")

@@ -30,7 +30,7 @@ from optcmp.timing import load_average
 _CHILD = r"""
 import json, sys
 import optcmp
-from optcmp.backends import available_backends
+from optcmp.frameworks import available_backends
 from optcmp.problems import LinearRegression
 rows, threads = int(sys.argv[1]), int(sys.argv[2])
 p = LinearRegression(n_samples=rows)
@@ -38,8 +38,8 @@ p.optimum()
 fixed = optcmp.MaxIter(100) | optcmp.RelativeSuboptimality(1e-300)
 out = {}
 for b in available_backends():
-    gd = optcmp.run_one(p, optcmp.gd(), backend=b, stopping=fixed, threads=threads)
-    lb = optcmp.run_one(p, optcmp.lbfgs(), backend=b, max_iter=1000, threads=threads)
+    gd = optcmp.run(p, optcmp.gd(), backend=b, stopping=fixed, threads=threads)
+    lb = optcmp.run(p, optcmp.lbfgs(), backend=b, max_iter=1000, threads=threads)
     out[b] = {"gd_wall": gd.time / gd.nit, "gd_cpu": (gd.cpu_time or 0) / gd.nit,
               "gd_fun": gd.fun, "lbfgs": lb.time_to_target, "lbfgs_nit": lb.nit_to_target,
               "threads": gd.threads, "contended": gd.contended or lb.contended}

@@ -76,8 +76,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import optcmp  # noqa: E402
-from optcmp.backends import BackendUnavailable, available_backends, get_backend  # noqa: E402
 from optcmp.batching import BatchOrder  # noqa: E402
+from optcmp.frameworks import BackendUnavailable, available_backends, get_backend  # noqa: E402
 from optcmp.problems import FizzBuzzMLP  # noqa: E402
 
 QUICK = os.environ.get("OPTCMP_QUICK", "") not in ("", "0")
@@ -116,7 +116,7 @@ def sum_vs_mean(names: list[str]) -> None:
     epochs = 60
     for loss in ("mse", "mse_sum"):
         p = FizzBuzzMLP(loss=loss, init="truncated_normal")
-        r = optcmp.run_one(p, optcmp.sgd(learning_rate=0.01, batch_size=64),
+        r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64),
                            max_iter=epochs * 15, max_time=None)
         last = [per_sample(p, f) for f in r.trace.fun[-5:]]
         print(f"  story settings, loss={loss:8s} lr 0.01, {epochs} epochs: status {r.status}, "
@@ -160,7 +160,7 @@ def fair(names: list[str]) -> None:
     budget = {"max_iter": 200_000, "max_cpu_time": 30.0 if QUICK else 120.0}
     comp = optcmp.compare(p, specs, backends=names, progress=False, **budget)
     if "torch" in names:  # torch.optim.LBFGS runs on torch only
-        comp.runs.append(optcmp.run_one(
+        comp.runs.append(optcmp.run(
             p, optcmp.lbfgs(impl="native", label="lbfgs (torch.optim)"), backend="torch",
             **budget))
     print(comp.table())

@@ -17,10 +17,10 @@ from typing import Any
 
 from optcmp import problems, stopping, store, suites
 from optcmp._version import __version__
-from optcmp.backends import available_backends, get_backend
 from optcmp.comparison import Comparison
-from optcmp.engine import RunConfig, make_stopping, run, run_one
+from optcmp.engine import RunConfig, make_stopping, run
 from optcmp.equivalence import EquivalenceResult, check_equivalence
+from optcmp.frameworks import available_backends, get_backend
 from optcmp.optimizers import FACTORIES as _FACTORIES
 from optcmp.optimizers import (
     OptimizerSpec,
@@ -47,7 +47,8 @@ from optcmp.stopping import (
     Stalled,
 )
 from optcmp.sweep import compare
-from optcmp.tuning import TuneResult, tune
+from optcmp.tune_result import TuneResult
+from optcmp.tuning import tune
 
 globals().update(_FACTORIES)
 
@@ -72,5 +73,5 @@ __all__ = [
     "RunResult", "Stalled",
     "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
-    "run_one", "stopping", "store", "suites", "tune", *_FACTORIES,
+     "stopping", "store", "suites", "tune", *_FACTORIES,
 ]

@@ -9,7 +9,7 @@ def outside_level() -> int:
     """The ``stacklevel`` (1: the function calling this) of the first frame outside optcmp.
 
     A warning raised with it points at the user's call of :func:`optcmp.compare`,
-    :func:`optcmp.run_one` or :func:`optcmp.tune`, however deep inside optcmp it is raised
+    :func:`optcmp.run` or :func:`optcmp.tune`, however deep inside optcmp it is raised
     (and the default warning filter then shows it once per call site).
 
     Returns

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-import optcmp.backends as backends_mod
-from optcmp.backends import BackendUnavailable, canonical_backend, get_backend
+import optcmp.frameworks as backends_mod
 from optcmp.engine.checks import check_problem
 from optcmp.engine.config import RunConfig, configured
 from optcmp.engine.drivers import record_fixed_steps
 from optcmp.engine.session import Session
+from optcmp.frameworks import BackendUnavailable, canonical_backend, get_backend
 from optcmp.optimizers.base import (
     IMPLS,
     NotApplicable,

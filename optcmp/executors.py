@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optcmp.engine.config import RunConfig
-from optcmp.engine.host import host_activity, host_name
+from optcmp.engine.host import host_name
 from optcmp.engine.runner import run, skipped_result
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
@@ -198,7 +198,7 @@ def execute_run(task: RunTask,
         Whether the result is a finished run worth storing (False for ``skipped`` runs and errors
         outside the optimizer, which a resumed sweep should try again).
     """
-    from optcmp.backends import BackendUnavailable
+    from optcmp.frameworks import BackendUnavailable
 
     started = time.time()
     try:
@@ -427,6 +427,4 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                 client.unregister_worker_plugin(plugin.name)
 
 
-__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run",
-           "failed_result", "host_activity", "is_dask_client", "problem_ref", "resolve_problem",
-           "run_tasks"]
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "failed_result", "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]

@@ -29,7 +29,7 @@ Safety rules
 
 What is stored and what is re-run
 ---------------------------------
-Every result :func:`optcmp.run_one` returns is stored, ``failed`` and ``diverged`` included
+Every result :func:`optcmp.run` returns is stored, ``failed`` and ``diverged`` included
 (they are deterministic outcomes). Not stored, hence re-run on resume: ``skipped`` runs (backend
 not installed), runs a callback stopped (the callback is the user's code), runs lost with a
 worker process or an executor error, and runs discarded by Ctrl-C.
@@ -69,7 +69,6 @@ from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured
 from optcmp.fingerprint import (
     canonical_json,
-    data_fingerprint,
     problem_identity,
     problem_inputs,
     rule_inputs,
@@ -414,6 +413,4 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-__all__ = ["STORE_VERSION", "Interrupted", "RunStore", "StoreError", "StoreLockedError",
-           "StoreMismatchError", "canonical_json", "data_fingerprint", "load_store",
-           "problem_identity", "run_key", "stopped_by_callback"]
+__all__ = ["Interrupted", "RunStore", "load_store", "run_key", "stopped_by_callback"]

@@ -5,7 +5,7 @@ place of a problem and runs every optimizer on every problem into one comparison
 one table per problem, its ``settings["suite"]`` names the problems and ``settings["optima"]``
 holds each problem's optimum record, and with ``store="runs.jsonl"`` each problem gets its own
 store file (``runs-<problem name>.jsonl``). Dolan-Moré performance profiles and Moré-Wild data
-profiles (:mod:`optcmp.stats`, :func:`optcmp.plot.suite_profiles`) are defined over such a set.
+profiles (:mod:`optcmp.analysis.stats`, :func:`optcmp.analysis.plots.suite_profiles`) are defined over such a set.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from optcmp.problems.base import Problem
-from optcmp.problems.mgh import MGH, MGHProblem
+from optcmp.problems.mgh import MGHProblem
+from optcmp.problems.mgh_functions import MGH
 
 
 class Suite:

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.backends.base import blas_threads
+from optcmp.frameworks.base import blas_threads
 
-#: Threads every backend gets unless asked otherwise (:class:`optcmp.runner.RunConfig`,
+#: Threads every backend gets unless asked otherwise (:class:`optcmp.engine.RunConfig`,
 #: :func:`optcmp.compare`, :func:`optcmp.tune`, ``optcmp run``). One thread per backend is the
 #: same count for every library, is reproducible on a shared machine (a float reduction has one
 #: order; a busy host cannot oversubscribe the pools) and keeps the contention flag exact
@@ -68,7 +68,7 @@ def _backend_class(backend: str, load: bool = False) -> Any:
     With ``load``, an installed framework is imported first: a run about to use it sets its
     pools before the framework's runtime starts (TensorFlow fixes them then).
     """
-    from optcmp.backends import BACKENDS, backend_class, canonical_backend, is_available
+    from optcmp.frameworks import BACKENDS, backend_class, canonical_backend, is_available
 
     info = BACKENDS[canonical_backend(backend)]
     if info.requires not in sys.modules and not (load and is_available(info.name)):
@@ -89,7 +89,7 @@ def current_threads(backend: str) -> int | None:
     Returns
     -------
     int or None
-        The backend's own count (:meth:`~optcmp.backends.base.Backend.get_threads`:
+        The backend's own count (:meth:`~optcmp.frameworks.base.Backend.get_threads`:
         :func:`torch.get_num_threads` for torch, TensorFlow's intra-op count with its default,
         0, reported as :func:`os.cpu_count`) when its framework is imported, else numpy's BLAS
         threads (:func:`blas_threads`).
@@ -108,7 +108,7 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         Threads; ``None`` leaves every library at its default.
     backend : {"numpy", "torch", "tensorflow"}
         The backend about to run (its framework must already be imported); its pool is set
-        through :meth:`~optcmp.backends.base.Backend.set_threads`.
+        through :meth:`~optcmp.frameworks.base.Backend.set_threads`.
 
     Yields
     ------
@@ -216,5 +216,4 @@ def limit_late_pools(n: int | None) -> None:
 _LATE: list[list[Callable[[], Any]]] = []
 
 
-__all__ = ["DEFAULT_THREADS", "blas_threads", "limit_late_pools", "check_threads", "current_threads", "limit_threads",
-           "pools_seen"]
+__all__ = ["DEFAULT_THREADS", "limit_late_pools", "check_threads", "current_threads", "limit_threads", "pools_seen"]

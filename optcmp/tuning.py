@@ -59,7 +59,7 @@ from optcmp.optimizers.base import (
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.stopping import Rule, default_stopping
-from optcmp.tune_result import ConfigScore, TuneResult, load_specs
+from optcmp.tune_result import ConfigScore, TuneResult
 
 
 def _log_grid(lo: int, hi: int, per_decade: int = 2) -> tuple[float, ...]:
@@ -431,5 +431,4 @@ def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]])
                           "extend the grid", stacklevel=4)
 
 
-__all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "ConfigScore",
-           "TuneResult", "load_specs", "tune", "tuning_rule"]
+__all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "tune", "tuning_rule"]

@@ -144,7 +144,7 @@ def page_story_linreg(v: Values, fast: bool) -> None:
     for opt in ("gd", "adadelta"):
         its = {}
         for b in backends:
-            r = optcmp.run_one(p, opt, backend=b, tol=1e-3, threads=1, max_time=None,
+            r = optcmp.run(p, opt, backend=b, tol=1e-3, threads=1, max_time=None,
                                max_iter=5000)
             its[b] = r.nit_to_target
         v.x(f"{opt}_iters", n(its["numpy"]))
@@ -247,7 +247,7 @@ def page_fizzbuzz(v: Values, fast: bool) -> None:
     names = {"numpy": "numpy", "torch": "PyTorch", "tensorflow": "TensorFlow"}
     fastest = min(sgd, key=lambda r: r.time_to_target or float("inf"))
     v.t("sgd_fastest", names.get(fastest.backend, fastest.backend))
-    tl = optcmp.run_one(p, optcmp.lbfgs(impl="native"), backend="torch", max_iter=2000,
+    tl = optcmp.run(p, optcmp.lbfgs(impl="native"), backend="torch", max_iter=2000,
                         max_time=None, threads=1)
     # converged after 310 iterations with MKL's AVX2 and AVX-512 paths on an AMD EPYC, 370 with
     # its compatible path, stalled at 557 on an Intel Xeon: machine-dependent, with the stamp
@@ -277,7 +277,7 @@ def page_fizzbuzz_mistakes(v: Values, fast: bool) -> None:
     v.x("plateau_split", f"{4 * mean.plateau_loss():.4f}")
     for loss in ("mse", "mse_sum"):
         p = FizzBuzzMLP(loss=loss, init="truncated_normal")
-        r = optcmp.run_one(p, optcmp.sgd(learning_rate=0.01, batch_size=64), max_iter=60 * 15,
+        r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64), max_iter=60 * 15,
                            max_time=None, threads=1)
         v.x(f"story_{loss}_last5", " ".join(f"{per_sample(p, f):.4f}" for f in r.trace.fun[-5:]))
         v.x(f"story_{loss}_acc", f"{r.metrics['train_accuracy']:.3f}")
@@ -459,7 +459,7 @@ def page_sweep(v: Values, fast: bool) -> None:
                         budget=10_000, tol=1e-3, progress=False)
     score: dict[str, int | None] = {}
     for s in tuned.specs:
-        r = optcmp.run_one(problem, s, tol=1e-3, max_iter=10_000, max_time=None, threads=1)
+        r = optcmp.run(problem, s, tol=1e-3, max_iter=10_000, max_time=None, threads=1)
         score[s.name] = r.nit_to_target
     v.x("dn_iters", n(score["diag_newton"]))
     v.x("gd_iters", n(score["gd"]))
@@ -494,7 +494,7 @@ def page_getting_started(v: Values, fast: bool) -> None:
     import optcmp
 
     problem = optcmp.problems.LinearRegression(n_samples=20_000)
-    best = optcmp.run_one(problem, optcmp.lbfgs, max_time=None, threads=1)
+    best = optcmp.run(problem, optcmp.lbfgs, max_time=None, threads=1)
     # the fastest run of the session (lbfgs, by far: see the timing table)
     v.x("best", repr((best.optimizer, best.status, best.nit_to_target)))
     if fast:
@@ -680,7 +680,7 @@ def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
     """The CPU-time ratios the prose quotes, one key each: ``auto_hand_<backend>_<workload>``
     (optcmp's default / the best hand loop), ``auto_same_...`` and ``same_hand_...`` (the hand
     loop around the framework's optimizer), ``vs_numpy_...``, ``floor``, ``per_epoch``,
-    ``whole_hand_...`` (the whole ``run_one`` call per step, wall) and ``harness_hand_...``
+    ``whole_hand_...`` (the whole ``run`` call per step, wall) and ``harness_hand_...``
     (that call without the float64 evaluations of the whole data)."""
     res = {(r["backend"], r["workload"]): r for r in data["results"]}
     for (b, w), r in res.items():

@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 import optcmp
-from optcmp.plot import save_figure
+from optcmp.analysis.plots.files import save_figure
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "img"
 

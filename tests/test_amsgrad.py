@@ -23,7 +23,7 @@ def _quiet(fn, *a, **kw):
 
 
 def _iterations(spec, tol: float) -> int | None:
-    r = _quiet(optcmp.run_one, lr_a(), spec, backend="numpy", threads=1, tol=tol, max_time=None)
+    r = _quiet(optcmp.run, lr_a(), spec, backend="numpy", threads=1, tol=tol, max_time=None)
     return r.nit_to_target
 
 
@@ -67,7 +67,7 @@ def test_amsgrad_maxima_at_iteration_1000():
 def test_first_steps_under_a_constant_gradient_follow_each_maximum():
     """Gradient 1 then 0.1: the raw maximum divides by sqrt(max v) / sqrt(1 - b2^t), the
     corrected one by sqrt(max v / (1 - b2^t)), which keeps the first step's 1."""
-    from optcmp.backends.numpy_ import ops
+    from optcmp.frameworks.numpy.ops import ops
     from optcmp.optimizers import optimizer_info
 
     rule = optimizer_info("adam").rule
@@ -140,7 +140,7 @@ def test_bias_corrected_maximum_is_optax_amsgrad():
     import jax
     import jax.numpy as jnp
 
-    from optcmp.backends.numpy_ import ops
+    from optcmp.frameworks.numpy.ops import ops
     from optcmp.optimizers import optimizer_info
 
     jax.config.update("jax_enable_x64", True)

@@ -130,7 +130,7 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_the_graph_sees_lazy_imports():
     # a function-level import and a "module:Class" string are edges (else the test is blind)
     assert "optcmp.sweep" in GRAPH["optcmp.tuning"]  # imported inside tune()
-    assert "optcmp.adapters.torch_" in GRAPH["optcmp.adapters"]  # "module:Class" table
+    assert "optcmp.frameworks.torch.native" in GRAPH["optcmp.frameworks.adapters"]  # "module:Class" table
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
 
 
@@ -139,12 +139,12 @@ def test_no_import_cycle():
 
 
 #: Packages of analyses (functions of results) and of the results themselves.
-ANALYSES = ("optcmp.analysis", "optcmp.tables", "optcmp.stats", "optcmp.plot", "optcmp.report",
-            "optcmp.export")
+ANALYSES = ("optcmp.analysis", "optcmp.analysis.tables", "optcmp.analysis.stats", "optcmp.analysis.plots", "optcmp.analysis.report",
+            "optcmp.analysis.export")
 RESULTS = "optcmp.results"
 
 #: The layers from the bottom up; each may import the ones below it, never those above.
-RUN = ("optcmp.engine", "optcmp.runner", "optcmp.monitor")
+RUN = ("optcmp.engine", "optcmp.engine", "optcmp.engine.monitor")
 SWEEP = ("optcmp.sweep", "optcmp.executors", "optcmp.store", "optcmp.tuning",
          "optcmp.tune_result")
 FRONTS = ("optcmp.cli", "optcmp.comparison")
@@ -152,20 +152,20 @@ FRONTS = ("optcmp.cli", "optcmp.comparison")
 
 @pytest.mark.parametrize("layer, forbidden", [
     # ops are a leaf: the array functions problems and update rules are written against
-    ("optcmp.ops", ("optcmp.problems", "optcmp.backends", "optcmp.optimizers",
-                    "optcmp.adapters", "optcmp.stopping", *RUN, RESULTS, *ANALYSES, *SWEEP)),
+    ("optcmp.frameworks.ops", ("optcmp.problems", "optcmp.frameworks", "optcmp.optimizers",
+                    "optcmp.frameworks.adapters", "optcmp.stopping", *RUN, RESULTS, *ANALYSES, *SWEEP)),
     # problems depend on nothing that runs them
-    ("optcmp.problems", ("optcmp.backends", "optcmp.optimizers", "optcmp.adapters", *RUN,
+    ("optcmp.problems", ("optcmp.frameworks", "optcmp.optimizers", "optcmp.frameworks.adapters", *RUN,
                          RESULTS, *ANALYSES, *SWEEP, *FRONTS)),
     # backends compute: they know no optimizer, adapter, run or result
-    ("optcmp.backends", ("optcmp.optimizers", "optcmp.adapters", *RUN, RESULTS, *ANALYSES,
+    ("optcmp.frameworks", ("optcmp.optimizers", "optcmp.frameworks.adapters", *RUN, RESULTS, *ANALYSES,
                          *SWEEP, *FRONTS)),
     # optimizers are declarations: no framework adapter, no run
-    ("optcmp.optimizers", ("optcmp.adapters", *RUN, RESULTS, *ANALYSES, *SWEEP, *FRONTS)),
-    ("optcmp.adapters", (*RUN, RESULTS, *ANALYSES, *SWEEP, *FRONTS)),
+    ("optcmp.optimizers", ("optcmp.frameworks.adapters", *RUN, RESULTS, *ANALYSES, *SWEEP, *FRONTS)),
+    ("optcmp.frameworks.adapters", (*RUN, RESULTS, *ANALYSES, *SWEEP, *FRONTS)),
     # results are data; analyses compute from them and run nothing
-    (RESULTS, (*ANALYSES, *RUN, *SWEEP, *FRONTS, "optcmp.adapters", "optcmp.backends")),
-    ("optcmp.analysis", (*RUN, *SWEEP, *FRONTS, "optcmp.adapters", "optcmp.backends")),
+    (RESULTS, (*ANALYSES, *RUN, *SWEEP, *FRONTS, "optcmp.frameworks.adapters", "optcmp.frameworks")),
+    ("optcmp.analysis", (*RUN, *SWEEP, *FRONTS, "optcmp.frameworks.adapters", "optcmp.frameworks")),
     # one run never depends on the sweep, the analyses or the front ends
     ("optcmp.engine", (*SWEEP, *ANALYSES, *FRONTS)),
     ("optcmp.executors", ("optcmp.sweep", "optcmp.tuning", *FRONTS)),

@@ -20,7 +20,7 @@ def _keras():
     """Keras on the TensorFlow backend (KERAS_BACKEND set by optcmp before the first import)."""
     import importlib
 
-    from optcmp.adapters.keras import keras_backend_name
+    from optcmp.frameworks.tensorflow.native import keras_backend_name
 
     keras_backend_name()
     return importlib.import_module("keras")

@@ -96,8 +96,8 @@ def test_equivalence_catches_a_sum_reduction_on_one_backend():
 @needs_torch
 def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
     """Native torch SGD sees exactly the rows of BatchOrder (same as numpy's reference)."""
-    from optcmp.adapters.torch_ import TorchNativeAdapter
     from optcmp.batching import BatchOrder
+    from optcmp.frameworks.torch.native import TorchNativeAdapter
 
     spec = optcmp.sgd(0.05, batch_size=300, impl="native")
     be = optcmp.get_backend("torch")
@@ -117,11 +117,11 @@ def test_torch_lbfgs_and_scipy_lbfgsb_reach_the_same_optimum(make):
     p = make()  # LR-B: condition number ~1e8, a real test for both line searches
     opt = p.optimum()
     runs = {
-        "torch-native": optcmp.run_one(p, optcmp.lbfgs(impl="native"), backend="torch",
+        "torch-native": optcmp.run(p, optcmp.lbfgs(impl="native"), backend="torch",
                                        tol=1e-14, max_iter=500),
-        "scipy-numpy": optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="numpy",
+        "scipy-numpy": optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend="numpy",
                                       tol=1e-14, max_iter=500),
-        "scipy-torch": optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="torch",
+        "scipy-torch": optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend="torch",
                                       tol=1e-14, max_iter=500),
     }
     scale = np.max(np.abs(opt.x))
@@ -142,7 +142,7 @@ def test_torch_lbfgs_and_scipy_lbfgsb_reach_the_same_optimum(make):
 
 @needs_torch
 def test_torch_lbfgs_step_cost_is_one_plus_line_search():
-    from optcmp.adapters.torch_ import TorchNativeAdapter
+    from optcmp.frameworks.torch.native import TorchNativeAdapter
 
     p = lr_a()
     calls = []
@@ -172,11 +172,11 @@ def test_torch_lbfgs_step_cost_is_one_plus_line_search():
                                      pytest.param("tensorflow", marks=needs_tf)])
 def test_scipy_lbfgsb_on_framework_backends_float64_and_float32(backend):
     p = lr_a()
-    ref = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend="numpy", tol=1e-10)
-    r64 = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend=backend, tol=1e-10)
+    ref = optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend="numpy", tol=1e-10)
+    r64 = optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend=backend, tol=1e-10)
     assert r64.status == "converged" and r64.nit == ref.nit and r64.nfev == ref.nfev
     np.testing.assert_allclose(r64.x, ref.x, rtol=1e-9)
-    r32 = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), backend=backend, dtype="float32",
+    r32 = optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend=backend, dtype="float32",
                          tol=1e-6)
     assert r32.status == "converged", r32.message
     assert r32.x.dtype == np.float64
@@ -248,7 +248,7 @@ def test_check_equivalence_runs_and_records_the_gradient_asked_for(gradient, mon
     res = check_equivalence(p, optcmp.gd(0.1), backends=backends, steps=10, gradient=gradient)
     assert res.verdict == "equivalent", str(res)
     assert res.gradients == {"numpy": "analytic", **{b: gradient for b in backends[1:]}}
-    run = optcmp.run_one(p, optcmp.gd(0.1), backend="torch", gradient=gradient, max_iter=3)
+    run = optcmp.run(p, optcmp.gd(0.1), backend="torch", gradient=gradient, max_iter=3)
     assert run.gradient == res.gradients["torch"]
     if gradient == "autodiff":  # every step and every evaluation of the trajectory
         assert len(calls) >= 2 * 10 + 1
@@ -266,7 +266,7 @@ def test_analytic_without_a_declared_gradient_is_skipped_like_the_run():
     assert res.backends == ["numpy"] and res.gradients == {"numpy": "analytic"}
     for b in frameworks:
         assert "declares no gradient written against ops" in res.skipped[b]
-        r = optcmp.run_one(p, spec, backend=b, gradient="analytic", max_iter=3)
+        r = optcmp.run(p, spec, backend=b, gradient="analytic", max_iter=3)
         assert (r.status, r.message) == ("skipped", res.skipped[b])
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import HAS_TF, HAS_TORCH, lr_a, lr_b, needs_cuda, needs_tf, needs_torch
 
-from optcmp.adapters.reference import build_step
-from optcmp.backends import BackendUnavailable, get_backend
-from optcmp.backends.numpy_ import ops as np_ops
+from optcmp.frameworks import BackendUnavailable, get_backend
+from optcmp.frameworks.numpy.ops import ops as np_ops
+from optcmp.frameworks.reference import build_step
 from optcmp.problems import LinearRegression
 
 FRAMEWORKS = [pytest.param("torch", marks=needs_torch), pytest.param("tensorflow", marks=needs_tf)]
@@ -109,7 +109,7 @@ def _convert(backend, a):
 
 
 def test_every_backend_defines_the_documented_ops():
-    from optcmp.ops import OPS
+    from optcmp.frameworks.ops import OPS
 
     assert set(vars(np_ops)) == set(OPS)
 
@@ -241,7 +241,7 @@ def test_tf_value_and_grad_traced_once():
 
 @needs_tf
 def test_tf_jit_compile_gives_the_same_iterates():
-    from optcmp.backends.tensorflow_ import TensorFlowBackend
+    from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
     from optcmp.optimizers.adadelta import AdadeltaRule
 
     p = lr_a()
@@ -261,7 +261,7 @@ def test_tf_jit_compile_gives_the_same_iterates():
 
 
 def test_missing_framework_names_the_extra(monkeypatch):
-    import optcmp.backends as backends
+    import optcmp.frameworks as backends
 
     monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
     with pytest.raises(BackendUnavailable, match=r"pip install 'optcmp\[torch\]'"):
@@ -272,7 +272,7 @@ def test_missing_framework_names_the_extra(monkeypatch):
 
 def test_compare_records_missing_backend_as_skipped(monkeypatch):
     import optcmp
-    import optcmp.backends as backends
+    import optcmp.frameworks as backends
 
     monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
     p = lr_a()

@@ -341,7 +341,7 @@ def test_set_in_tune(tmp_path, capsys) -> None:
                    "iterations", "--budget", "20", "--repeats", "1", "--out", str(out),
                    "--no-progress"])
     assert rc == 0
-    from optcmp.tuning import load_specs
+    from optcmp.tune_result import load_specs
 
     (spec,) = load_specs(out)
     assert spec.hyperparameters["batch_size"] == 16

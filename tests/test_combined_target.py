@@ -38,7 +38,7 @@ def test_scipys_success_on_a_wrong_gradient_is_not_converged():
                          20.0 * (x[1] - x[0] ** 2)])
 
     p = from_function(f, [-1.0, 1.0], grad=g, optimum=0.0, check_grad=False)
-    r = optcmp.run_one(p, optcmp.lbfgs(impl="scipy", ftol=2.220446049250313e-09, gtol=1e-5),
+    r = optcmp.run(p, optcmp.lbfgs(impl="scipy", ftol=2.220446049250313e-09, gtol=1e-5),
                        optcmp.RunConfig(backend="numpy", tol=1e-6, max_iter=500))
     assert r.status != "converged" and not r.success
     assert r.fun == pytest.approx(0.0015464, rel=1e-3)

@@ -1,4 +1,4 @@
-"""run_one() and compare(): isolation, time-to-target semantics, callbacks, input checks."""
+"""run() and compare(): isolation, time-to-target semantics, callbacks, input checks."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_repeats_use_consecutive_seeds() -> None:
 
 # ---------------------------------------------------------------------- time-to-target
 def test_time_to_target_semantics_full_batch() -> None:
-    r = optcmp.run_one(lr_s(100), optcmp.gd(learning_rate=0.1), tol=1e-6)
+    r = optcmp.run(lr_s(100), optcmp.gd(learning_rate=0.1), tol=1e-6)
     assert r.status == "converged" and r.nit_to_target == 34  # N = 100
     # step k + 1 computes f(x_k): the target is known after nit_to_target + 1 steps
     assert r.nit == r.nfev == r.njev == 35
@@ -97,7 +97,7 @@ def test_time_to_target_semantics_full_batch() -> None:
 
 
 def test_time_to_target_semantics_lbfgs() -> None:
-    r = optcmp.run_one(lr_b(), optcmp.lbfgs(), tol=1e-6)
+    r = optcmp.run(lr_b(), optcmp.lbfgs(), tol=1e-6)
     assert r.status == "converged" and r.nit_to_target == r.nit == 20
     assert r.nfev_to_target == r.nfev >= r.nit and r.njev == r.nfev
     assert r.trace.iteration[-1] == 20 and r.trace.nfev[-1] == r.nfev_to_target
@@ -106,13 +106,13 @@ def test_time_to_target_semantics_lbfgs() -> None:
 
 
 def test_time_to_target_semantics_sgd() -> None:
-    r = optcmp.run_one(lr_s(1000), optcmp.sgd(learning_rate=0.05, batch_size=100), tol=1e-4)
+    r = optcmp.run(lr_s(1000), optcmp.sgd(learning_rate=0.05, batch_size=100), tol=1e-4)
     # the full objective is evaluated once per epoch (10 steps), off the clock
     assert r.status == "converged"
     assert r.nit_to_target % 10 == 0 and r.nit == r.nit_to_target == r.nfev_to_target
     assert r.trace.iteration.tolist() == list(range(0, r.nit + 1, 10))
     assert r.epochs == r.nit / 10
-    r2 = optcmp.run_one(lr_s(1000), optcmp.sgd(learning_rate=0.05, batch_size=100), tol=1e-4,
+    r2 = optcmp.run(lr_s(1000), optcmp.sgd(learning_rate=0.05, batch_size=100), tol=1e-4,
                         eval_every=3)
     assert r2.nit_to_target % 3 == 0 and r2.trace.iteration[1] == 3
 
@@ -121,7 +121,7 @@ def test_x0_already_at_target_converges_at_iteration_zero() -> None:
     X = np.random.default_rng(0).standard_normal((50, 2))
     p = LinearRegression.from_arrays(X, np.zeros(50))  # x0 = 0 is the exact minimizer
     for spec in (optcmp.gd(0.1), optcmp.lbfgs(), optcmp.sgd(learning_rate=0.1)):
-        r = optcmp.run_one(p, spec)
+        r = optcmp.run(p, spec)
         assert r.status == "converged" and r.success, r.message
         assert r.nit_to_target == 0 and r.nit == 0 and r.nfev == 0
         assert r.time_to_target == 0.0 and r.time == 0.0
@@ -129,7 +129,7 @@ def test_x0_already_at_target_converges_at_iteration_zero() -> None:
 
 
 def test_max_iter_status_and_no_time_to_target() -> None:
-    r = optcmp.run_one(lr_b(), optcmp.gd(), max_iter=50)
+    r = optcmp.run(lr_b(), optcmp.gd(), max_iter=50)
     assert r.status == "max_iter" and not r.success and r.nit == 50
     assert r.time_to_target is None and r.nit_to_target is None
     assert r.message == "budget exhausted: MaxIter(n=50)"
@@ -137,12 +137,12 @@ def test_max_iter_status_and_no_time_to_target() -> None:
 
 def test_max_time_status() -> None:
     rule = optcmp.stopping.default_stopping(1e-6, max_time=0.02, max_iter=None, projection=False)
-    r = optcmp.run_one(lr_b(), optcmp.gd(), stopping=rule)
+    r = optcmp.run(lr_b(), optcmp.gd(), stopping=rule)
     assert r.status == "timeout" and r.time >= 0.02 and r.time_to_target is None
 
 
 def test_max_evals_status_on_step_loop() -> None:
-    r = optcmp.run_one(lr_b(), optcmp.adadelta(), max_evals=7)
+    r = optcmp.run(lr_b(), optcmp.adadelta(), max_evals=7)
     assert r.status == "max_evals" and r.nfev == 7
 
 
@@ -156,7 +156,7 @@ def test_divergence_inside_compare_does_not_stop_the_others() -> None:
 # ---------------------------------------------------------------------- callbacks
 def test_callback_receives_intermediate_results() -> None:
     seen = []
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=5, callback=seen.append)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=5, callback=seen.append)
     assert [s.iterate for s in seen] == [0, 1, 2, 3, 4]
     assert [s.fun for s in seen] == r.trace.fun.tolist()
     assert seen[0].x.shape == (4,) and seen[1].fun == pytest.approx(4.0918780, abs=5e-8)
@@ -172,7 +172,7 @@ def test_callback_stop_iteration_gives_stopped() -> None:
 
     # gd(0.1) explodes on LR-B (f = 1e16 at iteration 1, a divergence); "auto" is stable
     for spec in (optcmp.gd("auto"), optcmp.lbfgs()):
-        r = optcmp.run_one(lr_b(), spec, callback=cb)
+        r = optcmp.run(lr_b(), spec, callback=cb)
         assert r.status == "stopped" and not r.success
         assert r.message == "callback raised StopIteration"
         assert r.trace.iteration[-1] == 3
@@ -182,7 +182,7 @@ def test_callback_error_is_failed() -> None:
     def cb(res):
         raise RuntimeError("bad callback")
 
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), callback=cb)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), callback=cb)
     assert r.status == "failed" and r.message == "RuntimeError: bad callback"
 
 
@@ -200,7 +200,7 @@ def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
     def slow_callback(res):
         now[0] += 100.0  # a very expensive callback
 
-    r = optcmp.run_one(lr_s(100), optcmp.gd(0.1), max_iter=5, callback=slow_callback)
+    r = optcmp.run(lr_s(100), optcmp.gd(0.1), max_iter=5, callback=slow_callback)
     assert r.status == "max_iter" and r.nit == 5
     assert r.time == 0.0 and np.all(r.trace.time == 0.0)
 
@@ -221,24 +221,24 @@ def test_compare_input_errors() -> None:
     with pytest.raises(ValueError, match="has no budget"):
         optcmp.compare(p, [optcmp.gd], stopping=RelativeSuboptimality(1e-6), progress=False)
     with pytest.raises(TypeError, match="stopping must be an optcmp.stopping.Rule"):
-        optcmp.run_one(p, optcmp.gd, stopping="tol")  # type: ignore[arg-type]
+        optcmp.run(p, optcmp.gd, stopping="tol")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         optcmp.compare(p, [3.0], progress=False)  # type: ignore[list-item]
     with pytest.raises(ValueError, match="eval_every must be a positive integer"):
-        optcmp.run_one(p, optcmp.sgd, eval_every=0)
+        optcmp.run(p, optcmp.sgd, eval_every=0)
     # numpy always runs on the CPU, whatever device the framework backends get
     with pytest.warns(UserWarning, match="numpy backend always runs on the CPU"):
-        assert optcmp.run_one(p, optcmp.gd, device="cuda", max_iter=2).device == "cpu"
+        assert optcmp.run(p, optcmp.gd, device="cuda", max_iter=2).device == "cpu"
 
 
 def test_rule_without_target_warns() -> None:
     with pytest.warns(UserWarning, match="has no target"):
-        r = optcmp.run_one(lr_a(), optcmp.gd(0.1), stopping=MaxIter(3))
+        r = optcmp.run(lr_a(), optcmp.gd(0.1), stopping=MaxIter(3))
     assert r.status == "max_iter"
 
 
 def test_missing_backend_is_skipped_or_strict(monkeypatch) -> None:
-    import optcmp.backends as ob
+    import optcmp.frameworks as ob
 
     real = ob.is_available
     monkeypatch.setattr(ob, "is_available", lambda n: False if n == "torch" else real(n))
@@ -247,18 +247,18 @@ def test_missing_backend_is_skipped_or_strict(monkeypatch) -> None:
                               progress=False)
     assert [(r.backend, r.status) for r in comp] == [("numpy", "converged"), ("torch", "skipped")]
     assert "pip install 'optcmp[torch]'" in comp[1].message
-    with pytest.raises(optcmp.backends.BackendUnavailable, match=r"optcmp\[torch\]"):
+    with pytest.raises(optcmp.frameworks.BackendUnavailable, match=r"optcmp\[torch\]"):
         optcmp.compare(lr_a(), [optcmp.gd(0.1)], backends=["torch"], strict=True,
                        progress=False)
 
 
 def test_float32_target_is_confirmed_in_float64() -> None:
     """A float32 objective may round below f*: the target is checked in float64."""
-    r = optcmp.run_one(lr_b(), optcmp.lbfgs(), dtype="float32", tol=1e-6)
+    r = optcmp.run(lr_b(), optcmp.lbfgs(), dtype="float32", tol=1e-6)
     assert r.dtype == "float32" and r.status == "converged"
     assert r.x.dtype == np.float64
     assert 0.0 <= r.relative_suboptimality <= 1e-6
-    g = optcmp.run_one(lr_s(1000), optcmp.gd(0.1), dtype="float32", tol=1e-6)
+    g = optcmp.run(lr_s(1000), optcmp.gd(0.1), dtype="float32", tol=1e-6)
     assert g.status == "converged" and g.nit_to_target == 34
 
 
@@ -267,7 +267,7 @@ def test_converged_full_batch_run_returns_the_iterate_that_met_the_target() -> N
     # x_{k+1}, so the final relative suboptimality in float64 is within the tolerance.
 
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), tol=1e-8)
+    r = optcmp.run(p, optcmp.gd(learning_rate=0.1), tol=1e-8)
     assert r.status == "converged"
     assert r.nit == r.nit_to_target + 1
     assert r.relative_suboptimality <= 1e-8
@@ -292,13 +292,13 @@ def test_a_bad_device_name_is_one_error_before_any_run(device) -> None:
             optcmp.compare(lr_a(), [optcmp.gd(0.1), optcmp.lbfgs], backends=backends,
                            device=device, callback=seen.append, progress=False)
     with pytest.raises(ValueError, match=DEVICE_MSG + repr(device)):
-        optcmp.run_one(lr_a(), optcmp.gd(0.1), device=device, callback=seen.append)
+        optcmp.run(lr_a(), optcmp.gd(0.1), device=device, callback=seen.append)
     assert seen == []  # nothing ran
 
 
 @pytest.mark.parametrize("device", [None, "cpu", " CPU ", "cuda", "cuda:1", "GPU", "gpu:0"])
 def test_check_device_accepts_the_documented_forms(device) -> None:
-    from optcmp.backends import check_device
+    from optcmp.frameworks import check_device
 
     assert check_device(device) == (None if device is None else device.strip())
 
@@ -315,7 +315,7 @@ def test_numpy_warns_once_that_it_runs_on_the_cpu() -> None:
                     "torch and tensorflow backends only"]
     assert [r.device for r in comp] == ["cpu", "cpu"] and comp.settings["device"] == "cuda"
     with pytest.warns(UserWarning, match=r"numpy backend always runs on the CPU: device='gpu'"):
-        r = optcmp.run_one(lr_a(), optcmp.gd(0.1), device="gpu", max_iter=2)
+        r = optcmp.run(lr_a(), optcmp.gd(0.1), device="gpu", max_iter=2)
     assert r.device == "cpu" and r.status == "max_iter"
 
 
@@ -368,7 +368,7 @@ def test_problem_and_optimizers_of_the_wrong_type_are_type_errors() -> None:
         with pytest.raises(TypeError, match=want.format(name)):
             optcmp.compare(bad, [optcmp.gd], progress=False)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=want.format(name)):
-            optcmp.run_one(bad, optcmp.gd)  # type: ignore[arg-type]
+            optcmp.run(bad, optcmp.gd)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=want.format(name)):
             optcmp.make_stopping(bad)  # type: ignore[arg-type]
     for bad, name in ((None, "None"), (5, "int"), ({"gd": 1}, "dict")):
@@ -377,7 +377,7 @@ def test_problem_and_optimizers_of_the_wrong_type_are_type_errors() -> None:
                                             f"got {name}$"):
             optcmp.compare(lr_a(), bad, progress=False)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="an optimizer must be an OptimizerSpec .* got None"):
-        optcmp.run_one(lr_a(), None)  # type: ignore[arg-type]
+        optcmp.run(lr_a(), None)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------- progress bar
@@ -429,7 +429,7 @@ def test_callback_error_is_a_failed_run_with_the_evaluations_spent() -> None:
         if ir.nit >= 5:
             raise ValueError("boom from callback")
 
-    r = optcmp.run_one(lr_a(), optcmp.gd(learning_rate=0.1), callback=boom, max_iter=100)
+    r = optcmp.run(lr_a(), optcmp.gd(learning_rate=0.1), callback=boom, max_iter=100)
     assert r.status == "failed"
     assert r.message == "ValueError: boom from callback"
     assert r.nit == 5

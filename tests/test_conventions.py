@@ -11,7 +11,7 @@ import pytest
 from conftest import HAS_TF, HAS_TORCH, lr_a, needs_tf, needs_torch
 
 import optcmp
-from optcmp.backends.numpy_ import ops
+from optcmp.frameworks.numpy.ops import ops
 from optcmp.optimizers import optimizer_info
 from optcmp.optimizers.schedule import check_schedule, parse
 
@@ -90,11 +90,11 @@ def test_adam_epsilon_conventions_take_the_same_step_at_gradient_1():
 @needs_tf
 def test_an_adam_spec_never_runs_the_other_convention():
     p = lr_a()
-    r = _quiet(optcmp.run_one, p, optcmp.adam(0.01, impl="native"), backend="tensorflow",
+    r = _quiet(optcmp.run, p, optcmp.adam(0.01, impl="native"), backend="tensorflow",
                max_iter=5, max_time=None)
     assert r.status == "skipped"
     assert "keras.optimizers.Adam implements convention='eps_hat'" in r.message
-    auto = _quiet(optcmp.run_one, p, optcmp.adam(0.01), backend="tensorflow", max_iter=5,
+    auto = _quiet(optcmp.run, p, optcmp.adam(0.01), backend="tensorflow", max_iter=5,
                   max_time=None)
     assert auto.impl == "reference" and auto.status != "skipped"
 
@@ -211,7 +211,7 @@ def test_global_norm_clipping_first_step_and_suboptimality():
     assert abs(np.linalg.norm(x1) - 0.1) < 1e-15  # optcmp's clip is exact (torch: 0.09999998)
     fs = p.optimum().fun
     assert f"{(res.fun['numpy'][20] - fs) / (res.fun['numpy'][0] - fs):.4e}" == "4.8253e-02"
-    r = _quiet(optcmp.run_one, p, CLIPPED, backend="numpy", threads=1, tol=1e-6, max_time=None)
+    r = _quiet(optcmp.run, p, CLIPPED, backend="numpy", threads=1, tol=1e-6, max_time=None)
     assert r.nit_to_target == 47 and r.hyperparameters["clip_norm"] == 1.0
 
 
@@ -281,11 +281,11 @@ def test_schedule_parameter_errors_name_the_parameter(schedule, match):
 def test_per_epoch_schedule_is_converted_and_recorded():
     p = lr_a()
     spec = optcmp.momentum(0.05, schedule="step(step_size=10, gamma=0.5, unit='epoch')")
-    r = _quiet(optcmp.run_one, p, spec, backend="numpy", max_iter=3, max_time=None)
+    r = _quiet(optcmp.run, p, spec, backend="numpy", max_iter=3, max_time=None)
     assert r.hyperparameters["schedule"] == "step(step_size=10, gamma=0.5)"  # 1 step = 1 epoch
     mb = optcmp.sgd(0.05, batch_size=100, momentum=0.9,
                     schedule="step(step_size=2, gamma=0.5, unit='epoch')")
-    r = _quiet(optcmp.run_one, p, mb, backend="numpy", max_iter=3, max_time=None)
+    r = _quiet(optcmp.run, p, mb, backend="numpy", max_iter=3, max_time=None)
     assert r.hyperparameters["schedule"] == "step(step_size=2, gamma=0.5, every=10)"
     assert parse(r.hyperparameters["schedule"]).factor(19.0) == 1.0
     assert parse(r.hyperparameters["schedule"]).factor(20.0) == 0.5
@@ -324,7 +324,7 @@ def test_convention_errors_name_the_allowed_values():
 @needs_torch
 def test_torch_schedule_is_torchs_lambdalr_and_recorded():
     spec = optcmp.adam(0.01, schedule="exponential(gamma=0.9)", impl="native")
-    r = _quiet(optcmp.run_one, lr_a(), spec, backend="torch", max_iter=3, max_time=None)
+    r = _quiet(optcmp.run, lr_a(), spec, backend="torch", max_iter=3, max_time=None)
     assert r.impl == "native" and "torch.optim.Adam" in r.implementation
     assert r.hyperparameters["schedule"] == "exponential(gamma=0.9)"
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import lr_a, needs_cuda
 
 import optcmp
-from optcmp.backends.numpy_ import NumpyBackend
+from optcmp.frameworks.numpy.backend import NumpyBackend
 from optcmp.timing import Stopwatch
 
 runner_mod = importlib.import_module("optcmp.engine.session")
@@ -71,7 +71,7 @@ def _run(monkeypatch, *, synced: bool):
         monkeypatch.setattr(runner_mod, "Stopwatch", lambda sync=None: Stopwatch())
     # one framework call per step (the fake queues work in its compiled step; fused blocks are
     # timed by the same synced stopwatch, one interval per block)
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), backend="numpy", execution="step",
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), backend="numpy", execution="step",
                        stopping=optcmp.MaxIter(10) | optcmp.RelativeSuboptimality(1e-300))
     return r, be
 
@@ -105,7 +105,7 @@ def test_warmup_and_monitoring_are_off_the_clock(monkeypatch):
 
     be = FakeAsyncBackend()
     monkeypatch.setattr(runner_mod, "get_backend", lambda *a, **k: be)
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), backend="numpy", callback=callback,
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), backend="numpy", callback=callback,
                        stopping=optcmp.MaxIter(5) | optcmp.RelativeSuboptimality(1e-300))
     assert len(slow) >= 5
     # 5 steps of 50 ms each on the clock; the callbacks' 5 x 200 ms are not (>= 0.8 s if they were)
@@ -142,6 +142,6 @@ def test_cuda_stopwatch_matches_cuda_events():  # pragma: no cover - needs a GPU
     assert np.median(synced) == pytest.approx(np.median(events), rel=0.2)
     assert np.median(unsynced) * 10 <= np.median(synced)
     p = optcmp.problems.LinearRegression(n_samples=1_000_000, n_features=3)
-    r = optcmp.run_one(p, optcmp.gd(), backend="torch", device="cuda", dtype="float32",
+    r = optcmp.run(p, optcmp.gd(), backend="torch", device="cuda", dtype="float32",
                        stopping=optcmp.MaxIter(20) | optcmp.RelativeSuboptimality(1e-300))
     assert r.device.startswith("cuda") and r.nit == 20 and r.time > 0

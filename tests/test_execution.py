@@ -13,9 +13,11 @@ import pytest
 from conftest import HAS_JAX, HAS_TF, HAS_TORCH, lr_a
 
 import optcmp
+from optcmp.analysis.stats.fairness import fairness_issues
+from optcmp.engine.config import RunConfig
+from optcmp.engine.drivers import BLOCK_FRACTION
+from optcmp.engine.session import CompileInTimedWarning
 from optcmp.problems import FizzBuzzMLP, LinearRegression
-from optcmp.runner import BLOCK_FRACTION, CompileInTimedWarning, RunConfig
-from optcmp.stats import fairness_issues
 
 BACKENDS = ["numpy"] + (["torch"] if HAS_TORCH else []) + (["tensorflow"] if HAS_TF else [])
 needs_tf = pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
@@ -38,7 +40,7 @@ def linreg2000():
 def _run(problem, spec, backend, execution, max_iter):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        return optcmp.run_one(problem, spec, backend=backend, execution=execution, threads=1,
+        return optcmp.run(problem, spec, backend=backend, execution=execution, threads=1,
                               max_iter=max_iter, max_time=None)
 
 
@@ -63,12 +65,12 @@ def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, e
 @needs_tf
 def test_the_counter_sees_a_shape_the_warm_up_missed(monkeypatch):
     """Negative control: skip the warm-up of the short last batch and the count is 1."""
-    from optcmp.adapters.base import MinibatchMixin
+    from optcmp.frameworks.stepper import MinibatchMixin
 
     monkeypatch.setattr(MinibatchMixin, "_warmup_steps", lambda self: [0])
     fresh = LinearRegression(n_samples=2000)  # nothing compiled for it by an earlier run
     with pytest.warns(CompileInTimedWarning, match="1 compilation"):
-        r = optcmp.run_one(fresh, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
+        r = optcmp.run(fresh, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
                            backend="tensorflow", execution="step", threads=1, max_iter=40,
                            max_time=None)
     assert r.compiles_in_timed == 1
@@ -102,7 +104,7 @@ def test_a_tensorflow_repetition_does_not_compile_again(execution, made):
     def compiles(problem, spec):
         with warnings.catch_warnings():  # native Keras full-batch steps are not fused
             warnings.filterwarnings("ignore", "execution='fused' is not possible")
-            r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
+            r = optcmp.run(problem, spec, backend="tensorflow", execution=execution,
                                threads=1, max_iter=40, max_time=None)
         assert r.compiles_in_timed == 0 and (r.nit == 40 or r.status == "converged"), r.message
         return r, made[-1].compilations()
@@ -144,7 +146,7 @@ def test_step_and_fused_runs_are_the_same_run(backend, spec):
     """Same iterations, same target iteration, same iterate and trace (float64, 1e-10)."""
     p = lr_a()  # GD: hundreds of steps, so blocks of 2+ steps; SGD: 1000 % 64 = 40
     tol = 1e-8 if spec.name == "gd" else 1e-2
-    runs = {ex: optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1, tol=tol,
+    runs = {ex: optcmp.run(p, spec, backend=backend, execution=ex, threads=1, tol=tol,
                                max_iter=3000, max_time=None) for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
     assert (a.execution, b.execution) == ("step", "fused")
@@ -159,7 +161,7 @@ def test_step_and_fused_runs_are_the_same_run(backend, spec):
 
 
 def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(monkeypatch):
-    from optcmp.adapters.reference import ReferenceAdapter
+    from optcmp.frameworks.reference import ReferenceAdapter
 
     sizes: list[tuple[int, int]] = []
     real = ReferenceAdapter.run_block
@@ -172,7 +174,7 @@ def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(mon
     p = lr_a()
     rule = optcmp.make_stopping(p, tol=1e-15, max_iter=900, max_time=None, stall=False,
                                 projection=False)  # the whole budget: no early stop
-    r = optcmp.run_one(p, optcmp.gd(0.001), execution="fused", threads=1, stopping=rule)
+    r = optcmp.run(p, optcmp.gd(0.001), execution="fused", threads=1, stopping=rule)
     assert r.nit == 900 and sum(n for _, n in sizes[1:]) == 900  # [0] is the warm-up
     assert all(n <= max(1, BLOCK_FRACTION * k) for k, n in sizes[1:])
     assert max(n for _, n in sizes) == 8  # grew geometrically, stopped by MaxIter exactly
@@ -181,22 +183,22 @@ def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(mon
 def test_a_callback_needs_every_iterate_so_full_batch_runs_step():
     seen = []
     with pytest.warns(UserWarning, match="callback needs every iterate"):
-        r = optcmp.run_one(lr_a(), optcmp.gd(0.1), execution="fused", max_iter=5,
+        r = optcmp.run(lr_a(), optcmp.gd(0.1), execution="fused", max_iter=5,
                            callback=lambda res: seen.append(res.nit))
     assert r.execution == "step" and len(seen) == 5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        auto = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=5, callback=lambda res: None)
+        auto = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=5, callback=lambda res: None)
     assert auto.execution == "step"
-    sgd = optcmp.run_one(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
+    sgd = optcmp.run(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
                          callback=lambda res: seen.append(res.nit))
     assert sgd.execution == "fused" and seen[-5:] == [8, 16, 24, 32, 40]
 
 
 def test_layout_is_chosen_per_backend_and_workload():
     p = lr_a()
-    gd = optcmp.run_one(p, optcmp.gd(0.1), max_iter=3)
-    sgd = optcmp.run_one(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
+    gd = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
+    sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
     assert (gd.layout, sgd.layout) == ("column-major", "row-major")
     assert (gd.compiled, gd.execution, gd.compiles_in_timed) == ("numpy", "fused", 0)
     be = optcmp.get_backend("numpy")
@@ -230,7 +232,7 @@ def test_compare_runs_step_and_fused_side_by_side():
 
 
 def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=3)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=3)
     back = optcmp.results.RunResult.from_dict(r.to_dict())
     assert (back.compiled, back.layout, back.execution, back.compiles_in_timed) == \
         ("numpy", "column-major", "fused", 0)
@@ -264,7 +266,7 @@ def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
 def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
     """float32 runs confirm a target in float64 on the iterate that met it: in a fused block
     that iterate is recomputed by replaying the block (the run goes on when unconfirmed)."""
-    runs = [optcmp.run_one(lr_a(), optcmp.gd(0.01), backend=backend, dtype="float32",
+    runs = [optcmp.run(lr_a(), optcmp.gd(0.01), backend=backend, dtype="float32",
                            execution=ex, threads=1, tol=1e-5, max_iter=5000, max_time=None)
             for ex in ("step", "fused")]
     a, b = runs
@@ -301,8 +303,8 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
     run is the one-step-per-call run (iterations, iterate, trace), and the clock holds
     exactly its steps: the block that holds the target is run again up to it, so the time to
     the target is the run's whole time."""
-    from optcmp.adapters.keras import KerasNativeAdapter
-    from optcmp.adapters.reference import ReferenceAdapter
+    from optcmp.frameworks.reference import ReferenceAdapter
+    from optcmp.frameworks.tensorflow.native import KerasNativeAdapter
     from optcmp.timing import Stopwatch
 
     log: list[int | str] = []
@@ -318,7 +320,7 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
         real_rewind(self, mark)
     monkeypatch.setattr(Stopwatch, "rewind", rewind)
     p = lr_a()
-    runs = {ex: optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1, tol=1e-3,
+    runs = {ex: optcmp.run(p, spec, backend=backend, execution=ex, threads=1, tol=1e-3,
                                eval_every=4, max_iter=3000, max_time=None)
             for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
@@ -348,7 +350,7 @@ def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
     ``optimizer.step()`` per call, over 5 epochs of lr_a (the momentum buffer carried across
     blocks), and says so in its implementation."""
     p = lr_a()
-    runs = {ex: optcmp.run_one(p, spec, backend="torch", execution=ex, threads=1, max_iter=80,
+    runs = {ex: optcmp.run(p, spec, backend="torch", execution=ex, threads=1, max_iter=80,
                                tol=1e-9, max_time=None, eval_every=7)
             for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
@@ -373,7 +375,7 @@ def test_a_run_diverging_inside_a_spanning_block_ends_where_one_step_per_call_en
                                 projection=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NondeterministicBlockWarning)
-        runs = [optcmp.run_one(p, spec, backend=backend, execution=ex, threads=1,
+        runs = [optcmp.run(p, spec, backend=backend, execution=ex, threads=1,
                                eval_every=4, stopping=rule) for ex in ("step", "fused")]
     a, b = runs
     assert a.status == b.status == "diverged" and a.nit == b.nit > 16, (a.message, b.message)
@@ -387,7 +389,7 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
     order is placed off the clock, but each epoch's gather of the rows in that order (the
     copy a training loop pays for) happens while the stopwatch runs, once per epoch, epoch
     0's included (the warm-up's gather is dropped)."""
-    from optcmp.adapters.base import MinibatchMixin
+    from optcmp.frameworks.stepper import MinibatchMixin
     from optcmp.timing import Stopwatch
 
     running = {"on": False}
@@ -410,7 +412,7 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
     monkeypatch.setattr(Stopwatch, "resume", resume)
     monkeypatch.setattr(Stopwatch, "pause", pause)
     monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
-    r = optcmp.run_one(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
+    r = optcmp.run(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
                        execution=execution, threads=1, max_iter=48, tol=1e-12,
                        max_time=None)
     assert r.nit == 48 and r.execution == execution
@@ -428,7 +430,7 @@ def test_observations_further_apart_than_the_index_vector_holds(backend):
     1,280 steps, fewer than ``eval_every=1400``: blocks end where the index vector does, and
     the run is the one-step-per-call run."""
     p = LinearRegression(n_samples=300)
-    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+    runs = [optcmp.run(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
                            threads=1, eval_every=1400, max_iter=1500, tol=1e-12,
                            max_time=None) for ex in ("step", "fused")]
     a, b = runs
@@ -448,7 +450,7 @@ def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backe
             raise ValueError("boom")
 
     p = LinearRegression(n_samples=300)
-    runs = [optcmp.run_one(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
+    runs = [optcmp.run(p, optcmp.sgd(batch_size=32), backend=backend, execution=ex,
                            threads=1, eval_every=7, max_iter=3000, callback=boom)
             for ex in ("step", "fused")]
     a, b = runs
@@ -460,7 +462,7 @@ def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backe
 def test_a_run_that_ends_inside_an_epoch_gathers_only_the_chunks_it_reaches(monkeypatch):
     """100,000 rows in minibatches of 64 (1,563 an epoch): 300 steps gather two chunks of
     CHUNK_ROWS rows (minibatches 0-255 and 256-511), not the epoch's 100,000 rows."""
-    from optcmp.adapters.base import CHUNK_ROWS, MinibatchMixin
+    from optcmp.frameworks.stepper import CHUNK_ROWS, MinibatchMixin
 
     real = MinibatchMixin._gather_chunk
     rows: list[int] = []
@@ -470,7 +472,7 @@ def test_a_run_that_ends_inside_an_epoch_gathers_only_the_chunks_it_reaches(monk
         rows.append(len(next(iter(self._chunk_rows.values()))))
 
     monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
-    r = optcmp.run_one(LinearRegression(n_samples=100_000), optcmp.sgd(1e-4, batch_size=64),
+    r = optcmp.run(LinearRegression(n_samples=100_000), optcmp.sgd(1e-4, batch_size=64),
                        backend="numpy", threads=1, max_iter=300, tol=1e-12, max_time=None)
     assert r.nit == 300 and CHUNK_ROWS == 1 << 14
     # the warm-up's: the first chunk and the last (its shorter last minibatch); the run's: two
@@ -483,7 +485,7 @@ def test_index_vectors_of_successive_spanning_blocks_keep_the_epochs_order():
     keeps the epochs the last one drew): the same iterate as one step per call."""
     p = lr_a()
     spec = optcmp.sgd(0.01, batch_size=64, impl="reference")
-    a, b = (optcmp.run_one(p, spec, backend="jax", execution=ex, threads=1, max_iter=1200,
+    a, b = (optcmp.run(p, spec, backend="jax", execution=ex, threads=1, max_iter=1200,
                            tol=1e-12, max_time=None) for ex in ("step", "fused"))
     assert a.nit == b.nit == 1200 and len(b.trace.iteration) == 76
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
@@ -500,9 +502,9 @@ def test_keras_sgd_clips_in_float32_runs_as_the_reference_rule():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a budget-only run has no target
-        r = optcmp.run_one(p, spec(), backend="tensorflow", dtype="float32", max_iter=10,
+        r = optcmp.run(p, spec(), backend="tensorflow", dtype="float32", max_iter=10,
                            max_time=None, threads=1)
-        q = optcmp.run_one(p, spec(impl="reference"), backend="numpy", dtype="float32",
+        q = optcmp.run(p, spec(impl="reference"), backend="numpy", dtype="float32",
                            max_iter=10, max_time=None, threads=1)
     assert r.status == "max_iter" and r.impl == "native", r.message
     np.testing.assert_allclose(r.x, q.x, rtol=0, atol=1e-5 * np.max(np.abs(q.x)))

@@ -11,11 +11,12 @@ import pytest
 from conftest import lr_a
 
 import optcmp
-from optcmp.executors import ProblemRef, RunTask, execute_run, host_activity
+from optcmp.engine.config import RunConfig
+from optcmp.engine.host import host_activity
+from optcmp.executors import ProblemRef, RunTask, execute_run
+from optcmp.fingerprint import data_fingerprint
 from optcmp.problems import LinearRegression
-from optcmp.runner import RunConfig
 from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality
-from optcmp.store import data_fingerprint
 
 RULE = RelativeSuboptimality(1e-8) | MaxIter(3000) | Divergence()
 OPTS = [optcmp.diag_newton(), optcmp.lbfgs()]
@@ -81,7 +82,7 @@ def assert_warned_once(comp) -> None:
     import copy
     import warnings
 
-    from optcmp.stats import UnfairComparisonWarning, check_fairness
+    from optcmp.analysis.stats.fairness import UnfairComparisonWarning, check_fairness
 
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")

@@ -20,7 +20,8 @@ from optcmp.optimizers import (
     optimizer_names,
     register_optimizer,
 )
-from optcmp.optimizers.base import positive_float, unregister_optimizer
+from optcmp.optimizers._hyperparams import positive_float
+from optcmp.optimizers.base import unregister_optimizer
 
 
 class HeavyBallRule(UpdateRule):
@@ -115,8 +116,8 @@ def test_bad_declarations_are_refused() -> None:
 
 def test_numpy_only_install_records_missing_frameworks_as_skipped(monkeypatch) -> None:
     """Checking the impls of every backend imports no framework adapter."""
-    import optcmp.adapters as adapters
-    import optcmp.backends as backends
+    import optcmp.frameworks as backends
+    import optcmp.frameworks.adapters as adapters
 
     monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
     monkeypatch.setattr(adapters, "ADAPTERS", {**adapters.ADAPTERS,

@@ -7,10 +7,10 @@ import pytest
 from conftest import needs_cuda
 
 import optcmp
-from optcmp.backends import BackendUnavailable, get_backend, is_available
-from optcmp.backends.numpy_ import ops as np_ops
+from optcmp.frameworks import BackendUnavailable, get_backend, is_available
+from optcmp.frameworks.numpy.ops import ops as np_ops
 from optcmp.problems import PROBLEMS, FizzBuzzMLP
-from optcmp.problems.fizzbuzz import CLASSES, binary_encode, fizzbuzz_labels
+from optcmp.problems.fizzbuzz_data import CLASSES, binary_encode, fizzbuzz_labels
 from optcmp.stopping import LossTarget
 
 LOSSES = ("mse", "mse_sum", "cross_entropy")
@@ -353,7 +353,7 @@ def test_declared_gradient_equals_autodiff(backend, loss):
 # ---------------------------------------------------------------------- runs
 def test_gd_and_sgd_without_learning_rate_are_skipped_with_the_reason():
     p = FizzBuzzMLP()
-    r = optcmp.run_one(p, optcmp.gd, max_iter=5)
+    r = optcmp.run(p, optcmp.gd, max_iter=5)
     assert r.status == "skipped" and not r.success and r.nit == 0
     assert "learning_rate" in r.message and "positive float" in r.message
     comp = optcmp.compare(p, [optcmp.sgd(), optcmp.sgd(learning_rate=1.0)], max_iter=3,
@@ -413,18 +413,18 @@ def test_fizzbuzz_drop_last_runs_14_steps_per_epoch_and_is_recorded():
     p = FizzBuzzMLP(drop_last=True)
     assert p.n_samples == 900 and p.spec()["drop_last"] is True
     assert FizzBuzzMLP.from_spec(p.spec()).drop_last is True
-    r = optcmp.run_one(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=42,
+    r = optcmp.run(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=42,
                        max_time=None, threads=1)
     assert r.problem_spec["drop_last"] is True
     assert list(r.trace.iteration) == [0, 14, 28, 42]  # evaluated once per 14-step epoch
-    full = optcmp.run_one(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
+    full = optcmp.run(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
                           max_iter=45, max_time=None, threads=1)
     assert full.problem_spec["drop_last"] is False
     assert list(full.trace.iteration) == [0, 15, 30, 45]
     # the first 14 steps are the same batches, so the iterates part only at step 15 / epoch 1
-    a = optcmp.run_one(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=14,
+    a = optcmp.run(p, optcmp.sgd(learning_rate=2.56, batch_size=64), max_iter=14,
                        max_time=None, threads=1)
-    b = optcmp.run_one(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
+    b = optcmp.run(FizzBuzzMLP(), optcmp.sgd(learning_rate=2.56, batch_size=64),
                        max_iter=14, max_time=None, threads=1)
     assert np.array_equal(a.x, b.x)
     with pytest.raises(ValueError, match="drop_last must be True or False"):

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import optcmp
-from optcmp.adapters import resolve_adapter
-from optcmp.backends import BackendUnavailable, get_backend, is_available
 from optcmp.batching import BatchOrder
 from optcmp.equivalence import check_equivalence
+from optcmp.frameworks import BackendUnavailable, get_backend, is_available
+from optcmp.frameworks.adapters import resolve_adapter
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems import FizzBuzzMLP
 
@@ -114,7 +114,7 @@ def test_summed_loss_with_the_story_settings_hovers_at_0_6():
     """The story's PyTorch loss: squared error summed over the batch, lr 0.01, TF init. The
     effective step is 256x the mean one and the loss hovers near 0.6 per sample."""
     p = FizzBuzzMLP(loss="mse_sum", init="truncated_normal", test_fraction=0.0)
-    r = optcmp.run_one(p, optcmp.sgd(learning_rate=0.01, batch_size=64),
+    r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64),
                        max_iter=16 * 60, max_time=None)
     assert r.reduction == "sum" and r.status == "max_iter" and not r.success
     per_sample = r.trace.fun[5:] / 1000
@@ -136,7 +136,7 @@ def test_numpy_sgd_on_the_summed_loss_ends_on_the_plateau_after_1000_epochs():
     matched to 3e-4."""
     p = _story_numpy_problem()
     epochs = 1000
-    r = optcmp.run_one(p, optcmp.sgd(learning_rate=0.01, batch_size=64), seed=1, threads=1,
+    r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64), seed=1, threads=1,
                        stopping=optcmp.MaxIter(epochs * 16) | optcmp.LossTarget(1.0))
     assert r.threads == 1 and r.status == "max_iter" and r.epochs == pytest.approx(epochs)
     per_sample = r.fun / p.n_samples
@@ -240,7 +240,7 @@ def test_monitoring_between_steps_leaves_fizzbuzz_iterates_bit_identical(backend
         xs = []
         for _ in range(3):
             a.step()
-            if monitor:  # what run_one's monitor and a user's callback may do off the clock
+            if monitor:  # what run's monitor and a user's callback may do off the clock
                 x = a.x_numpy()
                 p.value_and_grad(x, p.train_data)
                 vg(be.asarray(x), a.data)
@@ -255,7 +255,7 @@ def test_monitoring_between_steps_leaves_fizzbuzz_iterates_bit_identical(backend
 
 def test_recorded_fun_of_fizzbuzz_sgd_is_the_full_objective():
     p = FizzBuzzMLP()
-    r = optcmp.run_one(p, optcmp.sgd(learning_rate=2.56), max_iter=15, max_time=None)
+    r = optcmp.run(p, optcmp.sgd(learning_rate=2.56), max_iter=15, max_time=None)
     assert r.nit == 15 and r.epochs == pytest.approx(1.0)
     assert r.trace.fun[-1] == p.fun64(r.x)  # all 900 rows, not the last minibatch's
 
@@ -264,12 +264,12 @@ def test_recorded_fun_of_fizzbuzz_sgd_is_the_full_objective():
 def test_sum_loss_is_a_hidden_learning_rate_and_the_reduction_is_recorded():
     mean, total = FizzBuzzMLP(loss="mse"), FizzBuzzMLP(loss="mse_sum")
     m = 900 * 4
-    a = optcmp.run_one(mean, optcmp.gd(learning_rate=2.0), max_iter=5)
-    b = optcmp.run_one(total, optcmp.gd(learning_rate=2.0 / m), max_iter=5)
+    a = optcmp.run(mean, optcmp.gd(learning_rate=2.0), max_iter=5)
+    b = optcmp.run(total, optcmp.gd(learning_rate=2.0 / m), max_iter=5)
     assert (a.reduction, b.reduction) == ("mean", "sum")
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
     np.testing.assert_allclose(b.trace.fun / m, a.trace.fun, rtol=1e-12)
-    c = optcmp.run_one(total, optcmp.gd(learning_rate=2.0), max_iter=5)  # "same" lr, sum loss
+    c = optcmp.run(total, optcmp.gd(learning_rate=2.0), max_iter=5)  # "same" lr, sum loss
     assert np.max(np.abs(c.x - a.x)) > 1.0
 
 

@@ -76,7 +76,7 @@ def test_with_the_right_gradient_lbfgs_reaches_1e_10_in_25_evaluations_on_every_
     # scipy's L-BFGS-B with the right gradient stops after 21 iterations and 25 evaluations
     p = from_function(rosenbrock, [-1.0, 1.0], grad=grad_right, optimum=0.0)
     for backend in optcmp.available_backends():
-        r = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"),
+        r = optcmp.run(p, optcmp.lbfgs(impl="scipy"),
                            optcmp.RunConfig(backend=backend, tol=1e-10, max_evals=25))
         assert r.status == "converged" and r.fun <= 1e-10 and r.nfev <= 25, (backend, r)
 

@@ -14,10 +14,10 @@ import pytest
 from conftest import HAS_TF, HAS_TORCH
 
 import optcmp
-from optcmp.backends import get_backend
-from optcmp.backends.base import declares_gradient_ops, gradient_kind
+from optcmp.engine.config import RunConfig
+from optcmp.frameworks import get_backend
+from optcmp.frameworks.base import declares_gradient_ops, gradient_kind
 from optcmp.problems import FizzBuzzMLP, LinearRegression, LogisticRegression
-from optcmp.runner import RunConfig
 
 FRAMEWORKS = (["torch"] if HAS_TORCH else []) + (["tensorflow"] if HAS_TF else [])
 needs_fw = pytest.mark.skipif(not FRAMEWORKS, reason="neither torch nor tensorflow installed")
@@ -84,7 +84,7 @@ def test_analytic_without_a_declared_gradient_is_refused():
 def _run(p, spec, backend, gradient, execution="auto"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return optcmp.run_one(p, spec, backend=backend, stopping=optcmp.MaxIter(40), threads=1,
+        return optcmp.run(p, spec, backend=backend, stopping=optcmp.MaxIter(40), threads=1,
                               seed=2, gradient=gradient, execution=execution)
 
 
@@ -137,7 +137,7 @@ def test_cli_gradient_flag_is_recorded(tmp_path):
 @pytest.mark.parametrize("name", FRAMEWORKS)
 def test_minibatch_step_without_value(name, linreg):
     """value=False: eager torch skips the unread minibatch objective; the update is the same."""
-    from optcmp.adapters.reference import build_step
+    from optcmp.frameworks.reference import build_step
     from optcmp.optimizers.gd import GDRule
 
     be = get_backend(name)

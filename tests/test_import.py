@@ -18,8 +18,8 @@ HEAVY = ("torch", "tensorflow", "keras", "jax")
 CODE = f"""
 import sys
 import optcmp
-import optcmp.cli, optcmp.runner, optcmp.sweep, optcmp.results, optcmp.stopping, optcmp.timing
-from optcmp.backends import available_backends
+import optcmp.cli, optcmp.engine, optcmp.sweep, optcmp.results, optcmp.stopping, optcmp.timing
+from optcmp.frameworks import available_backends
 names = available_backends()          # finds frameworks without importing them
 optcmp.get_optimizer("lbfgs")
 optcmp.cli.build_parser()
@@ -77,15 +77,15 @@ def test_import_optcmp_loads_no_scipy_and_no_optional_library() -> None:
 def test_a_numpy_gradient_run_loads_no_scipy() -> None:
     loaded = _loaded("import optcmp\n"
                      "p = optcmp.problems.LinearRegression(n_samples=200)\n"
-                     "optcmp.run_one(p, optcmp.gd, max_iter=50)\n"
-                     "optcmp.run_one(p, optcmp.diag_newton, max_iter=50)")
+                     "optcmp.run(p, optcmp.gd, max_iter=50)\n"
+                     "optcmp.run(p, optcmp.diag_newton, max_iter=50)")
     assert not [m for m in loaded if m.startswith("scipy")], loaded
 
 
 def test_scipy_submodules_load_when_a_run_needs_them() -> None:
     loaded = _loaded("import optcmp\n"
                      "p = optcmp.problems.LinearRegression(n_samples=200)\n"
-                     "optcmp.run_one(p, optcmp.lbfgs, max_iter=5)")
+                     "optcmp.run(p, optcmp.lbfgs, max_iter=5)")
     assert "scipy.optimize" in loaded  # (which loads scipy.special itself)
     loaded = _loaded("import optcmp\n"
                      "p = optcmp.problems.FizzBuzzMLP()\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import HAS_TF, HAS_TORCH, lr_a
 
-pytest.importorskip("optcmp.ops.jax_")  # starts JAX with its thread flags (jax installed)
+pytest.importorskip("optcmp.frameworks.jax.ops")  # starts JAX with its thread flags (jax installed)
 pytest.importorskip("optax")
 
 import optcmp  # noqa: E402
@@ -58,7 +58,7 @@ def test_optax_native_agrees_with_the_reference_of_its_convention(problem, key):
 def test_fused_blocks_take_the_same_path_and_compile_nothing_while_timed(problem, execution):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        r = optcmp.run_one(problem, optcmp.gd(0.1), backend="jax", tol=1e-8,
+        r = optcmp.run(problem, optcmp.gd(0.1), backend="jax", tol=1e-8,
                            execution=execution)
     assert r.status == "converged" and r.execution == execution
     assert r.nit_to_target == 46  # as on numpy, torch and TensorFlow (tests/optimizer_db.py)
@@ -69,7 +69,7 @@ def test_minibatches_with_a_shorter_last_one_are_warmed_up(problem):
     # 1000 rows in minibatches of 64: the last of each epoch has 40 rows, a second shape
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        r = optcmp.run_one(problem, optcmp.sgd(0.05, batch_size=64, impl="reference"),
+        r = optcmp.run(problem, optcmp.sgd(0.05, batch_size=64, impl="reference"),
                            backend="jax", tol=1e-3, execution="step")
     assert r.status == "converged" and r.compiles_in_timed == 0
 
@@ -77,7 +77,7 @@ def test_minibatches_with_a_shorter_last_one_are_warmed_up(problem):
 def test_float64_is_computed_in_float64_and_refused_when_x64_is_off(problem):
     import jax
 
-    from optcmp.backends import get_backend
+    from optcmp.frameworks import get_backend
 
     b = get_backend("jax", dtype="float64")
     assert b.asarray(np.zeros(3)).dtype == np.float64
@@ -94,9 +94,9 @@ def test_optax_conventions_that_differ_are_skipped_with_the_reason(problem):
     # square root, momentum and a schedule it is neither torch's nor Keras' algorithm
     spec = optcmp.rmsprop(1e-3, momentum=0.5, schedule="multistep(milestones=[30], gamma=0.1)",
                           impl="native")
-    r = optcmp.run_one(problem, spec, backend="jax", max_iter=10)
+    r = optcmp.run(problem, spec, backend="jax", max_iter=10)
     assert r.status == "skipped" and "matches neither" in r.message
-    r = optcmp.run_one(problem, optcmp.adagrad(0.5, impl="native"), backend="jax", max_iter=5)
+    r = optcmp.run(problem, optcmp.adagrad(0.5, impl="native"), backend="jax", max_iter=5)
     assert r.status == "skipped" and "eps_inside_sqrt" in r.message
 
 
@@ -112,9 +112,9 @@ def test_optax_lbfgs_reports_compilation_apart_and_is_judged_by_the_same_target(
                             name="chained_rosenbrock_100")
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        ox = optcmp.run_one(problem, optcmp.lbfgs(impl="native"), backend="jax", tol=1e-8,
+        ox = optcmp.run(problem, optcmp.lbfgs(impl="native"), backend="jax", tol=1e-8,
                             max_iter=3000)
-    sp = optcmp.run_one(problem, optcmp.lbfgs(impl="scipy"), backend="torch", tol=1e-8,
+    sp = optcmp.run(problem, optcmp.lbfgs(impl="scipy"), backend="torch", tol=1e-8,
                         max_iter=3000)
     assert ox.implementation.startswith("optax.lbfgs(") and ox.impl == "native"
     assert ox.status == sp.status == "converged"
@@ -127,7 +127,7 @@ def test_optax_lbfgs_reports_compilation_apart_and_is_judged_by_the_same_target(
 
 
 def test_optax_lbfgs_counts_every_line_search_evaluation(problem):
-    r = optcmp.run_one(problem, optcmp.lbfgs(impl="native"), backend="jax", tol=1e-10)
+    r = optcmp.run(problem, optcmp.lbfgs(impl="native"), backend="jax", tol=1e-10)
     assert r.status == "converged" and r.impl == "native"
     # the first step evaluates x0, every line search at least once more
     assert r.nfev_to_target >= r.nit_to_target + 1
@@ -136,7 +136,7 @@ def test_optax_lbfgs_counts_every_line_search_evaluation(problem):
 def test_barrier_waits_for_the_work_the_clock_reads(problem, monkeypatch):
     """Without ``block_until_ready`` the clock reads the dispatch only: ``sync`` must call it on
     the outputs of the calls made since the last read."""
-    import optcmp.backends.jax_ as jb
+    import optcmp.frameworks.jax.backend as jb
 
     waited = []
     monkeypatch.setattr(jb, "block_until_ready", lambda xs: waited.append(len(xs)))
@@ -152,7 +152,7 @@ def test_barrier_waits_for_the_work_the_clock_reads(problem, monkeypatch):
 def test_gpu_device_is_refused_when_absent():
     import jax
 
-    from optcmp.backends import get_backend
+    from optcmp.frameworks import get_backend
 
     try:
         has_gpu = bool(jax.devices("gpu"))
@@ -175,7 +175,7 @@ def test_a_fresh_optimizer_state_compiles_nothing_while_timed(problem, spec, exe
     no XLA compilation happens in the timed region (counted from JAX's own compile events)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        r = optcmp.run_one(problem, spec, backend="jax", execution=execution, threads=1,
+        r = optcmp.run(problem, spec, backend="jax", execution=execution, threads=1,
                            max_iter=20, tol=1e-12, max_time=None)
     assert r.nit == 20 and r.compiles_in_timed == 0
 
@@ -184,11 +184,11 @@ def test_a_compile_without_a_new_trace_is_counted(monkeypatch):
     """With the state left uncommitted, the second step compiles again without tracing: the
     count sees it (the run records it and warns). A problem object of its own: no program an
     earlier run compiled is reused."""
-    from optcmp.backends.jax_ import JaxBackend
+    from optcmp.frameworks.jax.backend import JaxBackend
 
     monkeypatch.setattr(JaxBackend, "place_state", lambda self, state: state)
     with pytest.warns(CompileInTimedWarning):
-        r = optcmp.run_one(lr_a(), optcmp.adam(1e-3), backend="jax", execution="step",
+        r = optcmp.run(lr_a(), optcmp.adam(1e-3), backend="jax", execution="step",
                            threads=1, max_iter=20, tol=1e-12, max_time=None)
     assert r.compiles_in_timed >= 1
 
@@ -211,7 +211,7 @@ def test_a_jax_repetition_does_not_compile_again(spec, execution, made):
     def compiles(problem, spec):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lbfgs on few rows may stop by itself
-            r = optcmp.run_one(problem, spec, backend="jax", execution=execution, threads=1,
+            r = optcmp.run(problem, spec, backend="jax", execution=execution, threads=1,
                                max_iter=40, max_time=None)
         assert r.compiles_in_timed == 0, r.message
         return r, made[-1].compilations()
@@ -238,10 +238,10 @@ def test_a_problem_that_kept_compiled_programs_still_pickles():
 
     p = lr_a()
     spec = optcmp.sgd(0.05, batch_size=64)
-    runs = {b: optcmp.run_one(p, spec, backend=b, threads=1, max_iter=30, max_time=None)
+    runs = {b: optcmp.run(p, spec, backend=b, threads=1, max_iter=30, max_time=None)
             for b in ("jax", *(("tensorflow",) if HAS_TF else ()))}
     assert p.__dict__.get("_optcmp_compiled")
     copy = pickle.loads(pickle.dumps(p))
     assert "_optcmp_compiled" not in copy.__dict__
-    again = optcmp.run_one(copy, spec, backend="jax", threads=1, max_iter=30, max_time=None)
+    again = optcmp.run(copy, spec, backend="jax", threads=1, max_iter=30, max_time=None)
     np.testing.assert_array_equal(again.x, runs["jax"].x)

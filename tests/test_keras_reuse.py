@@ -17,9 +17,8 @@ from conftest import needs_tf
 
 import optcmp
 from optcmp.engine.config import RunConfig
-from optcmp.engine.session import Session
+from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.problems import LinearRegression
-from optcmp.runner import CompileInTimedWarning
 
 pytestmark = needs_tf
 
@@ -27,7 +26,7 @@ pytestmark = needs_tf
 def _run(problem, spec, execution="step", max_iter=30, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileInTimedWarning)
-        r = optcmp.run_one(problem, spec, backend="tensorflow", execution=execution,
+        r = optcmp.run(problem, spec, backend="tensorflow", execution=execution,
                            threads=1, max_iter=max_iter, max_time=None, eval_every=1, **kw)
     assert r.impl == "native" and r.compiles_in_timed == 0, r.message
     assert r.status == "max_iter" and r.nit == max_iter, r.message
@@ -93,7 +92,7 @@ def test_a_taken_bundle_is_not_shared(made):
         session.release()  # a second give-back does nothing
     _same_run(other, first)
     def concurrent(_):
-        return optcmp.run_one(p, spec, backend="tensorflow", execution="step", threads=1,
+        return optcmp.run(p, spec, backend="tensorflow", execution="step", threads=1,
                               max_iter=30, max_time=None, eval_every=1)
 
     with ThreadPoolExecutor(2) as pool:  # two bundles kept: two runs at once take one each
@@ -116,7 +115,7 @@ def test_a_failed_run_gives_its_bundle_back(made):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        failed = optcmp.run_one(p, spec, backend="tensorflow", execution="step", threads=1,
+        failed = optcmp.run(p, spec, backend="tensorflow", execution="step", threads=1,
                                 max_iter=30, max_time=None, callback=crash)
     assert failed.status == "failed" and "stop here" in failed.message
     assert made[-1].compilations() >= 1

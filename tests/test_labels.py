@@ -31,7 +31,7 @@ def _spy_lbfgs(monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
 def _run(spec: optcmp.OptimizerSpec, **kw: object) -> optcmp.RunResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return optcmp.run_one(lr_b(), spec, backend="torch", threads=1, max_time=None,
+        return optcmp.run(lr_b(), spec, backend="torch", threads=1, max_time=None,
                               **kw)  # type: ignore[arg-type]
 
 
@@ -65,7 +65,7 @@ def test_a_run_records_the_pools_it_computed_with():
 
     from optcmp.results import RunResult
 
-    r = optcmp.run_one(lr_b(), optcmp.gd(), backend="numpy", threads=1, max_iter=3)
+    r = optcmp.run(lr_b(), optcmp.gd(), backend="numpy", threads=1, max_iter=3)
     libs = {i["internal_api"] for i in threadpool_info()}
     assert r.threads == 1 and set(r.pools) == libs and set(r.pools.values()) == {1}
     assert RunResult.from_dict(r.to_dict()).pools == r.pools
@@ -81,7 +81,7 @@ def test_a_torch_run_records_torchs_own_pool():
 def _minibatch_run(drop_last: bool) -> optcmp.RunResult:
     p = optcmp.problems.LinearRegression(n_samples=1000, seed=0, drop_last=drop_last)
     spec = optcmp.sgd(learning_rate=1e-4, batch_size=300, label=f"sgd drop={drop_last}")
-    return optcmp.run_one(p, spec, backend="numpy", threads=1, max_iter=8)
+    return optcmp.run(p, spec, backend="numpy", threads=1, max_iter=8)
 
 
 def test_minibatch_runs_record_the_last_batch_and_the_drop_policy():
@@ -94,7 +94,7 @@ def test_minibatch_runs_record_the_last_batch_and_the_drop_policy():
     assert drop.problem_spec["drop_last"] is True and "drop_last" not in keep.problem_spec
     back = RunResult.from_dict(drop.to_dict())
     assert (back.last_batch, back.drop_last) == (300, True)
-    full = optcmp.run_one(optcmp.problems.LinearRegression(n_samples=100, seed=0), optcmp.gd(),
+    full = optcmp.run(optcmp.problems.LinearRegression(n_samples=100, seed=0), optcmp.gd(),
                           backend="numpy", threads=1, max_iter=2)
     assert (full.last_batch, full.drop_last) == (None, None)
     assert "last_batch" not in full.to_dict()

@@ -41,7 +41,7 @@ def test_scipy_success_far_from_the_optimum_is_recorded_not_copied():
     spec = optcmp.lbfgs(impl="scipy", ftol=2.220446049250313e-09, gtol=1e-5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = optcmp.run_one(lr_c(), spec, backend="numpy", threads=1, tol=1e-10, max_iter=300,
+        r = optcmp.run(lr_c(), spec, backend="numpy", threads=1, tol=1e-10, max_iter=300,
                            max_time=None)
     assert r.status == "stalled" and not r.success and r.nit_to_target is None
     assert "RELATIVE REDUCTION OF F" in r.message and "scipy success=True" in r.message
@@ -59,7 +59,7 @@ def test_torch_defaults_several_iterations_per_step_without_line_search():
                         tolerance_change=1e-9, line_search_fn=None, max_iter_per_step=20)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = optcmp.run_one(lr_b(), spec, backend="torch", threads=1, tol=1e-10, max_iter=200,
+        r = optcmp.run(lr_b(), spec, backend="torch", threads=1, tol=1e-10, max_iter=200,
                            max_time=None)
     assert r.status == "converged"
     # the target is met after the first step(): torch's 20 iterations, 21 evaluations

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import optcmp
-from optcmp.problems.mgh import MGH, MGH_NAMES, MGHProblem
+from optcmp.problems.mgh import MGHProblem
+from optcmp.problems.mgh_functions import MGH, MGH_NAMES
 from tests.conftest import HAS_TF, HAS_TORCH
 
 FRAMEWORKS = [b for b, ok in (("torch", HAS_TORCH), ("tensorflow", HAS_TF)) if ok]
@@ -74,7 +75,7 @@ def test_value_at_the_standard_start(k):
 def test_minimum_value_matches_the_paper(k):
     """A tight Levenberg-Marquardt solve from the standard start reaches the printed minimum."""
     optimize = pytest.importorskip("scipy.optimize")
-    from optcmp.backends.numpy_ import ops
+    from optcmp.frameworks.numpy.ops import ops
 
     p = MGHProblem(k)
     opt = p.optimum()
@@ -142,7 +143,7 @@ def test_gradients_agree_with_finite_differences_and_across_backends(k):
         np.testing.assert_allclose(fd, g, rtol=0, atol=2e-5 * scale + 1e-9 * abs(f),
                                    err_msg=f"{p.name}: finite differences")
         for b in FRAMEWORKS:
-            from optcmp.backends import get_backend
+            from optcmp.frameworks import get_backend
 
             be = get_backend(b, dtype="float64")
             fb, gb = be.value_and_grad(p)(be.asarray(x), be.place(p.train_data))
@@ -176,6 +177,6 @@ def test_lipschitz_estimate_is_the_hessian_norm_at_the_start():
 
 def test_gd_auto_runs_on_mgh_with_the_estimated_step():
     p = MGHProblem(32)
-    r = optcmp.run_one(p, optcmp.gd(), tol=1e-6, max_iter=100)
+    r = optcmp.run(p, optcmp.gd(), tol=1e-6, max_iter=100)
     assert r.status == "converged"
     assert r.hyperparameters["learning_rate"] == pytest.approx(1.0 / p.lipschitz(), rel=1e-15)

@@ -10,8 +10,8 @@ import pytest
 from conftest import HAS_TF, HAS_TORCH, lr_a, lr_s
 
 import optcmp
-from optcmp.adapters import resolve_adapter
 from optcmp.batching import BatchOrder
+from optcmp.frameworks.adapters import resolve_adapter
 from optcmp.optimizers import optimizer_info
 from optcmp.optimizers.schedule import parse
 from optcmp.problems import FizzBuzzMLP
@@ -44,8 +44,8 @@ def test_batch_size_defaults_to_full_batch_and_is_validated(name) -> None:
 
 def test_full_batch_adam_is_unchanged_by_the_new_settings() -> None:
     p = lr_a()
-    a = optcmp.run_one(p, optcmp.adam(0.01), max_iter=5, max_time=None)
-    b = optcmp.run_one(p, optcmp.adam(0.01, batch_size=None, shuffle=False), max_iter=5,
+    a = optcmp.run(p, optcmp.adam(0.01), max_iter=5, max_time=None)
+    b = optcmp.run(p, optcmp.adam(0.01, batch_size=None, shuffle=False), max_iter=5,
                        max_time=None)
     np.testing.assert_array_equal(a.x, b.x)
     assert a.epochs is None  # full batch: iterations, no epochs
@@ -54,7 +54,7 @@ def test_full_batch_adam_is_unchanged_by_the_new_settings() -> None:
 def test_minibatch_adam_steps_on_the_seeds_minibatches() -> None:
     p = lr_s(1000)
     spec = optcmp.adam(0.01, batch_size=32)
-    r = optcmp.run_one(p, spec, max_iter=40, max_time=None, seed=3)
+    r = optcmp.run(p, spec, max_iter=40, max_time=None, seed=3)
     assert r.status == "max_iter" and r.nit == 40
     order = BatchOrder(1000, 32, True, 3)  # 32 steps per epoch: 40 steps cross an epoch
     x, m, v = np.zeros(4), np.zeros(4), np.zeros(4)
@@ -70,7 +70,7 @@ def test_minibatch_adam_steps_on_the_seeds_minibatches() -> None:
 
 def test_per_epoch_schedule_converts_per_minibatch_step() -> None:
     spec = optcmp.adam(0.01, batch_size=100, schedule="step(step_size=2, gamma=0.5, unit='epoch')")
-    r = _quiet(optcmp.run_one, lr_a(), spec, backend="numpy", max_iter=3, max_time=None)
+    r = _quiet(optcmp.run, lr_a(), spec, backend="numpy", max_iter=3, max_time=None)
     # 1000 rows in minibatches of 100: an epoch is 10 steps
     assert r.hyperparameters["schedule"] == "step(step_size=2, gamma=0.5, every=10)"
     assert parse(r.hyperparameters["schedule"]).factor(20.0) == 0.5

@@ -185,7 +185,7 @@ def test_bad_callback_refused_before_any_run(callback, names, monkeypatch):
     monkeypatch.setattr(Session, "__init__", boom)
     p = LinearRegression(n_samples=50)
     for call in (lambda: optcmp.compare(p, ["gd"], callback=callback, progress=False),
-                 lambda: optcmp.run_one(p, "gd", callback=callback)):
+                 lambda: optcmp.run(p, "gd", callback=callback)):
         with pytest.raises(TypeError, match="callback must be callable") as info:
             call()
         for n in names:
@@ -195,9 +195,9 @@ def test_bad_callback_refused_before_any_run(callback, names, monkeypatch):
 def test_good_callbacks_accepted():
     p = LinearRegression(n_samples=50)
     seen = []
-    r = optcmp.run_one(p, "gd", max_iter=3, callback=lambda res, *extra: seen.append(res.nit))
+    r = optcmp.run(p, "gd", max_iter=3, callback=lambda res, *extra: seen.append(res.nit))
     assert r.status == "max_iter" and seen[:2] == [0, 2]
-    assert optcmp.run_one(p, "gd", max_iter=3, callback=len).status == "max_iter"
+    assert optcmp.run(p, "gd", max_iter=3, callback=len).status == "max_iter"
 
 
 # ---------------------------------------------------------------------- read-only iterate
@@ -224,10 +224,10 @@ def test_callback_gets_a_read_only_copy_of_the_iterate(name, impl):
     kw = dict(max_iter=12, max_time=None, tol=1e-12)
     if spec.name in ("sgd",):
         kw["eval_every"] = 1
-    plain = optcmp.run_one(p, spec, **kw)
+    plain = optcmp.run(p, spec, **kw)
     if plain.status == "diverged":  # momentum's default step is too long for these data
         spec = optcmp.get_optimizer(name, impl=impl, learning_rate=1e-4)
-        plain = optcmp.run_one(p, spec, **kw)
+        plain = optcmp.run(p, spec, **kw)
     seen = {"calls": 0, "refused": 0}
 
     def meddle(res):
@@ -239,7 +239,7 @@ def test_callback_gets_a_read_only_copy_of_the_iterate(name, impl):
             seen["refused"] += 1
         res.x = np.full_like(res.x, np.nan)  # rebinding the field is harmless too
 
-    r = optcmp.run_one(p, spec, callback=meddle, **kw)
+    r = optcmp.run(p, spec, callback=meddle, **kw)
     assert seen["calls"] >= 2 and seen["refused"] == seen["calls"]
     assert r.status == plain.status != "diverged", r.message
     assert r.nit == plain.nit and r.fun == plain.fun
@@ -259,17 +259,17 @@ def test_callback_gets_a_read_only_copy_of_the_iterate(name, impl):
 def test_divergence_beats_a_budget_at_the_same_check(opt, budget, backend):
     p = LinearRegression(n_samples=2000, seed=0)
     spec = optcmp.get_optimizer(opt, learning_rate=1e6)
-    r = optcmp.run_one(p, spec, backend=backend, max_time=None, **budget)
+    r = optcmp.run(p, spec, backend=backend, max_time=None, **budget)
     assert r.status == "diverged", (r.status, r.message)
     assert "objective exploded" in r.message or "non-finite" in r.message, r.message
     assert not (np.isfinite(r.fun) and r.fun < 1e10 * r.f0)
     # a run that does not diverge still ends on its budget
-    calm = optcmp.run_one(p, opt, backend=backend, max_time=None, **budget)
+    calm = optcmp.run(p, opt, backend=backend, max_time=None, **budget)
     assert calm.status == next(iter(budget)), calm.message
 
 
 def test_divergence_is_checked_before_the_budgets():
-    from optcmp.monitor import Monitor
+    from optcmp.engine.monitor import Monitor
     from optcmp.stopping import default_stopping
     from optcmp.timing import Stopwatch
 
@@ -287,12 +287,12 @@ def test_zero_column_names_the_zero_curvature():
     X[:, 1] = 0.0
     y = X @ np.array([1.0, 2.0, -1.0]) + 0.5
     p = LinearRegression.from_arrays(X, y, feature_names=["rooms", "floors", "age"])
-    r = optcmp.run_one(p, "diag_newton", max_iter=50)
+    r = optcmp.run(p, "diag_newton", max_iter=50)
     assert r.status == "skipped", (r.status, r.message)
     assert "curvature diagonal, which is zero at coef[1] (column 1, 'floors')" in r.message
     assert "zero in every row" in r.message
     # the other optimizers still run on it (lstsq's minimum-norm optimum)
-    assert optcmp.run_one(p, "lbfgs", max_iter=200).status == "converged"
+    assert optcmp.run(p, "lbfgs", max_iter=200).status == "converged"
 
 
 @pytest.mark.parametrize("scale, column, what", [
@@ -372,7 +372,7 @@ def test_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
     limit = eps * abs(fstar) / (f0 - fstar)
     for call in (lambda: optcmp.compare(p, ["lbfgs", "gd"], tol=1e-30, max_iter=300,
                                         progress=False).runs,
-                 lambda: [optcmp.run_one(p, "lbfgs", tol=1e-30, max_iter=300)]):
+                 lambda: [optcmp.run(p, "lbfgs", tol=1e-30, max_iter=300)]):
         with pytest.warns(UserWarning, match="below what float64 can resolve") as rec:
             runs = call()
         text = next(str(w.message) for w in rec if "float64 can resolve" in str(w.message))
@@ -381,10 +381,10 @@ def test_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
         for r in runs:  # L-BFGS reaches f* to rounding: before the fix it "converged" below f*
             assert r.status != "converged" and r.time_to_target is None, r.status
     with pytest.warns(UserWarning, match="resolution limit is float64 eps"):
-        r = optcmp.run_one(p, "lbfgs", stopping=AbsoluteSuboptimality(1e-20) | MaxIter(300))
+        r = optcmp.run(p, "lbfgs", stopping=AbsoluteSuboptimality(1e-20) | MaxIter(300))
     assert r.status != "converged"
     # a resolvable tolerance converges, and not below f* by more than rounding
-    r = optcmp.run_one(p, "lbfgs", tol=max(1e-13, 10 * limit), max_iter=500)
+    r = optcmp.run(p, "lbfgs", tol=max(1e-13, 10 * limit), max_iter=500)
     assert r.status == "converged" and r.fun - fstar >= -4 * eps * abs(fstar)
     from optcmp import cli
 

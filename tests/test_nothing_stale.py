@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import optcmp
+from optcmp._storefile import StoreMismatchError
 from optcmp.problems import from_function
-from optcmp.store import StoreMismatchError, run_key
+from optcmp.store import run_key
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ from conftest import HAS_TF, HAS_TORCH
 from optimizer_db import ROWS, Band, Count, Row, on_plateau
 
 import optcmp
-from optcmp.adapters import resolve_adapter
-from optcmp.backends import BACKENDS
+from optcmp.frameworks import BACKENDS
+from optcmp.frameworks.adapters import resolve_adapter
 from optcmp.optimizers import optimizer_info, optimizer_names
 
 HAS_JAX = all(importlib.util.find_spec(m) is not None for m in ("jax", "optax"))
@@ -66,7 +66,7 @@ def test_iterations_to_target(row: Row, backend: str, impl: str) -> None:
     kw = {} if row.tol is None else {"tol": row.tol}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # framework deprecation chatter
-        r = optcmp.run_one(row.problem(), row.spec(impl), backend=backend, threads=1,
+        r = optcmp.run(row.problem(), row.spec(impl), backend=backend, threads=1,
                            max_iter=row.max_iter, max_time=None, **kw)
     key = f"{backend}/{impl}"
     nit = row.nit[key]

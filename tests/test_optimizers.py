@@ -25,7 +25,7 @@ def _grad(p, x, rows=None):
 
 
 def _one(p, spec, n=1, **kw):
-    r = optcmp.run_one(p, spec, max_iter=n, max_time=None, **kw)
+    r = optcmp.run(p, spec, max_iter=n, max_time=None, **kw)
     assert r.status == "max_iter", r.message
     assert r.nit == n
     return r
@@ -189,7 +189,7 @@ _PROBS = {"S": _S, "P": _P, "B": _B, "C": _C}
                          ids=[f"{c[0]}-{c[1].describe()}-{c[2]}" for c in CONVERGENCE])
 def test_reaches_target_on_10k_rows(key, spec, tol, budget, expected) -> None:
     p = _PROBS[key]
-    r = optcmp.run_one(p, spec, tol=tol, max_iter=budget, max_time=None)
+    r = optcmp.run(p, spec, tol=tol, max_iter=budget, max_time=None)
     assert r.status == "converged", r.message
     assert r.success and r.time_to_target is not None
     assert r.relative_suboptimality <= tol
@@ -209,10 +209,10 @@ def test_scale_sensitive_optimizers_stall_on_lr_b() -> None:
     whole = optcmp.stopping.default_stopping(1e-6, max_iter=2000, max_time=None, stall=False,
                                              projection=False)  # the whole budget runs
     for spec in (optcmp.gd(), optcmp.sgd(batch_size=1000)):
-        r = optcmp.run_one(_B, spec, stopping=whole)
+        r = optcmp.run(_B, spec, stopping=whole)
         assert r.status == "max_iter" and not r.success and r.time_to_target is None
         assert 0.4 < r.relative_suboptimality < 0.6  # the small-scale directions barely move
-    r = optcmp.run_one(_B, optcmp.adadelta(), stopping=whole)
+    r = optcmp.run(_B, optcmp.adadelta(), stopping=whole)
     assert r.status == "max_iter" and r.relative_suboptimality > 1.0  # worse than the start
 
 
@@ -253,10 +253,10 @@ def test_defaults_explicit_and_recorded() -> None:
         "clip_norm": None, "batch_size": None, "shuffle": True}
     assert dict(optcmp.diag_newton().hyperparameters) == {"learning_rate": 1.0}
     assert optcmp.gd().hyperparameters["learning_rate"] == "auto"
-    r = optcmp.run_one(lr_a(), optcmp.adadelta(rho=0.9), max_iter=3)
+    r = optcmp.run(lr_a(), optcmp.adadelta(rho=0.9), max_iter=3)
     assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.9, "eps": 1e-6,
                                  "batch_size": None, "shuffle": True}
-    r = optcmp.run_one(lr_a(), optcmp.sgd(batch_size=100), max_iter=3)
+    r = optcmp.run(lr_a(), optcmp.sgd(batch_size=100), max_iter=3)
     assert r.hyperparameters["learning_rate"] == pytest.approx(1 / lr_a().lipschitz())
 
 
@@ -322,7 +322,7 @@ def test_auto_learning_rate_needs_lipschitz() -> None:
 
     X = np.random.default_rng(0).standard_normal((20, 2))
     p = NoL.from_arrays(X, X.sum(1))
-    r = optcmp.run_one(p, optcmp.gd(), max_iter=3)
+    r = optcmp.run(p, optcmp.gd(), max_iter=3)
     assert r.status == "skipped"  # cannot sensibly run: recorded with the reason (NotApplicable)
     assert "learning_rate='auto' needs the gradient's Lipschitz constant" in r.message
 

@@ -24,7 +24,7 @@ def _keras():
     """Keras on the TensorFlow backend (KERAS_BACKEND set by optcmp before the first import)."""
     import importlib
 
-    from optcmp.adapters.keras import keras_backend_name
+    from optcmp.frameworks.tensorflow.native import keras_backend_name
 
     keras_backend_name()
     return importlib.import_module("keras")
@@ -47,7 +47,7 @@ def test_adadelta_with_explicit_values_same_iterations_on_every_backend(backend)
     1.0 to 0.001; with lr=1, rho=0.9, eps=1e-6 explicit, every backend takes 468 / 546 / 586
     iterations to 1e-2 / 1e-3 / 1e-4."""
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend, tol=1e-4,
+    r = optcmp.run(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend, tol=1e-4,
                        max_iter=1000)
     assert r.status == "converged" and r.nit_to_target == 586
     rs = r.trace.relative_suboptimality(r.f0, r.fstar)
@@ -65,7 +65,7 @@ def test_adadelta_at_lr_1_ends_max_iter_not_diverged_on_every_backend(backend):
     ``diverged``. The whole budget runs: the stall and projection checks of the default rule are
     left out here (with them the run ends ``stalled`` early, see tests/test_pitfalls_numpy.py)."""
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend,
+    r = optcmp.run(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend,
                        stopping=_budget_only(1e-6, 5000))
     assert r.status == "max_iter" and r.time_to_target is None
     assert _rel(r) == pytest.approx(1.2e-4, rel=0.05)
@@ -76,7 +76,7 @@ def test_adadelta_at_keras_defaults_closes_only_0_67_percent_on_every_backend(ba
     """Keras' Adadelta defaults (lr 0.001, rho 0.95, eps 1e-7) close 0.67% of the gap in 2,000
     iterations on every backend: ``max_iter``, no time-to-target."""
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.adadelta(0.001, rho=0.95, eps=1e-7), backend=backend,
+    r = optcmp.run(p, optcmp.adadelta(0.001, rho=0.95, eps=1e-7), backend=backend,
                        stopping=_budget_only(1e-4, 2000))
     assert r.status == "max_iter" and r.time_to_target is None and not r.success
     assert _rel(r) == pytest.approx(0.9933, abs=5e-5)
@@ -101,7 +101,7 @@ def test_adadelta_without_a_learning_rate_uses_optcmps_default_on_every_backend(
 
 @needs_torch
 def test_torch_adadelta_constructor_gets_every_value():
-    from optcmp.adapters.torch_ import TorchNativeAdapter
+    from optcmp.frameworks.torch.native import TorchNativeAdapter
 
     p = lr_a()
     ad = TorchNativeAdapter(optcmp.adadelta(0.5, rho=0.8, eps=1e-5, impl="native"), p,
@@ -114,7 +114,7 @@ def test_torch_adadelta_constructor_gets_every_value():
 
 @needs_tf
 def test_keras_adadelta_and_sgd_constructors_get_every_value_in_float64():
-    from optcmp.adapters.keras import KerasNativeAdapter
+    from optcmp.frameworks.tensorflow.native import KerasNativeAdapter
 
     p = lr_a()
     be = optcmp.get_backend("tensorflow")
@@ -132,11 +132,11 @@ def test_keras_adadelta_and_sgd_constructors_get_every_value_in_float64():
 
 @needs_tf
 def test_keras_on_another_backend_falls_back_to_the_reference_rule(monkeypatch):
-    import optcmp.adapters.keras as kn
+    import optcmp.frameworks.tensorflow.native as kn
 
     monkeypatch.setattr(kn, "keras_backend_name", lambda: "torch")
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6, impl="native"),
+    r = optcmp.run(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6, impl="native"),
                        backend="tensorflow", tol=1e-2, max_iter=1000)
     assert r.impl == "native"
     assert r.implementation.startswith("optcmp reference update rule (fallback: Keras runs on "
@@ -170,7 +170,7 @@ def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_f
     fstar = p.optimum().fun
     spec = optcmp.lbfgs(impl="scipy")
     be = optcmp.get_backend(backend, dtype="float32")
-    from optcmp.adapters.scipy_ import ScipyAdapter
+    from optcmp.frameworks.scipy import ScipyAdapter
 
     ad = ScipyAdapter(spec, p, be, np.zeros(p.n_params), gradient="autodiff")
     assert ad.gradient == "autodiff"
@@ -178,7 +178,7 @@ def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_f
     f, g = ad._fun(np.zeros(p.n_params))
     assert isinstance(f, float) and g.dtype == np.float64 and g.shape == (p.n_params,)
     for tol in (1e-6, 1e-12):  # 1e-12 is tighter than float32 can resolve
-        r = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=tol, max_iter=200,
+        r = optcmp.run(p, spec, backend=backend, dtype="float32", tol=tol, max_iter=200,
                            threads=1, gradient="autodiff")
         assert r.dtype == "float32" and r.x.dtype == np.float64 and r.threads == 1
         assert r.fun >= fstar  # final objective re-evaluated in float64
@@ -186,7 +186,7 @@ def test_scipy_lbfgsb_with_float32_gradients_gets_float64_and_never_ends_below_f
             assert (r.fun - fstar) / (r.f0 - fstar) <= tol
         else:
             assert r.status in ("stalled", "max_iter") and r.time_to_target is None
-    r6 = optcmp.run_one(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200,
+    r6 = optcmp.run(p, spec, backend=backend, dtype="float32", tol=1e-6, max_iter=200,
                         threads=1, gradient="autodiff")
     assert r6.status == "converged" and r6.threads == 1
     lo, hi = FLOAT32_NIT[backend]
@@ -226,7 +226,7 @@ def test_optcmp_gives_scipy_a_float64_x0_and_its_gradient_on_float32_backends(ba
                                                                                monkeypatch):
     """On a float32 backend optcmp hands scipy a float64 x0 and jac=True (its own gradient,
     cast to float64), so neither failure of the test above can happen."""
-    from optcmp.adapters.scipy_ import ScipyAdapter
+    from optcmp.frameworks.scipy import ScipyAdapter
 
     seen = {}
     p = lr_a()
@@ -267,17 +267,17 @@ def test_gd_iterations_to_target_identical_on_every_backend(backend, n, expected
     overhead is the whole cost; the algorithm is the same: GD at lr 0.1 takes 45 / 42 iterations
     to 1e-8 (34 / 32 to 1e-6) on 100 / 10,000 rows on every backend."""
     p = lr_s(n)
-    r = optcmp.run_one(p, optcmp.gd(0.1), backend=backend, tol=1e-8)
+    r = optcmp.run(p, optcmp.gd(0.1), backend=backend, tol=1e-8)
     assert r.status == "converged" and r.nit_to_target == expected
     assert r.n_samples == n  # the size is reported with the time
-    r6 = optcmp.run_one(p, optcmp.gd(0.1), backend=backend, tol=1e-6)
+    r6 = optcmp.run(p, optcmp.gd(0.1), backend=backend, tol=1e-6)
     assert r6.nit_to_target == expected_1e6
 
 
 def test_gd_iterations_to_target_on_one_million_rows_numpy():
     p = lr_s(1_000_000)
     assert p.optimum().fun == pytest.approx(0.0100024876, rel=1e-8)
-    r = optcmp.run_one(p, optcmp.gd(0.1), backend="numpy", tol=1e-8)
+    r = optcmp.run(p, optcmp.gd(0.1), backend="numpy", tol=1e-8)
     assert r.nit_to_target == 42
 
 
@@ -294,7 +294,7 @@ GD_SPECS = {
 
 
 def _adapter(problem, spec, backend):
-    from optcmp.adapters import resolve_adapter
+    from optcmp.frameworks.adapters import resolve_adapter
 
     cls, _ = resolve_adapter(spec, backend)
     ad = cls(spec, problem, optcmp.get_backend(backend), np.zeros(problem.n_params), 0)
@@ -363,7 +363,7 @@ def test_first_two_gd_steps_on_every_adapter_with_and_without_monitoring(backend
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_recorded_fun_of_minibatch_sgd_is_the_full_objective(backend):
     p = lr_a()
-    r = optcmp.run_one(p, optcmp.sgd(0.1, batch_size=100), backend=backend, eval_every=1,
+    r = optcmp.run(p, optcmp.sgd(0.1, batch_size=100), backend=backend, eval_every=1,
                        stopping=optcmp.MaxIter(3) | optcmp.RelativeSuboptimality(1e-300))
     assert r.trace.fun[-1] == pytest.approx(p.fun64(r.x), rel=1e-14)
     assert r.fun == pytest.approx(p.fun64(r.x), rel=1e-14)
@@ -382,10 +382,10 @@ def test_mean_reduction_gd_takes_86_iterations_on_every_backend(backend):
     takes 86 iterations to 1e-12 at lr 0.01, and the autodiff gradient is the analytic one."""
     p = _y_is_2x()
     assert p.reduction == "mean"
-    r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
+    r = optcmp.run(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
     assert r.f0 == 30.0 and r.status == "converged" and r.nit_to_target == 86
     assert r.reduction == "mean"
-    r4 = optcmp.run_one(p, optcmp.gd(0.04), backend=backend, tol=1e-12, max_iter=1000)
+    r4 = optcmp.run(p, optcmp.gd(0.04), backend=backend, tol=1e-12, max_iter=1000)
     assert r4.nit_to_target == 16  # the hidden 4x learning rate of a sum reduction
     # analytic numpy gradient == autodiff gradient
     be = optcmp.get_backend(backend)
@@ -400,7 +400,7 @@ def test_mean_reduction_gd_in_float32_after_100_iterations(backend):
     """The reported autograd output, w = 1.9999996 and f(5) = 9.999998 after 100 float32
     iterations, is what mean-reduced GD gives on every backend."""
     p = _y_is_2x()
-    r = optcmp.run_one(p, optcmp.gd(0.01), backend=backend, dtype="float32",
+    r = optcmp.run(p, optcmp.gd(0.01), backend=backend, dtype="float32",
                        stopping=optcmp.MaxIter(100) | optcmp.RelativeSuboptimality(1e-300))
     assert r.nit == 100
     w = np.float32(r.x[0])
@@ -419,7 +419,7 @@ def test_same_initial_point_and_f0_on_every_backend(dtype):
     f0 = p.value_and_grad(x0, p.train_data)[0]
     for backend in INSTALLED:
         for spec in (optcmp.gd(0.1), optcmp.adadelta(), optcmp.sgd(0.1)):
-            from optcmp.adapters import resolve_adapter
+            from optcmp.frameworks.adapters import resolve_adapter
 
             cls, _ = resolve_adapter(spec, backend)
             be = optcmp.get_backend(backend, dtype=dtype)

@@ -28,7 +28,7 @@ def test_adadelta_with_explicit_values_iterations_to_target(tol, expected) -> No
     """A user reported Keras' Adadelta MNIST example falling from 99% to 85% accuracy after an
     upgrade (its default learning rate went from 1.0 to 0.001); with lr 1, rho 0.9 and eps 1e-6
     given, Adadelta takes 468, 546 and 586 iterations to 1e-2, 1e-3 and 1e-4."""
-    r = optcmp.run_one(lr_a(), optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6), tol=tol)
+    r = optcmp.run(lr_a(), optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6), tol=tol)
     assert r.status == "converged" and r.nit_to_target == expected
 
 
@@ -38,10 +38,10 @@ def test_adadelta_at_lr_1_drifts_away_and_ends_diverged_by_its_trend() -> None:
     trend at 829 iterations (200 rises in a row); without early stops it runs its budget
     ``max_iter``."""
     spec = optcmp.adadelta(learning_rate=1.0, rho=0.9, eps=1e-6)
-    early = optcmp.run_one(lr_a(), spec, max_iter=5000, max_time=None, threads=1)
+    early = optcmp.run(lr_a(), spec, max_iter=5000, max_time=None, threads=1)
     assert early.status == "diverged" and early.nit == 829  # the default rule: stopped early
     assert early.message.startswith("diverged: objective rose at every one of the last 200")
-    r = optcmp.run_one(lr_a(), spec, stopping=default_stopping(
+    r = optcmp.run(lr_a(), spec, stopping=default_stopping(
         1e-6, max_iter=5000, max_time=None, stall=False, projection=False))
     assert r.status == "max_iter" and r.time_to_target is None  # not "diverged"
     rel = r.trace.relative_suboptimality(r.f0, r.fstar)
@@ -53,11 +53,11 @@ def test_adadelta_at_keras_default_learning_rate_barely_moves() -> None:
     iterations (``max_iter``); the run's note says how far its linear rate is from the target,
     and the run is not stopped for it (a hint, not a measurement)."""
     spec = optcmp.adadelta(learning_rate=0.001, rho=0.95, eps=1e-7)
-    early = optcmp.run_one(lr_a(), spec, max_iter=2000, max_time=None, threads=1)
+    early = optcmp.run(lr_a(), spec, max_iter=2000, max_time=None, threads=1)
     assert early.status == "max_iter" and early.nit == 2000
     hint = int(early.message.split("linear-rate hint: about ")[1].split()[0].replace(",", ""))
     assert hint > 10 * 2000 and early.projected_nit_to_target is None
-    r = optcmp.run_one(lr_a(), spec, stopping=default_stopping(
+    r = optcmp.run(lr_a(), spec, stopping=default_stopping(
         1e-6, max_iter=2000, max_time=None, stall=False, projection=False))
     assert r.status == "max_iter" and r.time_to_target is None
     assert r.relative_suboptimality == pytest.approx(0.9933, abs=1e-4)
@@ -66,7 +66,7 @@ def test_adadelta_at_keras_default_learning_rate_barely_moves() -> None:
 def test_adadelta_without_a_learning_rate_uses_optcmps_documented_default() -> None:
     """No learning rate given: optcmp's documented (1.0, 0.95, 1e-6), recorded in the result."""
     spec = optcmp.get_optimizer("adadelta")
-    r = optcmp.run_one(lr_a(), spec, max_iter=3)
+    r = optcmp.run(lr_a(), spec, max_iter=3)
     assert r.hyperparameters == {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6,
                                  "batch_size": None, "shuffle": True}
 
@@ -77,14 +77,14 @@ def test_optcmp_budgets_set_both_scipy_limits_and_record_the_counts_spent() -> N
     maxfun; optcmp's budgets set both scipy limits, and the counts recorded are the ones actually
     spent (15 evaluations for a budget of 10)."""
     p = lr_b()
-    a = optcmp.run_one(p, optcmp.lbfgs(), stopping=RelativeSuboptimality(1e-6) | MaxEvals(10)
+    a = optcmp.run(p, optcmp.lbfgs(), stopping=RelativeSuboptimality(1e-6) | MaxEvals(10)
                        | MaxIter(1000))
     assert a.status == "max_evals" and not a.success
     assert (a.nit, a.nfev) == (4, 15)  # more evaluations than the 10 asked for
     assert a.fun == pytest.approx(27.2714, abs=1e-4)
     assert a.relative_suboptimality == pytest.approx(0.428, abs=1e-3)
     assert "EVALUATIONS EXCEEDS LIMIT" in a.message
-    b = optcmp.run_one(p, optcmp.lbfgs(), stopping=RelativeSuboptimality(1e-6) | MaxIter(5))
+    b = optcmp.run(p, optcmp.lbfgs(), stopping=RelativeSuboptimality(1e-6) | MaxIter(5))
     assert b.status == "max_iter" and not b.success
     assert (b.nit, b.nfev) == (5, 16)
     assert b.fun == pytest.approx(15.6792, abs=1e-4)
@@ -143,7 +143,7 @@ def test_gd_iterations_to_target_are_reported_with_the_problem_size(n, tol, expe
     """Users reported frameworks "N times slower than numpy" on tiny problems, where per-operation
     overhead is the whole cost; iterations are counted apart from time: GD at lr 0.1 takes 45 and
     42 iterations to 1e-8 (34 and 32 to 1e-6) on 100 and 10,000 rows."""
-    r = optcmp.run_one(lr_s(n), optcmp.gd(learning_rate=0.1), tol=tol)
+    r = optcmp.run(lr_s(n), optcmp.gd(learning_rate=0.1), tol=tol)
     assert r.status == "converged" and r.nit_to_target == expected
     assert r.n_samples == n  # the size is reported with the time
 
@@ -154,13 +154,13 @@ def test_monitoring_between_gd_steps_leaves_the_iterates_identical() -> None:
     twice; an evaluation between GD steps leaves the iterates bit-identical (f(theta2) =
     2.6792904, not the doubled deposit's 2.3862)."""
     p = lr_a()
-    plain = optcmp.run_one(p, optcmp.gd(0.1), max_iter=2)
+    plain = optcmp.run(p, optcmp.gd(0.1), max_iter=2)
     evals = []
 
     def monitor(res):  # a full objective-and-gradient evaluation between steps
         evals.append(p.value_and_grad(res.x, p.train_data))
 
-    watched = optcmp.run_one(p, optcmp.gd(0.1), max_iter=2, callback=monitor)
+    watched = optcmp.run(p, optcmp.gd(0.1), max_iter=2, callback=monitor)
     assert len(evals) == 2
     np.testing.assert_array_equal(plain.x, watched.x)
     np.testing.assert_allclose(plain.x, [0.53116705, -0.68083855, 0.19432604, 0.03777111],
@@ -180,7 +180,7 @@ def test_mean_reduction_gd_iterations_and_the_recorded_reduction(lr, expected) -
     assert p.reduction == "mean"
     assert p.fun64(np.zeros(1)) == 30.0
     assert 2 / p.lipschitz() == pytest.approx(0.1333, abs=1e-4)  # GD stability bound
-    r = optcmp.run_one(p, optcmp.gd(lr), tol=1e-12)
+    r = optcmp.run(p, optcmp.gd(lr), tol=1e-12)
     assert r.status == "converged" and r.nit_to_target == expected
     assert r.reduction == "mean"
 
@@ -193,7 +193,7 @@ def test_gd_on_unscaled_features_diverges_and_the_iteration_is_recorded() -> Non
     nonfinite_only = RelativeSuboptimality(1e-6) | MaxIter(1000) | Divergence()
     for fit_intercept in (False, True):
         p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=fit_intercept)
-        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), stopping=nonfinite_only)
+        r = optcmp.run(p, optcmp.gd(learning_rate=0.01), stopping=nonfinite_only)
         assert r.status == "diverged" and not r.success
         assert r.message == "diverged: objective is non-finite (inf) at iteration 71 (after 72 steps)"
         assert r.trace.iteration[-1] == 71 and not math.isfinite(r.trace.fun[-1])
@@ -205,7 +205,7 @@ def test_default_rule_stops_gd_on_unscaled_features_at_the_explosion() -> None:
     """The default rule calls f > 1e10 x max(|f0|, 1) a divergence: iteration 3, not 71."""
     x = UNSCALED_X
     p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=False)
-    r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), max_iter=1000)
+    r = optcmp.run(p, optcmp.gd(learning_rate=0.01), max_iter=1000)
     assert r.status == "diverged" and r.nit == 4 and r.trace.iteration[-1] == 3
     assert r.trace.fun[-1] > 1e10 * r.f0 >= r.trace.fun[-2]
     assert r.message.startswith("diverged: objective exploded: 2.35e+17 > 1e+10 x max(|f0|, 1) "
@@ -217,17 +217,17 @@ def test_default_rule_stops_an_exploding_adadelta_as_diverged() -> None:
     instead of spending the whole budget (a non-finite-only rule runs to the budget)."""
     p = LinearRegression(n_samples=1000)
     spec = optcmp.adadelta(learning_rate=1e6)
-    early = optcmp.run_one(p, spec, max_iter=20_000, max_time=None, threads=1)
+    early = optcmp.run(p, spec, max_iter=20_000, max_time=None, threads=1)
     assert early.status == "stalled" and early.nit == 201  # no progress for 200 iterations
     assert "the objective rose to" in early.message
-    r = optcmp.run_one(p, spec, stopping=default_stopping(
+    r = optcmp.run(p, spec, stopping=default_stopping(
         1e-6, max_iter=20_000, max_time=None, stall=False, projection=False))
     assert r.status == "diverged" and not r.success and r.nit == 10_522
     assert r.message.startswith("diverged: objective exploded: ")
     assert "> 1e+10 x max(|f0|, 1) (f0 = 414.623) at iteration 10521 (after 10522 steps)" in (
         r.message)
     assert r.trace.fun[-1] > 1e10 * r.f0 >= r.trace.fun[-2]
-    r = optcmp.run_one(p, spec, stopping=RelativeSuboptimality(1e-6) | MaxIter(11_000)
+    r = optcmp.run(p, spec, stopping=RelativeSuboptimality(1e-6) | MaxIter(11_000)
                        | Divergence())
     assert r.status == "max_iter" and np.all(np.isfinite(r.trace.fun))
 
@@ -238,12 +238,12 @@ def test_gd_on_unscaled_features_converges_below_the_limit_and_when_standardized
     x = UNSCALED_X
     for fit_intercept, expected in ((False, 938), (True, 46_724)):
         p = LinearRegression.from_arrays(x[:, None], 2 * x, fit_intercept=fit_intercept)
-        r = optcmp.run_one(p, optcmp.gd(0.99 * 2 / p.lipschitz()),
+        r = optcmp.run(p, optcmp.gd(0.99 * 2 / p.lipschitz()),
                            stopping=LossTarget(1e-12) | MaxIter(60_000))
         assert r.status == "converged" and r.nit_to_target == expected
     xs = (x - 45.0) / x.std()
     p = LinearRegression.from_arrays(xs[:, None], 2 * x)
     for lr, expected in ((0.1, 85), (0.5, 1)):
-        r = optcmp.run_one(p, optcmp.gd(lr), stopping=LossTarget(1e-12) | MaxIter(1000))
+        r = optcmp.run(p, optcmp.gd(lr), stopping=LossTarget(1e-12) | MaxIter(1000))
         assert r.status == "converged" and r.nit_to_target == expected
         assert r.x[0] / x.std() == pytest.approx(2.0, rel=1e-6)  # slope in original units

@@ -1,4 +1,4 @@
-"""optcmp.plot: figures with the expected artists, safe file names, file output."""
+"""optcmp.analysis.plots: figures with the expected artists, safe file names, file output."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from optcmp import plot  # noqa: E402
+from optcmp.analysis import plots as plot  # noqa: E402
 
 
 def _axes(fig):
@@ -22,7 +22,7 @@ def _axes(fig):
 
 
 def test_import_optcmp_plot_does_not_import_matplotlib():
-    code = ("import sys, optcmp, optcmp.plot, optcmp.report, optcmp.stats; "
+    code = ("import sys, optcmp, optcmp.analysis.plots, optcmp.analysis.report, optcmp.analysis.stats; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

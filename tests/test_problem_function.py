@@ -26,14 +26,14 @@ def test_rosenbrock_data_free_with_grad_runs_on_numpy():
     p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0, name="rosenbrock")
     assert p.n_samples == 0 and p.train_data == {}
     assert p.fun64(p.init_params()) == pytest.approx(24.2, abs=1e-12)
-    r = optcmp.run_one(p, optcmp.lbfgs(impl="scipy"), tol=1e-10, max_iter=500, threads=1)
+    r = optcmp.run(p, optcmp.lbfgs(impl="scipy"), tol=1e-10, max_iter=500, threads=1)
     assert r.status == "converged"
     assert r.fun <= 1e-10 * 24.2
 
 
 def test_numpy_without_grad_is_skipped_with_what_to_add():
     p = from_function(rosen, [-1.2, 1.0], optimum=0.0)
-    r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), max_iter=5)
+    r = optcmp.run(p, optcmp.gd(learning_rate=1e-3), max_iter=5)
     assert r.status == "skipped"
     assert "grad=" in r.message and "from_function" in r.message
     assert r.nit == 0 and r.f0 == pytest.approx(24.2)
@@ -43,9 +43,9 @@ def test_numpy_without_grad_is_skipped_with_what_to_add():
 def test_frameworks_differentiate_the_objective_and_agree():
     p = from_function(rosen, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
     for b in FRAMEWORKS:
-        r = optcmp.run_one(p, optcmp.gd(learning_rate=1e-3), backend=b, max_iter=3)
+        r = optcmp.run(p, optcmp.gd(learning_rate=1e-3), backend=b, max_iter=3)
         q = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
-        ref = optcmp.run_one(q, optcmp.gd(learning_rate=1e-3), max_iter=3, threads=1)
+        ref = optcmp.run(q, optcmp.gd(learning_rate=1e-3), max_iter=3, threads=1)
         np.testing.assert_allclose(r.x, ref.x, rtol=1e-13)
     # the host-side gradient (off the clock) is the framework's exact autodiff
     f, g = p.value_and_grad(np.array([-1.2, 1.0]), {})
@@ -115,7 +115,7 @@ def test_linear_regression_floor_row_still_says_lstsq():
 
 def test_stochastic_optimizer_on_a_data_free_problem_is_skipped():
     p = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, optimum=0.0)
-    r = optcmp.run_one(p, optcmp.sgd(learning_rate=1e-3), max_iter=5)
+    r = optcmp.run(p, optcmp.sgd(learning_rate=1e-3), max_iter=5)
     assert r.status == "skipped" and "no training data" in r.message
 
 
@@ -125,7 +125,7 @@ def test_without_optimum_or_target_the_error_says_what_to_do():
     with pytest.raises(ValueError, match="optimum='estimate'"):
         optcmp.make_stopping(p)
     q = from_function(rosen, [-1.2, 1.0], grad=rosen_grad, default_target=optcmp.LossTarget(1e-8))
-    r = optcmp.run_one(q, optcmp.lbfgs(impl="scipy"), max_iter=200)
+    r = optcmp.run(q, optcmp.lbfgs(impl="scipy"), max_iter=200)
     assert r.status == "converged" and r.fun <= 1e-8
 
 
@@ -197,7 +197,7 @@ def test_the_ten_line_example_in_the_docs_is_equivalent_on_three_backends(capsys
 
 def test_no_numpy_path_uses_another_frameworks_gradient():
     """check_equivalence and the numpy backend itself refuse a problem without a numpy grad."""
-    from optcmp.backends import get_backend
+    from optcmp.frameworks import get_backend
 
     p = from_function(rosen, [-1.2, 1.0], optimum=0.0)
     res = optcmp.check_equivalence(p, optcmp.gd(learning_rate=1e-3),
@@ -218,7 +218,7 @@ def test_a_given_optimum_above_the_start_fails_the_run_instead_of_converging_at_
            "f(x0) = 24.2" in r.message
     # the start exactly at a given optimum is a true minimum: met at once, as before
     at_min = from_function(rosen, [1.0, 1.0], grad=rosen_grad, optimum=0.0)
-    assert optcmp.run_one(at_min, optcmp.gd(learning_rate=1e-4), max_iter=5,
+    assert optcmp.run(at_min, optcmp.gd(learning_rate=1e-4), max_iter=5,
                           threads=1).status == "converged"
 
 
@@ -283,7 +283,7 @@ def test_integer_data_are_values_on_every_backend():
     assert p.train_data["X"].dtype == np.float64 and p.fun64(np.zeros(2)) == 1.5
     funs = {}
     for b in ["numpy"] + FRAMEWORKS:
-        r = optcmp.run_one(p, optcmp.gd(learning_rate=0.01), backend=b, max_iter=3, threads=1,
+        r = optcmp.run(p, optcmp.gd(learning_rate=0.01), backend=b, max_iter=3, threads=1,
                            stopping=optcmp.make_stopping(p, max_iter=3, stall=False,
                                                          projection=False))
         assert r.status == "max_iter", r.message

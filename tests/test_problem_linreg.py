@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import lr_a, lr_b, lr_c, lr_recipe, lr_s
 
-from optcmp.backends.numpy_ import ops as np_ops
+from optcmp.frameworks.numpy.ops import ops as np_ops
 from optcmp.problems import LinearRegression
 
 

@@ -51,7 +51,7 @@ def test_stable_for_large_margins():
 
 @pytest.mark.skipif(not FRAMEWORKS, reason="no framework installed")
 def test_autodiff_matches_the_analytic_gradient(small):
-    from optcmp.backends import get_backend
+    from optcmp.frameworks import get_backend
 
     x = np.random.default_rng(1).standard_normal(small.n_params)
     f0, g0 = small.value_and_grad(x, small.train_data)
@@ -63,7 +63,7 @@ def test_autodiff_matches_the_analytic_gradient(small):
 
 
 def test_hess_diag_is_the_hessian_diagonal(small):
-    from optcmp.backends.numpy_ import ops
+    from optcmp.frameworks.numpy.ops import ops
 
     x = np.random.default_rng(2).standard_normal(small.n_params)
     A = small.train_data["A"]
@@ -97,7 +97,7 @@ def test_lipschitz_bounds_the_hessian(small):
 
 
 def test_gd_auto_step_converges_and_reports_accuracy(small):
-    r = optcmp.run_one(small, optcmp.gd(learning_rate="auto"), tol=1e-4, max_iter=20_000,
+    r = optcmp.run(small, optcmp.gd(learning_rate="auto"), tol=1e-4, max_iter=20_000,
                        threads=1)
     assert r.status == "converged"
     acc = r.metrics["accuracy"]

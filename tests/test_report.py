@@ -1,4 +1,4 @@
-"""optcmp.report: one offline HTML file with every run, escaped labels and no URL; the CLI."""
+"""optcmp.analysis.report: one offline HTML file with every run, escaped labels and no URL; the CLI."""
 
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ def test_png_images_and_no_plots(tmp_path):
 
 def test_svg_inline_has_no_namespace_or_prolog():
     pytest.importorskip("matplotlib")
-    from optcmp.plot import convergence
-    from optcmp.report import svg_inline
+    from optcmp.analysis.plots.convergence import convergence
+    from optcmp.analysis.report import svg_inline
 
     s = svg_inline(convergence(table_runs()))
     assert s.startswith("<svg") and "xmlns" not in s and "<!--" not in s
@@ -185,9 +185,9 @@ def test_first_screen_answers_the_question_before_the_details():
     order = [page.index(f'id="{s}"') for s in ("verdict", "warnings", "summary", "pairwise",
                                                   "plots", "runs")]
     assert order == sorted(order)
-    from optcmp.report import verdict
+    from optcmp.analysis.report import verdict
 
-    rows = __import__("optcmp.stats", fromlist=["x"]).summarize(comp.runs, warn=False)
+    rows = __import__("optcmp.analysis.stats", fromlist=["x"]).summarize(comp.runs, warn=False)
     lines = verdict(comp, rows)
     # the comparison's verdict (Comparison.verdict): winner, factor, interval, how sure
     assert lines[0].startswith("B on numpy reaches the target first (2.000s), 1.5x faster than "
@@ -196,7 +196,7 @@ def test_first_screen_answers_the_question_before_the_details():
 
 
 def test_report_colour_key_matches_the_plots():
-    from optcmp.plot import series_style
+    from optcmp.analysis.plots.styles import series_style
 
     runs = [make_run(o, 0.1, backend=b) for o in ("gd", "lbfgs") for b in ("numpy", "torch")]
     page = comparison(runs).to_html(plots=False)
@@ -226,7 +226,7 @@ def test_suite_report_starts_with_a_summary_over_its_problems():
 
     runs = [make_run("gd", 1.0, problem="P1"), make_run("lbfgs", 0.5, problem="P1"),
             make_run("gd", None, problem="P2"), make_run("lbfgs", 0.2, problem="P2")]
-    rows = __import__("optcmp.stats", fromlist=["x"]).summarize(runs, warn=False)
+    rows = __import__("optcmp.analysis.stats", fromlist=["x"]).summarize(runs, warn=False)
     assert suite_summary(rows) == (
         "Over the suite's 2 problems (reached the target in every run; fastest by median "
         "time-to-target): lbfgs (numpy): 2 solved, fastest on 2; gd (numpy): 1 solved, "
@@ -262,9 +262,9 @@ def test_suite_report_title_and_verdict_are_short():
     page = comp.to_html(plots=False)
     title = re.search(r"<title>(.*?)</title>", page).group(1)
     assert title == "optcmp report: mgh suite, 35 problems"
-    from optcmp.report import verdict
+    from optcmp.analysis.report import verdict
 
-    lines = verdict(comp, __import__("optcmp.stats", fromlist=["x"]).summarize(comp.runs,
+    lines = verdict(comp, __import__("optcmp.analysis.stats", fromlist=["x"]).summarize(comp.runs,
                                                                             warn=False))
     assert len(lines) == 2
     assert lines[1].startswith("Over the suite's 35 problems")

@@ -143,7 +143,7 @@ def test_relative_suboptimality_property() -> None:
 
 
 def test_run_result_round_trip_dict() -> None:
-    r = optcmp.run_one(lr_a(), optcmp.sgd(learning_rate=0.1, batch_size=100), max_iter=25)
+    r = optcmp.run(lr_a(), optcmp.sgd(learning_rate=0.1, batch_size=100), max_iter=25)
     d = json.loads(json.dumps(r.to_dict()))
     back = RunResult.from_dict(d)
     assert back.epochs == r.epochs == 2.5 and back.hyperparameters == r.hyperparameters

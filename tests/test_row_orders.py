@@ -61,7 +61,7 @@ def test_a_run_draws_each_epoch_order_once_and_a_repetition_none(backend, monkey
     for _ in range(2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a budget-only rule has no target
-            runs.append(optcmp.run_one(p, spec, backend=backend, threads=1,
+            runs.append(optcmp.run(p, spec, backend=backend, threads=1,
                                        stopping=optcmp.MaxIter(5 * 15 + 3)))
     assert dict(drawn) == {e: 1 for e in range(6)}  # 5 epochs and 3 steps of the sixth
     np.testing.assert_array_equal(runs[1].x, runs[0].x)

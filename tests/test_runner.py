@@ -1,4 +1,4 @@
-"""optcmp.runner: one run, one path; RunConfig validated once; every run owns its stopping state."""
+"""optcmp.engine: one run, one path; RunConfig validated once; every run owns its stopping state."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 from conftest import lr_a
 
 import optcmp
+from optcmp.engine.config import RunConfig
+from optcmp.engine.runner import run
 from optcmp.problems import LinearRegression
-from optcmp.runner import RunConfig, run
 from optcmp.stopping import Divergence, MaxIter, RelativeChange, RelativeSuboptimality
 
 
@@ -46,7 +47,7 @@ def _key(r):
 def test_sequential_runs_of_a_stall_rule_stop_at_the_same_iteration():
     p = lr_a()
     rule = _stall_rule()
-    runs = [optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1) for _ in range(2)]
+    runs = [optcmp.run(p, optcmp.gd(0.05), stopping=rule, threads=1) for _ in range(2)]
     assert runs[0].status == "stalled" and runs[0].nit == runs[1].nit == 125
     assert _key(runs[0]) == _key(runs[1])
 
@@ -55,7 +56,7 @@ def test_four_identical_runs_on_a_thread_pool_give_identical_results():
     """No race: concurrent runs each work on their own copy of one shared rule object."""
     p = lr_a()
     rule = _stall_rule()
-    sequential = optcmp.run_one(p, optcmp.gd(0.05), stopping=rule, threads=1)
+    sequential = optcmp.run(p, optcmp.gd(0.05), stopping=rule, threads=1)
     with ThreadPoolExecutor(4) as pool, pytest.warns(UserWarning, match="shared their host"):
         comp = optcmp.compare(p, [optcmp.gd(0.05, label=f"gd{i}") for i in range(4)],
                               stopping=rule,
@@ -100,7 +101,7 @@ def test_run_takes_a_config_and_matches_run_one():
     p = lr_a()
     cfg = RunConfig(tol=1e-8, max_iter=5000, threads=1)
     a = run(p, optcmp.gd(0.1), cfg)
-    b = optcmp.run_one(p, optcmp.gd(0.1), tol=1e-8, max_iter=5000, threads=1)
+    b = optcmp.run(p, optcmp.gd(0.1), tol=1e-8, max_iter=5000, threads=1)
     assert a.status == b.status == "converged"
     assert a.nit_to_target == b.nit_to_target and a.fun == b.fun
     np.testing.assert_array_equal(a.x, b.x)
@@ -148,7 +149,7 @@ def test_run_config_is_frozen_and_validated_once():
         RunConfig(stopping="tol")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="callback must be callable"):
         RunConfig(callback=42)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="config must be an optcmp.runner.RunConfig, got dict"):
+    with pytest.raises(TypeError, match="config must be an optcmp.engine.RunConfig, got dict"):
         run(lr_a(), optcmp.gd, {"tol": 1e-3})  # type: ignore[arg-type]
 
 
@@ -169,12 +170,12 @@ def test_the_stopping_rule_of_the_config_is_copied_per_run():
 def test_run_takes_overrides_of_its_config():
     p = lr_a()
     a = run(p, optcmp.gd(0.1), RunConfig(max_iter=7, threads=1), seed=2)
-    b = optcmp.run_one(p, optcmp.gd(0.1), max_iter=7, threads=1, seed=2)
+    b = optcmp.run(p, optcmp.gd(0.1), max_iter=7, threads=1, seed=2)
     assert (a.nit, a.seed, a.fun) == (b.nit, b.seed, b.fun) == (7, 2, b.fun)
     with pytest.raises(TypeError, match=r"run\(\) got unexpected keyword argument\(s\) 'tols'"):
         run(p, optcmp.gd(0.1), tols=1e-3)
-    with pytest.raises(TypeError, match=r"run_one\(\) got unexpected keyword argument"):
-        optcmp.run_one(p, optcmp.gd(0.1), backends="numpy")
+    with pytest.raises(TypeError, match=r"run\(\) got unexpected keyword argument"):
+        optcmp.run(p, optcmp.gd(0.1), backends="numpy")
 
 
 def test_a_run_records_its_host_and_times_itself():
@@ -183,7 +184,7 @@ def test_a_run_records_its_host_and_times_itself():
     import time
 
     t0 = time.time()
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), max_iter=3)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=3)
     assert r.host == socket.gethostname() and (r.concurrency, r.shared_host) == (1, False)
     assert t0 <= r.started_at <= r.finished_at <= time.time()
 
@@ -200,7 +201,7 @@ def test_minibatch_runs_observe_the_full_objective_through_the_monitor(execution
         return real(self, nit, x, nfev, njev)
 
     monkeypatch.setattr(Monitor, "observe_full", spy)
-    r = optcmp.run_one(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
+    r = optcmp.run(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
                        execution=execution, threads=1)
     assert r.execution == execution and seen == [8, 16, 24, 32, 40]
     assert list(r.trace.iteration) == [0, 8, 16, 24, 32, 40]
@@ -228,7 +229,7 @@ def test_a_run_frees_its_adapter_and_placed_data_when_it_returns(spec, monkeypat
     monkeypatch.setattr(Session, "start", spy)
     gc.disable()
     try:
-        r = optcmp.run_one(lr_a(), spec, max_iter=20, threads=1)
+        r = optcmp.run(lr_a(), spec, max_iter=20, threads=1)
         assert r.nit > 0 and refs and refs[0]() is None
     finally:
         gc.enable()
@@ -236,7 +237,7 @@ def test_a_run_frees_its_adapter_and_placed_data_when_it_returns(spec, monkeypat
 
 def test_run_one_takes_a_config_and_run_settings_are_named_when_unknown():
     p = LinearRegression(n_samples=200, seed=0)
-    r = optcmp.run_one(p, optcmp.gd, RunConfig(max_iter=3), seed=1)
+    r = optcmp.run(p, optcmp.gd, RunConfig(max_iter=3), seed=1)
     assert r.nit == 3 and r.seed == 1
     with pytest.raises(TypeError, match="RunConfig has no setting 'tolerance'; the settings "
                                         "are: backend, device"):

@@ -16,7 +16,7 @@ from optcmp.optimizers.scipy_minimize import METHODS
 def _run(spec, backend="numpy", **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return optcmp.run_one(kw.pop("problem", None) or lr_a(), spec, backend=backend,
+        return optcmp.run(kw.pop("problem", None) or lr_a(), spec, backend=backend,
                               threads=1, max_time=None, **kw)
 
 
@@ -68,8 +68,8 @@ def test_scipy_defaults_stop_early_and_are_not_converged():
 @needs_torch
 def test_hessian_vector_products_are_exact_for_least_squares():
     """H v from torch's double backward equals 2/N X^T X v (LR-A, intercept column)."""
-    from optcmp.adapters.scipy_ import hvp_function
-    from optcmp.backends import get_backend
+    from optcmp.frameworks import get_backend
+    from optcmp.frameworks.scipy import hvp_function
 
     p = lr_a()
     be = get_backend("torch")

@@ -1,4 +1,4 @@
-"""optcmp.stats on hand-made results with known answers, plus tiny real runs."""
+"""optcmp.analysis.stats on hand-made results with known answers, plus tiny real runs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from _handmade import comparison, make_run, table_runs
 from conftest import lr_s
 
 import optcmp
-from optcmp import stats
+from optcmp.analysis import stats
 from optcmp.comparison import Comparison
 from optcmp.results import Trace
 

@@ -13,19 +13,11 @@ import pytest
 from conftest import lr_a
 
 import optcmp
+from optcmp._storefile import STORE_VERSION, StoreError, StoreLockedError, StoreMismatchError
+from optcmp.fingerprint import data_fingerprint
 from optcmp.problems import LinearRegression, problem_from_spec, rebuildable
 from optcmp.stopping import Divergence, MaxIter, RelativeSuboptimality, rule_from_dict
-from optcmp.store import (
-    STORE_VERSION,
-    Interrupted,
-    RunStore,
-    StoreError,
-    StoreLockedError,
-    StoreMismatchError,
-    data_fingerprint,
-    load_store,
-    run_key,
-)
+from optcmp.store import Interrupted, RunStore, load_store, run_key
 
 RULE = RelativeSuboptimality(1e-8) | MaxIter(3000) | Divergence()
 OPTS = [optcmp.diag_newton(), optcmp.lbfgs()]
@@ -243,7 +235,7 @@ def test_comparison_load_reads_a_store_and_still_reads_json(tmp_path):
 
 
 def test_skipped_runs_are_not_stored(tmp_path, monkeypatch):
-    import optcmp.backends as ob
+    import optcmp.frameworks as ob
 
     real = ob.is_available
     monkeypatch.setattr(ob, "is_available", lambda b: False if b == "torch" else real(b))

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import optcmp
-from optcmp import cli, stats
+from optcmp import cli
+from optcmp.analysis import stats
 from optcmp.cli.run import build_suite, run_stopping
 from optcmp.results import RunResult, Trace
 from optcmp.suites import Suite

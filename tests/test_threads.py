@@ -6,9 +6,10 @@ import pytest
 from conftest import lr_a, needs_torch
 
 import optcmp
-from optcmp import stats
+from optcmp.analysis import stats
+from optcmp.frameworks.base import blas_threads
 from optcmp.results import RunResult
-from optcmp.threads import blas_threads, current_threads, limit_threads
+from optcmp.threads import current_threads, limit_threads
 
 
 def test_limit_threads_sets_and_restores_blas() -> None:
@@ -22,18 +23,18 @@ def test_limit_threads_sets_and_restores_blas() -> None:
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_thread_counts_are_rejected(bad) -> None:
     with pytest.raises(ValueError, match="threads must be a positive integer"):
-        optcmp.run_one(lr_a(), optcmp.gd(learning_rate=0.1), threads=bad, max_iter=2)
+        optcmp.run(lr_a(), optcmp.gd(learning_rate=0.1), threads=bad, max_iter=2)
     with pytest.raises(ValueError, match="threads must be a positive integer"):
         optcmp.compare(lr_a(), [optcmp.gd(learning_rate=0.1)], threads=bad, progress=False)
 
 
 def test_run_records_the_thread_count_and_results_do_not_change() -> None:
     p = lr_a()
-    one = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), threads=1, max_iter=20)
-    dflt = optcmp.run_one(p, optcmp.gd(learning_rate=0.1), max_iter=20, threads=None)
+    one = optcmp.run(p, optcmp.gd(learning_rate=0.1), threads=1, max_iter=20)
+    dflt = optcmp.run(p, optcmp.gd(learning_rate=0.1), max_iter=20, threads=None)
     assert one.threads == 1
     assert dflt.threads == blas_threads()  # None: the library's own count
-    assert optcmp.run_one(p, optcmp.gd(learning_rate=0.1), max_iter=2).threads == 1  # default
+    assert optcmp.run(p, optcmp.gd(learning_rate=0.1), max_iter=2).threads == 1  # default
     assert one.fun == pytest.approx(dflt.fun, rel=1e-12)
     assert one.nit == dflt.nit == 20
 
@@ -43,7 +44,7 @@ def test_torch_threads_set_for_the_run_and_restored() -> None:
     import torch
 
     before = torch.get_num_threads()
-    r = optcmp.run_one(lr_a(), optcmp.gd(learning_rate=0.1), backend="torch", threads=1,
+    r = optcmp.run(lr_a(), optcmp.gd(learning_rate=0.1), backend="torch", threads=1,
                        max_iter=5)
     assert r.threads == 1
     assert torch.get_num_threads() == before

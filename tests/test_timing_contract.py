@@ -13,7 +13,7 @@ from optcmp.results import RunResult
 
 
 def test_every_run_records_its_contract_and_it_survives_saving():
-    r = optcmp.run_one(LinearRegression(n_samples=200), optcmp.gd(0.1), backend="numpy",
+    r = optcmp.run(LinearRegression(n_samples=200), optcmp.gd(0.1), backend="numpy",
                        max_iter=5)
     assert r.contract["barrier"] == "none (synchronous)"
     assert r.contract["compute_dtype"] == "float64"
@@ -74,9 +74,9 @@ def test_a_missing_barrier_is_flagged_and_the_real_one_is_not(monkeypatch):
     ``block_until_ready`` it takes about a second, far above the bandwidth floor (about 20 ms);
     with the barrier replaced by a no-op the clock reads one dispatch only (microseconds, a few
     milliseconds on a loaded host), below the floor, and the run is flagged."""
-    pytest.importorskip("optcmp.ops.jax_")
-    import optcmp.backends.jax_ as jb
-    from optcmp.ops.jax_ import jax
+    pytest.importorskip("optcmp.frameworks.jax.ops")
+    import optcmp.frameworks.jax.backend as jb
+    from optcmp.frameworks.jax.ops import jax
     from optcmp.timing import Stopwatch
 
     A = np.random.default_rng(0).standard_normal((4000, 500))

@@ -65,7 +65,7 @@ def test_contended_margin_and_minimum_time():
 
 
 def test_a_run_records_cpu_time_load_and_threads():
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), tol=1e-8)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), tol=1e-8)
     assert r.threads == 1  # the default: every backend one thread
     assert r.cpu_time is not None and r.cpu_time >= 0
     assert r.cpu_time_to_target is not None and r.cpu_time_to_target <= r.cpu_time + 1e-9
@@ -115,7 +115,7 @@ def test_summary_and_fairness_show_contended_runs():
         text = comp.summary_table()
     assert text.splitlines()[0].split()[-2:] == ["cpu-to-target", "contended"]
     assert text.splitlines()[2].split()[-2:] == ["245ms", "1/2"]
-    from optcmp.stats import fairness_issues
+    from optcmp.analysis.stats.fairness import fairness_issues
 
     msg = [m for m in fairness_issues(comp.runs, timer_resolution=1e-9) if "contended" in m]
     assert msg == ["1 of 2 runs were contended (host load average up to 4.00): their timed "
@@ -140,18 +140,18 @@ def test_a_flat_objective_ends_stalled_at_the_same_iteration_every_time():
     ends ``stalled`` after 200 observations; a tiny step that still changes it is no stall."""
     p = lr_a()
     rule = optcmp.stopping.default_stopping(target=LossTarget(0.0), max_iter=1000)
-    runs = [optcmp.run_one(p, optcmp.gd(1e-300), stopping=rule, threads=1) for _ in range(2)]
+    runs = [optcmp.run(p, optcmp.gd(1e-300), stopping=rule, threads=1) for _ in range(2)]
     for r in runs:
         assert r.status == "stalled" and r.time_to_target is None
         assert r.message.startswith("objective flat: best value improved by no more than 4")
     assert runs[0].nit == runs[1].nit == 201  # 200 observations after f(x0), and one
-    slow = optcmp.run_one(p, optcmp.gd(1e-12), stopping=rule, threads=1)
+    slow = optcmp.run(p, optcmp.gd(1e-12), stopping=rule, threads=1)
     assert slow.status == "max_iter" and slow.nit == 1000  # still improving: not a stall
 
 
 def test_rate_projection_is_a_hint_in_the_message_and_stops_no_run():
     p = lr_b()  # ill-conditioned: gd's linear rate needs far more than 300 iterations
-    r = optcmp.run_one(p, optcmp.gd(), max_iter=300, threads=1)
+    r = optcmp.run(p, optcmp.gd(), max_iter=300, threads=1)
     assert r.status == "max_iter" and not r.success and r.time_to_target is None
     assert r.nit == 300  # the whole budget: an extrapolation stops nothing
     hint = r.message.split("linear-rate hint: about ")[1]
@@ -162,7 +162,7 @@ def test_rate_projection_is_a_hint_in_the_message_and_stops_no_run():
 
 
 def test_rate_projection_never_fires_on_a_run_that_will_make_it():
-    r = optcmp.run_one(lr_a(), optcmp.gd(0.1), tol=1e-8, max_iter=1000, threads=1)
+    r = optcmp.run(lr_a(), optcmp.gd(0.1), tol=1e-8, max_iter=1000, threads=1)
     assert r.status == "converged" and r.projected_nit_to_target is None
     rule = RateProjection(1e-6, max_iter=1000, window=2)
     for k, g in enumerate((1.0, 0.5, 0.25)):  # halves per iteration: 20 iterations in all
@@ -289,7 +289,7 @@ def test_fizzbuzz_torch_lbfgs_with_one_thread_settles_the_same_way_on_every_run(
     pytest.importorskip("torch")
     from optcmp.problems import FizzBuzzMLP
 
-    runs = [optcmp.run_one(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
+    runs = [optcmp.run(FizzBuzzMLP(), optcmp.lbfgs(impl="native"), backend="torch",
                            max_iter=2000, max_time=None, threads=1) for _ in range(2)]
     r = runs[0]
     assert r.threads == 1, r.message

@@ -11,7 +11,8 @@ from conftest import lr_recipe
 
 import optcmp
 from optcmp.problems import LinearRegression
-from optcmp.tuning import DEFAULT_GRIDS, load_specs
+from optcmp.tune_result import load_specs
+from optcmp.tuning import DEFAULT_GRIDS
 
 
 @pytest.fixture(autouse=True)

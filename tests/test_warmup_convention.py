@@ -40,17 +40,17 @@ def test_adam_with_a_zero_first_warmup_factor_does_not_move_at_step_one_and_coun
     # 1e-6 (586 without warm-up)
     p = _lr_a()
     cfg = optcmp.RunConfig(backend="numpy", tol=1e-6, max_iter=1000, threads=1)
-    one = optcmp.run_one(p, optcmp.adam(learning_rate=0.01, schedule=S.warmup(100)),
+    one = optcmp.run(p, optcmp.adam(learning_rate=0.01, schedule=S.warmup(100)),
                          cfg.replace(max_iter=1))
     assert one.nit == 1 and np.array_equal(one.x, np.zeros(4))
-    r = optcmp.run_one(p, optcmp.adam(learning_rate=0.01, schedule=S.warmup(100)), cfg)
+    r = optcmp.run(p, optcmp.adam(learning_rate=0.01, schedule=S.warmup(100)), cfg)
     assert r.status == "converged"
     # the count is the first iterate below 1e-6 on a geometric decrease that passes the
     # threshold by a wide margin each step, so no BLAS kernel's rounding moves it
     assert r.nit_to_target == 712
     # torch's LinearLR(start_factor=1/W) form: 710
-    torch_form = optcmp.run_one(p, optcmp.adam(learning_rate=0.01,
+    torch_form = optcmp.run(p, optcmp.adam(learning_rate=0.01,
                                                schedule=S.warmup(100, start_factor=0.01)), cfg)
     assert torch_form.nit_to_target == 710
-    plain = optcmp.run_one(p, optcmp.adam(learning_rate=0.01), cfg)
+    plain = optcmp.run(p, optcmp.adam(learning_rate=0.01), cfg)
     assert plain.nit_to_target == 586

@@ -20,7 +20,7 @@ def test_warnings_of_compare_and_run_one_point_at_the_callers_line() -> None:
         warnings.simplefilter("always")
         optcmp.compare(p, [optcmp.gd(0.1)], stopping=MaxIter(5), progress=False,
                        backends=["numpy"])
-        optcmp.run_one(p, optcmp.gd(0.1), stopping=MaxIter(5))
+        optcmp.run(p, optcmp.gd(0.1), stopping=MaxIter(5))
     ours = [w for w in rec if "has no target" in str(w.message)]
     assert len(ours) >= 2
     # the stopping rule is checked in the sweep and again by each run's executor: both the
@@ -33,7 +33,7 @@ def test_warnings_of_compare_and_run_one_point_at_the_callers_line() -> None:
 def test_tensorflow_start_up_notices_stay_out_of_optcmps_output() -> None:
     code = ("import optcmp\n"
             "p = optcmp.problems.LinearRegression(n_samples=100)\n"
-            "optcmp.run_one(p, optcmp.gd(0.1), backend='tensorflow', max_iter=3)\n"
+            "optcmp.run(p, optcmp.gd(0.1), backend='tensorflow', max_iter=3)\n"
             "print('done')\n")
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

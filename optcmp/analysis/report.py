@@ -570,5 +570,4 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
 CSS = _CSS
 
 
-__all__ = ["CSS", "IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "suite_summary",
-           "svg_inline", "to_html", "verdict"]
+__all__ = ["CSS", "IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "svg_inline", "to_html", "verdict"]

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from optcmp.analysis import format as fmt
-from optcmp.analysis.format import fixed_width
 from optcmp.analysis.ranking import ranking_note, row_key
 from optcmp.analysis.stats.censor import censored_median, ran
 from optcmp.analysis.stats.framework_gap import framework_gap_notes
@@ -524,5 +523,4 @@ def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: b
     return _one_table(comp, cols, per_run)
 
 
-__all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "fixed_width",
-           "rows", "table", "to_frame"]
+__all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "rows", "table", "to_frame"]

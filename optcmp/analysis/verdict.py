@@ -326,6 +326,4 @@ def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
                            if busy else "the interval includes 1")
 
 
-__all__ = ["FRAMEWORKS", "compared", "entries", "factor_words", "framework_lines",
-           "implementation_words", "pair_words", "per_iteration_line", "verdict", "verdict_lines",
-           "verdict_of"]
+__all__ = ["FRAMEWORKS", "compared", "factor_words", "framework_lines", "implementation_words", "pair_words", "per_iteration_line", "verdict", "verdict_lines", "verdict_of"]

@@ -29,7 +29,7 @@ def command(args: argparse.Namespace) -> int:
     int
         0.
     """
-    from optcmp.backends import BACKENDS, is_available
+    from optcmp.frameworks import BACKENDS, is_available
     from optcmp.optimizers import optimizer_info, optimizer_names
     from optcmp.problems import PROBLEMS
     from optcmp.suites import SUITES

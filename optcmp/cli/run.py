@@ -131,7 +131,7 @@ def command(args: argparse.Namespace) -> int:
         A bad argument (exit status 2).
     """
     import optcmp
-    from optcmp.backends import available_backends
+    from optcmp.frameworks import available_backends
     from optcmp.store import Interrupted
     from optcmp.sweep.plan import execution_modes
 
@@ -189,7 +189,7 @@ def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
 
     try:
         if args.tuned is not None:
-            from optcmp.tuning import load_specs
+            from optcmp.tune_result import load_specs
 
             specs = load_specs(args.tuned)
             where = f"--tuned {args.tuned}"

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from optcmp.backends.base import DTYPES, GRADIENTS
 from optcmp.cli.common import fraction, nonneg_int, positive_float, positive_int, ratio_above_one
 from optcmp.engine import RunConfig
+from optcmp.frameworks.base import DTYPES, GRADIENTS
 
 #: Iterations each run of ``optcmp run`` may spend: its budget, the same on any machine under
 #: any load (every row of the main job reaches its target well within it).

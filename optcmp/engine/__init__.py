@@ -10,7 +10,7 @@ monitor (``optcmp.run``, the function, runs one; this package is how).
 * :mod:`optcmp.engine.monitor`: :class:`Monitor`, everything done off the clock between steps;
 * :mod:`optcmp.engine.status`: how a run's status and message are decided;
 * :mod:`optcmp.engine.host`: the host and the runs active at once (:func:`host_activity`);
-* :mod:`optcmp.engine.runner`: :func:`run` and :func:`run_one`, a :class:`RunResult` built once.
+* :mod:`optcmp.engine.runner`: :func:`run` and :func:`run`, a :class:`RunResult` built once.
 """
 
 from optcmp.engine.checks import (
@@ -25,11 +25,11 @@ from optcmp.engine.config import EXECUTIONS, Callback, RunConfig, check_callback
 from optcmp.engine.drivers import LoopRecord, choose_driver, record_fixed_steps
 from optcmp.engine.host import host_activity
 from optcmp.engine.monitor import Monitor
-from optcmp.engine.runner import own_rule, run, run_one, skipped_result
+from optcmp.engine.runner import own_rule, run, skipped_result
 from optcmp.engine.session import CompileInTimedWarning, Session, resolve_execution
 
 __all__ = ["EXECUTIONS", "Callback", "CompileInTimedWarning", "LoopRecord", "Monitor",
            "RunConfig", "Session", "check_callback", "check_problem", "check_resolution",
            "check_rule", "choose_driver", "configured", "host_activity", "make_stopping",
            "numpy_cpu_warning", "own_rule", "record_fixed_steps", "resolve_execution", "run",
-           "run_one", "skipped_result", "type_name"]
+            "skipped_result", "type_name"]

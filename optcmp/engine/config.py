@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.backends import canonical_backend
-from optcmp.backends.base import GRADIENTS, check_device, check_dtype
 from optcmp.engine.checks import check_rule, make_stopping
+from optcmp.frameworks import canonical_backend
+from optcmp.frameworks.base import GRADIENTS, check_device, check_dtype
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule, default_stopping
 from optcmp.threads import DEFAULT_THREADS, check_threads
@@ -122,7 +122,7 @@ class RunConfig:
         runs ``"step"``.
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
         How torch and TensorFlow compute gradients
-        (:data:`optcmp.backends.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
+        (:data:`optcmp.frameworks.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
         against ops when it declares one (:meth:`~optcmp.problems.base.Problem.gradient_ops`,
         e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
         autodiff (the framework's own gradient machinery is what is compared);
@@ -413,7 +413,7 @@ def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: st
         A bad value (see :class:`RunConfig`).
     """
     if config is not None and not isinstance(config, RunConfig):
-        raise TypeError("config must be an optcmp.runner.RunConfig, got "
+        raise TypeError("config must be an optcmp.engine.RunConfig, got "
                         f"{type(config).__name__}")
     names = [f.name for f in fields(RunConfig)]
     unknown = [k for k in overrides if k not in names]

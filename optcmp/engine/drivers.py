@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.adapters.base import Adapter
 from optcmp.engine.monitor import Monitor
+from optcmp.frameworks.stepper import Adapter
 from optcmp.stopping import MaxEvals, MaxIter
 from optcmp.timing import Stopwatch
 
@@ -230,7 +230,7 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch
     of the compiled loop on TensorFlow and JAX, warmed up).
 
-    On an adapter that :attr:`~optcmp.adapters.base.Adapter.spans` observations (compiled
+    On an adapter that :attr:`~optcmp.frameworks.stepper.Adapter.spans` observations (compiled
     loops: TensorFlow, JAX) a block runs across observations and epochs, keeping the iterate
     at each observation inside it; after the block, off the clock, the monitor evaluates
     them in order (their trace times shared evenly over the block). When one of them stops
@@ -363,7 +363,7 @@ def _kept_rows(adapter: Adapter, kept: Any, m: int) -> list[np.ndarray]:
 
 def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
                    eval_every: int | None = None) -> LoopRecord:
-    """A library's own loop (:meth:`~optcmp.adapters.base.LoopAdapter.run`), on the clock.
+    """A library's own loop (:meth:`~optcmp.frameworks.stepper.LoopAdapter.run`), on the clock.
 
     The monitor pauses the clock while it observes each iteration
     (:meth:`~optcmp.engine.monitor.Monitor.on_iteration`).
@@ -395,7 +395,7 @@ def choose_driver(adapter: Adapter) -> Driver:
     Parameters
     ----------
     adapter : Adapter
-        After :meth:`~optcmp.adapters.base.Adapter.prepare_execution`.
+        After :meth:`~optcmp.frameworks.stepper.Adapter.prepare_execution`.
 
     Returns
     -------
@@ -445,7 +445,7 @@ def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
     Parameters
     ----------
     adapter : Adapter
-        Set up, after :meth:`~optcmp.adapters.base.Adapter.prepare_execution`.
+        Set up, after :meth:`~optcmp.frameworks.stepper.Adapter.prepare_execution`.
     steps : int
 
     Returns

@@ -18,7 +18,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.engine.config import Callback
-from optcmp.ops.numpy_ import norm2
+from optcmp.frameworks.numpy.ops import norm2
 from optcmp.results import Trace
 from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
 from optcmp.timing import Stopwatch

@@ -1,6 +1,6 @@
 """One run: a problem, an optimizer spec and a :class:`RunConfig` in, a :class:`RunResult` out.
 
-:func:`run` is the single path every run takes (:func:`run_one`, the sweep of
+:func:`run` is the single path every run takes (:func:`run`, the sweep of
 :func:`optcmp.compare` on any executor, :func:`optcmp.tune`). A :class:`~optcmp.engine.session.Session`
 sets the adapter up; a loop driver (:mod:`optcmp.engine.drivers`) takes the timed steps and reports
 to the run's :class:`~optcmp.engine.monitor.Monitor`; :mod:`optcmp.engine.status` words how the run
@@ -46,7 +46,6 @@ from typing import Any
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.backends.base import is_cpu_device
 from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
 from optcmp.engine.config import RunConfig, configured
 from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timing_error
@@ -55,7 +54,8 @@ from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
 from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.engine.status import divergence_wins, run_status
-from optcmp.ops.numpy_ import norm2
+from optcmp.frameworks.base import is_cpu_device
+from optcmp.frameworks.numpy.ops import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult, Trace
@@ -161,53 +161,9 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     return _execute(problem, spec, configured(config, overrides, "run"), wall0)
 
 
-def run_one(problem: Problem, optimizer: OptimizerSpec | str | Any,
-            config: RunConfig | None = None, **overrides: Any) -> RunResult:
-    """Run one optimizer on one backend, the settings given as keywords: :func:`run`.
-
-    Parameters
-    ----------
-    problem : Problem
-    optimizer : OptimizerSpec, factory or str
-        e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
-    config : RunConfig, optional
-        The settings the keywords replace (default ``RunConfig()``), as in :func:`run`.
-    **overrides
-        The :class:`RunConfig` fields (``backend``, ``device``, ``dtype``, ``stopping``,
-        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``max_cpu_time``, ``seed``,
-        ``repeat``, ``censor_ratio``,
-        ``callback``, ``eval_every``, ``threads``, ``execution``, ``gradient``), with
-        RunConfig's defaults. ``threads`` (default 1) gives numpy's BLAS pool, PyTorch's
-        intra-op pool and TensorFlow's pools the same count (recorded in
-        ``RunResult.threads``); ``None`` leaves each library's own.
-
-    Returns
-    -------
-    RunResult
-        See :func:`run`.
-
-    Raises
-    ------
-    ValueError
-        Unknown backend, device name or dtype, a device that is absent (the message lists the
-        available ones), an impl the backend lacks, a rule that needs an unknown optimum, or a
-        rule without a budget.
-    TypeError
-        ``problem`` is not a :class:`~optcmp.problems.base.Problem`, ``optimizer`` is not an
-        optimizer spec, factory or name, ``callback`` is not callable, or a keyword is no
-        setting.
-    BackendUnavailable
-        The backend's framework is not installed.
-    """
-    wall0 = time.perf_counter()
-    check_problem(problem)
-    spec = as_spec(optimizer)
-    return _execute(problem, spec, configured(config, overrides, "run_one"), wall0)
-
-
 def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
              wall0: float) -> RunResult:
-    """The run behind :func:`run` and :func:`run_one` (warnings point at their caller)."""
+    """The run behind :func:`run` and :func:`run` (warnings point at their caller)."""
     if config.backend == "numpy" and not is_cpu_device(config.device):
         numpy_cpu_warning(config.device, stacklevel=3)
     started = time.time()
@@ -442,4 +398,4 @@ class _TimedRun:
         return out
 
 
-__all__ = ["CompileInTimedWarning", "own_rule", "run", "run_one", "skipped_result"]
+__all__ = ["own_rule", "run", "run", "skipped_result"]

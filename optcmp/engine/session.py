@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.adapters import resolve_adapter
-from optcmp.adapters.base import Adapter
-from optcmp.backends import get_backend
-from optcmp.backends.base import Backend, gradient_kind
 from optcmp.engine.config import RunConfig
+from optcmp.frameworks import get_backend
+from optcmp.frameworks.adapters import resolve_adapter
+from optcmp.frameworks.base import Backend, gradient_kind
+from optcmp.frameworks.stepper import Adapter
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule

@@ -25,30 +25,34 @@ from typing import Any
 
 from optcmp.optimizers import schedule
 from optcmp.optimizers._common import ScheduledRule, clip_global_norm, common_params
-from optcmp.optimizers.base import (
-    IMPLS,
+from optcmp.optimizers._hyperparams import (
     HyperParam,
-    KerasOptimizer,
-    Native,
-    NotApplicable,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    ScipyMinimize,
-    TorchOptimizer,
-    UpdateRule,
-    as_spec,
     boolean,
-    canonical_optimizer,
-    factories,
-    get_optimizer,
     one_of,
-    optimizer_info,
-    optimizer_names,
     optional_positive_float,
     optional_positive_int,
     positive_float,
     positive_int,
+)
+from optcmp.optimizers._implementations import (
+    KerasOptimizer,
+    Native,
+    OptaxOptimizer,
+    ScipyMinimize,
+    TorchOptimizer,
+    UpdateRule,
+)
+from optcmp.optimizers.base import (
+    IMPLS,
+    NotApplicable,
+    OptimizerInfo,
+    OptimizerSpec,
+    as_spec,
+    canonical_optimizer,
+    factories,
+    get_optimizer,
+    optimizer_info,
+    optimizer_names,
     register_optimizer,
     resolve_impl,
     unregister_optimizer,

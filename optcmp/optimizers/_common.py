@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.optimizers.base import (
+from optcmp.optimizers._hyperparams import (
     HyperParam,
-    UpdateRule,
     boolean,
     optional_positive_float,
     optional_positive_int,
 )
+from optcmp.optimizers._implementations import UpdateRule
 from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
 
 

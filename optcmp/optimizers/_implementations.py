@@ -4,7 +4,7 @@ The reference rule is written once against a backend's ``ops`` and runs on every
 test oracle). A :class:`Native` (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
 :class:`OptaxOptimizer`, :class:`ScipyMinimize`) names the framework optimizer that runs a spec and how optcmp's
 hyperparameters map to its arguments; a native runs on the backends whose
-:attr:`~optcmp.backends.BackendInfo.natives` name its framework (scipy runs on every backend).
+:attr:`~optcmp.frameworks.BackendInfo.natives` name its framework (scipy runs on every backend).
 Import them from :mod:`optcmp.optimizers` (or :mod:`optcmp.optimizers.base`).
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from optcmp.backends import BACKENDS
+from optcmp.frameworks import BACKENDS
 
 
 class UpdateRule(ABC):
@@ -56,7 +56,7 @@ class Native:
         (framework defaults never decide a run).
     framework : str
         Which framework (class attribute of each subclass); a backend runs the natives whose
-        framework its :attr:`~optcmp.backends.BackendInfo.natives` lists.
+        framework its :attr:`~optcmp.frameworks.BackendInfo.natives` lists.
     impl : str
         The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
     auto : bool

@@ -23,18 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import minibatch_params
-from optcmp.optimizers.base import (
-    HyperParam,
+from optcmp.optimizers._hyperparams import HyperParam, positive_float
+from optcmp.optimizers._implementations import (
     KerasOptimizer,
     OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
     TorchOptimizer,
     UpdateRule,
-    get_optimizer,
-    positive_float,
-    register_optimizer,
 )
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
 
 class AdadeltaRule(UpdateRule):

@@ -32,18 +32,9 @@ from optcmp.optimizers._common import (
     requires,
     torch_common,
 )
-from optcmp.optimizers.base import (
-    HyperParam,
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    get_optimizer,
-    one_of,
-    positive_float,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: Adagrad's conventions: torch's (the paper's delta) and Keras'.

@@ -27,6 +27,7 @@ from optcmp.optimizers._common import (
     requires,
     torch_common,
 )
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.adam import (
     AdamRule,
     adam_params,
@@ -35,15 +36,7 @@ from optcmp.optimizers.adam import (
     check_amsgrad,
     no_amsgrad,
 )
-from optcmp.optimizers.base import (
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    get_optimizer,
-    register_optimizer,
-)
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 

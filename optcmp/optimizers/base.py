@@ -9,10 +9,10 @@ in its own module (``optcmp/optimizers/<name>.py``), by one :class:`OptimizerInf
 * its *native* implementations (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
   :class:`ScipyMinimize`): which framework optimizer runs it and how optcmp's hyperparameters
   map to that optimizer's arguments. A native runs on the backends whose
-  :attr:`~optcmp.backends.BackendInfo.natives` name its framework (scipy runs on every backend).
+  :attr:`~optcmp.frameworks.BackendInfo.natives` name its framework (scipy runs on every backend).
 
 An :class:`OptimizerSpec` is a canonical name, every hyperparameter value explicit, and an
-``impl`` choice. The adapters (:mod:`optcmp.adapters`) turn a spec and a backend into steps.
+``impl`` choice. The adapters (:mod:`optcmp.frameworks.adapters`) turn a spec and a backend into steps.
 optcmp owns its defaults and passes every value to the framework, so a framework default never
 leaks into a run.
 
@@ -33,23 +33,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from optcmp.backends import canonical_backend
+from optcmp.frameworks import canonical_backend
 from optcmp.optimizers._hyperparams import (
     HyperParam,
-    boolean,
-    one_of,
-    optional_positive_float,
-    optional_positive_int,
-    positive_float,
-    positive_int,
 )
 from optcmp.optimizers._implementations import (
-    KerasOptimizer,
     Native,
-    OptaxOptimizer,
-    Options,
-    ScipyMinimize,
-    TorchOptimizer,
     UpdateRule,
 )
 
@@ -59,7 +48,7 @@ IMPLS = ("auto", "native", "reference", "scipy")
 
 class NotApplicable(ValueError):
     """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` where the
-    gradient's Lipschitz constant is unknown). :func:`optcmp.runner.run` records such a run as
+    gradient's Lipschitz constant is unknown). :func:`optcmp.engine.run` records such a run as
     ``skipped`` with this message, instead of ``failed``."""
 
 
@@ -498,12 +487,4 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     return spec.impl, impls[spec.impl]
 
 
-__all__ = [
-    "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable", "OptimizerInfo",
-    "OptaxOptimizer", "OptimizerSpec", "Options", "ScipyMinimize", "TorchOptimizer",
-    "UpdateRule", "as_spec",
-    "boolean", "canonical_optimizer", "factories", "get_optimizer", "one_of", "optimizer_info",
-    "optimizer_names", "optional_positive_float", "optional_positive_int", "positive_float",
-    "positive_int",
-    "register_optimizer", "resolve_impl", "unregister_optimizer",
-]
+__all__ = ["IMPLS", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec", "canonical_optimizer", "factories", "get_optimizer", "optimizer_info", "optimizer_names", "register_optimizer", "resolve_impl", "unregister_optimizer"]

@@ -21,15 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from optcmp.optimizers.base import (
-    HyperParam,
-    OptimizerInfo,
-    OptimizerSpec,
-    UpdateRule,
-    get_optimizer,
-    positive_float,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, positive_float
+from optcmp.optimizers._implementations import UpdateRule
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
 
 class DiagNewtonRule(UpdateRule):

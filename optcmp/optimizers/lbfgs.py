@@ -1,7 +1,7 @@
 r"""Limited-memory BFGS: scipy's L-BFGS-B on any backend, and ``torch.optim.LBFGS`` on torch.
 
 scipy's ``minimize(method="L-BFGS-B", jac=True)`` gets the backend's objective and gradient
-through a float64 bridge whose transfers are timed (:mod:`optcmp.adapters.scipy_`). optcmp's
+through a float64 bridge whose transfers are timed (:mod:`optcmp.frameworks.scipy`). optcmp's
 stopping rule is checked in scipy's ``callback`` after every iteration; scipy's own convergence
 tests are switched off (``ftol = gtol = 0``) so that scipy's ``success`` never counts as
 reaching the target, and optcmp's iteration and evaluation budgets become ``maxiter`` and
@@ -21,18 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers.base import (
-    HyperParam,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    ScipyMinimize,
-    TorchOptimizer,
-    get_optimizer,
-    positive_float,
-    positive_int,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, positive_float, positive_int
+from optcmp.optimizers._implementations import OptaxOptimizer, ScipyMinimize, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
 
 def _scipy_options(h: Mapping[str, Any]) -> dict[str, Any]:

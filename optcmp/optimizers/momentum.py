@@ -38,18 +38,9 @@ from optcmp.optimizers._common import (
     minibatch_params,
     torch_common,
 )
-from optcmp.optimizers.base import (
-    HyperParam,
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    get_optimizer,
-    one_of,
-    positive_float,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: Where the learning rate sits: outside the buffer (torch) or inside it (Keras).

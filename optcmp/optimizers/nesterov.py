@@ -22,15 +22,8 @@ importance of initialization and momentum in deep learning", ICML 2013.
 
 from __future__ import annotations
 
-from optcmp.optimizers.base import (
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    get_optimizer,
-    register_optimizer,
-)
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.momentum import (
     MomentumRule,
     momentum_params,

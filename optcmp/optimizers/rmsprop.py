@@ -37,19 +37,9 @@ from optcmp.optimizers._common import (
     requires,
     torch_common,
 )
-from optcmp.optimizers.base import (
-    HyperParam,
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    boolean,
-    get_optimizer,
-    one_of,
-    positive_float,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: RMSprop's conventions: torch's and Keras'.

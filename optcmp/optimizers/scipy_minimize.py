@@ -1,7 +1,7 @@
 r"""Every unconstrained ``scipy.optimize.minimize`` method as a baseline, on any backend.
 
 ``optcmp.scipy_minimize("BFGS")`` runs ``scipy.optimize.minimize(method="BFGS")`` through the
-float64 bridge of :mod:`optcmp.adapters.scipy_`: the backend computes the objective and gradient
+float64 bridge of :mod:`optcmp.frameworks.scipy`: the backend computes the objective and gradient
 (and, for the Newton-type methods, Hessian-vector products by autodiff), scipy drives the loop,
 and optcmp's stopping rule is checked in scipy's callback after every iteration. By default
 scipy's own convergence tests are switched off (``tolerances="off"``, the options in
@@ -42,15 +42,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers.base import (
-    HyperParam,
-    OptimizerInfo,
-    OptimizerSpec,
-    ScipyMinimize,
-    get_optimizer,
-    one_of,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, one_of
+from optcmp.optimizers._implementations import ScipyMinimize
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
 #: method -> (derivatives, iteration-budget option, evaluation-budget option, tests off).
 METHODS: dict[str, tuple[str, str | None, str | None, dict[str, float]]] = {

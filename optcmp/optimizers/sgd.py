@@ -29,20 +29,9 @@ from typing import Any
 import numpy as np
 
 from optcmp.optimizers._common import ScheduledRule, common_params
-from optcmp.optimizers.base import (
-    HyperParam,
-    KerasOptimizer,
-    OptaxOptimizer,
-    OptimizerInfo,
-    OptimizerSpec,
-    TorchOptimizer,
-    boolean,
-    get_optimizer,
-    one_of,
-    positive_float,
-    positive_int,
-    register_optimizer,
-)
+from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float, positive_int
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 from optcmp.optimizers.momentum import CONVENTIONS, momentum_requires, optax_sgd_options
 from optcmp.optimizers.schedule import Schedule
 
@@ -143,7 +132,7 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
     Notes
     -----
     One iteration is one minibatch; results also report epochs. The full objective is evaluated
-    off the clock once per epoch (``eval_every`` in :func:`optcmp.run_one` changes that).
+    off the clock once per epoch (``eval_every`` in :func:`optcmp.run` changes that).
 
     References
     ----------

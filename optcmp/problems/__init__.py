@@ -10,7 +10,8 @@ from optcmp.problems.function import FunctionProblem, estimate_optimum, from_fun
 from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
 from optcmp.problems.linear_regression import LinearRegression
 from optcmp.problems.logistic_regression import LogisticRegression
-from optcmp.problems.mgh import MGH_NAMES, MGHProblem
+from optcmp.problems.mgh import MGHProblem
+from optcmp.problems.mgh_functions import MGH_NAMES
 
 #: Problems by command-line name; values build the default instance. A problem registered here
 #: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process

@@ -2,7 +2,7 @@
 
 NumPy float64 is the source of truth. A problem makes its data and its initial point from a seed,
 writes its objective once against a small per-backend ops namespace (see
-:mod:`optcmp.backends.base`), and gives an analytic float64 gradient for the numpy backend.
+:mod:`optcmp.frameworks.base`), and gives an analytic float64 gradient for the numpy backend.
 
 The iterate is always one flat vector ``x`` of length :attr:`Problem.n_params` (scipy's
 convention); :attr:`Problem.layout` maps it to named parameter arrays.
@@ -271,7 +271,7 @@ class Problem(ABC):
         Parameters
         ----------
         ops : ops namespace
-            :mod:`optcmp.backends` ops (numpy, torch or TensorFlow).
+            :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
             The iterate.
         batch : dict of str to backend array
@@ -326,7 +326,7 @@ class Problem(ABC):
         Parameters
         ----------
         ops : ops namespace
-            :mod:`optcmp.backends` ops (numpy, torch or TensorFlow).
+            :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
         batch : dict of str to backend array
         value : bool, default True
@@ -408,7 +408,7 @@ class Problem(ABC):
     def default_target(self, tol: float | None = None) -> Any:
         """The stopping target used when the optimum is unknown (``None``: there is none).
 
-        :func:`optcmp.runner.make_stopping` asks for it when :meth:`optimum` is ``None``;
+        :func:`optcmp.engine.make_stopping` asks for it when :meth:`optimum` is ``None``;
         a problem without either needs an explicit ``stopping=LossTarget(...) | MaxIter(...)``.
 
         Parameters

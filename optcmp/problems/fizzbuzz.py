@@ -23,7 +23,7 @@ import numpy as np
 from optcmp._scipy import special
 from optcmp.problems._scratch import work_arrays
 from optcmp.problems.base import Array, ParamLayout, Problem
-from optcmp.problems.fizzbuzz_data import CLASSES, binary_encode, fizzbuzz_labels, split_numbers
+from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
 #: Loss names and the reduction each one uses over samples (and outputs).
 LOSSES = {"mse": "mean", "mse_sum": "sum", "cross_entropy": "mean"}
@@ -592,5 +592,4 @@ class FizzBuzzMLP(Problem):
                 "drop_last": self.drop_last}
 
 
-__all__ = ["CLASSES", "DEFAULT_INIT_STD", "INITS", "LOSSES", "FizzBuzzMLP", "binary_encode",
-           "fizzbuzz_labels"]
+__all__ = ["DEFAULT_INIT_STD", "INITS", "LOSSES", "FizzBuzzMLP"]

@@ -5,7 +5,7 @@ differentiate it (autodiff), the numpy backend uses the user's analytic gradient
 without one, is ``skipped`` with a message saying what to add (never a silent finite-difference
 gradient). Off the clock (the initial gradient norm, minibatch monitoring, the reference solve of
 ``optimum="estimate"``) a gradient without ``grad`` comes from a framework's autodiff in float64
-on the CPU (:func:`optcmp.ops.host.host_value_and_grad`).
+on the CPU (:func:`optcmp.frameworks.host.host_value_and_grad`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.ops.host import host_value_and_grad
-from optcmp.ops.numpy_ import ops as numpy_ops
+from optcmp.frameworks.host import host_value_and_grad
+from optcmp.frameworks.numpy.ops import ops as numpy_ops
 from optcmp.problems.base import (
     Array,
     Optimum,
@@ -414,7 +414,7 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     ----------
     objective : callable
         ``objective(ops, x, data) -> scalar``. ``ops`` is the backend's ops namespace
-        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.ops.OPS`),
+        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.frameworks.ops.OPS`),
         ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
         is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
         empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.ops.host import host_value_and_grad
-from optcmp.ops.numpy_ import ops as numpy_ops
+from optcmp.frameworks.host import host_value_and_grad
+from optcmp.frameworks.numpy.ops import ops as numpy_ops
 from optcmp.problems.base import Problem
 
 #: The references :func:`check_gradient` can compare with.

@@ -30,12 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.ops.numpy_ import ops as numpy_ops
+from optcmp.frameworks.numpy.ops import ops as numpy_ops
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
 from optcmp.problems.mgh_functions import (
     M_OF_N,
-    MGH,
-    MGH_NAMES,
     MGHInfo,
     helical_value_and_grad,
     mgh_info,
@@ -258,4 +256,4 @@ class MGHProblem(Problem):
         return cls(int(spec["problem_number"]), n=int(spec["n"]), m=int(spec["m"]))
 
 
-__all__ = ["COMPLEX_STEP", "MGH", "MGHInfo", "MGHProblem", "MGH_NAMES"]
+__all__ = ["COMPLEX_STEP", "MGHProblem"]

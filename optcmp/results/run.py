@@ -348,4 +348,4 @@ class RunResult:
                 f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
 
 
-__all__ = ["SECONDS", "STATUSES", "RunResult"]
+__all__ = ["SECONDS", "RunResult"]

@@ -59,7 +59,7 @@ class RelativeSuboptimality(Rule):
     """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
 
     A tolerance with ``tol * (f0 - f*) < eps * |f*|`` (finer than float64 resolves near
-    ``f*``, ``eps`` = 2.2e-16) is never met: :func:`optcmp.runner.check_resolution` warns.
+    ``f*``, ``eps`` = 2.2e-16) is never met: :func:`optcmp.engine.check_resolution` warns.
     """
 
     needs_optimum = True

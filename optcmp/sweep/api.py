@@ -11,13 +11,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from optcmp.backends.base import is_cpu_device
+from optcmp._warn import outside_level
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, check_problem
 from optcmp.executors import check_executor
+from optcmp.frameworks.base import is_cpu_device
 from optcmp.problems.base import Problem
 from optcmp.sweep.execute import Sweep
-from optcmp.sweep.plan import Optimizers, Plan, missing_backends, outside_level, preflight_device
+from optcmp.sweep.plan import Optimizers, Plan, missing_backends, preflight_device
 from optcmp.sweep.suite import is_suite, run_problems
 
 

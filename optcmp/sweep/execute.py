@@ -16,6 +16,7 @@ import sys
 import warnings
 from typing import Any
 
+from optcmp._warn import outside_level
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
 from optcmp.environment import environment
@@ -24,7 +25,7 @@ from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.store import Interrupted, RunStore, run_key
 from optcmp.sweep.censor import reusable, run_censored
-from optcmp.sweep.plan import Plan, outside_level
+from optcmp.sweep.plan import Plan
 
 #: How to resume, by whether the sweep has a store (the end of an interruption's message).
 RESUME_WITH_STORE = ("To resume, run the same command again with the same store{where}: "

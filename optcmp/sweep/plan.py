@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-import optcmp.backends as backends_mod
+import optcmp.frameworks as backends_mod
 from optcmp._warn import outside_level
-from optcmp.backends import BACKENDS, canonical_backend, get_backend
 from optcmp.engine import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.executors import RunTask, is_dask_client
+from optcmp.frameworks import BACKENDS, canonical_backend, get_backend
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
@@ -398,6 +398,4 @@ def preflight_device(plan: Plan, executor: Any) -> None:
             get_backend(b, device=device, dtype=dtype)
 
 
-__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends",
-           "as_specs", "check_sweep_size", "execution_modes", "execution_order",
-           "missing_backends", "outside_level", "preflight_device"]
+__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends", "as_specs", "check_sweep_size", "execution_modes", "execution_order", "missing_backends", "preflight_device"]

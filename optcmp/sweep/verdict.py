@@ -13,10 +13,10 @@ from typing import Any
 from optcmp.analysis.ranking import rank_runs
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
+from optcmp.engine.runner import run
 from optcmp.optimizers.base import get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
-from optcmp.runner import run
 from optcmp.stopping import rule_from_dict
 
 #: Entries :func:`confirm_leaders` repeats beyond the first two when the repetitions' medians

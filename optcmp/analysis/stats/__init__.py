@@ -24,6 +24,7 @@ Conventions
   solver on each instance, so adding or removing a solver changes every other solver's curve.
 """
 
+from optcmp.analysis.format import NOT_REACHED
 from optcmp.analysis.stats.bootstrap import MedianCI, factor_interval, median_ci, step_times
 from optcmp.analysis.stats.censor import (
     BUDGET_STATUSES,
@@ -66,7 +67,6 @@ from optcmp.analysis.stats.profiles import (
 )
 from optcmp.analysis.stats.suites import PROFILE_BUDGETS, PROFILE_RATIOS, suite_profile_table
 from optcmp.analysis.stats.summary import (
-    NOT_REACHED,
     ci_methods,
     format_summary,
     median_cpu_time,

@@ -281,5 +281,4 @@ def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
     return text
 
 
-__all__ = ["NOT_REACHED", "by_median_time", "ci_methods", "format_summary", "median_cpu_time",
-           "summarize", "summary", "summary_table"]
+__all__ = ["by_median_time", "ci_methods", "format_summary", "median_cpu_time", "summarize", "summary", "summary_table"]

@@ -1,4 +1,4 @@
-"""The PyTorch ops namespace: the names of :data:`optcmp.ops.OPS` with PyTorch's functions.
+"""The PyTorch ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with PyTorch's functions.
 
 Semantics follow numpy where the two differ (``sign(nan)`` is nan, ``logaddexp`` has exact
 gradients at a tie, a Python number beside a tensor takes the tensor's dtype and device).
@@ -104,7 +104,7 @@ def _norm(a: torch.Tensor) -> torch.Tensor:
     return torch.sqrt(torch.dot(a, a))
 
 
-#: The ops namespace, with the same names as :data:`optcmp.ops.numpy_.ops`.
+#: The ops namespace, with the same names as :data:`optcmp.frameworks.numpy.ops.ops`.
 ops = SimpleNamespace(
     name="torch",
     matmul=torch.matmul,

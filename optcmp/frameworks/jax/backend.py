@@ -14,8 +14,8 @@ them with ``jax.block_until_ready``.
 
 float64 runs switch ``jax_enable_x64`` on (recorded in :meth:`JaxBackend.describe`); a float64
 run that finds it off (turned off later in the process) is refused, never run in float32. The
-XLA CPU threads are pinned to one when :mod:`optcmp.ops.jax_` starts JAX
-(:data:`~optcmp.ops.jax_.XLA_CPU_FLAGS`).
+XLA CPU threads are pinned to one when :mod:`optcmp.frameworks.jax.ops` starts JAX
+(:data:`~optcmp.frameworks.jax.ops.XLA_CPU_FLAGS`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.backends.base import Backend, ReuseKey, ValueGradFn, analytic_value_and_grad
-from optcmp.ops.jax_ import jax, jnp, ops, xla_cpu_threads
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.jax.ops import jax, jnp, ops, xla_cpu_threads
+from optcmp.frameworks.reuse import ReuseKey
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem

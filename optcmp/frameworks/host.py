@@ -43,7 +43,7 @@ def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
     ----------
     objective : callable
         ``objective(ops, x, batch)``, a scalar, written against an ops namespace
-        (:data:`optcmp.ops.OPS`).
+        (:data:`optcmp.frameworks.ops.OPS`).
 
     Returns
     -------
@@ -75,7 +75,7 @@ def _cached(convert: Callable[[dict[str, Any]], dict[str, Any]]
 def _torch(objective: Callable[..., Any]) -> HostValueGrad:
     import torch
 
-    from optcmp.ops.torch_ import ops
+    from optcmp.frameworks.torch.ops import ops
 
     def tensor(a: Any) -> Any:
         arr = np.asarray(a)
@@ -97,7 +97,7 @@ def _torch(objective: Callable[..., Any]) -> HostValueGrad:
 
 
 def _tensorflow(objective: Callable[..., Any]) -> HostValueGrad:
-    from optcmp.ops.tensorflow_ import ops, tf
+    from optcmp.frameworks.tensorflow.ops import ops, tf
 
     def tensor(a: Any) -> Any:
         arr = np.asarray(a)

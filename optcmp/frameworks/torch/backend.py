@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from optcmp.backends.base import Backend, ValueGradFn, analytic_value_and_grad, check_layout
-from optcmp.ops.torch_ import ops
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, check_layout
+from optcmp.frameworks.torch.ops import ops
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem

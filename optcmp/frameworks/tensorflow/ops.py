@@ -1,4 +1,4 @@
-"""The TensorFlow ops namespace: the names of :data:`optcmp.ops.OPS` with TensorFlow's functions.
+"""The TensorFlow ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
 
 Semantics follow numpy where the two differ (``matmul`` of a vector, ``logaddexp`` with exact
 gradients at a tie, a Python float fill exact in float64). Importing this module imports
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from optcmp.ops import pin_xla_threads
+from optcmp.frameworks.ops import pin_xla_threads
 
 if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
-    import torch  # noqa: F401
+    pass
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -148,7 +148,7 @@ def _size(a: Any) -> Any:
     return int(n) if n is not None else tf.cast(tf.size(a), a.dtype)
 
 
-#: The ops namespace, with the same names as :data:`optcmp.ops.numpy_.ops`.
+#: The ops namespace, with the same names as :data:`optcmp.frameworks.numpy.ops.ops`.
 ops = SimpleNamespace(
     name="tensorflow",
     matmul=_matmul,

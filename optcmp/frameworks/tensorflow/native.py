@@ -1,7 +1,7 @@
 """Native Keras adapter: an optimizer's :class:`~optcmp.optimizers.base.KerasOptimizer` on TF.
 
 Imported only when a run needs it. The iterate is one flat ``tf.Variable`` on the backend's
-device; a step is one compiled call (:meth:`~optcmp.backends.base.Backend.compile`, traced once,
+device; a step is one compiled call (:meth:`~optcmp.frameworks.base.Backend.compile`, traced once,
 during warm-up): objective and gradient under a ``tf.GradientTape`` (a fresh tape each step, so
 no gradient is ever carried over), then ``optimizer.apply_gradients``. Every argument the
 declaration gives is passed to the constructor explicitly (Keras' own defaults are
@@ -36,12 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.adapters.base import Block, StepOutput
-from optcmp.adapters.reference import ReferenceAdapter
-from optcmp.backends.base import ReuseKey, analytic_value_and_grad, problem_parts
-from optcmp.backends.tensorflow_ import TensorFlowBackend, tf
 from optcmp.fingerprint import canonical_json
-from optcmp.optimizers.base import KerasOptimizer
+from optcmp.frameworks.base import analytic_value_and_grad
+from optcmp.frameworks.reference import ReferenceAdapter
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
+from optcmp.frameworks.stepper import Block, StepOutput
+from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
+from optcmp.frameworks.tensorflow.ops import tf
+from optcmp.optimizers._implementations import KerasOptimizer
 
 
 def keras_backend_name() -> str:
@@ -77,7 +79,7 @@ def _schedule_class(keras: Any) -> type:
             self._s = parse(schedule)
 
         def __call__(self, step: Any) -> Any:
-            from optcmp.backends.tensorflow_ import ops as tf_ops
+            from optcmp.frameworks.tensorflow.ops import ops as tf_ops
 
             k = tf.cast(step, self.dtype)
             return self.learning_rate * self._s.factor(k, backend_namespace(tf_ops))
@@ -136,7 +138,7 @@ class KerasNativeAdapter(ReferenceAdapter):
     """``keras.optimizers.<name>(**options)`` on a ``tf.Variable``; the reference rule when
     Keras is not on TensorFlow in this process.
 
-    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
     :class:`~optcmp.optimizers.base.KerasOptimizer`.
     """
 
@@ -174,7 +176,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         constructor argument (the schedule included), the dtype, device and compiler, the
         gradient choice and whether the steps see minibatches. A fused block's sizes are
         part of the keys of the blocks compiled on the bundle
-        (:meth:`~optcmp.backends.tensorflow_.TensorFlowBackend.compile_block`).
+        (:meth:`~optcmp.frameworks.tensorflow.backend.TensorFlowBackend.compile_block`).
         """
         b = self.backend
         assert isinstance(b, TensorFlowBackend)

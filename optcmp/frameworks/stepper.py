@@ -1,7 +1,7 @@
 """The adapter interface: what a run drives, and the minibatch sequence adapters share.
 
 An adapter runs one :class:`~optcmp.optimizers.base.OptimizerSpec` on one
-:class:`~optcmp.backends.base.Backend`: it places data and the iterate (setup, untimed), warms up
+:class:`~optcmp.frameworks.base.Backend`: it places data and the iterate (setup, untimed), warms up
 (untimed), and then either takes one step per call (:meth:`Adapter.step`, timed by the run)
 or, for libraries that drive their own loop (scipy), runs to completion reporting every
 iteration to a monitor (:class:`LoopAdapter`).
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from optcmp.backends.base import gradient_kind
 from optcmp.batching import BatchOrder
+from optcmp.frameworks.base import gradient_kind
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
 
 if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
+    from optcmp.frameworks.base import Backend
     from optcmp.problems.base import Problem
 
 
@@ -89,7 +89,7 @@ class Adapter(ABC):
         The run's seed (minibatch order).
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
         The run's gradient setting (:attr:`~optcmp.engine.config.RunConfig.gradient`), resolved
-        into :attr:`gradient` by :func:`~optcmp.backends.base.gradient_kind`.
+        into :attr:`gradient` by :func:`~optcmp.frameworks.base.gradient_kind`.
 
     Raises
     ------

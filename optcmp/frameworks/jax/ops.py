@@ -1,4 +1,4 @@
-"""The JAX ops namespace: the names of :data:`optcmp.ops.OPS` with ``jax.numpy``'s functions.
+"""The JAX ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with ``jax.numpy``'s functions.
 
 Semantics follow numpy where the two differ (``logaddexp`` with exact gradients at a tie, a Python
 float fill exact in float64). Importing this module starts JAX: the XLA CPU flags that pin its
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from optcmp.ops import XLA_CPU_FLAGS, pin_xla_threads
+from optcmp.frameworks.ops import pin_xla_threads
 
 _PINNED = pin_xla_threads()
 
@@ -80,7 +80,7 @@ def _axis(axis: int | Sequence[int] | None) -> int | tuple[int, ...] | None:
     return axis if axis is None or isinstance(axis, int) else tuple(axis)
 
 
-#: The ops namespace, with the same names as :data:`optcmp.ops.numpy_.ops`. ``matmul`` and
+#: The ops namespace, with the same names as :data:`optcmp.frameworks.numpy.ops.ops`. ``matmul`` and
 #: ``norm`` ask XLA for full precision (no reduced-precision TF32/bf16 passes on a GPU).
 ops = SimpleNamespace(
     name="jax",
@@ -126,4 +126,4 @@ ops = SimpleNamespace(
 )
 
 
-__all__ = ["XLA_CPU_FLAGS", "jax", "jnp", "ops", "pin_xla_threads", "xla_cpu_threads"]
+__all__ = ["ops", "xla_cpu_threads"]

@@ -1,9 +1,9 @@
 """The reference adapter: an optimizer's :class:`~optcmp.optimizers.base.UpdateRule` on any backend.
 
 The step is composed from the backend's pieces and nothing else: its
-:meth:`~optcmp.backends.base.Backend.value_and_grad` (autodiff, or the problem's analytic
+:meth:`~optcmp.frameworks.base.Backend.value_and_grad` (autodiff, or the problem's analytic
 gradient on numpy), its ``ops`` (the gradient norm and the update rule) and its
-:meth:`~optcmp.backends.base.Backend.compile` (one XLA call on TensorFlow, the plain function on
+:meth:`~optcmp.frameworks.base.Backend.compile` (one XLA call on TensorFlow, the plain function on
 numpy and eager PyTorch). A new backend therefore runs every reference optimizer unchanged.
 """
 
@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.backends.base import ReuseKey, minibatch_gradient, problem_parts
 from optcmp.fingerprint import canonical_json
-from optcmp.optimizers.base import NotApplicable, UpdateRule
+from optcmp.frameworks.base import minibatch_gradient
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
+from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.optimizers._implementations import UpdateRule
+from optcmp.optimizers.base import NotApplicable
 
 if TYPE_CHECKING:
-    from optcmp.backends.base import Backend
+    from optcmp.frameworks.base import Backend
     from optcmp.problems.base import Problem
 
 #: ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``
@@ -43,11 +45,11 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     grad_norm : bool, default True
         Compute the 2-norm of the gradient inside the step.
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        :meth:`Backend.value_and_grad`'s choice (:data:`~optcmp.backends.base.GRADIENTS`).
+        :meth:`Backend.value_and_grad`'s choice (:data:`~optcmp.frameworks.base.GRADIENTS`).
     value : bool, default True
         False: the step may return None for ``fun`` (minibatch steps, whose objective nobody
         reads; eager PyTorch then skips it where the problem declares its gradient formula,
-        :func:`~optcmp.backends.base.minibatch_gradient`).
+        :func:`~optcmp.frameworks.base.minibatch_gradient`).
 
     Returns
     -------
@@ -168,7 +170,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
 
     Full batch unless the optimizer is stochastic (then minibatches in the
     :class:`~optcmp.batching.BatchOrder` drawn from the run's seed, identical on every backend,
-    see :class:`~optcmp.adapters.base.MinibatchMixin`).
+    see :class:`~optcmp.frameworks.stepper.MinibatchMixin`).
     """
 
     implementation = "optcmp reference update rule"
@@ -187,7 +189,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self.state = b.place_state(rule.init_state(b.ops, self.x))
         self.curvature = None
         if rule.needs_curvature and self.problem.hess_diag_is_constant:
-            from optcmp.ops.numpy_ import ops as np_ops
+            from optcmp.frameworks.numpy.ops import ops as np_ops
 
             curvature = np.asarray(self.problem.hess_diag(np_ops, self.x0,
                                                           self.problem.train_data))

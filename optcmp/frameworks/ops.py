@@ -1,9 +1,9 @@
 """The ops namespaces: array functions problems and reference update rules are written against.
 
 One namespace per framework, with the same names (:data:`OPS`, after the Python array API
-standard where it has a name): :mod:`optcmp.ops.numpy_` (numpy; what the problems evaluate with
-on the host), :mod:`optcmp.ops.torch_` and :mod:`optcmp.ops.tensorflow_` (imported only when a
-run or a host gradient needs them). :mod:`optcmp.ops.host` differentiates an objective written
+standard where it has a name): :mod:`optcmp.frameworks.numpy.ops` (numpy; what the problems evaluate with
+on the host), :mod:`optcmp.frameworks.torch.ops` and :mod:`optcmp.frameworks.tensorflow.ops` (imported only when a
+run or a host gradient needs them). :mod:`optcmp.frameworks.host` differentiates an objective written
 against ops on the host, in float64, with a framework's autodiff. This package is a leaf: it
 imports no other part of optcmp but :mod:`optcmp._scipy`.
 """
@@ -31,7 +31,7 @@ def pin_xla_threads() -> bool:
     bool
         True when the flags are in ``XLA_FLAGS`` before JAX starts (added now or set by the
         environment); False when ``jax`` was already imported without them (its CPU pool
-        keeps its own size: :func:`optcmp.ops.jax_.xla_cpu_threads` then reports ``None``).
+        keeps its own size: :func:`optcmp.frameworks.jax.ops.xla_cpu_threads` then reports ``None``).
     """
     flags = os.environ.get("XLA_FLAGS", "")
     missing = [f for f in XLA_CPU_FLAGS if f.split("=")[0] not in flags]

@@ -1,9 +1,9 @@
 """The :class:`Backend` interface: data placement, ops, value-and-gradient, compile, sync, threads.
 
 A backend *computes*; it knows nothing of optimizers. Every backend module
-(:mod:`optcmp.backends.numpy_`, ``torch_``, ``tensorflow_``) defines one subclass of
+(:mod:`optcmp.frameworks.numpy.backend`, ``torch_``, ``tensorflow_``) defines one subclass of
 :class:`Backend` with the same public names, and an ``ops`` namespace with the same functions, so
-problems are written once and the adapters (:mod:`optcmp.adapters`) compose an optimizer's step
+problems are written once and the adapters (:mod:`optcmp.frameworks.adapters`) compose an optimizer's step
 from these pieces. A backend converts arrays and places them on its device **once**, before any
 timing; :meth:`Backend.sync` waits for queued device work and is called by the stopwatch before
 every clock read.
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from optcmp.backends.reuse import ReuseKey, problem_parts
-from optcmp.ops import OPS  # noqa: F401 - its names, importable from here as before
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -274,7 +273,7 @@ class Backend(ABC):
         ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
         ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
         ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
-        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`optcmp.ops.OPS`).
+        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`optcmp.frameworks.ops.OPS`).
     capabilities : frozenset of str
         What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
         objective written against ``ops``; without it the problem's analytic gradient is used),
@@ -382,7 +381,7 @@ class Backend(ABC):
         ----------
         step : callable
             ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)`` (see
-            :func:`optcmp.adapters.reference.build_step`, before compilation).
+            :func:`optcmp.frameworks.reference.build_step`, before compilation).
         example : sequence
             ``(x, state, data, *extra)`` fixing the compiled signature.
         batch_size : int, optional
@@ -413,7 +412,7 @@ class Backend(ABC):
             m * every`` steps is row ``m`` of ``kept``. This default is a Python loop (numpy,
             eager PyTorch); TensorFlow and JAX compile the loop into one XLA call.
         """
-        from optcmp.backends.loops import python_block
+        from optcmp.frameworks.loops import python_block
 
         return python_block(self, step, batch_size=batch_size, n_rows=n_rows,
                             steps_per_epoch=steps_per_epoch, snapshot=snapshot)

@@ -25,15 +25,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from optcmp.adapters.base import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.backends.base import analytic_value_and_grad
-from optcmp.optimizers.base import TorchOptimizer
+from optcmp.frameworks.base import analytic_value_and_grad
+from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.optimizers._implementations import TorchOptimizer
 
 
 class TorchNativeAdapter(MinibatchMixin, Adapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
-    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
     :class:`~optcmp.optimizers.base.TorchOptimizer`.
     """
 

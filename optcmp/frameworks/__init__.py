@@ -2,7 +2,7 @@
 
 Use :func:`get_backend` to build one by name; :func:`available_backends` lists the installed
 ones without importing the frameworks. :data:`BACKENDS` is the one table of backends: adding a
-backend is a module with a :class:`~optcmp.backends.base.Backend` subclass and an ``ops``
+backend is a module with a :class:`~optcmp.frameworks.base.Backend` subclass and an ``ops``
 namespace, plus one row here (see ``docs/architecture.md``).
 """
 
@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from optcmp.backends.base import (
+from optcmp.frameworks.base import (
     DEVICE_FORMS,
     DTYPES,
     GRADIENTS,
@@ -21,7 +21,7 @@ from optcmp.backends.base import (
     check_device,
     check_dtype,
 )
-from optcmp.ops import OPS
+from optcmp.frameworks.ops import OPS
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class BackendInfo:
     name : str
         Canonical name.
     module, cls : str
-        Module and class of the :class:`~optcmp.backends.base.Backend`, imported on first use.
+        Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use.
     requires : str
         The framework's import name (its presence is checked without importing it).
     extra : str
@@ -57,12 +57,12 @@ class BackendInfo:
 #: Registry of backends, in the order they are run (torch before tensorflow: importing them in the
 #: reverse order has been seen to crash the process).
 BACKENDS: dict[str, BackendInfo] = {
-    "numpy": BackendInfo("numpy", "optcmp.backends.numpy_", "NumpyBackend", "numpy", "", ("np",)),
-    "torch": BackendInfo("torch", "optcmp.backends.torch_", "TorchBackend", "torch", "torch",
+    "numpy": BackendInfo("numpy", "optcmp.frameworks.numpy.backend", "NumpyBackend", "numpy", "", ("np",)),
+    "torch": BackendInfo("torch", "optcmp.frameworks.torch.backend", "TorchBackend", "torch", "torch",
                          ("pytorch",), natives=("torch",)),
-    "tensorflow": BackendInfo("tensorflow", "optcmp.backends.tensorflow_", "TensorFlowBackend",
+    "tensorflow": BackendInfo("tensorflow", "optcmp.frameworks.tensorflow.backend", "TensorFlowBackend",
                               "tensorflow", "tensorflow", ("tf", "keras"), natives=("keras",)),
-    "jax": BackendInfo("jax", "optcmp.backends.jax_", "JaxBackend", "jax", "jax", (),
+    "jax": BackendInfo("jax", "optcmp.frameworks.jax.backend", "JaxBackend", "jax", "jax", (),
                        natives=("optax",)),
 }
 
@@ -156,7 +156,7 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
 
 
 def backend_class(name: str) -> type[Backend]:
-    """The :class:`~optcmp.backends.base.Backend` subclass of a backend (imports its framework).
+    """The :class:`~optcmp.frameworks.base.Backend` subclass of a backend (imports its framework).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """The numpy backend: the problems' analytic gradients, no compiler, no device.
 
-Its ops namespace is :data:`optcmp.ops.numpy_.ops` (re-exported here with ``norm2``).
+Its ops namespace is :data:`optcmp.frameworks.numpy.ops.ops` (re-exported here with ``norm2``).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.backends.base import Backend, ValueGradFn, blas_threads, check_layout, gradient_kind
-from optcmp.ops.numpy_ import norm2, ops
+from optcmp.frameworks.base import Backend, ValueGradFn, blas_threads, check_layout, gradient_kind
+from optcmp.frameworks.numpy.ops import ops
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -97,8 +97,8 @@ class NumpyBackend(Backend):
 
     @classmethod
     def get_threads(cls) -> int | None:
-        """Threads of numpy's BLAS pool (:func:`~optcmp.backends.base.blas_threads`)."""
+        """Threads of numpy's BLAS pool (:func:`~optcmp.frameworks.base.blas_threads`)."""
         return blas_threads()
 
 
-__all__ = ["NumpyBackend", "norm2", "ops"]
+__all__ = ["NumpyBackend", "ops"]

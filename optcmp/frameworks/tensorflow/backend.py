@@ -13,7 +13,7 @@ compiled function) so that the runner can record those that happen inside the ti
 :meth:`TensorFlowBackend.compile_block` runs many steps in one ``tf.while_loop`` inside one XLA
 call (the ``"fused"`` execution mode, like Keras' ``steps_per_execution``).
 
-torch is imported first when it is installed (:mod:`optcmp.ops.tensorflow_`): importing TensorFlow
+torch is imported first when it is installed (:mod:`optcmp.frameworks.tensorflow.ops`): importing TensorFlow
 before torch in one process has been seen to crash it.
 """
 
@@ -27,8 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.backends.base import Backend, ReuseKey, ValueGradFn, analytic_value_and_grad
-from optcmp.ops.tensorflow_ import ops, tf  # torch (when installed) is imported before TensorFlow
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.reuse import ReuseKey
+from optcmp.frameworks.tensorflow.ops import (  # torch (when installed) is imported before TensorFlow
+    ops,
+    tf,
+)
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import optimize
-from optcmp.adapters.base import LoopAdapter
-from optcmp.ops.numpy_ import norm2
-from optcmp.optimizers.base import NotApplicable, ScipyMinimize
+from optcmp.frameworks.numpy.ops import norm2
+from optcmp.frameworks.stepper import LoopAdapter
+from optcmp.optimizers._implementations import ScipyMinimize
+from optcmp.optimizers.base import NotApplicable
 
 #: Stand-in for "no limit" in scipy's integer options.
 _UNLIMITED = 2**31 - 1
@@ -103,7 +104,7 @@ def hvp_function(backend: Any, problem: Any, data: Any, method: str) -> Any:
 class ScipyAdapter(LoopAdapter):
     """``scipy.optimize.minimize(method=<name>)`` on any backend through a float64 bridge.
 
-    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare a
+    Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
     :class:`~optcmp.optimizers.base.ScipyMinimize`.
     """
 

@@ -3,15 +3,15 @@
 One adapter per *kind* of implementation, not per optimizer:
 
 * ``impl="reference"``: the optimizer's :class:`~optcmp.optimizers.base.UpdateRule`, run by
-  :class:`~optcmp.adapters.reference.ReferenceAdapter` on every backend;
+  :class:`~optcmp.frameworks.reference.ReferenceAdapter` on every backend;
 * ``impl="native"``: a :class:`~optcmp.optimizers.base.TorchOptimizer`, run by
-  :class:`~optcmp.adapters.torch_.TorchNativeAdapter`, or a
+  :class:`~optcmp.frameworks.torch.native.TorchNativeAdapter`, or a
   :class:`~optcmp.optimizers.base.KerasOptimizer`, run by
-  :class:`~optcmp.adapters.keras.KerasNativeAdapter`, or an
+  :class:`~optcmp.frameworks.tensorflow.native.KerasNativeAdapter`, or an
   :class:`~optcmp.optimizers.base.OptaxOptimizer`, run by
-  :class:`~optcmp.adapters.optax_.OptaxNativeAdapter`;
+  :class:`~optcmp.frameworks.jax.native.OptaxNativeAdapter`;
 * ``impl="scipy"``: a :class:`~optcmp.optimizers.base.ScipyMinimize`, run by
-  :class:`~optcmp.adapters.scipy_.ScipyAdapter` on every backend.
+  :class:`~optcmp.frameworks.scipy.ScipyAdapter` on every backend.
 
 The framework adapters are imported only when a run needs them, so ``import optcmp`` loads no
 torch, TensorFlow or Keras.
@@ -22,16 +22,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from optcmp.optimizers.base import Native, OptimizerSpec, resolve_impl
+from optcmp.optimizers._implementations import Native
+from optcmp.optimizers.base import OptimizerSpec, resolve_impl
 
 #: Adapter class of each kind of declaration (``"reference"`` or a native's framework), as
 #: ``"module:Class"`` imported on first use.
 ADAPTERS: dict[str, str] = {
-    "reference": "optcmp.adapters.reference:ReferenceAdapter",
-    "torch": "optcmp.adapters.torch_:TorchNativeAdapter",
-    "keras": "optcmp.adapters.keras:KerasNativeAdapter",
-    "optax": "optcmp.adapters.optax_:OptaxNativeAdapter",
-    "scipy": "optcmp.adapters.scipy_:ScipyAdapter",
+    "reference": "optcmp.frameworks.reference:ReferenceAdapter",
+    "torch": "optcmp.frameworks.torch.native:TorchNativeAdapter",
+    "keras": "optcmp.frameworks.tensorflow.native:KerasNativeAdapter",
+    "optax": "optcmp.frameworks.jax.native:OptaxNativeAdapter",
+    "scipy": "optcmp.frameworks.scipy:ScipyAdapter",
 }
 
 

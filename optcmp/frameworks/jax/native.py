@@ -23,14 +23,15 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from optcmp.adapters.base import Adapter, StepOutput
-from optcmp.adapters.reference import ReferenceAdapter, build_step, reuse_key
-from optcmp.backends.base import ReuseKey
-from optcmp.backends.jax_ import JaxBackend, jax, jnp
+from optcmp.frameworks.jax.backend import JaxBackend, jax, jnp
+from optcmp.frameworks.reference import ReferenceAdapter, build_step, reuse_key
+from optcmp.frameworks.reuse import ReuseKey
+from optcmp.frameworks.stepper import Adapter, StepOutput
 from optcmp.optimizers import clip_global_norm
-from optcmp.optimizers.base import NotApplicable, OptaxOptimizer, UpdateRule
+from optcmp.optimizers._implementations import OptaxOptimizer, UpdateRule
+from optcmp.optimizers.base import NotApplicable
 
-#: optax, imported after :mod:`optcmp.backends.jax_` has started JAX with its thread flags.
+#: optax, imported after :mod:`optcmp.frameworks.jax.backend` has started JAX with its thread flags.
 optax = importlib.import_module("optax")
 
 
@@ -148,7 +149,7 @@ def lbfgs_step(problem: Any, ops: Any, tx: Any) -> Callable[..., Any]:
 class OptaxNativeAdapter(ReferenceAdapter):
     """``optax.<name>(**options)`` on the JAX backend, run like the reference rule.
 
-    Built like :class:`~optcmp.adapters.base.Adapter`; the spec's optimizer must declare an
+    Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare an
     :class:`~optcmp.optimizers.base.OptaxOptimizer`.
 
     Raises

@@ -1,8 +1,8 @@
 """The numpy ops namespace: the functions problems and reference update rules are written against.
 
 Array API names (``matmul``, ``sum``, ``mean``, ``exp``, ...) with numpy's semantics; the torch and
-TensorFlow namespaces (:mod:`optcmp.ops.torch_`, :mod:`optcmp.ops.tensorflow_`) define the same
-names (:data:`optcmp.ops.OPS`). scipy's special functions (``expit``, ``logsumexp``, ``softmax``)
+TensorFlow namespaces (:mod:`optcmp.frameworks.torch.ops`, :mod:`optcmp.frameworks.tensorflow.ops`) define the same
+names (:data:`optcmp.frameworks.ops.OPS`). scipy's special functions (``expit``, ``logsumexp``, ``softmax``)
 are imported on the first call of the ops that use them, so ``import optcmp`` does not load
 ``scipy.special``.
 """
@@ -88,7 +88,7 @@ def _vecdot(a: Any, b: Any, axis: int = -1) -> Any:
 
 
 #: The ops namespace problems and reference update rules are written against (array API names;
-#: the same names on every backend, :data:`optcmp.ops.OPS`).
+#: the same names on every backend, :data:`optcmp.frameworks.ops.OPS`).
 ops = SimpleNamespace(
     name="numpy",
     matmul=np.matmul,

@@ -17,7 +17,7 @@ def python_block(backend: Any, step: Callable[..., Any], *, batch_size: int | No
 
     Parameters
     ----------
-    backend : optcmp.backends.base.Backend
+    backend : optcmp.frameworks.base.Backend
         Takes the minibatch rows and copies the kept iterates.
     step : callable
         ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)``.

@@ -1,0 +1,1 @@
+"""JAX: its backend, ops and optax's optimizers (imported when a run needs them)."""

@@ -1,0 +1,1 @@
+"""numpy: the host framework; its backend and the ops the problems evaluate with."""

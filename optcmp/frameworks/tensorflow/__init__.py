@@ -1,0 +1,1 @@
+"""TensorFlow: its backend, ops and ``keras.optimizers`` (imported when a run needs them)."""

@@ -1,0 +1,1 @@
+"""PyTorch: its backend, ops and ``torch.optim``'s optimizers (imported when a run needs them)."""
