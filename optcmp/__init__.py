@@ -41,7 +41,6 @@ from optcmp.stopping import (
     MaxIter,
     MaxTime,
     MetricTarget,
-    RateProjection,
     RelativeChange,
     RelativeSuboptimality,
     Stalled,
@@ -69,7 +68,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "Comparison", "Divergence", "EquivalenceResult",
     "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
-    "OptimizerSpec", "RateProjection", "RelativeChange", "RelativeSuboptimality", "RunConfig",
+    "OptimizerSpec", "RelativeChange", "RelativeSuboptimality", "RunConfig",
     "RunResult", "Stalled",
     "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",

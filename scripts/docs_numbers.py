@@ -155,8 +155,7 @@ def page_story_linreg(v: Values, fast: bool) -> None:
     # factor 4: 100 full-batch iterations, target out of reach
     # no clock (checked in CI) and no early stop: every run uses its 100 iterations
     # (the page's command: --max-iter 100 --tol 1e-30 --no-early-stop)
-    rule = optcmp.make_stopping(p, tol=1e-30, max_iter=100, max_time=None, stall=False,
-                                projection=False)
+    rule = optcmp.make_stopping(p, tol=1e-30, max_iter=100, max_time=None, stall=False)
     c = optcmp.compare(p, ["diag_newton", "adadelta", "gd", "lbfgs"], stopping=rule, threads=1,
                        progress=False)
     removed: dict[str, float] = {}  # percent of the initial gap removed after 100 iterations
@@ -181,8 +180,7 @@ def page_story_linreg(v: Values, fast: bool) -> None:
         return
     # factor 3: the same iteration budget for each, no early stop (the page's command:
     # --max-iter 2000 --max-time 600 --no-early-stop): every value but the times is exact
-    rule = optcmp.make_stopping(p, tol=1e-6, max_iter=F3_BUDGET, max_time=600, stall=False,
-                                projection=False)
+    rule = optcmp.make_stopping(p, tol=1e-6, max_iter=F3_BUDGET, max_time=600, stall=False)
     c = optcmp.compare(p, ["lbfgs", "diag_newton", "gd", "adadelta"], stopping=rule, threads=1,
                        progress=False)
     for r in c.runs:
@@ -518,8 +516,7 @@ def page_quick_start(v: Values, fast: bool) -> None:
     lines = proc.stdout.splitlines()
     conv = [ln.split()[0] for ln in lines if " converged " in ln]
     other = [ln.split()[0] for ln in lines
-             if re.search(r" (timeout|max_iter|max_cpu_time|censored|diverged|stalled|"
-                          r"projected) ", ln)]
+             if re.search(r" (timeout|max_iter|max_cpu_time|censored|diverged|stalled) ", ln)]
     v.t("converged", ", ".join(conv) or "none")
     v.t("not_converged", ", ".join(other) or "none")
     v.t("fastest", lines[-1].strip())

@@ -178,7 +178,7 @@ def test_house_prices_csv_the_leader_is_never_stopped_early(tmp_path):
     p = LinearRegression.from_csv(house_csv(tmp_path / "house.csv"))
     default = optcmp.compare(p, list(DEFAULTS), progress=False)
     off = optcmp.compare(p, list(DEFAULTS), censor_ratio=None, progress=False,
-                         stopping=optcmp.make_stopping(p, stall=False, projection=False))
+                         stopping=optcmp.make_stopping(p, stall=False))
     d = {r.label: r for r in default}
     o = {r.label: r for r in off}
     reached = {k for k, r in o.items() if r.success}

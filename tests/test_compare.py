@@ -136,7 +136,7 @@ def test_max_iter_status_and_no_time_to_target() -> None:
 
 
 def test_max_time_status() -> None:
-    rule = optcmp.stopping.default_stopping(1e-6, max_time=0.02, max_iter=None, projection=False)
+    rule = optcmp.stopping.default_stopping(1e-6, max_time=0.02, max_iter=None)
     r = optcmp.run(lr_b(), optcmp.gd(), stopping=rule)
     assert r.status == "timeout" and r.time >= 0.02 and r.time_to_target is None
 

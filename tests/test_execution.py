@@ -172,8 +172,8 @@ def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(mon
 
     monkeypatch.setattr(ReferenceAdapter, "run_block", spy)
     p = lr_a()
-    rule = optcmp.make_stopping(p, tol=1e-15, max_iter=900, max_time=None, stall=False,
-                                projection=False)  # the whole budget: no early stop
+    # the whole budget: no early stop
+    rule = optcmp.make_stopping(p, tol=1e-15, max_iter=900, max_time=None, stall=False)
     r = optcmp.run(p, optcmp.gd(0.001), execution="fused", threads=1, stopping=rule)
     assert r.nit == 900 and sum(n for _, n in sizes[1:]) == 900  # [0] is the warm-up
     assert all(n <= max(1, BLOCK_FRACTION * k) for k, n in sizes[1:])
@@ -371,8 +371,7 @@ def test_a_run_diverging_inside_a_spanning_block_ends_where_one_step_per_call_en
 
     p = lr_a()
     spec = optcmp.sgd(10.0, batch_size=64, impl="reference")
-    rule = optcmp.make_stopping(p, max_iter=3000, divergence_factor=None, stall=False,
-                                projection=False)
+    rule = optcmp.make_stopping(p, max_iter=3000, divergence_factor=None, stall=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NondeterministicBlockWarning)
         runs = [optcmp.run(p, spec, backend=backend, execution=ex, threads=1,

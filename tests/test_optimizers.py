@@ -206,8 +206,8 @@ def test_reaches_target_on_10k_rows(key, spec, tol, budget, expected) -> None:
 
 def test_scale_sensitive_optimizers_stall_on_lr_b() -> None:
     """The story: on features scaled 1/100/10,000 GD and SGD crawl and Adadelta oscillates."""
-    whole = optcmp.stopping.default_stopping(1e-6, max_iter=2000, max_time=None, stall=False,
-                                             projection=False)  # the whole budget runs
+    # the whole budget runs
+    whole = optcmp.stopping.default_stopping(1e-6, max_iter=2000, max_time=None, stall=False)
     for spec in (optcmp.gd(), optcmp.sgd(batch_size=1000)):
         r = optcmp.run(_B, spec, stopping=whole)
         assert r.status == "max_iter" and not r.success and r.time_to_target is None

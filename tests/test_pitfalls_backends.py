@@ -31,9 +31,8 @@ def _keras():
 
 
 def _budget_only(tol, max_iter):
-    """The default rule without its stall and rate-projection checks: the whole budget runs."""
-    return optcmp.stopping.default_stopping(tol, max_iter=max_iter, stall=False,
-                                            projection=False)
+    """The default rule without its stall checks: the whole budget runs."""
+    return optcmp.stopping.default_stopping(tol, max_iter=max_iter, stall=False)
 
 
 def _rel(r):

@@ -284,8 +284,7 @@ def test_integer_data_are_values_on_every_backend():
     funs = {}
     for b in ["numpy"] + FRAMEWORKS:
         r = optcmp.run(p, optcmp.gd(learning_rate=0.01), backend=b, max_iter=3, threads=1,
-                           stopping=optcmp.make_stopping(p, max_iter=3, stall=False,
-                                                         projection=False))
+                           stopping=optcmp.make_stopping(p, max_iter=3, stall=False))
         assert r.status == "max_iter", r.message
         funs[b] = r.fun
     assert all(f == pytest.approx(funs["numpy"], rel=1e-12) for f in funs.values())

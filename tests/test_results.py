@@ -97,14 +97,14 @@ def test_table_sorted_by_time_to_target_with_floor(comp) -> None:
     assert "target: RelativeSuboptimality(tol=1e-06)" in text
     assert "problem: problem=linear_regression" in text
     gd_lines = sorted(ln.split()[3] for ln in body if ln.startswith("gd "))
-    # gd's linear rate would need far more than 300 iterations: a hint in its note, never a
-    # stop and never a time
+    # gd would need far more than 300 iterations: its budget ends it, and neither its note nor
+    # its row extrapolates a time
     assert gd_lines == ["diverged", "max_iter"]
     for ln in body:
         if ln.startswith("gd "):
             assert ln.split()[4] == "-"
     assert "~T" not in text
-    assert "linear-rate hint: about" in text
+    assert "linear-rate" not in text and "iterations to the target" not in text
     assert str(comp) == text
 
 
@@ -258,13 +258,18 @@ def test_run_result_parts_hold_every_flat_name_and_the_record_is_not_changed() -
 
 
 def test_saved_json_reads_back_to_the_same_text(tmp_path) -> None:
-    """A file written by optcmp 0.1.0 saves back byte for byte (keys in the same order)."""
+    """A file written by optcmp 0.1.0 saves back byte for byte (keys in the same order), but
+    for the ``projected_*`` keys of its runs, ignored on load."""
+    import re
     from pathlib import Path
 
     src = Path(__file__).parent / "data" / "saved_v0_1" / "linreg.json"
     comp = Comparison.load(src)
     comp.save(tmp_path / "again.json")
-    assert (tmp_path / "again.json").read_text() == src.read_text()
+    then, n = re.subn(r'"projected_time_to_target": [^,]+, "projected_nit_to_target": [^,]+, ',
+                      "", src.read_text())
+    assert n == len(comp.runs) == 30
+    assert (tmp_path / "again.json").read_text() == then
 
 
 def test_settings_read_like_the_dict_they_came_from() -> None:

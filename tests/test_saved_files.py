@@ -3,11 +3,13 @@ and print the same table, summary and verdict as when they were written.
 
 The files in ``tests/data/saved_v0_1`` were written by ``optcmp.compare`` on optcmp 0.1.0 (linear
 regression on numpy, torch and TensorFlow with two repetitions, a diverging run and budget-ended
-runs with rate projections; three MGH problems as a suite; FizzBuzz with a loss target; a run
+runs; three MGH problems as a suite; FizzBuzz with a loss target; a run
 store); the summary and verdict ``.txt`` files hold what ``summary_table()`` and ``verdict()``
 printed then. The ``.table.txt`` files hold today's table of the same runs (one row per optimizer
 and backend with the median of its repetitions, at most 120 characters, each note once): the
-table's layout changed, the figures are the files'.
+table's layout changed, the figures are the files' (but for the linear-rate projections of
+budget-ended runs, ``~T``, which 0.1.0 stored as ``projected_*`` keys: they are ignored on load,
+since optcmp no longer extrapolates a time it did not measure).
 """
 
 from __future__ import annotations
@@ -52,9 +54,12 @@ def test_saved_store_prints_the_same_table():
 
 
 def test_saved_comparison_saves_back_to_the_same_json(tmp_path):
+    """The same JSON but for the ``projected_*`` keys of each run, ignored on load."""
     import json
 
     comp = optcmp.Comparison.load(DATA / "linreg.json")
     comp.save(tmp_path / "again.json")
-    assert json.loads((tmp_path / "again.json").read_text()) == json.loads(
-        (DATA / "linreg.json").read_text())
+    then = json.loads((DATA / "linreg.json").read_text())
+    for run in then["runs"]:
+        del run["projected_time_to_target"], run["projected_nit_to_target"]
+    assert json.loads((tmp_path / "again.json").read_text()) == then

@@ -163,7 +163,7 @@ def test_default_stopping() -> None:
     r = default_stopping(1e-6, max_iter=10, max_time=5.0, max_evals=7)
     names = [type(x).__name__ for x in r.rules()]
     assert names == ["RelativeSuboptimality", "MaxIter", "MaxTime", "MaxEvals", "Divergence",
-                     "Rising", "Stalled", "RateProjection"]
+                     "Rising", "Stalled"]
     assert r.rules()[0].tol == 1e-6
     # the default divergence rule also catches explosions, not only inf/nan
     assert r.rules()[4] == Divergence(factor=1e10) and DEFAULT_DIVERGENCE_FACTOR == 1e10
@@ -204,6 +204,20 @@ def test_to_dict_round_trip() -> None:
     with pytest.raises(ValueError, match="unknown stopping rule 'Nope'"):
         rule_from_dict({"rule": "Nope"})
 
+
+def test_a_rate_projection_saved_by_0_1_0_reads_back_as_a_rule_that_never_fires() -> None:
+    saved = {"rule": "AnyOf", "rules": [
+        {"rule": "RelativeSuboptimality", "tol": 0.001}, {"rule": "MaxIter", "n": 2},
+        {"rule": "RateProjection", "tol": 0.001, "max_iter": 2, "max_time": 60.0,
+         "factor": 10.0, "window": 1}]}
+    rule = rule_from_dict(saved)
+    assert rule.to_dict() == saved  # the same dict: the keys of runs stored under it stay
+    kept = rule.rules()[2]
+    assert [kept.check(s) for s in states([4.0, 2.0, 1.0], f0=4.0)] == [False] * 3
+    assert [type(r).__name__ for r in rule.rules()][:2] == ["RelativeSuboptimality", "MaxIter"]
+    assert first_stop(rule, states([4.0, 3.0, 2.0], f0=4.0)) == 2  # MaxIter(2) at nit 2
+    assert rule.describe().endswith(" | RateProjection(tol=0.001, max_iter=2, max_time=60.0, "
+                                    "factor=10.0, window=1)")
 
 @pytest.mark.parametrize("tol", [1.0, 2.0])
 def test_relative_tolerance_of_one_or_more_is_refused(tol) -> None:

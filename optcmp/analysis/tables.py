@@ -53,8 +53,6 @@ def rows(comp: ComparisonData) -> list[dict[str, Any]]:
             "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
             "cpu_time": r.cpu_time, "cpu_time_to_target": r.cpu_time_to_target,
             "load_start": r.load_start, "load_end": r.load_end, "contended": r.contended,
-            "projected_time_to_target": r.projected_time_to_target,
-            "projected_nit_to_target": r.projected_nit_to_target,
             "timing_error": r.timing_error,
             **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
             **{f"metric_{k}": v for k, v in r.metrics.items()},
@@ -163,12 +161,8 @@ def _sort_key(comp: ComparisonData) -> Any:
 
 
 def _ttt_cell(r: RunResult) -> str:
-    """Time-to-target, or ``~T`` for a projection (never a result), or ``-``."""
-    if r.time_to_target is not None:
-        return fmt.seconds_fixed(r.time_to_target)
-    if r.projected_time_to_target is not None and r.status not in ("diverged", "failed"):
-        return "~" + fmt.seconds_fixed(r.projected_time_to_target)
-    return "-"
+    """Time-to-target, or ``-``."""
+    return "-" if r.time_to_target is None else fmt.seconds_fixed(r.time_to_target)
 
 
 def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str, str]:
@@ -223,11 +217,7 @@ def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> d
     cpu_med = (censored_median([math.inf if v is None else float(v) for v in cpu]) if reached
                else _median(cpu))
     busy = sum(1 for r in g if r.contended)
-    projected = [r.projected_time_to_target for r in g]
     ttt = fmt.seconds_fixed(med) if reached else "-"
-    if not reached and all(p is not None for p in projected) and not {
-            r.status for r in g} & {"diverged", "failed"}:
-        ttt = "~" + fmt.seconds_fixed(_median(projected))  # a projection, never a result
     return {
         "time-to-target": ttt,
         "interval": _interval(times),
@@ -295,12 +285,8 @@ def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
 
 
 def _contention_notes(comp: ComparisonData) -> list[str]:
-    """Notes on projections, shared hosts and contended runs."""
+    """Notes on shared hosts and contended runs."""
     notes = []
-    if any(r.projected_time_to_target is not None and r.time_to_target is None
-           for r in comp.runs):
-        notes.append("~T: a projection from the run's observed linear rate (runs that missed "
-                     "the target), not a measured time-to-target")
     shared = [r for r in comp.runs if r.shared_host]
     if shared:
         notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "

@@ -332,7 +332,7 @@ def build_suite(args: argparse.Namespace) -> Any:
 
 
 def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
-    """The stopping rule of ``optcmp run``: the library's rule, without rate projections.
+    """The stopping rule of ``optcmp run``: the library's rule with the command's target.
 
     The target (``--target-loss``, else relative suboptimality ``<= tol`` where the optimum is
     known, else the problem's default target), the iteration budget ``--max-iter``, a

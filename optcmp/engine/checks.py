@@ -20,7 +20,6 @@ from optcmp.stopping import (
     BUDGET_RULES,
     DEFAULT_DIVERGENCE_FACTOR,
     AbsoluteSuboptimality,
-    RateProjection,
     RelativeChange,
     RelativeSuboptimality,
     Rule,
@@ -115,7 +114,7 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
         warnings.warn(f"stopping rule {rule.describe()} has no target: no run can converge and "
                       "time-to-target will be empty", stacklevel=outside_level())
     if not any(isinstance(r, BUDGET_RULES) or (
-            r.kind == "budget" and not isinstance(r, (Stalled, RelativeChange, RateProjection)))
+            r.kind == "budget" and not isinstance(r, (Stalled, RelativeChange)))
             for r in leaves):
         raise ValueError(f"stopping rule {rule.describe()} has no budget (MaxIter, MaxEvals, "
                          "MaxCPUTime or MaxTime; a stall test may never fire): a run that never "
@@ -205,7 +204,7 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                   max_time: float | None = None, max_evals: int | None = None,
                   max_cpu_time: float | None = None,
                   divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
-                  stall: bool = True, projection: bool = True) -> Rule:
+                  stall: bool = True) -> Rule:
     """The default stopping rule for ``problem``.
 
     Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
@@ -229,10 +228,9 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     divergence_factor : float, optional, default 1e10
         Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
         non-finite values only.
-    stall, projection : bool, default True
+    stall : bool, default True
         Add the exact early stops (:class:`~optcmp.stopping.Rising`,
-        :class:`~optcmp.stopping.Stalled`) and the :class:`~optcmp.stopping.RateProjection`
-        hint (:func:`~optcmp.stopping.default_stopping`).
+        :class:`~optcmp.stopping.Stalled`; :func:`~optcmp.stopping.default_stopping`).
 
     Returns
     -------
@@ -256,8 +254,8 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                              "the problem an optimum (e.g. from_function(..., "
                              "optimum='estimate'))")
     return default_stopping(tol, max_iter=max_iter, max_time=max_time, max_evals=max_evals,
-                            max_cpu_time=max_cpu_time, target=target, divergence_factor=divergence_factor, stall=stall,
-                            projection=projection)
+                            max_cpu_time=max_cpu_time, target=target,
+                            divergence_factor=divergence_factor, stall=stall)
 
 
 __all__ = ["check_problem", "check_resolution", "check_rule", "make_stopping",

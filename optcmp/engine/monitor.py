@@ -20,7 +20,7 @@ from optcmp._scipy import optimize
 from optcmp.engine.config import Callback
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.results import Trace
-from optcmp.stopping import MaxEvals, MaxIter, RateProjection, Rule, State, first_fired
+from optcmp.stopping import MaxEvals, MaxIter, Rule, State, first_fired
 from optcmp.timing import Stopwatch
 
 if TYPE_CHECKING:
@@ -263,20 +263,6 @@ class Monitor:
             return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
         finally:
             self.sw.resume()
-
-    @property
-    def projection(self) -> RateProjection | None:
-        """The linear-rate hint of a run that missed the target, or None.
-
-        Set only when the run's rule holds a :class:`~optcmp.stopping.RateProjection` that
-        measured a rate; a hint for the run's message, never a result.
-        """
-        if self.hit is not None:
-            return None
-        for r in self.rule.rules():
-            if isinstance(r, RateProjection) and r.projection is not None:
-                return r
-        return None
 
     def trace(self) -> Trace:
         """The observations as a :class:`~optcmp.results.Trace`."""

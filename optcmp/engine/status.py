@@ -39,14 +39,10 @@ def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
     (str, str)
         ``stopped`` (the callback raised ``StopIteration``), ``converged`` (a target),
         ``diverged``, ``stalled`` (exact early stop, with its explanation), a budget's status,
-        or the framework loop's own status (default ``stalled``). A run that missed its target
-        and whose rule measured a linear rate gets the hint appended
-        (``"; linear-rate hint: about N iterations ..."``).
+        or the framework loop's own status (default ``stalled``).
     """
     if monitor.callback_stop:
         return "stopped", "callback raised StopIteration"
-    hint = monitor.projection
-    tail = "" if hint is None else "; " + hint.explain()
     if monitor.fired is not None:
         r = monitor.fired
         if r.kind == "target":
@@ -55,11 +51,11 @@ def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
             return "diverged", divergence_message(r, monitor.last)
         if isinstance(r, Stalled):
             where = "" if monitor.last is None else f" (at iteration {monitor.last.iterate})"
-            return r.status, r.explain() + where + tail
-        return r.status, f"budget exhausted: {r.describe()}{tail}"
+            return r.status, r.explain() + where
+        return r.status, f"budget exhausted: {r.describe()}"
     if record.report is not None:
         return (record.report.get("status") or "stalled",
-                record.report.get("message", "") + tail)
+                record.report.get("message", ""))
     return "failed", "the run ended without a stopping decision"
 
 

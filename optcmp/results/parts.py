@@ -17,8 +17,8 @@ import numpy as np
 
 from optcmp.results.trace import Trace
 
-#: Every status a run can end with (``projected``: files saved before the linear-rate projection
-#: became a hint; new runs never end with it).
+#: Every status a run can end with (``projected``: files saved by versions whose linear-rate
+#: projection stopped runs; no run ends with it now).
 STATUSES = ("converged", "max_iter", "timeout", "max_evals", "max_cpu_time", "censored",
             "diverged", "stalled", "stopped", "failed", "skipped", "projected")
 
@@ -130,10 +130,6 @@ class ToTarget:
     cpu_time : float or None
         Process CPU seconds: a second figure next to ``time`` that other work on the host does
         not inflate.
-    projected_time, projected_nit : float, int or None
-        Read from files saved by earlier versions (a run stopped as ``projected``): the time
-        and iterations its observed rate projected to the target. A projection, never a
-        measured result; new runs leave them None (the hint is in their message).
     """
 
     time: float | None = None
@@ -141,8 +137,6 @@ class ToTarget:
     nfev: int | None = None
     njev: int | None = None
     cpu_time: float | None = None
-    projected_time: float | None = None
-    projected_nit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -326,8 +320,6 @@ FLAT: dict[str, FlatName] = {
     **_flat("timing", "cpu_time=float?"),
     **_flat("to_target", "cpu_time_to_target:cpu_time=float?"),
     **_flat("timing", "load_start=float? load_end=float? contended=bool"),
-    **_flat("to_target", "projected_time_to_target:projected_time=float? "
-                         "projected_nit_to_target:projected_nit=int?"),
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
                           "gradient=str contract=dict timing_error=str pools=dict last_batch=int? "
                           "drop_last=bool?"),

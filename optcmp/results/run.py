@@ -79,8 +79,7 @@ class RunResult:
         target, metrics, trace``.
     to_target : ToTarget
         What it spent until the target was known: flat names ``time_to_target``,
-        ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``,
-        ``projected_time_to_target``, ``projected_nit_to_target``.
+        ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``.
     timing : Timing
         The clocks: flat names ``time`` (timed seconds, optimizer steps only),
         ``warmup_time``, ``setup_time``, ``wall_time``, ``cpu_time``, ``load_start``,
@@ -135,8 +134,6 @@ class RunResult:
     nfev_to_target = _Flat[int | None]("to_target", "nfev")
     njev_to_target = _Flat[int | None]("to_target", "njev")
     cpu_time_to_target = _Flat[float | None]("to_target", "cpu_time")
-    projected_time_to_target = _Flat[float | None]("to_target", "projected_time")
-    projected_nit_to_target = _Flat[int | None]("to_target", "projected_nit")
     time = _Flat[float]("timing", "time")
     warmup_time = _Flat[float]("timing", "warmup")
     setup_time = _Flat[float]("timing", "setup")
@@ -179,9 +176,8 @@ class RunResult:
         finished_at: float | None = None, trace: Trace | None = None,
         problem_spec: dict[str, Any] | None = None, cpu_time: float | None = None,
         cpu_time_to_target: float | None = None, load_start: float | None = None,
-        load_end: float | None = None, contended: bool = False,
-        projected_time_to_target: float | None = None,
-        projected_nit_to_target: int | None = None, compiled: str = "", layout: str = "",
+        load_end: float | None = None, contended: bool = False, compiled: str = "",
+        layout: str = "",
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
@@ -197,7 +193,7 @@ class RunResult:
                     nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
                     Trace() if trace is None else trace),
             ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
-                     cpu_time_to_target, projected_time_to_target, projected_nit_to_target),
+                     cpu_time_to_target),
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
                    contended, started_at, finished_at),
             Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,

@@ -8,7 +8,7 @@ Rules compose with ``|``; :meth:`Rule.first` returns the first rule that fires.
 The rules live in :mod:`optcmp.stopping.base` (:class:`State`, :class:`Rule`, :class:`AnyOf`,
 :func:`by_priority`, :func:`first_fired`), :mod:`optcmp.stopping.targets`,
 :mod:`optcmp.stopping.budgets` and :mod:`optcmp.stopping.early` (divergence, a steady rise,
-an exact stall, relative change, the linear-rate hint); every public name is importable from ``optcmp.stopping``, which
+an exact stall, relative change); every public name is importable from ``optcmp.stopping``, which
 also builds the default rule (:func:`default_stopping`) and reads a saved one back
 (:func:`rule_from_dict`).
 
@@ -33,13 +33,11 @@ from optcmp.stopping.budgets import (
 )
 from optcmp.stopping.early import (
     DEFAULT_DIVERGENCE_FACTOR,
-    DEFAULT_PROJECTION_FACTOR,
     DEFAULT_RISING_WINDOW,
     DEFAULT_STALL_RTOL,
     DEFAULT_STALL_WINDOW,
     STALL_ULPS,
     Divergence,
-    RateProjection,
     RelativeChange,
     Rising,
     Stalled,
@@ -65,8 +63,6 @@ def default_stopping(
     target: Rule | None = None,
     divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
     stall: bool = True,
-    projection: bool = True,
-    projection_window: int = 100,
 ) -> AnyOf:
     """The default rule: a target, the budgets, divergence (explosion, steady rise), exact stall.
 
@@ -91,12 +87,6 @@ def default_stopping(
         Add the early stops that are exact: :class:`Stalled` (no change at float64
         resolution over 200 observations) and :class:`Rising` (an objective that rose at
         every one of 200 observations ends ``diverged``).
-    projection : bool, default True
-        Add the :class:`RateProjection` hint to a relative-suboptimality target (it stops no
-        run; a run that misses the target says in its message how many iterations its
-        linear rate would need).
-    projection_window : int, default 100
-        Observations the hint measures the rate over.
 
     Returns
     -------
@@ -119,8 +109,6 @@ def default_stopping(
     rules.append(Divergence(divergence_factor))
     if stall:
         rules.extend([Rising(), Stalled()])
-    if projection and target is None:
-        rules.append(RateProjection(tol, window=projection_window))
     return AnyOf(*rules)
 
 
@@ -128,8 +116,34 @@ _RULES: dict[str, type[Rule]] = {
     c.__name__: c
     for c in (RelativeSuboptimality, AbsoluteSuboptimality, LossTarget, GradientNorm,
               MetricTarget, RelativeChange, MaxIter, MaxTime, MaxEvals, MaxCPUTime, Divergence,
-              Rising, Stalled, RateProjection, CombinedTarget)
+              Rising, Stalled, CombinedTarget)
 }
+
+
+class _Retired(Rule):
+    """A rule an earlier optcmp wrote that no longer exists (``RateProjection``, a hint that
+    stopped no run): it never fires and writes back the dict it was read from, so the keys of
+    the runs stored under it stay the same."""
+
+    kind = "retired"
+    status = ""
+
+    def __init__(self, saved: dict[str, Any]) -> None:
+        self.saved = dict(saved)
+
+    def check(self, s: State) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.saved)
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.saved.items() if k != "rule")
+        return f"{self.saved['rule']}({args})"
+
+
+#: Rules of earlier versions that rule_from_dict reads back as :class:`_Retired`.
+_RETIRED = frozenset({"RateProjection"})
 
 
 def rule_from_dict(d: dict[str, Any]) -> Rule:
@@ -148,9 +162,16 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
     ------
     ValueError
         Unknown rule name.
+
+    Notes
+    -----
+    A ``RateProjection`` of a rule saved by optcmp 0.1.0 reads back as a rule that never fires
+    (it stopped no run then either) and that writes back the same dict.
     """
     d = dict(d)
     name = d.pop("rule")
+    if name in _RETIRED:
+        return _Retired({"rule": name, **d})
     if name == "AnyOf":
         return AnyOf(*(rule_from_dict(r) for r in d["rules"]))
     if name not in _RULES:
@@ -160,11 +181,11 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
 
 
 __all__ = [
-    "BUDGET_RULES", "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR",
-    "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL", "DEFAULT_STALL_WINDOW", "STALL_ULPS",
+    "BUDGET_RULES", "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL",
+    "DEFAULT_STALL_WINDOW", "STALL_ULPS",
     "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "CombinedTarget", "Divergence", "GradientNorm",
     "LossTarget", "MaxCPUTime", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
-    "RateProjection", "RelativeChange", "RelativeSuboptimality", "Rising", "Stalled", "Rule",
+    "RelativeChange", "RelativeSuboptimality", "Rising", "Stalled", "Rule",
     "State", "by_priority", "default_stopping", "first_fired", "rule_from_dict",
     "with_iteration_cap",
 ]

@@ -4,8 +4,7 @@
 at every observation), :class:`Rising` (kind ``"divergence"``: an objective that rose at every
 observation of a window), :class:`Stalled` (an objective that has not changed at float64
 resolution over a window) and :class:`RelativeChange` (a stall test on consecutive values).
-None of them is a target: a run they stop is unsuccessful. :class:`RateProjection` stops
-nothing: it keeps a linear-rate hint for the run's message. A run that can no longer change a
+None of them is a target: a run they stop is unsuccessful. A run that can no longer change a
 comparison's answer is censored by the sweep (:mod:`optcmp.sweep.execute`), not by a rule.
 """
 
@@ -24,8 +23,6 @@ DEFAULT_STALL_RTOL: float | None = None
 #: Units in the last place (float64) within which :class:`Stalled`'s exact test calls two
 #: best values equal.
 STALL_ULPS = 4
-#: Default factor of :class:`RateProjection` (kept for rules saved with it; it stops nothing).
-DEFAULT_PROJECTION_FACTOR = 10.0
 #: Default window of :class:`Rising`: observations.
 DEFAULT_RISING_WINDOW = 200
 _EPS = 2.220446049250313e-16
@@ -209,93 +206,6 @@ class Rising(Rule):
                 f"{self._start:.6g} to {self._last:.6g}, at iteration {s.iterate}")
 
 
-class RateProjection(Rule):
-    """A linear-rate hint: how many iterations the observed rate would need to the target.
-
-    From the relative suboptimality ``g = (f - f*) / (f0 - f*)`` (best so far) over the last
-    ``window`` observations, the linear rate ``log g`` per iteration projects the iterations
-    still needed to reach ``tol``. The rule never fires: an extrapolation is not a measurement
-    and stops no run. A run that misses its target carries the hint in its message
-    (``"linear-rate hint: about N iterations"``). Needs a known optimum. ``max_iter``,
-    ``max_time`` and ``factor`` are kept so that rules saved with them load.
-
-    Parameters
-    ----------
-    tol : float
-        The relative-suboptimality target.
-    max_iter : int, optional
-    max_time : float, optional
-    factor : float, default :data:`DEFAULT_PROJECTION_FACTOR` (10)
-        Unused (rules saved before the rule became a hint carry them).
-    window : int, default 100
-        Observations the rate is measured over (at least this many before a hint exists).
-
-    Attributes
-    ----------
-    projection : tuple of (float, int) or None
-        The latest ``(time, iterations)`` projected to the target.
-    """
-
-    kind = "budget"
-    status = "projected"
-    needs_optimum = True
-
-    def __init__(self, tol: float, max_iter: int | None = None, max_time: float | None = None,
-                 factor: float = DEFAULT_PROJECTION_FACTOR, window: int = 100) -> None:
-        self.tol = positive_number("tol", tol)
-        self.max_iter = None if max_iter is None else positive_count("max_iter", max_iter)
-        self.max_time = None if max_time is None else positive_number("max_time", max_time)
-        self.factor = positive_number("factor", factor)
-        self.window = positive_count("window", window)
-        self.projection: tuple[float, int] | None = None
-        self._hist: list[tuple[int, float, float]] = []
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": type(self).__name__, "tol": self.tol, "max_iter": self.max_iter,
-                "max_time": self.max_time, "factor": self.factor, "window": self.window}
-
-    def reset(self) -> None:
-        self.projection = None
-        self._hist = []
-
-    def _project(self, s: State) -> tuple[float, int] | None:
-        assert s.fun is not None and s.fstar is not None
-        gap0 = s.f0 - s.fstar
-        g = (s.fun - s.fstar) / gap0 if gap0 > 0 else 0.0
-        if self._hist:
-            g = min(g, math.exp(self._hist[-1][2]))
-        if not g > 0:
-            return None
-        self._hist.append((s.iterate, s.time, math.log(g)))
-        if len(self._hist) > self.window + 1:
-            del self._hist[0]
-        if len(self._hist) <= self.window:
-            return None
-        (i0, t0, l0), (i1, t1, l1) = self._hist[0], self._hist[-1]
-        if i1 <= i0 or l1 >= l0:
-            return None  # no progress: no rate to extrapolate
-        per_it = (l1 - l0) / (i1 - i0)
-        more = (math.log(self.tol) - l1) / per_it
-        if more <= 0:
-            return None
-        return t1 + more * (t1 - t0) / (i1 - i0), int(math.ceil(i1 + more))
-
-    def check(self, s: State) -> bool:
-        if s.fun is None or s.fstar is None or not math.isfinite(s.fun):
-            return False
-        p = self._project(s)
-        if p is not None:
-            self.projection = p
-        return False
-
-    def explain(self) -> str:
-        """The hint, for the message of a run that missed the target."""
-        if self.projection is None:
-            return "no linear-rate hint"
-        return (f"linear-rate hint: about {self.projection[1]:,} iterations to the target "
-                "(an extrapolation, not a measurement)")
-
-
 class Divergence(Rule):
     """Divergence: a non-finite objective or gradient, or ``f > factor * max(|f0|, 1)``.
 
@@ -363,6 +273,6 @@ class Divergence(Rule):
                 else f"Divergence(factor={self.factor:g})")
 
 
-__all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_PROJECTION_FACTOR", "DEFAULT_RISING_WINDOW",
-           "DEFAULT_STALL_RTOL", "DEFAULT_STALL_WINDOW", "STALL_ULPS", "Divergence",
-           "RateProjection", "RelativeChange", "Rising", "Stalled"]
+__all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL",
+           "DEFAULT_STALL_WINDOW", "STALL_ULPS", "Divergence", "RelativeChange", "Rising",
+           "Stalled"]

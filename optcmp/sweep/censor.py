@@ -149,10 +149,8 @@ def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     if m is None or not m[0] > ratio * m[1]:
         return None
     spent, t_best, unit = m
-    hint = run.message.partition("; linear-rate hint")[2]
     return (f"> {ratio:g}x the best time-to-target, {t_best:.3g} {unit} by {best.label} on "
-            f"{best.backend} (censored at {spent:.3g} {unit}, iteration {run.nit})"
-            + (f"; linear-rate hint{hint}" if hint else ""))
+            f"{best.backend} (censored at {spent:.3g} {unit}, iteration {run.nit})")
 
 
 def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
