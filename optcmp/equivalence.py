@@ -178,7 +178,7 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
         if session.unsupported is not None:
             return session.unsupported
         try:
-            adapter = session.start(stacklevel=4)  # the caller of check_equivalence
+            adapter = session.start()
             xs = record_fixed_steps(adapter, steps)
         finally:
             session.release()

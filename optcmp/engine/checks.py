@@ -67,7 +67,7 @@ def type_name(v: Any) -> str:
 _NO_TARGET_WARNED: weakref.WeakValueDictionary[int, Rule] = weakref.WeakValueDictionary()
 
 
-def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: int = 3) -> None:
+def check_rule(rule: Rule, problem: Problem, fstar: float | None) -> None:
     """Check that a stopping rule can run on ``problem``.
 
     Parameters
@@ -76,8 +76,6 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
     problem : Problem
     fstar : float or None
         The problem's known optimum.
-    stacklevel : int, default 3
-        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
 
     Raises
     ------
@@ -122,7 +120,7 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None, stacklevel: in
 
 
 def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
-                     f0: float | None = None, stacklevel: int = 2) -> bool:
+                     f0: float | None = None) -> bool:
     """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
 
     Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
@@ -140,8 +138,6 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
         Seed of the initial point (for ``f0``).
     f0 : float, optional
         Objective at the initial point, when already known.
-    stacklevel : int, default 2
-        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
 
     Returns
     -------
@@ -186,15 +182,13 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
     return bool(msg)
 
 
-def numpy_cpu_warning(device: str | None, stacklevel: int) -> None:
+def numpy_cpu_warning(device: str | None) -> None:
     """Warn that numpy runs on the CPU whatever ``device`` was asked for.
 
     Parameters
     ----------
     device : str or None
         The device asked for.
-    stacklevel : int
-        Kept for callers; (unused: the warning points at the first frame outside optcmp, the user's call).
     """
     warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
                   "torch and tensorflow backends only", UserWarning, stacklevel=outside_level())

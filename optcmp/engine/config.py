@@ -284,15 +284,12 @@ class RunConfig:
         """The device the backend is built on: always the CPU (None) for numpy."""
         return None if self.backend == "numpy" else self.device
 
-    def stopping_rule(self, problem: Problem, *, stacklevel: int = 1) -> Rule:
+    def stopping_rule(self, problem: Problem) -> Rule:
         """The run's stopping rule for ``problem``, checked (not a copy).
 
         Parameters
         ----------
         problem : Problem
-        stacklevel : int, default 1
-            Where a warning points (a rule without a target): this many frames above the
-            caller.
 
         Returns
         -------
@@ -308,8 +305,7 @@ class RunConfig:
             problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,
             max_evals=self.max_evals, max_cpu_time=self.max_cpu_time)
         opt = problem.optimum()
-        check_rule(rule, problem, None if opt is None else float(opt.fun),
-                   stacklevel=3 + stacklevel)
+        check_rule(rule, problem, None if opt is None else float(opt.fun))
         return rule
 
 

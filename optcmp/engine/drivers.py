@@ -59,8 +59,8 @@ class LoopRecord:
     report: dict[str, Any] | None = None
 
 
-#: ``driver(adapter, monitor, sw, eval_every) -> LoopRecord``
-Driver = Callable[[Adapter, Monitor, Stopwatch, int | None], LoopRecord]
+#: ``driver(adapter, monitor, sw) -> LoopRecord`` (:func:`choose_driver` binds ``eval_every``)
+Driver = Callable[[Adapter, Monitor, Stopwatch], LoopRecord]
 
 
 def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
@@ -156,8 +156,7 @@ def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
 BLOCK_FRACTION = 0.01
 
 
-def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-                          eval_every: int | None = None) -> LoopRecord:
+def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> LoopRecord:
     """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
 
     A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
@@ -170,9 +169,7 @@ def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     Parameters
     ----------
     adapter, monitor, sw
-        See :func:`step_loop`.
-    eval_every : int or None
-        Unused (every full-batch step is observed).
+        See :func:`step_loop` (every full-batch step is observed).
 
     Returns
     -------
@@ -361,8 +358,7 @@ def _kept_rows(adapter: Adapter, kept: Any, m: int) -> list[np.ndarray]:
     return [rows[j].reshape(-1) for j in range(m)]
 
 
-def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-                   eval_every: int | None = None) -> LoopRecord:
+def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> LoopRecord:
     """A library's own loop (:meth:`~optcmp.frameworks.stepper.LoopAdapter.run`), on the clock.
 
     The monitor pauses the clock while it observes each iteration
@@ -372,8 +368,6 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     ----------
     adapter, monitor, sw
         See :func:`step_loop`; ``adapter`` is a loop adapter.
-    eval_every : int or None
-        Unused.
 
     Returns
     -------
@@ -389,25 +383,29 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
 
 
-def choose_driver(adapter: Adapter) -> Driver:
+def choose_driver(adapter: Adapter, eval_every: int | None = None) -> Driver:
     """The driver of a set-up adapter: by its loop, its execution mode and its batching.
 
     Parameters
     ----------
     adapter : Adapter
         After :meth:`~optcmp.frameworks.stepper.Adapter.prepare_execution`.
+    eval_every : int or None
+        Minibatch runs: steps between full-objective evaluations (``RunConfig.eval_every``),
+        bound into the drivers that read it.
 
     Returns
     -------
     callable
         :func:`framework_loop`, :func:`fused_minibatch_loop`, :func:`fused_full_batch_loop`
-        or :func:`step_loop`.
+        or :func:`step_loop`, called as ``driver(adapter, monitor, sw)``.
     """
     if adapter.loop:
         return framework_loop
-    if adapter.execution == "fused":
-        return fused_minibatch_loop if adapter.stochastic else fused_full_batch_loop
-    return step_loop
+    if adapter.execution == "fused" and not adapter.stochastic:
+        return fused_full_batch_loop
+    loop = fused_minibatch_loop if adapter.execution == "fused" else step_loop
+    return functools.partial(loop, eval_every=eval_every)
 
 
 class FixedSteps:

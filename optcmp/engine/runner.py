@@ -165,7 +165,7 @@ def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
              wall0: float) -> RunResult:
     """The run behind :func:`run` and :func:`run` (warnings point at their caller)."""
     if config.backend == "numpy" and not is_cpu_device(config.device):
-        numpy_cpu_warning(config.device, stacklevel=3)
+        numpy_cpu_warning(config.device)
     started = time.time()
     with host_activity() as activity:
         timed = _TimedRun(problem, spec, config, wall0)
@@ -191,7 +191,7 @@ class _TimedRun:
         self.session = Session(problem, spec, config)
         opt = problem.optimum()
         self.fstar = None if opt is None else float(opt.fun)
-        self.rule = own_rule(config.stopping_rule(problem, stacklevel=3))
+        self.rule = own_rule(config.stopping_rule(problem))
         self.monitor: Monitor | None = None
         self.record = LoopRecord(0, 0, 0)
         self.threads: int | None = None
@@ -211,7 +211,7 @@ class _TimedRun:
         else:
             f0, self.g0 = problem.fun64(x0), np.zeros_like(x0)
         self.f0 = float(f0)
-        check_resolution(self.rule, problem, self.config.seed, f0=self.f0, stacklevel=5)
+        check_resolution(self.rule, problem, self.config.seed, f0=self.f0)
         self.sw = session.stopwatch()
 
     def execute(self) -> tuple[str, str]:
@@ -254,7 +254,7 @@ class _TimedRun:
             self.monitor = monitor = Monitor(
                 self.rule, self.sw, self.problem, self.session.x_now, self.f0, self.fstar,
                 confirm64=self.config.dtype != "float64", callback=self.config.callback)
-            self.session.start(self.rule, stacklevel=5)
+            self.session.start(self.rule)
             self.threads = self.session.threads()
             try:
                 self._iterate(monitor)
@@ -281,7 +281,7 @@ class _TimedRun:
         assert adapter is not None
         if monitor.observe(0, 0, self.f0, norm2(self.g0), 0, 0, self.session.x0):
             return
-        self.record = choose_driver(adapter)(adapter, monitor, self.sw, self.config.eval_every)
+        self.record = choose_driver(adapter, self.config.eval_every)(adapter, monitor, self.sw)
 
     def _count_compiles(self) -> None:
         """Record the compilations inside the timed region; warn when there were any."""

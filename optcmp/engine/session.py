@@ -40,8 +40,7 @@ class CompileInTimedWarning(UserWarning):
     """Compilation or tracing happened inside a run's timed region (its time includes it)."""
 
 
-def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None, *,
-                      stacklevel: int = 1) -> str:
+def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None) -> str:
     """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`).
 
     Parameters
@@ -51,9 +50,6 @@ def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = N
     config : RunConfig
     rule : Rule, optional
         The run's stopping rule (a rule that needs metrics of every iterate cannot be fused).
-    stacklevel : int, default 1
-        Kept for callers (unused: the warning points at the first frame outside optcmp, the
-        user's call).
 
     Returns
     -------
@@ -194,7 +190,7 @@ class Session:
         self.how["pools"] = pools_seen(self.config.backend)
         return current_threads(self.config.backend)
 
-    def start(self, rule: Rule | None = None, *, stacklevel: int = 1) -> Adapter:
+    def start(self, rule: Rule | None = None) -> Adapter:
         """Construct, set up, prepare and warm up the adapter (untimed); then the compile
         counter's baseline and the thread pools of libraries the setup loaded.
 
@@ -202,8 +198,6 @@ class Session:
         ----------
         rule : Rule, optional
             The run's stopping rule (for :func:`resolve_execution`).
-        stacklevel : int, default 1
-            Where a warning points: 1 is the caller, 2 its caller, and so on.
 
         Returns
         -------
@@ -223,7 +217,7 @@ class Session:
         self.implementation = adapter.implementation
         adapter.setup()
         self.hyperparameters = dict(adapter.hyper)
-        execution = resolve_execution(adapter, config, rule, stacklevel=stacklevel + 1)
+        execution = resolve_execution(adapter, config, rule)
         adapter.prepare_execution(execution)
         self.implementation = adapter.implementation or self.implementation
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,

@@ -11,7 +11,6 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from optcmp._warn import outside_level
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, check_problem
 from optcmp.executors import check_executor
@@ -101,10 +100,9 @@ def compare(
 
 def _sweeps(problems: list[Problem], plan: Plan, strict: bool, executor: Any) -> list[Sweep]:
     """The sweep of every problem, its stopping rule, executor and device checked first."""
-    above = outside_level() - 1  # frames above this one to the caller outside optcmp
     configs = []
     for p in problems:  # every problem's rule, checked before any run
-        rule = plan.config.stopping_rule(p, stacklevel=above)
+        rule = plan.config.stopping_rule(p)
         configs.append(plan.config.replace(stopping=rule))
     if executor is not None:  # a problem that cannot ship fails before any run
         for p in problems:

@@ -390,7 +390,7 @@ def preflight_device(plan: Plan, executor: Any) -> None:
     """
     device, dtype = plan.config.device, plan.config.dtype
     if "numpy" in plan.backends:
-        numpy_cpu_warning(device, stacklevel=outside_level())
+        numpy_cpu_warning(device)
     if executor is not None and is_dask_client(executor):
         return
     for b in plan.backends:
