@@ -185,6 +185,7 @@ def test_layers_depend_one_way(layer, forbidden):
 #: orders, machine facts, data fingerprints, the stopping rules.
 LEAVES = ("optcmp._io", "optcmp._warn", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
           "optcmp.timing", "optcmp.batching", "optcmp.environment", "optcmp.fingerprint",
+          "optcmp.implementation",
           "optcmp.stopping")
 
 
@@ -196,7 +197,8 @@ def test_leaves_import_only_leaves():
 
 def test_results_is_a_leaf_at_import_time():
     """The results package imports only leaf helpers and its own modules at module level."""
-    leaves = {"optcmp._io", "optcmp._storefile", "optcmp.environment", "optcmp._version"}
+    leaves = {"optcmp._io", "optcmp._storefile", "optcmp.environment", "optcmp._version",
+              "optcmp.implementation"}
     for name in (m for m in MODULES if _in(m, RESULTS)):
         tree = ast.parse(MODULES[name].read_text())
         top = set()

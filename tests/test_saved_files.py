@@ -54,7 +54,8 @@ def test_saved_store_prints_the_same_table():
 
 
 def test_saved_comparison_saves_back_to_the_same_json(tmp_path):
-    """The same JSON but for the ``projected_*`` keys of each run, ignored on load."""
+    """The same JSON but for the ``projected_*`` keys of each run, ignored on load, and the
+    typed implementation of each run, derived from its ``implementation`` text."""
     import json
 
     comp = optcmp.Comparison.load(DATA / "linreg.json")
@@ -62,4 +63,16 @@ def test_saved_comparison_saves_back_to_the_same_json(tmp_path):
     then = json.loads((DATA / "linreg.json").read_text())
     for run in then["runs"]:
         del run["projected_time_to_target"], run["projected_nit_to_target"]
-    assert json.loads((tmp_path / "again.json").read_text()) == then
+    again = json.loads((tmp_path / "again.json").read_text())
+    code = {(r["optimizer"], r["backend"], tuple(r.pop("implemented_by").values()))
+            for r in again["runs"]}
+    assert code == {("gd", b, ("optcmp", "gd", None)) for b in ("numpy", "torch", "tensorflow")} | {
+        ("sgd", "numpy", ("optcmp", "sgd", None)), ("sgd", "torch", ("torch", "SGD", None)),
+        ("sgd", "tensorflow", ("keras", "SGD", None)),
+        ("adadelta", "numpy", ("optcmp", "adadelta", None)),
+        ("adadelta", "torch", ("torch", "Adadelta", None)),
+        ("adadelta", "tensorflow", ("keras", "Adadelta", None)),
+        ("lbfgs", "numpy", ("scipy", "minimize", "L-BFGS-B")),
+        ("lbfgs", "torch", ("torch", "LBFGS", None)),
+        ("lbfgs", "tensorflow", ("scipy", "minimize", "L-BFGS-B"))}
+    assert again == then

@@ -347,23 +347,31 @@ def test_verdict_factors_read_as_faster_or_slower_never_1x():
 
 
 def test_verdict_says_what_was_compared_from_the_recorded_implementations():
-    """One algorithm with two gradients, one rule on two frameworks, two libraries."""
-    from optcmp.analysis.verdict import compared
+    """One algorithm with two gradients, one rule on two frameworks, two libraries: read from
+    the typed implementation, never from its text."""
+    from optcmp.analysis.verdict import compared, implementation_words
+    from optcmp.implementation import Implementation
 
-    def run(backend, impl, implementation, label="lbfgs"):
+    def run(backend, impl, code, label="lbfgs", implementation="(any text)"):
         return RunResult(problem="p", optimizer=label, label=label, backend=backend,
-                         impl=impl, implementation=implementation)
+                         impl=impl, implementation=implementation, implemented_by=code)
 
-    scipy = "scipy.optimize.minimize(method='L-BFGS-B')"
+    scipy = Implementation("scipy", "minimize", "L-BFGS-B")
     assert compared(run("numpy", "scipy", scipy), run("tensorflow", "scipy", scipy)) == (
         "scipy L-BFGS-B with numpy vs TensorFlow gradients")
-    ref = "optcmp reference update rule"
+    ref = Implementation("optcmp", "gd")
     assert compared(run("numpy", "reference", ref, "gd"),
                     run("torch", "reference", ref, "gd")) == (
         "optcmp's reference gd rule on numpy vs PyTorch")
     assert compared(run("numpy", "scipy", scipy),
-                    run("torch", "native", "torch.optim.LBFGS(lr=1, history_size=10)")) == (
+                    run("torch", "native", Implementation("torch", "LBFGS"))) == (
         "lbfgs (scipy L-BFGS-B, numpy) vs lbfgs (torch.optim.LBFGS, PyTorch)")
+    assert [implementation_words(run("tensorflow", "native", Implementation(lib, name)))
+            for lib, name in (("keras", "SGD"), ("optax", "adam"))] == [
+        "keras.optimizers.SGD", "optax.adam"]
+    # a run that records no known code is named by its text as it is, not parsed
+    text = "scipy.optimize.minimize(method='L-BFGS-B')"
+    assert implementation_words(run("numpy", "scipy", None, implementation=text)) == text
 
 
 def test_verdict_interval_bounds_round_outwards_and_keep_their_side_of_one():

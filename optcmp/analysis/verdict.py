@@ -8,7 +8,6 @@ row.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from optcmp.analysis import format as fmt
@@ -23,6 +22,7 @@ from optcmp.analysis.framework import (
 from optcmp.analysis.ranking import Ranked, entries, rank_runs
 from optcmp.analysis.stats.bootstrap import factor_interval
 from optcmp.analysis.stats.keys import solver_key
+from optcmp.implementation import NAMESPACES, Implementation
 from optcmp.results import ComparisonData, RunResult
 
 #: Backends as the verdict names them.
@@ -52,6 +52,9 @@ def factor_words(factor: float) -> str:
 def implementation_words(run: RunResult) -> str:
     """What code ran, in words: ``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``, ...
 
+    Read from the run's :attr:`~optcmp.results.RunResult.implemented_by`, never from the text
+    of its ``implementation``.
+
     Parameters
     ----------
     run : RunResult
@@ -59,16 +62,22 @@ def implementation_words(run: RunResult) -> str:
     Returns
     -------
     str
+        ``"<library> <method>"`` for a function that runs several methods (scipy's),
+        ``"optcmp's reference <optimizer> rule"``, the optimizer's class in its library
+        (``"keras.optimizers.SGD"``, ``"optax.adam"``), or, for a run that records no code
+        (built by hand), the reference rule of an ``impl="reference"`` run, else its
+        ``implementation`` text, ``impl`` or optimizer as they are.
     """
-    text = run.implementation or ""
-    method = re.search(r"method='([^']+)'", text)
-    if run.impl == "scipy" and method:
-        return f"scipy {method.group(1)}"
-    if text.startswith(("torch.optim.", "keras.optimizers.", "optax.")):
-        return text.split("(", 1)[0].split(" ", 1)[0]
-    if run.impl == "reference" or text.startswith("optcmp reference"):
-        return f"optcmp's reference {run.optimizer} rule"
-    return text or run.impl or run.optimizer
+    code = run.implemented_by
+    if code is None and run.impl == "reference":
+        code = Implementation("optcmp", run.optimizer)
+    if code is None:
+        return run.implementation or run.impl or run.optimizer
+    if code.method is not None:
+        return f"{code.library} {code.method}"
+    if code.library == "optcmp":
+        return f"optcmp's reference {code.name} rule"
+    return f"{NAMESPACES.get(code.library, code.library)}.{code.name}"
 
 
 def compared(a: RunResult, b: RunResult) -> str:
@@ -89,7 +98,7 @@ def compared(a: RunResult, b: RunResult) -> str:
     wa, wb = implementation_words(a), implementation_words(b)
     fa, fb = (FRAMEWORKS.get(r.backend, r.backend) for r in (a, b))
     if wa == wb and a.label == b.label:
-        if a.impl == "scipy":
+        if a.implemented_by is not None and a.implemented_by.library == "scipy":
             return f"{wa} with {fa} vs {fb} gradients"
         return f"{wa} on {fa} vs {fb}"
     return f"{a.label} ({wa}, {fa}) vs {b.label} ({wb}, {fb})"

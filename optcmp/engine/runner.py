@@ -361,7 +361,8 @@ class _TimedRun:
         to_target = self._to_target()
         return RunResult(
             problem=problem.name, optimizer=spec.name, label=spec.label, impl=session.impl,
-            implementation=session.implementation, seed=self.config.seed,
+            implementation=session.implementation, implemented_by=session.implemented_by,
+            seed=self.config.seed,
             repeat=self.config.repeat, hyperparameters=session.hyperparameters, f0=self.f0,
             fstar=self.fstar,
             target=" | ".join(r.describe() for r in self.rule.rules() if r.kind == "target"),

@@ -29,6 +29,7 @@ from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter
 from optcmp.frameworks.base import Backend, gradient_kind
 from optcmp.frameworks.stepper import Adapter
+from optcmp.implementation import Implementation
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule
@@ -112,6 +113,8 @@ class Session:
         After :meth:`start` has constructed it.
     implementation : str
         The code path the adapter runs (after setup: with its resolved arguments).
+    implemented_by : Implementation or None
+        The same as data (library, name, method); None before :meth:`start`.
     hyperparameters : dict
         The spec's, resolved by the adapter's setup (``learning_rate="auto"`` replaced).
     how : dict
@@ -128,6 +131,7 @@ class Session:
         self.unsupported: str | None = problem.unsupported_backend(config.backend)
         self.adapter: Adapter | None = None
         self.implementation = ""
+        self.implemented_by: Implementation | None = None
         self.hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
         self.how: dict[str, Any] = {}
         self.setup_time = 0.0
@@ -215,11 +219,13 @@ class Session:
                                    gradient=config.gradient)
         self.adapter = adapter
         self.implementation = adapter.implementation
+        self.implemented_by = adapter.implemented_by
         adapter.setup()
         self.hyperparameters = dict(adapter.hyper)
         execution = resolve_execution(adapter, config, rule)
         adapter.prepare_execution(execution)
         self.implementation = adapter.implementation or self.implementation
+        self.implemented_by = adapter.implemented_by
         self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
                     "execution": execution, "gradient": adapter.gradient}
         order = getattr(adapter, "order", None) if adapter.stochastic else None

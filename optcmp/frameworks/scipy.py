@@ -26,6 +26,7 @@ import numpy as np
 from optcmp._scipy import optimize
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.frameworks.stepper import LoopAdapter
+from optcmp.implementation import Implementation
 from optcmp.optimizers._implementations import ScipyMinimize
 from optcmp.optimizers.base import NotApplicable
 
@@ -112,6 +113,10 @@ class ScipyAdapter(LoopAdapter):
     describes = "scipy.optimize.minimize(method='{name}')"
     decl: ScipyMinimize
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.implemented_by = Implementation("scipy", "minimize", self.decl.name)
+
     def setup(self) -> None:
         super().setup()
         self._minimize = optimize().minimize  # imported here: never inside the timed run
@@ -120,6 +125,7 @@ class ScipyAdapter(LoopAdapter):
         self._deriv: str = plan["derivatives"]
         self._budget_names = (plan["max_iter_option"], plan["max_evals_option"])
         self.implementation = f"scipy.optimize.minimize(method={self._method!r})"
+        self.implemented_by = Implementation("scipy", "minimize", self._method)
         self._vg = self.backend.make_value_and_grad(self.problem, self.gradient)
         self._hvp = None
         if self._deriv in ("hessp", "hess"):

@@ -17,6 +17,7 @@ import numpy as np
 
 from optcmp.batching import BatchOrder
 from optcmp.frameworks.base import gradient_kind
+from optcmp.implementation import Implementation
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
 
 if TYPE_CHECKING:
@@ -109,8 +110,8 @@ class Adapter(ABC):
         (:meth:`~optcmp.optimizers.base.OptimizerInfo.minibatch`).
     hyper : dict
         Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
-    implementation : str
-        Human-readable description of the code path that runs (e.g. ``torch.optim.Adadelta``).
+    implementation, implemented_by : str, Implementation
+        The code path that runs, in words (``torch.optim.Adadelta(lr=1.0, ...)``) and as data.
     gradient : str
         The gradient the steps compute: ``"analytic"`` or ``"autodiff"``.
     """
@@ -131,8 +132,10 @@ class Adapter(ABC):
         self.info = optimizer_info(spec.name)
         #: The optimizer's native declaration for :attr:`framework` (None for the reference).
         self.decl: Any = self.info.native(self.framework) if self.framework else None
+        self.implemented_by = Implementation(self.framework or "optcmp", spec.name)
         if self.decl is not None:
             self.implementation = self.describes.format(name=self.decl.name)
+            self.implemented_by = Implementation(self.framework, self.decl.name)
             why = self.decl.unsupported(spec.hyperparameters)
             if why is not None:  # another convention than the framework's: skipped, not run
                 raise NotApplicable(f"{spec.name} impl='native': {why}")
@@ -147,9 +150,8 @@ class Adapter(ABC):
         self.layout = backend.best_layout(self.stochastic)
         #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
         self.execution = "step"
-        #: The gradient the steps compute (``RunResult.gradient``), resolved from the run's
-        #: setting: ``"analytic"`` (the problem's gradient written against ops, or numpy's) or
-        #: ``"autodiff"``.
+        #: The gradient the steps compute (``RunResult.gradient``) from the run's setting:
+        #: ``"analytic"`` (the problem's gradient against ops, or numpy's) or ``"autodiff"``.
         self.gradient = gradient_kind(backend, problem, gradient)
 
     @property
@@ -380,8 +382,7 @@ class LoopAdapter(Adapter):
 SPAN_INDEX = 1 << 22
 #: Most epochs the index vector of one spanning block holds.
 SPAN_EPOCHS = 128
-#: Bytes of the buffer of iterates one spanning block keeps at its observations (at most
-#: 128 of them).
+#: Bytes of the buffer of iterates one spanning block keeps at its observations (at most 128).
 SPAN_KEPT_BYTES = 1 << 26
 #: Rows a minibatch step gathers at once, in the epoch's order, when it needs new ones: the
 #: copy is spread over that many rows' minibatches, and a run that ends inside an epoch

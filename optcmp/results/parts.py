@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from optcmp.implementation import Implementation
 from optcmp.results.trace import Trace
 
 #: Every status a run can end with (``projected``: files saved by versions whose linear-rate
@@ -34,7 +35,8 @@ class Identity:
     device, dtype : str
         Where and in which precision the backend computed.
     impl, implementation : str
-        ``"reference"``, ``"native"`` or ``"scipy"``, and the class or function that ran.
+        ``"reference"``, ``"native"`` or ``"scipy"``, and the class or function that ran (in
+        words, with its arguments).
     framework_version : str
         Version of the backend's framework.
     hyperparameters : dict
@@ -48,6 +50,9 @@ class Identity:
         How the problem's loss reduces over samples (``"mean"`` or ``"sum"``).
     n_params, n_samples : int
         Size of the iterate and of the training data.
+    implemented_by : Implementation or None
+        The code that ran, as data (library, name, method); derived from ``implementation``
+        for files saved before it was recorded, None where that names no known code.
     """
 
     problem: str
@@ -66,6 +71,7 @@ class Identity:
     reduction: str = "mean"
     n_params: int = 0
     n_samples: int = 0
+    implemented_by: Implementation | None = None
 
 
 @dataclass(frozen=True)
@@ -302,7 +308,7 @@ def _flat(part: str, spec: str) -> dict[str, FlatName]:
 #: (the order :meth:`RunResult.to_dict <optcmp.results.RunResult.to_dict>` writes).
 FLAT: dict[str, FlatName] = {
     **_flat("identity", "problem=str optimizer=str label=str backend=str device=str dtype=str "
-                        "impl=str implementation=str framework_version=str "
+                        "impl=str implementation=str implemented_by=- framework_version=str "
                         "hyperparameters=dict seed=int repeat=int"),
     **_flat("outcome", "x=- fun=float success=bool status=str message=str nit=int nfev=int "
                        "njev=int epochs=float?"),

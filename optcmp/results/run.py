@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from optcmp._io import jsonable
+from optcmp.implementation import Implementation
 from optcmp.results.parts import (
     FLAT,
     PARTS,
@@ -73,7 +74,7 @@ class RunResult:
     identity : Identity
         What ran: ``problem, optimizer, label, backend, device, dtype, impl, implementation,
         framework_version, hyperparameters, seed, repeat, problem_spec, reduction, n_params,
-        n_samples`` (flat names of the same name).
+        n_samples, implemented_by`` (flat names of the same name).
     outcome : Outcome
         Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
         target, metrics, trace``.
@@ -107,6 +108,7 @@ class RunResult:
     dtype = _Flat[str]("identity", "dtype")
     impl = _Flat[str]("identity", "impl")
     implementation = _Flat[str]("identity", "implementation")
+    implemented_by = _Flat[Implementation | None]("identity", "implemented_by")
     framework_version = _Flat[str]("identity", "framework_version")
     hyperparameters = _Flat[dict[str, Any]]("identity", "hyperparameters")
     seed = _Flat[int]("identity", "seed")
@@ -181,14 +183,14 @@ class RunResult:
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
-        drop_last: bool | None = None,
+        drop_last: bool | None = None, implemented_by: Implementation | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
             Identity(problem, optimizer, label, backend, device, dtype, impl, implementation,
                      framework_version, {} if hyperparameters is None else hyperparameters,
                      seed, repeat, {} if problem_spec is None else problem_spec, reduction,
-                     n_params, n_samples),
+                     n_params, n_samples, implemented_by),
             Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
                     nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
                     Trace() if trace is None else trace),
@@ -306,7 +308,7 @@ class RunResult:
                 continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
-            elif name == "trace":
+            elif name in ("trace", "implemented_by") and v is not None:
                 v = v.to_dict()
             out[name] = jsonable(v)
         return out
@@ -315,7 +317,10 @@ class RunResult:
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
         """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
 
-        Unknown keys are ignored; missing ones take their defaults.
+        Unknown keys are ignored (``projected_*`` of files saved by 0.1.0); missing ones take
+        their defaults, but for ``implemented_by``, derived from ``implementation`` in files
+        saved before it was recorded (:meth:`Implementation.from_text
+        <optcmp.implementation.Implementation.from_text>`).
 
         Raises
         ------
@@ -328,6 +333,12 @@ class RunResult:
             kw["trace"] = Trace.from_dict(kw.get("trace", {}))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"run field 'x' or 'trace' is malformed: {exc}") from None
+        if kw.get("implemented_by") is not None:
+            kw["implemented_by"] = Implementation.from_dict(kw["implemented_by"])
+        elif "implemented_by" not in kw:  # saved before it was recorded
+            kw["implemented_by"] = Implementation.from_text(
+                str(kw.get("implementation", "")), str(kw.get("impl", "")),
+                str(kw.get("optimizer", "")))
         for name in kw:
             kw[name] = check_value(name, kw[name])
         if "status" in kw and kw["status"] not in STATUSES:

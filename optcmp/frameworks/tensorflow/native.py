@@ -43,6 +43,7 @@ from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.frameworks.stepper import Block, StepOutput
 from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
 from optcmp.frameworks.tensorflow.ops import tf
+from optcmp.implementation import Implementation
 from optcmp.optimizers._implementations import KerasOptimizer
 
 
@@ -156,6 +157,7 @@ class KerasNativeAdapter(ReferenceAdapter):
                 f"process, so keras.optimizers.{self.decl.name} cannot update TensorFlow "
                 f"variables)"
             )
+            self.implemented_by = Implementation("optcmp", self.spec.name)
             return
         import keras
 

@@ -1,0 +1,107 @@
+"""What code a run ran, as data: :class:`Implementation` (library, name, method).
+
+An adapter records it when it is built and set up, and a :class:`~optcmp.results.RunResult`
+carries it (``implemented_by``) next to the human text of ``RunResult.implementation``, so an
+analysis reads which library and which scipy method ran from fields, never from that text. It
+is a leaf: the frameworks that set it and the results that carry it both import it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: Libraries whose optimizers run natively, with the namespace their classes live in.
+NAMESPACES = {"torch": "torch.optim", "keras": "keras.optimizers", "optax": "optax",
+              "scipy": "scipy.optimize"}
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """The code that ran a run's steps.
+
+    Parameters
+    ----------
+    library : str
+        ``"optcmp"`` (the optimizer's reference update rule), ``"torch"``, ``"keras"``,
+        ``"optax"`` or ``"scipy"``.
+    name : str
+        The optimizer class or function of that library (``"SGD"``, ``"adam"``,
+        ``"minimize"``), or the optimizer whose reference rule ran (``"gd"``).
+    method : str, optional
+        The method of a function that runs several (scipy's ``"L-BFGS-B"``); None otherwise.
+
+    Examples
+    --------
+    >>> Implementation("scipy", "minimize", "L-BFGS-B").to_dict()
+    {'library': 'scipy', 'name': 'minimize', 'method': 'L-BFGS-B'}
+    """
+
+    library: str
+    name: str
+    method: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"library", "name", "method"}`` (JSON-serializable)."""
+        return {"library": self.library, "name": self.name, "method": self.method}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Implementation:
+        """Inverse of :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            ``{"library": str, "name": str, "method": str or None}``.
+
+        Returns
+        -------
+        Implementation
+
+        Raises
+        ------
+        ValueError
+            Not such a dict.
+        """
+        ok = (isinstance(d, dict) and isinstance(d.get("library"), str)
+              and isinstance(d.get("name"), str)
+              and (d.get("method") is None or isinstance(d.get("method"), str)))
+        if not ok:
+            raise ValueError("run field 'implemented_by' must be {'library': str, 'name': str, "
+                             f"'method': str or null}}, got {d!r}")
+        return cls(d["library"], d["name"], d.get("method"))
+
+    @classmethod
+    def from_text(cls, text: str, impl: str = "", optimizer: str = "") -> Implementation | None:
+        """The implementation a run saved before it was recorded ran, from its description.
+
+        Parameters
+        ----------
+        text : str
+            The run's ``implementation`` (``"torch.optim.SGD(lr=0.1, ...)"``,
+            ``"scipy.optimize.minimize(method='L-BFGS-B')"``, ``"optcmp reference update
+            rule"``, ...).
+        impl : str, optional
+            The run's ``impl`` (``"reference"``, ``"native"``, ``"scipy"``).
+        optimizer : str, optional
+            The run's optimizer (the name of a reference rule).
+
+        Returns
+        -------
+        Implementation or None
+            None when the text names no code optcmp knows.
+        """
+        if text.startswith("optcmp reference") or (not text and impl == "reference"):
+            return cls("optcmp", optimizer)
+        method = re.fullmatch(r"scipy\.optimize\.minimize\(method='([^']+)'\)", text)
+        if method:
+            return cls("scipy", "minimize", method.group(1))
+        for library, space in NAMESPACES.items():
+            found = re.match(re.escape(space) + r"\.(\w+)", text)
+            if found:
+                return cls(library, found.group(1))
+        return None
+
+
+__all__ = ["NAMESPACES", "Implementation"]
