@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -419,3 +420,45 @@ def test_comparisons_hold_run_results_only() -> None:
         r.newattr = 1  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="status must be one of"):
         r.replace(status="bogus")
+
+
+@pytest.mark.parametrize("spec, backend, code", [
+    ("gd", "numpy", ("optcmp", "gd", None)),
+    ("lbfgs", "numpy", ("scipy", "minimize", "L-BFGS-B")),
+    (optcmp.scipy_minimize("trust-ncg"), "numpy", ("scipy", "minimize", "trust-ncg")),
+    ("sgd", "torch", ("torch", "SGD", None)),
+    ("lbfgs", "torch", ("torch", "LBFGS", None)),
+    ("sgd", "tensorflow", ("keras", "SGD", None)),
+    ("adam", "jax", ("optax", "adam", None)),
+])
+def test_every_adapter_records_the_code_it_ran_as_data(spec, backend, code) -> None:
+    """library, name, method: set by the adapter, saved and read back (a skipped run too)."""
+    from optcmp.implementation import Implementation
+
+    if backend not in optcmp.available_backends():
+        pytest.skip(f"{backend} is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = optcmp.run(lr_a(), spec, backend=backend, max_iter=3, threads=1)
+    assert r.implemented_by == Implementation(*code)
+    assert RunResult.from_dict(json.loads(json.dumps(r.to_dict()))).implemented_by == (
+        r.implemented_by)
+
+
+def test_a_run_saved_before_its_typed_implementation_derives_it_from_the_text() -> None:
+    from optcmp.implementation import Implementation
+
+    def load(**d):
+        return RunResult.from_dict({"problem": "p", "optimizer": "gd", "label": "gd",
+                                    "backend": "numpy", **d}).implemented_by
+
+    assert load(impl="reference", implementation="optcmp reference update rule") == (
+        Implementation("optcmp", "gd"))
+    assert load(impl="native", implementation="optax.adam(learning_rate=0.001) (optax 0.2)") == (
+        Implementation("optax", "adam"))
+    assert load(impl="native", implementation="keras.optimizers.SGD(learning_rate=0.1) on a "
+                "tf.Variable (Keras 3.15.1)") == Implementation("keras", "SGD")
+    assert load(impl="native", implementation="something else") is None
+    assert load(implemented_by=None, implementation="torch.optim.SGD(lr=0.1)") is None
+    with pytest.raises(ValueError, match="run field 'implemented_by' must be"):
+        load(implemented_by={"library": "torch"})

@@ -115,7 +115,9 @@ class ScipyAdapter(LoopAdapter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.implemented_by = Implementation("scipy", "minimize", self.decl.name)
+        method = self.decl.planned(self.hyper)["method"]  # one declaration runs many methods
+        self.implementation = self.describes.format(name=method)
+        self.implemented_by = Implementation("scipy", "minimize", method)
 
     def setup(self) -> None:
         super().setup()
