@@ -142,12 +142,12 @@ def test_censored_runs_carry_a_true_bound_and_count_as_not_reached():
     assert by["lbfgs"].status == "converged"
     best = min(r.cpu_time_to_target for r in comp if r.success)
     censored = [r for r in comp if r.status == "censored"]
-    assert censored  # gd's linear rate needs ~10^5 iterations here
+    assert censored  # gd needs ~10^5 iterations here
     for r in censored:
         assert r.cpu_time > 10 * best  # the bound is true
         assert r.nit in round_caps(100_000)  # a round's cap: the same under any load
         assert r.message.startswith("> 10x the best time-to-target")
-        assert f"iteration {r.nit})" in r.message
+        assert r.message.endswith(f"iteration {r.nit})")  # and no extrapolation after it
         assert to_target(r) == math.inf and spent(r) == r.time and not r.success
     assert math.isinf(average_runtime(censored))
     assert "censored" in comp.table()
