@@ -120,10 +120,9 @@ _RULES: dict[str, type[Rule]] = {
 }
 
 
+# Writing back the dict it was read from keeps the keys of the runs stored under the rule.
 class _Retired(Rule):
-    """A rule an earlier optcmp wrote that no longer exists (``RateProjection``, a hint that
-    stopped no run): it never fires and writes back the dict it was read from, so the keys of
-    the runs stored under it stay the same."""
+    """A rule an earlier optcmp wrote (``RateProjection``): it never fires."""
 
     kind = "retired"
     status = ""
