@@ -20,7 +20,7 @@ from optcmp.optimizers import (
     optimizer_names,
     register_optimizer,
 )
-from optcmp.optimizers._hyperparams import positive_float
+from optcmp.optimizers import positive_float
 from optcmp.optimizers.base import unregister_optimizer
 
 

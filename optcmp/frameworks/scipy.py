@@ -1,4 +1,4 @@
-r"""scipy adapter: an optimizer's :class:`~optcmp.optimizers.base.ScipyMinimize`, on any backend.
+r"""scipy adapter: an optimizer's :class:`~optcmp.optimizers.ScipyMinimize`, on any backend.
 
 ``scipy.optimize.minimize(method=..., jac=True)`` gets the backend's objective and gradient
 through a float64 bridge: the iterate is converted to the backend (and its device) and the
@@ -26,7 +26,7 @@ import numpy as np
 from optcmp._scipy import optimize
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.frameworks.stepper import LoopAdapter
-from optcmp.optimizers._implementations import ScipyMinimize
+from optcmp.optimizers import ScipyMinimize
 from optcmp.optimizers.base import NotApplicable
 
 #: Stand-in for "no limit" in scipy's integer options.
@@ -105,7 +105,7 @@ class ScipyAdapter(LoopAdapter):
     """``scipy.optimize.minimize(method=<name>)`` on any backend through a float64 bridge.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
-    :class:`~optcmp.optimizers.base.ScipyMinimize`.
+    :class:`~optcmp.optimizers.ScipyMinimize`.
     """
 
     framework = "scipy"

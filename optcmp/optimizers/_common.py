@@ -132,7 +132,7 @@ def torch_common() -> dict[str, Any]:
 
 
 def requires(param: str, value: str, framework: str, note: str = "") -> Any:
-    """A :attr:`~optcmp.optimizers.base.Native.requires` check: ``hp[param] == value``.
+    """A :attr:`~optcmp.optimizers.Native.requires` check: ``hp[param] == value``.
 
     Parameters
     ----------

@@ -15,7 +15,7 @@ them with ``jax.block_until_ready``.
 float64 runs switch ``jax_enable_x64`` on (recorded in :meth:`JaxBackend.describe`); a float64
 run that finds it off (turned off later in the process) is refused, never run in float32. The
 XLA CPU threads are pinned to one when :mod:`optcmp.frameworks.jax.ops` starts JAX
-(:data:`~optcmp.frameworks.jax.ops.XLA_CPU_FLAGS`).
+(:data:`~optcmp.frameworks.ops.XLA_CPU_FLAGS`).
 """
 
 from __future__ import annotations
