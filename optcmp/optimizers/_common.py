@@ -87,7 +87,13 @@ class ScheduledRule(UpdateRule):
 
 
 def common_params() -> dict[str, HyperParam]:
-    """The ``schedule`` and ``clip_norm`` hyperparameters (appended to an optimizer's own)."""
+    """The ``schedule`` and ``clip_norm`` hyperparameters (appended to an optimizer's own).
+
+    Returns
+    -------
+    dict of str to HyperParam
+        ``{"schedule": ..., "clip_norm": ...}``, defaults ``"constant"`` and ``None``.
+    """
     return {
         "schedule": HyperParam("schedule", "constant", check_schedule,
                                "learning-rate schedule, unit = optimizer step"),
