@@ -202,6 +202,18 @@ def test_layers_depend_one_way(layer, forbidden):
         assert not bad, f"{m} reaches {bad}"
 
 
+def test_a_framework_is_one_folder_and_one_row():
+    """Each folder of ``optcmp/frameworks/`` is a framework with a backend and ops, and has
+    one row in the registry, whose backend is the folder's."""
+    from optcmp.frameworks import BACKENDS
+
+    folders = sorted(p.parent.name for p in (ROOT / "frameworks").glob("*/__init__.py"))
+    assert folders == sorted(FRAMEWORKS) == sorted(BACKENDS)
+    for fw in FRAMEWORKS:
+        assert {f"optcmp.frameworks.{fw}.backend", f"optcmp.frameworks.{fw}.ops"} <= set(MODULES)
+        assert BACKENDS[fw].module == f"optcmp.frameworks.{fw}.backend"
+
+
 def test_each_framework_folder_imports_no_other_framework():
     """A framework's folder builds on the shared modules, never on another framework's folder."""
     for fw in FRAMEWORKS:
@@ -541,3 +553,23 @@ def test_no_re_export_outside_package_init_files():
     names the module that defines the name (a package's ``__init__`` may gather its public
     names)."""
     assert _re_exports() == []
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """What each package (and top-level module) imports from the rest of optcmp, annotations
+    included; ``frameworks/`` by module and folder, as ``docs/architecture.md`` shows it."""
+    def unit(m: str) -> str:
+        parts = m.split(".")[1:]
+        if parts[:1] == ["frameworks"]:
+            return "/".join(["frameworks", *parts[1:3]]) if len(parts) > 1 else "frameworks"
+        return parts[0] if parts else "optcmp"
+
+    out: dict[str, set[str]] = {}
+    for m, deps in GRAPH_TYPES.items():
+        out.setdefault(unit(m), set()).update(unit(d) for d in deps if unit(d) != unit(m))
+    return out
+
+
+if __name__ == "__main__":  # python tests/test_architecture.py: who imports whom, today
+    for name, deps in sorted(_package_imports().items()):
+        print(f"{name}: {', '.join(sorted(deps)) or '-'}")
