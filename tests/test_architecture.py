@@ -1,4 +1,7 @@
-"""The shape of the code: no import cycle, short functions, layers that depend one way.
+"""The shape of the code: no import cycle, short functions, layers that depend one way, each
+framework's code in its folder, one home per name (no re-export outside package ``__init__``
+files). ``docs/architecture.md`` describes the layers; ``python tests/test_architecture.py``
+prints who imports whom.
 
 The import graph is built from the source (nothing is imported): module-level imports,
 function-level (lazy) imports, and ``"module:Class"`` strings resolved with ``importlib``.
@@ -212,6 +215,16 @@ def test_a_framework_is_one_folder_and_one_row():
     for fw in FRAMEWORKS:
         assert {f"optcmp.frameworks.{fw}.backend", f"optcmp.frameworks.{fw}.ops"} <= set(MODULES)
         assert BACKENDS[fw].module == f"optcmp.frameworks.{fw}.backend"
+
+
+def test_each_framework_module_has_one_layer():
+    """Every module of ``optcmp/frameworks/`` is ops, backend or stepper (a new module is placed
+    in the table above, not let through it); a folder's ``__init__`` holds nothing."""
+    for m in (m for m in MODULES if _in(m, "optcmp.frameworks")):
+        layers = [n for n, layer in (("ops", OPS), ("backends", BACKENDS), ("steppers", STEPPERS))
+                  if _member(m, layer)]
+        folder = m.rpartition(".")[2] in FRAMEWORKS and MODULES[m].name == "__init__.py"
+        assert len(layers) == 1 or (folder and not layers and not GRAPH_TYPES[m]), (m, layers)
 
 
 def test_each_framework_folder_imports_no_other_framework():
@@ -542,10 +555,19 @@ def _re_exports() -> list[str]:
                 base = ".".join(parts[:len(parts) - node.level + 1]) + (f".{base}" if base else "")
             if base not in MODULES or MODULES[base].name == "__init__.py":
                 continue
-            defined, only_imported = bindings[base]
+            defined = bindings[base][0]
             found += [f"{where}:{node.lineno} imports {a.name} from {base}, which does not "
                       f"define it" for a in node.names if a.name not in defined]
     return sorted(found)
+
+
+def test_re_exports_are_seen():
+    # what a module defines (under if/try too) and what it only imports (else the test is blind)
+    tree = ast.parse("from a import b, c as d\nimport e.f\ntry:\n    import g\nexcept ImportError:\n"
+                     "    g = None\nh = 1\ndef i(): import j\nclass K: pass\n"
+                     "__all__ = ['b', 'h']\n__all__ += ['d']\n")
+    assert _bindings(tree) == ({"g", "h", "i", "K", "__all__"}, {"b", "d", "e"})
+    assert _exported(tree) == {"b", "d", "h"}
 
 
 def test_no_re_export_outside_package_init_files():
