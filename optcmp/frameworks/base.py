@@ -502,6 +502,25 @@ class Backend(ABC):
         return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,),
                             reuse=reuse)
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """``hvp(x, v) -> H(x) v`` of the problem's objective on ``data``, by autodiff.
+
+        Parameters
+        ----------
+        problem : Problem
+        data : dict
+            The placed training data.
+
+        Returns
+        -------
+        callable or None
+            ``x`` and ``v`` float64 numpy vectors, the product a float64 numpy vector (not
+            compiled unless the framework's autodiff is); None where the backend has no
+            autodiff (numpy).
+        """
+        return None
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:

@@ -28,8 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
-from optcmp.frameworks.jax.ops import jax, jnp, ops, xla_cpu_threads
+from optcmp.frameworks.jax.ops import ops, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
+
+# isort: off
+import jax  # after the ops module, which pins XLA's CPU threads before JAX starts
+import jax.numpy as jnp
+# isort: on
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -380,6 +385,19 @@ class JaxBackend(Backend):
             return vg(x, batch)  # type: ignore[no-any-return]
 
         return value_and_grad
+
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Forward over reverse (``jax.jvp`` of ``jax.grad``), compiled with ``jax.jit``."""
+        objective, o = problem.objective, self.ops
+        grad = jax.grad(lambda z: objective(o, z, data))
+        hv_fn = jax.jit(lambda z, w: jax.jvp(grad, (z,), (w,))[1])
+
+        def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            hv = hv_fn(self.asarray(x), self.asarray(v))
+            return np.asarray(self.to_numpy(hv), dtype=np.float64).reshape(-1)
+
+        return hvp
 
     # ------------------------------------------------------------------ threads
     @classmethod

@@ -507,6 +507,23 @@ class TensorFlowBackend(Backend):
 
         return value_and_grad
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Nested gradient tapes, eager."""
+        objective, o = problem.objective, self.ops
+
+        def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            xt, vt = self.asarray(x), self.asarray(v)
+            with tf.GradientTape() as outer:
+                outer.watch(xt)
+                with tf.GradientTape() as inner:
+                    inner.watch(xt)
+                    f = objective(o, xt, data)
+                gv = tf.reduce_sum(inner.gradient(f, xt) * vt)
+            return np.asarray(outer.gradient(gv, xt).numpy(), dtype=np.float64).reshape(-1)
+
+        return hvp
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:
