@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from optcmp.engine.config import POSITIVE_FLOAT, POSITIVE_INT
+
 
 class CLIError(Exception):
     """A bad command-line value; printed on one line, exit status 2."""
@@ -96,15 +98,10 @@ def number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str]
     return parse
 
 
-#: argparse types of numbers.
-positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
-#: A finite float > 1 (a ratio such as ``--censor-ratio``).
-ratio_above_one = number(float, lambda v: math.isfinite(v) and v > 1, "a finite number > 1")
-positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
-nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
+#: argparse types of numbers, by the value rules of the run settings' flags.
+positive_float = number(*POSITIVE_FLOAT)
+positive_int = number(*POSITIVE_INT)
 finite_float = number(float, math.isfinite, "a finite number")
-#: A relative suboptimality: ``--tol 2`` is met by the initial point.
-fraction = number(float, lambda v: 0 < v < 1, "a relative suboptimality in (0, 1), e.g. 1e-6")
 
 
 def delimiter(value: str) -> str:
@@ -472,6 +469,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
            "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
            "store_error",
-           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float", "ratio_above_one",
-           "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
+           "exit_status", "finite_float", "forget_half_imports", "literal", "number",
+           "positive_float", "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
            "write_outputs"]
