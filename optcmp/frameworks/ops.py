@@ -40,13 +40,17 @@ def jax_started() -> bool:
     -------
     bool
         False while ``jax`` is not imported, or imported but no device or computation was
-        asked for yet (XLA reads ``XLA_FLAGS`` then, once).
+        asked for yet (XLA reads ``XLA_FLAGS`` then, once). A JAX without
+        ``jax._src.xla_bridge.backends_are_initialized`` counts as started once imported.
     """
     if "jax" not in sys.modules:
         return False
-    from jax._src import xla_bridge
+    try:
+        from jax._src import xla_bridge
 
-    return bool(xla_bridge.backends_are_initialized())
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):  # another JAX: imported counts as started
+        return True
 
 
 def pin_xla_threads() -> bool:

@@ -559,8 +559,7 @@ class TensorFlowBackend(Backend):
 
 
 def _pin_xla() -> None:
-    """:func:`~optcmp.frameworks.ops.pin_xla_threads` where JAX is installed (TensorFlow
-    imports it), as before a JAX run."""
+    """XLA's CPU thread flags (:func:`~optcmp.frameworks.ops.pin_xla_threads`) where JAX is installed."""
     if importlib.util.find_spec("jax") is not None:
         pin_xla_threads()
 
