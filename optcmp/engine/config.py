@@ -59,7 +59,16 @@ def _unless(default: Any) -> Callable[[RunConfig, Any], Any]:
 
 
 class ValueRule(NamedTuple):
-    """What a command-line value of a setting must be: parsed with ``cast``, accepted by ``ok``."""
+    """What a command-line value of a setting must be: parsed with ``cast``, accepted by ``ok``.
+
+    Attributes
+    ----------
+    cast : {int, float}
+    ok : callable
+        True for an acceptable value.
+    rule : str
+        What ``ok`` accepts, for the message (``"an integer >= 1"``).
+    """
 
     cast: type
     ok: Callable[[Any], bool]
