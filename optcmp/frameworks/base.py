@@ -11,6 +11,7 @@ every clock read.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -526,6 +527,21 @@ class Backend(ABC):
     def get_threads(cls) -> int | None:
         """Threads of this framework's CPU compute pool now (None if unknown)."""
         return blas_threads()
+
+    @classmethod
+    def run_settings(cls) -> contextlib.AbstractContextManager[None]:
+        """The framework's process-wide settings for the duration of a run.
+
+        Entered by :func:`optcmp.threads.limit_threads` before the backend is built, left when
+        the run ends: what a run sets in the process (JAX's XLA CPU flags before its start, its
+        ``jax_enable_x64``) is set here, never on import, and restored where it can be.
+
+        Returns
+        -------
+        context manager
+            The default sets nothing.
+        """
+        return contextlib.nullcontext()
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:

@@ -18,26 +18,20 @@ search; every evaluation is counted in ``nfev``/``njev``, read off the clock.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
 
 from optcmp.frameworks.jax.backend import JaxBackend
 from optcmp.frameworks.reference import ReferenceAdapter, build_step, reuse_key
 from optcmp.frameworks.reuse import ReuseKey
 from optcmp.frameworks.stepper import Adapter, StepOutput
-from optcmp.optimizers import clip_global_norm
-from optcmp.optimizers import OptaxOptimizer, UpdateRule
+from optcmp.optimizers import OptaxOptimizer, UpdateRule, clip_global_norm
 from optcmp.optimizers.base import NotApplicable
-
-# isort: off
-import jax  # after the backend, which starts JAX with its thread flags
-import jax.numpy as jnp
-# isort: on
-
-#: optax, imported after :mod:`optcmp.frameworks.jax.backend` has started JAX with its thread flags.
-optax = importlib.import_module("optax")
 
 
 class OptaxRule(UpdateRule):
