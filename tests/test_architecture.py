@@ -455,6 +455,11 @@ FRAMEWORK_IMPORTS_ALLOWED = {
     # TensorFlow is installed (off the clock, for the problems layer): its two halves belong
     # in the torch and tensorflow folders
     "optcmp/frameworks/host.py": {"torch"},
+    # XLA's CPU thread flags serve TensorFlow and JAX alike and count only before JAX's runtime
+    # starts: whether it has started is read from an already imported jax
+    "optcmp/frameworks/ops.py": {"jax"},
+    # torch before TensorFlow in one process (the reverse order has crashed it)
+    "optcmp/frameworks/tensorflow/ops.py": {"torch"},
 }
 
 
