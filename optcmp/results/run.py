@@ -19,6 +19,7 @@ from optcmp.results.parts import (
     FLAT,
     PARTS,
     STATUSES,
+    CensorBound,
     Conditions,
     Identity,
     Outcome,
@@ -56,7 +57,8 @@ class _Flat(Generic[T]):
 
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
-OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last",
+                                "bound"})
 
 
 class RunResult:
@@ -76,7 +78,8 @@ class RunResult:
         n_samples`` (flat names of the same name).
     outcome : Outcome
         Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
-        target, metrics, trace``.
+        target, metrics, trace``, and the ``bound`` a ``censored`` run was stopped on
+        (:class:`~optcmp.results.parts.CensorBound`, None for every other run).
     to_target : ToTarget
         What it spent until the target was known: flat names ``time_to_target``,
         ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``,
@@ -130,6 +133,7 @@ class RunResult:
     target = _Flat[str]("outcome", "target")
     metrics = _Flat[dict[str, float]]("outcome", "metrics")
     trace = _Flat[Trace]("outcome", "trace")
+    bound = _Flat[CensorBound | None]("outcome", "bound")
     time_to_target = _Flat[float | None]("to_target", "time")
     nit_to_target = _Flat[int | None]("to_target", "nit")
     nfev_to_target = _Flat[int | None]("to_target", "nfev")
@@ -185,7 +189,7 @@ class RunResult:
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
-        drop_last: bool | None = None,
+        drop_last: bool | None = None, bound: CensorBound | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -195,7 +199,7 @@ class RunResult:
                      n_params, n_samples),
             Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
                     nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
-                    Trace() if trace is None else trace),
+                    Trace() if trace is None else trace, bound),
             ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
                      cpu_time_to_target, projected_time_to_target, projected_nit_to_target),
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
@@ -310,7 +314,7 @@ class RunResult:
                 continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
-            elif name == "trace":
+            elif name in ("trace", "bound"):
                 v = v.to_dict()
             out[name] = jsonable(v)
         return out
@@ -332,6 +336,10 @@ class RunResult:
             kw["trace"] = Trace.from_dict(kw.get("trace", {}))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"run field 'x' or 'trace' is malformed: {exc}") from None
+        if kw.get("bound") is not None:
+            kw["bound"] = CensorBound.from_dict(kw["bound"])
+        elif kw.get("status") == "censored":  # saved before runs carried their bound
+            kw["bound"] = CensorBound.from_message(str(kw.get("message", "")))
         for name in kw:
             kw[name] = check_value(name, kw[name])
         if "status" in kw and kw["status"] not in STATUSES:
