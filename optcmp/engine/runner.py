@@ -156,19 +156,7 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
         A suboptimality target finer than float64 can resolve near ``f*``
         (:func:`~optcmp.engine.checks.check_resolution`): it is never met.
     """
-    wall0 = time.perf_counter()
-    check_problem(problem)
-    spec = as_spec(optimizer)
-    return _execute(problem, spec, configured(config, overrides, "run"), wall0)
-
-
-def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
-             wall0: float) -> RunResult:
-    """The run behind :func:`run` (warnings point at its caller)."""
-    if config.backend == "numpy" and not is_cpu_device(config.device):
-        numpy_cpu_warning(config.device, stacklevel=3)
-    live = LiveRun.__new__(LiveRun)
-    live._begin(_TimedRun(problem, spec, config, wall0))
+    live = LiveRun(problem, optimizer, config, **overrides)
     live.advance(None)
     return live.result()
 
@@ -195,13 +183,6 @@ class LiveRun:
     ------
     ValueError, TypeError
         As :func:`run` raises before the run starts.
-
-    Examples
-    --------
-    >>> live = LiveRun(problem, "gd", max_iter=5000)  # doctest: +SKIP
-    >>> live.advance(100)  # False: paused after 100 steps  # doctest: +SKIP
-    >>> live.advance(None)  # True: ended, as run() would have  # doctest: +SKIP
-    >>> live.result()  # doctest: +SKIP
     """
 
     def __init__(self, problem: Problem, optimizer: OptimizerSpec | str | Any,
@@ -212,11 +193,7 @@ class LiveRun:
         config = configured(config, overrides, "run")
         if config.backend == "numpy" and not is_cpu_device(config.device):
             numpy_cpu_warning(config.device, stacklevel=2)
-        self._begin(_TimedRun(problem, spec, config, wall0))
-
-    def _begin(self, timed: _TimedRun) -> None:
-        """Hold ``timed``, not started yet."""
-        self._timed = timed
+        self._timed = _TimedRun(problem, spec, config, wall0)
         self._ended: tuple[str, str] | None = None
         self._started: float | None = None
         self._peak = 1
@@ -229,11 +206,6 @@ class LiveRun:
     def ended(self) -> bool:
         """Whether the run has ended (its :meth:`result` can be built)."""
         return self._ended is not None
-
-    @property
-    def nit(self) -> int:
-        """Steps done so far."""
-        return int(self._timed.record.nit)
 
     def advance(self, cap: int | None) -> bool:
         """Run on to its end, or until ``cap`` steps are done, whichever comes first.

@@ -446,7 +446,6 @@ FLAT: dict[str, FlatName] = {
     **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
                           "gradient=str contract=dict timing_error=str pools=dict last_batch=int? "
                           "drop_last=bool?"),
-    **_flat("outcome", "bound=-"),
 }
 
 

@@ -57,8 +57,7 @@ class _Flat(Generic[T]):
 
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
-OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last",
-                                "bound"})
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
 
 
 class RunResult:
@@ -274,7 +273,7 @@ class RunResult:
         Parameters
         ----------
         **changes
-            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
+            Flat names (e.g. ``label="gd (tuned)", repeat=2``), ``bound``, or whole parts (e.g.
             ``timing=Timing(...)``); a flat name changes one field of its part.
 
         Returns
@@ -288,7 +287,7 @@ class RunResult:
         ValueError
             An unknown status.
         """
-        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS)
+        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS and k != "bound")
         if unknown:
             raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
         if "status" in changes and changes["status"] not in STATUSES:
@@ -298,6 +297,8 @@ class RunResult:
         for name, value in changes.items():
             if name in FLAT:
                 by_part.setdefault(FLAT[name].part, {})[FLAT[name].field] = value
+            elif name == "bound":
+                by_part.setdefault("outcome", {})["bound"] = value
         for p, kw in by_part.items():
             parts[p] = dataclasses.replace(parts[p], **kw)
         return type(self).from_parts(**parts)
@@ -306,7 +307,7 @@ class RunResult:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
         become lists), in the order of :data:`optcmp.results.parts.FLAT`; the names of
         :data:`OMITTED_WHEN_EMPTY` are left out when empty (as in files saved before they
-        existed)."""
+        existed); a censored run's ``bound`` (an object) comes last, absent for other runs."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
@@ -314,16 +315,20 @@ class RunResult:
                 continue
             if name == "x":
                 v = np.asarray(v, dtype=np.float64).tolist()
-            elif name in ("trace", "bound"):
+            elif name == "trace":
                 v = v.to_dict()
             out[name] = jsonable(v)
+        if self.bound is not None:  # a censored run's; absent for every other run
+            out["bound"] = jsonable(self.bound.to_dict())
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
         """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
 
-        Unknown keys are ignored; missing ones take their defaults.
+        Unknown keys are ignored; missing ones take their defaults (a censored run saved
+        without its ``bound`` gets it from its message, :meth:`CensorBound.from_message
+        <optcmp.results.parts.CensorBound.from_message>`).
 
         Raises
         ------
@@ -336,10 +341,6 @@ class RunResult:
             kw["trace"] = Trace.from_dict(kw.get("trace", {}))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"run field 'x' or 'trace' is malformed: {exc}") from None
-        if kw.get("bound") is not None:
-            kw["bound"] = CensorBound.from_dict(kw["bound"])
-        elif kw.get("status") == "censored":  # saved before runs carried their bound
-            kw["bound"] = CensorBound.from_message(str(kw.get("message", "")))
         for name in kw:
             kw[name] = check_value(name, kw[name])
         if "status" in kw and kw["status"] not in STATUSES:
@@ -348,6 +349,10 @@ class RunResult:
             v = kw.get(name)
             if v is not None and v < 0:
                 raise ValueError(f"run field {name!r} must be >= 0 seconds, got {v!r}")
+        if d.get("bound") is not None:
+            kw["bound"] = CensorBound.from_dict(d["bound"])
+        elif kw.get("status") == "censored":  # saved before runs carried their bound
+            kw["bound"] = CensorBound.from_message(kw.get("message", ""))
         return cls(**kw)
 
     def __repr__(self) -> str:
