@@ -33,6 +33,7 @@ number of untimed steps instead (:func:`optcmp.check_equivalence`).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import queue
@@ -493,7 +494,9 @@ def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) 
             to_caller.put(("error", exc))
 
     monitor.gate = gate
-    thread = threading.Thread(target=work, name="optcmp-framework-loop", daemon=True)
+    # the loop runs in a copy of the caller's context (numpy's floating-point error state)
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(work,),
+                              name="optcmp-framework-loop", daemon=True)
     thread.start()
     try:
         while True:
