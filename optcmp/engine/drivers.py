@@ -6,7 +6,7 @@ returns a :class:`LoopRecord`. A driver is a generator: it also stops short at t
 :attr:`~optcmp.engine.monitor.Monitor.pause_at` (a censoring round's iteration cap), yields the
 :class:`LoopRecord` of the steps so far with the clock paused, and goes on from there, with
 the same state, when it is resumed, so that a run suspended and resumed takes the same steps
-as a run never suspended (:func:`drive` runs one to its end). There are four
+as a run never suspended (:class:`~optcmp.engine.runner.LiveRun`). There are four
 (:func:`choose_driver` picks one):
 
 * :func:`step_loop`: one framework call per step, an observation after each;
@@ -77,31 +77,6 @@ class LoopRecord:
 Loop = Generator[LoopRecord, None, LoopRecord]
 #: ``driver(adapter, monitor, sw, eval_every) -> Loop``
 Driver = Callable[[Adapter, Monitor, Stopwatch, int | None], Loop]
-
-
-def drive(driver: Driver, adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-          eval_every: int | None) -> LoopRecord:
-    """Run a driver to the end of its run, resuming it at every pause.
-
-    Parameters
-    ----------
-    driver : callable
-        :func:`step_loop`, :func:`fused_full_batch_loop`, :func:`fused_minibatch_loop` or
-        :func:`framework_loop`.
-    adapter, monitor, sw, eval_every
-        See :func:`step_loop`.
-
-    Returns
-    -------
-    LoopRecord
-        The run's, when it has ended.
-    """
-    loop = driver(adapter, monitor, sw, eval_every)
-    while True:
-        try:
-            next(loop)
-        except StopIteration as end:
-            return end.value  # type: ignore[no-any-return]
 
 
 def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
@@ -598,5 +573,5 @@ def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
 
 __all__ = ["BLOCK_FRACTION", "BLOCK_SECONDS", "Driver", "FixedSteps", "Loop", "LoopRecord",
            "NondeterministicBlockWarning",
-           "choose_driver", "drive", "fused_full_batch_loop", "fused_minibatch_loop", "framework_loop",
+           "choose_driver", "fused_full_batch_loop", "fused_minibatch_loop", "framework_loop",
            "record_fixed_steps", "step_loop"]
