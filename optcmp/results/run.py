@@ -19,6 +19,7 @@ from optcmp.results.parts import (
     FLAT,
     PARTS,
     STATUSES,
+    CensorBound,
     Conditions,
     Identity,
     Outcome,
@@ -76,7 +77,8 @@ class RunResult:
         n_samples`` (flat names of the same name).
     outcome : Outcome
         Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
-        target, metrics, trace``.
+        target, metrics, trace``, and the ``bound`` a ``censored`` run was stopped on
+        (:class:`~optcmp.results.parts.CensorBound`, None for every other run).
     to_target : ToTarget
         What it spent until the target was known: flat names ``time_to_target``,
         ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``,
@@ -130,6 +132,7 @@ class RunResult:
     target = _Flat[str]("outcome", "target")
     metrics = _Flat[dict[str, float]]("outcome", "metrics")
     trace = _Flat[Trace]("outcome", "trace")
+    bound = _Flat[CensorBound | None]("outcome", "bound")
     time_to_target = _Flat[float | None]("to_target", "time")
     nit_to_target = _Flat[int | None]("to_target", "nit")
     nfev_to_target = _Flat[int | None]("to_target", "nfev")
@@ -185,7 +188,7 @@ class RunResult:
         execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
-        drop_last: bool | None = None,
+        drop_last: bool | None = None, bound: CensorBound | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -195,7 +198,7 @@ class RunResult:
                      n_params, n_samples),
             Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
                     nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
-                    Trace() if trace is None else trace),
+                    Trace() if trace is None else trace, bound),
             ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
                      cpu_time_to_target, projected_time_to_target, projected_nit_to_target),
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
@@ -270,7 +273,7 @@ class RunResult:
         Parameters
         ----------
         **changes
-            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
+            Flat names (e.g. ``label="gd (tuned)", repeat=2``), ``bound``, or whole parts (e.g.
             ``timing=Timing(...)``); a flat name changes one field of its part.
 
         Returns
@@ -284,7 +287,7 @@ class RunResult:
         ValueError
             An unknown status.
         """
-        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS)
+        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS and k != "bound")
         if unknown:
             raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
         if "status" in changes and changes["status"] not in STATUSES:
@@ -294,6 +297,8 @@ class RunResult:
         for name, value in changes.items():
             if name in FLAT:
                 by_part.setdefault(FLAT[name].part, {})[FLAT[name].field] = value
+            elif name == "bound":
+                by_part.setdefault("outcome", {})["bound"] = value
         for p, kw in by_part.items():
             parts[p] = dataclasses.replace(parts[p], **kw)
         return type(self).from_parts(**parts)
@@ -302,7 +307,7 @@ class RunResult:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
         become lists), in the order of :data:`optcmp.results.parts.FLAT`; the names of
         :data:`OMITTED_WHEN_EMPTY` are left out when empty (as in files saved before they
-        existed)."""
+        existed); a censored run's ``bound`` (an object) comes last, absent for other runs."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
@@ -313,13 +318,17 @@ class RunResult:
             elif name == "trace":
                 v = v.to_dict()
             out[name] = jsonable(v)
+        if self.bound is not None:  # a censored run's; absent for every other run
+            out["bound"] = jsonable(self.bound.to_dict())
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
         """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
 
-        Unknown keys are ignored; missing ones take their defaults.
+        Unknown keys are ignored; missing ones take their defaults (a censored run saved
+        without its ``bound`` gets it from its message, :meth:`CensorBound.from_message
+        <optcmp.results.parts.CensorBound.from_message>`).
 
         Raises
         ------
@@ -340,6 +349,10 @@ class RunResult:
             v = kw.get(name)
             if v is not None and v < 0:
                 raise ValueError(f"run field {name!r} must be >= 0 seconds, got {v!r}")
+        if d.get("bound") is not None:
+            kw["bound"] = CensorBound.from_dict(d["bound"])
+        elif kw.get("status") == "censored":  # saved before runs carried their bound
+            kw["bound"] = CensorBound.from_message(kw.get("message", ""))
         return cls(**kw)
 
     def __repr__(self) -> str:
