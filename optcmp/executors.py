@@ -108,7 +108,7 @@ class ProblemRef:
     spec : dict
         ``problem.spec()``.
     data_sha256 : str
-        Fingerprint the rebuilt data must have (:func:`optcmp.store.data_fingerprint`).
+        Fingerprint the rebuilt data must have (:func:`optcmp.fingerprint.data_fingerprint`).
     """
 
     spec: dict[str, Any]

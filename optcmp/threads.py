@@ -6,12 +6,14 @@ busy machine an oversubscribed BLAS pool can make a step many times slower. A fa
 gives every backend the same count, by default :data:`DEFAULT_THREADS` (one).
 :func:`limit_threads` sets it for the duration of a run:
 
-* numpy/scipy: the BLAS and OpenMP pools, through :mod:`threadpoolctl`;
-* PyTorch: :func:`torch.set_num_threads` (restored afterwards);
-* TensorFlow: ``tf.config.threading.set_intra_op_parallelism_threads`` and the inter-op pool.
-  TensorFlow fixes its pools when its runtime starts, so the count can be set only before the
-  first TensorFlow operation of the process; later, the pools keep their size, a warning says
-  so, and the result records the count actually in force.
+* numpy/scipy: the BLAS and OpenMP pools, through :mod:`threadpoolctl` (here: no framework);
+* the run's framework: its backend class (found through the registry,
+  :mod:`optcmp.frameworks`), which keeps the framework's own code in its folder:
+  :meth:`~optcmp.frameworks.base.Backend.run_settings` (what a run sets in the process: JAX's
+  XLA CPU flags before it starts, its ``jax_enable_x64`` restored afterwards) and
+  :meth:`~optcmp.frameworks.base.Backend.set_threads` (PyTorch's pool, restored afterwards;
+  TensorFlow's pools, which can be set only before its first operation: later they keep their
+  size, a warning says so, and the result records the count actually in force).
 
 References
 ----------
@@ -106,15 +108,17 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
     ----------
     n : int or None
         Threads; ``None`` leaves every library at its default.
-    backend : {"numpy", "torch", "tensorflow"}
-        The backend about to run (its framework must already be imported); its pool is set
-        through :meth:`~optcmp.frameworks.base.Backend.set_threads`.
+    backend : {"numpy", "torch", "tensorflow", "jax"}
+        The backend about to run (its framework is imported when installed); its
+        :meth:`~optcmp.frameworks.base.Backend.run_settings` are entered whatever ``n`` is, and
+        its pool is set through :meth:`~optcmp.frameworks.base.Backend.set_threads`.
 
     Yields
     ------
     None
-        The previous limits are restored on exit (BLAS and torch; TensorFlow's pools keep
-        their new size, see the module docstring).
+        The previous limits are restored on exit (BLAS and torch; TensorFlow's pools and
+        XLA's flags keep their new size, see the module docstring), and the framework's run
+        settings (JAX's ``jax_enable_x64``).
 
     Warns
     -----
@@ -126,11 +130,14 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
     ValueError
         ``n`` is not a positive integer.
     """
-    if n is None:
-        yield
-        return
-    n = int(check_threads(n))  # type: ignore[arg-type]
+    n = check_threads(n)
     with contextlib.ExitStack() as stack:
+        cls = _backend_class(backend, load=True)
+        if cls is not None:
+            stack.enter_context(cls.run_settings())
+        if n is None:
+            yield
+            return
         try:
             from threadpoolctl import threadpool_limits
 
@@ -138,7 +145,6 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=3)
-        cls = _backend_class(backend, load=True)
         restore = None if cls is None else cls.set_threads(n)
         if restore is not None:
             stack.callback(restore)

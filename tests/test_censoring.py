@@ -241,3 +241,105 @@ def test_statuses_and_iterations_are_the_same_with_8_cpu_burners(tmp_path, capsy
         assert q == ld or "censored" in (q[1], ld[1]) and (q[2] in caps or ld[2] in caps)
     lead = {lab: nit for lab, st, _, nit in quiet["censored"] if lab == "lbfgs"}
     assert {lab: nit for lab, st, _, nit in loaded["censored"] if lab == "lbfgs"} == lead
+
+
+# ---------------------------------------------------------------------- resumed, never rerun
+def _count_starts(monkeypatch):
+    """Count how often each (label, backend) run sets its adapter up."""
+    from optcmp.engine.session import Session
+
+    starts: dict[tuple[str, str], int] = {}
+    original = Session.start
+
+    def start(self, *args, **kwargs):
+        key = (self.spec.label, self.config.backend)
+        starts[key] = starts.get(key, 0) + 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "start", start)
+    return starts
+
+
+def test_each_run_of_a_censored_comparison_starts_once(monkeypatch):
+    """gd is paused at 100 iterations, resumed at 400, ... and censored; lbfgs reaches the
+    target in the first round: each run sets its adapter up once."""
+    starts = _count_starts(monkeypatch)
+    comp = optcmp.compare(small_lr(), ["gd", "lbfgs"], progress=False)
+    by = {r.label: r for r in comp}
+    assert by["lbfgs"].status == "converged" and by["gd"].status == "censored"
+    assert by["gd"].nit in round_caps(100_000) and by["gd"].nit > FIRST_ROUND_ITER  # resumed
+    assert starts == {("gd", "numpy"): 1, ("lbfgs", "numpy"): 1}
+
+
+def test_on_an_executor_a_capped_run_runs_again_from_its_start(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    starts = _count_starts(monkeypatch)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        comp = optcmp.compare(small_lr(), ["gd", "lbfgs"], executor=pool, progress=False)
+    by = {r.label: r for r in comp}
+    assert by["gd"].status == "censored" and by["gd"].bound is not None
+    assert starts[("lbfgs", "numpy")] == 1
+    assert starts[("gd", "numpy")] == round_caps(100_000).index(by["gd"].nit) + 1
+
+
+@pytest.mark.parametrize("optimizer, kw", [
+    ("gd", {}), ("gd", {"execution": "step"}), ("sgd", {}), ("sgd", {"execution": "step"}),
+    ("lbfgs", {}),  # scipy's own loop: paused inside its callback
+    ("diag_newton", {})])
+def test_a_run_paused_and_resumed_is_the_run_never_paused(optimizer, kw):
+    from optcmp.engine.runner import LiveRun
+
+    p = small_lr()
+    whole = optcmp.run(p, optimizer, max_iter=2000, **kw)
+    live = LiveRun(p, optimizer, max_iter=2000, **kw)
+    paused = []
+    t0 = time.perf_counter()
+    for cap in (3, 10, 100, 400, None):
+        if live.advance(cap):
+            break
+        snap = live.snapshot()
+        assert snap.nit == cap and snap.status == "max_iter" and snap.bound is None
+        paused.append(cap)
+        time.sleep(0.05)  # waiting paused is no part of the run's wall time
+    elapsed = time.perf_counter() - t0
+    r = live.result()
+    assert paused[:2] == [3, 10]
+    assert (r.status, r.nit, r.nfev, r.njev, r.nit_to_target, r.execution) == (
+        whole.status, whole.nit, whole.nfev, whole.njev, whole.nit_to_target, whole.execution)
+    np.testing.assert_array_equal(r.trace.iteration, whole.trace.iteration)
+    np.testing.assert_array_equal(r.trace.fun, whole.trace.fun)
+    np.testing.assert_array_equal(r.x, whole.x)
+    assert r.fun == whole.fun
+    assert r.time <= r.wall_time <= elapsed - 0.05 * len(paused) + 0.05
+    assert np.all(np.diff(r.trace.time) >= 0)
+    with pytest.raises(RuntimeError, match="has ended"):
+        live.advance(None)
+
+
+def test_censored_runs_carry_their_bound_typed_and_saved(tmp_path):
+    from optcmp.results import RunResult
+    from optcmp.sweep.censor import reusable
+
+    comp = optcmp.compare(small_lr(), ["gd", "lbfgs"], progress=False)
+    by = {r.label: r for r in comp}
+    gd, lbfgs = by["gd"], by["lbfgs"]
+    b = gd.bound
+    assert b is not None and lbfgs.bound is None
+    assert (b.ratio, b.unit, b.leader, b.leader_backend) == (10.0, "cpu", "lbfgs", "numpy")
+    assert b.seconds == lbfgs.cpu_time_to_target and gd.cpu_time > b.limit == 10 * b.seconds
+    assert gd.message.startswith(f"> 10x the best time-to-target, {b.seconds:.3g} s CPU by "
+                                 f"lbfgs on numpy (censored at {gd.cpu_time:.3g} s CPU, "
+                                 f"iteration {gd.nit})")
+    assert "bound" not in lbfgs.to_dict()
+    path = tmp_path / "c.json"
+    comp.save(path)
+    back = {r.label: r for r in optcmp.Comparison.load(path)}
+    assert back["gd"].bound == b and back["lbfgs"].bound is None
+    old = gd.to_dict()
+    del old["bound"]  # a run saved before runs carried their bound: read from its message
+    legacy = RunResult.from_dict(old).bound
+    assert legacy is not None and (legacy.ratio, legacy.unit, legacy.leader) == (
+        10.0, "cpu", "lbfgs") and legacy.seconds == float(f"{b.seconds:.3g}")
+    assert reusable(gd, 10.0) and not reusable(gd, 5.0) and not reusable(gd, None)
+    assert not reusable(gd.replace(bound=None), 10.0)

@@ -8,6 +8,7 @@ from conftest import lr_a, lr_b, lr_s, needs_cuda, needs_tf, needs_torch
 
 import optcmp
 from optcmp import MaxIter, RelativeSuboptimality
+from optcmp.optimizers import HyperParam, positive_float
 from optcmp.optimizers import base as obase
 from optcmp.optimizers.gd import GDRule
 from optcmp.problems import LinearRegression
@@ -30,8 +31,8 @@ class BoomRule(GDRule):
 @pytest.fixture
 def boom(monkeypatch):
     info = obase.OptimizerInfo(
-        name="boom", params={"learning_rate": obase.HyperParam(
-            "learning_rate", 0.1, obase.positive_float("learning_rate"))},
+        name="boom", params={"learning_rate": HyperParam(
+            "learning_rate", 0.1, positive_float("learning_rate"))},
         summary="raises", rule=BoomRule())
     monkeypatch.setitem(obase._OPTIMIZERS, "boom", info)
     return obase.get_optimizer("boom")

@@ -18,9 +18,9 @@ from optcmp.optimizers import (
     UpdateRule,
     get_optimizer,
     optimizer_names,
+    positive_float,
     register_optimizer,
 )
-from optcmp.optimizers._hyperparams import positive_float
 from optcmp.optimizers.base import unregister_optimizer
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import HAS_TF, HAS_TORCH, lr_a
 
-pytest.importorskip("optcmp.frameworks.jax.ops")  # starts JAX with its thread flags (jax installed)
+pytest.importorskip("optcmp.frameworks.jax.ops")  # jax installed (imported, not started)
 pytest.importorskip("optax")
 
 import optcmp  # noqa: E402

@@ -2,10 +2,11 @@
 ``optcmp tune``.
 
 One module per command (:mod:`optcmp.cli.run`, :mod:`optcmp.cli.listing`,
-:mod:`optcmp.cli.report`, :mod:`optcmp.cli.tune`); :mod:`optcmp.cli.settings` holds the run
-settings' flags (one table, read into one :class:`~optcmp.engine.RunConfig`),
-:mod:`optcmp.cli.inputs` the problem, optimizers and target options, :mod:`optcmp.cli.common`
-the argument types, path checks, signals and output writing. Bad arguments print a one-line
+:mod:`optcmp.cli.report`, :mod:`optcmp.cli.tune`); :mod:`optcmp.cli.settings` makes the run
+settings' flags from :class:`~optcmp.engine.RunConfig`'s field metadata and reads them back into
+one RunConfig, :mod:`optcmp.cli.inputs` the problem, optimizers and target options,
+:mod:`optcmp.cli.common` the argument types, the checks of a command's files, its errors,
+signals and output writing. Bad arguments print a one-line
 error and exit with status 2.
 """
 

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from optcmp.engine.config import POSITIVE_FLOAT, POSITIVE_INT
+
 
 class CLIError(Exception):
     """A bad command-line value; printed on one line, exit status 2."""
@@ -96,15 +98,10 @@ def number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str]
     return parse
 
 
-#: argparse types of numbers.
-positive_float = number(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
-#: A finite float > 1 (a ratio such as ``--censor-ratio``).
-ratio_above_one = number(float, lambda v: math.isfinite(v) and v > 1, "a finite number > 1")
-positive_int = number(int, lambda v: v >= 1, "an integer >= 1")
-nonneg_int = number(int, lambda v: v >= 0, "an integer >= 0")
+#: argparse types of numbers, by the value rules of the run settings' flags.
+positive_float = number(*POSITIVE_FLOAT)
+positive_int = number(*POSITIVE_INT)
 finite_float = number(float, math.isfinite, "a finite number")
-#: A relative suboptimality: ``--tol 2`` is met by the initial point.
-fraction = number(float, lambda v: 0 < v < 1, "a relative suboptimality in (0, 1), e.g. 1e-6")
 
 
 def delimiter(value: str) -> str:
@@ -308,6 +305,72 @@ def check_paths(outputs: Sequence[tuple[str, str | None]],
                                f"replace {what}; give {o} another path")
 
 
+def check_files(outputs: Sequence[tuple[str, str | None]],
+                inputs: Sequence[tuple[str, str | None]] = (), store: str | None = None) -> None:
+    """Every check of a command's files before any work: each output writable
+    (:func:`check_out`), no output naming another output, the store or an input
+    (:func:`check_paths`), the store a usable file (:func:`check_store`).
+
+    Parameters
+    ----------
+    outputs, inputs : sequence of (option, path or None)
+    store : str, optional
+        The ``--store`` path.
+
+    Raises
+    ------
+    CLIError
+    """
+    for option, path in outputs:
+        check_out(option, path)
+    check_paths([*outputs, ("--store", store)], inputs)
+    check_store(store)
+
+
+@contextlib.contextmanager
+def sweep_errors(store: str | None) -> Iterator[None]:
+    """A sweep's bad setting or value as a one-line :class:`CLIError`; a run store that cannot
+    be used as :func:`store_error` says (an interruption passes through).
+
+    Parameters
+    ----------
+    store : str or None
+        The ``--store`` path.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    CLIError
+    """
+    try:
+        yield
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise store_error(store, exc) from None
+
+
+@contextlib.contextmanager
+def cannot_write() -> Iterator[None]:
+    """An output that cannot be written as the one-line :class:`CLIError` ``cannot write: ...``.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    CLIError
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise CLIError(f"cannot write: {exc}") from None
+
+
 # ---------------------------------------------------------------------- signals
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C: the sweep keeps what finished and the command exits 143."""
@@ -453,7 +516,7 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
         forget_half_imports()  # the signal may have come in the middle of an import
         comp = comp.replace(settings=comp.settings.replace(partial=partial))
         title = f"optcmp report (PARTIAL: {partial})"
-    try:
+    with cannot_write():
         if args.out:
             comp.save(args.out)
             written.append(args.out)
@@ -464,14 +527,12 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
             written.append(args.report)
             print(f"wrote the report to {args.report}{' (partial)' if partial else ''}",
                   file=sys.stderr)
-    except OSError as exc:
-        raise CLIError(f"cannot write: {exc}") from None
     return written
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
-           "Terminated", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
+           "Terminated", "cannot_write", "check_files", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
            "store_error",
-           "exit_status", "finite_float", "forget_half_imports", "fraction", "literal", "nonneg_int", "number", "positive_float", "ratio_above_one",
-           "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
-           "write_outputs"]
+           "exit_status", "finite_float", "forget_half_imports", "literal", "number",
+           "positive_float", "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
+           "sweep_errors", "write_outputs"]

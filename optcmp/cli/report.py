@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from optcmp.cli.common import CLIError, check_out, check_paths, csv_list
+from optcmp.cli.common import CLIError, cannot_write, check_files, csv_list
 
 #: Formats ``--plots-dir`` can write.
 PLOT_FORMATS = ("png", "svg", "pdf")
@@ -62,33 +62,33 @@ def command(args: argparse.Namespace) -> int:
     bad = [f for f in args.formats if f not in PLOT_FORMATS]
     if bad:
         raise CLIError(f"--formats: unknown format(s) {bad}; allowed: {', '.join(PLOT_FORMATS)}")
-    for option, path in (("--output", args.output), ("--csv", args.csv),
-                         ("--parquet", args.parquet)):
-        check_out(option, path)
-    check_paths([("--output", args.output), ("--csv", args.csv), ("--parquet", args.parquet)],
+    check_files([("--output", args.output), ("--csv", args.csv), ("--parquet", args.parquet)],
                 [("results", args.results)])
     if args.plots_dir is not None and os.path.exists(args.plots_dir) and not os.path.isdir(
             args.plots_dir):
         raise CLIError(f"--plots-dir: {args.plots_dir} exists and is not a directory")
     comp = _load(args.results)
     try:
-        comp.to_html(args.output, title=args.title, images=args.images,
-                     plots=not args.no_plots)
-        print(f"wrote {args.output} ({len(comp)} runs)", file=sys.stderr)
-        if args.csv:
-            n = comp.to_csv(args.csv)
-            print(f"wrote {args.csv} ({n} trace rows)", file=sys.stderr)
-        if args.parquet:
-            n = comp.to_parquet(args.parquet)
-            print(f"wrote {args.parquet} ({n} trace rows)", file=sys.stderr)
-        if args.plots_dir:
-            files = comp.save_plots(args.plots_dir, formats=args.formats)
-            print(f"wrote {len(files)} plot file(s) to {args.plots_dir}", file=sys.stderr)
+        with cannot_write():
+            _write(args, comp)
     except ImportError as exc:
         raise CLIError(str(exc)) from None
-    except OSError as exc:
-        raise CLIError(f"cannot write: {exc}") from None
     return 0
+
+
+def _write(args: argparse.Namespace, comp: Any) -> None:
+    """The HTML report, and the CSV, Parquet and plot files asked for."""
+    comp.to_html(args.output, title=args.title, images=args.images, plots=not args.no_plots)
+    print(f"wrote {args.output} ({len(comp)} runs)", file=sys.stderr)
+    if args.csv:
+        n = comp.to_csv(args.csv)
+        print(f"wrote {args.csv} ({n} trace rows)", file=sys.stderr)
+    if args.parquet:
+        n = comp.to_parquet(args.parquet)
+        print(f"wrote {args.parquet} ({n} trace rows)", file=sys.stderr)
+    if args.plots_dir:
+        files = comp.save_plots(args.plots_dir, formats=args.formats)
+        print(f"wrote {len(files)} plot file(s) to {args.plots_dir}", file=sys.stderr)
 
 
 def _load(path: str) -> Any:

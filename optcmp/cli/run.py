@@ -15,16 +15,14 @@ from typing import Any
 from optcmp.cli.common import (
     EXIT_TERMINATED,
     CLIError,
-    check_out,
-    check_paths,
-    check_store,
+    check_files,
     csv_list,
     exit_status,
     finite_float,
     positive_int,
     report_interrupted,
     set_arg,
-    store_error,
+    sweep_errors,
     write_outputs,
 )
 from optcmp.cli.inputs import (
@@ -138,11 +136,8 @@ def command(args: argparse.Namespace) -> int:
     if args.tuned is not None and args.optimizers is not None:
         raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
                        "of the tuning result)")
-    for option, path in (("--out", args.out), ("--report", args.report)):
-        check_out(option, path)
-    check_paths([("--out", args.out), ("--report", args.report), ("--store", args.store)],
-                [("--csv", args.csv), ("--tuned", args.tuned)])
-    check_store(args.store)
+    check_files([("--out", args.out), ("--report", args.report)],
+                [("--csv", args.csv), ("--tuned", args.tuned)], args.store)
     specs, where = _specs(args)
     specs = specs_with_sets(specs, args.sets, where)
     main_job = is_main_job(args)
@@ -162,18 +157,15 @@ def command(args: argparse.Namespace) -> int:
         settings["censor_ratio"] = None
     execution = [m.strip() for m in settings.pop("execution").split(",")]
     try:  # one RunConfig; several execution modes are a dimension of the sweep
-        modes = execution_modes(execution if len(execution) > 1 else execution[0])
-        config = optcmp.RunConfig(**settings, execution=modes[0])
-        comp = optcmp.compare(problem, specs, backends=backends, config=config,
-                              repeats=args.repeats, progress=not args.no_progress,
-                              redraw_data=args.redraw_data, store=args.store, order=args.order,
-                              **_several(modes))
+        with sweep_errors(args.store):
+            modes = execution_modes(execution if len(execution) > 1 else execution[0])
+            config = optcmp.RunConfig(**settings, execution=modes[0])
+            comp = optcmp.compare(problem, specs, backends=backends, config=config,
+                                  repeats=args.repeats, progress=not args.no_progress,
+                                  redraw_data=args.redraw_data, store=args.store,
+                                  order=args.order, **_several(modes))
     except Interrupted as exc:
         return _interrupted(args, exc)
-    except (ValueError, TypeError, NotImplementedError) as exc:
-        raise CLIError(str(exc)) from None
-    except OSError as exc:
-        raise store_error(args.store, exc) from None
     _print_results(args, problem, comp, config)
     return 0
 

@@ -13,16 +13,15 @@ from typing import Any
 
 from optcmp.cli.common import (
     CLIError,
-    check_out,
-    check_paths,
-    check_store,
+    cannot_write,
+    check_files,
     csv_list,
     finite_float,
     positive_float,
     positive_int,
     report_interrupted,
     set_arg,
-    store_error,
+    sweep_errors,
 )
 from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
@@ -148,11 +147,8 @@ def command(args: argparse.Namespace) -> int:
     import optcmp
     from optcmp.store import Interrupted
 
-    check_out("--out", args.out)
-    if args.curve:
-        check_out("--curve", args.curve)
-    check_paths([("--out", args.out), ("--store", args.store)], [("--csv", args.csv)])
-    check_store(args.store)
+    check_files([("--out", args.out), ("--curve", args.curve or None)], [("--csv", args.csv)],
+                args.store)
     grid = _grid(args)
     budget: Any = args.budget
     if budget is not None and args.by == "iterations":
@@ -163,24 +159,19 @@ def command(args: argparse.Namespace) -> int:
     problem = build_problem(args)
     tol, target = resolve_target(args, problem)
     try:
-        config = optcmp.RunConfig(**{**setting_values(args, "tune"), "tol": tol})
-        res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by, repeats=args.repeats,
-                          target=target, mode=args.mode, store=args.store,
-                          progress=not args.no_progress, config=config)
+        with sweep_errors(args.store):
+            config = optcmp.RunConfig(**{**setting_values(args, "tune"), "tol": tol})
+            res = optcmp.tune(problem, specs, grid, budget=budget, by=args.by,
+                              repeats=args.repeats, target=target, mode=args.mode,
+                              store=args.store, progress=not args.no_progress, config=config)
     except Interrupted as exc:
         return report_interrupted(exc, "tuning runs", "--store tune.jsonl")
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from None
-    except OSError as exc:
-        raise store_error(args.store, exc) from None
     print(res.table())
     if args.curve is not None:
         _curve(res, args.curve)
     if args.out:
-        try:
+        with cannot_write():
             res.save(args.out)
-        except OSError as exc:
-            raise CLIError(f"cannot write: {exc}") from None
         print(f"saved the tuning result to {args.out} (run it: optcmp run --tuned {args.out})",
               file=sys.stderr)
     return 0

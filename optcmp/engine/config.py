@@ -4,21 +4,23 @@ Every entry point takes one (``optcmp.run``, ``optcmp.compare``, ``optcmp.tune``
 ``optcmp.check_equivalence``, the command line builds one from its flags) and accepts the same
 settings as keyword overrides (:func:`configured`), so that no function forwards settings one by
 one. A new setting is one field of :class:`RunConfig` (its validation, its metadata: whether it
-defines the run's store key, whether a comparison records it) plus the code where it acts.
+defines the run's store key, whether a comparison records it, its flag on the command line,
+:class:`Flag`) plus the code where it acts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from optcmp.engine.checks import check_rule, make_stopping
 from optcmp.frameworks import canonical_backend
-from optcmp.frameworks.base import GRADIENTS, check_device, check_dtype
+from optcmp.frameworks.base import DTYPES, GRADIENTS, check_device, check_dtype
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule, default_stopping
 from optcmp.threads import DEFAULT_THREADS, check_threads
@@ -55,6 +57,70 @@ def _unless(default: Any) -> Callable[[RunConfig, Any], Any]:
     """A setting that enters the key only when it differs from ``default``."""
     return lambda config, v: _OMIT if v == default else v
 
+
+class ValueRule(NamedTuple):
+    """What a command-line value of a setting must be: parsed with ``cast``, accepted by ``ok``.
+
+    Attributes
+    ----------
+    cast : {int, float}
+    ok : callable
+        True for an acceptable value.
+    rule : str
+        What ``ok`` accepts, for the message (``"an integer >= 1"``).
+    """
+
+    cast: type
+    ok: Callable[[Any], bool]
+    rule: str
+
+
+#: The value rules of the settings' flags (``optcmp.cli.common`` parses other options with them).
+POSITIVE_INT = ValueRule(int, lambda v: v >= 1, "an integer >= 1")
+NONNEG_INT = ValueRule(int, lambda v: v >= 0, "an integer >= 0")
+POSITIVE_FLOAT = ValueRule(float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+#: A finite float > 1 (a ratio such as ``--censor-ratio``).
+RATIO_ABOVE_ONE = ValueRule(float, lambda v: math.isfinite(v) and v > 1, "a finite number > 1")
+#: A relative suboptimality: ``--tol 2`` is met by the initial point.
+FRACTION = ValueRule(float, lambda v: 0 < v < 1,
+                     "a relative suboptimality in (0, 1), e.g. 1e-6")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A setting's flag on the command line: the ``"flag"`` metadata of a :class:`RunConfig` field.
+
+    The option is the field's name with dashes (``--max-iter`` for ``max_iter``) and its
+    default the field's, unless a command gives its own; ``optcmp run`` and ``optcmp tune``
+    add the flags of their settings from these (:mod:`optcmp.cli.settings`).
+
+    Attributes
+    ----------
+    helps : mapping of str to str or None
+        The commands that take the flag (``"run"``, ``"tune"``), each with its help text
+        (argparse's ``%(default)s`` allowed; ``{default_max_iter}`` is ``optcmp run``'s
+        iteration budget).
+    value : ValueRule, optional
+        What a value must be (parsed and checked on the command line).
+    choices : tuple of str, optional
+    metavar : str, optional
+    defaults : mapping of str to object
+        A command's default where it is not the field's.
+    """
+
+    helps: Mapping[str, str | None]
+    value: ValueRule | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+_DEVICE = "device for torch/tensorflow (cpu, cuda)"
+_TOL = ("relative suboptimality target (default 1e-4 for the main job, else 1e-6); needs a "
+        "problem with a known optimum")
+_SEED = "seed of data and runs"
+_EVAL_EVERY = ("minibatch optimizers (sgd): steps between two evaluations of the full "
+               "objective (default: one epoch)")
 
 #: Execution modes a run can ask for (``RunConfig.execution``); a result records ``"step"`` or
 #: ``"fused"``.
@@ -145,29 +211,54 @@ class RunConfig:
     Each field's metadata says what the field is to the rest of optcmp, so that a new setting
     is one field here plus the code where it acts: ``"key"`` how it enters a run's store key
     (:meth:`key_fields`, :func:`optcmp.store.run_key`; absent: it does not define the run),
-    ``"record"`` whether a comparison records it in its settings (:meth:`recorded`).
+    ``"record"`` whether a comparison records it in its settings (:meth:`recorded`),
+    ``"flag"`` its :class:`Flag` on the command line (``optcmp run``, ``optcmp tune``).
     """
 
-    backend: str = field(default="numpy", metadata={"key": _value})
-    device: str | None = field(default=None, metadata={"key": _device, "record": _asked_device})
-    dtype: str = field(default="float64", metadata={"key": _value, "record": _value})
+    backend: str = field(default="numpy", metadata={
+        "key": _value, "flag": Flag({"tune": "backend of the tuning runs"})})
+    device: str | None = field(default=None, metadata={
+        "key": _device, "record": _asked_device, "flag": Flag({"run": _DEVICE, "tune": _DEVICE})})
+    dtype: str = field(default="float64", metadata={
+        "key": _value, "record": _value, "flag": Flag({"run": None, "tune": None}, choices=DTYPES)})
     # tol and the budgets enter the key through the resolved stopping rule
     stopping: Rule | None = field(default=None, metadata={"key": _rule})
-    tol: float = 1e-6
-    max_iter: int | None = 100_000
-    max_time: float | None = None
+    tol: float = field(default=1e-6, metadata={"flag": Flag(  # None: not given (the target decides)
+        {"run": _TOL, "tune": _TOL}, FRACTION, defaults={"run": None, "tune": None})})
+    max_iter: int | None = field(default=100_000, metadata={"flag": Flag(
+        {"run": "iterations each run may spend: the budget, the same on any machine under any "
+                "load (default {default_max_iter}; fizzbuzz 30,000)"},
+        POSITIVE_INT, defaults={"run": None})})
+    max_time: float | None = field(default=None, metadata={"flag": Flag(
+        {"run": "timed wall-clock seconds each run may spend: a cap only when you ask for one "
+                "(it depends on the load; default none)"}, POSITIVE_FLOAT)})
     max_evals: int | None = None
-    max_cpu_time: float | None = None
-    censor_ratio: float | None = field(default=10.0, metadata={"record": _value})
-    seed: int = field(default=0, metadata={"key": _value, "record": _value})
+    max_cpu_time: float | None = field(default=None, metadata={"flag": Flag(
+        {"run": "process CPU seconds of timed steps each run may spend (status max_cpu_time; "
+                "default: none)"}, POSITIVE_FLOAT, metavar="SECONDS")})
+    censor_ratio: float | None = field(default=10.0, metadata={"record": _value, "flag": Flag(
+        {"run": "censor a run once its CPU time exceeds this many times the best time-to-target "
+                "of its repetition (default %(default)s; --no-early-stop: never)"},
+        RATIO_ABOVE_ONE, metavar="R")})
+    seed: int = field(default=0, metadata={
+        "key": _value, "record": _value, "flag": Flag({"run": _SEED, "tune": _SEED}, NONNEG_INT)})
     repeat: int = 0
     callback: Callback | None = None
-    eval_every: int | None = field(default=None, metadata={"key": _value})
-    threads: int | None = field(default=DEFAULT_THREADS,
-                                metadata={"key": _unless(None), "record": _value})
-    execution: str = field(default="auto", metadata={"key": _unless("auto")})
-    gradient: str = field(default="auto",
-                          metadata={"key": _unless("auto"), "record": _value})
+    eval_every: int | None = field(default=None, metadata={"key": _value, "flag": Flag(
+        {"run": _EVAL_EVERY, "tune": _EVAL_EVERY}, POSITIVE_INT, metavar="N")})
+    threads: int | None = field(default=DEFAULT_THREADS, metadata={
+        "key": _unless(None), "record": _value, "flag": Flag(
+            {"run": "CPU threads for every backend (BLAS, torch, TensorFlow pools), the same for "
+                    "all (default %(default)s: reproducible on a shared machine)",
+             "tune": "CPU threads of every tuning run, the same for every backend (default "
+                     "%(default)s)"}, POSITIVE_INT)})
+    execution: str = field(default="auto", metadata={"key": _unless("auto"), "flag": Flag(
+        {"run": "auto, step or fused, or several comma-separated (e.g. step,fused: both side by "
+                "side); default %(default)s"}, metavar="MODES")})
+    gradient: str = field(default="auto", metadata={
+        "key": _unless("auto"), "record": _value, "flag": Flag(
+            {"run": "torch/TensorFlow gradients: the problem's formula where it declares one "
+                    "(auto), always the framework's autodiff, or the formula"}, choices=GRADIENTS)})
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -421,5 +512,6 @@ def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: st
     return base.replace(**overrides) if overrides else base
 
 
-__all__ = ["EXECUTIONS", "Callback", "RunConfig", "check_budgets", "check_callback",
-           "check_censor_ratio", "configured"]
+__all__ = ["EXECUTIONS", "FRACTION", "NONNEG_INT", "POSITIVE_FLOAT", "POSITIVE_INT",
+           "RATIO_ABOVE_ONE", "Callback", "Flag", "RunConfig", "ValueRule", "check_budgets",
+           "check_callback", "check_censor_ratio", "configured"]

@@ -2,7 +2,12 @@
 
 A driver takes an adapter that is set up and warmed up, the run's monitor (which already
 observed ``x0``) and the run's stopwatch, runs timed steps until the monitor says stop, and
-returns a :class:`LoopRecord`. There are four (:func:`choose_driver` picks one):
+returns a :class:`LoopRecord`. A driver is a generator: it also stops short at the monitor's
+:attr:`~optcmp.engine.monitor.Monitor.pause_at` (a censoring round's iteration cap), yields the
+:class:`LoopRecord` of the steps so far with the clock paused, and goes on from there, with
+the same state, when it is resumed, so that a run suspended and resumed takes the same steps
+as a run never suspended (:class:`~optcmp.engine.runner.LiveRun`). There are four
+(:func:`choose_driver` picks one):
 
 * :func:`step_loop`: one framework call per step, an observation after each;
 * :func:`fused_full_batch_loop`: full-batch steps in fused blocks, every step's objective
@@ -14,6 +19,12 @@ returns a :class:`LoopRecord`. There are four (:func:`choose_driver` picks one):
 * :func:`framework_loop`: a library that drives its own loop (scipy), reporting every
   iteration to the monitor.
 
+Where a run pauses: the fused loops end a block at the pause (as at an iteration budget),
+so a run pauses exactly there; the step loop pauses after the step that reaches it (a
+library's step doing several iterations, ``torch.optim.LBFGS``, is never cut: it pauses at
+that step's end); a framework's own loop (scipy) pauses inside its callback, its loop
+running on a thread of its own that waits there until the run is resumed.
+
 Nothing runs between two timed steps but the monitor's observation, off the clock. The drivers
 never evaluate the problem: the monitor evaluates the full objective of minibatch runs
 (:meth:`~optcmp.engine.monitor.Monitor.observe_full`). :func:`record_fixed_steps` drives a fixed
@@ -22,10 +33,13 @@ number of untimed steps instead (:func:`optcmp.check_equivalence`).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
+import queue
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,12 +73,14 @@ class LoopRecord:
     report: dict[str, Any] | None = None
 
 
-#: ``driver(adapter, monitor, sw) -> LoopRecord`` (:func:`choose_driver` binds ``eval_every``)
-Driver = Callable[[Adapter, Monitor, Stopwatch], LoopRecord]
+#: The generator a driver returns: it yields at every pause, returns when the run has ended.
+Loop = Generator[LoopRecord, None, LoopRecord]
+#: ``driver(adapter, monitor, sw) -> Loop`` (:func:`choose_driver` binds ``eval_every``)
+Driver = Callable[[Adapter, Monitor, Stopwatch], Loop]
 
 
 def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-              eval_every: int | None) -> LoopRecord:
+              eval_every: int | None) -> Loop:
     """Timed steps, each followed by an untimed observation, until the monitor says stop.
 
     Parameters
@@ -75,6 +91,11 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     sw : Stopwatch
     eval_every : int or None
         Minibatch runs: steps between full-objective evaluations (default one epoch).
+
+    Yields
+    ------
+    LoopRecord
+        The steps so far, at a pause (:attr:`Monitor.pause_at`).
 
     Returns
     -------
@@ -114,6 +135,8 @@ def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         if reason is not None:  # the library ended by itself: its last iterate is observed
             monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
             return LoopRecord(k, nfev, njev, report={"status": "stalled", "message": reason})
+        if monitor.pausing(k):
+            yield LoopRecord(k, nfev, njev)
         adapter.between_steps()
 
 
@@ -132,8 +155,9 @@ def _observe_minibatch(adapter: Adapter, monitor: Monitor, k: int, every: int, n
 
 
 def _budget_left(monitor: Monitor, k: int, nfev: int) -> int:
-    """Steps left before an iteration or evaluation budget fires (one evaluation per step)."""
-    left = 1 << 30
+    """Steps left before an iteration or evaluation budget fires (one evaluation per step)
+    or the run pauses."""
+    left = 1 << 30 if monitor.pause_at is None else monitor.pause_at - k
     for r in monitor.rule.rules():
         if isinstance(r, MaxIter):
             left = min(left, r.n - k)
@@ -156,7 +180,7 @@ def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
 BLOCK_FRACTION = 0.01
 
 
-def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> LoopRecord:
+def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
 
     A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
@@ -170,6 +194,11 @@ def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> 
     ----------
     adapter, monitor, sw
         See :func:`step_loop` (every full-batch step is observed).
+
+    Yields
+    ------
+    LoopRecord
+        At a pause (a block ends there).
 
     Returns
     -------
@@ -201,6 +230,8 @@ def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> 
                 last = None if j == n - 1 or monitor.hit is not None else adapter.replay(j + 1)
                 return LoopRecord(kk, nfev, njev, last)
         k += n
+        if monitor.pausing(k):
+            yield LoopRecord(k, nfev, njev)
 
 
 #: Seconds one fused minibatch block may last at the run's measured step rate: fast steps are
@@ -218,7 +249,7 @@ def _block_cap(k: int, sw: Stopwatch) -> int:
 
 
 def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-                         eval_every: int | None) -> LoopRecord:
+                         eval_every: int | None) -> Loop:
     """Minibatch steps in fused blocks, with exact times.
 
     A block never crosses an iteration/evaluation budget and is at most ``max(256, k // 2,
@@ -242,6 +273,11 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     adapter, monitor, sw, eval_every
         See :func:`step_loop`.
 
+    Yields
+    ------
+    LoopRecord
+        At a pause (a block ends there).
+
     Returns
     -------
     LoopRecord
@@ -254,7 +290,7 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
     if adapter.spans:
-        return _spanning_minibatch_loop(adapter, monitor, sw, every)
+        return (yield from _spanning_minibatch_loop(adapter, monitor, sw, every))
     k = nfev = njev = 0
     while True:
         n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
@@ -272,11 +308,13 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         njev += n * ev[1]
         if _observe_minibatch(adapter, monitor, k, every, nfev, njev):
             return LoopRecord(k, nfev, njev)
+        if monitor.pausing(k):
+            yield LoopRecord(k, nfev, njev)
         adapter.between_steps()
 
 
 def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
-                             every: int) -> LoopRecord:
+                             every: int) -> Loop:
     """:func:`fused_minibatch_loop` on an adapter whose blocks span observations."""
     kept_max = int(getattr(adapter, "span_kept", 1))
     k = nfev = njev = 0
@@ -323,6 +361,8 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
         njev += n * ev[1]
         if k % every and monitor.observe(k, k, None, None, nfev, njev):  # a budget's end
             return LoopRecord(k, nfev, njev)
+        if monitor.pausing(k):
+            yield LoopRecord(k, nfev, njev)
         adapter.between_steps()
 
 
@@ -358,22 +398,32 @@ def _kept_rows(adapter: Adapter, kept: Any, m: int) -> list[np.ndarray]:
     return [rows[j].reshape(-1) for j in range(m)]
 
 
-def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> LoopRecord:
+def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     """A library's own loop (:meth:`~optcmp.frameworks.stepper.LoopAdapter.run`), on the clock.
 
     The monitor pauses the clock while it observes each iteration
-    (:meth:`~optcmp.engine.monitor.Monitor.on_iteration`).
+    (:meth:`~optcmp.engine.monitor.Monitor.on_iteration`). A run that may pause (its monitor's
+    :attr:`~optcmp.engine.monitor.Monitor.pause_at` set when it starts) runs the library's
+    loop on a thread of its own, which waits inside the library's callback while the run is
+    paused (:func:`_threaded_framework_loop`); one that never pauses runs it here.
 
     Parameters
     ----------
     adapter, monitor, sw
         See :func:`step_loop`; ``adapter`` is a loop adapter.
 
+    Yields
+    ------
+    LoopRecord
+        At a pause.
+
     Returns
     -------
     LoopRecord
         With the library's own ``report`` (its status when no optcmp rule stopped it).
     """
+    if monitor.pause_at is not None:
+        return (yield from _threaded_framework_loop(adapter, monitor, sw))
     sw.resume()
     try:
         out = adapter.run(monitor)  # type: ignore[attr-defined]
@@ -381,6 +431,59 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> LoopRec
         if sw.running:
             sw.pause()
     return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
+
+
+def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
+    """:func:`framework_loop` with the library's loop on a thread that waits at each pause."""
+    to_caller: queue.Queue[tuple[str, Any]] = queue.Queue()
+    to_loop: queue.Queue[None] = queue.Queue()
+    abandoned = threading.Event()
+
+    def gate() -> bool:  # in the loop's thread, after an observation that did not stop it
+        if abandoned.is_set():
+            return True
+        if not monitor.pausing(monitor.nit):
+            return False
+        last = monitor.last
+        nfev, njev = (last.nfev, last.njev) if last is not None else (0, 0)
+        to_caller.put(("pause", LoopRecord(monitor.nit, nfev, njev)))
+        to_loop.get()
+        return abandoned.is_set()
+
+    def work() -> None:
+        try:
+            sw.resume()
+            try:
+                out = adapter.run(monitor)  # type: ignore[attr-defined]
+            finally:
+                if sw.running:
+                    sw.pause()
+            to_caller.put(("done", out))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            to_caller.put(("error", exc))
+
+    monitor.gate = gate
+    # the loop runs in a copy of the caller's context (numpy's floating-point error state)
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(work,),
+                              name="optcmp-framework-loop", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = to_caller.get()
+            if kind == "pause":
+                yield value
+                to_loop.put(None)
+                continue
+            thread.join()
+            if kind == "error":
+                raise value
+            return LoopRecord(value["nit"], value["nfev"], value["njev"], report=value)
+    finally:
+        if thread.is_alive():  # the run was abandoned while paused: end the library's loop
+            abandoned.set()
+            to_loop.put(None)
+            thread.join()
+        monitor.gate = None
 
 
 def choose_driver(adapter: Adapter, eval_every: int | None = None) -> Driver:
@@ -466,7 +569,7 @@ def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
     return xs
 
 
-__all__ = ["BLOCK_FRACTION", "BLOCK_SECONDS", "Driver", "FixedSteps", "LoopRecord",
+__all__ = ["BLOCK_FRACTION", "BLOCK_SECONDS", "Driver", "FixedSteps", "Loop", "LoopRecord",
            "NondeterministicBlockWarning",
            "choose_driver", "fused_full_batch_loop", "fused_minibatch_loop", "framework_loop",
            "record_fixed_steps", "step_loop"]

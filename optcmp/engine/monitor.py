@@ -66,6 +66,15 @@ class Monitor:
         Process CPU seconds of the timed steps when the target was met.
     callback_stop : bool
         The callback raised ``StopIteration``.
+    pause_at : int or None
+        Steps after which the run pauses (a censoring round's iteration cap,
+        :class:`~optcmp.engine.runner.LiveRun`): the loop drivers end a block there and
+        yield; None (a run from start to end): never. Unlike an iteration budget it stops
+        nothing: a paused run resumed goes on as if it never paused.
+    gate : callable or None
+        Set by a framework loop that may pause (:func:`~optcmp.engine.drivers.framework_loop`):
+        called by :meth:`on_iteration` after each observation that did not stop the run; it
+        waits there while the run is paused, and returns True to end the library's loop.
     """
 
     def __init__(self, rule: Rule, sw: Stopwatch, problem: Problem,
@@ -94,7 +103,23 @@ class Monitor:
         self.hit_cpu: float | None = None
         self.nit = 0
         self.last: State | None = None
+        self.pause_at: int | None = None
+        self.gate: Callable[[], bool] | None = None
         self._delegated: set[int] = set()
+
+    def pausing(self, nit: int) -> bool:
+        """Whether the run pauses after ``nit`` steps (:attr:`pause_at` reached).
+
+        Parameters
+        ----------
+        nit : int
+            Steps done.
+
+        Returns
+        -------
+        bool
+        """
+        return self.pause_at is not None and nit >= self.pause_at
 
     def delegate_budgets(self) -> dict[str, int | None]:
         """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them).
@@ -260,7 +285,9 @@ class Monitor:
         self.sw.pause()
         try:
             self.nit += 1
-            return self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x)
+            if self.observe(self.nit, self.nit, fun, grad_norm, nfev, njev, x):
+                return True
+            return self.gate is not None and self.gate()
         finally:
             self.sw.resume()
 

@@ -41,6 +41,7 @@ import copy
 import math
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,7 @@ from optcmp._warn import outside_level
 from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
 from optcmp.engine.config import RunConfig, configured
 from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timing_error
-from optcmp.engine.drivers import LoopRecord, choose_driver
+from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
 from optcmp.engine.session import CompileInTimedWarning, Session
@@ -155,31 +156,156 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
         A suboptimality target finer than float64 can resolve near ``f*``
         (:func:`~optcmp.engine.checks.check_resolution`): it is never met.
     """
-    wall0 = time.perf_counter()
-    check_problem(problem)
-    spec = as_spec(optimizer)
-    return _execute(problem, spec, configured(config, overrides, "run"), wall0)
+    live = LiveRun(problem, optimizer, config, **overrides)
+    live.advance(None)
+    return live.result()
 
 
-def _execute(problem: Problem, spec: OptimizerSpec, config: RunConfig,
-             wall0: float) -> RunResult:
-    """The run behind :func:`run` and :func:`run` (warnings point at their caller)."""
-    if config.backend == "numpy" and not is_cpu_device(config.device):
-        numpy_cpu_warning(config.device)
-    started = time.time()
-    with host_activity() as activity:
-        timed = _TimedRun(problem, spec, config, wall0)
+class LiveRun:
+    """One run that can stop short at an iteration cap and be resumed from there.
+
+    :func:`run` runs one from its start to its end in one go; the censoring rounds of a
+    comparison (:mod:`optcmp.sweep.censor`) advance one to a round's cap, look at what it has
+    spent (:meth:`snapshot`), and either resume it with the next round's cap or end it there.
+    A paused run keeps its whole state (adapter, optimizer state, iterate, stopping rule,
+    monitor, trace, stopwatch, evaluations): resumed, it takes the very steps a run never
+    paused takes, so its result is that run's (the same trace, iterations and status; a block
+    of fused steps ends at each pause). Its timings add up its segments: the timed steps of
+    each, setup and warm-up once (they happen once), its wall time the sum of the segments'
+    (not the time it waited while paused), its concurrency the most of any segment.
+
+    Parameters
+    ----------
+    problem, optimizer, config, **overrides
+        As in :func:`run`.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`run` raises before the run starts.
+    """
+
+    def __init__(self, problem: Problem, optimizer: OptimizerSpec | str | Any,
+                 config: RunConfig | None = None, **overrides: Any) -> None:
+        wall0 = time.perf_counter()
+        check_problem(problem)
+        spec = as_spec(optimizer)
+        config = configured(config, overrides, "run")
+        if config.backend == "numpy" and not is_cpu_device(config.device):
+            numpy_cpu_warning(config.device)
+        self._timed = _TimedRun(problem, spec, config, wall0)
+        self._ended: tuple[str, str] | None = None
+        self._started: float | None = None
+        self._peak = 1
+        self._waited = 0.0
+        self._paused_at = 0.0
+        self._result: RunResult | None = None
+        self._closed = False
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run has ended (its :meth:`result` can be built)."""
+        return self._ended is not None
+
+    def advance(self, cap: int | None) -> bool:
+        """Run on to its end, or until ``cap`` steps are done, whichever comes first.
+
+        Parameters
+        ----------
+        cap : int or None
+            Pause once ``cap`` steps are done (a fused block ends there; a library's step
+            doing several iterations pauses at its end); None: run to the end.
+
+        Returns
+        -------
+        bool
+            True: the run has ended; False: it is paused.
+
+        Raises
+        ------
+        BackendUnavailable
+            The backend's framework is not installed (from the first call).
+        RuntimeError
+            The run has ended or was closed.
+        """
+        if self._ended is not None or self._closed:
+            raise RuntimeError("the run has ended: nothing to advance")
+        t0 = time.perf_counter()
+        if self._started is None:
+            self._started = time.time()
+        else:  # the time it waited paused is no part of its wall time
+            self._waited += t0 - self._paused_at
         try:
-            status, message = timed.execute()
+            with host_activity() as activity:
+                if self._timed.monitor is None:
+                    self._ended = self._timed.execute(cap)
+                else:
+                    self._ended = self._timed.resume(cap)
         except BaseException:
-            timed.session.release()
+            self.close()
             raise
-    try:
-        return timed.result(status, message, host=host_name(), started_at=started,
-                            finished_at=time.time(), concurrency=activity.peak,
-                            shared_host=activity.peak > 1)
-    finally:  # the result holds the final iterate: the adapter's state can go to another run
-        timed.session.release()
+        self._paused_at = time.perf_counter()
+        self._peak = max(self._peak, activity.peak)
+        return self._ended is not None
+
+    def result(self) -> RunResult:
+        """The ended run's :class:`RunResult` (built once; the adapter is released then).
+
+        Returns
+        -------
+        RunResult
+
+        Raises
+        ------
+        RuntimeError
+            The run has not ended.
+        """
+        if self._result is None:
+            if self._ended is None:
+                raise RuntimeError("the run has not ended: advance(None) first")
+            try:
+                self._result = self._build(*self._ended, final=True)
+            finally:  # the result holds the final iterate: the adapter's state can go
+                self.close()
+        return self._result
+
+    def snapshot(self) -> RunResult:
+        """The paused run as a result, as if an iteration budget had ended it at the pause.
+
+        Status ``max_iter``; its times, evaluations and iterate are those of the steps done,
+        its trace the observations so far. The run itself is left as it was: it can still be
+        resumed.
+
+        Returns
+        -------
+        RunResult
+
+        Raises
+        ------
+        RuntimeError
+            The run has ended (:meth:`result`) or was closed.
+        """
+        if self._ended is not None or self._closed:
+            raise RuntimeError("the run has ended: its result() is final")
+        self._timed.count_compiles(warn=False)
+        return self._build(*self._timed.paused_status(), final=False)
+
+    def close(self) -> None:
+        """End the run where it stands and release its adapter (a paused run is dropped)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._timed.close()
+        finally:
+            self._timed.session.release()
+
+    def _build(self, status: str, message: str, *, final: bool) -> RunResult:
+        """The result of the run as it stands, with its segments' environment."""
+        return self._timed.result(status, message, final=final, waited=self._waited,
+                                  host=host_name(), started_at=self._started,
+                                  finished_at=time.time(), concurrency=self._peak,
+                                  shared_host=self._peak > 1)
 
 
 class _TimedRun:
@@ -194,6 +320,7 @@ class _TimedRun:
         self.rule = own_rule(config.stopping_rule(problem))
         self.monitor: Monitor | None = None
         self.record = LoopRecord(0, 0, 0)
+        self.loop: Loop | None = None
         self.threads: int | None = None
         self.load: list[float | None] = [load_average(), None]
 
@@ -214,20 +341,29 @@ class _TimedRun:
         check_resolution(self.rule, problem, self.config.seed, f0=self.f0)
         self.sw = session.stopwatch()
 
-    def execute(self) -> tuple[str, str]:
-        """Set up and run; the status and message (a missing backend raises from here)."""
+    def execute(self, pause: int | None) -> tuple[str, str] | None:
+        """Set up and run to the end or the pause; the status and message, None when paused
+        (a missing backend raises from here)."""
+        outcome: tuple[str, str] | None
         with self.session.limits():
             self._prepare()
             self.threads = self.session.threads()
             bad_fstar = self._optimum_above_start()
             if self.session.unsupported is not None:
-                status, message = "skipped", self.session.unsupported
+                outcome = "skipped", self.session.unsupported
             elif bad_fstar is not None:
-                status, message = "failed", bad_fstar
+                outcome = "failed", bad_fstar
             else:
-                status, message = self._guarded()
+                outcome = self._guarded(lambda: self._start(pause))
         self.load[1] = load_average()
-        return status, message
+        return outcome
+
+    def resume(self, pause: int | None) -> tuple[str, str] | None:
+        """Go on from a pause to the end or the next pause (as :meth:`execute`)."""
+        with self.session.limits():
+            outcome = self._guarded(lambda: self._advance(pause))
+        self.load[1] = load_average()
+        return outcome
 
     def _optimum_above_start(self) -> str | None:
         """Why ``f*`` cannot be this problem's minimum: it is above ``f(x0)``.
@@ -248,19 +384,20 @@ class _TimedRun:
                 "suboptimality target would be met at the start; give the minimum value as the "
                 "optimum (e.g. from_function(..., optimum='estimate'))")
 
-    def _guarded(self) -> tuple[str, str]:
-        """Setup and steps; an optimizer's crash or refusal becomes the run's status."""
+    def _guarded(self, steps: Callable[[], bool]) -> tuple[str, str] | None:
+        """``steps`` (True: the run ended); an optimizer's crash or refusal becomes the run's
+        status; None when the run paused."""
         try:
-            self.monitor = monitor = Monitor(
-                self.rule, self.sw, self.problem, self.session.x_now, self.f0, self.fstar,
-                confirm64=self.config.dtype != "float64", callback=self.config.callback)
-            self.session.start(self.rule)
-            self.threads = self.session.threads()
             try:
-                self._iterate(monitor)
-            finally:
-                self._count_compiles()
-            return run_status(monitor, self.record)
+                ended = steps()
+            except BaseException:
+                self.count_compiles()
+                raise
+            if not ended:
+                return None
+            self.count_compiles()
+            assert self.monitor is not None
+            return run_status(self.monitor, self.record)
         except (KeyboardInterrupt, SystemExit):
             raise
         except NotApplicable as exc:  # e.g. learning_rate="auto" without a known L: not run
@@ -275,21 +412,51 @@ class _TimedRun:
                 self.record = LoopRecord(self.monitor.nit, nfev, njev)
         return status, message
 
-    def _iterate(self, monitor: Monitor) -> None:
-        """Observe ``x0``, then let the adapter's driver step until the rule stops it."""
+    def _start(self, pause: int | None) -> bool:
+        """Set the adapter up, observe ``x0`` and drive the steps to the end or the pause."""
+        self.monitor = monitor = Monitor(
+            self.rule, self.sw, self.problem, self.session.x_now, self.f0, self.fstar,
+            confirm64=self.config.dtype != "float64", callback=self.config.callback)
+        monitor.pause_at = pause
+        self.session.start(self.rule)
+        self.threads = self.session.threads()
         adapter = self.session.adapter
         assert adapter is not None
         if monitor.observe(0, 0, self.f0, norm2(self.g0), 0, 0, self.session.x0):
-            return
-        self.record = choose_driver(adapter, self.config.eval_every)(adapter, monitor, self.sw)
+            return True
+        self.loop = choose_driver(adapter, self.config.eval_every)(adapter, monitor, self.sw)
+        return self._advance(pause)
 
-    def _count_compiles(self) -> None:
+    def _advance(self, pause: int | None) -> bool:
+        """Drive the steps to the end of the run (True) or to the pause (False)."""
+        assert self.monitor is not None
+        self.monitor.pause_at = pause
+        if self.loop is None:
+            return True
+        try:
+            self.record = next(self.loop)
+        except StopIteration as end:
+            self.record, self.loop = end.value, None
+            return True
+        return False
+
+    def paused_status(self) -> tuple[str, str]:
+        """The status and message of a paused run as if an iteration budget had ended it."""
+        return "max_iter", f"paused after {int(self.record.nit)} iterations"
+
+    def close(self) -> None:
+        """End a paused run's loop (a framework's loop thread ends with it)."""
+        loop, self.loop = self.loop, None
+        if loop is not None:
+            loop.close()
+
+    def count_compiles(self, warn: bool = True) -> None:
         """Record the compilations inside the timed region; warn when there were any."""
         n = self.session.compiles_since_start()
         if n is None:
             return
         self.session.how["compiles_in_timed"] = n
-        if n:
+        if n and warn:
             warnings.warn(
                 f"{n} compilation(s) or trace(s) happened inside the timed region of "
                 f"{self.spec.label} on {self.config.backend} "
@@ -340,13 +507,19 @@ class _TimedRun:
         return {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
                 "njev_to_target": je, "cpu_time_to_target": monitor.hit_cpu}
 
-    def result(self, status: str, message: str, **environment: Any) -> RunResult:
-        """The run's :class:`RunResult`, built once.
+    def result(self, status: str, message: str, *, final: bool = True, waited: float = 0.0,
+               **environment: Any) -> RunResult:
+        """The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`).
 
         Parameters
         ----------
         status, message : str
             How the run ended (before :func:`~optcmp.engine.status.divergence_wins`).
+        final : bool, default True
+            False: the run is paused, not ended (no divergence verdict on its iterate: it goes
+            on as a run that never paused).
+        waited : float, default 0.0
+            Seconds the run waited paused (left out of its wall time).
         **environment
             ``host``, ``started_at``, ``finished_at``, ``concurrency``, ``shared_host``.
 
@@ -355,9 +528,11 @@ class _TimedRun:
         RunResult
         """
         problem, spec, session, record = self.problem, self.spec, self.session, self.record
-        final = self._final_point()
-        status, message = divergence_wins(status, message, final.get("fun"), rule=self.rule,
-                                          nit=int(record.nit), f0=self.f0, fstar=self.fstar)
+        point = self._final_point()
+        if final:
+            status, message = divergence_wins(status, message, point.get("fun"), rule=self.rule,
+                                              nit=int(record.nit), f0=self.f0,
+                                              fstar=self.fstar)
         to_target = self._to_target()
         return RunResult(
             problem=problem.name, optimizer=spec.name, label=spec.label, impl=session.impl,
@@ -373,7 +548,8 @@ class _TimedRun:
             trace=Trace() if self.monitor is None else self.monitor.trace(),
             success=bool(to_target), epochs=self._epochs(int(record.nit)), threads=self.threads,
             setup_time=session.setup_time, warmup_time=session.warmup_time, **to_target,
-            **final, wall_time=time.perf_counter() - self.wall0, **self._cpu_and_load(),
+            **point, wall_time=time.perf_counter() - self.wall0 - waited,
+            **self._cpu_and_load(),
             **session.how, **self._contract(), **environment,
         )
 
@@ -399,4 +575,4 @@ class _TimedRun:
         return out
 
 
-__all__ = ["own_rule", "run", "run", "skipped_result"]
+__all__ = ["LiveRun", "own_rule", "run", "skipped_result"]

@@ -1,9 +1,11 @@
-"""Backends: numpy (always), PyTorch and TensorFlow (imported only when a run needs them).
+"""The registry of backends: numpy (always), PyTorch, TensorFlow and JAX (imported only when a
+run needs them).
 
 Use :func:`get_backend` to build one by name; :func:`available_backends` lists the installed
 ones without importing the frameworks. :data:`BACKENDS` is the one table of backends: adding a
-backend is a module with a :class:`~optcmp.frameworks.base.Backend` subclass and an ``ops``
-namespace, plus one row here (see ``docs/architecture.md``).
+framework is one folder, ``optcmp/frameworks/<name>/`` with its ``backend.py`` (a
+:class:`~optcmp.frameworks.base.Backend` subclass) and ``ops.py``, plus one row here (see
+``docs/architecture.md``).
 """
 
 from __future__ import annotations

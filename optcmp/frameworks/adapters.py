@@ -2,15 +2,15 @@
 
 One adapter per *kind* of implementation, not per optimizer:
 
-* ``impl="reference"``: the optimizer's :class:`~optcmp.optimizers.base.UpdateRule`, run by
+* ``impl="reference"``: the optimizer's :class:`~optcmp.optimizers.UpdateRule`, run by
   :class:`~optcmp.frameworks.reference.ReferenceAdapter` on every backend;
-* ``impl="native"``: a :class:`~optcmp.optimizers.base.TorchOptimizer`, run by
+* ``impl="native"``: a :class:`~optcmp.optimizers.TorchOptimizer`, run by
   :class:`~optcmp.frameworks.torch.native.TorchNativeAdapter`, or a
-  :class:`~optcmp.optimizers.base.KerasOptimizer`, run by
+  :class:`~optcmp.optimizers.KerasOptimizer`, run by
   :class:`~optcmp.frameworks.tensorflow.native.KerasNativeAdapter`, or an
-  :class:`~optcmp.optimizers.base.OptaxOptimizer`, run by
+  :class:`~optcmp.optimizers.OptaxOptimizer`, run by
   :class:`~optcmp.frameworks.jax.native.OptaxNativeAdapter`;
-* ``impl="scipy"``: a :class:`~optcmp.optimizers.base.ScipyMinimize`, run by
+* ``impl="scipy"``: a :class:`~optcmp.optimizers.ScipyMinimize`, run by
   :class:`~optcmp.frameworks.scipy.ScipyAdapter` on every backend.
 
 The framework adapters are imported only when a run needs them, so ``import optcmp`` loads no
@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from optcmp.optimizers._implementations import Native
+from optcmp.optimizers import Native
 from optcmp.optimizers.base import OptimizerSpec, resolve_impl
 
 #: Adapter class of each kind of declaration (``"reference"`` or a native's framework), as

@@ -11,6 +11,7 @@ every clock read.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -502,11 +503,45 @@ class Backend(ABC):
         return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,),
                             reuse=reuse)
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """``hvp(x, v) -> H(x) v`` of the problem's objective on ``data``, by autodiff.
+
+        Parameters
+        ----------
+        problem : Problem
+        data : dict
+            The placed training data.
+
+        Returns
+        -------
+        callable or None
+            ``x`` and ``v`` float64 numpy vectors, the product a float64 numpy vector (not
+            compiled unless the framework's autodiff is); None where the backend has no
+            autodiff (numpy).
+        """
+        return None
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:
         """Threads of this framework's CPU compute pool now (None if unknown)."""
         return blas_threads()
+
+    @classmethod
+    def run_settings(cls) -> contextlib.AbstractContextManager[None]:
+        """The framework's process-wide settings for the duration of a run.
+
+        Entered by :func:`optcmp.threads.limit_threads` before the backend is built, left when
+        the run ends: what a run sets in the process (JAX's XLA CPU flags before its start, its
+        ``jax_enable_x64``) is set here, never on import, and restored where it can be.
+
+        Returns
+        -------
+        context manager
+            The default sets nothing.
+        """
+        return contextlib.nullcontext()
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:

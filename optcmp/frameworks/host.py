@@ -5,13 +5,17 @@ For problems without an analytic numpy gradient (:func:`optcmp.problems.from_fun
 ``optimum="estimate"``. PyTorch when installed (TensorFlow when it is already loaded and PyTorch
 is not: importing torch after TensorFlow is unsafe), on the CPU in float64, with the same
 conversions the framework backends make (``torch.tensor`` / ``tf.constant`` of each array, floats
-in float64). The framework is imported on the first call.
+in float64). The framework is imported on the first call. A function returned here keeps the
+converted copy of the last batch each thread passed (a batch object per thread, held by the
+function itself, never by the user's objective or problem): two threads with different batches
+each get their own.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +53,7 @@ def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
     -------
     callable or None
         None when neither PyTorch nor TensorFlow is installed. The data of a batch are converted
-        once and reused while the same batch object comes back.
+        once and reused while the same batch object comes back to the same thread.
     """
     name = framework()
     if name == "torch":
@@ -61,13 +65,14 @@ def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
 
 def _cached(convert: Callable[[dict[str, Any]], dict[str, Any]]
             ) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """``convert`` of a batch, kept while the same batch object comes back (placed once)."""
-    placed: list[Any] = []  # [batch, its converted copy]
+    """``convert`` of a batch, kept per thread while the same batch object comes back."""
+    slot = threading.local()  # each thread's (batch, its converted copy)
 
     def get(batch: dict[str, Any]) -> dict[str, Any]:
-        if not placed or placed[0] is not batch:
-            placed[:] = [batch, convert(batch)]
-        return placed[1]
+        kept = getattr(slot, "kept", None)
+        if kept is None or kept[0] is not batch:
+            kept = slot.kept = (batch, convert(batch))
+        return kept[1]  # type: ignore[no-any-return]
 
     return get
 

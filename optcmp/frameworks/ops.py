@@ -6,6 +6,13 @@ on the host), :mod:`optcmp.frameworks.torch.ops` and :mod:`optcmp.frameworks.ten
 run or a host gradient needs them). :mod:`optcmp.frameworks.host` differentiates an objective written
 against ops on the host, in float64, with a framework's autodiff. This package is a leaf: it
 imports no other part of optcmp but :mod:`optcmp._scipy`.
+
+The XLA CPU flags that pin JAX's compute to one thread (:data:`XLA_CPU_FLAGS`) are added to the
+process's ``XLA_FLAGS`` by :func:`pin_xla_threads`, which the JAX and TensorFlow backends call
+where a run or a backend is set up (never an import): XLA reads ``XLA_FLAGS`` once, when JAX's
+runtime starts, so flags set before that start stay for the process (removing them later would
+change nothing), and a JAX started without them keeps its own pool (reported as ``None`` in the
+run's recorded threads).
 """
 
 import os
@@ -19,28 +26,71 @@ OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", 
        "norm", "vecdot", "size")
 
 #: XLA CPU flags that make every JAX computation run on one thread (Eigen's thread pool off, one
-#: intra-op thread); added to ``XLA_FLAGS`` before JAX starts.
+#: intra-op thread); added to ``XLA_FLAGS`` by :func:`pin_xla_threads` before JAX starts.
 XLA_CPU_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
+
+#: Set when :func:`pin_xla_threads` found JAX started without :data:`XLA_CPU_FLAGS`.
+_STARTED_UNPINNED: list[bool] = []
+
+
+def jax_started() -> bool:
+    """Whether JAX's runtime has started in this process (its backends are initialized).
+
+    Returns
+    -------
+    bool
+        False while ``jax`` is not imported, or imported but no device or computation was
+        asked for yet (XLA reads ``XLA_FLAGS`` then, once). A JAX without
+        ``jax._src.xla_bridge.backends_are_initialized`` counts as started once imported.
+    """
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):  # another JAX: imported counts as started
+        return True
 
 
 def pin_xla_threads() -> bool:
     """Add :data:`XLA_CPU_FLAGS` to ``XLA_FLAGS`` when JAX has not started yet.
 
+    Called where a run or a backend on JAX or TensorFlow is set up, never on import. Once
+    added, the flags stay in ``XLA_FLAGS`` for the rest of the process: XLA reads them once,
+    when its CPU client starts, so removing them afterwards would change nothing but what the
+    environment says.
+
     Returns
     -------
     bool
         True when the flags are in ``XLA_FLAGS`` before JAX starts (added now or set by the
-        environment); False when ``jax`` was already imported without them (its CPU pool
-        keeps its own size: :func:`optcmp.frameworks.jax.ops.xla_cpu_threads` then reports ``None``).
+        environment); False when JAX already started without them (its CPU pool keeps its own
+        size: :func:`xla_cpu_threads` then reports ``None``).
     """
     flags = os.environ.get("XLA_FLAGS", "")
     missing = [f for f in XLA_CPU_FLAGS if f.split("=")[0] not in flags]
     if not missing:
-        return True
-    if "jax" in sys.modules:
+        return not _STARTED_UNPINNED
+    if jax_started():
+        _STARTED_UNPINNED[:] = [True]
         return False
     os.environ["XLA_FLAGS"] = " ".join([flags, *missing]).strip()
     return True
 
 
-__all__ = ["OPS", "XLA_CPU_FLAGS", "pin_xla_threads"]
+def xla_cpu_threads() -> int | None:
+    """Threads of XLA's CPU compute: 1 when :data:`XLA_CPU_FLAGS` were in force at JAX's start.
+
+    Returns
+    -------
+    int or None
+        1 with the flags (in ``XLA_FLAGS`` and never found missing after JAX started); None
+        when JAX started without them (its pool size is not reported).
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    pinned = not _STARTED_UNPINNED and "--xla_cpu_multi_thread_eigen=false" in flags
+    return 1 if pinned else None
+
+
+__all__ = ["OPS", "XLA_CPU_FLAGS", "jax_started", "pin_xla_threads", "xla_cpu_threads"]

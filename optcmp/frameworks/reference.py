@@ -1,4 +1,4 @@
-"""The reference adapter: an optimizer's :class:`~optcmp.optimizers.base.UpdateRule` on any backend.
+"""The reference adapter: an optimizer's :class:`~optcmp.optimizers.UpdateRule` on any backend.
 
 The step is composed from the backend's pieces and nothing else: its
 :meth:`~optcmp.frameworks.base.Backend.value_and_grad` (autodiff, or the problem's analytic
@@ -19,7 +19,7 @@ from optcmp.fingerprint import canonical_json
 from optcmp.frameworks.base import minibatch_gradient
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.optimizers._implementations import UpdateRule
+from optcmp.optimizers import UpdateRule
 from optcmp.optimizers.base import NotApplicable
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
 
 
 class ReferenceAdapter(MinibatchMixin, Adapter):
-    """Runs the optimizer's :class:`~optcmp.optimizers.base.UpdateRule` on any backend.
+    """Runs the optimizer's :class:`~optcmp.optimizers.UpdateRule` on any backend.
 
     Full batch unless the optimizer is stochastic (then minibatches in the
     :class:`~optcmp.batching.BatchOrder` drawn from the run's seed, identical on every backend,

@@ -1,4 +1,4 @@
-r"""scipy adapter: an optimizer's :class:`~optcmp.optimizers.base.ScipyMinimize`, on any backend.
+r"""scipy adapter: an optimizer's :class:`~optcmp.optimizers.ScipyMinimize`, on any backend.
 
 ``scipy.optimize.minimize(method=..., jac=True)`` gets the backend's objective and gradient
 through a float64 bridge: the iterate is converted to the backend (and its device) and the
@@ -27,7 +27,7 @@ from optcmp._scipy import optimize
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.frameworks.stepper import LoopAdapter
 from optcmp.implementation import Implementation
-from optcmp.optimizers._implementations import ScipyMinimize
+from optcmp.optimizers import ScipyMinimize
 from optcmp.optimizers.base import NotApplicable
 
 #: Stand-in for "no limit" in scipy's integer options.
@@ -60,43 +60,9 @@ def hvp_function(backend: Any, problem: Any, data: Any, method: str) -> Any:
     NotApplicable
         The backend has no autodiff (numpy): the run is recorded as skipped.
     """
-    objective, ops = problem.objective, backend.ops
-    if backend.name == "torch":
-        import torch
-
-        def hvp_torch(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-            xt = backend.asarray(x).detach().clone().requires_grad_(True)
-            f = objective(ops, xt, data)
-            (g,) = torch.autograd.grad(f, xt, create_graph=True)
-            (hv,) = torch.autograd.grad(g, xt, grad_outputs=backend.asarray(v))
-            return np.asarray(backend.to_numpy(hv), dtype=np.float64).reshape(-1)
-
-        return hvp_torch
-    if backend.name == "tensorflow":
-        import tensorflow as tf
-
-        def hvp_tf(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-            xt, vt = backend.asarray(x), backend.asarray(v)
-            with tf.GradientTape() as outer:
-                outer.watch(xt)
-                with tf.GradientTape() as inner:
-                    inner.watch(xt)
-                    f = objective(ops, xt, data)
-                gv = tf.reduce_sum(inner.gradient(f, xt) * vt)
-            return np.asarray(outer.gradient(gv, xt).numpy(), dtype=np.float64).reshape(-1)
-
-        return hvp_tf
-    if backend.name == "jax":
-        import jax
-
-        grad = jax.grad(lambda z: objective(ops, z, data))
-        hv_fn = jax.jit(lambda z, w: jax.jvp(grad, (z,), (w,))[1])
-
-        def hvp_jax(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-            hv = hv_fn(backend.asarray(x), backend.asarray(v))
-            return np.asarray(backend.to_numpy(hv), dtype=np.float64).reshape(-1)
-
-        return hvp_jax
+    hvp = backend.hessian_vector_product(problem, data)
+    if hvp is not None:
+        return hvp
     raise NotApplicable(
         f"scipy method {method!r} needs Hessian-vector products, which optcmp computes by "
         f"autodiff; backend {backend.name!r} has none: run it on torch or tensorflow")
@@ -106,7 +72,7 @@ class ScipyAdapter(LoopAdapter):
     """``scipy.optimize.minimize(method=<name>)`` on any backend through a float64 bridge.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
-    :class:`~optcmp.optimizers.base.ScipyMinimize`.
+    :class:`~optcmp.optimizers.ScipyMinimize`.
     """
 
     framework = "scipy"

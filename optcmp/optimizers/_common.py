@@ -87,7 +87,13 @@ class ScheduledRule(UpdateRule):
 
 
 def common_params() -> dict[str, HyperParam]:
-    """The ``schedule`` and ``clip_norm`` hyperparameters (appended to an optimizer's own)."""
+    """The ``schedule`` and ``clip_norm`` hyperparameters (appended to an optimizer's own).
+
+    Returns
+    -------
+    dict of str to HyperParam
+        ``{"schedule": ..., "clip_norm": ...}``, defaults ``"constant"`` and ``None``.
+    """
     return {
         "schedule": HyperParam("schedule", "constant", check_schedule,
                                "learning-rate schedule, unit = optimizer step"),
@@ -132,7 +138,7 @@ def torch_common() -> dict[str, Any]:
 
 
 def requires(param: str, value: str, framework: str, note: str = "") -> Any:
-    """A :attr:`~optcmp.optimizers.base.Native.requires` check: ``hp[param] == value``.
+    """A :attr:`~optcmp.optimizers.Native.requires` check: ``hp[param] == value``.
 
     Parameters
     ----------

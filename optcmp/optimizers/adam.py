@@ -180,7 +180,7 @@ def check_amsgrad(hp: Mapping[str, Any]) -> None:
 
 
 def amsgrad_requires(framework: str) -> Any:
-    """A :attr:`~optcmp.optimizers.base.Native.requires` check for a torch or Keras Adam:
+    """A :attr:`~optcmp.optimizers.Native.requires` check for a torch or Keras Adam:
     AMSGrad only with the maximum over raw second moments, the frameworks' own.
 
     Parameters
@@ -203,7 +203,7 @@ def amsgrad_requires(framework: str) -> Any:
 
 
 def no_amsgrad(framework: str) -> Any:
-    """A :attr:`~optcmp.optimizers.base.Native.requires` check of a native without AMSGrad.
+    """A :attr:`~optcmp.optimizers.Native.requires` check of a native without AMSGrad.
 
     Parameters
     ----------

@@ -1,6 +1,7 @@
 """The parts of a :class:`~optcmp.results.RunResult`: five frozen records, built once per run.
 
-:class:`Identity` (what ran), :class:`Outcome` (where it ended, scipy's names), :class:`ToTarget`
+:class:`Identity` (what ran), :class:`Outcome` (where it ended, scipy's names, and the
+:class:`CensorBound` of a censored run), :class:`ToTarget`
 (what it spent until the target was met), :class:`Timing` (the clocks) and :class:`Conditions`
 (how and where the timed steps ran). :data:`FLAT` maps each flat name of a run (its JSON key,
 e.g. ``time_to_target``) to its part and field (``to_target.time``), in the order of the JSON
@@ -10,8 +11,9 @@ layout, with the type :meth:`RunResult.from_dict <optcmp.results.RunResult.from_
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -22,6 +24,116 @@ from optcmp.results.trace import Trace
 #: projection stopped runs; no run ends with it now).
 STATUSES = ("converged", "max_iter", "timeout", "max_evals", "max_cpu_time", "censored",
             "diverged", "stalled", "stopped", "failed", "skipped", "projected")
+
+
+@dataclass(frozen=True)
+class CensorBound:
+    """Why a ``censored`` run can no longer change the answer: the bound it was stopped on.
+
+    The run had spent more than ``ratio * seconds`` (in :attr:`unit`) without reaching the
+    target, ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``; its own
+    time-to-target exceeds that whatever it would have done next
+    (:mod:`optcmp.sweep.censor`).
+
+    Attributes
+    ----------
+    ratio : float
+        The sweep's ``censor_ratio``.
+    seconds : float
+        The leader's time-to-target.
+    unit : {"cpu", "wall"}
+        Process CPU seconds of the timed steps (runs on the CPU: the run's ``cpu_time``
+        against the leader's ``cpu_time_to_target``), else wall seconds (``time`` against
+        ``time_to_target``).
+    leader : str
+        The label of the run whose time-to-target bounds this one.
+    leader_backend : str
+        Its backend.
+    """
+
+    ratio: float
+    seconds: float
+    unit: str
+    leader: str
+    leader_backend: str = ""
+
+    #: The units, as the censored message writes them.
+    UNITS: ClassVar[dict[str, str]] = {"cpu": "s CPU", "wall": "s"}
+
+    def __post_init__(self) -> None:
+        if self.unit not in self.UNITS:
+            raise ValueError(f"CensorBound.unit must be 'cpu' or 'wall', got {self.unit!r}")
+
+    @property
+    def limit(self) -> float:
+        """``ratio * seconds``: what the run had spent more than, and its time-to-target
+        exceeds."""
+        return self.ratio * self.seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the bound (:meth:`from_dict` reads it back)."""
+        return {"ratio": self.ratio, "seconds": self.seconds, "unit": self.unit,
+                "leader": self.leader, "leader_backend": self.leader_backend}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> CensorBound:
+        """The bound of a JSON object written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : Any
+            A decoded JSON value.
+
+        Returns
+        -------
+        CensorBound
+
+        Raises
+        ------
+        ValueError
+            Not such an object (the message names the field).
+        """
+        if not isinstance(d, dict):
+            raise ValueError(f"run field 'bound' must be an object, got {d!r}")
+        for name, typ in (("ratio", float), ("seconds", float), ("unit", str),
+                          ("leader", str), ("leader_backend", str)):
+            v = d.get(name, "" if name == "leader_backend" else None)
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if typ is float
+                  else isinstance(v, str))
+            if not ok:
+                raise ValueError(f"run field 'bound.{name}' must be "
+                                 f"{'a number' if typ is float else 'a string'}, got {v!r}")
+        return cls(float(d["ratio"]), float(d["seconds"]), d["unit"], d["leader"],
+                   d.get("leader_backend", ""))
+
+    @classmethod
+    def from_message(cls, message: str) -> CensorBound | None:
+        """The bound a censored run saved before runs carried it wrote in its message.
+
+        Parameters
+        ----------
+        message : str
+            ``"> 10x the best time-to-target, 0.0412 s CPU by lbfgs on numpy (censored at
+            ...)"``.
+
+        Returns
+        -------
+        CensorBound or None
+            None when the message is not such a one. ``seconds`` has the message's three
+            significant digits.
+        """
+        m = _CENSORED.match(message)
+        if m is None:
+            return None
+        unit = "cpu" if m["unit"] == "s CPU" else "wall"
+        return cls(float(m["ratio"]), float(m["seconds"]), unit, m["leader"], m["backend"])
+
+
+#: The censored message of :func:`optcmp.sweep.censor.censor_message` (files saved before runs
+#: carried their :class:`CensorBound`).
+_CENSORED = re.compile(r"> (?P<ratio>[^x ]+)x the best time-to-target, (?P<seconds>\S+) "
+                       r"(?P<unit>s CPU|s) by (?P<leader>.*) on (?P<backend>\S+) "
+                       r"\(censored at ")
 
 
 @dataclass(frozen=True)
@@ -104,6 +216,8 @@ class Outcome:
         The problem's metrics at ``x`` (e.g. train and test accuracy).
     trace : Trace
         The observed iterates.
+    bound : CensorBound or None
+        The bound a ``censored`` run was stopped on; None for every other run.
     """
 
     x: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -120,6 +234,7 @@ class Outcome:
     target: str = ""
     metrics: dict[str, float] = field(default_factory=dict)
     trace: Trace = field(default_factory=Trace)
+    bound: CensorBound | None = None
 
 
 @dataclass(frozen=True)
@@ -376,5 +491,6 @@ def check_value(name: str, v: Any) -> Any:
     return v
 
 
-__all__ = ["FLAT", "PARTS", "STATUSES", "Conditions", "FlatName", "Identity", "Outcome",
+__all__ = ["FLAT", "PARTS", "STATUSES", "CensorBound", "Conditions", "FlatName", "Identity",
+           "Outcome",
            "Timing", "ToTarget", "check_value"]

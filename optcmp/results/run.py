@@ -20,6 +20,7 @@ from optcmp.results.parts import (
     FLAT,
     PARTS,
     STATUSES,
+    CensorBound,
     Conditions,
     Identity,
     Outcome,
@@ -77,7 +78,8 @@ class RunResult:
         n_samples, implemented_by`` (flat names of the same name).
     outcome : Outcome
         Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
-        target, metrics, trace``.
+        target, metrics, trace``, and the ``bound`` a ``censored`` run was stopped on
+        (:class:`~optcmp.results.parts.CensorBound`, None for every other run).
     to_target : ToTarget
         What it spent until the target was known: flat names ``time_to_target``,
         ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``.
@@ -131,6 +133,7 @@ class RunResult:
     target = _Flat[str]("outcome", "target")
     metrics = _Flat[dict[str, float]]("outcome", "metrics")
     trace = _Flat[Trace]("outcome", "trace")
+    bound = _Flat[CensorBound | None]("outcome", "bound")
     time_to_target = _Flat[float | None]("to_target", "time")
     nit_to_target = _Flat[int | None]("to_target", "nit")
     nfev_to_target = _Flat[int | None]("to_target", "nfev")
@@ -184,6 +187,7 @@ class RunResult:
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
         drop_last: bool | None = None, implemented_by: Implementation | None = None,
+        bound: CensorBound | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         self._set_parts(
@@ -193,7 +197,7 @@ class RunResult:
                      n_params, n_samples, implemented_by),
             Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
                     nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
-                    Trace() if trace is None else trace),
+                    Trace() if trace is None else trace, bound),
             ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
                      cpu_time_to_target),
             Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
@@ -268,7 +272,7 @@ class RunResult:
         Parameters
         ----------
         **changes
-            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
+            Flat names (e.g. ``label="gd (tuned)", repeat=2``), ``bound``, or whole parts (e.g.
             ``timing=Timing(...)``); a flat name changes one field of its part.
 
         Returns
@@ -282,7 +286,7 @@ class RunResult:
         ValueError
             An unknown status.
         """
-        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS)
+        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS and k != "bound")
         if unknown:
             raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
         if "status" in changes and changes["status"] not in STATUSES:
@@ -292,6 +296,8 @@ class RunResult:
         for name, value in changes.items():
             if name in FLAT:
                 by_part.setdefault(FLAT[name].part, {})[FLAT[name].field] = value
+            elif name == "bound":
+                by_part.setdefault("outcome", {})["bound"] = value
         for p, kw in by_part.items():
             parts[p] = dataclasses.replace(parts[p], **kw)
         return type(self).from_parts(**parts)
@@ -300,7 +306,7 @@ class RunResult:
         """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
         become lists), in the order of :data:`optcmp.results.parts.FLAT`; the names of
         :data:`OMITTED_WHEN_EMPTY` are left out when empty (as in files saved before they
-        existed)."""
+        existed); a censored run's ``bound`` (an object) comes last, absent for other runs."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
@@ -311,6 +317,8 @@ class RunResult:
             elif name in ("trace", "implemented_by") and v is not None:
                 v = v.to_dict()
             out[name] = jsonable(v)
+        if self.bound is not None:  # a censored run's; absent for every other run
+            out["bound"] = jsonable(self.bound.to_dict())
         return out
 
     @classmethod
@@ -320,7 +328,9 @@ class RunResult:
         Unknown keys are ignored (``projected_*`` of files saved by 0.1.0); missing ones take
         their defaults, but for ``implemented_by``, derived from ``implementation`` in files
         saved before it was recorded (:meth:`Implementation.from_text
-        <optcmp.implementation.Implementation.from_text>`).
+        <optcmp.implementation.Implementation.from_text>`), and for the ``bound`` of a censored
+        run saved without it, read from its message (:meth:`CensorBound.from_message
+        <optcmp.results.parts.CensorBound.from_message>`).
 
         Raises
         ------
@@ -347,6 +357,10 @@ class RunResult:
             v = kw.get(name)
             if v is not None and v < 0:
                 raise ValueError(f"run field {name!r} must be >= 0 seconds, got {v!r}")
+        if d.get("bound") is not None:
+            kw["bound"] = CensorBound.from_dict(d["bound"])
+        elif kw.get("status") == "censored":  # saved before runs carried their bound
+            kw["bound"] = CensorBound.from_message(kw.get("message", ""))
         return cls(**kw)
 
     def __repr__(self) -> str:

@@ -10,35 +10,51 @@ the runs within ``r_max`` of the best, or which run is fastest. When its optimiz
 also runs on other backends, it is censored only once it has spent more than ``censor_ratio``
 times the best time-to-target of its own optimizer as well (so a framework comparison of a
 slow optimizer is measured, not censored against a faster optimizer). Such a run ends
-``censored`` with the bound in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s
+``censored`` with its bound, typed in :attr:`RunResult.bound <optcmp.results.RunResult.bound>`
+(a :class:`~optcmp.results.parts.CensorBound`: ratio, the leader's time-to-target, its unit
+and the leader) and worded in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s
 CPU by lbfgs on numpy (censored at 0.45 s CPU, iteration 1600)"``; every statistic counts it
 as not reached with what it spent (:mod:`optcmp.analysis.stats.censor`).
 
-Order: the leaders are measured first by successive iteration budgets. Round 1 runs every run
-with at most :data:`FIRST_ROUND_ITER` iterations; each later round multiplies the cap by
-:data:`ROUND_GROWTH` and reruns, from the start, the runs the cap stopped whose spent time is
-still within the bound, until the cap reaches the run's own iteration budget (the last round
-has no cap). A run is deterministic given its seed, so a rerun with a larger cap follows the
-same trajectory; the repeated work is at most ``1 / (ROUND_GROWTH - 1)`` of the last round.
-``T*`` only decreases from round to round, so a bound given earlier stays true.
+Order: the leaders are measured first by successive iteration caps. Round 1 runs every run
+up to :data:`FIRST_ROUND_ITER` iterations; each later round multiplies the cap by
+:data:`ROUND_GROWTH` and goes on with the runs the cap paused whose spent time is still
+within the bound, until the cap reaches the run's own iteration budget (the last round has
+no cap). A paused run is resumed where it stood (:class:`~optcmp.engine.runner.LiveRun`:
+its adapter, optimizer state, iterate, rule, trace and clocks kept), never run again from
+its start: every run starts once, its timed clock adds up its segments, setup and warm-up
+happen once, and it ends with the result of a run that never paused (the same steps, trace,
+iterations and status). ``T*`` only decreases from round to round, so a bound given earlier
+stays true.
+
+Where the runs execute elsewhere (a ``concurrent.futures`` executor or a Dask client,
+:mod:`optcmp.executors`), a paused run cannot wait in another process between two rounds:
+there each round reruns, from the start and with the round's cap as an iteration budget, the
+runs the previous cap stopped. A run is deterministic given its seed, so the rerun with a
+larger cap follows the same trajectory and ends with the same result as a resumed one; the
+repeated work is at most ``1 / (ROUND_GROWTH - 1)`` of the last round.
 
 What the bound is on: process CPU time of the timed steps (``cpu_time``,
-``cpu_time_to_target``) on the CPU, wall time for runs on a GPU. Every run stops at a round's
-iteration cap, so the iteration count of a censored run is a round's cap, the same under any
-load; the load enters only through the comparison ``spent > censor_ratio * T*`` of two CPU
+``cpu_time_to_target``) on the CPU, wall time for runs on a GPU. Every run pauses at a round's
+iteration cap (a library's step doing several iterations, ``torch.optim.LBFGS``, at the end of
+the step that reaches it), so the iteration count of a censored run is a round's cap, the
+same under any load; the load enters only through the comparison ``spent > censor_ratio * T*`` of two CPU
 times, which other processes inflate little and alike (shared caches and memory bandwidth):
 a run whose spent time is within a few percent of the bound can fall on either side.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from optcmp.engine.runner import LiveRun, skipped_result
 from optcmp.executors import RunTask, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
+from optcmp.results.parts import CensorBound
 from optcmp.stopping import MaxIter, with_iteration_cap
 
 #: Iteration cap of the first round of a censored sweep.
@@ -130,6 +146,31 @@ def _bound_run(done: Sequence[RunResult], run: RunResult,
     return _leader([r for r in same if r.label == run.label], run)
 
 
+def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound | None:
+    """The bound ``run`` is censored on against ``best``, or None when it is within it.
+
+    Parameters
+    ----------
+    run : RunResult
+        A run a round's cap paused.
+    best : RunResult
+        The run whose time-to-target bounds ``run`` (:func:`run_censored`).
+    ratio : float
+        ``censor_ratio``.
+
+    Returns
+    -------
+    CensorBound or None
+        Set when ``run`` has spent more than ``ratio`` times ``best``'s time-to-target
+        (:func:`measures`).
+    """
+    m = measures(run, best)
+    if m is None or not m[0] > ratio * m[1]:
+        return None
+    return CensorBound(ratio, m[1], "cpu" if m[2] == "s CPU" else "wall", best.label,
+                       best.backend)
+
+
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     """The censored message of ``run`` against ``best``, or None when it is within the bound.
 
@@ -144,13 +185,19 @@ def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     Returns
     -------
     str or None
+        The words of :func:`censor_bound`'s bound.
     """
-    m = measures(run, best)
-    if m is None or not m[0] > ratio * m[1]:
-        return None
-    spent, t_best, unit = m
-    return (f"> {ratio:g}x the best time-to-target, {t_best:.3g} {unit} by {best.label} on "
-            f"{best.backend} (censored at {spent:.3g} {unit}, iteration {run.nit})")
+    bound = censor_bound(run, best, ratio)
+    return None if bound is None else _words(run, bound)
+
+
+def _words(run: RunResult, bound: CensorBound) -> str:
+    """The censored message of ``run`` with ``bound``."""
+    unit = CensorBound.UNITS[bound.unit]
+    spent = run.cpu_time if bound.unit == "cpu" else run.time
+    return (f"> {bound.ratio:g}x the best time-to-target, {bound.seconds:.3g} {unit} by "
+            f"{bound.leader} on {bound.leader_backend} (censored at {spent:.3g} {unit}, "
+            f"iteration {run.nit})")
 
 
 def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
@@ -166,7 +213,8 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
     on_result, executor, on_start
         As in :func:`optcmp.executors.run_tasks`; ``on_result`` sees every run once, with its
         final result (a censored one is storable: a sweep resuming with the same
-        ``censor_ratio`` reads it back, :func:`reusable`).
+        ``censor_ratio`` reads it back, :func:`reusable`). Without an executor a paused run
+        is resumed in the next round; on one, it is run again from its start.
     ratio : float
         ``censor_ratio``.
     finished : sequence of RunResult
@@ -176,45 +224,124 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
     pending = list(tasks)
     order = {t.index: i for i, t in enumerate(tasks)}
     backends: dict[str, set[str]] = {}
-    for cap in round_caps(_max_iter(pending)):
-        if not pending:
-            return
-        waiting = _round(pending, cap, problem, on_result, executor, on_start, done)
-        for r in [*done, *(res for _, res in waiting)]:
-            backends.setdefault(r.label, set()).add(r.backend)
-        pending = []
-        for task, res in waiting:
-            best = _bound_run(done, res, backends)
-            msg = None if best is None else censor_message(res, best, ratio)
-            if msg is None:
-                pending.append(task)
-            else:
-                out = res.replace(status="censored", message=msg)
+    rounds = (_Resumed(problem, on_start) if executor is None
+              else _Rerun(problem, executor, on_start))
+    try:
+        for cap in round_caps(_max_iter(pending)):
+            if not pending:
+                return
+            waiting = rounds.round(pending, cap, on_result, done)
+            for r in [*done, *(res for _, res in waiting)]:
+                backends.setdefault(r.label, set()).add(r.backend)
+            pending = []
+            for task, res in waiting:
+                best = _bound_run(done, res, backends)
+                bound = None if best is None else censor_bound(res, best, ratio)
+                if bound is None:
+                    pending.append(task)
+                    continue
+                rounds.drop(task)
+                out = res.replace(status="censored", message=_words(res, bound), bound=bound)
                 done.append(out)
                 on_result(task, out, True)
-        pending.sort(key=lambda t: order[t.index])
+            pending.sort(key=lambda t: order[t.index])
+    finally:
+        rounds.close()
 
 
-def _round(pending: list[RunTask], cap: int | None, problem: Problem, on_result: OnResult,
-           executor: Any, on_start: Callable[[RunTask], None] | None,
-           done: list[RunResult]) -> list[tuple[RunTask, RunResult]]:
-    """One round: the runs ``cap`` stopped (task and result); the others reported as final."""
-    originals = {t.index: t for t in pending}
-    capped = {t.index for t in pending if cap is not None and _own_budget(t) > cap}
-    waiting: list[tuple[RunTask, RunResult]] = []
+class _Resumed:
+    """Rounds in this process: a paused run waits, live, for the next round."""
 
-    def collect(task: RunTask, res: RunResult, storable: bool) -> None:
-        if task.index in capped and res.status == "max_iter":
-            waiting.append((originals[task.index], res))
-            return
-        done.append(res)
-        on_result(originals[task.index], res, storable)
+    def __init__(self, problem: Problem, on_start: Callable[[RunTask], None] | None) -> None:
+        self.problem, self.on_start = problem, on_start
+        self.live: dict[int, LiveRun] = {}
 
-    assert cap is not None or not capped
-    round_tasks = [_with_cap(t, cap) if t.index in capped and cap is not None else t
-                   for t in pending]
-    run_tasks(round_tasks, problem, collect, executor, on_start)
-    return waiting
+    def round(self, pending: list[RunTask], cap: int | None, on_result: OnResult,
+              done: list[RunResult]) -> list[tuple[RunTask, RunResult]]:
+        """One round: the runs ``cap`` paused (task and snapshot); the others reported."""
+        waiting: list[tuple[RunTask, RunResult]] = []
+        for task in pending:
+            if self.on_start is not None:
+                self.on_start(task)
+            ended = self._advance(task, cap if cap is not None and _own_budget(task) > cap
+                                  else None)
+            if ended is None:
+                waiting.append((task, self.live[task.index].snapshot()))
+            else:
+                done.append(ended[0])
+                on_result(task, *ended)
+        return waiting
+
+    def _advance(self, task: RunTask, cap: int | None) -> tuple[RunResult, bool] | None:
+        """Start or resume ``task``'s run up to ``cap``: its result and whether it is
+        storable (as :func:`optcmp.executors.execute_run` says), None when it paused."""
+        from optcmp.frameworks import BackendUnavailable
+
+        started = time.time()
+        live = self.live.pop(task.index, None)
+        try:
+            if task.skip_message is not None:
+                return skipped_result(self.problem, task.optimizer, task.config,
+                                      task.skip_message, started_at=started), False
+            if live is None:
+                live = LiveRun(self.problem, task.optimizer, task.config)
+            if not live.advance(cap):
+                self.live[task.index] = live
+                return None
+            return live.result(), True
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BackendUnavailable as exc:
+            return skipped_result(self.problem, task.optimizer, task.config, str(exc),
+                                  started_at=started), False
+        except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
+            return skipped_result(self.problem, task.optimizer, task.config,
+                                  f"{type(exc).__name__}: {exc}", status="failed",
+                                  started_at=started), False
+
+    def drop(self, task: RunTask) -> None:
+        """End ``task``'s paused run where it stands (it was censored there)."""
+        live = self.live.pop(task.index, None)
+        if live is not None:
+            live.close()
+
+    def close(self) -> None:
+        """Release every run still paused (an interrupted sweep)."""
+        while self.live:
+            self.live.popitem()[1].close()
+
+
+class _Rerun:
+    """Rounds on an executor: a run the cap stopped runs again, from its start, next round."""
+
+    def __init__(self, problem: Problem, executor: Any,
+                 on_start: Callable[[RunTask], None] | None) -> None:
+        self.problem, self.executor, self.on_start = problem, executor, on_start
+
+    def round(self, pending: list[RunTask], cap: int | None, on_result: OnResult,
+              done: list[RunResult]) -> list[tuple[RunTask, RunResult]]:
+        """One round: the runs ``cap`` stopped (task and result); the others reported."""
+        originals = {t.index: t for t in pending}
+        capped = {t.index for t in pending if cap is not None and _own_budget(t) > cap}
+        waiting: list[tuple[RunTask, RunResult]] = []
+
+        def collect(task: RunTask, res: RunResult, storable: bool) -> None:
+            if task.index in capped and res.status == "max_iter":
+                waiting.append((originals[task.index], res))
+                return
+            done.append(res)
+            on_result(originals[task.index], res, storable)
+
+        round_tasks = [_with_cap(t, cap) if t.index in capped and cap is not None else t
+                       for t in pending]
+        run_tasks(round_tasks, self.problem, collect, self.executor, self.on_start)
+        return waiting
+
+    def drop(self, task: RunTask) -> None:
+        """Nothing to end: the run has ended where it ran."""
+
+    def close(self) -> None:
+        """Nothing is held between rounds."""
 
 
 def _own_budget(task: RunTask) -> float:
@@ -241,7 +368,7 @@ def reusable(old: RunResult, ratio: float | None) -> bool:
     """
     if old.status != "censored":
         return True
-    return ratio is not None and old.message.startswith(f"> {ratio:g}x ")
+    return ratio is not None and old.bound is not None and f"{old.bound.ratio:g}" == f"{ratio:g}"
 
 
 def _max_iter(tasks: Sequence[RunTask]) -> int | None:
@@ -263,5 +390,5 @@ def _with_cap(task: RunTask, cap: int) -> RunTask:
     return replace(task, config=task.config.replace(stopping=with_iteration_cap(rule, cap)))
 
 
-__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_message", "measures", "reusable",
-           "round_caps", "run_censored"]
+__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_bound", "censor_message", "measures",
+           "reusable", "round_caps", "run_censored"]

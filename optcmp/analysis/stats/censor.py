@@ -5,7 +5,8 @@ exceed what it spent. Censored values enter every statistic as ``+inf``: a media
 when more than half the runs reached the target, a rank test ranks them behind every success, a
 profile never counts them as solved. A run the sweep stopped as ``censored`` (its time beyond
 ``censor_ratio`` times the best time-to-target, :mod:`optcmp.sweep.censor`) is one of them: not
-reached, its cost spent up to the bound. ``skipped`` runs never ran and are left out of every
+reached, its cost spent up to the bound, which it carries typed (``run.bound``, a
+:class:`~optcmp.results.parts.CensorBound`: its time-to-target exceeds ``run.bound.limit``). ``skipped`` runs never ran and are left out of every
 statistic (:func:`ran`); ``failed`` runs count as unsuccessful attempts.
 """
 

@@ -12,23 +12,31 @@ clock read then times the dispatch only. Every compiled call's outputs are kept 
 :meth:`JaxBackend.sync`, which the stopwatch calls before every clock read and which waits for
 them with ``jax.block_until_ready``.
 
-float64 runs switch ``jax_enable_x64`` on (recorded in :meth:`JaxBackend.describe`); a float64
-run that finds it off (turned off later in the process) is refused, never run in float32. The
-XLA CPU threads are pinned to one when :mod:`optcmp.frameworks.jax.ops` starts JAX
-(:data:`~optcmp.frameworks.jax.ops.XLA_CPU_FLAGS`).
+Nothing here changes the process on import. A float64 backend switches ``jax_enable_x64`` on
+when it is built (recorded in :meth:`JaxBackend.timing_contract`); a run gives the flag back the
+value it had before the run when it ends (:meth:`JaxBackend.run_settings`), and a float64 run
+that finds it off is refused, never run in float32. The XLA CPU threads are pinned to one by
+adding :data:`~optcmp.frameworks.ops.XLA_CPU_FLAGS` to ``XLA_FLAGS`` where a run or a backend
+is set up, before JAX's runtime starts; XLA reads them once, at that start, so they stay in
+``XLA_FLAGS`` for the rest of the process (:func:`~optcmp.frameworks.ops.pin_xla_threads`). A
+JAX started earlier without them keeps its own pool: the run's recorded threads say ``None``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
-from optcmp.frameworks.jax.ops import jax, jnp, ops, xla_cpu_threads
+from optcmp.frameworks.jax.ops import ops
+from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
 
 if TYPE_CHECKING:
@@ -163,8 +171,10 @@ class JaxBackend(Backend):
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)
+        pin_xla_threads()  # before jax_device starts JAX's runtime
         if self.dtype == "float64":
             require_x64()
+        self._x64 = x64_enabled()
         self.jax_device = jax_device(device)
         self.device = "cpu" if self.jax_device.platform == "cpu" else \
             f"cuda:{self.jax_device.id}"
@@ -184,11 +194,12 @@ class JaxBackend(Backend):
         dict
             ``barrier`` (``"jax.block_until_ready"``), ``compute_dtype`` (the dtype XLA
             computes in: float64 only with ``jax_enable_x64``), ``matmul_precision`` (of
-            ``ops.matmul``), ``x64``, and ``default_matmul_precision`` (JAX's
+            ``ops.matmul``), ``x64`` (as the backend was built: a run restores the flag
+            when it ends), and ``default_matmul_precision`` (JAX's
             ``jax_default_matmul_precision``, for products an objective writes with ``@``;
             ``"default"`` where unset: TF32 passes on Ampere and later GPUs).
         """
-        x64 = x64_enabled()
+        x64 = self._x64
         dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
         default = getattr(jax.config, "jax_default_matmul_precision", None)
         return {"barrier": "jax.block_until_ready", "compute_dtype": dt,
@@ -381,11 +392,42 @@ class JaxBackend(Backend):
 
         return value_and_grad
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Forward over reverse (``jax.jvp`` of ``jax.grad``), compiled with ``jax.jit``."""
+        objective, o = problem.objective, self.ops
+        grad = jax.grad(lambda z: objective(o, z, data))
+        hv_fn = jax.jit(lambda z, w: jax.jvp(grad, (z,), (w,))[1])
+
+        def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            hv = hv_fn(self.asarray(x), self.asarray(v))
+            return np.asarray(self.to_numpy(hv), dtype=np.float64).reshape(-1)
+
+        return hvp
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:
         """XLA's CPU compute threads: 1 when JAX started with optcmp's flags, else None."""
         return xla_cpu_threads()
+
+    @classmethod
+    @contextlib.contextmanager
+    def run_settings(cls) -> Iterator[None]:
+        """XLA's CPU thread flags added before JAX starts (they stay); ``jax_enable_x64``
+        given back the value it had when the run began.
+
+        Yields
+        ------
+        None
+        """
+        pin_xla_threads()
+        x64 = x64_enabled()
+        try:
+            yield
+        finally:
+            if x64_enabled() != x64:
+                jax.config.update("jax_enable_x64", x64)
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:

@@ -1,16 +1,16 @@
-"""Native optax adapter: an optimizer's :class:`~optcmp.optimizers.base.OptaxOptimizer` on JAX.
+"""Native optax adapter: an optimizer's :class:`~optcmp.optimizers.OptaxOptimizer` on JAX.
 
 Imported only when a run needs it. The optimizer is ``optax.<name>(**options)`` built with every
 argument its declaration gives (optax's own defaults never decide a run: e.g. ``optax.adagrad``
 starts its accumulator at 0.1 and puts epsilon 1e-7 inside the square root, ``optax.rmsprop``
 puts it inside by default and its learning rate inside the momentum buffer), wrapped as an
-:class:`~optcmp.optimizers.base.UpdateRule` (:class:`OptaxRule`) and run by the reference
+:class:`~optcmp.optimizers.UpdateRule` (:class:`OptaxRule`) and run by the reference
 adapter's machinery: one ``jax.jit`` step, the fused ``lax.fori_loop`` blocks, optcmp's
 minibatch sequence, the warm-up of every shape. A schedule becomes a callable learning rate
 ``lr * s(count)`` (optax's own step counter, from 0), clipping is optcmp's global-norm formula
 before the update (the reference rule's).
 
-``optax.lbfgs`` (:attr:`~optcmp.optimizers.base.OptaxOptimizer.linesearch`) takes the objective:
+``optax.lbfgs`` (:attr:`~optcmp.optimizers.OptaxOptimizer.linesearch`) takes the objective:
 a step evaluates the incoming iterate only when optax's state holds no value from the previous
 line search (:func:`optax.value_and_grad_from_state`, the first step), then runs the zoom line
 search; every evaluation is counted in ``nfev``/``njev``, read off the clock.
@@ -18,21 +18,20 @@ search; every evaluation is counted in ``nfev``/``njev``, read off the clock.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from optcmp.frameworks.jax.backend import JaxBackend, jax, jnp
+import jax
+import jax.numpy as jnp
+import optax
+
+from optcmp.frameworks.jax.backend import JaxBackend
 from optcmp.frameworks.reference import ReferenceAdapter, build_step, reuse_key
 from optcmp.frameworks.reuse import ReuseKey
 from optcmp.frameworks.stepper import Adapter, StepOutput
-from optcmp.optimizers import clip_global_norm
-from optcmp.optimizers._implementations import OptaxOptimizer, UpdateRule
+from optcmp.optimizers import OptaxOptimizer, UpdateRule, clip_global_norm
 from optcmp.optimizers.base import NotApplicable
-
-#: optax, imported after :mod:`optcmp.frameworks.jax.backend` has started JAX with its thread flags.
-optax = importlib.import_module("optax")
 
 
 class OptaxRule(UpdateRule):
@@ -150,7 +149,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
     """``optax.<name>(**options)`` on the JAX backend, run like the reference rule.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare an
-    :class:`~optcmp.optimizers.base.OptaxOptimizer`.
+    :class:`~optcmp.optimizers.OptaxOptimizer`.
 
     Raises
     ------

@@ -1,40 +1,22 @@
 """The JAX ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with ``jax.numpy``'s functions.
 
 Semantics follow numpy where the two differ (``logaddexp`` with exact gradients at a tie, a Python
-float fill exact in float64). Importing this module starts JAX: the XLA CPU flags that pin its
-compute to one thread (:data:`XLA_CPU_FLAGS`) are added to ``XLA_FLAGS`` first, unless the
-environment already names them, because XLA reads them once, when its CPU client starts;
-:func:`xla_cpu_threads` reports the count in force.
+float fill exact in float64). Importing this module imports JAX without starting its runtime and
+changes neither ``XLA_FLAGS`` nor ``jax_enable_x64``: the JAX backend sets both where a run or a
+backend is set up (:func:`optcmp.frameworks.ops.pin_xla_threads`,
+:class:`optcmp.frameworks.jax.backend.JaxBackend`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from optcmp.frameworks.ops import pin_xla_threads
-
-_PINNED = pin_xla_threads()
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax.scipy.special import logsumexp as _jlogsumexp  # noqa: E402
-
-
-def xla_cpu_threads() -> int | None:
-    """Threads of XLA's CPU compute: 1 when :data:`XLA_CPU_FLAGS` were in force at start.
-
-    Returns
-    -------
-    int or None
-        1 with the flags; None when JAX started without them (its pool size is not reported).
-    """
-    flags = os.environ.get("XLA_FLAGS", "")
-    pinned = _PINNED and "--xla_cpu_multi_thread_eigen=false" in flags
-    return 1 if pinned else None
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import logsumexp as _jlogsumexp
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -126,4 +108,4 @@ ops = SimpleNamespace(
 )
 
 
-__all__ = ["ops", "xla_cpu_threads"]
+__all__ = ["ops"]

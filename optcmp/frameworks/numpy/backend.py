@@ -101,4 +101,4 @@ class NumpyBackend(Backend):
         return blas_threads()
 
 
-__all__ = ["NumpyBackend", "ops"]
+__all__ = ["NumpyBackend"]

@@ -19,15 +19,18 @@ before torch in one process has been seen to crash it.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import logging
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
 from optcmp.frameworks.tensorflow.ops import (  # torch (when installed) is imported before TensorFlow
     ops,
@@ -253,6 +256,7 @@ class TensorFlowBackend(Backend):
     def __init__(self, device: str | None = None, dtype: str = "float64",
                  jit_compile: bool | None = None) -> None:
         super().__init__(device, dtype)
+        _pin_xla()
         quiet_own_retracing()
         self.tf_device = tf_device(device)
         self.device = "cpu" if self.tf_device == "/CPU:0" else self.tf_device
@@ -507,12 +511,42 @@ class TensorFlowBackend(Backend):
 
         return value_and_grad
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Nested gradient tapes, eager."""
+        objective, o = problem.objective, self.ops
+
+        def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            xt, vt = self.asarray(x), self.asarray(v)
+            with tf.GradientTape() as outer:
+                outer.watch(xt)
+                with tf.GradientTape() as inner:
+                    inner.watch(xt)
+                    f = objective(o, xt, data)
+                gv = tf.reduce_sum(inner.gradient(f, xt) * vt)
+            return np.asarray(outer.gradient(gv, xt).numpy(), dtype=np.float64).reshape(-1)
+
+        return hvp
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:
         """TensorFlow's intra-op pool size (its default, 0, reported as ``os.cpu_count()``)."""
         n = int(tf.config.threading.get_intra_op_parallelism_threads())
         return n if n > 0 else _env_threads() or os.cpu_count()
+
+    @classmethod
+    @contextlib.contextmanager
+    def run_settings(cls) -> Iterator[None]:
+        """XLA's CPU thread flags added to ``XLA_FLAGS`` before XLA starts, when JAX is
+        installed (TensorFlow loads it); they stay for the process.
+
+        Yields
+        ------
+        None
+        """
+        _pin_xla()
+        yield
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
@@ -539,6 +573,12 @@ class TensorFlowBackend(Backend):
                 "process; the result records the count in force. Start a fresh process (or the "
                 "TensorFlow runs first) to control them.", stacklevel=5)
         return None
+
+
+def _pin_xla() -> None:
+    """XLA's CPU thread flags (:func:`~optcmp.frameworks.ops.pin_xla_threads`) where JAX is installed."""
+    if importlib.util.find_spec("jax") is not None:
+        pin_xla_threads()
 
 
 def _env_threads() -> int | None:

@@ -1,4 +1,4 @@
-"""Native Keras adapter: an optimizer's :class:`~optcmp.optimizers.base.KerasOptimizer` on TF.
+"""Native Keras adapter: an optimizer's :class:`~optcmp.optimizers.KerasOptimizer` on TF.
 
 Imported only when a run needs it. The iterate is one flat ``tf.Variable`` on the backend's
 device; a step is one compiled call (:meth:`~optcmp.frameworks.base.Backend.compile`, traced once,
@@ -44,7 +44,7 @@ from optcmp.frameworks.stepper import Block, StepOutput
 from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
 from optcmp.frameworks.tensorflow.ops import tf
 from optcmp.implementation import Implementation
-from optcmp.optimizers._implementations import KerasOptimizer
+from optcmp.optimizers import KerasOptimizer
 
 
 def keras_backend_name() -> str:
@@ -140,7 +140,7 @@ class KerasNativeAdapter(ReferenceAdapter):
     Keras is not on TensorFlow in this process.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
-    :class:`~optcmp.optimizers.base.KerasOptimizer`.
+    :class:`~optcmp.optimizers.KerasOptimizer`.
     """
 
     framework = "keras"

@@ -8,6 +8,8 @@ C++ log level to 2 (warnings and errors) unless the environment sets them. The l
 C++ side writes to the process's stderr while it is imported are read back and replayed, less
 the start-up notices that are not about the user's work (:data:`IMPORT_NOISE`: absl's
 pre-initialization line, the oneDNN notice, CPU-instruction and duplicate-factory lines).
+``XLA_FLAGS`` is left as it is: the TensorFlow backend adds the XLA CPU thread flags where a run
+or a backend is set up (:func:`optcmp.frameworks.ops.pin_xla_threads`).
 """
 
 from __future__ import annotations
@@ -19,15 +21,11 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from optcmp.frameworks.ops import pin_xla_threads
-
 if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
-    pass
+    import torch  # noqa: F401
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-if importlib.util.find_spec("jax") is not None:  # TensorFlow imports JAX when it is installed
-    pin_xla_threads()
 
 #: Start-up lines of TensorFlow's C++ side that say nothing about a run (dropped at import).
 IMPORT_NOISE = ("All log messages before absl::InitializeLog()", "oneDNN custom operations are on",

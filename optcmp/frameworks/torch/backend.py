@@ -202,6 +202,20 @@ class TorchBackend(Backend):
 
         return value_and_grad
 
+    def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
+                               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Double backward through ``torch.autograd.grad``, eager."""
+        objective, o = problem.objective, self.ops
+
+        def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            xt = self.asarray(x).detach().clone().requires_grad_(True)
+            f = objective(o, xt, data)
+            (g,) = torch.autograd.grad(f, xt, create_graph=True)
+            (hv,) = torch.autograd.grad(g, xt, grad_outputs=self.asarray(v))
+            return np.asarray(self.to_numpy(hv), dtype=np.float64).reshape(-1)
+
+        return hvp
+
     # ------------------------------------------------------------------ threads
     @classmethod
     def get_threads(cls) -> int | None:

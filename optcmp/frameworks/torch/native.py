@@ -1,4 +1,4 @@
-"""Native PyTorch adapter: an optimizer's :class:`~optcmp.optimizers.base.TorchOptimizer`.
+"""Native PyTorch adapter: an optimizer's :class:`~optcmp.optimizers.TorchOptimizer`.
 
 Imported only when a run needs it. The optimizer is ``torch.optim.<name>`` built with every
 argument its declaration gives (including the ones optcmp does not expose, e.g.
@@ -27,14 +27,14 @@ import torch
 
 from optcmp.frameworks.base import analytic_value_and_grad
 from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
-from optcmp.optimizers._implementations import TorchOptimizer
+from optcmp.optimizers import TorchOptimizer
 
 
 class TorchNativeAdapter(MinibatchMixin, Adapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
-    :class:`~optcmp.optimizers.base.TorchOptimizer`.
+    :class:`~optcmp.optimizers.TorchOptimizer`.
     """
 
     framework = "torch"
