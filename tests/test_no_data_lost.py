@@ -453,20 +453,20 @@ import os, signal, sys, time
 # a shell without job control starts background jobs with SIGINT ignored, and children inherit
 # that: restore Python's own handler so that the test's SIGINT is a KeyboardInterrupt
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import optcmp.executors as ex
 from optcmp import cli
+from optcmp.engine.session import Session
 
 marker, argv = sys.argv[1], sys.argv[2:]
-real, started = ex.run, []
+real, started = Session.start, []
 
-def held_run(*a, **k):
+def held_start(*a, **k):
     started.append(1)
     if len(started) == 4:
         open(marker, "w").close()
         time.sleep(120)  # the signal's handler raises here
     return real(*a, **k)
 
-ex.run = held_run
+Session.start = held_start
 sys.exit(cli.main(argv))
 """
 
