@@ -12,16 +12,7 @@ _SHIPPED: dict[str, Any] = {}
 
 
 def shipped_problem(token: str) -> Any:
-    """The problem a :class:`ProblemPlugin` installed on this worker under ``token``, or None.
-
-    Parameters
-    ----------
-    token : str
-
-    Returns
-    -------
-    Problem or None
-    """
+    """The problem a :class:`ProblemPlugin` installed on this worker under ``token``, or None."""
     return _SHIPPED.get(token)
 
 

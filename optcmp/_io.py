@@ -107,18 +107,7 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
 
 
 def file_kind(path: str | os.PathLike[str]) -> str | None:
-    """What ``path`` is when it exists and is not a regular file (symlinks followed), else None.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    str or None
-        E.g. ``"a character device"``, ``"a FIFO (named pipe)"``; None for a regular file or a
-        path that does not exist.
-    """
+    """What ``path`` is when it exists and is not a regular file (symlinks followed), else None."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -129,19 +118,7 @@ def file_kind(path: str | os.PathLike[str]) -> str | None:
 
 
 def check_regular_file(path: str | os.PathLike[str], *, what: str = "file") -> None:
-    """Refuse to write over anything but a regular file (or a path that does not exist yet).
-
-    Parameters
-    ----------
-    path : str or path-like
-    what : str, default "file"
-        What would be written, for the message.
-
-    Raises
-    ------
-    ValueError
-        ``path`` is a character or block device (``/dev/null`` included), a FIFO or a socket.
-    """
+    """Refuse to write over anything but a regular file (or a path that does not exist yet)."""
     kind = file_kind(path)
     if kind is not None and kind != "a directory":
         raise ValueError(f"cannot write the {what} to {os.fspath(path)}: it is {kind}, not a "
@@ -179,33 +156,6 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
     Write the whole file to the yielded path: ``path`` then holds either its old contents or
     the new ones, never a part (a crash, Ctrl-C or a full disk while writing leaves it as it
     was, and the temporary file is removed).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The destination file.
-    what : str, default "file"
-        What is written, for messages.
-
-    Yields
-    ------
-    str
-        The temporary file's path, in the same directory (so the replace is atomic).
-
-    Raises
-    ------
-    IsADirectoryError
-        ``path`` is a directory.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    ValueError
-        ``path`` exists and is not a regular file (a device, a FIFO, a socket).
-
-    Notes
-    -----
-    The temporary file is created with :func:`tempfile.mkstemp` (``O_EXCL``: a new file with
-    an unpredictable name, never a symlink planted in the directory), and is given the
-    destination's permissions (or those the umask allows for a new file).
     """
     p = os.fspath(path)
     if os.path.isdir(p):
@@ -248,10 +198,6 @@ def available_memory() -> int | None:
 
     ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
     ``/proc/meminfo`` (Linux), else free pages times the page size (``os.sysconf``).
-
-    Returns
-    -------
-    int or None
     """
     try:
         import psutil
@@ -282,20 +228,7 @@ def format_bytes(n: float) -> str:
 
 
 def check_memory(needed: int, what: str) -> None:
-    """Refuse, before allocating, ``needed`` bytes that the available memory cannot hold.
-
-    Parameters
-    ----------
-    needed : int
-        Bytes the allocation needs at its peak.
-    what : str
-        What would be allocated, for the message (e.g. ``"1,000,000,000 rows x 4 features"``).
-
-    Raises
-    ------
-    ValueError
-        ``needed`` exceeds :func:`available_memory`; the message names both.
-    """
+    """Refuse, before allocating, ``needed`` bytes that the available memory cannot hold."""
     if needed < 64 * 2**20:  # small: no need to ask the system
         return
     avail = available_memory()

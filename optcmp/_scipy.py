@@ -21,30 +21,15 @@ def _load(name: str) -> ModuleType:
 
 
 def special() -> ModuleType:
-    """:mod:`scipy.special`, imported on the first call.
-
-    Returns
-    -------
-    module
-    """
+    """:mod:`scipy.special`, imported on the first call."""
     return _load("scipy.special")
 
 
 def optimize() -> ModuleType:
-    """:mod:`scipy.optimize`, imported on the first call.
-
-    Returns
-    -------
-    module
-    """
+    """:mod:`scipy.optimize`, imported on the first call."""
     return _load("scipy.optimize")
 
 
 def linalg() -> ModuleType:
-    """:mod:`scipy.linalg`, imported on the first call.
-
-    Returns
-    -------
-    module
-    """
+    """:mod:`scipy.linalg`, imported on the first call."""
     return _load("scipy.linalg")

@@ -11,10 +11,6 @@ def outside_level() -> int:
     A warning raised with it points at the user's call of :func:`optcmp.compare`,
     :func:`optcmp.run` or :func:`optcmp.tune`, however deep inside optcmp it is raised
     (and the default warning filter then shows it once per call site).
-
-    Returns
-    -------
-    int
     """
     frame = inspect.currentframe()
     frame = frame.f_back if frame is not None else None  # the caller: level 1

@@ -46,25 +46,6 @@ class BatchOrder:
     the short last slice gives each of its rows more weight than a full slice does; dropping it
     changes both the steps per epoch and that weighting. The order depends only on
     ``(n_samples, batch_size, shuffle, seed, drop_last)``, never on the backend.
-
-    Parameters
-    ----------
-    n_samples : int
-        Rows in the training data.
-    batch_size : int
-        Rows per minibatch (capped at ``n_samples``).
-    shuffle : bool
-        Reshuffle the rows every epoch.
-    seed : int
-        The run's seed.
-    drop_last : bool, default False
-        Leave out each epoch's last, shorter slice (see above). No effect when ``batch_size``
-        divides ``n_samples`` or is at least ``n_samples``.
-
-    Raises
-    ------
-    ValueError
-        Non-positive ``n_samples`` or ``batch_size``.
     """
 
     def __init__(self, n_samples: int, batch_size: int, shuffle: bool, seed: int, *,

@@ -129,13 +129,7 @@ def _cpu_model() -> str:
 
 
 def blas_kernel() -> str:
-    """The OpenBLAS kernel in use (threadpoolctl's ``architecture``), or the BLAS library name.
-
-    Returns
-    -------
-    str
-        For example ``"Haswell"``, ``"SkylakeX"``; ``"unknown"`` without threadpoolctl.
-    """
+    """The OpenBLAS kernel in use (threadpoolctl's ``architecture``), or the BLAS library name."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
@@ -148,20 +142,7 @@ def blas_kernel() -> str:
 
 
 def machine_stamp(threads: int | None = None) -> dict[str, Any]:
-    """What a measured figure belongs to: CPU model, cores, BLAS kernel, versions, threads, load.
-
-    Parameters
-    ----------
-    threads : int, optional
-        Threads per framework the measurement used (recorded as given).
-
-    Returns
-    -------
-    dict
-        JSON-serializable: ``cpu``, ``cores``, ``machine``, ``blas_kernel``, ``versions``
-        (installed distributions, nothing imported), ``threads``, ``load`` (1-minute load
-        average when called), ``date``.
-    """
+    """What a measured figure belongs to: CPU model, cores, BLAS kernel, versions, threads, load."""
     import datetime as _dt
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -173,17 +154,7 @@ def machine_stamp(threads: int | None = None) -> dict[str, Any]:
 
 def stamp_text(stamp: dict[str, Any]) -> str:
     """One line for a reader: ``"Intel Xeon ... (2 cores, OpenBLAS Haswell), numpy 2.3.1, ...,
-    load 0.4"``.
-
-    Parameters
-    ----------
-    stamp : dict
-        A :func:`machine_stamp`.
-
-    Returns
-    -------
-    str
-    """
+    load 0.4"``."""
     v = stamp.get("versions", {})
     libs = ", ".join(f"{k} {v[k]}" for k in ("numpy", "scipy", "torch", "tensorflow-cpu", "jax")
                      if k in v)

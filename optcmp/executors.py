@@ -60,22 +60,7 @@ from optcmp.results import RunResult
 
 @dataclass
 class RunTask:
-    """Everything one run needs besides the problem (picklable; shipped to workers).
-
-    Attributes
-    ----------
-    index : int
-        Position in the sweep (results are returned in this order).
-    key : str
-        The run's store key (:func:`optcmp.store.run_key`), or "" without a store.
-    optimizer : OptimizerSpec
-    config : RunConfig
-        Backend, device, dtype, stopping rule, seed, repetition, callback (called where the
-        run runs: on the worker for executors), ``eval_every``, threads.
-    skip_message : str or None
-        Set when the client already knows the run cannot start (backend not installed): the run
-        is recorded ``skipped`` with this message.
-    """
+    """Everything one run needs besides the problem (picklable; shipped to workers)."""
 
     index: int
     key: str
@@ -101,15 +86,7 @@ class RunTask:
 
 @dataclass(frozen=True)
 class ProblemRef:
-    """A problem shipped as its spec, rebuilt (and cached) by each worker process.
-
-    Attributes
-    ----------
-    spec : dict
-        ``problem.spec()``.
-    data_sha256 : str
-        Fingerprint the rebuilt data must have (:func:`optcmp.fingerprint.data_fingerprint`).
-    """
+    """A problem shipped as its spec, rebuilt (and cached) by each worker process."""
 
     spec: dict[str, Any]
     data_sha256: str
@@ -129,24 +106,7 @@ _CACHE_SIZE = 4
 
 
 def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
-    """The problem behind ``ref``: itself, or rebuilt from its spec once per process.
-
-    Parameters
-    ----------
-    ref : Problem or ProblemRef
-        A problem, or the spec and data fingerprint of one.
-
-    Returns
-    -------
-    Problem
-        ``ref`` itself, or the cached problem rebuilt from its spec.
-
-    Raises
-    ------
-    ValueError
-        The spec cannot be rebuilt, or the rebuilt data differ from the client's (e.g. another
-        numpy version on the worker generates other random numbers).
-    """
+    """The problem behind ``ref``: itself, or rebuilt from its spec once per process."""
     if isinstance(ref, Problem):
         return ref
     if isinstance(ref, ShippedRef):
@@ -179,25 +139,7 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
 
 def execute_run(task: RunTask,
                 problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
-    """Run one task: the per-run function of every execution path.
-
-    Parameters
-    ----------
-    task : RunTask
-    problem : Problem, ProblemRef or ShippedRef
-
-    Returns
-    -------
-    result : RunResult
-        With ``host``, ``concurrency``, ``shared_host``, ``started_at`` and ``finished_at``
-        (recorded by the run itself, :func:`optcmp.engine.run`). Never raises for a run that
-        fails: a crash inside the optimizer is ``failed`` (from :func:`optcmp.engine.run`), a
-        backend that is not installed ``skipped``, any other error ``failed`` with the error in
-        ``message``.
-    storable : bool
-        Whether the result is a finished run worth storing (False for ``skipped`` runs and errors
-        outside the optimizer, which a resumed sweep should try again).
-    """
+    """Run one task: the per-run function of every execution path."""
     from optcmp.frameworks import BackendUnavailable
 
     started = time.time()
@@ -236,53 +178,19 @@ def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str
 
 
 def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
-    """A ``failed`` result for a run lost outside :func:`execute_run` (dead worker, pool).
-
-    Parameters
-    ----------
-    problem : Problem
-    task : RunTask
-        The run that was lost.
-    message : str
-        Why it was lost; stored in the result's ``message``.
-
-    Returns
-    -------
-    RunResult
-        With ``status="failed"``, no iterations, and the host that recorded the loss (built
-        like every result of a run that never started: :func:`optcmp.engine.skipped_result`).
-    """
+    """A ``failed`` result for a run lost outside :func:`execute_run` (dead worker, pool)."""
     return skipped_result(problem, task.optimizer, task.config, message, status="failed")
 
 
 # ---------------------------------------------------------------------- dispatch
 def is_dask_client(obj: Any) -> bool:
-    """Whether ``obj`` is a ``dask.distributed.Client`` (without importing dask).
-
-    Parameters
-    ----------
-    obj : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``obj`` is a ``dask.distributed.Client`` (without importing dask)."""
     return any(c.__module__.startswith("distributed") and c.__name__ == "Client"
                for c in type(obj).__mro__)
 
 
 def problem_ref(problem: Problem) -> ProblemRef | None:
-    """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    ProblemRef or None
-        ``None`` for a problem built from arrays (it has to be shipped as an object).
-    """
+    """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None."""
     from optcmp.fingerprint import data_fingerprint
     from optcmp.problems import rebuildable
 
@@ -292,20 +200,7 @@ def problem_ref(problem: Problem) -> ProblemRef | None:
 
 
 def check_executor(executor: Any, problem: Problem) -> None:
-    """Validate ``executor`` for ``problem`` before anything runs.
-
-    Parameters
-    ----------
-    executor : concurrent.futures.Executor or dask.distributed.Client
-    problem : Problem
-
-    Raises
-    ------
-    TypeError
-        Not a ``concurrent.futures.Executor`` nor a Dask client.
-    ValueError
-        A process-based executor with a problem that cannot be rebuilt from its spec.
-    """
+    """Validate ``executor`` for ``problem`` before anything runs."""
     if is_dask_client(executor):
         return
     if not isinstance(executor, Executor):
@@ -325,27 +220,7 @@ OnResult = Callable[[RunTask, RunResult, bool], None]
 def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
               executor: Any = None,
               on_start: Callable[[RunTask], None] | None = None) -> None:
-    """Execute ``tasks`` and report each result as it finishes.
-
-    Parameters
-    ----------
-    tasks : sequence of RunTask
-    problem : Problem
-    on_result : callable
-        ``on_result(task, result, storable)``, called in the calling thread, in completion
-        order.
-    executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        None runs sequentially in this process.
-    on_start : callable, optional
-        ``on_start(task)``, called just before each run starts on the sequential path (e.g. to
-        label a progress bar with the run in progress); executors start runs elsewhere, so it
-        is not called with one.
-
-    Raises
-    ------
-    KeyboardInterrupt
-        Ctrl-C: runs not started are cancelled; results reported so far stand.
-    """
+    """Execute ``tasks`` and report each result as it finishes."""
     if executor is None:
         for t in tasks:
             if on_start is not None:

@@ -19,17 +19,7 @@ from optcmp._io import jsonable
 
 
 def canonical_json(obj: Any) -> str:
-    """Canonical JSON text of ``obj``: sorted keys, no spaces, numpy scalars as Python numbers.
-
-    Parameters
-    ----------
-    obj : JSON-like
-        Dicts, lists, strings, numbers, bools, None (numpy scalars and arrays allowed).
-
-    Returns
-    -------
-    str
-    """
+    """Canonical JSON text of ``obj``: sorted keys, no spaces, numpy scalars as Python numbers."""
     return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=True)
 
@@ -38,15 +28,6 @@ def data_fingerprint(problem: Any) -> str:
     """SHA-256 of the problem's training arrays (names, dtypes, shapes and bytes).
 
     Computed once per problem object and cached on it.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits.
     """
     cached = getattr(problem, "_optcmp_data_sha256", None)
     if cached is not None:
@@ -66,17 +47,7 @@ def data_fingerprint(problem: Any) -> str:
 
 
 def problem_identity(problem: Any) -> dict[str, Any]:
-    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    dict
-        The problem's JSON-able spec and the SHA-256 of its training data.
-    """
+    """``{"problem": spec, "data_sha256": fingerprint}``: what makes two problems the same."""
     return {"problem": jsonable(problem.spec()), "data_sha256": data_fingerprint(problem)}
 
 
@@ -180,21 +151,7 @@ def _library(module: str | None) -> bool:
 def code_fingerprint(obj: Any) -> str:
     """SHA-256 of what a callable computes: its bytecode, constants, defaults, the values it
     closes over and the module-level values and functions it refers to (module-level dicts,
-    lists and sets by their type only: they may be state the function updates).
-
-    Library functions (optcmp, numpy, scipy, the frameworks, the standard library) count by
-    their name only. Two callables with the same fingerprint compute the same thing as far as
-    their code and the values they read can tell.
-
-    Parameters
-    ----------
-    obj : callable or None
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits (of ``None`` too).
-    """
+    lists and sets by their type only: they may be state the function updates)."""
     h = hashlib.sha256()
     _feed(h, obj, _DEPTH, set())
     return h.hexdigest()
@@ -203,17 +160,7 @@ def code_fingerprint(obj: Any) -> str:
 def problem_inputs(problem: Any) -> dict[str, Any]:
     """What can change a problem's runs beyond its spec and data: its ``key_inputs()`` (the
     objective's code, the optimum and the constants a user gave) and, for a problem class
-    written outside optcmp, the code of the class.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    dict
-        JSON-able; empty for optcmp's own problems (their spec and data say everything).
-    """
+    written outside optcmp, the code of the class."""
     get = getattr(problem, "key_inputs", None)
     out = dict(get()) if callable(get) else {}
     cls = type(problem)
@@ -223,17 +170,7 @@ def problem_inputs(problem: Any) -> dict[str, Any]:
 
 
 def rule_inputs(rule: Any) -> dict[str, str]:
-    """The code of the stopping rules written outside optcmp in ``rule`` (by class name).
-
-    Parameters
-    ----------
-    rule : Rule
-
-    Returns
-    -------
-    dict of str to str
-        Empty when every rule is optcmp's own (their ``to_dict()`` says everything).
-    """
+    """The code of the stopping rules written outside optcmp in ``rule`` (by class name)."""
     out = {}
     for r in rule.rules():
         cls = type(r)

@@ -19,24 +19,7 @@ NAMESPACES = {"torch": "torch.optim", "keras": "keras.optimizers", "optax": "opt
 
 @dataclass(frozen=True)
 class Implementation:
-    """The code that ran a run's steps.
-
-    Parameters
-    ----------
-    library : str
-        ``"optcmp"`` (the optimizer's reference update rule), ``"torch"``, ``"keras"``,
-        ``"optax"`` or ``"scipy"``.
-    name : str
-        The optimizer class or function of that library (``"SGD"``, ``"adam"``,
-        ``"minimize"``), or the optimizer whose reference rule ran (``"gd"``).
-    method : str, optional
-        The method of a function that runs several (scipy's ``"L-BFGS-B"``); None otherwise.
-
-    Examples
-    --------
-    >>> Implementation("scipy", "minimize", "L-BFGS-B").to_dict()
-    {'library': 'scipy', 'name': 'minimize', 'method': 'L-BFGS-B'}
-    """
+    """The code that ran a run's steps."""
 
     library: str
     name: str
@@ -48,22 +31,7 @@ class Implementation:
 
     @classmethod
     def from_dict(cls, d: Any) -> Implementation:
-        """Inverse of :meth:`to_dict`.
-
-        Parameters
-        ----------
-        d : dict
-            ``{"library": str, "name": str, "method": str or None}``.
-
-        Returns
-        -------
-        Implementation
-
-        Raises
-        ------
-        ValueError
-            Not such a dict.
-        """
+        """Inverse of :meth:`to_dict`."""
         ok = (isinstance(d, dict) and isinstance(d.get("library"), str)
               and isinstance(d.get("name"), str)
               and (d.get("method") is None or isinstance(d.get("method"), str)))
@@ -74,24 +42,7 @@ class Implementation:
 
     @classmethod
     def from_text(cls, text: str, impl: str = "", optimizer: str = "") -> Implementation | None:
-        """The implementation a run saved before it was recorded ran, from its description.
-
-        Parameters
-        ----------
-        text : str
-            The run's ``implementation`` (``"torch.optim.SGD(lr=0.1, ...)"``,
-            ``"scipy.optimize.minimize(method='L-BFGS-B')"``, ``"optcmp reference update
-            rule"``, ...).
-        impl : str, optional
-            The run's ``impl`` (``"reference"``, ``"native"``, ``"scipy"``).
-        optimizer : str, optional
-            The run's optimizer (the name of a reference rule).
-
-        Returns
-        -------
-        Implementation or None
-            None when the text names no code optcmp knows.
-        """
+        """The implementation a run saved before it was recorded ran, from its description."""
         if text.startswith("optcmp reference") or (not text and impl == "reference"):
             return cls("optcmp", optimizer)
         method = re.fullmatch(r"scipy\.optimize\.minimize\(method='([^']+)'\)", text)

@@ -41,22 +41,7 @@ DEFAULT_THREADS = 1
 
 
 def check_threads(n: Any) -> int | None:
-    """Validate a thread count.
-
-    Parameters
-    ----------
-    n : int or None
-        Threads, or None for each library's default.
-
-    Returns
-    -------
-    int or None
-
-    Raises
-    ------
-    ValueError
-        ``n`` is not None nor a positive integer.
-    """
+    """Validate a thread count."""
     if n is None:
         return None
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -82,54 +67,14 @@ def _backend_class(backend: str, load: bool = False) -> Any:
 
 
 def current_threads(backend: str) -> int | None:
-    """Threads the backend's compute pool uses now (None if unknown).
-
-    Parameters
-    ----------
-    backend : {"numpy", "torch", "tensorflow"}
-
-    Returns
-    -------
-    int or None
-        The backend's own count (:meth:`~optcmp.frameworks.base.Backend.get_threads`:
-        :func:`torch.get_num_threads` for torch, TensorFlow's intra-op count with its default,
-        0, reported as :func:`os.cpu_count`) when its framework is imported, else numpy's BLAS
-        threads (:func:`blas_threads`).
-    """
+    """Threads the backend's compute pool uses now (None if unknown)."""
     cls = _backend_class(backend)
     return blas_threads() if cls is None else cls.get_threads()
 
 
 @contextlib.contextmanager
 def limit_threads(n: int | None, backend: str) -> Iterator[None]:
-    """Run the body with ``n`` compute threads on ``backend`` (and numpy's BLAS).
-
-    Parameters
-    ----------
-    n : int or None
-        Threads; ``None`` leaves every library at its default.
-    backend : {"numpy", "torch", "tensorflow", "jax"}
-        The backend about to run (its framework is imported when installed); its
-        :meth:`~optcmp.frameworks.base.Backend.run_settings` are entered whatever ``n`` is, and
-        its pool is set through :meth:`~optcmp.frameworks.base.Backend.set_threads`.
-
-    Yields
-    ------
-    None
-        The previous limits are restored on exit (BLAS and torch; TensorFlow's pools and
-        XLA's flags keep their new size, see the module docstring), and the framework's run
-        settings (JAX's ``jax_enable_x64``).
-
-    Warns
-    -----
-    UserWarning
-        TensorFlow's pools already started with another count, or threadpoolctl is missing.
-
-    Raises
-    ------
-    ValueError
-        ``n`` is not a positive integer.
-    """
+    """Run the body with ``n`` compute threads on ``backend`` (and numpy's BLAS)."""
     n = check_threads(n)
     with contextlib.ExitStack() as stack:
         cls = _backend_class(backend, load=True)
@@ -161,21 +106,7 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
 
 
 def pools_seen(backend: str) -> dict[str, int]:
-    """The thread pools in force now, each by its library: what a run actually computes with.
-
-    Parameters
-    ----------
-    backend : {"numpy", "torch", "tensorflow", ...}
-        The run's backend: its framework's own count is included when it is imported.
-
-    Returns
-    -------
-    dict
-        ``{internal_api: threads}`` for every BLAS/OpenMP pool :func:`threadpoolctl.
-        threadpool_info` lists (the largest of several copies of one library, e.g. numpy's
-        and scipy's OpenBLAS), and ``{backend: threads}`` from the framework
-        (:func:`torch.get_num_threads` for torch) when it is imported.
-    """
+    """The thread pools in force now, each by its library: what a run actually computes with."""
     out: dict[str, int] = {}
     try:
         from threadpoolctl import threadpool_info
@@ -201,11 +132,6 @@ def limit_late_pools(n: int | None) -> None:
     pool size; this sets every pool to ``n`` again. Inside :func:`limit_threads` every pool
     gets back the size it had before this call when that context exits (torch's OpenMP pool
     included: a later torch computation in the process uses its own count again).
-
-    Parameters
-    ----------
-    n : int or None
-        Threads; None does nothing.
     """
     if n is None:
         return

@@ -35,33 +35,7 @@ def _noop() -> None:
 
 
 class Stopwatch:
-    """Accumulates time over resumed/paused intervals, syncing the device before each read.
-
-    Parameters
-    ----------
-    sync : callable, optional
-        Waits for queued device work (``Backend.sync``). Called before every clock read.
-    clock : callable, default :func:`time.perf_counter`
-        Monotonic clock in seconds.
-    cpu_clock : callable, default :func:`time.process_time`
-        CPU-time clock in seconds (the whole process: every thread).
-
-    Attributes
-    ----------
-    elapsed : float
-        Seconds accumulated over all closed intervals.
-    cpu_elapsed : float
-        Process CPU seconds accumulated over the same intervals.
-    intervals : int
-        Number of closed intervals.
-
-    Examples
-    --------
-    >>> sw = Stopwatch()
-    >>> sw.resume(); _ = sum(range(1000)); sw.pause()
-    >>> sw.elapsed > 0
-    True
-    """
+    """Accumulates time over resumed/paused intervals, syncing the device before each read."""
 
     __slots__ = ("_c0", "_clock", "_cpu_clock", "_sync", "_t0", "cpu_elapsed", "elapsed",
                  "intervals")
@@ -84,13 +58,7 @@ class Stopwatch:
         return self._t0 is not None
 
     def resume(self) -> None:
-        """Sync, then open an interval.
-
-        Raises
-        ------
-        RuntimeError
-            An interval is already open.
-        """
+        """Sync, then open an interval."""
         if self._t0 is not None:
             raise RuntimeError("Stopwatch.resume() called while running")
         self._sync()
@@ -98,13 +66,7 @@ class Stopwatch:
         self._t0 = self._clock()
 
     def pause(self) -> float:
-        """Sync, then close the interval; returns its length in seconds.
-
-        Raises
-        ------
-        RuntimeError
-            No interval is open.
-        """
+        """Sync, then close the interval; returns its length in seconds."""
         if self._t0 is None:
             raise RuntimeError("Stopwatch.pause() called while paused")
         self._sync()
@@ -120,13 +82,7 @@ class Stopwatch:
         return self.elapsed, self.cpu_elapsed, self.intervals
 
     def rewind(self, mark: tuple[float, float, int]) -> None:
-        """Drop the intervals closed since ``mark`` (steps that are timed again).
-
-        Raises
-        ------
-        RuntimeError
-            An interval is open.
-        """
+        """Drop the intervals closed since ``mark`` (steps that are timed again)."""
         if self._t0 is not None:
             raise RuntimeError("Stopwatch.rewind() called while running")
         self.elapsed, self.cpu_elapsed, self.intervals = mark
@@ -155,28 +111,6 @@ def contended(wall: float, cpu: float | None, *, margin: float | None = None,
     the thread count would flag every run whose pool is not perfectly parallel; the rule then
     catches only contention that leaves the run less than one core's worth of CPU, a lower
     bound. optcmp's default of one thread per backend makes it exact.
-
-    Parameters
-    ----------
-    wall : float
-        Wall seconds of the region.
-    cpu : float or None
-        Process CPU seconds over the same region (None: not measured, never contended).
-    margin : float, optional
-        Allowed excess of the wall time over the CPU time, as a fraction of the CPU time;
-        default ``$OPTCMP_CONTENTION_MARGIN`` if set (``inf`` turns the flag off, as the test
-        suite does so that no test depends on the load), else :data:`CONTENTION_MARGIN` (0.2).
-    min_time : float, default :data:`CONTENTION_MIN_TIME` (0.02 s)
-        Regions shorter than this are never flagged.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> contended(1.0, 0.98), contended(1.0, 0.5), contended(0.001, 0.0)
-    (False, True, False)
     """
     if cpu is None or wall < min_time:
         return False
@@ -189,13 +123,7 @@ def contended(wall: float, cpu: float | None, *, margin: float | None = None,
 
 
 def load_average() -> float | None:
-    """The host's 1-minute load average (:func:`os.getloadavg`), or None where unavailable.
-
-    Returns
-    -------
-    float or None
-        Runnable (and, on Linux, uninterruptible) processes averaged over the last minute.
-    """
+    """The host's 1-minute load average (:func:`os.getloadavg`), or None where unavailable."""
     try:
         return float(os.getloadavg()[0])
     except (AttributeError, OSError):  # Windows has no load average

@@ -19,39 +19,7 @@ from optcmp.optimizers.base import OptimizerSpec
 
 @dataclass
 class ConfigScore:
-    """The score of one configuration.
-
-    Attributes
-    ----------
-    optimizer : str
-        Canonical optimizer name.
-    spec : OptimizerSpec
-        The configuration (every hyperparameter).
-    point : dict
-        The grid values of this configuration (empty in ``"defaults"`` mode).
-    scores : list of float
-        One score per repetition: seconds (``by="time"``) or iterations (``by="iterations"``)
-        to the target, the budget for a run that did not reach it.
-    median : float
-        Median of ``scores`` (the selection criterion).
-    successes : int
-        Repetitions that reached the target.
-    statuses : list of str
-        Status of each repetition.
-    best : bool
-        Whether this configuration was chosen for its optimizer.
-    final_gap : float
-        Median over repetitions of the final relative suboptimality (the final objective when
-        the optimum is unknown; inf for non-finite values): the tie-break between
-        configurations with the same median score, so when no configuration reaches the target
-        the one that got closest is chosen.
-    reached : list of bool
-        Whether each repetition reached the target (empty in results saved before it was
-        recorded: then a score below the budget counts as reached).
-    spent : float or None
-        What the repetitions spent together, in the score's unit (iterations run or timed
-        seconds): the tuning cost of this configuration.
-    """
+    """The score of one configuration."""
 
     optimizer: str
     spec: OptimizerSpec
@@ -227,26 +195,7 @@ class TuneResult:
 
 
 def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
-    """The chosen specs of a :meth:`TuneResult.save` file.
-
-    Parameters
-    ----------
-    path : str or path-like
-        JSON file written by ``TuneResult.save`` (or ``optcmp tune --out``).
-
-    Returns
-    -------
-    list of OptimizerSpec
-        The chosen setting of each tuned optimizer, ready for :func:`optcmp.compare`.
-
-    Raises
-    ------
-    FileNotFoundError
-    IsADirectoryError
-        ``path`` is a directory.
-    ValueError
-        Not a tuning result (not UTF-8 or not JSON included), or an invalid spec in it.
-    """
+    """The chosen specs of a :meth:`TuneResult.save` file."""
     p = os.fspath(path)
     with open(p, "rb") as fh:
         raw = fh.read()

@@ -305,32 +305,7 @@ def _defaults_spec(s: OptimizerSpec) -> OptimizerSpec:
 def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
                 target: Rule | None = None, max_time: float | None = None) -> Rule:
     """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, within the budget.
-
-    Parameters
-    ----------
-    problem : Problem
-    by : {"time", "iterations"}
-        ``"time"``: ``budget`` timed seconds, capped at
-        ``DEFAULT_BUDGET["iterations"]`` iterations (so that a hopeless run's stop does not
-        depend on the machine); ``"iterations"``: ``budget`` iterations, and ``max_time``.
-    budget : float
-    tol : float, default 1e-6
-        Relative suboptimality target (the problem's default target without a known optimum),
-        as in :func:`optcmp.make_stopping`.
-    target : Rule, optional
-        A target rule replacing ``tol``'s.
-    max_time : float, optional
-        With ``by="iterations"``, a cap in timed seconds (None: none).
-
-    Returns
-    -------
-    Rule
-
-    Raises
-    ------
-    TypeError
-        ``target`` is no target rule.
-    """
+    The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, within the budget."""
     if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
         limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
                                   "max_time": float(budget)}

@@ -60,18 +60,7 @@ def _scoring_text(curves: BudgetCurves) -> str:
 
 
 def budget_section(curves: BudgetCurves, *, images: str = "svg") -> str:
-    """The "Tuning budget" section of a report: verdict, search spaces, plot, table.
-
-    Parameters
-    ----------
-    curves : BudgetCurves
-    images : {"svg", "png"}, default "svg"
-
-    Returns
-    -------
-    str
-        HTML.
-    """
+    """The "Tuning budget" section of a report: verdict, search spaces, plot, table."""
     from optcmp.analysis.report import png_img, svg_inline
 
     parts = ['<h2 id="budget">Tuning budget</h2>',
@@ -103,20 +92,7 @@ def budget_section(curves: BudgetCurves, *, images: str = "svg") -> str:
 
 def budget_html(curves: BudgetCurves, *, title: str = "optcmp tuning budget",
                 tuning_table: str = "", images: str = "svg") -> str:
-    """A self-contained HTML page of the budget curves (and the tuning's own table).
-
-    Parameters
-    ----------
-    curves : BudgetCurves
-    title : str
-    tuning_table : str, optional
-        Text of every configuration (``TuneResult.table()``), shown under the curves.
-    images : {"svg", "png"}, default "svg"
-
-    Returns
-    -------
-    str
-    """
+    """A self-contained HTML page of the budget curves (and the tuning's own table)."""
     from optcmp.analysis.report import CSS
 
     tail = (f'<h2 id="configurations">Every configuration</h2><pre>'

@@ -30,19 +30,7 @@ KINDS = ("traces", "runs")
 
 
 def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
-    """Columns of the long trace table: ``RUN_ID_COLUMNS`` then ``TRACE_COLUMNS``.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-        Runs without a trace contribute no row.
-
-    Returns
-    -------
-    dict of str to list
-        Equal-length columns, one entry per trace point of every run (``run`` is the run's
-        index in ``comp.runs``; times in seconds; NaN where not recorded).
-    """
+    """Columns of the long trace table: ``RUN_ID_COLUMNS`` then ``TRACE_COLUMNS``."""
     cols: dict[str, list[Any]] = {c: [] for c in RUN_ID_COLUMNS + TRACE_COLUMNS}
     for i, r in enumerate(comp.runs):
         tr = r.trace
@@ -66,19 +54,7 @@ def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
 
 def run_columns(comp: ComparisonData) -> dict[str, list[Any]]:
     """Columns of the one-row-per-run table (:func:`optcmp.analysis.tables.rows`, with a
-    ``run`` index).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    dict of str to list
-        Equal-length columns, one entry per run: ``run`` (index in ``comp.runs``) then every
-        key of :func:`optcmp.analysis.tables.rows` in order of first appearance (``None``
-        where a row lacks a key; times in seconds).
-    """
+    ``run`` index)."""
     rows = run_rows(comp)
     names: list[str] = ["run"]
     for row in rows:
@@ -117,27 +93,7 @@ def _cell(v: Any) -> Any:
 
 
 def to_csv(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
-    """Write a long-format CSV (header row; ``nan``/``inf`` spelled out; floats in full).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    path : str or path-like
-        File to write, replaced atomically (a temporary file in the same directory, then
-        ``os.replace``): an interrupted or failed write leaves the old file as it was.
-    kind : {"traces", "runs"}, default "traces"
-        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
-
-    Returns
-    -------
-    int
-        Data rows written (the header not counted).
-
-    Raises
-    ------
-    ValueError
-        Unknown ``kind``.
-    """
+    """Write a long-format CSV (header row; ``nan``/``inf`` spelled out; floats in full)."""
     cols = _columns(comp, kind)
     n = 0
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
@@ -150,31 +106,7 @@ def to_csv(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "t
 
 
 def to_parquet(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
-    """Write the long-format table as Parquet (needs pyarrow).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    path : str or path-like
-        File to write, replaced atomically (a temporary file in the same directory, then
-        ``os.replace``): an interrupted or failed write leaves the old file as it was.
-    kind : {"traces", "runs"}, default "traces"
-        One row per trace point (:func:`trace_columns`) or per run (:func:`run_columns`).
-        Columns holding dicts or lists are stored as their ``repr`` text, numeric columns
-        with missing entries as float64 with NaN.
-
-    Returns
-    -------
-    int
-        Rows written.
-
-    Raises
-    ------
-    ImportError
-        pyarrow is not installed (``pip install 'optcmp[parquet]'``).
-    ValueError
-        Unknown ``kind``.
-    """
+    """Write the long-format table as Parquet (needs pyarrow)."""
     cols = _columns(comp, kind)
     try:
         import pyarrow as pa

@@ -19,23 +19,7 @@ def _missing(v: float | None) -> bool:
 
 
 def seconds_fixed(t: float | None) -> str:
-    """Seconds with a unit and fixed decimals: ``12.3us``, ``4.5ms``, ``1.234s``.
-
-    Parameters
-    ----------
-    t : float or None
-        Seconds.
-
-    Returns
-    -------
-    str
-        ``"-"`` for None or NaN.
-
-    Examples
-    --------
-    >>> seconds_fixed(0.0045), seconds_fixed(2.0), seconds_fixed(None)
-    ('4.5ms', '2.000s', '-')
-    """
+    """Seconds with a unit and fixed decimals: ``12.3us``, ``4.5ms``, ``1.234s``."""
     if t is None or (isinstance(t, float) and math.isnan(t)):
         return "-"
     if t < 1e-3:
@@ -46,29 +30,7 @@ def seconds_fixed(t: float | None) -> str:
 
 
 def seconds(t: float | None, *, sep: str = "", micro: str = "u", inf: str = "inf") -> str:
-    """Seconds with a unit and three significant digits (four above one second).
-
-    Parameters
-    ----------
-    t : float or None
-        Seconds; ``inf`` for a censored or unbounded value.
-    sep : str, default ""
-        Between the number and the unit (the HTML report uses ``"&nbsp;"``).
-    micro : str, default "u"
-        The micro prefix (the HTML report uses ``"&micro;"``).
-    inf : str, default "inf"
-        What an infinite value shows (e.g. :data:`NOT_REACHED`).
-
-    Returns
-    -------
-    str
-        ``"-"`` for None or NaN.
-
-    Examples
-    --------
-    >>> seconds(0.00456), seconds(12.3456), seconds(float("inf"), inf="not reached")
-    ('4.56ms', '12.35s', 'not reached')
-    """
+    """Seconds with a unit and three significant digits (four above one second)."""
     if t is None or math.isnan(t):
         return "-"
     if math.isinf(t):
@@ -81,19 +43,7 @@ def seconds(t: float | None, *, sep: str = "", micro: str = "u", inf: str = "inf
 
 
 def count(v: float | None, *, inf: str = "inf") -> str:
-    """A count, or a median of counts (which may be a half-integer).
-
-    Parameters
-    ----------
-    v : float or None
-    inf : str, default "inf"
-        What an infinite value shows.
-
-    Returns
-    -------
-    str
-        ``"34"``, ``"34.5"``; ``"-"`` for None or NaN.
-    """
+    """A count, or a median of counts (which may be a half-integer)."""
     if v is None or math.isnan(v):
         return "-"
     if math.isinf(v):
@@ -102,68 +52,24 @@ def count(v: float | None, *, inf: str = "inf") -> str:
 
 
 def fraction(v: float | None) -> str:
-    """A fraction (an accuracy) with three decimals, ``"-"`` for None or NaN.
-
-    Parameters
-    ----------
-    v : float or None
-
-    Returns
-    -------
-    str
-    """
+    """A fraction (an accuracy) with three decimals, ``"-"`` for None or NaN."""
     return "-" if _missing(v) else f"{v:.3f}"
 
 
 def scientific(v: float | None) -> str:
     """A value in scientific notation with three significant digits (``1.23e-04``), ``"-"``
-    for None or NaN.
-
-    Parameters
-    ----------
-    v : float or None
-
-    Returns
-    -------
-    str
-    """
+    for None or NaN."""
     return "-" if _missing(v) else f"{v:.2e}"
 
 
 def general(v: float | None) -> str:
-    """A value with three significant digits (``0.0123``, ``1.2e+03``), ``"-"`` for None or NaN.
-
-    Parameters
-    ----------
-    v : float or None
-
-    Returns
-    -------
-    str
-    """
+    """A value with three significant digits (``0.0123``, ``1.2e+03``), ``"-"`` for None or NaN."""
     return "-" if _missing(v) else f"{v:.3g}"
 
 
 def interval_bound(v: float, direction: str) -> str:
     """An interval bound rounded outwards to 2 significant digits, or more when 2 would put it
-    on the other side of 1 (1.04 prints ``"1.04"``, not ``"1"``).
-
-    Parameters
-    ----------
-    v : float
-        The bound (a factor).
-    direction : {"down", "up"}
-        ``"down"`` for a lower bound, ``"up"`` for an upper one.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> interval_bound(1.04, "down"), interval_bound(1.57, "up")
-    ('1.04', '1.6')
-    """
+    on the other side of 1 (1.04 prints ``"1.04"``, not ``"1"``)."""
     if not math.isfinite(v) or v <= 0:
         return f"{v:.2g}"
     for digits in range(2, 8):
@@ -175,20 +81,7 @@ def interval_bound(v: float, direction: str) -> str:
 
 
 def fixed_width(lines: list[list[str]], left: int) -> list[str]:
-    """Rows of cells as aligned text: a header row, a rule of dashes, then the rows.
-
-    Parameters
-    ----------
-    lines : list of list of str
-        The header row first; every row has as many cells.
-    left : int
-        The first ``left`` columns are left-aligned, the others (figures) right-aligned.
-
-    Returns
-    -------
-    list of str
-        One string per line, trailing spaces removed.
-    """
+    """Rows of cells as aligned text: a header row, a rule of dashes, then the rows."""
     widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
     out = []
     for j, row in enumerate(lines):
@@ -200,17 +93,7 @@ def fixed_width(lines: list[list[str]], left: int) -> list[str]:
 
 
 def wrap_note(text: str, width: int = 120) -> list[str]:
-    """A note as lines of at most ``width`` characters, continuation lines indented by two.
-
-    Parameters
-    ----------
-    text : str
-    width : int, default 120
-
-    Returns
-    -------
-    list of str
-    """
+    """A note as lines of at most ``width`` characters, continuation lines indented by two."""
     import textwrap
 
     return textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,

@@ -45,26 +45,7 @@ class Equivalence(Protocol):
 
 @dataclass(frozen=True)
 class FrameworkFactor:
-    """One optimizer's backends, fastest first, with the measure that ordered them.
-
-    Attributes
-    ----------
-    label, device, dtype : str
-        The optimizer's label and what it ran on.
-    basis : str
-        ``"per-iteration"`` (median time per iteration over the common iterations; the
-        trajectories are proven identical) or ``"time-to-target"`` (median time-to-target;
-        backends that missed the target are left out of ``seconds``).
-    seconds : dict of str to float
-        Backend to its measure, fastest first.
-    iterations : int or None
-        The common iterations the per-iteration times are measured over: the last iterate
-        every run's trace recorded (:func:`per_iteration_factors`).
-    max_rel_diff : float or None
-        The largest relative difference of the equivalence check that proved the trajectories
-        identical, and ``checked_steps`` the steps it checked.
-    checked_steps : int or None
-    """
+    """One optimizer's backends, fastest first, with the measure that ordered them."""
 
     label: str
     device: str
@@ -76,13 +57,7 @@ class FrameworkFactor:
     checked_steps: int | None = None
 
     def factor(self, backend: str) -> float:
-        """``seconds[backend]`` over the fastest backend's (1.0 for the fastest).
-
-        Raises
-        ------
-        KeyError
-            ``backend`` has no measure (it did not run, or missed the target).
-        """
+        """``seconds[backend]`` over the fastest backend's (1.0 for the fastest)."""
         if backend not in self.seconds:
             raise KeyError(f"backend {backend!r} has no {self.basis} measure for "
                            f"{self.label}; measured: {sorted(self.seconds)}")
@@ -92,22 +67,7 @@ class FrameworkFactor:
 
 def as_equivalences(equivalence: Equivalence | Sequence[Equivalence] | None
                     ) -> list[Equivalence]:
-    """``equivalence`` as a list (None: empty), each checked to be an equivalence result.
-
-    Parameters
-    ----------
-    equivalence : EquivalenceResult, list of them, or None
-
-    Returns
-    -------
-    list of EquivalenceResult
-
-    Raises
-    ------
-    TypeError
-        An element is not an equivalence result (has no ``verdict``, ``impls`` and
-        ``max_rel_diff``).
-    """
+    """``equivalence`` as a list (None: empty), each checked to be an equivalence result."""
     if equivalence is None:
         return []
     items: list[Any] = (list(equivalence) if isinstance(equivalence, (list, tuple))
@@ -121,17 +81,7 @@ def as_equivalences(equivalence: Equivalence | Sequence[Equivalence] | None
 
 
 def describe(run: RunResult) -> str:
-    """The run's optimizer as ``OptimizerSpec.describe()`` writes it.
-
-    Parameters
-    ----------
-    run : RunResult
-
-    Returns
-    -------
-    str
-        E.g. ``"gd(learning_rate=0.1)"``.
-    """
+    """The run's optimizer as ``OptimizerSpec.describe()`` writes it."""
     hp = ", ".join(f"{k}={v!r}" for k, v in run.hyperparameters.items())
     return f"{run.optimizer}({hp})"
 
@@ -144,16 +94,6 @@ def proving(group: Sequence[Ranked], equivalences: Sequence[Equivalence]) -> Equ
     recorded it, the gradient) the runs used, and every run is float64. The execution mode may
     differ: it changes how the steps are driven and timed, not their arithmetic (a fused
     check runs one-step blocks of the same loop).
-
-    Parameters
-    ----------
-    group : sequence of Ranked
-        The entries of one optimizer, one per backend.
-    equivalences : sequence of EquivalenceResult
-
-    Returns
-    -------
-    EquivalenceResult or None
     """
     runs = [r for e in group for r in e.runs]
     for eq in equivalences:
@@ -173,17 +113,7 @@ def _matches(eq: Equivalence, run: RunResult) -> bool:
 
 
 def common_iteration(runs: Sequence[RunResult]) -> int | None:
-    """The last iteration every run's trace recorded.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    int or None
-        None when a trace is empty or only iteration 0 is common.
-    """
+    """The last iteration every run's trace recorded."""
     common: set[int] | None = None
     for r in runs:
         its = {int(i) for i in np.asarray(r.trace.iteration)}
@@ -199,18 +129,6 @@ def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> Framework
     ``N`` is the last iterate every run's trace recorded; a run's time per iteration is the
     timed seconds at which the objective of iterate ``N`` was known, over ``N`` (the same trace
     row on every backend, so the factor compares like with like).
-
-    Parameters
-    ----------
-    group : sequence of Ranked
-        The entries of one (optimizer label, device, dtype), one per backend.
-    eq : Equivalence
-        The equivalence result that proves their trajectories identical (:func:`proving`).
-
-    Returns
-    -------
-    FrameworkFactor or None
-        None when the runs' traces have no common iteration beyond 0.
     """
     runs = [r for e in group for r in e.runs]
     n = common_iteration(runs)
@@ -228,17 +146,7 @@ def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> Framework
 
 
 def groups(ranked: Sequence[Ranked]) -> dict[tuple[str, str, str], list[Ranked]]:
-    """The entries of each (optimizer label, device, dtype) that ran on two or more backends.
-
-    Parameters
-    ----------
-    ranked : sequence of Ranked
-        :func:`~optcmp.analysis.ranking.rank_runs`.
-
-    Returns
-    -------
-    dict of (str, str, str) to list of Ranked
-    """
+    """The entries of each (optimizer label, device, dtype) that ran on two or more backends."""
     out: dict[tuple[str, str, str], list[Ranked]] = {}
     for e in ranked:
         label, _, device, dtype = e.key
@@ -249,22 +157,7 @@ def groups(ranked: Sequence[Ranked]) -> dict[tuple[str, str, str], list[Ranked]]
 def framework_factors(runs: Sequence[RunResult],
                       equivalence: Equivalence | Sequence[Equivalence] | None = None
                       ) -> list[FrameworkFactor]:
-    """For each optimizer that ran on several backends: its backends, fastest first.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-    equivalence : EquivalenceResult or list of them, optional
-        Checks from :func:`optcmp.check_equivalence`. Where one proves an optimizer's
-        trajectories identical on its backends (see :func:`proving`), the backends are ordered
-        by median time per iteration over the iterations all their runs made; otherwise by
-        median time-to-target (backends that missed the target are left out).
-
-    Returns
-    -------
-    list of FrameworkFactor
-        In the ranking's order of each optimizer's first entry.
-    """
+    """For each optimizer that ran on several backends: its backends, fastest first."""
     eqs = as_equivalences(equivalence)
     out = []
     for (label, device, dtype), group in groups(rank_runs(runs)).items():
@@ -278,17 +171,7 @@ def framework_factors(runs: Sequence[RunResult],
 
 
 def by_group(factors: Sequence[FrameworkFactor]) -> Mapping[tuple[str, str, str], FrameworkFactor]:
-    """The factors by optimizer.
-
-    Parameters
-    ----------
-    factors : sequence of FrameworkFactor
-
-    Returns
-    -------
-    dict of (str, str, str) to FrameworkFactor
-        ``{(label, device, dtype): factor}``.
-    """
+    """The factors by optimizer."""
     return {(f.label, f.device, f.dtype): f for f in factors}
 
 

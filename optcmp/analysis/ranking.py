@@ -33,15 +33,7 @@ _LATE = {"failed": 2, "skipped": 3}
 
 @dataclass(frozen=True)
 class Ranked:
-    """One entry of the ranking and the runs its figures come from.
-
-    Attributes
-    ----------
-    key : tuple of (str, str, str, str)
-        (optimizer label, backend, device, dtype).
-    runs : tuple of RunResult
-        Every run of the entry (skipped runs left out): the table's, then the verdict's.
-    """
+    """One entry of the ranking and the runs its figures come from."""
 
     key: Key
     runs: tuple[RunResult, ...]
@@ -79,17 +71,7 @@ class Ranked:
 
 
 def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
-    """The runs of each entry (optimizer label, backend, device, dtype), skipped runs left out.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    dict of (str, str, str, str) to list of RunResult
-        In order of first appearance.
-    """
+    """The runs of each entry (optimizer label, backend, device, dtype), skipped runs left out."""
     out: dict[Key, list[RunResult]] = {}
     for r in runs:
         if r.status != "skipped":
@@ -98,35 +80,14 @@ def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
 
 
 def rank_runs(runs: Sequence[RunResult]) -> list[Ranked]:
-    """Every entry of ``runs``: the ranked ones by median time-to-target, then the others.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    list of Ranked
-        Ranked entries fastest first (ties by name), then the unranked ones in order of first
-        appearance.
-    """
+    """Every entry of ``runs``: the ranked ones by median time-to-target, then the others."""
     all_ = [Ranked(k, tuple(v)) for k, v in entries(runs).items()]
     ranked = sorted((e for e in all_ if e.ranked), key=lambda e: (e.time, e.key))
     return ranked + [e for e in all_ if not e.ranked]
 
 
 def ranking(comp: ComparisonData) -> list[Ranked]:
-    """The ranking of a comparison: its runs and its verdict's repetitions together.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    list of Ranked
-        :func:`rank_runs` of ``comp.runs + comp.verdict_runs``.
-    """
+    """The ranking of a comparison: its runs and its verdict's repetitions together."""
     return rank_runs([*comp.runs, *comp.verdict_runs])
 
 
@@ -136,15 +97,6 @@ def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float
     Rows of a ranked entry come in the entry's rank (its runs by their own time-to-target);
     then the runs of unranked entries that stopped on a budget, divergence or callback, by
     timed seconds; then failed and skipped runs.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    callable
-        ``key(run)`` for :func:`sorted`.
     """
     pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
 
@@ -161,17 +113,7 @@ def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float
 
 
 def ranking_note(comp: ComparisonData) -> str:
-    """The table's line on its order when the verdict's repetitions decide it.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    str
-        Empty without verdict repetitions (each entry's rows then hold all its figures).
-    """
+    """The table's line on its order when the verdict's repetitions decide it."""
     if not comp.verdict_runs:
         return ""
     again = {_key(r) for r in comp.verdict_runs}
@@ -185,16 +127,7 @@ def ranking_note(comp: ComparisonData) -> str:
 
 
 def rank_of(comp: ComparisonData) -> dict[Key, int]:
-    """The position of each entry in :func:`ranking` (for the report's summary order).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    dict of (str, str, str, str) to int
-    """
+    """The position of each entry in :func:`ranking` (for the report's summary order)."""
     return {e.key: i for i, e in enumerate(ranking(comp))}
 
 

@@ -119,17 +119,6 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
     reaches the target first, by what factor with its 95% interval, in CPU time too, and how
     sure); on a suite, the fastest solver per problem. Then how many solvers reached the target
     in every repetition, and which never did.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    rows : sequence of dict
-        Rows of :func:`optcmp.analysis.stats.summary.summarize`.
-
-    Returns
-    -------
-    list of str
-        Plain-text sentences (HTML-escaped by the caller).
     """
     if not rows:
         return ["No runs."]
@@ -164,20 +153,6 @@ def svg_inline(fig: Figure) -> str:
 
     Drops the XML prolog and DOCTYPE, metadata, comments and the ``xmlns`` declarations (an
     HTML parser assigns the SVG and XLink namespaces itself).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-
-    Returns
-    -------
-    str
-        The ``<svg ...>...</svg>`` markup (text stays text, so it is searchable).
-
-    Raises
-    ------
-    RuntimeError
-        An ``http://``/``https://`` reference survived (never expected).
     """
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
@@ -193,21 +168,7 @@ def svg_inline(fig: Figure) -> str:
 
 
 def png_img(fig: Figure, *, dpi: int = 110, alt: str = "") -> str:
-    """The figure as an ``<img>`` with a base64 ``data:`` PNG (no URL).
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    dpi : int, default 110
-        Resolution in dots per inch.
-    alt : str, default ""
-        Alternative text (HTML-escaped).
-
-    Returns
-    -------
-    str
-        ``<img alt="..." src="data:image/png;base64,...">``.
-    """
+    """The figure as an ``<img>`` with a base64 ``data:`` PNG (no URL)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     b64 = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -474,35 +435,7 @@ def _findings(comp: ComparisonData, rows: list[dict[str, Any]], images: str,
 def to_html(comp: ComparisonData, path: str | os.PathLike[str] | None = None, *,
             title: str | None = None, images: str = "svg", plots: bool = True,
             seed: int = 0) -> str:
-    """Render a comparison as one self-contained offline HTML page.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    path : str or path-like, optional
-        Where to write the page (UTF-8); nothing is written when omitted.
-    title : str, optional
-        Page title; default from the problem names.
-    images : {"svg", "png"}, default "svg"
-        Inline SVG (sharp, searchable) or base64 PNG (smaller for long traces).
-    plots : bool, default True
-        Include the plots (needs matplotlib; without it the report says so and goes on).
-    seed : int, default 0
-        Bootstrap seed of the confidence intervals.
-
-    Returns
-    -------
-    str
-        The HTML.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``images``.
-    OSError
-        ``path`` cannot be written (a directory, a missing directory, no permission): checked
-        before the page is rendered.
-    """
+    """Render a comparison as one self-contained offline HTML page."""
     if images not in IMAGE_FORMATS:
         raise ValueError(f"images must be one of {IMAGE_FORMATS}, got {images!r}")
     if path is not None:

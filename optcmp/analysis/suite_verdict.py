@@ -17,15 +17,6 @@ def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
 
     Per solver (optimizer, backend, dtype): on how many problems it reached the target in
     every run, and on how many it was the fastest (smallest median time-to-target).
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        Rows of :func:`optcmp.analysis.stats.summary.summarize` over several problems.
-
-    Returns
-    -------
-    str
     """
     probs = list(dict.fromkeys(r["problem"] for r in rows))
     solved: dict[str, int] = {}
@@ -46,19 +37,7 @@ def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def fastest_per_problem(rows: Sequence[dict[str, Any]], probs: list[str]) -> list[str]:
-    """Two sentences over a set of problems: who was fastest how often, who reached always.
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        Rows of :func:`optcmp.analysis.stats.summary.summarize` over several problems.
-    probs : list of str
-        The problems, in order.
-
-    Returns
-    -------
-    list of str
-    """
+    """Two sentences over a set of problems: who was fastest how often, who reached always."""
     fastest: dict[str, int] = {}
     always: dict[str, int] = {}
     for prob in probs:
@@ -84,17 +63,7 @@ def fastest_per_problem(rows: Sequence[dict[str, Any]], probs: list[str]) -> lis
 
 
 def solver_name(r: dict[str, Any]) -> str:
-    """``"lbfgs (numpy)"``: a summary row's solver.
-
-    Parameters
-    ----------
-    r : dict
-        A summary row.
-
-    Returns
-    -------
-    str
-    """
+    """``"lbfgs (numpy)"``: a summary row's solver."""
     return f"{r['optimizer']} ({r['backend']})"
 
 

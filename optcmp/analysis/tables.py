@@ -25,19 +25,7 @@ PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features"
 
 
 def rows(comp: ComparisonData) -> list[dict[str, Any]]:
-    """One flat dict per run (no trace or iterate): the table's data.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    list of dict
-        Per run, in ``comp.runs`` order: what ran, status, time and evaluations to target,
-        totals, timings, final values, host, then ``hp_<name>`` per hyperparameter and
-        ``metric_<name>`` per metric.
-    """
+    """One flat dict per run (no trace or iterate): the table's data."""
     out = []
     for r in comp.runs:
         out.append({
@@ -61,21 +49,7 @@ def rows(comp: ComparisonData) -> list[dict[str, Any]]:
 
 
 def to_frame(comp: ComparisonData) -> Any:
-    """A pandas DataFrame with one row per run (the :func:`rows`).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    pandas.DataFrame
-
-    Raises
-    ------
-    ImportError
-        pandas is not installed (``pip install 'optcmp[pandas]'``).
-    """
+    """A pandas DataFrame with one row per run (the :func:`rows`)."""
     try:
         import pandas as pd
     except ImportError as exc:
@@ -99,25 +73,7 @@ WIDTH = 120
 
 
 def check_columns(columns: Sequence[str] | None, wide: bool = False) -> tuple[str, ...]:
-    """The columns a table shows: ``columns`` validated, all of them when ``wide``.
-
-    Parameters
-    ----------
-    columns : sequence of str, optional
-        Names from :data:`COLUMNS`, shown in :data:`COLUMNS` order. Default:
-        :data:`DEFAULT_COLUMNS`.
-    wide : bool, default False
-        Every column (``columns`` must then be None).
-
-    Returns
-    -------
-    tuple of str
-
-    Raises
-    ------
-    ValueError
-        An unknown column name (the allowed ones listed), or ``columns`` with ``wide``.
-    """
+    """The columns a table shows: ``columns`` validated, all of them when ``wide``."""
     if wide:
         if columns is not None:
             raise ValueError("give columns= or wide=True, not both")
@@ -350,15 +306,6 @@ def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
     1e-3 from f0 = 1.4e3, is what the user asked for). Such a run is named once per
     optimizer and backend, with both suboptimalities
     (:func:`optcmp.stopping.targets.relative_only_note`).
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    list of str
-        Empty when every converged run is close to ``f*`` on that scale.
     """
     out: dict[tuple[str, str], str] = {}
     for r in runs:
@@ -377,17 +324,7 @@ def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
 def caveat_notes(comp: ComparisonData) -> list[str]:
     """What a ranking of ``comp`` cannot tell: the framework factor between backends that
     optimizers ran on apart (:func:`optcmp.analysis.stats.framework_gap.framework_gap_notes`),
-    and runs that met a relative target far from ``f*`` (:func:`relative_only_notes`).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-
-    Returns
-    -------
-    list of str
-        Empty when neither applies; shown under the table and in the report's fairness checks.
-    """
+    and runs that met a relative target far from ``f*`` (:func:`relative_only_notes`)."""
     return framework_gap_notes(comp.runs) + relative_only_notes(comp.runs)
 
 
@@ -479,28 +416,6 @@ def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: b
     <optcmp.results.ComparisonData.problem_set>`) gets one table per problem
     (:meth:`~optcmp.results.ComparisonData.by_problem`), each under a ``== <problem name>``
     line.
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    columns : sequence of str, optional
-        Columns from :data:`COLUMNS` (default :data:`DEFAULT_COLUMNS`, at most 120 characters
-        wide for labels of up to 20 characters).
-    wide : bool, default False
-        Every column (dtype, nfev, njev, timed, warm-up, contended too).
-    per_run : bool, default False
-        One row per run (a ``repeat`` column when runs were repeated).
-
-    Returns
-    -------
-    str
-        The table, a dashed rule under its header, then notes (problem, target, how the
-        columns are counted, shared hosts, why rows missed the target), one per line.
-
-    Raises
-    ------
-    ValueError
-        An unknown column (the allowed ones listed).
     """
     cols = check_columns(columns, wide)
     if comp.problem_set:

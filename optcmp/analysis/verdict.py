@@ -30,18 +30,7 @@ FRAMEWORKS = {"numpy": "numpy", "torch": "PyTorch", "tensorflow": "TensorFlow", 
 
 
 def factor_words(factor: float) -> str:
-    """A time factor ``other / this`` in words: ``"2.5x faster"``, ``"1.41x slower"``.
-
-    Parameters
-    ----------
-    factor : float
-        The other's time over this one's (above 1: this one is faster).
-
-    Returns
-    -------
-    str
-        Three significant digits; ``"as fast (1.00x)"`` when it rounds to 1.00.
-    """
+    """A time factor ``other / this`` in words: ``"2.5x faster"``, ``"1.41x slower"``."""
     if f"{factor:.2f}" == "1.00":
         return "as fast (1.00x)"
     if factor > 1.0:
@@ -54,19 +43,6 @@ def implementation_words(run: RunResult) -> str:
 
     Read from the run's :attr:`~optcmp.results.RunResult.implemented_by`, never from the text
     of its ``implementation``.
-
-    Parameters
-    ----------
-    run : RunResult
-
-    Returns
-    -------
-    str
-        ``"<library> <method>"`` for a function that runs several methods (scipy's),
-        ``"optcmp's reference <optimizer> rule"``, the optimizer's class in its library
-        (``"keras.optimizers.SGD"``, ``"optax.adam"``), or, for a run that records no code
-        (built by hand), the reference rule of an ``impl="reference"`` run, else its
-        ``implementation`` text, ``impl`` or optimizer as they are.
     """
     code = run.implemented_by
     if code is None and run.impl == "reference":
@@ -81,20 +57,7 @@ def implementation_words(run: RunResult) -> str:
 
 
 def compared(a: RunResult, b: RunResult) -> str:
-    """What two entries' runs compare, from the implementations they recorded.
-
-    Parameters
-    ----------
-    a, b : RunResult
-        A run of each entry.
-
-    Returns
-    -------
-    str
-        E.g. ``"scipy L-BFGS-B with numpy vs TensorFlow gradients"`` (one algorithm, two
-        gradients), ``"optcmp's reference gd rule on numpy vs PyTorch"`` or
-        ``"lbfgs (scipy L-BFGS-B, numpy) vs lbfgs (torch.optim.LBFGS, PyTorch)"``.
-    """
+    """What two entries' runs compare, from the implementations they recorded."""
     wa, wb = implementation_words(a), implementation_words(b)
     fa, fb = (FRAMEWORKS.get(r.backend, r.backend) for r in (a, b))
     if wa == wb and a.label == b.label:
@@ -120,17 +83,6 @@ def verdict(comp: ComparisonData,
     then, for each optimizer that ran on several frameworks, the frameworks by time-to-target
     (or by time per iteration where ``equivalence`` proves the trajectories identical; see
     :func:`framework_lines`).
-
-    Parameters
-    ----------
-    comp : ComparisonData
-    equivalence : EquivalenceResult or list of them, optional
-        Results of :func:`optcmp.check_equivalence` for the framework lines.
-
-    Returns
-    -------
-    str
-        Lines; the first begins ``"verdict: "``.
     """
     target = comp.settings.get("target") or "the target"
     runs = [*comp.runs, *comp.verdict_runs]
@@ -144,37 +96,13 @@ def verdict(comp: ComparisonData,
 
 
 def verdict_of(runs: Sequence[RunResult], target: str = "the target") -> str:
-    """The verdict of :func:`verdict` over ``runs``.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-    target : str, default "the target"
-        The target in words, for the line saying that no entry reached it.
-
-    Returns
-    -------
-    str
-        Lines; the first begins ``"verdict: "``.
-    """
+    """The verdict of :func:`verdict` over ``runs``."""
     return "\n".join(verdict_lines(runs, target))
 
 
 def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
                   equivalence: Equivalence | Sequence[Equivalence] | None = None) -> list[str]:
-    """The lines of :func:`verdict_of`.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-    target : str, default "the target"
-    equivalence : EquivalenceResult or list of them, optional
-        For :func:`framework_lines`.
-
-    Returns
-    -------
-    list of str
-    """
+    """The lines of :func:`verdict_of`."""
     ranked = [e for e in rank_runs(runs) if e.ranked]
     # per-iteration framework lines need no run at the target: shown on every path when asked
     extra = framework_lines(rank_runs(runs), equivalence) if equivalence is not None else []
@@ -193,17 +121,7 @@ def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
 
 
 def pair_words(best: Ranked, other: Ranked) -> str:
-    """``"2.5x faster than B (2.0ms); 95% interval ...; in CPU time ...; sure: ..."``.
-
-    Parameters
-    ----------
-    best, other : Ranked
-        Two ranked entries, ``best`` the faster.
-
-    Returns
-    -------
-    str
-    """
+    """``"2.5x faster than B (2.0ms); 95% interval ...; in CPU time ...; sure: ..."``."""
     t0, t1 = float(best.time or 0.0), float(other.time or 0.0)
     lo, hi, how = factor_interval(best.reached, other.reached)
     return (f"{factor_words(t1 / t0)} than {other.name} ({fmt.seconds_fixed(t1)}); 95% "
@@ -223,18 +141,6 @@ def framework_lines(ranked: Sequence[Ranked],
     problem, hyperparameters and impls), the backends are ordered by median time per iteration
     over the iterations all their runs made, censored and budget-ended runs included, and the
     line says so.
-
-    Parameters
-    ----------
-    ranked : sequence of Ranked
-        :func:`~optcmp.analysis.ranking.rank_runs` (ranked entries first).
-    equivalence : EquivalenceResult or list of them, optional
-        Results of :func:`optcmp.check_equivalence`.
-
-    Returns
-    -------
-    list of str
-        A heading and one line per optimizer; empty when no optimizer ran on two backends.
     """
     eqs = as_equivalences(equivalence)
     out = []
@@ -259,19 +165,7 @@ def framework_lines(ranked: Sequence[Ranked],
 def per_iteration_line(fac: FrameworkFactor, group: Sequence[Ranked]) -> str:
     """``"  gd (...): per-iteration factor over the 400 common iterations, trajectories
     identical to 1.7e-15 (checked over 50 steps): numpy first (9.8us/iteration); PyTorch 2.8x
-    slower (27.7us/iteration)"``.
-
-    Parameters
-    ----------
-    fac : FrameworkFactor
-        :func:`~optcmp.analysis.framework.per_iteration_factors` of ``group``.
-    group : sequence of Ranked
-        The optimizer's entries.
-
-    Returns
-    -------
-    str
-    """
+    slower (27.7us/iteration)"``."""
     by_backend = {e.key[1]: e for e in group}
     order = list(fac.seconds)
     first = by_backend[order[0]]

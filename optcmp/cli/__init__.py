@@ -41,14 +41,7 @@ SUBCOMMANDS: list[Callable[[Any], None]] = [run_command.add_parser, list_command
 
 
 def build_parser() -> Parser:
-    """The ``optcmp`` argument parser.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        With one sub-parser per entry of :data:`SUBCOMMANDS`; its errors print one line and
-        exit with status 2.
-    """
+    """The ``optcmp`` argument parser."""
     from optcmp import __version__
 
     parser = Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
@@ -61,21 +54,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``optcmp`` command; returns the exit status.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments without the program name; default ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        0 on success, 2 on a bad argument, 130 after Ctrl-C (SIGINT), 143 after SIGTERM. On
-        either signal ``optcmp run`` prints the finished runs, writes them to ``--out`` and
-        ``--report`` marked partial (``settings["partial"]``, and the report's title), and
-        says how to resume.
-    """
+    """Entry point of the ``optcmp`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     seen: set[str] = set()

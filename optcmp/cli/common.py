@@ -26,32 +26,13 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors print one line and exit with status 2."""
 
     def error(self, message: str) -> Any:
-        """Print ``optcmp: error: <message>`` and exit with status 2.
-
-        Parameters
-        ----------
-        message : str
-        """
+        """Print ``optcmp: error: <message>`` and exit with status 2."""
         self.exit(2, f"optcmp: error: {message}\n")
 
 
 # ---------------------------------------------------------------------- argument types
 def csv_list(value: str) -> list[str]:
-    """An argparse type: a comma-separated list of non-empty items.
-
-    Parameters
-    ----------
-    value : str
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        No item.
-    """
+    """An argparse type: a comma-separated list of non-empty items."""
     items = [v.strip() for v in value.split(",") if v.strip()]
     if not items:
         raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {value!r}")
@@ -59,34 +40,11 @@ def csv_list(value: str) -> list[str]:
 
 
 def number(cast: type, ok: Callable[[float], bool], rule: str) -> Callable[[str], Any]:
-    """An argparse type: parse with ``cast`` ("a number"/"an integer"), then require ``ok``.
-
-    Parameters
-    ----------
-    cast : {int, float}
-    ok : callable
-        True for an acceptable value.
-    rule : str
-        What ``ok`` accepts, for the message (``"an integer >= 1"``).
-
-    Returns
-    -------
-    callable
-        ``parse(text) -> value``, raising ``argparse.ArgumentTypeError``.
-    """
+    """An argparse type: parse with ``cast`` ("a number"/"an integer"), then require ``ok``."""
     noun = "an integer" if cast is int else "a number"
 
     def parse(value: str) -> Any:
-        """Parse one command-line value.
-
-        Parameters
-        ----------
-        value : str
-
-        Returns
-        -------
-        int or float
-        """
+        """Parse one command-line value."""
         try:
             v = cast(value)
         except ValueError:
@@ -105,21 +63,7 @@ finite_float = number(float, math.isfinite, "a finite number")
 
 
 def delimiter(value: str) -> str:
-    """An argparse type: one character (``\\t``, ``tab`` and ``TAB`` mean a tab).
-
-    Parameters
-    ----------
-    value : str
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Not one character.
-    """
+    r"""An argparse type: one character (``\t``, ``tab`` and ``TAB`` mean a tab)."""
     v = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(value, value)
     if len(v) != 1:
         raise argparse.ArgumentTypeError(f"expected one character (e.g. ';' or '\\t'), got "
@@ -128,17 +72,7 @@ def delimiter(value: str) -> str:
 
 
 def literal(text: str) -> Any:
-    """A command-line value: a Python literal (int, float, bool, None, ...), else the string.
-
-    Parameters
-    ----------
-    text : str
-        ``true``/``false``/``none``/``null`` in any case are ``True``/``False``/``None``.
-
-    Returns
-    -------
-    object
-    """
+    """A command-line value: a Python literal (int, float, bool, None, ...), else the string."""
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
@@ -151,22 +85,7 @@ def literal(text: str) -> Any:
 
 
 def set_arg(value: str) -> tuple[str, str, Any, str]:
-    """An argparse type: ``OPTIMIZER.PARAM=VALUE`` (``--set``).
-
-    Parameters
-    ----------
-    value : str
-
-    Returns
-    -------
-    tuple
-        ``(optimizer, param, value, the text given)``, the value parsed by :func:`literal`.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Another form.
-    """
+    """An argparse type: ``OPTIMIZER.PARAM=VALUE`` (``--set``)."""
     lhs, sep, rhs = value.partition("=")
     opt, dot, param = lhs.strip().partition(".")
     if not sep or not dot or not opt.strip() or not param.strip() or not rhs.strip():
@@ -177,18 +96,7 @@ def set_arg(value: str) -> tuple[str, str, Any, str]:
 
 # ---------------------------------------------------------------------- paths
 def check_out(option: str, path: str | None) -> None:
-    """Refuse, before any work starts, an output path that cannot be written.
-
-    Parameters
-    ----------
-    option : str
-        The option naming it, for the message (``"--out"``).
-    path : str or None
-
-    Raises
-    ------
-    CLIError
-    """
+    """Refuse, before any work starts, an output path that cannot be written."""
     if path is None:
         return
     from optcmp.results import check_output_path
@@ -203,16 +111,7 @@ def check_out(option: str, path: str | None) -> None:
 
 def check_store(path: str | None) -> None:
     """Refuse a ``--store`` path that is empty, a directory, a device or a FIFO, or lies in a
-    missing directory.
-
-    Parameters
-    ----------
-    path : str or None
-
-    Raises
-    ------
-    CLIError
-    """
+    missing directory."""
     if path is None:
         return
     if not path:
@@ -233,18 +132,7 @@ def check_store(path: str | None) -> None:
 
 def store_error(path: str | None, exc: OSError) -> CLIError:
     """The one-line error of a run store that could not be opened, read or written: the
-    path, what the system said, and what a run store must be.
-
-    Parameters
-    ----------
-    path : str or None
-        The ``--store`` value (None: the error is not the store's).
-    exc : OSError
-
-    Returns
-    -------
-    CLIError
-    """
+    path, what the system said, and what a run store must be."""
     if not path:
         return CLIError(str(exc))
     why = exc.strerror or str(exc)
@@ -259,16 +147,7 @@ INPUT_WHAT = {"--store": "the run store (the next resume would be refused)",
 
 
 def same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file: resolved with symlinks followed, or hard links.
-
-    Parameters
-    ----------
-    a, b : str
-
-    Returns
-    -------
-    bool
-    """
+    """Whether two paths name one file: resolved with symlinks followed, or hard links."""
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:
@@ -284,14 +163,6 @@ def check_paths(outputs: Sequence[tuple[str, str | None]],
     Every output is compared with every later output and with every input (resolved, symlinks
     followed, hard links too): ``--out data.csv`` with ``--csv data.csv``, ``--out`` equal to
     ``--store``, ``report r.json -o r.json`` would each replace a file the user needs.
-
-    Parameters
-    ----------
-    outputs, inputs : sequence of (option, path or None)
-
-    Raises
-    ------
-    CLIError
     """
     outs = [(o, p) for o, p in outputs if p]
     ins = [(o, p) for o, p in inputs if p]
@@ -309,18 +180,7 @@ def check_files(outputs: Sequence[tuple[str, str | None]],
                 inputs: Sequence[tuple[str, str | None]] = (), store: str | None = None) -> None:
     """Every check of a command's files before any work: each output writable
     (:func:`check_out`), no output naming another output, the store or an input
-    (:func:`check_paths`), the store a usable file (:func:`check_store`).
-
-    Parameters
-    ----------
-    outputs, inputs : sequence of (option, path or None)
-    store : str, optional
-        The ``--store`` path.
-
-    Raises
-    ------
-    CLIError
-    """
+    (:func:`check_paths`), the store a usable file (:func:`check_store`)."""
     for option, path in outputs:
         check_out(option, path)
     check_paths([*outputs, ("--store", store)], inputs)
@@ -330,21 +190,7 @@ def check_files(outputs: Sequence[tuple[str, str | None]],
 @contextlib.contextmanager
 def sweep_errors(store: str | None) -> Iterator[None]:
     """A sweep's bad setting or value as a one-line :class:`CLIError`; a run store that cannot
-    be used as :func:`store_error` says (an interruption passes through).
-
-    Parameters
-    ----------
-    store : str or None
-        The ``--store`` path.
-
-    Yields
-    ------
-    None
-
-    Raises
-    ------
-    CLIError
-    """
+    be used as :func:`store_error` says (an interruption passes through)."""
     try:
         yield
     except (ValueError, TypeError, NotImplementedError) as exc:
@@ -355,16 +201,7 @@ def sweep_errors(store: str | None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def cannot_write() -> Iterator[None]:
-    """An output that cannot be written as the one-line :class:`CLIError` ``cannot write: ...``.
-
-    Yields
-    ------
-    None
-
-    Raises
-    ------
-    CLIError
-    """
+    """An output that cannot be written as the one-line :class:`CLIError` ``cannot write: ...``."""
     try:
         yield
     except OSError as exc:
@@ -393,10 +230,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
     The sweep then keeps what finished, as on Ctrl-C; the previous handler comes back after.
     Off the main thread (where handlers cannot be set) nothing changes.
-
-    Yields
-    ------
-    None
     """
     import signal
 
@@ -413,40 +246,14 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def exit_status(exc: BaseException) -> int:
     """The exit status of an interruption: :data:`EXIT_TERMINATED` after SIGTERM, else
-    :data:`EXIT_INTERRUPTED`.
-
-    Parameters
-    ----------
-    exc : BaseException
-        The ``KeyboardInterrupt`` (or the exception it caused).
-
-    Returns
-    -------
-    int
-    """
+    :data:`EXIT_INTERRUPTED`."""
     cause = exc if isinstance(exc, Terminated) else exc.__cause__ or exc.__context__
     return EXIT_TERMINATED if isinstance(cause, Terminated) else EXIT_INTERRUPTED
 
 
 def report_interrupted(exc: Any, what: str, option_hint: str,
                        written: Sequence[str] = ()) -> int:
-    """Report a Ctrl-C or SIGTERM that :func:`optcmp.compare` turned into ``Interrupted``.
-
-    Parameters
-    ----------
-    exc : optcmp.store.Interrupted
-    what : str
-        What ran (``"runs"``, ``"tuning runs"``).
-    option_hint : str
-        The option that keeps finished runs on disk (``"--store runs.jsonl"``).
-    written : sequence of str
-        Files the finished runs were written to.
-
-    Returns
-    -------
-    int
-        The exit status.
-    """
+    """Report a Ctrl-C or SIGTERM that :func:`optcmp.compare` turned into ``Interrupted``."""
     status = exit_status(exc)
     how = "terminated (SIGTERM)" if status == EXIT_TERMINATED else "interrupted"
     saved = (f" The {exc.done} finished run(s) are written, marked partial, to "
@@ -471,11 +278,6 @@ def forget_half_imports() -> list[str]:
     already imported submodules, whose parent then lacks them (``Module 'scipy' has no
     attribute '_lib'``). Forgetting every module whose parent package is gone lets the next
     import (the report's) run the package again from the start.
-
-    Returns
-    -------
-    list of str
-        The names dropped.
     """
     dropped: list[str] = []
     for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
@@ -490,25 +292,6 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
     """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
 
     Both writers are atomic: an interruption while writing leaves the old file as it was.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        With ``out`` and ``report`` (paths or None).
-    comp : Comparison
-    partial : str, optional
-        Why the comparison is partial: recorded as ``settings["partial"]`` and in the report's
-        title.
-
-    Returns
-    -------
-    list of str
-        The paths written.
-
-    Raises
-    ------
-    CLIError
-        A file cannot be written.
     """
     written = []
     title = None

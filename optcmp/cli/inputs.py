@@ -33,20 +33,7 @@ DEFAULT_TOL = 1e-6
 
 
 def problem_defaults(args: argparse.Namespace) -> tuple[list[Any], int | None]:
-    """The default optimizers and iteration budget of ``--problem`` (:data:`PROBLEM_DEFAULTS`).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``problem``, ``csv``, ``suite``.
-
-    Returns
-    -------
-    specs : list of OptimizerSpec
-        The main job's optimizers (:data:`DEFAULT_OPTIMIZERS`) unless the problem has its own.
-    max_iter : int or None
-        The problem's own budget, else None (the command's default).
-    """
+    """The default optimizers and iteration budget of ``--problem`` (:data:`PROBLEM_DEFAULTS`)."""
     from optcmp.optimizers import get_optimizer
 
     name = args.problem.strip().partition(":")[0].lower().replace("-", "_")
@@ -58,12 +45,7 @@ def problem_defaults(args: argparse.Namespace) -> tuple[list[Any], int | None]:
 
 
 def add_csv_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--csv``, ``--features``, ``--targets`` and ``--delimiter`` to ``p``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-    """
+    """Add ``--csv``, ``--features``, ``--targets`` and ``--delimiter`` to ``p``."""
     p.add_argument("--csv", default=None, help="use your own data: a CSV file with a header")
     p.add_argument("--features", type=csv_list, default=None, help="CSV feature columns")
     p.add_argument("--targets", type=csv_list, default=None, help="CSV target column(s)")
@@ -72,21 +54,7 @@ def add_csv_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_problem(args: argparse.Namespace) -> Any:
-    """The problem named by ``--problem`` (or read from ``--csv``), with its options.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    Problem
-
-    Raises
-    ------
-    CLIError
-        Options that do not go together, an unknown problem, a CSV file that cannot be read.
-    """
+    """The problem named by ``--problem`` (or read from ``--csv``), with its options."""
     if args.csv is not None:
         return _csv_problem(args)
     if args.features is not None or args.targets is not None:
@@ -157,26 +125,7 @@ def _csv_problem(args: argparse.Namespace) -> Any:
 
 def specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | None,
                     where: str) -> list[Any]:
-    """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers.
-
-    Parameters
-    ----------
-    specs : list of OptimizerSpec
-    sets : list of tuple, optional
-        Parsed by :func:`optcmp.cli.common.set_arg`.
-    where : str
-        The option the specs come from, for the messages (``"--optimizers"``).
-
-    Returns
-    -------
-    list of OptimizerSpec
-
-    Raises
-    ------
-    CLIError
-        An unknown optimizer or one not in ``specs``, two values for one hyperparameter, a bad
-        value.
-    """
+    """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers."""
     from optcmp.optimizers import get_optimizer
     from optcmp.optimizers.base import canonical_optimizer
 
@@ -209,25 +158,7 @@ def specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | No
 
 
 def resolve_target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
-    """``(tol, target rule or None)`` from ``--tol`` / ``--target-loss``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-    problem : Problem
-        For ``--tol``: it needs the problem's optimum.
-
-    Returns
-    -------
-    tuple
-        The tolerance (:data:`DEFAULT_TOL` unless ``--tol``), and the ``LossTarget`` of
-        ``--target-loss`` or None.
-
-    Raises
-    ------
-    CLIError
-        Both options, a bad loss target, ``--tol`` for a problem without a known optimum.
-    """
+    """``(tol, target rule or None)`` from ``--tol`` / ``--target-loss``."""
     from optcmp.stopping import LossTarget
 
     if args.tol is not None and args.target_loss is not None:

@@ -7,28 +7,13 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
-    """Add ``optcmp list`` to the sub-command parsers ``sub``.
-
-    Parameters
-    ----------
-    sub : argparse sub-parsers action
-    """
+    """Add ``optcmp list`` to the sub-command parsers ``sub``."""
     p = sub.add_parser("list", help="problems, optimizers and backends (with availability)")
     p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run ``optcmp list``: print every problem, suite, optimizer and backend.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    int
-        0.
-    """
+    """Run ``optcmp list``: print every problem, suite, optimizer and backend."""
     from optcmp.frameworks import BACKENDS, is_available
     from optcmp.optimizers import optimizer_info, optimizer_names
     from optcmp.problems import PROBLEMS

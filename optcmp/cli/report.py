@@ -17,12 +17,7 @@ PLOT_FORMATS = ("png", "svg", "pdf")
 
 
 def add_parser(sub: Any) -> None:
-    """Add ``optcmp report`` to the sub-command parsers ``sub``.
-
-    Parameters
-    ----------
-    sub : argparse sub-parsers action
-    """
+    """Add ``optcmp report`` to the sub-command parsers ``sub``."""
     p = sub.add_parser(
         "report", help="render a saved comparison (JSON) as one offline HTML file",
         description="Read a comparison saved with 'optcmp run --out' or Comparison.save and "
@@ -43,22 +38,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run ``optcmp report``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    int
-        The exit status.
-
-    Raises
-    ------
-    CLIError
-        A bad argument, a file that cannot be read or written (exit status 2).
-    """
+    """Run ``optcmp report``."""
     bad = [f for f in args.formats if f not in PLOT_FORMATS]
     if bad:
         raise CLIError(f"--formats: unknown format(s) {bad}; allowed: {', '.join(PLOT_FORMATS)}")

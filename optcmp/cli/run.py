@@ -43,12 +43,7 @@ from optcmp.cli.settings import (
 
 
 def add_parser(sub: Any) -> None:
-    """Add ``optcmp run`` to the sub-command parsers ``sub``.
-
-    Parameters
-    ----------
-    sub : argparse sub-parsers action
-    """
+    """Add ``optcmp run`` to the sub-command parsers ``sub``."""
     p = sub.add_parser(
         "run", help="compare optimizers on a problem (default: the main job, a 100,000-row "
                     "regression to relative suboptimality 1e-4)",
@@ -112,22 +107,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run ``optcmp run``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    int
-        The exit status.
-
-    Raises
-    ------
-    CLIError
-        A bad argument (exit status 2).
-    """
+    """Run ``optcmp run``."""
     import optcmp
     from optcmp.frameworks import available_backends
     from optcmp.store import Interrupted
@@ -254,35 +234,13 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
 
 
 def is_main_job(args: argparse.Namespace) -> bool:
-    """True for the main job: the generated regression with no problem option given.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    bool
-        ``--problem linear_regression`` (the default) without ``--rows``, ``--csv`` or
-        ``--suite``: it gets :data:`~optcmp.cli.settings.MAIN_ROWS` rows and, without
-        ``--tol``/``--target-loss``, the target :data:`~optcmp.cli.settings.MAIN_TOL`.
-    """
+    """True for the main job: the generated regression with no problem option given."""
     return (args.suite is None and args.csv is None and args.rows is None
             and args.problem.strip().lower().replace("-", "_") == "linear_regression")
 
 
 def set_hints(runs: Sequence[Any]) -> str:
-    """``--set`` options for the hyperparameters named by failed or skipped runs' messages.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    str
-        Space-separated ``--set OPTIMIZER.PARAM=VALUE`` hints (empty: none).
-    """
+    """``--set`` options for the hyperparameters named by failed or skipped runs' messages."""
     hints: list[str] = []
     for r in runs:
         if r.status in ("failed", "skipped"):
@@ -294,21 +252,7 @@ def set_hints(runs: Sequence[Any]) -> str:
 
 
 def build_suite(args: argparse.Namespace) -> Any:
-    """The suite named by ``--suite``; options of one problem are refused.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    optcmp.suites.Suite
-
-    Raises
-    ------
-    CLIError
-        An option of one problem given, or an unknown suite.
-    """
+    """The suite named by ``--suite``; options of one problem are refused."""
     from optcmp.suites import SUITES
 
     clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
@@ -331,25 +275,6 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     wall-clock cap only where ``--max-time`` was given, divergence, and (unless
     ``--no-early-stop``) the exact stall check: :func:`optcmp.stopping.default_stopping` with
     that target. No run is stopped on an extrapolation of its rate.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``max_iter``, ``max_time``, ``no_early_stop``, ``suite``.
-    problem : Problem or Suite
-    tol : float
-    target : Rule or None
-        The ``--target-loss`` rule.
-
-    Returns
-    -------
-    Rule or None
-        None: a suite with a problem without a known optimum (each problem's own rule).
-
-    Raises
-    ------
-    CLIError
-        ``--no-early-stop`` with a suite that has a problem without a known optimum.
     """
     from optcmp.stopping import RelativeSuboptimality, default_stopping
 

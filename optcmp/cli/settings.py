@@ -37,17 +37,7 @@ HELP_VALUES = {"default_max_iter": f"{DEFAULT_MAX_ITER:,}"}
 
 @dataclass(frozen=True)
 class Setting:
-    """A run setting on the command line: a RunConfig field and its :class:`Flag`.
-
-    Attributes
-    ----------
-    name : str
-        The :class:`~optcmp.engine.RunConfig` field (and the argparse ``dest``).
-    flag : Flag
-        The field's ``"flag"`` metadata.
-    default : object
-        The field's default.
-    """
+    """A run setting on the command line: a RunConfig field and its :class:`Flag`."""
 
     name: str
     flag: Flag
@@ -59,18 +49,7 @@ class Setting:
         return "--" + self.name.replace("_", "-")
 
     def argument(self, command: str) -> dict[str, Any]:
-        """The keywords of ``add_argument`` for the flag in ``command``.
-
-        Parameters
-        ----------
-        command : str
-
-        Returns
-        -------
-        dict
-            ``dest``, ``default`` (the command's own, else the field's), ``help`` and, where
-            the flag has them, ``type``, ``choices`` and ``metavar``.
-        """
+        """The keywords of ``add_argument`` for the flag in ``command``."""
         f = self.flag
         text = f.helps[command]
         kwargs: dict[str, Any] = {
@@ -91,14 +70,7 @@ SETTINGS = tuple(Setting(f.name, f.metadata["flag"], f.default)
 
 
 class SettingFlags:
-    """Adds a command's run-setting flags (:data:`SETTINGS`) to its parser, where it places them.
-
-    Parameters
-    ----------
-    parser : argparse.ArgumentParser
-    command : str
-        The command (``"run"``, ``"tune"``).
-    """
+    """Adds a command's run-setting flags (:data:`SETTINGS`) to its parser, where it places them."""
 
     def __init__(self, parser: argparse.ArgumentParser, command: str) -> None:
         self.parser = parser
@@ -107,13 +79,7 @@ class SettingFlags:
         self.added: set[str] = set()
 
     def add(self, *settings: str) -> None:
-        """Add the flags of ``settings``, in this order.
-
-        Parameters
-        ----------
-        *settings : str
-            RunConfig fields the command takes (:data:`SETTINGS`).
-        """
+        """Add the flags of ``settings``, in this order."""
         for name in settings:
             setting = self.flags[name]
             self.parser.add_argument(setting.option, **setting.argument(self.command))
@@ -125,19 +91,7 @@ class SettingFlags:
 
 
 def setting_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The values of ``command``'s run-setting flags, by RunConfig field.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed with the flags of :class:`SettingFlags`.
-    command : str
-
-    Returns
-    -------
-    dict
-        Field name -> value given or defaulted (``tol`` is None when not given).
-    """
+    """The values of ``command``'s run-setting flags, by RunConfig field."""
     return {s.name: getattr(args, s.name) for s in SETTINGS if command in s.flag.helps}
 
 

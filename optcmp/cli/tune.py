@@ -35,22 +35,7 @@ from optcmp.cli.settings import SettingFlags, setting_values
 
 def grid_arg(value: str) -> tuple[str, list[Any]]:
     """An argparse type: ``NAME=V1,V2,...`` (``--grid``); values are bools, ints, floats or
-    strings (checked by the optimizer).
-
-    Parameters
-    ----------
-    value : str
-
-    Returns
-    -------
-    tuple
-        ``(name, values)``.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Another form.
-    """
+    strings (checked by the optimizer)."""
     name, sep, rest = value.partition("=")
     if not sep or not name.strip() or not rest.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=V1,V2,..., got {value!r}")
@@ -71,12 +56,7 @@ def grid_arg(value: str) -> tuple[str, list[Any]]:
 
 
 def add_parser(sub: Any) -> None:
-    """Add ``optcmp tune`` to the sub-command parsers ``sub``.
-
-    Parameters
-    ----------
-    sub : argparse sub-parsers action
-    """
+    """Add ``optcmp tune`` to the sub-command parsers ``sub``."""
     p = sub.add_parser(
         "tune", help="tune hyperparameters fairly (same target and budget for every setting)",
         description="Run every configuration of a grid to the target under the same budget, "
@@ -128,22 +108,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run ``optcmp tune``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-
-    Returns
-    -------
-    int
-        The exit status.
-
-    Raises
-    ------
-    CLIError
-        A bad argument (exit status 2).
-    """
+    """Run ``optcmp tune``."""
     import optcmp
     from optcmp.store import Interrupted
 

@@ -29,17 +29,7 @@ from optcmp.stopping import (
 
 
 def check_problem(problem: Any) -> None:
-    """Raise ``TypeError`` unless ``problem`` is a :class:`~optcmp.problems.base.Problem`.
-
-    Parameters
-    ----------
-    problem : object
-
-    Raises
-    ------
-    TypeError
-        ``problem`` is something else; the message names its type.
-    """
+    """Raise ``TypeError`` unless ``problem`` is a :class:`~optcmp.problems.base.Problem`."""
     if not isinstance(problem, Problem):
         several = (isinstance(problem, (list, tuple)) and bool(problem)
                    and all(isinstance(p, Problem) for p in problem))
@@ -50,16 +40,7 @@ def check_problem(problem: Any) -> None:
 
 
 def type_name(v: Any) -> str:
-    """``"None"`` or the type name of ``v`` (for messages).
-
-    Parameters
-    ----------
-    v : object
-
-    Returns
-    -------
-    str
-    """
+    """``"None"`` or the type name of ``v`` (for messages)."""
     return "None" if v is None else type(v).__name__
 
 
@@ -68,28 +49,7 @@ _NO_TARGET_WARNED: weakref.WeakValueDictionary[int, Rule] = weakref.WeakValueDic
 
 
 def check_rule(rule: Rule, problem: Problem, fstar: float | None) -> None:
-    """Check that a stopping rule can run on ``problem``.
-
-    Parameters
-    ----------
-    rule : Rule
-    problem : Problem
-    fstar : float or None
-        The problem's known optimum.
-
-    Raises
-    ------
-    TypeError
-        ``rule`` is no Rule.
-    ValueError
-        The rule needs ``f*`` and the problem does not know it, a metric the problem does not
-        report, or it has no budget.
-
-    Warns
-    -----
-    UserWarning
-        The rule has no target (no run can converge).
-    """
+    """Check that a stopping rule can run on ``problem``."""
     if not isinstance(rule, Rule):
         raise TypeError(f"stopping must be an optcmp.stopping.Rule, got {type(rule).__name__}")
     leaves = rule.rules()
@@ -129,26 +89,6 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
     and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
     run "converges" on rounding noise at a negative suboptimality; the runs end on their
     budgets.
-
-    Parameters
-    ----------
-    rule : Rule
-    problem : Problem
-    seed : int, default 0
-        Seed of the initial point (for ``f0``).
-    f0 : float, optional
-        Objective at the initial point, when already known.
-
-    Returns
-    -------
-    bool
-        Whether a target is below the resolution limit.
-
-    Warns
-    -----
-    UserWarning
-        Naming the tolerance, ``f*``, the limit ``eps * |f*|`` and, for a relative tolerance,
-        the relative limit ``eps * |f*| / (f0 - f*)``.
     """
     targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
                                                           AbsoluteSuboptimality))]
@@ -183,13 +123,7 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
 
 
 def numpy_cpu_warning(device: str | None) -> None:
-    """Warn that numpy runs on the CPU whatever ``device`` was asked for.
-
-    Parameters
-    ----------
-    device : str or None
-        The device asked for.
-    """
+    """Warn that numpy runs on the CPU whatever ``device`` was asked for."""
     warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
                   "torch and tensorflow backends only", UserWarning, stacklevel=outside_level())
 

@@ -59,16 +59,7 @@ def _unless(default: Any) -> Callable[[RunConfig, Any], Any]:
 
 
 class ValueRule(NamedTuple):
-    """What a command-line value of a setting must be: parsed with ``cast``, accepted by ``ok``.
-
-    Attributes
-    ----------
-    cast : {int, float}
-    ok : callable
-        True for an acceptable value.
-    rule : str
-        What ``ok`` accepts, for the message (``"an integer >= 1"``).
-    """
+    """What a command-line value of a setting must be: parsed with ``cast``, accepted by ``ok``."""
 
     cast: type
     ok: Callable[[Any], bool]
@@ -93,19 +84,6 @@ class Flag:
     The option is the field's name with dashes (``--max-iter`` for ``max_iter``) and its
     default the field's, unless a command gives its own; ``optcmp run`` and ``optcmp tune``
     add the flags of their settings from these (:mod:`optcmp.cli.settings`).
-
-    Attributes
-    ----------
-    helps : mapping of str to str or None
-        The commands that take the flag (``"run"``, ``"tune"``), each with its help text
-        (argparse's ``%(default)s`` allowed; ``{default_max_iter}`` is ``optcmp run``'s
-        iteration budget).
-    value : ValueRule, optional
-        What a value must be (parsed and checked on the command line).
-    choices : tuple of str, optional
-    metavar : str, optional
-    defaults : mapping of str to object
-        A command's default where it is not the field's.
     """
 
     helps: Mapping[str, str | None]
@@ -401,18 +379,7 @@ class RunConfig:
 
 
 def check_budgets(config: RunConfig) -> None:
-    """Refuse settings without any budget: such a run never stops unless it meets its target.
-
-    Parameters
-    ----------
-    config : RunConfig
-        Its ``stopping`` is None (the budgets come from the settings).
-
-    Raises
-    ------
-    ValueError
-        ``max_iter``, ``max_evals``, ``max_cpu_time`` and ``max_time`` are all None.
-    """
+    """Refuse settings without any budget: such a run never stops unless it meets its target."""
     if all(getattr(config, n) is None for n in ("max_iter", "max_evals", "max_cpu_time",
                                                 "max_time")):
         raise ValueError("no budget: max_iter, max_evals, max_cpu_time and max_time are all "
@@ -422,21 +389,7 @@ def check_budgets(config: RunConfig) -> None:
 
 
 def check_censor_ratio(value: Any) -> float | None:
-    """``censor_ratio`` checked: None (no censoring) or a finite number > 1.
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    float or None
-
-    Raises
-    ------
-    ValueError
-        Anything else (the message names the value).
-    """
+    """``censor_ratio`` checked: None (no censoring) or a finite number > 1."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -448,18 +401,7 @@ def check_censor_ratio(value: Any) -> float | None:
 
 
 def check_callback(callback: Any) -> None:
-    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called.
-
-    Parameters
-    ----------
-    callback : object
-
-    Raises
-    ------
-    TypeError
-        ``callback`` is not callable, or its signature takes no single positional argument;
-        the message names the value.
-    """
+    """Raise ``TypeError`` unless ``callback(intermediate_result)`` can be called."""
     if not callable(callback):
         raise TypeError("callback must be callable as callback(intermediate_result), got "
                         f"{callback!r} ({type(callback).__name__})")
@@ -478,27 +420,7 @@ def check_callback(callback: Any) -> None:
 
 
 def configured(config: RunConfig | None, overrides: Mapping[str, Any], where: str) -> RunConfig:
-    """``config`` (default ``RunConfig()``) with keyword overrides applied and checked.
-
-    Parameters
-    ----------
-    config : RunConfig or None
-    overrides : mapping
-        Setting names (:class:`RunConfig` fields) and values, e.g. ``{"backend": "torch"}``.
-    where : str
-        The function taking them, named in the error (``"compare"``).
-
-    Returns
-    -------
-    RunConfig
-
-    Raises
-    ------
-    TypeError
-        ``config`` is no RunConfig, or an override is no setting (the settings are listed).
-    ValueError
-        A bad value (see :class:`RunConfig`).
-    """
+    """``config`` (default ``RunConfig()``) with keyword overrides applied and checked."""
     if config is not None and not isinstance(config, RunConfig):
         raise TypeError("config must be an optcmp.engine.RunConfig, got "
                         f"{type(config).__name__}")

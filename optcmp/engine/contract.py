@@ -37,13 +37,7 @@ COPY_BYTES = 64 << 20
 @functools.lru_cache(maxsize=1)
 def memory_bandwidth() -> float:
     """Bytes per second a large numpy copy moves (read plus write), best of three, measured
-    once per process.
-
-    Returns
-    -------
-    float
-        Bytes per second.
-    """
+    once per process."""
     src = np.ones(COPY_BYTES // 8)
     dst = np.empty_like(src)
     best = float("inf")
@@ -55,21 +49,7 @@ def memory_bandwidth() -> float:
 
 
 def step_bytes(problem: Any, dtype: str, steps_per_epoch: int | None = None) -> int:
-    """Bytes of training data one step must read: every row, or one minibatch's share.
-
-    Parameters
-    ----------
-    problem : Problem
-        The run's problem (its ``train_data``).
-    dtype : str
-        The run's dtype (float arrays are placed in it).
-    steps_per_epoch : int, optional
-        Minibatch steps per pass over the data; None for full-batch steps.
-
-    Returns
-    -------
-    int
-    """
+    """Bytes of training data one step must read: every row, or one minibatch's share."""
     size = np.dtype(dtype).itemsize
     total = 0
     for a in problem.train_data.values():
@@ -79,20 +59,7 @@ def step_bytes(problem: Any, dtype: str, steps_per_epoch: int | None = None) -> 
 
 
 def step_floor(nbytes: int, device: str) -> float:
-    """The fastest a step reading ``nbytes`` can run, in seconds (0.0: not checked).
-
-    Parameters
-    ----------
-    nbytes : int
-        Bytes the step must read (:func:`step_bytes`).
-    device : str
-        ``"cpu"`` or a GPU name (bounded by :data:`DEVICE_BANDWIDTH_BOUND`).
-
-    Returns
-    -------
-    float
-        ``nbytes`` over the bandwidth bound; 0.0 below :data:`FLOOR_MIN_BYTES`.
-    """
+    """The fastest a step reading ``nbytes`` can run, in seconds (0.0: not checked)."""
     if nbytes < FLOOR_MIN_BYTES:
         return 0.0
     on_cpu = str(device or "cpu").lower().startswith("cpu")
@@ -101,21 +68,7 @@ def step_floor(nbytes: int, device: str) -> float:
 
 
 def timing_error(elapsed: float, nit: int, floor: float) -> str:
-    """Why ``nit`` steps in ``elapsed`` seconds cannot be right, or ``""``.
-
-    Parameters
-    ----------
-    elapsed : float
-        Timed seconds.
-    nit : int
-        Steps timed.
-    floor : float
-        :func:`step_floor` of one step.
-
-    Returns
-    -------
-    str
-    """
+    """Why ``nit`` steps in ``elapsed`` seconds cannot be right, or ``""``."""
     if nit <= 0 or floor <= 0.0 or elapsed >= nit * floor:  # a product: exact at the floor
         return ""
     return (f"timing error: {elapsed / nit:.3g}s per step is below the memory-bandwidth floor "
@@ -129,27 +82,7 @@ SYNCHRONOUS = {"barrier": "none (synchronous)", "matmul_precision": "highest"}
 
 
 def timing_contract(backend: Any, threads: int | None, floor: float) -> dict[str, Any]:
-    """The run's timing contract: the backend's, the threads and the step floor.
-
-    A backend states its own with a ``timing_contract()`` method (``barrier``: what its
-    ``sync`` waits with before every clock read; ``compute_dtype``: the dtype the arithmetic
-    happens in; ``matmul_precision``: ``"highest"``, or ``"tf32"``/``"high"``/``"medium"``
-    where float32 products may use reduced precision); one without it is
-    :data:`SYNCHRONOUS` in its dtype.
-
-    Parameters
-    ----------
-    backend : Backend
-        The run's backend.
-    threads : int or None
-        The compute threads in force.
-    floor : float
-        :func:`step_floor` of one step.
-
-    Returns
-    -------
-    dict
-    """
+    """The run's timing contract: the backend's, the threads and the step floor."""
     own = getattr(backend, "timing_contract", None)
     stated = own() if callable(own) else {**SYNCHRONOUS, "compute_dtype": backend.dtype}
     return {**stated, "threads": threads, "step_floor": floor}

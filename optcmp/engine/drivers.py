@@ -53,18 +53,7 @@ from optcmp.timing import Stopwatch
 
 @dataclass
 class LoopRecord:
-    """What a driver reports when its loop has ended.
-
-    Attributes
-    ----------
-    nit, nfev, njev : int
-        Steps done and evaluations spent.
-    x : ndarray or None
-        The iterate of a run stopped inside a fused block by a rule other than a target (the
-        adapter's current iterate is further on); None otherwise.
-    report : dict or None
-        A framework loop's own report (``status``, ``message``), None for optcmp's loops.
-    """
+    """What a driver reports when its loop has ended."""
 
     nit: int
     nfev: int
@@ -81,26 +70,7 @@ Driver = Callable[[Adapter, Monitor, Stopwatch], Loop]
 
 def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
               eval_every: int | None) -> Loop:
-    """Timed steps, each followed by an untimed observation, until the monitor says stop.
-
-    Parameters
-    ----------
-    adapter : Adapter
-        Set up and warmed up.
-    monitor : Monitor
-    sw : Stopwatch
-    eval_every : int or None
-        Minibatch runs: steps between full-objective evaluations (default one epoch).
-
-    Yields
-    ------
-    LoopRecord
-        The steps so far, at a pause (:attr:`Monitor.pause_at`).
-
-    Returns
-    -------
-    LoopRecord
-    """
+    """Timed steps, each followed by an untimed observation, until the monitor says stop."""
     stochastic = adapter.stochastic
     every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
     step = adapter.step
@@ -189,21 +159,6 @@ def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> 
     (the block's clock span shared evenly), so the time of the target iteration is off by at
     most one block, 1% of the elapsed time. The iterate that met the target is recomputed off
     the clock by replaying the block from its start (:meth:`Adapter.replay`).
-
-    Parameters
-    ----------
-    adapter, monitor, sw
-        See :func:`step_loop` (every full-batch step is observed).
-
-    Yields
-    ------
-    LoopRecord
-        At a pause (a block ends there).
-
-    Returns
-    -------
-    LoopRecord
-        ``x`` is the iterate of a run stopped inside a block by another rule, else None.
     """
     k = nfev = njev = 0
     cap = int(getattr(adapter, "BLOCK_MAX", 1024))
@@ -267,26 +222,6 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     observation: the recorded time and CPU time of the stop are those of the run's own
     steps, and the iterate is checked to equal the one kept. Elsewhere a block ends at every
     observation.
-
-    Parameters
-    ----------
-    adapter, monitor, sw, eval_every
-        See :func:`step_loop`.
-
-    Yields
-    ------
-    LoopRecord
-        At a pause (a block ends there).
-
-    Returns
-    -------
-    LoopRecord
-
-    Warns
-    -----
-    NondeterministicBlockWarning
-        A block run again from the same state did not reach the same iterate (the compiled
-        steps are not deterministic on the device).
     """
     every = int(eval_every or adapter.steps_per_epoch or 1)
     if adapter.spans:
@@ -406,21 +341,6 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     :attr:`~optcmp.engine.monitor.Monitor.pause_at` set when it starts) runs the library's
     loop on a thread of its own, which waits inside the library's callback while the run is
     paused (:func:`_threaded_framework_loop`); one that never pauses runs it here.
-
-    Parameters
-    ----------
-    adapter, monitor, sw
-        See :func:`step_loop`; ``adapter`` is a loop adapter.
-
-    Yields
-    ------
-    LoopRecord
-        At a pause.
-
-    Returns
-    -------
-    LoopRecord
-        With the library's own ``report`` (its status when no optcmp rule stopped it).
     """
     if monitor.pause_at is not None:
         return (yield from _threaded_framework_loop(adapter, monitor, sw))
@@ -487,22 +407,7 @@ def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) 
 
 
 def choose_driver(adapter: Adapter, eval_every: int | None = None) -> Driver:
-    """The driver of a set-up adapter: by its loop, its execution mode and its batching.
-
-    Parameters
-    ----------
-    adapter : Adapter
-        After :meth:`~optcmp.frameworks.stepper.Adapter.prepare_execution`.
-    eval_every : int or None
-        Minibatch runs: steps between full-objective evaluations (``RunConfig.eval_every``),
-        bound into the drivers that read it.
-
-    Returns
-    -------
-    callable
-        :func:`framework_loop`, :func:`fused_minibatch_loop`, :func:`fused_full_batch_loop`
-        or :func:`step_loop`, called as ``driver(adapter, monitor, sw)``.
-    """
+    """The driver of a set-up adapter: by its loop, its execution mode and its batching."""
     if adapter.loop:
         return framework_loop
     if adapter.execution == "fused" and not adapter.stochastic:
@@ -542,17 +447,6 @@ def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
     Steps run as the adapter's execution mode says: a fused adapter runs one-step blocks of
     its fused program (the program a fused run calls), a framework's own loop is stopped
     after ``steps`` iterations (it may stop earlier by itself).
-
-    Parameters
-    ----------
-    adapter : Adapter
-        Set up, after :meth:`~optcmp.frameworks.stepper.Adapter.prepare_execution`.
-    steps : int
-
-    Returns
-    -------
-    list of ndarray of float64
-        At most ``steps + 1`` iterates.
     """
     xs = [adapter.x_numpy()]
     if adapter.loop:

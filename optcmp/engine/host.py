@@ -17,13 +17,7 @@ from collections.abc import Iterator
 
 
 class Activity:
-    """The activity of one run: :attr:`peak`, valid once its :func:`host_activity` block ended.
-
-    Attributes
-    ----------
-    peak : int
-        Most optcmp runs of this process active at once while the block ran (itself included).
-    """
+    """The activity of one run: :attr:`peak`, valid once its :func:`host_activity` block ended."""
 
     def __init__(self) -> None:
         self.peak = 1
@@ -41,11 +35,6 @@ def host_activity() -> Iterator[Activity]:
     sweeps at the same time). Other processes, optcmp's or not, are seen through the
     contention measurement of every run instead (:func:`optcmp.timing.contended`): a
     process CPU time well below the wall time. No file is shared between processes.
-
-    Yields
-    ------
-    Activity
-        With attribute ``peak`` (int, >= 1), valid after the block.
     """
     act = Activity()
     me = uuid.uuid4().hex
@@ -63,13 +52,7 @@ def host_activity() -> Iterator[Activity]:
 
 
 def host_name() -> str:
-    """The name of the host runs execute on (recorded in :attr:`RunResult.host`).
-
-    Returns
-    -------
-    str
-        :func:`socket.gethostname`.
-    """
+    """The name of the host runs execute on (recorded in :attr:`RunResult.host`)."""
     return socket.gethostname()
 
 

@@ -31,51 +31,7 @@ LazyX = Callable[[], np.ndarray] | np.ndarray | None
 
 
 class Monitor:
-    """Off-the-clock bookkeeping of one run: trace, stopping checks, confirmation, callback.
-
-    Parameters
-    ----------
-    rule : Rule
-        The run's own stopping rule (a copy: rules with state, such as
-        :class:`~optcmp.stopping.RelativeChange`, keep it per run).
-    sw : Stopwatch
-        The run's stopwatch; :meth:`on_iteration` pauses it while monitoring.
-    problem : Problem
-        Evaluated in float64 on the host: metrics, confirmations, minibatch observations.
-    x_now : callable
-        Copies the adapter's current iterate to the host (when an observation needs it).
-    f0 : float
-        Objective at the initial point (float64).
-    fstar : float or None
-        Known optimum.
-    confirm64 : bool
-        Confirm a target met in float32 by a float64 re-evaluation before stopping.
-    callback : callable, optional
-        ``callback(intermediate_result)`` at every observation with an objective value;
-        ``intermediate_result.x`` is a read-only copy of the iterate (on every optimizer).
-
-    Attributes
-    ----------
-    fired : Rule or None
-        The rule that stopped the run.
-    hit : tuple or None
-        ``(time, iterate, nfev, njev)`` when the target was met.
-    hit_x : ndarray or None
-        The iterate that met it.
-    hit_cpu : float or None
-        Process CPU seconds of the timed steps when the target was met.
-    callback_stop : bool
-        The callback raised ``StopIteration``.
-    pause_at : int or None
-        Steps after which the run pauses (a censoring round's iteration cap,
-        :class:`~optcmp.engine.runner.LiveRun`): the loop drivers end a block there and
-        yield; None (a run from start to end): never. Unlike an iteration budget it stops
-        nothing: a paused run resumed goes on as if it never paused.
-    gate : callable or None
-        Set by a framework loop that may pause (:func:`~optcmp.engine.drivers.framework_loop`):
-        called by :meth:`on_iteration` after each observation that did not stop the run; it
-        waits there while the run is paused, and returns True to end the library's loop.
-    """
+    """Off-the-clock bookkeeping of one run: trace, stopping checks, confirmation, callback."""
 
     def __init__(self, rule: Rule, sw: Stopwatch, problem: Problem,
                  x_now: Callable[[], np.ndarray], f0: float, fstar: float | None,
@@ -108,28 +64,11 @@ class Monitor:
         self._delegated: set[int] = set()
 
     def pausing(self, nit: int) -> bool:
-        """Whether the run pauses after ``nit`` steps (:attr:`pause_at` reached).
-
-        Parameters
-        ----------
-        nit : int
-            Steps done.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether the run pauses after ``nit`` steps (:attr:`pause_at` reached)."""
         return self.pause_at is not None and nit >= self.pause_at
 
     def delegate_budgets(self) -> dict[str, int | None]:
-        """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them).
-
-        Returns
-        -------
-        dict
-            ``{"max_iter": n or None, "max_evals": n or None}``; those rules are then no longer
-            checked here.
-        """
+        """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them)."""
         out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
         for r in self.rule.rules():
             if isinstance(r, MaxIter):
@@ -148,28 +87,7 @@ class Monitor:
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
                 nfev: int, njev: int, x: LazyX = None, *, at: float | None = None,
                 cpu_at: float | None = None) -> bool:
-        """Record an observation and check the rule; True means stop.
-
-        Parameters
-        ----------
-        nit : int
-            Steps done.
-        iterate : int
-            Index of the iterate whose objective is ``fun``.
-        fun, grad_norm : float or None
-            Its objective and gradient norm (None: no observation at this step).
-        nfev, njev : int
-            Evaluations spent so far.
-        x : ndarray or callable, optional
-            The iterate (or a function returning it); default the adapter's current one.
-        at, cpu_at : float, optional
-            Timed seconds (and process CPU seconds) at which the value became known, when
-            not now: a step inside a fused block gets its times shared evenly over the block.
-
-        Returns
-        -------
-        bool
-        """
+        """Record an observation and check the rule; True means stop."""
         t = self.sw.elapsed if at is None else at
         cpu = self.sw.cpu_elapsed if cpu_at is None else cpu_at
         self.nit = nit
@@ -200,27 +118,7 @@ class Monitor:
 
     def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int, *,
                      at: float | None = None, cpu_at: float | None = None) -> bool:
-        """Evaluate the full objective at ``x`` (float64, on the host) and observe it.
-
-        Minibatch steps report no full objective: every ``eval_every`` steps the drivers hand
-        the current iterate here, off the clock.
-
-        Parameters
-        ----------
-        nit : int
-            Steps done (the iterate's index too).
-        x : ndarray of float64, shape (n_params,)
-            The iterate after those steps.
-        nfev, njev : int
-            Evaluations the steps spent so far.
-        at, cpu_at : float, optional
-            See :meth:`observe`.
-
-        Returns
-        -------
-        bool
-            True: stop the run.
-        """
+        """Evaluate the full objective at ``x`` (float64, on the host) and observe it."""
         f, g = self.problem.value_and_grad(x, self.problem.train_data)
         return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x, at=at, cpu_at=cpu_at)
 
@@ -228,17 +126,7 @@ class Monitor:
         """The last observation happened now, on the stopwatch: the steps from ``k0`` up to it
         were run again, timed, after the block that held it was rewound. Its trace row, its
         state and a target's hit take the stopwatch's readings, and the rows the block added
-        before it (from ``rows[row0]``) share the rerun's span from ``t0`` evenly again.
-
-        Parameters
-        ----------
-        row0 : int
-            ``len(rows)`` before the block.
-        k0 : int
-            Steps done before the block.
-        t0 : float
-            Timed seconds before the block.
-        """
+        before it (from ``rows[row0]``) share the rerun's span from ``t0`` evenly again."""
         t, cpu = self.sw.elapsed, self.sw.cpu_elapsed
         if self.last is not None:
             self.last.time, self.last.cpu_time = t, cpu
@@ -275,13 +163,7 @@ class Monitor:
 
     def on_iteration(self, *, fun: float, grad_norm: float | None, nfev: int, njev: int,
                      x: np.ndarray) -> bool:
-        """Called by loop adapters after each iteration, with the clock running.
-
-        Returns
-        -------
-        bool
-            True: stop the run.
-        """
+        """Called by loop adapters after each iteration, with the clock running."""
         self.sw.pause()
         try:
             self.nit += 1

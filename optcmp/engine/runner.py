@@ -65,17 +65,7 @@ from optcmp.timing import contended, load_average
 
 
 def own_rule(rule: Rule) -> Rule:
-    """A run's own copy of a stopping rule, reset: no state is shared between runs.
-
-    Parameters
-    ----------
-    rule : Rule
-
-    Returns
-    -------
-    Rule
-        ``copy.deepcopy(rule)`` after ``reset()``; ``rule`` itself is never changed.
-    """
+    """A run's own copy of a stopping rule, reset: no state is shared between runs."""
     mine = copy.deepcopy(rule)
     mine.reset()
     return mine
@@ -84,24 +74,7 @@ def own_rule(rule: Rule) -> Rule:
 def skipped_result(problem: Problem, spec: OptimizerSpec, config: RunConfig,
                    message: str, status: str = "skipped", *,
                    started_at: float | None = None) -> RunResult:
-    """The result of a run that never started (its backend missing, an error before setup).
-
-    Parameters
-    ----------
-    problem : Problem
-    spec : OptimizerSpec
-    config : RunConfig
-    message : str
-        Why it did not run.
-    status : {"skipped", "failed"}, default "skipped"
-    started_at : float, optional
-        Unix time the attempt started (default: now).
-
-    Returns
-    -------
-    RunResult
-        No iterations, no timings; its host and the attempt's start and end recorded.
-    """
+    """The result of a run that never started (its backend missing, an error before setup)."""
     now = time.time()
     return RunResult(problem=problem.name, optimizer=spec.name, label=spec.label,
                      backend=config.backend, dtype=config.dtype,
@@ -173,16 +146,6 @@ class LiveRun:
     of fused steps ends at each pause). Its timings add up its segments: the timed steps of
     each, setup and warm-up once (they happen once), its wall time the sum of the segments'
     (not the time it waited while paused), its concurrency the most of any segment.
-
-    Parameters
-    ----------
-    problem, optimizer, config, **overrides
-        As in :func:`run`.
-
-    Raises
-    ------
-    ValueError, TypeError
-        As :func:`run` raises before the run starts.
     """
 
     def __init__(self, problem: Problem, optimizer: OptimizerSpec | str | Any,
@@ -208,26 +171,7 @@ class LiveRun:
         return self._ended is not None
 
     def advance(self, cap: int | None) -> bool:
-        """Run on to its end, or until ``cap`` steps are done, whichever comes first.
-
-        Parameters
-        ----------
-        cap : int or None
-            Pause once ``cap`` steps are done (a fused block ends there; a library's step
-            doing several iterations pauses at its end); None: run to the end.
-
-        Returns
-        -------
-        bool
-            True: the run has ended; False: it is paused.
-
-        Raises
-        ------
-        BackendUnavailable
-            The backend's framework is not installed (from the first call).
-        RuntimeError
-            The run has ended or was closed.
-        """
+        """Run on to its end, or until ``cap`` steps are done, whichever comes first."""
         if self._ended is not None or self._closed:
             raise RuntimeError("the run has ended: nothing to advance")
         t0 = time.perf_counter()
@@ -249,17 +193,7 @@ class LiveRun:
         return self._ended is not None
 
     def result(self) -> RunResult:
-        """The ended run's :class:`RunResult` (built once; the adapter is released then).
-
-        Returns
-        -------
-        RunResult
-
-        Raises
-        ------
-        RuntimeError
-            The run has not ended.
-        """
+        """The ended run's :class:`RunResult` (built once; the adapter is released then)."""
         if self._result is None:
             if self._ended is None:
                 raise RuntimeError("the run has not ended: advance(None) first")
@@ -275,15 +209,6 @@ class LiveRun:
         Status ``max_iter``; its times, evaluations and iterate are those of the steps done,
         its trace the observations so far. The run itself is left as it was: it can still be
         resumed.
-
-        Returns
-        -------
-        RunResult
-
-        Raises
-        ------
-        RuntimeError
-            The run has ended (:meth:`result`) or was closed.
         """
         if self._ended is not None or self._closed:
             raise RuntimeError("the run has ended: its result() is final")
@@ -510,23 +435,7 @@ class _TimedRun:
     def result(self, status: str, message: str, *, final: bool = True, waited: float = 0.0,
                **environment: Any) -> RunResult:
         """The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`).
-
-        Parameters
-        ----------
-        status, message : str
-            How the run ended (before :func:`~optcmp.engine.status.divergence_wins`).
-        final : bool, default True
-            False: the run is paused, not ended (no divergence verdict on its iterate: it goes
-            on as a run that never paused).
-        waited : float, default 0.0
-            Seconds the run waited paused (left out of its wall time).
-        **environment
-            ``host``, ``started_at``, ``finished_at``, ``concurrency``, ``shared_host``.
-
-        Returns
-        -------
-        RunResult
-        """
+        The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`)."""
         problem, spec, session, record = self.problem, self.spec, self.session, self.record
         point = self._final_point()
         if final:

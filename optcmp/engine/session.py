@@ -43,28 +43,7 @@ class CompileInTimedWarning(UserWarning):
 
 def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None) -> str:
     """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`).
-
-    Parameters
-    ----------
-    adapter : Adapter
-        Set up.
-    config : RunConfig
-    rule : Rule, optional
-        The run's stopping rule (a rule that needs metrics of every iterate cannot be fused).
-
-    Returns
-    -------
-    str
-        ``"step"`` for ``execution="step"``, for adapters that drive their own loop (scipy),
-        and for full-batch runs that cannot be fused (the adapter cannot replay a block, a
-        curvature that changes every step, a callback or a rule that needs every iterate);
-        ``"fused"`` otherwise.
-
-    Warns
-    -----
-    UserWarning
-        ``execution="fused"`` was asked for and the run falls back to ``"step"`` (why).
-    """
+    The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`)."""
     if config.execution == "step" or adapter.loop:
         return "step"
     why = adapter.fuse_blocker()
@@ -83,46 +62,7 @@ def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = N
 
 
 class Session:
-    """One optimizer spec on one backend with one run's settings, from setup to warm-up.
-
-    Parameters
-    ----------
-    problem : Problem
-    spec : OptimizerSpec
-    config : RunConfig
-        The run's settings: backend, device, dtype, seed, threads, execution, gradient (and,
-        for :func:`resolve_execution`, the callback).
-
-    Raises
-    ------
-    ValueError
-        The optimizer has no such implementation on the backend.
-
-    Attributes
-    ----------
-    adapter_cls : type
-        The adapter class running ``spec`` on the backend.
-    impl : str
-        The concrete impl (``"auto"`` resolved).
-    x0 : ndarray of float64
-        The initial point ``problem.init_params(config.seed)``.
-    unsupported : str or None
-        Why the problem cannot run on the backend (then nothing is set up); its gradient
-        setting is checked when the backend is built (:meth:`open_backend`).
-    adapter : Adapter or None
-        After :meth:`start` has constructed it.
-    implementation : str
-        The code path the adapter runs (after setup: with its resolved arguments).
-    implemented_by : Implementation or None
-        The same as data (library, name, method); None before :meth:`start`.
-    hyperparameters : dict
-        The spec's, resolved by the adapter's setup (``learning_rate="auto"`` replaced).
-    how : dict
-        After :meth:`start`: ``compiled``, ``layout``, ``execution``, ``gradient`` (the
-        result's execution fields); empty before.
-    setup_time, warmup_time : float
-        Wall seconds of setup (data placement, compilation) and of the warm-up.
-    """
+    """One optimizer spec on one backend with one run's settings, from setup to warm-up."""
 
     def __init__(self, problem: Problem, spec: OptimizerSpec, config: RunConfig) -> None:
         self.problem, self.spec, self.config = problem, spec, config
@@ -142,12 +82,7 @@ class Session:
     @contextlib.contextmanager
     def limits(self) -> Iterator[None]:
         """The run's thread limits (:func:`~optcmp.threads.limit_threads`), floating-point
-        warnings off: everything of the session, its first evaluation included, runs inside.
-
-        Yields
-        ------
-        None
-        """
+        warnings off: everything of the session, its first evaluation included, runs inside."""
         with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
             yield
 
@@ -163,17 +98,6 @@ class Session:
 
         A gradient setting the problem cannot honour on this backend (``gradient="analytic"``
         without a declared gradient formula) becomes :attr:`unsupported`.
-
-        Returns
-        -------
-        Backend
-
-        Raises
-        ------
-        BackendUnavailable
-            The framework is not installed.
-        ValueError
-            An absent device (the message lists the available ones).
         """
         config = self.config
         self._backend = get_backend(config.backend, device=config.run_device, dtype=config.dtype)
@@ -196,23 +120,7 @@ class Session:
 
     def start(self, rule: Rule | None = None) -> Adapter:
         """Construct, set up, prepare and warm up the adapter (untimed); then the compile
-        counter's baseline and the thread pools of libraries the setup loaded.
-
-        Parameters
-        ----------
-        rule : Rule, optional
-            The run's stopping rule (for :func:`resolve_execution`).
-
-        Returns
-        -------
-        Adapter
-
-        Raises
-        ------
-        NotApplicable
-            The optimizer cannot sensibly run on the problem (a native of another convention,
-            ``learning_rate="auto"`` without a known Lipschitz constant, ...).
-        """
+        counter's baseline and the thread pools of libraries the setup loaded."""
         backend, config = self.backend, self.config
         t0 = time.perf_counter()
         adapter = self.adapter_cls(self.spec, self.problem, backend, self.x0, config.seed,
@@ -240,12 +148,7 @@ class Session:
         return adapter
 
     def x_now(self) -> np.ndarray:
-        """The adapter's current iterate copied to the host (float64).
-
-        The monitor's fallback when an observation comes without its iterate. The session
-        holds no monitor, so a monitor holding this method forms no reference cycle: a run's
-        placed data are freed as soon as the run has returned.
-        """
+        """The adapter's current iterate copied to the host (float64)."""
         if self.adapter is None:
             raise RuntimeError("the session's adapter is not constructed yet: call start()")
         return self.adapter.x_numpy()

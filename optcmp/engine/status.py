@@ -24,23 +24,7 @@ FINAL = ("converged", "stopped", "failed", "skipped", "diverged")
 
 
 def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
-    """The status and message of a run whose loop ended normally.
-
-    Parameters
-    ----------
-    monitor : Monitor
-        The run's monitor (the rule that fired, the callback's stop).
-    record : LoopRecord
-        What the loop driver returned; a framework's own loop (scipy) reports its own status
-        when no optcmp rule stopped it.
-
-    Returns
-    -------
-    (str, str)
-        ``stopped`` (the callback raised ``StopIteration``), ``converged`` (a target),
-        ``diverged``, ``stalled`` (exact early stop, with its explanation), a budget's status,
-        or the framework loop's own status (default ``stalled``).
-    """
+    """The status and message of a run whose loop ended normally."""
     if monitor.callback_stop:
         return "stopped", "callback raised StopIteration"
     if monitor.fired is not None:
@@ -60,20 +44,7 @@ def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
 
 
 def divergence_message(rule: Rule, s: State | None) -> str:
-    """``"diverged: ..."``: what the divergence rule saw at ``s``.
-
-    Parameters
-    ----------
-    rule : Rule
-        The divergence rule that fired (a :class:`~optcmp.stopping.Divergence` explains
-        itself; a user's own rule is described).
-    s : State or None
-        The observation it fired at.
-
-    Returns
-    -------
-    str
-    """
+    """``"diverged: ..."``: what the divergence rule saw at ``s``."""
     if s is None:
         return "diverged"
     if isinstance(rule, (Divergence, Rising)):
@@ -93,26 +64,6 @@ def divergence_wins(status: str, message: str, fun: float | None, *, rule: Rule,
     run, a minibatch step between evaluations, scipy's own iteration limit); the returned
     iterate's float64 objective is then checked with the rule's divergence rules (a non-finite
     one always counts): non-finite or exploding values win over budgets.
-
-    Parameters
-    ----------
-    status, message : str
-        What :func:`run_status` (or the run's failure) said.
-    fun : float or None
-        The float64 objective of the iterate the run returns (None: unknown).
-    rule : Rule
-        The run's stopping rule.
-    nit : int
-        Steps done.
-    f0 : float
-        Objective at the initial point.
-    fstar : float or None
-        Known optimum.
-
-    Returns
-    -------
-    (str, str)
-        ``status, message`` unchanged, or ``"diverged"`` with a message naming the budget.
     """
     if status in FINAL or fun is None:
         return status, message

@@ -37,25 +37,7 @@ ADAPTERS: dict[str, str] = {
 
 
 def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
-    """The adapter class and concrete impl running ``spec`` on ``backend``.
-
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    backend : str
-        Backend name or alias.
-
-    Returns
-    -------
-    (type, str)
-        The adapter class (its module imported on first use) and the impl actually used
-        (``"auto"`` resolved to the backend's first choice).
-
-    Raises
-    ------
-    ValueError
-        The optimizer has no such implementation on that backend (available ones listed).
-    """
+    """The adapter class and concrete impl running ``spec`` on ``backend``."""
     impl, decl = resolve_impl(spec, backend)
     kind = decl.framework if isinstance(decl, Native) else "reference"
     module, _, attr = ADAPTERS[kind].partition(":")

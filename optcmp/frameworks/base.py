@@ -38,20 +38,7 @@ GRADIENTS = ("auto", "autodiff", "analytic")
 
 
 def declares_gradient_ops(problem: Problem) -> bool:
-    """Whether ``problem.gradient_ops`` is the gradient of ``problem.objective``.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    bool
-        True when the problem sets ``has_gradient_ops`` and the class that defines
-        :meth:`~optcmp.problems.base.Problem.gradient_ops` also defines ``objective`` (a
-        subclass that overrides only the objective, or an instance given its own objective, is
-        differentiated by autodiff: the inherited gradient belongs to another function).
-    """
+    """Whether ``problem.gradient_ops`` is the gradient of ``problem.objective``."""
     if not getattr(problem, "has_gradient_ops", False) or "objective" in getattr(
             problem, "__dict__", {}):
         return False
@@ -64,29 +51,7 @@ def declares_gradient_ops(problem: Problem) -> bool:
 
 
 def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") -> str:
-    """Which gradient a backend computes for a problem: ``"analytic"`` or ``"autodiff"``.
-
-    Parameters
-    ----------
-    backend : Backend
-    problem : Problem
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        The run's choice (:data:`GRADIENTS`).
-
-    Returns
-    -------
-    str
-        ``"analytic"`` on backends without autodiff (numpy: the problem's numpy gradient,
-        whatever was asked) and when the problem declares
-        :meth:`~optcmp.problems.base.Problem.gradient_ops` and ``gradient`` is not
-        ``"autodiff"``; else ``"autodiff"``.
-
-    Raises
-    ------
-    ValueError
-        An unknown ``gradient``, or ``"analytic"`` for a problem that declares no gradient
-        against ops on a backend with autodiff.
-    """
+    """Which gradient a backend computes for a problem: ``"analytic"`` or ``"autodiff"``."""
     if gradient not in GRADIENTS:
         raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
     if "autodiff" not in backend.capabilities:
@@ -111,20 +76,6 @@ def minibatch_gradient(backend: Backend, problem: Problem,
     the clock), so computing it costs time the hand-written loop does not spend; a compiled
     backend drops it anyway, and numpy's own gradient is faster than the formula through the
     ops wrappers.
-
-    Parameters
-    ----------
-    backend : Backend
-    problem : Problem
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-
-    Returns
-    -------
-    callable or None
-        ``(x, batch) -> (None, grad)`` when the problem declares
-        :meth:`~optcmp.problems.base.Problem.gradient_ops` (:func:`declares_gradient_ops`),
-        the backend runs eagerly with autodiff and the run does not ask for ``"autodiff"``;
-        None otherwise.
     """
     if backend.compiler != "eager" or "autodiff" not in backend.capabilities or \
             not declares_gradient_ops(problem):
@@ -137,29 +88,7 @@ def minibatch_gradient(backend: Backend, problem: Problem,
 
 def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = "auto", *,
                             value: bool = True) -> ValueGradFn | None:
-    """The problem's ``gradient_ops`` bound to the backend's ops, or None (use autodiff).
-
-    Parameters
-    ----------
-    backend : Backend
-    problem : Problem
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        The run's choice (:data:`GRADIENTS`).
-    value : bool, default True
-        False: the returned function's ``fun`` may be None (minibatch steps report no
-        objective, so it is not computed).
-
-    Returns
-    -------
-    callable or None
-        ``(x, batch) -> (fun, grad)`` when :func:`gradient_kind` says ``"analytic"`` on a
-        backend with autodiff; None otherwise (numpy's own gradient, or autodiff).
-
-    Raises
-    ------
-    ValueError
-        See :func:`gradient_kind`.
-    """
+    """The problem's ``gradient_ops`` bound to the backend's ops, or None (use autodiff)."""
     if "autodiff" not in backend.capabilities or gradient_kind(backend, problem,
                                                                 gradient) != "analytic":
         return None
@@ -174,23 +103,7 @@ class BackendUnavailable(ImportError):
 
 
 def check_dtype(dtype: str) -> str:
-    """Validate a dtype name.
-
-    Parameters
-    ----------
-    dtype : str or numpy dtype
-        ``"float64"`` or ``"float32"``.
-
-    Returns
-    -------
-    str
-        The dtype name.
-
-    Raises
-    ------
-    ValueError
-        ``dtype`` is not one of :data:`DTYPES`.
-    """
+    """Validate a dtype name."""
     name = dtype
     if not isinstance(dtype, str) and dtype is not None:
         try:
@@ -239,18 +152,7 @@ def check_device(device: str | None) -> str | None:
 
 
 def is_cpu_device(device: str | None) -> bool:
-    """Whether a (valid) device name means the CPU.
-
-    Parameters
-    ----------
-    device : str or None
-        A device name accepted by :func:`check_device`.
-
-    Returns
-    -------
-    bool
-        True for ``None`` and ``"cpu"`` (any case, surrounding whitespace ignored).
-    """
+    """Whether a (valid) device name means the CPU."""
     return device is None or device.strip().lower() == "cpu"
 
 
@@ -564,14 +466,7 @@ class Backend(ABC):
 
 
 def blas_threads() -> int | None:
-    """Threads of the first BLAS pool numpy uses, or None if unknown.
-
-    Returns
-    -------
-    int or None
-        As reported by :func:`threadpoolctl.threadpool_info`; ``None`` when threadpoolctl is
-        missing or no BLAS pool is loaded.
-    """
+    """Threads of the first BLAS pool numpy uses, or None if unknown."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - a runtime dependency
@@ -587,22 +482,7 @@ LAYOUTS = ("row-major", "column-major")
 
 
 def check_layout(layout: str) -> str:
-    """Validate a layout name.
-
-    Parameters
-    ----------
-    layout : str
-        One of :data:`LAYOUTS`.
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        Any other value; the message names it and the allowed ones.
-    """
+    """Validate a layout name."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout

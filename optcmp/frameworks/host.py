@@ -27,13 +27,7 @@ HostValueGrad = Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]
 
 def framework() -> str | None:
     """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed).
-
-    Returns
-    -------
-    str or None
-        ``"torch"`` when it is installed, unless TensorFlow is already imported and torch is
-        not (importing torch after TensorFlow is unsafe); then ``"tensorflow"``.
-    """
+    The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed)."""
     names = [n for n in ("torch", "tensorflow") if importlib.util.find_spec(n) is not None]
     if "tensorflow" in names and "tensorflow" in sys.modules and "torch" not in sys.modules:
         return "tensorflow"
@@ -42,19 +36,7 @@ def framework() -> str | None:
 
 def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
     """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff.
-
-    Parameters
-    ----------
-    objective : callable
-        ``objective(ops, x, batch)``, a scalar, written against an ops namespace
-        (:data:`optcmp.frameworks.ops.OPS`).
-
-    Returns
-    -------
-    callable or None
-        None when neither PyTorch nor TensorFlow is installed. The data of a batch are converted
-        once and reused while the same batch object comes back to the same thread.
-    """
+    ``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff."""
     name = framework()
     if name == "torch":
         return _torch(objective)

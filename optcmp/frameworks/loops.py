@@ -13,23 +13,7 @@ from typing import Any
 def python_block(backend: Any, step: Callable[..., Any], *, batch_size: int | None,
                  n_rows: int | None, steps_per_epoch: int | None,
                  snapshot: Callable[[Any], Any] | None) -> Callable[..., Any]:
-    """The block :meth:`Backend.compile_block` describes, as a Python loop.
-
-    Parameters
-    ----------
-    backend : optcmp.frameworks.base.Backend
-        Takes the minibatch rows and copies the kept iterates.
-    step : callable
-        ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)``.
-    batch_size, n_rows, steps_per_epoch : int or None
-        See :meth:`Backend.compile_block`.
-    snapshot : callable or None
-        What a minibatch block keeps at its observations (default the iterate).
-
-    Returns
-    -------
-    callable
-    """
+    """The block :meth:`Backend.compile_block` describes, as a Python loop."""
     take = backend.take_rows
     if batch_size is None:
         def block(n: Any, x: Any, state: Any, data: Any, *extra: Any) -> Any:

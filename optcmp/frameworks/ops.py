@@ -34,15 +34,7 @@ _STARTED_UNPINNED: list[bool] = []
 
 
 def jax_started() -> bool:
-    """Whether JAX's runtime has started in this process (its backends are initialized).
-
-    Returns
-    -------
-    bool
-        False while ``jax`` is not imported, or imported but no device or computation was
-        asked for yet (XLA reads ``XLA_FLAGS`` then, once). A JAX without
-        ``jax._src.xla_bridge.backends_are_initialized`` counts as started once imported.
-    """
+    """Whether JAX's runtime has started in this process (its backends are initialized)."""
     if "jax" not in sys.modules:
         return False
     try:
@@ -60,13 +52,6 @@ def pin_xla_threads() -> bool:
     added, the flags stay in ``XLA_FLAGS`` for the rest of the process: XLA reads them once,
     when its CPU client starts, so removing them afterwards would change nothing but what the
     environment says.
-
-    Returns
-    -------
-    bool
-        True when the flags are in ``XLA_FLAGS`` before JAX starts (added now or set by the
-        environment); False when JAX already started without them (its CPU pool keeps its own
-        size: :func:`xla_cpu_threads` then reports ``None``).
     """
     flags = os.environ.get("XLA_FLAGS", "")
     missing = [f for f in XLA_CPU_FLAGS if f.split("=")[0] not in flags]
@@ -80,14 +65,7 @@ def pin_xla_threads() -> bool:
 
 
 def xla_cpu_threads() -> int | None:
-    """Threads of XLA's CPU compute: 1 when :data:`XLA_CPU_FLAGS` were in force at JAX's start.
-
-    Returns
-    -------
-    int or None
-        1 with the flags (in ``XLA_FLAGS`` and never found missing after JAX started); None
-        when JAX started without them (its pool size is not reported).
-    """
+    """Threads of XLA's CPU compute: 1 when :data:`XLA_CPU_FLAGS` were in force at JAX's start."""
     flags = os.environ.get("XLA_FLAGS", "")
     pinned = not _STARTED_UNPINNED and "--xla_cpu_multi_thread_eigen=false" in flags
     return 1 if pinned else None

@@ -33,30 +33,7 @@ StepFn = Callable[..., tuple[Any, Any, Any, tuple[Any, ...]]]
 def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
                   hyper: Mapping[str, Any], *, grad_norm: bool = True,
                   gradient: str = "auto", value: bool = True) -> StepFn:
-    """One optimizer iteration from the backend's pieces and an update rule, not compiled.
-
-    Parameters
-    ----------
-    backend : Backend
-    problem : Problem
-    rule : UpdateRule
-    hyper : mapping
-        Resolved hyperparameters (Python floats: constants of a compiled graph).
-    grad_norm : bool, default True
-        Compute the 2-norm of the gradient inside the step.
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        :meth:`Backend.value_and_grad`'s choice (:data:`~optcmp.frameworks.base.GRADIENTS`).
-    value : bool, default True
-        False: the step may return None for ``fun`` (minibatch steps, whose objective nobody
-        reads; eager PyTorch then skips it where the problem declares its gradient formula,
-        :func:`~optcmp.frameworks.base.minibatch_gradient`).
-
-    Returns
-    -------
-    callable
-        ``step(x, state, batch[, curvature]) -> (fun, grad_norm, x_new, state_new)``, see
-        :func:`build_step`.
-    """
+    """One optimizer iteration from the backend's pieces and an update rule, not compiled."""
     # minibatch steps skip the objective nobody reads
     vg = None if value else minibatch_gradient(backend, problem, gradient)
     if vg is None:
@@ -86,20 +63,7 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
 def reuse_key(backend: Backend, problem: Problem, rule: UpdateRule, hyper: Mapping[str, Any],
               *, grad_norm: bool, gradient: str, value: bool) -> ReuseKey | None:
     """The key a compiled step of these pieces is kept under (None: the backend never
-    compiles, or the problem has no JSON description).
-
-    Parameters
-    ----------
-    backend, problem, rule, hyper, grad_norm, gradient, value
-        See :func:`build_step`.
-
-    Returns
-    -------
-    ReuseKey or None
-        Kept on the problem; the parts are the problem's description and the functions of its
-        objective and gradient, the rule, the hyperparameters (constants of the graph), the
-        gradient choice and what the step returns.
-    """
+    compiles, or the problem has no JSON description)."""
     if "compile" not in backend.capabilities:
         return None
     described = problem_parts(problem)
@@ -121,36 +85,7 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
                hyper: Mapping[str, Any], *, grad_norm: bool = True,
                example: tuple[Any, ...] | None = None, gradient: str = "auto",
                value: bool = True) -> StepFn:
-    """One compiled optimizer iteration from the backend's pieces and an update rule.
-
-    Parameters
-    ----------
-    backend : Backend
-    problem : Problem
-    rule : UpdateRule
-    hyper : mapping
-        Resolved hyperparameters (Python floats: constants of a compiled graph).
-    grad_norm : bool, default True
-        Compute the 2-norm of the gradient inside the step. Minibatch steps pass False: nobody
-        reads it, so it is not timed.
-    example : tuple, optional
-        Example arguments ``(x, state, batch[, curvature])`` fixing the compiled signature;
-        default: zeros and the problem's training data.
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        See :func:`step_function`.
-    value : bool, default True
-        See :func:`step_function`.
-
-    Returns
-    -------
-    callable
-        ``step(x, state, batch)`` (``step(x, state, batch, curvature)`` when
-        ``rule.needs_curvature``) returning ``(fun, grad_norm, x_new, state_new)``: ``fun`` is
-        the objective at the **incoming** iterate (computed by the step anyway), ``grad_norm``
-        its gradient's norm or None; both stay backend scalars, read off the clock. A
-        backend that compiles returns the step it compiled for an earlier run of the same
-        pieces (:func:`reuse_key`): a repetition does not compile again.
-    """
+    """One compiled optimizer iteration from the backend's pieces and an update rule."""
     step = step_function(backend, problem, rule, hyper, grad_norm=grad_norm, gradient=gradient,
                          value=value)
     if example is None:

@@ -13,17 +13,7 @@ if TYPE_CHECKING:
 
 
 class ReuseKey:
-    """What identifies a compiled function across runs, and the object it is kept on.
-
-    Parameters
-    ----------
-    owner : object
-        The problem: compiled functions are kept on it (they close over its objective) and
-        are freed with it.
-    parts : tuple
-        Hashable description of everything else the function bakes in (the rule, the
-        hyperparameters traced as constants, the gradient choice, the step's outputs).
-    """
+    """What identifies a compiled function across runs, and the object it is kept on."""
 
     __slots__ = ("owner", "parts")
 
@@ -41,18 +31,7 @@ class ReuseKey:
 
 
 def problem_parts(problem: Problem) -> tuple[Any, ...] | None:
-    """What a compiled function bakes in of the problem (part of a :class:`ReuseKey`).
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    tuple or None
-        The problem's class, its JSON description and the functions of its objective and
-        gradient; None when the problem has no JSON description (nothing is then reused).
-    """
+    """What a compiled function bakes in of the problem (part of a :class:`ReuseKey`)."""
     try:
         described = canonical_json(problem.spec())
     except (TypeError, ValueError):

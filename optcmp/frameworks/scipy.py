@@ -38,28 +38,7 @@ MAX_HESSIAN_PARAMS = 2000
 
 
 def hvp_function(backend: Any, problem: Any, data: Any, method: str) -> Any:
-    """``hvp(x, v) -> H(x) v`` (float64 numpy) from the backend's autodiff.
-
-    Parameters
-    ----------
-    backend : Backend
-        torch (double backward), TensorFlow (nested gradient tapes), both eager, or JAX
-        (forward-over-reverse, ``jax.jit``).
-    problem : Problem
-    data : dict
-        The placed training data.
-    method : str
-        The scipy method (named in the error).
-
-    Returns
-    -------
-    callable
-
-    Raises
-    ------
-    NotApplicable
-        The backend has no autodiff (numpy): the run is recorded as skipped.
-    """
+    """``hvp(x, v) -> H(x) v`` (float64 numpy) from the backend's autodiff."""
     hvp = backend.hessian_vector_product(problem, data)
     if hvp is not None:
         return hvp

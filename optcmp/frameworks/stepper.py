@@ -27,20 +27,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class StepOutput:
-    """What one optimizer step reports (backend scalars, read off the clock).
-
-    Attributes
-    ----------
-    fun : object or None
-        Full objective at the incoming iterate, or ``None`` for minibatch steps.
-    grad_norm : object or None
-        2-norm of that gradient (``None`` for minibatch steps).
-    nfev, njev : int
-        Function and gradient evaluations the step spent.
-    nit : int
-        Iterations the step did (default 1; a library that runs several of its own iterations
-        per call, e.g. ``torch.optim.LBFGS(max_iter=m)``, reports its own count, 0 included).
-    """
+    """What one optimizer step reports (backend scalars, read off the clock)."""
 
     fun: Any
     grad_norm: Any
@@ -51,22 +38,7 @@ class StepOutput:
 
 @dataclass
 class Block:
-    """What a fused block of steps reports (the ``"fused"`` execution mode).
-
-    Attributes
-    ----------
-    n : int
-        Steps the block took.
-    fun, grad_norm : object or None
-        Full-batch blocks: the objective at each step's incoming iterate and its gradient's
-        norm (a backend vector or a sequence of backend scalars, at least ``n`` entries, read
-        off the clock); ``None`` for minibatch blocks.
-    nfev, njev : int
-        Function and gradient evaluations of each step.
-    kept : object or None
-        Minibatch blocks that span observations: the iterates at the observations inside
-        the block, in order (a backend array of rows, or a sequence; read off the clock).
-    """
+    """What a fused block of steps reports (the ``"fused"`` execution mode)."""
 
     n: int
     fun: Any = None
@@ -77,44 +49,7 @@ class Block:
 
 
 class Adapter(ABC):
-    """Runs one optimizer spec on one backend.
-
-    Parameters
-    ----------
-    spec : OptimizerSpec
-    problem : Problem
-    backend : Backend
-    x0 : ndarray of float64, shape (n_params,)
-        Initial point (drawn once in numpy and transferred).
-    seed : int
-        The run's seed (minibatch order).
-    gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        The run's gradient setting (:attr:`~optcmp.engine.config.RunConfig.gradient`), resolved
-        into :attr:`gradient` by :func:`~optcmp.frameworks.base.gradient_kind`.
-
-    Raises
-    ------
-    NotApplicable
-        A native declaration that cannot run the spec's convention.
-    ValueError
-        An unknown ``gradient``, or ``"analytic"`` for a problem that declares no gradient
-        formula, on a backend with autodiff.
-
-    Attributes
-    ----------
-    loop : bool
-        True for adapters that drive their own loop (:class:`LoopAdapter`).
-    stochastic : bool
-        True when steps see minibatches (the full objective is evaluated off the clock): a
-        stochastic optimizer with a ``batch_size``
-        (:meth:`~optcmp.optimizers.base.OptimizerInfo.minibatch`).
-    hyper : dict
-        Resolved hyperparameters (e.g. ``learning_rate="auto"`` replaced by its value).
-    implementation, implemented_by : str, Implementation
-        The code path that runs, in words (``torch.optim.Adadelta(lr=1.0, ...)``) and as data.
-    gradient : str
-        The gradient the steps compute: ``"analytic"`` or ``"autodiff"``.
-    """
+    """Runs one optimizer spec on one backend."""
 
     loop: ClassVar[bool] = False
     #: Whether :meth:`run_block` can run full-batch steps fused (it then implements
@@ -170,12 +105,7 @@ class Adapter(ABC):
         self.data = self.backend.place(self.problem.train_data, self.layout)
 
     def prepare_execution(self, execution: str) -> None:
-        """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`, before the warm-up).
-
-        Parameters
-        ----------
-        execution : {"step", "fused"}
-        """
+        """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`, before the warm-up)."""
         self.execution = execution
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
@@ -184,18 +114,6 @@ class Adapter(ABC):
         The default is a Python loop over :meth:`step`: no harness work between the steps.
         Minibatch blocks never cross an epoch (the caller cuts them at
         :meth:`fusable_steps`), except on adapters that :attr:`spans` observations.
-
-        Parameters
-        ----------
-        n : int
-            Steps, >= 1.
-        first, every : int, optional
-            Adapters that span observations: keep the iterate after step ``first`` of the
-            block and every ``every`` steps after it (:attr:`Block.kept`); None keeps none.
-
-        Returns
-        -------
-        Block
         """
         outs = [self.step() for _ in range(n)]
         last = outs[-1]
@@ -205,21 +123,13 @@ class Adapter(ABC):
                      last.njev)
 
     def fuse_blocker(self) -> str:
-        """Why this run's steps cannot run fused (``""``: they can).
-
-        Minibatch steps can always be fused (the observations end the blocks); full-batch
-        steps only by adapters with :attr:`fuses_full_batch`.
-        """
+        """Why this run's steps cannot run fused (``""``: they can)."""
         if self.stochastic or self.fuses_full_batch:
             return ""
         return f"{type(self).__name__} cannot fuse full-batch steps"
 
     def fusable_steps(self) -> int:
-        """Steps from the current one that one :meth:`run_block` call may take (>= 0).
-
-        Unlimited (a large number) for full-batch runs; for minibatch runs the minibatches left
-        in the current epoch (0: the next step runs alone, through :meth:`step`).
-        """
+        """Steps from the current one that one :meth:`run_block` call may take (>= 0)."""
         return 1 << 30
 
     #: Minibatch runs: whether one fused block may span observations and epochs (its
@@ -232,13 +142,7 @@ class Adapter(ABC):
         :attr:`spans` epochs places the row orders of the epochs it covers)."""
 
     def save_state(self) -> Any:
-        """The run's state now (iterate, optimizer state, step), for :meth:`restore_state`.
-
-        Raises
-        ------
-        NotImplementedError
-            The adapter does not :attr:`span <spans>` observations.
-        """
+        """The run's state now (iterate, optimizer state, step), for :meth:`restore_state`."""
         raise NotImplementedError(f"{type(self).__name__} cannot save its state")
 
     def restore_state(self, saved: Any) -> None:
@@ -246,26 +150,11 @@ class Adapter(ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot restore its state")
 
     def replay(self, n: int) -> np.ndarray:
-        """The iterate ``n`` steps after the start of the last block, recomputed off the clock.
-
-        Only adapters with :attr:`fuses_full_batch` implement it; the adapter's own state is
-        unchanged (the run's iterate that met a target inside a block).
-
-        Raises
-        ------
-        NotImplementedError
-            The adapter cannot fuse full-batch steps.
-        """
+        """The iterate ``n`` steps after the start of the last block, recomputed off the clock."""
         raise NotImplementedError(f"{type(self).__name__} cannot replay a block")
 
     def warmup(self) -> float:
-        """Run the first (tracing/compiling) step untimed and restore the state.
-
-        Returns
-        -------
-        float
-            Wall seconds the warm-up took (reported apart, never in time-to-target).
-        """
+        """Run the first (tracing/compiling) step untimed and restore the state."""
         return 0.0
 
     @abstractmethod
@@ -277,11 +166,7 @@ class Adapter(ABC):
         remainder), for adapters whose step does several of the library's own iterations."""
 
     def own_stop(self) -> str | None:
-        """Why the library stopped by its own test in the last step (off the clock), or None.
-
-        Adapters whose step runs several of the library's own iterations report here that it
-        ended early by its own tolerance; the run then ends with this reason in its message.
-        """
+        """Why the library stopped by its own test in the last step (off the clock), or None."""
         return None
 
     def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
@@ -292,13 +177,7 @@ class Adapter(ABC):
         """Current iterate copied to the host as float64 (off the clock)."""
 
     def release(self) -> None:  # noqa: B027 - most adapters hold nothing another run can take
-        """Give back what the run borrowed for its steps (once its final iterate is read).
-
-        The run calls it once it is done, failed runs included; the adapter is not used
-        afterwards. An adapter that keeps its compiled state for later runs (the native Keras
-        adapter's variable, optimizer and compiled step) lets the next run take it; calling it
-        again does nothing. The default holds nothing.
-        """
+        """Give back what the run borrowed for its steps (once its final iterate is read)."""
 
     @property
     def steps_per_epoch(self) -> int | None:
@@ -307,13 +186,7 @@ class Adapter(ABC):
 
     def resolve_learning_rate(self) -> None:
         """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem, and a per-epoch
-        ``schedule`` by its step-based form (:meth:`resolve_schedule`).
-
-        Raises
-        ------
-        NotApplicable
-            The problem has no known Lipschitz constant (a ``ValueError``).
-        """
+        ``schedule`` by its step-based form (:meth:`resolve_schedule`)."""
         if self.hyper.get("learning_rate") == "auto":
             try:
                 L = self.problem.lipschitz()
@@ -358,21 +231,7 @@ class LoopAdapter(Adapter):
 
     @abstractmethod
     def run(self, monitor: Any) -> dict[str, Any]:
-        """Run to completion, calling ``monitor.on_iteration`` after every iteration.
-
-        Parameters
-        ----------
-        monitor : object
-            ``monitor.delegate_budgets() -> {"max_iter", "max_evals"}`` hands the iteration
-            and evaluation budgets to the library; ``monitor.on_iteration(fun=, grad_norm=,
-            nfev=, njev=, x=) -> bool`` records an iteration (True: stop).
-
-        Returns
-        -------
-        dict
-            ``status`` (or None when the monitor stopped the run), ``message``, ``nit``,
-            ``nfev``, ``njev``.
-        """
+        """Run to completion, calling ``monitor.on_iteration`` after every iteration."""
 
 
 #: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**22
@@ -440,18 +299,7 @@ class MinibatchMixin:
 
     def _init_span(self, width: int) -> int:
         """Let the compiled fused blocks span epochs (:attr:`~Adapter.spans`) where the index
-        vector of :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs).
-
-        Parameters
-        ----------
-        width : int
-            Entries of the iterate a block keeps at each observation.
-
-        Returns
-        -------
-        int
-            Rows of the buffer of kept iterates (1 when blocks do not span epochs).
-        """
+        vector of :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs)."""
         n = max(self.order.n_samples, 1)
         epochs = min(SPAN_EPOCHS, SPAN_INDEX // n)
         self.span_epochs = epochs if epochs >= 2 else 0

@@ -128,32 +128,12 @@ def keras_common(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def torch_common() -> dict[str, Any]:
-    """torch arguments every new optimizer passes: minimize, the single-tensor path.
-
-    ``foreach=False`` is explicit: the parameter is one flat tensor, for which the
-    multi-tensor (``foreach=True``) path costs more Python per step on CPU for the same
-    iterates, and ``fused=True`` changes Adam's, AdamW's and Adagrad's float64 iterates.
-    """
+    """torch arguments every new optimizer passes: minimize, the single-tensor path."""
     return {"maximize": False, "foreach": False, "differentiable": False}
 
 
 def requires(param: str, value: str, framework: str, note: str = "") -> Any:
-    """A :attr:`~optcmp.optimizers.Native.requires` check: ``hp[param] == value``.
-
-    Parameters
-    ----------
-    param, value : str
-        The convention hyperparameter and the value the framework implements.
-    framework : str
-        Framework class named in the reason, e.g. ``"torch.optim.Adam"``.
-    note : str, optional
-        Appended to the reason.
-
-    Returns
-    -------
-    callable
-        ``check(hp) -> None | reason``.
-    """
+    """A :attr:`~optcmp.optimizers.Native.requires` check: ``hp[param] == value``."""
 
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get(param) == value:

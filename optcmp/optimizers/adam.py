@@ -124,19 +124,7 @@ class AdamRule(ScheduledRule):
 
 
 def adam_params(weight_decay: float) -> dict[str, HyperParam]:
-    """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs).
-
-    Parameters
-    ----------
-    weight_decay : float
-        Default of ``weight_decay`` (0 for Adam, 0.01 for AdamW).
-
-    Returns
-    -------
-    dict of str to HyperParam
-        ``learning_rate``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``, ``convention``,
-        ``amsgrad`` and ``amsgrad_max`` (both left out of a spec at their defaults).
-    """
+    """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs)."""
     return {
         "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
                                     "step size"),
@@ -162,18 +150,7 @@ def adam_params(weight_decay: float) -> dict[str, HyperParam]:
 
 
 def check_amsgrad(hp: Mapping[str, Any]) -> None:
-    """Cross-check of a spec: ``amsgrad_max`` other than its default needs ``amsgrad=True``.
-
-    Parameters
-    ----------
-    hp : mapping
-        A spec's validated hyperparameters.
-
-    Raises
-    ------
-    ValueError
-        ``amsgrad_max`` is given without ``amsgrad=True``.
-    """
+    """Cross-check of a spec: ``amsgrad_max`` other than its default needs ``amsgrad=True``."""
     if "amsgrad_max" in hp and not hp.get("amsgrad", False):
         raise ValueError(f"amsgrad_max={hp['amsgrad_max']!r} applies only with amsgrad=True; "
                          "pass amsgrad=True or leave amsgrad_max at 'raw'")
@@ -181,18 +158,7 @@ def check_amsgrad(hp: Mapping[str, Any]) -> None:
 
 def amsgrad_requires(framework: str) -> Any:
     """A :attr:`~optcmp.optimizers.Native.requires` check for a torch or Keras Adam:
-    AMSGrad only with the maximum over raw second moments, the frameworks' own.
-
-    Parameters
-    ----------
-    framework : str
-        The native's name, used in the reason (``"torch.optim.Adam"``).
-
-    Returns
-    -------
-    callable
-        ``requires(hp) -> reason or None``.
-    """
+    AMSGrad only with the maximum over raw second moments, the frameworks' own."""
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get("amsgrad", False) and h.get("amsgrad_max", "raw") != "raw":
             return (f"{framework}(amsgrad=True) takes the maximum over raw second moments "
@@ -203,18 +169,7 @@ def amsgrad_requires(framework: str) -> Any:
 
 
 def no_amsgrad(framework: str) -> Any:
-    """A :attr:`~optcmp.optimizers.Native.requires` check of a native without AMSGrad.
-
-    Parameters
-    ----------
-    framework : str
-        The native's name, used in the reason.
-
-    Returns
-    -------
-    callable
-        ``requires(hp) -> reason or None``.
-    """
+    """A :attr:`~optcmp.optimizers.Native.requires` check of a native without AMSGrad."""
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get("amsgrad", False):
             return (f"{framework} has no AMSGrad; the reference rule (impl='reference') runs "
@@ -224,17 +179,7 @@ def no_amsgrad(framework: str) -> Any:
 
 
 def both(*checks: Any) -> Any:
-    """The first reason any of ``checks`` gives (a combined ``requires``).
-
-    Parameters
-    ----------
-    *checks : callable
-        ``requires(hp) -> reason or None`` checks.
-
-    Returns
-    -------
-    callable
-    """
+    """The first reason any of ``checks`` gives (a combined ``requires``)."""
     def check(h: Mapping[str, Any]) -> str | None:
         for c in checks:
             why = c(h)

@@ -72,20 +72,7 @@ class MomentumRule(ScheduledRule):
 
 def momentum_requires(framework: str, value: str) -> Any:
     """``requires`` of a momentum native: its convention, unless the two conventions are one
-    algorithm (``momentum == 0``, or a constant learning rate: ``v = -lr b`` step by step).
-
-    Parameters
-    ----------
-    framework : str
-        The framework's class, named in the reason.
-    value : str
-        The convention it implements.
-
-    Returns
-    -------
-    callable
-        ``check(hp) -> None | reason``.
-    """
+    algorithm (``momentum == 0``, or a constant learning rate: ``v = -lr b`` step by step)."""
 
     def check(h: Mapping[str, Any]) -> str | None:
         if (h["convention"] == value or h["momentum"] == 0.0
@@ -100,19 +87,7 @@ def momentum_requires(framework: str, value: str) -> Any:
 
 
 def sgd_options(nesterov: bool) -> tuple[Any, Any]:
-    """The ``torch.optim.SGD`` and ``keras.optimizers.SGD`` option builders.
-
-    Parameters
-    ----------
-    nesterov : bool
-        Passed as the frameworks' ``nesterov``.
-
-    Returns
-    -------
-    (callable, callable)
-        ``torch_options(hp)`` and ``keras_options(hp)``, every argument explicit (no dampening,
-        no weight decay; Keras' momentum as ``numpy.float64``).
-    """
+    """The ``torch.optim.SGD`` and ``keras.optimizers.SGD`` option builders."""
 
     def torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
         return {"lr": float(h["learning_rate"]), "momentum": float(h["momentum"]),
@@ -131,15 +106,6 @@ def optax_sgd_options(nesterov: bool | None) -> Any:
 
     optax's ``trace`` keeps the learning rate outside the buffer (torch's ``lr_outside``);
     ``momentum=0`` is passed as ``None`` (no buffer).
-
-    Parameters
-    ----------
-    nesterov : bool or None
-
-    Returns
-    -------
-    callable
-        ``optax_options(hp)``, every argument explicit.
     """
 
     def optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,19 +118,7 @@ def optax_sgd_options(nesterov: bool | None) -> Any:
 
 
 def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
-    """Hyperparameters of ``momentum`` and ``nesterov``.
-
-    Parameters
-    ----------
-    momentum : float
-        Default momentum.
-    lower : bool
-        Accept ``momentum = 0`` (heavy ball yes, Nesterov no).
-
-    Returns
-    -------
-    dict of str to HyperParam
-    """
+    """Hyperparameters of ``momentum`` and ``nesterov``."""
     return {
         "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
                                     "step size"),

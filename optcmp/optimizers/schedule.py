@@ -58,19 +58,7 @@ _COMMON = {"every": "int?", "unit": "unit?"}
 
 @dataclass(frozen=True)
 class Schedule:
-    """A parsed schedule (see the module docstring for the kinds and their formulas).
-
-    Attributes
-    ----------
-    kind : str
-        One of :data:`KINDS`.
-    params : tuple of (str, object)
-        The kind's parameters, in canonical order.
-    every : int
-        Steps per schedule step (1: the schedule advances every optimizer step).
-    unit : {"step", "epoch"}
-        ``"epoch"`` until a run converts it (:meth:`per_step`).
-    """
+    """A parsed schedule (see the module docstring for the kinds and their formulas)."""
 
     kind: str
     params: tuple[tuple[str, Any], ...] = ()
@@ -91,31 +79,13 @@ class Schedule:
         return self.kind == "constant"
 
     def per_step(self, steps_per_epoch: int) -> Schedule:
-        """The step-based form of an ``unit="epoch"`` schedule (itself otherwise).
-
-        Parameters
-        ----------
-        steps_per_epoch : int
-            Optimizer steps in one epoch (1 for a full-batch optimizer).
-        """
+        """The step-based form of an ``unit="epoch"`` schedule (itself otherwise)."""
         if self.unit == "step":
             return self
         return Schedule(self.kind, self.params, self.every * int(steps_per_epoch), "step")
 
     def factor(self, k: Any, ns: Any = None) -> Any:
-        """The multiplier :math:`s(k)` of step ``k`` (a Python number or a backend scalar).
-
-        Parameters
-        ----------
-        k : float or backend scalar
-            Steps taken before this one (0 for the first step).
-        ns : namespace, optional
-            ``cos``, ``minimum`` and ``ge`` (:func:`backend_namespace`); default: Python's.
-
-        Returns
-        -------
-        float or backend scalar
-        """
+        """The multiplier :math:`s(k)` of step ``k`` (a Python number or a backend scalar)."""
         ns = _PY if ns is None else ns
         p = dict(self.params)
         if self.kind == "constant":
@@ -153,19 +123,7 @@ _PY = SimpleNamespace(cos=math.cos, minimum=min, ge=_py_ge)
 
 def backend_namespace(ops: Any) -> Any:
     """``cos``, ``minimum`` and ``ge`` (1.0 where ``k >= m``, else 0.0) of a backend's ops, for
-    :meth:`Schedule.factor` on the step counter ``k`` (a backend scalar).
-
-    Parameters
-    ----------
-    ops : namespace
-        A backend's ops.
-
-    Returns
-    -------
-    namespace
-        Constants are added to ``zeros_like(k)``, never made with ``full_like`` (TensorFlow's
-        casts a Python float through float32).
-    """
+    :meth:`Schedule.factor` on the step counter ``k`` (a backend scalar)."""
 
     def minimum(a: Any, b: float) -> Any:
         return ops.minimum(a, ops.zeros_like(a) + b)
@@ -229,23 +187,7 @@ def _split_args(body: str) -> list[str]:
 
 @lru_cache(maxsize=256)
 def parse(text: str) -> Schedule:
-    """Parse a schedule string (the canonical form or a hand-written one).
-
-    Parameters
-    ----------
-    text : str
-        ``"constant"``, ``"step(step_size=30, gamma=0.1)"``, ... (module docstring).
-
-    Returns
-    -------
-    Schedule
-
-    Raises
-    ------
-    ValueError
-        An unknown kind, a missing or unknown parameter, or a value outside its range; the
-        message lists what is allowed.
-    """
+    """Parse a schedule string (the canonical form or a hand-written one)."""
     m = _CALL.match(text) if isinstance(text, str) else None
     if m is None or m.group(1) not in KINDS:
         raise ValueError(f"schedule must be one of {sorted(KINDS)} written as "
@@ -282,22 +224,7 @@ def _build(kind: str, given: dict[str, Any]) -> Schedule:
 
 
 def check_schedule(v: Any) -> str:
-    """Validator of the ``schedule`` hyperparameter: its canonical string.
-
-    Parameters
-    ----------
-    v : None, str or Schedule
-        ``None`` means ``"constant"``.
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        See :func:`parse`.
-    """
+    """Validator of the ``schedule`` hyperparameter: its canonical string."""
     if v is None:
         return "constant"
     if isinstance(v, Schedule):
@@ -306,114 +233,37 @@ def check_schedule(v: Any) -> str:
 
 
 def step_decay(step_size: int, gamma: float = 0.1, *, unit: str = "step") -> Schedule:
-    """Multiply the learning rate by ``gamma`` every ``step_size`` steps (torch ``StepLR``).
-
-    Parameters
-    ----------
-    step_size : int
-        Steps (or epochs, ``unit="epoch"``) between decays.
-    gamma : float, default 0.1
-    unit : {"step", "epoch"}
-
-    Returns
-    -------
-    Schedule
-    """
+    """Multiply the learning rate by ``gamma`` every ``step_size`` steps (torch ``StepLR``)."""
     return parse(f"step(step_size={step_size}, gamma={gamma!r}, unit={unit!r})")
 
 
 def multistep(milestones: list[int] | tuple[int, ...], gamma: float = 0.1, *,
               unit: str = "step") -> Schedule:
-    """Multiply the learning rate by ``gamma`` at each milestone (torch ``MultiStepLR``).
-
-    Parameters
-    ----------
-    milestones : sequence of int
-        Increasing step (or epoch) numbers: step ``k >= m`` is decayed once more.
-    gamma : float, default 0.1
-    unit : {"step", "epoch"}
-
-    Returns
-    -------
-    Schedule
-    """
+    """Multiply the learning rate by ``gamma`` at each milestone (torch ``MultiStepLR``)."""
     ms = ", ".join(str(int(m)) for m in milestones)
     return parse(f"multistep(milestones=[{ms}], gamma={gamma!r}, unit={unit!r})")
 
 
 def exponential(gamma: float, *, unit: str = "step") -> Schedule:
-    """Multiply the learning rate by ``gamma`` every step (torch ``ExponentialLR``).
-
-    Parameters
-    ----------
-    gamma : float
-    unit : {"step", "epoch"}
-
-    Returns
-    -------
-    Schedule
-    """
+    """Multiply the learning rate by ``gamma`` every step (torch ``ExponentialLR``)."""
     return parse(f"exponential(gamma={gamma!r}, unit={unit!r})")
 
 
 def cosine(total_steps: int, min_factor: float = 0.0, *, unit: str = "step") -> Schedule:
     """Cosine decay from 1 to ``min_factor`` over ``total_steps``, then flat (Loshchilov and
-    Hutter 2017, no restarts; torch ``CosineAnnealingLR``, Keras ``CosineDecay``).
-
-    Parameters
-    ----------
-    total_steps : int
-    min_factor : float, default 0.0
-        Final multiplier, in [0, 1], reached at step ``k = total_steps`` (the factor divides
-        by ``total_steps``, as torch ``CosineAnnealingLR`` and optax
-        ``cosine_decay_schedule``; a form dividing by ``total_steps - 1`` reaches it one
-        step earlier).
-    unit : {"step", "epoch"}
-
-    Returns
-    -------
-    Schedule
-    """
+    Hutter 2017, no restarts; torch ``CosineAnnealingLR``, Keras ``CosineDecay``)."""
     return parse(f"cosine(total_steps={total_steps}, min_factor={min_factor!r}, unit={unit!r})")
 
 
 def warmup(warmup_steps: int, start_factor: float = 0.0, *, unit: str = "step") -> Schedule:
     """Linear warm-up from ``start_factor`` to 1 over ``warmup_steps``, then constant (Goyal et
-    al. 2017; torch ``LinearLR``).
-
-    Parameters
-    ----------
-    warmup_steps : int
-    start_factor : float, default 0.0
-        Multiplier of the first step (k = 0), in [0, 1]. The default 0 is the convention of
-        Hugging Face's ``get_*_schedule_with_warmup`` and ``optax.linear_schedule(0, lr, W)``:
-        the first update does not move the parameters (while Adam's moments still take in
-        the first gradient) and is counted as an iteration. ``start_factor=1/W`` is torch's
-        ``LinearLR(start_factor=1/W)``; torch's own default is ``1/3``, which a spec meant
-        to match torch must write explicitly.
-    unit : {"step", "epoch"}
-
-    Returns
-    -------
-    Schedule
-    """
+    al. 2017; torch ``LinearLR``)."""
     return parse(f"warmup(warmup_steps={warmup_steps}, start_factor={start_factor!r}, "
                  f"unit={unit!r})")
 
 
 def lr_function(learning_rate: float, schedule: str) -> Callable[[int], float]:
-    """``k -> learning_rate * s(k)`` in Python floats (for ``LambdaLR``-like callers).
-
-    Parameters
-    ----------
-    learning_rate : float
-    schedule : str
-        A step-based schedule string.
-
-    Returns
-    -------
-    callable
-    """
+    """``k -> learning_rate * s(k)`` in Python floats (for ``LambdaLR``-like callers)."""
     sch = parse(schedule)
     return lambda k: float(learning_rate) * float(sch.factor(float(k)))
 

@@ -27,36 +27,14 @@ MIN_ROWS_PER_COLUMN = 8
 
 
 def use_blocked(A: np.ndarray, y: np.ndarray) -> bool:
-    """Whether :func:`blocked_lstsq` should replace :func:`numpy.linalg.lstsq` for ``A``, ``y``.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, p)
-    y : ndarray, shape (n,) or (n, k)
-
-    Returns
-    -------
-    bool
-        True when ``lstsq``'s copy of ``A`` and ``y`` would exceed :data:`LSTSQ_COPY_MAX_BYTES`
-        and ``A`` is tall (:data:`MIN_ROWS_PER_COLUMN` rows per column of ``[A | y]``).
-    """
+    """Whether :func:`blocked_lstsq` should replace :func:`numpy.linalg.lstsq` for ``A``, ``y``."""
     q = A.shape[1] + (1 if y.ndim == 1 else y.shape[1])
     return (A.nbytes + y.nbytes > LSTSQ_COPY_MAX_BYTES
             and A.shape[0] >= MIN_ROWS_PER_COLUMN * q)
 
 
 def chunk_rows(q: int) -> int:
-    """Rows per chunk of a matrix of ``q`` float64 columns (:data:`CHUNK_BYTES`, at least ``q``).
-
-    Parameters
-    ----------
-    q : int
-        Columns.
-
-    Returns
-    -------
-    int
-    """
+    """Rows per chunk of a matrix of ``q`` float64 columns (:data:`CHUNK_BYTES`, at least ``q``)."""
     return max(CHUNK_BYTES // (8 * q), q, 1)
 
 
@@ -99,31 +77,7 @@ def _full_rank(R11: np.ndarray, n: int) -> bool:
 
 
 def blocked_lstsq(A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, str]:
-    """Least-squares solution of ``A W = y`` from a Householder QR accumulated by row chunks.
-
-    Parameters
-    ----------
-    A : ndarray of float64, shape (n, p)
-        Tall: ``n >= p + k``.
-    y : ndarray of float64, shape (n,) or (n, k)
-
-    Returns
-    -------
-    W : ndarray of float64, shape (p,) or (p, k)
-        A minimizer of ``||A W - y||``; the minimum-norm one when ``A`` is rank deficient.
-    method : str
-        How ``W`` was computed, with the chunk size (and the rank, when deficient).
-
-    Notes
-    -----
-    With ``R = [[R11, R12], [0, R22]]`` the triangular factor of ``[A | y]``, a full-rank
-    ``A`` gives ``W = R11^{-1} R12`` by back substitution. ``A`` counts as rank deficient by
-    :func:`numpy.linalg.lstsq`'s default test, ``s_min <= eps * max(n, p) * s_max``, applied
-    to ``R11`` with its columns scaled to unit norm (so badly scaled but independent columns
-    stay full rank); ``W`` is then the minimum-norm solution ``R11^+ R12``, which is ``A^+ y``
-    since ``A = Q R11`` with orthonormal ``Q``, from :func:`numpy.linalg.lstsq` on ``R11``
-    with ``lstsq``'s own cutoff for ``A``.
-    """
+    """Least-squares solution of ``A W = y`` from a Householder QR accumulated by row chunks."""
     n, p = A.shape
     Y = y.reshape(n, -1)
     rows = chunk_rows(p + Y.shape[1])
@@ -140,18 +94,7 @@ def blocked_lstsq(A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def mean_squared_residual(A: np.ndarray, W: np.ndarray, y: np.ndarray) -> float:
-    """``||A W - y||^2 / (n k)``, by row chunks (no temporary of the size of ``y``).
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, p)
-    W : ndarray, shape (p,) or (p, k)
-    y : ndarray, shape (n,) or (n, k)
-
-    Returns
-    -------
-    float
-    """
+    """``||A W - y||^2 / (n k)``, by row chunks (no temporary of the size of ``y``)."""
     rows = chunk_rows(max(A.shape[1], 1 if y.ndim == 1 else y.shape[1]))
     total = 0.0
     for start in range(0, A.shape[0], rows):

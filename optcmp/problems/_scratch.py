@@ -23,20 +23,7 @@ _local = threading.local()
 
 
 def work_arrays(shape: tuple[int, ...], dtype: Any, count: int) -> list[np.ndarray] | None:
-    """``count`` work arrays of ``shape`` and ``dtype`` for this thread, or None for small ones.
-
-    Parameters
-    ----------
-    shape : tuple of int
-    dtype : numpy dtype
-    count : int
-
-    Returns
-    -------
-    list of ndarray or None
-        Uninitialized arrays owned by this thread (the same ones on every call with this shape,
-        dtype and count); None when the arrays have fewer than :data:`MIN_ELEMENTS` elements.
-    """
+    """``count`` work arrays of ``shape`` and ``dtype`` for this thread, or None for small ones."""
     if int(np.prod(shape)) < MIN_ELEMENTS:
         return None
     kept: dict[tuple[Any, ...], list[np.ndarray]] = getattr(_local, "kept", None) or {}

@@ -139,10 +139,6 @@ def one_blas_thread() -> Any:
     For reference solves of ``f*``: the solve then has one reduction order whatever the machine's thread count,
     and does not oversubscribe a loaded machine (measured: 7 s instead of 0.2 s for the Gram
     matrix of the default logistic regression on a 2-core host under load).
-
-    Returns
-    -------
-    context manager
     """
     try:
         from threadpoolctl import threadpool_limits
@@ -154,24 +150,7 @@ def one_blas_thread() -> Any:
 
 
 def count_rows(data: dict[str, Any], name: str = "problem") -> int:
-    """The common number of rows (axis 0) of a problem's training arrays; 0 without data.
-
-    Parameters
-    ----------
-    data : dict of str to array
-        Training arrays, each indexed by sample along axis 0.
-    name : str
-        The problem's name, for messages.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        An array without a sample axis (0-d), or arrays with different numbers of rows.
-    """
+    """The common number of rows (axis 0) of a problem's training arrays; 0 without data."""
     if not data:
         return 0
     counts = {}

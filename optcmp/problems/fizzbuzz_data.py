@@ -15,42 +15,13 @@ CLASSES = ("fizzbuzz", "buzz", "fizz", "number")
 
 
 def fizzbuzz_labels(numbers: Any) -> np.ndarray:
-    """FizzBuzz class of each integer.
-
-    Parameters
-    ----------
-    numbers : array_like of int, shape (n,)
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        0 for a multiple of 15 ("fizzbuzz"), 1 for another multiple of 5 ("buzz"), 2 for another
-        multiple of 3 ("fizz"), 3 otherwise ("number"); see :data:`CLASSES`.
-    """
+    """FizzBuzz class of each integer."""
     n = np.asarray(numbers, dtype=np.int64)
     return np.select([n % 15 == 0, n % 5 == 0, n % 3 == 0], [0, 1, 2], default=3).astype(np.int64)
 
 
 def binary_encode(numbers: Any, n_bits: int) -> np.ndarray:
-    """Binary digits of non-negative integers, most significant bit first.
-
-    Parameters
-    ----------
-    numbers : array_like of int, shape (n,)
-        Integers in ``[0, 2**n_bits)``.
-    n_bits : int
-        Width of the encoding.
-
-    Returns
-    -------
-    ndarray of float64, shape (n, n_bits)
-        0/1 digits; column 0 is the most significant bit.
-
-    Raises
-    ------
-    ValueError
-        A negative number, or one that does not fit in ``n_bits`` bits (the message names it).
-    """
+    """Binary digits of non-negative integers, most significant bit first."""
     n = np.asarray(numbers, dtype=np.int64)
     if n.size and int(n.min()) < 0:
         raise ValueError(f"binary_encode needs non-negative integers, got {int(n.min())}")
@@ -64,37 +35,7 @@ def binary_encode(numbers: Any, n_bits: int) -> np.ndarray:
 
 def split_numbers(low: int, high: int, n_bits: int, test_fraction: float, seed: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The numbers ``low .. high - 1``, their digits and classes, and a seeded train/test split.
-
-    Parameters
-    ----------
-    low, high : int
-        The numbers ``low .. high - 1`` (a non-empty range).
-    n_bits : int
-        Width of the binary encoding (:func:`binary_encode`); every number must fit.
-    test_fraction : float
-        Fraction of the numbers held out, in ``[0, 1)``.
-    seed : int
-        Seed of the permutation.
-
-    Returns
-    -------
-    numbers : ndarray of int64, shape (n,)
-    X : ndarray of float64, shape (n, n_bits)
-        The binary digits of ``numbers``.
-    labels : ndarray of int64, shape (n,)
-        :func:`fizzbuzz_labels` of ``numbers``.
-    train_idx, test_idx : ndarray of int
-        Row indices: the test rows are the first ``round(n * test_fraction)`` of a
-        ``numpy.random.default_rng(seed)`` permutation (sorted), the training rows the rest, in
-        permutation order.
-
-    Raises
-    ------
-    ValueError
-        A number that does not fit in ``n_bits``, or a ``test_fraction`` that leaves no
-        training row.
-    """
+    """The numbers ``low .. high - 1``, their digits and classes, and a seeded train/test split."""
     numbers = np.arange(low, high, dtype=np.int64)
     X = binary_encode(numbers, n_bits)  # raises when a number does not fit
     labels = fizzbuzz_labels(numbers)

@@ -306,21 +306,6 @@ def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[f
     derivative ``g . u`` is compared with ``(f(x + h u) - f(x - h u)) / (2 h)``, ``h`` =
     ``eps^(1/3) max(1, |x|)``; they must agree within ``1e-4 (1 + |g| + |f(x)|/h * eps)``
     after a second, smaller step also disagrees (a kink near ``x`` is not a wrong gradient).
-
-    Parameters
-    ----------
-    problem : Problem
-        Named in the message.
-    fg : callable
-        ``fg(x) -> (f, g)`` in float64.
-    x : ndarray
-        The point of the check (the estimate's start).
-
-    Raises
-    ------
-    ValueError
-        The gradient disagrees (e.g. an analytic ``grad`` that returns zeros): the numbers
-        are named, and no optimum is estimated from it.
     """
     f0, g = fg(x)
     if not (math.isfinite(f0) and np.all(np.isfinite(g))):

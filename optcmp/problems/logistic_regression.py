@@ -74,21 +74,7 @@ def _check_two_classes(y: np.ndarray, fit_intercept: bool, l2: float) -> None:
 
 
 def check_l2(l2: Any) -> float:
-    """``l2`` as a finite float >= 0.
-
-    Parameters
-    ----------
-    l2 : object
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        Not a finite number >= 0 (strings and booleans included), naming the value.
-    """
+    """``l2`` as a finite float >= 0."""
     if isinstance(l2, (bool, str, bytes)) or l2 is None:
         ok = False
     else:

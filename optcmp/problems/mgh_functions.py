@@ -41,33 +41,7 @@ def _any_size(n: int, m: int) -> str | None:
 
 @dataclass(frozen=True)
 class MGHInfo:
-    """One problem of the set: its number, name, sizes, start, constants and known minimum.
-
-    Attributes
-    ----------
-    number : int
-        Its number in the paper (1..35).
-    name : str
-        Short name (``"rosenbrock"``).
-    title : str
-        The paper's name.
-    n, m : int
-        Default number of variables and of residuals (the paper's, or one it lists).
-    residuals : callable
-        ``residuals(ops, x, c) -> vector of m residuals`` (``c``: the constants).
-    x0 : callable
-        ``x0(n) -> ndarray``: the standard starting point.
-    constants : callable
-        ``constants(n, m) -> dict of ndarray``.
-    fstar : callable
-        ``fstar(n, m) -> float or None``: the minimum the paper prints for these sizes.
-    note : str
-        Other minima the paper lists.
-    variable_n, variable_m : bool
-        Whether ``n`` (``m``) may be chosen.
-    check : callable
-        ``check(n, m) -> str or None``: why the sizes are not allowed.
-    """
+    """One problem of the set: its number, name, sizes, start, constants and known minimum."""
 
     number: int
     name: str
@@ -137,15 +111,6 @@ def helical_value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
 
     Its ``arctan`` branch is not complex-analytic, so the complex-step derivative the other
     problems use on numpy does not apply.
-
-    Parameters
-    ----------
-    x : ndarray, shape (3,)
-
-    Returns
-    -------
-    fun : float
-    grad : ndarray of float64, shape (3,)
     """
     x1, x2, x3 = (float(v) for v in x)
     theta = math.atan(x2 / x1) / (2.0 * math.pi) + (0.5 if x1 < 0 else 0.0)
@@ -559,22 +524,7 @@ M_OF_N: dict[int, Callable[[int], int]] = {21: lambda n: n, 22: lambda n: n, 23:
 
 
 def mgh_info(problem: int | str) -> MGHInfo:
-    """The table row of a problem, by number or name.
-
-    Parameters
-    ----------
-    problem : int or str
-        Its number in the paper (1..35) or its name (:data:`MGH_NAMES`, case-insensitive).
-
-    Returns
-    -------
-    MGHInfo
-
-    Raises
-    ------
-    ValueError
-        An unknown name (the known ones are listed) or a number outside 1..35.
-    """
+    """The table row of a problem, by number or name."""
     if isinstance(problem, str):
         key = problem.strip().lower()
         if key not in MGH_NAMES:

@@ -24,27 +24,7 @@ from optcmp._io import check_memory
 
 
 def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
-    """``a`` as a C-contiguous float64 array; non-numeric and complex data are refused.
-
-    Parameters
-    ----------
-    name : str
-        The array's name in the message.
-    a : array_like
-        Numbers or booleans (dates, durations, objects and text are refused).
-    columns : sequence of str, optional
-        Column labels (accepted for a uniform signature with the other checks).
-
-    Returns
-    -------
-    ndarray of float64
-        Same shape as ``a``.
-
-    Raises
-    ------
-    ValueError
-        Not numeric (the dtype is named), or complex.
-    """
+    """``a`` as a C-contiguous float64 array; non-numeric and complex data are refused."""
     try:
         arr = np.asarray(a)
     except ValueError as exc:  # ragged nested lists
@@ -62,67 +42,21 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
 
 
 def check_flag(name: str, value: Any) -> bool:
-    """``value`` as a bool; only ``True``/``False`` (numpy's too) are accepted.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the message.
-    value : object
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    ValueError
-        Anything else (``fit_intercept='no'``), naming the value.
-    """
+    """``value`` as a bool; only ``True``/``False`` (numpy's too) are accepted."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {type(value).__name__} {value!r:.80}")
 
 
 def check_label(name: str, value: Any) -> str:
-    """``value`` as a problem's display name: a non-empty string.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the message.
-    value : object
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        ``None``, a non-string or an empty string, naming the value.
-    """
+    """``value`` as a problem's display name: a non-empty string."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string (shown in tables), got {value!r:.80}")
     return value
 
 
 def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
-    """Refuse NaN and inf: the message counts them and names the first (row, column, label).
-
-    Parameters
-    ----------
-    name : str
-        The array's name in the message (``"X"``, ``"y"``).
-    a : ndarray, shape (n,) or (n, d)
-    columns : sequence of str, optional
-        Column labels, named with the column of the first bad value.
-
-    Raises
-    ------
-    ValueError
-        ``a`` holds a non-finite value.
-    """
+    """Refuse NaN and inf: the message counts them and names the first (row, column, label)."""
     bad = ~np.isfinite(a)
     nbad = int(bad.sum())
     if nbad:
@@ -140,22 +74,7 @@ def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None)
 
 def check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
     """Refuse a column whose sum of squares float64 cannot hold (overflow to inf, or underflow
-    to 0 from nonzero values): least squares, its gradient, curvature and optimum need it.
-
-    Parameters
-    ----------
-    name : str
-        The array's name in the message.
-    a : ndarray, shape (n,) or (n, d)
-    columns : sequence of str, optional
-        Column labels, named with the offending column.
-
-    Raises
-    ------
-    ValueError
-        A column's sum of squares overflows or underflows; the message names the column, its
-        largest (smallest) value and row, and suggests a rescaling.
-    """
+    to 0 from nonzero values): least squares, its gradient, curvature and optimum need it."""
     a2 = a.reshape(a.shape[0], -1)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         ss = np.einsum("ij,ij->j", a2, a2)
@@ -180,25 +99,7 @@ def check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) 
 
 
 def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> None:
-    """``feature_names``/``target_names``: one distinct name per column of ``array``.
-
-    Parameters
-    ----------
-    what : str
-        The argument's name (``"feature_names"``).
-    names : sequence of str or None
-        The names given; ``None`` passes.
-    n : int
-        Number of columns of the array.
-    array : str
-        The array's name (``"X"``).
-
-    Raises
-    ------
-    ValueError
-        A string instead of a list, the wrong number of names (the unnamed columns or the extra
-        names are listed), or a repeated name.
-    """
+    """``feature_names``/``target_names``: one distinct name per column of ``array``."""
     if names is None:
         return
     if isinstance(names, str):
@@ -217,28 +118,7 @@ def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> N
 def check_columns(
     available: list[str], features: Sequence[str] | str, targets: Sequence[str] | str
 ) -> tuple[list[str], list[str]]:
-    """The feature and target column lists, checked against the available columns.
-
-    Parameters
-    ----------
-    available : list of str
-        Column names of the table (a DataFrame's columns, a CSV header).
-    features : str or sequence of str
-        Feature columns.
-    targets : str or sequence of str
-        Target column(s).
-
-    Returns
-    -------
-    features, targets : list of str
-
-    Raises
-    ------
-    KeyError
-        An unknown column (the available ones are listed).
-    ValueError
-        No feature or no target, or a column that is both.
-    """
+    """The feature and target column lists, checked against the available columns."""
     if isinstance(features, str):
         features = [features]
     target_list = [targets] if isinstance(targets, str) else list(targets)
@@ -259,19 +139,7 @@ def check_columns(
 
 def check_frame_column(name: str, col: Any) -> None:
     """Refuse a DataFrame column whose values are not measurements: categorical (whatever its
-    categories' dtype: integer category codes are labels, not numbers), dates, durations, text.
-
-    Parameters
-    ----------
-    name : str
-        Column name, used in the message.
-    col : pandas.Series
-
-    Raises
-    ------
-    ValueError
-        The column is categorical or not numeric; the message says how to convert it.
-    """
+    categories' dtype: integer category codes are labels, not numbers), dates, durations, text."""
     if getattr(col.dtype, "name", "") == "category":
         cats = list(col.cat.categories)
         shown = ", ".join(map(repr, cats[:5])) + (", ..." if len(cats) > 5 else "")
@@ -287,33 +155,7 @@ def check_frame_column(name: str, col: Any) -> None:
 
 
 def read_csv(path: str, delimiter: str) -> tuple[list[str], list[list[str]], list[int]]:
-    """The header, the non-blank data rows and their file line numbers of a CSV file (checked).
-
-    Parameters
-    ----------
-    path : str
-        A UTF-8 CSV file whose first line holds the column names.
-    delimiter : str
-        One character.
-
-    Returns
-    -------
-    header : list of str
-        Column names (stripped, unique).
-    rows : list of list of str
-        The data rows that hold anything but blanks, as text.
-    lines : list of int
-        The file line of each row (the header is line 1).
-
-    Raises
-    ------
-    FileNotFoundError, IsADirectoryError
-        ``path`` is not a file.
-    ValueError
-        A delimiter that is not one character, text that is not UTF-8, an empty file, a
-        one-column header that looks separated by another delimiter, duplicate column names, or
-        no data rows.
-    """
+    """The header, the non-blank data rows and their file line numbers of a CSV file (checked)."""
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
     text = _read_utf8(path)
@@ -382,28 +224,7 @@ def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list
 
 def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[int],
                cols: list[str]) -> np.ndarray:
-    """The float matrix of columns ``cols`` of the rows: no ragged row, no bad or missing cell.
-
-    Parameters
-    ----------
-    path : str
-        The file, named in the messages.
-    header, rows, lines
-        As returned by :func:`read_csv`.
-    cols : list of str
-        The columns to read, in this order.
-
-    Returns
-    -------
-    ndarray of float64, shape (len(rows), len(cols))
-
-    Raises
-    ------
-    ValueError
-        A ragged row, a cell that is not a plain number (digit separators such as ``1_000``
-        and non-ASCII digits included; the line, column and a hint are named), or missing,
-        NaN or inf cells (their count and the first are named).
-    """
+    """The float matrix of columns ``cols`` of the rows: no ragged row, no bad or missing cell."""
     index = {h: i for i, h in enumerate(header)}
     data = np.empty((len(rows), len(cols)))
     for r, row in enumerate(rows):
@@ -449,17 +270,7 @@ def _cell_hint(cell: str) -> str:
 
 def fingerprint(*arrays: np.ndarray) -> str:
     """A short hash of arrays' shapes and bytes, recorded in the spec of a problem built from
-    them (two problems with the same fingerprint hold the same data).
-
-    Parameters
-    ----------
-    *arrays : ndarray
-
-    Returns
-    -------
-    str
-        16 hexadecimal digits of a SHA-256.
-    """
+    them (two problems with the same fingerprint hold the same data)."""
     import hashlib
 
     h = hashlib.sha256()

@@ -37,24 +37,7 @@ def _version(d: dict[str, Any]) -> int:
 
 def comparison_parts(d: Any) -> dict[str, Any]:
     """The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it).
-
-    Parameters
-    ----------
-    d : Any
-        A decoded JSON value.
-
-    Returns
-    -------
-    dict
-        ``runs`` and ``verdict_runs`` (lists of :class:`~optcmp.results.RunResult`),
-        ``problem``, ``optimum``, ``settings``, ``environment`` (dicts or None).
-
-    Raises
-    ------
-    ValueError
-        Not an optcmp comparison (any JSON value other than an object with ``"format":
-        "optcmp.Comparison"``, or malformed runs or settings), or a newer format version.
-    """
+    The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it)."""
     if not isinstance(d, dict):
         raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
                          f"'{FORMAT}', got a JSON {json_kind(d)}")
@@ -84,21 +67,7 @@ def comparison_parts(d: Any) -> dict[str, Any]:
 
 
 def is_store(path: str | os.PathLike[str]) -> bool:
-    """Whether the file at ``path`` starts with a run store's header record.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    FileNotFoundError
-    IsADirectoryError
-    """
+    """Whether the file at ``path`` starts with a run store's header record."""
     with open(path, "rb") as fh:
         first = fh.readline()
     try:
@@ -115,19 +84,7 @@ BUDGET_STATUSES = ("max_iter", "max_evals", "timeout")
 def check_run_consistent(r: RunResult, index: int) -> None:
     """Refuse a run whose trace columns differ in length, whose count to the target exceeds
     its total, or that a budget ended and still carries a time-to-target (a hand-edited or
-    damaged file: tables would render it).
-
-    Parameters
-    ----------
-    r : RunResult
-    index : int
-        Its position in the file, for the message.
-
-    Raises
-    ------
-    ValueError
-        Naming the run (position, label, backend) and what is inconsistent.
-    """
+    damaged file: tables would render it)."""
     who = f"run {index} ({r.label} on {r.backend})"
     trace = r.trace
     if trace is not None:
@@ -147,23 +104,7 @@ def check_run_consistent(r: RunResult, index: int) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """The decoded JSON document at ``path``.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    Any
-
-    Raises
-    ------
-    FileNotFoundError
-    IsADirectoryError
-    ValueError
-        Not UTF-8 or not valid JSON (the message starts with the path).
-    """
+    """The decoded JSON document at ``path``."""
     with open(path, "rb") as fh:
         raw = fh.read()
     try:
@@ -186,26 +127,6 @@ def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[st
     Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
     from the last sweep that opened the store; ``settings["store"]`` gives the store's path and
     how many runs and sessions it holds.
-
-    Parameters
-    ----------
-    path : str or path-like
-    stacklevel : int, default 2
-        Warnings about skipped lines are attributed as ``warnings.warn(stacklevel=...)`` from
-        this function's caller would be (2: the caller's caller).
-
-    Returns
-    -------
-    dict
-        ``runs``, ``problem``, ``optimum``, ``settings``, ``environment``.
-
-    Raises
-    ------
-    FileNotFoundError
-    StoreError
-        Not an optcmp store, or an empty one.
-    StoreMismatchError
-        Written in another store format version.
     """
     p = os.fspath(path)
     c = read_store(p, RunResult.from_dict, stacklevel=stacklevel + 2)

@@ -34,21 +34,6 @@ class CensorBound:
     target, ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``; its own
     time-to-target exceeds that whatever it would have done next
     (:mod:`optcmp.sweep.censor`).
-
-    Attributes
-    ----------
-    ratio : float
-        The sweep's ``censor_ratio``.
-    seconds : float
-        The leader's time-to-target.
-    unit : {"cpu", "wall"}
-        Process CPU seconds of the timed steps (runs on the CPU: the run's ``cpu_time``
-        against the leader's ``cpu_time_to_target``), else wall seconds (``time`` against
-        ``time_to_target``).
-    leader : str
-        The label of the run whose time-to-target bounds this one.
-    leader_backend : str
-        Its backend.
     """
 
     ratio: float
@@ -77,22 +62,7 @@ class CensorBound:
 
     @classmethod
     def from_dict(cls, d: Any) -> CensorBound:
-        """The bound of a JSON object written by :meth:`to_dict`.
-
-        Parameters
-        ----------
-        d : Any
-            A decoded JSON value.
-
-        Returns
-        -------
-        CensorBound
-
-        Raises
-        ------
-        ValueError
-            Not such an object (the message names the field).
-        """
+        """The bound of a JSON object written by :meth:`to_dict`."""
         if not isinstance(d, dict):
             raise ValueError(f"run field 'bound' must be an object, got {d!r}")
         for name, typ in (("ratio", float), ("seconds", float), ("unit", str),
@@ -108,20 +78,7 @@ class CensorBound:
 
     @classmethod
     def from_message(cls, message: str) -> CensorBound | None:
-        """The bound a censored run saved before runs carried it wrote in its message.
-
-        Parameters
-        ----------
-        message : str
-            ``"> 10x the best time-to-target, 0.0412 s CPU by lbfgs on numpy (censored at
-            ...)"``.
-
-        Returns
-        -------
-        CensorBound or None
-            None when the message is not such a one. ``seconds`` has the message's three
-            significant digits.
-        """
+        """The bound a censored run saved before runs carried it wrote in its message."""
         m = _CENSORED.match(message)
         if m is None:
             return None
@@ -386,20 +343,7 @@ PARTS: dict[str, type] = {"identity": Identity, "outcome": Outcome, "to_target":
 
 
 class FlatName(NamedTuple):
-    """Where one flat name of a run lives, and the JSON type of its value.
-
-    Attributes
-    ----------
-    part : str
-        Attribute of the run holding the part (a key of :data:`PARTS`).
-    field : str
-        The part's field.
-    kind : type or None
-        ``int``, ``float``, ``str``, ``bool`` or ``dict`` (checked on load); None for the
-        iterate and the trace, decoded on their own.
-    optional : bool
-        Whether ``null`` is a value (``None``).
-    """
+    """Where one flat name of a run lives, and the JSON type of its value."""
 
     part: str
     field: str
@@ -448,26 +392,7 @@ FLAT: dict[str, FlatName] = {
 
 
 def check_value(name: str, v: Any) -> Any:
-    """A decoded JSON value of the flat field ``name``, checked against its type.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`FLAT` (not ``x`` or ``trace``).
-    v : Any
-        The decoded value.
-
-    Returns
-    -------
-    Any
-        ``v`` as the field's type (an integral number stays an integer, a number given for a
-        float field becomes a float; ``null`` of a float field is NaN).
-
-    Raises
-    ------
-    ValueError
-        ``v`` is not of the field's type; the message names the field.
-    """
+    """A decoded JSON value of the flat field ``name``, checked against its type."""
     spec = FLAT[name]
     typ = spec.kind
     if typ is None:

@@ -32,24 +32,7 @@ def _check(key: str, value: Any) -> None:
 
 
 def relative_tolerance(stopping: Any) -> float | None:
-    """The relative-suboptimality tolerance of a stopping rule's dict, if it has one.
-
-    Parameters
-    ----------
-    stopping : dict or Any
-        A rule's ``to_dict()``: one rule, or ``{"rule": "AnyOf", "rules": [...]}``.
-
-    Returns
-    -------
-    float or None
-        The ``tol`` of the first ``RelativeSuboptimality`` rule; None when there is none (or
-        ``stopping`` is not a dict).
-
-    Raises
-    ------
-    ValueError
-        A ``RelativeSuboptimality`` rule without a numeric ``tol``.
-    """
+    """The relative-suboptimality tolerance of a stopping rule's dict, if it has one."""
     leaves = stopping.get("rules", [stopping]) if isinstance(stopping, dict) else []
     for leaf in leaves if isinstance(leaves, list) else []:
         if isinstance(leaf, dict) and leaf.get("rule") == "RelativeSuboptimality":
@@ -146,13 +129,7 @@ class Settings(dict[str, Any]):
 
     # ------------------------------------------------------------------ read-only
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused: settings are read-only (:meth:`replace` and :meth:`drop` return copies).
-
-        Raises
-        ------
-        TypeError
-            Always.
-        """
+        """Refused: settings are read-only (:meth:`replace` and :meth:`drop` return copies)."""
         raise TypeError("Settings are read-only; settings.replace(...) and settings.drop(...) "
                         "return changed copies")
 

@@ -115,26 +115,7 @@ class Rule:
 
 
 def positive_number(name: str, value: Any, allow_zero: bool = False) -> float:
-    """``value`` as a finite float > 0 (or >= 0): a rule's tolerance, threshold or budget.
-
-    Parameters
-    ----------
-    name : str
-        Argument name, used in the error message.
-    value : object
-        The value given.
-    allow_zero : bool, default False
-        Accept 0 (the bound becomes ``>= 0``).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        Not a number (a bool is none), not finite, negative, or 0 without ``allow_zero``.
-    """
+    """``value`` as a finite float > 0 (or >= 0): a rule's tolerance, threshold or budget."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     try:
@@ -148,24 +129,7 @@ def positive_number(name: str, value: Any, allow_zero: bool = False) -> float:
 
 
 def positive_count(name: str, value: Any) -> int:
-    """``value`` as an integer >= 1: an iteration budget, a window, a patience.
-
-    Parameters
-    ----------
-    name : str
-        Argument name, used in the error message.
-    value : object
-        An ``int``, a ``numpy`` integer or an integral ``float`` (bools are refused).
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        Not an integer, or below 1.
-    """
+    """``value`` as an integer >= 1: an iteration budget, a window, a patience."""
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
         isinstance(value, float) and value.is_integer()
     ):

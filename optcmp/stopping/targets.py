@@ -27,21 +27,6 @@ def finite_number(name: str, value: Any) -> float:
 
     Strings, None and booleans are refused (``LossTarget("abc")``, ``LossTarget(None)``), as
     are NaN and infinities (a target that can never be met, or is always met).
-
-    Parameters
-    ----------
-    name : str
-        What the value is, for the message.
-    value : object
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        Not a finite number, naming the value.
     """
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
@@ -213,20 +198,7 @@ def _float64(s: State) -> State:
 
 
 def relative_only_note(fun: float, f0: float, fstar: float, *, absolute: float = 1e-6) -> str:
-    """A note for a run whose relative suboptimality is tiny only because ``f0`` is huge.
-
-    Parameters
-    ----------
-    fun, f0, fstar : float
-        Final objective, objective at the start, known optimum.
-    absolute : float, default 1e-6
-        The absolute suboptimality ``f - f*`` beyond which the run is "far from f*".
-
-    Returns
-    -------
-    str
-        Empty when ``f - f* <= absolute``; else the note, with both suboptimalities.
-    """
+    """A note for a run whose relative suboptimality is tiny only because ``f0`` is huge."""
     gap = float(fun) - float(fstar)
     if not gap > absolute or not float(f0) > float(fstar):
         return ""

@@ -66,27 +66,7 @@ OnResult = Callable[[RunTask, RunResult, bool], None]
 
 
 def round_caps(max_iter: int | None) -> list[int | None]:
-    """The iteration caps of the rounds, the last ``None`` (the run's own budget).
-
-    Parameters
-    ----------
-    max_iter : int or None
-        The rule's iteration budget (None: none; the rounds then grow until every run has
-        ended on another budget, its target or the bound).
-
-    Returns
-    -------
-    list of int or None
-        ``[100, 400, 1600, ..., None]`` with every cap below ``max_iter``; for
-        ``max_iter=None`` the caps up to ``10**12`` iterations.
-
-    Examples
-    --------
-    >>> round_caps(2000)
-    [100, 400, 1600, None]
-    >>> round_caps(100)
-    [None]
-    """
+    """The iteration caps of the rounds, the last ``None`` (the run's own budget)."""
     caps: list[int | None] = []
     cap = FIRST_ROUND_ITER
     limit = max_iter if max_iter is not None else 10**12
@@ -97,22 +77,7 @@ def round_caps(max_iter: int | None) -> list[int | None]:
 
 
 def measures(run: RunResult, best: RunResult) -> tuple[float, float, str] | None:
-    """What ``run`` spent and what ``best`` took to the target, in one unit, and its name.
-
-    Parameters
-    ----------
-    run : RunResult
-        A run the round's cap stopped.
-    best : RunResult
-        A run that reached the target.
-
-    Returns
-    -------
-    (float, float, str) or None
-        ``(spent, to_target, unit)``: process CPU seconds (``"s CPU"``) when both ran on the
-        CPU and recorded them, else wall seconds of the timed steps (``"s"``); None when
-        ``best`` recorded no time-to-target.
-    """
+    """What ``run`` spent and what ``best`` took to the target, in one unit, and its name."""
     on_cpu = run.device == "cpu" and best.device == "cpu"
     if on_cpu and run.cpu_time is not None and best.cpu_time_to_target is not None:
         return run.cpu_time, best.cpu_time_to_target, "s CPU"
@@ -147,23 +112,7 @@ def _bound_run(done: Sequence[RunResult], run: RunResult,
 
 
 def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound | None:
-    """The bound ``run`` is censored on against ``best``, or None when it is within it.
-
-    Parameters
-    ----------
-    run : RunResult
-        A run a round's cap paused.
-    best : RunResult
-        The run whose time-to-target bounds ``run`` (:func:`run_censored`).
-    ratio : float
-        ``censor_ratio``.
-
-    Returns
-    -------
-    CensorBound or None
-        Set when ``run`` has spent more than ``ratio`` times ``best``'s time-to-target
-        (:func:`measures`).
-    """
+    """The bound ``run`` is censored on against ``best``, or None when it is within it."""
     m = measures(run, best)
     if m is None or not m[0] > ratio * m[1]:
         return None
@@ -172,21 +121,7 @@ def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound |
 
 
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
-    """The censored message of ``run`` against ``best``, or None when it is within the bound.
-
-    Parameters
-    ----------
-    run : RunResult
-    best : RunResult
-        The run whose time-to-target bounds ``run`` (:func:`run_censored`).
-    ratio : float
-        ``censor_ratio``.
-
-    Returns
-    -------
-    str or None
-        The words of :func:`censor_bound`'s bound.
-    """
+    """The censored message of ``run`` against ``best``, or None when it is within the bound."""
     bound = censor_bound(run, best, ratio)
     return None if bound is None else _words(run, bound)
 
@@ -203,23 +138,7 @@ def _words(run: RunResult, bound: CensorBound) -> str:
 def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                  executor: Any, on_start: Callable[[RunTask], None] | None, *,
                  ratio: float, finished: Sequence[RunResult]) -> None:
-    """Run ``tasks`` in rounds of growing iteration caps, censoring the hopeless ones.
-
-    Parameters
-    ----------
-    tasks : sequence of RunTask
-        In execution order; every task's stopping rule is the sweep's.
-    problem : Problem
-    on_result, executor, on_start
-        As in :func:`optcmp.executors.run_tasks`; ``on_result`` sees every run once, with its
-        final result (a censored one is storable: a sweep resuming with the same
-        ``censor_ratio`` reads it back, :func:`reusable`). Without an executor a paused run
-        is resumed in the next round; on one, it is run again from its start.
-    ratio : float
-        ``censor_ratio``.
-    finished : sequence of RunResult
-        Runs of the sweep already finished (read back from a store): their times count.
-    """
+    """Run ``tasks`` in rounds of growing iteration caps, censoring the hopeless ones."""
     done: list[RunResult] = list(finished)
     pending = list(tasks)
     order = {t.index: i for i, t in enumerate(tasks)}
@@ -352,20 +271,7 @@ def _own_budget(task: RunTask) -> float:
 
 
 def reusable(old: RunResult, ratio: float | None) -> bool:
-    """Whether a stored result can stand in a sweep censoring at ``ratio``.
-
-    A censored run's bound holds for the ratio it was censored at: it is read back only by a
-    sweep with the same ``censor_ratio``; every other stored result always.
-
-    Parameters
-    ----------
-    old : RunResult
-    ratio : float or None
-
-    Returns
-    -------
-    bool
-    """
+    """Whether a stored result can stand in a sweep censoring at ``ratio``."""
     if old.status != "censored":
         return True
     return ratio is not None and old.bound is not None and f"{old.bound.ratio:g}" == f"{ratio:g}"

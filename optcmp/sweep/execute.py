@@ -35,31 +35,7 @@ RESUME_WITHOUT_STORE = ("Pass store='runs.jsonl' (optcmp run --store runs.jsonl)
 
 
 class Sweep:
-    """The runs of one problem in one :func:`optcmp.compare` call.
-
-    Parameters
-    ----------
-    problem : Problem
-    plan : Plan
-    config : RunConfig
-        ``plan.config`` with this problem's stopping rule.
-
-    Attributes
-    ----------
-    tasks : list of RunTask
-        One per run, in sweep order (repetition, backend, optimizer, mode).
-    settings : dict
-        The comparison's settings record (:meth:`Plan.settings`).
-    results : dict of int to RunResult
-        Finished runs by task index (read back from the store, or executed).
-    executed : list of RunResult
-        The runs executed by this call, in the order they finished.
-
-    Raises
-    ------
-    NotImplementedError
-        ``plan.redraw_data`` with a problem that cannot redraw its data (before any run).
-    """
+    """The runs of one problem in one :func:`optcmp.compare` call."""
 
     def __init__(self, problem: Problem, plan: Plan, config: RunConfig) -> None:
         self.problem = problem
@@ -76,18 +52,7 @@ class Sweep:
         self.environment = environment()
 
     def problem_for(self, r: int) -> Problem:
-        """The problem of repetition ``r`` (its own data with ``redraw_data``).
-
-        Parameters
-        ----------
-        r : int
-
-        Returns
-        -------
-        Problem
-            Repetition ``r > 0`` with ``redraw_data`` runs on
-            ``problem.with_seed(data_seed + r)``.
-        """
+        """The problem of repetition ``r`` (its own data with ``redraw_data``)."""
         if not self.plan.redraw_data or r == 0:
             return self.problem
         if r not in self._problems:
@@ -97,24 +62,7 @@ class Sweep:
 
     def execute(self, store: str | os.PathLike[str] | None, executor: Any,
                 progress: bool) -> Comparison:
-        """Read finished runs from the store, run the others, collect the comparison.
-
-        Parameters
-        ----------
-        store : str or path-like, optional
-        executor : object, optional
-        progress : bool
-            See :func:`optcmp.compare`.
-
-        Returns
-        -------
-        Comparison
-
-        Raises
-        ------
-        Interrupted
-            Ctrl-C: the finished runs are kept in it.
-        """
+        """Read finished runs from the store, run the others, collect the comparison."""
         run_store = self._open_store(store) if store is not None else None
         reused = len(self.results)
         pending = [self.tasks[i] for i in self.plan.execution_order() if i not in self.results]
@@ -227,15 +175,6 @@ def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) ->
 
     The sweep's comparison then says it was given (``shared_host_warned``), so the fairness
     checks of its statistics (e.g. ``summary_table()``) do not repeat it.
-
-    Parameters
-    ----------
-    shared : list of RunResult
-        The executed runs flagged ``shared_host``.
-    n_executed : int
-        Runs executed by the sweep.
-    executor : object or None
-        The sweep's executor (None: sequential in this process).
     """
     peak = max(r.concurrency for r in shared)
     if executor is None:

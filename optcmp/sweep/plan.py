@@ -38,25 +38,7 @@ SETTINGS_ORDER = ("target", "stopping", "repeats", "seed", "dtype", "device", "b
 
 
 def as_specs(optimizers: Any) -> list[OptimizerSpec]:
-    """The optimizers as specs, with unique labels (duplicates get their description).
-
-    Parameters
-    ----------
-    optimizers : sequence of OptimizerSpec, factory or str, or one of them
-
-    Returns
-    -------
-    list of OptimizerSpec
-
-    Raises
-    ------
-    TypeError
-        Not a list of optimizers.
-    ValueError
-        An empty list, an unknown name, a bad hyperparameter, or the same optimizer (name,
-        hyperparameters, implementation and label) listed twice: give each its own label
-        to run copies side by side.
-    """
+    """The optimizers as specs, with unique labels (duplicates get their description)."""
     if isinstance(optimizers, (str, OptimizerSpec)) or callable(optimizers):
         optimizers = [optimizers]
     if not isinstance(optimizers, Iterable) or isinstance(optimizers, (dict, bytes)):
@@ -81,24 +63,7 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
 
 
 def as_backends(backends: str | Sequence[str]) -> list[str]:
-    """Canonical backend names in registry order (numpy, torch, tensorflow), each once.
-
-    Parameters
-    ----------
-    backends : str or sequence of str
-        Names, a comma-separated string, or ``"all"`` (every installed backend).
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    ValueError
-        An unknown backend, or none.
-    TypeError
-        ``backends`` is neither a string nor a sequence (``backends=5``).
-    """
+    """Canonical backend names in registry order (numpy, torch, tensorflow), each once."""
     if isinstance(backends, str):
         if backends.lower() == "all":
             return backends_mod.available_backends()
@@ -116,22 +81,7 @@ def as_backends(backends: str | Sequence[str]) -> list[str]:
 
 
 def execution_modes(execution: str | Sequence[str]) -> list[str]:
-    """The execution modes of a sweep, checked: one or more of :data:`~optcmp.engine.EXECUTIONS`.
-
-    Parameters
-    ----------
-    execution : str or sequence of str
-
-    Returns
-    -------
-    list of str
-        Each mode once, in the order given.
-
-    Raises
-    ------
-    ValueError
-        No mode, or an unknown one.
-    """
+    """The execution modes of a sweep, checked: one or more of :data:`~optcmp.engine.EXECUTIONS`."""
     modes = [execution] if isinstance(execution, str) else list(execution)
     bad = [m for m in modes if m not in EXECUTIONS]
     if not modes or bad:
@@ -140,19 +90,7 @@ def execution_modes(execution: str | Sequence[str]) -> list[str]:
 
 
 def check_sweep_size(repeats: Any, backends: int, specs: int, modes: int = 1) -> None:
-    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``).
-
-    Parameters
-    ----------
-    repeats : int
-    backends, specs, modes : int
-        How many backends, optimizers and execution modes the sweep has.
-
-    Raises
-    ------
-    ValueError
-        ``repeats`` is no positive integer, or the sweep has more than :data:`MAX_RUNS` runs.
-    """
+    """Check ``repeats``; refuse a sweep too large to plan (``--repeats 1000000000``)."""
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     total = int(repeats) * backends * specs * modes
@@ -206,26 +144,7 @@ def execution_order(repeats: int, entries: int, order: str = "interleaved") -> l
 
 @dataclass(frozen=True)
 class Plan:
-    """What one :func:`optcmp.compare` call runs on every problem, checked (see :meth:`check`).
-
-    Attributes
-    ----------
-    specs : tuple of OptimizerSpec
-        With unique labels.
-    backends : tuple of str
-        Canonical names, in registry order.
-    missing : tuple of str
-        The backends that are not installed: their runs are recorded ``skipped``.
-    config : RunConfig
-        The settings of every run, with the first execution mode; the stopping rule is each
-        problem's (:meth:`RunConfig.stopping_rule`).
-    modes : tuple of str
-        Execution modes: with several, each optimizer runs in each, labelled
-        ``"<label> [<mode>]"``.
-    repeats : int
-    redraw_data : bool
-    order : {"interleaved", "blocks"}
-    """
+    """What one :func:`optcmp.compare` call runs on every problem, checked (see :meth:`check`)."""
 
     specs: tuple[OptimizerSpec, ...]
     backends: tuple[str, ...]
@@ -240,25 +159,7 @@ class Plan:
     def check(cls, optimizers: Any, backends: str | Sequence[str], config: RunConfig | None,
               overrides: Mapping[str, Any], *, repeats: Any, redraw_data: bool,
               order: Any) -> Plan:
-        """Check the inputs of :func:`optcmp.compare` that do not depend on the problem.
-
-        Parameters
-        ----------
-        optimizers, backends, config, repeats, redraw_data, order
-            As in :func:`optcmp.compare`.
-        overrides : mapping
-            Run settings replacing those of ``config``; ``execution`` may be a sequence.
-
-        Returns
-        -------
-        Plan
-            With no :attr:`missing` backend yet (:func:`missing_backends` tells them).
-
-        Raises
-        ------
-        ValueError, TypeError
-            See :func:`optcmp.compare`.
-        """
+        """Check the inputs of :func:`optcmp.compare` that do not depend on the problem."""
         specs, names = as_specs(optimizers), as_backends(backends)
         settings = dict(overrides)
         for name, instead in (("backend", "backends=[...]"), ("repeat", "repeats=N")):
@@ -278,18 +179,7 @@ class Plan:
                    tuple(modes), int(repeats), bool(redraw_data), order)
 
     def tasks(self, config: RunConfig) -> list[RunTask]:
-        """One task per (repetition, backend, optimizer, execution mode), repetition-major.
-
-        Parameters
-        ----------
-        config : RunConfig
-            :attr:`config` with the problem's stopping rule.
-
-        Returns
-        -------
-        list of RunTask
-            Repetition ``r`` has seed ``config.seed + r``; numpy runs get no device.
-        """
+        """One task per (repetition, backend, optimizer, execution mode), repetition-major."""
         tasks: list[RunTask] = []
         for r in range(self.repeats):
             for b in self.backends:
@@ -311,15 +201,6 @@ class Plan:
         The settings a :class:`~optcmp.engine.RunConfig` records (:meth:`RunConfig.recorded`)
         plus the sweep's own: the target and the stopping rule, ``repeats``, ``backends``,
         ``redraw_data``, ``order`` and the execution modes.
-
-        Parameters
-        ----------
-        config : RunConfig
-            :attr:`config` with the problem's stopping rule.
-
-        Returns
-        -------
-        dict
         """
         rule = config.stopping
         assert rule is not None
@@ -332,34 +213,13 @@ class Plan:
         return {**{k: out.pop(k) for k in SETTINGS_ORDER if k in out}, **out}
 
     def execution_order(self) -> list[int]:
-        """The indices of :meth:`tasks` in execution order (:func:`execution_order`).
-
-        Returns
-        -------
-        list of int
-        """
+        """The indices of :meth:`tasks` in execution order (:func:`execution_order`)."""
         entries = len(self.backends) * len(self.specs) * len(self.modes)
         return execution_order(self.repeats, entries, self.order)
 
 
 def missing_backends(names: Sequence[str], strict: bool) -> list[str]:
-    """The backends that are not installed (warned about; with ``strict`` an error).
-
-    Parameters
-    ----------
-    names : sequence of str
-        Canonical backend names.
-    strict : bool
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    BackendUnavailable
-        With ``strict``, for the first backend that is not installed (with the install hint).
-    """
+    """The backends that are not installed (warned about; with ``strict`` an error)."""
     missing = [b for b in names if not backends_mod.is_available(b)]
     if missing and strict:
         get_backend(missing[0])  # raises BackendUnavailable with the install hint
@@ -375,18 +235,6 @@ def preflight_device(plan: Plan, executor: Any) -> None:
     An absent device is then one clear error (the backend's ``ValueError`` names the device and
     the available ones) instead of a table of failed runs. With a Dask client the runs execute
     on the workers, whose devices this process cannot see: the check is left to them.
-
-    Parameters
-    ----------
-    plan : Plan
-        Its ``config.device`` is not the CPU.
-    executor : object or None
-        As in :func:`optcmp.compare`.
-
-    Raises
-    ------
-    ValueError
-        The device is absent.
     """
     device, dtype = plan.config.device, plan.config.dtype
     if "numpy" in plan.backends:

@@ -23,36 +23,14 @@ STORE_COUNTS = ("reused", "executed", "write_seconds")
 
 
 def is_suite(problem: Any) -> bool:
-    """Whether ``problem`` is a problem suite (:class:`optcmp.suites.Suite`).
-
-    Parameters
-    ----------
-    problem : object
-
-    Returns
-    -------
-    bool
-        True for a named list of problems that is not itself a Problem.
-    """
+    """Whether ``problem`` is a problem suite (:class:`optcmp.suites.Suite`)."""
     return not isinstance(problem, Problem) and isinstance(getattr(problem, "problems", None),
                                                            list)
 
 
 def store_path(store: str | os.PathLike[str] | None, suite: Any,
                problem: Problem) -> str | os.PathLike[str] | None:
-    """The run store file of ``problem``: ``store`` itself, or one file per problem of a suite.
-
-    Parameters
-    ----------
-    store : str or path-like, optional
-    suite : Suite or None
-    problem : Problem
-
-    Returns
-    -------
-    str or path-like or None
-        For a suite, ``<store stem>-<problem name><ext>`` (``.jsonl`` without an extension).
-    """
+    """The run store file of ``problem``: ``store`` itself, or one file per problem of a suite."""
     if store is None or suite is None:
         return store
     stem, ext = os.path.splitext(os.fspath(store))
@@ -61,27 +39,7 @@ def store_path(store: str | os.PathLike[str] | None, suite: Any,
 
 def run_problems(suite: Any, sweeps: Sequence[Sweep], store: str | os.PathLike[str] | None,
                  executor: Any, progress: bool) -> Comparison:
-    """Execute the sweep of every problem in turn.
-
-    Parameters
-    ----------
-    suite : Suite or None
-        None: ``sweeps`` holds the sweep of one problem, whose comparison is returned.
-    sweeps : sequence of Sweep
-        One per problem, in the suite's order.
-    store, executor, progress
-        As in :func:`optcmp.compare`.
-
-    Returns
-    -------
-    Comparison
-        For a suite, the comparison of every problem (:func:`suite_comparison`).
-
-    Raises
-    ------
-    Interrupted
-        Ctrl-C; for a suite, holding every finished run of every problem.
-    """
+    """Execute the sweep of every problem in turn."""
     comps: list[Comparison] = []
     for sweep in sweeps:
         try:
@@ -101,16 +59,6 @@ def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
     only by their store file, the shared ones with ``"store"`` listing the files and summing
     the counts of runs read back and executed; otherwise ``{"merged": [...]}``. Plus
     ``"suite"`` (its name and problems) and ``"optima"`` (each problem's optimum record).
-
-    Parameters
-    ----------
-    suite : Suite
-    comps : sequence of Comparison
-        Of the suite's first ``len(comps)`` problems.
-
-    Returns
-    -------
-    dict
     """
     first = comps[0].settings
     if all(c.settings == first for c in comps):
@@ -129,44 +77,13 @@ def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
 
 
 def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
-    """The comparisons of the suite's first ``len(comps)`` problems, as one.
-
-    :meth:`~optcmp.results.ComparisonData.concat` of them (the problem spec and optimum are
-    kept when every problem's agree, each run keeps its own ``problem_spec``; the environment is
-    the first problem's; whether the shared-host runs were warned about carries over) with the
-    suite's settings (:func:`suite_settings`).
-
-    Parameters
-    ----------
-    suite : Suite
-    comps : sequence of Comparison
-
-    Returns
-    -------
-    Comparison
-    """
+    """The comparisons of the suite's first ``len(comps)`` problems, as one."""
     return Comparison.concat(comps).replace(settings=suite_settings(suite, comps))
 
 
 def suite_interrupted(suite: Any, comps: Sequence[Comparison], exc: Interrupted,
                       store: str | os.PathLike[str] | None) -> Interrupted:
-    """The Ctrl-C of a suite: the finished problems' runs and the interrupted one's, together.
-
-    Parameters
-    ----------
-    suite : Suite
-    comps : sequence of Comparison
-        The finished problems'.
-    exc : Interrupted
-        The interruption of the next problem's sweep.
-    store : str or path-like, optional
-        The suite's store (one file per problem).
-
-    Returns
-    -------
-    Interrupted
-        ``exc`` itself when nothing finished.
-    """
+    """The Ctrl-C of a suite: the finished problems' runs and the interrupted one's, together."""
     parts = [*comps, *([exc.comparison] if len(exc.comparison) else [])]
     if not parts:
         return exc

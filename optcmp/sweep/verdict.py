@@ -30,20 +30,7 @@ VERDICT_MAX_SECONDS = 2.0
 
 
 def leaders(runs: Sequence[RunResult]) -> list[RunResult]:
-    """The fastest run of each ranked entry, in the order of the comparison's ranking.
-
-    The entries are those of :func:`optcmp.analysis.ranking.rank_runs` that reached the target
-    (in more than half of their runs), fastest first: the table's first rows.
-
-    Parameters
-    ----------
-    runs : sequence of RunResult
-
-    Returns
-    -------
-    list of RunResult
-        One run per entry.
-    """
+    """The fastest run of each ranked entry, in the order of the comparison's ranking."""
     return [min(e.reached, key=lambda r: float(r.time_to_target or 0.0))
             for e in rank_runs(runs) if e.ranked]
 

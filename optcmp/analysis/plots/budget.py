@@ -20,21 +20,6 @@ def budget_plot(curves: BudgetCurves, *, cost: bool = True) -> Figure:
     (shaded) and the bootstrap interval of the expectation (dotted); the right one (with
     ``cost=True``) the same plus the tuning spent. Every legend entry states the search space;
     crossing Ks are marked by vertical lines.
-
-    Parameters
-    ----------
-    curves : BudgetCurves
-    cost : bool, default True
-        Draw the second panel, with the tuning cost counted.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Raises
-    ------
-    ImportError
-        matplotlib is not installed.
     """
     from matplotlib.ticker import FuncFormatter
 

@@ -23,17 +23,7 @@ Plottable = ComparisonData | Sequence[RunResult]
 
 
 def matplotlib_module() -> Any:
-    """The :mod:`matplotlib` module, with the Agg backend on a Linux host without a display.
-
-    Returns
-    -------
-    module
-
-    Raises
-    ------
-    ImportError
-        matplotlib is not installed (``pip install 'optcmp[plot]'``).
-    """
+    """The :mod:`matplotlib` module, with the Agg backend on a Linux host without a display."""
     try:
         import matplotlib
     except ImportError as exc:
@@ -46,21 +36,7 @@ def matplotlib_module() -> Any:
 
 
 def figure(n: int = 1, *, width: float = 6.4, height: float = 4.2) -> tuple[Figure, list[Axes]]:
-    """A figure of ``n`` panels, three per row (no :mod:`matplotlib.pyplot`).
-
-    Parameters
-    ----------
-    n : int, default 1
-        Panels.
-    width, height : float
-        Inches per panel.
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
-    axes : list of matplotlib.axes.Axes
-        The ``n`` visible panels.
-    """
+    """A figure of ``n`` panels, three per row (no :mod:`matplotlib.pyplot`)."""
     matplotlib_module()
     from matplotlib.figure import Figure
 
@@ -95,46 +71,20 @@ def text(s: object) -> str:
 
 
 def legend(ax: Axes, handles: list[Any], labels: list[str]) -> None:
-    """A legend outside the axes, right of the data (never over a curve).
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-    handles : list of artists
-    labels : list of str
-        Drawn literally (a label starting with ``_`` is not hidden).
-    """
+    """A legend outside the axes, right of the data (never over a curve)."""
     if handles:
         ax.legend(handles, [text(lab) for lab in labels], fontsize="small", loc="upper left",
                   bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
 def runs_of(obj: Plottable) -> list[RunResult]:
-    """The runs of a comparison (or a sequence of runs) that ran (``skipped`` ones left out).
-
-    Parameters
-    ----------
-    obj : ComparisonData or sequence of RunResult
-
-    Returns
-    -------
-    list of RunResult
-    """
+    """The runs of a comparison (or a sequence of runs) that ran (``skipped`` ones left out)."""
     runs = obj.runs if isinstance(obj, ComparisonData) else list(obj)
     return [r for r in runs if r.status != "skipped"]
 
 
 def target_tol(obj: Plottable) -> float | None:
-    """A comparison's relative-suboptimality tolerance (None for a sequence of runs).
-
-    Parameters
-    ----------
-    obj : ComparisonData or sequence of RunResult
-
-    Returns
-    -------
-    float or None
-    """
+    """A comparison's relative-suboptimality tolerance (None for a sequence of runs)."""
     return obj.settings.target_tol if isinstance(obj, ComparisonData) else None
 
 

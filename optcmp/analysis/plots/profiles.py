@@ -146,20 +146,7 @@ def profile(prof: sp.Profile, *, title: str | None = None,
 
 def performance_profile_plot(obj: Plottable, *, title: str | None = None,
                              **kwargs: Any) -> Figure:
-    """Plot kind ``"performance_profile"``: the Dolan-Moré profile of ``obj``'s runs.
-
-    Parameters
-    ----------
-    obj : ComparisonData or sequence of RunResult
-    title : str, optional
-    **kwargs
-        Passed to :func:`optcmp.analysis.stats.profiles.performance_profile` (``metric``,
-        ``tol``, ``tau``; ``warn`` defaults to False).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
+    """Plot kind ``"performance_profile"``: the Dolan-Moré profile of ``obj``'s runs."""
     kwargs.setdefault("warn", False)
     runs = runs_of(obj)
     return profile(sp.performance_profile(runs, **kwargs), title=title,

@@ -101,39 +101,14 @@ def solver_styles(runs: Sequence[RunResult]) -> dict[Any, dict[str, Any]]:
 
 
 def style_from_name(name: str, names: Sequence[str]) -> dict[str, Any]:
-    """The style of a solver known by its display name only (``"gd / torch"``).
-
-    Parameters
-    ----------
-    name : str
-        ``"<label>"`` or ``"<label> / <backend> / ..."``.
-    names : sequence of str
-        Every solver name of the plot (for the colours of labels without a fixed one).
-
-    Returns
-    -------
-    dict
-        As :func:`series_style`.
-    """
+    """The style of a solver known by its display name only (``"gd / torch"``)."""
     parts = name.split(" / ")
     backend = next((p for p in parts[1:] if p in BACKEND_STYLES), "numpy")
     return series_style(parts[0], backend, labels=sorted({n.split(" / ")[0] for n in names}))
 
 
 def line_kw(st: dict[str, Any], n_points: int) -> dict[str, Any]:
-    """matplotlib keywords of a styled line: about 8 markers along it, not one per point.
-
-    Parameters
-    ----------
-    st : dict
-        A :func:`series_style`.
-    n_points : int
-        Points of the line.
-
-    Returns
-    -------
-    dict
-    """
+    """matplotlib keywords of a styled line: about 8 markers along it, not one per point."""
     return {"color": st["color"], "linestyle": st["linestyle"], "marker": st["marker"],
             "markevery": max(1, n_points // 8), "markersize": 4.5, "lw": 1.6}
 

@@ -58,27 +58,7 @@ def _check_ks(ks: Any, n: int, replace: bool) -> np.ndarray:
 
 
 def best_of_k_weights(n: int, k: int, *, replace: bool = True) -> np.ndarray:
-    """``P(best of K draws = x_(i))`` for the sorted trials ``x_(1) <= ... <= x_(n)``.
-
-    Parameters
-    ----------
-    n : int
-        Number of trials.
-    k : int
-        Number of draws.
-    replace : bool, default True
-        With replacement (random search) or without (a random subset of the trials).
-
-    Returns
-    -------
-    ndarray, shape (n,)
-        Sums to 1.
-
-    Raises
-    ------
-    ValueError
-        ``n`` or ``k`` below 1, or ``k > n`` without replacement.
-    """
+    """``P(best of K draws = x_(i))`` for the sorted trials ``x_(1) <= ... <= x_(n)``."""
     if n < 1 or k < 1 or (not replace and k > n):
         raise ValueError(f"need n >= 1 and 1 <= k{' <= n' if not replace else ''}, got n={n}, "
                          f"k={k}")
@@ -91,30 +71,7 @@ def best_of_k_weights(n: int, k: int, *, replace: bool = True) -> np.ndarray:
 
 def expected_best(values: Sequence[float] | np.ndarray, ks: Sequence[int] | np.ndarray, *,
                   replace: bool = True) -> np.ndarray:
-    """Expected minimum of K uniform draws from ``values``, for each K in ``ks`` (exact).
-
-    Parameters
-    ----------
-    values : array_like
-        One score per trial (smaller is better; ``inf`` allowed: the expectation is then inf
-        wherever it has weight).
-    ks : sequence of int
-    replace : bool, default True
-
-    Returns
-    -------
-    ndarray of float, shape (len(ks),)
-
-    Raises
-    ------
-    ValueError
-        Empty ``values``, NaN, a K below 1 (or above ``len(values)`` without replacement).
-
-    Examples
-    --------
-    >>> expected_best([1.0, 2.0, 3.0, 4.0], [1, 2]).round(4).tolist()
-    [2.5, 1.875]
-    """
+    """Expected minimum of K uniform draws from ``values``, for each K in ``ks`` (exact)."""
     x = np.sort(_check_values(values))
     out = []
     for k in _check_ks(ks, x.size, replace):
@@ -126,27 +83,7 @@ def expected_best(values: Sequence[float] | np.ndarray, ks: Sequence[int] | np.n
 
 def best_of_k_quantile(values: Sequence[float] | np.ndarray, ks: Sequence[int] | np.ndarray,
                        q: float, *, replace: bool = True) -> np.ndarray:
-    """The ``q``-quantile of the best of K draws from ``values``, for each K (exact).
-
-    Parameters
-    ----------
-    values : array_like
-    ks : sequence of int
-    q : float
-        In (0, 1).
-    replace : bool, default True
-
-    Returns
-    -------
-    ndarray of float, shape (len(ks),)
-        The smallest trial value whose probability of being at least as good as the best of
-        K draws reaches ``q``.
-
-    Raises
-    ------
-    ValueError
-        ``q`` outside (0, 1), or bad ``values`` / ``ks``.
-    """
+    """The ``q``-quantile of the best of K draws from ``values``, for each K (exact)."""
     if not 0 < q < 1:
         raise ValueError(f"q must be in (0, 1), got {q!r}")
     x = np.sort(_check_values(values))
@@ -159,32 +96,7 @@ def best_of_k_quantile(values: Sequence[float] | np.ndarray, ks: Sequence[int] |
 
 @dataclass
 class BudgetCurve:
-    """One optimizer's curves over the tuning budget K.
-
-    Attributes
-    ----------
-    optimizer : str
-    space : str
-        The search space the trials came from (stated next to every curve).
-    unit : str
-        ``"iterations"`` or ``"seconds"``.
-    n_trials : int
-    ks : ndarray of int
-    expected : ndarray
-        Expected best score of K trials.
-    low, high : ndarray
-        The band of the best of K trials (quantiles of its exact distribution).
-    ci_low, ci_high : ndarray
-        Bootstrap interval of ``expected`` over the trials.
-    p_all_miss : ndarray
-        Probability that all K trials miss the target.
-    objective : ndarray
-        Expected best final relative suboptimality (NaN when unknown).
-    with_cost : ndarray
-        ``expected + K * trial_cost``: the best score plus the tuning spent to find it.
-    trial_cost : float
-        Mean spent per trial (all its repetitions), in ``unit``.
-    """
+    """One optimizer's curves over the tuning budget K."""
 
     optimizer: str
     space: str
@@ -212,18 +124,7 @@ class BudgetCurve:
 
 @dataclass
 class BudgetCurves:
-    """Every optimizer's :class:`BudgetCurve` on the same K, and the ranking over K.
-
-    Attributes
-    ----------
-    curves : list of BudgetCurve
-    level : float
-        Level of the bands.
-    replace : bool
-        Trials drawn with replacement (random search).
-    miss : float
-        The score of a trial that missed the target.
-    """
+    """Every optimizer's :class:`BudgetCurve` on the same K, and the ranking over K."""
 
     curves: list[BudgetCurve]
     level: float
@@ -248,11 +149,6 @@ class BudgetCurves:
 
         An optimizer none of whose trials reached the target wins at no K (its score is only
         a bound); when no optimizer reached it, every K is a tie.
-
-        Parameters
-        ----------
-        cost : bool, default False
-            Rank by the curve with the tuning cost counted instead.
         """
         vals = np.array([np.where(c.p_all_miss >= 1.0, np.inf,
                                   c.with_cost if cost else c.expected) for c in self.curves])
@@ -318,18 +214,7 @@ def _span(lo: int, hi: int, first: int, last: int) -> str:
 
 
 def verdict_sentence(curves: BudgetCurves, *, cost: bool = False) -> str:
-    """The sentence of :meth:`BudgetCurves.verdict`.
-
-    Parameters
-    ----------
-    curves : BudgetCurves
-    cost : bool, default False
-        Rank by the curves with the tuning cost counted.
-
-    Returns
-    -------
-    str
-    """
+    """The sentence of :meth:`BudgetCurves.verdict`."""
     ks = curves.ks
     segs = _segments(ks, curves.winners(cost=cost))
     first, last = int(ks[0]), int(ks[-1])
@@ -369,30 +254,7 @@ def curve_of(optimizer: str, scores: Sequence[float], *, ks: Sequence[int] | np.
              gaps: Sequence[float] | None = None, costs: Sequence[float] | None = None,
              replace: bool = True, level: float = 0.9, n_boot: int = 1000,
              seed: int = 0) -> BudgetCurve:
-    """One optimizer's :class:`BudgetCurve` from its trials' scores.
-
-    Parameters
-    ----------
-    optimizer : str
-    scores : sequence of float
-        One score per trial (a miss already at the miss score).
-    ks : sequence of int
-    space : str
-        The search space, in words.
-    unit : str
-    missed : sequence of bool, optional
-        Which trials missed the target (default: none).
-    gaps : sequence of float, optional
-        Final relative suboptimality of each trial.
-    costs : sequence of float, optional
-        Spent per trial (default: ``scores``).
-    replace, level, n_boot, seed
-        As in :func:`budget_curves`.
-
-    Returns
-    -------
-    BudgetCurve
-    """
+    """One optimizer's :class:`BudgetCurve` from its trials' scores."""
     x = _check_values(scores, f"the scores of {optimizer}")
     k = _check_ks(ks, x.size, replace)
     a = (1 - level) / 2
@@ -417,24 +279,7 @@ def _p_all_miss(m: int, n: int, k: int, replace: bool) -> float:
 
 
 def describe_space(points: Sequence[Mapping[str, Any]]) -> str:
-    """A search space in words from its points: each hyperparameter's values and range.
-
-    Parameters
-    ----------
-    points : sequence of dict
-        The hyperparameter values of each trial.
-
-    Returns
-    -------
-    str
-        E.g. ``"learning_rate: 281 values, 1e-05 .. 100 (log-spaced)"``; ``"defaults"`` for
-        trials without hyperparameters.
-
-    Examples
-    --------
-    >>> describe_space([{"learning_rate": v} for v in (0.01, 0.1, 1.0)])
-    'learning_rate: 3 values, 0.01 .. 1 (log-spaced)'
-    """
+    """A search space in words from its points: each hyperparameter's values and range."""
     keys = list(dict.fromkeys(k for p in points for k in p))
     if not keys:
         return "defaults"
@@ -458,37 +303,7 @@ def describe_space(points: Sequence[Mapping[str, Any]]) -> str:
 
 def budget_curves(tuning: Any, *, ks: Sequence[int] | None = None, replace: bool = True,
                   level: float = 0.9, n_boot: int = 1000, seed: int = 0) -> BudgetCurves:
-    """Each optimizer's expected best score after K random trials of a tuning, K = 1 .. N.
-
-    Parameters
-    ----------
-    tuning : TuneResult
-        What :func:`optcmp.tune` returned (or one read back): every configuration of each
-        optimizer is one trial, scored by the median over its repetitions with a miss at
-        ``budget + 1`` iterations (``by="iterations"``) or ``budget`` seconds (``by="time"``).
-    ks : sequence of int, optional
-        The budgets K; default 1 .. N, N the largest number of trials of an optimizer.
-    replace : bool, default True
-        Trials drawn with replacement (random search from the grid); False: a random subset
-        (K up to the smallest N).
-    level : float, default 0.9
-        Level of the bands.
-    n_boot : int, default 1000
-        Bootstrap resamples of the interval of the expectation (0: none).
-    seed : int, default 0
-        Bootstrap seed.
-
-    Returns
-    -------
-    BudgetCurves
-        ``.verdict()``, ``.crossings()``, ``.table()``, ``.to_dict()``; plots in
-        :func:`optcmp.analysis.plots.budget.budget_plot`.
-
-    Raises
-    ------
-    ValueError
-        A tuning without configurations, a bad ``level``, ``n_boot``, or K.
-    """
+    """Each optimizer's expected best score after K random trials of a tuning, K = 1 .. N."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
@@ -531,16 +346,7 @@ def _from_configs(name: str, configs: list[Any], ks: np.ndarray, miss: float, bu
 
 
 def default_ks(ks: np.ndarray) -> list[int]:
-    """Powers of 2 within ``ks`` and the largest K (the rows of :func:`curves_table`).
-
-    Parameters
-    ----------
-    ks : ndarray of int
-
-    Returns
-    -------
-    list of int
-    """
+    """Powers of 2 within ``ks`` and the largest K (the rows of :func:`curves_table`)."""
     last = int(ks[-1])
     out = [k for k in (2 ** i for i in range(40)) if k <= last and k in set(ks.tolist())]
     return out + ([last] if last not in out else [])
@@ -551,18 +357,7 @@ def _g(v: float) -> str:
 
 
 def curves_table(curves: BudgetCurves, ks: Sequence[int] | None = None) -> str:
-    """The curves at ``ks`` as a text table, with the search spaces and the verdict.
-
-    Parameters
-    ----------
-    curves : BudgetCurves
-    ks : sequence of int, optional
-        Default: powers of 2 and the largest K.
-
-    Returns
-    -------
-    str
-    """
+    """The curves at ``ks`` as a text table, with the search spaces and the verdict."""
     pick = list(ks) if ks is not None else default_ks(curves.ks)
     idx = [int(np.flatnonzero(curves.ks == k)[0]) for k in pick if k in curves.ks]
     unit = curves.curves[0].unit

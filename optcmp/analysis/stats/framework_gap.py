@@ -23,21 +23,7 @@ def _median(vals: Sequence[float]) -> float:
 
 
 def step_factor(runs: Iterable[Any], problem: str, a: str, b: str) -> tuple[float, str] | None:
-    """The per-step time factor backend ``a`` / backend ``b``, from an optimizer run on both.
-
-    Parameters
-    ----------
-    runs : iterable of RunResult
-    problem : str
-    a, b : str
-        Backends.
-
-    Returns
-    -------
-    (factor, optimizer) or None
-        Median seconds per iteration on ``a`` over those on ``b`` of the first optimizer label
-        (in order) with iterations on both backends; None when there is none.
-    """
+    """The per-step time factor backend ``a`` / backend ``b``, from an optimizer run on both."""
     per: dict[tuple[str, str], list[float]] = {}
     for r in runs:
         if r.problem == problem and r.nit and r.time and r.status != "skipped":
@@ -57,15 +43,6 @@ def framework_gap_notes(runs: Iterable[Any]) -> list[str]:
     the note gives the time-to-target gap (median, the faster one first) and the measured
     per-step factor between their backends (:func:`step_factor`); it warns when the factor is
     at least the gap, or says that no optimizer ran on both backends to measure it.
-
-    Parameters
-    ----------
-    runs : iterable of RunResult
-
-    Returns
-    -------
-    list of str
-        Empty when every ranked pair shares a backend.
     """
     runs = [r for r in runs if r.status != "skipped"]
     notes: list[str] = []

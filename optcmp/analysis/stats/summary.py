@@ -142,17 +142,7 @@ def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
-    """The sort key of summary rows: problem, then median time-to-target (NaN last).
-
-    Parameters
-    ----------
-    row : dict
-        A row of :func:`summarize`.
-
-    Returns
-    -------
-    tuple of (str, float)
-    """
+    """The sort key of summary rows: problem, then median time-to-target (NaN last)."""
     return (row["problem"], row["median_time"] if not math.isnan(row["median_time"])
             else math.inf)
 

@@ -57,12 +57,7 @@ def _on_event(event: str, duration_secs: float, **_: str | int) -> None:
 
 def xla_compiles() -> int:
     """XLA compilations JAX has made in this thread since the first :class:`JaxBackend` was
-    built (its ``backend_compile`` events; every jit cache miss, traced again or not).
-
-    Returns
-    -------
-    int
-    """
+    built (its ``backend_compile`` events; every jit cache miss, traced again or not)."""
     if not _LISTENING:
         jax.monitoring.register_event_duration_secs_listener(_on_event)
         _LISTENING.append(True)
@@ -70,30 +65,12 @@ def xla_compiles() -> int:
 
 
 def x64_enabled() -> bool:
-    """Whether ``jax_enable_x64`` is on in this process.
-
-    Returns
-    -------
-    bool
-        True when JAX makes float64 arrays of float64 data.
-    """
+    """Whether ``jax_enable_x64`` is on in this process."""
     return bool(jax.config.read("jax_enable_x64"))
 
 
 def require_x64(what: str = "a float64 run") -> None:
-    """Switch ``jax_enable_x64`` on, or refuse when it cannot be.
-
-    Parameters
-    ----------
-    what : str
-        The run named in the error.
-
-    Raises
-    ------
-    ValueError
-        JAX still makes float32 arrays of float64 data (the run would silently compute in
-        float32).
-    """
+    """Switch ``jax_enable_x64`` on, or refuse when it cannot be."""
     if not x64_enabled():
         jax.config.update("jax_enable_x64", True)
     if jnp.zeros((), dtype=jnp.float64).dtype != jnp.float64:
@@ -103,22 +80,7 @@ def require_x64(what: str = "a float64 run") -> None:
 
 
 def jax_device(device: str | None) -> Any:
-    """The ``jax.Device`` for an optcmp device name.
-
-    Parameters
-    ----------
-    device : str or None
-        ``"cpu"`` (default), ``"gpu"``, ``"cuda"`` (= GPU 0), ``"cuda:N"`` / ``"gpu:N"``.
-
-    Returns
-    -------
-    jax.Device
-
-    Raises
-    ------
-    ValueError
-        An unknown name, or a GPU that is absent (the message lists the available devices).
-    """
+    """The ``jax.Device`` for an optcmp device name."""
     name = "cpu" if device is None else str(device).strip().lower()
     if name == "cpu":
         return jax.devices("cpu")[0]
@@ -141,27 +103,7 @@ def jax_device(device: str | None) -> Any:
 
 
 class JaxBackend(Backend):
-    """JAX (``jax.jit``, XLA) on the CPU or a GPU.
-
-    Parameters
-    ----------
-    device : str, optional
-        ``"cpu"`` (default), ``"gpu"``, ``"cuda"``, ``"cuda:N"``.
-    dtype : {"float64", "float32"}, default "float64"
-        float64 switches ``jax_enable_x64`` on.
-
-    Raises
-    ------
-    ValueError
-        A bad dtype, a device that is unknown or absent (available devices listed), or float64
-        where ``jax_enable_x64`` cannot be on.
-
-    Notes
-    -----
-    :meth:`sync` waits for the outputs of every compiled call since the previous sync
-    (``jax.block_until_ready``): JAX returns from a call before its work is done, on every
-    device. Matrix products ask XLA for ``Precision.HIGHEST`` (no TF32 passes on a GPU).
-    """
+    """JAX (``jax.jit``, XLA) on the CPU or a GPU."""
 
     name = "jax"
     ops = ops
@@ -187,18 +129,7 @@ class JaxBackend(Backend):
         return str(jax.__version__)
 
     def timing_contract(self) -> dict[str, Any]:
-        """What this backend's clock reads stand on: barrier, compute dtype, matmul precision.
-
-        Returns
-        -------
-        dict
-            ``barrier`` (``"jax.block_until_ready"``), ``compute_dtype`` (the dtype XLA
-            computes in: float64 only with ``jax_enable_x64``), ``matmul_precision`` (of
-            ``ops.matmul``), ``x64`` (as the backend was built: a run restores the flag
-            when it ends), and ``default_matmul_precision`` (JAX's
-            ``jax_default_matmul_precision``, for products an objective writes with ``@``;
-            ``"default"`` where unset: TF32 passes on Ampere and later GPUs).
-        """
+        """What this backend's clock reads stand on: barrier, compute dtype, matmul precision."""
         x64 = self._x64
         dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
         default = getattr(jax.config, "jax_default_matmul_precision", None)
@@ -415,12 +346,7 @@ class JaxBackend(Backend):
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
         """XLA's CPU thread flags added before JAX starts (they stay); ``jax_enable_x64``
-        given back the value it had when the run began.
-
-        Yields
-        ------
-        None
-        """
+        given back the value it had when the run began."""
         pin_xla_threads()
         x64 = x64_enabled()
         try:
@@ -431,13 +357,7 @@ class JaxBackend(Backend):
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
-        """XLA fixes its CPU threads when JAX starts; a different count only warns.
-
-        Warns
-        -----
-        UserWarning
-            ``n`` differs from the count in force (the result records that count).
-        """
+        """XLA fixes its CPU threads when JAX starts; a different count only warns."""
         cur = xla_cpu_threads()
         if cur != n:
             warnings.warn(

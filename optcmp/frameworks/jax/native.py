@@ -35,18 +35,7 @@ from optcmp.optimizers.base import NotApplicable
 
 
 class OptaxRule(UpdateRule):
-    """An optax gradient transformation as an update rule; the state is ``(optax_state,)``.
-
-    Parameters
-    ----------
-    tx : optax.GradientTransformation
-    clip_norm : float, optional
-        Global-norm clipping of the gradient before the transformation
-        (:func:`~optcmp.optimizers._common.clip_global_norm`).
-    described : str, optional
-        The transformation's name and every argument it was built with: compiled steps of
-        rules with equal descriptions are reused across runs (without one, never).
-    """
+    """An optax gradient transformation as an update rule; the state is ``(optax_state,)``."""
 
     def __init__(self, tx: Any, clip_norm: float | None = None, described: str = "") -> None:
         self.tx, self.clip_norm = tx, clip_norm
@@ -84,22 +73,7 @@ class DeviceCount:
 
 
 def learning_rate(lr: float, schedule: str, ops: Any, dtype: Any) -> Callable[[Any], Any]:
-    """optcmp's schedule as optax's callable learning rate: ``lr * s(count)``.
-
-    Parameters
-    ----------
-    lr : float
-    schedule : str
-        A schedule in its step-based form (:mod:`optcmp.optimizers.schedule`).
-    ops : namespace
-        The JAX ops.
-    dtype : jax dtype
-        The run's float dtype (the count is optax's int32 step counter).
-
-    Returns
-    -------
-    callable
-    """
+    """optcmp's schedule as optax's callable learning rate: ``lr * s(count)``."""
     from optcmp.optimizers.schedule import backend_namespace, parse
 
     s, ns = parse(schedule), backend_namespace(ops)
@@ -107,24 +81,7 @@ def learning_rate(lr: float, schedule: str, ops: Any, dtype: Any) -> Callable[[A
 
 
 def lbfgs_step(problem: Any, ops: Any, tx: Any) -> Callable[..., Any]:
-    """One optax L-BFGS iteration, not compiled.
-
-    Parameters
-    ----------
-    problem : Problem
-        Its objective is what the line search evaluates (and differentiates).
-    ops : namespace
-        The JAX ops.
-    tx : optax.GradientTransformation
-        ``optax.lbfgs(...)``.
-
-    Returns
-    -------
-    callable
-        ``step(x, state, batch) -> (fun, grad_norm, x, state)``; ``state`` is
-        ``(optax_state, nfev)``, ``nfev`` the evaluations the step spent (1 for the incoming
-        iterate when the state holds no value yet, plus the line search's).
-    """
+    """One optax L-BFGS iteration, not compiled."""
     objective = problem.objective
 
     def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any]) -> Any:
@@ -150,12 +107,6 @@ class OptaxNativeAdapter(ReferenceAdapter):
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare an
     :class:`~optcmp.optimizers.OptaxOptimizer`.
-
-    Raises
-    ------
-    NotApplicable
-        A backend other than JAX, or ``gradient="analytic"`` for L-BFGS (optax's line search
-        differentiates the objective itself).
     """
 
     framework = "optax"

@@ -17,18 +17,7 @@ if TYPE_CHECKING:
 
 
 class NumpyBackend(Backend):
-    """NumPy on the CPU: the reference backend, with the problems' analytic gradients.
-
-    Parameters
-    ----------
-    device : {"cpu"}, optional
-    dtype : {"float64", "float32"}, default "float64"
-
-    Raises
-    ------
-    ValueError
-        A device other than ``"cpu"``.
-    """
+    """NumPy on the CPU: the reference backend, with the problems' analytic gradients."""
 
     name = "numpy"
     ops = ops

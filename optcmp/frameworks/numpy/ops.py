@@ -23,15 +23,6 @@ def norm2(a: np.ndarray) -> float:
 
     ``sqrt(vdot(a, a))`` overflows once the entries pass ~1e154 (float64), which would flag a
     finite gradient as non-finite; the rescaled form is used only in that case.
-
-    Parameters
-    ----------
-    a : ndarray, shape (n,)
-
-    Returns
-    -------
-    float
-        ``inf``/``nan`` only when ``a`` holds ``inf``/``nan``.
     """
     s = float(np.vdot(a, a))
     if math.isfinite(s):

@@ -74,24 +74,7 @@ def quiet_own_retracing() -> None:
 
 
 def tf_device(device: str | None) -> str:
-    """The TensorFlow device string for an optcmp device name.
-
-    Parameters
-    ----------
-    device : str or None
-        ``"cpu"`` (default), ``"gpu"``, ``"cuda"`` (= ``"/GPU:0"``), ``"cuda:N"`` / ``"gpu:N"``
-        (= ``"/GPU:N"``), or a TensorFlow name such as ``"/GPU:0"``.
-
-    Returns
-    -------
-    str
-        ``"/CPU:0"`` or ``"/GPU:N"``.
-
-    Raises
-    ------
-    ValueError
-        An unknown name, or a GPU that is absent (the message lists the available devices).
-    """
+    """The TensorFlow device string for an optcmp device name."""
     name = "cpu" if device is None else str(device).strip().lower().lstrip("/")
     if name in ("cpu", "cpu:0"):
         return "/CPU:0"
@@ -221,27 +204,7 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
 
 
 class TensorFlowBackend(Backend):
-    """TensorFlow 2 (graph functions) on the CPU or a GPU.
-
-    Parameters
-    ----------
-    device : str, optional
-        ``"cpu"`` (default), ``"gpu"``, ``"cuda"``, ``"cuda:N"`` (TensorFlow ``"/GPU:N"``).
-    dtype : {"float64", "float32"}, default "float64"
-    jit_compile : bool, optional
-        Compile steps with XLA. Default :attr:`JIT_COMPILE`.
-
-    Raises
-    ------
-    ValueError
-        A bad dtype, or a device that is unknown or absent (available devices listed).
-
-    Notes
-    -----
-    :meth:`sync` calls ``tf.test.experimental.sync_devices()`` on a GPU (TensorFlow may return
-    before GPU kernels finish); on the CPU graph calls return when their work is done and
-    :meth:`sync` is a no-op.
-    """
+    """TensorFlow 2 (graph functions) on the CPU or a GPU."""
 
     name = "tensorflow"
     ops = ops
@@ -328,48 +291,13 @@ class TensorFlowBackend(Backend):
         return "xla" if self.jit_compile else "tf.function"
 
     def compilations(self) -> int:
-        """Traces plus XLA compilations of every function this backend compiled, so far.
-
-        A trace is counted by ``tf.function.experimental_get_tracing_count()``; an XLA function
-        also compiles once for every new concrete shape of its row-varying arguments (a
-        shorter last minibatch), which no trace shows: the call wrapper counts the distinct
-        row counts it has seen. A function kept from an earlier run (see ``reuse`` of
-        :meth:`compile`) counts only what it compiles after this backend took it.
-        """
+        """Traces plus XLA compilations of every function this backend compiled, so far."""
         return sum(_compiles(call) - base for call, base in self._functions)
 
     def function(self, fn: Callable[..., Any], input_signature: Sequence[Any] | None = None,
                  jit_compile: bool | None = None, rows: Sequence[int] = (),
                  exact: bool = False, reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """``tf.function`` of ``fn`` on this backend's device (and XLA when enabled).
-
-        Parameters
-        ----------
-        fn : callable
-        input_signature : sequence of TensorSpec (nests allowed), optional
-            Fixes the traced signature; without one ``reduce_retracing`` is used.
-        jit_compile : bool, optional
-            Override :attr:`jit_compile`.
-        rows : sequence of int, optional
-            Positions of the arguments whose leading dimension varies (an XLA function
-            compiles once per row count: the wrapper records the row counts seen, for
-            :meth:`compilations`).
-        exact : bool, default False
-            Every call passes exactly one argument per ``input_signature`` entry (known to the
-            caller when ``fn`` takes ``*args``).
-        reuse : ReuseKey, optional
-            Keep the function on the key's owner under the key, this backend's device and
-            dtype, the compiler and the signature; a later call with an equal key returns the
-            kept function (already traced and compiled) and ``fn`` is unused.
-
-        Returns
-        -------
-        callable
-            Runs ``fn`` as one graph call under ``tf.device`` (with a signature, the concrete
-            function traced by the first call is called directly afterwards); its
-            ``tf_function`` attribute is the ``tf.function`` (for its tracing count),
-            ``shapes_seen`` the set of row counts.
-        """
+        """``tf.function`` of ``fn`` on this backend's device (and XLA when enabled)."""
         jit = self.jit_compile if jit_compile is None else jit_compile
         store, key = None, None
         if reuse is not None and input_signature is not None:
@@ -420,13 +348,7 @@ class TensorFlowBackend(Backend):
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
                 rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """One ``tf.function`` (XLA with :attr:`jit_compile`) with a fixed input signature.
-
-        The signature comes from ``example`` (floating arrays in the backend's dtype); the
-        arguments at positions ``rows`` get an unknown leading dimension, so a shorter last
-        minibatch is not traced again (XLA still compiles it once more: warm it up). See
-        :meth:`Backend.compile`.
-        """
+        """One ``tf.function`` (XLA with :attr:`jit_compile`) with a fixed input signature."""
         signature = [_spec_like(a, i in rows, self.tf_dtype) for i, a in enumerate(example)]
         return self.function(fn, signature, rows=rows, reuse=reuse)
 
@@ -539,12 +461,7 @@ class TensorFlowBackend(Backend):
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
         """XLA's CPU thread flags added to ``XLA_FLAGS`` before XLA starts, when JAX is
-        installed (TensorFlow loads it); they stay for the process.
-
-        Yields
-        ------
-        None
-        """
+        installed (TensorFlow loads it); they stay for the process."""
         _pin_xla()
         yield
 
@@ -554,11 +471,6 @@ class TensorFlowBackend(Backend):
 
         TensorFlow fixes its pools when its runtime starts; later they keep their size and a
         warning says so (the result records the count in force). Nothing is restored.
-
-        Warns
-        -----
-        UserWarning
-            The pools were already started with another count.
         """
         cur = tf.config.threading.get_intra_op_parallelism_threads()
         if cur == n or (cur == 0 and _env_threads() == n):

@@ -48,13 +48,7 @@ from optcmp.optimizers import KerasOptimizer
 
 
 def keras_backend_name() -> str:
-    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded).
-
-    Returns
-    -------
-    str
-        ``keras.backend.backend()``, e.g. ``"tensorflow"``.
-    """
+    """Backend Keras runs on in this process (imports Keras with TensorFlow if not yet loaded)."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 

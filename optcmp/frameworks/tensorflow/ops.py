@@ -108,12 +108,7 @@ def _tensors(a: Any, b: Any, op: str) -> tuple[Any, Any]:
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie).
-
-    ``max(a, b) + log1p(exp(-|a - b|))`` differentiates wrongly at ``a == b`` (TensorFlow sends
-    the whole gradient of ``maximum`` to its first argument, and ``|d|`` has gradient 0 at 0),
-    so each side is written with ``softplus`` of a non-positive argument instead.
-    """
+    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie)."""
     a, b = _tensors(a, b, "logaddexp")
     hi = tf.where(a > b, a + tf.nn.softplus(b - a), b + tf.nn.softplus(a - b))
     return tf.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)

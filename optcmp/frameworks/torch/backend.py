@@ -28,23 +28,7 @@ _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def torch_device(device: str | None) -> torch.device:
-    """The :class:`torch.device` for an optcmp device name.
-
-    Parameters
-    ----------
-    device : str or None
-        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"`` or ``"gpu"`` (= ``"cuda"``).
-
-    Returns
-    -------
-    torch.device
-
-    Raises
-    ------
-    ValueError
-        An unknown device name, or a CUDA device that is absent; the message lists the devices
-        that are available.
-    """
+    """The :class:`torch.device` for an optcmp device name."""
     name = "cpu" if device is None else str(device).strip().lower()
     if name == "gpu":
         name = "cuda"
@@ -71,24 +55,7 @@ def torch_device(device: str | None) -> torch.device:
 
 
 class TorchBackend(Backend):
-    """PyTorch on the CPU or a CUDA device.
-
-    Parameters
-    ----------
-    device : str, optional
-        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"`` or ``"gpu"``.
-    dtype : {"float64", "float32"}, default "float64"
-
-    Raises
-    ------
-    ValueError
-        A bad dtype, or a device that is unknown or absent (available devices listed).
-
-    Notes
-    -----
-    :meth:`sync` calls ``torch.cuda.synchronize(device)`` on CUDA (kernels run asynchronously, so
-    the clock would otherwise time only their enqueueing); it is a no-op on the CPU.
-    """
+    """PyTorch on the CPU or a CUDA device."""
 
     name = "torch"
     ops = ops
@@ -121,12 +88,7 @@ class TorchBackend(Backend):
 
     def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
         """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
-        the problem's memory (``torch.from_numpy``: no second copy of the data).
-
-        Steps only read the data, so sharing is safe; the iterate is always a copy
-        (:meth:`asarray`). A read-only or non-contiguous array, another dtype or a CUDA device
-        is copied. See :meth:`Backend.place`.
-        """
+        the problem's memory (``torch.from_numpy``: no second copy of the data)."""
         check_layout(layout)
         return {k: self._shared(v) for k, v in data.items()}
 
