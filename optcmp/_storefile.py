@@ -1,7 +1,7 @@
 """Reading the run store's file format (a leaf: stdlib and :mod:`optcmp._version` only).
 
 The layout and the safety rules are described in :mod:`optcmp.store`, which writes stores and
-re-exports the names below. :meth:`optcmp.results.Comparison.load` reads stores with this module
+re-exports the names below. :meth:`optcmp.results.ComparisonData.load` reads stores with this module
 without importing :mod:`optcmp.store`.
 """
 

@@ -165,7 +165,7 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
 
 # ---------------------------------------------------------------------- reading
 def load_store(path: str | os.PathLike[str]) -> Comparison:
-    """Read a run store back as a :class:`~optcmp.results.Comparison`.
+    """Read a run store back as a :class:`~optcmp.results.ComparisonData`.
 
     Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
     from the last sweep that opened the store.

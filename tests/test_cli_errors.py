@@ -10,10 +10,11 @@ import pytest
 
 import optcmp
 from optcmp import cli
+from optcmp._io import check_output_path
 from optcmp.cli.common import literal
 from optcmp.comparison import Comparison
 from optcmp.problems import LinearRegression
-from optcmp.results import RunResult, check_output_path
+from optcmp.results import RunResult
 from optcmp.store import Interrupted
 
 

@@ -305,12 +305,10 @@ def test_the_data_class_and_the_front() -> None:
     it is."""
     from _handmade import comparison, make_run
 
-    import optcmp.results as results
     from optcmp.analysis.tables import table
     from optcmp.results import ComparisonData
 
     assert optcmp.Comparison is Comparison and issubclass(Comparison, ComparisonData)
-    assert results.Comparison is ComparisonData
     front = comparison()
     data = ComparisonData.of(front)
     assert type(data) is ComparisonData and table(data) == front.table()

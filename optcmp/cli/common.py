@@ -99,7 +99,7 @@ def check_out(option: str, path: str | None) -> None:
     """Refuse, before any work starts, an output path that cannot be written."""
     if path is None:
         return
-    from optcmp.results import check_output_path
+    from optcmp._io import check_output_path
 
     what = {"--report": "HTML report", "--output": "HTML report", "--curve": "HTML report",
             "--csv": "CSV export", "--parquet": "Parquet export"}.get(option, "results")
