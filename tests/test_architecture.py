@@ -599,6 +599,19 @@ def _package_imports() -> dict[str, set[str]]:
     return out
 
 
+def graph_lines() -> list[str]:
+    """Each package (``frameworks/`` by module and folder) and what it imports of optcmp."""
+    return [f"{name}: {', '.join(sorted(deps))}"
+            for name, deps in sorted(_package_imports().items()) if deps]
+
+
+def test_the_documented_graph_is_todays():
+    """docs/architecture.md shows the graph this file computes (regenerate it with
+    ``python tests/test_architecture.py``)."""
+    text = (ROOT.parent / "docs" / "architecture.md").read_text()
+    block = text.split("    ```text\n", 1)[1].split("    ```", 1)[0]
+    assert [line.strip() for line in block.splitlines()] == graph_lines()
+
+
 if __name__ == "__main__":  # python tests/test_architecture.py: who imports whom, today
-    for name, deps in sorted(_package_imports().items()):
-        print(f"{name}: {', '.join(sorted(deps)) or '-'}")
+    print("\n".join(graph_lines()))
