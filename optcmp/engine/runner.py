@@ -434,8 +434,7 @@ class _TimedRun:
 
     def result(self, status: str, message: str, *, final: bool = True, waited: float = 0.0,
                **environment: Any) -> RunResult:
-        """The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`).
-        The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`)."""
+        """The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`)."""
         problem, spec, session, record = self.problem, self.spec, self.session, self.record
         point = self._final_point()
         if final:

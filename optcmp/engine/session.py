@@ -42,8 +42,7 @@ class CompileInTimedWarning(UserWarning):
 
 
 def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None) -> str:
-    """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`).
-    The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`)."""
+    """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`)."""
     if config.execution == "step" or adapter.loop:
         return "step"
     why = adapter.fuse_blocker()

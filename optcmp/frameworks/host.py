@@ -26,8 +26,7 @@ HostValueGrad = Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]
 
 
 def framework() -> str | None:
-    """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed).
-    The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed)."""
+    """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed)."""
     names = [n for n in ("torch", "tensorflow") if importlib.util.find_spec(n) is not None]
     if "tensorflow" in names and "tensorflow" in sys.modules and "torch" not in sys.modules:
         return "tensorflow"
@@ -35,8 +34,7 @@ def framework() -> str | None:
 
 
 def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
-    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff.
-    ``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff."""
+    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff."""
     name = framework()
     if name == "torch":
         return _torch(objective)

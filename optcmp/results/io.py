@@ -36,8 +36,7 @@ def _version(d: dict[str, Any]) -> int:
 
 
 def comparison_parts(d: Any) -> dict[str, Any]:
-    """The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it).
-    The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it)."""
+    """The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it)."""
     if not isinstance(d, dict):
         raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
                          f"'{FORMAT}', got a JSON {json_kind(d)}")
