@@ -59,7 +59,7 @@ from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
-from optcmp.results import RunResult, Trace
+from optcmp.results import Conditions, Identity, Outcome, RunResult, Timing, ToTarget, Trace
 from optcmp.stopping import Rule
 from optcmp.timing import contended, load_average
 
@@ -380,12 +380,12 @@ class _TimedRun:
         n = self.session.compiles_since_start()
         if n is None:
             return
-        self.session.how["compiles_in_timed"] = n
+        self.session.how.compiles_in_timed = n
         if n and warn:
             warnings.warn(
                 f"{n} compilation(s) or trace(s) happened inside the timed region of "
                 f"{self.spec.label} on {self.config.backend} "
-                f"({self.session.how.get('compiled')}): its time includes compile time (a "
+                f"({self.session.how.compiled}): its time includes compile time (a "
                 "batch shape or input the warm-up did not see)",
                 CompileInTimedWarning, stacklevel=outside_level())
 
@@ -394,24 +394,25 @@ class _TimedRun:
             self.sw.pause()
 
     # ------------------------------------------------------------------ the result
-    def _final_point(self) -> dict[str, Any]:
+    def _final_point(self) -> tuple[np.ndarray, float | None, dict[str, float]]:
         """``x``, ``fun`` (float64 re-evaluation) and metrics of the iterate the run returns."""
         adapter, monitor = self.session.adapter, self.monitor
-        out: dict[str, Any] = {"x": self.session.x0.copy()}
+        x: np.ndarray = self.session.x0.copy()
+        fun: float | None = None
+        metrics: dict[str, float] = {}
         if adapter is None:
-            return out
+            return x, fun, metrics
         try:
             hit_x = None if monitor is None else monitor.hit_x
             if hit_x is None:
                 hit_x = self.record.x
             x = adapter.x_numpy() if hit_x is None else hit_x
             with np.errstate(all="ignore"):
-                out["x"] = x
-                out["fun"] = self.problem.fun64(x)
-                out["metrics"] = self.problem.metrics(x)
+                fun = self.problem.fun64(x)
+                metrics = self.problem.metrics(x)
         except Exception:  # noqa: BLE001 - keep whatever was recorded
             pass
-        return out
+        return x, fun, metrics
 
     def _epochs(self, nit: int) -> float | None:
         adapter = self.session.adapter
@@ -423,64 +424,62 @@ class _TimedRun:
             spe = None
         return nit / spe if spe else None
 
-    def _to_target(self) -> dict[str, Any]:
-        """The to-target fields of a run that met its target (empty otherwise)."""
-        monitor = self.monitor
-        if monitor is None or monitor.hit is None:
-            return {}
-        t, it, fe, je = monitor.hit
-        return {"time_to_target": t, "nit_to_target": it, "nfev_to_target": fe,
-                "njev_to_target": je, "cpu_time_to_target": monitor.hit_cpu}
-
     def result(self, status: str, message: str, *, final: bool = True, waited: float = 0.0,
-               **environment: Any) -> RunResult:
-        """The run's :class:`RunResult`, built once (or a paused run's, :meth:`LiveRun.snapshot`)."""
-        problem, spec, session, record = self.problem, self.spec, self.session, self.record
-        point = self._final_point()
+               host: str = "", started_at: float | None = None,
+               finished_at: float | None = None, concurrency: int = 1,
+               shared_host: bool = False) -> RunResult:
+        """The run's :class:`RunResult`, built once from its five parts (or a paused run's,
+        :meth:`LiveRun.snapshot`)."""
+        problem, spec, session, record, config = (self.problem, self.spec, self.session,
+                                                   self.record, self.config)
+        backend, how, sw = session.backend, session.how, self.sw
+        x, fun, metrics = self._final_point()
         if final:
-            status, message = divergence_wins(status, message, point.get("fun"), rule=self.rule,
+            status, message = divergence_wins(status, message, fun, rule=self.rule,
                                               nit=int(record.nit), f0=self.f0,
                                               fstar=self.fstar)
-        to_target = self._to_target()
-        return RunResult(
-            problem=problem.name, optimizer=spec.name, label=spec.label, impl=session.impl,
-            implementation=session.implementation, implemented_by=session.implemented_by,
-            seed=self.config.seed,
-            repeat=self.config.repeat, hyperparameters=session.hyperparameters, f0=self.f0,
-            fstar=self.fstar,
+        hit = None if self.monitor is None else self.monitor.hit
+        cpu = sw.cpu_elapsed if sw.intervals else None
+        contract, error = self._contract()
+        identity = Identity(
+            problem=problem.name, optimizer=spec.name, label=spec.label, backend=backend.name,
+            device=backend.device, dtype=backend.dtype, impl=session.impl,
+            implementation=session.implementation, framework_version=backend.version,
+            hyperparameters=session.hyperparameters, seed=config.seed, repeat=config.repeat,
+            problem_spec=problem.spec(), reduction=problem.reduction, n_params=problem.n_params,
+            n_samples=problem.n_samples, implemented_by=session.implemented_by)
+        outcome = Outcome(
+            x=x, fun=math.nan if fun is None else fun, success=hit is not None, status=status, message=message,
+            nit=int(record.nit), nfev=int(record.nfev), njev=int(record.njev),
+            epochs=self._epochs(int(record.nit)), f0=self.f0, fstar=self.fstar,
             target=" | ".join(r.describe() for r in self.rule.rules() if r.kind == "target"),
-            reduction=problem.reduction, n_params=problem.n_params,
-            n_samples=problem.n_samples, problem_spec=problem.spec(),
-            **session.backend.describe(), status=status, message=message,
-            nit=int(record.nit), nfev=int(record.nfev), njev=int(record.njev), time=self.sw.elapsed,
-            trace=Trace() if self.monitor is None else self.monitor.trace(),
-            success=bool(to_target), epochs=self._epochs(int(record.nit)), threads=self.threads,
-            setup_time=session.setup_time, warmup_time=session.warmup_time, **to_target,
-            **point, wall_time=time.perf_counter() - self.wall0 - waited,
-            **self._cpu_and_load(),
-            **session.how, **self._contract(), **environment,
-        )
+            metrics=metrics, trace=Trace() if self.monitor is None else self.monitor.trace())
+        to_target = ToTarget() if hit is None or self.monitor is None else ToTarget(
+            *hit, cpu_time=self.monitor.hit_cpu)
+        timing = Timing(
+            time=sw.elapsed, warmup=session.warmup_time, setup=session.setup_time,
+            wall=time.perf_counter() - self.wall0 - waited, cpu_time=cpu,
+            load_start=self.load[0], load_end=self.load[1],
+            contended=is_cpu_device(backend.device) and contended(sw.elapsed, cpu),
+            started_at=started_at, finished_at=finished_at)
+        conditions = Conditions(
+            threads=self.threads, host=host, concurrency=concurrency, shared_host=shared_host,
+            compiled=how.compiled, layout=how.layout, execution=how.execution,
+            compiles_in_timed=how.compiles_in_timed, gradient=how.gradient, contract=contract,
+            timing_error=error, pools=dict(how.pools), last_batch=how.last_batch,
+            drop_last=how.drop_last)
+        return RunResult.from_parts(identity, outcome, to_target, timing, conditions)
 
-    def _contract(self) -> dict[str, Any]:
+    def _contract(self) -> tuple[dict[str, Any], str]:
         """The run's timing contract and, where a step beat the bandwidth floor, the error."""
         session = self.session
         if session.adapter is None:
-            return {}
+            return {}, ""
         adapter, backend = session.adapter, session.backend
         spe = getattr(adapter, "steps_per_epoch", None) if adapter.stochastic else None
         floor = step_floor(step_bytes(self.problem, backend.dtype, spe), backend.device)
-        return {"contract": timing_contract(backend, self.threads, floor),
-                "timing_error": timing_error(self.sw.elapsed, int(self.record.nit), floor)}
-
-    def _cpu_and_load(self) -> dict[str, Any]:
-        """CPU time, load averages and the contention flag of the result."""
-        sw = self.sw
-        cpu = sw.cpu_elapsed if sw.intervals else None
-        on_cpu = is_cpu_device(self.session.backend.describe().get("device"))
-        out: dict[str, Any] = {"cpu_time": cpu, "load_start": self.load[0],
-                               "load_end": self.load[1],
-                               "contended": on_cpu and contended(sw.elapsed, cpu)}
-        return out
+        return (timing_contract(backend, self.threads, floor),
+                timing_error(self.sw.elapsed, int(self.record.nit), floor))
 
 
 __all__ = ["LiveRun", "own_rule", "run", "skipped_result"]

@@ -19,6 +19,7 @@ import contextlib
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,20 @@ def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = N
     return "step"
 
 
+@dataclass
+class How:
+    """How a run's timed steps ran: its result's conditions that the session knows."""
+
+    compiled: str = ""
+    layout: str = ""
+    execution: str = ""
+    gradient: str = ""
+    compiles_in_timed: int | None = None
+    pools: dict[str, int] = field(default_factory=dict)
+    last_batch: int | None = None
+    drop_last: bool | None = None
+
+
 class Session:
     """One optimizer spec on one backend with one run's settings, from setup to warm-up."""
 
@@ -72,7 +87,7 @@ class Session:
         self.implementation = ""
         self.implemented_by: Implementation | None = None
         self.hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
-        self.how: dict[str, Any] = {}
+        self.how = How()
         self.setup_time = 0.0
         self.warmup_time = 0.0
         self._backend: Backend | None = None
@@ -114,7 +129,7 @@ class Session:
     def threads(self) -> int | None:
         """Threads of the backend's compute pool now (recorded in the result); the pools
         every library computes with go into :attr:`how` (``RunResult.pools``)."""
-        self.how["pools"] = pools_seen(self.config.backend)
+        self.how.pools = pools_seen(self.config.backend)
         return current_threads(self.config.backend)
 
     def start(self, rule: Rule | None = None) -> Adapter:
@@ -133,12 +148,12 @@ class Session:
         adapter.prepare_execution(execution)
         self.implementation = adapter.implementation or self.implementation
         self.implemented_by = adapter.implemented_by
-        self.how = {"compiled": adapter.compiled, "layout": adapter.layout,
-                    "execution": execution, "gradient": adapter.gradient}
+        self.how = How(adapter.compiled, adapter.layout, execution, adapter.gradient,
+                       pools=self.how.pools)
         order = getattr(adapter, "order", None) if adapter.stochastic else None
         if order is not None:  # the minibatch policy: the last batch's rows, dropped or kept
             a, b = order.bounds(order.steps_per_epoch - 1)
-            self.how.update(last_batch=int(b - a), drop_last=bool(order.drop_last))
+            self.how.last_batch, self.how.drop_last = int(b - a), bool(order.drop_last)
         backend.sync()
         self.setup_time = time.perf_counter() - t0
         self.warmup_time = adapter.warmup()
