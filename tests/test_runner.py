@@ -97,7 +97,7 @@ def test_the_nested_run_test_fails_when_runs_share_their_rule(monkeypatch):
     assert _nested(True, monkeypatch) == (124, 125)
 
 
-def test_run_takes_a_config_and_matches_run_one():
+def test_run_takes_a_config_or_its_settings_as_keywords_alike():
     p = lr_a()
     cfg = RunConfig(tol=1e-8, max_iter=5000, threads=1)
     a = run(p, optcmp.gd(0.1), cfg)
@@ -235,7 +235,7 @@ def test_a_run_frees_its_adapter_and_placed_data_when_it_returns(spec, monkeypat
         gc.enable()
 
 
-def test_run_one_takes_a_config_and_run_settings_are_named_when_unknown():
+def test_run_takes_a_config_with_keyword_overrides_and_names_unknown_settings():
     p = LinearRegression(n_samples=200, seed=0)
     r = optcmp.run(p, optcmp.gd, RunConfig(max_iter=3), seed=1)
     assert r.nit == 3 and r.seed == 1

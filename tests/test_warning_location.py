@@ -14,7 +14,7 @@ import optcmp
 from optcmp.stopping import MaxIter
 
 
-def test_warnings_of_compare_and_run_one_point_at_the_callers_line() -> None:
+def test_warnings_of_compare_and_run_point_at_the_callers_line() -> None:
     p = optcmp.problems.LinearRegression(n_samples=200)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
