@@ -453,10 +453,6 @@ FRAMEWORK_IMPORTS = {"torch": "torch", "tensorflow": "tensorflow", "keras": "ten
 #: Modules outside the folders that still import a framework, each with its reason. An entry
 #: that no longer imports one fails the test, so the list only shrinks.
 FRAMEWORK_IMPORTS_ALLOWED = {
-    # the host gradient of a problem without an analytic one, from whichever of torch and
-    # TensorFlow is installed (off the clock, for the problems layer): its two halves belong
-    # in the torch and tensorflow folders
-    "optcmp/frameworks/host.py": {"torch"},
     # XLA's CPU thread flags serve TensorFlow and JAX alike and count only before JAX's runtime
     # starts: whether it has started is read from an already imported jax
     "optcmp/frameworks/ops.py": {"jax"},

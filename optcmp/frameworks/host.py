@@ -5,7 +5,8 @@ For problems without an analytic numpy gradient (:func:`optcmp.problems.from_fun
 ``optimum="estimate"``. PyTorch when installed (TensorFlow when it is already loaded and PyTorch
 is not: importing torch after TensorFlow is unsafe), on the CPU in float64, with the same
 conversions the framework backends make (``torch.tensor`` / ``tf.constant`` of each array, floats
-in float64). The framework is imported on the first call. A function returned here keeps the
+in float64; each framework's half is ``host_value_and_grad`` of its ``ops`` module). The
+framework is imported on the first call. A function returned here keeps the
 converted copy of the last batch each thread passed (a batch object per thread, held by the
 function itself, never by the user's objective or problem): two threads with different batches
 each get their own.
@@ -37,10 +38,12 @@ def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
     """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff."""
     name = framework()
     if name == "torch":
-        return _torch(objective)
-    if name == "tensorflow":
-        return _tensorflow(objective)
-    return None
+        from optcmp.frameworks.torch.ops import host_value_and_grad as build
+    elif name == "tensorflow":
+        from optcmp.frameworks.tensorflow.ops import host_value_and_grad as build
+    else:
+        return None
+    return build(objective, _cached)  # type: ignore[no-any-return]
 
 
 def _cached(convert: Callable[[dict[str, Any]], dict[str, Any]]
@@ -55,53 +58,6 @@ def _cached(convert: Callable[[dict[str, Any]], dict[str, Any]]
         return kept[1]  # type: ignore[no-any-return]
 
     return get
-
-
-def _torch(objective: Callable[..., Any]) -> HostValueGrad:
-    import torch
-
-    from optcmp.frameworks.torch.ops import ops
-
-    def tensor(a: Any) -> Any:
-        arr = np.asarray(a)
-        if np.issubdtype(arr.dtype, np.floating):
-            return torch.tensor(arr, dtype=torch.float64)
-        return torch.tensor(arr)
-
-    data = _cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
-
-    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
-        xg = tensor(np.asarray(x, dtype=np.float64)).requires_grad_(True)
-        with torch.enable_grad():
-            f = objective(ops, xg, data(batch))
-            (g,) = torch.autograd.grad(f, xg)
-        fun = float(np.array(f.detach().cpu().numpy(), copy=True))
-        return fun, np.array(g.detach().cpu().numpy(), dtype=np.float64, copy=True)
-
-    return value_and_grad
-
-
-def _tensorflow(objective: Callable[..., Any]) -> HostValueGrad:
-    from optcmp.frameworks.tensorflow.ops import ops, tf
-
-    def tensor(a: Any) -> Any:
-        arr = np.asarray(a)
-        with tf.device("/CPU:0"):
-            if np.issubdtype(arr.dtype, np.floating):
-                return tf.constant(arr, dtype=tf.float64)
-            return tf.constant(arr)
-
-    data = _cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
-
-    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
-        xt = tensor(np.asarray(x, dtype=np.float64))
-        with tf.GradientTape() as tape:
-            tape.watch(xt)
-            f = objective(ops, xt, data(batch))
-        g = tape.gradient(f, xt)
-        return float(np.asarray(f.numpy())), np.array(g.numpy(), dtype=np.float64, copy=True)
-
-    return value_and_grad
 
 
 __all__ = ["HostValueGrad", "framework", "host_value_and_grad"]

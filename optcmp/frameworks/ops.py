@@ -1,11 +1,12 @@
 """The ops namespaces: array functions problems and reference update rules are written against.
 
 One namespace per framework, with the same names (:data:`OPS`, after the Python array API
-standard where it has a name): :mod:`optcmp.frameworks.numpy.ops` (numpy; what the problems evaluate with
-on the host), :mod:`optcmp.frameworks.torch.ops` and :mod:`optcmp.frameworks.tensorflow.ops` (imported only when a
-run or a host gradient needs them). :mod:`optcmp.frameworks.host` differentiates an objective written
-against ops on the host, in float64, with a framework's autodiff. This package is a leaf: it
-imports no other part of optcmp but :mod:`optcmp._scipy`.
+standard where it has a name), in each framework's folder: :mod:`optcmp.frameworks.numpy.ops`
+(what the problems evaluate with on the host), :mod:`optcmp.frameworks.torch.ops`,
+:mod:`optcmp.frameworks.tensorflow.ops` and :mod:`optcmp.frameworks.jax.ops` (imported only when
+a run or a host gradient needs them). :mod:`optcmp.frameworks.host` differentiates an objective
+written against ops on the host, in float64, with a framework's autodiff. The ops modules are
+leaves: they import no other part of optcmp but :mod:`optcmp._scipy` and this module.
 
 The XLA CPU flags that pin JAX's compute to one thread (:data:`XLA_CPU_FLAGS`) are added to the
 process's ``XLA_FLAGS`` by :func:`pin_xla_threads`, which the JAX and TensorFlow backends call

@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
+
+import numpy as np
 
 if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
     import torch  # noqa: F401
@@ -186,4 +188,29 @@ ops = SimpleNamespace(
 )
 
 
-__all__ = ["ops", "tf"]
+def host_value_and_grad(objective: Callable[..., Any], cached: Callable[..., Any]
+                        ) -> Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]:
+    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in float64 by a gradient tape
+    on the CPU (:func:`optcmp.frameworks.host.host_value_and_grad`); ``cached`` keeps converted
+    batches."""
+    def tensor(a: Any) -> Any:
+        arr = np.asarray(a)
+        with tf.device("/CPU:0"):
+            if np.issubdtype(arr.dtype, np.floating):
+                return tf.constant(arr, dtype=tf.float64)
+            return tf.constant(arr)
+
+    data = cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
+
+    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
+        xt = tensor(np.asarray(x, dtype=np.float64))
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            f = objective(ops, xt, data(batch))
+        g = tape.gradient(f, xt)
+        return float(np.asarray(f.numpy())), np.array(g.numpy(), dtype=np.float64, copy=True)
+
+    return value_and_grad
+
+
+__all__ = ["host_value_and_grad", "ops", "tf"]

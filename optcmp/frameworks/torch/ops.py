@@ -8,10 +8,11 @@ Importing this module imports torch.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -149,4 +150,27 @@ ops = SimpleNamespace(
 )
 
 
-__all__ = ["ops"]
+def host_value_and_grad(objective: Callable[..., Any], cached: Callable[..., Any]
+                        ) -> Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]:
+    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in float64 by autograd on the
+    CPU (:func:`optcmp.frameworks.host.host_value_and_grad`); ``cached`` keeps converted batches."""
+    def tensor(a: Any) -> Any:
+        arr = np.asarray(a)
+        if np.issubdtype(arr.dtype, np.floating):
+            return torch.tensor(arr, dtype=torch.float64)
+        return torch.tensor(arr)
+
+    data = cached(lambda batch: {k: tensor(v) for k, v in batch.items()})
+
+    def value_and_grad(x: np.ndarray, batch: dict[str, Any]) -> tuple[float, np.ndarray]:
+        xg = tensor(np.asarray(x, dtype=np.float64)).requires_grad_(True)
+        with torch.enable_grad():
+            f = objective(ops, xg, data(batch))
+            (g,) = torch.autograd.grad(f, xg)
+        fun = float(np.array(f.detach().cpu().numpy(), copy=True))
+        return fun, np.array(g.detach().cpu().numpy(), dtype=np.float64, copy=True)
+
+    return value_and_grad
+
+
+__all__ = ["host_value_and_grad", "ops"]
