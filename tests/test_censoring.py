@@ -317,6 +317,26 @@ def test_a_run_paused_and_resumed_is_the_run_never_paused(optimizer, kw):
         live.advance(None)
 
 
+@pytest.mark.parametrize("backend", [
+    "torch", pytest.param("tensorflow", marks=pytest.mark.slow), "jax"])
+def test_a_float64_run_paused_and_resumed_on_a_framework_is_the_run_never_paused(backend):
+    """A JAX float64 run resumed in a later round failed ("found jax_enable_x64 off"): the
+    round it paused in gave the flag back; resumed, it must end as the run never paused."""
+    pytest.importorskip(backend)
+    from optcmp.engine.runner import LiveRun
+
+    p = small_lr()
+    whole = optcmp.run(p, "gd", backend=backend, max_iter=300)
+    live = LiveRun(p, "gd", backend=backend, max_iter=300)
+    for cap in (3, 100, None):
+        if live.advance(cap):
+            break
+    r = live.result()
+    assert r.status == whole.status == "max_iter" and r.nit == whole.nit == 300, r.message
+    np.testing.assert_array_equal(r.trace.fun, whole.trace.fun)
+    np.testing.assert_array_equal(r.x, whole.x)
+
+
 def test_censored_runs_carry_their_bound_typed_and_saved(tmp_path):
     from optcmp.results import RunResult
     from optcmp.sweep.censor import reusable

@@ -98,6 +98,8 @@ class Session:
         """The run's thread limits (:func:`~optcmp.threads.limit_threads`), floating-point
         warnings off: everything of the session, its first evaluation included, runs inside."""
         with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
+            if self._backend is not None:  # a paused run resumes: set its settings again
+                self._backend.resume_settings()
             yield
 
     @property

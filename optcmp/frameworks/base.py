@@ -430,6 +430,11 @@ class Backend(ABC):
         """Threads of this framework's CPU compute pool now (None if unknown)."""
         return blas_threads()
 
+    def resume_settings(self) -> None:  # noqa: B027 - most frameworks set nothing per run
+        """Set again what this backend's runs need of the process when a paused run resumes
+        (inside a new :meth:`run_settings`, which gave the previous segment's settings back);
+        the default sets nothing."""
+
     @classmethod
     def run_settings(cls) -> contextlib.AbstractContextManager[None]:
         """The framework's process-wide settings for the duration of a run.

@@ -342,6 +342,12 @@ class JaxBackend(Backend):
         """XLA's CPU compute threads: 1 when JAX started with optcmp's flags, else None."""
         return xla_cpu_threads()
 
+    def resume_settings(self) -> None:
+        """A float64 run resumed after a pause switches ``jax_enable_x64`` on again (its last
+        segment gave it back)."""
+        if self.dtype == "float64":
+            require_x64()
+
     @classmethod
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
