@@ -89,8 +89,8 @@ def main() -> None:
         for side in order:
             comp = _sweep(p) if side == "quiet" else _loaded(p, args.load)
             sides[side].append(comp)
-            loads = [x for r in comp for x in (r.load_start, r.load_end) if x is not None]
-            print(f"round {k} {side:6s}: contended {sum(r.contended for r in comp)}/{len(comp)}"
+            loads = [x for r in comp for x in (r.timing.load_start, r.timing.load_end) if x is not None]
+            print(f"round {k} {side:6s}: contended {sum(r.timing.contended for r in comp)}/{len(comp)}"
                   f", load average {min(loads):.2f}-{max(loads):.2f}")
     work = {s: {(r.label, r.status, r.nit) for c in cs for r in c} for s, cs in sides.items()}
     print(f"same statuses and iterations on both sides: {work['quiet'] == work['loaded']}")
@@ -106,7 +106,7 @@ def main() -> None:
         (wq, cq), (wl, cl) = med["quiet"], med["loaded"]
         print(f"{label:14s} {wq:10.3f}s {wl:11.3f}s {wl / wq:6.2f}   {cq:9.3f}s {cl:10.3f}s "
               f"{cl / cq:6.2f}")
-    flagged = {s: sum(r.contended for c in cs for r in c) for s, cs in sides.items()}
+    flagged = {s: sum(r.timing.contended for c in cs for r in c) for s, cs in sides.items()}
     total = sum(len(c) for c in sides["quiet"])
     print(f"flagged contended: quiet {flagged['quiet']}/{total}, loaded "
           f"{flagged['loaded']}/{total}; load average after {load_average()}")

@@ -95,7 +95,7 @@ def main() -> None:
         cluster.close()
 
     same = all((a.status, a.nit) == (b.status, b.nit) for a, b in zip(seq, par))
-    conc = [r.concurrency for r in par]
+    conc = [r.conditions.concurrency for r in par]
     print(f"sequential                 : {t_seq:8.3f} s wall ({t_seq / n * 1e3:.1f} ms/run)")
     print(f"LocalCluster({args.workers}) (warm)     : {t_par:8.3f} s wall "
           f"(cluster start-up {t_start:.2f} s apart)")

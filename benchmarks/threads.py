@@ -42,7 +42,7 @@ for b in available_backends():
     lb = optcmp.run(p, optcmp.lbfgs(), backend=b, max_iter=1000, threads=threads)
     out[b] = {"gd_wall": gd.time / gd.nit, "gd_cpu": (gd.cpu_time or 0) / gd.nit,
               "gd_fun": gd.fun, "lbfgs": lb.time_to_target, "lbfgs_nit": lb.nit_to_target,
-              "threads": gd.threads, "contended": gd.contended or lb.contended}
+              "threads": gd.threads, "contended": gd.timing.contended or lb.timing.contended}
 print(json.dumps(out))
 """
 

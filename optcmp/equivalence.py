@@ -75,7 +75,7 @@ class EquivalenceResult:
         Verdict threshold on the largest relative difference.
     gradients : dict of str to str
         The gradient each backend's steps computed (``"analytic"`` or ``"autodiff"``, as
-        ``RunResult.gradient`` records it).
+        ``RunResult.conditions.gradient`` records it).
     executions : dict of str to str
         The execution mode each backend ran (``"step"`` or ``"fused"``).
 

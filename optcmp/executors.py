@@ -21,11 +21,11 @@ Shipping the problem
 Host sharing
 ------------
 Each run records its host and the most optcmp runs of its process that were active at once
-while it ran (:attr:`RunResult.concurrency`: an executor's threads; counted by the run itself,
+while it ran (:attr:`RunResult.conditions.concurrency`: an executor's threads; counted by the run itself,
 :func:`optcmp.engine.host.host_activity`). ``concurrency > 1`` sets
-:attr:`RunResult.shared_host`: those timings contend for cores and memory bandwidth, and
+:attr:`RunResult.conditions.shared_host`: those timings contend for cores and memory bandwidth, and
 :func:`optcmp.compare` warns about them. Any other work on the host (other processes, optcmp's
-or not) shows in each run's CPU time against its wall time (:attr:`RunResult.contended`).
+or not) shows in each run's CPU time against its wall time (:attr:`RunResult.timing.contended`).
 
 Lost workers
 ------------

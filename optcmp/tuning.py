@@ -391,7 +391,7 @@ def _tuning_cost(comp: Comparison, t_start: float) -> dict[str, float]:
     return {"runs": float(len(comp)),
             "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
             "timed": float(sum(r.time for r in comp)),
-            "run_wall": float(sum(r.wall_time for r in comp)),
+            "run_wall": float(sum(r.timing.wall for r in comp)),
             "elapsed": time.perf_counter() - t_start}
 
 

@@ -437,7 +437,7 @@ def _main_job_timing(v: Values, comp: Any, stdout: str, wall: float, cpu: float,
     v.t("verdict_sure", "not sure" if "not sure" in verdict else "sure")
     v.t("wall", _time_text(wall))
     v.t("cpu", _time_text(cpu))
-    busy = sum(bool(r.contended) for r in comp.runs)
+    busy = sum(bool(r.timing.contended) for r in comp.runs)
     v.t("contended", f"{busy} of {len(comp.runs)}")
     v.t("load", f"{load[0]:.1f} before, {load[1]:.1f} after")
     v.t("cpu_note", "The CPU time exceeds the wall time: work outside the timed runs uses more "

@@ -249,7 +249,7 @@ def test_check_equivalence_runs_and_records_the_gradient_asked_for(gradient, mon
     assert res.verdict == "equivalent", str(res)
     assert res.gradients == {"numpy": "analytic", **{b: gradient for b in backends[1:]}}
     run = optcmp.run(p, optcmp.gd(0.1), backend="torch", gradient=gradient, max_iter=3)
-    assert run.gradient == res.gradients["torch"]
+    assert run.conditions.gradient == res.gradients["torch"]
     if gradient == "autodiff":  # every step and every evaluation of the trajectory
         assert len(calls) >= 2 * 10 + 1
     else:

@@ -305,13 +305,13 @@ def test_a_run_paused_and_resumed_is_the_run_never_paused(optimizer, kw):
     elapsed = time.perf_counter() - t0
     r = live.result()
     assert paused[:2] == [3, 10]
-    assert (r.status, r.nit, r.nfev, r.njev, r.nit_to_target, r.execution) == (
-        whole.status, whole.nit, whole.nfev, whole.njev, whole.nit_to_target, whole.execution)
+    assert (r.status, r.nit, r.nfev, r.njev, r.nit_to_target, r.conditions.execution) == (
+        whole.status, whole.nit, whole.nfev, whole.njev, whole.nit_to_target, whole.conditions.execution)
     np.testing.assert_array_equal(r.trace.iteration, whole.trace.iteration)
     np.testing.assert_array_equal(r.trace.fun, whole.trace.fun)
     np.testing.assert_array_equal(r.x, whole.x)
     assert r.fun == whole.fun
-    assert r.time <= r.wall_time <= elapsed - 0.05 * len(paused) + 0.05
+    assert r.time <= r.timing.wall <= elapsed - 0.05 * len(paused) + 0.05
     assert np.all(np.diff(r.trace.time) >= 0)
     with pytest.raises(RuntimeError, match="has ended"):
         live.advance(None)

@@ -147,14 +147,14 @@ def test_execution_step_runs_every_run_of_the_table_and_the_verdict_in_step(tmp_
                      "step", "--no-progress", "--out", str(out)]) == 0
     saved = Comparison.load(out)
     assert len(saved.runs) == 2 and len(saved.verdict_runs) == 8
-    assert {r.execution for r in saved.runs + saved.verdict_runs} == {"step"}
+    assert {r.conditions.execution for r in saved.runs + saved.verdict_runs} == {"step"}
     assert {r.label for r in saved.verdict_runs} == {"gd", "diag_newton"}
     auto = tmp_path / "auto.json"  # the default mode fuses these full-batch steps
     assert cli.main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers",
                      "gd,diag_newton", "--tol", "1e-3", "--max-iter", "5000", "--no-progress",
                      "--out", str(auto)]) == 0
     saved = Comparison.load(auto)
-    assert {r.execution for r in saved.runs + saved.verdict_runs} == {"fused"}
+    assert {r.conditions.execution for r in saved.runs + saved.verdict_runs} == {"fused"}
 
 
 def test_eval_every_is_a_run_setting_of_run_and_tune(tmp_path, capsys):

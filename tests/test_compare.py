@@ -91,7 +91,7 @@ def test_time_to_target_semantics_full_batch() -> None:
     hit = int(np.flatnonzero(t.iteration == r.nit_to_target)[0])
     assert t.time[hit] == r.time_to_target and t.nfev[hit] == r.nfev_to_target
     assert np.all(np.diff(t.time) >= 0) and t.time[0] == 0.0
-    assert r.time_to_target <= r.time <= r.wall_time
+    assert r.time_to_target <= r.time <= r.timing.wall
     rel = t.relative_suboptimality(r.f0, r.fstar)
     assert rel[hit] <= 1e-6 < rel[hit - 1]
     assert t.fun[0] == r.f0 and t.grad_norm[0] > 0
@@ -112,7 +112,7 @@ def test_time_to_target_semantics_sgd() -> None:
     assert r.status == "converged"
     assert r.nit_to_target % 10 == 0 and r.nit == r.nit_to_target == r.nfev_to_target
     assert r.trace.iteration.tolist() == list(range(0, r.nit + 1, 10))
-    assert r.epochs == r.nit / 10
+    assert r.outcome.epochs == r.nit / 10
     r2 = optcmp.run(lr_s(1000), optcmp.sgd(learning_rate=0.05, batch_size=100), tol=1e-4,
                         eval_every=3)
     assert r2.nit_to_target % 3 == 0 and r2.trace.iteration[1] == 3

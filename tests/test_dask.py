@@ -93,8 +93,8 @@ def test_dask_results_equal_sequential_and_feed_the_store(client, tmp_path):
     par = sweep(p, opts, executor=client, store=store)
     assert_same_runs(par, seq)
     for r in par:
-        assert r.host == socket.gethostname()
-        assert r.concurrency in (1, 2) and r.shared_host == (r.concurrency > 1)
+        assert r.conditions.host == socket.gethostname()
+        assert r.conditions.concurrency in (1, 2) and r.conditions.shared_host == (r.conditions.concurrency > 1)
     assert len(run_records(store)) == 9
     again = sweep(p, opts, store=store)  # sequential resume: nothing left to run
     assert again.settings["store"]["executed"] == 0

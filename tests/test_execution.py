@@ -57,9 +57,9 @@ def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, e
     for problem, spec, max_iter in cases:
         r = _run(problem, spec, backend, execution, max_iter)
         assert r.status in ("max_iter", "converged"), r.message
-        assert r.compiles_in_timed == 0, (spec, r.implementation)
-        assert r.execution == execution
-        assert r.compiled == {"numpy": "numpy", "torch": "eager", "tensorflow": "xla"}[backend]
+        assert r.conditions.compiles_in_timed == 0, (spec, r.implementation)
+        assert r.conditions.execution == execution
+        assert r.conditions.compiled == {"numpy": "numpy", "torch": "eager", "tensorflow": "xla"}[backend]
 
 
 @needs_tf
@@ -73,7 +73,7 @@ def test_the_counter_sees_a_shape_the_warm_up_missed(monkeypatch):
         r = optcmp.run(fresh, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
                            backend="tensorflow", execution="step", threads=1, max_iter=40,
                            max_time=None)
-    assert r.compiles_in_timed == 1
+    assert r.conditions.compiles_in_timed == 1
 
 
 @needs_tf
@@ -106,7 +106,7 @@ def test_a_tensorflow_repetition_does_not_compile_again(execution, made):
             warnings.filterwarnings("ignore", "execution='fused' is not possible")
             r = optcmp.run(problem, spec, backend="tensorflow", execution=execution,
                                threads=1, max_iter=40, max_time=None)
-        assert r.compiles_in_timed == 0 and (r.nit == 40 or r.status == "converged"), r.message
+        assert r.conditions.compiles_in_timed == 0 and (r.nit == 40 or r.status == "converged"), r.message
         return r, made[-1].compilations()
 
     p = LinearRegression(n_samples=1000)
@@ -149,7 +149,7 @@ def test_step_and_fused_runs_are_the_same_run(backend, spec):
     runs = {ex: optcmp.run(p, spec, backend=backend, execution=ex, threads=1, tol=tol,
                                max_iter=3000, max_time=None) for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
-    assert (a.execution, b.execution) == ("step", "fused")
+    assert (a.conditions.execution, b.conditions.execution) == ("step", "fused")
     assert a.status == b.status == "converged"
     assert spec.name != "gd" or a.nit > 300  # fused blocks of 2+ steps, a hit inside one
     assert a.nit == b.nit and a.nit_to_target == b.nit_to_target and a.nfev == b.nfev
@@ -185,22 +185,22 @@ def test_a_callback_needs_every_iterate_so_full_batch_runs_step():
     with pytest.warns(UserWarning, match="callback needs every iterate"):
         r = optcmp.run(lr_a(), optcmp.gd(0.1), execution="fused", max_iter=5,
                            callback=lambda res: seen.append(res.nit))
-    assert r.execution == "step" and len(seen) == 5
+    assert r.conditions.execution == "step" and len(seen) == 5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         auto = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=5, callback=lambda res: None)
-    assert auto.execution == "step"
+    assert auto.conditions.execution == "step"
     sgd = optcmp.run(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
                          callback=lambda res: seen.append(res.nit))
-    assert sgd.execution == "fused" and seen[-5:] == [8, 16, 24, 32, 40]
+    assert sgd.conditions.execution == "fused" and seen[-5:] == [8, 16, 24, 32, 40]
 
 
 def test_layout_is_chosen_per_backend_and_workload():
     p = lr_a()
     gd = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
     sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
-    assert (gd.layout, sgd.layout) == ("column-major", "row-major")
-    assert (gd.compiled, gd.execution, gd.compiles_in_timed) == ("numpy", "fused", 0)
+    assert (gd.conditions.layout, sgd.conditions.layout) == ("column-major", "row-major")
+    assert (gd.conditions.compiled, gd.conditions.execution, gd.conditions.compiles_in_timed) == ("numpy", "fused", 0)
     be = optcmp.get_backend("numpy")
     placed = be.place(p.train_data, be.best_layout(minibatch=False))
     assert placed["A"].flags.f_contiguous and not placed["A"].flags.c_contiguous
@@ -221,7 +221,7 @@ def test_execution_is_checked():
 def test_compare_runs_step_and_fused_side_by_side():
     cmp = optcmp.compare(lr_a(), [optcmp.gd(0.1)], execution=["step", "fused"], threads=1,
                          max_iter=50, progress=False)
-    assert [(r.label, r.execution) for r in cmp] == [("gd [step]", "step"),
+    assert [(r.label, r.conditions.execution) for r in cmp] == [("gd [step]", "step"),
                                                       ("gd [fused]", "fused")]
     assert cmp[0].nit == cmp[1].nit and np.allclose(cmp[0].x, cmp[1].x, rtol=1e-12)
     from optcmp.store import run_key
@@ -234,7 +234,7 @@ def test_compare_runs_step_and_fused_side_by_side():
 def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
     r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=3)
     back = optcmp.results.RunResult.from_dict(r.to_dict())
-    assert (back.compiled, back.layout, back.execution, back.compiles_in_timed) == \
+    assert (back.conditions.compiled, back.conditions.layout, back.conditions.execution, back.conditions.compiles_in_timed) == \
         ("numpy", "column-major", "fused", 0)
     eager = optcmp.results.RunResult.from_dict({**r.to_dict(), "backend": "torch",
                                                 "compiled": "eager"})
@@ -257,7 +257,7 @@ def test_cli_runs_both_modes_side_by_side(tmp_path, capsys):
                    "--threads", "1", "--out", str(out), "--no-progress"])
     assert rc == 0
     comp = Comparison.load(out)
-    assert [(r.label, r.execution, r.compiled) for r in comp] == [
+    assert [(r.label, r.conditions.execution, r.conditions.compiled) for r in comp] == [
         ("gd [step]", "step", "numpy"), ("gd [fused]", "fused", "numpy")]
     assert comp[0].nit == comp[1].nit and comp.settings["execution"] == ["step", "fused"]
 
@@ -270,7 +270,7 @@ def test_float32_target_is_confirmed_on_the_replayed_iterate(backend):
                            execution=ex, threads=1, tol=1e-5, max_iter=5000, max_time=None)
             for ex in ("step", "fused")]
     a, b = runs
-    assert b.execution == "fused" and a.status == b.status == "converged"
+    assert b.conditions.execution == "fused" and a.status == b.status == "converged"
     assert (a.nit, a.nit_to_target) == (b.nit, b.nit_to_target) and a.nit > 200
     np.testing.assert_allclose(b.x, a.x, rtol=1e-6)
 
@@ -284,8 +284,8 @@ def test_drop_last_epochs_fuse_without_the_short_batch(backend):
     runs = [_run(p, optcmp.sgd(0.05, batch_size=64, impl="reference"), backend, ex, 42)
             for ex in ("step", "fused")]
     a, b = runs
-    assert a.nit == b.nit == 42 and a.epochs == b.epochs == 3.0
-    assert a.compiles_in_timed == b.compiles_in_timed == 0
+    assert a.nit == b.nit == 42 and a.outcome.epochs == b.outcome.epochs == 3.0
+    assert a.conditions.compiles_in_timed == b.conditions.compiles_in_timed == 0
     np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-12)
 
 
@@ -324,7 +324,7 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
                                eval_every=4, max_iter=3000, max_time=None)
             for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
-    assert a.status == b.status == "converged" and b.execution == "fused"
+    assert a.status == b.status == "converged" and b.conditions.execution == "fused"
     assert a.nit_to_target == b.nit_to_target and a.nit > 2 * 16  # over two epochs
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
     np.testing.assert_array_equal(a.trace.iteration, b.trace.iteration)
@@ -354,7 +354,7 @@ def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
                                tol=1e-9, max_time=None, eval_every=7)
             for ex in ("step", "fused")}
     a, b = runs["step"], runs["fused"]
-    assert a.nit == b.nit == 80 and b.execution == "fused"
+    assert a.nit == b.nit == 80 and b.conditions.execution == "fused"
     np.testing.assert_array_equal(b.x, a.x)
     np.testing.assert_array_equal(b.trace.fun, a.trace.fun)
     assert "torch.optim.sgd.sgd" in b.implementation
@@ -414,7 +414,7 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
     r = optcmp.run(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
                        execution=execution, threads=1, max_iter=48, tol=1e-12,
                        max_time=None)
-    assert r.nit == 48 and r.execution == execution
+    assert r.nit == 48 and r.conditions.execution == execution
     timed = [g for g in gathers if g]
     if backend == "tensorflow" and execution == "fused":
         assert gathers == []  # the compiled block gathers inside its own loop

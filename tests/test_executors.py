@@ -38,9 +38,9 @@ def key(comp):
 def test_sequential_runs_record_host_and_no_sharing():
     comp = optcmp.compare(small(), OPTS, stopping=RULE, repeats=2, progress=False)
     for r in comp:
-        assert r.host == socket.gethostname()
-        assert r.concurrency == 1 and r.shared_host is False
-        assert r.started_at is not None and r.started_at <= r.finished_at
+        assert r.conditions.host == socket.gethostname()
+        assert r.conditions.concurrency == 1 and r.conditions.shared_host is False
+        assert r.timing.started_at is not None and r.timing.started_at <= r.timing.finished_at
     assert "shared their host" not in comp.table()
 
 
@@ -70,7 +70,7 @@ def test_thread_pool_matches_sequential_and_flags_shared_timing():
             par = optcmp.compare(lr_a(), OPTS, stopping=RULE, progress=False, executor=ex,
                                  callback=meet)
     assert key(par) == key(seq)
-    assert [(r.concurrency, r.shared_host) for r in par] == [(2, True), (2, True)]
+    assert [(r.conditions.concurrency, r.conditions.shared_host) for r in par] == [(2, True), (2, True)]
     assert "2 run(s) shared their host" in par.table()
     assert par.to_frame()["shared_host"].tolist() == [True, True]
     assert_warned_once(par)
@@ -106,7 +106,7 @@ def test_sequential_runs_overlapping_another_sweep_say_so():
     assert msgs == ["2 of 2 runs overlapped with other optcmp runs of this process (up to 2 "
                     "at once): their timings contend and are flagged shared_host; for time "
                     "comparisons run one sweep at a time"]
-    assert [(r.concurrency, r.shared_host) for r in comp] == [(2, True), (2, True)]
+    assert [(r.conditions.concurrency, r.conditions.shared_host) for r in comp] == [(2, True), (2, True)]
     assert_warned_once(comp)
 
 
@@ -184,8 +184,8 @@ def test_results_of_runs_that_never_started_are_complete():
     task = RunTask(index=0, key="", optimizer=optcmp.lbfgs(), config=RunConfig(stopping=RULE),
                    skip_message="backend 'torch' is not installed")
     res, storable = execute_run(task, p)
-    assert (res.status, storable, res.host) == ("skipped", False, socket.gethostname())
-    assert res.started_at is not None and res.started_at <= res.finished_at
+    assert (res.status, storable, res.conditions.host) == ("skipped", False, socket.gethostname())
+    assert res.timing.started_at is not None and res.timing.started_at <= res.timing.finished_at
     res, _ = execute_run(task, ProblemRef(p.spec(), "0" * 64))
-    assert res.status == "failed" and res.host == socket.gethostname()
-    assert res.started_at <= res.finished_at
+    assert res.status == "failed" and res.conditions.host == socket.gethostname()
+    assert res.timing.started_at <= res.timing.finished_at

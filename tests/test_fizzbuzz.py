@@ -370,7 +370,7 @@ def test_every_optimizer_runs_on_numpy():
     comp = optcmp.compare(p, specs, max_iter=20, progress=False)
     assert [r.status for r in comp] == ["max_iter"] * 5
     for r in comp:
-        assert r.fun < r.f0 and r.reduction == "mean" and r.fstar is None
+        assert r.fun < r.f0 and r.identity.reduction == "mean" and r.fstar is None
         assert set(r.metrics) == {"train_accuracy", "test_accuracy", "test_loss"}
     table = comp.table()
     assert "loss" in table.splitlines()[0] and "train acc" in table and "test acc" in table

@@ -100,7 +100,7 @@ def test_sgd_on_the_plateau_is_not_converged_and_shows_accuracy():
         assert r.status == "max_iter" and not r.success and r.time_to_target is None
         assert r.fun == pytest.approx(0.155611, rel=3e-3) and r.fun > 0.155611
         assert r.metrics["train_accuracy"] == pytest.approx(0.533, abs=1e-12)
-        assert r.epochs == pytest.approx(60.0)
+        assert r.outcome.epochs == pytest.approx(60.0)
         funs.append(r.fun)
     np.testing.assert_allclose(funs, funs[0], rtol=1e-9)
     table = comp.table()
@@ -116,7 +116,7 @@ def test_summed_loss_with_the_story_settings_hovers_at_0_6():
     p = FizzBuzzMLP(loss="mse_sum", init="truncated_normal", test_fraction=0.0)
     r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64),
                        max_iter=16 * 60, max_time=None)
-    assert r.reduction == "sum" and r.status == "max_iter" and not r.success
+    assert r.identity.reduction == "sum" and r.status == "max_iter" and not r.success
     per_sample = r.trace.fun[5:] / 1000
     assert np.all(per_sample > 0.6) and np.all(per_sample < 0.7)
     assert r.metrics["train_accuracy"] == pytest.approx(0.533, abs=1e-12)
@@ -138,7 +138,7 @@ def test_numpy_sgd_on_the_summed_loss_ends_on_the_plateau_after_1000_epochs():
     epochs = 1000
     r = optcmp.run(p, optcmp.sgd(learning_rate=0.01, batch_size=64), seed=1, threads=1,
                        stopping=optcmp.MaxIter(epochs * 16) | optcmp.LossTarget(1.0))
-    assert r.threads == 1 and r.status == "max_iter" and r.epochs == pytest.approx(epochs)
+    assert r.threads == 1 and r.status == "max_iter" and r.outcome.epochs == pytest.approx(epochs)
     per_sample = r.fun / p.n_samples
     assert per_sample == pytest.approx(0.6239, abs=3e-4)
     assert per_sample == pytest.approx(0.624122, abs=5e-7)
@@ -256,7 +256,7 @@ def test_monitoring_between_steps_leaves_fizzbuzz_iterates_bit_identical(backend
 def test_recorded_fun_of_fizzbuzz_sgd_is_the_full_objective():
     p = FizzBuzzMLP()
     r = optcmp.run(p, optcmp.sgd(learning_rate=2.56), max_iter=15, max_time=None)
-    assert r.nit == 15 and r.epochs == pytest.approx(1.0)
+    assert r.nit == 15 and r.outcome.epochs == pytest.approx(1.0)
     assert r.trace.fun[-1] == p.fun64(r.x)  # all 900 rows, not the last minibatch's
 
 
@@ -266,7 +266,7 @@ def test_sum_loss_is_a_hidden_learning_rate_and_the_reduction_is_recorded():
     m = 900 * 4
     a = optcmp.run(mean, optcmp.gd(learning_rate=2.0), max_iter=5)
     b = optcmp.run(total, optcmp.gd(learning_rate=2.0 / m), max_iter=5)
-    assert (a.reduction, b.reduction) == ("mean", "sum")
+    assert (a.identity.reduction, b.identity.reduction) == ("mean", "sum")
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12 * np.max(np.abs(a.x)))
     np.testing.assert_allclose(b.trace.fun / m, a.trace.fun, rtol=1e-12)
     c = optcmp.run(total, optcmp.gd(learning_rate=2.0), max_iter=5)  # "same" lr, sum loss
@@ -280,7 +280,7 @@ def test_fizzbuzz_gd_same_iterations_to_target_on_every_backend():
     p = FizzBuzzMLP(target_loss=0.2)
     comp = optcmp.compare(p, [optcmp.gd(learning_rate=2.0)], backends=installed(),
                           max_iter=500, max_time=None, progress=False)
-    assert all(r.status == "converged" and r.reduction == "mean" for r in comp)
+    assert all(r.status == "converged" and r.identity.reduction == "mean" for r in comp)
     assert {r.nit_to_target for r in comp} == {80}
     f0 = {r.f0 for r in comp}
     assert len(f0) == 1  # one theta0, one f0, whatever the backend

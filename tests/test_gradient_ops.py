@@ -95,10 +95,10 @@ def test_analytic_and_autodiff_runs_agree_and_are_recorded(name, impl, linreg):
     spec = (optcmp.gd("auto") if impl == "gd" else
             optcmp.sgd(lr, batch_size=64, impl=impl))
     ref = _run(linreg, spec if impl == "gd" else optcmp.sgd(lr, batch_size=64), "numpy", "auto")
-    assert ref.gradient == "analytic"
+    assert ref.conditions.gradient == "analytic"
     auto = _run(linreg, spec, name, "auto")
     tape = _run(linreg, spec, name, "autodiff")
-    assert (auto.gradient, tape.gradient) == ("analytic", "autodiff")
+    assert (auto.conditions.gradient, tape.conditions.gradient) == ("analytic", "autodiff")
     assert auto.nit == tape.nit == ref.nit == 40
     for r in (auto, tape):
         np.testing.assert_allclose(r.x, ref.x, rtol=1e-10, atol=1e-12)
@@ -109,11 +109,11 @@ def test_analytic_and_autodiff_runs_agree_and_are_recorded(name, impl, linreg):
 def test_fizzbuzz_runs_its_declared_gradient_and_autodiff_alike():
     p, spec = FizzBuzzMLP(), optcmp.sgd(0.05, batch_size=64)
     auto, tape = (_run(p, spec, FRAMEWORKS[0], g) for g in ("auto", "autodiff"))
-    assert (auto.gradient, tape.gradient) == ("analytic", "autodiff")
+    assert (auto.conditions.gradient, tape.conditions.gradient) == ("analytic", "autodiff")
     assert auto.nit == tape.nit == 40
     np.testing.assert_allclose(auto.x, tape.x, rtol=0, atol=1e-10 * np.max(np.abs(tape.x)))
     other = _run(LogisticRegression(n_samples=200), spec, FRAMEWORKS[0], "auto")
-    assert other.gradient == "autodiff"  # no gradient written against ops
+    assert other.conditions.gradient == "autodiff"  # no gradient written against ops
 
 
 @needs_fw
@@ -128,7 +128,7 @@ def test_cli_gradient_flag_is_recorded(tmp_path):
                    "--threads", "1", "--out", str(out), "--no-progress"])
     assert rc == 0
     comp = Comparison.load(out)
-    assert [(r.backend, r.gradient) for r in comp] == [("numpy", "analytic"),
+    assert [(r.backend, r.conditions.gradient) for r in comp] == [("numpy", "analytic"),
                                                        (backend, "autodiff")]
     assert comp.settings["gradient"] == "autodiff"
     assert comp[0].nit == comp[1].nit == 20

@@ -28,7 +28,7 @@ def _run(problem, spec, execution="step", max_iter=30, **kw):
         warnings.simplefilter("error", CompileInTimedWarning)
         r = optcmp.run(problem, spec, backend="tensorflow", execution=execution,
                            threads=1, max_iter=max_iter, max_time=None, eval_every=1, **kw)
-    assert r.impl == "native" and r.compiles_in_timed == 0, r.message
+    assert r.impl == "native" and r.conditions.compiles_in_timed == 0, r.message
     assert r.status == "max_iter" and r.nit == max_iter, r.message
     return r
 
@@ -67,7 +67,7 @@ def test_a_reused_bundle_runs_as_a_fresh_build(made, spec, execution):
     assert made[-1].compilations() >= 1
     again = _run(p, spec, execution)
     assert made[-1].compilations() == 0
-    assert again.execution == execution
+    assert again.conditions.execution == execution
     assert not np.array_equal(longer.x, again.x)
     _same_run(again, fresh)
 
@@ -98,9 +98,9 @@ def test_a_taken_bundle_is_not_shared(made):
     with ThreadPoolExecutor(2) as pool:  # two bundles kept: two runs at once take one each
         both = list(pool.map(concurrent, range(4)))
     for r in both:
-        assert r.compiles_in_timed == 0
+        assert r.conditions.compiles_in_timed == 0
         _same_run(r, first)
-    assert _run(p, spec).compiles_in_timed == 0 and made[-1].compilations() == 0
+    assert _run(p, spec).conditions.compiles_in_timed == 0 and made[-1].compilations() == 0
 
 
 @pytest.mark.slow

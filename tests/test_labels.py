@@ -67,15 +67,15 @@ def test_a_run_records_the_pools_it_computed_with():
 
     r = optcmp.run(lr_b(), optcmp.gd(), backend="numpy", threads=1, max_iter=3)
     libs = {i["internal_api"] for i in threadpool_info()}
-    assert r.threads == 1 and set(r.pools) == libs and set(r.pools.values()) == {1}
-    assert RunResult.from_dict(r.to_dict()).pools == r.pools
-    assert RunResult.from_dict({k: v for k, v in r.to_dict().items() if k != "pools"}).pools == {}
+    assert r.threads == 1 and set(r.conditions.pools) == libs and set(r.conditions.pools.values()) == {1}
+    assert RunResult.from_dict(r.to_dict()).conditions.pools == r.conditions.pools
+    assert RunResult.from_dict({k: v for k, v in r.to_dict().items() if k != "pools"}).conditions.pools == {}
 
 
 @needs_torch
 def test_a_torch_run_records_torchs_own_pool():
     r = _run(optcmp.lbfgs(impl="native"), tol=1e-30, max_iter=2)
-    assert r.pools["torch"] == 1
+    assert r.conditions.pools["torch"] == 1
 
 
 def _minibatch_run(drop_last: bool) -> optcmp.RunResult:
@@ -89,14 +89,14 @@ def test_minibatch_runs_record_the_last_batch_and_the_drop_policy():
     from optcmp.results import RunResult
 
     keep, drop = _minibatch_run(False), _minibatch_run(True)
-    assert (keep.last_batch, keep.drop_last) == (100, False)
-    assert (drop.last_batch, drop.drop_last) == (300, True)
+    assert (keep.conditions.last_batch, keep.conditions.drop_last) == (100, False)
+    assert (drop.conditions.last_batch, drop.conditions.drop_last) == (300, True)
     assert drop.problem_spec["drop_last"] is True and "drop_last" not in keep.problem_spec
     back = RunResult.from_dict(drop.to_dict())
-    assert (back.last_batch, back.drop_last) == (300, True)
+    assert (back.conditions.last_batch, back.conditions.drop_last) == (300, True)
     full = optcmp.run(optcmp.problems.LinearRegression(n_samples=100, seed=0), optcmp.gd(),
                           backend="numpy", threads=1, max_iter=2)
-    assert (full.last_batch, full.drop_last) == (None, None)
+    assert (full.conditions.last_batch, full.conditions.drop_last) == (None, None)
     assert "last_batch" not in full.to_dict()
 
 

@@ -48,7 +48,7 @@ def test_full_batch_adam_is_unchanged_by_the_new_settings() -> None:
     b = optcmp.run(p, optcmp.adam(0.01, batch_size=None, shuffle=False), max_iter=5,
                        max_time=None)
     np.testing.assert_array_equal(a.x, b.x)
-    assert a.epochs is None  # full batch: iterations, no epochs
+    assert a.outcome.epochs is None  # full batch: iterations, no epochs
 
 
 def test_minibatch_adam_steps_on_the_seeds_minibatches() -> None:
@@ -65,7 +65,7 @@ def test_minibatch_adam_steps_on_the_seeds_minibatches() -> None:
         v = 0.999 * v + 0.001 * g * g
         x = x - 0.01 / (1 - 0.9 ** t) * m / (np.sqrt(v) / np.sqrt(1 - 0.999 ** t) + 1e-8)
     np.testing.assert_allclose(r.x, x, rtol=1e-12, atol=1e-15)
-    assert r.epochs == pytest.approx(40 / 32)
+    assert r.outcome.epochs == pytest.approx(40 / 32)
 
 
 def test_per_epoch_schedule_converts_per_minibatch_step() -> None:

@@ -57,7 +57,7 @@ def test_a_jax_run_pins_xla_before_the_start_and_gives_x64_back():
             "p = optcmp.problems.LinearRegression(n_samples=100)\n"
             "r = optcmp.run(p, optcmp.gd(0.1), backend='jax', max_iter=3)\n"
             "print(repr(os.environ.get('XLA_FLAGS')), jax.config.read('jax_enable_x64'), "
-            "r.threads, r.contract['compute_dtype'], r.contract['x64'])")
+            "r.threads, r.conditions.contract['compute_dtype'], r.conditions.contract['x64'])")
     out = _fresh(code, "--xla_cpu_enable_fast_math=false")
     flags = ("--xla_cpu_enable_fast_math=false --xla_cpu_multi_thread_eigen=false "
              "intra_op_parallelism_threads=1")

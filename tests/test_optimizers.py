@@ -107,7 +107,7 @@ def test_sgd_steps_on_known_minibatches(momentum, nesterov) -> None:
             g = g + momentum * buf if nesterov else buf
         x = x - 0.05 * g
     np.testing.assert_allclose(r.x, x, rtol=1e-14, atol=1e-16)
-    assert r.epochs == pytest.approx(3 / 32)  # 1000 rows, 32 per batch: 32 steps per epoch
+    assert r.outcome.epochs == pytest.approx(3 / 32)  # 1000 rows, 32 per batch: 32 steps per epoch
 
 
 def test_sgd_without_shuffle_and_last_short_batch() -> None:
@@ -118,7 +118,7 @@ def test_sgd_without_shuffle_and_last_short_batch() -> None:
     for a, b in ((0, 40), (40, 80), (80, 100)):  # the last batch of the epoch has 20 rows
         x = x - 0.1 * _grad(p, x, slice(a, b))
     np.testing.assert_allclose(r.x, x, rtol=1e-14)
-    assert r.epochs == pytest.approx(1.0)
+    assert r.outcome.epochs == pytest.approx(1.0)
 
 
 def test_sgd_order_changes_with_seed_and_epoch() -> None:

@@ -268,7 +268,7 @@ def test_gd_iterations_to_target_identical_on_every_backend(backend, n, expected
     p = lr_s(n)
     r = optcmp.run(p, optcmp.gd(0.1), backend=backend, tol=1e-8)
     assert r.status == "converged" and r.nit_to_target == expected
-    assert r.n_samples == n  # the size is reported with the time
+    assert r.identity.n_samples == n  # the size is reported with the time
     r6 = optcmp.run(p, optcmp.gd(0.1), backend=backend, tol=1e-6)
     assert r6.nit_to_target == expected_1e6
 
@@ -383,7 +383,7 @@ def test_mean_reduction_gd_takes_86_iterations_on_every_backend(backend):
     assert p.reduction == "mean"
     r = optcmp.run(p, optcmp.gd(0.01), backend=backend, tol=1e-12, max_iter=1000)
     assert r.f0 == 30.0 and r.status == "converged" and r.nit_to_target == 86
-    assert r.reduction == "mean"
+    assert r.identity.reduction == "mean"
     r4 = optcmp.run(p, optcmp.gd(0.04), backend=backend, tol=1e-12, max_iter=1000)
     assert r4.nit_to_target == 16  # the hidden 4x learning rate of a sum reduction
     # analytic numpy gradient == autodiff gradient

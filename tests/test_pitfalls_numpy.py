@@ -144,7 +144,7 @@ def test_gd_iterations_to_target_are_reported_with_the_problem_size(n, tol, expe
     42 iterations to 1e-8 (34 and 32 to 1e-6) on 100 and 10,000 rows."""
     r = optcmp.run(lr_s(n), optcmp.gd(learning_rate=0.1), tol=tol)
     assert r.status == "converged" and r.nit_to_target == expected
-    assert r.n_samples == n  # the size is reported with the time
+    assert r.identity.n_samples == n  # the size is reported with the time
 
 
 # ---------------------------------------------------------------------- monitoring between steps
@@ -181,7 +181,7 @@ def test_mean_reduction_gd_iterations_and_the_recorded_reduction(lr, expected) -
     assert 2 / p.lipschitz() == pytest.approx(0.1333, abs=1e-4)  # GD stability bound
     r = optcmp.run(p, optcmp.gd(lr), tol=1e-12)
     assert r.status == "converged" and r.nit_to_target == expected
-    assert r.reduction == "mean"
+    assert r.identity.reduction == "mean"
 
 
 # ---------------------------------------------------------------------- unscaled features

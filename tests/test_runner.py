@@ -61,7 +61,7 @@ def test_four_identical_runs_on_a_thread_pool_give_identical_results():
         comp = optcmp.compare(p, [optcmp.gd(0.05, label=f"gd{i}") for i in range(4)],
                               stopping=rule,
                               executor=pool, threads=1, callback=_Lockstep(4), progress=False)
-    assert all(r.shared_host for r in comp), "the runs did not overlap: the test proves nothing"
+    assert all(r.conditions.shared_host for r in comp), "the runs did not overlap: the test proves nothing"
     assert [_key(r) for r in comp] == [_key(sequential)] * 4
     stall = rule.rules()[0]
     assert stall._last is None and stall._count == 0  # the caller's rule was never touched
@@ -185,8 +185,8 @@ def test_a_run_records_its_host_and_times_itself():
 
     t0 = time.time()
     r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=3)
-    assert r.host == socket.gethostname() and (r.concurrency, r.shared_host) == (1, False)
-    assert t0 <= r.started_at <= r.finished_at <= time.time()
+    assert r.conditions.host == socket.gethostname() and (r.conditions.concurrency, r.conditions.shared_host) == (1, False)
+    assert t0 <= r.timing.started_at <= r.timing.finished_at <= time.time()
 
 
 @pytest.mark.parametrize("execution", ["step", "fused"])
@@ -203,7 +203,7 @@ def test_minibatch_runs_observe_the_full_objective_through_the_monitor(execution
     monkeypatch.setattr(Monitor, "observe_full", spy)
     r = optcmp.run(lr_a(), optcmp.sgd(0.05, batch_size=64), max_iter=40, eval_every=8,
                        execution=execution, threads=1)
-    assert r.execution == execution and seen == [8, 16, 24, 32, 40]
+    assert r.conditions.execution == execution and seen == [8, 16, 24, 32, 40]
     assert list(r.trace.iteration) == [0, 8, 16, 24, 32, 40]
 
 

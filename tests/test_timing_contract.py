@@ -15,14 +15,14 @@ from optcmp.results import RunResult
 def test_every_run_records_its_contract_and_it_survives_saving():
     r = optcmp.run(LinearRegression(n_samples=200), optcmp.gd(0.1), backend="numpy",
                        max_iter=5)
-    assert r.contract["barrier"] == "none (synchronous)"
-    assert r.contract["compute_dtype"] == "float64"
-    assert r.contract["matmul_precision"] == "highest"
-    assert r.contract["threads"] == r.threads
-    assert r.contract["step_floor"] == 0.0  # 200 rows stay in the caches: not checked
-    assert r.timing_error == ""
+    assert r.conditions.contract["barrier"] == "none (synchronous)"
+    assert r.conditions.contract["compute_dtype"] == "float64"
+    assert r.conditions.contract["matmul_precision"] == "highest"
+    assert r.conditions.contract["threads"] == r.threads
+    assert r.conditions.contract["step_floor"] == 0.0  # 200 rows stay in the caches: not checked
+    assert r.conditions.timing_error == ""
     back = RunResult.from_dict(r.to_dict())
-    assert back.contract == r.contract and back.timing_error == ""
+    assert back.conditions.contract == r.conditions.contract and back.conditions.timing_error == ""
 
 
 def test_a_file_without_the_contract_loads_with_an_empty_one():
@@ -30,7 +30,7 @@ def test_a_file_without_the_contract_loads_with_an_empty_one():
     assert d["contract"] == {"barrier": "x"} and "timing_error" not in d  # empty: left out
     del d["contract"]
     r = RunResult.from_dict(d)
-    assert r.contract == {} and r.timing_error == ""
+    assert r.conditions.contract == {} and r.conditions.timing_error == ""
 
 
 def test_step_bytes_count_every_row_or_one_minibatch_share():

@@ -69,10 +69,10 @@ def test_a_run_records_cpu_time_load_and_threads():
     assert r.cpu_time is not None and r.cpu_time >= 0
     assert r.cpu_time_to_target is not None and r.cpu_time_to_target <= r.cpu_time + 1e-9
     if hasattr(os, "getloadavg"):
-        assert r.load_start is not None and r.load_end is not None
+        assert r.timing.load_start is not None and r.timing.load_end is not None
     back = RunResult.from_dict(r.to_dict())
-    assert (back.cpu_time, back.load_start, back.contended) == (r.cpu_time, r.load_start,
-                                                                 r.contended)
+    assert (back.cpu_time, back.timing.load_start, back.timing.contended) == (r.cpu_time, r.timing.load_start,
+                                                                 r.timing.contended)
 
 
 @pytest.mark.real_contention
@@ -90,7 +90,7 @@ def test_a_run_whose_cpu_clock_lags_is_flagged(monkeypatch):
                               stopping=MaxIter(200) | RelativeSuboptimality(1e-300))
     r = comp[0]
     assert r.time >= 0.02, "the run was too short for the flag: the test proves nothing"
-    assert r.contended and r.cpu_time == 0.0
+    assert r.timing.contended and r.cpu_time == 0.0
     assert any("1 of 1 runs were contended" in str(w.message) for w in rec)
     row = comp.table(wide=True).splitlines()[2].split()
     assert row[-1] == "yes"  # the contended column
@@ -187,7 +187,7 @@ def test_no_activity_file_is_opened_and_a_planted_link_is_never_followed(tmp_pat
             "from optcmp.problems import LinearRegression\n"
             "c = optcmp.compare(LinearRegression(n_samples=200), [optcmp.gd, optcmp.lbfgs], "
             "max_iter=50, progress=False)\n"
-            "print(len(c), c[0].concurrency)\n")
+            "print(len(c), c[0].conditions.concurrency)\n")
     env = {**os.environ, "TMPDIR": str(tmpdir), "OPTCMP_ACTIVITY_DIR": str(tmpdir)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
@@ -199,7 +199,7 @@ def test_no_activity_file_is_opened_and_a_planted_link_is_never_followed(tmp_pat
 
 # ---------------------------------------------------------------------- interleaved order
 def _executed(comp):
-    return [(r.label, r.repeat) for r in sorted(comp, key=lambda r: r.started_at)]
+    return [(r.label, r.repeat) for r in sorted(comp, key=lambda r: r.timing.started_at)]
 
 
 @pytest.mark.parametrize("order, expected", [

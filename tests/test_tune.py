@@ -165,7 +165,7 @@ def test_tune_takes_a_run_config_and_keyword_settings_alike(quad):
     assert [r.seed for r in b.comparison] == [4, 4, 5, 5]
     c = optcmp.tune(p, "gd", grid, config=optcmp.RunConfig(tol=1e-8), execution="step",
                     eval_every=3, **kw)  # any run setting reaches the runs
-    assert {r.execution for r in c.comparison} == {"step"}
+    assert {r.conditions.execution for r in c.comparison} == {"step"}
     assert [c.scores for c in c.configs] == [c.scores for c in a.configs]
 
 

@@ -109,7 +109,7 @@ def _matches(eq: Equivalence, run: RunResult) -> bool:
     b = run.backend
     return (run.dtype == "float64" and run.problem == eq.problem and describe(run) == eq.optimizer
             and b in eq.backends and eq.impls.get(b) == run.impl
-            and eq.gradients.get(b, run.gradient) == run.gradient)
+            and eq.gradients.get(b, run.conditions.gradient) == run.conditions.gradient)
 
 
 def common_iteration(runs: Sequence[RunResult]) -> int | None:

@@ -358,7 +358,7 @@ def _environment(comp: ComparisonData) -> dict[str, Any]:
     inst = env.get("installed", {})
     for mod in ("torch", "tensorflow"):
         used = [r for r in ran_ if r.backend == mod]
-        versions = sorted({r.framework_version for r in used if r.framework_version})
+        versions = sorted({r.identity.framework_version for r in used if r.identity.framework_version})
         if used:
             v = ", ".join(versions) or env.get(mod) or inst.get(mod) or "?"
             env[mod] = f"{v} (imported by {len(used)} of {len(ran_)} runs)"
@@ -390,8 +390,8 @@ def _first_screen(comp: ComparisonData, title: str, rows: list[dict[str, Any]]) 
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{_e(title)}</h1>"]
-    target = comp.settings.get("target") or "; ".join(sorted({r.target for r in comp.runs
-                                                              if r.target}))
+    target = comp.settings.get("target") or "; ".join(sorted({r.outcome.target for r in comp.runs
+                                                              if r.outcome.target}))
     n_rep = len({r.repeat for r in comp.runs})
     parts.append(
         f"<p class=meta>{len(comp.runs)} runs, {n_rep} repetition(s); target: "

@@ -34,14 +34,14 @@ def rows(comp: ComparisonData) -> list[dict[str, Any]]:
             "repeat": r.repeat, "status": r.status, "success": r.success,
             "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
             "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
-            "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.epochs, "time": r.time,
+            "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.outcome.epochs, "time": r.time,
             "warmup_time": r.warmup_time, "setup_time": r.setup_time,
-            "wall_time": r.wall_time, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
+            "wall_time": r.timing.wall, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
             "relative_suboptimality": r.relative_suboptimality, "message": r.message,
-            "host": r.host, "concurrency": r.concurrency, "shared_host": r.shared_host,
+            "host": r.conditions.host, "concurrency": r.conditions.concurrency, "shared_host": r.conditions.shared_host,
             "cpu_time": r.cpu_time, "cpu_time_to_target": r.cpu_time_to_target,
-            "load_start": r.load_start, "load_end": r.load_end, "contended": r.contended,
-            "timing_error": r.timing_error,
+            "load_start": r.timing.load_start, "load_end": r.timing.load_end, "contended": r.timing.contended,
+            "timing_error": r.conditions.timing_error,
             **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
             **{f"metric_{k}": v for k, v in r.metrics.items()},
         })
@@ -135,7 +135,7 @@ def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str,
         "timed": "-" if never and not r.time else fmt.seconds_fixed(r.time),
         "warm-up": "-" if never and not r.warmup_time else fmt.seconds_fixed(r.warmup_time),
         "cpu time": fmt.seconds_fixed(r.cpu_time_to_target if reached else r.cpu_time),
-        "contended": "yes" if r.contended else "-",
+        "contended": "yes" if r.timing.contended else "-",
     }
 
 
@@ -172,7 +172,7 @@ def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> d
            else [r.cpu_time for r in g])
     cpu_med = (censored_median([math.inf if v is None else float(v) for v in cpu]) if reached
                else _median(cpu))
-    busy = sum(1 for r in g if r.contended)
+    busy = sum(1 for r in g if r.timing.contended)
     ttt = fmt.seconds_fixed(med) if reached else "-"
     return {
         "time-to-target": ttt,
@@ -243,18 +243,18 @@ def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
 def _contention_notes(comp: ComparisonData) -> list[str]:
     """Notes on shared hosts and contended runs."""
     notes = []
-    shared = [r for r in comp.runs if r.shared_host]
+    shared = [r for r in comp.runs if r.conditions.shared_host]
     if shared:
         notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
-                     f"{max(r.concurrency for r in shared)} at once): their timings contend "
+                     f"{max(r.conditions.concurrency for r in shared)} at once): their timings contend "
                      "and are not comparable with sequential ones")
-    busy = [r for r in comp.runs if r.contended]
+    busy = [r for r in comp.runs if r.timing.contended]
     if busy:
-        loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
+        loads = [x for r in busy for x in (r.timing.load_start, r.timing.load_end) if x is not None]
         load = f", host load average up to {max(loads):.2f}" if loads else ""
         notes.append(f"contended: {len(busy)} run(s) lost CPU to other work (wall time more "
                      f"than 20% above CPU time{load}): their times are inflated")
-    flagged = [r for r in comp.runs if r.timing_error]
+    flagged = [r for r in comp.runs if r.conditions.timing_error]
     if flagged:
         who = _who(sorted({(r.label, r.backend) for r in flagged}))
         notes.append(f"! timing error: {who}: a step measured faster than the memory-bandwidth "

@@ -41,10 +41,10 @@ def factor_words(factor: float) -> str:
 def implementation_words(run: RunResult) -> str:
     """What code ran, in words: ``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``, ...
 
-    Read from the run's :attr:`~optcmp.results.RunResult.implemented_by`, never from the text
+    Read from the run's :attr:`~optcmp.results.RunResult.identity.implemented_by`, never from the text
     of its ``implementation``.
     """
-    code = run.implemented_by
+    code = run.identity.implemented_by
     if code is None and run.impl == "reference":
         code = Implementation("optcmp", run.optimizer)
     if code is None:
@@ -61,7 +61,7 @@ def compared(a: RunResult, b: RunResult) -> str:
     wa, wb = implementation_words(a), implementation_words(b)
     fa, fb = (FRAMEWORKS.get(r.backend, r.backend) for r in (a, b))
     if wa == wb and a.label == b.label:
-        if a.implemented_by is not None and a.implemented_by.library == "scipy":
+        if a.identity.implemented_by is not None and a.identity.implemented_by.library == "scipy":
             return f"{wa} with {fa} vs {fb} gradients"
         return f"{wa} on {fa} vs {fb}"
     return f"{a.label} ({wa}, {fa}) vs {b.label} ({wb}, {fb})"
@@ -193,7 +193,7 @@ def _time_to_target_line(label: str, group: Sequence[Ranked]) -> str:
             parts.append(f"{_framework(e)} {_missed(e)}")
             continue
         lo, _, _ = factor_interval(first.reached, e.reached)
-        sure = "sure" if lo > 1.0 and not any(r.contended for r in (*first.runs, *e.runs)) \
+        sure = "sure" if lo > 1.0 and not any(r.timing.contended for r in (*first.runs, *e.runs)) \
             else "not sure"
         factor = factor_words(float(first.time or 1.0) / float(e.time or 1.0))
         own = implementation_words(e.runs[0])
@@ -222,7 +222,7 @@ def _cpu_factor(best: Ranked, other: Ranked) -> str:
 
 
 def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
-    busy = any(r.contended for r in (*best.reached, *other.reached))
+    busy = any(r.timing.contended for r in (*best.reached, *other.reached))
     if lo > 1.0 and not busy:
         return "sure: the interval excludes 1"
     return "not sure: " + ("timings were contended (--wide / wide=True shows which runs)"

@@ -161,7 +161,7 @@ class RunConfig:
         (one XLA loop on TensorFlow, a Python loop with nothing in between on numpy and
         PyTorch), with every step's objective returned so the target iteration stays exact;
         ``"auto"`` is each backend's best mode (fused where the run allows it). The mode
-        actually used is recorded in ``RunResult.execution``: a full-batch run whose callback
+        actually used is recorded in ``RunResult.conditions.execution``: a full-batch run whose callback
         or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
         runs ``"step"``.
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
@@ -171,7 +171,7 @@ class RunConfig:
         e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
         autodiff (the framework's own gradient machinery is what is compared);
         ``"analytic"`` requires the declared one. numpy always uses the problem's numpy
-        gradient. Recorded in ``RunResult.gradient``.
+        gradient. Recorded in ``RunResult.conditions.gradient``.
 
     Raises
     ------

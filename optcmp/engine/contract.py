@@ -2,7 +2,7 @@
 
 Every run records what its clock reads stood on (:func:`timing_contract`: the backend's barrier,
 the dtype actually computed in, the matrix-product precision, the threads) in
-:attr:`RunResult.contract <optcmp.results.RunResult.contract>`.
+:attr:`RunResult.conditions.contract <optcmp.results.RunResult.conditions.contract>`.
 
 A step must read its data at least once: the bytes of the rows it uses (all rows on a full-batch
 step, one minibatch's share otherwise) cannot move faster than the memory bandwidth. The floor
@@ -10,7 +10,7 @@ is those bytes divided by a generous upper bound on the bandwidth: :func:`memory
 (bytes a large numpy copy moves per second, measured once per process) times
 :data:`BANDWIDTH_SAFETY`, or :data:`DEVICE_BANDWIDTH_BOUND` on a GPU. A run whose measured time
 per step is below the floor timed something other than its work (a clock read that did not
-wait for the device), and :attr:`RunResult.timing_error` says so. Steps reading less than
+wait for the device), and :attr:`RunResult.conditions.timing_error` says so. Steps reading less than
 :data:`FLOOR_MIN_BYTES` are not checked: such data live in the caches, which are faster than
 memory by more than any fixed factor.
 """

@@ -1,8 +1,8 @@
 """Host sharing: how many optcmp runs of this process were active at once while a run ran.
 
 Every run enters :func:`host_activity` around its whole execution, so its result records the
-most runs active at once (:attr:`RunResult.concurrency`, an executor's threads or another sweep
-of the same process) and whether that was more than itself (:attr:`RunResult.shared_host`).
+most runs active at once (:attr:`RunResult.conditions.concurrency`, an executor's threads or another sweep
+of the same process) and whether that was more than itself (:attr:`RunResult.conditions.shared_host`).
 Other processes, optcmp's or not, are seen through each run's contention measurement instead
 (:func:`optcmp.timing.contended`: a process CPU time well below the wall time).
 """
@@ -52,7 +52,7 @@ def host_activity() -> Iterator[Activity]:
 
 
 def host_name() -> str:
-    """The name of the host runs execute on (recorded in :attr:`RunResult.host`)."""
+    """The name of the host runs execute on (recorded in :attr:`RunResult.conditions.host`)."""
     return socket.gethostname()
 
 

@@ -130,7 +130,7 @@ class Session:
 
     def threads(self) -> int | None:
         """Threads of the backend's compute pool now (recorded in the result); the pools
-        every library computes with go into :attr:`how` (``RunResult.pools``)."""
+        every library computes with go into :attr:`how` (``RunResult.conditions.pools``)."""
         self.how.pools = pools_seen(self.config.backend)
         return current_threads(self.config.backend)
 

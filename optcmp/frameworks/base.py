@@ -258,14 +258,14 @@ class Backend(ABC):
     @property
     def compiler(self) -> str:
         """How :meth:`compile` compiles a step: ``"xla"``, ``"tf.function"``,
-        ``"torch.compile"``, ``"eager"`` or ``"numpy"`` (recorded as ``RunResult.compiled``)."""
+        ``"torch.compile"``, ``"eager"`` or ``"numpy"`` (recorded as ``RunResult.conditions.compiled``)."""
         return "eager"
 
     def compilations(self) -> int:
         """Compilations and traces made so far by the functions this backend compiled.
 
         The runner reads it when the clock first starts and when the run ends: the difference
-        is ``RunResult.compiles_in_timed``. 0 on backends that never compile.
+        is ``RunResult.conditions.compiles_in_timed``. 0 on backends that never compile.
 
         Returns
         -------
@@ -482,7 +482,7 @@ def blas_threads() -> int | None:
     return int(pools[0]["num_threads"]) if pools else None
 
 
-#: Data layouts a backend can place the training arrays in (``RunResult.layout``).
+#: Data layouts a backend can place the training arrays in (``RunResult.conditions.layout``).
 LAYOUTS = ("row-major", "column-major")
 
 

@@ -81,17 +81,17 @@ class Adapter(ABC):
         self.seed = int(seed)
         self.hyper: dict[str, Any] = dict(spec.hyperparameters)
         self.data: dict[str, Any] = {}
-        #: Data layout chosen at placement (``RunResult.layout``).
+        #: Data layout chosen at placement (``RunResult.conditions.layout``).
         self.layout = backend.best_layout(self.stochastic)
         #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
         self.execution = "step"
-        #: The gradient the steps compute (``RunResult.gradient``) from the run's setting:
+        #: The gradient the steps compute (``RunResult.conditions.gradient``) from the run's setting:
         #: ``"analytic"`` (the problem's gradient against ops, or numpy's) or ``"autodiff"``.
         self.gradient = gradient_kind(backend, problem, gradient)
 
     @property
     def compiled(self) -> str:
-        """How the timed step is compiled (``RunResult.compiled``): the backend's compiler."""
+        """How the timed step is compiled (``RunResult.conditions.compiled``): the backend's compiler."""
         return self.backend.compiler
 
     def _options(self) -> dict[str, Any]:

@@ -188,7 +188,7 @@ class Problem(ABC):
     hess_diag_is_constant: bool = False
     #: True when :meth:`gradient_ops` gives the gradient written once against
     #: ``ops``; the framework backends then use it instead of autodiff unless a run asks for
-    #: ``gradient="autodiff"`` (recorded in ``RunResult.gradient``).
+    #: ``gradient="autodiff"`` (recorded in ``RunResult.conditions.gradient``).
     has_gradient_ops: bool = False
     #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
     has_numpy_grad: bool = False

@@ -95,7 +95,7 @@ class LinearRegression(Problem):
         Append a column of ones (the intercept).
     drop_last : bool, default False
         Minibatch runs drop the short last minibatch of every epoch (recorded in the spec when
-        True, and in every run as ``RunResult.drop_last``).
+        True, and in every run as ``RunResult.conditions.drop_last``).
 
     Raises
     ------

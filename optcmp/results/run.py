@@ -1,9 +1,12 @@
-"""One run's record: :class:`RunResult`, five frozen parts behind today's flat names.
+"""One run's record: :class:`RunResult`, five frozen parts and the names read most, flat.
 
 A run is built once, when it has ended, and never changed: :meth:`RunResult.replace` returns a
-changed copy. Its parts (:mod:`optcmp.results.parts`) group the figures by what they are;
-every flat name (``r.fun``, ``r.time_to_target``, ``r.shared_host``, ...) is a typed read-only
-attribute reading its part, and the JSON layout of :meth:`RunResult.to_dict` is flat.
+changed copy. Its parts (:mod:`optcmp.results.parts`) group the figures by what they are; the
+names users read most (scipy's ``x, fun, success, status, message, nit, nfev, njev``, the
+figures to the target, the clocks of the steps, what ran where) are typed read-only attributes
+reading their part, the rest are read from the part (``r.conditions.compiled``,
+``r.timing.contended``). The JSON layout of :meth:`RunResult.to_dict` is flat: every field of
+every part under its flat name (:data:`optcmp.results.parts.FLAT`).
 """
 
 from __future__ import annotations
@@ -64,36 +67,39 @@ OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch
 class RunResult:
     """The outcome of one run (one optimizer on one backend with one seed), never changed.
 
-    Built from today's flat names (``RunResult(problem=..., fun=..., time_to_target=...)``)
-    or from its parts (:meth:`from_parts`); every flat name is a read-only attribute, and
-    :meth:`replace` returns a changed copy. Field names follow
-    :class:`scipy.optimize.OptimizeResult` where they exist (``x, fun, success, status,
-    message, nit, nfev, njev``).
+    Built from its flat names as in its JSON (``RunResult(problem=..., fun=...,
+    time_to_target=...)``) or from its parts (:meth:`from_parts`); :meth:`replace` returns a
+    changed copy. Field names follow :class:`scipy.optimize.OptimizeResult` where they exist.
 
     Attributes
     ----------
+    x, fun, success, status, message, nit, nfev, njev
+        scipy's names: the final iterate, its float64 objective, whether the target was
+        reached, the status (one of :data:`STATUSES`) and why, iterations and evaluations.
+    time_to_target, cpu_time_to_target, nit_to_target, nfev_to_target, njev_to_target
+        What it spent until the target was known (None: not reached).
+    time, cpu_time, warmup_time, setup_time
+        Timed seconds of the optimizer steps, their CPU seconds, and the untimed warm-up and
+        setup.
+    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters, seed, repeat, problem_spec, threads
+        What ran where, with which settings.
+    f0, fstar, metrics, trace, bound
+        The objective at ``x0``, the known optimum, the metrics at ``x``, the observations, and
+        the typed bound of a ``censored`` run.
     identity : Identity
-        What ran: ``problem, optimizer, label, backend, device, dtype, impl, implementation,
-        framework_version, hyperparameters, seed, repeat, problem_spec, reduction, n_params,
-        n_samples, implemented_by`` (flat names of the same name).
+        What ran (also ``framework_version``, ``reduction``, ``n_params``, ``n_samples`` and
+        ``implemented_by``, the code that ran as data).
     outcome : Outcome
-        Where it ended: ``x, fun, success, status, message, nit, nfev, njev, epochs, f0, fstar,
-        target, metrics, trace``, and the ``bound`` a ``censored`` run was stopped on
-        (:class:`~optcmp.results.parts.CensorBound`, None for every other run).
+        Where it ended (also ``epochs`` and ``target``).
     to_target : ToTarget
-        What it spent until the target was known: flat names ``time_to_target``,
-        ``nit_to_target``, ``nfev_to_target``, ``njev_to_target``, ``cpu_time_to_target``.
+        What it spent until the target was known.
     timing : Timing
-        The clocks: flat names ``time`` (timed seconds, optimizer steps only),
-        ``warmup_time``, ``setup_time``, ``wall_time``, ``cpu_time``, ``load_start``,
-        ``load_end``, ``contended``, ``started_at``, ``finished_at``.
+        The clocks (also ``wall``, ``load_start``, ``load_end``, ``contended``, ``started_at``,
+        ``finished_at``).
     conditions : Conditions
-        How and where the timed steps ran: ``threads, host, concurrency, shared_host,
-        compiled, layout, execution, compiles_in_timed, gradient, contract, timing_error,
-        pools, last_batch, drop_last``.
-
-    Each part documents its fields; :data:`optcmp.results.parts.FLAT` maps every flat name to
-    its part. ``status`` is one of :data:`STATUSES`.
+        How and where the timed steps ran (``host, concurrency, shared_host, compiled, layout,
+        execution, compiles_in_timed, gradient, contract, timing_error, pools, last_batch,
+        drop_last``).
     """
 
     identity: Identity
@@ -110,15 +116,10 @@ class RunResult:
     dtype = _Flat[str]("identity", "dtype")
     impl = _Flat[str]("identity", "impl")
     implementation = _Flat[str]("identity", "implementation")
-    implemented_by = _Flat[Implementation | None]("identity", "implemented_by")
-    framework_version = _Flat[str]("identity", "framework_version")
     hyperparameters = _Flat[dict[str, Any]]("identity", "hyperparameters")
     seed = _Flat[int]("identity", "seed")
     repeat = _Flat[int]("identity", "repeat")
     problem_spec = _Flat[dict[str, Any]]("identity", "problem_spec")
-    reduction = _Flat[str]("identity", "reduction")
-    n_params = _Flat[int]("identity", "n_params")
-    n_samples = _Flat[int]("identity", "n_samples")
     x = _Flat[np.ndarray]("outcome", "x")
     fun = _Flat[float]("outcome", "fun")
     success = _Flat[bool]("outcome", "success")
@@ -127,10 +128,8 @@ class RunResult:
     nit = _Flat[int]("outcome", "nit")
     nfev = _Flat[int]("outcome", "nfev")
     njev = _Flat[int]("outcome", "njev")
-    epochs = _Flat[float | None]("outcome", "epochs")
     f0 = _Flat[float]("outcome", "f0")
     fstar = _Flat[float | None]("outcome", "fstar")
-    target = _Flat[str]("outcome", "target")
     metrics = _Flat[dict[str, float]]("outcome", "metrics")
     trace = _Flat[Trace]("outcome", "trace")
     bound = _Flat[CensorBound | None]("outcome", "bound")
@@ -142,27 +141,8 @@ class RunResult:
     time = _Flat[float]("timing", "time")
     warmup_time = _Flat[float]("timing", "warmup")
     setup_time = _Flat[float]("timing", "setup")
-    wall_time = _Flat[float]("timing", "wall")
     cpu_time = _Flat[float | None]("timing", "cpu_time")
-    load_start = _Flat[float | None]("timing", "load_start")
-    load_end = _Flat[float | None]("timing", "load_end")
-    contended = _Flat[bool]("timing", "contended")
-    started_at = _Flat[float | None]("timing", "started_at")
-    finished_at = _Flat[float | None]("timing", "finished_at")
     threads = _Flat[int | None]("conditions", "threads")
-    host = _Flat[str]("conditions", "host")
-    concurrency = _Flat[int]("conditions", "concurrency")
-    shared_host = _Flat[bool]("conditions", "shared_host")
-    compiled = _Flat[str]("conditions", "compiled")
-    layout = _Flat[str]("conditions", "layout")
-    execution = _Flat[str]("conditions", "execution")
-    compiles_in_timed = _Flat[int | None]("conditions", "compiles_in_timed")
-    gradient = _Flat[str]("conditions", "gradient")
-    contract = _Flat[dict[str, Any]]("conditions", "contract")
-    timing_error = _Flat[str]("conditions", "timing_error")
-    pools = _Flat[dict[str, int]]("conditions", "pools")
-    last_batch = _Flat[int | None]("conditions", "last_batch")
-    drop_last = _Flat[bool | None]("conditions", "drop_last")
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",

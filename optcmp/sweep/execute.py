@@ -101,7 +101,7 @@ class Sweep:
         runs = [self.results[t.index] for t in self.tasks]
         # the warning covered every shared-host run of the table when all of them ran just now
         executed = {id(r) for r in self.executed}
-        warned = warned and all(id(r) in executed for r in runs if r.shared_host)
+        warned = warned and all(id(r) in executed for r in runs if r.conditions.shared_host)
         return self._comparison(runs, run_store, reused).replace(shared_host_warned=warned)
 
     def _groups(self, pending: list[RunTask]) -> list[tuple[Problem, list[RunTask]]]:
@@ -132,10 +132,10 @@ class Sweep:
     def _warn_contention(self, executor: Any) -> bool:
         """Warn once about executed runs whose timings contended (shared host or busy CPU);
         whether the shared-host warning was given."""
-        shared = [r for r in self.executed if r.shared_host]
+        shared = [r for r in self.executed if r.conditions.shared_host]
         if shared:
             warn_shared_host(shared, len(self.executed), executor)
-        busy = [r for r in self.executed if r.contended]
+        busy = [r for r in self.executed if r.timing.contended]
         if busy:  # contention measured whatever its cause
             from optcmp.analysis.stats.fairness import contended_issue
 
@@ -176,7 +176,7 @@ def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) ->
     The sweep's comparison then says it was given (``shared_host_warned``), so the fairness
     checks of its statistics (e.g. ``summary_table()``) do not repeat it.
     """
-    peak = max(r.concurrency for r in shared)
+    peak = max(r.conditions.concurrency for r in shared)
     if executor is None:
         msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
                f"process (up to {peak} at once): their timings contend and are flagged "

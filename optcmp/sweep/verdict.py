@@ -107,8 +107,8 @@ def _repeat(problem: Problem, top: Sequence[RunResult], base: RunConfig, rule: A
             spec = get_optimizer(r.optimizer, impl=r.impl or "auto", label=r.label,
                                  **r.hyperparameters)
             cfg = base.for_backend(r.backend).replace(
-                stopping=rule, repeat=k, execution=r.execution or base.execution,
-                gradient=r.gradient or base.gradient)
+                stopping=rule, repeat=k, execution=r.conditions.execution or base.execution,
+                gradient=r.conditions.gradient or base.gradient)
             runs.append(run(problem, spec, cfg))
     return runs
 

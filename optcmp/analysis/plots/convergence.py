@@ -48,7 +48,7 @@ def epochs_per_iteration(run: RunResult) -> float:
         smaller than its ``n_samples``, else 1.
     """
     b = run.hyperparameters.get("batch_size") if run.hyperparameters else None
-    n = int(run.n_samples or 0)
+    n = int(run.identity.n_samples or 0)
     if isinstance(b, (int, float)) and 0 < b < n:
         return 1.0 / -(-n // int(b))
     return 1.0

@@ -18,7 +18,7 @@ from optcmp.results import ComparisonData, RunResult
 
 #: Per-step time below this multiple of the timer resolution triggers a warning.
 TIMER_FACTOR = 100.0
-#: ``RunResult.compiled`` values of steps compiled by a framework.
+#: ``RunResult.conditions.compiled`` values of steps compiled by a framework.
 COMPILED_KINDS = frozenset({"xla", "tf.function", "torch.compile"})
 
 
@@ -48,8 +48,8 @@ def _compiled_and_eager(used: Sequence[RunResult]) -> str:
     """The issue when one optimizer ran compiled on some runs and eagerly on others, or ''."""
     kinds: dict[str, set[str]] = {}
     for r in used:
-        if r.compiled:
-            kinds.setdefault(r.optimizer, set()).add(r.compiled)
+        if r.conditions.compiled:
+            kinds.setdefault(r.optimizer, set()).add(r.conditions.compiled)
     mixed = sorted(o for o, k in kinds.items() if "eager" in k and k & COMPILED_KINDS)
     if not mixed:
         return ""
@@ -57,11 +57,11 @@ def _compiled_and_eager(used: Sequence[RunResult]) -> str:
     return (f"compiled and eager runs of the same optimizer are compared in one table ({detail}): "
             "a compiled step fuses the per-operation dispatch an eager one pays, so the "
             "difference measures the execution, not the framework; compare like with like, or "
-            "read RunResult.compiled")
+            "read RunResult.conditions.compiled")
 
 
 def shared_host_issue(shared: Sequence[RunResult]) -> str:
-    """The message about runs that shared their host while timed (:attr:`RunResult.shared_host`).
+    """The message about runs that shared their host while timed (:attr:`RunResult.conditions.shared_host`).
 
     Parameters
     ----------
@@ -72,14 +72,14 @@ def shared_host_issue(shared: Sequence[RunResult]) -> str:
     -------
     str
     """
-    peak = max(int(r.concurrency or 2) for r in shared)
+    peak = max(int(r.conditions.concurrency or 2) for r in shared)
     return (f"{len(shared)} run(s) shared their host with other optcmp runs while timed (up to "
             f"{peak} at once, from an executor or from other optcmp processes): their timings "
             "contend; time comparisons need one run at a time on the host")
 
 
 def contended_issue(busy: Sequence[RunResult], n: int) -> str:
-    """The message about contended runs (:attr:`RunResult.contended`).
+    """The message about contended runs (:attr:`RunResult.timing.contended`).
 
     Parameters
     ----------
@@ -94,7 +94,7 @@ def contended_issue(busy: Sequence[RunResult], n: int) -> str:
     """
     from optcmp.timing import CONTENTION_MARGIN
 
-    loads = [x for r in busy for x in (r.load_start, r.load_end) if x is not None]
+    loads = [x for r in busy for x in (r.timing.load_start, r.timing.load_end) if x is not None]
     load = f" (host load average up to {max(loads):.2f})" if loads else ""
     return (f"{len(busy)} of {n} runs were contended{load}: their timed wall time exceeds "
             f"their process CPU time by more than {CONTENTION_MARGIN:.0%}, so other work took "
@@ -105,7 +105,7 @@ def contended_issue(busy: Sequence[RunResult], n: int) -> str:
 def _data_issues(used: Sequence[RunResult]) -> list[str]:
     """Different targets, different data, and solvers missing on some instances."""
     out = []
-    targets = sorted({r.target for r in used if r.target})
+    targets = sorted({r.outcome.target for r in used if r.outcome.target})
     if len(targets) > 1:
         out.append(f"runs with different targets ({'; '.join(targets)}) are compared in one "
                    "table: time-to-target is not comparable across targets")
@@ -119,13 +119,13 @@ def _data_issues(used: Sequence[RunResult]) -> list[str]:
         out.append("runs on different data are compared in one table: " + ", ".join(diff[:5])
                    + (" ..." if len(diff) > 5 else "") + "; every optimizer of a repetition "
                    "should see the same problem spec (data seed or fingerprint)")
-    policies = sorted({f"{r.label} ({'drops' if r.drop_last else 'keeps'} the short last "
-                       f"batch, last batch {r.last_batch} rows)" for r in used
-                       if r.drop_last is not None})
-    if len({r.drop_last for r in used if r.drop_last is not None}) > 1:
+    policies = sorted({f"{r.label} ({'drops' if r.conditions.drop_last else 'keeps'} the short last "
+                       f"batch, last batch {r.conditions.last_batch} rows)" for r in used
+                       if r.conditions.drop_last is not None})
+    if len({r.conditions.drop_last for r in used if r.conditions.drop_last is not None}) > 1:
         out.append("minibatch runs that drop the short last batch and runs that keep it are "
                    f"compared in one table ({'; '.join(policies[:6])}): an epoch is not the "
-                   "same pass over the data; read RunResult.drop_last and last_batch")
+                   "same pass over the data; read RunResult.conditions.drop_last and last_batch")
     insts = {instance_key(r) for r in used}
     solvers = {solver_key(r) for r in used}
     pairs = {(instance_key(r), solver_key(r)) for r in used}
@@ -161,19 +161,19 @@ CONTRACT_KEYS = {"compute_dtype": "compute dtype", "matmul_precision": "matmul p
 
 def _contract_issues(used: Sequence[RunResult]) -> list[str]:
     """Runs computed in different dtypes or matmul precisions, and runs flagged as timing
-    errors (:attr:`RunResult.contract`, :attr:`RunResult.timing_error`)."""
+    errors (:attr:`RunResult.conditions.contract`, :attr:`RunResult.conditions.timing_error`)."""
     out = []
     for key, words in CONTRACT_KEYS.items():
         by: dict[str, set[str]] = {}
         for r in used:
-            if key in r.contract:
-                by.setdefault(str(r.contract[key]), set()).add(r.backend)
+            if key in r.conditions.contract:
+                by.setdefault(str(r.conditions.contract[key]), set()).add(r.backend)
         if len(by) > 1:
             detail = "; ".join(f"{v}: {', '.join(sorted(b))}" for v, b in sorted(by.items()))
             out.append(f"runs with different {words}s are compared in one table ({detail}): "
                        "the arithmetic differs, so the time does too; set them equal (JAX "
                        "x64, torch.set_float32_matmul_precision, TensorFlow's TF32 switch)")
-    flagged = [r for r in used if r.timing_error]
+    flagged = [r for r in used if r.conditions.timing_error]
     if flagged:
         names = ", ".join(sorted({f"{r.label} on {r.backend}" for r in flagged}))
         out.append(f"{len(flagged)} run(s) have a timing error ({names}): a step measured "
@@ -232,10 +232,10 @@ def fairness_issues(runs: Iterable[RunResult], *, timer_resolution: float | None
     mixed = _compiled_and_eager(used)
     if mixed:
         out.append(mixed)
-    shared = [r for r in used if r.shared_host]
+    shared = [r for r in used if r.conditions.shared_host]
     if shared and by_time:
         out.append(shared_host_issue(shared))
-    busy = [r for r in used if r.contended]
+    busy = [r for r in used if r.timing.contended]
     if busy and by_time:
         out.append(contended_issue(busy, len(used)))
     out.extend(_data_issues(used))
@@ -285,7 +285,7 @@ def check_fairness(runs: Iterable[RunResult], *, timer_resolution: float | None 
     """
     runs = list(runs)
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
-    shared = [r for r in ran(runs) if r.shared_host]
+    shared = [r for r in ran(runs) if r.conditions.shared_host]
     if shared and shared_host_warned:
         skip = shared_host_issue(shared)
         issues = [m for m in issues if m != skip]

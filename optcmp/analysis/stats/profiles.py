@@ -365,7 +365,7 @@ def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
 
     def cost(r: RunResult) -> float:
         c = base(r)
-        return c / (r.n_params + 1) if per_dimension else c
+        return c / (r.identity.n_params + 1) if per_dimension else c
 
     T, solvers, plabels = _matrix(runs, cost, warn)
     x, y = _steps(T, solvers, extra=(0.0,))

@@ -69,7 +69,7 @@ def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) ->
         "art_njev": average_runtime(used, "njev") if used else math.nan,
         "statuses": ", ".join(f"{k}:{v}" for k, v in statuses.items()),
         "median_cpu_time": median_cpu_time(used),
-        "contended": sum(1 for r in used if r.contended),
+        "contended": sum(1 for r in used if r.timing.contended),
     }
 
 
