@@ -226,11 +226,14 @@ class LiveRun:
             self._timed.session.release()
 
     def _build(self, status: str, message: str, *, final: bool) -> RunResult:
-        """The result of the run as it stands, with its segments' environment."""
-        return self._timed.result(status, message, final=final, waited=self._waited,
-                                  host=host_name(), started_at=self._started,
-                                  finished_at=time.time(), concurrency=self._peak,
-                                  shared_host=self._peak > 1)
+        """The result of the run as it stands, with its segments' environment; its float64
+        evaluations run inside the run's thread limits (a BLAS pool woken outside them would
+        still be spinning when a resumed segment's clock starts)."""
+        with self._timed.session.limits():
+            return self._timed.result(status, message, final=final, waited=self._waited,
+                                      host=host_name(), started_at=self._started,
+                                      finished_at=time.time(), concurrency=self._peak,
+                                      shared_host=self._peak > 1)
 
 
 class _TimedRun:
