@@ -337,6 +337,22 @@ def test_a_float64_run_paused_and_resumed_on_a_framework_is_the_run_never_paused
     np.testing.assert_array_equal(r.x, whole.x)
 
 
+def test_what_another_run_compiles_while_a_run_is_paused_is_not_in_its_timed_region():
+    """A JAX run resumed after another run compiled its programs was charged with them (5-6
+    "compilations inside the timed region" in the main job); its own count is 0."""
+    pytest.importorskip("jax")
+    from optcmp.engine.runner import LiveRun
+
+    live = LiveRun(small_lr(), "gd", backend="jax", max_iter=300)
+    assert not live.advance(100)
+    other = optcmp.run(LinearRegression(n_samples=300, n_features=3, seed=1), "adam",
+                       backend="jax", max_iter=5)
+    assert other.status == "max_iter"
+    assert live.advance(None)
+    r = live.result()
+    assert (r.status, r.nit, r.conditions.compiles_in_timed) == ("max_iter", 300, 0)
+
+
 def test_censored_runs_carry_their_bound_typed_and_saved(tmp_path):
     from optcmp.results import RunResult
     from optcmp.sweep.censor import reusable

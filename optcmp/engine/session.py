@@ -92,15 +92,24 @@ class Session:
         self.warmup_time = 0.0
         self._backend: Backend | None = None
         self._compiles0: int | None = None
+        self._compiles_at_pause: int | None = None
 
     @contextlib.contextmanager
     def limits(self) -> Iterator[None]:
         """The run's thread limits (:func:`~optcmp.threads.limit_threads`), floating-point
         warnings off: everything of the session, its first evaluation included, runs inside."""
         with np.errstate(all="ignore"), limit_threads(self.config.threads, self.config.backend):
-            if self._backend is not None:  # a paused run resumes: set its settings again
-                self._backend.resume_settings()
-            yield
+            backend = self._backend
+            if backend is not None:  # a paused run resumes: set its settings again
+                backend.resume_settings()
+                if self._compiles0 is not None and self._compiles_at_pause is not None:
+                    # what other runs compiled while this one waited is not its own
+                    self._compiles0 += backend.compilations() - self._compiles_at_pause
+            try:
+                yield
+            finally:
+                if self._backend is not None and self._compiles0 is not None:
+                    self._compiles_at_pause = self._backend.compilations()
 
     @property
     def backend(self) -> Backend:
