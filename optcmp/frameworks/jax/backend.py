@@ -13,9 +13,11 @@ clock read then times the dispatch only. Every compiled call's outputs are kept 
 them with ``jax.block_until_ready``.
 
 Nothing here changes the process on import. A float64 backend switches ``jax_enable_x64`` on
-when it is built (recorded in :meth:`JaxBackend.timing_contract`); a run gives the flag back the
-value it had before the run when it ends (:meth:`JaxBackend.run_settings`), and a float64 run
-that finds it off is refused, never run in float32. The XLA CPU threads are pinned to one by
+when it is built (recorded in :meth:`JaxBackend.timing_contract`) and leaves it on: switching
+it back after a run (or at a pause of a comparison's censoring rounds) would make JAX trace
+every program again when the next float64 run, or the resumed one, calls it (35 ms of retracing
+inside a resumed run's timed steps). A float64 run that finds it off is refused, never run in
+float32; a paused run resumed after other code turned it off switches it on again. The XLA CPU threads are pinned to one by
 adding :data:`~optcmp.frameworks.ops.XLA_CPU_FLAGS` to ``XLA_FLAGS`` where a run or a backend
 is set up, before JAX's runtime starts; XLA reads them once, at that start, so they stay in
 ``XLA_FLAGS`` for the rest of the process (:func:`~optcmp.frameworks.ops.pin_xla_threads`). A
@@ -343,23 +345,17 @@ class JaxBackend(Backend):
         return xla_cpu_threads()
 
     def resume_settings(self) -> None:
-        """A float64 run resumed after a pause switches ``jax_enable_x64`` on again (its last
-        segment gave it back)."""
+        """A float64 run resumed after a pause switches ``jax_enable_x64`` on again where other
+        code turned it off meanwhile."""
         if self.dtype == "float64":
             require_x64()
 
     @classmethod
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
-        """XLA's CPU thread flags added before JAX starts (they stay); ``jax_enable_x64``
-        given back the value it had when the run began."""
+        """XLA's CPU thread flags added before JAX starts (they stay for the process)."""
         pin_xla_threads()
-        x64 = x64_enabled()
-        try:
-            yield
-        finally:
-            if x64_enabled() != x64:
-                jax.config.update("jax_enable_x64", x64)
+        yield
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
