@@ -52,6 +52,13 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from optcmp.frameworks.ops import pin_xla_threads  # noqa: E402
+
+# The pages' own JAX work in this process runs on one XLA thread, as the runs it measures do:
+# JAX started with its default pool (by a page that calls JAX before any optcmp run) would keep
+# idle threads competing with the child processes whose time is measured.
+pin_xla_threads()
 NUMBERS = ROOT / "docs" / "_numbers"
 #: A marked figure: <!--n:page.key-->text<!--/n--> (the text may span lines: a whole table).
 MARK = re.compile(r"<!--n:(?P<key>[a-z0-9_-]+\.[a-z0-9_.-]+)-->(?P<text>.*?)<!--/n-->", re.S)
