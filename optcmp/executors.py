@@ -140,26 +140,37 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
 def execute_run(task: RunTask,
                 problem: Problem | ProblemRef | ShippedRef) -> tuple[RunResult, bool]:
     """Run one task: the per-run function of every execution path."""
-    from optcmp.frameworks import BackendUnavailable
-
     started = time.time()
     try:
         prob = resolve_problem(problem)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
         return _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}", started), False
+    out = guarded_run(prob, task, lambda: run(prob, task.optimizer, task.config), started)
+    assert out is not None  # run() always ends its run
+    return out
+
+
+def guarded_run(problem: Problem, task: RunTask, go: Callable[[], RunResult | None],
+                started: float) -> tuple[RunResult, bool] | None:
+    """``go()``'s result and True (storable), or the task's skipped or failed result and
+    False: a task skipped up front, a missing backend, a crash; None when ``go`` paused."""
+    from optcmp.frameworks import BackendUnavailable
+
     if task.skip_message is not None:
-        return skipped_result(prob, task.optimizer, task.config, task.skip_message,
+        return skipped_result(problem, task.optimizer, task.config, task.skip_message,
                               started_at=started), False
     try:
-        return run(prob, task.optimizer, task.config), True
+        res = go()
+        return None if res is None else (res, True)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BackendUnavailable as exc:
-        return skipped_result(prob, task.optimizer, task.config, str(exc),
+        return skipped_result(problem, task.optimizer, task.config, str(exc),
                               started_at=started), False
     except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
-        return skipped_result(prob, task.optimizer, task.config, f"{type(exc).__name__}: {exc}",
-                              status="failed", started_at=started), False
+        return skipped_result(problem, task.optimizer, task.config,
+                              f"{type(exc).__name__}: {exc}", status="failed",
+                              started_at=started), False
 
 
 def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str,
@@ -302,4 +313,4 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                 client.unregister_worker_plugin(plugin.name)
 
 
-__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "failed_result", "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "failed_result", "guarded_run", "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]

@@ -344,13 +344,18 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     """
     if monitor.pause_at is not None:
         return (yield from _threaded_framework_loop(adapter, monitor, sw))
+    out = _library_loop(adapter, monitor, sw)
+    return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
+
+
+def _library_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> dict[str, Any]:
+    """The library's own loop on the clock (the monitor pauses it while it observes)."""
     sw.resume()
     try:
-        out = adapter.run(monitor)  # type: ignore[attr-defined]
+        return adapter.run(monitor)  # type: ignore[attr-defined, no-any-return]
     finally:
         if sw.running:
             sw.pause()
-    return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
 
 
 def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
@@ -372,13 +377,7 @@ def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) 
 
     def work() -> None:
         try:
-            sw.resume()
-            try:
-                out = adapter.run(monitor)  # type: ignore[attr-defined]
-            finally:
-                if sw.running:
-                    sw.pause()
-            to_caller.put(("done", out))
+            to_caller.put(("done", _library_loop(adapter, monitor, sw)))
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             to_caller.put(("error", exc))
 

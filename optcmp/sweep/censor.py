@@ -50,8 +50,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from optcmp.engine.runner import LiveRun, skipped_result
-from optcmp.executors import RunTask, run_tasks
+from optcmp.engine.runner import LiveRun
+from optcmp.executors import RunTask, guarded_run, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.results.parts import CensorBound
@@ -193,30 +193,19 @@ class _Resumed:
 
     def _advance(self, task: RunTask, cap: int | None) -> tuple[RunResult, bool] | None:
         """Start or resume ``task``'s run up to ``cap``: its result and whether it is
-        storable (as :func:`optcmp.executors.execute_run` says), None when it paused."""
-        from optcmp.frameworks import BackendUnavailable
-
+        storable (:func:`optcmp.executors.guarded_run`), None when it paused."""
         started = time.time()
-        live = self.live.pop(task.index, None)
-        try:
-            if task.skip_message is not None:
-                return skipped_result(self.problem, task.optimizer, task.config,
-                                      task.skip_message, started_at=started), False
+
+        def go() -> RunResult | None:
+            live = self.live.pop(task.index, None)
             if live is None:
                 live = LiveRun(self.problem, task.optimizer, task.config)
             if not live.advance(cap):
                 self.live[task.index] = live
                 return None
-            return live.result(), True
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BackendUnavailable as exc:
-            return skipped_result(self.problem, task.optimizer, task.config, str(exc),
-                                  started_at=started), False
-        except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
-            return skipped_result(self.problem, task.optimizer, task.config,
-                                  f"{type(exc).__name__}: {exc}", status="failed",
-                                  started_at=started), False
+            return live.result()
+
+        return guarded_run(self.problem, task, go, started)
 
     def drop(self, task: RunTask) -> None:
         """End ``task``'s paused run where it stands (it was censored there)."""
