@@ -166,9 +166,9 @@ def test_fused_full_batch_blocks_are_at_most_one_percent_of_the_steps_before(mon
     sizes: list[tuple[int, int]] = []
     real = ReferenceAdapter.run_block
 
-    def spy(self, n):
+    def spy(self, n, *rest):
         sizes.append((self._k, n))
-        return real(self, n)
+        return real(self, n, *rest)
 
     monkeypatch.setattr(ReferenceAdapter, "run_block", spy)
     p = lr_a()

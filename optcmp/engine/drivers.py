@@ -1,6 +1,6 @@
 """Loop drivers: how a run's timed steps are driven, behind one interface.
 
-A driver takes an adapter that is set up and warmed up, the run's monitor (which already
+A driver takes a :class:`~optcmp.frameworks.stepper.Stepper` that is initialised, the run's monitor (which already
 observed ``x0``) and the run's stopwatch, runs timed steps until the monitor says stop, and
 returns a :class:`LoopRecord`. A driver is a generator: it also stops short at the monitor's
 :attr:`~optcmp.engine.monitor.Monitor.pause_at` (a censoring round's iteration cap), yields the
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.engine.monitor import Monitor
-from optcmp.frameworks.stepper import Adapter
+from optcmp.frameworks.stepper import LoopAdapter, Stepper
 from optcmp.stopping import MaxEvals, MaxIter
 from optcmp.timing import Stopwatch
 
@@ -64,50 +64,52 @@ class LoopRecord:
 
 #: The generator a driver returns: it yields at every pause, returns when the run has ended.
 Loop = Generator[LoopRecord, None, LoopRecord]
-#: ``driver(adapter, monitor, sw) -> Loop`` (:func:`choose_driver` binds ``eval_every``)
-Driver = Callable[[Adapter, Monitor, Stopwatch], Loop]
+#: ``driver(stepper, monitor, sw) -> Loop`` (:func:`choose_driver` binds ``eval_every``)
+Driver = Callable[[Stepper, Monitor, Stopwatch], Loop]
 
 
-def step_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+def _every(stepper: Stepper, eval_every: int | None) -> int:
+    """Steps between two full observations: ``eval_every``, else an epoch of minibatches."""
+    return int(eval_every or (stepper.steps_per_epoch if stepper.stochastic else 1) or 1)
+
+
+def step_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
               eval_every: int | None) -> Loop:
     """Timed steps, each followed by an untimed observation, until the monitor says stop."""
-    stochastic = adapter.stochastic
-    every = int(eval_every or (adapter.steps_per_epoch if stochastic else 1) or 1)
-    step = adapter.step
+    stochastic = stepper.stochastic
+    every = _every(stepper, eval_every)
     # A full-batch step reports f(x_{k-1}) after it has moved to x_k: keep a host copy of x_{k-1},
     # off the clock, for callbacks, metrics, the float64 confirmation and the final result (a
     # converged run returns the iterate that met the target).
-    keep_prev = not stochastic
     prev: np.ndarray | None = None
     k = nfev = njev = 0
     budget = _iteration_budget(monitor)
     while True:
-        if keep_prev:
-            prev = adapter.x_numpy()
-        adapter.limit_iterations(max(budget - k, 1))
+        stepper.ready(1)
+        if not stochastic:
+            prev = stepper.x_numpy()
         sw.resume()
-        out = step()
+        blk = stepper.run(1, iterations=max(budget - k, 1))
         sw.pause()
-        before, k = k, k + out.nit  # iterations: the library's own count when it reports one
-        nfev += out.nfev
-        njev += out.njev
+        before, k = k, k + (1 if blk.nit is None else blk.nit)  # the library's own count
+        nfev += blk.nfev
+        njev += blk.njev
         if not stochastic:
             if before == 0:  # f(x0) is already recorded in float64
                 stop = monitor.observe(k, 0, None, None, nfev, njev)
             else:
-                gn = None if out.grad_norm is None else float(out.grad_norm)
-                stop = monitor.observe(k, before, float(out.fun), gn, nfev, njev, prev)
+                gn = None if blk.grad_norm is None else float(blk.grad_norm)
+                stop = monitor.observe(k, before, float(blk.fun), gn, nfev, njev, prev)
         else:
-            stop = _observe_minibatch(adapter, monitor, k, every, nfev, njev)
+            stop = _observe_minibatch(stepper, monitor, k, every, nfev, njev)
         if stop:
             return LoopRecord(k, nfev, njev)
-        reason = adapter.own_stop()
+        reason = None if blk.stopped is None else blk.stopped()
         if reason is not None:  # the library ended by itself: its last iterate is observed
-            monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+            monitor.observe_full(k, stepper.x_numpy(), nfev, njev)
             return LoopRecord(k, nfev, njev, report={"status": "stalled", "message": reason})
         if monitor.pausing(k):
             yield LoopRecord(k, nfev, njev)
-        adapter.between_steps()
 
 
 def _iteration_budget(monitor: Monitor) -> int:
@@ -115,12 +117,12 @@ def _iteration_budget(monitor: Monitor) -> int:
     return min((r.n for r in monitor.rule.rules() if isinstance(r, MaxIter)), default=1 << 30)
 
 
-def _observe_minibatch(adapter: Adapter, monitor: Monitor, k: int, every: int, nfev: int,
+def _observe_minibatch(stepper: Stepper, monitor: Monitor, k: int, every: int, nfev: int,
                        njev: int) -> bool:
     """The observation after ``k`` minibatch steps: the full objective every ``every`` steps
     (the monitor evaluates it, off the clock), the counts only in between; True: stop."""
     if k % every == 0:
-        return monitor.observe_full(k, adapter.x_numpy(), nfev, njev)
+        return monitor.observe_full(k, stepper.x_numpy(), nfev, njev)
     return monitor.observe(k, k, None, None, nfev, njev)
 
 
@@ -136,13 +138,25 @@ def _budget_left(monitor: Monitor, k: int, nfev: int) -> int:
     return max(left, 1)
 
 
-def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
+def _host_values(stepper: Stepper, values: Any, n: int) -> list[float]:
     """The first ``n`` backend scalars of a block's output as floats (off the clock)."""
-    b = adapter.backend
+    b = stepper.backend
     if isinstance(values, (list, tuple)):
         return [math.nan if v is None else float(np.asarray(b.to_numpy(v)))
                 for v in values[:n]]
     return [float(v) for v in np.asarray(b.to_numpy(values), dtype=np.float64)[:n]]
+
+
+def _replay(stepper: Stepper, saved: Any, j: int) -> np.ndarray:
+    """The iterate ``j`` steps after the state ``saved``, by the same fused block, off the
+    clock; the stepper's state is left as it was."""
+    now = stepper.save()
+    stepper.load(saved)
+    if j:
+        stepper.run(j)
+    x = stepper.x_numpy()
+    stepper.load(now)
+    return x
 
 
 #: A fused full-batch block is at most this fraction of the steps done before it, so that the
@@ -150,27 +164,27 @@ def _host_values(adapter: Adapter, values: Any, n: int) -> list[float]:
 BLOCK_FRACTION = 0.01
 
 
-def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
+def fused_full_batch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch) -> Loop:
     """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
 
     A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
-    (geometric growth, at most the adapter's ``BLOCK_MAX``, never past an iteration or
+    (geometric growth, at most the stepper's ``block_max``, never past an iteration or
     evaluation budget). Step ``j`` of a block gets the time ``t0 + (j + 1) / n * (t1 - t0)``
     (the block's clock span shared evenly), so the time of the target iteration is off by at
     most one block, 1% of the elapsed time. The iterate that met the target is recomputed off
-    the clock by replaying the block from its start (:meth:`Adapter.replay`).
+    the clock by running the block again from its saved start (:func:`_replay`).
     """
     k = nfev = njev = 0
-    cap = int(getattr(adapter, "BLOCK_MAX", 1024))
     while True:
-        n = min(max(1, int(BLOCK_FRACTION * k)), cap, _budget_left(monitor, k, nfev))
-        t0 = sw.elapsed
+        n = stepper.ready(min(max(1, int(BLOCK_FRACTION * k)), stepper.block_max,
+                              _budget_left(monitor, k, nfev)))
+        saved, t0 = stepper.save(), sw.elapsed
         sw.resume()
-        blk = adapter.run_block(n)
+        blk = stepper.run(n)
         sw.pause()
         t1 = sw.elapsed
-        funs = _host_values(adapter, blk.fun, n)
-        gns = _host_values(adapter, blk.grad_norm, n)
+        funs = _host_values(stepper, blk.fun, n)
+        gns = _host_values(stepper, blk.grad_norm, n)
         for j in range(n):
             kk = k + j + 1
             nfev += blk.nfev
@@ -180,9 +194,10 @@ def fused_full_batch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> 
                 stop = monitor.observe(1, 0, None, None, nfev, njev, at=at)
             else:
                 stop = monitor.observe(kk, kk - 1, funs[j], gns[j], nfev, njev,
-                                       functools.partial(adapter.replay, j), at=at)
+                                       functools.partial(_replay, stepper, saved, j), at=at)
             if stop:
-                last = None if j == n - 1 or monitor.hit is not None else adapter.replay(j + 1)
+                last = (None if j == n - 1 or monitor.hit is not None
+                        else _replay(stepper, saved, j + 1))
                 return LoopRecord(kk, nfev, njev, last)
         k += n
         if monitor.pausing(k):
@@ -203,7 +218,7 @@ def _block_cap(k: int, sw: Stopwatch) -> int:
     return cap
 
 
-def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+def fused_minibatch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
                          eval_every: int | None) -> Loop:
     """Minibatch steps in fused blocks, with exact times.
 
@@ -213,62 +228,54 @@ def fused_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
     or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch
     of the compiled loop on TensorFlow and JAX, warmed up).
 
-    On an adapter that :attr:`~optcmp.frameworks.stepper.Adapter.spans` observations (compiled
+    On a stepper that :attr:`~optcmp.frameworks.stepper.Stepper.spans` observations (compiled
     loops: TensorFlow, JAX) a block runs across observations and epochs, keeping the iterate
     at each observation inside it; after the block, off the clock, the monitor evaluates
     them in order (their trace times shared evenly over the block). When one of them stops
-    the run before the block's end, the run goes back to the block's start (iterate,
+    the run before the block's end, the run goes back to the block's saved start (iterate,
     optimizer state, the stopwatch's reading) and runs, timed, exactly the steps up to that
     observation: the recorded time and CPU time of the stop are those of the run's own
     steps, and the iterate is checked to equal the one kept. Elsewhere a block ends at every
     observation.
     """
-    every = int(eval_every or adapter.steps_per_epoch or 1)
-    if adapter.spans:
-        return (yield from _spanning_minibatch_loop(adapter, monitor, sw, every))
+    every = _every(stepper, eval_every)
+    if stepper.spans:
+        return (yield from _spanning_minibatch_loop(stepper, monitor, sw, every))
     k = nfev = njev = 0
     while True:
-        n = min((k // every + 1) * every - k, adapter.fusable_steps(), _block_cap(k, sw),
-                _budget_left(monitor, k, nfev))
+        n = stepper.ready(min((k // every + 1) * every - k, _block_cap(k, sw),
+                              _budget_left(monitor, k, nfev)))
         sw.resume()
-        if n <= 0:
-            out = adapter.step()
-            n, ev = 1, (out.nfev, out.njev)
-        else:
-            blk = adapter.run_block(n)
-            ev = (blk.nfev, blk.njev)
+        blk = stepper.run(n)
         sw.pause()
         k += n
-        nfev += n * ev[0]
-        njev += n * ev[1]
-        if _observe_minibatch(adapter, monitor, k, every, nfev, njev):
+        nfev += n * blk.nfev
+        njev += n * blk.njev
+        if _observe_minibatch(stepper, monitor, k, every, nfev, njev):
             return LoopRecord(k, nfev, njev)
         if monitor.pausing(k):
             yield LoopRecord(k, nfev, njev)
-        adapter.between_steps()
 
 
-def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
+def _spanning_minibatch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
                              every: int) -> Loop:
-    """:func:`fused_minibatch_loop` on an adapter whose blocks span observations."""
-    kept_max = int(getattr(adapter, "span_kept", 1))
+    """:func:`fused_minibatch_loop` on a stepper whose blocks span observations."""
     k = nfev = njev = 0
     while True:
         first = (k // every + 1) * every - k  # steps to the next observation
         left = _budget_left(monitor, k, nfev)
-        n = min(max(_block_cap(k, sw), first), adapter.fusable_steps(),
-                first + (kept_max - 1) * every, left)
+        n = stepper.ready(min(max(_block_cap(k, sw), first),
+                              first + (stepper.span_kept - 1) * every, left))
         if first <= n < left:  # end on an observation (a budget may end a block anywhere;
             n = first + (n - first) // every * every  # an index vector, before the next one)
-        adapter.prepare_block(n)
-        saved, mark, row0 = adapter.save_state(), sw.mark(), len(monitor.rows)
+        saved, mark, row0 = stepper.save(), sw.mark(), len(monitor.rows)
         t0, c0 = sw.elapsed, sw.cpu_elapsed
         sw.resume()
-        blk = adapter.run_block(n, first, every)
+        blk = stepper.run(n, first, every)
         sw.pause()
         t1, c1 = sw.elapsed, sw.cpu_elapsed
         ev = (blk.nfev, blk.njev)
-        kept = _kept_rows(adapter, blk.kept, 0 if n < first else 1 + (n - first) // every)
+        kept = _kept_rows(stepper, blk.kept, 0 if n < first else 1 + (n - first) // every)
         for j, x in enumerate(kept):
             kk = k + first + j * every
             share = (kk - k) / n
@@ -278,17 +285,17 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
                                             cpu_at=c0 + share * (c1 - c0))
             except Exception:  # a callback or a metric failed: the run ends at this iterate
                 if kk < k + n:
-                    adapter.restore_state(saved)
-                    adapter.run_block(kk - k)
+                    stepper.load(saved)
+                    stepper.run(kk - k)
                 raise
             if stop:
                 if kk < k + n:  # run the block again, timed, up to this observation
                     sw.rewind(mark)
-                    adapter.restore_state(saved)
+                    stepper.load(saved)
                     sw.resume()
-                    adapter.run_block(kk - k)
+                    stepper.run(kk - k)
                     sw.pause()
-                    _check_rerun(adapter, x, kk)
+                    _check_rerun(stepper, x, kk)
                     monitor.retime(row0, k, t0)
                 return LoopRecord(kk, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1])
         k += n
@@ -298,23 +305,22 @@ def _spanning_minibatch_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch,
             return LoopRecord(k, nfev, njev)
         if monitor.pausing(k):
             yield LoopRecord(k, nfev, njev)
-        adapter.between_steps()
 
 
 class NondeterministicBlockWarning(UserWarning):
     """A fused block run again from the same state reached another iterate."""
 
 
-def _check_rerun(adapter: Adapter, kept: np.ndarray, k: int) -> None:
+def _check_rerun(stepper: Stepper, kept: np.ndarray, k: int) -> None:
     """Warn when the block run again up to step ``k`` did not reach the iterate it kept the
     first time (a device whose reductions are not deterministic): the run's observation and
     its result are the first pass's, its time the second's."""
-    x = adapter.x_numpy()
+    x = stepper.x_numpy()
     if np.array_equal(x, kept, equal_nan=True):
         return
     with np.errstate(invalid="ignore"):
         diff = float(np.nanmax(np.abs(x - kept)))
-    warnings.warn(f"{type(adapter).__name__}: a fused block run again from the same state "
+    warnings.warn(f"{type(stepper).__name__}: a fused block run again from the same state "
                   f"reached another iterate at step {k} (largest difference {diff:.3g}): its "
                   "compiled steps are not deterministic on this device, so the time to that "
                   "step is the second pass's and the observation the first's; "
@@ -322,19 +328,20 @@ def _check_rerun(adapter: Adapter, kept: np.ndarray, k: int) -> None:
                   NondeterministicBlockWarning, stacklevel=2)
 
 
-def _kept_rows(adapter: Adapter, kept: Any, m: int) -> list[np.ndarray]:
+def _kept_rows(stepper: Stepper, kept: Any, m: int) -> list[np.ndarray]:
     """The first ``m`` iterates a spanning block kept, as float64 host vectors."""
     if m == 0:
         return []
-    b = adapter.backend
+    b = stepper.backend
     if isinstance(kept, (list, tuple)):
         return [np.asarray(b.to_numpy(v), dtype=np.float64).reshape(-1) for v in kept[:m]]
     rows = np.asarray(b.to_numpy(kept), dtype=np.float64)
     return [rows[j].reshape(-1) for j in range(m)]
 
 
-def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
-    """A library's own loop (:meth:`~optcmp.frameworks.stepper.LoopAdapter.run`), on the clock.
+def framework_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch) -> Loop:
+    """A library's own loop (:meth:`~optcmp.frameworks.stepper.LoopAdapter.minimize`), on the
+    clock.
 
     The monitor pauses the clock while it observes each iteration
     (:meth:`~optcmp.engine.monitor.Monitor.on_iteration`). A run that may pause (its monitor's
@@ -342,23 +349,24 @@ def framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     loop on a thread of its own, which waits inside the library's callback while the run is
     paused (:func:`_threaded_framework_loop`); one that never pauses runs it here.
     """
+    assert isinstance(stepper, LoopAdapter)
     if monitor.pause_at is not None:
-        return (yield from _threaded_framework_loop(adapter, monitor, sw))
-    out = _library_loop(adapter, monitor, sw)
+        return (yield from _threaded_framework_loop(stepper, monitor, sw))
+    out = _library_loop(stepper, monitor, sw)
     return LoopRecord(out["nit"], out["nfev"], out["njev"], report=out)
 
 
-def _library_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> dict[str, Any]:
+def _library_loop(stepper: LoopAdapter, monitor: Monitor, sw: Stopwatch) -> dict[str, Any]:
     """The library's own loop on the clock (the monitor pauses it while it observes)."""
     sw.resume()
     try:
-        return adapter.run(monitor)  # type: ignore[attr-defined, no-any-return]
+        return stepper.minimize(monitor)
     finally:
         if sw.running:
             sw.pause()
 
 
-def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) -> Loop:
+def _threaded_framework_loop(stepper: LoopAdapter, monitor: Monitor, sw: Stopwatch) -> Loop:
     """:func:`framework_loop` with the library's loop on a thread that waits at each pause."""
     to_caller: queue.Queue[tuple[str, Any]] = queue.Queue()
     to_loop: queue.Queue[None] = queue.Queue()
@@ -377,7 +385,7 @@ def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) 
 
     def work() -> None:
         try:
-            to_caller.put(("done", _library_loop(adapter, monitor, sw)))
+            to_caller.put(("done", _library_loop(stepper, monitor, sw)))
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             to_caller.put(("error", exc))
 
@@ -405,13 +413,13 @@ def _threaded_framework_loop(adapter: Adapter, monitor: Monitor, sw: Stopwatch) 
         monitor.gate = None
 
 
-def choose_driver(adapter: Adapter, eval_every: int | None = None) -> Driver:
-    """The driver of a set-up adapter: by its loop, its execution mode and its batching."""
-    if adapter.loop:
+def choose_driver(stepper: Stepper, eval_every: int | None = None) -> Driver:
+    """The driver of an initialised stepper: by its loop, its execution and its batching."""
+    if stepper.loop:
         return framework_loop
-    if adapter.execution == "fused" and not adapter.stochastic:
+    if stepper.execution == "fused" and not stepper.stochastic:
         return fused_full_batch_loop
-    loop = fused_minibatch_loop if adapter.execution == "fused" else step_loop
+    loop = fused_minibatch_loop if stepper.execution == "fused" else step_loop
     return functools.partial(loop, eval_every=eval_every)
 
 
@@ -440,25 +448,17 @@ class FixedSteps:
         return False
 
 
-def record_fixed_steps(adapter: Adapter, steps: int) -> list[np.ndarray]:
-    """``x_0`` and the iterate after each of ``steps`` untimed steps, copied to the host.
-
-    Steps run as the adapter's execution mode says: a fused adapter runs one-step blocks of
-    its fused program (the program a fused run calls), a framework's own loop is stopped
-    after ``steps`` iterations (it may stop earlier by itself).
-    """
-    xs = [adapter.x_numpy()]
-    if adapter.loop:
-        adapter.run(FixedSteps(steps, xs.append))  # type: ignore[attr-defined]
+def record_fixed_steps(stepper: Stepper, steps: int) -> list[np.ndarray]:
+    """``x_0`` and the iterate after each of ``steps`` untimed one-step runs, on the host
+    (a framework's own loop is stopped after ``steps`` iterations; it may stop earlier)."""
+    xs = [stepper.x_numpy()]
+    if isinstance(stepper, LoopAdapter):
+        stepper.minimize(FixedSteps(steps, xs.append))
         return xs
-    fused = adapter.execution == "fused"
     for _ in range(steps):
-        if fused and adapter.fusable_steps() > 0:
-            adapter.run_block(1)
-        else:
-            adapter.step()
-        adapter.between_steps()
-        xs.append(adapter.x_numpy())
+        stepper.ready(1)
+        stepper.run(1)
+        xs.append(stepper.x_numpy())
     return xs
 
 

@@ -29,7 +29,7 @@ from optcmp.engine.config import RunConfig
 from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter
 from optcmp.frameworks.base import Backend, gradient_kind
-from optcmp.frameworks.stepper import Adapter
+from optcmp.frameworks.stepper import Adapter, Stepper
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
@@ -42,23 +42,16 @@ class CompileInTimedWarning(UserWarning):
     """Compilation or tracing happened inside a run's timed region (its time includes it)."""
 
 
-def resolve_execution(adapter: Adapter, config: RunConfig, rule: Rule | None = None) -> str:
-    """The execution mode a run uses: ``"step"`` or ``"fused"`` (see :attr:`RunConfig.execution`)."""
-    if config.execution == "step" or adapter.loop:
-        return "step"
-    why = adapter.fuse_blocker()
-    if not why and not adapter.stochastic:
-        if config.callback is not None:
-            why = "a callback needs every iterate"
-        elif rule is not None and any(r.needs_metrics for r in rule.rules()):
-            why = "the stopping rule needs metrics of every iterate"
-    if not why:
-        return "fused"
-    if config.execution == "fused":
-        warnings.warn(f"execution='fused' is not possible for {adapter.spec.label} on "
-                      f"{config.backend}: {why}; it runs execution='step' (recorded)",
-                      UserWarning, stacklevel=outside_level())
-    return "step"
+def why_step(adapter: Stepper, config: RunConfig, rule: Rule | None = None) -> str:
+    """The run's own reason to take full-batch steps one by one (a callback or a stopping
+    rule that needs every iterate), ``""`` when it has none (see :attr:`RunConfig.execution`)."""
+    if adapter.stochastic or config.execution == "step":
+        return ""
+    if config.callback is not None:
+        return "a callback needs every iterate"
+    if rule is not None and any(r.needs_metrics for r in rule.rules()):
+        return "the stopping rule needs metrics of every iterate"
+    return ""
 
 
 @dataclass
@@ -153,10 +146,13 @@ class Session:
         self.adapter = adapter
         self.implementation = adapter.implementation
         self.implemented_by = adapter.implemented_by
-        adapter.setup()
+        adapter.init(config.execution, why_step(adapter, config, rule))
         self.hyperparameters = dict(adapter.hyper)
-        execution = resolve_execution(adapter, config, rule)
-        adapter.prepare_execution(execution)
+        execution = adapter.execution
+        if adapter.fallback:
+            warnings.warn(f"execution='fused' is not possible for {adapter.spec.label} on "
+                          f"{config.backend}: {adapter.fallback}; it runs execution='step' "
+                          "(recorded)", UserWarning, stacklevel=outside_level())
         self.implementation = adapter.implementation or self.implementation
         self.implemented_by = adapter.implemented_by
         self.how = How(adapter.compiled, adapter.layout, execution, adapter.gradient,
@@ -166,8 +162,8 @@ class Session:
             a, b = order.bounds(order.steps_per_epoch - 1)
             self.how.last_batch, self.how.drop_last = int(b - a), bool(order.drop_last)
         backend.sync()
-        self.setup_time = time.perf_counter() - t0
-        self.warmup_time = adapter.warmup()
+        self.warmup_time = adapter.warmup_time
+        self.setup_time = time.perf_counter() - t0 - self.warmup_time
         self._compiles0 = backend.compilations()
         limit_late_pools(config.threads)  # pools of libraries the setup loaded
         return adapter
@@ -183,7 +179,7 @@ class Session:
         run's iterates are read; nothing before :meth:`start`. The adapter is not used
         afterwards."""
         if self.adapter is not None:
-            self.adapter.release()
+            self.adapter.close()
 
     def compiles_since_start(self) -> int | None:
         """Compilations or traces since the warm-up ended (None before :meth:`start` did)."""
@@ -192,4 +188,4 @@ class Session:
         return self.backend.compilations() - self._compiles0
 
 
-__all__ = ["CompileInTimedWarning", "Session", "resolve_execution"]
+__all__ = ["CompileInTimedWarning", "Session", "why_step"]

@@ -110,8 +110,6 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
 
     implementation = "optcmp reference update rule"
     fuses_full_batch = True
-    #: Most steps of one fused call (the objective buffer of a compiled loop).
-    BLOCK_MAX = 1024
 
     def setup(self) -> None:
         super().setup()
@@ -163,7 +161,7 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
                         gradient=self.gradient, value=full)
         kept: dict[str, Any] = {} if key is None else {"reuse": key}
         if full:
-            self._block = b.compile_block(step, ex, n_max=self.BLOCK_MAX, **kept)
+            self._block = b.compile_block(step, ex, n_max=self.block_max, **kept)
             return
         order = self.order
         self._all_rows = None
@@ -211,12 +209,13 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         self._k += n
         return kept
 
-    def save_state(self) -> Any:
-        """The iterate, the optimizer state and the step (references: the compiled steps
-        update functionally)."""
+    def save(self) -> Any:
+        """The iterate, the optimizer state and the step: references, as the compiled steps
+        update functionally."""
         return self.x, self.state, self._k
 
-    def restore_state(self, saved: Any) -> None:
+    def load(self, saved: Any) -> None:
+        """Go back to a saved state."""
         self.x, self.state, self._k = saved
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
@@ -224,18 +223,10 @@ class ReferenceAdapter(MinibatchMixin, Adapter):
         if self.stochastic:
             kept = self._mini_block(self._block, n, first, every)
             return Block(n, kept=None if first is None else kept)
-        self._saved = (self.x, self.state)  # functional updates: references suffice
         self.x, self.state, funs, gnorms = self._block(n, self.x, self.state, self.data,
                                                        *self._extra())
         self._k += n
         return Block(n, funs, gnorms)
-
-    def replay(self, n: int) -> np.ndarray:
-        """The iterate ``n`` steps after the last block's start, by the same compiled block."""
-        x, state = self._saved
-        if n > 0:
-            x, _, _, _ = self._block(n, x, state, self.data, *self._extra())
-        return np.asarray(self.backend.to_numpy(x), dtype=np.float64).reshape(-1)
 
     def warmup(self) -> float:
         """Every compiled shape once, untimed: the step on a full and on the shorter last

@@ -147,7 +147,7 @@ class ScipyAdapter(LoopAdapter):
             return lf
         return self._f(x)
 
-    def run(self, monitor: Any) -> dict[str, Any]:
+    def minimize(self, monitor: Any) -> dict[str, Any]:
         options = self._run_options(monitor)
         self._last = (None, None)
         self._nit_seen = 0

@@ -1,15 +1,26 @@
-"""The adapter interface: what a run drives, and the minibatch sequence adapters share.
+"""The stepper contract the run loop drives, and the adapters that implement it.
 
-An adapter runs one :class:`~optcmp.optimizers.base.OptimizerSpec` on one
-:class:`~optcmp.frameworks.base.Backend`: it places data and the iterate (setup, untimed), warms up
-(untimed), and then either takes one step per call (:meth:`Adapter.step`, timed by the run)
-or, for libraries that drive their own loop (scipy), runs to completion reporting every
-iteration to a monitor (:class:`LoopAdapter`).
+A :class:`Stepper` is what a run needs from a framework: :meth:`~Stepper.init` (place data,
+compile, warm up: untimed), :meth:`~Stepper.ready` (get the next steps ready: untimed),
+:meth:`~Stepper.run` (``n`` steps: timed by the loop), :meth:`~Stepper.x_numpy` (the iterate
+on the host), :meth:`~Stepper.save` and :meth:`~Stepper.load` (the run's state as a value,
+and going back to it) and :meth:`~Stepper.close`. Re-running a block up to the step where a
+target was met, replaying a fused block to read an iterate inside it, pausing and resuming
+a run: all of that is the loop's business, done with these members and nothing else.
+
+The state is a value the loop holds only where it may go back (:meth:`~Stepper.save`): a
+functional stepper (optcmp's reference rule, optax) hands out references to its arrays, an
+in-place one (``torch.optim``, Keras variables) copies; between saves the stepper updates its
+own state as its framework does best. :class:`Adapter` implements the contract for optcmp's
+adapters from smaller hooks (:meth:`Adapter.setup`, :meth:`Adapter.step`,
+:meth:`Adapter.run_block`, ...); a library that drives its own loop (scipy) is a
+:class:`LoopAdapter` and runs to completion in :meth:`LoopAdapter.minimize`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,7 +49,15 @@ class StepOutput:
 
 @dataclass
 class Block:
-    """What a fused block of steps reports (the ``"fused"`` execution mode)."""
+    """What :meth:`Stepper.run` reports: ``n`` steps, backend values read off the clock.
+
+    ``fun``/``grad_norm``: full-batch steps' objectives at their starting iterates and gradient
+    norms (one per step, a sequence or a backend vector; a single value for one step);
+    ``nfev``/``njev``: evaluations per step; ``nit``: the library's own iterations of a
+    one-step block (``torch.optim.LBFGS``); ``kept``: the iterates a spanning block kept at its
+    observations; ``stopped``: called off the clock, the library's reason for ending by its own
+    test, or None.
+    """
 
     n: int
     fun: Any = None
@@ -46,14 +65,123 @@ class Block:
     nfev: int = 1
     njev: int = 1
     kept: Any = None
+    nit: int | None = None
+    stopped: Callable[[], str | None] | None = None
 
 
-class Adapter(ABC):
-    """Runs one optimizer spec on one backend."""
+class Stepper(ABC):
+    """The contract a framework implements so that optcmp's loop can time it.
+
+    Attributes the loop reads: :attr:`stochastic` (minibatch steps), :attr:`steps_per_epoch`,
+    :attr:`backend` (its ``to_numpy`` reads a block's values), :attr:`execution` (``"step"``:
+    one step per :meth:`run`; ``"fused"``: many), :attr:`spans` (a fused minibatch block may
+    span observations, keeping the iterates at them), :attr:`span_kept` (how many),
+    :attr:`block_max` (most full-batch steps of one fused block) and :attr:`loop` (a library
+    that drives its own loop).
+    """
 
     loop: ClassVar[bool] = False
-    #: Whether :meth:`run_block` can run full-batch steps fused (it then implements
-    #: :meth:`replay`); minibatch steps can always be fused (observations end the blocks).
+    block_max: ClassVar[int] = 1024
+    backend: Backend
+    stochastic: bool = False
+    execution: str = "step"
+    spans: bool = False
+    span_kept: int = 1
+    #: Seconds :meth:`init` spent warming up (compiling, first-call allocations).
+    warmup_time: float = 0.0
+    #: Why :meth:`init` ran ``"step"`` where ``"fused"`` was asked for (``""``: it did not).
+    fallback: str = ""
+
+    @abstractmethod
+    def init(self, execution: str = "step", why_step: str = "") -> None:
+        """Place the data and ``x0``, choose the execution, compile and warm up (untimed).
+
+        Parameters
+        ----------
+        execution : str
+            ``"step"``, ``"fused"`` or ``"auto"`` (fused where possible).
+        why_step : str
+            The caller's reason to run step by step (``""``: none).
+        """
+
+    @abstractmethod
+    def ready(self, n: int) -> int:
+        """Get the next steps ready, off the clock (an epoch's row order, an index vector).
+
+        Parameters
+        ----------
+        n : int
+            Steps the loop would like the next :meth:`run` to take.
+
+        Returns
+        -------
+        int
+            Steps the next :meth:`run` takes (at least 1, at most ``n``).
+        """
+
+    @abstractmethod
+    def run(self, n: int, first: int | None = None, every: int = 1,
+            iterations: int | None = None) -> Block:
+        """``n`` steps from the current state, timed by the caller as one.
+
+        Parameters
+        ----------
+        n : int
+            Steps, as :meth:`ready` returned.
+        first, every : int
+            A spanning block keeps the iterates after ``first``, ``first + every``, ... steps.
+        iterations : int, optional
+            Most library iterations one step may do (an iteration budget's remainder).
+
+        Returns
+        -------
+        Block
+            What the steps report.
+        """
+
+    @abstractmethod
+    def x_numpy(self) -> np.ndarray:
+        """The current iterate, copied to the host as float64 (off the clock).
+
+        Returns
+        -------
+        numpy.ndarray
+            The flat iterate.
+        """
+
+    @abstractmethod
+    def save(self) -> Any:
+        """The run's state now (iterate, optimizer state, step) as a value for :meth:`load`.
+
+        Returns
+        -------
+        Any
+            An opaque value that later steps do not change.
+        """
+
+    @abstractmethod
+    def load(self, saved: Any) -> None:
+        """Go back to a state from :meth:`save`.
+
+        Parameters
+        ----------
+        saved : Any
+            What :meth:`save` returned.
+        """
+
+    def close(self) -> None:  # noqa: B027 - most steppers hold nothing another run can take
+        """Give back what the run borrowed (once its final iterate is read)."""
+
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """Minibatches in one pass over the data (stochastic steppers), else ``None``."""
+        return None
+
+
+class Adapter(Stepper):
+    """Runs one optimizer spec on one backend: :class:`Stepper` built from hooks."""
+
+    #: Whether :meth:`run_block` can run full-batch steps fused (minibatch steps always can).
     fuses_full_batch: ClassVar[bool] = False
     implementation: str = ""
     #: The framework of the native declaration this adapter runs ("" for the reference rule).
@@ -83,8 +211,6 @@ class Adapter(ABC):
         self.data: dict[str, Any] = {}
         #: Data layout chosen at placement (``RunResult.conditions.layout``).
         self.layout = backend.best_layout(self.stochastic)
-        #: ``"step"`` or ``"fused"``, set by :meth:`prepare_execution` before the warm-up.
-        self.execution = "step"
         #: The gradient the steps compute (``RunResult.conditions.gradient``) from the run's setting:
         #: ``"analytic"`` (the problem's gradient against ops, or numpy's) or ``"autodiff"``.
         self.gradient = gradient_kind(backend, problem, gradient)
@@ -99,22 +225,59 @@ class Adapter(ABC):
         assert self.decl is not None, f"{type(self).__name__} runs no native declaration"
         return dict(self.decl.options(self.hyper))
 
-    # -- lifecycle
+    # -- the contract, from the hooks below
+    def init(self, execution: str = "step", why_step: str = "") -> None:
+        """:meth:`setup`, the execution (fused unless :meth:`fuse_blocker` or ``why_step``
+        says why not), :meth:`prepare_execution` and :meth:`warmup`."""
+        self.setup()
+        why = "" if execution == "step" or self.loop else self.fuse_blocker() or why_step
+        self.fallback = why if execution == "fused" else ""
+        self.prepare_execution("step" if execution == "step" or self.loop or why else "fused")
+        self.warmup_time = self.warmup()
+
+    def ready(self, n: int) -> int:
+        """:meth:`between_steps`, then the block's size and :meth:`prepare_block`."""
+        self.between_steps()
+        if self.execution != "fused":
+            return 1
+        n = max(1, min(n, self.fusable_steps()))
+        self.prepare_block(n)
+        return n
+
+    def run(self, n: int, first: int | None = None, every: int = 1,
+            iterations: int | None = None) -> Block:
+        """:meth:`run_block` when fused, else one :meth:`step`."""
+        if self.execution == "fused":
+            return self.run_block(n, first, every)
+        if iterations is not None:
+            self.limit_iterations(iterations)
+        out = self.step()
+        return Block(1, out.fun, out.grad_norm, out.nfev, out.njev, nit=out.nit,
+                     stopped=self.own_stop)
+
+    def close(self) -> None:
+        """:meth:`release`."""
+        self.release()
+
+    def save(self) -> Any:
+        """The run's state (see :meth:`Stepper.save`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot save its state")
+
+    def load(self, saved: Any) -> None:
+        """Go back to a saved state (see :meth:`Stepper.load`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot load a state")
+
+    # -- hooks
     def setup(self) -> None:
-        """Place data and the iterate on the device, resolve hyperparameters, compile (untimed)."""
+        """Place data and the iterate on the device, resolve hyperparameters, compile."""
         self.data = self.backend.place(self.problem.train_data, self.layout)
 
     def prepare_execution(self, execution: str) -> None:
-        """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`, before the warm-up)."""
+        """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`)."""
         self.execution = execution
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
-        """``n`` steps in as few calls as the adapter can (timed by the caller as one).
-
-        The default is a Python loop over :meth:`step`: no harness work between the steps.
-        Minibatch blocks never cross an epoch (the caller cuts them at
-        :meth:`fusable_steps`), except on adapters that :attr:`spans` observations.
-        """
+        """``n`` steps in as few calls as the adapter can (default: a loop over :meth:`step`)."""
         outs = [self.step() for _ in range(n)]
         last = outs[-1]
         if self.stochastic:
@@ -129,32 +292,14 @@ class Adapter(ABC):
         return f"{type(self).__name__} cannot fuse full-batch steps"
 
     def fusable_steps(self) -> int:
-        """Steps from the current one that one :meth:`run_block` call may take (>= 0)."""
+        """Steps from the current one that one :meth:`run_block` call may take."""
         return 1 << 30
 
-    #: Minibatch runs: whether one fused block may span observations and epochs (its
-    #: iterates at the observations kept, see :meth:`run_block`); set by
-    #: :meth:`prepare_execution` on compiled backends (TensorFlow, JAX).
-    spans: bool = False
-
     def prepare_block(self, n: int) -> None:  # noqa: B027 - most adapters need nothing here
-        """Get the next block of ``n`` steps ready, off the clock (an adapter that
-        :attr:`spans` epochs places the row orders of the epochs it covers)."""
-
-    def save_state(self) -> Any:
-        """The run's state now (iterate, optimizer state, step), for :meth:`restore_state`."""
-        raise NotImplementedError(f"{type(self).__name__} cannot save its state")
-
-    def restore_state(self, saved: Any) -> None:
-        """Go back to a state from :meth:`save_state` (the block is then run again)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot restore its state")
-
-    def replay(self, n: int) -> np.ndarray:
-        """The iterate ``n`` steps after the start of the last block, recomputed off the clock."""
-        raise NotImplementedError(f"{type(self).__name__} cannot replay a block")
+        """Get a block of ``n`` steps ready, off the clock."""
 
     def warmup(self) -> float:
-        """Run the first (tracing/compiling) step untimed and restore the state."""
+        """Run the first (tracing/compiling) step untimed, restore the state; its seconds."""
         return 0.0
 
     @abstractmethod
@@ -162,31 +307,20 @@ class Adapter(ABC):
         """One iteration (timed by the caller)."""
 
     def limit_iterations(self, n: int) -> None:  # noqa: B027 - one iteration per step
-        """Let the next :meth:`step` do at most ``n >= 1`` iterations (an iteration budget's
-        remainder), for adapters whose step does several of the library's own iterations."""
+        """Let the next :meth:`step` do at most ``n >= 1`` of the library's own iterations."""
 
     def own_stop(self) -> str | None:
         """Why the library stopped by its own test in the last step (off the clock), or None."""
         return None
 
     def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
-        """Untimed housekeeping before the next step (e.g. the next epoch's minibatch order)."""
-
-    @abstractmethod
-    def x_numpy(self) -> np.ndarray:
-        """Current iterate copied to the host as float64 (off the clock)."""
+        """Untimed housekeeping before the next step (the next epoch's row order)."""
 
     def release(self) -> None:  # noqa: B027 - most adapters hold nothing another run can take
-        """Give back what the run borrowed for its steps (once its final iterate is read)."""
-
-    @property
-    def steps_per_epoch(self) -> int | None:
-        """Steps in one pass over the data (stochastic adapters), else ``None``."""
-        return None
+        """Give back what the run borrowed for its steps."""
 
     def resolve_learning_rate(self) -> None:
-        """Replace ``learning_rate="auto"`` by ``1 / L`` from the problem, and a per-epoch
-        ``schedule`` by its step-based form (:meth:`resolve_schedule`)."""
+        """Replace ``learning_rate="auto"`` by ``1 / L`` and an epoch schedule by steps."""
         if self.hyper.get("learning_rate") == "auto":
             try:
                 L = self.problem.lipschitz()
@@ -200,12 +334,9 @@ class Adapter(ABC):
         self.resolve_schedule()
 
     def resolve_schedule(self) -> None:
-        """Replace a ``unit="epoch"`` schedule by its step-based form (recorded in the result,
-        with the schedule as written under ``schedule_as_given``).
-
-        One epoch is one step for a full-batch optimizer and ``ceil(n_samples / batch_size)``
-        minibatches for a stochastic one (:class:`~optcmp.batching.BatchOrder`).
-        """
+        """Replace a ``unit="epoch"`` schedule by its step-based form (one epoch: one step of
+        full batch, ``ceil(n_samples / batch_size)`` minibatches), the original kept under
+        ``schedule_as_given``."""
         text = self.hyper.get("schedule")
         if not isinstance(text, str):
             return
@@ -222,15 +353,15 @@ class Adapter(ABC):
 
 
 class LoopAdapter(Adapter):
-    """An adapter whose library drives the loop (scipy); it reports through a monitor."""
+    """An adapter whose library drives the loop (scipy): :meth:`minimize`, not :meth:`run`."""
 
     loop = True
 
-    def step(self) -> StepOutput:  # pragma: no cover - loop adapters are driven by run()
-        raise TypeError(f"{type(self).__name__} drives its own loop; call run()")
+    def step(self) -> StepOutput:  # pragma: no cover - loop adapters are driven by minimize()
+        raise TypeError(f"{type(self).__name__} drives its own loop; call minimize()")
 
     @abstractmethod
-    def run(self, monitor: Any) -> dict[str, Any]:
+    def minimize(self, monitor: Any) -> dict[str, Any]:
         """Run to completion, calling ``monitor.on_iteration`` after every iteration."""
 
 
@@ -316,7 +447,7 @@ class MinibatchMixin:
         The vector always has room for :attr:`span_epochs` epochs (one compiled shape); the
         epochs no block has reached yet are not drawn (zeros), and the ones a previous
         vector holds are not drawn again."""
-        if not self.span_epochs:
+        if not self.stochastic or not self.span_epochs:
             return
         order = self.order
         rows, spe = order.n_samples, order.steps_per_epoch

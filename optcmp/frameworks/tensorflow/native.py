@@ -288,16 +288,16 @@ class KerasNativeAdapter(ReferenceAdapter):
         self._k += n
         return kept
 
-    def save_state(self) -> Any:
+    def save(self) -> Any:
         """Copies of the variable and the optimizer's variables (updated in place), and the
         step."""
         if not self.native:
-            return super().save_state()
+            return super().save()
         return self.var.numpy(), [v.numpy() for v in self.opt.variables], self._k
 
-    def restore_state(self, saved: Any) -> None:
+    def load(self, saved: Any) -> None:
         if not self.native:
-            super().restore_state(saved)
+            super().load(saved)
             return
         x, opt_vars, self._k = saved
         self.var.assign(x)
