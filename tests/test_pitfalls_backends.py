@@ -241,7 +241,7 @@ def test_optcmp_gives_scipy_a_float64_x0_and_its_gradient_on_float32_backends(ba
         return real(fun, x0, **kw)
 
     monkeypatch.setattr(ad, "_minimize", spy)
-    ad.run(_NullMonitor())
+    ad.minimize(_NullMonitor())
     assert seen == {"x0_dtype": np.float64, "jac": True, "f_type": float,
                     "g_dtype": np.float64}
 

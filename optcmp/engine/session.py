@@ -1,12 +1,11 @@
-"""The run session: the adapter's lifecycle for one (problem, optimizer spec, run settings).
+"""The run session: the stepper's lifecycle for one (problem, optimizer spec, run settings).
 
-A :class:`Session` resolves the adapter and the impl, builds the backend on the run's device
+A :class:`Session` resolves the stepper and the impl, builds the backend on the run's device
 and dtype inside the run's thread limits, says why the problem cannot run there (its own
 reason, or a gradient the settings ask for that the problem does not declare), constructs the
-adapter with the run's settings (its ``gradient``), sets it up, resolves the execution mode
-(:func:`resolve_execution`), prepares it, warms it up and takes the compile counter's baseline;
-once the run's iterates are read, :meth:`Session.release` lets the adapter give back what it
-borrowed (a kept compiled state).
+stepper with the run's settings and initialises it (placement, execution mode, compilation,
+warm-up), then takes the compile counter's baseline; once the run's iterates are read,
+:meth:`Session.release` closes the stepper (a kept compiled state goes back).
 
 Two callers share it, so both honour every setting the same way: the timed run
 (:func:`optcmp.engine.run`, which then drives the steps with a monitor and a loop driver) and
@@ -137,8 +136,8 @@ class Session:
         return current_threads(self.config.backend)
 
     def start(self, rule: Rule | None = None) -> Adapter:
-        """Construct, set up, prepare and warm up the adapter (untimed); then the compile
-        counter's baseline and the thread pools of libraries the setup loaded."""
+        """Construct and initialise the stepper (untimed); then the compile counter's
+        baseline and the thread pools of libraries the setup loaded."""
         backend, config = self.backend, self.config
         t0 = time.perf_counter()
         adapter = self.adapter_cls(self.spec, self.problem, backend, self.x0, config.seed,
@@ -175,7 +174,7 @@ class Session:
         return self.adapter.x_numpy()
 
     def release(self) -> None:
-        """Let the adapter give back what it borrowed (:meth:`Adapter.release`), once the
+        """Let the adapter give back what it borrowed (:meth:`Stepper.close`), once the
         run's iterates are read; nothing before :meth:`start`. The adapter is not used
         afterwards."""
         if self.adapter is not None:

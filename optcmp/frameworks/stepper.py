@@ -255,10 +255,6 @@ class Adapter(Stepper):
         return Block(1, out.fun, out.grad_norm, out.nfev, out.njev, nit=out.nit,
                      stopped=self.own_stop)
 
-    def close(self) -> None:
-        """:meth:`release`."""
-        self.release()
-
     def save(self) -> Any:
         """The run's state (see :meth:`Stepper.save`)."""
         raise NotImplementedError(f"{type(self).__name__} cannot save its state")
@@ -315,9 +311,6 @@ class Adapter(Stepper):
 
     def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
         """Untimed housekeeping before the next step (the next epoch's row order)."""
-
-    def release(self) -> None:  # noqa: B027 - most adapters hold nothing another run can take
-        """Give back what the run borrowed for its steps."""
 
     def resolve_learning_rate(self) -> None:
         """Replace ``learning_rate="auto"`` by ``1 / L`` and an epoch schedule by steps."""
@@ -429,8 +422,7 @@ class MinibatchMixin:
         self._load_epoch(0)
 
     def _init_span(self, width: int) -> int:
-        """Let the compiled fused blocks span epochs (:attr:`~Adapter.spans`) where the index
-        vector of :data:`SPAN_EPOCHS` epochs fits in :data:`SPAN_INDEX` (at least 2 epochs)."""
+        """Let compiled blocks span epochs where :data:`SPAN_EPOCHS` of them fit the index."""
         n = max(self.order.n_samples, 1)
         epochs = min(SPAN_EPOCHS, SPAN_INDEX // n)
         self.span_epochs = epochs if epochs >= 2 else 0
@@ -441,12 +433,9 @@ class MinibatchMixin:
         return self.span_kept
 
     def prepare_block(self, n: int) -> None:
-        """Place the row orders of the epochs a block of ``n`` steps from the current one
-        reaches, one after the other, as the index vector of the next blocks (off the clock).
-
-        The vector always has room for :attr:`span_epochs` epochs (one compiled shape); the
-        epochs no block has reached yet are not drawn (zeros), and the ones a previous
-        vector holds are not drawn again."""
+        """Place the row orders of the epochs the next ``n`` steps reach as one index vector
+        of :attr:`span_epochs` epochs (one compiled shape; unreached epochs are zeros, epochs
+        the previous vector holds are not drawn again)."""
         if not self.stochastic or not self.span_epochs:
             return
         order = self.order
@@ -469,8 +458,7 @@ class MinibatchMixin:
         self._span_at = e0
 
     def _block_rows(self) -> tuple[Any, int]:
-        """The index vector of a compiled block from the current step, and that step's
-        position in it (in steps from the index vector's first epoch)."""
+        """The index vector of a compiled block and the current step's position in it."""
         spe = self.order.steps_per_epoch
         if self.span_epochs:
             self.prepare_block(1)  # placed already, unless the block is a single step
@@ -480,20 +468,16 @@ class MinibatchMixin:
         return idx, self._k % spe
 
     def _load_epoch(self, epoch: int) -> None:
-        """Epoch ``epoch``'s row order, off the clock: the index vector on the device (fused
-        blocks gather with it). The rows are gathered in that order by the steps, on the
-        clock, a chunk of minibatches at a time (:meth:`_gather_chunk`): a training loop pays
-        for that copy too, and only for the rows it reaches."""
+        """Place epoch ``epoch``'s row order on the device, off the clock (the steps gather
+        its rows on the clock, as a training loop pays for that copy)."""
         self._epoch = epoch
         b, order = self.backend, self.order
         self._epoch_idx = b.index_array(order.epoch_indices(epoch)) if order.shuffle else None
         self._forget_rows()
 
     def _gather_chunk(self, j: int) -> None:
-        """Gather the rows of the chunk of minibatches that holds minibatch ``j`` of the
-        epoch (:data:`CHUNK_ROWS` rows at most, in the epoch's order), and each minibatch's
-        contiguous slice of them where slices are views (a step then only picks its
-        minibatch)."""
+        """Gather the chunk of rows holding minibatch ``j`` of the epoch, and each
+        minibatch's slice of it where slices are views."""
         b, order = self.backend, self.order
         c0 = j - j % self._chunk_len
         c1 = min(c0 + self._chunk_len, order.steps_per_epoch)
@@ -506,19 +490,16 @@ class MinibatchMixin:
                                if b.slices_are_views else None)
 
     def _forget_rows(self) -> None:
-        """Drop the gathered chunk (a new epoch; the end of the warm-up, so that the first
-        timed step gathers again, on the clock)."""
+        """Drop the gathered chunk (a new epoch, or the warm-up's end: timed steps gather)."""
         self._chunk, self._chunk_rows, self._chunk_batches = (0, 0, 0), None, None
 
     def _slice_only_in_blocks(self) -> None:
-        """The steps run in fused blocks that gather from the index vector themselves: keep
-        no gathered copy of the rows."""
+        """Keep no gathered rows: the fused blocks gather from the index vector themselves."""
         self._slices_needed = False
         self._forget_rows()
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:
-        """Rows of minibatch ``k`` (default: the next one) as backend arrays; the first
-        minibatch of a chunk gathers the chunk's rows."""
+        """Rows of minibatch ``k`` (default: the next one), gathering its chunk when new."""
         k = self._k if k is None else k
         order = self.order
         j = k % order.steps_per_epoch
@@ -537,8 +518,7 @@ class MinibatchMixin:
         return self.backend.take_rows(self._chunk_rows, slice(a - r0, b - r0))
 
     def _warmup_steps(self) -> list[int]:
-        """Global steps whose minibatches have every shape a run sees: the first one and,
-        when ``n_samples % batch_size != 0``, the shorter last one of epoch 0."""
+        """Steps whose minibatches have every shape a run sees (epoch 0's first and last)."""
         if not self.stochastic:
             return [0]
         last = self.order.steps_per_epoch - 1
@@ -546,9 +526,7 @@ class MinibatchMixin:
         return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
 
     def fusable_steps(self) -> int:
-        """Minibatches left in the current epoch (its shorter last one included), or in the
-        :attr:`span_epochs` epochs from it for blocks that span epochs; unlimited for
-        full-batch runs."""
+        """Minibatches left in the epoch (or the spanned epochs); unlimited for full batch."""
         if not self.stochastic:
             return 1 << 30
         spe = self.order.steps_per_epoch
@@ -559,7 +537,7 @@ class MinibatchMixin:
         return self._batch() if self.stochastic else self.data
 
     def between_steps(self) -> None:
-        """Load the next epoch's row order when a stochastic run crosses an epoch (untimed)."""
+        """Load the next epoch's row order when a run crosses into it (untimed)."""
         if self.stochastic:
             epoch = self._k // self.order.steps_per_epoch
             if epoch != self._epoch and self.span_epochs:  # blocks read the span's vector

@@ -15,7 +15,7 @@ blocks) are kept on the problem as a bundle, under a key of everything they bake
 problem, the optimizer's name and constructor arguments, the run's dtype, device and compiler,
 the gradient, minibatches or not). A run checks a kept bundle out at setup and resets it (the
 iterate to ``x0``, the optimizer's variables to their values right after ``build``), so it runs
-bit for bit as a fresh build, and gives it back when done (:meth:`KerasNativeAdapter.release`).
+bit for bit as a fresh build, and gives it back when done (:meth:`KerasNativeAdapter.close`).
 A bundle serves one run at a time: a run that finds every kept one taken (runs in threads)
 builds, compiles and keeps its own.
 
@@ -237,10 +237,9 @@ class KerasNativeAdapter(ReferenceAdapter):
 
         return _Bundle(var, opt, body, key)
 
-    def release(self) -> None:
-        """Give the variable, the optimizer and the compiled step back: the next run of an
-        equal key takes them instead of compiling again (see :meth:`Adapter.release`; an
-        adapter collected without it gives them back then)."""
+    def close(self) -> None:
+        """Give the variable, the optimizer and the compiled step back for the next run of an
+        equal key (an adapter collected without closing gives them back then)."""
         give_back = getattr(self, "_give_back", None)
         if give_back is not None:
             give_back()
