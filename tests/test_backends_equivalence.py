@@ -108,7 +108,7 @@ def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
         rows = be.to_numpy(ad._batch()["y"])
         np.testing.assert_array_equal(rows, problem.train_data["y"][order.batch_indices(k)])
         ad.step()
-        ad.between_steps()
+        ad.ready(1)
 
 
 @needs_torch

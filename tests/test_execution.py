@@ -65,9 +65,9 @@ def test_no_compilation_inside_the_timed_region(fizzbuzz, linreg2000, backend, e
 @needs_tf
 def test_the_counter_sees_a_shape_the_warm_up_missed(monkeypatch):
     """Negative control: skip the warm-up of the short last batch and the count is 1."""
-    from optcmp.frameworks.stepper import MinibatchMixin
+    from optcmp.frameworks.stepper import MinibatchAdapter
 
-    monkeypatch.setattr(MinibatchMixin, "_warmup_steps", lambda self: [0])
+    monkeypatch.setattr(MinibatchAdapter, "_warmup_steps", lambda self: [0])
     fresh = LinearRegression(n_samples=2000)  # nothing compiled for it by an earlier run
     with pytest.warns(CompileInTimedWarning, match="1 compilation"):
         r = optcmp.run(fresh, optcmp.sgd(1e-3, batch_size=64, impl="reference"),
@@ -388,12 +388,12 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
     order is placed off the clock, but each epoch's gather of the rows in that order (the
     copy a training loop pays for) happens while the stopwatch runs, once per epoch, epoch
     0's included (the warm-up's gather is dropped)."""
-    from optcmp.frameworks.stepper import MinibatchMixin
+    from optcmp.frameworks.stepper import MinibatchAdapter
     from optcmp.timing import Stopwatch
 
     running = {"on": False}
     real_resume, real_pause = Stopwatch.resume, Stopwatch.pause
-    real_gather = MinibatchMixin._gather_chunk
+    real_gather = MinibatchAdapter._gather_chunk
     gathers: list[bool] = []
 
     def resume(self):
@@ -410,7 +410,7 @@ def test_each_epochs_gather_of_the_rows_is_on_the_clock(backend, execution, monk
 
     monkeypatch.setattr(Stopwatch, "resume", resume)
     monkeypatch.setattr(Stopwatch, "pause", pause)
-    monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
+    monkeypatch.setattr(MinibatchAdapter, "_gather_chunk", gather)
     r = optcmp.run(lr_a(), optcmp.sgd(0.01, batch_size=64), backend=backend,
                        execution=execution, threads=1, max_iter=48, tol=1e-12,
                        max_time=None)
@@ -461,16 +461,16 @@ def test_a_callback_that_fails_inside_a_spanning_block_leaves_that_iterate(backe
 def test_a_run_that_ends_inside_an_epoch_gathers_only_the_chunks_it_reaches(monkeypatch):
     """100,000 rows in minibatches of 64 (1,563 an epoch): 300 steps gather two chunks of
     CHUNK_ROWS rows (minibatches 0-255 and 256-511), not the epoch's 100,000 rows."""
-    from optcmp.frameworks.stepper import CHUNK_ROWS, MinibatchMixin
+    from optcmp.frameworks.stepper import CHUNK_ROWS, MinibatchAdapter
 
-    real = MinibatchMixin._gather_chunk
+    real = MinibatchAdapter._gather_chunk
     rows: list[int] = []
 
     def gather(self, j):
         real(self, j)
         rows.append(len(next(iter(self._chunk_rows.values()))))
 
-    monkeypatch.setattr(MinibatchMixin, "_gather_chunk", gather)
+    monkeypatch.setattr(MinibatchAdapter, "_gather_chunk", gather)
     r = optcmp.run(LinearRegression(n_samples=100_000), optcmp.sgd(1e-4, batch_size=64),
                        backend="numpy", threads=1, max_iter=300, tol=1e-12, max_time=None)
     assert r.nit == 300 and CHUNK_ROWS == 1 << 14

@@ -209,7 +209,7 @@ def test_one_and_two_gd_steps_never_deposit_the_first_gradient_twice(backend, im
     x0, g0, x1, x2 = _two_gd_steps(p, 0.5)
     a, _ = adapter_for(spec, p, backend, impl)
     a.step()
-    a.between_steps()
+    a.ready(1)
     y1 = a.x_numpy()
     a.step()
     y2 = a.x_numpy()
@@ -245,7 +245,7 @@ def test_monitoring_between_steps_leaves_fizzbuzz_iterates_bit_identical(backend
                 p.value_and_grad(x, p.train_data)
                 vg(be.asarray(x), a.data)
                 p.metrics(x)
-            a.between_steps()
+            a.ready(1)
             xs.append(a.x_numpy())
         return xs
 

@@ -343,10 +343,10 @@ def test_first_two_gd_steps_on_every_adapter_with_and_without_monitoring(backend
     xs = []
     for k in range(2):
         plain.step()
-        plain.between_steps()
+        plain.ready(1)
         _monitor(watched)
         watched.step()
-        watched.between_steps()
+        watched.ready(1)
         _monitor(watched)
         x = plain.x_numpy()
         np.testing.assert_array_equal(watched.x_numpy(), x)  # bit-identical

@@ -18,7 +18,7 @@ import numpy as np
 from optcmp.fingerprint import canonical_json
 from optcmp.frameworks.base import minibatch_gradient
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
-from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.frameworks.stepper import Block, MinibatchAdapter, StepOutput
 from optcmp.optimizers import UpdateRule
 from optcmp.optimizers.base import NotApplicable
 
@@ -100,12 +100,12 @@ def build_step(backend: Backend, problem: Problem, rule: UpdateRule,
     return backend.compile(step, example, rows=(2,), reuse=key)
 
 
-class ReferenceAdapter(MinibatchMixin, Adapter):
+class ReferenceAdapter(MinibatchAdapter):
     """Runs the optimizer's :class:`~optcmp.optimizers.UpdateRule` on any backend.
 
     Full batch unless the optimizer is stochastic (then minibatches in the
     :class:`~optcmp.batching.BatchOrder` drawn from the run's seed, identical on every backend,
-    see :class:`~optcmp.frameworks.stepper.MinibatchMixin`).
+    see :class:`~optcmp.frameworks.stepper.MinibatchAdapter`).
     """
 
     implementation = "optcmp reference update rule"

@@ -179,7 +179,13 @@ class Stepper(ABC):
 
 
 class Adapter(Stepper):
-    """Runs one optimizer spec on one backend: :class:`Stepper` built from hooks."""
+    """Runs one optimizer spec on one backend: :class:`Stepper` built from hooks.
+
+    :meth:`init` calls :meth:`setup`, :meth:`fuse_blocker`, :meth:`prepare_execution` and
+    :meth:`warmup`; :meth:`run` calls :meth:`run_block` (fused) or :meth:`step`; a subclass
+    implements :meth:`step` and :meth:`x_numpy`, and :meth:`save`/:meth:`load` where its
+    blocks may be run again. :class:`MinibatchAdapter` adds the minibatch sequence.
+    """
 
     #: Whether :meth:`run_block` can run full-batch steps fused (minibatch steps always can).
     fuses_full_batch: ClassVar[bool] = False
@@ -236,24 +242,16 @@ class Adapter(Stepper):
         self.warmup_time = self.warmup()
 
     def ready(self, n: int) -> int:
-        """:meth:`between_steps`, then the block's size and :meth:`prepare_block`."""
-        self.between_steps()
-        if self.execution != "fused":
-            return 1
-        n = max(1, min(n, self.fusable_steps()))
-        self.prepare_block(n)
-        return n
+        """Nothing to get ready: ``n`` steps when fused, else one."""
+        return max(1, n) if self.execution == "fused" else 1
 
     def run(self, n: int, first: int | None = None, every: int = 1,
             iterations: int | None = None) -> Block:
         """:meth:`run_block` when fused, else one :meth:`step`."""
         if self.execution == "fused":
             return self.run_block(n, first, every)
-        if iterations is not None:
-            self.limit_iterations(iterations)
         out = self.step()
-        return Block(1, out.fun, out.grad_norm, out.nfev, out.njev, nit=out.nit,
-                     stopped=self.own_stop)
+        return Block(1, out.fun, out.grad_norm, out.nfev, out.njev, nit=out.nit)
 
     def save(self) -> Any:
         """The run's state (see :meth:`Stepper.save`)."""
@@ -287,13 +285,6 @@ class Adapter(Stepper):
             return ""
         return f"{type(self).__name__} cannot fuse full-batch steps"
 
-    def fusable_steps(self) -> int:
-        """Steps from the current one that one :meth:`run_block` call may take."""
-        return 1 << 30
-
-    def prepare_block(self, n: int) -> None:  # noqa: B027 - most adapters need nothing here
-        """Get a block of ``n`` steps ready, off the clock."""
-
     def warmup(self) -> float:
         """Run the first (tracing/compiling) step untimed, restore the state; its seconds."""
         return 0.0
@@ -301,16 +292,6 @@ class Adapter(Stepper):
     @abstractmethod
     def step(self) -> StepOutput:
         """One iteration (timed by the caller)."""
-
-    def limit_iterations(self, n: int) -> None:  # noqa: B027 - one iteration per step
-        """Let the next :meth:`step` do at most ``n >= 1`` of the library's own iterations."""
-
-    def own_stop(self) -> str | None:
-        """Why the library stopped by its own test in the last step (off the clock), or None."""
-        return None
-
-    def between_steps(self) -> None:  # noqa: B027 - most adapters need nothing here
-        """Untimed housekeeping before the next step (the next epoch's row order)."""
 
     def resolve_learning_rate(self) -> None:
         """Replace ``learning_rate="auto"`` by ``1 / L`` and an epoch schedule by steps."""
@@ -373,26 +354,32 @@ SPAN_KEPT_BYTES = 1 << 26
 CHUNK_ROWS = 1 << 14
 
 
-class MinibatchMixin:
-    """The minibatch sequence of a stochastic adapter, shared by reference and native adapters.
+class MinibatchAdapter(Adapter):
+    """An adapter with the minibatch sequence of stochastic runs (reference and natives).
 
     Minibatch ``k`` is rows ``order.bounds(k)`` of epoch ``k // steps_per_epoch``'s row order
     (:class:`~optcmp.batching.BatchOrder`, drawn from the run's seed): the same rows on every
-    backend and for every implementation. In :meth:`between_steps`, off the clock, the epoch's
+    backend and for every implementation. In :meth:`ready`, off the clock, the epoch's
     index vector is placed on the device; a step that needs new rows gathers the next
     :data:`CHUNK_ROWS` rows in that order, on the clock, and every step takes its contiguous
     slice of them (a view where slices are views). A compiled
     block that :attr:`~Adapter.spans` epochs gathers inside its loop from an index vector of
-    :attr:`span_epochs` epochs' row orders, placed by :meth:`prepare_block` off the clock.
+    :attr:`span_epochs` epochs' row orders, placed by :meth:`ready` off the clock.
     """
 
-    backend: Backend
-    data: dict[str, Any]
-    hyper: dict[str, Any]
-    problem: Problem
-    seed: int
-    stochastic: bool
     _k: int
+
+    def ready(self, n: int) -> int:
+        """Load the epoch a run crosses into; size a fused block within the epoch (or the
+        spanned epochs) and place its row orders."""
+        if not self.stochastic:
+            return super().ready(n)
+        self._next_epoch()
+        if self.execution != "fused":
+            return 1
+        n = max(1, min(n, self._fusable_steps()))
+        self._prepare_block(n)
+        return n
 
     def _init_batches(self) -> None:
         """Build the :class:`BatchOrder` from ``batch_size``/``shuffle`` and load epoch 0."""
@@ -432,11 +419,11 @@ class MinibatchMixin:
                           if self.span_epochs else 1)
         return self.span_kept
 
-    def prepare_block(self, n: int) -> None:
+    def _prepare_block(self, n: int) -> None:
         """Place the row orders of the epochs the next ``n`` steps reach as one index vector
         of :attr:`span_epochs` epochs (one compiled shape; unreached epochs are zeros, epochs
         the previous vector holds are not drawn again)."""
-        if not self.stochastic or not self.span_epochs:
+        if not self.span_epochs:
             return
         order = self.order
         rows, spe = order.n_samples, order.steps_per_epoch
@@ -461,7 +448,7 @@ class MinibatchMixin:
         """The index vector of a compiled block and the current step's position in it."""
         spe = self.order.steps_per_epoch
         if self.span_epochs:
-            self.prepare_block(1)  # placed already, unless the block is a single step
+            self._prepare_block(1)  # placed already, unless the block is a single step
             assert self._span_at is not None
             return self._span_idx, self._k - self._span_at * spe
         idx = self._epoch_idx if self._epoch_idx is not None else self._all_rows
@@ -525,10 +512,8 @@ class MinibatchMixin:
         a, b = self.order.bounds(last)
         return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
 
-    def fusable_steps(self) -> int:
-        """Minibatches left in the epoch (or the spanned epochs); unlimited for full batch."""
-        if not self.stochastic:
-            return 1 << 30
+    def _fusable_steps(self) -> int:
+        """Minibatches left in the epoch (or in the spanned epochs)."""
         spe = self.order.steps_per_epoch
         return spe * max(self.span_epochs, 1) - self._k % spe
 
@@ -536,14 +521,13 @@ class MinibatchMixin:
         """The next minibatch of a stochastic run, the whole data otherwise."""
         return self._batch() if self.stochastic else self.data
 
-    def between_steps(self) -> None:
+    def _next_epoch(self) -> None:
         """Load the next epoch's row order when a run crosses into it (untimed)."""
-        if self.stochastic:
-            epoch = self._k // self.order.steps_per_epoch
-            if epoch != self._epoch and self.span_epochs:  # blocks read the span's vector
-                self._epoch = epoch
-            elif epoch != self._epoch:
-                self._load_epoch(epoch)
+        epoch = self._k // self.order.steps_per_epoch
+        if epoch != self._epoch and self.span_epochs:  # blocks read the span's vector
+            self._epoch = epoch
+        elif epoch != self._epoch:
+            self._load_epoch(epoch)
 
     @property
     def steps_per_epoch(self) -> int | None:

@@ -26,11 +26,11 @@ import numpy as np
 import torch
 
 from optcmp.frameworks.base import analytic_value_and_grad
-from optcmp.frameworks.stepper import Adapter, Block, MinibatchMixin, StepOutput
+from optcmp.frameworks.stepper import Block, MinibatchAdapter, StepOutput
 from optcmp.optimizers import TorchOptimizer
 
 
-class TorchNativeAdapter(MinibatchMixin, Adapter):
+class TorchNativeAdapter(MinibatchAdapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
@@ -134,13 +134,20 @@ class TorchNativeAdapter(MinibatchMixin, Adapter):
         self._nit = int(state.get("n_iter", 0)) - n0
         return f0.detach(), first[0]
 
-    def limit_iterations(self, n: int) -> None:
-        """``max_iter`` of the next ``torch.optim.LBFGS.step()``: ``max_iter_per_step``, or
-        fewer when an iteration budget has fewer left."""
-        if self.decl.closure:
-            self.opt.param_groups[0]["max_iter"] = min(self._max_iter, int(n))
+    def run(self, n: int, first: int | None = None, every: int = 1,
+            iterations: int | None = None) -> Block:
+        """The steps; ``torch.optim.LBFGS`` does at most ``iterations`` (an iteration
+        budget's remainder) of ``max_iter_per_step`` in its ``step()``, and reports its own
+        stop (:meth:`_own_stop`)."""
+        if not self.decl.closure:
+            return super().run(n, first, every)
+        if iterations is not None:
+            self.opt.param_groups[0]["max_iter"] = min(self._max_iter, int(iterations))
+        blk = super().run(n, first, every)
+        blk.stopped = self._own_stop
+        return blk
 
-    def own_stop(self) -> str | None:
+    def _own_stop(self) -> str | None:
         """torch's own reason when the last ``LBFGS.step()`` did fewer iterations than it
         was allowed, tested as ``torch.optim.LBFGS`` tests it (off the clock).
 
