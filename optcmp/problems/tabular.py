@@ -1,19 +1,15 @@
 """Tabular data for the regression problems: arrays, DataFrame columns and CSV files, checked.
 
 The regression problems (:class:`~optcmp.problems.LinearRegression`,
-:class:`~optcmp.problems.LogisticRegression`) build from your own data through these
-functions, so both refuse the same bad data with the same messages: non-numeric or complex
-values (:func:`as_float_matrix`), NaN and inf (:func:`check_finite`), columns whose squares
-float64 cannot hold (:func:`check_scale`), badly named columns (:func:`check_names`,
-:func:`check_columns`, :func:`check_frame_column`), and CSV files that are not UTF-8, are
-ragged, or hold cells that are not plain numbers (:func:`read_csv`, :func:`csv_matrix`).
-:func:`fingerprint` identifies the data in a problem's spec.
+:class:`~optcmp.problems.LogisticRegression`) share :class:`TabularProblem` and build from your
+own data through these functions, so both refuse the same bad data with the same messages.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,6 +17,76 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
+from optcmp.problems.base import Optimum, ParamLayout, Problem
+
+
+class TabularProblem(Problem):
+    """A problem on a design matrix ``A = [X, 1]`` (the intercept column where fitted) and ``y``.
+
+    Subclasses set ``_layout`` and ``_spec`` (the spec's ``"source"`` says where the data came
+    from) and define ``from_arrays``, which :meth:`_from_csv` calls.
+    """
+
+    _layout: ParamLayout
+    _spec: dict[str, Any]
+
+    def _set_data(self, X: np.ndarray, y: np.ndarray, fit_intercept: bool,
+                  feature_names: Sequence[str] | None) -> None:
+        """Keep ``A``, ``y`` and the feature names; no optimum or Lipschitz constant yet."""
+        n, d = X.shape
+        self.fit_intercept = bool(fit_intercept)
+        self.feature_names = (list(feature_names) if feature_names is not None
+                              else [f"x{j}" for j in range(d)])
+        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64)
+        A[:, :d] = X
+        if fit_intercept:
+            A[:, d] = 1.0
+        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
+        self._optimum: Optimum | None = None
+        self._lipschitz: float | None = None
+
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        return self._data
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self._spec)
+
+    @classmethod
+    def _from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None,
+                  targets: Sequence[str] | str | None, delimiter: str,
+                  kwargs: dict[str, Any]) -> Any:
+        """``from_arrays`` on columns of a CSV file (default: the last one is the target)."""
+        path = os.fspath(path)
+        header, rows, lines = read_csv(path, delimiter)
+        if targets is None:
+            targets = header[-1]
+        if features is None:
+            tl = set([targets] if isinstance(targets, str) else targets)
+            features = [h for h in header if h not in tl]
+        features, target_list = check_columns(header, features, targets)
+        data = csv_matrix(path, header, rows, lines, features + target_list)
+        X = data[:, : len(features)]
+        y = data[:, len(features):]
+        if isinstance(targets, str):
+            y = y[:, 0]
+        kwargs.setdefault("feature_names", features)
+        kwargs.setdefault("target_names", target_list)
+        kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+        prob = cls.from_arrays(X, y, **kwargs)  # type: ignore[attr-defined]
+        prob._spec["source"] = f"csv:{os.path.abspath(path)}"
+        return prob
+
+
+def check_count(name: str, value: Any, lo: int = 1) -> None:
+    """Refuse ``value`` unless it is an integer >= ``lo`` (1: positive, 0: non-negative)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        kind = "a positive" if lo == 1 else "a non-negative"
+        raise ValueError(f"{name} must be {kind} integer, got {value!r}")
 
 
 def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
@@ -280,5 +346,5 @@ def fingerprint(*arrays: np.ndarray) -> str:
     return h.hexdigest()[:16]
 
 
-__all__ = ["as_float_matrix", "check_columns", "check_finite", "check_frame_column",
-           "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
+__all__ = ["TabularProblem", "as_float_matrix", "check_columns", "check_count", "check_finite",
+           "check_frame_column", "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
