@@ -327,7 +327,17 @@ class Problem(ABC):
         return f"x[{j}]"
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
+        """Positive diagonal curvature, for diagonal-Newton scaling.
+
+        Parameters
+        ----------
+        ops : ops namespace
+        x : backend array, shape (n_params,)
+        batch : dict of str to backend array
+
+        Returns
+        -------
+        backend array, shape (n_params,)
 
         Raises
         ------

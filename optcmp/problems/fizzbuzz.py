@@ -1,16 +1,11 @@
 r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
 
-A small network learns FizzBuzz from the binary digits of a number. Written "with the same
-hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version reached a loss of 0.002 and
-the others hovered at 0.6 (the class-prior plateau). The usual suspects are gradients that are
-never zeroed, a sum-reduced loss where the other version takes a mean (a factor of batch x
-outputs in the effective learning rate), different initializations and shuffling in one version
-only. :class:`FizzBuzzMLP` removes all four: one loss with one reduction, one initial point drawn
-in numpy float64, one data split, and (through :class:`optcmp.batching.BatchOrder`) one
-minibatch order on every backend. The data (numbers, digits, classes, the split) come from
-:mod:`optcmp.problems.fizzbuzz_data`.
-
-See ``docs/fizzbuzz-story.md`` and ``examples/fizzbuzz_three_frameworks.py``.
+Written "with the same hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version
+reached a loss of 0.002 and the others hovered at 0.6 (the class-prior plateau). The usual
+suspects are gradients never zeroed, a sum-reduced loss where the other takes a mean, different
+initializations and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one
+loss with one reduction, one initial point drawn in numpy float64, one data split, and one
+minibatch order on every backend. See ``docs/fizzbuzz-story.md``.
 """
 
 from __future__ import annotations
@@ -75,21 +70,14 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
 class FizzBuzzMLP(Problem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
-    Data: the integers ``low .. high - 1`` as ``n_bits`` binary digits (most significant first),
-    4 classes in the order of :data:`CLASSES` (for 0..999: 67, 133, 267, 533 rows), split by a
-    seeded permutation into training and test rows. Targets are one-hot float rows ``Y``; the
-    integer labels are kept for accuracy. For a batch of :math:`n` rows :math:`X`:
+    The integers ``low .. high - 1`` as ``n_bits`` binary digits, 4 one-hot classes
+    (:data:`CLASSES`), a seeded train/test split. For a batch of :math:`n` rows :math:`X`,
+    :math:`H = \sigma(X W_1 + b_1)`, :math:`Z = H W_2 + b_2`, and the loss is
 
-    .. math::
-
-        H = \sigma(X W_1 + b_1), \qquad Z = H W_2 + b_2
-
-    * ``"mse"`` (the story's numpy version): :math:`f = \frac{1}{4n}\sum_{i,k}
+    * ``"mse"`` (the story's numpy version): :math:`\frac{1}{4n}\sum_{i,k}
       (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
-    * ``"mse_sum"``: the same squared error summed (the story's PyTorch version,
-      ``reduction = "sum"``): its minibatch gradient is ``4 * batch_size`` times ``"mse"``'s;
-    * ``"cross_entropy"``: softmax cross-entropy, mean over samples,
-      :math:`f = \frac1n \sum_i (\operatorname{logsumexp}_k Z_{ik} - \sum_k Y_{ik} Z_{ik})`.
+    * ``"mse_sum"``: the same squares summed (the story's PyTorch version);
+    * ``"cross_entropy"``: softmax cross-entropy, mean over samples.
 
     The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
 
@@ -99,27 +87,23 @@ class FizzBuzzMLP(Problem):
         Hidden units.
     loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
     init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
-        Weight initialization (biases start at zero), drawn in float64 from the run's
-        ``default_rng(seed)`` and given to every backend. ``"normal"``: :math:`N(0, s^2)`
-        (``np.random.randn`` for ``s = 1``); ``"truncated_normal"``: redrawn outside
-        :math:`\pm 2s` like ``tf.random.truncated_normal``; ``"glorot_uniform"``:
-        :math:`U(\pm\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})})`, Keras' default.
-        J. Grus's "Fizz Buzz in Tensorflow" (2016) is ``init="normal", init_std=0.01``.
+        Weight initialization (biases start at zero), drawn in float64 from the run's seed:
+        :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`
+        (``tf.random.truncated_normal``), or Keras' default Glorot uniform.
     init_std : float, optional
         :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
     drop_last : bool, default False
-        Minibatch runs leave out each epoch's last, shorter batch (900 rows in batches of 64:
-        14 steps per epoch, as in the story, not 15).
+        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
     low, high : int, default 0, 1000
         The numbers ``low .. high - 1``.
     n_max : int, optional
-        Shorthand for ``high = n_max + 1``; give it or ``high``, not both.
+        Shorthand for ``high = n_max + 1``.
     n_bits : int, default 10
-        Width of the binary encoding; every number must fit.
+        Width of the binary encoding.
     test_fraction : float, default 0.1
-        Fraction held out as the test set, in ``[0, 1)`` (0: no test metrics).
+        Fraction held out as the test set, in ``[0, 1)``.
     seed : int, default 0
-        Seed of the train/test permutation (the initial point has its own).
+        Seed of the train/test split.
     damping : float, default 1e-3
         :math:`\mu` added to the Gauss-Newton diagonal of :meth:`hess_diag`.
     target_loss : float, optional
@@ -128,15 +112,7 @@ class FizzBuzzMLP(Problem):
     Raises
     ------
     ValueError
-        An unknown ``loss`` or ``init``, a bad size, range or ``test_fraction``, a number that
-        does not fit in ``n_bits``, a non-positive ``init_std``, ``damping`` or ``target_loss``.
-
-    Notes
-    -----
-    No optimum is known: :meth:`lipschitz` raises (``gd`` and ``sgd`` need a
-    ``learning_rate``) and the default stop is :meth:`default_target`, well below the
-    class-prior plateau (a net predicting the class frequencies), so a run stuck there is never
-    ``converged``.
+        A bad argument, or a number that does not fit in ``n_bits``.
 
     Examples
     --------
@@ -151,23 +127,11 @@ class FizzBuzzMLP(Problem):
     name = "fizzbuzz"
     hess_diag_is_constant = False
 
-    def __init__(
-        self,
-        hidden: int = 100,
-        loss: str = "mse",
-        init: str = "normal",
-        *,
-        init_std: float | None = None,
-        low: int = 0,
-        high: int | None = None,
-        n_max: int | None = None,
-        n_bits: int = 10,
-        test_fraction: float = 0.1,
-        seed: int = 0,
-        damping: float = 1e-3,
-        target_loss: float | None = None,
-        drop_last: bool = False,
-    ) -> None:
+    def __init__(self, hidden: int = 100, loss: str = "mse", init: str = "normal", *,
+                 init_std: float | None = None, low: int = 0, high: int | None = None,
+                 n_max: int | None = None, n_bits: int = 10, test_fraction: float = 0.1,
+                 seed: int = 0, damping: float = 1e-3, target_loss: float | None = None,
+                 drop_last: bool = False) -> None:
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
         if init not in INITS:
@@ -218,7 +182,7 @@ class FizzBuzzMLP(Problem):
 
     @property
     def train_data(self) -> dict[str, np.ndarray]:
-        """``X`` (n_train, n_bits) 0/1 digits and ``Y`` (n_train, 4) one-hot, float64."""
+        """``X`` (n_train, n_bits) 0/1 digits and ``Y`` (n_train, 4) one-hot."""
         return self._data
 
     def class_counts(self, split: str = "train") -> np.ndarray:
@@ -239,17 +203,6 @@ class FizzBuzzMLP(Problem):
         return np.bincount(labels[split], minlength=len(CLASSES)).astype(np.int64)
 
     def init_params(self, seed: int = 0) -> Array:
-        """Initial point: ``W1`` then ``W2`` drawn from ``default_rng(seed)`` (see ``init``).
-
-        Parameters
-        ----------
-        seed : int
-            The run's seed.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_params,)
-        """
         rng = np.random.default_rng(seed)
         params = {"W1": self._draw(rng, (self.n_bits, self.hidden)),
                   "b1": np.zeros(self.hidden),
@@ -316,27 +269,14 @@ class FizzBuzzMLP(Problem):
         return fun, g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Objective and its gradient by analytic backpropagation (numpy).
-
-        Parameters
-        ----------
-        x : ndarray of float64 or float32, shape (n_params,)
-        batch : dict
-            ``X`` (n, n_bits) and ``Y`` (n, 4), in the dtype of ``x``.
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n_params,), the dtype of ``x``
-        """
         return self._numpy_value_and_grad(x, batch, True)
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """:meth:`value_and_grad`'s gradient without the objective."""
         return self._numpy_value_and_grad(x, batch, False)[1]
 
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
                               value: bool) -> tuple[float, np.ndarray]:
+        """Value (NaN unless ``value``) and gradient in numpy, on reused work arrays."""
         p = self._layout.unflatten(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
@@ -377,37 +317,21 @@ class FizzBuzzMLP(Problem):
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
 
         The generalized Gauss-Newton matrix (Schraudolph 2002) splits the objective into the
-        network output and a convex loss of it, so it is positive semi-definite where the
-        Hessian need not be: for ``"mse"``/``"mse_sum"`` the output is :math:`O = \sigma(Z)`
-        with :math:`H_L = c\,I`, :math:`c = 2/(4n)` or 2; for ``"cross_entropy"`` the logits,
-        with :math:`H_L = \frac1n(\operatorname{diag}(P) - P P^\top)`,
-        :math:`P = \operatorname{softmax}(Z)`. Its diagonal is computed in closed form in one
-        pass (no per-sample Jacobians); with :math:`S = \sigma'(Z)`, :math:`D = \sigma'(A_1)`:
-
-        .. math::
-
-            G_{W_2}[j,k] &= c \textstyle\sum_i H_{ij}^2 S_{ik}^2, \qquad
-            G_{b_2}[k] = c \textstyle\sum_i S_{ik}^2, \\
-            G_{W_1}[l,j] &= c \textstyle\sum_i X_{il}^2 D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2,
-            \qquad G_{b_1}[j] = c \textstyle\sum_i D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2
-
-        (cross-entropy: :math:`S_{ik}^2 \to P_{ik}(1 - P_{ik})`, and :math:`\sum_k S_{ik}^2
-        W_{2,jk}^2 \to \sum_k P_{ik} W_{2,jk}^2 - (\sum_k P_{ik} W_{2,jk})^2`). The diagonal can
-        be zero (an input bit 0 on every row, saturated units), so ``damping`` :math:`\mu` is
-        added, as in LeCun et al.'s :math:`\eta / (\mu + h_{kk})` step ("Efficient BackProp",
-        1998, Sec. 9.1).
+        network output (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``) and a convex
+        loss of it, so it is positive semi-definite where the Hessian need not be. Its diagonal
+        comes in closed form, one pass, no per-sample Jacobians. It can be zero (an input bit 0
+        on every row, saturated units), so ``damping`` :math:`\mu` is added, as in LeCun et
+        al.'s :math:`\eta / (\mu + h_{kk})` step ("Efficient BackProp", 1998, Sec. 9.1).
 
         Parameters
         ----------
         ops : ops namespace
         x : backend array, shape (n_params,)
-        batch : dict
-            ``X`` (n, n_bits), ``Y`` (n, 4).
+        batch : dict of str to backend array
 
         Returns
         -------
         backend array, shape (n_params,)
-            Positive; depends on ``x``.
         """
         X = batch["X"]
         n = X.shape[0]
@@ -440,9 +364,6 @@ class FizzBuzzMLP(Problem):
     def plateau_loss(self, split: str = "train") -> float:
         r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
 
-        ``"mse"``: :math:`(1 - \sum_k p_k^2)/4`; ``"mse_sum"``: :math:`n (1 - \sum_k p_k^2)`;
-        ``"cross_entropy"``: :math:`-\sum_k p_k \log p_k` (0.155611 for ``"mse"`` on 0..999).
-
         Parameters
         ----------
         split : {"train", "test", "all"}
@@ -462,10 +383,7 @@ class FizzBuzzMLP(Problem):
         return per_sample * n if self.loss == "mse_sum" else per_sample / 4.0
 
     def plateau_params(self, split: str = "train") -> Array:
-        """Parameters of the class-prior net (objective :meth:`plateau_loss` on ``split``).
-
-        Zero weights; ``b2 = logit(p)`` (sigmoid outputs) or ``log(p)`` (``"cross_entropy"``),
-        a large negative bias for a class absent from ``split``.
+        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`.
 
         Parameters
         ----------
@@ -483,11 +401,7 @@ class FizzBuzzMLP(Problem):
                                      "W2": np.zeros((self.hidden, 4)), "b2": b2})
 
     def default_target(self, tol: float | None = None) -> Any:
-        """The default target: training loss ``<= target_loss``.
-
-        A tenth of :meth:`plateau_loss` by default (0.0156 for ``"mse"``): every training
-        number is then classified correctly in practice. ``optcmp.AccuracyTarget`` on
-        ``"test_accuracy"`` is the alternative.
+        """The default target: training loss ``<= target_loss``, well below the plateau.
 
         Parameters
         ----------
@@ -520,14 +434,7 @@ class FizzBuzzMLP(Problem):
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)
 
     def metrics(self, x: np.ndarray) -> dict[str, float]:
-        """Train and test accuracy (fractions) and the test loss, in float64.
-
-        Returns
-        -------
-        dict
-            ``train_accuracy``; with a test set also ``test_accuracy`` and ``test_loss`` (the
-            objective on the test rows).
-        """
+        """``train_accuracy`` and, with a test set, ``test_accuracy`` and ``test_loss``."""
         xf = np.asarray(x, dtype=np.float64)
         out = {"train_accuracy": float(np.mean(self.predict(xf, self._data["X"])
                                                == self.train_labels))}
