@@ -11,6 +11,7 @@ convention); :attr:`Problem.layout` maps it to named parameter arrays.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -86,11 +87,8 @@ class ParamLayout:
     @functools.cached_property
     def _offsets(self) -> tuple[tuple[int, int], ...]:
         """``(start, stop)`` of each named array, computed once (a step asks every time)."""
-        out, start = [], 0
-        for n in self.sizes:
-            out.append((start, start + n))
-            start += n
-        return tuple(out)
+        stops = tuple(itertools.accumulate(self.sizes))
+        return tuple(zip((0,) + stops[:-1], stops))
 
     def offsets(self) -> list[tuple[int, int]]:
         """``(start, stop)`` of each named array inside ``x``."""
@@ -104,17 +102,15 @@ class ParamLayout:
         x : array, shape (size,)
             Flat iterate, on any backend.
         ops : ops namespace, optional
-            Backend ops providing ``reshape``; numpy's is used when omitted.
+            Backend ops providing ``reshape`` (default numpy's).
 
         Returns
         -------
         dict of str to array
         """
         reshape = ops.reshape if ops is not None else np.reshape
-        return {
-            name: reshape(x[a:b], shape)
-            for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())
-        }
+        return {name: reshape(x[a:b], shape)
+                for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())}
 
     def flatten(self, params: dict[str, Any]) -> Array:
         """Pack named numpy arrays into one flat float64 vector."""
@@ -224,7 +220,7 @@ class Problem(ABC):
         Parameters
         ----------
         seed : int
-            Seed of the initial point (a repetition changes it).
+            The run's seed (a repetition changes it).
 
         Returns
         -------
@@ -258,7 +254,6 @@ class Problem(ABC):
         x : ndarray, shape (n_params,)
             The iterate, in the working dtype (float64 or float32).
         batch : dict of str to ndarray
-            Training arrays or a minibatch's rows.
 
         Returns
         -------
@@ -327,17 +322,7 @@ class Problem(ABC):
         return f"x[{j}]"
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        """Positive diagonal curvature, for diagonal-Newton scaling.
-
-        Parameters
-        ----------
-        ops : ops namespace
-        x : backend array, shape (n_params,)
-        batch : dict of str to backend array
-
-        Returns
-        -------
-        backend array, shape (n_params,)
+        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
 
         Raises
         ------
@@ -366,8 +351,7 @@ class Problem(ABC):
         raise NotImplementedError(
             f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
             "use redraw_data=False (repetitions then vary only the initial point and minibatch "
-            "order)"
-        )
+            "order)")
 
     def optimum(self) -> Optimum | None:
         """The known optimum, or ``None`` (then the default stop is a loss target)."""
@@ -409,10 +393,8 @@ class Problem(ABC):
         NotImplementedError
             When ``L`` is not known for this problem.
         """
-        raise NotImplementedError(
-            f"problem {self.name!r} has no known gradient Lipschitz constant; "
-            "give learning_rate as a positive float"
-        )
+        raise NotImplementedError(f"problem {self.name!r} has no known gradient Lipschitz "
+                                  "constant; give learning_rate as a positive float")
 
     def fun64(self, x: np.ndarray) -> float:
         """Full objective at ``x`` re-evaluated in numpy float64 (for the record)."""
@@ -451,8 +433,7 @@ class Problem(ABC):
         if spec.get("source") != "generated":
             raise ValueError(
                 f"problem {spec.get('name', spec.get('problem'))!r} was built from user data "
-                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec"
-            )
+                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec")
         kwargs = {k: v for k, v in spec.items() if k not in ("problem", "source")}
         problem = cls(**kwargs)
         if problem.spec() != spec:
