@@ -34,10 +34,8 @@ DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
 def _check_shapes(X: np.ndarray, y: np.ndarray, fit_intercept: bool) -> None:
     """``X`` 2-D with rows, ``y`` 1-D or 2-D with as many rows, and something to fit."""
     if X.ndim != 2:
-        raise ValueError(
-            f"X must be 2-D with shape (n_samples, n_features); got shape {X.shape}. "
-            "For one feature use X.reshape(-1, 1)."
-        )
+        raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape "
+                         f"{X.shape}. For one feature use X.reshape(-1, 1).")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must have shape (n_samples,) or (n_samples, k); got shape {y.shape}")
     if X.shape[0] == 0:
@@ -120,17 +118,9 @@ class LinearRegression(TabularProblem):
     name = "linear_regression"
     hess_diag_is_constant = True
 
-    def __init__(
-        self,
-        n_samples: int = 1_000_000,
-        n_features: int = 4,
-        noise: float = 1.0,
-        seed: int = 0,
-        *,
-        fit_intercept: bool = True,
-        init: str = "zeros",
-        drop_last: bool = False,
-    ) -> None:
+    def __init__(self, n_samples: int = 1_000_000, n_features: int = 4, noise: float = 1.0,
+                 seed: int = 0, *, fit_intercept: bool = True, init: str = "zeros",
+                 drop_last: bool = False) -> None:
         check_count("n_samples", n_samples)
         check_count("n_features", n_features)
         try:
@@ -155,16 +145,9 @@ class LinearRegression(TabularProblem):
         coef = np.round(rng.uniform(-3.0, 3.0, size=d), 3)
         intercept = 4.0
         y = X @ coef + intercept + noise * rng.standard_normal(int(n_samples))
-        self._spec: dict[str, Any] = {
-            "problem": self.name,
-            "source": "generated",
-            "n_samples": int(n_samples),
-            "n_features": d,
-            "noise": float(noise),
-            "seed": int(seed),
-            "fit_intercept": bool(fit_intercept),
-            "init": init,
-        }
+        self._spec = {"problem": self.name, "source": "generated", "n_samples": int(n_samples),
+                      "n_features": d, "noise": float(noise), "seed": int(seed),
+                      "fit_intercept": bool(fit_intercept), "init": init}
         self._drop(drop_last)
         self.true_coef: np.ndarray | None = coef
         self.true_intercept: float | None = intercept
@@ -173,18 +156,10 @@ class LinearRegression(TabularProblem):
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_arrays(
-        cls,
-        X: Any,
-        y: Any,
-        *,
-        fit_intercept: bool = True,
-        init: str = "zeros",
-        feature_names: Sequence[str] | None = None,
-        target_names: Sequence[str] | None = None,
-        name: str = "linear_regression",
-        drop_last: bool = False,
-    ) -> LinearRegression:
+    def from_arrays(cls, X: Any, y: Any, *, fit_intercept: bool = True, init: str = "zeros",
+                    feature_names: Sequence[str] | None = None,
+                    target_names: Sequence[str] | None = None, name: str = "linear_regression",
+                    drop_last: bool = False) -> LinearRegression:
         """Build the problem from your own arrays.
 
         Parameters
@@ -218,17 +193,11 @@ class LinearRegression(TabularProblem):
         ya = as_float_matrix("y", y, target_names)
         _check_shapes(Xa, ya, fit_intercept)
         _check_values(Xa, ya, feature_names, target_names)
-        self._spec = {
-            "problem": "linear_regression",
-            "source": "arrays",
-            "name": name,
-            "n_samples": int(Xa.shape[0]),
-            "n_features": int(Xa.shape[1]),
-            "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
-            "fit_intercept": bool(fit_intercept),
-            "init": init,
-            "data_fingerprint": fingerprint(Xa, ya),
-        }
+        self._spec = {"problem": "linear_regression", "source": "arrays", "name": name,
+                      "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),
+                      "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
+                      "fit_intercept": bool(fit_intercept), "init": init,
+                      "data_fingerprint": fingerprint(Xa, ya)}
         self._drop(drop_last)
         self.true_coef = None
         self.true_intercept = None
@@ -237,13 +206,8 @@ class LinearRegression(TabularProblem):
         return self
 
     @classmethod
-    def from_frame(
-        cls,
-        df: Any,
-        features: Sequence[str],
-        targets: Sequence[str] | str,
-        **kwargs: Any,
-    ) -> LinearRegression:
+    def from_frame(cls, df: Any, features: Sequence[str], targets: Sequence[str] | str,
+                   **kwargs: Any) -> LinearRegression:
         """Build the problem from columns of a pandas DataFrame.
 
         Parameters
@@ -280,15 +244,9 @@ class LinearRegression(TabularProblem):
         return cls.from_arrays(X, y, **kwargs)
 
     @classmethod
-    def from_csv(
-        cls,
-        path: str | os.PathLike[str],
-        features: Sequence[str] | None = None,
-        targets: Sequence[str] | str | None = None,
-        *,
-        delimiter: str = ",",
-        **kwargs: Any,
-    ) -> LinearRegression:
+    def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
+                 targets: Sequence[str] | str | None = None, *, delimiter: str = ",",
+                 **kwargs: Any) -> LinearRegression:
         """Build the problem from a CSV file with a header row.
 
         Parameters
@@ -414,7 +372,6 @@ class LinearRegression(TabularProblem):
         return self._numpy_value_and_grad(x, batch, True)
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """:meth:`value_and_grad`'s gradient without the objective."""
         return self._numpy_value_and_grad(x, batch, False)[1]
 
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
