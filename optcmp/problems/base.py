@@ -38,8 +38,7 @@ class Optimum:
     time : float or None
         Wall time of that solve in seconds (``None``: not solved here).
     kind : {"direct", "estimated", "given"}, default "direct"
-        A closed-form solve (its time a floor for the optimizers), a tight iterative reference
-        solve, or a value given by the user or the literature.
+        A closed-form solve, a tight iterative solve, or a value from the user or literature.
     """
 
     fun: float
@@ -295,7 +294,7 @@ class Problem(ABC):
         Raises
         ------
         NotImplementedError
-            The problem declares no such gradient (the default).
+            The problem declares no such gradient.
         """
         raise NotImplementedError(f"problem {self.name!r} declares no gradient written "
                                   "against ops; its framework backends use autodiff")
@@ -428,7 +427,7 @@ class Problem(ABC):
         Raises
         ------
         ValueError
-            The spec does not describe generated data, or the rebuilt problem's spec differs.
+            User data, or the rebuilt problem's spec differs.
         """
         if spec.get("source") != "generated":
             raise ValueError(

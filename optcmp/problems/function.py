@@ -170,10 +170,8 @@ class FunctionProblem(Problem):
 
         Raises
         ------
-        NotImplementedError
-            No ``grad``, and neither PyTorch nor TensorFlow is installed.
-        ValueError
-            ``grad`` returned the wrong shape.
+        NotImplementedError, ValueError
+            No ``grad`` and no framework installed; ``grad`` returned the wrong shape.
         """
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
@@ -303,7 +301,7 @@ GRADIENT_CHECKS = 3
 def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
                             x: np.ndarray) -> None:
     """Refuse a gradient ``fg`` whose directional derivatives at ``x`` disagree with central
-    differences, at two step sizes (a kink near ``x`` is not a wrong gradient)."""
+    differences at two step sizes (a kink near ``x`` is not a wrong gradient)."""
     f0, g = fg(x)
     if not (math.isfinite(f0) and np.all(np.isfinite(g))):
         return  # the solve itself reports a non-finite start
@@ -420,12 +418,9 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
 
     Raises
     ------
-    TypeError
-        ``objective`` or ``grad`` not callable, ``data`` not a dict.
-    ValueError
-        A bad ``x0``, ``data``, ``optimum``, ``lipschitz`` or ``check_grad``.
-    GradientError
-        (a ValueError) ``grad`` disagrees with the reference.
+    TypeError, ValueError
+        A bad argument; :class:`~optcmp.problems.GradientError` (a ValueError) when ``grad``
+        disagrees with the reference.
 
     Examples
     --------

@@ -1,9 +1,8 @@
 """Is a problem's gradient right? :func:`check_gradient` compares it with a reference.
 
-A gradient that is wrong by a factor in one term can be right at the start point (the term
-vanishes there) and still send every line search astray. :func:`check_gradient` therefore
-checks at the start point **and** at perturbed points ``x0 + scale * max(1, |x0|_inf) * N(0, I)``
-(``numpy.random.default_rng(seed)``), in float64, against one of
+A gradient wrong by a factor in one term can be right at the start point (the term vanishes
+there) and still send every line search astray, so the check is at the start point **and** at
+perturbed points ``x0 + scale * max(1, |x0|_inf) * N(0, I)``, in float64, against one of
 
 - ``"central"``: a fourth-order central difference of the objective (errors near ``1e-12``
   relative on a smooth, well-scaled objective), ``4 n`` evaluations per point;
@@ -59,20 +58,16 @@ class GradientCheck:
 
     Attributes
     ----------
-    problem : str
-        Name of the problem.
-    reference : str
-        One of :data:`REFERENCES`.
+    problem, reference : str
+        Name of the problem; one of :data:`REFERENCES`.
     rtol : float
         The tolerance on the relative error at each point.
     labels : list of str
         ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
-    points : list of ndarray
-        Each point (float64, flat).
+    points, gradients, references : list of ndarray
+        Each point (float64, flat), the problem's gradient and the reference there.
     errors : list of float
         Relative error at each point.
-    gradients, references : list of ndarray
-        The problem's gradient and the reference at each point.
     components : list of list of int
         At each point, the (at most 5) worst components whose error exceeds ``rtol``.
     """

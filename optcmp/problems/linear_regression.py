@@ -93,11 +93,6 @@ class LinearRegression(TabularProblem):
     drop_last : bool, default False
         Minibatch runs drop the short last minibatch of every epoch.
 
-    Raises
-    ------
-    ValueError
-        A bad size, ``noise`` or ``seed``, or data larger than the available memory.
-
     Notes
     -----
     Gradient :math:`\frac{2}{nk} A^\top (A W - Y)`; Hessian :math:`\frac{2}{nk} A^\top A
@@ -165,16 +160,13 @@ class LinearRegression(TabularProblem):
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
-            Numeric features, finite.
         y : array_like, shape (n_samples,) or (n_samples, k)
-            Numeric targets; ``(n,)`` and ``(n, 1)`` give the same problem.
-        fit_intercept : bool, default True
-        init : {"zeros", "normal"}, default "zeros"
+        fit_intercept, init, drop_last
+            As for the constructor.
         feature_names, target_names : sequence of str, optional
             One distinct name per column of ``X`` (of ``y``), for messages and results.
         name : str
             Name shown in tables.
-        drop_last : bool, default False
 
         Returns
         -------
@@ -183,8 +175,7 @@ class LinearRegression(TabularProblem):
         Raises
         ------
         ValueError
-            Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values,
-            values whose squares float64 cannot hold, bad names.
+            Bad arrays (non-numeric, non-finite, wrong shapes, squares float64 cannot hold).
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -214,9 +205,8 @@ class LinearRegression(TabularProblem):
         ----------
         df : pandas.DataFrame
         features : sequence of str
-            Feature column names.
         targets : str or sequence of str
-            Target column name(s); one name gives ``y`` of shape (n,).
+            One name gives ``y`` of shape (n,).
         **kwargs
             Passed to :meth:`from_arrays`.
 
@@ -226,11 +216,8 @@ class LinearRegression(TabularProblem):
 
         Raises
         ------
-        KeyError
-            A named column does not exist.
-        ValueError
-            A column that is not numeric (categorical, dates and durations included) or holds
-            NaN/inf.
+        KeyError, ValueError
+            An unknown column, or one that is not numeric (categorical included).
         """
         features, target_list = check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
@@ -257,7 +244,6 @@ class LinearRegression(TabularProblem):
         targets : str or sequence of str, optional
             Target column(s); default the last column.
         delimiter : str, default ","
-            One character, e.g. ``";"`` or ``"\\t"``.
         **kwargs
             Passed to :meth:`from_arrays`.
 
@@ -267,14 +253,9 @@ class LinearRegression(TabularProblem):
 
         Raises
         ------
-        FileNotFoundError, IsADirectoryError
-            No such file.
-        KeyError
-            Unknown column names.
-        ValueError
-            Not UTF-8, a header that looks separated by another delimiter, duplicate column
-            names, an empty file, ragged rows, a cell that is not a plain number, or missing,
-            NaN or inf cells (the line and column of the first are named).
+        FileNotFoundError, KeyError, ValueError
+            No such file, an unknown column, or a file or cell that is not plain numeric CSV
+            (the line and column are named).
         """
         return cls._from_csv(path, features, targets, delimiter, kwargs)
 
@@ -288,11 +269,6 @@ class LinearRegression(TabularProblem):
         Returns
         -------
         LinearRegression
-
-        Raises
-        ------
-        NotImplementedError
-            The problem was built from your own arrays.
         """
         sp = self._spec
         if sp.get("source") != "generated":
@@ -356,8 +332,7 @@ class LinearRegression(TabularProblem):
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y`` (``m`` entries
-        of ``r``), in the order of :meth:`value_and_grad`; see :meth:`Problem.gradient_ops`."""
+        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y``."""
         A = batch["A"]
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
         r = ops.matmul(A, W) - batch["y"]

@@ -107,8 +107,7 @@ class LogisticRegression(TabularProblem):
     n_features : int, default 20
         Number of features ``d``.
     l2 : float, default 1e-3
-        Regularization strength :math:`\lambda` (>= 0; with 0 and separable data the minimum
-        is not attained).
+        Regularization strength :math:`\lambda` (>= 0).
     seed : int, default 0
         Seed of the data.
     fit_intercept : bool, default True
@@ -167,7 +166,6 @@ class LogisticRegression(TabularProblem):
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
-            Numeric features, finite.
         y : array_like, shape (n_samples,)
             Labels 0/1 (or booleans).
         l2 : float, default 1e-3
@@ -182,8 +180,7 @@ class LogisticRegression(TabularProblem):
         Raises
         ------
         ValueError
-            Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values,
-            labels other than 0/1, one class only (with an intercept or ``l2=0``: no minimizer).
+            Bad arrays, labels other than 0/1, one class only where no minimizer exists.
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -216,7 +213,6 @@ class LogisticRegression(TabularProblem):
         ----------
         df : pandas.DataFrame
         features : sequence of str
-            Feature column names.
         target : str
             The label column (0/1 or booleans).
         **kwargs
@@ -225,13 +221,6 @@ class LogisticRegression(TabularProblem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        KeyError
-            A named column does not exist.
-        ValueError
-            A non-numeric column, NaN/inf, labels other than 0/1.
         """
         features, tl = check_columns(list(map(str, df.columns)), features, target)
         for c in features + tl:
@@ -247,7 +236,7 @@ class LogisticRegression(TabularProblem):
     def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
                  target: str | None = None, *, delimiter: str = ",",
                  **kwargs: Any) -> LogisticRegression:
-        """Build the problem from a CSV file with a header row.
+        """Build the problem from a CSV file, as :meth:`LinearRegression.from_csv` does.
 
         Parameters
         ----------
@@ -263,11 +252,6 @@ class LogisticRegression(TabularProblem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        FileNotFoundError, IsADirectoryError, KeyError, ValueError
-            As :meth:`optcmp.problems.LinearRegression.from_csv`, and labels other than 0/1.
         """
         return cls._from_csv(path, features, target, delimiter, kwargs)
 
@@ -281,11 +265,6 @@ class LogisticRegression(TabularProblem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        NotImplementedError
-            The problem was built from your own data.
         """
         sp = self._spec
         if sp.get("source") != "generated":
