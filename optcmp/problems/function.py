@@ -102,6 +102,8 @@ def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
 class FunctionProblem(Problem):
     r"""A problem from a user's objective ``objective(ops, x, data)``: see :func:`from_function`.
 
+    Its numpy gradient is the user's ``grad``, else a framework's autodiff (off the clock).
+
     Parameters
     ----------
     objective, x0, data, grad, optimum, name, default_target, lipschitz
@@ -156,23 +158,6 @@ class FunctionProblem(Problem):
         return _scalar(self._fn(ops, self._params(ops, x), batch), self.name)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Value and gradient in numpy: the user's ``grad``, else a framework's autodiff.
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-        batch : dict of str to ndarray
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n_params,), the dtype of ``x``
-
-        Raises
-        ------
-        NotImplementedError, ValueError
-            No ``grad`` and no framework installed; ``grad`` returned the wrong shape.
-        """
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)

@@ -363,17 +363,6 @@ class LinearRegression(TabularProblem):
         return fun, g.reshape(-1)
 
     def describe_param(self, j: int) -> str:
-        """``x[j]`` with its data column: e.g. ``"coef[2] (column 2, 'rooms')"``.
-
-        Parameters
-        ----------
-        j : int
-            Index into ``x``.
-
-        Returns
-        -------
-        str
-        """
         base = super().describe_param(j)
         row = j // self.n_targets
         if row < len(self.feature_names):

@@ -97,11 +97,9 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
         raise ValueError(f"{name} must be a rectangular array (every row the same length); "
                          f"got rows of different lengths ({exc})") from None
     if arr.dtype == object or arr.dtype.kind in "mM" or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise ValueError(
-            f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop non-numeric columns."
-        )
+            np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop "
+                         "non-numeric columns.")
     if np.iscomplexobj(arr):
         raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.float64)
@@ -132,10 +130,8 @@ def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None)
             col = int(idx[1])
             label = f" ({columns[col]!r})" if columns is not None and col < len(columns) else ""
             where += f", column {col}{label}"
-        raise ValueError(
-            f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at {where}. "
-            "Drop or impute them before building the problem."
-        )
+        raise ValueError(f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at "
+                         f"{where}. Drop or impute them before building the problem.")
 
 
 def check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
@@ -181,9 +177,8 @@ def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> N
         raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
 
 
-def check_columns(
-    available: list[str], features: Sequence[str] | str, targets: Sequence[str] | str
-) -> tuple[list[str], list[str]]:
+def check_columns(available: list[str], features: Sequence[str] | str,
+                  targets: Sequence[str] | str) -> tuple[list[str], list[str]]:
     """The feature and target column lists, checked against the available columns."""
     if isinstance(features, str):
         features = [features]
@@ -258,8 +253,7 @@ def _read_utf8(path: str) -> str:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(
             f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
-            f"line {line}); save the file as UTF-8"
-        ) from None
+            f"line {line}); save the file as UTF-8") from None
     if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
         text = text[1:]
     return text
@@ -277,14 +271,12 @@ def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list
                 raise ValueError(
                     f"{path}: only one column found in the header {header[0]!r}; is the "
                     f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
-                    f"line --delimiter {sep!r})"
-                )
+                    f"line --delimiter {sep!r})")
     dups = sorted(h for h, c in Counter(header).items() if c > 1)
     if dups:
         raise ValueError(
             f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
-            "must be unique"
-        )
+            "must be unique")
     return header
 
 
@@ -296,8 +288,7 @@ def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[
     for r, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(
-                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
-            )
+                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}")
         for c, name in enumerate(cols):
             cell = row[index[name]].strip()
             if not cell:
@@ -310,16 +301,14 @@ def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[
             except ValueError:
                 raise ValueError(
                     f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
-                    f"{_cell_hint(cell)}"
-                ) from None
+                    f"{_cell_hint(cell)}") from None
     bad = ~np.isfinite(data)
     nbad = int(bad.sum())
     if nbad:
         r0, c0 = (int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
-            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
-        )
+            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first.")
     return data
 
 
