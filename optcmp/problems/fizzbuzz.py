@@ -92,12 +92,8 @@ class FizzBuzzMLP(Problem):
         (``tf.random.truncated_normal``), or Keras' default Glorot uniform.
     init_std : float, optional
         :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
-    drop_last : bool, default False
-        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
-    low, high : int, default 0, 1000
-        The numbers ``low .. high - 1``.
-    n_max : int, optional
-        Shorthand for ``high = n_max + 1``.
+    low, high, n_max : int, default 0, 1000, None
+        The numbers ``low .. high - 1``; ``n_max`` is shorthand for ``high = n_max + 1``.
     n_bits : int, default 10
         Width of the binary encoding.
     test_fraction : float, default 0.1
@@ -108,11 +104,8 @@ class FizzBuzzMLP(Problem):
         :math:`\mu` added to the Gauss-Newton diagonal of :meth:`hess_diag`.
     target_loss : float, optional
         Training loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
-
-    Raises
-    ------
-    ValueError
-        A bad argument, or a number that does not fit in ``n_bits``.
+    drop_last : bool, default False
+        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
 
     Examples
     --------
@@ -401,17 +394,6 @@ class FizzBuzzMLP(Problem):
                                      "W2": np.zeros((self.hidden, 4)), "b2": b2})
 
     def default_target(self, tol: float | None = None) -> Any:
-        """The default target: training loss ``<= target_loss``, well below the plateau.
-
-        Parameters
-        ----------
-        tol : float, optional
-            Ignored: a relative tolerance needs ``f*``, unknown here.
-
-        Returns
-        -------
-        optcmp.stopping.LossTarget
-        """
         from optcmp.stopping import LossTarget
 
         return LossTarget(self.target_loss)

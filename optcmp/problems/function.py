@@ -1,11 +1,9 @@
 """A user's objective written once against the ops namespace: :func:`from_function`.
 
-The objective ``objective(ops, x, data)`` runs on every backend: the framework backends
-differentiate it (autodiff), the numpy backend uses the user's analytic gradient ``grad`` and,
-without one, is ``skipped`` with a message saying what to add (never a silent finite-difference
-gradient). Off the clock (the initial gradient norm, minibatch monitoring, the reference solve of
-``optimum="estimate"``) a gradient without ``grad`` comes from a framework's autodiff in float64
-on the CPU (:func:`optcmp.frameworks.host.host_value_and_grad`).
+The framework backends differentiate the objective; the numpy backend uses the user's ``grad``
+and, without one, is ``skipped`` with a message saying what to add (never a silent
+finite-difference gradient). Off the clock (gradient norms, the solve of
+``optimum="estimate"``) a missing ``grad`` comes from a framework's autodiff on the CPU.
 """
 
 from __future__ import annotations
@@ -21,14 +19,7 @@ import numpy as np
 
 from optcmp.frameworks.host import host_value_and_grad
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
-from optcmp.problems.base import (
-    Array,
-    Optimum,
-    ParamLayout,
-    Problem,
-    count_rows,
-    one_blas_thread,
-)
+from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, count_rows, one_blas_thread
 from optcmp.problems.gradcheck import check_gradient
 
 #: Options of the reference solve of ``optimum="estimate"`` (scipy L-BFGS-B, float64).
@@ -101,8 +92,6 @@ def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
 
 class FunctionProblem(Problem):
     r"""A problem from a user's objective ``objective(ops, x, data)``: see :func:`from_function`.
-
-    Its numpy gradient is the user's ``grad``, else a framework's autodiff (off the clock).
 
     Parameters
     ----------
@@ -369,33 +358,27 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     Parameters
     ----------
     objective : callable
-        ``objective(ops, x, data) -> scalar``: ``ops`` the backend's ops namespace
-        (:data:`optcmp.frameworks.ops.OPS`), ``x`` the parameters (a vector, or a dict of named
-        arrays when ``x0`` is one), ``data`` the training arrays or one minibatch's rows (``{}``
-        without data). Read ``x`` and ``data`` only (constant arrays go in ``data``):
-        TensorFlow and JAX reuse compiled programs in later runs, which would keep a stale value.
+        ``objective(ops, x, data) -> scalar`` on the backend's ops namespace
+        (:data:`optcmp.frameworks.ops.OPS`). Read ``x`` and ``data`` only (constants go in
+        ``data``): TensorFlow and JAX reuse compiled programs, which would keep a stale value.
     x0 : array_like, shape (n,), or dict of str to array_like
         The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
-        Training arrays with the same number of rows (axis 0); ``None`` for a data-free problem,
-        which stochastic optimizers skip. Integer arrays become float64; booleans stay boolean
-        (masks for ``ops.where``).
+        Training arrays with the same number of rows; ``None`` for a data-free problem.
+        Integer arrays become float64; booleans stay boolean (masks for ``ops.where``).
     grad : callable, optional
-        ``grad(x, data) -> array`` (a dict for named parameters): the analytic numpy gradient
-        the numpy backend needs (without it, numpy runs are ``skipped``).
+        ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
         The known ``f*``, an :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``
-        (:func:`estimate_optimum`, flagged in tables).
+        (:func:`estimate_optimum`).
     name : str, default "function"
-        Name in tables.
     default_target : optcmp.stopping.Rule, optional
         The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
     lipschitz : float, optional
         Lipschitz constant of the gradient, for ``learning_rate="auto"``.
     check_grad : {"auto", True, False}, default "auto"
-        Check ``grad`` once, before any run (:func:`~optcmp.problems.gradcheck.check_gradient`
-        at ``x0`` and 3 perturbed points, relative error 1e-6). ``"auto"``: for problems of at
-        most :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
+        Check ``grad`` once before any run (:func:`~optcmp.problems.gradcheck.check_gradient`);
+        ``"auto"``: up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
 
     Returns
     -------

@@ -260,16 +260,6 @@ class LinearRegression(TabularProblem):
         return cls._from_csv(path, features, targets, delimiter, kwargs)
 
     def with_seed(self, seed: int) -> LinearRegression:
-        """The same generated problem with data drawn from ``seed`` (sizes and noise kept).
-
-        Parameters
-        ----------
-        seed : int
-
-        Returns
-        -------
-        LinearRegression
-        """
         sp = self._spec
         if sp.get("source") != "generated":
             raise NotImplementedError(

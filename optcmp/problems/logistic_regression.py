@@ -256,16 +256,6 @@ class LogisticRegression(TabularProblem):
         return cls._from_csv(path, features, target, delimiter, kwargs)
 
     def with_seed(self, seed: int) -> LogisticRegression:
-        """The same generated problem with data drawn from ``seed``.
-
-        Parameters
-        ----------
-        seed : int
-
-        Returns
-        -------
-        LogisticRegression
-        """
         sp = self._spec
         if sp.get("source") != "generated":
             raise NotImplementedError(f"problem {self.name!r} was built from your own data; it "

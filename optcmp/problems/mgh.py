@@ -24,12 +24,7 @@ import numpy as np
 
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
 from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
-from optcmp.problems.mgh_functions import (
-    M_OF_N,
-    MGHInfo,
-    helical_value_and_grad,
-    mgh_info,
-)
+from optcmp.problems.mgh_functions import M_OF_N, MGHInfo, helical_value_and_grad, mgh_info
 
 #: Step of the complex-step derivative.
 COMPLEX_STEP = 1e-200
@@ -206,16 +201,6 @@ class MGHProblem(Problem):
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> MGHProblem:
-        """Rebuild from :meth:`spec` (its number and sizes).
-
-        Parameters
-        ----------
-        spec : dict
-
-        Returns
-        -------
-        MGHProblem
-        """
         return cls(int(spec["problem_number"]), n=int(spec["n"]), m=int(spec["m"]))
 
 
