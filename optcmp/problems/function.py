@@ -150,7 +150,7 @@ class FunctionProblem(Problem):
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)
-        fun = float(_scalar(self._fn(numpy_ops, self._params(None, x), batch), self.name))
+        fun = float(self.objective(numpy_ops, x, batch))
         g = self._grad(self._params(None, x), batch)
         if self.named:
             flat = self._layout.flatten(g)
@@ -174,8 +174,7 @@ class FunctionProblem(Problem):
         return self._host
 
     def fun64(self, x: np.ndarray) -> float:
-        xf = np.asarray(x, dtype=np.float64)
-        return float(_scalar(self._fn(numpy_ops, self._params(None, xf), self._data), self.name))
+        return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
     def unsupported_backend(self, backend: str) -> str | None:
         if backend == "numpy" and self._grad is None:

@@ -28,11 +28,6 @@ NEWTON_GTOL = 1e-13
 NEWTON_MAXITER = 100
 
 
-def _log1pexp(z: np.ndarray) -> np.ndarray:
-    """``log(1 + exp(z))`` without overflow (numpy float64)."""
-    return np.logaddexp(0.0, z)
-
-
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     """``1 / (1 + exp(-z))`` without overflow for large ``|z|``."""
     out = np.empty_like(z)
@@ -288,7 +283,8 @@ class LogisticRegression(TabularProblem):
         z = A @ x
         n = z.shape[0]
         w = x[: self._d]
-        fun = float(np.mean(_log1pexp(z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
+        # log(1 + exp(z)) without overflow
+        fun = float(np.mean(np.logaddexp(0.0, z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
         r = _sigmoid(z) - y
         g = A.T @ r
         g /= n
