@@ -442,3 +442,18 @@ class Problem(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")
         return f"{type(self).__name__}({args})"
+
+
+class StoredProblem(Problem):
+    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``."""
+
+    _layout: ParamLayout
+    _data: dict[str, np.ndarray]
+
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        return self._data

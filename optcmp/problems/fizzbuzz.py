@@ -17,7 +17,7 @@ import numpy as np
 
 from optcmp._scipy import special
 from optcmp.problems._scratch import work_arrays
-from optcmp.problems.base import Array, ParamLayout, Problem
+from optcmp.problems.base import Array, ParamLayout, StoredProblem
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
 #: Loss names and the reduction each one uses over samples (and outputs).
@@ -67,7 +67,7 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
         raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
 
 
-class FizzBuzzMLP(Problem):
+class FizzBuzzMLP(StoredProblem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
     The integers ``low .. high - 1`` as ``n_bits`` binary digits, 4 one-hot classes
@@ -168,16 +168,7 @@ class FizzBuzzMLP(Problem):
         self.target_loss = (float(target_loss) if target_loss is not None
                             else 0.1 * self.plateau_loss())
 
-    # ------------------------------------------------------------------ data and layout
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        """``X`` (n_train, n_bits) 0/1 digits and ``Y`` (n_train, 4) one-hot."""
-        return self._data
-
+    # ------------------------------------------------------------------ data
     def class_counts(self, split: str = "train") -> np.ndarray:
         """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
 

@@ -19,7 +19,15 @@ import numpy as np
 
 from optcmp.frameworks.host import host_value_and_grad
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, count_rows, one_blas_thread
+from optcmp.problems.base import (
+    Array,
+    Optimum,
+    ParamLayout,
+    Problem,
+    StoredProblem,
+    count_rows,
+    one_blas_thread,
+)
 from optcmp.problems.gradcheck import check_gradient
 
 #: Options of the reference solve of ``optimum="estimate"`` (scipy L-BFGS-B, float64).
@@ -90,7 +98,7 @@ def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
     return layout, flat.copy(), named
 
 
-class FunctionProblem(Problem):
+class FunctionProblem(StoredProblem):
     r"""A problem from a user's objective ``objective(ops, x, data)``: see :func:`from_function`.
 
     Parameters
@@ -129,14 +137,6 @@ class FunctionProblem(Problem):
         self._host: Callable[..., tuple[float, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ Problem interface
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
-
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()
 

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
+from optcmp.problems.base import Array, Optimum, ParamLayout, StoredProblem
 from optcmp.problems.mgh_functions import M_OF_N, MGHInfo, helical_value_and_grad, mgh_info
 
 #: Step of the complex-step derivative.
 COMPLEX_STEP = 1e-200
 
 
-class MGHProblem(Problem):
+class MGHProblem(StoredProblem):
     r"""One Moré-Garbow-Hillstrom problem: :math:`\min_x \sum_{i=1}^m f_i(x)^2`.
 
     It starts at the paper's standard point (for every seed); :meth:`optimum` is the minimum
@@ -100,14 +100,6 @@ class MGHProblem(Problem):
             # m follows a given n (Chebyquad with n = 10 needs m >= 10, not the default 8)
             return n_, (n_ if info.m == info.n else max(info.m, n_))
         return n_, (info.m if m is None else int(m))
-
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
 
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()

@@ -17,17 +17,16 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
-from optcmp.problems.base import Optimum, ParamLayout, Problem
+from optcmp.problems.base import Optimum, StoredProblem
 
 
-class TabularProblem(Problem):
+class TabularProblem(StoredProblem):
     """A problem on a design matrix ``A = [X, 1]`` (the intercept column where fitted) and ``y``.
 
     Subclasses set ``_layout`` and ``_spec`` (the spec's ``"source"`` says where the data came
     from) and define ``from_arrays``, which :meth:`_from_csv` calls.
     """
 
-    _layout: ParamLayout
     _spec: dict[str, Any]
 
     def _set_data(self, X: np.ndarray, y: np.ndarray, fit_intercept: bool,
@@ -44,14 +43,6 @@ class TabularProblem(Problem):
         self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
         self._optimum: Optimum | None = None
         self._lipschitz: float | None = None
-
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)
