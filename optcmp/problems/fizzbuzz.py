@@ -215,12 +215,12 @@ class FizzBuzzMLP(StoredProblem):
         H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
         return p, H, ops.matmul(H, p["W2"]) + p["b2"]
 
-    def _loss(self, ops: Any, Z: Any, Y: Any, out: Any = None) -> Any:
-        """The objective from the logits ``Z`` (or the sigmoid outputs ``out``, if computed)."""
+    def _loss(self, ops: Any, Z: Any, Y: Any, R: Any = None) -> Any:
+        """The objective from the logits ``Z`` (and the residuals ``sigmoid(Z) - Y``, if known)."""
         if self.loss == "cross_entropy":
             return ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * Y, axis=1))
-        R = ops.square((ops.sigmoid(Z) if out is None else out) - Y)
-        return ops.sum(R) if self.loss == "mse_sum" else ops.mean(R)
+        sq = ops.square(ops.sigmoid(Z) - Y if R is None else R)
+        return ops.sum(sq) if self.loss == "mse_sum" else ops.mean(sq)
 
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         _, _, Z = self._forward(ops, x, batch["X"])
@@ -237,14 +237,14 @@ class FizzBuzzMLP(StoredProblem):
         X, Y = batch["X"], batch["Y"]
         p, H, Z = self._forward(ops, x, X)
         if self.loss == "cross_entropy":
-            out = None
+            R = None
             dZ = (ops.softmax(Z, axis=1) - Y) * (4.0 / ops.size(Z))
         else:
             out = ops.sigmoid(Z)
             R = out - Y
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / ops.size(R)
             dZ = R * (out * (1.0 - out)) * (2.0 * scale)
-        fun = self._loss(ops, Z, Y, out) if value else None
+        fun = self._loss(ops, Z, Y, R) if value else None
         dA1 = ops.matmul(dZ, ops.transpose(p["W2"])) * (H * (1.0 - H))
         g = ops.concat([ops.reshape(ops.matmul(ops.transpose(X), dA1), (-1,)),
                         ops.sum(dA1, axis=0),
