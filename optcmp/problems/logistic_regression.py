@@ -107,11 +107,6 @@ class LogisticRegression(TabularProblem):
         Seed of the data.
     fit_intercept : bool, default True
 
-    Raises
-    ------
-    ValueError
-        Non-positive sizes, a negative or non-finite ``l2``, a bad seed.
-
     Notes
     -----
     Hessian :math:`A^\top \mathrm{diag}(\sigma(z)(1 - \sigma(z))) A / n + \lambda I_w`,

@@ -125,6 +125,7 @@ class MGHProblem(StoredProblem):
         return ops.sum(r * r)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        # the complex-step derivative; the helical valley's analytic gradient (module docstring)
         ops = numpy_ops
         xf = np.asarray(x, dtype=np.float64)
         if self.info.number == 7:
