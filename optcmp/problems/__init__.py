@@ -28,8 +28,7 @@ def problem_from_spec(spec: dict[str, Any]) -> Problem:
     Parameters
     ----------
     spec : dict
-        Output of ``problem.spec()`` for a registered problem with generated data (e.g.
-        ``LinearRegression(n_samples=1000, seed=3).spec()``).
+        Output of ``problem.spec()`` for a registered problem with generated data.
 
     Returns
     -------
@@ -39,9 +38,7 @@ def problem_from_spec(spec: dict[str, Any]) -> Problem:
     Raises
     ------
     ValueError
-        Unknown problem name (the registered ones are listed), or a problem built from user
-        arrays (those cannot be regenerated; executors scatter them instead, see
-        :func:`optcmp.compare`).
+        Unknown problem name, or a problem built from user arrays.
 
     Examples
     --------
@@ -74,9 +71,6 @@ def rebuildable(problem: Problem) -> bool:
 
 
 __all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
-           "MGHProblem", "MGH_NAMES",
-           "Optimum",
-           "GradientCheck", "GradientError",
-           "ParamLayout", "Problem", "check_gradient", "estimate_optimum", "from_function",
-           "problem_from_spec",
+           "MGHProblem", "MGH_NAMES", "Optimum", "GradientCheck", "GradientError", "ParamLayout",
+           "Problem", "check_gradient", "estimate_optimum", "from_function", "problem_from_spec",
            "rebuildable"]

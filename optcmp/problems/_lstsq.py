@@ -1,11 +1,9 @@
 """Linear least squares on data too large to copy: a Householder QR accumulated by row chunks.
 
-:func:`numpy.linalg.lstsq` (LAPACK ``gelsd``) copies ``A`` and ``y`` into Fortran order before
-it solves, so on a large data set the optimum briefly needs the data's memory twice.
-:func:`blocked_lstsq` never holds more than the triangular factor and one chunk of rows: the
-QR factorization of the augmented matrix ``[A | Y]`` is accumulated chunk by chunk,
-``R = qr([R; chunk])``, which is the Householder QR of the whole matrix (backward stable,
-column by column), and ``W`` comes from the triangular factor.
+:func:`numpy.linalg.lstsq` (LAPACK ``gelsd``) copies ``A`` and ``y`` into Fortran order, so on a
+large data set the optimum briefly needs the data's memory twice. :func:`blocked_lstsq` holds
+only the triangular factor and one chunk of rows: ``R = qr([R; chunk])`` over the chunks of
+``[A | Y]`` is the Householder QR of the whole matrix (backward stable).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ convention); :attr:`Problem.layout` maps it to named parameter arrays.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -31,17 +32,13 @@ class Optimum:
     fun : float
         The optimal objective value ``f*``.
     x : ndarray of float64, shape (n_params,), or None
-        A minimizer (``None`` when only ``f*`` is known, e.g. a published value).
+        A minimizer (``None`` when only ``f*`` is known).
     method : str
         How it was computed (e.g. ``"numpy.linalg.lstsq"``).
     time : float or None
-        Wall time of that computation in seconds (the direct-solve floor of a closed form);
-        ``None`` when ``f*`` was not solved for here.
+        Wall time of that solve in seconds (``None``: not solved here).
     kind : {"direct", "estimated", "given"}, default "direct"
-        ``"direct"``: a closed-form solve, whose time is a floor for the optimizers;
-        ``"estimated"``: a tight reference solve by an iterative method (``f*`` is an estimate,
-        ``method`` says how it was obtained); ``"given"``: a value given by the user or taken
-        from the literature.
+        A closed-form solve, a tight iterative solve, or a value from the user or literature.
     """
 
     fun: float
@@ -88,15 +85,12 @@ class ParamLayout:
 
     @functools.cached_property
     def _offsets(self) -> tuple[tuple[int, int], ...]:
-        out, start = [], 0
-        for n in self.sizes:
-            out.append((start, start + n))
-            start += n
-        return tuple(out)
+        """``(start, stop)`` of each named array, computed once (a step asks every time)."""
+        stops = tuple(itertools.accumulate(self.sizes))
+        return tuple(zip((0,) + stops[:-1], stops))
 
     def offsets(self) -> list[tuple[int, int]]:
-        """``(start, stop)`` of each named array inside ``x`` (computed once: a step asks
-        for them every time)."""
+        """``(start, stop)`` of each named array inside ``x``."""
         return list(self._offsets)
 
     def unflatten(self, x: Any, ops: Any = None) -> dict[str, Any]:
@@ -107,17 +101,15 @@ class ParamLayout:
         x : array, shape (size,)
             Flat iterate, on any backend.
         ops : ops namespace, optional
-            Backend ops providing ``reshape``; numpy's is used when omitted.
+            Backend ops providing ``reshape`` (default numpy's).
 
         Returns
         -------
         dict of str to array
         """
         reshape = ops.reshape if ops is not None else np.reshape
-        return {
-            name: reshape(x[a:b], shape)
-            for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())
-        }
+        return {name: reshape(x[a:b], shape)
+                for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())}
 
     def flatten(self, params: dict[str, Any]) -> Array:
         """Pack named numpy arrays into one flat float64 vector."""
@@ -136,9 +128,8 @@ class ParamLayout:
 def one_blas_thread() -> Any:
     """A context limiting numpy's BLAS to one thread (threadpoolctl), else a no-op.
 
-    For reference solves of ``f*``: the solve then has one reduction order whatever the machine's thread count,
-    and does not oversubscribe a loaded machine (measured: 7 s instead of 0.2 s for the Gram
-    matrix of the default logistic regression on a 2-core host under load).
+    For reference solves of ``f*``: one reduction order whatever the thread count, and no
+    oversubscribed loaded machine (7 s instead of 0.2 s for a Gram matrix, measured).
     """
     try:
         from threadpoolctl import threadpool_limits
@@ -168,11 +159,7 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
 
 
 class Problem(ABC):
-    """A backend-agnostic optimization problem ``min_x f(x)``.
-
-    Subclasses define the data (``train_data``), the initial point, the objective once against an
-    ops namespace (:meth:`objective`), an analytic float64 gradient (:meth:`value_and_grad`) and,
-    where an optimizer needs it, a positive diagonal curvature (:meth:`hess_diag`).
+    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
 
     Attributes
     ----------
@@ -186,16 +173,14 @@ class Problem(ABC):
     reduction: str = "mean"
     #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
     hess_diag_is_constant: bool = False
-    #: True when :meth:`gradient_ops` gives the gradient written once against
-    #: ``ops``; the framework backends then use it instead of autodiff unless a run asks for
-    #: ``gradient="autodiff"`` (recorded in ``RunResult.conditions.gradient``).
+    #: True when :meth:`gradient_ops` gives the gradient written against ``ops``: the framework
+    #: backends use it unless a run asks for ``gradient="autodiff"``.
     has_gradient_ops: bool = False
     #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
     has_numpy_grad: bool = False
 
     def __getstate__(self) -> dict[str, Any]:
-        """The problem's state for pickling (another process's runs), without the compiled
-        functions and framework objects runs kept on it for repetitions in this process."""
+        """The state to pickle, without the compiled functions runs kept on it in this process."""
         state = dict(self.__dict__)
         state.pop("_optcmp_compiled", None)
         return state
@@ -223,8 +208,7 @@ class Problem(ABC):
         Raises
         ------
         ValueError
-            A training array is 0-d (no sample axis), or the arrays disagree on their number
-            of rows (the message names each array's row count).
+            A 0-d training array, or arrays with different numbers of rows.
         """
         return count_rows(self.train_data, self.name)
 
@@ -235,7 +219,7 @@ class Problem(ABC):
         Parameters
         ----------
         seed : int
-            Seed of the initial point (a repetition changes it).
+            The run's seed (a repetition changes it).
 
         Returns
         -------
@@ -252,14 +236,12 @@ class Problem(ABC):
         ops : ops namespace
             :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
-            The iterate.
         batch : dict of str to backend array
             The training arrays, or the rows of one minibatch.
 
         Returns
         -------
         backend scalar
-            The objective value (``fun``).
         """
 
     @abstractmethod
@@ -271,7 +253,6 @@ class Problem(ABC):
         x : ndarray, shape (n_params,)
             The iterate, in the working dtype (float64 or float32).
         batch : dict of str to ndarray
-            Training arrays or a minibatch's rows.
 
         Returns
         -------
@@ -280,8 +261,7 @@ class Problem(ABC):
         """
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """The gradient of :meth:`value_and_grad` alone (problems that skip the objective
-        there set :attr:`has_numpy_grad`).
+        """The gradient of :meth:`value_and_grad` alone (faster where :attr:`has_numpy_grad`).
 
         Parameters
         ----------
@@ -290,22 +270,17 @@ class Problem(ABC):
 
         Returns
         -------
-        ndarray, shape (n_params,), the same values as ``value_and_grad(x, batch)[1]``
+        ndarray, shape (n_params,)
         """
         return self.value_and_grad(x, batch)[1]
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """Objective and analytic gradient written once against an ops namespace (optional).
-
-        Problems that define it set :attr:`has_gradient_ops`; the torch and TensorFlow
-        backends then compute ``(fun, grad)`` with it instead of autodiff (the framework's
-        own ops, no tape), unless the run asks for ``gradient="autodiff"``.
+        """Objective and analytic gradient against ``ops``, used where :attr:`has_gradient_ops`.
 
         Parameters
         ----------
         ops : ops namespace
-            :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
         batch : dict of str to backend array
         value : bool, default True
@@ -314,13 +289,12 @@ class Problem(ABC):
         Returns
         -------
         fun : backend scalar or None
-            Equal to :meth:`objective` (to rounding).
         grad : backend array, shape (n_params,)
 
         Raises
         ------
         NotImplementedError
-            The problem declares no such gradient (the default).
+            The problem declares no such gradient.
         """
         raise NotImplementedError(f"problem {self.name!r} declares no gradient written "
                                   "against ops; its framework backends use autodiff")
@@ -331,7 +305,7 @@ class Problem(ABC):
         Parameters
         ----------
         j : int
-            Index into ``x``, ``0 <= j < n_params``.
+            Index into ``x``.
 
         Returns
         -------
@@ -357,17 +331,16 @@ class Problem(ABC):
         raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
 
     def with_seed(self, seed: int) -> Problem:
-        """The same problem with its data redrawn from ``seed`` (for ``compare(redraw_data=True)``).
+        """The same problem with its data redrawn from ``seed`` (``compare(redraw_data=True)``).
 
         Parameters
         ----------
         seed : int
-            Seed of the new data.
 
         Returns
         -------
         Problem
-            A new problem of the same kind and size; ``self`` is unchanged.
+            A new problem; ``self`` is unchanged.
 
         Raises
         ------
@@ -377,18 +350,14 @@ class Problem(ABC):
         raise NotImplementedError(
             f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
             "use redraw_data=False (repetitions then vary only the initial point and minibatch "
-            "order)"
-        )
+            "order)")
 
     def optimum(self) -> Optimum | None:
         """The known optimum, or ``None`` (then the default stop is a loss target)."""
         return None
 
     def default_target(self, tol: float | None = None) -> Any:
-        """The stopping target used when the optimum is unknown (``None``: there is none).
-
-        :func:`optcmp.engine.make_stopping` asks for it when :meth:`optimum` is ``None``;
-        a problem without either needs an explicit ``stopping=LossTarget(...) | MaxIter(...)``.
+        """The stop :func:`optcmp.engine.make_stopping` uses when :meth:`optimum` is ``None``.
 
         Parameters
         ----------
@@ -398,15 +367,11 @@ class Problem(ABC):
         Returns
         -------
         optcmp.stopping.Rule or None
-            e.g. ``LossTarget(0.0156)``; ``None`` by default.
         """
         return None
 
     def unsupported_backend(self, backend: str) -> str | None:
-        """Why the problem cannot run on ``backend``, or ``None`` when it can.
-
-        A run on such a backend is recorded as ``skipped`` with this message (e.g. a user's
-        objective without an analytic gradient on the numpy backend, which has no autodiff).
+        """Why the problem cannot run on ``backend`` (the run is ``skipped``), or ``None``.
 
         Parameters
         ----------
@@ -427,10 +392,8 @@ class Problem(ABC):
         NotImplementedError
             When ``L`` is not known for this problem.
         """
-        raise NotImplementedError(
-            f"problem {self.name!r} has no known gradient Lipschitz constant; "
-            "give learning_rate as a positive float"
-        )
+        raise NotImplementedError(f"problem {self.name!r} has no known gradient Lipschitz "
+                                  "constant; give learning_rate as a positive float")
 
     def fun64(self, x: np.ndarray) -> float:
         """Full objective at ``x`` re-evaluated in numpy float64 (for the record)."""
@@ -449,10 +412,8 @@ class Problem(ABC):
     def from_spec(cls, spec: dict[str, Any]) -> Problem:
         """Rebuild a problem whose data are generated from its spec (e.g. on a worker process).
 
-        The default convention: a spec with ``"source": "generated"`` holds, besides
-        ``"problem"`` and ``"source"``, exactly the constructor's keyword arguments (seed
-        included), so ``cls(**kwargs)`` regenerates the same data. Problems built from user
-        arrays cannot be rebuilt. Subclasses with another layout override this method.
+        By default a ``"generated"`` spec holds, besides ``"problem"`` and ``"source"``, the
+        constructor's keyword arguments; subclasses with another layout override this.
 
         Parameters
         ----------
@@ -466,13 +427,12 @@ class Problem(ABC):
         Raises
         ------
         ValueError
-            The spec does not describe generated data, or the rebuilt problem's spec differs.
+            User data, or the rebuilt problem's spec differs.
         """
         if spec.get("source") != "generated":
             raise ValueError(
                 f"problem {spec.get('name', spec.get('problem'))!r} was built from user data "
-                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec"
-            )
+                f"(source {spec.get('source')!r}) and cannot be rebuilt from its spec")
         kwargs = {k: v for k, v in spec.items() if k not in ("problem", "source")}
         problem = cls(**kwargs)
         if problem.spec() != spec:
@@ -482,3 +442,18 @@ class Problem(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")
         return f"{type(self).__name__}({args})"
+
+
+class StoredProblem(Problem):
+    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``."""
+
+    _layout: ParamLayout
+    _data: dict[str, np.ndarray]
+
+    @property
+    def layout(self) -> ParamLayout:
+        return self._layout
+
+    @property
+    def train_data(self) -> dict[str, np.ndarray]:
+        return self._data

@@ -1,16 +1,11 @@
 r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
 
-A small network learns FizzBuzz from the binary digits of a number. Written "with the same
-hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version reached a loss of 0.002 and
-the others hovered at 0.6 (the class-prior plateau). The usual suspects are gradients that are
-never zeroed, a sum-reduced loss where the other version takes a mean (a factor of batch x
-outputs in the effective learning rate), different initializations and shuffling in one version
-only. :class:`FizzBuzzMLP` removes all four: one loss with one reduction, one initial point drawn
-in numpy float64, one data split, and (through :class:`optcmp.batching.BatchOrder`) one
-minibatch order on every backend. The data (numbers, digits, classes, the split) come from
-:mod:`optcmp.problems.fizzbuzz_data`.
-
-See ``docs/fizzbuzz-story.md`` and ``examples/fizzbuzz_three_frameworks.py``.
+Written "with the same hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version
+reached a loss of 0.002 and the others hovered at 0.6 (the class-prior plateau). The usual
+suspects are gradients never zeroed, a sum-reduced loss where the other takes a mean, different
+initializations and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one
+loss with one reduction, one initial point drawn in numpy float64, one data split, and one
+minibatch order on every backend. See ``docs/fizzbuzz-story.md``.
 """
 
 from __future__ import annotations
@@ -22,7 +17,7 @@ import numpy as np
 
 from optcmp._scipy import special
 from optcmp.problems._scratch import work_arrays
-from optcmp.problems.base import Array, ParamLayout, Problem
+from optcmp.problems.base import Array, ParamLayout, StoredProblem
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
 #: Loss names and the reduction each one uses over samples (and outputs).
@@ -34,14 +29,14 @@ DEFAULT_INIT_STD = {"normal": 1.0, "truncated_normal": 0.01, "glorot_uniform": N
 
 
 def _int_arg(name: str, v: Any, lo: int) -> int:
+    """``v`` as an int, refused unless it is an integer >= ``lo``."""
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
 
 def _number_range(low: Any, high: Any, n_max: Any) -> tuple[int, int]:
-    """``(low, high)`` of the numbers ``low .. high - 1``: ``n_max`` or ``high`` (default
-    1000), a non-empty range."""
+    """``(low, high)`` from ``high`` or ``n_max`` (default 1000): a non-empty range."""
     if n_max is not None and high is not None:
         raise ValueError(f"give n_max or high, not both (got n_max={n_max!r}, high={high!r})")
     if n_max is not None:
@@ -72,33 +67,19 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
         raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
 
 
-class FizzBuzzMLP(Problem):
+class FizzBuzzMLP(StoredProblem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
-    Data: the integers ``low .. high - 1`` (default 0..999), each encoded as ``n_bits`` binary
-    digits (most significant first), with 4 classes in the order of :data:`CLASSES`: multiple of
-    15, of 5, of 3, other. For 0..999 the class counts are 67, 133, 267, 533 (priors 0.067,
-    0.133, 0.267, 0.533). A seeded permutation splits them into a training set
-    and a test set (``test_fraction``, default 10%). Targets are one-hot float rows ``Y`` (the
-    objective needs no integer gather); the integer labels are kept for accuracy.
+    The integers ``low .. high - 1`` as ``n_bits`` binary digits, 4 one-hot classes
+    (:data:`CLASSES`), a seeded train/test split. For a batch of :math:`n` rows :math:`X`,
+    :math:`H = \sigma(X W_1 + b_1)`, :math:`Z = H W_2 + b_2`, and the loss is
 
-    Network and losses, for a batch of :math:`n` rows :math:`X` (shape ``(n, n_bits)``):
-
-    .. math::
-
-        H = \sigma(X W_1 + b_1), \qquad Z = H W_2 + b_2
-
-    * ``"mse"`` (default, the story's numpy version): :math:`f = \frac{1}{4n}\sum_{i,k}
+    * ``"mse"`` (the story's numpy version): :math:`\frac{1}{4n}\sum_{i,k}
       (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
-    * ``"mse_sum"``: the same squared error summed over samples and outputs (the story's PyTorch
-      version). It is a separate, named objective with ``reduction = "sum"``: its minibatch
-      gradient is exactly ``4 * batch_size`` times the ``"mse"`` one;
-    * ``"cross_entropy"``: softmax cross-entropy, mean over samples,
-      :math:`f = \frac1n \sum_i (\operatorname{logsumexp}_k Z_{ik} - \sum_k Y_{ik} Z_{ik})`,
-      computed stably through ``logsumexp``.
+    * ``"mse_sum"``: the same squares summed (the story's PyTorch version);
+    * ``"cross_entropy"``: softmax cross-entropy, mean over samples.
 
-    The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1`` ``(hidden,)``, ``W2`` ``(hidden, 4)``,
-    ``b2`` ``(4,)`` in that order (:attr:`layout`).
+    The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
 
     Parameters
     ----------
@@ -106,64 +87,25 @@ class FizzBuzzMLP(Problem):
         Hidden units.
     loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
     init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
-        Weight initialization; biases start at zero. ``"normal"``: :math:`N(0, s^2)` with
-        ``s = init_std`` (default 1, the story's numpy ``np.random.randn``). ``"truncated_normal"``:
-        :math:`N(0, s^2)` redrawn outside :math:`\pm 2s` like ``tf.random.truncated_normal``,
-        default ``s = 0.01`` (the scale of the well-known TensorFlow FizzBuzz, J. Grus, "Fizz
-        Buzz in Tensorflow", 2016, whose ``init_weights`` draws ``tf.random_normal(shape,
-        stddev=0.01)``: an untruncated normal, so ``init="normal", init_std=0.01`` is its exact
-        recipe; ``init_std=1.0`` gives the scale of a ``randn`` initialization). ``"glorot_uniform"``:
-        :math:`U(\pm\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})})`, Keras' ``Dense``
-        default (limits 0.2335 and 0.2402 for the default sizes). The draws come from
-        ``numpy.random.default_rng(seed)`` of the **run** (:meth:`init_params`), in float64, and
-        are given to every backend (the same initial point everywhere).
+        Weight initialization (biases start at zero), drawn in float64 from the run's seed:
+        :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`
+        (``tf.random.truncated_normal``), or Keras' default Glorot uniform.
     init_std : float, optional
-        Standard deviation of the ``"normal"`` and ``"truncated_normal"`` draws (see ``init``;
-        default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``), e.g. ``1.0`` or ``0.01``
-        for either.
-    drop_last : bool, default False
-        Minibatch runs leave out each epoch's last, shorter batch
-        (:class:`optcmp.batching.BatchOrder`): 900 training rows in batches of 64 make 14
-        steps per epoch, as in the story, instead of 15 (14 full batches and one of 4 rows,
-        whose rows weigh 16 times more in a mean-reduced step). Recorded in every result's
-        ``problem_spec``.
-    low, high : int, default 0, 1000
-        The numbers ``low .. high - 1``.
-    n_max : int, optional
-        Shorthand for ``high = n_max + 1`` (the largest number); give it or ``high``, not both.
+        :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
+    low, high, n_max : int, default 0, 1000, None
+        The numbers ``low .. high - 1``; ``n_max`` is shorthand for ``high = n_max + 1``.
     n_bits : int, default 10
-        Width of the binary encoding; every number must fit.
+        Width of the binary encoding.
     test_fraction : float, default 0.1
-        Fraction of the numbers held out as the test set, in ``[0, 1)``; 0 keeps all for
-        training (then there are no test metrics).
+        Fraction held out as the test set, in ``[0, 1)``.
     seed : int, default 0
-        Seed of the train/test permutation (the data seed; the initial point has its own).
+        Seed of the train/test split.
     damping : float, default 1e-3
-        :math:`\mu` added to the Gauss-Newton diagonal in :meth:`hess_diag` (between the median
-        and the 90th percentile of the undamped diagonal at the default initial point, so the
-        near-zero entries of saturated units cannot blow the diagonal-Newton step up).
+        :math:`\mu` added to the Gauss-Newton diagonal of :meth:`hess_diag`.
     target_loss : float, optional
-        Training-loss value of the default target (:meth:`default_target`); default one tenth of
-        the class-prior plateau :meth:`plateau_loss`.
-
-    Raises
-    ------
-    ValueError
-        An unknown ``loss`` or ``init``; ``hidden``, ``n_bits`` < 1; an empty or negative range;
-        a number that does not fit in ``n_bits``; ``test_fraction`` outside ``[0, 1)`` or one
-        that leaves an empty training set; a non-positive ``init_std``, ``damping`` or
-        ``target_loss``.
-
-    Notes
-    -----
-    No optimum is known, so :meth:`optimum` is ``None``, :meth:`lipschitz` raises (``gd`` and
-    ``sgd`` need an explicit ``learning_rate``), and the default stop is the training-loss target
-    :meth:`default_target`. :meth:`metrics` reports train and test accuracy and the test loss.
-
-    A net that only predicts the class frequencies :math:`p` sits on the class-prior plateau:
-    per-sample squared error summed over outputs :math:`1 - \sum_k p_k^2 = 0.622444` for 0..999,
-    0.155611 per element, majority-class accuracy 0.533. The default target is well
-    below it, so a run stuck there is never reported ``converged``.
+        Training loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
+    drop_last : bool, default False
+        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
 
     Examples
     --------
@@ -178,23 +120,11 @@ class FizzBuzzMLP(Problem):
     name = "fizzbuzz"
     hess_diag_is_constant = False
 
-    def __init__(
-        self,
-        hidden: int = 100,
-        loss: str = "mse",
-        init: str = "normal",
-        *,
-        init_std: float | None = None,
-        low: int = 0,
-        high: int | None = None,
-        n_max: int | None = None,
-        n_bits: int = 10,
-        test_fraction: float = 0.1,
-        seed: int = 0,
-        damping: float = 1e-3,
-        target_loss: float | None = None,
-        drop_last: bool = False,
-    ) -> None:
+    def __init__(self, hidden: int = 100, loss: str = "mse", init: str = "normal", *,
+                 init_std: float | None = None, low: int = 0, high: int | None = None,
+                 n_max: int | None = None, n_bits: int = 10, test_fraction: float = 0.1,
+                 seed: int = 0, damping: float = 1e-3, target_loss: float | None = None,
+                 drop_last: bool = False) -> None:
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
         if init not in INITS:
@@ -238,23 +168,17 @@ class FizzBuzzMLP(Problem):
         self.target_loss = (float(target_loss) if target_loss is not None
                             else 0.1 * self.plateau_loss())
 
-    # ------------------------------------------------------------------ data and layout
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        """``X`` (n_train, n_bits) 0/1 digits and ``Y`` (n_train, 4) one-hot, float64."""
-        return self._data
-
+    # ------------------------------------------------------------------ data
     def class_counts(self, split: str = "train") -> np.ndarray:
         """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
 
-        Raises
-        ------
-        ValueError
-            Unknown split.
+        Parameters
+        ----------
+        split : {"train", "test", "all"}
+
+        Returns
+        -------
+        ndarray of int64, shape (4,)
         """
         labels = {"train": self.train_labels, "test": self.test_labels,
                   "all": np.concatenate([self.train_labels, self.test_labels])}
@@ -263,19 +187,6 @@ class FizzBuzzMLP(Problem):
         return np.bincount(labels[split], minlength=len(CLASSES)).astype(np.int64)
 
     def init_params(self, seed: int = 0) -> Array:
-        """Initial point, drawn once in numpy float64 from ``default_rng(seed)``, for every backend.
-
-        ``W1`` then ``W2`` are drawn (see the class's ``init``); both biases are zero.
-
-        Parameters
-        ----------
-        seed : int
-            The run's seed.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_params,)
-        """
         rng = np.random.default_rng(seed)
         params = {"W1": self._draw(rng, (self.n_bits, self.hidden)),
                   "b1": np.zeros(self.hidden),
@@ -284,6 +195,7 @@ class FizzBuzzMLP(Problem):
         return self._layout.flatten(params)
 
     def _draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+        """One weight matrix of the initial point."""
         if self.init == "glorot_uniform":
             limit = math.sqrt(6.0 / (shape[0] + shape[1]))
             return rng.uniform(-limit, limit, size=shape)
@@ -297,14 +209,22 @@ class FizzBuzzMLP(Problem):
         return self.init_std * z
 
     # ------------------------------------------------------------------ objective
-    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+    def _forward(self, ops: Any, x: Any, X: Any) -> tuple[dict[str, Any], Any, Any]:
+        """The named parameters, the hidden layer ``H`` and the logits ``Z`` on ``ops``."""
         p = self._layout.unflatten(x, ops)
-        H = ops.sigmoid(ops.matmul(batch["X"], p["W1"]) + p["b1"])
-        Z = ops.matmul(H, p["W2"]) + p["b2"]
+        H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
+        return p, H, ops.matmul(H, p["W2"]) + p["b2"]
+
+    def _loss(self, ops: Any, Z: Any, Y: Any, R: Any = None) -> Any:
+        """The objective from the logits ``Z`` (and the residuals ``sigmoid(Z) - Y``, if known)."""
         if self.loss == "cross_entropy":
-            return ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * batch["Y"], axis=1))
-        R = ops.square(ops.sigmoid(Z) - batch["Y"])
-        return ops.sum(R) if self.loss == "mse_sum" else ops.mean(R)
+            return ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * Y, axis=1))
+        sq = ops.square(ops.sigmoid(Z) - Y if R is None else R)
+        return ops.sum(sq) if self.loss == "mse_sum" else ops.mean(sq)
+
+    def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        _, _, Z = self._forward(ops, x, batch["X"])
+        return self._loss(ops, Z, batch["Y"])
 
     #: gradient_ops below: the framework backends use it, not autodiff
     has_gradient_ops = True
@@ -312,29 +232,19 @@ class FizzBuzzMLP(Problem):
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """Objective and its gradient by backpropagation written against ``ops``.
-
-        The same formulas as :meth:`value_and_grad` (softmax minus one-hot for the cross
-        entropy, the sigmoid derivative otherwise), so torch and TensorFlow need no tape; see
-        :meth:`Problem.gradient_ops`.
-        """
-        p = self._layout.unflatten(x, ops)
+        """Objective and gradient by backpropagation on ``ops`` (no tape), as
+        :meth:`value_and_grad` computes them; see :meth:`Problem.gradient_ops`."""
         X, Y = batch["X"], batch["Y"]
-        H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
-        Z = ops.matmul(H, p["W2"]) + p["b2"]
-        fun = None
+        p, H, Z = self._forward(ops, x, X)
         if self.loss == "cross_entropy":
-            if value:
-                fun = ops.mean(ops.logsumexp(Z, axis=1) - ops.sum(Z * Y, axis=1))
+            R = None
             dZ = (ops.softmax(Z, axis=1) - Y) * (4.0 / ops.size(Z))
         else:
             out = ops.sigmoid(Z)
             R = out - Y
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / ops.size(R)
-            if value:  # as the objective computes it
-                sq = ops.square(R)
-                fun = ops.sum(sq) if self.loss == "mse_sum" else ops.mean(sq)
             dZ = R * (out * (1.0 - out)) * (2.0 * scale)
+        fun = self._loss(ops, Z, Y, R) if value else None
         dA1 = ops.matmul(dZ, ops.transpose(p["W2"])) * (H * (1.0 - H))
         g = ops.concat([ops.reshape(ops.matmul(ops.transpose(X), dA1), (-1,)),
                         ops.sum(dA1, axis=0),
@@ -343,27 +253,14 @@ class FizzBuzzMLP(Problem):
         return fun, g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Objective and its gradient by analytic backpropagation (numpy).
-
-        Parameters
-        ----------
-        x : ndarray of float64 or float32, shape (n_params,)
-        batch : dict
-            ``X`` (n, n_bits) and ``Y`` (n, 4), in the dtype of ``x``.
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n_params,), the dtype of ``x``
-        """
         return self._numpy_value_and_grad(x, batch, True)
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """:meth:`value_and_grad`'s gradient without the objective."""
         return self._numpy_value_and_grad(x, batch, False)[1]
 
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
                               value: bool) -> tuple[float, np.ndarray]:
+        """Value (NaN unless ``value``) and gradient in numpy, on reused work arrays."""
         p = self._layout.unflatten(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
@@ -403,60 +300,26 @@ class FizzBuzzMLP(Problem):
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
 
-        The generalized Gauss-Newton matrix :math:`G = J^\top H_L J` (Schraudolph 2002; Martens
-        2010) splits the objective into the network output and a convex loss of it, so ``G`` is
-        positive semi-definite where the Hessian need not be. The output is
-
-        * for ``"mse"`` / ``"mse_sum"``: the sigmoid outputs :math:`O = \sigma(Z)`, with the loss
-          Hessian :math:`H_L = c\,I`, :math:`c = 2/(4n)` (``"mse"``) or 2 (``"mse_sum"``);
-        * for ``"cross_entropy"``: the logits :math:`Z`, with
-          :math:`H_L = \frac1n(\operatorname{diag}(P) - P P^\top)` per sample,
-          :math:`P = \operatorname{softmax}(Z)`.
-
-        Its diagonal is computed exactly in closed form, one pass over the batch, no
-        per-sample Jacobians: with :math:`S = \sigma'(Z)`, :math:`D = \sigma'(A_1)`,
-
-        .. math::
-
-            G_{W_2}[j,k] &= c \textstyle\sum_i H_{ij}^2 S_{ik}^2, \qquad
-            G_{b_2}[k] = c \textstyle\sum_i S_{ik}^2, \\
-            G_{W_1}[l,j] &= c \textstyle\sum_i X_{il}^2 D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2,
-            \qquad G_{b_1}[j] = c \textstyle\sum_i D_{ij}^2 \sum_k S_{ik}^2 W_{2,jk}^2
-
-        (cross-entropy: :math:`S_{ik}^2 \to P_{ik}(1 - P_{ik})` for the output layer and
-        :math:`\sum_k S_{ik}^2 W_{2,jk}^2 \to \sum_k P_{ik} W_{2,jk}^2 - (\sum_k P_{ik}
-        W_{2,jk})^2` for the hidden one, with :math:`c = 1/n`). The diagonal can be zero (an
-        input bit that is 0 on every row of the batch, saturated units), so the damping
-        :math:`\mu` = ``damping`` (default 1e-3) is added to every entry, as in LeCun et al.'s
-        :math:`\eta / (\mu + h_{kk})` step (1998, Sec. 9.1): the result is always positive.
+        The generalized Gauss-Newton matrix (Schraudolph 2002) splits the objective into the
+        network output (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``) and a convex
+        loss of it, so it is positive semi-definite where the Hessian need not be. Its diagonal
+        comes in closed form, one pass, no per-sample Jacobians. It can be zero (an input bit 0
+        on every row, saturated units), so ``damping`` :math:`\mu` is added, as in LeCun et
+        al.'s :math:`\eta / (\mu + h_{kk})` step ("Efficient BackProp", 1998, Sec. 9.1).
 
         Parameters
         ----------
         ops : ops namespace
-            Uses ``matmul``, ``transpose``, ``sigmoid``, ``softmax``, ``sum``, ``square``,
-            ``reshape``, ``concat``.
         x : backend array, shape (n_params,)
-        batch : dict
-            ``X`` (n, n_bits), ``Y`` (n, 4).
+        batch : dict of str to backend array
 
         Returns
         -------
         backend array, shape (n_params,)
-            Positive; depends on ``x`` (``hess_diag_is_constant`` is False).
-
-        References
-        ----------
-        N. N. Schraudolph, "Fast curvature matrix-vector products for second-order gradient
-        descent", Neural Computation 14(7), 2002.
-        J. Martens, "Deep learning via Hessian-free optimization", ICML 2010.
-        Y. LeCun, L. Bottou, G. B. Orr and K.-R. Muller, "Efficient BackProp", in *Neural
-        Networks: Tricks of the Trade*, Springer, 1998, Sec. 9.
         """
-        p = self._layout.unflatten(x, ops)
         X = batch["X"]
         n = X.shape[0]
-        H = ops.sigmoid(ops.matmul(X, p["W1"]) + p["b1"])
-        Z = ops.matmul(H, p["W2"]) + p["b2"]
+        p, H, Z = self._forward(ops, x, X)
         D2 = ops.square(H * (1.0 - H))
         W2sq = ops.square(p["W2"])
         if self.loss == "cross_entropy":
@@ -485,10 +348,6 @@ class FizzBuzzMLP(Problem):
     def plateau_loss(self, split: str = "train") -> float:
         r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
 
-        Per element for ``"mse"``: :math:`(1 - \sum_k p_k^2)/4`; ``"mse_sum"``:
-        :math:`n (1 - \sum_k p_k^2)`; ``"cross_entropy"``: :math:`-\sum_k p_k \log p_k`.
-        For all of 0..999: :math:`1 - \sum p_k^2 = 0.622444` (0.155611 per element).
-
         Parameters
         ----------
         split : {"train", "test", "all"}
@@ -508,11 +367,11 @@ class FizzBuzzMLP(Problem):
         return per_sample * n if self.loss == "mse_sum" else per_sample / 4.0
 
     def plateau_params(self, split: str = "train") -> Array:
-        """Parameters of the class-prior net: zero weights, output biases giving :math:`p`.
+        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`.
 
-        ``b2 = logit(p)`` (``"mse"``, sigmoid outputs) or ``log(p)`` (``"cross_entropy"``);
-        its objective on ``split`` is :meth:`plateau_loss`. Classes absent from ``split`` get a
-        large negative bias.
+        Parameters
+        ----------
+        split : {"train", "test", "all"}
 
         Returns
         -------
@@ -526,24 +385,6 @@ class FizzBuzzMLP(Problem):
                                      "W2": np.zeros((self.hidden, 4)), "b2": b2})
 
     def default_target(self, tol: float | None = None) -> Any:
-        """The default target: training loss ``<= target_loss``.
-
-        ``target_loss`` defaults to one tenth of :meth:`plateau_loss` (0.0156 for ``"mse"`` on
-        the default data), well below the class-prior plateau, so a run stuck on the plateau
-        never counts as converged. At that loss every training number is classified correctly
-        in practice; give ``target_loss`` to the constructor to change it, or use
-        ``optcmp.AccuracyTarget`` on ``"test_accuracy"``.
-
-        Parameters
-        ----------
-        tol : float, optional
-            Ignored: a relative-suboptimality tolerance needs ``f*``, which is unknown here. It
-            is accepted so that :func:`optcmp.make_stopping` can call every problem alike.
-
-        Returns
-        -------
-        optcmp.stopping.LossTarget
-        """
         from optcmp.stopping import LossTarget
 
         return LossTarget(self.target_loss)
@@ -566,14 +407,7 @@ class FizzBuzzMLP(Problem):
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)
 
     def metrics(self, x: np.ndarray) -> dict[str, float]:
-        """Train and test accuracy (fractions) and the test loss, in float64.
-
-        Returns
-        -------
-        dict
-            ``train_accuracy``; with a test set also ``test_accuracy`` and ``test_loss`` (the
-            objective on the test rows).
-        """
+        """``train_accuracy`` and, with a test set, ``test_accuracy`` and ``test_loss``."""
         xf = np.asarray(x, dtype=np.float64)
         out = {"train_accuracy": float(np.mean(self.predict(xf, self._data["X"])
                                                == self.train_labels))}

@@ -1,8 +1,4 @@
-"""The FizzBuzz data: the numbers, their binary digits, their classes and the train/test split.
-
-:class:`optcmp.problems.FizzBuzzMLP` is built on these; they are importable from
-:mod:`optcmp.problems.fizzbuzz` too.
-"""
+"""The FizzBuzz data of :class:`optcmp.problems.FizzBuzzMLP`: numbers, digits, classes, split."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """A user's objective written once against the ops namespace: :func:`from_function`.
 
-The objective ``objective(ops, x, data)`` runs on every backend: the framework backends
-differentiate it (autodiff), the numpy backend uses the user's analytic gradient ``grad`` and,
-without one, is ``skipped`` with a message saying what to add (never a silent finite-difference
-gradient). Off the clock (the initial gradient norm, minibatch monitoring, the reference solve of
-``optimum="estimate"``) a gradient without ``grad`` comes from a framework's autodiff in float64
-on the CPU (:func:`optcmp.frameworks.host.host_value_and_grad`).
+The framework backends differentiate the objective; the numpy backend uses the user's ``grad``
+and, without one, is ``skipped`` with a message saying what to add (never a silent
+finite-difference gradient). Off the clock (gradient norms, the solve of
+``optimum="estimate"``) a missing ``grad`` comes from a framework's autodiff on the CPU.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from optcmp.problems.base import (
     Optimum,
     ParamLayout,
     Problem,
+    StoredProblem,
     count_rows,
     one_blas_thread,
 )
@@ -37,6 +36,7 @@ ESTIMATE_OPTIONS: dict[str, Any] = {"maxcor": 30, "gtol": 1e-10, "ftol": 1e-15,
 
 
 def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarray]:
+    """The training arrays, checked: real numbers, finite floats, one row count."""
     if data is None:
         return {}
     if not isinstance(data, Mapping):
@@ -98,7 +98,7 @@ def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
     return layout, flat.copy(), named
 
 
-class FunctionProblem(Problem):
+class FunctionProblem(StoredProblem):
     r"""A problem from a user's objective ``objective(ops, x, data)``: see :func:`from_function`.
 
     Parameters
@@ -137,14 +137,6 @@ class FunctionProblem(Problem):
         self._host: Callable[..., tuple[float, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ Problem interface
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
-
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()
 
@@ -155,29 +147,10 @@ class FunctionProblem(Problem):
         return _scalar(self._fn(ops, self._params(ops, x), batch), self.name)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Value and gradient in numpy: the user's ``grad``, else a framework's autodiff.
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-        batch : dict of str to ndarray
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n_params,), the dtype of ``x``
-
-        Raises
-        ------
-        NotImplementedError
-            No ``grad`` was given and neither PyTorch nor TensorFlow is installed.
-        ValueError
-            ``grad`` returned an array of the wrong shape.
-        """
         if self._grad is None:
             fun, g = self._host_value_and_grad()(np.asarray(x, dtype=np.float64), batch)
             return fun, np.asarray(g, dtype=x.dtype)
-        fun = float(_scalar(self._fn(numpy_ops, self._params(None, x), batch), self.name))
+        fun = float(self.objective(numpy_ops, x, batch))
         g = self._grad(self._params(None, x), batch)
         if self.named:
             flat = self._layout.flatten(g)
@@ -189,6 +162,7 @@ class FunctionProblem(Problem):
         return fun, flat.astype(x.dtype, copy=False)
 
     def _host_value_and_grad(self) -> Callable[..., tuple[float, np.ndarray]]:
+        """A framework's float64 CPU autodiff of the objective, made once."""
         if self._host is None:
             host = host_value_and_grad(self.objective)
             if host is None:
@@ -200,8 +174,7 @@ class FunctionProblem(Problem):
         return self._host
 
     def fun64(self, x: np.ndarray) -> float:
-        xf = np.asarray(x, dtype=np.float64)
-        return float(_scalar(self._fn(numpy_ops, self._params(None, xf), self._data), self.name))
+        return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
     def unsupported_backend(self, backend: str) -> str | None:
         if backend == "numpy" and self._grad is None:
@@ -215,13 +188,12 @@ class FunctionProblem(Problem):
         return self._target
 
     def key_inputs(self) -> dict[str, Any]:
-        """What else decides this problem's runs, for the run store's key: the code of the
-        objective and of ``grad``, the optimum given, ``lipschitz`` and the default target.
+        """What else decides this problem's runs, for the run store's key (JSON-able).
 
         Returns
         -------
         dict
-            JSON-able values (code by its :func:`~optcmp.fingerprint.code_fingerprint`).
+            The code of ``objective`` and ``grad``, the optimum, ``lipschitz``, the target.
         """
         from optcmp.fingerprint import code_fingerprint
 
@@ -279,6 +251,7 @@ def _scalar(out: Any, name: str) -> Any:
 
 
 def _given_optimum(optimum: Any, n: int) -> Optimum | None:
+    """The ``optimum`` argument as an :class:`Optimum` (``None`` for none or "estimate")."""
     if optimum is None or isinstance(optimum, Optimum):
         return optimum
     if isinstance(optimum, str):
@@ -300,13 +273,8 @@ GRADIENT_CHECKS = 3
 
 def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[float, np.ndarray]],
                             x: np.ndarray) -> None:
-    """Check the gradient of ``fg`` at ``x`` against central differences of its values.
-
-    Along :data:`GRADIENT_CHECKS` random unit directions ``u`` (seed 0), the directional
-    derivative ``g . u`` is compared with ``(f(x + h u) - f(x - h u)) / (2 h)``, ``h`` =
-    ``eps^(1/3) max(1, |x|)``; they must agree within ``1e-4 (1 + |g| + |f(x)|/h * eps)``
-    after a second, smaller step also disagrees (a kink near ``x`` is not a wrong gradient).
-    """
+    """Refuse a gradient ``fg`` whose directional derivatives at ``x`` disagree with central
+    differences at two step sizes (a kink near ``x`` is not a wrong gradient)."""
     f0, g = fg(x)
     if not (math.isfinite(f0) and np.all(np.isfinite(g))):
         return  # the solve itself reports a non-finite start
@@ -334,12 +302,8 @@ def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[f
 def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     """``f*`` by a tight reference solve: scipy's L-BFGS-B in float64 from the initial point.
 
-    The options are :data:`ESTIMATE_OPTIONS` (``gtol=1e-10``, ``ftol=1e-15``, 30 correction
-    pairs, up to 100,000 iterations) and the gradient is the problem's numpy gradient (analytic,
-    or a framework's exact autodiff), with one BLAS thread (``f*`` independent of the thread
-    count). The result is recorded as ``kind="estimated"`` with the
-    method, its options, its iterations, its final gradient norm and scipy's message, and tables
-    flag relative suboptimalities computed from it.
+    With :data:`ESTIMATE_OPTIONS`, the problem's numpy gradient and one BLAS thread (``f*``
+    independent of the thread count); tables flag suboptimalities computed from it.
 
     Parameters
     ----------
@@ -350,12 +314,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     Returns
     -------
     Optimum
-        ``kind="estimated"``, ``time`` the solve's wall time.
-
-    References
-    ----------
-    R. H. Byrd, P. Lu, J. Nocedal and C. Zhu, "A limited memory algorithm for bound constrained
-    optimization", SIAM J. Sci. Comput. 16(5), 1190-1208, 1995.
+        ``kind="estimated"``; ``method`` holds the options, iterations and scipy's message.
     """
     from optcmp._scipy import optimize
 
@@ -398,41 +357,27 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     Parameters
     ----------
     objective : callable
-        ``objective(ops, x, data) -> scalar``. ``ops`` is the backend's ops namespace
-        (``ops.matmul``, ``ops.mean``, ``ops.softplus``, ... :data:`optcmp.frameworks.ops.OPS`),
-        ``x`` the parameters (a vector of shape ``(n,)``, or a dict of named arrays when ``x0``
-        is a dict), ``data`` the dict of training arrays (or one minibatch's rows of them; an
-        empty dict for a data-free problem). Index ``x`` (``x[0]``), use Python scalars freely;
-        read ``x`` and ``data`` only (constant arrays go in ``data``): TensorFlow and JAX
-        reuse a problem's compiled program in later runs, which would keep a stale value.
+        ``objective(ops, x, data) -> scalar`` on the backend's ops namespace
+        (:data:`optcmp.frameworks.ops.OPS`). Read ``x`` and ``data`` only (constants go in
+        ``data``): TensorFlow and JAX reuse compiled programs, which would keep a stale value.
     x0 : array_like, shape (n,), or dict of str to array_like
         The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
-        Training arrays, each indexed by sample along axis 0 (the same number of rows);
-        ``None`` for a data-free problem (e.g. Rosenbrock), which full-batch optimizers run on
-        and stochastic ones skip. Integer arrays are values: they become float64 (and the
-        run's dtype on each backend); boolean arrays stay boolean (masks for ``ops.where``).
+        Training arrays with the same number of rows; ``None`` for a data-free problem.
+        Integer arrays become float64; booleans stay boolean (masks for ``ops.where``).
     grad : callable, optional
-        ``grad(x, data) -> array`` (or dict of arrays for named parameters): the analytic
-        gradient in numpy, used by the numpy backend. Without it the numpy backend is
-        ``skipped`` (with a message saying to add it); torch and TensorFlow differentiate
-        ``objective`` themselves.
+        ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
-        The known minimum ``f*`` (a float, recorded as "given by the user"), an
-        :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``: ``f*`` from a tight reference
-        solve (:func:`estimate_optimum`), recorded as estimated and flagged in tables.
+        The known ``f*``, an :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``
+        (:func:`estimate_optimum`).
     name : str, default "function"
-        Name in tables.
     default_target : optcmp.stopping.Rule, optional
         The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
     lipschitz : float, optional
         Lipschitz constant of the gradient, for ``learning_rate="auto"``.
     check_grad : {"auto", True, False}, default "auto"
-        With ``grad``: compare it once, before any run, with a central-difference reference at
-        ``x0`` and 3 perturbed points (:func:`~optcmp.problems.gradcheck.check_gradient`) and
-        raise when the relative error exceeds 1e-6 at any of them. ``"auto"`` checks cheap
-        problems (at most :data:`GRADIENT_CHECK_LIMIT` parameters times samples, about
-        ``16 n`` evaluations of the objective); True checks always, False never.
+        Check ``grad`` once before any run (:func:`~optcmp.problems.gradcheck.check_gradient`);
+        ``"auto"``: up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
 
     Returns
     -------
@@ -440,15 +385,9 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
 
     Raises
     ------
-    TypeError
-        ``objective`` or ``grad`` not callable, ``data`` not a dict.
-    ValueError
-        An empty or non-finite ``x0``, non-numeric or non-finite data, arrays with different
-        numbers of rows or without a sample axis, a bad ``optimum``, ``lipschitz`` or
-        ``check_grad``.
-    GradientError
-        (a ValueError) ``grad`` disagrees with the reference: the message names the point, its
-        relative error and the components.
+    TypeError, ValueError
+        A bad argument; :class:`~optcmp.problems.GradientError` (a ValueError) when ``grad``
+        disagrees with the reference.
 
     Examples
     --------

@@ -1,23 +1,16 @@
 """Is a problem's gradient right? :func:`check_gradient` compares it with a reference.
 
-A gradient that is wrong by a factor in one term can be right at the start point (the term
-vanishes there) and still send every line search astray. :func:`check_gradient` therefore
-checks at the start point **and** at perturbed points ``x0 + scale * max(1, |x0|_inf) * N(0, I)``
-(``numpy.random.default_rng(seed)``), in float64, against one of
+A gradient wrong by a factor in one term can be right at the start point (the term vanishes
+there) and still send every line search astray, so the check is at the start point **and** at
+perturbed points ``x0 + scale * max(1, |x0|_inf) * N(0, I)``, in float64, against one of
 
-- ``"central"``: a fourth-order central difference of the objective (five-point stencil, step
-  ``eps**(1/5) * max(1, |x_j|)``; truncation and rounding errors near ``1e-12`` relative on a
-  smooth, well-scaled objective), ``4 n`` objective evaluations per point;
-- ``"complex_step"``: ``Im f(x + i h e_j) / h`` with ``h = 1e-20`` (exact to rounding for an
-  objective that is analytic and written with complex-safe operations: no ``abs``, ``max``,
-  comparisons), ``n`` complex evaluations per point;
-- ``"autodiff"``: the gradient of a framework's autodiff (PyTorch, else TensorFlow) in float64
-  on the CPU, one evaluation per point.
+- ``"central"``: a fourth-order central difference of the objective (errors near ``1e-12``
+  relative on a smooth, well-scaled objective), ``4 n`` evaluations per point;
+- ``"complex_step"``: ``Im f(x + i h e_j) / h``, ``h = 1e-20`` (exact to rounding for an
+  analytic objective without ``abs``, ``max`` or comparisons), ``n`` complex evaluations;
+- ``"autodiff"``: a framework's autodiff (PyTorch, else TensorFlow) in float64 on the CPU.
 
-The relative error at a point is ``||g - g_ref||_2 / max(||g_ref||_2, 1e-6 * max(1, |f|))`` (at a
-near-stationary point the error is measured against that floor).
-:func:`optcmp.problems.from_function` runs the check once with ``grad=...`` (see its
-``check_grad``).
+The relative error at a point is ``||g - g_ref||_2 / max(||g_ref||_2, 1e-6 * max(1, |f|))``.
 
 Example
 -------
@@ -65,23 +58,18 @@ class GradientCheck:
 
     Attributes
     ----------
-    problem : str
-        Name of the problem.
-    reference : str
-        One of :data:`REFERENCES`.
+    problem, reference : str
+        Name of the problem; one of :data:`REFERENCES`.
     rtol : float
         The tolerance on the relative error at each point.
     labels : list of str
         ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
-    points : list of ndarray
-        Each point (float64, flat).
+    points, gradients, references : list of ndarray
+        Each point (float64, flat), the problem's gradient and the reference there.
     errors : list of float
         Relative error at each point.
-    gradients, references : list of ndarray
-        The problem's gradient and the reference at each point.
     components : list of list of int
-        At each point, the components whose absolute error exceeds ``rtol`` times the
-        reference norm, worst first (at most 5).
+        At each point, the (at most 5) worst components whose error exceeds ``rtol``.
     """
 
     problem: str
@@ -138,6 +126,7 @@ class GradientCheck:
 
 
 def _short(x: np.ndarray, k: int = 4) -> str:
+    """The first ``k`` entries of ``x``, for messages."""
     body = ", ".join(f"{v:.6g}" for v in x[:k])
     return f"[{body}{', ...' if x.size > k else ''}]"
 
@@ -175,6 +164,7 @@ def _complex_step(problem: Problem, x: np.ndarray) -> np.ndarray:
 
 def _points(problem: Problem, points: int | Sequence[Any], scale: float, seed: int
             ) -> tuple[list[str], list[np.ndarray]]:
+    """The labels and points to check: x0 and perturbed points, or the points given."""
     n = problem.n_params
     if isinstance(points, (int, np.integer)) and not isinstance(points, bool):
         if points < 0:
@@ -204,13 +194,10 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
     Parameters
     ----------
     problem : Problem
-        Its :meth:`~optcmp.problems.base.Problem.value_and_grad` is checked (for
-        :func:`~optcmp.problems.from_function`: the user's ``grad``), on the full data.
+        Its :meth:`~optcmp.problems.base.Problem.value_and_grad` is checked, on the full data.
     points : int or list of array_like, default 3
-        The number of perturbed points besides ``x0`` (``x0 + scale * max(1, |x0|_inf) *
-        N(0, I)``), or the points themselves (flat vectors of length ``n_params``).
+        The number of perturbed points besides ``x0``, or the points themselves.
     reference : {"central", "complex_step", "autodiff"}, default "central"
-        See the module docstring.
     rtol : float, default 1e-6
         Largest relative error accepted at a point.
     scale : float, default 0.1
@@ -223,19 +210,16 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
     Returns
     -------
     GradientCheck
-        ``.ok``, ``.errors`` per point, ``.table()``, ``.message()``.
 
     Raises
     ------
     TypeError
         ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
     ValueError
-        Unknown ``reference``, a bad ``rtol``, ``scale`` or ``points``; an objective that
-        does not take complex input with ``reference="complex_step"``; no framework installed
-        for ``reference="autodiff"``.
+        A bad argument; an objective that does not take complex input for
+        ``"complex_step"``; no framework installed for ``"autodiff"``.
     GradientError
-        With ``raise_on_failure=True``: the check failed (the message names the points, their
-        relative errors and the worst components).
+        With ``raise_on_failure=True``: the check failed.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"check_gradient needs an optcmp Problem (e.g. from_function(...)), got "
@@ -270,6 +254,7 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
 
 
 def _reference(problem: Problem, reference: str) -> Any:
+    """The reference gradient as a function of ``x``."""
     if reference == "central":
         return lambda x: _central(problem, x)
     if reference == "complex_step":

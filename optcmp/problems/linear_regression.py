@@ -12,19 +12,19 @@ import numpy as np
 from optcmp._io import check_memory
 from optcmp._scipy import linalg
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
+from optcmp.problems.base import Array, Optimum, ParamLayout
 from optcmp.problems.tabular import (
+    TabularProblem,
     as_float_matrix,
     check_columns,
+    check_count,
     check_finite,
     check_flag,
     check_frame_column,
     check_label,
     check_names,
     check_scale,
-    csv_matrix,
     fingerprint,
-    read_csv,
 )
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
@@ -32,13 +32,10 @@ DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
 
 
 def _check_shapes(X: np.ndarray, y: np.ndarray, fit_intercept: bool) -> None:
-    """``X`` 2-D with rows, ``y`` 1-D or 2-D with as many rows and a target column, and
-    something to fit."""
+    """``X`` 2-D with rows, ``y`` 1-D or 2-D with as many rows, and something to fit."""
     if X.ndim != 2:
-        raise ValueError(
-            f"X must be 2-D with shape (n_samples, n_features); got shape {X.shape}. "
-            "For one feature use X.reshape(-1, 1)."
-        )
+        raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape "
+                         f"{X.shape}. For one feature use X.reshape(-1, 1).")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must have shape (n_samples,) or (n_samples, k); got shape {y.shape}")
     if X.shape[0] == 0:
@@ -53,7 +50,7 @@ def _check_shapes(X: np.ndarray, y: np.ndarray, fit_intercept: bool) -> None:
 
 def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | None,
                   target_names: Sequence[str] | None) -> None:
-    """One name per column, finite values, and squares float64 can hold (shapes checked)."""
+    """One name per column, finite values, and squares float64 can hold."""
     check_names("feature_names", feature_names, X.shape[1], "X")
     check_names("target_names", target_names, 1 if y.ndim == 1 else y.shape[1], "y")
     check_finite("X", X, feature_names)
@@ -67,7 +64,7 @@ def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | N
 MAX_NOISE = 1e150
 
 
-class LinearRegression(Problem):
+class LinearRegression(TabularProblem):
     r"""Linear least squares with an intercept, mean squared error over samples and outputs.
 
     .. math::
@@ -77,46 +74,33 @@ class LinearRegression(Problem):
 
     The iterate packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then
     ``intercept`` (shape ``()`` or ``(k,)``). The default data follow the story behind optcmp:
-    ``n_samples`` rows of ``n_features`` count-valued (Poisson) features on different scales, a
-    linear target plus Gaussian noise, everything drawn from ``seed``.
+    count-valued (Poisson) features on different scales, a linear target plus Gaussian noise.
 
     Parameters
     ----------
     n_samples : int, default 1_000_000
         Number of rows.
     n_features : int, default 4
-        Number of features ``d``. With 4 the Poisson means are (30, 5, 2, 1); otherwise they are
-        log-spaced from 30 to 1.
+        Number of features ``d``: Poisson means (30, 5, 2, 1), or log-spaced from 30 to 1.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise added to the target.
     seed : int, default 0
         Seed of the data (features, true coefficients, noise).
     fit_intercept : bool, default True
         Append a column of ones (the intercept).
+    init : {"zeros", "normal"}, default "zeros"
+        Initial point: zeros, or standard normal draws from the run's seed.
     drop_last : bool, default False
-        Minibatch runs drop the short last minibatch of every epoch (recorded in the spec when
-        True, and in every run as ``RunResult.conditions.drop_last``).
-
-    Raises
-    ------
-    ValueError
-        On a non-positive ``n_samples`` or ``n_features``, a negative ``noise``, a ``seed``
-        that is not a non-negative integer, or data larger than the available memory (checked
-        before allocating; the message names the memory needed and available).
+        Minibatch runs drop the short last minibatch of every epoch.
 
     Notes
     -----
-    Gradient: :math:`\nabla f = \frac{2}{nk} A^\top (A W - Y)`. Hessian:
-    :math:`\frac{2}{nk} A^\top A \otimes I_k`, constant, so its diagonal is computed once. The
-    Lipschitz constant of the gradient is the largest eigenvalue of the Hessian. The optimum is
-    solved in float64 by :func:`numpy.linalg.lstsq` (``Optimum.method``
-    ``"numpy.linalg.lstsq"``), which copies ``A`` and ``y``; when that copy would exceed
-    ``2**26`` bytes (64 MiB: 1.4 million rows of 4 features and an intercept) and ``A`` has at
-    least 8 rows per column of ``[A | y]``, by a Householder QR of ``[A | y]`` accumulated over
-    chunks of rows instead (``"blocked Householder QR (chunks of N rows)"``), which needs no
-    copy: the same minimizer to rounding, the minimum-norm one for a rank-deficient ``A``. Its
-    rank test scales the columns to unit norm first, so columns in very different units whose
-    condition number passes ``lstsq``'s cutoff still count as independent.
+    Gradient :math:`\frac{2}{nk} A^\top (A W - Y)`; Hessian :math:`\frac{2}{nk} A^\top A
+    \otimes I_k`, constant (its largest eigenvalue is :meth:`lipschitz`). The optimum is solved
+    in float64 by :func:`numpy.linalg.lstsq`, which copies ``A`` and ``y``; where that copy would
+    exceed 64 MiB (and ``A`` has 8 rows per column of ``[A | y]``), by a Householder QR
+    accumulated over chunks of rows (:mod:`optcmp.problems._lstsq`): the same minimizer to
+    rounding, the minimum-norm one for a rank-deficient ``A``.
 
     Examples
     --------
@@ -129,29 +113,18 @@ class LinearRegression(Problem):
     name = "linear_regression"
     hess_diag_is_constant = True
 
-    def __init__(
-        self,
-        n_samples: int = 1_000_000,
-        n_features: int = 4,
-        noise: float = 1.0,
-        seed: int = 0,
-        *,
-        fit_intercept: bool = True,
-        init: str = "zeros",
-        drop_last: bool = False,
-    ) -> None:
-        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
-            raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    def __init__(self, n_samples: int = 1_000_000, n_features: int = 4, noise: float = 1.0,
+                 seed: int = 0, *, fit_intercept: bool = True, init: str = "zeros",
+                 drop_last: bool = False) -> None:
+        check_count("n_samples", n_samples)
+        check_count("n_features", n_features)
         try:
             noise_ok = not isinstance(noise, bool) and bool(np.isfinite(noise)) and noise >= 0
         except TypeError:
             noise_ok = False
         if not noise_ok:
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        check_count("seed", seed, 0)
         fit_intercept = check_flag("fit_intercept", fit_intercept)
         if noise > MAX_NOISE:  # the squared residuals would overflow float64
             raise ValueError(f"noise must be at most {MAX_NOISE:g} (the loss squares the "
@@ -161,63 +134,39 @@ class LinearRegression(Problem):
         check_memory(int(n_samples) * 8 * (3 * d + 4),
                      f"generating {int(n_samples):,} rows x {d} feature(s)")
         rng = np.random.default_rng(seed)
-        means = (
-            np.asarray(DEFAULT_FEATURE_MEANS)
-            if d == len(DEFAULT_FEATURE_MEANS)
-            else np.geomspace(30.0, 1.0, d)
-        )
+        means = (np.asarray(DEFAULT_FEATURE_MEANS) if d == len(DEFAULT_FEATURE_MEANS)
+                 else np.geomspace(30.0, 1.0, d))
         X = rng.poisson(means, size=(int(n_samples), d)).astype(np.float64)
         coef = np.round(rng.uniform(-3.0, 3.0, size=d), 3)
         intercept = 4.0
         y = X @ coef + intercept + noise * rng.standard_normal(int(n_samples))
-        self._spec: dict[str, Any] = {
-            "problem": self.name,
-            "source": "generated",
-            "n_samples": int(n_samples),
-            "n_features": d,
-            "noise": float(noise),
-            "seed": int(seed),
-            "fit_intercept": bool(fit_intercept),
-            "init": init,
-        }
+        self._spec = {"problem": self.name, "source": "generated", "n_samples": int(n_samples),
+                      "n_features": d, "noise": float(noise), "seed": int(seed),
+                      "fit_intercept": bool(fit_intercept), "init": init}
         self._drop(drop_last)
         self.true_coef: np.ndarray | None = coef
         self.true_intercept: float | None = intercept
-        self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None, target_names=None)
+        self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None,
+                    target_names=None)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_arrays(
-        cls,
-        X: Any,
-        y: Any,
-        *,
-        fit_intercept: bool = True,
-        init: str = "zeros",
-        feature_names: Sequence[str] | None = None,
-        target_names: Sequence[str] | None = None,
-        name: str = "linear_regression",
-        drop_last: bool = False,
-    ) -> LinearRegression:
+    def from_arrays(cls, X: Any, y: Any, *, fit_intercept: bool = True, init: str = "zeros",
+                    feature_names: Sequence[str] | None = None,
+                    target_names: Sequence[str] | None = None, name: str = "linear_regression",
+                    drop_last: bool = False) -> LinearRegression:
         """Build the problem from your own arrays.
 
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
-            Numeric features, finite.
         y : array_like, shape (n_samples,) or (n_samples, k)
-            Numeric targets. ``(n,)`` and ``(n, 1)`` give the same problem and the same loss.
-        fit_intercept : bool, default True
-            Append a column of ones.
-        init : {"zeros", "normal"}, default "zeros"
-            Initial point: zeros, or standard normal draws from the run's seed.
+        fit_intercept, init, drop_last
+            As for the constructor.
         feature_names, target_names : sequence of str, optional
-            Labels used in error messages and results: one distinct name per column of ``X``
-            (of ``y``).
+            One distinct name per column of ``X`` (of ``y``), for messages and results.
         name : str
             Name shown in tables.
-        drop_last : bool, default False
-            Minibatch runs drop the short last minibatch of every epoch.
 
         Returns
         -------
@@ -226,9 +175,7 @@ class LinearRegression(Problem):
         Raises
         ------
         ValueError
-            Zero rows, mismatched lengths, wrong dimensions, non-numeric (dates and durations
-            included) or non-finite values, values whose squares float64 cannot hold, names of
-            the wrong number or repeated.
+            Bad arrays (non-numeric, non-finite, wrong shapes, squares float64 cannot hold).
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -237,17 +184,11 @@ class LinearRegression(Problem):
         ya = as_float_matrix("y", y, target_names)
         _check_shapes(Xa, ya, fit_intercept)
         _check_values(Xa, ya, feature_names, target_names)
-        self._spec = {
-            "problem": "linear_regression",
-            "source": "arrays",
-            "name": name,
-            "n_samples": int(Xa.shape[0]),
-            "n_features": int(Xa.shape[1]),
-            "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
-            "fit_intercept": bool(fit_intercept),
-            "init": init,
-            "data_fingerprint": fingerprint(Xa, ya),
-        }
+        self._spec = {"problem": "linear_regression", "source": "arrays", "name": name,
+                      "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),
+                      "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
+                      "fit_intercept": bool(fit_intercept), "init": init,
+                      "data_fingerprint": fingerprint(Xa, ya)}
         self._drop(drop_last)
         self.true_coef = None
         self.true_intercept = None
@@ -256,32 +197,27 @@ class LinearRegression(Problem):
         return self
 
     @classmethod
-    def from_frame(
-        cls,
-        df: Any,
-        features: Sequence[str],
-        targets: Sequence[str] | str,
-        **kwargs: Any,
-    ) -> LinearRegression:
+    def from_frame(cls, df: Any, features: Sequence[str], targets: Sequence[str] | str,
+                   **kwargs: Any) -> LinearRegression:
         """Build the problem from columns of a pandas DataFrame.
 
         Parameters
         ----------
         df : pandas.DataFrame
         features : sequence of str
-            Feature column names.
         targets : str or sequence of str
-            Target column name(s); one name gives ``y`` of shape (n,).
+            One name gives ``y`` of shape (n,).
         **kwargs
             Passed to :meth:`from_arrays`.
 
+        Returns
+        -------
+        LinearRegression
+
         Raises
         ------
-        KeyError
-            A named column does not exist (the message lists the available ones).
-        ValueError
-            A named column is not numeric (categorical columns included, whatever the dtype of
-            their categories; dates and durations too), or holds NaN/inf.
+        KeyError, ValueError
+            An unknown column, or one that is not numeric (categorical included).
         """
         features, target_list = check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
@@ -295,73 +231,21 @@ class LinearRegression(Problem):
         return cls.from_arrays(X, y, **kwargs)
 
     @classmethod
-    def from_csv(
-        cls,
-        path: str | os.PathLike[str],
-        features: Sequence[str] | None = None,
-        targets: Sequence[str] | str | None = None,
-        *,
-        delimiter: str = ",",
-        **kwargs: Any,
-    ) -> LinearRegression:
+    def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
+                 targets: Sequence[str] | str | None = None, *, delimiter: str = ",",
+                 **kwargs: Any) -> LinearRegression:
         """Build the problem from a CSV file with a header row.
 
         Parameters
         ----------
         path : str or path-like
-            CSV file, first line the column names.
         features : sequence of str, optional
             Feature columns; default all columns but the targets.
         targets : str or sequence of str, optional
             Target column(s); default the last column.
         delimiter : str, default ","
-            One character, e.g. ``";"`` or ``"\\t"``. A header that parses as one column but
-            contains ``;``, a tab, ``|`` or ``,`` is reported with the likely delimiter.
         **kwargs
             Passed to :meth:`from_arrays`.
-
-        Raises
-        ------
-        FileNotFoundError
-            The file does not exist.
-        KeyError
-            Unknown column names (the message lists the available ones).
-        IsADirectoryError
-            ``path`` is a directory.
-        ValueError
-            Not UTF-8 text (the byte and its position are named), a one-column header that
-            looks separated by another delimiter, duplicate column names, an empty file,
-            ragged rows, a cell that is not a plain number (digit separators such as
-            ``1_000`` and non-ASCII digits included), or missing (empty), NaN or inf cells
-            (their count, and the line and column of the first, are named).
-        """
-        path = os.fspath(path)
-        header, rows, lines = read_csv(path, delimiter)
-        if targets is None:
-            targets = header[-1]
-        if features is None:
-            tl = set([targets] if isinstance(targets, str) else targets)
-            features = [h for h in header if h not in tl]
-        features, target_list = check_columns(header, features, targets)
-        data = csv_matrix(path, header, rows, lines, features + target_list)
-        X = data[:, : len(features)]
-        y = data[:, len(features):]
-        if isinstance(targets, str):
-            y = y[:, 0]
-        kwargs.setdefault("feature_names", features)
-        kwargs.setdefault("target_names", target_list)
-        kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-        prob = cls.from_arrays(X, y, **kwargs)
-        prob._spec["source"] = f"csv:{os.path.abspath(path)}"
-        return prob
-
-    def with_seed(self, seed: int) -> LinearRegression:
-        """The same generated problem with data drawn from ``seed`` (sizes and noise kept).
-
-        Parameters
-        ----------
-        seed : int
-            Seed of the new features, true coefficients and noise.
 
         Returns
         -------
@@ -369,10 +253,13 @@ class LinearRegression(Problem):
 
         Raises
         ------
-        NotImplementedError
-            The problem was built from your own arrays (``from_arrays``, ``from_frame``,
-            ``from_csv``): optcmp cannot draw new data for it.
+        FileNotFoundError, KeyError, ValueError
+            No such file, an unknown column, or a file or cell that is not plain numeric CSV
+            (the line and column are named).
         """
+        return cls._from_csv(path, features, targets, delimiter, kwargs)
+
+    def with_seed(self, seed: int) -> LinearRegression:
         sp = self._spec
         if sp.get("source") != "generated":
             raise NotImplementedError(
@@ -393,55 +280,31 @@ class LinearRegression(Problem):
         if self.drop_last:
             self._spec["drop_last"] = True
 
-    def _setup(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        *,
-        fit_intercept: bool,
-        init: str,
-        feature_names: Sequence[str] | None,
-        target_names: Sequence[str] | None,
-    ) -> None:
+    def _setup(self, X: np.ndarray, y: np.ndarray, *, fit_intercept: bool, init: str,
+               feature_names: Sequence[str] | None, target_names: Sequence[str] | None) -> None:
+        """The design matrix, names, layout and caches of the data ``X``, ``y``."""
         if init not in ("zeros", "normal"):
             raise ValueError(f"init must be 'zeros' or 'normal', got {init!r}")
-        n, d = X.shape
+        d = X.shape[1]
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]  # (n, 1) and (n,) are the same single-target problem
-        self.n_targets = 1 if y.ndim == 1 else int(y.shape[1])
-        self.fit_intercept = bool(fit_intercept)
+        k = self.n_targets = 1 if y.ndim == 1 else int(y.shape[1])
         self.init = init
-        self.feature_names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
         self.target_names = list(target_names) if target_names is not None else (
-            ["y"] if self.n_targets == 1 else [f"y{o}" for o in range(self.n_targets)]
-        )
-        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64)
-        A[:, :d] = X
-        if fit_intercept:
-            A[:, d] = 1.0
-        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
-        k = self.n_targets
+            ["y"] if k == 1 else [f"y{o}" for o in range(k)])
+        self._set_data(X, y, fit_intercept, feature_names)
         shapes: list[tuple[int, ...]] = [(d,) if k == 1 else (d, k)]
         names = ["coef"]
         if fit_intercept:
             shapes.append(() if k == 1 else (k,))
             names.append("intercept")
         self._layout = ParamLayout(tuple(names), tuple(shapes))
-        self._optimum: Optimum | None = None
-        self._lipschitz: float | None = None
         self._gram: np.ndarray | None = None
 
     def _w_shape(self) -> tuple[int, ...]:
+        """Shape of ``W`` (a matrix for several targets)."""
         p = self._data["A"].shape[1]
         return (p,) if self.n_targets == 1 else (p, self.n_targets)
-
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
 
     def init_params(self, seed: int = 0) -> Array:
         if self.init == "zeros":
@@ -459,8 +322,7 @@ class LinearRegression(Problem):
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y`` (``m`` entries
-        of ``r``), in the order of :meth:`value_and_grad`; see :meth:`Problem.gradient_ops`."""
+        """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y``."""
         A = batch["A"]
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
         r = ops.matmul(A, W) - batch["y"]
@@ -475,11 +337,11 @@ class LinearRegression(Problem):
         return self._numpy_value_and_grad(x, batch, True)
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """:meth:`value_and_grad`'s gradient without the objective."""
         return self._numpy_value_and_grad(x, batch, False)[1]
 
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
                               value: bool) -> tuple[float, np.ndarray]:
+        """Value (NaN unless ``value``) and gradient in numpy."""
         A, y = batch["A"], batch["y"]
         W = x if self.n_targets == 1 else x.reshape(self._w_shape())
         r = A @ W
@@ -491,17 +353,6 @@ class LinearRegression(Problem):
         return fun, g.reshape(-1)
 
     def describe_param(self, j: int) -> str:
-        """``x[j]`` with its data column: e.g. ``"coef[2] (column 2, 'rooms')"``.
-
-        Parameters
-        ----------
-        j : int
-            Index into ``x``.
-
-        Returns
-        -------
-        str
-        """
         base = super().describe_param(j)
         row = j // self.n_targets
         if row < len(self.feature_names):
@@ -509,6 +360,7 @@ class LinearRegression(Problem):
         return base
 
     def _gram_matrix(self) -> np.ndarray:
+        """``A^T A``, computed once."""
         if self._gram is None:
             A = self._data["A"]
             p = A.shape[1]
@@ -561,6 +413,3 @@ class LinearRegression(Problem):
             self._optimum = Optimum(fun=fun, x=np.asarray(W, dtype=np.float64).reshape(-1),
                                     method=method, time=elapsed)
         return self._optimum
-
-    def spec(self) -> dict[str, Any]:
-        return dict(self._spec)

@@ -10,27 +10,22 @@ from typing import Any
 
 import numpy as np
 
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem, one_blas_thread
+from optcmp.problems.base import Array, Optimum, ParamLayout, one_blas_thread
 from optcmp.problems.tabular import (
+    TabularProblem,
     as_float_matrix,
     check_columns,
+    check_count,
     check_finite,
     check_flag,
     check_label,
-    csv_matrix,
     fingerprint,
-    read_csv,
 )
 
 #: Newton solve of the optimum: stop when the largest gradient entry is below this (float64).
 NEWTON_GTOL = 1e-13
 #: Newton solve: at most this many iterations.
 NEWTON_MAXITER = 100
-
-
-def _log1pexp(z: np.ndarray) -> np.ndarray:
-    """``log(1 + exp(z))`` without overflow (numpy float64)."""
-    return np.logaddexp(0.0, z)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -87,7 +82,7 @@ def check_l2(l2: Any) -> float:
     return float(l2)
 
 
-class LogisticRegression(Problem):
+class LogisticRegression(TabularProblem):
     r"""Binary logistic regression with L2 regularization: mean log-loss over samples.
 
     .. math::
@@ -95,12 +90,10 @@ class LogisticRegression(Problem):
         f(w, b) = \frac{1}{n} \sum_{i=1}^{n} \Big( \log\big(1 + e^{z_i}\big) - y_i z_i \Big)
         + \frac{\lambda}{2} \lVert w \rVert_2^2, \qquad z = X w + b,\ y_i \in \{0, 1\}
 
-    written once against the ops with ``ops.softplus`` (stable for any ``z``). The iterate packs
-    ``coef`` (shape ``(d,)``) then ``intercept`` (shape ``()``, not regularized). The default
-    data: ``n_samples`` rows of ``n_features`` Gaussian features with standard deviations
-    log-spaced from 3 to 0.3 (different scales), true coefficients uniform in [-2, 2], labels
-    drawn from the model's probabilities (so classes overlap and the loss stays positive),
-    everything from ``seed``.
+    written with ``ops.softplus`` (stable for any ``z``). The iterate packs ``coef`` ``(d,)``
+    then ``intercept`` (not regularized). The default data: Gaussian features with standard
+    deviations log-spaced from 3 to 0.3, labels drawn from the model's probabilities (classes
+    overlap, so the loss stays positive).
 
     Parameters
     ----------
@@ -109,35 +102,19 @@ class LogisticRegression(Problem):
     n_features : int, default 20
         Number of features ``d``.
     l2 : float, default 1e-3
-        Regularization strength :math:`\lambda` (>= 0; with 0 and separable data the minimum
-        is not attained).
+        Regularization strength :math:`\lambda` (>= 0).
     seed : int, default 0
         Seed of the data.
     fit_intercept : bool, default True
 
-    Raises
-    ------
-    ValueError
-        Non-positive sizes, a negative or non-finite ``l2``, a bad seed.
-
     Notes
     -----
-    Gradient :math:`\nabla_w f = X^\top (\sigma(z) - y)/n + \lambda w`; Hessian
-    :math:`A^\top \mathrm{diag}(\sigma(z)(1 - \sigma(z))) A / n + \lambda I_w`, with
-    :math:`A = [X, \mathbf 1]`. Since :math:`\sigma(1 - \sigma) \le 1/4`, the gradient's
-    Lipschitz constant is at most :math:`\lVert A \rVert_2^2 / (4n) + \lambda`
-    (:meth:`lipschitz`, used by ``gd(learning_rate="auto")``). The optimum
-    (:meth:`optimum`) is a tight reference solve: Newton's method with the exact Hessian and
-    backtracking in float64 from zero, until the largest gradient entry is below
-    :data:`NEWTON_GTOL` (quadratic convergence: ``f*`` is exact to rounding); it is recorded as
-    ``kind="estimated"`` with the iterations and final gradient. :meth:`metrics` reports the
-    training accuracy (``accuracy``, threshold 0.5). The solve and :meth:`lipschitz` run with one
-    BLAS thread, so ``f*`` does not depend on the machine's thread count.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, Numerical Optimization, 2nd ed., Springer, 2006, ch. 3
-    (Newton's method with line search).
+    Hessian :math:`A^\top \mathrm{diag}(\sigma(z)(1 - \sigma(z))) A / n + \lambda I_w`,
+    :math:`A = [X, \mathbf 1]`; since :math:`\sigma(1 - \sigma) \le 1/4`, :meth:`lipschitz`
+    is :math:`\lVert A \rVert_2^2 / (4n) + \lambda`. :meth:`optimum` is Newton's method with
+    the exact Hessian and backtracking in float64 from zero, to :data:`NEWTON_GTOL` (``f*`` exact
+    to rounding), recorded as ``kind="estimated"``; it and :meth:`lipschitz` use one BLAS thread
+    (``f*`` independent of the thread count).
 
     Examples
     --------
@@ -151,11 +128,9 @@ class LogisticRegression(Problem):
 
     def __init__(self, n_samples: int = 100_000, n_features: int = 20, l2: float = 1e-3,
                  seed: int = 0, *, fit_intercept: bool = True) -> None:
-        for what, v in (("n_samples", n_samples), ("n_features", n_features)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{what} must be a positive integer, got {v!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        check_count("n_samples", n_samples)
+        check_count("n_features", n_features)
+        check_count("seed", seed, 0)
         fit_intercept = check_flag("fit_intercept", fit_intercept)
         l2 = check_l2(l2)
         rng = np.random.default_rng(seed)
@@ -181,15 +156,12 @@ class LogisticRegression(Problem):
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
-            Numeric features, finite.
         y : array_like, shape (n_samples,)
             Labels 0/1 (or booleans).
         l2 : float, default 1e-3
         fit_intercept : bool, default True
         feature_names : sequence of str, optional
-            Labels used in error messages.
         name : str
-            Name shown in tables.
 
         Returns
         -------
@@ -198,8 +170,7 @@ class LogisticRegression(Problem):
         Raises
         ------
         ValueError
-            Zero rows, mismatched lengths, wrong dimensions, non-numeric or non-finite values,
-            labels other than 0/1, one class only (with an intercept or ``l2=0``: no minimizer).
+            Bad arrays, labels other than 0/1, one class only where no minimizer exists.
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -232,7 +203,6 @@ class LogisticRegression(Problem):
         ----------
         df : pandas.DataFrame
         features : sequence of str
-            Feature column names.
         target : str
             The label column (0/1 or booleans).
         **kwargs
@@ -241,13 +211,6 @@ class LogisticRegression(Problem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        KeyError
-            A named column does not exist (the available ones are listed).
-        ValueError
-            A non-numeric column, NaN/inf, labels other than 0/1.
         """
         features, tl = check_columns(list(map(str, df.columns)), features, target)
         for c in features + tl:
@@ -263,7 +226,7 @@ class LogisticRegression(Problem):
     def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
                  target: str | None = None, *, delimiter: str = ",",
                  **kwargs: Any) -> LogisticRegression:
-        """Build the problem from a CSV file with a header row.
+        """Build the problem from a CSV file, as :meth:`LinearRegression.from_csv` does.
 
         Parameters
         ----------
@@ -279,41 +242,10 @@ class LogisticRegression(Problem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        FileNotFoundError, IsADirectoryError, KeyError, ValueError
-            As :meth:`optcmp.problems.LinearRegression.from_csv`, and labels other than 0/1.
         """
-        path = os.fspath(path)
-        header, rows, lines = read_csv(path, delimiter)
-        target = header[-1] if target is None else target
-        if features is None:
-            features = [h for h in header if h != target]
-        features, tl = check_columns(header, features, target)
-        data = csv_matrix(path, header, rows, lines, features + tl)
-        kwargs.setdefault("feature_names", features)
-        kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-        prob = cls.from_arrays(data[:, :-1], data[:, -1], **kwargs)
-        prob._spec["source"] = f"csv:{os.path.abspath(path)}"
-        return prob
+        return cls._from_csv(path, features, target, delimiter, kwargs)
 
     def with_seed(self, seed: int) -> LogisticRegression:
-        """The same generated problem with data drawn from ``seed``.
-
-        Parameters
-        ----------
-        seed : int
-
-        Returns
-        -------
-        LogisticRegression
-
-        Raises
-        ------
-        NotImplementedError
-            The problem was built from your own data.
-        """
         sp = self._spec
         if sp.get("source") != "generated":
             raise NotImplementedError(f"problem {self.name!r} was built from your own data; it "
@@ -324,31 +256,13 @@ class LogisticRegression(Problem):
     # ------------------------------------------------------------------ internals
     def _setup(self, X: np.ndarray, y: np.ndarray, *, l2: float, fit_intercept: bool,
                feature_names: Sequence[str] | None) -> None:
-        l2 = check_l2(l2)
-        n, d = X.shape
-        self.l2 = float(l2)
-        self.fit_intercept = bool(fit_intercept)
-        self.feature_names = (list(feature_names) if feature_names is not None
-                              else [f"x{j}" for j in range(d)])
-        A = np.empty((n, d + int(fit_intercept)))
-        A[:, :d] = X
-        if fit_intercept:
-            A[:, d] = 1.0
-        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
-        self._d = d
+        """The design matrix, names, layout and caches of the data ``X``, ``y``."""
+        self.l2 = check_l2(l2)
+        d = self._d = X.shape[1]
+        self._set_data(X, y, fit_intercept, feature_names)
         self._mask = np.r_[np.ones(d), np.zeros(int(fit_intercept))]  # regularized entries
         self._layout = ParamLayout(("coef", "intercept") if fit_intercept else ("coef",),
                                    ((d,), ()) if fit_intercept else ((d,),))
-        self._optimum: Optimum | None = None
-        self._lipschitz: float | None = None
-
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
 
     def init_params(self, seed: int = 0) -> Array:
         return np.zeros(self.n_params)
@@ -364,7 +278,8 @@ class LogisticRegression(Problem):
         z = A @ x
         n = z.shape[0]
         w = x[: self._d]
-        fun = float(np.mean(_log1pexp(z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
+        # log(1 + exp(z)) without overflow
+        fun = float(np.mean(np.logaddexp(0.0, z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
         r = _sigmoid(z) - y
         g = A.T @ r
         g /= n
@@ -429,5 +344,3 @@ class LogisticRegression(Problem):
         return Optimum(fun=float(f), x=x, method=method, time=time.perf_counter() - t0,
                        kind="estimated")
 
-    def spec(self) -> dict[str, Any]:
-        return dict(self._spec)

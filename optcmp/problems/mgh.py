@@ -1,25 +1,17 @@
-r"""The Moré-Garbow-Hillstrom unconstrained test set, written once against the ops.
+r"""The Moré-Garbow-Hillstrom unconstrained test set (the table: :mod:`.mgh_functions`).
 
-Each of the 35 problems of J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained
-optimization software", ACM Trans. Math. Softw. 7(1), 17-41, 1981, is a sum of squares of ``m``
-residuals :math:`f(x) = \sum_{i=1}^{m} f_i(x)^2` in ``n`` variables, with the paper's standard
-starting point and, where the paper gives one, its minimum value. The residuals are written once
-against the ops namespace; their constants (data points, abscissae, index weights) travel as
-one-row training arrays, placed on the device once like any data.
-
-Gradients: the framework backends differentiate the objective (autodiff). The numpy backend
-uses the complex-step derivative :math:`\partial f / \partial x_k = \mathrm{Im}\, f(x + i h
-e_k) / h` with :math:`h = 10^{-200}`, which has no truncation error (exact to rounding, unlike a
-finite difference) at the price of ``n`` complex evaluations per gradient (so numpy's timings on
-this set measure that); the helical valley, whose ``arctan`` branch is not complex-analytic,
-has its analytic gradient.
-
-The function table (one :class:`MGHInfo` row per problem: :data:`MGH`, :data:`MGH_NAMES`) lives
-in :mod:`optcmp.problems.mgh_functions`; its names are importable from here too.
+Each problem's residuals are written once against the ops; their constants (data points,
+abscissae, weights) travel as one-row training arrays, placed on the device once like any data.
+The framework backends differentiate the objective; the numpy backend uses the complex-step
+derivative :math:`\mathrm{Im}\, f(x + i h e_k) / h`, :math:`h = 10^{-200}`: exact to rounding,
+unlike a finite difference, at ``n`` complex evaluations per gradient (numpy's timings here
+measure that). The helical valley, whose ``arctan`` branch is not complex-analytic, has its
+analytic gradient.
 
 References
 ----------
-J. J. Moré, B. S. Garbow and K. E. Hillstrom, ACM Trans. Math. Softw. 7(1), 17-41, 1981.
+J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained optimization software",
+ACM Trans. Math. Softw. 7(1), 17-41, 1981.
 J. R. R. A. Martins, P. Sturdza and J. J. Alonso, "The complex-step derivative approximation",
 ACM Trans. Math. Softw. 29(3), 245-262, 2003.
 """
@@ -31,52 +23,33 @@ from typing import Any
 import numpy as np
 
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
-from optcmp.problems.base import Array, Optimum, ParamLayout, Problem
-from optcmp.problems.mgh_functions import (
-    M_OF_N,
-    MGHInfo,
-    helical_value_and_grad,
-    mgh_info,
-)
+from optcmp.problems.base import Array, Optimum, ParamLayout, StoredProblem
+from optcmp.problems.mgh_functions import M_OF_N, MGHInfo, helical_value_and_grad, mgh_info
 
 #: Step of the complex-step derivative.
 COMPLEX_STEP = 1e-200
 
 
-class MGHProblem(Problem):
-    r"""One Moré-Garbow-Hillstrom problem: a sum of squares of residuals.
+class MGHProblem(StoredProblem):
+    r"""One Moré-Garbow-Hillstrom problem: :math:`\min_x \sum_{i=1}^m f_i(x)^2`.
 
-    :math:`\min_x \sum_{i=1}^m f_i(x)^2` at the paper's standard starting point.
+    It starts at the paper's standard point (for every seed); :meth:`optimum` is the minimum
+    the paper prints for these sizes, or ``None``.
 
     Parameters
     ----------
     problem : int or str, default 1
-        Its number in the paper (1..35) or its name (``"rosenbrock"``, ``"watson"``, ...:
-        :data:`MGH_NAMES`).
+        Its number in the paper (1..35) or its name (:data:`MGH_NAMES`).
     n : int, optional
-        Number of variables, for the problems of variable dimension (default: the suite's
-        choice, one the paper lists a minimum for where it lists any).
+        Number of variables, where the paper lets it vary.
     m : int, optional
-        Number of residuals, where the paper lets it vary (e.g. Gulf, Box 3-D, Biggs EXP6).
-        With ``n`` given and ``m`` not, problems whose ``m`` must be at least ``n`` follow
-        ``n``: Chebyquad ``m = n`` (the paper's sizes), the linear functions
-        ``m = max(20, n)``.
+        Number of residuals, where the paper lets it vary; with only ``n`` given, an ``m``
+        that must be at least ``n`` follows it.
 
     Raises
     ------
     ValueError
         An unknown problem, or ``n``/``m`` the problem does not allow.
-
-    Notes
-    -----
-    The standard starting point is ``init_params`` (the same for every seed). :meth:`optimum`
-    is the minimum value the paper prints for these sizes (``kind="given"``), or ``None`` when
-    it prints none. See the module docstring for the gradients.
-
-    References
-    ----------
-    J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained optimization
-    software", ACM Trans. Math. Softw. 7(1), 17-41, 1981.
 
     Examples
     --------
@@ -105,6 +78,7 @@ class MGHProblem(Problem):
 
     @staticmethod
     def _sizes(info: MGHInfo, n: int | None, m: int | None) -> tuple[int, int]:
+        """``(n, m)`` from the arguments and the table's defaults, checked."""
         for what, v in (("n", n), ("m", m)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or v < 1):
@@ -127,14 +101,6 @@ class MGHProblem(Problem):
             return n_, (n_ if info.m == info.n else max(info.m, n_))
         return n_, (info.m if m is None else int(m))
 
-    @property
-    def layout(self) -> ParamLayout:
-        return self._layout
-
-    @property
-    def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
-
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()
 
@@ -146,7 +112,7 @@ class MGHProblem(Problem):
         ops : ops namespace
         x : backend array, shape (n,)
         batch : dict of str to backend array
-            The constants (one-row arrays, :attr:`train_data`).
+            The constants (:attr:`train_data`).
 
         Returns
         -------
@@ -159,18 +125,7 @@ class MGHProblem(Problem):
         return ops.sum(r * r)
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Value and gradient in numpy: complex step (helical valley: analytic).
-
-        Parameters
-        ----------
-        x : ndarray, shape (n,)
-        batch : dict of str to ndarray
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n,), the dtype of ``x``
-        """
+        # the complex-step derivative; the helical valley's analytic gradient (module docstring)
         ops = numpy_ops
         xf = np.asarray(x, dtype=np.float64)
         if self.info.number == 7:
@@ -188,16 +143,12 @@ class MGHProblem(Problem):
         return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
     def lipschitz(self) -> float:
-        r"""An estimate of the gradient's Lipschitz constant: the Hessian's norm at ``x0``.
+        r"""An estimate of the gradient's Lipschitz constant: :math:`\|\nabla^2 f(x_0)\|_2`.
 
-        No global constant is known for these functions. ``learning_rate="auto"`` (``gd``)
-        uses :math:`1/L` with :math:`L = \|\nabla^2 f(x_0)\|_2`, the largest absolute
-        eigenvalue of the Hessian at the standard starting point, computed once in float64
-        from central differences of the gradient (:meth:`value_and_grad`, step
-        :math:`10^{-5} \max(1, |x_{0,k}|)` per coordinate) and symmetrized. It is a local
-        value, not a bound: where the curvature grows away from ``x0`` the step can be too
-        long (the run then ends ``diverged`` or on its budget, as any run would). The same
-        value serves every backend, so ``gd`` runs one algorithm on all of them.
+        No global constant is known for these functions: this local value (central
+        differences of the gradient at the starting point, symmetrized) is no bound, so a step
+        of :math:`1/L` can be too long where the curvature grows; it is the same on every
+        backend, so ``gd`` runs one algorithm on all of them.
 
         Returns
         -------
@@ -243,16 +194,6 @@ class MGHProblem(Problem):
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> MGHProblem:
-        """Rebuild from :meth:`spec`.
-
-        Parameters
-        ----------
-        spec : dict
-
-        Returns
-        -------
-        MGHProblem
-        """
         return cls(int(spec["problem_number"]), n=int(spec["n"]), m=int(spec["m"]))
 
 

@@ -1,22 +1,14 @@
 r"""The Moré-Garbow-Hillstrom function table: residuals, sizes, starts, constants and minima.
 
-Each of the 35 problems of J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained
-optimization software", ACM Trans. Math. Softw. 7(1), 17-41, 1981, is one :class:`MGHInfo` row
-of :data:`MGH`: its residuals :math:`f_i(x)` written once against the ops namespace, its default
-sizes ``n`` and ``m``, the paper's standard starting point, its constants (data points,
-abscissae, index weights) and, where the paper gives one, its minimum value. The problem class
-built on the table is :class:`optcmp.problems.mgh.MGHProblem`.
-
-References
-----------
-J. J. Moré, B. S. Garbow and K. E. Hillstrom, ACM Trans. Math. Softw. 7(1), 17-41, 1981.
+Each of the paper's 35 problems (see :mod:`optcmp.problems.mgh`) is one :class:`MGHInfo` row of
+:data:`MGH`, its residuals :math:`f_i(x)` written once against the ops namespace.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,24 +16,13 @@ import numpy as np
 Residuals = Callable[[Any, Any, dict[str, Any]], Any]
 
 
-def _no_constants(n: int, m: int) -> dict[str, np.ndarray]:
-    """No constants (a data-free problem)."""
-    return {}
-
-
-def _fzero(n: int, m: int) -> float | None:
-    """The paper's minimum ``f = 0``."""
-    return 0.0
-
-
-def _any_size(n: int, m: int) -> str | None:
-    """Every size is allowed."""
-    return None
-
-
 @dataclass(frozen=True)
 class MGHInfo:
-    """One problem of the set: its number, name, sizes, start, constants and known minimum."""
+    """One problem of the set: its number, name, sizes, start, constants and known minimum.
+
+    ``constants(n, m)`` default none, ``fstar(n, m)`` the paper's minimum (default 0),
+    ``check(n, m)`` why a size is refused (default: never).
+    """
 
     number: int
     name: str
@@ -50,23 +31,26 @@ class MGHInfo:
     m: int
     residuals: Residuals
     x0: Callable[[int], np.ndarray]
-    constants: Callable[[int, int], dict[str, np.ndarray]] = field(default=_no_constants)
-    fstar: Callable[[int, int], float | None] = field(default=_fzero)
+    constants: Callable[[int, int], dict[str, np.ndarray]] = lambda n, m: {}
+    fstar: Callable[[int, int], float | None] = lambda n, m: 0.0
     note: str = ""
     variable_n: bool = False
     variable_m: bool = False
-    check: Callable[[int, int], str | None] = field(default=_any_size)
+    check: Callable[[int, int], str | None] = lambda n, m: None
 
 
 def _v(*a: float) -> np.ndarray:
+    """A float64 vector of the values."""
     return np.array(a, dtype=np.float64)
 
 
 def _idx(m: int) -> np.ndarray:
+    """``1, 2, ..., m`` as float64."""
     return np.arange(1, m + 1, dtype=np.float64)
 
 
 def _zero(ops: Any, x: Any) -> Any:
+    """A one-element zero on ``x``'s backend."""
     return x[:1] * 0.0
 
 
@@ -107,11 +91,7 @@ def _helical_valley(ops: Any, x: Any, c: dict[str, Any]) -> Any:
 
 
 def helical_value_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-    """Analytic value and gradient of the helical valley (problem 7), in numpy float64.
-
-    Its ``arctan`` branch is not complex-analytic, so the complex-step derivative the other
-    problems use on numpy does not apply.
-    """
+    """Analytic value and gradient of the helical valley (problem 7, not complex-analytic)."""
     x1, x2, x3 = (float(v) for v in x)
     theta = math.atan(x2 / x1) / (2.0 * math.pi) + (0.5 if x1 < 0 else 0.0)
     rho2 = x1 * x1 + x2 * x2

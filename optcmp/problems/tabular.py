@@ -1,19 +1,15 @@
 """Tabular data for the regression problems: arrays, DataFrame columns and CSV files, checked.
 
 The regression problems (:class:`~optcmp.problems.LinearRegression`,
-:class:`~optcmp.problems.LogisticRegression`) build from your own data through these
-functions, so both refuse the same bad data with the same messages: non-numeric or complex
-values (:func:`as_float_matrix`), NaN and inf (:func:`check_finite`), columns whose squares
-float64 cannot hold (:func:`check_scale`), badly named columns (:func:`check_names`,
-:func:`check_columns`, :func:`check_frame_column`), and CSV files that are not UTF-8, are
-ragged, or hold cells that are not plain numbers (:func:`read_csv`, :func:`csv_matrix`).
-:func:`fingerprint` identifies the data in a problem's spec.
+:class:`~optcmp.problems.LogisticRegression`) share :class:`TabularProblem` and build from your
+own data through these functions, so both refuse the same bad data with the same messages.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,6 +17,67 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
+from optcmp.problems.base import Optimum, StoredProblem
+
+
+class TabularProblem(StoredProblem):
+    """A problem on a design matrix ``A = [X, 1]`` (the intercept column where fitted) and ``y``.
+
+    Subclasses set ``_layout`` and ``_spec`` (the spec's ``"source"`` says where the data came
+    from) and define ``from_arrays``, which :meth:`_from_csv` calls.
+    """
+
+    _spec: dict[str, Any]
+
+    def _set_data(self, X: np.ndarray, y: np.ndarray, fit_intercept: bool,
+                  feature_names: Sequence[str] | None) -> None:
+        """Keep ``A``, ``y`` and the feature names; no optimum or Lipschitz constant yet."""
+        n, d = X.shape
+        self.fit_intercept = bool(fit_intercept)
+        self.feature_names = (list(feature_names) if feature_names is not None
+                              else [f"x{j}" for j in range(d)])
+        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64)
+        A[:, :d] = X
+        if fit_intercept:
+            A[:, d] = 1.0
+        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
+        self._optimum: Optimum | None = None
+        self._lipschitz: float | None = None
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self._spec)
+
+    @classmethod
+    def _from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None,
+                  targets: Sequence[str] | str | None, delimiter: str,
+                  kwargs: dict[str, Any]) -> Any:
+        """``from_arrays`` on columns of a CSV file (default: the last one is the target)."""
+        path = os.fspath(path)
+        header, rows, lines = read_csv(path, delimiter)
+        if targets is None:
+            targets = header[-1]
+        if features is None:
+            tl = set([targets] if isinstance(targets, str) else targets)
+            features = [h for h in header if h not in tl]
+        features, target_list = check_columns(header, features, targets)
+        data = csv_matrix(path, header, rows, lines, features + target_list)
+        X = data[:, : len(features)]
+        y = data[:, len(features):]
+        if isinstance(targets, str):
+            y = y[:, 0]
+        kwargs.setdefault("feature_names", features)
+        kwargs.setdefault("target_names", target_list)
+        kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+        prob = cls.from_arrays(X, y, **kwargs)  # type: ignore[attr-defined]
+        prob._spec["source"] = f"csv:{os.path.abspath(path)}"
+        return prob
+
+
+def check_count(name: str, value: Any, lo: int = 1) -> None:
+    """Refuse ``value`` unless it is an integer >= ``lo`` (1: positive, 0: non-negative)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        kind = "a positive" if lo == 1 else "a non-negative"
+        raise ValueError(f"{name} must be {kind} integer, got {value!r}")
 
 
 def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> np.ndarray:
@@ -31,11 +88,9 @@ def as_float_matrix(name: str, a: Any, columns: Sequence[str] | None = None) -> 
         raise ValueError(f"{name} must be a rectangular array (every row the same length); "
                          f"got rows of different lengths ({exc})") from None
     if arr.dtype == object or arr.dtype.kind in "mM" or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise ValueError(
-            f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop non-numeric columns."
-        )
+            np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}. Convert or drop "
+                         "non-numeric columns.")
     if np.iscomplexobj(arr):
         raise ValueError(f"{name} must be real-valued; got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.float64)
@@ -66,10 +121,8 @@ def check_finite(name: str, a: np.ndarray, columns: Sequence[str] | None = None)
             col = int(idx[1])
             label = f" ({columns[col]!r})" if columns is not None and col < len(columns) else ""
             where += f", column {col}{label}"
-        raise ValueError(
-            f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at {where}. "
-            "Drop or impute them before building the problem."
-        )
+        raise ValueError(f"{name} contains {nbad} non-finite value(s) (NaN or inf); first at "
+                         f"{where}. Drop or impute them before building the problem.")
 
 
 def check_scale(name: str, a: np.ndarray, columns: Sequence[str] | None = None) -> None:
@@ -115,9 +168,8 @@ def check_names(what: str, names: Sequence[str] | None, n: int, array: str) -> N
         raise ValueError(f"{what} names column(s) {dups} more than once; names must be unique")
 
 
-def check_columns(
-    available: list[str], features: Sequence[str] | str, targets: Sequence[str] | str
-) -> tuple[list[str], list[str]]:
+def check_columns(available: list[str], features: Sequence[str] | str,
+                  targets: Sequence[str] | str) -> tuple[list[str], list[str]]:
     """The feature and target column lists, checked against the available columns."""
     if isinstance(features, str):
         features = [features]
@@ -192,8 +244,7 @@ def _read_utf8(path: str) -> str:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(
             f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start}, "
-            f"line {line}); save the file as UTF-8"
-        ) from None
+            f"line {line}); save the file as UTF-8") from None
     if text.startswith("\ufeff"):  # a byte-order mark (spreadsheet exports)
         text = text[1:]
     return text
@@ -211,14 +262,12 @@ def _read_header(path: str, reader: Iterator[list[str]], delimiter: str) -> list
                 raise ValueError(
                     f"{path}: only one column found in the header {header[0]!r}; is the "
                     f"file separated by {sep!r}? (use delimiter={sep!r}; on the command "
-                    f"line --delimiter {sep!r})"
-                )
+                    f"line --delimiter {sep!r})")
     dups = sorted(h for h, c in Counter(header).items() if c > 1)
     if dups:
         raise ValueError(
             f"{path}: duplicate column name(s) {dups} in the header {header}; column names "
-            "must be unique"
-        )
+            "must be unique")
     return header
 
 
@@ -230,8 +279,7 @@ def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[
     for r, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(
-                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}"
-            )
+                f"{path}, line {lines[r]}: {len(row)} fields, the header has {len(header)}")
         for c, name in enumerate(cols):
             cell = row[index[name]].strip()
             if not cell:
@@ -244,16 +292,14 @@ def csv_matrix(path: str, header: list[str], rows: list[list[str]], lines: list[
             except ValueError:
                 raise ValueError(
                     f"{path}, line {lines[r]}: column {name!r} is not numeric: it holds {cell!r}"
-                    f"{_cell_hint(cell)}"
-                ) from None
+                    f"{_cell_hint(cell)}") from None
     bad = ~np.isfinite(data)
     nbad = int(bad.sum())
     if nbad:
         r0, c0 = (int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"{path}: {nbad} missing or non-finite value(s) (empty, NaN or inf); first at "
-            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first."
-        )
+            f"line {lines[r0]}, column {cols[c0]!r}. Drop or impute them first.")
     return data
 
 
@@ -280,5 +326,5 @@ def fingerprint(*arrays: np.ndarray) -> str:
     return h.hexdigest()[:16]
 
 
-__all__ = ["as_float_matrix", "check_columns", "check_finite", "check_frame_column",
-           "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
+__all__ = ["TabularProblem", "as_float_matrix", "check_columns", "check_count", "check_finite",
+           "check_frame_column", "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
