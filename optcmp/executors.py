@@ -214,6 +214,7 @@ def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
 
 def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                  executor: Executor) -> None:
+    """:func:`run_tasks` on a ``concurrent.futures`` executor."""
     from concurrent.futures import as_completed
 
     ref: Problem | ProblemRef | None = (problem if isinstance(executor, ThreadPoolExecutor)
@@ -238,6 +239,7 @@ def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
 
 def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
               client: Any) -> None:
+    """:func:`run_tasks` on a Dask client."""
     from distributed import as_completed
 
     ref: ProblemRef | ShippedRef | None = problem_ref(problem)

@@ -140,6 +140,7 @@ class Sweep:
 
     def _comparison(self, runs: list[RunResult], run_store: RunStore | None,
                     reused: int) -> Comparison:
+        """The comparison of ``runs``, its settings with the store's counts."""
         st = dict(self.settings)
         if run_store is not None:
             st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
