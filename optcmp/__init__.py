@@ -22,11 +22,7 @@ from optcmp.engine import RunConfig, make_stopping, run
 from optcmp.equivalence import EquivalenceResult, check_equivalence
 from optcmp.frameworks import available_backends, get_backend
 from optcmp.optimizers import FACTORIES as _FACTORIES
-from optcmp.optimizers import (
-    OptimizerSpec,
-    get_optimizer,
-    optimizer_names,
-)
+from optcmp.optimizers import OptimizerSpec, get_optimizer, optimizer_names
 from optcmp.optimizers import factories as _factories
 from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
 from optcmp.results import RunResult, Trace
@@ -66,11 +62,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "Comparison", "Divergence", "EquivalenceResult",
-    "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
-    "OptimizerSpec", "RelativeChange", "RelativeSuboptimality", "RunConfig",
-    "RunResult", "Stalled",
-    "Trace", "TuneResult", "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",
+    "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "Comparison", "Divergence",
+    "EquivalenceResult", "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals",
+    "MaxIter", "MaxTime", "MetricTarget", "OptimizerSpec", "RelativeChange",
+    "RelativeSuboptimality", "RunConfig", "RunResult", "Stalled", "Trace", "TuneResult",
+    "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",
     "get_backend", "get_optimizer", "make_stopping", "optimizer_names", "problems", "run",
-     "stopping", "store", "suites", "tune", *_FACTORIES,
+    "stopping", "store", "suites", "tune", *_FACTORIES,
 ]

@@ -17,12 +17,7 @@ def shipped_problem(token: str) -> Any:
 
 
 class ProblemPlugin(WorkerPlugin):
-    """Carries a problem built from user arrays to every worker, once per worker process.
-
-    The scheduler keeps registered plugins and installs them on workers that join later,
-    restarted ones included, so the data survive a worker that dies (scattered data would not
-    once every holder has died).
-    """
+    """Carries a problem built from user arrays to every worker, once per worker process."""
 
     def __init__(self, token: str, problem: Any) -> None:
         self.name = f"optcmp-problem-{token}"

@@ -5,6 +5,7 @@ Callers on a timed path import them during setup or warm-up, never inside a time
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 
@@ -12,6 +13,7 @@ _loaded: dict[str, ModuleType] = {}
 
 
 def _load(name: str) -> ModuleType:
+    """The module ``name``, imported on the first call."""
     # cached once the import has returned: a module that another thread is still importing
     # (already in sys.modules, half initialized) is never handed out
     mod = _loaded.get(name)
@@ -20,16 +22,6 @@ def _load(name: str) -> ModuleType:
     return mod
 
 
-def special() -> ModuleType:
-    """:mod:`scipy.special`, imported on the first call."""
-    return _load("scipy.special")
-
-
-def optimize() -> ModuleType:
-    """:mod:`scipy.optimize`, imported on the first call."""
-    return _load("scipy.optimize")
-
-
-def linalg() -> ModuleType:
-    """:mod:`scipy.linalg`, imported on the first call."""
-    return _load("scipy.linalg")
+special = functools.partial(_load, "scipy.special")
+optimize = functools.partial(_load, "scipy.optimize")
+linalg = functools.partial(_load, "scipy.linalg")

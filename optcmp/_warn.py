@@ -6,12 +6,7 @@ import inspect
 
 
 def outside_level() -> int:
-    """The ``stacklevel`` (1: the function calling this) of the first frame outside optcmp.
-
-    A warning raised with it points at the user's call of :func:`optcmp.compare`,
-    :func:`optcmp.run` or :func:`optcmp.tune`, however deep inside optcmp it is raised
-    (and the default warning filter then shows it once per call site).
-    """
+    """The ``stacklevel`` (1: the function calling this) of the first frame outside optcmp."""
     frame = inspect.currentframe()
     frame = frame.f_back if frame is not None else None  # the caller: level 1
     level = 1

@@ -16,8 +16,7 @@ _kept_lock = threading.Lock()
 
 
 def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
-    """The permutation of ``n`` rows drawn from ``default_rng([seed, epoch])`` (read-only),
-    drawn once while it fits in :data:`KEPT_ORDER_BYTES` with the others kept."""
+    """The permutation of ``n`` rows drawn from ``default_rng([seed, epoch])`` (read-only)."""
     key = (n, seed, epoch)
     with _kept_lock:
         found = _kept.get(key)
@@ -35,17 +34,13 @@ def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
 
 
 class BatchOrder:
-    """The sequence of minibatches of a stochastic run.
+    """The sequence of minibatches of a stochastic run, the same on every backend.
 
     Epoch ``e`` visits the rows in ``epoch_indices(e)`` (a permutation drawn from
     ``numpy.random.default_rng([seed, e])`` when ``shuffle``, else ``0..n-1``), in consecutive
-    slices of ``batch_size`` rows; the last slice of an epoch may be shorter (no row is dropped),
-    unless ``drop_last``: then an epoch is ``n_samples // batch_size`` full slices and the
-    ``n_samples % batch_size`` rows left at the end of each epoch's order are not visited in
-    that epoch (like ``torch.utils.data.DataLoader(drop_last=True)``). With a mean-reduced loss
-    the short last slice gives each of its rows more weight than a full slice does; dropping it
-    changes both the steps per epoch and that weighting. The order depends only on
-    ``(n_samples, batch_size, shuffle, seed, drop_last)``, never on the backend.
+    slices of ``batch_size`` rows; the last slice may be shorter, unless ``drop_last`` (like
+    ``torch.utils.data.DataLoader(drop_last=True)``): then the ``n_samples % batch_size`` rows
+    left at the end of each epoch's order are not visited in that epoch.
     """
 
     def __init__(self, n_samples: int, batch_size: int, shuffle: bool, seed: int, *,
@@ -64,8 +59,7 @@ class BatchOrder:
                                 else -(-self.n_samples // self.batch_size))
 
     def epoch_indices(self, epoch: int) -> np.ndarray:
-        """Row order of epoch ``epoch`` (int64, shape (n_samples,), read-only; drawn once for
-        the run, and kept for the next runs while it fits, see :data:`KEPT_ORDER_BYTES`)."""
+        """Row order of epoch ``epoch`` (int64, shape (n_samples,), read-only)."""
         epoch = int(epoch)
         if self._last is not None and self._last[0] == epoch:
             return self._last[1]

@@ -1,12 +1,11 @@
 """The machine a comparison ran on: Python, platform, CPU, GPUs, threads and library versions.
 
-:func:`environment` is recorded by :func:`optcmp.compare` in ``Comparison.environment``; it is
-importable from :mod:`optcmp.results` too (its old home). It imports no framework: torch and
-TensorFlow are described only when a run already imported them.
+It imports no framework: torch and TensorFlow are described only when a run imported them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -25,6 +24,7 @@ def environment() -> dict[str, Any]:
     dict
         JSON-serializable description of the machine and the library versions.
     """
+    installed = _installed_versions()
     env: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -32,13 +32,13 @@ def environment() -> dict[str, Any]:
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "numpy": np.__version__,
-        "scipy": _version_of("scipy"),
+        "scipy": installed.get("scipy", "not installed"),
     }
     for mod in ("torch", "tensorflow"):
         m = sys.modules.get(mod)
         if m is not None:
             env[mod] = getattr(m, "__version__", "?")
-    env["installed"] = _installed_versions()
+    env["installed"] = installed
     env["threads"] = _thread_settings()
     gpus = _gpu_names()
     if gpus:
@@ -46,26 +46,13 @@ def environment() -> dict[str, Any]:
     from optcmp.timing import Stopwatch
 
     env["timer_resolution"] = Stopwatch().timer_resolution()
-    try:
+    with contextlib.suppress(ImportError):
         from threadpoolctl import threadpool_info
 
-        env["blas_threads"] = [
-            {"api": i.get("internal_api"), "threads": i.get("num_threads")} for i in threadpool_info()
-        ]
-    except ImportError:
-        pass
+        env["blas_threads"] = [{"api": i.get("internal_api"), "threads": i.get("num_threads")}
+                               for i in threadpool_info()]
     env["optcmp"] = __version__
     return env
-
-
-def _version_of(dist: str) -> str:
-    """Installed version of a distribution, read from its metadata (nothing is imported)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def _installed_versions() -> dict[str, str]:
@@ -75,10 +62,8 @@ def _installed_versions() -> dict[str, str]:
     out: dict[str, str] = {}
     for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "jax",
                  "jaxlib", "optax", "pandas", "matplotlib"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -89,42 +74,32 @@ def _thread_settings() -> dict[str, Any]:
         "TF_NUM_INTEROP_THREADS") if k in os.environ}
     torch = sys.modules.get("torch")
     if torch is not None:
-        try:
+        with contextlib.suppress(Exception):  # informative only
             out["torch_intraop"] = int(torch.get_num_threads())
             out["torch_interop"] = int(torch.get_num_interop_threads())
-        except Exception:  # noqa: BLE001 - informative only
-            pass
     tf = sys.modules.get("tensorflow")
     if tf is not None:
-        try:
+        with contextlib.suppress(Exception):
             out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
             out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
-        except Exception:  # noqa: BLE001
-            pass
     return out
 
 
 def _gpu_names() -> list[str]:
     """CUDA device names, only when torch is already imported (never initializes CUDA)."""
     torch = sys.modules.get("torch")
-    if torch is None:
-        return []
-    try:
-        if torch.cuda.is_initialized():
+    with contextlib.suppress(Exception):
+        if torch is not None and torch.cuda.is_initialized():
             return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except Exception:  # noqa: BLE001
-        pass
     return []
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    """The CPU's model name."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
 
 

@@ -41,7 +41,7 @@ _TINY = np.finfo(np.float64).tiny
 
 @dataclass
 class EquivalenceResult:
-    """Per-step agreement of one optimizer across backends.
+    """Per-step agreement of one optimizer across backends; ``bool(result)`` is :attr:`passed`.
 
     Attributes
     ----------
@@ -54,34 +54,23 @@ class EquivalenceResult:
         The backend the others are compared with (the first one that ran).
     backends : list of str
         Backends that ran, reference first.
-    impls : dict of str to str
-        Concrete impl each backend ran (``"native"``, ``"reference"``, ``"scipy"``).
-    implementations : dict of str to str
-        The code path each backend ran (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
+    impls, implementations : dict of str to str
+        Each backend's impl (``"native"``, ``"reference"``, ``"scipy"``) and code path
+        (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
     skipped : dict of str to str
-        Backends that did not run, with the reason (not installed; the problem, the spec's
-        convention or the gradient setting cannot run there).
+        Backends that did not run, with the reason.
     fun : dict of str to ndarray of float64, shape (steps + 1,)
-        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend (its objective and
-        gradient as the run's ``gradient`` setting says) at its own iterate, in the run's dtype.
+        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend at its own iterate.
     x : dict of str to ndarray of float64, shape (steps + 1, n_params)
         Iterates ``x_k`` copied to the host.
-    fun_rel_diff : ndarray of float64, shape (steps + 1,)
-        Per step, the largest over backends of ``|f_b - f_ref| / |f_ref|``.
-    x_rel_diff : ndarray of float64, shape (steps + 1,)
-        Per step, the largest over backends of ``max|x_b - x_ref| / max|x_ref|`` (norm-wise, so
-        a coordinate that crosses zero does not blow the ratio up).
+    fun_rel_diff, x_rel_diff : ndarray of float64, shape (steps + 1,)
+        Per step, the largest over backends of ``|f_b - f_ref| / |f_ref|``, and of
+        ``max|x_b - x_ref| / max|x_ref|`` (norm-wise: a coordinate crossing zero is harmless).
     tolerance : float
         Verdict threshold on the largest relative difference.
-    gradients : dict of str to str
-        The gradient each backend's steps computed (``"analytic"`` or ``"autodiff"``, as
-        ``RunResult.conditions.gradient`` records it).
-    executions : dict of str to str
-        The execution mode each backend ran (``"step"`` or ``"fused"``).
-
-    Notes
-    -----
-    ``bool(result)`` is :attr:`passed`. ``str(result)`` is a one-paragraph summary.
+    gradients, executions : dict of str to str
+        Each backend's gradient (``"analytic"`` or ``"autodiff"``) and execution mode
+        (``"step"`` or ``"fused"``).
     """
 
     problem: str
@@ -142,17 +131,13 @@ class EquivalenceResult:
         return self.passed
 
     def __str__(self) -> str:
-        lines = [
-            f"{self.optimizer} on {self.problem}, {self.dtype}, {self.steps} steps: "
-            f"{self.verdict} (max relative difference {self.max_rel_diff:.3g}, "
-            f"tolerance {self.tolerance:.3g}; objective {self.max_fun_rel_diff:.3g}, "
-            f"iterate {self.max_x_rel_diff:.3g}; reference {self.reference})"
-        ]
-        for b in self.backends:
-            lines.append(f"  {b}: {self.impls[b]} ({self.implementations[b]})")
-        for b, why in self.skipped.items():
-            lines.append(f"  {b}: skipped ({why})")
-        return "\n".join(lines)
+        head = (f"{self.optimizer} on {self.problem}, {self.dtype}, {self.steps} steps: "
+                f"{self.verdict} (max relative difference {self.max_rel_diff:.3g}, "
+                f"tolerance {self.tolerance:.3g}; objective {self.max_fun_rel_diff:.3g}, "
+                f"iterate {self.max_x_rel_diff:.3g}; reference {self.reference})")
+        ran = [f"  {b}: {self.impls[b]} ({self.implementations[b]})" for b in self.backends]
+        skipped = [f"  {b}: skipped ({why})" for b, why in self.skipped.items()]
+        return "\n".join([head, *ran, *skipped])
 
 
 @dataclass
@@ -203,57 +188,40 @@ def check_equivalence(
 ) -> EquivalenceResult:
     """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
 
-    Every backend starts from the same float64 initial point (``problem.init_params(seed)``),
-    uses the same data and minibatch sequence, and is set up as a run with the same settings
-    (threads, gradient, execution mode, warm-up). After every iteration the iterate is copied
-    to the host and the backend's own objective is evaluated there, off any clock.
-
     Parameters
     ----------
     problem : Problem
     optimizer : OptimizerSpec, factory or str, or a list of them
         Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
-        Two or more specs run each on every backend, labelled ``"backend#i"`` (``i`` the spec's
-        position), the first run the reference; a native that does not implement a spec's
-        convention is listed in ``skipped``.
+        Two or more specs each run on every backend, labelled ``"backend#i"`` (``i`` the spec's
+        position), the first run the reference.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
         The first one that is installed is the reference.
     steps : int, default 50
-        Iterations on each backend (scipy's: iterations, via its callback).
     dtype : {"float64", "float32"}, optional
-        Default: the config's (``"float64"``).
     impl : str or mapping of str to str, optional
         One impl (``"native"``, ``"reference"``, ``"scipy"``) on every backend that has it,
-        ``"auto"`` on the others (numpy has no native Adadelta: ``impl="native"`` compares its
-        reference rule with torch's and Keras' natives), or a mapping backend -> impl.
-        Default: ``spec.impl``.
+        ``"auto"`` on the others, or a mapping backend -> impl. Default: ``spec.impl``.
     tolerance : float, optional
         Largest relative difference of the verdict; default 1e-10 (float64), 1e-4 (float32).
     strict : bool, default False
         Raise ``BackendUnavailable`` for a backend not installed (else it is ``skipped``).
     config : RunConfig, optional
-        The run settings: ``dtype``, ``device``, ``seed``, ``gradient``, ``threads`` and
-        ``execution`` act as on a run (its default ``execution="auto"`` means ``"step"``
-        here); the stopping rule, budgets and callback do not apply (as overrides they are
-        refused). Default: ``RunConfig(execution="step")``.
+        The run settings (``"auto"`` execution means ``"step"``); the stopping rule, budgets
+        and callback do not apply. Default: ``RunConfig(execution="step")``.
     **overrides
-        RunConfig fields replacing the config's, e.g. ``device="cuda"`` (the framework
-        backends' device), ``seed=1`` (the initial point and the minibatch order),
-        ``gradient="autodiff"``, ``threads=2``, ``execution="fused"`` (every step through the
-        fused mode's program in one-step blocks; a run that cannot be fused steps; as an
-        override, ``"step"`` or ``"fused"``).
+        RunConfig fields replacing the config's, e.g. ``device="cuda"``, ``seed=1`` or
+        ``execution="fused"`` (``"step"`` or ``"fused"``).
 
     Returns
     -------
     EquivalenceResult
-        Per-step largest relative differences of objective and iterate, the verdict, and each
-        backend's impl, gradient and execution mode.
+        Per-step differences, the verdict, and each backend's impl, gradient and execution.
 
     Raises
     ------
     ValueError
-        ``steps < 1``, a bad dtype, seed or backend name, no backend, an ``impl`` no backend
-        has, an ``execution`` other than ``"step"`` and ``"fused"``.
+        A bad ``steps``, dtype, seed, backend name, ``impl`` or ``execution``; no backend.
     TypeError
         ``config`` is no RunConfig, or an override is no run setting.
     BackendUnavailable
@@ -276,8 +244,7 @@ def check_equivalence(
 
 
 def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig:
-    """The run settings of the check: ``config`` (default: ``execution="step"``) with the
-    overrides applied; the callback dropped."""
+    """The check's run settings: ``config`` with the overrides, without a callback."""
     execution = overrides.get("execution")
     if execution is not None and execution not in ("step", "fused"):
         raise ValueError(f"execution must be 'step' or 'fused', got {execution!r}")
@@ -304,18 +271,15 @@ def _result(problem: Problem, spec: OptimizerSpec, dtype: str, steps: int,
             runs: dict[str, BackendRun], skipped: dict[str, str],
             tol: float) -> EquivalenceResult:
     """The :class:`EquivalenceResult` of the runs (the first one is the reference)."""
-    ran = list(runs)
-    fdiff, xdiff = _differences({b: r.fun for b, r in runs.items()},
-                                {b: r.x for b, r in runs.items()}, steps + 1)
+    per = {f: {b: getattr(r, f) for b, r in runs.items()}
+           for f in ("impl", "implementation", "gradient", "execution", "fun", "x")}
+    fdiff, xdiff = _differences(per["fun"], per["x"], steps + 1)
     return EquivalenceResult(
         problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=steps,
-        reference=ran[0] if ran else "", backends=ran,
-        impls={b: r.impl for b, r in runs.items()},
-        implementations={b: r.implementation for b, r in runs.items()}, skipped=skipped,
-        fun={b: r.fun for b, r in runs.items()}, x={b: r.x for b, r in runs.items()},
-        fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol,
-        gradients={b: r.gradient for b, r in runs.items()},
-        executions={b: r.execution for b, r in runs.items()},
+        reference=next(iter(runs), ""), backends=list(runs), impls=per["impl"],
+        implementations=per["implementation"], skipped=skipped, fun=per["fun"], x=per["x"],
+        fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol, gradients=per["gradient"],
+        executions=per["execution"],
     )
 
 
@@ -326,7 +290,8 @@ def _specs_and_runs(optimizer: Any, names: list[str],
         specs = [as_spec(o) for o in optimizer]
         if len(specs) < 2:
             raise ValueError("give one optimizer, or a list of at least two to compare")
-        return specs[0], _specs_per_run(specs, names, impl)
+        return specs[0], {f"{b}#{i}": s for i, spec in enumerate(specs)  # "backend#i"
+                          for b, s in _specs_per_backend(spec, names, impl).items()}
     spec = as_spec(optimizer)
     return spec, _specs_per_backend(spec, names, impl)
 
@@ -402,16 +367,6 @@ def _specs_per_backend(spec: OptimizerSpec, names: list[str],
     return per_backend
 
 
-def _specs_per_run(specs: list[OptimizerSpec], names: list[str],
-                   impl: str | Mapping[str, str] | None) -> dict[str, OptimizerSpec]:
-    """Every spec on every backend, keyed ``"backend#i"`` (``i`` the spec's position)."""
-    out: dict[str, OptimizerSpec] = {}
-    for i, spec in enumerate(specs):
-        for b, s in _specs_per_backend(spec, names, impl).items():
-            out[f"{b}#{i}"] = s
-    return out
-
-
 def _check_impl(impl: Any, names: list[str]) -> None:
     """``impl`` is None, one of :data:`~optcmp.optimizers.base.IMPLS`, or a mapping of them."""
     allowed = f"None, one of {IMPLS} or a mapping backend -> impl"
@@ -430,17 +385,16 @@ def _check_impl(impl: Any, names: list[str]) -> None:
 def _differences(funs: dict[str, np.ndarray], xs: dict[str, np.ndarray],
                  n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the largest relative difference of each backend from the first one."""
-    fdiff = np.zeros(n)
-    xdiff = np.zeros(n)
-    ran = list(funs)
-    if ran:
-        ref = ran[0]
-        fr, Xr = funs[ref], xs[ref]
-        fden = np.maximum(np.abs(fr), _TINY)
-        xden = np.maximum(np.max(np.abs(Xr), axis=1), _TINY)
-        for b in ran[1:]:
-            fd = np.abs(funs[b] - fr) / fden
-            xd = np.max(np.abs(xs[b] - Xr), axis=1) / xden
-            fdiff = np.fmax(fdiff, np.where(np.isnan(fd), np.inf, fd))
-            xdiff = np.fmax(xdiff, np.where(np.isnan(xd), np.inf, xd))
+    fdiff, xdiff = np.zeros(n), np.zeros(n)
+    if not funs:
+        return fdiff, xdiff
+    ref, *others = funs
+    fr, Xr = funs[ref], xs[ref]
+    fden = np.maximum(np.abs(fr), _TINY)
+    xden = np.maximum(np.max(np.abs(Xr), axis=1), _TINY)
+    for b in others:
+        fd = np.abs(funs[b] - fr) / fden
+        xd = np.max(np.abs(xs[b] - Xr), axis=1) / xden
+        fdiff = np.fmax(fdiff, np.where(np.isnan(fd), np.inf, fd))
+        xdiff = np.fmax(xdiff, np.where(np.isnan(xd), np.inf, xd))
     return fdiff, xdiff

@@ -1,41 +1,15 @@
 """Where runs execute: sequentially (the default), on a ``concurrent.futures`` executor, or on a
-``dask.distributed`` cluster.
+``dask.distributed`` cluster (``docs/scaling-out.md``).
 
-Every path calls the same per-run task function, :func:`execute_run`, which calls
-:func:`optcmp.engine.run`, so a run gives the same result wherever it runs. This module depends
-on the run package and never the other way round; the sweep (:mod:`optcmp.sweep`) depends on
-both.
-
-Shipping the problem
---------------------
-* A registered problem with generated data (``spec()["source"] == "generated"``, e.g.
-  ``LinearRegression(n_samples=..., seed=...)``) travels as its spec: each worker process
-  regenerates the data once with :func:`optcmp.problems.problem_from_spec`, checks its SHA-256
-  fingerprint against the client's, and caches it for the following runs.
-* A problem built from your arrays cannot be regenerated. On a Dask client it is shipped once
-  per worker process, through a worker plugin that the scheduler keeps and installs on every
-  worker that joins, restarted ones included (scattered data would be lost once every worker
-  holding it had died); on a ``ThreadPoolExecutor`` the threads share the object. Other
-  executors (process pools) raise ``ValueError`` rather than pickle the data for every run.
-
-Host sharing
-------------
-Each run records its host and the most optcmp runs of its process that were active at once
-while it ran (:attr:`RunResult.conditions.concurrency`: an executor's threads; counted by the run itself,
-:func:`optcmp.engine.host.host_activity`). ``concurrency > 1`` sets
-:attr:`RunResult.conditions.shared_host`: those timings contend for cores and memory bandwidth, and
-:func:`optcmp.compare` warns about them. Any other work on the host (other processes, optcmp's
-or not) shows in each run's CPU time against its wall time (:attr:`RunResult.timing.contended`).
-
-Lost workers
-------------
-On Dask, a worker process that dies loses only its run in progress: the scheduler re-runs it on
-another worker (up to ``distributed.scheduler.allowed-failures`` times), after which it is
-recorded ``failed`` with the reason (and not written to the store, so a resumed sweep tries it
-again). Dask counts a death against every task assigned to that worker; with one thread per
-worker, ``distributed.scheduler.worker-saturation: 1.0`` keeps that to the task it was running.
-A process pool that loses a process breaks as a whole (a ``concurrent.futures``
-limitation): its unfinished runs are recorded ``failed``.
+Every path calls the same per-run task function, :func:`execute_run` (which calls
+:func:`optcmp.engine.run`), so a run gives the same result wherever it runs. A problem with
+generated data travels as its spec: each worker process rebuilds it once and checks its data
+fingerprint. A problem built from your arrays cannot be rebuilt: a Dask client ships it through
+a worker plugin, which the scheduler installs on every worker that joins, restarted ones
+included (scattered data would be lost once every worker holding it had died); a thread pool
+shares it; other executors refuse it rather than pickle the data for every run. Dask counts a
+worker's death against every task assigned to it: with one thread per worker,
+``distributed.scheduler.worker-saturation: 1.0`` keeps that to its run in progress.
 """
 
 from __future__ import annotations
@@ -156,28 +130,22 @@ def guarded_run(problem: Problem, task: RunTask, go: Callable[[], RunResult | No
     False: a task skipped up front, a missing backend, a crash; None when ``go`` paused."""
     from optcmp.frameworks import BackendUnavailable
 
-    if task.skip_message is not None:
-        return skipped_result(problem, task.optimizer, task.config, task.skip_message,
-                              started_at=started), False
-    try:
-        res = go()
-        return None if res is None else (res, True)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BackendUnavailable as exc:
-        return skipped_result(problem, task.optimizer, task.config, str(exc),
-                              started_at=started), False
-    except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
-        return skipped_result(problem, task.optimizer, task.config,
-                              f"{type(exc).__name__}: {exc}", status="failed",
-                              started_at=started), False
+    status, message = "skipped", task.skip_message
+    if message is None:
+        try:
+            res = go()
+            return None if res is None else (res, True)
+        except BackendUnavailable as exc:
+            message = str(exc)
+        except Exception as exc:  # noqa: BLE001 - recorded, the other runs go on
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+    return skipped_result(problem, task.optimizer, task.config, message, status,
+                          started_at=started), False
 
 
 def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str,
           started_at: float | None = None) -> RunResult:
-    """The result of a run whose problem could not be resolved on this worker (no Problem to
-    build it from: :func:`optcmp.engine.skipped_result` when there is one): its host, and its
-    attempt's times."""
+    """The result of a run whose problem could not be resolved on this worker."""
     spec = problem.spec() if isinstance(problem, Problem) else problem.spec
     return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
                      optimizer=task.optimizer.name, label=task.optimizer.label,
@@ -246,6 +214,7 @@ def run_tasks(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
 
 def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                  executor: Executor) -> None:
+    """:func:`run_tasks` on a ``concurrent.futures`` executor."""
     from concurrent.futures import as_completed
 
     ref: Problem | ProblemRef | None = (problem if isinstance(executor, ThreadPoolExecutor)
@@ -270,6 +239,7 @@ def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
 
 def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
               client: Any) -> None:
+    """:func:`run_tasks` on a Dask client."""
     from distributed import as_completed
 
     ref: ProblemRef | ShippedRef | None = problem_ref(problem)
@@ -313,4 +283,5 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
                 client.unregister_worker_plugin(plugin.name)
 
 
-__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "failed_result", "guarded_run", "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]
+__all__ = ["ProblemRef", "RunTask", "ShippedRef", "check_executor", "execute_run", "failed_result",
+           "guarded_run", "is_dask_client", "problem_ref", "resolve_problem", "run_tasks"]

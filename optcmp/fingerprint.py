@@ -25,10 +25,7 @@ def canonical_json(obj: Any) -> str:
 
 
 def data_fingerprint(problem: Any) -> str:
-    """SHA-256 of the problem's training arrays (names, dtypes, shapes and bytes).
-
-    Computed once per problem object and cached on it.
-    """
+    """SHA-256 of the problem's training arrays (names, dtypes, shapes and bytes), cached."""
     cached = getattr(problem, "_optcmp_data_sha256", None)
     if cached is not None:
         return str(cached)
@@ -115,6 +112,7 @@ def _feed(h: Any, v: Any, depth: int, seen: set[int]) -> None:
 
 
 def _feed_function(h: Any, f: types.FunctionType, depth: int, seen: set[int]) -> None:
+    """Hash a function: code, defaults, closure and the module-level names it uses."""
     code = f.__code__
     _feed(h, code, depth, seen)
     _feed(h, (f.__defaults__, f.__kwdefaults__), depth - 1, seen)
@@ -134,6 +132,7 @@ def _feed_function(h: Any, f: types.FunctionType, depth: int, seen: set[int]) ->
 
 
 def _filled(cell: Any) -> bool:
+    """Whether a closure cell holds a value."""
     try:
         cell.cell_contents  # noqa: B018 - an empty cell raises
     except ValueError:
@@ -149,18 +148,15 @@ def _library(module: str | None) -> bool:
 
 
 def code_fingerprint(obj: Any) -> str:
-    """SHA-256 of what a callable computes: its bytecode, constants, defaults, the values it
-    closes over and the module-level values and functions it refers to (module-level dicts,
-    lists and sets by their type only: they may be state the function updates)."""
+    """SHA-256 of what a callable computes: its code and the values it refers to (:func:`_feed`)."""
     h = hashlib.sha256()
     _feed(h, obj, _DEPTH, set())
     return h.hexdigest()
 
 
 def problem_inputs(problem: Any) -> dict[str, Any]:
-    """What can change a problem's runs beyond its spec and data: its ``key_inputs()`` (the
-    objective's code, the optimum and the constants a user gave) and, for a problem class
-    written outside optcmp, the code of the class."""
+    """What can change a problem's runs beyond its spec and data: its ``key_inputs()`` and the
+    code of a problem class written outside optcmp."""
     get = getattr(problem, "key_inputs", None)
     out = dict(get()) if callable(get) else {}
     cls = type(problem)

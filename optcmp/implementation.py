@@ -1,9 +1,8 @@
 """What code a run ran, as data: :class:`Implementation` (library, name, method).
 
-An adapter records it when it is built and set up, and a :class:`~optcmp.results.RunResult`
-carries it (``implemented_by``) next to the human text of ``RunResult.implementation``, so an
-analysis reads which library and which scipy method ran from fields, never from that text. It
-is a leaf: the frameworks that set it and the results that carry it both import it.
+A :class:`~optcmp.results.RunResult` carries it (``implemented_by``) next to the human text of
+``RunResult.implementation``, so an analysis reads which library and scipy method ran from
+fields, never from that text. A leaf: the frameworks and the results both import it.
 """
 
 from __future__ import annotations

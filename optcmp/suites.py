@@ -1,11 +1,10 @@
 """Problem suites: sets of problems compared together (performance and data profiles).
 
-A :class:`Suite` is a named, ordered list of problems. :func:`optcmp.compare` accepts one in
-place of a problem and runs every optimizer on every problem into one comparison: its table is
-one table per problem, its ``settings["suite"]`` names the problems and ``settings["optima"]``
-holds each problem's optimum record, and with ``store="runs.jsonl"`` each problem gets its own
-store file (``runs-<problem name>.jsonl``). Dolan-Moré performance profiles and Moré-Wild data
-profiles (:mod:`optcmp.analysis.stats`, :func:`optcmp.analysis.plots.suite_profiles`) are defined over such a set.
+:func:`optcmp.compare` accepts a :class:`Suite` in place of a problem and runs every optimizer
+on every problem into one comparison (one table per problem; with a store, one store file per
+problem). Dolan-Moré performance profiles and Moré-Wild data profiles
+(:mod:`optcmp.analysis.stats`, :func:`optcmp.analysis.plots.suite_profiles`) are defined over
+such a set.
 """
 
 from __future__ import annotations
@@ -74,33 +73,25 @@ class Suite:
 
 def mgh(problems: Sequence[int | str] | None = None,
         sizes: dict[int, dict[str, int]] | None = None) -> Suite:
-    """The Moré-Garbow-Hillstrom unconstrained test set (35 problems) as a suite.
+    """The Moré-Garbow-Hillstrom unconstrained test set (35 problems, :mod:`optcmp.problems.mgh`).
 
     Parameters
     ----------
     problems : sequence of int or str, optional
         A subset, by number (1..35) or name; default all 35.
     sizes : dict, optional
-        ``{number: {"n": ..., "m": ...}}`` overrides of the default dimensions.
+        ``{number: {"n": ..., "m": ...}}`` overrides of the default dimensions
+        (:class:`~optcmp.problems.MGHProblem`'s).
 
     Returns
     -------
     Suite
-        :class:`~optcmp.problems.MGHProblem` instances at the paper's standard starting
-        points; dimensions: the fixed ones of the paper, and for the variable ones n = 10
-        (Watson 9, extended Powell 12, Chebyquad 8, linear functions n = 10 with m = 20, Gulf
-        m = 99, Box m = 10, Biggs EXP6 m = 13), sizes the paper lists minima for where it lists
-        any.
+        :class:`~optcmp.problems.MGHProblem` instances at the paper's standard starting points.
 
     Raises
     ------
     ValueError
         An unknown problem or a size it does not allow.
-
-    References
-    ----------
-    J. J. Moré, B. S. Garbow and K. E. Hillstrom, "Testing unconstrained optimization
-    software", ACM Trans. Math. Softw. 7(1), 17-41, 1981.
 
     Examples
     --------
@@ -109,10 +100,9 @@ def mgh(problems: Sequence[int | str] | None = None,
     >>> len(s), s.names[0]
     (35, 'mgh01_rosenbrock')
     """
-    keys = list(MGH) if problems is None else list(problems)
     sizes = sizes or {}
     out = []
-    for k in keys:
+    for k in list(MGH) if problems is None else problems:
         p = MGHProblem(k)
         out.append(MGHProblem(p.info.number, **sizes[p.info.number])
                    if p.info.number in sizes else p)

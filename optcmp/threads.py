@@ -1,23 +1,12 @@
 """CPU thread counts: the same number of threads for every backend, recorded in every result.
 
-On a CPU, the thread pools decide timings as much as the algorithm does: numpy's BLAS, PyTorch's
-intra-op pool and TensorFlow's intra-op pool each default to their own count, and on a small or
-busy machine an oversubscribed BLAS pool can make a step many times slower. A fair comparison
-gives every backend the same count, by default :data:`DEFAULT_THREADS` (one).
-:func:`limit_threads` sets it for the duration of a run:
-
-* numpy/scipy: the BLAS and OpenMP pools, through :mod:`threadpoolctl` (here: no framework);
-* the run's framework: its backend class (found through the registry,
-  :mod:`optcmp.frameworks`), which keeps the framework's own code in its folder:
-  :meth:`~optcmp.frameworks.base.Backend.run_settings` (what a run sets in the process: JAX's
-  XLA CPU flags before it starts, its ``jax_enable_x64`` restored afterwards) and
-  :meth:`~optcmp.frameworks.base.Backend.set_threads` (PyTorch's pool, restored afterwards;
-  TensorFlow's pools, which can be set only before its first operation: later they keep their
-  size, a warning says so, and the result records the count actually in force).
-
-References
-----------
-threadpoolctl, https://github.com/joblib/threadpoolctl (BLAS/OpenMP pool control).
+On a CPU the thread pools decide timings as much as the algorithm does (``docs/concepts.md``,
+CPU threads). :func:`limit_threads` sets numpy's BLAS and OpenMP pools through
+:mod:`threadpoolctl` and the framework's through its backend class
+(:meth:`~optcmp.frameworks.base.Backend.run_settings`,
+:meth:`~optcmp.frameworks.base.Backend.set_threads`), which keeps the framework's code in its
+folder. TensorFlow's pools can be set only before its first operation; later they keep their
+size, a warning says so, and the result records the count actually in force.
 """
 
 from __future__ import annotations
@@ -25,18 +14,17 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from optcmp.frameworks.base import blas_threads
 
-#: Threads every backend gets unless asked otherwise (:class:`optcmp.engine.RunConfig`,
-#: :func:`optcmp.compare`, :func:`optcmp.tune`, ``optcmp run``). One thread per backend is the
-#: same count for every library, is reproducible on a shared machine (a float reduction has one
-#: order; a busy host cannot oversubscribe the pools) and keeps the contention flag exact
-#: (:func:`optcmp.timing.contended`). ``benchmarks/threads.py`` measures the choice.
+#: Threads every backend gets unless asked otherwise. One is the same count for every library,
+#: reproducible on a shared machine (a float reduction has one order; a busy host cannot
+#: oversubscribe the pools) and keeps :func:`optcmp.timing.contended` exact
+#: (``benchmarks/threads.py`` measures the choice).
 DEFAULT_THREADS = 1
 
 
@@ -50,10 +38,10 @@ def check_threads(n: Any) -> int | None:
 
 
 def _backend_class(backend: str, load: bool = False) -> Any:
-    """The backend's class when its framework is already imported (None otherwise).
+    """The backend's class when its framework is imported (with ``load``: installed), else None.
 
-    With ``load``, an installed framework is imported first: a run about to use it sets its
-    pools before the framework's runtime starts (TensorFlow fixes them then).
+    ``load`` lets a run set the pools before the framework's runtime starts (TensorFlow fixes
+    them then).
     """
     from optcmp.frameworks import BACKENDS, backend_class, canonical_backend, is_available
 
@@ -93,30 +81,22 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         restore = None if cls is None else cls.set_threads(n)
         if restore is not None:
             stack.callback(restore)
-        late: list[Callable[[], Any]] = []
+        late = stack.enter_context(contextlib.ExitStack())  # undone newest first
         _LATE.append(late)
-
-        def undo_late() -> None:  # the pools limit_late_pools set, newest first
-            _LATE.remove(late)
-            for undo in reversed(late):
-                undo()
-
-        stack.callback(undo_late)
+        stack.callback(_LATE.remove, late)
         yield
 
 
 def pools_seen(backend: str) -> dict[str, int]:
     """The thread pools in force now, each by its library: what a run actually computes with."""
     out: dict[str, int] = {}
-    try:
+    with contextlib.suppress(ImportError):  # a runtime dependency
         from threadpoolctl import threadpool_info
 
         for info in threadpool_info():
             api, n = str(info.get("internal_api", "?")), info.get("num_threads")
             if isinstance(n, int):
                 out[api] = max(n, out.get(api, 0))
-    except ImportError:  # pragma: no cover - a runtime dependency
-        pass
     cls = _backend_class(backend)
     own = None if cls is None else cls.get_threads()
     name = str(getattr(cls, "name", backend))
@@ -129,9 +109,7 @@ def limit_late_pools(n: int | None) -> None:
     """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
 
     A library loaded during a run's setup (scipy's own OpenBLAS, say) starts with its default
-    pool size; this sets every pool to ``n`` again. Inside :func:`limit_threads` every pool
-    gets back the size it had before this call when that context exits (torch's OpenMP pool
-    included: a later torch computation in the process uses its own count again).
+    pool size. Inside :func:`limit_threads` every pool gets its size back when that exits.
     """
     if n is None:
         return
@@ -141,11 +119,12 @@ def limit_late_pools(n: int | None) -> None:
         return
     lim = threadpool_limits(limits=int(n))
     if _LATE:
-        _LATE[-1].append(lim.restore_original_limits)
+        _LATE[-1].callback(lim.restore_original_limits)
 
 
-#: Undo calls of :func:`limit_late_pools`, one list per active :func:`limit_threads` context.
-_LATE: list[list[Callable[[], Any]]] = []
+#: Undo calls of :func:`limit_late_pools`, one stack per active :func:`limit_threads` context.
+_LATE: list[contextlib.ExitStack] = []
 
 
-__all__ = ["DEFAULT_THREADS", "limit_late_pools", "check_threads", "current_threads", "limit_threads", "pools_seen"]
+__all__ = ["DEFAULT_THREADS", "limit_late_pools", "check_threads", "current_threads",
+           "limit_threads", "pools_seen"]

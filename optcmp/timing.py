@@ -1,19 +1,9 @@
 """The stopwatch: it runs only around optimizer steps and syncs the device before every read.
 
-CUDA (and other asynchronous devices) return from a call before the work is done; a clock read
-without a sync times the enqueueing, not the work (pytorch/pytorch#21286). :class:`Stopwatch`
-calls ``sync()`` before reading the clock at both ends of every timed interval, so the time a
-step spends on the device is always counted, and monitoring done between steps never is.
-
-CPU time next to wall time
---------------------------
-The stopwatch also accumulates the process's CPU time (:func:`time.process_time`: every thread
-of the process, BLAS and framework pools included) over the same intervals. On an idle core a
-single-threaded step gets the CPU for its whole wall time, so ``cpu / wall`` is close to 1; when
-other work on the host (any process, not only optcmp) takes the core away, the wall time grows
-and the CPU time does not. :func:`contended` turns that into a flag with a documented margin,
-and the CPU time is a second, load-independent figure (under load, process CPU time
-per step stayed within about 3% where wall time moved by 30%).
+A clock read without a sync times the enqueueing of asynchronous device work, not the work
+(pytorch/pytorch#21286). The stopwatch also accumulates the process CPU time over the same
+intervals: other work on the host takes the core away, so wall time grows and CPU time does not
+(:func:`contended`; ``docs/concepts.md``, Time you can trust).
 """
 
 from __future__ import annotations
@@ -103,14 +93,11 @@ def contended(wall: float, cpu: float | None, *, margin: float | None = None,
               min_time: float = CONTENTION_MIN_TIME) -> bool:
     """Whether a timed region lost its CPU to other work: ``wall > (1 + margin) * cpu``.
 
-    The rule compares the wall time with the process CPU time itself, not with
-    ``cpu / threads``: a single-threaded step on a free core gets the CPU for all of its wall
-    time (``cpu ~= wall``), so a wall time more than ``margin`` above the CPU time means the
-    core was taken away (by any process, optcmp's own or not). With ``threads > 1`` the CPU
-    time can exceed the wall time even under load (every pool thread counts), so dividing by
-    the thread count would flag every run whose pool is not perfectly parallel; the rule then
-    catches only contention that leaves the run less than one core's worth of CPU, a lower
-    bound. optcmp's default of one thread per backend makes it exact.
+    The wall time is compared with the process CPU time itself, not ``cpu / threads``: with
+    several pool threads the CPU time can exceed the wall time even under load, and dividing
+    would flag every pool that is not perfectly parallel. The rule is then a lower bound, exact
+    at optcmp's default of one thread per backend. ``margin`` defaults to
+    ``$OPTCMP_CONTENTION_MARGIN`` or :data:`CONTENTION_MARGIN`.
     """
     if cpu is None or wall < min_time:
         return False

@@ -1,8 +1,4 @@
-""":func:`compare`: every optimizer on every backend, ``repeats`` times, on a problem or a suite.
-
-What a repetition varies, what the run store keeps, and where runs execute are described in
-:mod:`optcmp.sweep`.
-"""
+""":func:`compare`: every optimizer on every backend, ``repeats`` times (:mod:`optcmp.sweep`)."""
 
 from __future__ import annotations
 
@@ -30,28 +26,23 @@ def compare(
 ) -> Comparison:
     """Run every optimizer on every backend, ``repeats`` times, and collect the results.
 
-    Every run starts from the same initial point (drawn once per repetition in numpy float64)
-    on the same data, with the same minibatch order, and stops on the same rule.
-
     Parameters
     ----------
     problem : Problem or optcmp.suites.Suite
-        A suite runs every problem into one comparison (see :mod:`optcmp.suites`).
+        A suite runs every problem into one comparison.
     optimizers : sequence of OptimizerSpec, factory or str
         e.g. ``[optcmp.gd, optcmp.adadelta(rho=0.9), "lbfgs"]``.
     backends : str or sequence of str, default ("numpy",)
         Backend names, a comma-separated string, or ``"all"`` (every installed one).
-        Runs go in registry order (numpy, torch, tensorflow).
     config : RunConfig, optional
-        The settings of every run (:class:`~optcmp.engine.RunConfig`; its ``backend`` is replaced
-        by each of ``backends``, its ``seed`` is repetition 0's, its ``repeat`` by each
-        repetition's). Default ``RunConfig()``.
+        The settings of every run (its ``backend``, ``seed`` and ``repeat`` set per run).
+        Default ``RunConfig()``.
     repeats : int, default 1
         Repetitions (see "Repetitions" in :mod:`optcmp.sweep`).
     strict : bool, default False
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
     progress : bool, default True
-        Progress bar on stderr (tqdm).
+        Progress bar on stderr.
     redraw_data : bool, default False
         Also redraw the data in every repetition (problems that generate their data only).
     store : str or path-like, optional
@@ -59,34 +50,29 @@ def compare(
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where runs execute (:mod:`optcmp.executors`); default sequentially in this process.
     order : {"interleaved", "blocks"}, default "interleaved"
-        Execution order (:func:`execution_order`: A B C, C B A, ... or A A, B B, ...).
+        Execution order (:func:`execution_order`).
     **overrides
-        Run settings replacing those of ``config`` (any :class:`~optcmp.engine.RunConfig` field:
-        ``device``, ``dtype``, ``stopping``, ``tol``, ``max_iter``, ``max_time``, ``seed``,
-        ``callback``, ``eval_every``, ``threads``, ``gradient``, ...). ``execution`` may also
-        be a sequence of modes: each optimizer then runs in each, labelled
-        ``"<label> [<mode>]"``.
+        Any :class:`~optcmp.engine.RunConfig` field replacing the config's (``device``,
+        ``tol``, ``max_iter``, ``seed``, ``threads``, ...). ``execution`` may also be a
+        sequence of modes: each optimizer then runs in each, labelled ``"<label> [<mode>]"``.
 
     Returns
     -------
     Comparison
         Runs in sweep order (repetition, backend, optimizer) whatever the execution order.
-        ``settings["store"]`` reports how many runs were reused and how many executed.
 
     Raises
     ------
     ValueError, TypeError
-        Checked before any run starts: a ``problem`` that is no Problem, bad optimizers or
-        hyperparameters, more than :data:`MAX_RUNS` runs, unknown backends or settings, a bad
-        or absent device, bad budgets, an unusable executor.
+        Checked before any run: bad problem, optimizers, backends, settings, device or
+        executor, or more than :data:`MAX_RUNS` runs.
     BackendUnavailable, NotImplementedError
-        With ``strict=True``, a backend that is not installed; ``redraw_data=True`` with a
-        problem that cannot redraw its data.
+        With ``strict=True``, a backend not installed; ``redraw_data=True`` with a problem
+        that cannot redraw its data.
     optcmp.store.StoreMismatchError
         The store holds another problem or another store format version.
     optcmp.store.Interrupted
-        Ctrl-C: finished runs are kept (in the store, and in the exception's ``comparison``),
-        the runs in progress are discarded, and the message says how to resume.
+        Ctrl-C; finished runs are kept in the store and in the exception's ``comparison``.
     """
     suite: Any = problem if is_suite(problem) else None
     problems = list(suite.problems) if suite is not None else [problem]
@@ -100,10 +86,8 @@ def compare(
 
 def _sweeps(problems: list[Problem], plan: Plan, strict: bool, executor: Any) -> list[Sweep]:
     """The sweep of every problem, its stopping rule, executor and device checked first."""
-    configs = []
-    for p in problems:  # every problem's rule, checked before any run
-        rule = plan.config.stopping_rule(p)
-        configs.append(plan.config.replace(stopping=rule))
+    # every problem's rule, checked before any run
+    configs = [plan.config.replace(stopping=plan.config.stopping_rule(p)) for p in problems]
     if executor is not None:  # a problem that cannot ship fails before any run
         for p in problems:
             check_executor(executor, p)

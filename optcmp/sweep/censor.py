@@ -1,57 +1,26 @@
 """Censoring: a sweep stops a run only once its result can no longer change the answer.
 
-The rule is the performance-profile (and AlgoPerf) one with ``r_max = censor_ratio``, kept
-so that both questions of a comparison stay answered: which optimizer reaches the target
-first, and, for each optimizer run on several backends, which framework. Once some run of a
-repetition has reached the target in time ``T*``, a run of the same repetition that has
-already spent more than ``censor_ratio * T*`` without reaching it has a performance ratio above
-``r_max`` whatever it does next, so it cannot change a profile up to ``r_max``, the ranking of
-the runs within ``r_max`` of the best, or which run is fastest. When its optimizer (its label)
-also runs on other backends, it is censored only once it has spent more than ``censor_ratio``
-times the best time-to-target of its own optimizer as well (so a framework comparison of a
-slow optimizer is measured, not censored against a faster optimizer). Such a run ends
-``censored`` with its bound, typed in :attr:`RunResult.bound <optcmp.results.RunResult.bound>`
-(a :class:`~optcmp.results.parts.CensorBound`: ratio, the leader's time-to-target, its unit
-and the leader) and worded in its message, e.g. ``"> 10x the best time-to-target, 0.0412 s
-CPU by lbfgs on numpy (censored at 0.45 s CPU, iteration 1600)"``; every statistic counts it
-as not reached with what it spent (:mod:`optcmp.analysis.stats.censor`).
-
-Order: the leaders are measured first by successive iteration caps. Round 1 runs every run
-up to :data:`FIRST_ROUND_ITER` iterations; each later round multiplies the cap by
-:data:`ROUND_GROWTH` and goes on with the runs the cap paused whose spent time is still
-within the bound, until the cap reaches the run's own iteration budget (the last round has
-no cap). A paused run is resumed where it stood (:class:`~optcmp.engine.runner.LiveRun`:
-its adapter, optimizer state, iterate, rule, trace and clocks kept), never run again from
-its start: every run starts once, its timed clock adds up its segments, setup and warm-up
-happen once, and it ends with the result of a run that never paused (the same steps, trace,
-iterations and status). ``T*`` only decreases from round to round, so a bound given earlier
-stays true.
-
-Where the runs execute elsewhere (a ``concurrent.futures`` executor or a Dask client,
-:mod:`optcmp.executors`), a paused run cannot wait in another process between two rounds:
-there each round reruns, from the start and with the round's cap as an iteration budget, the
-runs the previous cap stopped. A run is deterministic given its seed, so the rerun with a
-larger cap follows the same trajectory and ends with the same result as a resumed one; the
-repeated work is at most ``1 / (ROUND_GROWTH - 1)`` of the last round.
-
-What the bound is on: process CPU time of the timed steps (``cpu_time``,
-``cpu_time_to_target``) on the CPU, wall time for runs on a GPU. Every run pauses at a round's
-iteration cap (a library's step doing several iterations, ``torch.optim.LBFGS``, at the end of
-the step that reaches it), so the iteration count of a censored run is a round's cap, the
-same under any load; the load enters only through the comparison ``spent > censor_ratio * T*`` of two CPU
-times, which other processes inflate little and alike (shared caches and memory bandwidth):
-a run whose spent time is within a few percent of the bound can fall on either side.
+The rule (a performance ratio above ``censor_ratio`` once a run of the repetition has reached
+the target), its rounds of growing iteration caps and the time its bound is on are described
+in ``docs/concepts.md`` (Censoring). A run whose optimizer (its label) also runs on other
+backends must exceed its own optimizer's best time-to-target as well, so that the framework
+comparison of a slow optimizer is measured, not censored against a faster optimizer. In this
+process a paused run waits, live, for the next round (:class:`~optcmp.engine.runner.LiveRun`);
+on an executor it cannot wait in another process, so each round reruns it from its start with
+the larger cap (deterministic given its seed, it ends the same; the repeated work is at most
+``1 / (ROUND_GROWTH - 1)`` of the last round).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from optcmp.engine.runner import LiveRun
-from optcmp.executors import RunTask, guarded_run, run_tasks
+from optcmp.executors import OnResult, RunTask, guarded_run, run_tasks
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.results.parts import CensorBound
@@ -61,8 +30,6 @@ from optcmp.stopping import MaxIter, with_iteration_cap
 FIRST_ROUND_ITER = 100
 #: Factor between the iteration caps of two rounds.
 ROUND_GROWTH = 4
-
-OnResult = Callable[[RunTask, RunResult, bool], None]
 
 
 def round_caps(max_iter: int | None) -> list[int | None]:
@@ -268,14 +235,8 @@ def reusable(old: RunResult, ratio: float | None) -> bool:
 
 def _max_iter(tasks: Sequence[RunTask]) -> int | None:
     """The largest iteration budget of the tasks' rules (None: a rule without one)."""
-    ns: list[int] = []
-    for t in tasks:
-        rule = t.config.stopping
-        its = [] if rule is None else [r.n for r in rule.rules() if isinstance(r, MaxIter)]
-        if not its:
-            return None
-        ns.append(min(its))
-    return max(ns) if ns else None
+    most = max((_own_budget(t) for t in tasks), default=math.inf)
+    return None if math.isinf(most) else int(most)
 
 
 def _with_cap(task: RunTask, cap: int) -> RunTask:

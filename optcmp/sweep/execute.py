@@ -1,11 +1,9 @@
 """Executing the runs of one problem: store read-back, the runs themselves, the comparison.
 
-A :class:`Sweep` holds the planned tasks of one problem (:meth:`optcmp.sweep.plan.Plan.tasks`);
-:meth:`Sweep.execute` reads finished runs back from a run store, executes the others
-(sequentially, or on an executor: :mod:`optcmp.executors`) in the plan's execution order, in
-rounds that censor the runs that can no longer change the answer (:mod:`optcmp.sweep.censor`,
-unless ``censor_ratio`` is None), and collects them into a :class:`~optcmp.comparison.Comparison` in sweep order. A Ctrl-C becomes
-:class:`~optcmp.store.Interrupted`, holding the finished runs.
+:meth:`Sweep.execute` reads finished runs back from a run store, executes the others in the
+plan's execution order (in censoring rounds, :mod:`optcmp.sweep.censor`, unless
+``censor_ratio`` is None) and collects a :class:`~optcmp.comparison.Comparison` in sweep order.
+A Ctrl-C becomes :class:`~optcmp.store.Interrupted`, holding the finished runs.
 """
 
 from __future__ import annotations
@@ -53,7 +51,7 @@ class Sweep:
 
     def problem_for(self, r: int) -> Problem:
         """The problem of repetition ``r`` (its own data with ``redraw_data``)."""
-        if not self.plan.redraw_data or r == 0:
+        if not self.plan.redraw_data:
             return self.problem
         if r not in self._problems:
             seed = int(self.problem.spec().get("seed", 0) or 0)
@@ -108,12 +106,8 @@ class Sweep:
         """The pending tasks by problem: one batch per repetition with ``redraw_data``."""
         if not self.plan.redraw_data:
             return [(self.problem, pending)] if pending else []
-        groups = []
-        for r in range(self.plan.repeats):
-            group = [t for t in pending if t.repeat == r]
-            if group:
-                groups.append((self.problem_for(r), group))
-        return groups
+        groups = [(r, [t for t in pending if t.repeat == r]) for r in range(self.plan.repeats)]
+        return [(self.problem_for(r), group) for r, group in groups if group]
 
     def _open_store(self, store: str | os.PathLike[str]) -> RunStore:
         """Open the run store, key every task, and take its finished runs as results."""
@@ -125,7 +119,8 @@ class Sweep:
             "environment": self.environment})
         for t in self.tasks:
             old = run_store.get(t.key)
-            if old is not None and reusable(old, self.plan.config.censor_ratio):  # the label and repetition of this sweep's entry
+            if old is not None and reusable(old, self.plan.config.censor_ratio):
+                # the label and repetition of this sweep's entry
                 self.results[t.index] = old.replace(label=t.optimizer.label, repeat=t.repeat)
         return run_store
 
@@ -145,6 +140,7 @@ class Sweep:
 
     def _comparison(self, runs: list[RunResult], run_store: RunStore | None,
                     reused: int) -> Comparison:
+        """The comparison of ``runs``, its settings with the store's counts."""
         st = dict(self.settings)
         if run_store is not None:
             st["store"] = {"path": os.path.abspath(run_store.path), "reused": reused,
@@ -171,11 +167,8 @@ class Sweep:
 
 
 def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
-    """The one warning about runs whose timings contended (worded by cause).
-
-    The sweep's comparison then says it was given (``shared_host_warned``), so the fairness
-    checks of its statistics (e.g. ``summary_table()``) do not repeat it.
-    """
+    """The one warning about runs that shared their host (the comparison records it was
+    given, ``shared_host_warned``, so its statistics' fairness checks do not repeat it)."""
     peak = max(r.conditions.concurrency for r in shared)
     if executor is None:
         msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "

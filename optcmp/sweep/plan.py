@@ -1,10 +1,8 @@
 """Planning a sweep: its inputs checked before any run, one task per run, its settings record.
 
-A :class:`Plan` holds what :func:`optcmp.compare` runs on every problem (the optimizers, the
-backends, the execution modes, the repetitions, the order and the base
-:class:`~optcmp.engine.RunConfig`); :meth:`Plan.tasks` turns it into one
-:class:`~optcmp.executors.RunTask` per (repetition, backend, optimizer, execution mode), each with
-its own ``config.replace(...)``, and :meth:`Plan.settings` into the comparison's settings record.
+A :class:`Plan` holds what :func:`optcmp.compare` runs on every problem, checked before any run
+starts; :meth:`Plan.tasks` turns it into one :class:`~optcmp.executors.RunTask` per run, each
+with its own :class:`~optcmp.engine.RunConfig`.
 """
 
 from __future__ import annotations
@@ -68,16 +66,14 @@ def as_backends(backends: str | Sequence[str]) -> list[str]:
         if backends.lower() == "all":
             return backends_mod.available_backends()
         backends = [b for b in backends.split(",") if b.strip()]
-    elif not isinstance(backends, (list, tuple)) and not (
-            hasattr(backends, "__iter__") and not isinstance(backends, (dict, bytes))):
+    elif not hasattr(backends, "__iter__") or isinstance(backends, (dict, bytes)):
         raise TypeError(f"backends must be a backend name, a comma-separated string, 'all' or "
                         f"a list of names (of {', '.join(BACKENDS)}), got "
                         f"{type(backends).__name__} {backends!r:.80}")
     names = [canonical_backend(b) for b in backends]
     if not names:
         raise ValueError("backends is empty; give at least one of " + ", ".join(BACKENDS))
-    order = list(BACKENDS)
-    return sorted(dict.fromkeys(names), key=order.index)  # torch before tensorflow
+    return sorted(dict.fromkeys(names), key=list(BACKENDS).index)  # torch before tensorflow
 
 
 def execution_modes(execution: str | Sequence[str]) -> list[str]:
@@ -105,12 +101,9 @@ def check_sweep_size(repeats: Any, backends: int, specs: int, modes: int = 1) ->
 def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
     """Task indices in execution order; tasks are planned repetition-major.
 
-    ``"interleaved"``: every repetition runs each (backend, optimizer) entry once, in
-    alternating directions (A B C, C B A, A B C, ...), so a slow drift of the machine (thermal
-    throttling, a neighbour's job starting) hits every entry alike and every entry's mean
-    position is the same. ``"blocks"``: each entry runs all its repetitions back to back
-    (A A A, B B B, ...), a design a drift can bias. The returned runs keep the sweep order and
-    store keys do not depend on the order, so a sweep stored in one order resumes in the other.
+    ``"interleaved"`` alternates directions (A B C, C B A, ...), so a slow drift of the machine
+    hits every entry alike; ``"blocks"`` runs each entry's repetitions back to back (A A, B B,
+    ...), a design a drift can bias. Store keys do not depend on the order.
 
     Parameters
     ----------
@@ -130,8 +123,6 @@ def execution_order(repeats: int, entries: int, order: str = "interleaved") -> l
     --------
     >>> execution_order(3, 3)
     [0, 1, 2, 5, 4, 3, 6, 7, 8]
-    >>> execution_order(2, 3, "blocks")
-    [0, 3, 1, 4, 2, 5]
     """
     if order == "blocks":
         return [r * entries + e for e in range(entries) for r in range(repeats)]
@@ -196,19 +187,13 @@ class Plan:
         return tasks
 
     def settings(self, config: RunConfig) -> dict[str, Any]:
-        """The comparison's settings record: what the sweep ran, for every problem alike.
-
-        The settings a :class:`~optcmp.engine.RunConfig` records (:meth:`RunConfig.recorded`)
-        plus the sweep's own: the target and the stopping rule, ``repeats``, ``backends``,
-        ``redraw_data``, ``order`` and the execution modes.
-        """
+        """The comparison's settings record: the config's (:meth:`RunConfig.recorded`) and the
+        sweep's own (target, stopping rule, repetitions, backends, order, modes)."""
         rule = config.stopping
         assert rule is not None
         own = {"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
-               "stopping": rule.to_dict(), "repeats": self.repeats,
-               "backends": list(self.backends),
-               "redraw_data": self.redraw_data, "order": self.order,
-               "execution": list(self.modes)}
+               "stopping": rule.to_dict(), "repeats": self.repeats, "backends": list(self.backends),
+               "redraw_data": self.redraw_data, "order": self.order, "execution": list(self.modes)}
         out = {**config.recorded(), **own}
         return {**{k: out.pop(k) for k in SETTINGS_ORDER if k in out}, **out}
 
@@ -232,9 +217,8 @@ def missing_backends(names: Sequence[str], strict: bool) -> list[str]:
 def preflight_device(plan: Plan, executor: Any) -> None:
     """Build every installed framework backend of ``plan`` once on its device, before any run.
 
-    An absent device is then one clear error (the backend's ``ValueError`` names the device and
-    the available ones) instead of a table of failed runs. With a Dask client the runs execute
-    on the workers, whose devices this process cannot see: the check is left to them.
+    An absent device is then one clear error instead of a table of failed runs. A Dask client's
+    runs execute on workers, whose devices this process cannot see: the check is theirs.
     """
     device, dtype = plan.config.device, plan.config.dtype
     if "numpy" in plan.backends:
@@ -246,4 +230,6 @@ def preflight_device(plan: Plan, executor: Any) -> None:
             get_backend(b, device=device, dtype=dtype)
 
 
-__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends", "as_specs", "check_sweep_size", "execution_modes", "execution_order", "missing_backends", "preflight_device"]
+__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends", "as_specs",
+           "check_sweep_size", "execution_modes", "execution_order", "missing_backends",
+           "preflight_device"]

@@ -1,10 +1,6 @@
 """Problems as a dimension of a sweep: a suite runs every problem in turn into one comparison.
 
-:func:`run_problems` executes the sweep of each problem (one run store file per problem) and,
-for a suite, builds the one comparison of all of them with its settings record made once:
-the settings the problems share, ``settings["suite"]`` naming the problems and
-``settings["optima"]`` holding each problem's optimum record. A Ctrl-C keeps the finished
-problems' runs and the interrupted one's.
+A Ctrl-C keeps the finished problems' runs and the interrupted one's.
 """
 
 from __future__ import annotations
@@ -53,13 +49,9 @@ def run_problems(suite: Any, sweeps: Sequence[Sweep], store: str | os.PathLike[s
 
 
 def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
-    """The settings record of a suite's comparison, from its problems' comparisons.
-
-    The settings every problem shares; with a store, where each problem's settings differ
-    only by their store file, the shared ones with ``"store"`` listing the files and summing
-    the counts of runs read back and executed; otherwise ``{"merged": [...]}``. Plus
-    ``"suite"`` (its name and problems) and ``"optima"`` (each problem's optimum record).
-    """
+    """The settings record of a suite's comparison: the settings its problems share (their
+    stores' paths listed and counts summed; ``{"merged": [...]}`` if they differ otherwise),
+    ``"suite"`` (its name and problems) and ``"optima"`` (each problem's optimum record)."""
     first = comps[0].settings
     if all(c.settings == first for c in comps):
         settings = dict(first)

@@ -1,8 +1,8 @@
 """The repetitions behind a verdict: the two fastest entries of a comparison, run again.
 
-:func:`confirm_leaders` gives a one-repetition comparison's verdict an interval from
-repetitions (the table's run of each of the two fastest entries plus ``VERDICT_REPEATS - 1``
-more, interleaved), run through :func:`optcmp.engine.run` with the settings the table's runs used.
+A one-repetition comparison's verdict would rest on the timing noise of one run per entry:
+:func:`confirm_leaders` repeats its two fastest entries, interleaved, through
+:func:`optcmp.engine.run` with the settings the table's runs used.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.stopping import rule_from_dict
 
-#: Entries :func:`confirm_leaders` repeats beyond the first two when the repetitions' medians
-#: bring a single-run entry into the first two places.
+#: Entries :func:`confirm_leaders` repeats beyond the first two (single-run runners-up).
 MAX_NEW_RUNNERS_UP = 2
 #: Repetitions of each of the two fastest entries behind a verdict (:func:`confirm_leaders`).
 VERDICT_REPEATS = 5
-#: :func:`confirm_leaders` repeats the two fastest entries only when their two times add up to
-#: less (timed seconds).
+#: :func:`confirm_leaders` repeats the two fastest entries only when their times add up to less.
 VERDICT_MAX_SECONDS = 2.0
 
 
@@ -40,18 +38,11 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
                     max_seconds: float = VERDICT_MAX_SECONDS) -> Comparison:
     """The comparison with more repetitions of its two fastest entries behind its verdict.
 
-    With one repetition per entry (``comp.settings["repeats"] == 1``) and two entries that
-    reached the target within ``max_seconds`` together, each runs ``repeats - 1`` more times,
-    interleaved (A B, B A, ...), so that the verdict's interval comes from repetitions, not only
-    from the timing noise of one run each. The runs take the path of every run
-    (:func:`optcmp.engine.run`) with ``config`` and the settings the table's run of that entry
-    used: its backend, stopping rule, execution mode and gradient
-    (``config.replace(backend=..., repeat=k, ...)``). They are returned as the comparison's
-    ``verdict_runs``; the table's runs are unchanged. When the repetitions' medians bring an
-    entry that ran once into the first two places of the ranking
-    (:func:`optcmp.analysis.ranking.rank_runs`), it is repeated as well (up to
-    :data:`MAX_NEW_RUNNERS_UP` entries, within ``max_seconds``), so that the verdict weighs
-    repetitions against repetitions.
+    With one repetition per entry and two entries that reached the target within
+    ``max_seconds`` together, each runs ``repeats - 1`` more times, interleaved (A B, B A, ...),
+    with ``config`` and the backend, stopping rule, execution mode and gradient of its table's
+    run. When the repetitions' medians bring an entry that ran once into the first two places,
+    it is repeated as well (up to :data:`MAX_NEW_RUNNERS_UP` entries, within ``max_seconds``).
 
     Parameters
     ----------
@@ -60,9 +51,8 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     comp : Comparison
         A comparison of ``problem`` (from :func:`optcmp.compare` with ``config``).
     config : RunConfig, optional
-        The settings ``comp`` was run with (it also gives what a comparison does not record,
-        such as a callback); default: the settings ``comp`` recorded (seed, dtype, device,
-        threads, gradient).
+        The settings ``comp`` was run with (it may add what a comparison does not record,
+        such as a callback); default: the settings ``comp`` recorded.
     repeats : int, default 5
         Runs of each of the two entries in all (the table's included).
     max_seconds : float, default 2.0
@@ -76,8 +66,7 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     Raises
     ------
     ValueError
-        ``config`` records other settings than ``comp`` (a verdict over runs of two settings
-        would compare unlike runs).
+        ``config`` records other settings than ``comp``.
     """
     if int(comp.settings.get("repeats", 1) or 1) > 1:
         return comp
@@ -129,4 +118,5 @@ def _base_config(comp: Comparison, config: RunConfig | None) -> RunConfig:
     return config
 
 
-__all__ = ["MAX_NEW_RUNNERS_UP", "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders", "leaders"]
+__all__ = ["MAX_NEW_RUNNERS_UP", "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders",
+           "leaders"]
