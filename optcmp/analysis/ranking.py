@@ -26,6 +26,7 @@ def _key(run: RunResult) -> Key:
     (not imported: the statistics package imports the tables, which import this module)."""
     return (run.label, run.backend, run.device, run.dtype)
 
+
 #: Row groups of the runs outside the ranked entries, after them (budget ends and divergence
 #: first, then failed, then skipped runs).
 _LATE = {"failed": 2, "skipped": 3}
@@ -92,12 +93,9 @@ def ranking(comp: ComparisonData) -> list[Ranked]:
 
 
 def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
-    """The sort key of the table's rows: the entries' ranks, then each run's own figures.
-
-    Rows of a ranked entry come in the entry's rank (its runs by their own time-to-target);
-    then the runs of unranked entries that stopped on a budget, divergence or callback, by
-    timed seconds; then failed and skipped runs.
-    """
+    """The sort key of the table's rows: ranked entries in their rank (their runs by their own
+    time-to-target), then the other runs that stopped on a budget, divergence or callback (by
+    timed seconds), then failed and skipped runs."""
     pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
 
     def key(r: RunResult) -> tuple[int, int, float, str, str]:

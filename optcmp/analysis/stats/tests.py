@@ -2,10 +2,9 @@
 
 References
 ----------
-H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947.
-
-A. Vargha and H. D. Delaney, "A critique and improvement of the CL common language effect size
-statistics of McGraw and Wong", J. Educ. Behav. Stat. 25(2), 101-132, 2000.
+H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947. A. Vargha and H. D. Delaney,
+"A critique and improvement of the CL common language effect size statistics of McGraw and
+Wong", J. Educ. Behav. Stat. 25(2), 101-132, 2000.
 """
 
 from __future__ import annotations
@@ -39,23 +38,19 @@ class PairwiseComparison:
         Runs compared (censored ones included, ranked last).
     median_a, median_b : float
         Censored medians (``metric`` units).
-    statistic : float
-        Mann-Whitney ``U`` of ``a``.
-    p_value : float
-        Two-sided p-value.
+    statistic, p_value : float
+        Mann-Whitney ``U`` of ``a``, and the two-sided p-value.
     a_faster : float
-        Vargha-Delaney ``A``: probability that a run of ``a`` reaches the target sooner than a
-        run of ``b`` (ties count half); 0.5 means no difference.
+        Vargha-Delaney ``A``: the probability that a run of ``a`` reaches the target sooner
+        than a run of ``b`` (ties count half); 0.5 means no difference.
     rank_biserial : float
-        ``2 A - 1`` in [-1, 1]; positive when ``a`` is faster.
+        ``2 A - 1``; positive when ``a`` is faster.
     magnitude : str
-        ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Vargha-Delaney thresholds
-        0.56, 0.64, 0.71 on ``max(A, 1 - A)``).
+        :func:`magnitude` of ``A``.
     significant : bool
         ``p_value < alpha`` and the effect is not negligible.
-    metric : str
-    message : str
-        One sentence saying what to conclude.
+    metric, message : str
+        The metric, and one sentence saying what to conclude.
     """
 
     a: str
@@ -80,7 +75,6 @@ def magnitude(a: float) -> str:
     Parameters
     ----------
     a : float
-        ``A`` in [0, 1].
 
     Returns
     -------
@@ -116,6 +110,7 @@ def _u_test(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
 
 def _message(labels: tuple[str, str], metric: str, medians: tuple[float, float], p: float,
              a_faster: float, mag: str, sig: bool, alpha: float, n: tuple[int, int]) -> str:
+    """The comparison's conclusion in one sentence."""
     def fm(v: float) -> str:
         return fmt.seconds(v) if metric == "time" else f"{fmt.count(v)} {metric}"
 
@@ -143,9 +138,8 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
                  warn: bool = True) -> PairwiseComparison:
     """Compare two solvers' time-to-target over repetitions (two-sided Mann-Whitney U test).
 
-    Censored runs rank behind every successful run (ties among themselves). The p-value is
-    exact without ties up to 40 runs in all, else the normal approximation with tie and
-    continuity corrections.
+    Censored runs rank behind every success. The p-value is exact without ties up to 40 runs in
+    all, else the normal approximation with tie and continuity corrections.
 
     Parameters
     ----------
@@ -162,16 +156,6 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
     Returns
     -------
     PairwiseComparison
-
-    Raises
-    ------
-    ValueError
-        A side has no (non-skipped) run, or ``alpha`` is not in (0, 1).
-
-    References
-    ----------
-    H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947; A. Vargha and
-    H. D. Delaney, J. Educ. Behav. Stat. 25(2), 2000.
     """
     check_metric(metric)
     if not 0 < alpha < 1:
@@ -216,11 +200,6 @@ def compare_optimizers(comp: ComparisonData, a: str | dict[str, Any], b: str | d
     -------
     PairwiseComparison
         Labelled with ``a`` and ``b`` (a dict's values joined by ``" / "``).
-
-    Raises
-    ------
-    ValueError
-        A side selects no run.
     """
     sides = []
     for side in (a, b):
