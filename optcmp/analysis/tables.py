@@ -26,28 +26,24 @@ PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features"
 
 def rows(comp: ComparisonData) -> list[dict[str, Any]]:
     """One flat dict per run (no trace or iterate): the table's data."""
-    out = []
-    for r in comp.runs:
-        out.append({
-            "problem": r.problem, "optimizer": r.label, "backend": r.backend,
-            "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
-            "repeat": r.repeat, "status": r.status, "success": r.success,
-            "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
-            "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
-            "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.outcome.epochs,
-            "time": r.time,
-            "warmup_time": r.warmup_time, "setup_time": r.setup_time,
-            "wall_time": r.timing.wall, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
-            "relative_suboptimality": r.relative_suboptimality, "message": r.message,
-            "host": r.conditions.host, "concurrency": r.conditions.concurrency,
-            "shared_host": r.conditions.shared_host, "cpu_time": r.cpu_time,
-            "cpu_time_to_target": r.cpu_time_to_target, "load_start": r.timing.load_start,
-            "load_end": r.timing.load_end, "contended": r.timing.contended,
-            "timing_error": r.conditions.timing_error,
-            **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
-            **{f"metric_{k}": v for k, v in r.metrics.items()},
-        })
-    return out
+    return [{
+        "problem": r.problem, "optimizer": r.label, "backend": r.backend,
+        "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
+        "repeat": r.repeat, "status": r.status, "success": r.success,
+        "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
+        "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
+        "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.outcome.epochs,
+        "time": r.time, "warmup_time": r.warmup_time, "setup_time": r.setup_time,
+        "wall_time": r.timing.wall, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
+        "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+        "host": r.conditions.host, "concurrency": r.conditions.concurrency,
+        "shared_host": r.conditions.shared_host, "cpu_time": r.cpu_time,
+        "cpu_time_to_target": r.cpu_time_to_target, "load_start": r.timing.load_start,
+        "load_end": r.timing.load_end, "contended": r.timing.contended,
+        "timing_error": r.conditions.timing_error,
+        **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
+        **{f"metric_{k}": v for k, v in r.metrics.items()},
+    } for r in comp.runs]
 
 
 def to_frame(comp: ComparisonData) -> Any:

@@ -1,11 +1,6 @@
 """Profile plots: step curves of a performance profile, a data profile or a runtime ECDF, the
-plot kinds that compute them from a comparison, and the profiles over a suite.
-
-References
-----------
-E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002; J. J. More and S. M. Wild,
-SIAM J. Optim. 20(1), 172-191, 2009; N. Hansen et al., IEEE Trans. Evol. Comput. 26(6), 2022.
-"""
+plot kinds that compute them (:mod:`optcmp.analysis.stats.profiles`), and the profiles over
+a suite."""
 
 from __future__ import annotations
 

@@ -356,7 +356,7 @@ def _from_configs(name: str, configs: list[Any], ks: np.ndarray, miss: float, bu
 
 
 def default_ks(ks: np.ndarray) -> list[int]:
-    """Powers of 2 within ``ks`` and the largest K (the rows of :func:`curves_table`)."""
+    """Powers of 2 within ``ks`` and the largest K (the rows of :meth:`BudgetCurves.table`)."""
     last = int(ks[-1])
     out = [k for k in (2 ** i for i in range(40)) if k <= last and k in set(ks.tolist())]
     return out + ([last] if last not in out else [])

@@ -1,11 +1,5 @@
 """Profiles over a problem set (a suite) as text: Moré-Wild data profile and Dolan-Moré
-performance profile at a few budgets and ratios.
-
-References
-----------
-J. J. Moré and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009; E. D. Dolan and J. J. Moré,
-Math. Program. 91, 201-213, 2002.
-"""
+performance profile (:mod:`optcmp.analysis.stats.profiles`) at a few budgets and ratios."""
 
 from __future__ import annotations
 

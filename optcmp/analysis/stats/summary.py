@@ -1,10 +1,6 @@
 """The summary over repetitions: per solver and problem, the success rate, the censored median
-time-to-target with a bootstrap CI, medians of iterations and evaluations, and COCO's aRT.
-
-References
-----------
-B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
-N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+time-to-target with a bootstrap CI (:mod:`~optcmp.analysis.stats.bootstrap`), medians of
+iterations and evaluations, and COCO's aRT (:func:`~optcmp.analysis.stats.censor.average_runtime`).
 """
 
 from __future__ import annotations

@@ -82,12 +82,9 @@ def magnitude(a: float) -> str:
         By ``max(A, 1 - A)``: below 0.56 negligible, 0.64 small, 0.71 medium, else large.
     """
     d = max(a, 1.0 - a)
-    if d < 0.56:
-        return "negligible"
-    if d < 0.64:
-        return "small"
-    if d < 0.71:
-        return "medium"
+    for limit, name in ((0.56, "negligible"), (0.64, "small"), (0.71, "medium")):
+        if d < limit:
+            return name
     return "large"
 
 
@@ -96,12 +93,12 @@ def _u_test(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
     every finite value (ranks are all the test needs)."""
     from scipy import stats
 
-    big = max(np.abs(np.concatenate([xa, xb])[np.isfinite(np.concatenate([xa, xb]))]).max(
-        initial=0.0) * 2 + 1, 1.0)
+    both = np.concatenate([xa, xb])
+    big = max(np.abs(both[np.isfinite(both)]).max(initial=0.0) * 2 + 1, 1.0)
     ra, rb = np.where(np.isinf(xa), big, xa), np.where(np.isinf(xb), big, xb)
-    if np.all(np.concatenate([ra, rb]) == ra[0]):
-        return len(ra) * len(rb) / 2.0, 1.0
     pooled = np.concatenate([ra, rb])
+    if np.all(pooled == ra[0]):
+        return len(ra) * len(rb) / 2.0, 1.0
     exact = np.unique(pooled).size == pooled.size and pooled.size <= 40
     res = stats.mannwhitneyu(ra, rb, alternative="two-sided",
                              method="exact" if exact else "asymptotic")
