@@ -41,12 +41,8 @@ def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
                  int(r.seed), int(r.repeat), r.status)
         for c, v in zip(RUN_ID_COLUMNS, ident):
             cols[c].extend([v] * m)
-        cols["iteration"].extend(tr.iteration.tolist())
-        cols["time"].extend(tr.time.tolist())
-        cols["fun"].extend(tr.fun.tolist())
-        cols["grad_norm"].extend(tr.grad_norm.tolist())
-        cols["nfev"].extend(tr.nfev.tolist())
-        cols["njev"].extend(tr.njev.tolist())
+        for c in TRACE_COLUMNS[:-1]:
+            cols[c].extend(getattr(tr, c).tolist())
         cols["relative_suboptimality"].extend(
             tr.relative_suboptimality(r.f0, r.fstar).tolist())
     return cols
@@ -55,27 +51,20 @@ def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
 def run_columns(comp: ComparisonData) -> dict[str, list[Any]]:
     """Columns of the one-row-per-run table (:func:`optcmp.analysis.tables.rows`, with a
     ``run`` index)."""
-    rows = run_rows(comp)
-    names: list[str] = ["run"]
-    for row in rows:
-        for k in row:
-            if k not in names:
-                names.append(k)
-    cols: dict[str, list[Any]] = {k: [] for k in names}
-    for i, row in enumerate(rows):
-        row = {"run": i, **row}
-        for k in names:
-            cols[k].append(row.get(k))
-    return cols
+    rows = [{"run": i, **row} for i, row in enumerate(run_rows(comp))]
+    names = list(dict.fromkeys(["run", *(k for row in rows for k in row)]))
+    return {k: [row.get(k) for row in rows] for k in names}
 
 
 def _columns(comp: ComparisonData, kind: str) -> dict[str, list[Any]]:
+    """The columns of the table ``kind``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return trace_columns(comp) if kind == "traces" else run_columns(comp)
 
 
 def _rows(cols: dict[str, list[Any]]) -> Iterator[list[Any]]:
+    """The CSV rows of ``cols``."""
     names = list(cols)
     n = len(cols[names[0]]) if names else 0
     for i in range(n):
@@ -83,6 +72,7 @@ def _rows(cols: dict[str, list[Any]]) -> Iterator[list[Any]]:
 
 
 def _cell(v: Any) -> Any:
+    """A value as a CSV cell."""
     if v is None:
         return ""
     if isinstance(v, float) and math.isnan(v):

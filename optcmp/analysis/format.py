@@ -15,6 +15,7 @@ NOT_REACHED = "not reached"
 
 
 def _missing(v: float | None) -> bool:
+    """Whether ``v`` is None or NaN (written ``-``)."""
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 

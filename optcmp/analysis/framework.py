@@ -1,17 +1,14 @@
 """The framework factor of one optimizer: the same algorithm on two backends, which is faster.
 
-By default the factor is a ratio of median times-to-target (:mod:`optcmp.analysis.verdict`),
-the only fair measure when the backends' trajectories may differ. Where an equivalence check
-(:func:`optcmp.check_equivalence`, float64, verdict ``"equivalent"``) proves that the backends
-take the same steps, the time per iteration is a fair measure too, and it can be measured over
-the iterations all the runs made, so runs censored or ended by a budget before the target count:
-:func:`per_iteration_factors` measures it, :func:`framework_factors` gives one
-:class:`FrameworkFactor` per optimizer that ran on several backends.
+By default the factor is a ratio of median times-to-target, the only fair measure when the
+backends' trajectories may differ. Where an equivalence check (:func:`optcmp.check_equivalence`)
+proves that the backends take the same steps, the time per iteration is fair too, and it can be
+measured over the iterations all the runs made, so runs censored or ended by a budget count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -57,7 +54,7 @@ class FrameworkFactor:
     checked_steps: int | None = None
 
     def factor(self, backend: str) -> float:
-        """``seconds[backend]`` over the fastest backend's (1.0 for the fastest)."""
+        """``seconds[backend]`` over the fastest backend's."""
         if backend not in self.seconds:
             raise KeyError(f"backend {backend!r} has no {self.basis} measure for "
                            f"{self.label}; measured: {sorted(self.seconds)}")
@@ -87,25 +84,16 @@ def describe(run: RunResult) -> str:
 
 
 def proving(group: Sequence[Ranked], equivalences: Sequence[Equivalence]) -> Equivalence | None:
-    """The equivalence that proves the runs of ``group`` take identical steps, or None.
-
-    It must be float64 with the verdict ``"equivalent"``, on the runs' problem with the runs'
-    optimizer and hyperparameters, cover every backend of the group with the impl (and, where it
-    recorded it, the gradient) the runs used, and every run is float64. The execution mode may
-    differ: it changes how the steps are driven and timed, not their arithmetic (a fused
-    check runs one-step blocks of the same loop).
-    """
+    """The float64 ``"equivalent"`` check that proves the runs of ``group`` take identical
+    steps, or None (the execution mode may differ: it drives and times the steps, it does not
+    change their arithmetic)."""
     runs = [r for e in group for r in e.runs]
-    for eq in equivalences:
-        if eq.verdict != "equivalent" or eq.dtype != "float64":
-            continue
-        if not all(_matches(eq, r) for r in runs):
-            continue
-        return eq
-    return None
+    return next((eq for eq in equivalences if eq.verdict == "equivalent"
+                 and eq.dtype == "float64" and all(_matches(eq, r) for r in runs)), None)
 
 
 def _matches(eq: Equivalence, run: RunResult) -> bool:
+    """Whether ``eq`` checked the run's problem, optimizer, backend, impl and gradient."""
     b = run.backend
     return (run.dtype == "float64" and run.problem == eq.problem and describe(run) == eq.optimizer
             and b in eq.backends and eq.impls.get(b) == run.impl
@@ -124,12 +112,8 @@ def common_iteration(runs: Sequence[RunResult]) -> int | None:
 
 
 def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> FrameworkFactor | None:
-    """The backends of one optimizer by median time per iteration over the common iterations.
-
-    ``N`` is the last iterate every run's trace recorded; a run's time per iteration is the
-    timed seconds at which the objective of iterate ``N`` was known, over ``N`` (the same trace
-    row on every backend, so the factor compares like with like).
-    """
+    """The backends of one optimizer by median time per iteration: the timed seconds at the
+    last iterate ``N`` every run's trace recorded, over ``N``."""
     runs = [r for e in group for r in e.runs]
     n = common_iteration(runs)
     if n is None:
@@ -170,10 +154,5 @@ def framework_factors(runs: Sequence[RunResult],
     return out
 
 
-def by_group(factors: Sequence[FrameworkFactor]) -> Mapping[tuple[str, str, str], FrameworkFactor]:
-    """The factors by optimizer."""
-    return {(f.label, f.device, f.dtype): f for f in factors}
-
-
-__all__ = ["Equivalence", "FrameworkFactor", "as_equivalences", "by_group", "common_iteration",
+__all__ = ["Equivalence", "FrameworkFactor", "as_equivalences", "common_iteration",
            "describe", "framework_factors", "groups", "per_iteration_factors", "proving"]

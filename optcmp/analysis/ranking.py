@@ -16,15 +16,11 @@ from dataclasses import dataclass
 from statistics import median
 
 from optcmp.analysis import format as fmt
+from optcmp.analysis.stats.keys import solver_key
 from optcmp.results import ComparisonData, RunResult
 
 Key = tuple[str, str, str, str]
 
-
-def _key(run: RunResult) -> Key:
-    """``(label, backend, device, dtype)``, as :func:`optcmp.analysis.stats.keys.solver_key`
-    (not imported: the statistics package imports the tables, which import this module)."""
-    return (run.label, run.backend, run.device, run.dtype)
 
 #: Row groups of the runs outside the ranked entries, after them (budget ends and divergence
 #: first, then failed, then skipped runs).
@@ -75,7 +71,7 @@ def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
     out: dict[Key, list[RunResult]] = {}
     for r in runs:
         if r.status != "skipped":
-            out.setdefault(_key(r), []).append(r)
+            out.setdefault(solver_key(r), []).append(r)
     return out
 
 
@@ -92,18 +88,15 @@ def ranking(comp: ComparisonData) -> list[Ranked]:
 
 
 def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
-    """The sort key of the table's rows: the entries' ranks, then each run's own figures.
-
-    Rows of a ranked entry come in the entry's rank (its runs by their own time-to-target);
-    then the runs of unranked entries that stopped on a budget, divergence or callback, by
-    timed seconds; then failed and skipped runs.
-    """
+    """The sort key of the table's rows: ranked entries in their rank (their runs by their own
+    time-to-target), then the other runs that stopped on a budget, divergence or callback (by
+    timed seconds), then failed and skipped runs."""
     pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
 
     def key(r: RunResult) -> tuple[int, int, float, str, str]:
         ttt = r.time_to_target
         own = float(ttt if ttt is not None else r.time)
-        k = _key(r)
+        k = solver_key(r)
         if k in pos and r.status != "skipped":
             return (0, pos[k], (0.0 if ttt is not None else 1e300) + own, r.label, r.backend)
         group = 0 if ttt is not None else _LATE.get(r.status, 1)
@@ -116,7 +109,7 @@ def ranking_note(comp: ComparisonData) -> str:
     """The table's line on its order when the verdict's repetitions decide it."""
     if not comp.verdict_runs:
         return ""
-    again = {_key(r) for r in comp.verdict_runs}
+    again = {solver_key(r) for r in comp.verdict_runs}
     several = [e for e in ranking(comp) if e.ranked and e.key in again]
     if not several:
         return ""

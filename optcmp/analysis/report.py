@@ -26,6 +26,7 @@ from optcmp.analysis.format import NOT_REACHED
 from optcmp.analysis.plots.styles import series_style
 from optcmp.analysis.ranking import rank_of
 from optcmp.analysis.stats.fairness import comparison_issues
+from optcmp.analysis.stats.keys import GROUP_KEYS, group_runs
 from optcmp.analysis.stats.suites import suite_profile_table
 from optcmp.analysis.stats.summary import by_median_time, ci_methods, summarize
 from optcmp.analysis.stats.tests import compare_pair
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 
 IMAGE_FORMATS = ("svg", "png")
 
-_CSS = """
+#: The report's style sheet (shared by the pages of other analyses).
+CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
  margin:0 auto;max-width:1200px;padding:16px 24px;color:#1d1d1f;background:#fff}
 h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 8px;
@@ -70,19 +72,18 @@ nav.toc{font-size:13px;color:#555}nav.toc a{margin-right:10px}
 
 
 def _e(v: Any) -> str:
+    """``v`` as HTML-escaped text."""
     return html.escape(str(v), quote=True)
 
 
 def _fmt_t(t: float | None, inf: str = NOT_REACHED) -> str:
+    """Seconds in HTML (``12.3&nbsp;&micro;s``)."""
     return fmt.seconds(t, sep="&nbsp;", micro="&micro;", inf=inf)
 
 
-def _fmt_n(v: float | None, inf: str = NOT_REACHED) -> str:
-    return fmt.count(v, inf=inf)
-
-
-def _fmt_g(v: float | None) -> str:
-    return _e(fmt.general(v))
+def _fmt_n(v: float | None) -> str:
+    """A count, or "not reached"."""
+    return fmt.count(v, inf=NOT_REACHED)
 
 
 def _fmt_value(key: str, v: Any) -> str:
@@ -113,38 +114,22 @@ def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
 
 
 def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The first lines of the report: what the comparison found, in words.
-
-    On one problem, the comparison's verdict (:func:`optcmp.analysis.verdict.verdict`: who
-    reaches the target first, by what factor with its 95% interval, in CPU time too, and how
-    sure); on a suite, the fastest solver per problem. Then how many solvers reached the target
-    in every repetition, and which never did.
-    """
+    """The first lines of the report: on one problem the comparison's verdict
+    (:func:`optcmp.analysis.verdict.verdict`) and who reached the target always and never; on a
+    suite :func:`~optcmp.analysis.suite_verdict.fastest_per_problem` and
+    :func:`~optcmp.analysis.suite_verdict.suite_summary`."""
     if not rows:
         return ["No runs."]
     probs = list(dict.fromkeys(r["problem"] for r in rows))
     if len(probs) > 1:  # two sentences: who was fastest how often, who always reached it
         return [fastest_per_problem(rows, probs)[0], suite_summary(rows)]
-    out = []
-    if len(probs) == 1:
-        first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
-        out.append(first[:1].upper() + first[1:] + ".")
-        out.extend(line.strip() for line in more)
-    for prob in probs:
-        prow = [r for r in rows if r["problem"] == prob]
-        fin = [r for r in prow if math.isfinite(r["median_time"])]
-        where = f" on {prob}" if len(probs) > 1 else ""
-        if fin and len(probs) > 1:
-            best = min(fin, key=lambda r: r["median_time"])
-            out.append(f"Fastest to the target{where}: {best['optimizer']} on {best['backend']} "
-                       f"({best['dtype']}), median time-to-target "
-                       f"{fmt.seconds(best['median_time'], sep=' ')} over {best['runs']} "
-                       f"run(s), {fmt.count(best['median_nit'])} iterations.")
-        every = [r for r in prow if r["successes"] == r["runs"] and r["runs"]]
-        never = [r for r in prow if r["successes"] == 0]
-        out.append(f"{len(every)} of {len(prow)} solvers reached the target{where} in every run"
-                   + (f"; never reached: {', '.join(solver_name(r) for r in never)}."
-                      if never else "."))
+    first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
+    out = [first[:1].upper() + first[1:] + ".", *(line.strip() for line in more)]
+    every = [r for r in rows if r["successes"] == r["runs"] and r["runs"]]
+    never = [r for r in rows if r["successes"] == 0]
+    out.append(f"{len(every)} of {len(rows)} solvers reached the target in every run"
+               + (f"; never reached: {', '.join(solver_name(r) for r in never)}."
+                  if never else "."))
     return out
 
 
@@ -175,16 +160,20 @@ def png_img(fig: Figure, *, dpi: int = 110, alt: str = "") -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]],
+def _tr(cells: Sequence[tuple[str, bool]], cls: str = "") -> str:
+    """A table row of ``(html, is_number)`` cells, the numbers right-aligned."""
+    attr = f' class="{cls}"' if cls else ""
+    return (f"<tr{attr}>" + "".join(f'<td class="num">{c}</td>' if num else f"<td>{c}</td>"
+                                    for c, num in cells) + "</tr>")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]] | Sequence[str],
            cls: str = "") -> str:
-    out = [f'<table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><thead><tr>']
-    out += [f"<th>{_e(h)}</th>" for h in header]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>" + "".join(f'<td class="num">{c}</td>' if num else f"<td>{c}</td>"
-                                    for c, num in row) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
+    """An HTML table; ``rows`` are cells for :func:`_tr`, or rows written already."""
+    body = "".join(row if isinstance(row, str) else _tr(row) for row in rows)
+    attr = f' class="{cls}"' if cls else ""
+    return (f"<table{attr}><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header)
+            + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def _ranked_order(comp: ComparisonData) -> Any:
@@ -260,11 +249,10 @@ def _pairwise_rows(comp: ComparisonData, prob: str,
     if len(prow) < 2 or not fin:
         return []
     best = min(fin, key=lambda r: r["median_time"])
+    groups = group_runs(comp.runs)
 
     def sel(r: dict[str, Any]) -> list[Any]:
-        return [x for x in comp.runs if x.problem == prob and x.label == r["optimizer"]
-                and x.backend == r["backend"] and x.device == r["device"]
-                and x.dtype == r["dtype"]]
+        return groups[tuple(str(r[k]) for k in GROUP_KEYS)]
 
     def name(r: dict[str, Any]) -> str:
         return f"{r['optimizer']} ({r['backend']}, {r['dtype']})"
@@ -275,7 +263,7 @@ def _pairwise_rows(comp: ComparisonData, prob: str,
             continue
         pc = compare_pair(sel(best), sel(r), labels=(name(best), name(r)), warn=False)
         out.append([(_e(prob), False), (_e(pc.a), False), (_e(pc.b), False),
-                    (_fmt_g(pc.p_value), True), (_e(f"{pc.a_faster:.2f}"), True),
+                    (_e(fmt.general(pc.p_value)), True), (_e(f"{pc.a_faster:.2f}"), True),
                     (_e(pc.magnitude), False),
                     (_e(re.sub(r"\binf\b", NOT_REACHED, pc.message)), False)])
     return out
@@ -314,32 +302,27 @@ def _run_rows(i: int, r: Any) -> list[str]:
         (_fmt_n(r.nit_to_target if reached else r.nit), True),
         (_fmt_n(r.nfev_to_target if reached else r.nfev), True),
         (_fmt_n(r.njev_to_target if reached else r.njev), True),
-        (_fmt_g(r.relative_suboptimality), True), (_fmt_t(r.time), True),
+        (_e(fmt.general(r.relative_suboptimality)), True), (_fmt_t(r.time), True),
         (_fmt_t(r.warmup_time), True),
     ]
     detail = (f"<b>message:</b> {_e(r.message or '-')} &middot; <b>impl:</b> "
               f"{_e(r.impl or '-')} ({_e(r.implementation or '-')}) &middot; "
               f"<b>hyperparameters:</b> {_e(hp or '-')}")
-    return ['<tr class="run">' + "".join(
-        f'<td class="num">{c}</td>' if num else f"<td>{c}</td>" for c, num in cells) + "</tr>",
-        f'<tr class="detail"><td></td><td colspan="{len(RUN_COLUMNS) - 1}">{detail}'
-        "</td></tr>"]
+    return [_tr(cells, "run"), f'<tr class="detail"><td></td><td colspan="'
+            f'{len(RUN_COLUMNS) - 1}">{detail}</td></tr>']
 
 
 def _runs_section(comp: ComparisonData) -> str:
-    out = ['<div class="scroll"><table class="runs"><thead><tr>']
-    out += [f"<th>{_e(h)}</th>" for h in RUN_COLUMNS]
-    out.append("</tr></thead><tbody>")
-    for i, r in enumerate(comp.runs):
-        out.extend(_run_rows(i, r))
-    out.append("</tbody></table></div>")
-    return "".join(out) + (
+    """Every run: its figures, message, implementation and hyperparameters."""
+    rows = [row for i, r in enumerate(comp.runs) for row in _run_rows(i, r)]
+    return '<div class="scroll">' + _table(RUN_COLUMNS, rows, "runs") + "</div>" + (
         "<p class=note>iters/nfev/njev: to target for runs that reached it, totals otherwise. "
         "timed: optimizer steps only; warm-up (tracing, compilation, first call) is untimed "
         "and reported apart.</p>")
 
 
 def _kv_table(d: Any) -> str:
+    """A key-value table of a mapping."""
     rows = [[(_e(k), False), (_fmt_value(str(k), v), False)] for k, v in d.items()]
     return _table(["key", "value"], rows)
 
@@ -358,8 +341,9 @@ def _environment(comp: ComparisonData) -> dict[str, Any]:
     inst = env.get("installed", {})
     for mod in ("torch", "tensorflow"):
         used = [r for r in ran_ if r.backend == mod]
-        versions = sorted({r.identity.framework_version for r in used if r.identity.framework_version})
         if used:
+            versions = sorted({r.identity.framework_version for r in used
+                               if r.identity.framework_version})
             v = ", ".join(versions) or env.get(mod) or inst.get(mod) or "?"
             env[mod] = f"{v} (imported by {len(used)} of {len(ran_)} runs)"
         elif mod not in env:
@@ -388,7 +372,7 @@ def _first_screen(comp: ComparisonData, title: str, rows: list[dict[str, Any]]) 
 
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{_e(title)}</h1>"]
     target = comp.settings.get("target") or "; ".join(sorted({r.outcome.target for r in comp.runs
                                                               if r.outcome.target}))
@@ -499,8 +483,5 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
     return '<div class="figs">' + "\n".join(out) + "</div>"
 
 
-#: The report's style sheet (shared by the pages of other analyses).
-CSS = _CSS
-
-
-__all__ = ["CSS", "IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "svg_inline", "to_html", "verdict"]
+__all__ = ["CSS", "IMAGE_FORMATS", "RUN_COLUMNS", "SECTIONS", "png_img", "svg_inline", "to_html",
+           "verdict"]

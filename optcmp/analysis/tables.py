@@ -26,26 +26,24 @@ PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features"
 
 def rows(comp: ComparisonData) -> list[dict[str, Any]]:
     """One flat dict per run (no trace or iterate): the table's data."""
-    out = []
-    for r in comp.runs:
-        out.append({
-            "problem": r.problem, "optimizer": r.label, "backend": r.backend,
-            "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
-            "repeat": r.repeat, "status": r.status, "success": r.success,
-            "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
-            "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
-            "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.outcome.epochs, "time": r.time,
-            "warmup_time": r.warmup_time, "setup_time": r.setup_time,
-            "wall_time": r.timing.wall, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
-            "relative_suboptimality": r.relative_suboptimality, "message": r.message,
-            "host": r.conditions.host, "concurrency": r.conditions.concurrency, "shared_host": r.conditions.shared_host,
-            "cpu_time": r.cpu_time, "cpu_time_to_target": r.cpu_time_to_target,
-            "load_start": r.timing.load_start, "load_end": r.timing.load_end, "contended": r.timing.contended,
-            "timing_error": r.conditions.timing_error,
-            **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
-            **{f"metric_{k}": v for k, v in r.metrics.items()},
-        })
-    return out
+    return [{
+        "problem": r.problem, "optimizer": r.label, "backend": r.backend,
+        "device": r.device, "dtype": r.dtype, "impl": r.impl, "seed": r.seed,
+        "repeat": r.repeat, "status": r.status, "success": r.success,
+        "time_to_target": r.time_to_target, "nit_to_target": r.nit_to_target,
+        "nfev_to_target": r.nfev_to_target, "njev_to_target": r.njev_to_target,
+        "nit": r.nit, "nfev": r.nfev, "njev": r.njev, "epochs": r.outcome.epochs,
+        "time": r.time, "warmup_time": r.warmup_time, "setup_time": r.setup_time,
+        "wall_time": r.timing.wall, "fun": r.fun, "f0": r.f0, "fstar": r.fstar,
+        "relative_suboptimality": r.relative_suboptimality, "message": r.message,
+        "host": r.conditions.host, "concurrency": r.conditions.concurrency,
+        "shared_host": r.conditions.shared_host, "cpu_time": r.cpu_time,
+        "cpu_time_to_target": r.cpu_time_to_target, "load_start": r.timing.load_start,
+        "load_end": r.timing.load_end, "contended": r.timing.contended,
+        "timing_error": r.conditions.timing_error,
+        **{f"hp_{k}": v for k, v in r.hyperparameters.items()},
+        **{f"metric_{k}": v for k, v in r.metrics.items()},
+    } for r in comp.runs]
 
 
 def to_frame(comp: ComparisonData) -> Any:
@@ -100,13 +98,9 @@ def _groups(comp: ComparisonData, per_run: bool) -> list[list[RunResult]]:
 
 
 def _median(values: Sequence[float | None]) -> float | None:
+    """The median of the known values (None and NaN left out), None without one."""
     vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     return float(np.median(vals)) if vals else None
-
-
-def _ttt(r: RunResult) -> float:
-    """The run's time-to-target, ``inf`` when it has none (censored)."""
-    return math.inf if r.time_to_target is None else float(r.time_to_target)
 
 
 def _sort_key(comp: ComparisonData) -> Any:
@@ -116,17 +110,13 @@ def _sort_key(comp: ComparisonData) -> Any:
     return lambda group: sorted(key(r) for r in group)[(len(group) - 1) // 2]
 
 
-def _ttt_cell(r: RunResult) -> str:
-    """Time-to-target, or ``-``."""
-    return "-" if r.time_to_target is None else fmt.seconds_fixed(r.time_to_target)
-
-
 def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str, str]:
     """The figures of one run."""
     reached = r.time_to_target is not None
     never = r.status == "failed" and not r.nit  # no timings to show (not 0.0us)
     return {
-        "time-to-target": _ttt_cell(r), "interval": "-",
+        "time-to-target": "-" if not reached else fmt.seconds_fixed(r.time_to_target),
+        "interval": "-",
         "iters": str(r.nit_to_target if reached else r.nit),
         "nfev": str(r.nfev_to_target if reached else r.nfev),
         "njev": str(r.njev_to_target if reached else r.njev),
@@ -152,7 +142,7 @@ def _interval(times: list[float]) -> str:
 
 def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> dict[str, str]:
     """The medians of the repetitions of one row (time-to-target censored)."""
-    times = [_ttt(r) for r in g]
+    times = [math.inf if r.time_to_target is None else float(r.time_to_target) for r in g]
     med = censored_median(times)
     reached = math.isfinite(med)
 
@@ -214,9 +204,8 @@ def _floor_row(optimum: dict[str, Any] | None) -> dict[str, str]:
     name = method.split(" (", 1)[0].rsplit(".", 1)[-1]  # "lstsq", "blocked Householder QR"
     return {"optimizer": f"{name} (floor)", "backend": "numpy",
             "impl": "lstsq" if "lstsq" in method else ("QR" if "QR" in method else "direct"),
-            "dtype": "float64",
-            "status": "exact", "n": "1", "time-to-target": t, "rel.subopt": fmt.scientific(0.0),
-            "timed": t}
+            "dtype": "float64", "status": "exact", "n": "1", "time-to-target": t,
+            "rel.subopt": fmt.scientific(0.0), "timed": t}
 
 
 def _header(col: str, no_opt: bool, estimated: bool, metric_names: list[str]) -> list[str]:
@@ -245,9 +234,9 @@ def _contention_notes(comp: ComparisonData) -> list[str]:
     notes = []
     shared = [r for r in comp.runs if r.conditions.shared_host]
     if shared:
-        notes.append(f"{len(shared)} run(s) shared their host with other runs (up to "
-                     f"{max(r.conditions.concurrency for r in shared)} at once): their timings contend "
-                     "and are not comparable with sequential ones")
+        peak = max(r.conditions.concurrency for r in shared)
+        notes.append(f"{len(shared)} run(s) shared their host with other runs (up to {peak} at "
+                     "once): their timings contend and are not comparable with sequential ones")
     busy = [r for r in comp.runs if r.timing.contended]
     if busy:
         loads = [x for r in busy for x in (r.timing.load_start, r.timing.load_end) if x is not None]
@@ -296,17 +285,9 @@ RELATIVE_ONLY_START = 1e6
 
 
 def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
-    """Converged runs that met their target far from ``f*`` in absolute terms.
-
-    A relative target ``(f - f*) / (f0 - f*) <= tol`` is met at a tiny relative gap when ``f0``
-    is huge, also at a point whose ``f - f*`` is as large as the optimum's own scale
-    ``max(1, |f*|)`` (the final value wrong in its leading digit). A run is named when both
-    hold: ``f - f*`` exceeds that scale and ``f0 - f*`` exceeds a million times it (a start so
-    far away that a relative target says little; a loose target from an ordinary start, e.g.
-    1e-3 from f0 = 1.4e3, is what the user asked for). Such a run is named once per
-    optimizer and backend, with both suboptimalities
-    (:func:`optcmp.stopping.targets.relative_only_note`).
-    """
+    """Converged runs that met a relative target from a start so far away (``f0 - f*`` over
+    a million times ``max(1, |f*|)``) that ``f - f*`` still exceeds that scale: named once per
+    optimizer and backend (:func:`optcmp.stopping.targets.relative_only_note`)."""
     out: dict[tuple[str, str], str] = {}
     for r in runs:
         if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
@@ -322,9 +303,9 @@ def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
 
 
 def caveat_notes(comp: ComparisonData) -> list[str]:
-    """What a ranking of ``comp`` cannot tell: the framework factor between backends that
-    optimizers ran on apart (:func:`optcmp.analysis.stats.framework_gap.framework_gap_notes`),
-    and runs that met a relative target far from ``f*`` (:func:`relative_only_notes`)."""
+    """What a ranking of ``comp`` cannot tell: the framework gap
+    (:func:`~optcmp.analysis.stats.framework_gap.framework_gap_notes`) and
+    :func:`relative_only_notes`."""
     return framework_gap_notes(comp.runs) + relative_only_notes(comp.runs)
 
 
@@ -398,24 +379,13 @@ def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool) ->
 
 def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: bool = False,
           per_run: bool = False) -> str:
-    """A readable fixed-width table sorted by time-to-target.
+    """A readable fixed-width table in the order of :func:`optcmp.analysis.ranking.row_key`.
 
-    Rows follow the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`, the
-    verdict's order): entries that reached the target by the median time-to-target of their
-    runs (the verdict's repetitions included, said in a note), then the rows that stopped on a
-    budget, divergence or callback (by timed seconds), then failed and skipped rows.
-    Repetitions of one (optimizer, backend) make one row: ``n`` runs, the median
-    time-to-target (censored: a run that missed the target counts as slower than every run
-    that met it), its 95% bootstrap interval and the medians of the other figures;
-    ``per_run=True`` gives one row per run instead. Each distinct note (why rows missed the
-    target) is printed once, with the rows it applies to; note lines are at most 120
-    characters.
-
-    For problems with a closed form, the direct solve time is shown as a floor row. A
-    comparison over a set of problems (a suite: :attr:`ComparisonData.problem_set
-    <optcmp.results.ComparisonData.problem_set>`) gets one table per problem
-    (:meth:`~optcmp.results.ComparisonData.by_problem`), each under a ``== <problem name>``
-    line.
+    Repetitions of one (optimizer, backend) make one row (``n`` runs, the censored median
+    time-to-target, its 95% bootstrap interval, the medians of the other figures) unless
+    ``per_run``; a closed-form problem gets its direct solve as a floor row; notes under the
+    table say each distinct reason once. A suite gets one table per problem, each under a
+    ``== <problem name>`` line.
     """
     cols = check_columns(columns, wide)
     if comp.problem_set:
@@ -424,4 +394,5 @@ def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: b
     return _one_table(comp, cols, per_run)
 
 
-__all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "rows", "table", "to_frame"]
+__all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "rows",
+           "table", "to_frame"]

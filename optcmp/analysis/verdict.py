@@ -1,14 +1,13 @@
 """The comparison's answer in words: who reaches the target first, by what factor, how sure;
 and, for each optimizer, which framework.
 
-``Comparison.verdict()`` calls :func:`verdict`. Both answers come from the one ranking of
-:mod:`optcmp.analysis.ranking` (the table's order), so the verdict's winner is the table's first
-row.
+Both answers come from the one ranking of :mod:`optcmp.analysis.ranking` (the table's order),
+so the verdict's winner is the table's first row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from optcmp.analysis import format as fmt
 from optcmp.analysis.framework import (
@@ -39,11 +38,8 @@ def factor_words(factor: float) -> str:
 
 
 def implementation_words(run: RunResult) -> str:
-    """What code ran, in words: ``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``, ...
-
-    Read from the run's :attr:`~optcmp.results.RunResult.identity.implemented_by`, never from the text
-    of its ``implementation``.
-    """
+    """What code ran, in words (``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``), read from
+    ``run.identity.implemented_by``, never from the text of ``run.implementation``."""
     code = run.identity.implemented_by
     if code is None and run.impl == "reference":
         code = Implementation("optcmp", run.optimizer)
@@ -71,18 +67,11 @@ def verdict(comp: ComparisonData,
             equivalence: Equivalence | Sequence[Equivalence] | None = None) -> str:
     """The comparison's answer in words: who reaches the target first, by what factor, how sure.
 
-    Entries are (optimizer label, backend, device, dtype), ranked by
-    :func:`optcmp.analysis.ranking.ranking`: an entry's time is the median time-to-target of
-    its runs, the verdict's extra repetitions included (it must reach the target in more than
-    half of them). The first line names the first two entries, the factor (the runner-up's time
-    over the winner's) with a 95% bootstrap interval
-    (:func:`~optcmp.analysis.stats.bootstrap.factor_interval`: over repetitions when both have
-    two or more, else over the step times of the single runs), the same factor in process CPU
-    time, and whether it is "sure" (the interval excludes 1 and no run of the two entries was
-    contended). The next line says what was compared (the implementations the runs recorded);
-    then, for each optimizer that ran on several frameworks, the frameworks by time-to-target
-    (or by time per iteration where ``equivalence`` proves the trajectories identical; see
-    :func:`framework_lines`).
+    The first line names the first two entries of :func:`optcmp.analysis.ranking.ranking` (the
+    verdict's extra repetitions included), the factor (the runner-up's time over the winner's)
+    with its 95% interval (:func:`~optcmp.analysis.stats.bootstrap.factor_interval`), the same
+    factor in CPU time, and whether it is sure (the interval excludes 1 and no run of the two
+    was contended); the next line what was compared; then :func:`framework_lines`.
     """
     target = comp.settings.get("target") or "the target"
     runs = [*comp.runs, *comp.verdict_runs]
@@ -95,17 +84,13 @@ def verdict(comp: ComparisonData,
     return "\n".join(lines)
 
 
-def verdict_of(runs: Sequence[RunResult], target: str = "the target") -> str:
-    """The verdict of :func:`verdict` over ``runs``."""
-    return "\n".join(verdict_lines(runs, target))
-
-
 def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
                   equivalence: Equivalence | Sequence[Equivalence] | None = None) -> list[str]:
-    """The lines of :func:`verdict_of`."""
-    ranked = [e for e in rank_runs(runs) if e.ranked]
+    """The lines of :func:`verdict` over ``runs``."""
+    every = rank_runs(runs)
+    ranked = [e for e in every if e.ranked]
     # per-iteration framework lines need no run at the target: shown on every path when asked
-    extra = framework_lines(rank_runs(runs), equivalence) if equivalence is not None else []
+    extra = framework_lines(every, equivalence) if equivalence is not None else []
     if not ranked:
         return [f"verdict: no optimizer reached {target} (see each row's status and reason)",
                 *extra]
@@ -117,7 +102,7 @@ def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
     other = ranked[1]
     lines = [f"{head}, {pair_words(best, other)}",
              f"compared: {compared(best.reached[0], other.reached[0])}"]
-    return lines + framework_lines(rank_runs(runs), equivalence)
+    return lines + framework_lines(every, equivalence)
 
 
 def pair_words(best: Ranked, other: Ranked) -> str:
@@ -132,16 +117,10 @@ def pair_words(best: Ranked, other: Ranked) -> str:
 
 def framework_lines(ranked: Sequence[Ranked],
                     equivalence: Equivalence | Sequence[Equivalence] | None = None) -> list[str]:
-    """For each optimizer on several backends: the backends by time-to-target.
-
-    Only times to the target count (each entry's median, as in the ranking); a backend whose
-    runs missed the target is named with its status. Where ``equivalence`` proves the
-    optimizer's trajectories identical on its backends
-    (:func:`optcmp.analysis.framework.proving`: float64, verdict ``"equivalent"``, the runs'
-    problem, hyperparameters and impls), the backends are ordered by median time per iteration
-    over the iterations all their runs made, censored and budget-ended runs included, and the
-    line says so.
-    """
+    """For each optimizer on several backends: the backends by median time-to-target, or by
+    time per iteration where ``equivalence`` proves the trajectories identical
+    (:func:`optcmp.analysis.framework.proving`); a backend that missed the target is named with
+    its statuses."""
     eqs = as_equivalences(equivalence)
     out = []
     per_iteration = False
@@ -163,18 +142,14 @@ def framework_lines(ranked: Sequence[Ranked],
 
 
 def per_iteration_line(fac: FrameworkFactor, group: Sequence[Ranked]) -> str:
-    """``"  gd (...): per-iteration factor over the 400 common iterations, trajectories
-    identical to 1.7e-15 (checked over 50 steps): numpy first (9.8us/iteration); PyTorch 2.8x
-    slower (27.7us/iteration)"``."""
+    """``"  gd (...): per-iteration factor over the 400 common iterations, ...: numpy first
+    (9.8us/iteration); PyTorch 2.8x slower (27.7us/iteration)"``."""
     by_backend = {e.key[1]: e for e in group}
     order = list(fac.seconds)
     first = by_backend[order[0]]
     parts = [f"{_framework(first)} first ({fmt.seconds_fixed(fac.seconds[order[0]])}/iteration)"]
     for b in order[1:]:
-        e = by_backend[b]
-        own = implementation_words(e.runs[0])
-        what = "" if own == implementation_words(first.runs[0]) else f" ({own})"
-        parts.append(f"{_framework(e)}{what} {factor_words(1.0 / fac.factor(b))} "
+        parts.append(f"{_named(by_backend[b], first)} {factor_words(1.0 / fac.factor(b))} "
                      f"({fmt.seconds_fixed(fac.seconds[b])}/iteration)")
     return (f"  {fac.label} ({implementation_words(first.runs[0])}): per-iteration factor over "
             f"the {fac.iterations} common iterations, trajectories identical to "
@@ -183,38 +158,42 @@ def per_iteration_line(fac: FrameworkFactor, group: Sequence[Ranked]) -> str:
 
 
 def _time_to_target_line(label: str, group: Sequence[Ranked]) -> str:
+    """One optimizer's backends by median time-to-target, each with how sure."""
     first, rest = group[0], group[1:]
     if not first.ranked:
-        statuses = ", ".join(dict.fromkeys(r.status for e in group for r in e.runs))
+        statuses = _statuses(r for e in group for r in e.runs)
         return f"  {label}: no backend reached the target ({statuses})"
     parts = [f"{_framework(first)} first ({fmt.seconds_fixed(first.time)})"]
     for e in rest:
         if not e.ranked:
-            parts.append(f"{_framework(e)} {_missed(e)}")
+            parts.append(f"{_framework(e)} missed the target ({_statuses(e.runs)})")
             continue
         lo, _, _ = factor_interval(first.reached, e.reached)
-        sure = "sure" if lo > 1.0 and not any(r.timing.contended for r in (*first.runs, *e.runs)) \
-            else "not sure"
+        contended = any(r.timing.contended for r in (*first.runs, *e.runs))
+        sure = "sure" if lo > 1.0 and not contended else "not sure"
         factor = factor_words(float(first.time or 1.0) / float(e.time or 1.0))
-        own = implementation_words(e.runs[0])
-        what = "" if own == implementation_words(first.runs[0]) else f" ({own})"
-        parts.append(f"{_framework(e)}{what} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
+        parts.append(f"{_named(e, first)} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
     return f"  {label} ({implementation_words(first.runs[0])}): " + "; ".join(parts)
 
 
 def _framework(e: Ranked) -> str:
+    """The entry's backend as the verdict names it."""
     return FRAMEWORKS.get(e.key[1], e.key[1])
 
 
-def _missed(e: Ranked) -> str:
-    """``"missed the target (max_iter)"`` with the statuses of the entry's runs."""
-    statuses = ", ".join(dict.fromkeys(r.status for r in e.runs))
-    return f"missed the target ({statuses})"
+def _named(e: Ranked, first: Ranked) -> str:
+    """The entry's framework, with its implementation when it is not the first entry's."""
+    own = implementation_words(e.runs[0])
+    return _framework(e) + ("" if own == implementation_words(first.runs[0]) else f" ({own})")
+
+
+def _statuses(runs: Iterable[RunResult]) -> str:
+    """The distinct statuses of ``runs``, in order: ``"max_iter, diverged"``."""
+    return ", ".join(dict.fromkeys(r.status for r in runs))
 
 
 def _cpu_factor(best: Ranked, other: Ranked) -> str:
-    """``"; in CPU time 2.1x faster"`` when every run of the two entries recorded its CPU
-    time."""
+    """``"; in CPU time 2.1x faster"`` when every run of the two recorded its CPU time."""
     c0, c1 = best.cpu_time, other.cpu_time
     if c0 is None or c1 is None:
         return ""
@@ -222,6 +201,7 @@ def _cpu_factor(best: Ranked, other: Ranked) -> str:
 
 
 def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
+    """Whether the winner is surely first, and why not."""
     busy = any(r.timing.contended for r in (*best.reached, *other.reached))
     if lo > 1.0 and not busy:
         return "sure: the interval excludes 1"
@@ -229,4 +209,5 @@ def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
                            if busy else "the interval includes 1")
 
 
-__all__ = ["FRAMEWORKS", "compared", "factor_words", "framework_lines", "implementation_words", "pair_words", "per_iteration_line", "verdict", "verdict_lines", "verdict_of"]
+__all__ = ["FRAMEWORKS", "compared", "factor_words", "framework_lines", "implementation_words",
+           "pair_words", "per_iteration_line", "verdict", "verdict_lines"]

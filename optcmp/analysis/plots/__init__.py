@@ -1,18 +1,9 @@
 """Plots of a comparison (needs matplotlib: ``pip install 'optcmp[plot]'``), one module per kind.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without :mod:`matplotlib.pyplot`
-(no GUI backend, no global figure list; it displays in Jupyter and saves with ``savefig`` or
-:func:`save_figure`). matplotlib is imported inside the functions, so importing this package
-never loads it; on a machine without a display the Agg backend is selected.
-
-Kinds (:data:`KINDS`, the registry :func:`plot` dispatches through): ``"convergence"``
-(relative suboptimality, suboptimality or loss against time, iterations, function or gradient
-evaluations: the median over repetitions and a band; :mod:`~optcmp.analysis.plots.convergence`),
-``"time_to_target"`` (median bars with bootstrap CIs;
-:mod:`~optcmp.analysis.plots.time_to_target`), ``"performance_profile"``, ``"data_profile"`` and
-``"ecdf"`` (:mod:`~optcmp.analysis.plots.profiles`). Styles: :mod:`~optcmp.analysis.plots.styles`;
-files: :mod:`~optcmp.analysis.plots.files`; the standard set of a report:
-:mod:`~optcmp.analysis.plots.standard`.
+(no GUI backend, no global figure list). matplotlib is imported inside the functions, so
+importing this package never loads it; on a machine without a display the Agg backend is
+selected. :func:`plot` dispatches through the registry :data:`KINDS`.
 """
 
 from __future__ import annotations
@@ -73,18 +64,11 @@ def plot(obj: Plottable, kind: str = "convergence", **kwargs: Any) -> Figure:
     obj : ComparisonData or sequence of RunResult
     kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
     **kwargs
-        Passed on: to :func:`convergence` or :func:`time_to_target`, or, for profiles, to the
-        :mod:`optcmp.analysis.stats.profiles` function (``metric``, ``tol``, ``tols``), except
-        ``title``.
+        Passed to the kind's function.
 
     Returns
     -------
     matplotlib.figure.Figure
-
-    Raises
-    ------
-    ValueError
-        Unknown ``kind``.
     """
     draw = KINDS.get(ALIASES.get(kind, kind))
     if draw is None:

@@ -14,13 +14,8 @@ if TYPE_CHECKING:
 
 
 def budget_plot(curves: BudgetCurves, *, cost: bool = True) -> Figure:
-    """Each optimizer's expected best score over the tuning budget K (log axes).
-
-    The left panel shows the expected best score with the band of the best of K trials
-    (shaded) and the bootstrap interval of the expectation (dotted); the right one (with
-    ``cost=True``) the same plus the tuning spent. Every legend entry states the search space;
-    crossing Ks are marked by vertical lines.
-    """
+    """Each optimizer's expected best score over the tuning budget K (log axes), with its band
+    and bootstrap interval; right, with ``cost=True``, plus the tuning spent."""
     from matplotlib.ticker import FuncFormatter
 
     fig, axes = figure(2 if cost else 1, width=5.2, height=4.6)

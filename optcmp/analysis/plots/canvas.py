@@ -1,9 +1,5 @@
 """The figure machinery every plot shares: matplotlib loaded on first use, figures without
-:mod:`matplotlib.pyplot`, legends outside the axes, labels drawn literally.
-
-matplotlib is imported inside the functions, so importing a plot module never loads it; on a
-machine without a display the Agg backend is selected.
-"""
+:mod:`matplotlib.pyplot`, legends outside the axes, labels drawn literally."""
 
 from __future__ import annotations
 
@@ -55,12 +51,10 @@ def text(s: object) -> str:
     Parameters
     ----------
     s : object
-        Any label (converted with ``str``).
 
     Returns
     -------
     str
-        The label with every ``$`` escaped as ``\\$``.
 
     Examples
     --------

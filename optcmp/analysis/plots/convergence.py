@@ -44,8 +44,7 @@ def epochs_per_iteration(run: RunResult) -> float:
     Returns
     -------
     float
-        ``1 / ceil(n_samples / batch_size)`` when the run's ``batch_size`` hyperparameter is
-        smaller than its ``n_samples``, else 1.
+        ``1 / ceil(n_samples / batch_size)``, or 1 without a smaller ``batch_size``.
     """
     b = run.hyperparameters.get("batch_size") if run.hyperparameters else None
     n = int(run.identity.n_samples or 0)
@@ -69,6 +68,7 @@ def mixes_batch_sizes(runs: Sequence[RunResult]) -> bool:
 
 
 def _curve(run: RunResult, xcol: str, y: str) -> tuple[np.ndarray, np.ndarray]:
+    """The run's trace as ``(x, y)``, sorted by ``x``."""
     tr = run.trace
     if xcol == "epoch":
         xs = np.asarray(tr.iteration, dtype=np.float64) * epochs_per_iteration(run)
@@ -85,6 +85,7 @@ def _curve(run: RunResult, xcol: str, y: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _on_grid(xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The step function ``(xs, ys)`` read at ``grid``."""
     idx = np.searchsorted(xs, grid, side="right") - 1
     out = ys[np.clip(idx, 0, None)].astype(np.float64)
     out[idx < 0] = np.nan  # before the first observation; after the last, the last value holds
@@ -156,6 +157,7 @@ def _convergence_panel(ax: Axes, pruns: Sequence[RunResult], names: dict[Key, st
 
 
 def _check(x: str, y: str, band: str | None) -> None:
+    """Raise ValueError for an unknown axis or band."""
     if x not in X_AXES:
         raise ValueError(f"x must be one of {sorted(X_AXES)}, got {x!r}")
     if y not in Y_AXES:
@@ -167,44 +169,28 @@ def _check(x: str, y: str, band: str | None) -> None:
 def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
                 band: str | None = "quartiles", target: float | None = None,
                 xscale: str | None = None, title: str | None = None) -> Figure:
-    """Convergence curves: one line per solver (median over repetitions) and a band.
-
-    Each run's trace is a step function (a value holds until the next observation, and after
-    the run ends); the runs of a solver are evaluated on a common grid and summarized by the
-    median and the band. One panel per problem.
+    """Convergence curves, one panel per problem: per solver, the median over repetitions of
+    the runs' traces (step functions on a common grid) and a band.
 
     Parameters
     ----------
     obj : ComparisonData or sequence of RunResult
     x : {"time", "iterations", "njev", "nfev", "epochs"}, default "time"
-        Seconds (optimizer steps only), iterations, gradient or function evaluations, or
-        epochs (iterations times :func:`epochs_per_iteration`: a full-batch iteration is one
-        epoch, a minibatch step a fraction of one).
+        Epochs are iterations times :func:`epochs_per_iteration`.
     y : {"auto", "relative_suboptimality", "suboptimality", "fun"}, default "auto"
-        ``"auto"``: relative suboptimality ``(f - f*) / (f0 - f*)`` (log scale) when every run
-        knows ``f*``, else the loss.
+        ``"auto"``: the relative suboptimality when every run knows ``f*``, else the loss.
     band : {"quartiles", "minmax", None}, default "quartiles"
-        Spread over repetitions (drawn with two or more runs).
     target : float, optional
-        Horizontal line at the target; default a comparison's relative-suboptimality tolerance
-        (when ``y`` is the relative suboptimality).
+        Horizontal line; default a comparison's relative-suboptimality tolerance.
     xscale : {"linear", "log", "symlog"}, optional
-        Default ``"log"`` for an iteration, epoch or evaluation axis when minibatch and full-batch
-        runs share the plot (:func:`mixes_batch_sizes`: thousands of cheap minibatch steps
-        would squash every full-batch curve against the axis), else ``"linear"``.
+        Default ``"log"`` for a count axis when minibatch and full-batch runs share the plot
+        (:func:`mixes_batch_sizes`: cheap minibatch steps would squash every full-batch
+        curve), else ``"linear"``.
     title : str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
-        Colours, line styles and markers from
-        :func:`~optcmp.analysis.plots.styles.series_style`; the legend right of the axes.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``x``, ``y`` or ``band``; no run with a trace; ``y`` needs ``f*`` that a run
-        lacks.
     """
     _check(x, y, band)
     runs = [r for r in runs_of(obj) if len(r.trace)]

@@ -25,19 +25,16 @@ RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 
 
 
 def safe_filename(label: object, *, max_len: int = 100, unique: bool = True) -> str:
-    """A portable file-name stem for any problem or optimizer label.
-
-    Keeps ASCII letters, digits, ``.``, ``_`` and ``-``; replaces everything else by ``_``;
-    avoids empty names, hidden files and Windows device names. With ``unique=True`` a short
-    hash of the original is appended whenever characters were replaced, so two labels that
-    differ only in replaced characters never share a file.
+    """A portable file-name stem: ASCII letters, digits, ``.``, ``_`` and ``-``, no hidden or
+    Windows device name.
 
     Parameters
     ----------
     label : object
-        Any label (converted with ``str``).
     max_len : int, default 100
     unique : bool, default True
+        Append a short hash of ``label`` when characters were replaced, so that two labels
+        never share a file.
 
     Returns
     -------
@@ -75,17 +72,11 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
     formats : sequence of {"png", "svg", "pdf"}, optional
         Default: the suffix of ``path``.
     dpi : int, default 120
-        Resolution of PNG output.
 
     Returns
     -------
     list of str
         The files written.
-
-    Raises
-    ------
-    ValueError
-        An unknown format, or no format given and ``path`` has no known suffix.
     """
     p = os.fspath(path)
     stem, ext = os.path.splitext(p)
@@ -116,32 +107,23 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
 def save_plots(comp: Plottable, directory: str | os.PathLike[str], *,
                formats: Sequence[str] = ("png",), kinds: Sequence[str] | None = None,
                prefix: str | None = None) -> list[str]:
-    """Write the standard plots (:func:`~optcmp.analysis.plots.standard.standard_plots`) to
-    ``directory``.
+    """Write the :func:`~optcmp.analysis.plots.standard.standard_plots` to ``directory`` as
+    ``{prefix}_{name}.{format}``.
 
     Parameters
     ----------
     comp : ComparisonData or sequence of RunResult
     directory : str or path-like
-        Created if missing.
     formats : sequence of {"png", "svg", "pdf"}, default ("png",)
     kinds : sequence of str, optional
         Names to keep (e.g. ``["convergence_time", "ecdf"]``); default all.
     prefix : str, optional
-        File-name prefix; default the problem's name (made safe with :func:`safe_filename`).
+        Default the problem's name (made safe with :func:`safe_filename`).
 
     Returns
     -------
     list of str
-        The files written, named ``{prefix}_{name}.{format}`` (names of
-        :func:`~optcmp.analysis.plots.standard.standard_plots`).
-
-    Raises
-    ------
-    ImportError
-        matplotlib is not installed.
-    ValueError
-        An unknown format.
+        The files written.
     """
     runs = runs_of(comp)
     probs = sorted({r.problem for r in runs})

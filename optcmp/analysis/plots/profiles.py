@@ -1,15 +1,10 @@
 """Profile plots: step curves of a performance profile, a data profile or a runtime ECDF, the
-plot kinds that compute them from a comparison, and the profiles over a suite.
-
-References
-----------
-E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002; J. J. More and S. M. Wild,
-SIAM J. Optim. 20(1), 172-191, 2009; N. Hansen et al., IEEE Trans. Evol. Comput. 26(6), 2022.
-"""
+plot kinds that compute them (:mod:`optcmp.analysis.stats.profiles`), and the profiles over
+a suite."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,13 +34,11 @@ def ecdf_tols(target: float | None) -> tuple[float, ...]:
     Parameters
     ----------
     target : float, optional
-        The comparison's relative-suboptimality tolerance; None gives
-        :data:`optcmp.analysis.stats.profiles.DEFAULT_ECDF_TOLS`.
+        None gives :data:`optcmp.analysis.stats.profiles.DEFAULT_ECDF_TOLS`.
 
     Returns
     -------
     tuple of float
-        Decreasing tolerances.
 
     Examples
     --------
@@ -74,6 +67,7 @@ def _limits(prof: sp.Profile, x: np.ndarray) -> tuple[float, float, bool]:
 
 
 def _axes(ax: Axes, prof: sp.Profile, start: float, right: float, logx: bool) -> None:
+    """The axes' scales, limits and labels for ``prof``."""
     if prof.kind == "performance":
         ax.set_xscale("log", base=2)
         ax.set_xlim(1, right)
@@ -90,33 +84,20 @@ def _axes(ax: Axes, prof: sp.Profile, start: float, right: float, logx: bool) ->
 
 def profile(prof: sp.Profile, *, title: str | None = None,
             styles: dict[Any, dict[str, Any]] | None = None) -> Figure:
-    """Step curves of a :class:`~optcmp.analysis.stats.profiles.Profile` (performance, data
-    profile or ECDF).
+    """Step curves of a :class:`~optcmp.analysis.stats.profiles.Profile`, one per solver.
 
     Parameters
     ----------
     prof : Profile
-        From :func:`~optcmp.analysis.stats.profiles.performance_profile`,
-        :func:`~optcmp.analysis.stats.profiles.data_profile` or
-        :func:`~optcmp.analysis.stats.profiles.runtime_ecdf`.
     title : str, optional
         Default names the kind and the number of instances (or targets).
     styles : dict, optional
-        Solver name -> :func:`~optcmp.analysis.plots.styles.series_style` (from
-        :func:`~optcmp.analysis.plots.styles.solver_styles`); default parsed from the names
-        (``"gd / torch"``: optimizer ``gd``, backend ``torch``).
+        Solver name -> style (:func:`~optcmp.analysis.plots.styles.solver_styles`); default
+        parsed from the names (``"gd / torch"``).
 
     Returns
     -------
     matplotlib.figure.Figure
-        One axes: a step curve per solver; log2 ``tau`` axis for a performance profile, log
-        runtime axis for an ECDF.
-
-    References
-    ----------
-    E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002; J. J. More and S. M. Wild,
-    SIAM J. Optim. 20(1), 172-191, 2009; N. Hansen et al., IEEE Trans. Evol. Comput. 26(6),
-    2022.
     """
     fig, (ax,) = figure(1)
     x = np.asarray(prof.x, dtype=np.float64)
@@ -147,10 +128,7 @@ def profile(prof: sp.Profile, *, title: str | None = None,
 def performance_profile_plot(obj: Plottable, *, title: str | None = None,
                              **kwargs: Any) -> Figure:
     """Plot kind ``"performance_profile"``: the Dolan-Moré profile of ``obj``'s runs."""
-    kwargs.setdefault("warn", False)
-    runs = runs_of(obj)
-    return profile(sp.performance_profile(runs, **kwargs), title=title,
-                   styles=solver_styles(runs))
+    return _profile_of(obj, sp.performance_profile, title, kwargs)
 
 
 def data_profile_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any) -> Figure:
@@ -161,16 +139,13 @@ def data_profile_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any
     obj : ComparisonData or sequence of RunResult
     title : str, optional
     **kwargs
-        Passed to :func:`optcmp.analysis.stats.profiles.data_profile` (``metric``, ``tol``,
-        ``per_dimension``, ``tau``; ``warn`` defaults to False).
+        Passed to :func:`optcmp.analysis.stats.profiles.data_profile` (``warn`` default False).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    kwargs.setdefault("warn", False)
-    runs = runs_of(obj)
-    return profile(sp.data_profile(runs, **kwargs), title=title, styles=solver_styles(runs))
+    return _profile_of(obj, sp.data_profile, title, kwargs)
 
 
 def ecdf_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any) -> Figure:
@@ -181,43 +156,40 @@ def ecdf_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any) -> Fig
     obj : ComparisonData or sequence of RunResult
     title : str, optional
     **kwargs
-        Passed to :func:`optcmp.analysis.stats.profiles.runtime_ecdf` (``metric``, ``tols``:
-        default :func:`ecdf_tols` of a comparison's target; ``warn`` defaults to False).
+        Passed to :func:`optcmp.analysis.stats.profiles.runtime_ecdf` (``tols`` default
+        :func:`ecdf_tols` of a comparison's target, ``warn`` default False).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    kwargs.setdefault("warn", False)
     if "tols" not in kwargs:
         kwargs["tols"] = ecdf_tols(target_tol(obj))
+    return _profile_of(obj, sp.runtime_ecdf, title, kwargs)
+
+
+def _profile_of(obj: Plottable, compute: Callable[..., sp.Profile], title: str | None,
+                kwargs: dict[str, Any]) -> Figure:
+    """:func:`profile` of ``compute`` over ``obj``'s runs (``warn`` False unless given)."""
+    kwargs.setdefault("warn", False)
     runs = runs_of(obj)
-    return profile(sp.runtime_ecdf(runs, **kwargs), title=title, styles=solver_styles(runs))
+    return profile(compute(runs, **kwargs), title=title, styles=solver_styles(runs))
 
 
 def suite_profiles(runs: Sequence[RunResult], *, tau: float = SUITE_TAU) -> list[
         tuple[str, str, Figure]]:
-    """The Dolan-Moré performance profile and the Moré-Wild data profile over a problem set.
-
-    Both use Moré and Wild's convergence test ``f0 - f >= (1 - tau) (f0 - f_L)`` (``f_L`` the
-    best value any solver found on the problem) and count function evaluations; the data
-    profile's budget is in simplex gradients (``n + 1`` function evaluations).
+    """The performance and data profiles over a problem set, in function evaluations to Moré
+    and Wild's test (:func:`~optcmp.analysis.stats.profiles.first_solved`).
 
     Parameters
     ----------
     runs : sequence of RunResult
-        Runs on several problems (skipped runs are left out).
     tau : float, default 1e-3
 
     Returns
     -------
     list of (str, str, matplotlib.figure.Figure)
         ``("performance_profile_suite", caption, fig)`` and ``("data_profile_suite", ...)``.
-
-    References
-    ----------
-    E. D. Dolan and J. J. Moré, Math. Program. 91, 201-213, 2002. J. J. Moré and S. M. Wild,
-    SIAM J. Optim. 20(1), 172-191, 2009.
     """
     used = [r for r in runs if r.status != "skipped"]
     if not used:

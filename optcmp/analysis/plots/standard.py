@@ -55,32 +55,19 @@ def _ecdf_plot(comp: Plottable, traced: list[RunResult], styles: dict) -> Plots:
 def standard_plots(comp: Plottable) -> Plots:
     """The plots a report shows: ``(name, caption, figure)`` for every plot that applies.
 
-    Convergence against time, iterations (epochs when minibatch and full-batch runs are
-    mixed) and gradient evaluations; time-to-target bars; the performance profile (two or more
-    solvers); the data profile in gradient evaluations; and, when every traced run knows
-    ``f*``, the runtime ECDF over tolerances from 1e-1 down to the comparison's target
-    (:func:`~optcmp.analysis.plots.profiles.ecdf_tols`; 1e-1 ... 1e-8 without one). Every
-    series has its :func:`~optcmp.analysis.plots.styles.series_style`.
-
     Parameters
     ----------
     comp : ComparisonData or sequence of RunResult
-        ``skipped`` runs are left out.
 
     Returns
     -------
     list of (str, str, matplotlib.figure.Figure)
-        ``name`` (``"convergence_time"``, ``"convergence_iterations"``, ``"convergence_njev"``,
-        ``"time_to_target"``, ``"performance_profile"``, ``"data_profile"``, ``"ecdf"``; those
-        that apply, in this order), a one-line caption, and the figure. Runs on several
-        problems (a suite) first get
-        :func:`~optcmp.analysis.plots.profiles.suite_profiles`; over more than
-        :data:`MAX_PANELS` problems those are the only plots.
-
-    Raises
-    ------
-    ImportError
-        matplotlib is not installed.
+        Those that apply, in this order: a suite's
+        :func:`~optcmp.analysis.plots.profiles.suite_profiles` (the only plots over more than
+        :data:`MAX_PANELS` problems), ``"convergence_time"``, ``"convergence_iterations"``
+        (epochs when minibatch and full-batch runs mix), ``"convergence_njev"``,
+        ``"time_to_target"``, ``"performance_profile"`` (two or more solvers),
+        ``"data_profile"`` and ``"ecdf"`` (every traced run knows ``f*``).
     """
     runs = runs_of(comp)
     out: Plots = []
@@ -97,11 +84,10 @@ def standard_plots(comp: Plottable) -> Plots:
     if runs:
         out.append(("time_to_target", "Median time-to-target with bootstrap CIs",
                     time_to_target(runs)))
-    if runs and len({solver_key(r) for r in runs}) > 1:
-        out.append(("performance_profile", "Performance profile over problems x repetitions "
-                    "(time-to-target; relative to the solvers shown)",
-                    profile(sp.performance_profile(runs, warn=False), styles=styles)))
-    if runs:
+        if len({solver_key(r) for r in runs}) > 1:
+            out.append(("performance_profile", "Performance profile over problems x "
+                        "repetitions (time-to-target; relative to the solvers shown)",
+                        profile(sp.performance_profile(runs, warn=False), styles=styles)))
         out.append(("data_profile", "Data profile in gradient evaluations",
                     profile(sp.data_profile(runs, warn=False), styles=styles)))
     out.extend(_ecdf_plot(comp, traced, styles))

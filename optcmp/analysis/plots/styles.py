@@ -35,20 +35,14 @@ def series_style(label: str, backend: str = "numpy", *,
                  labels: Sequence[str] | None = None) -> dict[str, Any]:
     """Colour, line style, marker and hatch of one optimizer/backend series.
 
-    The single style mapping of every plot and of the HTML report: one colour per optimizer
-    (its label: a built-in name has a fixed colour, see :data:`OPTIMIZER_COLORS`), one line
-    style, marker and bar hatch per backend (:data:`BACKEND_STYLES`). The same optimizer has
-    the same colour in every plot; 5 optimizers x 3 backends give 15 distinct series.
-
     Parameters
     ----------
     label : str
-        The optimizer's label (``RunResult.label``, default its name, e.g. ``"gd"``).
+        The optimizer's label (``RunResult.label``).
     backend : str, default "numpy"
     labels : sequence of str, optional
-        Every optimizer label of the comparison: labels without a fixed colour take the
-        colours of :data:`EXTRA_COLORS` in sorted order (distinct for up to 20 of them);
-        without it they take a colour from a hash of the label.
+        Every optimizer label of the comparison: labels without a fixed colour take
+        :data:`EXTRA_COLORS` in sorted order; without it, a colour from a hash of the label.
 
     Returns
     -------
@@ -88,9 +82,8 @@ def solver_styles(runs: Sequence[RunResult]) -> dict[Any, dict[str, Any]]:
 
     Returns
     -------
-    dict of str to dict
-        :func:`optcmp.analysis.stats.keys.solver_labels` name (``"gd / torch"``) -> style;
-        also keyed by the solver key tuple.
+    dict
+        Style by :func:`~optcmp.analysis.stats.keys.solver_labels` name and by solver key.
     """
     labels = sorted({r.label for r in runs})
     out: dict[Any, dict[str, Any]] = {}

@@ -58,9 +58,8 @@ def time_to_target(obj: Plottable, *, rows: Sequence[dict[str, Any]] | None = No
                    seed: int = 0) -> Figure:
     """Horizontal bars: median time-to-target per solver with its bootstrap CI.
 
-    A solver whose median is censored (half or more of its runs missed the target) gets no
-    bar, only a note with its success count; an unbounded CI is drawn to the panel's edge
-    and marked ``>``.
+    A censored median gets a note instead of a bar; an unbounded CI reaches the edge, marked
+    ``>``.
 
     Parameters
     ----------
@@ -76,11 +75,6 @@ def time_to_target(obj: Plottable, *, rows: Sequence[dict[str, Any]] | None = No
     Returns
     -------
     matplotlib.figure.Figure
-
-    Raises
-    ------
-    ValueError
-        No run to plot.
     """
     if rows is None:
         rows = summarize(runs_of(obj), warn=False, seed=seed)

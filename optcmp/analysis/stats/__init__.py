@@ -1,27 +1,14 @@
 """Statistics over repetitions, split by job; every public name is importable from here.
 
-* :mod:`~optcmp.analysis.stats.censor`: censored values (``inf`` for a run that missed the
-  target), ``to_target``, ``spent``, ``censored_median``, ``average_runtime`` (aRT);
+* :mod:`~optcmp.analysis.stats.censor`: censoring (a run that missed the target counts as
+  ``inf``; skipped runs are left out), medians and aRT;
 * :mod:`~optcmp.analysis.stats.keys`: what a solver and a problem instance are;
-* :mod:`~optcmp.analysis.stats.bootstrap`: ``median_ci`` and the verdict's factor interval;
-* :mod:`~optcmp.analysis.stats.tests`: the rank test of two solvers (``compare_pair``);
-* :mod:`~optcmp.analysis.stats.profiles`: performance and data profiles, runtime ECDFs;
-* :mod:`~optcmp.analysis.stats.fairness`: the fairness checks and their warnings;
-* :mod:`~optcmp.analysis.stats.summary`: the summary table over repetitions;
-* :mod:`~optcmp.analysis.stats.suites`: the profiles over a suite, as text.
-
-Conventions
------------
-* A run that never reached the target is **censored**: its time-to-target (and iterations,
-  ``nfev``, ``njev`` to target) is only known to exceed what it spent. Censored values enter
-  every statistic as ``+inf``; they are never averaged as if they had converged.
-* ``skipped`` runs (a backend that is not installed) never ran and are left out of every
-  statistic; ``failed`` runs (a crash) count as unsuccessful attempts.
-* A *solver* is an (optimizer label, backend, device, dtype) combination; a *problem instance*
-  is a (problem, problem spec, repetition) combination, so repetitions count as separate
-  instances in profiles ("problems x repetitions").
-* Profiles are relative to the set of solvers: a performance profile divides by the best
-  solver on each instance, so adding or removing a solver changes every other solver's curve.
+* :mod:`~optcmp.analysis.stats.bootstrap`, :mod:`~optcmp.analysis.stats.tests`: intervals and
+  rank tests;
+* :mod:`~optcmp.analysis.stats.profiles`, :mod:`~optcmp.analysis.stats.suites`: profiles and
+  runtime ECDFs (relative to the set of solvers);
+* :mod:`~optcmp.analysis.stats.fairness`, :mod:`~optcmp.analysis.stats.summary`: the fairness
+  checks and the summary table.
 """
 
 from optcmp.analysis.format import NOT_REACHED

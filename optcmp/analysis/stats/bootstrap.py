@@ -25,15 +25,13 @@ class MedianCI:
     Attributes
     ----------
     median, low, high : float
-        ``inf`` where censored values make the bound unbounded; NaN when undefined (< 2 values).
+        ``inf`` where censored values leave a bound unbounded; NaN with fewer than 2 values.
     level : float
         Confidence level (e.g. 0.95).
     method : str
         ``"percentile"`` or ``"BCa"`` (what was used), or ``"none"``.
-    n : int
-        Number of observations.
-    n_censored : int
-        How many of them are censored (``inf``).
+    n, n_censored : int
+        Observations, and how many of them are censored (``inf``).
     """
 
     median: float
@@ -45,8 +43,31 @@ class MedianCI:
     n_censored: int
 
 
-def _check_ci(values: Sequence[float] | np.ndarray, confidence_level: float,
-              method: str) -> np.ndarray:
+def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float = 0.95,
+              method: str = "percentile", n_resamples: int = 9999,
+              seed: int = 0) -> MedianCI:
+    """Median with a bootstrap confidence interval (:func:`scipy.stats.bootstrap`), censoring-aware.
+
+    Censored values (``inf``) stay in the resamples as a sentinel above every finite value (the
+    median is order-based); a bound above the largest finite value is reported as ``inf``.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Observations, ``inf`` for censored ones.
+    confidence_level : float, default 0.95
+    method : {"percentile", "BCa"}, default "percentile"
+        ``"BCa"`` only without censored values (its jackknife needs finite data); otherwise
+        the percentile interval, and ``method`` says so.
+    n_resamples : int, default 9999
+    seed : int, default 0
+
+    Returns
+    -------
+    MedianCI
+    """
+    from scipy import stats
+
     if method not in ("percentile", "BCa"):
         raise ValueError(f"method must be 'percentile' or 'BCa', got {method!r}")
     if not 0 < confidence_level < 1:
@@ -54,48 +75,6 @@ def _check_ci(values: Sequence[float] | np.ndarray, confidence_level: float,
     a = np.asarray(values, dtype=np.float64).ravel()
     if np.isnan(a).any():
         raise ValueError("values contain NaN; mark censored runs with inf, not NaN")
-    return a
-
-
-def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float = 0.95,
-              method: str = "percentile", n_resamples: int = 9999,
-              seed: int = 0) -> MedianCI:
-    """Median with a bootstrap confidence interval (:func:`scipy.stats.bootstrap`), censoring-aware.
-
-    Censored values (``inf``) are kept in the resamples: they are replaced by a sentinel larger
-    than every finite value (the median is order-based, so this changes nothing), and a bound
-    that lands above the largest finite value is reported as ``inf`` (unbounded above).
-
-    Parameters
-    ----------
-    values : sequence of float, shape (n,)
-        Observations (seconds, iterations, ...), ``inf`` for censored ones.
-    confidence_level : float, default 0.95
-        Coverage of the interval, in (0, 1).
-    method : {"percentile", "BCa"}, default "percentile"
-        ``"BCa"`` is used only without censored values (its jackknife needs finite data);
-        otherwise the percentile interval is computed and ``method`` says so.
-    n_resamples : int, default 9999
-        Bootstrap resamples.
-    seed : int, default 0
-        Seed of the resampling (the interval is reproducible).
-
-    Returns
-    -------
-    MedianCI
-
-    Raises
-    ------
-    ValueError
-        Bad ``method``, ``confidence_level`` outside (0, 1), or NaN values.
-
-    References
-    ----------
-    B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13-14.
-    """
-    from scipy import stats
-
-    a = _check_ci(values, confidence_level, method)
     n = int(a.size)
     cens = int(np.isposinf(a).sum())
     med = censored_median(a)
@@ -134,7 +113,7 @@ def step_times(run: RunResult) -> list[float]:
     Returns
     -------
     list of float
-        Seconds per observed step (the time-to-target itself when the trace holds none).
+        The time-to-target itself when the trace holds no step.
     """
     t = [float(v) for v in run.trace.time]
     upto = [v for v in t if v <= (run.time_to_target or 0.0) + 1e-12]
@@ -146,9 +125,8 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
                     n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
     """A bootstrap interval of the time-to-target factor ``other / best``.
 
-    With two or more runs on each side the run medians are resampled; with one run each, the
-    step durations of the two runs (a run's time is the sum of its steps: the interval then
-    covers the timing noise only).
+    With two or more runs on each side the medians are resampled; with one run each, the
+    runs' step durations (the interval then covers the timing noise only).
 
     Parameters
     ----------
@@ -161,7 +139,6 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
     Returns
     -------
     low, high : float
-        The interval of the factor.
     how : str
         What was resampled, in words.
     """

@@ -2,24 +2,14 @@
 
 A tuned comparison hides how much tuning it assumed: with many trials the optimizer with the
 best single configuration wins, with few the one whose search space is mostly good. From the
-trials of a tuning (each configuration of :func:`optcmp.tune`'s grid, scored by its median
+trials of a tuning (each configuration of :func:`optcmp.tune`'s grid scored by its median
 time- or iterations-to-target, a miss scoring ``budget + 1`` iterations or ``budget`` seconds),
-:func:`budget_curves` computes for every optimizer and K = 1 .. N:
-
-- the **expected best score** of K trials drawn uniformly from the N trials, exactly, from the
-  order statistics: with the sorted scores ``x_(1) <= ... <= x_(N)``, drawing with replacement
-  (random search), ``P(best = x_(i)) = ((N - i + 1) / N)**K - ((N - i) / N)**K``; without
-  replacement ``C(N - i, K - 1) / C(N, K)``;
-- a **band** of the best of K trials (its ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles,
-  from the same exact distribution: what a tuning with K trials gives), and a **bootstrap
-  interval** of the expectation over the trials (resampled with replacement);
-- the probability that all K trials miss the target;
-- the expected best final relative suboptimality (the objective curve);
-- the expected best score **plus the tuning cost** of K trials (K times the mean spent per trial,
-  in the same unit): the second curve.
-
-:meth:`BudgetCurves.verdict` says under which budget a ranking holds ("gd beats adam for
-K >= 16 trials; adam for K <= 8"), always with the search spaces.
+:func:`budget_curves` computes for every optimizer and K = 1 .. N the **expected best score**
+of K trials, exactly from the order statistics (with the sorted scores ``x_(1) <= ... <=
+x_(N)`` and replacement, ``P(best = x_(i)) = ((N - i + 1) / N)**K - ((N - i) / N)**K``; without,
+``C(N - i, K - 1) / C(N, K)``), a **band** of the best of K, a **bootstrap interval** of the
+expectation, the chance that all K trials miss, the expected best final relative
+suboptimality, and the expected best score **plus the tuning cost** of K trials.
 
 References
 ----------
@@ -37,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from optcmp.analysis.format import fixed_width
 
 
 def _check_values(values: Any, what: str = "values") -> np.ndarray:
@@ -142,7 +134,8 @@ class BudgetCurves:
         for c in self.curves:
             if c.optimizer == optimizer:
                 return c
-        raise ValueError(f"no curve for {optimizer!r}; there are {[c.optimizer for c in self.curves]}")
+        names = [c.optimizer for c in self.curves]
+        raise ValueError(f"no curve for {optimizer!r}; there are {names}")
 
     def winners(self, *, cost: bool = False) -> list[str | None]:
         """The optimizer with the smallest expected best score at each K (None: a tie).
@@ -168,11 +161,50 @@ class BudgetCurves:
     def verdict(self, *, cost: bool = False) -> str:
         """Under which budget each ranking holds, e.g. ``"gd beats adam for K >= 16 trials;
         adam for K <= 8"``, with the search spaces."""
-        return verdict_sentence(self, cost=cost)
+        ks = self.ks
+        segs = _segments(ks, self.winners(cost=cost))
+        first, last = int(ks[0]), int(ks[-1])
+        names = [c.optimizer for c in self.curves]
+        what = "expected best score plus tuning cost" if cost else "expected best score"
+        spaces = "; ".join(f"{c.optimizer}: {c.space}" for c in self.curves)
+        if len(names) == 2 and len(segs) >= 1 and all(w is not None for w, _, _ in segs):
+            ordered = sorted(segs, key=lambda s: -s[2])  # the last segment speaks first
+            top = ordered[0][0]
+            other = [n for n in names if n != top][0]
+            rest = "; ".join(f"{w} for {_span(lo, hi, first, last)}" for w, lo, hi in ordered[1:])
+            span = _span(ordered[0][1], ordered[0][2], first, last)
+            text = f"{top} beats {other} for {span} trials" + (f"; {rest}" if rest else "")
+        else:
+            text = "best: " + "; ".join(f"{w or 'tie'} for {_span(lo, hi, first, last)}"
+                                        for w, lo, hi in segs)
+        return (f"{text} (by {what}, {self.curves[0].unit}, trials drawn "
+                f"{'with' if self.replace else 'without'} replacement; search spaces: {spaces})")
 
     def table(self, ks: Sequence[int] | None = None) -> str:
-        """The curves at ``ks`` (default: powers of 2 and the largest K) as text."""
-        return curves_table(self, ks)
+        """The curves at ``ks`` (default: powers of 2 and the largest K) as text, with the
+        search spaces and the verdict."""
+        pick = list(ks) if ks is not None else default_ks(self.ks)
+        idx = [int(np.flatnonzero(self.ks == k)[0]) for k in pick if k in self.ks]
+        unit = self.curves[0].unit
+        pct = round(100 * self.level)
+        lines = [["K", *(c.optimizer for c in self.curves)]]
+        for j in idx:
+            lines.append([str(int(self.ks[j]))] + [
+                f"{_g(c.expected[j])} [{_g(c.low[j])}, {_g(c.high[j])}] "
+                f"(+cost {_g(c.with_cost[j])}, P(all miss) {c.p_all_miss[j]:.3f})"
+                for c in self.curves])
+        out = [f"expected best {unit} to target after K random trials, [{pct}% band of the best "
+               f"of K], +cost = plus the tuning spent (K x mean per trial):",
+               *fixed_width(lines, left=len(lines[0]))]
+        out += [f"search space of {c.optimizer}: {c.space} ({c.n_trials} trials, "
+                f"{_g(c.trial_cost)} {unit} per trial)" for c in self.curves]
+        out.append(f"a trial that missed the target scores {self.miss:g} {unit}")
+        cross = self.crossings()
+        out.append(f"crossing K: {', '.join(map(str, cross)) if cross else 'none'}")
+        out.append("verdict: " + self.verdict())
+        out.append("with the tuning cost counted: " + self.verdict(cost=True))
+        out.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(out)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable curves (``inf`` as None)."""
@@ -211,28 +243,6 @@ def _span(lo: int, hi: int, first: int, last: int) -> str:
     if hi == last:
         return f"K >= {lo}"
     return f"K = {lo}" if lo == hi else f"{lo} <= K <= {hi}"
-
-
-def verdict_sentence(curves: BudgetCurves, *, cost: bool = False) -> str:
-    """The sentence of :meth:`BudgetCurves.verdict`."""
-    ks = curves.ks
-    segs = _segments(ks, curves.winners(cost=cost))
-    first, last = int(ks[0]), int(ks[-1])
-    names = [c.optimizer for c in curves.curves]
-    what = "expected best score plus tuning cost" if cost else "expected best score"
-    spaces = "; ".join(f"{c.optimizer}: {c.space}" for c in curves.curves)
-    if len(names) == 2 and len(segs) >= 1 and all(w is not None for w, _, _ in segs):
-        ordered = sorted(segs, key=lambda s: -s[2])  # the last segment speaks first
-        top = ordered[0][0]
-        other = [n for n in names if n != top][0]
-        rest = "; ".join(f"{w} for {_span(lo, hi, first, last)}" for w, lo, hi in ordered[1:])
-        head = f"{top} beats {other} for {_span(ordered[0][1], ordered[0][2], first, last)} trials"
-        text = head + (f"; {rest}" if rest else "")
-    else:
-        text = "best: " + "; ".join(f"{w or 'tie'} for {_span(lo, hi, first, last)}"
-                                    for w, lo, hi in segs)
-    return (f"{text} (by {what}, {curves.curves[0].unit}, trials drawn "
-            f"{'with' if curves.replace else 'without'} replacement; search spaces: {spaces})")
 
 
 def _bootstrap(x: np.ndarray, ks: np.ndarray, replace: bool, level: float, n_boot: int,
@@ -346,7 +356,7 @@ def _from_configs(name: str, configs: list[Any], ks: np.ndarray, miss: float, bu
 
 
 def default_ks(ks: np.ndarray) -> list[int]:
-    """Powers of 2 within ``ks`` and the largest K (the rows of :func:`curves_table`)."""
+    """Powers of 2 within ``ks`` and the largest K (the rows of :meth:`BudgetCurves.table`)."""
     last = int(ks[-1])
     out = [k for k in (2 ** i for i in range(40)) if k <= last and k in set(ks.tolist())]
     return out + ([last] if last not in out else [])
@@ -356,35 +366,5 @@ def _g(v: float) -> str:
     return f"{v:.4g}" if np.isfinite(v) else "-"
 
 
-def curves_table(curves: BudgetCurves, ks: Sequence[int] | None = None) -> str:
-    """The curves at ``ks`` as a text table, with the search spaces and the verdict."""
-    pick = list(ks) if ks is not None else default_ks(curves.ks)
-    idx = [int(np.flatnonzero(curves.ks == k)[0]) for k in pick if k in curves.ks]
-    unit = curves.curves[0].unit
-    pct = round(100 * curves.level)
-    head = ["K", *(f"{c.optimizer}" for c in curves.curves)]
-    lines = [head]
-    for j in idx:
-        lines.append([str(int(curves.ks[j]))] + [
-            f"{_g(c.expected[j])} [{_g(c.low[j])}, {_g(c.high[j])}] "
-            f"(+cost {_g(c.with_cost[j])}, P(all miss) {c.p_all_miss[j]:.3f})"
-            for c in curves.curves])
-    widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-    out = [f"expected best {unit} to target after K random trials, [{pct}% band of the best "
-           f"of K], +cost = plus the tuning spent (K x mean per trial):"]
-    out += ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
-    out.insert(2, "  ".join("-" * w for w in widths))
-    out += [f"search space of {c.optimizer}: {c.space} ({c.n_trials} trials, "
-            f"{_g(c.trial_cost)} {unit} per trial)" for c in curves.curves]
-    out.append(f"a trial that missed the target scores {curves.miss:g} {unit}")
-    cross = curves.crossings()
-    out.append(f"crossing K: {', '.join(map(str, cross)) if cross else 'none'}")
-    out.append("verdict: " + curves.verdict())
-    out.append("with the tuning cost counted: " + curves.verdict(cost=True))
-    out.extend(f"note: {n}" for n in curves.notes)
-    return "\n".join(out)
-
-
 __all__ = ["BudgetCurve", "BudgetCurves", "best_of_k_quantile", "best_of_k_weights",
-           "budget_curves", "curve_of", "curves_table", "default_ks", "describe_space",
-           "expected_best", "verdict_sentence"]
+           "budget_curves", "curve_of", "default_ks", "describe_space", "expected_best"]

@@ -1,13 +1,11 @@
 """Censoring: a run that never reached the target counts as ``inf``, never as converged.
 
 A censored run's time-to-target (and iterations, ``nfev``, ``njev`` to target) is only known to
-exceed what it spent. Censored values enter every statistic as ``+inf``: a median is finite only
-when more than half the runs reached the target, a rank test ranks them behind every success, a
-profile never counts them as solved. A run the sweep stopped as ``censored`` (its time beyond
-``censor_ratio`` times the best time-to-target, :mod:`optcmp.sweep.censor`) is one of them: not
-reached, its cost spent up to the bound, which it carries typed (``run.bound``, a
-:class:`~optcmp.results.parts.CensorBound`: its time-to-target exceeds ``run.bound.limit``). ``skipped`` runs never ran and are left out of every
-statistic (:func:`ran`); ``failed`` runs count as unsuccessful attempts.
+exceed what it spent, so it enters every statistic as ``+inf``: a median is finite only when
+more than half the runs reached the target, a rank test ranks it behind every success, a
+profile never counts it as solved. A run the sweep stopped as ``censored``
+(:mod:`optcmp.sweep.censor`, bound in ``run.bound``) is one of them. ``skipped`` runs never ran
+and are left out of every statistic (:func:`ran`); ``failed`` runs count as unsuccessful.
 """
 
 from __future__ import annotations
@@ -19,16 +17,15 @@ import numpy as np
 
 from optcmp.results import RunResult
 
-#: Statuses that mean "a budget ended the run". A ``censored`` run (stopped by the sweep once
-#: it could no longer come within ``censor_ratio`` of the best time-to-target) is not one of
-#: them, but every statistic here treats it alike: not reached, its cost spent up to the bound.
+#: Statuses that mean "a budget ended the run" (a sweep's ``censored`` is not one of them, but
+#: every statistic treats it alike: not reached, its cost spent up to the bound).
 BUDGET_STATUSES = ("max_iter", "timeout", "max_evals", "max_cpu_time")
 #: Metrics a time-to-target statistic can be computed in.
 METRICS = ("time", "nit", "nfev", "njev")
 
 
 def check_metric(metric: str) -> str:
-    """``metric`` when it is one of :data:`METRICS`.
+    """``metric`` when it is one of :data:`METRICS` (else ValueError).
 
     Parameters
     ----------
@@ -37,11 +34,6 @@ def check_metric(metric: str) -> str:
     Returns
     -------
     str
-
-    Raises
-    ------
-    ValueError
-        Unknown ``metric``.
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
@@ -69,17 +61,10 @@ def to_target(run: RunResult, metric: str = "time") -> float:
     ----------
     run : RunResult
     metric : {"time", "nit", "nfev", "njev"}, default "time"
-        Seconds, iterations, function or gradient evaluations.
 
     Returns
     -------
     float
-        ``inf`` when the run did not reach the target.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``metric``.
     """
     check_metric(metric)
     v = run.time_to_target if metric == "time" else getattr(run, f"{metric}_to_target")
@@ -89,32 +74,17 @@ def to_target(run: RunResult, metric: str = "time") -> float:
 
 
 def spent(run: RunResult, metric: str = "time") -> float:
-    """What a run spent toward the target: its value to target if reached, else its total.
-
-    This is the cost a run contributes to COCO's average runtime (:func:`average_runtime`):
-    a successful run counts up to the moment it reached the target, an unsuccessful one counts
-    everything it spent before it stopped.
+    """What a run spent toward the target: its value to target if reached, else its total
+    (``run.time``, ``run.nit``, ...), the cost it adds to :func:`average_runtime`.
 
     Parameters
     ----------
     run : RunResult
     metric : {"time", "nit", "nfev", "njev"}, default "time"
-        Seconds (optimizer steps only), iterations, function or gradient evaluations.
 
     Returns
     -------
     float
-        Value to target when the target was reached, else the run's total (``run.time``,
-        ``run.nit``, ``run.nfev`` or ``run.njev``), in ``metric`` units.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``metric``.
-
-    References
-    ----------
-    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
     """
     check_metric(metric)
     v = to_target(run, metric)
@@ -124,18 +94,17 @@ def spent(run: RunResult, metric: str = "time") -> float:
 
 
 def censored_median(values: Sequence[float] | np.ndarray) -> float:
-    """Median where ``inf`` marks a censored value (finite only if most values are finite).
+    """Median where ``inf`` marks a censored value.
 
     Parameters
     ----------
-    values : sequence of float, shape (n,)
-        Observations, ``inf`` for censored ones.
+    values : sequence of float
 
     Returns
     -------
     float
-        NaN for an empty input; ``inf`` when half or more of the values are censored (for an
-        even count, when the upper middle value is censored).
+        NaN for no values; ``inf`` when half or more are censored (for an even count, when the
+        upper middle value is).
 
     Examples
     --------
@@ -155,31 +124,22 @@ def censored_median(values: Sequence[float] | np.ndarray) -> float:
 
 
 def average_runtime(runs: Sequence[RunResult], metric: str = "time") -> float:
-    """COCO's average runtime (aRT): everything spent, over the number of successes.
-
-    ``aRT = (sum over successful runs of their cost to target + sum over unsuccessful runs of
-    their total cost) / (number of successful runs)``; ``inf`` without a success.
+    """COCO's average runtime (aRT): everything the runs :func:`spent`, over the successes.
 
     Parameters
     ----------
     runs : sequence of RunResult
         Repetitions of one solver on one problem (``skipped`` runs are ignored).
     metric : {"time", "nit", "nfev", "njev"}, default "time"
-        Seconds or counts.
 
     Returns
     -------
     float
-        aRT in ``metric`` units; ``inf`` when no run succeeded.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``metric``.
+        ``inf`` without a success.
 
     References
     ----------
-    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016.
     """
     used = ran(runs)
     succ = sum(1 for r in used if math.isfinite(to_target(r, metric)))

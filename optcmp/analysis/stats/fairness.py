@@ -28,6 +28,7 @@ class UnfairComparisonWarning(UserWarning):
 
 
 def _precision_issues(used: Sequence[RunResult]) -> list[str]:
+    """Different dtypes, devices or thread counts."""
     out = []
     for attr, why in (("dtype", "precision changes both the speed and the accuracy reachable"),
                       ("device", "a device changes the cost of every operation")):
@@ -61,12 +62,11 @@ def _compiled_and_eager(used: Sequence[RunResult]) -> str:
 
 
 def shared_host_issue(shared: Sequence[RunResult]) -> str:
-    """The message about runs that shared their host while timed (:attr:`RunResult.conditions.shared_host`).
+    """The issue of runs that shared their host while timed.
 
     Parameters
     ----------
     shared : sequence of RunResult
-        The runs that shared their host.
 
     Returns
     -------
@@ -79,12 +79,11 @@ def shared_host_issue(shared: Sequence[RunResult]) -> str:
 
 
 def contended_issue(busy: Sequence[RunResult], n: int) -> str:
-    """The message about contended runs (:attr:`RunResult.timing.contended`).
+    """The issue of contended runs (``RunResult.timing.contended``).
 
     Parameters
     ----------
     busy : sequence of RunResult
-        The contended runs.
     n : int
         Runs considered.
 
@@ -119,10 +118,10 @@ def _data_issues(used: Sequence[RunResult]) -> list[str]:
         out.append("runs on different data are compared in one table: " + ", ".join(diff[:5])
                    + (" ..." if len(diff) > 5 else "") + "; every optimizer of a repetition "
                    "should see the same problem spec (data seed or fingerprint)")
-    policies = sorted({f"{r.label} ({'drops' if r.conditions.drop_last else 'keeps'} the short last "
-                       f"batch, last batch {r.conditions.last_batch} rows)" for r in used
-                       if r.conditions.drop_last is not None})
-    if len({r.conditions.drop_last for r in used if r.conditions.drop_last is not None}) > 1:
+    batched = [r for r in used if r.conditions.drop_last is not None]
+    policies = sorted({f"{r.label} ({'drops' if r.conditions.drop_last else 'keeps'} the short "
+                       f"last batch, last batch {r.conditions.last_batch} rows)" for r in batched})
+    if len({r.conditions.drop_last for r in batched}) > 1:
         out.append("minibatch runs that drop the short last batch and runs that keep it are "
                    f"compared in one table ({'; '.join(policies[:6])}): an epoch is not the "
                    "same pass over the data; read RunResult.conditions.drop_last and last_batch")
@@ -160,8 +159,7 @@ CONTRACT_KEYS = {"compute_dtype": "compute dtype", "matmul_precision": "matmul p
 
 
 def _contract_issues(used: Sequence[RunResult]) -> list[str]:
-    """Runs computed in different dtypes or matmul precisions, and runs flagged as timing
-    errors (:attr:`RunResult.conditions.contract`, :attr:`RunResult.conditions.timing_error`)."""
+    """Different compute dtypes or matmul precisions, and runs flagged as timing errors."""
     out = []
     for key, words in CONTRACT_KEYS.items():
         by: dict[str, set[str]] = {}
@@ -201,29 +199,21 @@ def _timer_issue(used: Sequence[RunResult], timer_resolution: float | None) -> s
 
 def fairness_issues(runs: Iterable[RunResult], *, timer_resolution: float | None = None,
                     by_time: bool = True) -> list[str]:
-    """Reasons why comparing ``runs`` in one table may be unfair (empty when none).
-
-    Checks: different dtypes, devices, CPU thread counts, targets, or data (the problem spec of
-    runs of the same problem and repetition); compiled and eager runs of one optimizer; solvers
-    not run on the same instances; runs that shared their host or were contended while timed;
-    runs ended by a budget when compared by time; a per-step time too close to the timer
-    resolution (below ``TIMER_FACTOR`` ticks per step: each step's measurement may be off by one
-    tick, so the sum may be off by more than 1%).
+    """Reasons why comparing ``runs`` in one table may be unfair (the module's checks).
 
     Parameters
     ----------
     runs : iterable of RunResult
-        The runs (or a comparison).
     timer_resolution : float, optional
-        Clock resolution in seconds; measured now (:meth:`Stopwatch.timer_resolution`) when
-        omitted.
+        Clock resolution in seconds; measured now when omitted.
     by_time : bool, default True
-        Whether runs are compared by time (enables the host, budget and timer checks).
+        Whether runs are compared by time (enables the host, contract, budget and timer
+        checks).
 
     Returns
     -------
     list of str
-        One human-readable message per issue.
+        One message per issue.
     """
     used = ran(runs)
     if not used:
@@ -246,7 +236,7 @@ def fairness_issues(runs: Iterable[RunResult], *, timer_resolution: float | None
 
 
 def comparison_issues(comp: ComparisonData) -> list[str]:
-    """:func:`fairness_issues` of a comparison's runs, with the timer resolution it recorded.
+    """:func:`fairness_issues` of a comparison, with the timer resolution it recorded.
 
     Parameters
     ----------
@@ -267,21 +257,17 @@ def check_fairness(runs: Iterable[RunResult], *, timer_resolution: float | None 
     Parameters
     ----------
     runs : iterable of RunResult
-    timer_resolution : float, optional
-        Clock resolution in seconds; measured now when omitted.
-    by_time : bool, default True
-        Whether runs are compared by time (enables the host, budget and timer checks).
+    timer_resolution, by_time
+        As in :func:`fairness_issues`.
     stacklevel : int, default 2
-        Passed to :func:`warnings.warn` (plus one for this function), so the warning points at
-        the caller's caller.
+        Of the warnings, counted from this function's caller (2: the caller's caller).
     shared_host_warned : bool, default False
-        The sweep that ran these runs warned already that they shared their host
-        (``ComparisonData.shared_host_warned``): that issue is left out of the warnings.
+        The sweep warned already that the runs shared their host: that issue is left out.
 
     Returns
     -------
     list of str
-        The messages warned about (empty when the comparison looks fair).
+        The messages warned about.
     """
     runs = list(runs)
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
@@ -297,17 +283,13 @@ def check_fairness(runs: Iterable[RunResult], *, timer_resolution: float | None 
 def warn_unfair(runs: Iterable[RunResult] | ComparisonData, *, by_time: bool = True,
                 timer_resolution: float | None = None, stacklevel: int = 2) -> list[str]:
     """:func:`check_fairness` of runs or of a comparison (whose sweep may have warned about its
-    shared-host runs already: ``ComparisonData.shared_host_warned``).
+    shared-host runs already).
 
     Parameters
     ----------
     runs : iterable of RunResult or ComparisonData
-    by_time : bool, default True
-    timer_resolution : float, optional
+    by_time, timer_resolution, stacklevel
         As in :func:`check_fairness`.
-    stacklevel : int, default 2
-        As in :func:`check_fairness`, counted from the caller of this function (2: the
-        caller's caller).
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 A *solver* is an (optimizer label, backend, device, dtype) combination; a *problem instance* is
 a (problem, problem spec, repetition) combination, so repetitions count as separate instances in
-profiles ("problems x repetitions").
+profiles ("problems x repetitions"), and so do runs of one problem on other data.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def spec_key(run: RunResult) -> str:
 
 
 def solver_key(run: RunResult) -> tuple[str, str, str, str]:
-    """``(optimizer label, backend, device, dtype)``: what a profile calls a solver.
+    """``(label, backend, device, dtype)``: what a profile calls a solver.
 
     Parameters
     ----------
@@ -40,16 +40,12 @@ def solver_key(run: RunResult) -> tuple[str, str, str, str]:
     Returns
     -------
     tuple of (str, str, str, str)
-        ``(run.label, run.backend, run.device, run.dtype)``.
     """
     return (run.label, run.backend, run.device, run.dtype)
 
 
 def instance_key(run: RunResult) -> tuple[str, str, int]:
-    """``(problem, problem spec, repetition)``: what a profile calls a problem.
-
-    Repetitions are separate instances ("problems x repetitions"); two runs of the same problem
-    and repetition on different data (another problem spec) are separate instances too.
+    """``(problem, spec_key, repeat)``: what a profile calls a problem instance.
 
     Parameters
     ----------
@@ -58,16 +54,13 @@ def instance_key(run: RunResult) -> tuple[str, str, int]:
     Returns
     -------
     tuple of (str, str, int)
-        Problem name, the problem spec as canonical JSON (sorted keys), repetition index.
     """
     return (run.problem, spec_key(run), int(run.repeat))
 
 
 def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], str]:
-    """Short display names of the solvers: the parts that vary among ``runs`` only.
-
-    The optimizer label is always kept; backend, device and dtype are added only when runs
-    differ in them (e.g. ``"gd / torch"`` when several backends ran).
+    """Short display names of the solvers: the label, plus the backend, device and dtype when
+    runs differ in them (``"gd / torch"``).
 
     Parameters
     ----------
@@ -76,20 +69,15 @@ def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], 
     Returns
     -------
     dict of (str, str, str, str) to str
-        :func:`solver_key` -> label, in order of first appearance.
+        :func:`solver_key` -> name, in order of first appearance.
     """
     keys = list(dict.fromkeys(solver_key(r) for r in runs))
-    vary = [len({k[i] for k in keys}) > 1 for i in range(4)]
-    vary[0] = True
-    out = {}
-    for k in keys:
-        parts = [k[i] for i in range(4) if vary[i]]
-        out[k] = " / ".join(parts)
-    return out
+    vary = [i == 0 or len({k[i] for k in keys}) > 1 for i in range(4)]
+    return {k: " / ".join(k[i] for i in range(4) if vary[i]) for k in keys}
 
 
 def group_runs(runs: Iterable[RunResult]) -> dict[tuple[str, ...], list[RunResult]]:
-    """The runs of each (problem, optimizer label, backend, device, dtype), in order.
+    """The runs of each :data:`GROUP_KEYS` combination, in order.
 
     Parameters
     ----------
@@ -98,12 +86,10 @@ def group_runs(runs: Iterable[RunResult]) -> dict[tuple[str, ...], list[RunResul
     Returns
     -------
     dict of tuple to list of RunResult
-        Keys in the order of :data:`GROUP_KEYS`.
     """
     groups: dict[tuple[str, ...], list[RunResult]] = {}
     for r in runs:
-        k = (r.problem, r.label, r.backend, r.device, r.dtype)
-        groups.setdefault(k, []).append(r)
+        groups.setdefault((r.problem, r.label, r.backend, r.device, r.dtype), []).append(r)
     return groups
 
 

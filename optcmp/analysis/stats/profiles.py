@@ -7,13 +7,10 @@ on each instance, so adding or removing a solver changes every other solver's cu
 References
 ----------
 E. D. Dolan and J. J. More, "Benchmarking optimization software with performance profiles",
-Math. Program. 91, 201-213, 2002.
-
-J. J. More and S. M. Wild, "Benchmarking derivative-free optimization algorithms",
-SIAM J. Optim. 20(1), 172-191, 2009.
-
-N. Hansen, A. Auger, D. Brockhoff, T. Tusar, "Anytime performance assessment in blackbox
-optimization benchmarking", IEEE Trans. Evol. Comput. 26(6), 2022 (COCO: runtime ECDFs).
+Math. Program. 91, 201-213, 2002. J. J. More and S. M. Wild, "Benchmarking derivative-free
+optimization algorithms", SIAM J. Optim. 20(1), 172-191, 2009. N. Hansen, A. Auger,
+D. Brockhoff, T. Tusar, "Anytime performance assessment in blackbox optimization
+benchmarking", IEEE Trans. Evol. Comput. 26(6), 2022 (COCO: runtime ECDFs).
 """
 
 from __future__ import annotations
@@ -47,22 +44,16 @@ class Profile:
     ----------
     kind : str
         ``"performance"``, ``"data"`` or ``"ecdf"``.
-    x : ndarray of float64, shape (m,)
-        Abscissae, increasing: performance ratio ``tau`` (>= 1), budget in ``metric`` units, or
-        runtime.
-    y : dict of str to ndarray of float64, shape (m,)
-        Fraction (0..1) of problems (or problem-target pairs) solved at each ``x``, per solver.
-    solvers : list of str
-        Solver labels, in order.
-    values : ndarray of float64, shape (n_problems, n_solvers)
-        The raw per-instance figures (ratios, costs or runtimes; ``inf`` = not solved). For an
-        ECDF: shape (n_runs_max * n_tols, n_solvers), padded with NaN.
-    problems : list of str
-        Instance labels (rows of ``values``).
-    metric : str
-        ``"time"``, ``"nit"``, ``"nfev"`` or ``"njev"``.
-    xlabel : str
-    note : str
+    x : ndarray, shape (m,)
+        Increasing abscissae: performance ratio ``tau``, budget in ``metric`` units, or runtime.
+    y : dict of str to ndarray, shape (m,)
+        Per solver, the fraction (0..1) of instances (or run-tolerance pairs) solved at ``x``.
+    solvers, problems : list of str
+        Solver labels, and instance labels (rows of ``values``).
+    values : ndarray, shape (n_problems, n_solvers)
+        Per-instance ratios, costs or runtimes (``inf``: not solved); an ECDF's are padded
+        with NaN.
+    metric, xlabel, note : str
     """
 
     kind: str
@@ -81,7 +72,6 @@ class Profile:
         Parameters
         ----------
         x : float
-            Abscissa in the profile's units (``tau``, budget, or runtime).
 
         Returns
         -------
@@ -96,9 +86,14 @@ class Profile:
         return out
 
 
-def _column(run: RunResult, metric: str) -> np.ndarray:
+def _first(run: RunResult, ok: np.ndarray, metric: str) -> float:
+    """The run's ``metric`` at the first trace row where ``ok`` holds; ``inf`` if none."""
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return math.inf
     tr = run.trace
-    return {"time": tr.time, "nit": tr.iteration, "nfev": tr.nfev, "njev": tr.njev}[metric]
+    column = {"time": tr.time, "nit": tr.iteration, "nfev": tr.nfev, "njev": tr.njev}[metric]
+    return float(column[idx[0]])
 
 
 def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
@@ -107,21 +102,13 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
     Parameters
     ----------
     run : RunResult
-        Needs ``fstar`` and a trace.
     tol : float
         Relative suboptimality ``(f - f*) / (f0 - f*)`` to reach.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
-        ``"nit"`` reads the trace's iterate index.
 
     Returns
     -------
     float
-        Seconds (or count) at the first trace row meeting the tolerance.
-
-    Raises
-    ------
-    ValueError
-        The run has no known optimum.
     """
     check_metric(metric)
     if run.fstar is None:
@@ -132,11 +119,7 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
         return math.inf
     gap0 = run.f0 - run.fstar
     with np.errstate(invalid="ignore"):
-        ok = (tr.fun - run.fstar) <= (tol * gap0 if gap0 > 0 else 0.0)
-    idx = np.flatnonzero(ok)
-    if idx.size == 0:
-        return math.inf
-    return float(_column(run, metric)[idx[0]])
+        return _first(run, (tr.fun - run.fstar) <= (tol * gap0 if gap0 > 0 else 0.0), metric)
 
 
 def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
@@ -145,13 +128,12 @@ def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
     Parameters
     ----------
     runs : sequence of RunResult
-        ``skipped`` runs are left out.
 
     Returns
     -------
     dict
-        :func:`~optcmp.analysis.stats.keys.instance_key` -> the smallest finite value over the
-        runs' traces and final ``fun`` (``inf`` when none is finite).
+        :func:`~optcmp.analysis.stats.keys.instance_key` -> the smallest finite value of the
+        traces, ``fun`` and ``f0`` (``inf`` when none is).
     """
     out: dict[tuple[str, str, int], float] = {}
     for r in ran(runs):
@@ -169,8 +151,7 @@ def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev")
     ----------
     run : RunResult
     tau : float
-        Tolerance in (0, 1): the run must achieve ``1 - tau`` of the best reduction
-        ``f0 - f_L``.
+        In (0, 1): the run must achieve ``1 - tau`` of the best reduction ``f0 - f_L``.
     f_low : float
         ``f_L``, the smallest value any solver obtained on the instance (:func:`best_found`).
     metric : {"time", "nit", "nfev", "njev"}, default "nfev"
@@ -178,26 +159,18 @@ def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev")
     Returns
     -------
     float
-        The run's ``metric`` at the first trace row passing the test; ``inf`` if none.
-
-    References
-    ----------
-    J. J. Moré and S. M. Wild, "Benchmarking derivative-free optimization algorithms", SIAM J.
-    Optim. 20(1), 172-191, 2009, eq. (2.2).
+        ``inf`` if no trace row passes (Moré and Wild 2009, eq. (2.2)).
     """
     check_metric(metric)
     tr = run.trace
     if len(tr) == 0 or not math.isfinite(f_low):
         return math.inf
     with np.errstate(invalid="ignore"):
-        ok = (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low)
-    idx = np.flatnonzero(ok)
-    if idx.size == 0:
-        return math.inf
-    return float(_column(run, metric)[idx[0]])
+        return _first(run, (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low), metric)
 
 
 def _check_tau(tau: float | None) -> float | None:
+    """``tau`` checked to be in (0, 1), or None."""
     if tau is None:
         return None
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 < tau < 1.0:
@@ -248,6 +221,7 @@ def _matrix(runs: Sequence[RunResult], cost: Callable[[RunResult], float],
 
 def _steps(M: np.ndarray, solvers: list[str], extra: Sequence[float] = ()) -> tuple[
         np.ndarray, dict[str, np.ndarray]]:
+    """The abscissae (every finite value and ``extra``) and each solver's step curve."""
     finite = M[np.isfinite(M)]
     x = np.unique(np.concatenate([finite, np.asarray(extra, dtype=np.float64)]))
     y = {}
@@ -258,48 +232,41 @@ def _steps(M: np.ndarray, solvers: list[str], extra: Sequence[float] = ()) -> tu
     return x, y
 
 
+def _start(runs: Runs, metric: str, warn: bool) -> list[RunResult]:
+    """The runs of a profile, its metric checked and the fairness warnings emitted."""
+    check_metric(metric)
+    if warn:
+        warn_unfair(runs, by_time=metric == "time", stacklevel=3)
+    return list(runs)
+
+
 def performance_profile(runs: Runs, *, metric: str = "time", tol: float | None = None,
                         warn: bool = True, tau: float | None = None) -> Profile:
     """Dolan-More performance profile over problem instances (problems x repetitions).
 
-    For instance ``p`` and solver ``s`` with cost ``t[p, s]`` (``inf`` if not solved), the
-    ratio is ``r[p, s] = t[p, s] / min_s t[p, s]`` and the profile is
-    ``rho_s(tau) = |{p : r[p, s] <= tau}| / |P|``. An instance no solver solves counts in
-    ``|P|`` with ratio ``inf`` for everyone. The curve depends on the set of solvers: adding a
-    faster one lowers everyone else's.
+    ``rho_s(tau) = |{p : t[p, s] / min_s t[p, s] <= tau}| / |P|`` for the cost ``t[p, s]`` of
+    solver ``s`` on instance ``p`` (``inf`` if not solved; an instance no solver solves still
+    counts in ``|P|``).
 
     Parameters
     ----------
     runs : sequence of RunResult or ComparisonData
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     tol : float, optional
-        Relative suboptimality to reach, read from the traces (:func:`first_hit`); default the
-        runs' own target (``*_to_target``).
+        Relative suboptimality to reach on the traces (:func:`first_hit`); default the runs'
+        own target.
     warn : bool, default True
         Emit fairness warnings.
     tau : float, optional
-        Use Moré and Wild's convergence test instead: solved once
-        ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
-        instance (:func:`first_solved`); for problem sets without known optima.
+        Use Moré and Wild's test instead (:func:`first_solved`), for problems without a
+        known optimum.
 
     Returns
     -------
     Profile
         ``x`` holds ``tau`` (1 and every finite ratio); ``values`` the ratios.
-
-    Raises
-    ------
-    ValueError
-        No run to profile.
-
-    References
-    ----------
-    E. D. Dolan and J. J. More, Math. Program. 91, 201-213, 2002.
     """
-    check_metric(metric)
-    if warn:
-        warn_unfair(runs, by_time=metric == "time", stacklevel=2)
-    runs = list(runs)
+    runs = _start(runs, metric, warn)
     T, solvers, plabels = _matrix(runs, _cost(runs, metric, tol, _check_tau(tau)), warn)
     best = T.min(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -320,14 +287,8 @@ def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
                  tau: float | None = None) -> Profile:
     """More-Wild data profile: fraction of instances solved within a budget of evaluations.
 
-    ``d_s(alpha) = |{p : t[p, s] / c_p <= alpha}| / |P|`` where ``t[p, s]`` is the number of
-    gradient evaluations (``metric="njev"``) solver ``s`` needed on instance ``p`` and
-    ``c_p = 1``, or ``n_params + 1`` with ``per_dimension=True`` (More and Wild's "simplex
-    gradients": with ``metric="nfev"`` the budget is counted in groups of ``n + 1`` function
-    evaluations). The convergence test is the runs' own target, the relative suboptimality
-    ``tol`` against the known ``f*``, or with ``tau`` More and Wild's own test
-    ``f0 - f >= (1 - tau) (f0 - f_L)``, ``f_L`` the best value any solver found on the
-    instance.
+    ``d_s(alpha) = |{p : t[p, s] / c_p <= alpha}| / |P|``, ``c_p = 1``, or ``n_params + 1``
+    with ``per_dimension=True`` (More and Wild's "simplex gradients" for ``metric="nfev"``).
 
     Parameters
     ----------
@@ -338,29 +299,16 @@ def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
     per_dimension : bool, default False
         Divide by ``n_params + 1``.
     warn : bool, default True
-        Emit fairness warnings (:func:`~optcmp.analysis.stats.fairness.check_fairness`).
+        Emit fairness warnings.
     tau : float, optional
-        Moré and Wild's tolerance in (0, 1) (see :func:`first_solved`).
+        Use Moré and Wild's test instead (:func:`first_solved`).
 
     Returns
     -------
     Profile
-        ``x`` holds the budgets (0 and every finite cost); ``values`` the costs, shape
-        (n_instances, n_solvers), ``inf`` = not solved.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``metric``, no run to profile, or ``tol`` given and a run lacks ``f*``.
-
-    References
-    ----------
-    J. J. More and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009.
+        ``x`` holds the budgets (0 and every finite cost); ``values`` the costs.
     """
-    check_metric(metric)
-    if warn:
-        warn_unfair(runs, by_time=metric == "time", stacklevel=2)
-    runs = list(runs)
+    runs = _start(runs, metric, warn)
     base = _cost(runs, metric, tol, _check_tau(tau))
 
     def cost(r: RunResult) -> float:
@@ -381,10 +329,8 @@ def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
                  metric: str = "time", warn: bool = True) -> Profile:
     """COCO-style ECDF of runtimes over (run, tolerance) pairs, from the traces.
 
-    For each solver, every run and every tolerance in ``tols`` gives one runtime: where the
-    trace first reaches that relative suboptimality (:func:`first_hit`, ``inf`` if never). The
-    ECDF at ``t`` is the fraction of those pairs with runtime ``<= t``; repetitions are pooled
-    (no simulated restarts).
+    Each run and tolerance gives one runtime (:func:`first_hit`); repetitions are pooled (no
+    simulated restarts).
 
     Parameters
     ----------
@@ -393,23 +339,13 @@ def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
     tols : sequence of float, default 1e-1 ... 1e-8
         Relative suboptimality targets.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
-        Seconds, iterations, function or gradient evaluations.
     warn : bool, default True
-        Emit fairness warnings (:func:`~optcmp.analysis.stats.fairness.check_fairness`).
+        Emit fairness warnings.
 
     Returns
     -------
     Profile
-        ``values`` has one column per solver: its runtimes (``inf`` unsolved, NaN padding).
-
-    Raises
-    ------
-    ValueError
-        Empty ``tols``, a non-positive tolerance, or runs without a known optimum.
-
-    References
-    ----------
-    N. Hansen, A. Auger, D. Brockhoff, T. Tusar, IEEE Trans. Evol. Comput. 26(6), 2022.
+        One column of ``values`` per solver: its runtimes (``inf`` unsolved, NaN padding).
     """
     check_metric(metric)
     tols = [float(t) for t in tols]

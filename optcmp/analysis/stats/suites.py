@@ -1,11 +1,5 @@
 """Profiles over a problem set (a suite) as text: Moré-Wild data profile and Dolan-Moré
-performance profile at a few budgets and ratios.
-
-References
-----------
-J. J. Moré and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009; E. D. Dolan and J. J. Moré,
-Math. Program. 91, 201-213, 2002.
-"""
+performance profile (:mod:`optcmp.analysis.stats.profiles`) at a few budgets and ratios."""
 
 from __future__ import annotations
 
@@ -22,34 +16,20 @@ PROFILE_RATIOS = (1.0, 2.0, 4.0, 16.0)
 
 
 def suite_profile_table(runs: Sequence[RunResult], *, tau: float = 1e-3) -> str:
-    """Moré-Wild data profile and Dolan-Moré performance profile over a suite, as text.
-
-    Both use Moré and Wild's convergence test with ``tau``
-    (:func:`~optcmp.analysis.stats.profiles.first_solved`) and count function evaluations;
-    the data profile's budget is in simplex gradients (``n + 1`` function evaluations).
+    """Moré-Wild data profile and Dolan-Moré performance profile over a suite, as text, both
+    in function evaluations to Moré and Wild's test
+    (:func:`~optcmp.analysis.stats.profiles.first_solved`).
 
     Parameters
     ----------
     runs : sequence of RunResult
-        Runs over several problems.
     tau : float, default 1e-3
 
     Returns
     -------
     str
-        One line per solver: the fraction of problems solved within 1, 10, 100 and 1000
-        simplex gradients, and the fraction within a factor 1, 2, 4 and 16 of the fewest
-        evaluations any solver needed.
-
-    Raises
-    ------
-    ValueError
-        No run to profile, or a bad ``tau``.
-
-    References
-    ----------
-    J. J. Moré and S. M. Wild, SIAM J. Optim. 20(1), 172-191, 2009; E. D. Dolan and J. J. Moré,
-    Math. Program. 91, 201-213, 2002.
+        Per solver, the fraction of problems solved within :data:`PROFILE_BUDGETS` simplex
+        gradients and within :data:`PROFILE_RATIOS` times the fewest evaluations.
     """
     data = data_profile(runs, metric="nfev", per_dimension=True, tau=tau, warn=False)
     perf = performance_profile(runs, metric="nfev", tau=tau, warn=False)

@@ -1,15 +1,12 @@
 """The summary over repetitions: per solver and problem, the success rate, the censored median
-time-to-target with a bootstrap CI, medians of iterations and evaluations, and COCO's aRT.
-
-References
-----------
-B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
-N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+time-to-target with a bootstrap CI (:mod:`~optcmp.analysis.stats.bootstrap`), medians of
+iterations and evaluations, and COCO's aRT (:func:`~optcmp.analysis.stats.censor.average_runtime`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,8 +30,7 @@ def median_cpu_time(runs: Sequence[RunResult]) -> float:
     Returns
     -------
     float
-        NaN (unknown) when a run that reached the target has no CPU time recorded (results
-        saved before CPU time was measured), never ``inf`` for that; NaN without runs.
+        NaN without runs, or when a run that reached the target recorded no CPU time.
     """
     vals = []
     for r in runs:
@@ -48,13 +44,12 @@ def median_cpu_time(runs: Sequence[RunResult]) -> float:
 
 
 def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) -> dict[str, Any]:
+    """The summary row of one group of runs."""
     prob, label, backend, device, dtype = key
     used = ran(group)
     times = [to_target(r, "time") for r in used]
     ci = median_ci(times, **ci_kw)
-    statuses: dict[str, int] = {}
-    for r in group:
-        statuses[r.status] = statuses.get(r.status, 0) + 1
+    statuses = Counter(r.status for r in group)
     succ = sum(1 for t in times if math.isfinite(t))
     return {
         "problem": prob, "optimizer": label, "backend": backend, "device": device,
@@ -62,9 +57,8 @@ def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) ->
         "successes": succ, "success_rate": succ / len(used) if used else math.nan,
         "median_time": ci.median, "ci_low": ci.low, "ci_high": ci.high,
         "ci_level": ci.level, "ci_method": ci.method,
-        "median_nit": censored_median([to_target(r, "nit") for r in used]),
-        "median_nfev": censored_median([to_target(r, "nfev") for r in used]),
-        "median_njev": censored_median([to_target(r, "njev") for r in used]),
+        **{f"median_{m}": censored_median([to_target(r, m) for r in used])
+           for m in ("nit", "nfev", "njev")},
         "art": average_runtime(used, "time") if used else math.nan,
         "art_njev": average_runtime(used, "njev") if used else math.nan,
         "statuses": ", ".join(f"{k}:{v}" for k, v in statuses.items()),
@@ -81,16 +75,11 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     Parameters
     ----------
     runs : sequence of RunResult
-    confidence_level : float, default 0.95
-        Level of the bootstrap interval of the median time-to-target.
-    method : {"percentile", "BCa"}, default "percentile"
-        Bootstrap interval (see :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
-    n_resamples : int, default 9999
-    seed : int, default 0
-        Seed of the bootstrap.
+    confidence_level, method, n_resamples, seed
+        Of the bootstrap interval of the median time-to-target
+        (:func:`~optcmp.analysis.stats.bootstrap.median_ci`).
     warn : bool, default True
-        Emit :class:`~optcmp.analysis.stats.fairness.UnfairComparisonWarning` for
-        :func:`~optcmp.analysis.stats.fairness.fairness_issues`.
+        Emit the :func:`~optcmp.analysis.stats.fairness.check_fairness` warnings.
     timer_resolution : float, optional
         Seconds; see :func:`~optcmp.analysis.stats.fairness.fairness_issues`.
 
@@ -98,23 +87,11 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     -------
     list of dict
         Keys: ``problem, optimizer, backend, device, dtype`` (the group), ``runs`` (not
-        skipped), ``skipped``, ``successes``, ``success_rate`` (0..1), ``median_time``,
-        ``ci_low``, ``ci_high`` (seconds; ``inf`` = censored/unbounded, NaN = undefined),
-        ``ci_level``, ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (to
-        target, censored), ``art`` (aRT in seconds), ``art_njev`` (aRT in gradient
-        evaluations), ``statuses`` (e.g. ``"converged:3, max_iter:2"``), ``median_cpu_time``
-        (:func:`median_cpu_time`) and ``contended`` (how many runs were).
-
-    Raises
-    ------
-    ValueError
-        Bad ``method`` or ``confidence_level`` (see
-        :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
-
-    References
-    ----------
-    B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", 1993 (the CI);
-    N. Hansen et al., "COCO: performance assessment", arXiv:1605.03560, 2016 (aRT).
+        skipped), ``skipped``, ``successes``, ``success_rate``, ``median_time``, ``ci_low``,
+        ``ci_high`` (seconds; ``inf`` = censored/unbounded, NaN = undefined), ``ci_level``,
+        ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (censored), ``art``
+        and ``art_njev`` (aRT in seconds, in gradient evaluations), ``statuses``
+        (``"converged:3, max_iter:2"``), ``median_cpu_time`` and ``contended`` (a count).
     """
     if warn:
         check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
@@ -129,13 +106,12 @@ def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
     Parameters
     ----------
     rows : sequence of dict
-        Rows of :func:`summarize` (their ``ci_method`` key).
+        Rows of :func:`summarize`.
 
     Returns
     -------
     str
-        E.g. ``"percentile"`` or ``"BCa, percentile"`` (``"none"`` entries, for groups of fewer
-        than two runs or all-equal values, are left out).
+        E.g. ``"BCa, percentile"``.
     """
     used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
     return ", ".join(used) or "percentile"
@@ -148,12 +124,8 @@ def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
-
-    Columns: problem, optimizer, backend (``/device`` when not the CPU), dtype, successes/runs,
-    median time-to-target, its bootstrap CI, median iterations, nfev and njev to target, and
-    aRT; a closing line explains censoring and aRT. Times are shown with a unit (``us``,
-    ``ms``, ``s``); ``inf`` marks an unbounded interval, ``not reached`` a censored median.
+    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target, with a
+    closing line on censoring and aRT.
 
     Parameters
     ----------
@@ -197,36 +169,23 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
 def summary(comp: ComparisonData, *, as_frame: bool | None = None,
             confidence_level: float = 0.95, method: str = "percentile", n_resamples: int = 9999,
             seed: int = 0, warn: bool = True, stacklevel: int = 2) -> Any:
-    """:func:`summarize` of a comparison's runs, as a DataFrame when pandas is installed.
-
-    The timer resolution of the fairness checks is the one recorded in
-    ``comp.environment``; a shared-host warning the sweep emitted already is not repeated
-    (``comp.shared_host_warned``).
+    """:func:`summarize` of a comparison's runs, with its recorded timer resolution (a
+    shared-host warning the sweep emitted already is not repeated).
 
     Parameters
     ----------
     comp : ComparisonData
     as_frame : bool, optional
         True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
-        None (default): a DataFrame when pandas is installed, else a list of dicts.
+        None (default): a DataFrame when pandas is installed.
     confidence_level, method, n_resamples, seed, warn
         As in :func:`summarize`.
     stacklevel : int, default 2
-        As in :func:`~optcmp.analysis.stats.fairness.check_fairness`: the warnings point at
-        the caller's caller (the :class:`optcmp.Comparison` method).
+        Of the warnings (2: the caller's caller, the :class:`optcmp.Comparison` method).
 
     Returns
     -------
     pandas.DataFrame or list of dict
-        The rows of :func:`summarize`.
-
-    Raises
-    ------
-    ImportError
-        ``as_frame=True`` without pandas.
-    ValueError
-        Bad ``method`` or ``confidence_level`` (see
-        :func:`~optcmp.analysis.stats.bootstrap.median_ci`).
     """
     resolution = comp.timer_resolution
     if warn:
@@ -247,22 +206,18 @@ def summary(comp: ComparisonData, *, as_frame: bool | None = None,
 
 
 def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
-    """:func:`summary` of a comparison as fixed-width text (:func:`format_summary`).
-
-    A comparison over a set of problems (a suite: ``comp.problem_set``) gets the profiles
-    over them after the table (:func:`~optcmp.analysis.stats.suites.suite_profile_table`).
+    """:func:`format_summary` of :func:`summary`; a suite's gets the profiles over its
+    problems after the table (:func:`~optcmp.analysis.stats.suites.suite_profile_table`).
 
     Parameters
     ----------
     comp : ComparisonData
     **kwargs
-        Passed to :func:`summary` (``confidence_level``, ``method``, ``n_resamples``,
-        ``seed``, ``warn``); its warnings point at this function's caller.
+        Passed to :func:`summary`; its warnings point at this function's caller.
 
     Returns
     -------
     str
-        One line per solver with the median time-to-target and its confidence interval.
     """
     above = int(kwargs.pop("stacklevel", 2))  # of the caller of this function's caller
     text = format_summary(summary(comp, as_frame=False, stacklevel=above + 1, **kwargs))
@@ -271,4 +226,5 @@ def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
     return text
 
 
-__all__ = ["by_median_time", "ci_methods", "format_summary", "median_cpu_time", "summarize", "summary", "summary_table"]
+__all__ = ["by_median_time", "ci_methods", "format_summary", "median_cpu_time", "summarize",
+           "summary", "summary_table"]

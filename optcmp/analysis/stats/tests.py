@@ -2,10 +2,9 @@
 
 References
 ----------
-H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947.
-
-A. Vargha and H. D. Delaney, "A critique and improvement of the CL common language effect size
-statistics of McGraw and Wong", J. Educ. Behav. Stat. 25(2), 101-132, 2000.
+H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947. A. Vargha and H. D. Delaney,
+"A critique and improvement of the CL common language effect size statistics of McGraw and
+Wong", J. Educ. Behav. Stat. 25(2), 101-132, 2000.
 """
 
 from __future__ import annotations
@@ -39,23 +38,19 @@ class PairwiseComparison:
         Runs compared (censored ones included, ranked last).
     median_a, median_b : float
         Censored medians (``metric`` units).
-    statistic : float
-        Mann-Whitney ``U`` of ``a``.
-    p_value : float
-        Two-sided p-value.
+    statistic, p_value : float
+        Mann-Whitney ``U`` of ``a``, and the two-sided p-value.
     a_faster : float
-        Vargha-Delaney ``A``: probability that a run of ``a`` reaches the target sooner than a
-        run of ``b`` (ties count half); 0.5 means no difference.
+        Vargha-Delaney ``A``: the probability that a run of ``a`` reaches the target sooner
+        than a run of ``b`` (ties count half); 0.5 means no difference.
     rank_biserial : float
-        ``2 A - 1`` in [-1, 1]; positive when ``a`` is faster.
+        ``2 A - 1``; positive when ``a`` is faster.
     magnitude : str
-        ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Vargha-Delaney thresholds
-        0.56, 0.64, 0.71 on ``max(A, 1 - A)``).
+        :func:`magnitude` of ``A``.
     significant : bool
         ``p_value < alpha`` and the effect is not negligible.
-    metric : str
-    message : str
-        One sentence saying what to conclude.
+    metric, message : str
+        The metric, and one sentence saying what to conclude.
     """
 
     a: str
@@ -80,7 +75,6 @@ def magnitude(a: float) -> str:
     Parameters
     ----------
     a : float
-        ``A`` in [0, 1].
 
     Returns
     -------
@@ -88,12 +82,9 @@ def magnitude(a: float) -> str:
         By ``max(A, 1 - A)``: below 0.56 negligible, 0.64 small, 0.71 medium, else large.
     """
     d = max(a, 1.0 - a)
-    if d < 0.56:
-        return "negligible"
-    if d < 0.64:
-        return "small"
-    if d < 0.71:
-        return "medium"
+    for limit, name in ((0.56, "negligible"), (0.64, "small"), (0.71, "medium")):
+        if d < limit:
+            return name
     return "large"
 
 
@@ -102,12 +93,12 @@ def _u_test(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
     every finite value (ranks are all the test needs)."""
     from scipy import stats
 
-    big = max(np.abs(np.concatenate([xa, xb])[np.isfinite(np.concatenate([xa, xb]))]).max(
-        initial=0.0) * 2 + 1, 1.0)
+    both = np.concatenate([xa, xb])
+    big = max(np.abs(both[np.isfinite(both)]).max(initial=0.0) * 2 + 1, 1.0)
     ra, rb = np.where(np.isinf(xa), big, xa), np.where(np.isinf(xb), big, xb)
-    if np.all(np.concatenate([ra, rb]) == ra[0]):
-        return len(ra) * len(rb) / 2.0, 1.0
     pooled = np.concatenate([ra, rb])
+    if np.all(pooled == ra[0]):
+        return len(ra) * len(rb) / 2.0, 1.0
     exact = np.unique(pooled).size == pooled.size and pooled.size <= 40
     res = stats.mannwhitneyu(ra, rb, alternative="two-sided",
                              method="exact" if exact else "asymptotic")
@@ -116,6 +107,7 @@ def _u_test(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
 
 def _message(labels: tuple[str, str], metric: str, medians: tuple[float, float], p: float,
              a_faster: float, mag: str, sig: bool, alpha: float, n: tuple[int, int]) -> str:
+    """The comparison's conclusion in one sentence."""
     def fm(v: float) -> str:
         return fmt.seconds(v) if metric == "time" else f"{fmt.count(v)} {metric}"
 
@@ -143,9 +135,8 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
                  warn: bool = True) -> PairwiseComparison:
     """Compare two solvers' time-to-target over repetitions (two-sided Mann-Whitney U test).
 
-    Censored runs rank behind every successful run (ties among themselves). The p-value is
-    exact without ties up to 40 runs in all, else the normal approximation with tie and
-    continuity corrections.
+    Censored runs rank behind every success. The p-value is exact without ties up to 40 runs in
+    all, else the normal approximation with tie and continuity corrections.
 
     Parameters
     ----------
@@ -162,16 +153,6 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
     Returns
     -------
     PairwiseComparison
-
-    Raises
-    ------
-    ValueError
-        A side has no (non-skipped) run, or ``alpha`` is not in (0, 1).
-
-    References
-    ----------
-    H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947; A. Vargha and
-    H. D. Delaney, J. Educ. Behav. Stat. 25(2), 2000.
     """
     check_metric(metric)
     if not 0 < alpha < 1:
@@ -216,11 +197,6 @@ def compare_optimizers(comp: ComparisonData, a: str | dict[str, Any], b: str | d
     -------
     PairwiseComparison
         Labelled with ``a`` and ``b`` (a dict's values joined by ``" / "``).
-
-    Raises
-    ------
-    ValueError
-        A side selects no run.
     """
     sides = []
     for side in (a, b):
