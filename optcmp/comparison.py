@@ -1,10 +1,8 @@
 """The user-facing :class:`Comparison`: the runs of a sweep with their tables, statistics, plots.
 
-``optcmp.compare`` returns one; ``Comparison.load`` reads one back from a JSON file or a run
-store. It is :class:`~optcmp.results.ComparisonData` (the data: runs, problem, optimum,
-settings, environment; selection, saving and loading) with a method for each analysis, each
-calling a function of :mod:`optcmp.analysis` imported when the method is called (so importing
-optcmp loads no analysis, no scipy submodule and no matplotlib).
+It is :class:`~optcmp.results.ComparisonData` with a method for each analysis, each calling a
+function of :mod:`optcmp.analysis` imported when the method is called (so importing optcmp
+loads no analysis, no scipy submodule and no matplotlib).
 """
 
 from __future__ import annotations
@@ -33,13 +31,7 @@ class Comparison(ComparisonData):
         return rows(self)
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`).
-
-        Raises
-        ------
-        ImportError
-            pandas is not installed (``pip install 'optcmp[pandas]'``).
-        """
+        """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`)."""
         from optcmp.analysis.tables import to_frame
 
         return to_frame(self)
@@ -102,13 +94,6 @@ class Comparison(ComparisonData):
         Returns
         -------
         list of FrameworkFactor
-
-        Examples
-        --------
-        >>> eq = optcmp.check_equivalence(problem, optcmp.gd(0.1), backends=("numpy", "torch"))
-        ... # doctest: +SKIP
-        >>> comp.framework_factors(equivalence=eq)[0].factor("torch")  # doctest: +SKIP
-        2.8
         """
         from optcmp.analysis.framework import framework_factors
 
@@ -138,8 +123,7 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         as_frame : bool, optional
-            True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
-            None (default): a DataFrame when pandas is installed, else a list of dicts.
+            A pandas DataFrame or a list of dicts (None: a DataFrame when pandas is installed).
         confidence_level, method, n_resamples, seed, warn
             As in :func:`optcmp.analysis.stats.summary.summarize`.
 
@@ -176,11 +160,6 @@ class Comparison(ComparisonData):
         Returns
         -------
         optcmp.analysis.stats.tests.PairwiseComparison
-
-        Raises
-        ------
-        ValueError
-            A side selects no run.
         """
         from optcmp.analysis.stats.tests import compare_optimizers
 

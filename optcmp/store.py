@@ -60,12 +60,7 @@ from optcmp._storefile import (
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured
-from optcmp.fingerprint import (
-    canonical_json,
-    problem_identity,
-    problem_inputs,
-    rule_inputs,
-)
+from optcmp.fingerprint import canonical_json, problem_identity, problem_inputs, rule_inputs
 from optcmp.results import RunResult
 
 
@@ -121,13 +116,6 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     -------
     str
         64 hexadecimal digits.
-
-    Raises
-    ------
-    ValueError
-        The stopping rule is not given, or a setting has a bad value.
-    TypeError
-        An unknown setting.
     """
     if config is None:
         settings = {"threads": None, **settings}

@@ -34,12 +34,7 @@ import numpy as np
 
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured, make_stopping
-from optcmp.optimizers.base import (
-    OptimizerSpec,
-    as_spec,
-    canonical_optimizer,
-    get_optimizer,
-)
+from optcmp.optimizers.base import OptimizerSpec, as_spec, canonical_optimizer, get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.stopping import Rule, default_stopping

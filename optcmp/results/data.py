@@ -242,11 +242,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        ValueError
-            ``comparisons`` is empty.
         """
         comps = list(comparisons)
         if not comps:
@@ -293,11 +288,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        ValueError
-            Not an optcmp comparison, or a newer format version.
         """
         parts = comparison_parts(d)
         try:
@@ -329,12 +319,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        ValueError
-            Not UTF-8, not valid JSON, not an optcmp comparison or store (the message starts
-            with the path), or a newer format version.
         """
         if is_store(path):
             return cls.from_store(path, stacklevel=3)
@@ -358,13 +342,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        StoreError
-            Not an optcmp store, or an empty one.
-        StoreMismatchError
-            Written in another store format version.
         """
         return cls.of(store_parts(path, stacklevel=stacklevel))
 

@@ -97,14 +97,11 @@ class Identity:
 
     Attributes
     ----------
-    problem, optimizer, label, backend : str
-        Problem name, optimizer name, the optimizer's label (its row in a table), backend.
-    device, dtype : str
-        Where and in which precision the backend computed.
-    impl, implementation : str
-        ``"reference"``, ``"native"`` or ``"scipy"``, and the code that ran, in words.
-    framework_version : str
-        Version of the backend's framework.
+    problem, optimizer, label, backend, device, dtype : str
+        What ran where; the label is the optimizer's row in a table.
+    impl, implementation, framework_version : str
+        ``"reference"``, ``"native"`` or ``"scipy"``, the code that ran in words, and the
+        framework's version.
     hyperparameters : dict
         Every hyperparameter as used (``"auto"`` values resolved).
     seed, repeat : int
@@ -116,7 +113,7 @@ class Identity:
     n_params, n_samples : int
         Size of the iterate and of the training data.
     implemented_by : Implementation or None
-        The code that ran, as data; derived from ``implementation`` for older files.
+        The code that ran, as data (derived from ``implementation`` for older files).
     """
 
     problem: str
@@ -144,24 +141,16 @@ class Outcome:
 
     Attributes
     ----------
-    x : ndarray of float64, shape (n_params,)
-        Final iterate.
-    fun : float
-        Objective at ``x``, re-evaluated in numpy float64 off the clock.
-    success : bool
-        Whether the target was reached.
-    status : str
-        One of :data:`STATUSES`.
-    message : str
-        Why the run stopped (and the error for ``failed`` runs).
+    x, fun : ndarray of float64, float
+        Final iterate, and its objective re-evaluated in numpy float64 off the clock.
+    success, status, message : bool, str, str
+        Whether the target was reached, one of :data:`STATUSES`, and why the run stopped.
     nit, nfev, njev : int
         Iterations, function and gradient evaluations spent in total.
     epochs : float or None
         Passes over the training data (minibatch runs).
-    f0 : float
-        Objective at the initial point (float64).
-    fstar : float or None
-        Known optimum ``f*``.
+    f0, fstar : float, float or None
+        Objective at the initial point (float64), and the known optimum ``f*``.
     target : str
         The target the run was stopped on, in words.
     metrics : dict of str to float
@@ -169,7 +158,7 @@ class Outcome:
     trace : Trace
         The observed iterates.
     bound : CensorBound or None
-        The bound a ``censored`` run was stopped on; None for every other run.
+        The bound a ``censored`` run was stopped on.
     """
 
     x: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -217,15 +206,10 @@ class Timing:
 
     Attributes
     ----------
-    time : float
-        Timed seconds (optimizer steps only).
-    warmup, setup : float
-        Wall seconds of untimed warm-up (tracing, compilation, first call) and of data
-        placement and setup.
-    wall : float
-        Wall seconds of the whole run, monitoring included.
-    cpu_time : float or None
-        Process CPU seconds over the timed steps.
+    time, cpu_time : float, float or None
+        Timed seconds of the optimizer steps, and their process CPU seconds.
+    warmup, setup, wall : float
+        Wall seconds of the untimed warm-up and setup, and of the whole run.
     load_start, load_end : float or None
         The host's 1-minute load average when the run started and ended.
     contended : bool
@@ -253,14 +237,11 @@ class Conditions:
 
     Attributes
     ----------
-    threads : int or None
-        CPU threads of the backend's compute pool during the run (BLAS for numpy).
-    host : str
-        Host name of the machine that ran it.
-    concurrency : int
-        Most optcmp runs active on that host at once while this run ran (itself included).
-    shared_host : bool
-        ``concurrency > 1``: the timings are not comparable with sequential ones.
+    threads, host : int or None, str
+        CPU threads of the backend's compute pool, and the machine's host name.
+    concurrency, shared_host : int, bool
+        Most optcmp runs active on that host at once while this run ran (itself included),
+        and whether that was more than 1 (timings not comparable with sequential ones).
     compiled : str
         How the timed step was compiled: ``"xla"``, ``"tf.function"``, ``"torch.compile"``,
         ``"eager"`` or ``"numpy"``; ``""`` when the run never started. Compiled and eager runs
@@ -287,10 +268,8 @@ class Conditions:
     pools : dict
         The thread pools the run computed with (:func:`~optcmp.threads.pools_seen`):
         ``{library: threads}``; ``{}`` when not read.
-    last_batch : int or None
-        Minibatch runs: rows of the last minibatch of an epoch; None for full-batch runs.
-    drop_last : bool or None
-        Minibatch runs: whether the short last minibatch is dropped; None for full-batch runs.
+    last_batch, drop_last : int or None, bool or None
+        Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
     """
 
     threads: int | None = None

@@ -1,11 +1,9 @@
 """One run's record: :class:`RunResult`, five frozen parts and the names read most, flat.
 
-A run is built once, when it has ended, and never changed: :meth:`RunResult.replace` returns a
-changed copy. Its parts (:mod:`optcmp.results.parts`) group the figures by what they are; the
-names users read most (scipy's names, the figures to the target, the clocks of the steps, what
-ran where) are typed read-only attributes reading their part, the rest are read from the part
-(``r.conditions.compiled``). The JSON layout of :meth:`RunResult.to_dict` is flat: every field
-of every part under its flat name (:data:`optcmp.results.parts.FLAT`).
+A run is built once, when it has ended, and never changed. Its parts group the figures by what
+they are; the names users read most are typed read-only attributes reading their part, the rest
+are read from the part (``r.conditions.compiled``). The JSON layout is flat: every field of
+every part under its flat name (:data:`optcmp.results.parts.FLAT`).
 """
 
 from __future__ import annotations
@@ -70,35 +68,21 @@ class _Flat(Generic[T]):
 class RunResult:
     """The outcome of one run (one optimizer on one backend with one seed), never changed.
 
-    Built from its flat names as in its JSON (``RunResult(problem=..., fun=...,
-    time_to_target=...)``) or from its parts (:meth:`from_parts`); :meth:`replace` returns a
-    changed copy. Field names follow :class:`scipy.optimize.OptimizeResult` where they exist.
+    Built from its flat names as in its JSON (``RunResult(problem=..., fun=...)``) or from its
+    parts (:meth:`from_parts`); :meth:`replace` returns a changed copy.
 
     Attributes
     ----------
-    x, fun, success, status, message, nit, nfev, njev
-        scipy's names: the final iterate, its float64 objective, whether the target was
-        reached, the status (one of :data:`STATUSES`) and why, iterations and evaluations.
+    identity, outcome, to_target, timing, conditions
+        Its parts (:mod:`optcmp.results.parts`), where every field is documented.
+    x, fun, success, status, message, nit, nfev, njev, f0, fstar, metrics, trace, bound
+        Read from :attr:`outcome` (scipy's names where they exist).
     time_to_target, cpu_time_to_target, nit_to_target, nfev_to_target, njev_to_target
-        What it spent until the target was known (None: not reached).
-    time, cpu_time, warmup_time, setup_time
-        Timed seconds of the optimizer steps, their CPU seconds, and the untimed warm-up and
-        setup.
-    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters, seed, repeat, problem_spec, threads
-        What ran where, with which settings.
-    f0, fstar, metrics, trace, bound
-        The objective at ``x0``, the known optimum, the metrics at ``x``, the observations, and
-        the typed bound of a ``censored`` run.
-    identity : Identity
-        What ran.
-    outcome : Outcome
-        Where it ended.
-    to_target : ToTarget
-        What it spent until the target was known.
-    timing : Timing
-        The clocks.
-    conditions : Conditions
-        How and where the timed steps ran.
+        Read from :attr:`to_target` (None: the target was not reached).
+    time, cpu_time, warmup_time, setup_time, threads
+        Read from :attr:`timing` and :attr:`conditions`.
+    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters
+        Read from :attr:`identity`, as are ``seed``, ``repeat`` and ``problem_spec``.
     """
 
     identity: Identity
@@ -249,13 +233,6 @@ class RunResult:
         Returns
         -------
         RunResult
-
-        Raises
-        ------
-        TypeError
-            An unknown name.
-        ValueError
-            An unknown status.
         """
         unknown = sorted(k for k in changes if k not in FIELDS and k not in PARTS)
         if unknown:
@@ -299,11 +276,6 @@ class RunResult:
         (:meth:`Implementation.from_text <optcmp.implementation.Implementation.from_text>`),
         and the ``bound`` of a censored run, read from its message
         (:meth:`CensorBound.from_message <optcmp.results.parts.CensorBound.from_message>`).
-
-        Raises
-        ------
-        ValueError
-            A field of the wrong type or an unknown status; the message names the field.
         """
         kw = {k: v for k, v in d.items() if k in FLAT}
         try:

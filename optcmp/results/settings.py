@@ -79,11 +79,6 @@ class Settings(dict[str, Any]):
         The keys and values (a copy is kept); :data:`KEYS` lists the known keys and their JSON
         types.
 
-    Raises
-    ------
-    ValueError
-        A known key with a value of another type, or a malformed relative-suboptimality rule.
-
     Examples
     --------
     >>> s = Settings({"repeats": 3, "stopping": {"rule": "RelativeSuboptimality", "tol": 1e-6}})
