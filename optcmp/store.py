@@ -291,7 +291,7 @@ class RunStore:
         """Release the lock and close the file (idempotent)."""
         if self._fh is not None:
             try:
-                _unlock(self._fh)
+                _lock(self._fh, None)
             finally:
                 self._fh.close()
                 self._fh = None
@@ -340,13 +340,18 @@ def stopped_by_callback(result: RunResult) -> bool:
 
 
 def _now() -> str:
+    """The time now, UTC, in ISO format (seconds)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _lock(fh: IO[bytes], path: str) -> None:
+def _lock(fh: IO[bytes], path: str | None) -> None:
+    """Take the store's advisory lock, or release it (``path`` None); no lock on Windows."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no advisory lock
+        return
+    if path is None:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         return
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -355,15 +360,8 @@ def _lock(fh: IO[bytes], path: str) -> None:
                                "or use another store path") from None
 
 
-def _unlock(fh: IO[bytes]) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return
-    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def _fsync_dir(path: str) -> None:
+    """Flush a directory's entries (a new file's name) to disk where the system allows it."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # pragma: no cover - e.g. Windows

@@ -269,7 +269,7 @@ def _defaults_spec(s: OptimizerSpec) -> OptimizerSpec:
 
 def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
                 target: Rule | None = None, max_time: float | None = None) -> Rule:
-    """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, within the budget."""
+    """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, in the budget."""
     if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
         limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
                                   "max_time": float(budget)}

@@ -254,7 +254,8 @@ class ComparisonData:
         settings = same("settings")
         if settings is None:
             settings = {"merged": [c.settings.to_dict() for c in comps]}
-        warned = all(c.shared_host_warned for c in comps if any(r.conditions.shared_host for r in c.runs))
+        warned = all(c.shared_host_warned for c in comps
+                     if any(r.conditions.shared_host for r in c.runs))
         return cls([r for c in comps for r in c.runs], same("problem"), same("optimum"),
                    settings, comps[0].environment,
                    verdict_runs=[r for c in comps for r in c.verdict_runs],

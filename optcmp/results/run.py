@@ -306,7 +306,8 @@ class RunResult:
     def __repr__(self) -> str:
         ttt = "-" if self.time_to_target is None else f"{self.time_to_target:.4g}s"
         return (f"RunResult({self.label} on {self.backend}/{self.device}/{self.dtype}, "
-                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
+                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, "
+                f"fun={self.fun:.6g})")
 
 
 __all__ = ["OMITTED_WHEN_EMPTY", "SECONDS", "RunResult"]
