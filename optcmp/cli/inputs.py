@@ -1,9 +1,5 @@
-"""What ``optcmp run`` and ``optcmp tune`` run: the problem, the optimizers and the target.
-
-The problem comes from ``--problem`` (with ``--rows`` and ``--seed``) or from a CSV file
-(``--csv``, ``--features``, ``--targets``, ``--delimiter``); ``--set OPTIMIZER.PARAM=VALUE``
-changes a hyperparameter of one optimizer; ``--tol`` or ``--target-loss`` gives the target.
-"""
+"""What ``optcmp run`` and ``optcmp tune`` run: the problem (``--problem`` or ``--csv``), the
+optimizers (with ``--set``) and the target (``--tol`` or ``--target-loss``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``optcmp report``: render a saved comparison (JSON or run store) as one offline HTML file.
-
-Optionally also exports the traces as long-format CSV/Parquet and the plots as files.
-"""
+"""``optcmp report``: render a saved comparison (JSON or run store) as one offline HTML file,
+and optionally export the traces (CSV/Parquet) and the plots."""
 
 from __future__ import annotations
 

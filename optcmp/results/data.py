@@ -1,6 +1,5 @@
 """The runs of a comparison as data: :class:`ComparisonData` (selection, per-problem views,
-saving and loading). The user-facing :class:`optcmp.Comparison` adds the tables, statistics
-and plots to it (:mod:`optcmp.comparison`)."""
+saving and loading); :class:`optcmp.Comparison` adds the analyses."""
 
 from __future__ import annotations
 
@@ -53,7 +52,7 @@ class ComparisonData:
     environment : dict, optional
         Versions and hardware (see :func:`optcmp.environment.environment`).
     verdict_runs : sequence of RunResult, optional
-        Runs behind the verdict beyond the table's: more repetitions of the two fastest entries
+        More repetitions of the two fastest entries behind the verdict
         (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
     shared_host_warned : bool, default False
         The sweep warned already that some runs shared their host: the statistics' fairness
@@ -222,8 +221,7 @@ class ComparisonData:
 
     @property
     def timer_resolution(self) -> float | None:
-        """Resolution in seconds of the clock the runs were timed with (from the environment),
-        or None when not recorded."""
+        """Resolution in seconds of the clock the runs were timed with, if recorded."""
         v = self.environment.get("timer_resolution")
         return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
@@ -263,8 +261,7 @@ class ComparisonData:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable dict of everything, traces included (``verdict_runs`` only when
-        there are some)."""
+        """JSON-serializable dict of everything, traces included."""
         out = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "problem": jsonable(self.problem), "optimum": jsonable(self.optimum),
