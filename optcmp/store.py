@@ -1,9 +1,8 @@
 """A resumable run store: one JSON line per finished run, safe against crashes and Ctrl-C.
 
-``compare(..., store="runs.jsonl")`` appends every finished run to the store as it finishes
-(written, flushed and ``fsync``-ed before the next run is reported), keyed by :func:`run_key`.
-Running the same sweep again with the same store reads finished keys back as results and runs
-only the others, so an interrupted sweep resumes where it stopped.
+``compare(..., store="runs.jsonl")`` appends every finished run to the store (flushed and
+``fsync``-ed before the next run is reported), keyed by :func:`run_key`; the same sweep run
+again reads finished keys back and runs only the others, so an interrupted sweep resumes.
 
 File layout (JSON Lines, UTF-8, one record per line)
 -----------------------------------------------------
@@ -106,8 +105,7 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     problem : Problem
     optimizer : OptimizerSpec
     config : RunConfig, optional
-        The run's settings, with its stopping rule resolved
-        (``config.replace(stopping=config.stopping_rule(problem))``).
+        The run's settings, with its stopping rule resolved.
     **settings
         :class:`~optcmp.engine.RunConfig` fields replacing those of ``config`` (without
         ``config``, ``threads`` defaults to None).

@@ -1,6 +1,5 @@
 """The settings of a comparison: :class:`Settings`, a typed read-only record that reads like the
-dict a sweep writes (``settings["stopping"]``, ``settings.get("store")``, ``"suite" in
-settings``) and gives that dict back unchanged (:meth:`Settings.to_dict`)."""
+dict a sweep writes, so that saved files and code written against that dict keep working."""
 
 from __future__ import annotations
 
@@ -67,11 +66,10 @@ class _Key(Generic[T]):
 class Settings(dict[str, Any]):
     """How a comparison was run: stopping rule, budgets, seeds, backends, store, suite.
 
-    A read-only dict of what the sweep wrote, key order included (unknown keys are kept; it
-    serializes with ``json.dumps`` like the dict it is), with a typed attribute per key the
-    sweep writes (``None`` when the key is absent) and the relative-suboptimality tolerance of
-    the stopping rule parsed once (:attr:`target_tol`). Changing it raises ``TypeError``:
-    :meth:`replace` and :meth:`drop` return changed copies.
+    A read-only dict of what the sweep wrote (unknown keys kept; ``json.dumps`` writes it),
+    with a typed attribute per key the sweep writes (``None`` when absent) and the stopping
+    rule's tolerance parsed once (:attr:`target_tol`); :meth:`replace` and :meth:`drop` return
+    changed copies.
 
     Parameters
     ----------
