@@ -1,7 +1,8 @@
 """File and JSON helpers shared by results, store, report and tuning (a leaf: stdlib and numpy).
 
-:func:`check_output_path` and :func:`write_text_atomic` are importable from
-:mod:`optcmp.results` too (their old home).
+Every file optcmp writes is checked before any work starts (:func:`check_output_path`) and
+written atomically (:func:`atomic_path`): a crash never leaves half a file, nor replaces a
+device, FIFO or socket.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 
 def jsonable(v: Any) -> Any:
+    """``v`` with numpy values as Python ones and keys as strings, for ``json.dumps``."""
     if isinstance(v, dict):
         return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -44,8 +46,7 @@ def json_kind(v: Any) -> str:
 
 
 def example_name(what: str) -> str:
-    """A file name for a message that asks for a file path instead of a directory, after
-    what is written (``"HTML report"`` -> ``report.html``)."""
+    """An example file name for ``what`` is written (``"HTML report"`` -> ``report.html``)."""
     w = what.lower()
     for key, name in (("csv", "runs.csv"), ("parquet", "runs.parquet"), ("store", "runs.jsonl"),
                       ("tuning result", "tuned.json"), ("report", "report.html"),
@@ -56,34 +57,8 @@ def example_name(what: str) -> str:
 
 
 def check_output_path(path: str | os.PathLike[str], *, what: str = "results") -> str:
-    """Check that a file can be written at ``path`` before any work is done.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file to write (it may exist: it is replaced).
-    what : str, default "results"
-        What will be written there (the example file name of the message follows it).
-
-    Returns
-    -------
-    str
-        ``path`` as a string.
-
-    Raises
-    ------
-    ValueError
-        ``path`` is empty.
-    IsADirectoryError
-        ``path`` is a directory.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    PermissionError
-        The directory (or the existing file) is not writable.
-    ValueError
-        ``path`` exists and is not a regular file (a device such as ``/dev/null``, a FIFO,
-        a socket): optcmp only replaces regular files.
-    """
+    """``path`` as a string, once a file of ``what`` can be written there (else the error
+    saying why: empty, a directory, no such directory, not writable, not a regular file)."""
     p = os.fspath(path)
     if not p:
         raise ValueError("the output path is empty")
@@ -126,37 +101,16 @@ def check_regular_file(path: str | os.PathLike[str], *, what: str = "file") -> N
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination; replaced atomically (``os.replace``) once the text is written.
-    text : str
-    what : str, default "file"
-        What is written, for messages.
-
-    Raises
-    ------
-    IsADirectoryError
-        ``path`` is a directory.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    OSError
-        Any other write error; the temporary file is removed first.
-    """
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_path`); ``what`` for
+    messages."""
     with atomic_path(path, what=what) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator[str]:
-    """A temporary path next to ``path``; on success it replaces ``path`` (``os.replace``).
-
-    Write the whole file to the yielded path: ``path`` then holds either its old contents or
-    the new ones, never a part (a crash, Ctrl-C or a full disk while writing leaves it as it
-    was, and the temporary file is removed).
-    """
+    """A temporary path next to ``path`` that replaces it once written: ``path`` holds its old
+    contents or the new ones, never a part (on any error the temporary file is removed)."""
     p = os.fspath(path)
     if os.path.isdir(p):
         raise IsADirectoryError(f"cannot save the {what} to {p}: it is a directory; give a file "
@@ -185,6 +139,7 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
 
 
 def _new_file_mode(path: str) -> int:
+    """The mode of the file at ``path``, else of a new file under the umask."""
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
@@ -194,11 +149,8 @@ def _new_file_mode(path: str) -> int:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation without swapping, or None if unknown.
-
-    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
-    ``/proc/meminfo`` (Linux), else free pages times the page size (``os.sysconf``).
-    """
+    """Bytes of memory available without swapping (psutil, else ``/proc/meminfo``, else
+    ``os.sysconf``), or None if unknown."""
     try:
         import psutil
 

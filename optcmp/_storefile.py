@@ -1,8 +1,7 @@
 """Reading the run store's file format (a leaf: stdlib and :mod:`optcmp._version` only).
 
-The layout and the safety rules are described in :mod:`optcmp.store`, which writes stores and
-re-exports the names below. :meth:`optcmp.results.ComparisonData.load` reads stores with this module
-without importing :mod:`optcmp.store`.
+The layout and the safety rules are described in :mod:`optcmp.store`, which writes stores;
+:meth:`optcmp.results.ComparisonData.load` reads them with this module without importing it.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from optcmp._version import __version__
@@ -48,15 +48,15 @@ class StoreLockedError(StoreError):
     __module__ = _PUBLIC_MODULE
 
 
+@dataclass
 class StoreContents(Generic[_T]):
     """Parsed store: header, sessions, runs by key (first wins), and the end of valid data."""
 
-    def __init__(self) -> None:
-        self.header: dict[str, Any] | None = None
-        self.sessions: list[dict[str, Any]] = []
-        self.runs: dict[str, _T] = {}
-        self.valid_end = 0  # byte offset after the last complete line
-        self.torn = False
+    header: dict[str, Any] | None = None
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    runs: dict[str, _T] = field(default_factory=dict)
+    valid_end: int = 0  # byte offset after the last complete line
+    torn: bool = False
 
 
 def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> StoreContents[_T]:
@@ -122,13 +122,13 @@ def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -
 
 
 def check_store_version(path: str, header: Mapping[str, Any]) -> None:
+    """Refuse a store written in another store format version."""
     v = header.get("store_version")
     if v != STORE_VERSION:
         raise StoreMismatchError(
             f"{path} was written by optcmp {header.get('optcmp', '?')} in store format version "
             f"{v}; this optcmp ({__version__}) uses store format version {STORE_VERSION} and "
             "does not mix runs into it. Use a new store path (or move the old file away).")
-
 
 
 __all__ = ["STORE_FORMAT", "STORE_VERSION", "StoreContents", "StoreError", "StoreLockedError",

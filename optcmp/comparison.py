@@ -1,10 +1,8 @@
 """The user-facing :class:`Comparison`: the runs of a sweep with their tables, statistics, plots.
 
-``optcmp.compare`` returns one; ``Comparison.load`` reads one back from a JSON file or a run
-store. It is :class:`~optcmp.results.ComparisonData` (the data: runs, problem, optimum,
-settings, environment; selection, saving and loading) with a method for each analysis, each
-calling a function of :mod:`optcmp.analysis` imported when the method is called (so importing
-optcmp loads no analysis, no scipy submodule and no matplotlib).
+It is :class:`~optcmp.results.ComparisonData` with a method for each analysis, each calling a
+function of :mod:`optcmp.analysis` imported when the method is called (so importing optcmp
+loads no analysis, no scipy submodule and no matplotlib).
 """
 
 from __future__ import annotations
@@ -19,30 +17,9 @@ from optcmp.results import ComparisonData
 class Comparison(ComparisonData):
     """A table of runs: the result of :func:`optcmp.compare`.
 
-    Parameters
-    ----------
-    runs : sequence of RunResult
-    problem : dict, optional
-        The problem's spec.
-    optimum : dict, optional
-        ``{"fun", "method", "time", "kind"}`` of the known optimum (the direct-solve floor).
-    settings : dict or Settings, optional
-        Stopping rule, budgets, seeds (:class:`~optcmp.results.Settings`).
-    environment : dict, optional
-        Versions and hardware (see :func:`optcmp.environment.environment`).
-    verdict_runs : sequence of RunResult, optional
-        Runs behind the verdict beyond the table's: more repetitions of the two fastest entries
-        (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
-    shared_host_warned : bool, default False
-        The sweep warned already that some runs shared their host (not repeated by the
-        statistics' fairness checks).
-
-    Notes
-    -----
-    :meth:`load`, :meth:`from_dict`, :meth:`from_store`, :meth:`concat`, :meth:`replace`,
-    :meth:`of` and :meth:`by_problem` give comparisons of this class;
-    ``Comparison.of(data)`` turns the :class:`~optcmp.results.ComparisonData` an analysis
-    got into one.
+    Built, loaded and changed as :class:`~optcmp.results.ComparisonData` (same parameters),
+    whose constructors give comparisons of this class; ``Comparison.of(data)`` turns the data
+    an analysis got into one.
     """
 
     # ------------------------------------------------------------------ tables
@@ -54,13 +31,7 @@ class Comparison(ComparisonData):
         return rows(self)
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`).
-
-        Raises
-        ------
-        ImportError
-            pandas is not installed (``pip install 'optcmp[pandas]'``).
-        """
+        """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`)."""
         from optcmp.analysis.tables import to_frame
 
         return to_frame(self)
@@ -69,12 +40,6 @@ class Comparison(ComparisonData):
               per_run: bool = False) -> str:
         """A readable fixed-width table sorted by time-to-target
         (:func:`optcmp.analysis.tables.table`).
-
-        Runs that reached the target come first (fastest first), then the runs that stopped
-        on a budget, divergence or callback (by timed seconds), then failed and skipped runs;
-        repetitions of one (optimizer, backend) make one row (median, interval, n). For
-        problems with a closed form, the direct solve time is shown as a floor row; a
-        comparison over several problems gets one table per problem.
 
         Parameters
         ----------
@@ -104,10 +69,7 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         equivalence : EquivalenceResult or list of them, optional
-            Results of :func:`optcmp.check_equivalence`: where one proves an optimizer's
-            trajectories identical on its backends (float64, verdict ``"equivalent"``), its
-            framework line compares the backends' time per iteration over the common
-            iterations (see :meth:`framework_factors`). Nothing is run.
+            Results of :func:`optcmp.check_equivalence`, as in :meth:`framework_factors`.
 
         Returns
         -------
@@ -125,22 +87,13 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         equivalence : EquivalenceResult or list of them, optional
-            Results of :func:`optcmp.check_equivalence` (nothing is run here). Where one
-            proves an optimizer's trajectories identical on its backends (float64, verdict
-            ``"equivalent"``, the runs' problem, hyperparameters and impls), the factor is the
-            median time per iteration over the iterations all its runs made (censored and
-            budget-ended runs included); otherwise the median time-to-target.
+            Results of :func:`optcmp.check_equivalence` (nothing is run here): where one
+            proves an optimizer's trajectories identical on its backends, the factor is the
+            median time per common iteration; otherwise the median time-to-target.
 
         Returns
         -------
         list of FrameworkFactor
-
-        Examples
-        --------
-        >>> eq = optcmp.check_equivalence(problem, optcmp.gd(0.1), backends=("numpy", "torch"))
-        ... # doctest: +SKIP
-        >>> comp.framework_factors(equivalence=eq)[0].factor("torch")  # doctest: +SKIP
-        2.8
         """
         from optcmp.analysis.framework import framework_factors
 
@@ -164,17 +117,13 @@ class Comparison(ComparisonData):
                 method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
                 warn: bool = True) -> Any:
         """Per (problem, optimizer, backend, device, dtype): success rate, median
-        time-to-target with a bootstrap CI, median iterations/nfev/njev to target, aRT.
-
-        See :func:`optcmp.analysis.stats.summary.summarize` for the columns and the treatment
-        of runs that missed the target (censored, never averaged); computed by
-        :func:`optcmp.analysis.stats.summary.summary`.
+        time-to-target with a bootstrap CI, median counts to target, aRT
+        (:func:`optcmp.analysis.stats.summary.summary`).
 
         Parameters
         ----------
         as_frame : bool, optional
-            True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
-            None (default): a DataFrame when pandas is installed, else a list of dicts.
+            A pandas DataFrame or a list of dicts (None: a DataFrame when pandas is installed).
         confidence_level, method, n_resamples, seed, warn
             As in :func:`optcmp.analysis.stats.summary.summarize`.
 
@@ -211,11 +160,6 @@ class Comparison(ComparisonData):
         Returns
         -------
         optcmp.analysis.stats.tests.PairwiseComparison
-
-        Raises
-        ------
-        ValueError
-            A side selects no run.
         """
         from optcmp.analysis.stats.tests import compare_optimizers
 

@@ -1,9 +1,8 @@
 """A resumable run store: one JSON line per finished run, safe against crashes and Ctrl-C.
 
-``compare(..., store="runs.jsonl")`` appends every finished run to the store as it finishes
-(written, flushed and ``fsync``-ed before the next run is reported), keyed by :func:`run_key`.
-Running the same sweep again with the same store reads finished keys back as results and runs
-only the others, so an interrupted sweep resumes where it stopped.
+``compare(..., store="runs.jsonl")`` appends every finished run to the store (flushed and
+``fsync``-ed before the next run is reported), keyed by :func:`run_key`; the same sweep run
+again reads finished keys back and runs only the others, so an interrupted sweep resumes.
 
 File layout (JSON Lines, UTF-8, one record per line)
 -----------------------------------------------------
@@ -15,31 +14,24 @@ File layout (JSON Lines, UTF-8, one record per line)
 
 Safety rules
 ------------
-* **Crash mid-write.** A torn last line (no newline, or not valid JSON) is ignored with a
-  warning and cut off before the next append; every complete line before it is kept. A bad line
-  elsewhere (it can only come from outside editing) is skipped with a warning naming it.
+* **Crash mid-write.** A torn last line is ignored with a warning and cut off before the next
+  append; a bad line elsewhere (outside editing) is skipped with a warning naming it.
 * **Ctrl-C.** Finished runs are already on disk; the run in progress is discarded;
   :class:`Interrupted` (a ``KeyboardInterrupt``) says how to resume: run the same command again.
-* **No silent mixing.** One store holds one problem (same spec and same data fingerprint) and
-  one store format version. Opening a store written for another problem or by another store
-  format version raises :class:`StoreMismatchError` (choose another path); a store written by
-  another optcmp *package* version with the same format is reused with a warning.
-* **One writer.** A sweep holds an advisory lock (``fcntl.flock``, POSIX) on its store; a second
-  sweep on the same file fails with :class:`StoreLockedError` instead of interleaving lines.
+* **No silent mixing.** One store holds one problem (spec and data fingerprint) and one store
+  format version, else :class:`StoreMismatchError`; a store written by another optcmp version
+  with the same format is reused with a warning.
+* **One writer.** A sweep holds an advisory lock (``fcntl.flock``) on its store; a second sweep
+  on the same file fails with :class:`StoreLockedError` instead of interleaving lines.
 
 What is stored and what is re-run
 ---------------------------------
-Every result :func:`optcmp.run` returns is stored, ``failed`` and ``diverged`` included
-(they are deterministic outcomes). Not stored, hence re-run on resume: ``skipped`` runs (backend
-not installed), runs a callback stopped (the callback is the user's code), runs lost with a
-worker process or an executor error, and runs discarded by Ctrl-C.
-
-What changes a run's result is in its key or refused: a store records the problem's
-:func:`~optcmp.fingerprint.problem_inputs` (the objective's code, the optimum, the constants) in
-its header, and a sweep whose problem differs in any of them is refused with
-:class:`StoreMismatchError` naming what changed; a store written before they were recorded is
-refused for a problem that has them (optcmp's own problems have none: their spec and data say
-everything, and their old stores resume).
+Every result :func:`optcmp.run` returns is stored, ``failed`` and ``diverged`` included (they
+are deterministic). Re-run on resume: ``skipped`` runs, runs a callback stopped (the callback is
+the user's code), runs lost with a worker or an executor error, and runs discarded by Ctrl-C.
+What changes a run's result is in its key (:func:`run_key`) or refused: the header records the
+problem's :func:`~optcmp.fingerprint.problem_inputs`, and a problem that differs in any of them
+is refused with :class:`StoreMismatchError` naming what changed.
 """
 
 from __future__ import annotations
@@ -67,12 +59,7 @@ from optcmp._storefile import (
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured
-from optcmp.fingerprint import (
-    canonical_json,
-    problem_identity,
-    problem_inputs,
-    rule_inputs,
-)
+from optcmp.fingerprint import canonical_json, problem_identity, problem_inputs, rule_inputs
 from optcmp.results import RunResult
 
 
@@ -85,7 +72,7 @@ class Interrupted(KeyboardInterrupt):
     comparison : Comparison
         The runs finished before the interruption (read back from the store included).
     store : str or None
-        Path of the store holding them, if any.
+        Path of the store holding them.
     done, total : int
         Finished runs and runs in the sweep.
     """
@@ -107,41 +94,26 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
 
     The key covers the problem spec and data fingerprint, the optimizer (name, every
-    hyperparameter, impl; not the display label), :data:`STORE_VERSION`, and the settings
-    whose :class:`~optcmp.engine.RunConfig` metadata says they define a run
-    (:meth:`RunConfig.key_fields`: backend, device, dtype, seed, the stopping rule's
-    ``to_dict()``, ``eval_every``, and ``threads``, ``execution``, ``gradient`` unless at their
-    defaults, so keys of stores written before those settings existed stay valid). Beyond
-    the spec it covers, when present, what else can change the run's result: the problem's
-    :func:`~optcmp.fingerprint.problem_inputs` (the objective's code, the optimum and the
-    constants a user gave, the code of a problem class written outside optcmp), the code of
-    stopping rules written outside optcmp. (A run its callback stopped is never stored, see
-    :meth:`RunStore.append`; any other run is the same with or without a callback.) It does not
-    depend on the process, the machine, the Python hash seed or the order of the sweep.
+    hyperparameter, impl; not the label), :data:`STORE_VERSION`, the settings that define a
+    run (:meth:`RunConfig.key_fields <optcmp.engine.RunConfig.key_fields>`) and, when present,
+    the problem's :func:`~optcmp.fingerprint.problem_inputs` and the code of stopping rules
+    written outside optcmp. It does not depend on the process, the machine, the Python hash
+    seed or the order of the sweep.
 
     Parameters
     ----------
     problem : Problem
     optimizer : OptimizerSpec
     config : RunConfig, optional
-        The run's settings, with its stopping rule resolved
-        (``config.replace(stopping=config.stopping_rule(problem))``).
+        The run's settings, with its stopping rule resolved.
     **settings
-        Settings replacing those of ``config`` (:class:`~optcmp.engine.RunConfig` fields, e.g.
-        ``backend="numpy", device=None, dtype="float64", seed=0, stopping=rule``). Without
-        ``config``, ``threads`` defaults to None (not part of the key).
+        :class:`~optcmp.engine.RunConfig` fields replacing those of ``config`` (without
+        ``config``, ``threads`` defaults to None).
 
     Returns
     -------
     str
         64 hexadecimal digits.
-
-    Raises
-    ------
-    ValueError
-        The stopping rule is not given, or a setting has a bad value.
-    TypeError
-        An unknown setting.
     """
     if config is None:
         settings = {"threads": None, **settings}
@@ -165,10 +137,8 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
 
 # ---------------------------------------------------------------------- reading
 def load_store(path: str | os.PathLike[str]) -> Comparison:
-    """Read a run store back as a :class:`~optcmp.results.ComparisonData`.
-
-    Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
-    from the last sweep that opened the store.
+    """Read a run store back as a :class:`~optcmp.Comparison`
+    (:meth:`ComparisonData.from_store <optcmp.results.ComparisonData.from_store>`).
 
     Parameters
     ----------
@@ -177,14 +147,6 @@ def load_store(path: str | os.PathLike[str]) -> Comparison:
     Returns
     -------
     Comparison
-
-    Raises
-    ------
-    FileNotFoundError
-    StoreError
-        Not an optcmp store, or an empty one.
-    StoreMismatchError
-        Written in another store format version.
     """
     return Comparison.from_store(path, stacklevel=3)
 
@@ -298,9 +260,8 @@ class RunStore:
     def append(self, key: str, result: RunResult) -> None:
         """Append one finished run: one line, flushed and fsync-ed before returning.
 
-        A run its callback stopped (``StopIteration``) is not stored: the callback is the
-        user's code, which the key does not cover, and may not stop the run next time; such a
-        run is run again on resume.
+        A run its callback stopped is not stored (the key does not cover the callback): it is
+        run again on resume.
 
         Parameters
         ----------
@@ -328,7 +289,7 @@ class RunStore:
         """Release the lock and close the file (idempotent)."""
         if self._fh is not None:
             try:
-                _unlock(self._fh)
+                _lock(self._fh, None)
             finally:
                 self._fh.close()
                 self._fh = None
@@ -377,13 +338,18 @@ def stopped_by_callback(result: RunResult) -> bool:
 
 
 def _now() -> str:
+    """The time now, UTC, in ISO format (seconds)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _lock(fh: IO[bytes], path: str) -> None:
+def _lock(fh: IO[bytes], path: str | None) -> None:
+    """Take the store's advisory lock, or release it (``path`` None); no lock on Windows."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no advisory lock
+        return
+    if path is None:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         return
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -392,15 +358,8 @@ def _lock(fh: IO[bytes], path: str) -> None:
                                "or use another store path") from None
 
 
-def _unlock(fh: IO[bytes]) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return
-    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def _fsync_dir(path: str) -> None:
+    """Flush a directory's entries (a new file's name) to disk where the system allows it."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # pragma: no cover - e.g. Windows

@@ -1,8 +1,6 @@
 """What :func:`optcmp.tune` found: :class:`TuneResult` (and its :class:`ConfigScore` rows),
-saved as JSON and read back as optimizer specs by :func:`load_specs`.
-
-``optcmp tune --out PATH`` saves one; ``optcmp run --tuned PATH`` runs its choices. Every name
-is importable from :mod:`optcmp.tuning` too.
+saved as JSON and read back as optimizer specs by :func:`load_specs` (``optcmp tune --out
+PATH``, then ``optcmp run --tuned PATH``).
 """
 
 from __future__ import annotations
@@ -36,30 +34,23 @@ class ConfigScore:
 
 @dataclass
 class TuneResult:
-    """What :func:`tune` found.
+    """What :func:`~optcmp.tuning.tune` found.
 
     Attributes
     ----------
     specs : list of OptimizerSpec
-        The chosen configuration of each optimizer, in the order given: pass them to
-        :func:`optcmp.compare` as they are.
+        The chosen configuration of each optimizer, in the order given.
     configs : list of ConfigScore
         Every configuration with its scores.
-    by : {"time", "iterations"}
-    budget : float
-        Seconds or iterations allowed to every run.
-    repeats : int
-    mode : {"grid", "defaults"}
+    by, budget, repeats, mode
+        As given to :func:`~optcmp.tuning.tune`.
     cost : dict
-        ``runs`` (in the sweep), ``executed`` (not read back from a store), ``timed`` (sum of
-        timed seconds), ``run_wall`` (sum of the runs' wall seconds) and ``elapsed`` (wall
-        seconds of the whole call).
+        ``runs``, ``executed`` (not read back from a store), ``timed`` and ``run_wall`` (sums
+        of the runs' seconds) and ``elapsed`` (wall seconds of the whole call).
     comparison : Comparison
         Every tuning run.
     settings : dict
-        The run settings every tuning run used (``backend``, ``device``, ``dtype``, ``seed``,
-        ``tol``, ``eval_every``, ...; JSON values): saved with the result, so a ``--tuned``
-        file says under which settings its choice was made.
+        The run settings every tuning run used, saved with the result.
     """
 
     specs: list[OptimizerSpec]
@@ -121,18 +112,16 @@ class TuneResult:
         return self.table()
 
     def curves(self, **options: Any) -> Any:
-        """The tuning-budget curves of this tuning (:func:`~optcmp.analysis.stats.budget_curves.budget_curves`).
+        """The tuning-budget curves of this tuning.
 
         Parameters
         ----------
         **options
-            ``ks``, ``replace``, ``level``, ``n_boot``, ``seed`` of ``budget_curves``.
+            Options of :func:`~optcmp.analysis.stats.budget_curves.budget_curves`.
 
         Returns
         -------
         BudgetCurves
-            ``.verdict()`` ("gd beats adam for K >= 16 trials; adam for K <= 8"),
-            ``.crossings()``, ``.table()``.
         """
         from optcmp.analysis.stats.budget_curves import budget_curves
 
@@ -140,8 +129,7 @@ class TuneResult:
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, images: str = "svg",
                 **options: Any) -> str:
-        """A page of the tuning: the budget curves (verdict, search spaces, plot, table) and
-        every configuration.
+        """A page of the tuning: the budget curves and every configuration.
 
         Parameters
         ----------
@@ -180,16 +168,11 @@ class TuneResult:
                 "cost": self.cost, "settings": dict(self.settings)}
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_dict` as JSON (read the specs back with :func:`load_specs`).
+        """Write :meth:`to_dict` as JSON, atomically (:func:`load_specs` reads the specs back).
 
-        Written through a temporary file next to ``path`` (removed on any error).
-
-        Raises
-        ------
-        IsADirectoryError
-            ``path`` is a directory.
-        FileNotFoundError
-            The directory of ``path`` does not exist.
+        Parameters
+        ----------
+        path : str or path-like
         """
         write_text_atomic(path, json.dumps(self.to_dict(), indent=1), what="tuning result")
 

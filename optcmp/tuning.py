@@ -3,29 +3,13 @@
 :func:`tune` runs each configuration of a grid to the target under one budget, ``repeats``
 times (seeds ``seed, seed + 1, ...``), scores every run by its time-to-target (``by="time"``,
 seconds) or its iterations-to-target (``by="iterations"``, deterministic), counts a run that does
-not reach the target (budget exhausted, diverged, failed) as the full budget, and picks the
-configuration with the smallest median score. The chosen settings come back as
-:class:`~optcmp.optimizers.OptimizerSpec` objects that feed :func:`optcmp.compare` directly, and
-the tuning cost (runs, timed and wall seconds) is reported, since a method that needs a large
-grid to work is more expensive than its best run suggests.
+not reach the target as the full budget, and picks the configuration with the smallest median
+score. The tuning cost is reported too, since a method that needs a large grid to work is more
+expensive than its best run suggests.
 
-Default grids
--------------
-Log-spaced, two points per decade (values rounded to 3 significant digits):
-
-============  ===================  ====================================
-optimizer     hyperparameter       values
-============  ===================  ====================================
-gd            learning_rate        1e-4 ... 10 (11 values)
-diag_newton   learning_rate        0.01 ... 10 (7 values)
-adadelta      learning_rate        1e-3 ... 10 (9 values)
-sgd           learning_rate        1e-5 ... 1 (11 values)
-lbfgs         history_size         3, 5, 10, 20, 50
-============  ===================  ====================================
-
-``mode="defaults"`` skips the grid and runs each optimizer once per repetition with its
-documented defaults (``optcmp list``), scored the same way: the baseline a tuned configuration
-has to beat.
+The default grids (:data:`DEFAULT_GRIDS`) are log-spaced, two points per decade (values rounded
+to 3 significant digits). ``mode="defaults"`` runs each optimizer with its documented defaults
+instead, scored the same way: the baseline a tuned configuration has to beat.
 
 Example
 -------
@@ -50,12 +34,7 @@ import numpy as np
 
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured, make_stopping
-from optcmp.optimizers.base import (
-    OptimizerSpec,
-    as_spec,
-    canonical_optimizer,
-    get_optimizer,
-)
+from optcmp.optimizers.base import OptimizerSpec, as_spec, canonical_optimizer, get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
 from optcmp.stopping import Rule, default_stopping
@@ -63,11 +42,12 @@ from optcmp.tune_result import ConfigScore, TuneResult
 
 
 def _log_grid(lo: int, hi: int, per_decade: int = 2) -> tuple[float, ...]:
+    """``10**lo .. 10**hi``, ``per_decade`` values a decade, to 3 significant digits."""
     n = (hi - lo) * per_decade + 1
     return tuple(float(f"{v:.3g}") for v in np.logspace(lo, hi, n))
 
 
-#: Default grid of each optimizer (see the module docstring).
+#: Default grid of each optimizer.
 DEFAULT_GRIDS: dict[str, dict[str, tuple[Any, ...]]] = {
     "gd": {"learning_rate": _log_grid(-4, 1)},
     "diag_newton": {"learning_rate": _log_grid(-2, 1)},
@@ -89,6 +69,7 @@ MODES = ("grid", "defaults")
 
 def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
                ) -> list[dict[str, Sequence[Any]]]:
+    """The checked grid of each optimizer: ``grid``, its entry for it, or its default."""
     per_opt: dict[str, Mapping[str, Any]] | None = None
     if grid is not None:
         if not isinstance(grid, Mapping) or not grid:
@@ -126,6 +107,7 @@ def _grids_for(specs: list[OptimizerSpec], grid: Mapping[str, Any] | None
 
 
 def _final_gap(runs: Sequence[RunResult]) -> float:
+    """Median final relative suboptimality (objective without an optimum), the tie-break."""
     vals = []
     for r in runs:
         g = r.relative_suboptimality if r.fstar is not None else r.fun
@@ -146,47 +128,33 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     optimizer : OptimizerSpec, factory, str, or a sequence of them
         Hyperparameters not in the grid keep the values of the given spec.
     grid : dict, optional
-        ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product of the lists is tried),
-        or ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
+        ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product is tried), or
+        ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
     budget : float, optional
         Per run: timed seconds (``by="time"``, default 10, with a 10,000-iteration cap) or
         iterations (``by="iterations"``, default 10,000). A miss scores the budget.
     by : {"time", "iterations"}, default "time"
-        Score: time-to-target in seconds, or iterations-to-target (deterministic, independent
-        of the machine's load).
+        Score: time-to-target in seconds, or iterations-to-target (deterministic).
     repeats : int, default 3
         Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
     mode : {"grid", "defaults"}, default "grid"
-        ``"defaults"`` runs each optimizer with its documented defaults (``grid`` must be None).
+        ``"defaults"`` runs each optimizer with its documented defaults (no ``grid``).
     target : Rule, optional
-        Target rule replacing ``tol`` (e.g. ``optcmp.stopping.LossTarget(0.01)`` for a problem
-        without a known optimum); the budget and divergence detection are added to it.
+        Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``); the budget and divergence
+        detection are added to it.
     max_time : float, optional
-        With ``by="iterations"``, an extra cap in timed seconds per run (a run stopped by it
-        scores the budget); None (default): none.
+        With ``by="iterations"``, an extra cap in timed seconds per run.
     executor, store, progress
-        As in :func:`optcmp.compare` (resumable store, progress bar).
+        As in :func:`optcmp.compare`.
     config : RunConfig, optional
-        The settings of every run (:class:`~optcmp.engine.RunConfig`: ``backend``, ``device``,
-        ``dtype``, ``seed``, ``threads``, ``tol``: the target as in :func:`optcmp.make_stopping`,
-        ...), its budgets replaced by tune's (:func:`tuning_rule`).
+        The settings of every run, its budgets replaced by tune's (:func:`tuning_rule`).
     **overrides
-        Settings replacing those of ``config`` (``tol=``, ``backend=``, ``seed=``, ...), except
-        the budgets :data:`BUDGET_SETTINGS`.
+        Settings replacing those of ``config``, except :data:`BUDGET_SETTINGS`.
 
     Returns
     -------
     TuneResult
-        ``result.specs`` feed ``optcmp.compare(problem, result.specs)``; ``result.best`` is the
-        chosen spec; ``result.table()`` shows every configuration and the tuning cost.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``by`` or ``mode``, a bad budget, an empty grid or list, an invalid value in the
-        grid (named), a grid in ``"defaults"`` mode, a ``config`` with a stopping rule.
-    TypeError
-        A grid hyperparameter the optimizer does not have; a budget given as a setting.
+        ``result.specs`` feed ``optcmp.compare(problem, result.specs)``.
 
     Warns
     -----
@@ -244,11 +212,8 @@ def _tuning_config(config: RunConfig | None, overrides: Mapping[str, Any]) -> Ru
 _Config = tuple[int, OptimizerSpec, dict[str, Any]]
 
 
-def _check_inputs(
-    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec]
-    | Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]],
-    by: str, mode: str, budget: float | None, repeats: int,
-) -> tuple[float, list[OptimizerSpec]]:
+def _check_inputs(optimizer: Tunable, by: str, mode: str, budget: float | None, repeats: int
+                  ) -> tuple[float, list[OptimizerSpec]]:
     """Check ``by``, ``mode``, ``budget``, ``repeats``, ``optimizer`` in turn: budget and specs."""
     if by not in BY:
         raise ValueError(f"by must be one of {BY}, got {by!r}")
@@ -304,7 +269,7 @@ def _defaults_spec(s: OptimizerSpec) -> OptimizerSpec:
 
 def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
                 target: Rule | None = None, max_time: float | None = None) -> Rule:
-    """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, within the budget."""
+    """The stopping rule of every tuning run: ``target`` (checked) or ``tol``'s, in the budget."""
     if by == "time":  # the iteration cap keeps hopeless runs' stops machine-independent
         limits: dict[str, Any] = {"max_iter": DEFAULT_BUDGET["iterations"],
                                   "max_time": float(budget)}
@@ -318,15 +283,9 @@ def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
     return default_stopping(target=target, **limits)
 
 
-def _score(r: RunResult, by: str, budget: float) -> float:
-    """Seconds or iterations to the target of one run; the budget when it missed the target."""
-    reached = r.time_to_target if by == "time" else r.nit_to_target
-    return float(reached) if reached is not None else float(budget)
-
-
-def _reached(r: RunResult, by: str) -> bool:
-    """Whether a run reached the target (within the budget)."""
-    return (r.time_to_target if by == "time" else r.nit_to_target) is not None
+def _to_target(r: RunResult, by: str) -> float | None:
+    """Seconds or iterations a run spent to the target; None when it missed it."""
+    return r.time_to_target if by == "time" else r.nit_to_target
 
 
 def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: float,
@@ -336,12 +295,13 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
     scored: list[ConfigScore] = []
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
-        sc = [_score(r, by, budget) for r in runs]
+        reached = [_to_target(r, by) for r in runs]
+        sc = [float(budget if v is None else v) for v in reached]
         spent = float(sum((r.time if by == "time" else r.nit) for r in runs))
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
                                   sum(r.success for r in runs), [r.status for r in runs],
                                   final_gap=_final_gap(runs),
-                                  reached=[_reached(r, by) for r in runs], spent=spent))
+                                  reached=[v is not None for v in reached], spent=spent))
     return scored
 
 
@@ -405,4 +365,5 @@ def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]])
                           "extend the grid", stacklevel=4)
 
 
-__all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "tune", "tuning_rule"]
+__all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "tune",
+           "tuning_rule"]

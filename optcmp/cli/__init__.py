@@ -1,13 +1,9 @@
 """The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``, ``optcmp report``,
 ``optcmp tune``.
 
-One module per command (:mod:`optcmp.cli.run`, :mod:`optcmp.cli.listing`,
-:mod:`optcmp.cli.report`, :mod:`optcmp.cli.tune`); :mod:`optcmp.cli.settings` makes the run
-settings' flags from :class:`~optcmp.engine.RunConfig`'s field metadata and reads them back into
-one RunConfig, :mod:`optcmp.cli.inputs` the problem, optimizers and target options,
-:mod:`optcmp.cli.common` the argument types, the checks of a command's files, its errors,
-signals and output writing. Bad arguments print a one-line
-error and exit with status 2.
+One module per command; :mod:`optcmp.cli.settings` makes the run settings' flags from
+:class:`~optcmp.engine.RunConfig`'s field metadata, so that a new setting is one RunConfig field.
+Bad arguments print a one-line error and exit with status 2.
 """
 
 from __future__ import annotations
@@ -87,5 +83,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "DEFAULT_OPTIMIZERS", "EXIT_INTERRUPTED",
            "EXIT_TERMINATED", "MAIN_ROWS", "MAIN_TOL", "PROBLEM_OPTIONS", "SUBCOMMANDS",
-           "VERDICT_MAX_SECONDS", "VERDICT_REPEATS",
-           "CLIError", "Terminated", "build_parser", "main"]
+           "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "CLIError", "Terminated", "build_parser",
+           "main"]

@@ -110,8 +110,7 @@ def check_out(option: str, path: str | None) -> None:
 
 
 def check_store(path: str | None) -> None:
-    """Refuse a ``--store`` path that is empty, a directory, a device or a FIFO, or lies in a
-    missing directory."""
+    """Refuse a ``--store`` path that is empty, not a regular file, or in a missing directory."""
     if path is None:
         return
     if not path:
@@ -131,8 +130,7 @@ def check_store(path: str | None) -> None:
 
 
 def store_error(path: str | None, exc: OSError) -> CLIError:
-    """The one-line error of a run store that could not be opened, read or written: the
-    path, what the system said, and what a run store must be."""
+    """The one-line error of a run store that could not be opened, read or written."""
     if not path:
         return CLIError(str(exc))
     why = exc.strerror or str(exc)
@@ -158,12 +156,8 @@ def same_file(a: str, b: str) -> bool:
 
 def check_paths(outputs: Sequence[tuple[str, str | None]],
                 inputs: Sequence[tuple[str, str | None]] = ()) -> None:
-    """Refuse, before any work, an output path that names another output or any input.
-
-    Every output is compared with every later output and with every input (resolved, symlinks
-    followed, hard links too): ``--out data.csv`` with ``--csv data.csv``, ``--out`` equal to
-    ``--store``, ``report r.json -o r.json`` would each replace a file the user needs.
-    """
+    """Refuse, before any work, an output path that names another output or any input (e.g.
+    ``--out data.csv --csv data.csv``), symlinks and hard links included."""
     outs = [(o, p) for o, p in outputs if p]
     ins = [(o, p) for o, p in inputs if p]
     for i, (o, p) in enumerate(outs):
@@ -178,9 +172,8 @@ def check_paths(outputs: Sequence[tuple[str, str | None]],
 
 def check_files(outputs: Sequence[tuple[str, str | None]],
                 inputs: Sequence[tuple[str, str | None]] = (), store: str | None = None) -> None:
-    """Every check of a command's files before any work: each output writable
-    (:func:`check_out`), no output naming another output, the store or an input
-    (:func:`check_paths`), the store a usable file (:func:`check_store`)."""
+    """Every check of a command's files before any work (:func:`check_out`,
+    :func:`check_paths`, :func:`check_store`)."""
     for option, path in outputs:
         check_out(option, path)
     check_paths([*outputs, ("--store", store)], inputs)
@@ -189,14 +182,27 @@ def check_files(outputs: Sequence[tuple[str, str | None]],
 
 @contextlib.contextmanager
 def sweep_errors(store: str | None) -> Iterator[None]:
-    """A sweep's bad setting or value as a one-line :class:`CLIError`; a run store that cannot
-    be used as :func:`store_error` says (an interruption passes through)."""
+    """A sweep's bad setting or value, or an unusable store, as a one-line :class:`CLIError`."""
     try:
         yield
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
         raise store_error(store, exc) from None
+
+
+@contextlib.contextmanager
+def read_errors(prefix: str, path: str, directory: str) -> Iterator[None]:
+    """A file that cannot be read as a one-line :class:`CLIError` starting with ``prefix``;
+    ``directory`` follows ``"<path> is a directory"``."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise CLIError(f"{prefix}no such file: {path}") from None
+    except IsADirectoryError:
+        raise CLIError(f"{prefix}{path} is a directory{directory}") from None
+    except OSError as exc:
+        raise CLIError(f"{prefix}cannot read {path}: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager
@@ -218,6 +224,7 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    """Raise :class:`Terminated`, once."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
@@ -226,11 +233,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) while the command runs.
-
-    The sweep then keeps what finished, as on Ctrl-C; the previous handler comes back after.
-    Off the main thread (where handlers cannot be set) nothing changes.
-    """
+    """SIGTERM raises :class:`Terminated` while the command runs (off the main thread, where
+    handlers cannot be set, nothing changes)."""
     import signal
 
     try:
@@ -245,8 +249,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def exit_status(exc: BaseException) -> int:
-    """The exit status of an interruption: :data:`EXIT_TERMINATED` after SIGTERM, else
-    :data:`EXIT_INTERRUPTED`."""
+    """The exit status of an interruption (after SIGTERM or Ctrl-C)."""
     cause = exc if isinstance(exc, Terminated) else exc.__cause__ or exc.__context__
     return EXIT_TERMINATED if isinstance(cause, Terminated) else EXIT_INTERRUPTED
 
@@ -271,13 +274,11 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
 
 # ---------------------------------------------------------------------- outputs
 def forget_half_imports() -> list[str]:
-    """Drop from ``sys.modules`` the modules a signal left orphaned in the middle of an import.
+    """Drop from ``sys.modules`` the submodules whose package a signal removed mid-import.
 
-    A Ctrl-C or SIGTERM raised while a package is being imported (a lazy ``import scipy``
-    during a run) removes the module being executed from ``sys.modules`` but keeps its
-    already imported submodules, whose parent then lacks them (``Module 'scipy' has no
-    attribute '_lib'``). Forgetting every module whose parent package is gone lets the next
-    import (the report's) run the package again from the start.
+    Python forgets a package interrupted while it is imported but keeps its submodules, whose
+    parent then lacks them (``Module 'scipy' has no attribute '_lib'``); forgetting them too
+    lets the next import (the report's) run the package again from the start.
     """
     dropped: list[str] = []
     for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
@@ -289,10 +290,8 @@ def forget_half_imports() -> list[str]:
 
 
 def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> list[str]:
-    """Write ``--out`` (JSON) and ``--report`` (HTML); ``partial`` marks an interrupted sweep.
-
-    Both writers are atomic: an interruption while writing leaves the old file as it was.
-    """
+    """Write ``--out`` (JSON) and ``--report`` (HTML), atomically; ``partial`` marks an
+    interrupted sweep."""
     written = []
     title = None
     if partial:
@@ -314,8 +313,8 @@ def write_outputs(args: argparse.Namespace, comp: Any, partial: str = "") -> lis
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "INPUT_WHAT", "CLIError", "Parser",
-           "Terminated", "cannot_write", "check_files", "check_out", "check_paths", "check_store", "csv_list", "delimiter",
-           "store_error",
-           "exit_status", "finite_float", "forget_half_imports", "literal", "number",
-           "positive_float", "positive_int", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
-           "sweep_errors", "write_outputs"]
+           "Terminated", "cannot_write", "check_files", "check_out", "check_paths",
+           "check_store", "csv_list", "delimiter", "exit_status", "finite_float",
+           "forget_half_imports", "literal", "number", "positive_float", "positive_int",
+           "read_errors", "report_interrupted", "same_file", "set_arg", "sigterm_as_interrupt",
+           "store_error", "sweep_errors", "write_outputs"]

@@ -1,9 +1,5 @@
-"""What ``optcmp run`` and ``optcmp tune`` run: the problem, the optimizers and the target.
-
-The problem comes from ``--problem`` (with ``--rows`` and ``--seed``) or from a CSV file
-(``--csv``, ``--features``, ``--targets``, ``--delimiter``); ``--set OPTIMIZER.PARAM=VALUE``
-changes a hyperparameter of one optimizer; ``--tol`` or ``--target-loss`` gives the target.
-"""
+"""What ``optcmp run`` and ``optcmp tune`` run: the problem (``--problem`` or ``--csv``), the
+optimizers (with ``--set``) and the target (``--tol`` or ``--target-loss``)."""
 
 from __future__ import annotations
 
@@ -11,16 +7,14 @@ import argparse
 import inspect
 from typing import Any
 
-from optcmp.cli.common import CLIError, csv_list, delimiter
+from optcmp.cli.common import CLIError, csv_list, delimiter, read_errors
 
 #: Optimizers of the main job, in table order.
 DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
 
-#: What ``optcmp run --problem NAME`` runs where the main job's optimizers and budget give no
-#: answer: the optimizers (name, hyperparameters) and the iteration budget. FizzBuzz knows no
-#: Lipschitz constant (``gd``/``sgd`` need a step) and its plateau holds diagonal Newton and
-#: Adadelta for thousands of iterations: SGD at the mean-loss learning rate 2.56 (batch 64)
-#: reaches the loss target in about 18,000 steps, L-BFGS in a few hundred iterations.
+#: The optimizers (name, hyperparameters) and iteration budget of ``optcmp run --problem NAME``
+#: where the main job's give no answer. FizzBuzz knows no Lipschitz constant (``gd``/``sgd``
+#: need a step) and its plateau holds diagonal Newton and Adadelta for thousands of iterations.
 PROBLEM_DEFAULTS: dict[str, tuple[tuple[tuple[str, dict[str, Any]], ...], int]] = {
     "fizzbuzz": ((("sgd", {"learning_rate": 2.56}), ("lbfgs", {})), 30_000),
 }
@@ -109,14 +103,9 @@ def _csv_problem(args: argparse.Namespace) -> Any:
         targets = targets[0]
     path = args.csv
     try:
-        return LinearRegression.from_csv(path, features=args.features, targets=targets,
-                                         delimiter=args.delimiter or ",")
-    except FileNotFoundError:
-        raise CLIError(f"--csv: no such file: {path}") from None
-    except IsADirectoryError:
-        raise CLIError(f"--csv: {path} is a directory, not a CSV file") from None
-    except OSError as exc:
-        raise CLIError(f"--csv: cannot read {path}: {exc.strerror or exc}") from None
+        with read_errors("--csv: ", path, ", not a CSV file"):
+            return LinearRegression.from_csv(path, features=args.features, targets=targets,
+                                             delimiter=args.delimiter or ",")
     except (KeyError, ValueError) as exc:
         msg = str(exc.args[0] if exc.args else exc)
         raise CLIError(f"--csv {msg}" if msg.startswith(f"{path}:") or
@@ -178,5 +167,5 @@ def resolve_target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
 
 
 __all__ = ["DEFAULT_OPTIMIZERS", "DEFAULT_TOL", "PROBLEM_DEFAULTS", "PROBLEM_OPTIONS",
-           "add_csv_options", "problem_defaults",
-           "build_problem", "resolve_target", "specs_with_sets"]
+           "add_csv_options", "build_problem", "problem_defaults", "resolve_target",
+           "specs_with_sets"]

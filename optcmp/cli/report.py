@@ -1,7 +1,5 @@
-"""``optcmp report``: render a saved comparison (JSON or run store) as one offline HTML file.
-
-Optionally also exports the traces as long-format CSV/Parquet and the plots as files.
-"""
+"""``optcmp report``: render a saved comparison (JSON or run store) as one offline HTML file,
+and optionally export the traces (CSV/Parquet) and the plots."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from optcmp.cli.common import CLIError, cannot_write, check_files, csv_list
+from optcmp.cli.common import CLIError, cannot_write, check_files, csv_list, read_errors
 
 #: Formats ``--plots-dir`` can write.
 PLOT_FORMATS = ("png", "svg", "pdf")
@@ -76,14 +74,8 @@ def _load(path: str) -> Any:
     from optcmp.comparison import Comparison
 
     try:
-        return Comparison.load(path)
-    except FileNotFoundError:
-        raise CLIError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise CLIError(f"{path} is a directory; give the comparison JSON file "
-                       "(optcmp run --out)") from None
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+        with read_errors("", path, "; give the comparison JSON file (optcmp run --out)"):
+            return Comparison.load(path)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
 

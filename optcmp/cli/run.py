@@ -1,8 +1,7 @@
 """``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict.
 
-The command parses its flags into one :class:`~optcmp.engine.RunConfig` (the run settings of
-:mod:`optcmp.cli.settings` plus the stopping rule) and calls :func:`optcmp.compare`, then
-:func:`optcmp.sweep.confirm_leaders` for the verdict's repetitions, with that config.
+The flags make one :class:`~optcmp.engine.RunConfig`, which both :func:`optcmp.compare` and
+:func:`optcmp.sweep.confirm_leaders` (the verdict's repetitions) run with.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from optcmp.cli.common import (
     exit_status,
     finite_float,
     positive_int,
+    read_errors,
     report_interrupted,
     set_arg,
     sweep_errors,
@@ -33,13 +33,7 @@ from optcmp.cli.inputs import (
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import (
-    DEFAULT_MAX_ITER,
-    MAIN_ROWS,
-    MAIN_TOL,
-    SettingFlags,
-    setting_values,
-)
+from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, MAIN_TOL, SettingFlags, setting_values
 
 
 def add_parser(sub: Any) -> None:
@@ -163,19 +157,14 @@ def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
         if args.tuned is not None:
             from optcmp.tune_result import load_specs
 
-            specs = load_specs(args.tuned)
+            with read_errors("--tuned: ", args.tuned,
+                             "; give the JSON file written by 'optcmp tune --out'"):
+                specs = load_specs(args.tuned)
             where = f"--tuned {args.tuned}"
         else:
             specs = ([optcmp.get_optimizer(o) for o in args.optimizers] if args.optimizers
                      else problem_defaults(args)[0])
             where = "--optimizers"
-    except FileNotFoundError:
-        raise CLIError(f"--tuned: no such file: {args.tuned}") from None
-    except IsADirectoryError:
-        raise CLIError(f"--tuned: {args.tuned} is a directory; give the JSON file written by "
-                       "'optcmp tune --out'") from None
-    except OSError as exc:
-        raise CLIError(f"--tuned: cannot read {args.tuned}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:
         msg = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
         if args.tuned is not None:
@@ -268,14 +257,9 @@ def build_suite(args: argparse.Namespace) -> Any:
 
 
 def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any) -> Any:
-    """The stopping rule of ``optcmp run``: the library's rule with the command's target.
-
-    The target (``--target-loss``, else relative suboptimality ``<= tol`` where the optimum is
-    known, else the problem's default target), the iteration budget ``--max-iter``, a
-    wall-clock cap only where ``--max-time`` was given, divergence, and (unless
-    ``--no-early-stop``) the exact stall check: :func:`optcmp.stopping.default_stopping` with
-    that target. No run is stopped on an extrapolation of its rate.
-    """
+    """The stopping rule of ``optcmp run``: :func:`optcmp.stopping.default_stopping` with the
+    command's target (``--target-loss``, else ``tol`` where the optimum is known, else the
+    problem's default target), budgets and, unless ``--no-early-stop``, the stall check."""
     from optcmp.stopping import RelativeSuboptimality, default_stopping
 
     early = not args.no_early_stop
@@ -291,7 +275,7 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
 
 
 def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
-    """``--suite`` with ``--no-early-stop`` and a problem without a known optimum: refused."""
+    """Refuse ``--suite`` with ``--no-early-stop`` where a problem has no known optimum."""
     missing = [p.name for p in suite.problems if p.optimum() is None]
     raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
                    f"{missing[0]} has none")

@@ -1,12 +1,9 @@
 """The run settings on the command line, read from :class:`~optcmp.engine.RunConfig`'s fields.
 
 Every RunConfig field with a ``"flag"`` in its metadata (:class:`~optcmp.engine.config.Flag`)
-is a flag of the commands it names: its option is the field's name (``--max-iter`` for
-``max_iter``), its default the field's default unless a command gives its own, its help and
-value rule the metadata's. A command places its flags among its other options
-(:class:`SettingFlags`) and reads them back as one dict of settings (:func:`setting_values`), so
-that a new setting is one RunConfig field: its value lands in the command's RunConfig, and from
-there in the runs, their store keys and the comparison's settings.
+is a flag (``--max-iter`` for ``max_iter``) of the commands it names, so that a new setting is
+one RunConfig field: its value lands in the command's RunConfig, and from there in the runs,
+their store keys and the comparison's settings.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice.
 
-The command parses its run-setting flags (:mod:`optcmp.cli.settings`) into one
-:class:`~optcmp.engine.RunConfig` and calls :func:`optcmp.tune` with it and the tuning's own
-options (grid, mode, score, budget, repetitions, target).
+The run-setting flags make one :class:`~optcmp.engine.RunConfig`; the tuning's own options
+(grid, mode, score, budget, repetitions, target) are :func:`optcmp.tune`'s arguments.
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ from optcmp.cli.settings import SettingFlags, setting_values
 
 
 def grid_arg(value: str) -> tuple[str, list[Any]]:
-    """An argparse type: ``NAME=V1,V2,...`` (``--grid``); values are bools, ints, floats or
-    strings (checked by the optimizer)."""
+    """An argparse type: ``NAME=V1,V2,...`` (``--grid``) of bools, ints, floats or strings."""
     name, sep, rest = value.partition("=")
     if not sep or not name.strip() or not rest.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=V1,V2,..., got {value!r}")

@@ -2,14 +2,8 @@
 :class:`Settings` and :class:`ComparisonData`, with their dict/JSON round trip and the readers
 of saved comparisons and run stores.
 
-Nothing here analyses results: the tables, statistics, plots, reports and exports are
-functions of :mod:`optcmp.analysis`, and :class:`optcmp.Comparison`
-(:mod:`optcmp.comparison`) is the comparison with those as methods; calling one on
-:class:`ComparisonData` raises an :class:`AttributeError` that says so.
-
-Modules: :mod:`~optcmp.results.trace`, :mod:`~optcmp.results.parts` (the five parts of a run),
-:mod:`~optcmp.results.run`, :mod:`~optcmp.results.settings`, :mod:`~optcmp.results.data` and
-:mod:`~optcmp.results.io` (reading files back).
+Nothing here analyses results, so that results load without any analysis: the analyses are
+functions of :mod:`optcmp.analysis`, and :class:`optcmp.Comparison` has them as methods.
 """
 
 from optcmp.results.data import ComparisonData, load_store

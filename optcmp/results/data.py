@@ -1,6 +1,5 @@
 """The runs of a comparison as data: :class:`ComparisonData` (selection, per-problem views,
-saving and loading). The user-facing :class:`optcmp.Comparison` adds the tables, statistics
-and plots to it (:mod:`optcmp.comparison`)."""
+saving and loading); :class:`optcmp.Comparison` adds the analyses."""
 
 from __future__ import annotations
 
@@ -37,9 +36,8 @@ ANALYSES = frozenset({
 class ComparisonData:
     """The runs of a comparison with what they ran on, as data (no analysis).
 
-    :func:`optcmp.compare` returns an :class:`optcmp.Comparison`, this class with the tables,
-    statistics, plots and reports as methods; the analyses (:mod:`optcmp.analysis`) take
-    this class. A comparison is not changed after it is built: :meth:`replace` returns a
+    The analyses (:mod:`optcmp.analysis`) take this class; :class:`optcmp.Comparison` adds
+    them as methods. A comparison is not changed after it is built: :meth:`replace` returns a
     changed copy.
 
     Parameters
@@ -54,23 +52,11 @@ class ComparisonData:
     environment : dict, optional
         Versions and hardware (see :func:`optcmp.environment.environment`).
     verdict_runs : sequence of RunResult, optional
-        Runs behind the verdict beyond the table's: more repetitions of the two fastest entries
+        More repetitions of the two fastest entries behind the verdict
         (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
     shared_host_warned : bool, default False
-        The sweep that ran these runs warned already that some shared their host: the
-        fairness checks of this comparison's statistics leave that warning out (the issue
-        stays in ``fairness_issues()``). Not saved: a loaded comparison warns again.
-
-    Attributes
-    ----------
-    runs : list of RunResult
-        This comparison's own list of the runs.
-    problem : dict
-    optimum : dict or None
-    settings : Settings
-    environment : dict
-    verdict_runs : list of RunResult
-    shared_host_warned : bool
+        The sweep warned already that some runs shared their host: the statistics' fairness
+        checks leave that warning out. Not saved: a loaded comparison warns again.
     """
 
     runs: list[RunResult]
@@ -124,24 +110,17 @@ class ComparisonData:
         return {name: getattr(self, name) for name in COMPARISON_PARTS}
 
     def replace(self, **changes: Any) -> Self:
-        """A copy with some parts changed (``runs``, ``problem``, ``optimum``, ``settings``,
-        ``environment``, ``verdict_runs``, ``shared_host_warned``); this comparison is not
-        changed.
+        """A copy with some parts changed; this comparison is not changed.
 
         Parameters
         ----------
         **changes
-            Parts by name.
+            Parts by name (:data:`COMPARISON_PARTS`).
 
         Returns
         -------
         ComparisonData
             Of the same class as this one.
-
-        Raises
-        ------
-        TypeError
-            An unknown part.
         """
         unknown = sorted(set(changes) - set(COMPARISON_PARTS))
         if unknown:
@@ -156,7 +135,6 @@ class ComparisonData:
         Parameters
         ----------
         data : ComparisonData or mapping
-            A comparison (e.g. the data an analysis got), or parts by name.
 
         Returns
         -------
@@ -193,7 +171,7 @@ class ComparisonData:
         Parameters
         ----------
         **criteria
-            Flat names of a run (``label``, ``backend``, ``status``, ...) and their values.
+            Flat names of a run and their values.
 
         Returns
         -------
@@ -212,20 +190,16 @@ class ComparisonData:
 
     @property
     def problem_set(self) -> bool:
-        """Whether this is a comparison over a set of problems: runs of several problems and no
-        problem spec of its own (:func:`optcmp.compare` over a suite, or :meth:`concat` of
-        comparisons of different problems). The analyses show such a comparison problem by
-        problem (:meth:`by_problem`); a comparison with a problem spec is about that problem,
-        whatever other runs it pools."""
+        """Whether this compares a set of problems (runs of several, no problem spec of its
+        own), which the analyses show problem by problem (:meth:`by_problem`)."""
         return not self.problem and len(self.problems()) > 1
 
     def by_problem(self) -> dict[str, Self]:
-        """One comparison per problem of the runs (a suite's problems), in order of appearance.
+        """One comparison per problem of the runs, in order of appearance (itself for one).
 
-        Each holds that problem's runs and verdict runs, its spec (the spec of its first run)
-        and its optimum (``settings["optima"]`` of a suite); the settings (less the suite's
-        ``suite`` and ``optima``) and the environment are shared. A comparison of one problem
-        gives itself.
+        Each holds that problem's runs and verdict runs, the spec of its first run and its
+        optimum (``settings["optima"]``); the rest of the settings and the environment are
+        shared.
 
         Returns
         -------
@@ -247,8 +221,7 @@ class ComparisonData:
 
     @property
     def timer_resolution(self) -> float | None:
-        """Resolution in seconds of the clock the runs were timed with (from the environment),
-        or None when not recorded."""
+        """Resolution in seconds of the clock the runs were timed with, if recorded."""
         v = self.environment.get("timer_resolution")
         return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
@@ -256,9 +229,8 @@ class ComparisonData:
     def concat(cls, comparisons: Sequence[ComparisonData]) -> Self:
         """One comparison holding the runs of several (e.g. several problems, for profiles).
 
-        The problem, optimum and settings are kept when every comparison agrees on them, and
-        emptied otherwise (each run keeps its own ``problem_spec``); differing settings are
-        kept as ``settings["merged"]``, the list of each comparison's settings.
+        The problem, optimum and settings are kept where all agree, else emptied; differing
+        settings are kept as ``settings["merged"]``.
 
         Parameters
         ----------
@@ -268,11 +240,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        ValueError
-            ``comparisons`` is empty.
         """
         comps = list(comparisons)
         if not comps:
@@ -285,7 +252,8 @@ class ComparisonData:
         settings = same("settings")
         if settings is None:
             settings = {"merged": [c.settings.to_dict() for c in comps]}
-        warned = all(c.shared_host_warned for c in comps if any(r.conditions.shared_host for r in c.runs))
+        warned = all(c.shared_host_warned for c in comps
+                     if any(r.conditions.shared_host for r in c.runs))
         return cls([r for c in comps for r in c.runs], same("problem"), same("optimum"),
                    settings, comps[0].environment,
                    verdict_runs=[r for c in comps for r in c.verdict_runs],
@@ -293,8 +261,7 @@ class ComparisonData:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable dict of everything, traces included (``verdict_runs`` only when
-        there are some)."""
+        """JSON-serializable dict of everything, traces included."""
         out = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "problem": jsonable(self.problem), "optimum": jsonable(self.optimum),
@@ -319,13 +286,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        ValueError
-            Not an optcmp comparison (any JSON value other than an object with
-            ``"format": "optcmp.Comparison"``, or malformed runs or settings), or a newer
-            format version.
         """
         parts = comparison_parts(d)
         try:
@@ -334,33 +294,20 @@ class ComparisonData:
             raise ValueError(f"not an optcmp comparison: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the comparison as JSON (lossless, traces included; NaN/inf kept).
-
-        The file is written next to ``path`` under a temporary name and then renamed, so a
-        crash never leaves a half-written file; the temporary file is removed on any error.
+        """Write the comparison as JSON (lossless, traces included; NaN/inf kept), atomically
+        (:func:`optcmp._io.write_text_atomic`).
 
         Parameters
         ----------
         path : str or path-like
             The JSON file to write (replaced if it exists).
-
-        Raises
-        ------
-        IsADirectoryError
-            ``path`` is a directory.
-        FileNotFoundError
-            The directory of ``path`` does not exist.
         """
         write_text_atomic(path, json.dumps(self.to_dict(), allow_nan=True), what="comparison")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Read a comparison written by :meth:`save`, or a run store (``.jsonl``).
-
-        The format is detected from the first line: a run store written by
-        ``compare(..., store=path)`` starts with an ``optcmp.store`` header record (see
-        :mod:`optcmp.store` and :meth:`from_store`); anything else is read as one JSON
-        document.
+        """Read a comparison written by :meth:`save`, or a run store (:meth:`from_store`: a
+        file whose first line is an ``optcmp.store`` header).
 
         Parameters
         ----------
@@ -370,15 +317,6 @@ class ComparisonData:
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        FileNotFoundError
-        IsADirectoryError
-            ``path`` is a directory.
-        ValueError
-            Not UTF-8, not valid JSON, not an optcmp comparison or store (the message starts
-            with the path), or a newer format version.
         """
         if is_store(path):
             return cls.from_store(path, stacklevel=3)
@@ -392,35 +330,22 @@ class ComparisonData:
     def from_store(cls, path: str | os.PathLike[str], *, stacklevel: int = 2) -> Self:
         """A run store read back as a comparison (:func:`optcmp.results.io.store_parts`).
 
-        Runs come in the order they finished; ``settings``, ``optimum`` and ``environment``
-        come from the last sweep that opened the store, and ``settings["store"]`` says where
-        the store is and how many runs and sessions it holds.
-
         Parameters
         ----------
         path : str or path-like
         stacklevel : int, default 2
-            Warnings about skipped lines are attributed as ``warnings.warn(stacklevel=...)``
-            from this method would be (2: its caller).
+            Where warnings about skipped lines point, as in ``warnings.warn`` from this method.
 
         Returns
         -------
         ComparisonData
             Of this class.
-
-        Raises
-        ------
-        FileNotFoundError
-        StoreError
-            Not an optcmp store, or an empty one.
-        StoreMismatchError
-            Written in another store format version.
         """
         return cls.of(store_parts(path, stacklevel=stacklevel))
 
 
 def load_store(path: str | os.PathLike[str]) -> ComparisonData:
-    """A run store read back as :class:`ComparisonData` (see :meth:`ComparisonData.from_store`;
+    """A run store read back as :class:`ComparisonData` (:meth:`ComparisonData.from_store`;
     :func:`optcmp.store.load_store` gives an :class:`optcmp.Comparison`).
 
     Parameters
@@ -430,14 +355,6 @@ def load_store(path: str | os.PathLike[str]) -> ComparisonData:
     Returns
     -------
     ComparisonData
-
-    Raises
-    ------
-    FileNotFoundError
-    StoreError
-        Not an optcmp store, or an empty one.
-    StoreMismatchError
-        Written in another store format version.
     """
     return ComparisonData.from_store(path, stacklevel=3)
 

@@ -1,10 +1,7 @@
 """Reading comparisons back: the checks of a comparison's JSON, JSON files and run stores.
 
-The functions return the parts of a comparison (``runs, problem, optimum, settings,
-environment, verdict_runs``) as a dict; :class:`~optcmp.results.ComparisonData` builds itself
-from them (``from_dict``, ``load``, ``from_store``). Writing is
-:meth:`ComparisonData.save <optcmp.results.ComparisonData.save>` (JSON) and
-:mod:`optcmp.store` (run stores).
+The functions return the parts of a comparison as a dict, from which
+:class:`~optcmp.results.ComparisonData` builds itself (``from_dict``, ``load``, ``from_store``).
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ def _version(d: dict[str, Any]) -> int:
 
 
 def comparison_parts(d: Any) -> dict[str, Any]:
-    """The parts of a comparison's JSON object, checked (:meth:`ComparisonData.to_dict` wrote it)."""
+    """The checked parts of a comparison's JSON object (:meth:`ComparisonData.to_dict`)."""
     if not isinstance(d, dict):
         raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
                          f"'{FORMAT}', got a JSON {json_kind(d)}")
@@ -121,12 +118,9 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 
 
 def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[str, Any]:
-    """The parts of a comparison held by a run store (:mod:`optcmp.store` writes them).
-
-    Runs come in the order they finished. ``settings``, ``optimum`` and ``environment`` come
-    from the last sweep that opened the store; ``settings["store"]`` gives the store's path and
-    how many runs and sessions it holds.
-    """
+    """The parts of a comparison held by a run store: the runs in the order they finished,
+    ``settings``, ``optimum`` and ``environment`` of the last sweep that opened the store
+    (``settings["store"]``: its path, runs and sessions)."""
     p = os.fspath(path)
     c = read_store(p, RunResult.from_dict, stacklevel=stacklevel + 2)
     if c.header is None:
@@ -141,6 +135,5 @@ def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[st
             "environment": last.get("environment")}
 
 
-__all__ = ["BUDGET_STATUSES", "FORMAT", "FORMAT_VERSION", "check_run_consistent", "comparison_parts",
-           "is_store", "read_json",
-           "store_parts"]
+__all__ = ["BUDGET_STATUSES", "FORMAT", "FORMAT_VERSION", "check_run_consistent",
+           "comparison_parts", "is_store", "read_json", "store_parts"]

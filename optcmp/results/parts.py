@@ -1,15 +1,16 @@
 """The parts of a :class:`~optcmp.results.RunResult`: five frozen records, built once per run.
 
 :class:`Identity` (what ran), :class:`Outcome` (where it ended, scipy's names, and the
-:class:`CensorBound` of a censored run), :class:`ToTarget`
-(what it spent until the target was met), :class:`Timing` (the clocks) and :class:`Conditions`
-(how and where the timed steps ran). :data:`FLAT` maps each flat name of a run (its JSON key,
-e.g. ``time_to_target``) to its part and field (``to_target.time``), in the order of the JSON
-layout, with the type :meth:`RunResult.from_dict <optcmp.results.RunResult.from_dict>` checks.
+:class:`CensorBound` of a censored run), :class:`ToTarget` (what it spent until the target was
+met), :class:`Timing` (the clocks) and :class:`Conditions` (how and where the timed steps ran).
+The parts' fields are the one list of a run's fields: :data:`FIELDS` derives each flat name
+(e.g. ``time_to_target`` for ``to_target.time``) and its JSON type from them, and :data:`FLAT`
+puts them in the order of the JSON layout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -31,8 +32,7 @@ class CensorBound:
     """Why a ``censored`` run can no longer change the answer: the bound it was stopped on.
 
     The run had spent more than ``ratio * seconds`` (in :attr:`unit`) without reaching the
-    target, ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``; its own
-    time-to-target exceeds that whatever it would have done next
+    target, ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``
     (:mod:`optcmp.sweep.censor`).
     """
 
@@ -51,28 +51,26 @@ class CensorBound:
 
     @property
     def limit(self) -> float:
-        """``ratio * seconds``: what the run had spent more than, and its time-to-target
-        exceeds."""
+        """``ratio * seconds``: what the run had spent more than."""
         return self.ratio * self.seconds
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the bound (:meth:`from_dict` reads it back)."""
-        return {"ratio": self.ratio, "seconds": self.seconds, "unit": self.unit,
-                "leader": self.leader, "leader_backend": self.leader_backend}
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, d: Any) -> CensorBound:
         """The bound of a JSON object written by :meth:`to_dict`."""
         if not isinstance(d, dict):
             raise ValueError(f"run field 'bound' must be an object, got {d!r}")
-        for name, typ in (("ratio", float), ("seconds", float), ("unit", str),
-                          ("leader", str), ("leader_backend", str)):
-            v = d.get(name, "" if name == "leader_backend" else None)
-            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if typ is float
+        for f in dataclasses.fields(cls):
+            v = d.get(f.name, "" if f.name == "leader_backend" else None)
+            number = f.type == "float"
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if number
                   else isinstance(v, str))
             if not ok:
-                raise ValueError(f"run field 'bound.{name}' must be "
-                                 f"{'a number' if typ is float else 'a string'}, got {v!r}")
+                raise ValueError(f"run field 'bound.{f.name}' must be "
+                                 f"{'a number' if number else 'a string'}, got {v!r}")
         return cls(float(d["ratio"]), float(d["seconds"]), d["unit"], d["leader"],
                    d.get("leader_backend", ""))
 
@@ -99,29 +97,23 @@ class Identity:
 
     Attributes
     ----------
-    problem, optimizer, label, backend : str
-        Problem name, optimizer name, the optimizer's label (its row in a table), backend.
-    device, dtype : str
-        Where and in which precision the backend computed.
-    impl, implementation : str
-        ``"reference"``, ``"native"`` or ``"scipy"``, and the class or function that ran (in
-        words, with its arguments).
-    framework_version : str
-        Version of the backend's framework.
+    problem, optimizer, label, backend, device, dtype : str
+        What ran where; the label is the optimizer's row in a table.
+    impl, implementation, framework_version : str
+        ``"reference"``, ``"native"`` or ``"scipy"``, the code that ran in words, and the
+        framework's version.
     hyperparameters : dict
         Every hyperparameter as used (``"auto"`` values resolved).
     seed, repeat : int
         The run's seed and repetition index.
     problem_spec : dict
-        The spec of the problem instance the run used (its data seed or data fingerprint);
-        it differs between repetitions only with ``compare(redraw_data=True)``.
+        The spec of the problem instance the run used (its data seed or data fingerprint).
     reduction : str
-        How the problem's loss reduces over samples (``"mean"`` or ``"sum"``).
+        How the loss reduces over samples (``"mean"`` or ``"sum"``).
     n_params, n_samples : int
         Size of the iterate and of the training data.
     implemented_by : Implementation or None
-        The code that ran, as data (library, name, method); derived from ``implementation``
-        for files saved before it was recorded, None where that names no known code.
+        The code that ran, as data (derived from ``implementation`` for older files).
     """
 
     problem: str
@@ -149,24 +141,16 @@ class Outcome:
 
     Attributes
     ----------
-    x : ndarray of float64, shape (n_params,)
-        Final iterate.
-    fun : float
-        Objective at ``x``, re-evaluated in numpy float64 off the clock.
-    success : bool
-        Whether the target was reached.
-    status : str
-        One of :data:`STATUSES`.
-    message : str
-        Why the run stopped (and the error for ``failed`` runs).
+    x, fun : ndarray of float64, float
+        Final iterate, and its objective re-evaluated in numpy float64 off the clock.
+    success, status, message : bool, str, str
+        Whether the target was reached, one of :data:`STATUSES`, and why the run stopped.
     nit, nfev, njev : int
         Iterations, function and gradient evaluations spent in total.
     epochs : float or None
         Passes over the training data (minibatch runs).
-    f0 : float
-        Objective at the initial point (float64).
-    fstar : float or None
-        Known optimum ``f*``.
+    f0, fstar : float, float or None
+        Objective at the initial point (float64), and the known optimum ``f*``.
     target : str
         The target the run was stopped on, in words.
     metrics : dict of str to float
@@ -174,7 +158,7 @@ class Outcome:
     trace : Trace
         The observed iterates.
     bound : CensorBound or None
-        The bound a ``censored`` run was stopped on; None for every other run.
+        The bound a ``censored`` run was stopped on.
     """
 
     x: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -196,8 +180,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ToTarget:
-    """What a run spent until an objective value meeting the target was known (``None``: the
-    target was not met).
+    """What a run spent until an objective value meeting the target was known (all ``None``:
+    the target was not met).
 
     Attributes
     ----------
@@ -206,8 +190,7 @@ class ToTarget:
     nit, nfev, njev : int or None
         Iterate index and evaluations at that moment.
     cpu_time : float or None
-        Process CPU seconds: a second figure next to ``time`` that other work on the host does
-        not inflate.
+        Process CPU seconds, which other work on the host does not inflate.
     """
 
     time: float | None = None
@@ -223,24 +206,17 @@ class Timing:
 
     Attributes
     ----------
-    time : float
-        Timed seconds (optimizer steps only).
-    warmup : float
-        Wall seconds of untimed warm-up (tracing, compilation, first call).
-    setup : float
-        Wall seconds of data placement and setup (untimed).
-    wall : float
-        Wall seconds of the whole run, monitoring included.
-    cpu_time : float or None
-        Process CPU seconds over the timed steps (``time`` is their wall time).
+    time, cpu_time : float, float or None
+        Timed seconds of the optimizer steps, and their process CPU seconds.
+    warmup, setup, wall : float
+        Wall seconds of the untimed warm-up and setup, and of the whole run.
     load_start, load_end : float or None
         The host's 1-minute load average when the run started and ended.
     contended : bool
         The timed wall time exceeds the CPU time by more than
-        :data:`optcmp.timing.CONTENTION_MARGIN` (other work took the CPU; see
-        :func:`optcmp.timing.contended`): its times are not comparable with quiet runs.
+        :data:`optcmp.timing.CONTENTION_MARGIN`: its times are not comparable with quiet runs.
     started_at, finished_at : float or None
-        Wall-clock (Unix, seconds) start and end of the run on its host.
+        Unix wall-clock start and end of the run on its host.
     """
 
     time: float = 0.0
@@ -261,64 +237,39 @@ class Conditions:
 
     Attributes
     ----------
-    threads : int or None
-        CPU threads of the backend's compute pool during the run (BLAS for numpy).
-    host : str
-        Host name of the machine that ran it.
-    concurrency : int
-        Most optcmp runs active on that host at once while this run ran (itself included);
-        1 for the default sequential execution.
-    shared_host : bool
-        ``concurrency > 1``: other runs competed for the host's CPU and memory bandwidth, so the
-        timings are not comparable with sequential ones.
+    threads, host : int or None, str
+        CPU threads of the backend's compute pool, and the machine's host name.
+    concurrency, shared_host : int, bool
+        Most optcmp runs active on that host at once while this run ran (itself included),
+        and whether that was more than 1 (timings not comparable with sequential ones).
     compiled : str
-        How the timed step was compiled: ``"xla"`` (TensorFlow
-        ``tf.function(jit_compile=True)``), ``"tf.function"`` (a graph without XLA),
-        ``"torch.compile"``, ``"eager"`` (framework operations one by one) or ``"numpy"`` (no
-        compiler: numpy's compiled kernels called from Python); ``""`` when the run never started.
-        A compiled step fuses the per-operation dispatch an eager one pays, so compiled and
-        eager runs of one optimizer measure the execution, not the framework.
+        How the timed step was compiled: ``"xla"``, ``"tf.function"``, ``"torch.compile"``,
+        ``"eager"`` or ``"numpy"``; ``""`` when the run never started. Compiled and eager runs
+        of one optimizer measure the execution, not the framework.
     layout : str
-        Memory layout the backend chose for the training data at placement: ``"row-major"`` or
-        ``"column-major"`` (numpy's BLAS on full-batch steps).
+        Memory layout of the training data: ``"row-major"`` or ``"column-major"``.
     execution : str
-        How the timed steps were driven: ``"step"`` (one framework call per step, the harness
-        in between) or ``"fused"`` (the steps between two observations in one call: one
-        compiled loop on TensorFlow, one Python loop with no harness work in between on numpy
-        and PyTorch). A run asked for ``"fused"`` or ``"auto"`` whose stopping rule or callback
-        needs every iterate falls back to ``"step"``; the run's message then says why.
+        ``"step"`` (one framework call per step) or ``"fused"`` (the steps between two
+        observations in one call); a run that needs every iterate falls back to ``"step"``
+        and its message says why.
     compiles_in_timed : int or None
-        Compilations and traces (TensorFlow tracing and XLA compilations for a new shape,
-        ``torch.compile`` graphs) that happened inside the timed region; any other value than
-        0 means compile time is part of the timed seconds and a warning was emitted. ``None``:
-        not counted (the run never started).
+        Compilations and traces inside the timed region (anything but 0 was warned about);
+        ``None``: not counted.
     gradient : str
-        The gradient the timed steps computed (``RunConfig.gradient``): ``"analytic"``
-        (numpy's, or the problem's gradient written against ops on torch and TensorFlow) or
-        ``"autodiff"`` (the framework's autodiff); ``""`` when the run never started.
+        ``"analytic"`` or ``"autodiff"`` (``RunConfig.gradient``); ``""`` when the run never
+        started.
     contract : dict
-        The timing contract the run's clock reads stood on
-        (:func:`optcmp.engine.contract.timing_contract`): ``barrier`` (what waited for the
-        device before every clock read), ``compute_dtype`` (the dtype actually computed in:
-        float32 on JAX without ``jax_enable_x64``), ``matmul_precision`` (``"highest"``, or
-        ``"tf32"``/``"high"``/``"medium"`` where float32 matrix products may use reduced
-        precision), ``threads`` and ``step_floor`` (seconds: the fastest a step can read its
-        data, see :func:`~optcmp.engine.contract.step_floor`; 0.0 when not checked). Empty in
-        files saved before it was recorded.
+        The timing contract the clock reads stood on
+        (:func:`optcmp.engine.contract.timing_contract`: ``barrier``, ``compute_dtype``,
+        ``matmul_precision``, ``threads``, ``step_floor``); empty in older files.
     timing_error : str
-        ``""``, or why the measured time cannot be right: a step faster than the
-        memory-bandwidth floor for the data it must read (the clock read did not wait for the
-        device's work).
+        ``""``, or why the measured time cannot be right (a step faster than the
+        memory-bandwidth floor: the clock read did not wait for the device).
     pools : dict
-        The thread pools the run actually computed with, read inside its thread limit after
-        the setup (:func:`~optcmp.threads.pools_seen`): ``{library: threads}`` for each
-        BLAS/OpenMP pool and the framework's own (e.g. ``"torch"``); ``{}`` when not read.
-    last_batch : int or None
-        Minibatch runs: rows of the last minibatch of an epoch (``n_samples % batch_size``
-        when the short last batch is kept, else ``batch_size``); None for full-batch runs.
-    drop_last : bool or None
-        Minibatch runs: whether the short last minibatch of an epoch is dropped (the problem's
-        ``drop_last``); None for full-batch runs.
+        The thread pools the run computed with (:func:`~optcmp.threads.pools_seen`):
+        ``{library: threads}``; ``{}`` when not read.
+    last_batch, drop_last : int or None, bool or None
+        Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
     """
 
     threads: int | None = None
@@ -351,44 +302,35 @@ class FlatName(NamedTuple):
     optional: bool = False
 
 
-def _flat(part: str, spec: str) -> dict[str, FlatName]:
-    """``"name[:field]=kind[?] ..."`` -> flat name -> :class:`FlatName` (kinds by name)."""
-    kinds: dict[str, type | None] = {"int": int, "float": float, "str": str, "bool": bool,
-                                     "dict": dict, "-": None}
-    out = {}
-    for item in spec.split():
-        names, kind = item.split("=")
-        flat, _, inner = names.partition(":")
-        out[flat] = FlatName(part, inner or flat, kinds[kind.rstrip("?")], kind.endswith("?"))
-    return out
+#: The JSON types by annotation (other annotations: no type check).
+_KINDS: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool, "dict": dict}
+#: Fields whose flat name is not their own: ``to_target``'s, and the untimed clocks.
+_RENAMED = {**{("to_target", f): f"{f}_to_target" for f in ("time", "nit", "nfev", "njev",
+                                                               "cpu_time")},
+            **{("timing", f): f"{f}_time" for f in ("warmup", "setup", "wall")}}
 
 
-#: Every flat name of a run -> its part, field and JSON type, in the order of the JSON layout
-#: (the order :meth:`RunResult.to_dict <optcmp.results.RunResult.to_dict>` writes).
-FLAT: dict[str, FlatName] = {
-    **_flat("identity", "problem=str optimizer=str label=str backend=str device=str dtype=str "
-                        "impl=str implementation=str implemented_by=- framework_version=str "
-                        "hyperparameters=dict seed=int repeat=int"),
-    **_flat("outcome", "x=- fun=float success=bool status=str message=str nit=int nfev=int "
-                       "njev=int epochs=float?"),
-    **_flat("timing", "time=float"),
-    **_flat("to_target", "time_to_target:time=float? nit_to_target:nit=int? "
-                         "nfev_to_target:nfev=int? njev_to_target:njev=int?"),
-    **_flat("timing", "warmup_time:warmup=float setup_time:setup=float wall_time:wall=float"),
-    **_flat("outcome", "f0=float fstar=float? target=str"),
-    **_flat("identity", "reduction=str n_params=int n_samples=int"),
-    **_flat("outcome", "metrics=dict"),
-    **_flat("conditions", "threads=int? host=str concurrency=int shared_host=bool"),
-    **_flat("timing", "started_at=float? finished_at=float?"),
-    **_flat("outcome", "trace=-"),
-    **_flat("identity", "problem_spec=dict"),
-    **_flat("timing", "cpu_time=float?"),
-    **_flat("to_target", "cpu_time_to_target:cpu_time=float?"),
-    **_flat("timing", "load_start=float? load_end=float? contended=bool"),
-    **_flat("conditions", "compiled=str layout=str execution=str compiles_in_timed=int? "
-                          "gradient=str contract=dict timing_error=str pools=dict last_batch=int? "
-                          "drop_last=bool?"),
-}
+def _flat_name(part: str, f: dataclasses.Field[Any]) -> tuple[str, FlatName]:
+    """A part's field as a flat name, with its JSON type read from the annotation."""
+    base, _, none = str(f.type).partition(" | ")
+    kind = _KINDS.get(base.partition("[")[0])
+    return _RENAMED.get((part, f.name), f.name), FlatName(part, f.name, kind, bool(none))
+
+
+#: Every flat name of a run (``bound`` included) -> its part, field and JSON type.
+FIELDS: dict[str, FlatName] = dict(
+    _flat_name(part, f) for part, cls in PARTS.items() for f in dataclasses.fields(cls))
+
+#: The flat names of the JSON layout, in its order (the order :meth:`RunResult.to_dict
+#: <optcmp.results.RunResult.to_dict>` writes; a censored run's ``bound`` comes last).
+FLAT: dict[str, FlatName] = {name: FIELDS[name] for name in """
+    problem optimizer label backend device dtype impl implementation implemented_by
+    framework_version hyperparameters seed repeat x fun success status message nit nfev njev
+    epochs time time_to_target nit_to_target nfev_to_target njev_to_target warmup_time
+    setup_time wall_time f0 fstar target reduction n_params n_samples metrics threads host
+    concurrency shared_host started_at finished_at trace problem_spec cpu_time
+    cpu_time_to_target load_start load_end contended compiled layout execution
+    compiles_in_timed gradient contract timing_error pools last_batch drop_last""".split()}
 
 
 def check_value(name: str, v: Any) -> Any:
@@ -416,6 +358,5 @@ def check_value(name: str, v: Any) -> Any:
     return v
 
 
-__all__ = ["FLAT", "PARTS", "STATUSES", "CensorBound", "Conditions", "FlatName", "Identity",
-           "Outcome",
-           "Timing", "ToTarget", "check_value"]
+__all__ = ["FIELDS", "FLAT", "PARTS", "STATUSES", "CensorBound", "Conditions", "FlatName",
+           "Identity", "Outcome", "Timing", "ToTarget", "check_value"]

@@ -1,11 +1,8 @@
 """One run's record: :class:`RunResult`, five frozen parts and the names read most, flat.
 
-A run is built once, when it has ended, and never changed: :meth:`RunResult.replace` returns a
-changed copy. Its parts (:mod:`optcmp.results.parts`) group the figures by what they are; the
-names users read most (scipy's ``x, fun, success, status, message, nit, nfev, njev``, the
-figures to the target, the clocks of the steps, what ran where) are typed read-only attributes
-reading their part, the rest are read from the part (``r.conditions.compiled``,
-``r.timing.contended``). The JSON layout of :meth:`RunResult.to_dict` is flat: every field of
+A run is built once, when it has ended, and never changed. Its parts group the figures by what
+they are; the names users read most are typed read-only attributes reading their part, the rest
+are read from the part (``r.conditions.compiled``). The JSON layout is flat: every field of
 every part under its flat name (:data:`optcmp.results.parts.FLAT`).
 """
 
@@ -20,6 +17,7 @@ import numpy as np
 from optcmp._io import jsonable
 from optcmp.implementation import Implementation
 from optcmp.results.parts import (
+    FIELDS,
     FLAT,
     PARTS,
     STATUSES,
@@ -38,15 +36,22 @@ T = TypeVar("T")
 #: Flat names holding seconds, which a loaded file may not make negative.
 SECONDS = ("time", "time_to_target", "warmup_time", "setup_time", "wall_time")
 
+#: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
+
+#: Flat names whose ``None`` in :class:`RunResult` stands for their empty default.
+_EMPTY_WHEN_NONE = frozenset(
+    name for name, spec in FIELDS.items() for f in dataclasses.fields(PARTS[spec.part])
+    if f.name == spec.field and f.default_factory is not dataclasses.MISSING)
+
 
 class _Flat(Generic[T]):
-    """A flat read-only name of a run: one field of one of its parts."""
+    """A flat read-only name of a run: the field of its part that :data:`FIELDS` names."""
 
     __slots__ = ("part", "field")
 
-    def __init__(self, part: str, field: str) -> None:
-        self.part = part
-        self.field = field
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.part, self.field = FIELDS[name].part, FIELDS[name].field
 
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> _Flat[T]: ...
@@ -60,46 +65,24 @@ class _Flat(Generic[T]):
         return getattr(getattr(obj, self.part), self.field)
 
 
-#: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
-OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
-
-
 class RunResult:
     """The outcome of one run (one optimizer on one backend with one seed), never changed.
 
-    Built from its flat names as in its JSON (``RunResult(problem=..., fun=...,
-    time_to_target=...)``) or from its parts (:meth:`from_parts`); :meth:`replace` returns a
-    changed copy. Field names follow :class:`scipy.optimize.OptimizeResult` where they exist.
+    Built from its flat names as in its JSON (``RunResult(problem=..., fun=...)``) or from its
+    parts (:meth:`from_parts`); :meth:`replace` returns a changed copy.
 
     Attributes
     ----------
-    x, fun, success, status, message, nit, nfev, njev
-        scipy's names: the final iterate, its float64 objective, whether the target was
-        reached, the status (one of :data:`STATUSES`) and why, iterations and evaluations.
+    identity, outcome, to_target, timing, conditions
+        Its parts (:mod:`optcmp.results.parts`), where every field is documented.
+    x, fun, success, status, message, nit, nfev, njev, f0, fstar, metrics, trace, bound
+        Read from :attr:`outcome` (scipy's names where they exist).
     time_to_target, cpu_time_to_target, nit_to_target, nfev_to_target, njev_to_target
-        What it spent until the target was known (None: not reached).
-    time, cpu_time, warmup_time, setup_time
-        Timed seconds of the optimizer steps, their CPU seconds, and the untimed warm-up and
-        setup.
-    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters, seed, repeat, problem_spec, threads
-        What ran where, with which settings.
-    f0, fstar, metrics, trace, bound
-        The objective at ``x0``, the known optimum, the metrics at ``x``, the observations, and
-        the typed bound of a ``censored`` run.
-    identity : Identity
-        What ran (also ``framework_version``, ``reduction``, ``n_params``, ``n_samples`` and
-        ``implemented_by``, the code that ran as data).
-    outcome : Outcome
-        Where it ended (also ``epochs`` and ``target``).
-    to_target : ToTarget
-        What it spent until the target was known.
-    timing : Timing
-        The clocks (also ``wall``, ``load_start``, ``load_end``, ``contended``, ``started_at``,
-        ``finished_at``).
-    conditions : Conditions
-        How and where the timed steps ran (``host, concurrency, shared_host, compiled, layout,
-        execution, compiles_in_timed, gradient, contract, timing_error, pools, last_batch,
-        drop_last``).
+        Read from :attr:`to_target` (None: the target was not reached).
+    time, cpu_time, warmup_time, setup_time, threads
+        Read from :attr:`timing` and :attr:`conditions`.
+    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters
+        Read from :attr:`identity`, as are ``seed``, ``repeat`` and ``problem_spec``.
     """
 
     identity: Identity
@@ -108,41 +91,41 @@ class RunResult:
     timing: Timing
     conditions: Conditions
 
-    problem = _Flat[str]("identity", "problem")
-    optimizer = _Flat[str]("identity", "optimizer")
-    label = _Flat[str]("identity", "label")
-    backend = _Flat[str]("identity", "backend")
-    device = _Flat[str]("identity", "device")
-    dtype = _Flat[str]("identity", "dtype")
-    impl = _Flat[str]("identity", "impl")
-    implementation = _Flat[str]("identity", "implementation")
-    hyperparameters = _Flat[dict[str, Any]]("identity", "hyperparameters")
-    seed = _Flat[int]("identity", "seed")
-    repeat = _Flat[int]("identity", "repeat")
-    problem_spec = _Flat[dict[str, Any]]("identity", "problem_spec")
-    x = _Flat[np.ndarray]("outcome", "x")
-    fun = _Flat[float]("outcome", "fun")
-    success = _Flat[bool]("outcome", "success")
-    status = _Flat[str]("outcome", "status")
-    message = _Flat[str]("outcome", "message")
-    nit = _Flat[int]("outcome", "nit")
-    nfev = _Flat[int]("outcome", "nfev")
-    njev = _Flat[int]("outcome", "njev")
-    f0 = _Flat[float]("outcome", "f0")
-    fstar = _Flat[float | None]("outcome", "fstar")
-    metrics = _Flat[dict[str, float]]("outcome", "metrics")
-    trace = _Flat[Trace]("outcome", "trace")
-    bound = _Flat[CensorBound | None]("outcome", "bound")
-    time_to_target = _Flat[float | None]("to_target", "time")
-    nit_to_target = _Flat[int | None]("to_target", "nit")
-    nfev_to_target = _Flat[int | None]("to_target", "nfev")
-    njev_to_target = _Flat[int | None]("to_target", "njev")
-    cpu_time_to_target = _Flat[float | None]("to_target", "cpu_time")
-    time = _Flat[float]("timing", "time")
-    warmup_time = _Flat[float]("timing", "warmup")
-    setup_time = _Flat[float]("timing", "setup")
-    cpu_time = _Flat[float | None]("timing", "cpu_time")
-    threads = _Flat[int | None]("conditions", "threads")
+    problem = _Flat[str]()
+    optimizer = _Flat[str]()
+    label = _Flat[str]()
+    backend = _Flat[str]()
+    device = _Flat[str]()
+    dtype = _Flat[str]()
+    impl = _Flat[str]()
+    implementation = _Flat[str]()
+    hyperparameters = _Flat[dict[str, Any]]()
+    seed = _Flat[int]()
+    repeat = _Flat[int]()
+    problem_spec = _Flat[dict[str, Any]]()
+    x = _Flat[np.ndarray]()
+    fun = _Flat[float]()
+    success = _Flat[bool]()
+    status = _Flat[str]()
+    message = _Flat[str]()
+    nit = _Flat[int]()
+    nfev = _Flat[int]()
+    njev = _Flat[int]()
+    f0 = _Flat[float]()
+    fstar = _Flat[float | None]()
+    metrics = _Flat[dict[str, float]]()
+    trace = _Flat[Trace]()
+    bound = _Flat[CensorBound | None]()
+    time_to_target = _Flat[float | None]()
+    nit_to_target = _Flat[int | None]()
+    nfev_to_target = _Flat[int | None]()
+    njev_to_target = _Flat[int | None]()
+    cpu_time_to_target = _Flat[float | None]()
+    time = _Flat[float]()
+    warmup_time = _Flat[float]()
+    setup_time = _Flat[float]()
+    cpu_time = _Flat[float | None]()
+    threads = _Flat[int | None]()
 
     def __init__(
         self, problem: str, optimizer: str, label: str, backend: str, device: str = "cpu",
@@ -162,30 +145,22 @@ class RunResult:
         problem_spec: dict[str, Any] | None = None, cpu_time: float | None = None,
         cpu_time_to_target: float | None = None, load_start: float | None = None,
         load_end: float | None = None, contended: bool = False, compiled: str = "",
-        layout: str = "",
-        execution: str = "", compiles_in_timed: int | None = None, gradient: str = "",
+        layout: str = "", execution: str = "", compiles_in_timed: int | None = None,
+        gradient: str = "",
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
         drop_last: bool | None = None, implemented_by: Implementation | None = None,
         bound: CensorBound | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
-        self._set_parts(
-            Identity(problem, optimizer, label, backend, device, dtype, impl, implementation,
-                     framework_version, {} if hyperparameters is None else hyperparameters,
-                     seed, repeat, {} if problem_spec is None else problem_spec, reduction,
-                     n_params, n_samples, implemented_by),
-            Outcome(np.zeros(0) if x is None else x, fun, success, status, message, nit,
-                    nfev, njev, epochs, f0, fstar, target, {} if metrics is None else metrics,
-                    Trace() if trace is None else trace, bound),
-            ToTarget(time_to_target, nit_to_target, nfev_to_target, njev_to_target,
-                     cpu_time_to_target),
-            Timing(time, warmup_time, setup_time, wall_time, cpu_time, load_start, load_end,
-                   contended, started_at, finished_at),
-            Conditions(threads, host, concurrency, shared_host, compiled, layout, execution,
-                       compiles_in_timed, gradient, {} if contract is None else contract,
-                       timing_error, {} if pools is None else dict(pools), last_batch,
-                       drop_last))
+        flat = {name: value for name, value in locals().items()  # the parameters: flat names
+                if name != "self" and not (value is None and name in _EMPTY_WHEN_NONE)}
+        if pools is not None:
+            flat["pools"] = dict(pools)
+        by_part: dict[str, dict[str, Any]] = {part: {} for part in PARTS}
+        for name, value in flat.items():
+            by_part[FIELDS[name].part][FIELDS[name].field] = value
+        self._set_parts(*(cls(**by_part[part]) for part, cls in PARTS.items()))
 
     def _set_parts(self, identity: Identity, outcome: Outcome, to_target: ToTarget,
                    timing: Timing, conditions: Conditions) -> None:
@@ -252,21 +227,14 @@ class RunResult:
         Parameters
         ----------
         **changes
-            Flat names (e.g. ``label="gd (tuned)", repeat=2``), ``bound``, or whole parts (e.g.
+            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
             ``timing=Timing(...)``); a flat name changes one field of its part.
 
         Returns
         -------
         RunResult
-
-        Raises
-        ------
-        TypeError
-            An unknown name.
-        ValueError
-            An unknown status.
         """
-        unknown = sorted(k for k in changes if k not in FLAT and k not in PARTS and k != "bound")
+        unknown = sorted(k for k in changes if k not in FIELDS and k not in PARTS)
         if unknown:
             raise TypeError(f"RunResult.replace() got unknown field(s) {unknown}")
         if "status" in changes and changes["status"] not in STATUSES:
@@ -274,19 +242,17 @@ class RunResult:
         parts = {p: changes.get(p, getattr(self, p)) for p in PARTS}
         by_part: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():
-            if name in FLAT:
-                by_part.setdefault(FLAT[name].part, {})[FLAT[name].field] = value
-            elif name == "bound":
-                by_part.setdefault("outcome", {})["bound"] = value
+            if name in FIELDS:
+                by_part.setdefault(FIELDS[name].part, {})[FIELDS[name].field] = value
         for p, kw in by_part.items():
             parts[p] = dataclasses.replace(parts[p], **kw)
         return type(self).from_parts(**parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable dict of the flat names (lossless: floats keep all digits, arrays
-        become lists), in the order of :data:`optcmp.results.parts.FLAT`; the names of
-        :data:`OMITTED_WHEN_EMPTY` are left out when empty (as in files saved before they
-        existed); a censored run's ``bound`` (an object) comes last, absent for other runs."""
+        """JSON-serializable dict of the flat names in the order of
+        :data:`optcmp.results.parts.FLAT` (lossless: floats keep all digits, arrays become
+        lists), less those of :data:`OMITTED_WHEN_EMPTY` when empty; a censored run's
+        ``bound`` comes last."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
@@ -297,7 +263,7 @@ class RunResult:
             elif name in ("trace", "implemented_by") and v is not None:
                 v = v.to_dict()
             out[name] = jsonable(v)
-        if self.bound is not None:  # a censored run's; absent for every other run
+        if self.bound is not None:
             out["bound"] = jsonable(self.bound.to_dict())
         return out
 
@@ -306,16 +272,10 @@ class RunResult:
         """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
 
         Unknown keys are ignored (``projected_*`` of files saved by 0.1.0); missing ones take
-        their defaults, but for ``implemented_by``, derived from ``implementation`` in files
-        saved before it was recorded (:meth:`Implementation.from_text
-        <optcmp.implementation.Implementation.from_text>`), and for the ``bound`` of a censored
-        run saved without it, read from its message (:meth:`CensorBound.from_message
-        <optcmp.results.parts.CensorBound.from_message>`).
-
-        Raises
-        ------
-        ValueError
-            A field of the wrong type or an unknown status; the message names the field.
+        their defaults, but for ``implemented_by``, derived from ``implementation``
+        (:meth:`Implementation.from_text <optcmp.implementation.Implementation.from_text>`),
+        and the ``bound`` of a censored run, read from its message
+        (:meth:`CensorBound.from_message <optcmp.results.parts.CensorBound.from_message>`).
         """
         kw = {k: v for k, v in d.items() if k in FLAT}
         try:
@@ -346,7 +306,8 @@ class RunResult:
     def __repr__(self) -> str:
         ttt = "-" if self.time_to_target is None else f"{self.time_to_target:.4g}s"
         return (f"RunResult({self.label} on {self.backend}/{self.device}/{self.dtype}, "
-                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, fun={self.fun:.6g})")
+                f"status={self.status!r}, time_to_target={ttt}, nit={self.nit}, "
+                f"fun={self.fun:.6g})")
 
 
-__all__ = ["SECONDS", "RunResult"]
+__all__ = ["OMITTED_WHEN_EMPTY", "SECONDS", "RunResult"]

@@ -1,11 +1,12 @@
 """The settings of a comparison: :class:`Settings`, a typed read-only record that reads like the
-dict a sweep writes (``settings["stopping"]``, ``settings.get("store")``, ``"suite" in
-settings``) and gives that dict back unchanged (:meth:`Settings.to_dict`)."""
+dict a sweep writes, so that saved files and code written against that dict keep working."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
+
+T = TypeVar("T")
 
 #: The keys a sweep writes, with the JSON type of their value (None is allowed for every key).
 KEYS: dict[str, type] = {
@@ -44,25 +45,37 @@ def relative_tolerance(stopping: Any) -> float | None:
     return None
 
 
+class _Key(Generic[T]):
+    """A typed read-only attribute of :class:`Settings`: its key's value, None when absent."""
+
+    __slots__ = ("key",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Key[T]: ...
+
+    @overload
+    def __get__(self, obj: dict[str, Any], owner: type | None = None) -> T | None: ...
+
+    def __get__(self, obj: dict[str, Any] | None, owner: type | None = None) -> Any:
+        return self if obj is None else obj.get(self.key)
+
+
 class Settings(dict[str, Any]):
     """How a comparison was run: stopping rule, budgets, seeds, backends, store, suite.
 
-    A read-only dict of what the sweep wrote, key order included (unknown keys are kept; it
-    serializes with ``json.dumps`` like the dict it is), with a typed attribute per key the
-    sweep writes (``None`` when the key is absent) and the relative-suboptimality tolerance of
-    the stopping rule parsed once (:attr:`target_tol`). Changing it raises ``TypeError``:
-    :meth:`replace` and :meth:`drop` return changed copies.
+    A read-only dict of what the sweep wrote (unknown keys kept; ``json.dumps`` writes it),
+    with a typed attribute per key the sweep writes (``None`` when absent) and the stopping
+    rule's tolerance parsed once (:attr:`target_tol`); :meth:`replace` and :meth:`drop` return
+    changed copies.
 
     Parameters
     ----------
     data : mapping, optional
         The keys and values (a copy is kept); :data:`KEYS` lists the known keys and their JSON
         types.
-
-    Raises
-    ------
-    ValueError
-        A known key with a value of another type, or a malformed relative-suboptimality rule.
 
     Examples
     --------
@@ -160,94 +173,43 @@ class Settings(dict[str, Any]):
         return self._tol
 
     @property
-    def target(self) -> str | None:
-        """The targets of the stopping rule, in words (``"RelativeSuboptimality(tol=1e-06)"``)."""
-        return self.get("target")
-
-    @property
-    def stopping(self) -> dict[str, Any] | None:
-        """The stopping rule's ``to_dict()``."""
-        return self.get("stopping")
-
-    @property
-    def repeats(self) -> int | None:
-        """Repetitions of every (backend, optimizer) entry."""
-        return self.get("repeats")
-
-    @property
-    def seed(self) -> int | None:
-        """Seed of the first repetition."""
-        return self.get("seed")
-
-    @property
-    def dtype(self) -> str | None:
-        """Floating-point precision of the runs."""
-        return self.get("dtype")
-
-    @property
-    def device(self) -> str | None:
-        """Device of the framework backends."""
-        return self.get("device")
-
-    @property
-    def backends(self) -> list[str] | None:
-        """The backends swept."""
-        return self.get("backends")
-
-    @property
     def redraw_data(self) -> bool:
         """Whether each repetition drew its own data (False when absent)."""
         return bool(self.get("redraw_data", False))
 
-    @property
-    def threads(self) -> int | None:
-        """CPU threads given to every backend (None: each library's own)."""
-        return self.get("threads")
-
-    @property
-    def censor_ratio(self) -> float | None:
-        """The censoring ratio of the sweep (None: every run ran to its own end)."""
-        return self.get("censor_ratio")
-
-    @property
-    def order(self) -> str | None:
-        """Execution order of the runs (``"interleaved"`` or ``"blocks"``)."""
-        return self.get("order")
-
-    @property
-    def execution(self) -> list[str] | None:
-        """Execution modes swept (``["auto"]``, ``["step", "fused"]``, ...)."""
-        return self.get("execution")
-
-    @property
-    def gradient(self) -> str | None:
-        """The gradient asked for (``"auto"``, ``"analytic"`` or ``"autodiff"``)."""
-        return self.get("gradient")
-
-    @property
-    def store(self) -> dict[str, Any] | None:
-        """The run store: its path and how many runs were read back and executed."""
-        return self.get("store")
-
-    @property
-    def suite(self) -> dict[str, Any] | None:
-        """``{"name", "problems"}`` of the suite swept, or None."""
-        return self.get("suite")
-
-    @property
-    def optima(self) -> dict[str, Any] | None:
-        """Each problem's known optimum (``to_dict()``) by name, for a suite."""
-        return self.get("optima")
-
-    @property
-    def partial(self) -> str | None:
-        """Why the comparison is incomplete (an interrupted sweep), or None."""
-        return self.get("partial")
-
-    @property
-    def merged(self) -> list[dict[str, Any]] | None:
-        """The settings of the comparisons concatenated into this one, when they differed."""
-        return self.get("merged")
-
+    target = _Key[str]()
+    """The targets of the stopping rule, in words (``"RelativeSuboptimality(tol=1e-06)"``)."""
+    stopping = _Key[dict[str, Any]]()
+    """The stopping rule's ``to_dict()``."""
+    repeats = _Key[int]()
+    """Repetitions of every (backend, optimizer) entry."""
+    seed = _Key[int]()
+    """Seed of the first repetition."""
+    dtype = _Key[str]()
+    """Floating-point precision of the runs."""
+    device = _Key[str]()
+    """Device of the framework backends."""
+    backends = _Key[list[str]]()
+    """The backends swept."""
+    threads = _Key[int]()
+    """CPU threads given to every backend (None: each library's own)."""
+    censor_ratio = _Key[float]()
+    """The censoring ratio of the sweep (None: every run ran to its own end)."""
+    order = _Key[str]()
+    """Execution order of the runs (``"interleaved"`` or ``"blocks"``)."""
+    execution = _Key[list[str]]()
+    """Execution modes swept (``["auto"]``, ``["step", "fused"]``, ...)."""
+    gradient = _Key[str]()
+    """The gradient asked for (``"auto"``, ``"analytic"`` or ``"autodiff"``)."""
+    store = _Key[dict[str, Any]]()
+    """The run store: its path and how many runs were read back and executed."""
+    suite = _Key[dict[str, Any]]()
+    """``{"name", "problems"}`` of the suite swept, or None."""
+    optima = _Key[dict[str, Any]]()
+    """Each problem's known optimum (``to_dict()``) by name, for a suite."""
+    partial = _Key[str]()
+    """Why the comparison is incomplete (an interrupted sweep), or None."""
+    merged = _Key[list[dict[str, Any]]]()
+    """The settings of the comparisons concatenated into this one, when they differed."""
 
 __all__ = ["KEYS", "Settings", "relative_tolerance"]

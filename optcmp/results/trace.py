@@ -51,15 +51,7 @@ class Trace:
 
     @classmethod
     def from_dict(cls, d: dict[str, list[Any]]) -> Trace:
-        """Inverse of :meth:`to_dict`.
-
-        Raises
-        ------
-        ValueError
-            Not a JSON object of columns, a column that is not a flat list of numbers, or a
-            count column (``iteration``, ``nfev``, ``njev``) with a value that is not a whole
-            number; the message names the column.
-        """
+        """Inverse of :meth:`to_dict`."""
         if not isinstance(d, dict):
             raise ValueError(f"a trace must be a JSON object of columns, got {d!r:.60}")
         ints = {"iteration", "nfev", "njev"}
