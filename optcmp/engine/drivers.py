@@ -1,34 +1,18 @@
 """Loop drivers: how a run's timed steps are driven, behind one interface.
 
-A driver takes a :class:`~optcmp.frameworks.stepper.Stepper` that is initialised, the run's monitor (which already
-observed ``x0``) and the run's stopwatch, runs timed steps until the monitor says stop, and
-returns a :class:`LoopRecord`. A driver is a generator: it also stops short at the monitor's
-:attr:`~optcmp.engine.monitor.Monitor.pause_at` (a censoring round's iteration cap), yields the
-:class:`LoopRecord` of the steps so far with the clock paused, and goes on from there, with
-the same state, when it is resumed, so that a run suspended and resumed takes the same steps
-as a run never suspended (:class:`~optcmp.engine.runner.LiveRun`). There are four
-(:func:`choose_driver` picks one):
+A driver takes an initialised :class:`~optcmp.frameworks.stepper.Stepper`, the run's monitor
+(which already observed ``x0``) and its stopwatch, and runs timed steps until the monitor says
+stop; nothing runs between two timed steps but the monitor's observation, off the clock.
+:func:`choose_driver` picks one of :func:`step_loop` (one step, one observation),
+:func:`fused_full_batch_loop`, :func:`fused_minibatch_loop` (blocks of steps; how their times
+are exact: docs/backends.md, "Execution modes") and :func:`framework_loop` (a library's own loop).
 
-* :func:`step_loop`: one framework call per step, an observation after each;
-* :func:`fused_full_batch_loop`: full-batch steps in fused blocks, every step's objective
-  observed, its time interpolated within the block;
-* :func:`fused_minibatch_loop`: minibatch steps in fused blocks that end at every observation,
-  or, on compiled backends, span observations and epochs: the iterates at the observations
-  are kept inside the block, observed after it, and a block in which the run stopped is run
-  again up to that observation, so that the clock holds exactly the steps of the run;
-* :func:`framework_loop`: a library that drives its own loop (scipy), reporting every
-  iteration to the monitor.
-
-Where a run pauses: the fused loops end a block at the pause (as at an iteration budget),
-so a run pauses exactly there; the step loop pauses after the step that reaches it (a
-library's step doing several iterations, ``torch.optim.LBFGS``, is never cut: it pauses at
-that step's end); a framework's own loop (scipy) pauses inside its callback, its loop
-running on a thread of its own that waits there until the run is resumed.
-
-Nothing runs between two timed steps but the monitor's observation, off the clock. The drivers
-never evaluate the problem: the monitor evaluates the full objective of minibatch runs
-(:meth:`~optcmp.engine.monitor.Monitor.observe_full`). :func:`record_fixed_steps` drives a fixed
-number of untimed steps instead (:func:`optcmp.check_equivalence`).
+A driver is a generator: it stops short at the monitor's
+:attr:`~optcmp.engine.monitor.Monitor.pause_at` (a censoring round's cap), yields the
+:class:`LoopRecord` so far with the clock paused, and goes on with the same state when resumed
+(:class:`~optcmp.engine.runner.LiveRun`). Fused loops end a block at the pause; the step loop
+pauses after the step that reaches it; a library's own loop waits inside its callback, on a
+thread of its own.
 """
 
 from __future__ import annotations
@@ -165,15 +149,9 @@ BLOCK_FRACTION = 0.01
 
 
 def fused_full_batch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch) -> Loop:
-    """Full-batch steps in fused blocks; every step's objective observed, its time interpolated.
-
-    A block of ``n`` steps starts at step ``k`` with ``n <= max(1, BLOCK_FRACTION * k)``
-    (geometric growth, at most the stepper's ``block_max``, never past an iteration or
-    evaluation budget). Step ``j`` of a block gets the time ``t0 + (j + 1) / n * (t1 - t0)``
-    (the block's clock span shared evenly), so the time of the target iteration is off by at
-    most one block, 1% of the elapsed time. The iterate that met the target is recomputed off
-    the clock by running the block again from its saved start (:func:`_replay`).
-    """
+    """Full-batch steps in fused blocks of ``n <= max(1, BLOCK_FRACTION * k)`` steps after
+    ``k``; step ``j`` of a block gets the time ``t0 + (j + 1) / n * (t1 - t0)``, and the iterate
+    that met the target is recomputed off the clock from the block's saved start."""
     k = nfev = njev = 0
     while True:
         n = stepper.ready(min(max(1, int(BLOCK_FRACTION * k)), stepper.block_max,
@@ -220,23 +198,14 @@ def _block_cap(k: int, sw: Stopwatch) -> int:
 
 def fused_minibatch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
                          eval_every: int | None) -> Loop:
-    """Minibatch steps in fused blocks, with exact times.
+    """Minibatch steps in fused blocks (at most :func:`_block_cap` steps, never across a
+    budget), with exact times.
 
-    A block never crosses an iteration/evaluation budget and is at most ``max(256, k // 2,
-    steps of 50 ms at the run's measured rate)`` steps after ``k`` timed steps (fast steps
-    are not cut into many calls; a time budget overshoots by at most a third of the time spent
-    or about 50 ms); the epoch's shorter last minibatch is part of the block (a second branch
-    of the compiled loop on TensorFlow and JAX, warmed up).
-
-    On a stepper that :attr:`~optcmp.frameworks.stepper.Stepper.spans` observations (compiled
-    loops: TensorFlow, JAX) a block runs across observations and epochs, keeping the iterate
-    at each observation inside it; after the block, off the clock, the monitor evaluates
-    them in order (their trace times shared evenly over the block). When one of them stops
-    the run before the block's end, the run goes back to the block's saved start (iterate,
-    optimizer state, the stopwatch's reading) and runs, timed, exactly the steps up to that
-    observation: the recorded time and CPU time of the stop are those of the run's own
-    steps, and the iterate is checked to equal the one kept. Elsewhere a block ends at every
-    observation.
+    A block ends at every observation, except on a stepper that
+    :attr:`~optcmp.frameworks.stepper.Stepper.spans` them (TensorFlow, JAX): its block keeps
+    the iterates at the observations it passes, the monitor evaluates them afterwards, and
+    when one of them stops the run, the run goes back to the block's saved start and runs,
+    timed, exactly the steps up to it (the iterate checked to equal the one kept).
     """
     every = _every(stepper, eval_every)
     if stepper.spans:

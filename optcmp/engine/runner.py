@@ -1,38 +1,14 @@
 """One run: a problem, an optimizer spec and a :class:`RunConfig` in, a :class:`RunResult` out.
 
 :func:`run` is the single path every run takes (:func:`run`, the sweep of
-:func:`optcmp.compare` on any executor, :func:`optcmp.tune`). A :class:`~optcmp.engine.session.Session`
-sets the adapter up; a loop driver (:mod:`optcmp.engine.drivers`) takes the timed steps and reports
-to the run's :class:`~optcmp.engine.monitor.Monitor`; :mod:`optcmp.engine.status` words how the run
-ended. It depends on the backends, the adapters, the stopping rules and the results, and on
-nothing that builds sweeps.
-
-What is timed
--------------
-Only the optimizer's steps (forward, backward, update) are on the clock; the device is synced
-before every clock read. Setup (data placement), warm-up (tracing, compilation, first call),
-monitoring (reading the objective, stopping checks, float64 re-evaluations, callbacks) are off
-the clock and reported apart.
-
-When is the target reached
---------------------------
-A full-batch step computes the objective at its incoming iterate ``x_k`` anyway, so ``f(x_k)``
-becomes known during step ``k + 1``; ``time_to_target`` is the clock at the end of that step, and
-``nit_to_target = k``; the run then stops after ``k + 1`` steps (``nit``) and returns ``x_k``,
-the iterate that met the target. scipy's L-BFGS-B reports ``f(x_k)`` in its callback after
-iteration ``k``. Minibatch runs evaluate the full objective off the clock every ``eval_every``
-steps (default: once per epoch) in float64 on the host. In float32 a target is confirmed by a
-float64 re-evaluation of the observed iterate before the run stops, so a float32 rounding below
-``f*`` never counts as success. A run stopped by a budget returns its latest iterate.
-
-Per-run state
--------------
-Each run works on its own copy of the stopping rule (``copy.deepcopy``), reset at its start, so
-rules that keep state between observations (:class:`~optcmp.stopping.RelativeChange`, or a
-user's own) give the same result whether runs execute one after another or at the same time on
-a thread pool. The :class:`RunResult` is built once, when the run has ended, with its host and
-the most optcmp runs of the process active at once while it ran
-(:func:`~optcmp.engine.host.host_activity`).
+:func:`optcmp.compare` on any executor, :func:`optcmp.tune`): a
+:class:`~optcmp.engine.session.Session` initialises the stepper, a loop driver
+(:mod:`optcmp.engine.drivers`) takes the timed steps and reports to the run's
+:class:`~optcmp.engine.monitor.Monitor`, :mod:`optcmp.engine.status` words how the run ended.
+Only the optimizer's steps are on the clock, and when a target counts as reached is the same
+on every backend: see docs/concepts.md, "What is timed and what is not" and "The target".
+Each run works on its own reset copy of the stopping rule, so stateful rules give the same
+result in sequence and on a thread pool; the result is built once, when the run has ended.
 """
 
 from __future__ import annotations
@@ -137,15 +113,11 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
 class LiveRun:
     """One run that can stop short at an iteration cap and be resumed from there.
 
-    :func:`run` runs one from its start to its end in one go; the censoring rounds of a
-    comparison (:mod:`optcmp.sweep.censor`) advance one to a round's cap, look at what it has
-    spent (:meth:`snapshot`), and either resume it with the next round's cap or end it there.
-    A paused run keeps its whole state (adapter, optimizer state, iterate, stopping rule,
-    monitor, trace, stopwatch, evaluations): resumed, it takes the very steps a run never
-    paused takes, so its result is that run's (the same trace, iterations and status; a block
-    of fused steps ends at each pause). Its timings add up its segments: the timed steps of
-    each, setup and warm-up once (they happen once), its wall time the sum of the segments'
-    (not the time it waited while paused), its concurrency the most of any segment.
+    The censoring rounds of a comparison (:mod:`optcmp.sweep.censor`) advance one to a round's
+    cap, look at it (:meth:`snapshot`), and resume it or end it there. A paused run keeps its
+    whole state, so resumed it takes the very steps of a run never paused (a fused block ends
+    at each pause); its timings add up its segments (setup and warm-up once, wall time
+    without the time it waited paused, concurrency the most of any segment).
     """
 
     def __init__(self, problem: Problem, optimizer: OptimizerSpec | str | Any,
@@ -204,12 +176,8 @@ class LiveRun:
         return self._result
 
     def snapshot(self) -> RunResult:
-        """The paused run as a result, as if an iteration budget had ended it at the pause.
-
-        Status ``max_iter``; its times, evaluations and iterate are those of the steps done,
-        its trace the observations so far. The run itself is left as it was: it can still be
-        resumed.
-        """
+        """The paused run as a result, as if an iteration budget had ended it at the pause
+        (status ``max_iter``); the run can still be resumed."""
         if self._ended is not None or self._closed:
             raise RuntimeError("the run has ended: its result() is final")
         self._timed.count_compiles(warn=False)
@@ -253,12 +221,8 @@ class _TimedRun:
         self.load: list[float | None] = [load_average(), None]
 
     def _prepare(self) -> None:
-        """The backend, ``f(x0)`` and the stopwatch, with the run's threads already in force.
-
-        Building the backend can start a framework's runtime (TensorFlow fixes its pools
-        then) and ``f(x0)`` runs BLAS: both happen inside the session's thread limits, so the
-        whole run, its first evaluation included, uses the recorded thread count.
-        """
+        """The backend, ``f(x0)`` and the stopwatch, inside the run's thread limits (a
+        framework fixes its pools when it starts; ``f(x0)`` runs BLAS)."""
         session, problem, x0 = self.session, self.problem, self.session.x0
         session.open_backend()
         if session.unsupported is None:
@@ -294,11 +258,8 @@ class _TimedRun:
         return outcome
 
     def _optimum_above_start(self) -> str | None:
-        """Why ``f*`` cannot be this problem's minimum: it is above ``f(x0)``.
-
-        A suboptimality target against such an ``f*`` is met at the start (a run would be
-        ``converged`` after 0 iterations), so the run fails with this reason instead.
-        """
+        """Why ``f*`` cannot be the minimum (it is above ``f(x0)``: every target would be
+        met at the start), or None."""
         if self.fstar is None or not math.isfinite(self.f0) or not any(
                 r.needs_optimum for r in self.rule.rules()):
             return None
