@@ -25,9 +25,9 @@ Nelder-Mead    objective only                  ``xatol=0, fatol=0``
 Powell         objective only                  ``ftol=0``
 =============  ==============================  ========================================
 
-Hessian-vector products need autodiff: on the numpy backend the Newton-type methods are
-recorded as ``skipped`` with the reason. The full Hessian is built from ``n_params`` products,
-up to 2,000 parameters.
+Hessian-vector products need autodiff (on numpy the Newton-type methods are ``skipped``); the
+full Hessian is built from ``n_params`` products, up to 2,000 parameters. ``nfev`` counts
+objective evaluations, ``njev`` gradients plus Hessian-vector products.
 
 References
 ----------
@@ -65,6 +65,7 @@ _BUDGET_KEYS = {"maxiter", "maxfun", "maxfev"}
 
 
 def _check_method(v: Any) -> str:
+    """Validator of ``method``: scipy's spelling."""
     if isinstance(v, str):
         for m in METHODS:
             if v.strip().lower() == m.lower():
@@ -127,6 +128,7 @@ def _check_spec(h: dict[str, Any]) -> None:
 
 
 def _plan(h: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's derivatives and budget options (:meth:`ScipyMinimize.planned`)."""
     deriv, it, ev, _ = METHODS[h["method"]]
     return {"method": h["method"], "derivatives": deriv, "max_iter_option": it,
             "max_evals_option": ev}
@@ -147,15 +149,13 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     Parameters
     ----------
     method : str, default "BFGS"
-        One of :data:`METHODS` (case-insensitive): BFGS, CG, L-BFGS-B, TNC, SLSQP, Newton-CG,
-        trust-ncg, trust-krylov, trust-exact, dogleg, Nelder-Mead, Powell.
+        One of :data:`METHODS` (case-insensitive).
     tolerances : {"off", "scipy"}, default "off"
-        ``"off"``: scipy's own convergence tests switched off (optcmp's target decides);
-        ``"scipy"``: scipy's defaults (a run they stop is ``stalled``, scipy's ``success``
-        recorded in the message).
+        scipy's own convergence tests off (optcmp's target decides) or at scipy's defaults (a
+        run they stop is ``stalled``, scipy's ``success`` in the message).
     options : mapping, optional
-        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), applied last. The budgets
-        (``maxiter``, ``maxfun``, ``maxfev``) come from the run's ``max_iter``/``max_evals``.
+        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), applied last; the budgets
+        come from the run's ``max_iter``/``max_evals``.
     impl : {"auto", "scipy"}
     label : str, optional
         Default ``"scipy_minimize(<method>)"``.
@@ -163,22 +163,6 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        An unknown method (the allowed ones listed), or a bad option.
-
-    Notes
-    -----
-    ``nfev`` counts objective evaluations, ``njev`` gradient evaluations plus Hessian-vector
-    products (each one more reverse pass). On numpy the Hessian methods are ``skipped``: they
-    need autodiff.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer, 2006.
-    P. Virtanen et al., "SciPy 1.0", Nature Methods 17, 2020.
 
     Examples
     --------
