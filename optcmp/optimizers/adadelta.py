@@ -107,7 +107,6 @@ register_optimizer(OptimizerInfo(
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),
     stochastic=True,
-    # the frameworks' own Adadelta, with every value passed: "auto" prefers them
     natives=(TorchOptimizer("Adadelta", _torch_options),
              KerasOptimizer("Adadelta", _keras_options),
              OptaxOptimizer("adadelta", _optax_options)),

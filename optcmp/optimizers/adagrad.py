@@ -8,9 +8,8 @@ r"""Adagrad (Duchi, Hazan and Singer 2011), under the two conventions the framew
     \text{eps\_inside\_sqrt (Keras):}\quad
         x_{k+1} &= x_k - \eta_k \frac{g_k}{\sqrt{G_k + \epsilon}}
 
-The defaults differ too: torch starts the accumulator at 0 with ``eps=1e-10``, Keras at 0.1 with
-``epsilon=1e-7`` (a 0.1 start damps the first steps by :math:`|g|/\sqrt{0.1 + g^2}`); optcmp
-passes both values explicitly.
+The defaults differ too (torch: :math:`G_0 = 0`, ``eps=1e-10``; Keras: 0.1, which damps the
+first steps by :math:`|g|/\sqrt{0.1 + g^2}`, and 1e-7); optcmp passes both explicitly.
 
 References
 ----------

@@ -165,22 +165,15 @@ class OptimizerInfo:
             ``impl -> declaration``: ``"native"`` first, then ``"reference"`` (the
             :class:`UpdateRule`), then ``"scipy"``; a native declared ``auto=False`` last.
         """
-        b = canonical_backend(backend)
-        out: dict[str, Any] = {}
-        hp = hyperparameters
-        natives = [n for n in self.natives
-                   if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
-        for n in natives:
-            if n.impl == "native" and n.auto:
-                out.setdefault("native", n)
+        b, hp = canonical_backend(backend), hyperparameters
+        ranked: list[tuple[int, str, Any]] = [
+            (0 if n.auto else 3, n.impl, n) if n.impl == "native" else (2, n.impl, n)
+            for n in self.natives if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
         if self.rule is not None:
-            out["reference"] = self.rule
-        for n in natives:
-            if n.impl != "native":
-                out.setdefault(n.impl, n)
-        for n in natives:  # asked for by name only: after what "auto" prefers
-            if n.impl == "native" and not n.auto:
-                out.setdefault("native", n)
+            ranked.append((1, "reference", self.rule))
+        out: dict[str, Any] = {}
+        for _, impl, decl in sorted(ranked, key=lambda r: r[0]):  # stable: declaration order
+            out.setdefault(impl, decl)
         return out
 
     def native(self, framework: str) -> Native:
@@ -416,7 +409,7 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     Raises
     ------
     ValueError
-        The optimizer has no such implementation on that backend (available ones listed).
+        No such implementation on that backend.
     """
     backend = canonical_backend(backend)
     info = _OPTIMIZERS[spec.name]
@@ -432,10 +425,8 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
                              f"{backend!r}")
         return order[0], impls[order[0]]
     if spec.impl not in impls:
-        raise ValueError(
-            f"optimizer {spec.name!r} has no impl={spec.impl!r} on backend {backend!r}; "
-            f"available: {order or 'none'}"
-        )
+        raise ValueError(f"optimizer {spec.name!r} has no impl={spec.impl!r} on backend "
+                         f"{backend!r}; available: {order or 'none'}")
     return spec.impl, impls[spec.impl]
 
 

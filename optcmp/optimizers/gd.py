@@ -2,8 +2,8 @@ r"""Gradient descent with a constant step.
 
 .. math:: x_{k+1} = x_k - \eta \, \nabla f(x_k)
 
-With ``learning_rate="auto"``, :math:`\eta = 1/L` where :math:`L` is the Lipschitz constant of
-the gradient (known for least squares), the classical safe step that guarantees descent.
+With ``learning_rate="auto"``, :math:`\eta = 1/L`, :math:`L` the Lipschitz constant of the
+gradient: the classical safe step that guarantees descent.
 
 References
 ----------

@@ -92,8 +92,8 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
     max_linesearch : int, default 20
         Most evaluations in one line search (scipy ``maxls``; torch through ``max_eval``).
     ftol, gtol : float, default 0.0
-        scipy L-BFGS-B's own tests (its defaults 2.2e-9 and 1e-5); 0 switches them off. When
-        one fires first the run ends ``stalled`` with scipy's message.
+        scipy L-BFGS-B's own tests (its defaults 2.2e-9 and 1e-5; 0: off); one that fires ends
+        the run ``stalled``.
     tolerance_grad, tolerance_change : float, default 0.0
         ``torch.optim.LBFGS``'s own tests (its defaults 1e-7 and 1e-9); 0 switches them off.
     line_search_fn : {"strong_wolfe", None}, default "strong_wolfe"
@@ -109,11 +109,6 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
     Returns
     -------
     OptimizerSpec
-
-    References
-    ----------
-    D. C. Liu and J. Nocedal, Math. Programming 45, 1989. R. H. Byrd, P. Lu, J. Nocedal and
-    C. Zhu, SIAM J. Sci. Comput. 16(5), 1995.
     """
     return spec_from("lbfgs", locals())
 
@@ -126,7 +121,6 @@ register_optimizer(OptimizerInfo(
                                    "number of stored correction pairs (scipy maxcor)"),
         "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
                                      "line-search evaluations per iteration (scipy maxls)"),
-        # the frameworks' own stopping knobs (scipy's first, then torch's), off by default
         "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
                            "scipy's relative-decrease test (0: off)"),
         "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
@@ -144,7 +138,6 @@ register_optimizer(OptimizerInfo(
     },
     summary="limited-memory BFGS (scipy L-BFGS-B; torch.optim.LBFGS natively on torch)",
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",
-    # torch.optim.LBFGS where the backend is torch ("auto" prefers it), scipy everywhere
     natives=(TorchOptimizer("LBFGS", _torch_options, closure=True),
              OptaxOptimizer("lbfgs", _optax_options, requires=_optax_requires, linesearch=True,
                             auto=False),

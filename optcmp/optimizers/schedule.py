@@ -113,12 +113,8 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
-def _py_ge(k: Any, m: float) -> float:
-    """``k >= m`` as 1.0 or 0.0."""
-    return 1.0 if k >= m else 0.0
-
-
-_PY = SimpleNamespace(cos=math.cos, minimum=min, ge=_py_ge)
+#: :meth:`Schedule.factor`'s functions on Python numbers (:func:`backend_namespace`'s on arrays).
+_PY = SimpleNamespace(cos=math.cos, minimum=min, ge=lambda k, m: 1.0 if k >= m else 0.0)
 
 
 def backend_namespace(ops: Any) -> Any:

@@ -1,13 +1,10 @@
 r"""Every unconstrained ``scipy.optimize.minimize`` method as a baseline, on any backend.
 
-``optcmp.scipy_minimize("BFGS")`` runs ``scipy.optimize.minimize(method="BFGS")`` through the
-float64 bridge of :mod:`optcmp.frameworks.scipy`: the backend computes the objective and gradient
-(and, for the Newton-type methods, Hessian-vector products by autodiff), scipy drives the loop,
-and optcmp's stopping rule is checked in scipy's callback after every iteration. By default
-scipy's own convergence tests are switched off (``tolerances="off"``, the options in
-:data:`METHODS`), so that scipy's ``success`` never counts as reaching optcmp's target; with
-``tolerances="scipy"`` scipy's defaults stop the run where they would (status ``stalled``,
-scipy's message and ``success`` recorded).
+The backend computes the objective and gradient (and Hessian-vector products by autodiff)
+through the float64 bridge of :mod:`optcmp.frameworks.scipy`, scipy drives the loop, and
+optcmp's stopping rule is checked in scipy's callback after every iteration. scipy's own
+convergence tests are off by default, so that scipy's ``success`` never counts as reaching
+optcmp's target; ``tolerances="scipy"`` keeps them (a run they stop is ``stalled``).
 
 =============  ==============================  ========================================
 method         derivatives from the backend    tests switched off (``tolerances="off"``)
@@ -151,11 +148,9 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     method : str, default "BFGS"
         One of :data:`METHODS` (case-insensitive).
     tolerances : {"off", "scipy"}, default "off"
-        scipy's own convergence tests off (optcmp's target decides) or at scipy's defaults (a
-        run they stop is ``stalled``, scipy's ``success`` in the message).
+        scipy's own convergence tests off, or at scipy's defaults.
     options : mapping, optional
-        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), applied last; the budgets
-        come from the run's ``max_iter``/``max_evals``.
+        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), not the budgets.
     impl : {"auto", "scipy"}
     label : str, optional
         Default ``"scipy_minimize(<method>)"``.

@@ -117,7 +117,6 @@ register_optimizer(OptimizerInfo(
     check=_check_sgd,
     rule=SGDRule(),
     stochastic=True,
-    # the frameworks' own SGD on optcmp's minibatch sequence: "auto" prefers them
     natives=sgd_natives(_torch_options, _keras_options, optax_sgd_options(None)),
 ), sgd)
 

@@ -33,11 +33,10 @@ class RelativeChange(Rule):
     def __init__(self, tol: float, patience: int = 1) -> None:
         self.tol = positive_number("tol", tol)
         self.patience = positive_count("patience", patience)
-        self._last: float | None = None
-        self._count = 0
+        self.reset()
 
     def reset(self) -> None:
-        self._last = None
+        self._last: float | None = None
         self._count = 0
 
     def check(self, s: State) -> bool:
@@ -78,11 +77,10 @@ class Stalled(Rule):
                  rtol: float | None = DEFAULT_STALL_RTOL) -> None:
         self.window = positive_count("window", window)
         self.rtol = None if rtol is None else positive_number("rtol", rtol)
-        self._best: list[float] = []
-        self._last = math.nan
+        self.reset()
 
     def reset(self) -> None:
-        self._best = []
+        self._best: list[float] = []
         self._last = math.nan
 
     def check(self, s: State) -> bool:
@@ -97,8 +95,7 @@ class Stalled(Rule):
             return False
         if self.rtol is None:
             return self._best[0] - best <= STALL_ULPS * _EPS * abs(best)
-        ref = s.fstar if s.fstar is not None else 0.0
-        scale = max(abs(best - ref), 1e-12) if s.fstar is not None else max(abs(best), 1e-12)
+        scale = max(abs(best - s.fstar) if s.fstar is not None else abs(best), 1e-12)
         return self._best[0] - best <= self.rtol * scale
 
     def explain(self) -> str:
@@ -131,9 +128,7 @@ class Rising(Rule):
 
     def __init__(self, window: int = DEFAULT_RISING_WINDOW) -> None:
         self.window = positive_count("window", window)
-        self._start = math.nan
-        self._last = math.nan
-        self._run = 0
+        self.reset()
 
     def reset(self) -> None:
         self._start = self._last = math.nan
@@ -189,11 +184,7 @@ class Divergence(Rule):
                 and s.fun > self.factor * max(abs(s.f0), 1.0))
 
     def check(self, s: State) -> bool:
-        if s.fun is not None and not math.isfinite(s.fun):
-            return True
-        if self.exploded(s):
-            return True
-        return s.grad_norm is not None and not math.isfinite(s.grad_norm)
+        return _nonfinite(s.fun) or self.exploded(s) or _nonfinite(s.grad_norm)
 
     def explain(self, s: State) -> str:
         """Why the rule fires on ``s``: a non-finite value, or an explosion (with the threshold).
@@ -208,13 +199,13 @@ class Divergence(Rule):
         str
             e.g. ``"objective is non-finite (inf) at iteration 71"``.
         """
-        if s.fun is not None and not math.isfinite(s.fun):
+        if _nonfinite(s.fun):
             what = f"objective is non-finite ({s.fun})"
         elif self.exploded(s):
             assert s.fun is not None and self.factor is not None
             what = (f"objective exploded: {s.fun:.3g} > {self.factor:g} x max(|f0|, 1) "
                     f"(f0 = {s.f0:.6g})")
-        elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+        elif _nonfinite(s.grad_norm):
             what = f"gradient norm is non-finite ({s.grad_norm})"
         else:
             what = "no divergence"
@@ -223,6 +214,11 @@ class Divergence(Rule):
     def describe(self) -> str:
         return ("Divergence(factor=None)" if self.factor is None
                 else f"Divergence(factor={self.factor:g})")
+
+
+def _nonfinite(v: float | None) -> bool:
+    """Whether an observed value is there and not finite."""
+    return v is not None and not math.isfinite(v)
 
 
 __all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL",
