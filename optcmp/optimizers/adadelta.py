@@ -80,7 +80,7 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
         Decay rate in [0, 1) of both running averages.
     eps : float, default 1e-6
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
         ``"auto"`` prefers the frameworks' own Adadelta (numpy runs the reference rule).

@@ -101,7 +101,7 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

@@ -86,30 +86,24 @@ class AdamRule(ScheduledRule):
             else:
                 x = x - x * wd * lr
         ams = hp.get("amsgrad", False)
-        raw_max = hp.get("amsgrad_max", "raw") == "raw"
+        corrected_max = ams and hp.get("amsgrad_max", "raw") != "raw"
         if torch_form:
             m = m + (1.0 - b1) * (g - m)
             v = v * b2 + (1.0 - b2) * (g * g)
-            if not ams:
-                denom = ops.sqrt(v) / ops.sqrt(1.0 - b2 ** t) + eps
-            elif raw_max:
-                vmax = ops.maximum(vmax, v)
-                denom = ops.sqrt(vmax) / ops.sqrt(1.0 - b2 ** t) + eps
+        else:
+            m = m + (g - m) * (1.0 - b1)
+            v = v + (g * g - v) * (1.0 - b2)
+        if ams:
+            vmax = ops.maximum(vmax, v / (1.0 - b2 ** t) if corrected_max else v)
+        vhat = vmax if ams else v  # bias-corrected already when corrected_max
+        if torch_form:
+            if corrected_max:
+                denom = ops.sqrt(vhat) + eps
             else:
-                vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
-                denom = ops.sqrt(vmax) + eps
+                denom = ops.sqrt(vhat) / ops.sqrt(1.0 - b2 ** t) + eps
             return x - (lr / (1.0 - b1 ** t)) * (m / denom), (m, v, vmax)
         alpha = lr * ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
-        m = m + (g - m) * (1.0 - b1)
-        v = v + (g * g - v) * (1.0 - b2)
-        if not ams:
-            root = ops.sqrt(v)
-        elif raw_max:
-            vmax = ops.maximum(vmax, v)
-            root = ops.sqrt(vmax)
-        else:
-            vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
-            root = ops.sqrt(vmax * (1.0 - b2 ** t))
+        root = ops.sqrt(vhat * (1.0 - b2 ** t)) if corrected_max else ops.sqrt(vhat)
         return x - (m * alpha) / (root + eps), (m, v, vmax)
 
 
@@ -172,12 +166,17 @@ def no_amsgrad(framework: str) -> Any:
     return check
 
 
-def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.Adam`` arguments, every one explicit (decay kind from the spec)."""
+def torch_options(h: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    """``torch.optim.Adam`` or ``AdamW`` arguments, every one explicit."""
     return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
             "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
             "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None,
-            "decoupled_weight_decay": h["weight_decay_mode"] == "decoupled", **torch_common()}
+            **extra, **torch_common()}
+
+
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.Adam`` arguments, the decay's kind from the spec."""
+    return torch_options(h, decoupled_weight_decay=h["weight_decay_mode"] == "decoupled")
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -245,7 +244,7 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     clip_norm : float, optional
         Clip the gradient to this global norm before the update (None: off).
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
         Reshuffle the rows every epoch (minibatches only).
     amsgrad : bool, default False

@@ -26,7 +26,6 @@ from optcmp.optimizers._common import (
     minibatch_params,
     requires,
     spec_from,
-    torch_common,
 )
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.adam import (
@@ -35,17 +34,10 @@ from optcmp.optimizers.adam import (
     amsgrad_requires,
     check_amsgrad,
     no_amsgrad,
+    torch_options,
 )
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
-
-
-def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.AdamW`` arguments, every one explicit."""
-    return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
-            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
-            "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None,
-            **torch_common()}
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,7 +66,7 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     amsgrad : bool, default False
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
@@ -104,7 +96,7 @@ register_optimizer(OptimizerInfo(
     check=check_amsgrad,
     rule=AdamRule(),
     stochastic=True,
-    natives=(TorchOptimizer("AdamW", _torch_options,
+    natives=(TorchOptimizer("AdamW", torch_options,
                             requires=amsgrad_requires("torch.optim.AdamW", "bias_corrected_eps")),
              KerasOptimizer("AdamW", _keras_options,
                             requires=amsgrad_requires("keras.optimizers.AdamW", "eps_hat")),

@@ -101,17 +101,15 @@ class OptimizerInfo:
     name : str
         Canonical name.
     params : dict of str to HyperParam
-        Hyperparameters in signature order, with defaults and validators.
+        Hyperparameters in signature order.
     aliases : tuple of str
-        Other accepted names.
     summary, reference : str
         One line each, for ``optcmp list`` and the docs.
     check : callable, optional
         Cross-parameter check ``check(hp) -> None`` raising ``ValueError``.
     rule : UpdateRule, optional
-        The reference update rule (runs on every backend, ``impl="reference"``).
+        The reference update rule (``impl="reference"``).
     natives : tuple of Native
-        The frameworks' own implementations.
     stochastic : bool
         Steps can see minibatches (``batch_size``, ``shuffle``; see :meth:`minibatch`): one
         iteration is one minibatch, in the order optcmp draws from the run's seed
@@ -336,7 +334,7 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "",
     label : str, optional
         Name shown in tables.
     **hyperparameters
-        Values overriding optcmp's documented defaults.
+        Values overriding optcmp's defaults.
 
     Returns
     -------

@@ -166,7 +166,7 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
     clip_norm : float, optional
         Clip the gradient to this global norm (:func:`~optcmp.optimizers.clip_global_norm`).
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

@@ -50,7 +50,7 @@ def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

@@ -135,7 +135,7 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch (:attr:`OptimizerInfo.stochastic`); ``None``: full batch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

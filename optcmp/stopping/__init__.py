@@ -122,7 +122,6 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
     Parameters
     ----------
     d : dict
-        The output of ``rule.to_dict()`` (as stored in a saved comparison).
 
     Returns
     -------
