@@ -1,19 +1,9 @@
 """Optimizers, one module each: spec factory, hyperparameters, reference rule and natives.
 
-Every module of this package other than ``base`` is imported here and registers its optimizer
-(:func:`~optcmp.optimizers.base.register_optimizer`); its spec factory becomes
-``optcmp.optimizers.<name>`` and ``optcmp.<name>``. Adding an optimizer is adding one module
-(see ``docs/architecture.md``); nothing else lists the optimizers.
-
-The building blocks of a declaration are public here (``docs/adding-an-optimizer.md`` has a
-complete example): :class:`HyperParam` and the validators :func:`positive_float`,
-:func:`positive_int`, :func:`boolean`, :func:`one_of`, :func:`optional_positive_float`,
-:func:`optional_positive_int`;
-:class:`UpdateRule` (and :class:`ScheduledRule`, which adds ``schedule`` and ``clip_norm``:
-:func:`common_params`); the native declarations :class:`TorchOptimizer`,
-:class:`KerasOptimizer`, :class:`ScipyMinimize`; :class:`OptimizerInfo`,
-:func:`register_optimizer`, :func:`unregister_optimizer`, :func:`get_optimizer`; and the
-learning-rate schedules (:mod:`optcmp.optimizers.schedule`).
+Every module of this package other than ``base`` is imported here and registers its optimizer;
+its spec factory becomes ``optcmp.optimizers.<name>`` and ``optcmp.<name>``. Adding an optimizer
+is adding one module (``docs/adding-an-optimizer.md``): nothing else lists the optimizers. The
+building blocks of a declaration are public here.
 """
 
 from __future__ import annotations
@@ -82,9 +72,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
-    "OptaxOptimizer", "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize", "TorchOptimizer",
-    "UpdateRule", "as_spec", "boolean", "canonical_optimizer", "clip_global_norm",
-    "common_params", "factories", "get_optimizer", "one_of", "optimizer_info", "optimizer_names",
-    "optional_positive_float", "optional_positive_int", "positive_float", "positive_int", "register_optimizer",
-    "resolve_impl", "schedule", "unregister_optimizer", *FACTORIES,
+    "OptaxOptimizer", "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize",
+    "TorchOptimizer", "UpdateRule", "as_spec", "boolean", "canonical_optimizer",
+    "clip_global_norm", "common_params", "factories", "get_optimizer", "one_of", "optimizer_info",
+    "optimizer_names", "optional_positive_float", "optional_positive_int", "positive_float",
+    "positive_int", "register_optimizer", "resolve_impl", "schedule", "unregister_optimizer",
+    *FACTORIES,
 ]

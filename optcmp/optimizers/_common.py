@@ -1,11 +1,8 @@
-"""Pieces shared by the optimizers that take a schedule and gradient clipping.
+"""Pieces shared by the optimizer modules: the scheduled, clipped rule, the common
+hyperparameters, and the arguments every torch or Keras native passes.
 
-:class:`ScheduledRule` carries the step counter in the rule's state, scales the learning rate
-by the spec's :mod:`~optcmp.optimizers.schedule` and clips the gradient by its global norm
-(:func:`clip_global_norm`) before the optimizer's own update; :func:`common_params` declares the
-``schedule`` and ``clip_norm`` hyperparameters, and :func:`keras_common` the Keras arguments they
-become (``global_clipnorm``, never the per-variable ``clipnorm``, which clips each variable
-on its own).
+Clipping is by the global norm (Keras' ``global_clipnorm``), never Keras' per-variable
+``clipnorm``, which clips each variable on its own.
 """
 
 from __future__ import annotations
@@ -23,16 +20,15 @@ from optcmp.optimizers._hyperparams import (
     optional_positive_int,
 )
 from optcmp.optimizers._implementations import UpdateRule
+from optcmp.optimizers.base import OptimizerSpec, get_optimizer
 from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
 
 
 def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
     r"""``g`` rescaled to norm at most ``clip_norm`` (the whole parameter vector at once).
 
-    :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' ``clip_by_global_norm`` formula
-    (``global_clipnorm``); torch's ``clip_grad_norm_`` divides by ``norm + 1e-6`` instead, so its
-    clipped norm is slightly below ``c``, and optcmp's torch adapter applies this formula
-    itself.
+    :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' formula (torch's ``clip_grad_norm_``
+    divides by ``norm + 1e-6``; optcmp's torch adapter applies this one).
 
     Parameters
     ----------
@@ -56,10 +52,8 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
 class ScheduledRule(UpdateRule):
     """An update rule with a step counter, a learning-rate schedule and global-norm clipping.
 
-    The state is ``(k, *buffers)`` with ``k`` the number of steps taken (a backend scalar).
-    Step ``k`` uses ``lr = learning_rate * s(k)`` (:mod:`optcmp.optimizers.schedule`) on the
-    gradient clipped by :func:`clip_global_norm` (hyperparameter ``clip_norm``), then
-    :meth:`apply`. Subclasses define :meth:`buffers` and :meth:`apply`.
+    The state is ``(k, *buffers)``, ``k`` the steps taken (a backend scalar). Step ``k`` calls
+    :meth:`apply` with ``lr = learning_rate * s(k)`` and the gradient clipped to ``clip_norm``.
     """
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
@@ -92,7 +86,6 @@ def common_params() -> dict[str, HyperParam]:
     Returns
     -------
     dict of str to HyperParam
-        ``{"schedule": ..., "clip_norm": ...}``, defaults ``"constant"`` and ``None``.
     """
     return {
         "schedule": HyperParam("schedule", "constant", check_schedule,
@@ -103,14 +96,19 @@ def common_params() -> dict[str, HyperParam]:
 
 
 def minibatch_params() -> dict[str, HyperParam]:
-    """The ``batch_size`` (default ``None``: full batch) and ``shuffle`` hyperparameters of a
-    first-order optimizer that can also step on minibatches (declared ``stochastic=True``)."""
+    """The ``batch_size`` (default ``None``: full batch) and ``shuffle`` hyperparameters."""
     return {
         "batch_size": HyperParam("batch_size", None, optional_positive_int("batch_size"),
                                  "rows per minibatch (None: full batch)"),
         "shuffle": HyperParam("shuffle", True, boolean("shuffle"),
                               "reshuffle the rows every epoch (minibatches only)"),
     }
+
+
+def spec_from(name: str, arguments: dict[str, Any]) -> OptimizerSpec:
+    """The spec a factory's arguments describe: ``return spec_from("adam", locals())``."""
+    hp = dict(arguments)
+    return get_optimizer(name, impl=hp.pop("impl"), label=hp.pop("label"), **hp)
 
 
 def f64(v: Any) -> np.float64:
@@ -132,13 +130,26 @@ def torch_common() -> dict[str, Any]:
     return {"maximize": False, "foreach": False, "differentiable": False}
 
 
-def requires(param: str, value: str, framework: str, note: str = "") -> Any:
+def both(*checks: Any) -> Any:
+    """The first reason any of ``checks`` gives (a combined ``requires``)."""
+
+    def check(h: Mapping[str, Any]) -> str | None:
+        for c in checks:
+            why = c(h)
+            if why is not None:
+                return str(why)
+        return None
+
+    return check
+
+
+def requires(param: str, value: str, framework: str) -> Any:
     """A :attr:`~optcmp.optimizers.Native.requires` check: ``hp[param] == value``."""
 
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get(param) == value:
             return None
         return (f"{framework} implements {param}={value!r}, not {h.get(param)!r}; the reference "
-                f"rule (impl='reference') runs {h.get(param)!r} on every backend" + note)
+                f"rule (impl='reference') runs {h.get(param)!r} on every backend")
 
     return check

@@ -1,9 +1,7 @@
-"""Hyperparameter declarations: :class:`HyperParam` (a default and a validator) and the
-validators an optimizer module builds its hyperparameters from.
+"""Hyperparameter declarations: :class:`HyperParam` and the validators.
 
-Every validator returns ``check(value) -> normalized value`` and raises ``ValueError`` naming
-the hyperparameter and the bad value. Import them from :mod:`optcmp.optimizers` (or
-:mod:`optcmp.optimizers.base`).
+A validator is built from the hyperparameter's name and returns ``check(value) -> normalized
+value``, raising a ``ValueError`` that names the hyperparameter and the bad value.
 """
 
 from __future__ import annotations
@@ -25,12 +23,11 @@ class HyperParam:
     name : str
     default : object
     check : callable
-        ``check(value) -> value`` returning the normalized value or raising ``ValueError``.
+        The validator.
     doc : str
     omit_at_default : bool
-        Left out of a spec's ``hyperparameters`` while at its default, so that the
-        descriptions and store keys of specs made before it existed stay the same (an
-        adapter reads it with ``hp.get(name, default)``).
+        Left out of a spec's ``hyperparameters`` while at its default, so that the store keys
+        of specs made before it existed stay the same (read with ``hp.get(name, default)``).
     """
 
     name: str
@@ -47,21 +44,16 @@ def positive_float(name: str, *, allow_auto: bool = False, upper: float | None =
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
     allow_auto : bool, default False
-        Also accept the string ``"auto"`` (returned as is).
+        Also accept the string ``"auto"``.
     upper : float, optional
         Exclusive upper bound.
     allow_zero : bool, default False
-        Accept 0 (the bound becomes ``>= 0``).
 
     Returns
     -------
     callable
-        ``check(value) -> float | "auto"``, raising ``ValueError`` in one form for every bad
-        value: ``"<name> must be a finite float > 0 [and < upper] [or 'auto'], got <value>"``.
     """
-
     rng = (">= 0" if allow_zero else "> 0") + (f" and < {upper:g}" if upper is not None else "")
     allowed = f"a finite float {rng}" + (" or 'auto'" if allow_auto else "")
 
@@ -88,18 +80,14 @@ def positive_int(name: str) -> Callable[[Any], Any]:
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
 
     Returns
     -------
     callable
-        ``check(value) -> int``, raising ``ValueError`` on a bool, a non-integer or a value < 1.
     """
 
     def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if int(v) < 1:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
         return int(v)
 
@@ -126,12 +114,10 @@ def optional_positive_int(name: str) -> Callable[[Any], Any]:
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
 
     Returns
     -------
     callable
-        ``check(value) -> int | None``, raising ``ValueError`` on anything else.
     """
     return _or_none(positive_int(name), f"{name} must be None or a positive integer")
 
@@ -142,12 +128,10 @@ def boolean(name: str) -> Callable[[Any], Any]:
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
 
     Returns
     -------
     callable
-        ``check(value) -> bool``, raising ``ValueError`` on anything but ``True``/``False``.
     """
 
     def check(v: Any) -> bool:
@@ -164,15 +148,13 @@ def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
     values : tuple of str
         The allowed values (compared case-insensitively, ``-`` read as ``_``).
 
     Returns
     -------
     callable
-        ``check(value) -> str`` returning the allowed spelling, raising ``ValueError`` that lists
-        the allowed values.
+        Returning the allowed spelling.
     """
 
     def check(v: Any) -> str:
@@ -192,12 +174,10 @@ def optional_positive_float(name: str) -> Callable[[Any], Any]:
     Parameters
     ----------
     name : str
-        Hyperparameter name, used in the error message.
 
     Returns
     -------
     callable
-        ``check(value) -> float | None``, raising ``ValueError`` on anything else.
     """
     return _or_none(positive_float(name), f"{name} must be None (off) or a finite float > 0")
 

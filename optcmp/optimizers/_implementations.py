@@ -1,11 +1,7 @@
-"""How an optimizer runs: its reference :class:`UpdateRule` and its native declarations.
+"""How an optimizer runs: its reference :class:`UpdateRule` and its :class:`Native` declarations.
 
-The reference rule is written once against a backend's ``ops`` and runs on every backend (the
-test oracle). A :class:`Native` (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
-:class:`OptaxOptimizer`, :class:`ScipyMinimize`) names the framework optimizer that runs a spec and how optcmp's
-hyperparameters map to its arguments; a native runs on the backends whose
-:attr:`~optcmp.frameworks.BackendInfo.natives` name its framework (scipy runs on every backend).
-Import them from :mod:`optcmp.optimizers` (or :mod:`optcmp.optimizers.base`).
+A native runs on the backends whose :attr:`~optcmp.frameworks.BackendInfo.natives` name its
+framework (scipy runs on every backend).
 """
 
 from __future__ import annotations
@@ -21,9 +17,8 @@ from optcmp.frameworks import BACKENDS
 class UpdateRule(ABC):
     """A reference update rule written once against a backend's ops namespace.
 
-    Subclasses set :attr:`needs_curvature` when :meth:`update` reads a diagonal curvature, and
-    keep the update purely functional (new arrays, no in-place writes), so the same code runs on
-    numpy, in torch and inside a ``tf.function``.
+    The update is purely functional (no in-place writes), so the same code runs on numpy, in
+    torch and inside a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature.
     """
 
     needs_curvature: ClassVar[bool] = False
@@ -38,7 +33,6 @@ class UpdateRule(ABC):
         """Return ``(x_new, state_new)`` from the iterate, its gradient and the state."""
 
 
-# ---------------------------------------------------------------------- native declarations
 Options = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
@@ -49,29 +43,26 @@ class Native:
     Attributes
     ----------
     name : str
-        The framework's name for it (a class of ``torch.optim`` or ``keras.optimizers``, a
-        ``scipy.optimize.minimize`` method).
+        The framework's name for it (a ``torch.optim`` class, a ``scipy.optimize.minimize``
+        method, ...).
     options : callable
-        ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit
-        (framework defaults never decide a run).
+        ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit.
+    requires : callable, optional
+        ``requires(hp) -> None | reason``: why it cannot run these hyperparameters (another
+        convention than the one it implements).
+    auto : bool
+        Whether ``impl="auto"`` prefers it to the reference rule and scipy (default True).
     framework : str
-        Which framework (class attribute of each subclass); a backend runs the natives whose
-        framework its :attr:`~optcmp.frameworks.BackendInfo.natives` lists.
+        Which framework (class attribute of each subclass).
     impl : str
         The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
-    auto : bool
-        Whether ``impl="auto"`` prefers it (default True).
     """
 
     framework: ClassVar[str] = ""
     impl: ClassVar[str] = "native"
     name: str
     options: Options
-    #: ``requires(hp) -> None | reason``: why the framework's optimizer cannot run these
-    #: hyperparameters (another convention than the one it implements), or None.
     requires: Callable[[Mapping[str, Any]], str | None] | None = None
-    #: Whether ``impl="auto"`` prefers it to the reference rule and scipy (False: it runs only
-    #: when asked for with ``impl="native"``).
     auto: bool = True
 
     def runs_on(self, backend: str) -> bool:
@@ -79,18 +70,15 @@ class Native:
         return self.framework in BACKENDS[backend].natives
 
     def unsupported(self, hyperparameters: Mapping[str, Any]) -> str | None:
-        """Why this native cannot run ``hyperparameters`` (a convention its framework does not
-        implement), or ``None`` when it can.
+        """Why this native cannot run ``hyperparameters`` (:attr:`requires`), or ``None``.
 
         Parameters
         ----------
         hyperparameters : mapping
-            A spec's hyperparameters.
 
         Returns
         -------
         str or None
-            The reason, naming the convention the framework implements.
         """
         return None if self.requires is None else self.requires(hyperparameters)
 
@@ -102,8 +90,7 @@ class TorchOptimizer(Native):
     Attributes
     ----------
     closure : bool
-        The optimizer's ``step(closure)`` evaluates the objective itself (``LBFGS``); the
-        evaluations it spends are counted.
+        ``step(closure)`` evaluates the objective itself (``LBFGS``; its evaluations counted).
     """
 
     framework: ClassVar[str] = "torch"
@@ -124,12 +111,10 @@ class OptaxOptimizer(Native):
     Attributes
     ----------
     l2 : callable, optional
-        ``l2(hp) -> float``: the weight of an L2 term added to the gradient before the
-        optimizer (``optax.add_decayed_weights`` chained in front; 0: none).
+        ``l2(hp) -> float``: weight of an L2 term added to the gradient first
+        (``optax.add_decayed_weights``; 0: none).
     linesearch : bool
-        The transformation's ``update`` takes the objective (``value``, ``grad``,
-        ``value_fn``: optax's L-BFGS and its line search); the evaluations it spends are
-        counted.
+        ``update`` takes the objective (optax's L-BFGS line search; its evaluations counted).
     """
 
     framework: ClassVar[str] = "optax"
@@ -139,25 +124,22 @@ class OptaxOptimizer(Native):
 
 @dataclass(frozen=True)
 class ScipyMinimize(Native):
-    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
-
-    The backend's objective and gradient reach scipy through a float64 bridge (timed).
+    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend (the
+    backend's objective and gradient reach scipy through a timed float64 bridge).
 
     Attributes
     ----------
     max_iter_option, max_evals_option : str
         Names of the method's options that receive optcmp's iteration and evaluation budgets.
+    plan : callable, optional
+        ``plan(hp) -> mapping`` overriding what :meth:`planned` returns (one declaration for
+        many methods, :func:`optcmp.scipy_minimize`).
     """
 
     framework: ClassVar[str] = "scipy"
     impl: ClassVar[str] = "scipy"
     max_iter_option: str | None = "maxiter"
     max_evals_option: str | None = "maxfun"
-    #: ``plan(hp) -> mapping`` overriding ``method`` (default :attr:`name`),
-    #: ``max_iter_option``, ``max_evals_option`` and ``derivatives`` (``"jac"``: objective and
-    #: gradient; ``"none"``: objective only; ``"hessp"``: also Hessian-vector products;
-    #: ``"hess"``: also the full Hessian) from the hyperparameters (one declaration for many
-    #: methods, :func:`optcmp.scipy_minimize`).
     plan: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
     def runs_on(self, backend: str) -> bool:
@@ -174,8 +156,10 @@ class ScipyMinimize(Native):
         Returns
         -------
         dict
-            ``method``, ``max_iter_option``, ``max_evals_option`` (None: the method has no
-            such option) and ``derivatives``.
+            ``method`` (default :attr:`name`), ``max_iter_option``, ``max_evals_option`` (None:
+            no such option) and ``derivatives`` (``"jac"``: objective and gradient; ``"none"``:
+            objective only; ``"hessp"``: also Hessian-vector products; ``"hess"``: also the
+            full Hessian).
         """
         out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
                                "max_evals_option": self.max_evals_option,

@@ -7,10 +7,9 @@ r"""Adadelta (Zeiler 2012).
     E[\Delta x^2]_k &= \rho E[\Delta x^2]_{k-1} + (1-\rho) \Delta x_k^2 \\
     x_{k+1} &= x_k - \eta \Delta x_k
 
-optcmp's defaults are the paper's (:math:`\rho = 0.95`, :math:`\epsilon = 10^{-6}`) with
-:math:`\eta = 1` (the paper has no learning rate). They are passed explicitly to every framework:
-Keras defaults to ``learning_rate=0.001, rho=0.95, epsilon=1e-7`` and PyTorch to
-``lr=1.0, rho=0.9, eps=1e-6``; with the three values matched the update rules are identical.
+optcmp's defaults are the paper's (:math:`\rho = 0.95`, :math:`\epsilon = 10^{-6}`, no learning
+rate: :math:`\eta = 1`), passed to every framework (Keras defaults to 0.001, 0.95, 1e-7 and
+PyTorch to 1.0, 0.9, 1e-6); with the three values matched the update rules are identical.
 
 References
 ----------
@@ -22,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers._common import minibatch_params
+from optcmp.optimizers._common import minibatch_params, spec_from
 from optcmp.optimizers._hyperparams import HyperParam, positive_float
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
@@ -30,7 +29,7 @@ from optcmp.optimizers._implementations import (
     TorchOptimizer,
     UpdateRule,
 )
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
 
 class AdadeltaRule(UpdateRule):
@@ -76,49 +75,26 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
     Parameters
     ----------
     learning_rate : float, default 1.0
-        Multiplier :math:`\eta > 0` of the step (the paper has none, i.e. 1).
+        Multiplier :math:`\eta > 0` of the step.
     rho : float, default 0.95
-        Decay rate in [0, 1) of both running averages (paper value).
+        Decay rate in [0, 1) of both running averages.
     eps : float, default 1e-6
-        Constant > 0 added inside both square roots (paper value).
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
-        ``"native"`` runs ``torch.optim.Adadelta`` or Keras ``Adadelta`` where available;
-        ``"auto"`` prefers them on torch and TensorFlow (numpy runs the reference rule).
+        ``"auto"`` prefers the frameworks' own Adadelta (numpy runs the reference rule).
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range.
-
-    Notes
-    -----
-    Keras' defaults (0.001, 0.95, 1e-7) and PyTorch's (1.0, 0.9, 1e-6) differ from these and from
-    each other; optcmp always passes all three values, so neither framework default is used.
-
-    References
-    ----------
-    M. D. Zeiler, "ADADELTA: An Adaptive Learning Rate Method", arXiv:1212.5701, 2012.
     """
-    return get_optimizer("adadelta", impl=impl, label=label, learning_rate=learning_rate,
-                         rho=rho, eps=eps, batch_size=batch_size, shuffle=shuffle)
+    return spec_from("adadelta", locals())
 
 
 register_optimizer(OptimizerInfo(
     name="adadelta",
-    aliases=(),
     params={
         "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
                                     "multiplier of the Adadelta step"),
@@ -131,7 +107,6 @@ register_optimizer(OptimizerInfo(
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),
     stochastic=True,
-    # the frameworks' own Adadelta, with every value passed: "auto" prefers them
     natives=(TorchOptimizer("Adadelta", _torch_options),
              KerasOptimizer("Adadelta", _keras_options),
              OptaxOptimizer("adadelta", _optax_options)),

@@ -8,9 +8,8 @@ r"""Adagrad (Duchi, Hazan and Singer 2011), under the two conventions the framew
     \text{eps\_inside\_sqrt (Keras):}\quad
         x_{k+1} &= x_k - \eta_k \frac{g_k}{\sqrt{G_k + \epsilon}}
 
-The defaults differ too: torch starts the accumulator at 0 with ``eps=1e-10``, Keras at 0.1 with
-``epsilon=1e-7`` (a 0.1 start damps the first steps by :math:`|g|/\sqrt{0.1 + g^2}`); optcmp
-passes both values explicitly.
+The defaults differ too (torch: :math:`G_0 = 0`, ``eps=1e-10``; Keras: 0.1, which damps the
+first steps by :math:`|g|/\sqrt{0.1 + g^2}`, and 1e-7); optcmp passes both explicitly.
 
 References
 ----------
@@ -30,11 +29,12 @@ from optcmp.optimizers._common import (
     keras_common,
     minibatch_params,
     requires,
+    spec_from,
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: Adagrad's conventions: torch's (the paper's delta) and Keras'.
@@ -97,45 +97,24 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
     initial_accumulator_value : float, default 0.0
         Start :math:`G_0 \ge 0` of the sum of squares (torch's default; Keras' is 0.1).
     convention : {"eps_outside_sqrt", "eps_inside_sqrt"}, default "eps_outside_sqrt"
-        ``"eps_outside_sqrt"``: :math:`g/(\sqrt{G}+\epsilon)`, the paper's :math:`\delta`
-        (``torch.optim.Adagrad``); ``"eps_inside_sqrt"``: :math:`g/\sqrt{G+\epsilon}`
-        (``keras.optimizers.Adagrad``).
+        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range or an unknown convention.
-
-    References
-    ----------
-    J. Duchi, E. Hazan and Y. Singer, "Adaptive Subgradient Methods for Online Learning and
-    Stochastic Optimization", JMLR 12:2121-2159, 2011.
     """
-    return get_optimizer("adagrad", impl=impl, label=label, learning_rate=learning_rate,
-                         eps=eps, initial_accumulator_value=initial_accumulator_value,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+    return spec_from("adagrad", locals())
 
 
 register_optimizer(OptimizerInfo(
     name="adagrad",
-    aliases=(),
     params={
         "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
                                     "step size"),
@@ -150,7 +129,8 @@ register_optimizer(OptimizerInfo(
         **common_params(),
         **minibatch_params(),
     },
-    summary="Adagrad, full or minibatch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
+    summary="Adagrad, full or minibatch; convention eps_outside_sqrt (torch) or "
+            "eps_inside_sqrt (Keras)",
     reference="Duchi, Hazan & Singer (2011), JMLR 12",
     rule=AdagradRule(),
     stochastic=True,

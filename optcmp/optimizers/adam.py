@@ -11,28 +11,23 @@ r"""Adam (Kingma and Ba 2015), under the two epsilon conventions the frameworks 
     x_t &= x_{t-1} - \eta\,\frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}\,
            \frac{m_t}{\sqrt{v_t} + \hat\epsilon}
 
-The first is Algorithm 1 of the paper (``torch.optim.Adam``); the second is the "more efficient
-order" of the paper's Sec. 2 with :math:`\hat\epsilon` added to the *uncorrected*
-:math:`\sqrt{v_t}` (``keras.optimizers.Adam``). They are different algorithms: Keras' epsilon is
-worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in torch's terms, which changes with :math:`t`, so no
-constant makes them agree. A spec names its ``convention``; the reference rule
-runs either, ``torch.optim.Adam`` only the first, Keras' ``Adam`` only the second (the other
-native is recorded as ``skipped`` with the reason).
+The first is the paper's Algorithm 1 (``torch.optim.Adam``); the second its Sec. 2 "more
+efficient order" with :math:`\hat\epsilon` added to the *uncorrected* :math:`\sqrt{v_t}`
+(``keras.optimizers.Adam``). Keras' epsilon is worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in
+torch's terms, which changes with :math:`t`: no constant makes them agree. A spec names its
+``convention``; the reference rule runs either, each native only its own (the other is recorded
+as ``skipped`` with the reason).
 
-AMSGrad (Reddi et al. 2018, ``amsgrad=True``) divides by a running maximum of the second moment
-instead of the moment itself, and the frameworks take that maximum of different things:
-``amsgrad_max="raw"`` keeps :math:`v^{\max}_t = \max(v^{\max}_{t-1}, v_t)` and bias-corrects
-after the maximum (``torch.optim.Adam(amsgrad=True)``, Keras' ``amsgrad=True``);
-``"bias_corrected"`` keeps :math:`\hat v^{\max}_t = \max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))`
-(``optax.amsgrad``). The corrected :math:`\hat v_1 = g_1^2` is the largest early value, which the
-second form keeps for the whole run: a damped step once the gradients shrink. The reference rule
-runs both; torch and Keras run only ``"raw"`` (``"bias_corrected"`` is recorded as ``skipped``
-there with the reason).
+AMSGrad (Reddi et al. 2018, ``amsgrad=True``) divides by a running maximum of the second moment,
+of different things: ``amsgrad_max="raw"`` keeps :math:`\max(v^{\max}_{t-1}, v_t)` and
+bias-corrects after it (torch, Keras); ``"bias_corrected"`` keeps
+:math:`\max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))` (``optax.amsgrad``), so the large early
+:math:`\hat v_1 = g_1^2` damps the step for the whole run. The reference rule runs both; torch
+and Keras only ``"raw"``.
 
-Weight decay (``weight_decay > 0``) is of the kind ``weight_decay_mode`` names: ``"l2"`` adds
-``weight_decay * x`` to the gradient before the moments (``torch.optim.Adam``), ``"decoupled"``
-multiplies ``x`` by ``1 - lr * weight_decay`` before the update (torch ``AdamW``,
-``Adam(decoupled_weight_decay=True)``, and every Keras optimizer's ``weight_decay``).
+Weight decay is of the kind ``weight_decay_mode`` names: ``"l2"`` adds ``weight_decay * x`` to
+the gradient (``torch.optim.Adam``), ``"decoupled"`` multiplies ``x`` by
+``1 - lr * weight_decay`` before the update (torch ``AdamW``, Keras' ``weight_decay``).
 
 References
 ----------
@@ -49,16 +44,18 @@ from typing import Any
 
 from optcmp.optimizers._common import (
     ScheduledRule,
+    both,
     common_params,
     f64,
     keras_common,
     minibatch_params,
     requires,
+    spec_from,
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: Adam's epsilon conventions: torch's (paper Algorithm 1) and Keras' ("epsilon hat").
@@ -70,15 +67,8 @@ WEIGHT_DECAY_MODES = ("l2", "decoupled")
 
 
 class AdamRule(ScheduledRule):
-    """Adam under ``hp["convention"]``, each in its framework's arithmetic order.
-
-    ``bias_corrected_eps`` follows ``torch.optim.Adam``'s single-tensor code (``lerp`` of the
-    first moment, ``sqrt(v) / sqrt(1 - beta2**t) + eps``, step ``lr / (1 - beta1**t)``);
-    ``eps_hat`` follows Keras' (``m += (g - m)(1 - beta1)``, ``alpha = lr sqrt(1 - beta2**t) /
-    (1 - beta1**t)``). Weight decay: ``hp["weight_decay_mode"]`` (``"decoupled"`` when absent,
-    i.e. AdamW). AMSGrad (``hp["amsgrad"]``): the third buffer holds the running maximum named
-    by ``hp["amsgrad_max"]`` (untouched without AMSGrad).
-    """
+    """Adam under ``hp["convention"]``, in torch's or Keras' arithmetic order (no
+    ``weight_decay_mode``: AdamW's decoupled decay); the third buffer is AMSGrad's maximum."""
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x), ops.zeros_like(x), ops.zeros_like(x))
@@ -96,30 +86,24 @@ class AdamRule(ScheduledRule):
             else:
                 x = x - x * wd * lr
         ams = hp.get("amsgrad", False)
-        raw_max = hp.get("amsgrad_max", "raw") == "raw"
+        corrected_max = ams and hp.get("amsgrad_max", "raw") != "raw"
         if torch_form:
             m = m + (1.0 - b1) * (g - m)
             v = v * b2 + (1.0 - b2) * (g * g)
-            if not ams:
-                denom = ops.sqrt(v) / ops.sqrt(1.0 - b2 ** t) + eps
-            elif raw_max:
-                vmax = ops.maximum(vmax, v)
-                denom = ops.sqrt(vmax) / ops.sqrt(1.0 - b2 ** t) + eps
+        else:
+            m = m + (g - m) * (1.0 - b1)
+            v = v + (g * g - v) * (1.0 - b2)
+        if ams:
+            vmax = ops.maximum(vmax, v / (1.0 - b2 ** t) if corrected_max else v)
+        vhat = vmax if ams else v  # bias-corrected already when corrected_max
+        if torch_form:
+            if corrected_max:
+                denom = ops.sqrt(vhat) + eps
             else:
-                vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
-                denom = ops.sqrt(vmax) + eps
+                denom = ops.sqrt(vhat) / ops.sqrt(1.0 - b2 ** t) + eps
             return x - (lr / (1.0 - b1 ** t)) * (m / denom), (m, v, vmax)
         alpha = lr * ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
-        m = m + (g - m) * (1.0 - b1)
-        v = v + (g * g - v) * (1.0 - b2)
-        if not ams:
-            root = ops.sqrt(v)
-        elif raw_max:
-            vmax = ops.maximum(vmax, v)
-            root = ops.sqrt(vmax)
-        else:
-            vmax = ops.maximum(vmax, v / (1.0 - b2 ** t))
-            root = ops.sqrt(vmax * (1.0 - b2 ** t))
+        root = ops.sqrt(vhat * (1.0 - b2 ** t)) if corrected_max else ops.sqrt(vhat)
         return x - (m * alpha) / (root + eps), (m, v, vmax)
 
 
@@ -156,45 +140,43 @@ def check_amsgrad(hp: Mapping[str, Any]) -> None:
                          "pass amsgrad=True or leave amsgrad_max at 'raw'")
 
 
-def amsgrad_requires(framework: str) -> Any:
-    """A :attr:`~optcmp.optimizers.Native.requires` check for a torch or Keras Adam:
-    AMSGrad only with the maximum over raw second moments, the frameworks' own."""
+def amsgrad_requires(framework: str, convention: str) -> Any:
+    """``requires`` of a torch or Keras Adam: its epsilon convention, and AMSGrad only over raw
+    second moments."""
+
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get("amsgrad", False) and h.get("amsgrad_max", "raw") != "raw":
             return (f"{framework}(amsgrad=True) takes the maximum over raw second moments "
                     "(amsgrad_max='raw'), not over bias-corrected ones as optax; the reference "
                     "rule (impl='reference') runs amsgrad_max='bias_corrected' on every backend")
         return None
-    return check
+
+    return both(requires("convention", convention, framework), check)
 
 
 def no_amsgrad(framework: str) -> Any:
-    """A :attr:`~optcmp.optimizers.Native.requires` check of a native without AMSGrad."""
+    """``requires`` of a native without AMSGrad."""
+
     def check(h: Mapping[str, Any]) -> str | None:
         if h.get("amsgrad", False):
             return (f"{framework} has no AMSGrad; the reference rule (impl='reference') runs "
                     "amsgrad=True with either amsgrad_max on every backend")
         return None
+
     return check
 
 
-def both(*checks: Any) -> Any:
-    """The first reason any of ``checks`` gives (a combined ``requires``)."""
-    def check(h: Mapping[str, Any]) -> str | None:
-        for c in checks:
-            why = c(h)
-            if why is not None:
-                return str(why)
-        return None
-    return check
-
-
-def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.Adam`` arguments, every one explicit (decay kind from the spec)."""
+def torch_options(h: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    """``torch.optim.Adam`` or ``AdamW`` arguments, every one explicit."""
     return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
             "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
             "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None,
-            "decoupled_weight_decay": h["weight_decay_mode"] == "decoupled", **torch_common()}
+            **extra, **torch_common()}
+
+
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.Adam`` arguments, the decay's kind from the spec."""
+    return torch_options(h, decoupled_weight_decay=h["weight_decay_mode"] == "decoupled")
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,11 +189,11 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _keras_requires(h: Mapping[str, Any]) -> str | None:
-    why = requires("convention", "eps_hat", "keras.optimizers.Adam")(h)
-    if why is None and h["weight_decay"] and h["weight_decay_mode"] != "decoupled":
-        why = ("keras.optimizers.Adam's weight_decay is decoupled, not weight_decay_mode='l2'; "
-               "the reference rule (impl='reference') runs 'l2' on every backend")
-    return why or amsgrad_requires("keras.optimizers.Adam")(h)
+    """Keras' Adam: its convention, decoupled decay only, AMSGrad over raw moments."""
+    if h["weight_decay"] and h["weight_decay_mode"] != "decoupled" and h["convention"] == "eps_hat":
+        return ("keras.optimizers.Adam's weight_decay is decoupled, not weight_decay_mode='l2'; "
+                "the reference rule (impl='reference') runs 'l2' on every backend")
+    return amsgrad_requires("keras.optimizers.Adam", "eps_hat")(h)
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,6 +204,7 @@ def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    """optax's Adam: torch's convention, L2 decay only, no AMSGrad."""
     why = requires("convention", "bias_corrected_eps", "optax.adam")(h)
     if why is None and h["weight_decay"] and h["weight_decay_mode"] != "l2":
         why = ("optax.adam has no weight decay of its own; decoupled decay is optax.adamw "
@@ -247,60 +230,34 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     learning_rate : float, default 1e-3
         Step size :math:`\eta > 0` (the paper's :math:`\alpha`).
     beta1, beta2 : float, default 0.9, 0.999
-        Decay rates in [0, 1) of the first and second moment (paper values).
+        Decay rates in [0, 1) of the first and second moment.
     eps : float, default 1e-8
-        :math:`\epsilon > 0` of the denominator, placed as ``convention`` says (paper value;
-        Keras' default is 1e-7 and means something else: see ``convention``).
+        :math:`\epsilon > 0`, placed as ``convention`` says (Keras' 1e-7 means something else).
     weight_decay : float, default 0.0
         Coefficient :math:`\lambda \ge 0` of the decay ``weight_decay_mode`` names.
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
-        ``"bias_corrected_eps"``: epsilon added to the bias-corrected :math:`\sqrt{\hat v_t}`
-        (paper Algorithm 1, ``torch.optim.Adam``). ``"eps_hat"``: added to the uncorrected
-        :math:`\sqrt{v_t}`, bias correction folded into the step (``keras.optimizers.Adam``).
+        Where epsilon is added: torch's form or Keras' (see the module docstring).
     weight_decay_mode : {"l2", "decoupled"}, default "l2"
-        ``"l2"``: :math:`g + \lambda x` enters the moments (``torch.optim.Adam``).
-        ``"decoupled"``: :math:`x \leftarrow x (1 - \eta_k \lambda)` before the step (AdamW,
-        Keras' ``weight_decay``). Either way the problem's objective and target are unchanged:
-        the run minimizes something else than :math:`f`, which optcmp does not
-        correct for.
+        Into the gradient (torch) or decoupled (AdamW, Keras); the target stays the problem's.
     schedule : str or Schedule, default "constant"
         Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.
     clip_norm : float, optional
         Clip the gradient to this global norm before the update (None: off).
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
         Reshuffle the rows every epoch (minibatches only).
     amsgrad : bool, default False
         AMSGrad: divide by a running maximum of the second moment (Reddi et al. 2018).
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
-        AMSGrad's maximum of the raw :math:`v_t` (torch, Keras: the only one their natives
-        run) or of :math:`v_t/(1-\beta_2^t)` (``optax.amsgrad``); see the module docstring.
+        Of what AMSGrad takes the maximum: torch's and Keras' or optax' (module docstring).
     impl : {"auto", "native", "reference"}
-        ``"native"``: ``torch.optim.Adam`` (``convention="bias_corrected_eps"``) or Keras
-        ``Adam`` (``convention="eps_hat"``, decoupled decay only); the other framework is
-        recorded as ``skipped`` with the reason. ``"auto"``: the native where it implements the
-        convention, the reference rule elsewhere.
+        ``"auto"``: the native where it implements the spec's conventions, else the reference.
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range or an unknown convention (the allowed ones listed).
-
-    References
-    ----------
-    D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization", ICLR 2015,
-    arXiv:1412.6980 (Algorithm 1 and Sec. 2). I. Loshchilov and F. Hutter, "Decoupled Weight
-    Decay Regularization", ICLR 2019.
 
     Examples
     --------
@@ -308,17 +265,11 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     >>> optcmp.adam(convention="eps_hat", eps=1e-7).hyperparameters["convention"]
     'eps_hat'
     """
-    return get_optimizer("adam", impl=impl, label=label, learning_rate=learning_rate,
-                         beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                         convention=convention, weight_decay_mode=weight_decay_mode,
-                         schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle, amsgrad=amsgrad,
-                         amsgrad_max=amsgrad_max)
+    return spec_from("adam", locals())
 
 
 register_optimizer(OptimizerInfo(
     name="adam",
-    aliases=(),
     params={**adam_params(0.0),
             "weight_decay_mode": HyperParam("weight_decay_mode", "l2",
                                             one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
@@ -330,9 +281,7 @@ register_optimizer(OptimizerInfo(
     rule=AdamRule(),
     stochastic=True,
     natives=(TorchOptimizer("Adam", _torch_options,
-                            requires=both(requires("convention", "bias_corrected_eps",
-                                                   "torch.optim.Adam"),
-                                          amsgrad_requires("torch.optim.Adam"))),
+                            requires=amsgrad_requires("torch.optim.Adam", "bias_corrected_eps")),
              KerasOptimizer("Adam", _keras_options, requires=_keras_requires),
              OptaxOptimizer("adam", _optax_options, requires=_optax_requires, l2=_optax_l2)),
 ), adam)

@@ -2,16 +2,15 @@ r"""AdamW (Loshchilov and Hutter 2019): Adam with decoupled weight decay.
 
 .. math:: x_{t-1} \leftarrow x_{t-1} (1 - \eta_t \lambda), \quad \text{then the Adam step}
 
-with :math:`\eta_t` the (scheduled) learning rate: the decay is multiplied by the learning rate,
-as ``torch.optim.AdamW`` and ``keras.optimizers.AdamW`` do (the paper writes it with a separate
-schedule multiplier :math:`\eta_t \lambda`; TF Addons' ``AdamW`` did not multiply by the learning
-rate). The Adam step follows ``convention`` exactly as in :mod:`optcmp.optimizers.adam`.
+with :math:`\eta_t` the (scheduled) learning rate, as ``torch.optim.AdamW`` and
+``keras.optimizers.AdamW`` multiply it (TF Addons' ``AdamW`` did not). The Adam step follows
+``convention`` as in :mod:`optcmp.optimizers.adam`;
+``optcmp.adam(weight_decay=w, weight_decay_mode="decoupled")`` is the same algorithm.
 
 References
 ----------
 I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization", ICLR 2019,
-arXiv:1711.05101. D. P. Kingma and J. Ba, "Adam: A Method for Stochastic Optimization",
-ICLR 2015.
+arXiv:1711.05101.
 """
 
 from __future__ import annotations
@@ -20,31 +19,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import (
+    both,
     common_params,
     f64,
     keras_common,
     minibatch_params,
     requires,
-    torch_common,
+    spec_from,
 )
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.adam import (
     AdamRule,
     adam_params,
     amsgrad_requires,
-    both,
     check_amsgrad,
     no_amsgrad,
+    torch_options,
 )
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
-
-
-def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.AdamW`` arguments, every one explicit."""
-    return {"lr": float(h["learning_rate"]), "betas": (float(h["beta1"]), float(h["beta2"])),
-            "eps": float(h["eps"]), "weight_decay": float(h["weight_decay"]),
-            "amsgrad": bool(h.get("amsgrad", False)), "capturable": False, "fused": None, **torch_common()}
 
 
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,53 +60,25 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     beta1, beta2 : float, default 0.9, 0.999
     eps : float, default 1e-8
     weight_decay : float, default 0.01
-        :math:`\lambda \ge 0`; the iterate is multiplied by :math:`1 - \eta_t\lambda` before
-        each Adam step (torch's default 0.01; Keras' is 0.004).
+        :math:`\lambda \ge 0` (torch's default; Keras' is 0.004).
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
-        Adam's epsilon convention (:func:`optcmp.adam`): ``torch.optim.AdamW`` implements the
-        first, ``keras.optimizers.AdamW`` the second.
+        Adam's epsilon convention (:func:`optcmp.adam`): torch's or Keras'.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     amsgrad : bool, default False
-        AMSGrad (:func:`optcmp.adam`).
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
-        Of what AMSGrad takes the maximum (:func:`optcmp.adam`): torch's and Keras' ``"raw"``
-        or optax' ``"bias_corrected"``; torch and Keras run only the first.
+        As for :func:`optcmp.adam`.
     impl : {"auto", "native", "reference"}
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range or an unknown convention.
-
-    Notes
-    -----
-    ``optcmp.adam(weight_decay=w, weight_decay_mode="decoupled")`` is the same algorithm.
-    The decay moves the minimizer away from the problem's: the target of the run is still the
-    problem's :math:`f^*` (the run is not judged against the decayed objective's minimum).
-
-    References
-    ----------
-    I. Loshchilov and F. Hutter, "Decoupled Weight Decay Regularization", ICLR 2019.
     """
-    return get_optimizer("adamw", impl=impl, label=label, learning_rate=learning_rate,
-                         beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle, amsgrad=amsgrad,
-                         amsgrad_max=amsgrad_max)
+    return spec_from("adamw", locals())
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,14 +96,10 @@ register_optimizer(OptimizerInfo(
     check=check_amsgrad,
     rule=AdamRule(),
     stochastic=True,
-    natives=(TorchOptimizer("AdamW", _torch_options,
-                            requires=both(requires("convention", "bias_corrected_eps",
-                                                   "torch.optim.AdamW"),
-                                          amsgrad_requires("torch.optim.AdamW"))),
+    natives=(TorchOptimizer("AdamW", torch_options,
+                            requires=amsgrad_requires("torch.optim.AdamW", "bias_corrected_eps")),
              KerasOptimizer("AdamW", _keras_options,
-                            requires=both(requires("convention", "eps_hat",
-                                                   "keras.optimizers.AdamW"),
-                                          amsgrad_requires("keras.optimizers.AdamW"))),
+                            requires=amsgrad_requires("keras.optimizers.AdamW", "eps_hat")),
              OptaxOptimizer("adamw", _optax_options,
                             requires=both(requires("convention", "bias_corrected_eps",
                                                    "optax.adamw"),

@@ -1,28 +1,17 @@
 """Optimizer specs, the spec factories and the registry of declared optimizers.
 
-Everything here is backend-free data; nothing imports a framework. An optimizer is declared once,
-in its own module (``optcmp/optimizers/<name>.py``), by one :class:`OptimizerInfo`:
-
-* its hyperparameters (:class:`HyperParam`: default and validator) and spec factory;
-* its *reference* update rule (:class:`UpdateRule`), written once against a backend's ``ops``:
-  it runs on every backend and is the test oracle;
-* its *native* implementations (:class:`TorchOptimizer`, :class:`KerasOptimizer`,
-  :class:`ScipyMinimize`): which framework optimizer runs it and how optcmp's hyperparameters
-  map to that optimizer's arguments. A native runs on the backends whose
-  :attr:`~optcmp.frameworks.BackendInfo.natives` name its framework (scipy runs on every backend).
-
+An optimizer is declared once, in its own module (``optcmp/optimizers/<name>.py``), by one
+:class:`OptimizerInfo`: hyperparameters (:class:`HyperParam`), a *reference* update rule
+(:class:`UpdateRule`, written against a backend's ``ops``: it runs everywhere and is the test
+oracle) and *natives* (:class:`TorchOptimizer`, :class:`KerasOptimizer`, :class:`ScipyMinimize`,
+...: the framework's own optimizer and how optcmp's hyperparameters map to its arguments).
 An :class:`OptimizerSpec` is a canonical name, every hyperparameter value explicit, and an
-``impl`` choice. The adapters (:mod:`optcmp.frameworks.adapters`) turn a spec and a backend into steps.
-optcmp owns its defaults and passes every value to the framework, so a framework default never
-leaks into a run.
+``impl`` choice: optcmp owns its defaults and passes every value to the framework, so a
+framework default never leaks into a run. Everything here is backend-free data.
 
-This module holds the specs, the registry (:func:`register_optimizer`, :func:`optimizer_info`,
-...) and the factories built on it (:func:`get_optimizer`, :func:`as_spec`,
-:func:`resolve_impl`): a spec validates through the registry and the registry holds the spec
-factories, so they live together. The hyperparameter declarations and validators live in
-``optcmp.optimizers._hyperparams``, the update-rule and native declarations in
-``optcmp.optimizers._implementations``; every one of their names is importable from here and
-from :mod:`optcmp.optimizers`.
+A spec validates through the registry and the registry holds the spec factories, so they live
+together here; the declarations they are built from live in ``_hyperparams`` and
+``_implementations``.
 """
 
 from __future__ import annotations
@@ -34,25 +23,18 @@ from types import MappingProxyType
 from typing import Any
 
 from optcmp.frameworks import canonical_backend
-from optcmp.optimizers._hyperparams import (
-    HyperParam,
-)
-from optcmp.optimizers._implementations import (
-    Native,
-    UpdateRule,
-)
+from optcmp.optimizers._hyperparams import HyperParam
+from optcmp.optimizers._implementations import Native, UpdateRule
 
 #: Values accepted for ``impl``.
 IMPLS = ("auto", "native", "reference", "scipy")
 
 
 class NotApplicable(ValueError):
-    """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` where the
-    gradient's Lipschitz constant is unknown). :func:`optcmp.engine.run` records such a run as
-    ``skipped`` with this message, instead of ``failed``."""
+    """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` without a
+    known Lipschitz constant): :func:`optcmp.engine.run` records ``skipped``, not ``failed``."""
 
 
-# ---------------------------------------------------------------------- specs
 @dataclass(frozen=True)
 class OptimizerSpec:
     """A backend-free optimizer: canonical name, every hyperparameter, implementation choice.
@@ -60,8 +42,7 @@ class OptimizerSpec:
     Attributes
     ----------
     name : str
-        Canonical optimizer name (``"gd"``, ``"diag_newton"``, ``"adadelta"``, ``"sgd"``,
-        ``"lbfgs"``).
+        Canonical optimizer name (``"gd"``, ``"lbfgs"``, ...).
     hyperparameters : Mapping[str, object]
         Every hyperparameter value (read-only).
     impl : {"auto", "native", "reference", "scipy"}
@@ -111,7 +92,6 @@ class OptimizerSpec:
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
 
 
-# ---------------------------------------------------------------------- registry
 @dataclass
 class OptimizerInfo:
     """An optimizer, declared once (the registry entry).
@@ -121,20 +101,21 @@ class OptimizerInfo:
     name : str
         Canonical name.
     params : dict of str to HyperParam
-        Hyperparameters in signature order, with defaults and validators.
+        Hyperparameters in signature order.
     aliases : tuple of str
-        Other accepted names.
     summary, reference : str
         One line each, for ``optcmp list`` and the docs.
     check : callable, optional
         Cross-parameter check ``check(hp) -> None`` raising ``ValueError``.
     rule : UpdateRule, optional
-        The reference update rule (runs on every backend, ``impl="reference"``).
+        The reference update rule (``impl="reference"``).
     natives : tuple of Native
-        The frameworks' own implementations.
     stochastic : bool
-        Steps can see minibatches (``batch_size``, ``shuffle`` hyperparameters; see
-        :meth:`minibatch`); the full objective is then evaluated off the clock.
+        Steps can see minibatches (``batch_size``, ``shuffle``; see :meth:`minibatch`): one
+        iteration is one minibatch, in the order optcmp draws from the run's seed
+        (:class:`optcmp.batching.BatchOrder`, the same rows on every backend and for the
+        natives); the full objective is evaluated off the clock once per epoch, and a
+        ``unit="epoch"`` schedule converts with the minibatches per epoch.
     factory : callable, optional
         The spec factory (``optcmp.<name>``), set by :func:`register_optimizer`.
     """
@@ -161,8 +142,7 @@ class OptimizerInfo:
         Returns
         -------
         bool
-            True for a stochastic optimizer whose ``batch_size`` is not ``None`` (``None`` is
-            full batch: every step sees all rows).
+            True for a stochastic optimizer whose ``batch_size`` is not ``None`` (full batch).
         """
         return self.stochastic and hyperparameters.get("batch_size") is not None
 
@@ -175,33 +155,23 @@ class OptimizerInfo:
         backend : str
             Backend name or alias.
         hyperparameters : mapping, optional
-            A spec's hyperparameters: natives that cannot run them (another convention, see
-            :meth:`Native.unsupported`) are left out. Default: every declared native.
+            Leave out the natives that cannot run these (:meth:`Native.unsupported`).
 
         Returns
         -------
         dict
-            ``impl -> declaration``: ``"native"`` (a :class:`Native` of a framework the
-            backend runs) first, then ``"reference"`` (the :class:`UpdateRule`), then
-            ``"scipy"`` (a :class:`ScipyMinimize`); a native declared with ``auto=False``
-            comes last.
+            ``impl -> declaration``: ``"native"`` first, then ``"reference"`` (the
+            :class:`UpdateRule`), then ``"scipy"``; a native declared ``auto=False`` last.
         """
-        b = canonical_backend(backend)
-        out: dict[str, Any] = {}
-        hp = hyperparameters
-        natives = [n for n in self.natives
-                   if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
-        for n in natives:
-            if n.impl == "native" and n.auto:
-                out.setdefault("native", n)
+        b, hp = canonical_backend(backend), hyperparameters
+        ranked: list[tuple[int, str, Any]] = [
+            (0 if n.auto else 3, n.impl, n) if n.impl == "native" else (2, n.impl, n)
+            for n in self.natives if n.runs_on(b) and (hp is None or n.unsupported(hp) is None)]
         if self.rule is not None:
-            out["reference"] = self.rule
-        for n in natives:
-            if n.impl != "native":
-                out.setdefault(n.impl, n)
-        for n in natives:  # asked for by name only: after what "auto" prefers
-            if n.impl == "native" and not n.auto:
-                out.setdefault("native", n)
+            ranked.append((1, "reference", self.rule))
+        out: dict[str, Any] = {}
+        for _, impl, decl in sorted(ranked, key=lambda r: r[0]):  # stable: declaration order
+            out.setdefault(impl, decl)
         return out
 
     def native(self, framework: str) -> Native:
@@ -228,28 +198,23 @@ def register_optimizer(info: OptimizerInfo,
     Parameters
     ----------
     info : OptimizerInfo
-        Name, aliases, hyperparameters, summary, reference, reference rule and natives.
     factory : callable, optional
-        The spec factory; it is marked as such (``optcmp.compare`` accepts the factory itself
-        for its defaults) and exposed as ``optcmp.<name>``.
+        The spec factory, exposed as ``optcmp.<name>`` (:func:`as_spec` accepts it).
 
     Returns
     -------
     OptimizerInfo
-        The registered entry.
 
     Raises
     ------
     ValueError
-        A name or alias that another optimizer already answers to, no implementation at all
-        (neither a rule nor a native), or a stochastic optimizer without a ``batch_size``
-        hyperparameter.
+        A name or alias another optimizer answers to, neither a rule nor a native, or a
+        stochastic optimizer without ``batch_size``.
 
     Warns
     -----
     UserWarning
-        Registering a name again with another declaration (e.g. a notebook cell run twice):
-        the new one replaces the old.
+        The name was registered with another declaration (the new one replaces it).
     """
     if info.rule is None and not info.natives:
         raise ValueError(f"optimizer {info.name!r} declares no implementation: give a reference "
@@ -270,16 +235,19 @@ def register_optimizer(info: OptimizerInfo,
 
 
 def _norm_name(s: str) -> str:
+    """A name as compared: case, ``-``, ``_`` and spaces ignored."""
     return s.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def _names(info: OptimizerInfo) -> set[str]:
+    """The names ``info`` answers to, as compared."""
+    return {_norm_name(n) for n in (info.name, *info.aliases)}
 
 
 def _check_names(info: OptimizerInfo) -> None:
     """The name and aliases of ``info`` answer to no other registered optimizer."""
-    mine = {_norm_name(n) for n in (info.name, *info.aliases)}
     for other in _OPTIMIZERS.values():
-        if other.name == info.name:
-            continue
-        clash = mine & {_norm_name(n) for n in (other.name, *other.aliases)}
+        clash = _names(info) & _names(other) if other.name != info.name else set()
         if clash:
             raise ValueError(f"optimizer {info.name!r}: the name or alias {sorted(clash)[0]!r} "
                              f"already means {other.name!r}; choose another")
@@ -291,7 +259,6 @@ def unregister_optimizer(name: str) -> None:
     Parameters
     ----------
     name : str
-        Canonical name.
     """
     _OPTIMIZERS.pop(name, None)
 
@@ -302,7 +269,7 @@ def factories() -> dict[str, Callable[..., OptimizerSpec]]:
     Returns
     -------
     dict of str to callable
-        In registration order (``optcmp.<name>`` is the factory ``name``).
+        In registration order.
     """
     return {n: i.factory for n, i in _OPTIMIZERS.items() if i.factory is not None}
 
@@ -324,28 +291,19 @@ def canonical_optimizer(name: str) -> str:
     Parameters
     ----------
     name : str
-        Optimizer name or alias, e.g. ``"L-BFGS"``.
+        Optimizer name or alias, e.g. ``"L-BFGS"`` (canonical ``"lbfgs"``).
 
     Returns
     -------
     str
-        The canonical name, e.g. ``"lbfgs"``.
-
-    Raises
-    ------
-    ValueError
-        Unknown name; the message lists the valid names and aliases.
     """
     if not isinstance(name, str):
         raise TypeError(f"optimizer name must be a string, got {type(name).__name__}")
-
-    key = _norm_name(name)
     for info in _OPTIMIZERS.values():
-        if key == _norm_name(info.name) or key in {_norm_name(a) for a in info.aliases}:
+        if _norm_name(name) in _names(info):
             return info.name
-    valid = ", ".join(
-        f"{i.name}" + (f" ({', '.join(i.aliases)})" if i.aliases else "") for i in _OPTIMIZERS.values()
-    )
+    valid = ", ".join(i.name + (f" ({', '.join(i.aliases)})" if i.aliases else "")
+                      for i in _OPTIMIZERS.values())
     raise ValueError(f"unknown optimizer {name!r}; valid optimizers (aliases): {valid}")
 
 
@@ -360,30 +318,23 @@ def optimizer_info(name: str) -> OptimizerInfo:
     Returns
     -------
     OptimizerInfo
-        Hyperparameters with defaults, summary, reference, rule and natives.
-
-    Raises
-    ------
-    ValueError
-        Unknown name.
     """
     return _OPTIMIZERS[canonical_optimizer(name)]
 
 
-def get_optimizer(name: str, *, impl: str = "auto", label: str = "", **hyperparameters: Any) -> OptimizerSpec:
+def get_optimizer(name: str, *, impl: str = "auto", label: str = "",
+                  **hyperparameters: Any) -> OptimizerSpec:
     """Build a validated :class:`OptimizerSpec` by name.
 
     Parameters
     ----------
     name : str
-        Optimizer name or alias, case-insensitive (``"L-BFGS"``, ``"lbfgs"``, ``"GD"``,
-        ``"diag-newton"``, ...).
+        Optimizer name or alias (:func:`canonical_optimizer`).
     impl : {"auto", "native", "reference", "scipy"}
-        Implementation choice.
     label : str, optional
         Name shown in tables.
     **hyperparameters
-        Values overriding optcmp's documented defaults.
+        Values overriding optcmp's defaults.
 
     Returns
     -------
@@ -392,18 +343,17 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "", **hyperpara
     Raises
     ------
     ValueError
-        Unknown optimizer (valid names listed), unknown ``impl``, or an invalid value.
+        Unknown optimizer or ``impl``, or an invalid value.
     TypeError
-        An unknown hyperparameter name (valid names listed).
+        An unknown hyperparameter name.
     """
     info = optimizer_info(name)
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
     unknown = sorted(set(hyperparameters) - set(info.params))
     if unknown:
-        raise TypeError(
-            f"{info.name}() got unknown hyperparameter(s) {unknown}; valid: {sorted(info.params)}"
-        )
+        raise TypeError(f"{info.name}() got unknown hyperparameter(s) {unknown}; valid: "
+                        f"{sorted(info.params)}")
     hp = {}
     for pname, p in info.params.items():
         value = p.check(hyperparameters.get(pname, p.default))
@@ -425,11 +375,6 @@ def as_spec(opt: Any) -> OptimizerSpec:
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    TypeError
-        Anything else.
     """
     if isinstance(opt, OptimizerSpec):
         return opt
@@ -440,10 +385,8 @@ def as_spec(opt: Any) -> OptimizerSpec:
         spec = opt()
         if isinstance(spec, OptimizerSpec):
             return spec
-    raise TypeError(
-        f"an optimizer must be an OptimizerSpec (e.g. optcmp.gd(learning_rate=0.1)), a factory "
-        f"(optcmp.gd) or a name ('lbfgs'); got {opt!r}"
-    )
+    raise TypeError(f"an optimizer must be an OptimizerSpec (e.g. optcmp.gd(learning_rate=0.1)), "
+                    f"a factory (optcmp.gd) or a name ('lbfgs'); got {opt!r}")
 
 
 def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
@@ -458,14 +401,13 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     Returns
     -------
     (str, object)
-        The impl actually used (``"auto"`` resolved to the backend's first choice, see
-        :meth:`OptimizerInfo.implementations`) and its :class:`UpdateRule` or
-        :class:`Native`.
+        The impl used (``"auto"`` resolved by :meth:`OptimizerInfo.implementations`) and its
+        :class:`UpdateRule` or :class:`Native`.
 
     Raises
     ------
     ValueError
-        The optimizer has no such implementation on that backend (available ones listed).
+        No such implementation on that backend.
     """
     backend = canonical_backend(backend)
     info = _OPTIMIZERS[spec.name]
@@ -477,14 +419,15 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
         usable = list(info.implementations(backend, spec.hyperparameters))
         order = usable or order
         if not order:
-            raise ValueError(f"optimizer {spec.name!r} has no implementation on backend {backend!r}")
+            raise ValueError(f"optimizer {spec.name!r} has no implementation on backend "
+                             f"{backend!r}")
         return order[0], impls[order[0]]
     if spec.impl not in impls:
-        raise ValueError(
-            f"optimizer {spec.name!r} has no impl={spec.impl!r} on backend {backend!r}; "
-            f"available: {order or 'none'}"
-        )
+        raise ValueError(f"optimizer {spec.name!r} has no impl={spec.impl!r} on backend "
+                         f"{backend!r}; available: {order or 'none'}")
     return spec.impl, impls[spec.impl]
 
 
-__all__ = ["IMPLS", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec", "canonical_optimizer", "factories", "get_optimizer", "optimizer_info", "optimizer_names", "register_optimizer", "resolve_impl", "unregister_optimizer"]
+__all__ = ["IMPLS", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec",
+           "canonical_optimizer", "factories", "get_optimizer", "optimizer_info",
+           "optimizer_names", "register_optimizer", "resolve_impl", "unregister_optimizer"]

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from optcmp.optimizers._common import spec_from
 from optcmp.optimizers._hyperparams import HyperParam, positive_float
 from optcmp.optimizers._implementations import UpdateRule
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
 
 class DiagNewtonRule(UpdateRule):
@@ -37,12 +38,9 @@ class DiagNewtonRule(UpdateRule):
         return x - (hp["learning_rate"] / p) * (g / curvature), state
 
 
-def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto", label: str = "") -> OptimizerSpec:
-    r"""Diagonal-Newton-scaled gradient descent.
-
-    :math:`x \leftarrow x - \frac{\eta}{p} \, g / \operatorname{diag}(H)`, :math:`p` the number
-    of parameters, :math:`\operatorname{diag}(H)` the problem's positive curvature diagonal
-    (exact and constant for least squares).
+def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto",
+                label: str = "") -> OptimizerSpec:
+    r"""Gradient descent scaled by the inverse Hessian diagonal and divided by :math:`p`.
 
     Parameters
     ----------
@@ -54,18 +52,8 @@ def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto", label: str = 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        ``learning_rate`` is not a positive finite float.
-
-    References
-    ----------
-    S. Becker and Y. LeCun, "Improving the convergence of back-propagation learning with second
-    order methods", 1989. J. Nocedal and S. J. Wright, *Numerical Optimization*, 2006, Sec. 3.3.
     """
-    return get_optimizer("diag_newton", impl=impl, label=label, learning_rate=learning_rate)
+    return spec_from("diag_newton", locals())
 
 
 register_optimizer(OptimizerInfo(

@@ -2,8 +2,8 @@ r"""Gradient descent with a constant step.
 
 .. math:: x_{k+1} = x_k - \eta \, \nabla f(x_k)
 
-With ``learning_rate="auto"``, :math:`\eta = 1/L` where :math:`L` is the Lipschitz constant of
-the gradient (known for least squares), the classical safe step that guarantees descent.
+With ``learning_rate="auto"``, :math:`\eta = 1/L`, :math:`L` the Lipschitz constant of the
+gradient: the classical safe step that guarantees descent.
 
 References
 ----------
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from optcmp.optimizers._common import spec_from
 from optcmp.optimizers._hyperparams import HyperParam, positive_float
 from optcmp.optimizers._implementations import UpdateRule
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
 
 class GDRule(UpdateRule):
@@ -27,17 +28,16 @@ class GDRule(UpdateRule):
         return x - hp["learning_rate"] * g, state
 
 
-def gd(learning_rate: float | str = "auto", *, impl: str = "auto", label: str = "") -> OptimizerSpec:
+def gd(learning_rate: float | str = "auto", *, impl: str = "auto",
+       label: str = "") -> OptimizerSpec:
     r"""Full-batch gradient descent, :math:`x \leftarrow x - \eta \nabla f(x)`.
 
     Parameters
     ----------
     learning_rate : float or "auto", default "auto"
-        Step size :math:`\eta > 0`. ``"auto"`` uses :math:`1/L`, the inverse Lipschitz constant
-        of the gradient, which the problem must know (least squares does); the value used is
-        recorded in each result.
+        Step size :math:`\eta > 0`; ``"auto"``: :math:`1/L`, which the problem must know
+        (least squares does), recorded in each result.
     impl : {"auto", "reference"}
-        Implementation; GD is the reference rule on every backend.
     label : str, optional
         Name shown in tables.
 
@@ -45,22 +45,13 @@ def gd(learning_rate: float | str = "auto", *, impl: str = "auto", label: str = 
     -------
     OptimizerSpec
 
-    Raises
-    ------
-    ValueError
-        ``learning_rate`` is not a positive finite float or "auto".
-
-    References
-    ----------
-    Y. Nesterov, *Lectures on Convex Optimization*, 2nd ed., Springer, 2018, Sec. 2.1.5.
-
     Examples
     --------
     >>> import optcmp
     >>> optcmp.gd(learning_rate=0.1).hyperparameters["learning_rate"]
     0.1
     """
-    return get_optimizer("gd", impl=impl, label=label, learning_rate=learning_rate)
+    return spec_from("gd", locals())
 
 
 register_optimizer(OptimizerInfo(

@@ -1,12 +1,10 @@
 r"""Limited-memory BFGS: scipy's L-BFGS-B on any backend, and ``torch.optim.LBFGS`` on torch.
 
 scipy's ``minimize(method="L-BFGS-B", jac=True)`` gets the backend's objective and gradient
-through a float64 bridge whose transfers are timed (:mod:`optcmp.frameworks.scipy`). optcmp's
-stopping rule is checked in scipy's ``callback`` after every iteration; scipy's own convergence
-tests are switched off (``ftol = gtol = 0``) so that scipy's ``success`` never counts as
-reaching the target, and optcmp's iteration and evaluation budgets become ``maxiter`` and
-``maxfun``. ``torch.optim.LBFGS`` runs one optcmp iteration per ``step()`` with a strong-Wolfe
-line search (:func:`_torch_options`).
+through a timed float64 bridge (:mod:`optcmp.frameworks.scipy`); optcmp's stopping rule is
+checked in its ``callback``, its own tests are off (``ftol = gtol = 0``: scipy's ``success``
+never counts as reaching the target) and optcmp's budgets become ``maxiter`` and ``maxfun``.
+``torch.optim.LBFGS`` runs one optcmp iteration per ``step()`` (:func:`_torch_options`).
 
 References
 ----------
@@ -21,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from optcmp.optimizers._common import spec_from
 from optcmp.optimizers._hyperparams import HyperParam, positive_float, positive_int
 from optcmp.optimizers._implementations import OptaxOptimizer, ScipyMinimize, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
 
 def _scipy_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,24 +43,14 @@ def _line_search(v: Any) -> Any:
 
 
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.LBFGS`` with a strong-Wolfe line search, one L-BFGS iteration per step.
+    """``torch.optim.LBFGS`` arguments: by default one L-BFGS iteration per step, strong Wolfe.
 
-    Options passed, by default: ``lr=1``, ``max_iter=1`` (``max_iter_per_step``: one optcmp
-    iteration is one L-BFGS iteration), ``max_eval=1 + max_iter * max_linesearch`` (torch caps
-    the evaluations of a ``step()`` at ``max_eval``, the first one included, so each line
-    search gets ``max_linesearch`` evaluations, like scipy's ``maxls``), ``history_size`` from
-    the spec, ``line_search_fn="strong_wolfe"``, and ``tolerance_grad = tolerance_change = 0``
-    so that torch never stops on its own and optcmp's stopping rule decides. Each of these is
-    a hyperparameter of :func:`lbfgs`; once torch's own tolerance has fired, every further
-    ``step()`` costs one evaluation and moves nothing (optcmp's budgets then end the run).
-
-    Cost of one step: ``1 + m`` closure calls (objective and gradient), where the first one
-    re-evaluates the incoming iterate (torch starts every ``step()`` with it; after the first
-    step this point was already evaluated at the end of the previous line search) and ``m >= 1``
-    are the line-search evaluations. All are counted in ``nfev`` and ``njev``. torch reads the
-    loss and a few scalars (``float(loss)``, the curvature test ``y's > 1e-10``) on the host
-    inside ``step()``: on CUDA every step synchronizes several times by design of
-    ``torch.optim.LBFGS``.
+    ``max_eval = 1 + max_iter * max_linesearch``: torch caps a ``step()``'s evaluations, the
+    first included, so each line search gets ``max_linesearch`` like scipy's ``maxls``. Zero
+    tolerances: torch never stops on its own (after one fires, every ``step()`` costs one
+    evaluation and moves nothing). A step costs ``1 + m`` closure calls, all counted: torch
+    re-evaluates the incoming iterate, then ``m >= 1`` line-search evaluations; it reads
+    scalars on the host inside ``step()`` (on CUDA every step synchronizes several times).
     """
     m = int(h["max_iter_per_step"])
     return {"lr": 1.0, "max_iter": m, "max_eval": 1 + m * int(h["max_linesearch"]),
@@ -71,13 +60,8 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``optax.lbfgs`` with its zoom line search (strong Wolfe), one iteration per step.
-
-    ``memory_size`` is ``history_size``; the line search gets ``max_linesearch`` steps and
-    optax's Wolfe constants (``slope_rtol=1e-4``, ``curv_rtol=0.9``, the values torch's
-    strong-Wolfe search uses), passed explicitly; ``line_search_fn=None`` is a fixed step 1.
-    optax has no stopping test of its own: optcmp's stopping rule decides.
-    """
+    """``optax.lbfgs`` arguments: zoom line search with torch's Wolfe constants (or a fixed
+    step 1 for ``line_search_fn=None``), one iteration per step."""
     ls = None if h["line_search_fn"] is None else {
         "max_linesearch_steps": int(h["max_linesearch"]), "max_learning_rate": None,
         "tol": 0.0, "increase_factor": 2.0, "slope_rtol": 1e-4, "curv_rtol": 0.9,
@@ -88,6 +72,7 @@ def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    """optax runs one iteration per step."""
     if int(h["max_iter_per_step"]) != 1:
         return (f"optax.lbfgs takes one iteration per step, not max_iter_per_step="
                 f"{h['max_iter_per_step']}")
@@ -105,59 +90,27 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
     history_size : int, default 10
         Number of correction pairs kept (scipy ``maxcor``, torch ``history_size``).
     max_linesearch : int, default 20
-        Most function evaluations in one line search (scipy ``maxls``; torch's strong-Wolfe
-        search gets the same cap through ``max_eval``).
+        Most evaluations in one line search (scipy ``maxls``; torch through ``max_eval``).
     ftol, gtol : float, default 0.0
-        scipy L-BFGS-B's own stopping tests (scipy's defaults are 2.2e-9 and 1e-5): relative
-        decrease of f, largest projected-gradient component. 0 switches them off. When one
-        fires first, the run ends with status ``stalled`` and scipy's message; scipy's
-        ``success`` is recorded in the message, never taken as reaching optcmp's target.
+        scipy L-BFGS-B's own tests (its defaults 2.2e-9 and 1e-5; 0: off); one that fires ends
+        the run ``stalled``.
     tolerance_grad, tolerance_change : float, default 0.0
-        ``torch.optim.LBFGS``'s own tests (torch's defaults 1e-7 and 1e-9): largest gradient
-        component, and change of f or of the step. 0 switches them off.
+        ``torch.optim.LBFGS``'s own tests (its defaults 1e-7 and 1e-9); 0 switches them off.
     line_search_fn : {"strong_wolfe", None}, default "strong_wolfe"
-        torch's line search; ``None`` is torch's default, a fixed step ``lr = 1`` without line
-        search. scipy always runs its own (Moré-Thuente) line search.
+        torch's line search; ``None`` is a fixed step ``lr = 1`` (scipy always searches).
     max_iter_per_step : int, default 1
-        L-BFGS iterations per ``torch.optim.LBFGS.step()`` (torch's default 20): with more than
-        one, one optcmp iteration is several L-BFGS iterations (``nfev`` counts every
-        evaluation).
+        L-BFGS iterations per ``torch.optim.LBFGS.step()`` (torch's default 20).
     impl : {"auto", "scipy", "native"}
-        ``"scipy"``: scipy's L-BFGS-B with the backend's objective and gradient (float64
-        bridge, transfer timed). ``"native"``: ``torch.optim.LBFGS`` with a strong-Wolfe line
-        search, one optcmp iteration per L-BFGS iteration (torch backend only; each iteration
-        costs ``1 + m`` evaluations, ``m`` those of the line search, see
-        :func:`optcmp.optimizers.lbfgs._torch_options`); on JAX, ``optax.lbfgs`` with its
-        zoom line search. ``"auto"``: native on torch, scipy elsewhere (on JAX too: optax's
-        L-BFGS runs only with ``impl="native"``; on the FizzBuzz MLP its objective rose over
-        hundreds of iterations where scipy's converges).
+        ``"scipy"``: L-BFGS-B; ``"native"``: ``torch.optim.LBFGS`` (:func:`_torch_options`)
+        or, on JAX, ``optax.lbfgs``. ``"auto"``: native on torch, scipy elsewhere (optax's
+        only when asked: on the FizzBuzz MLP its objective rose where scipy's converged).
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A non-positive ``history_size``, ``max_linesearch`` or ``max_iter_per_step``, a
-        negative tolerance or an unknown ``line_search_fn``.
-
-    Notes
-    -----
-    Iterations, ``nfev`` and ``njev`` are counted by optcmp (every objective-and-gradient call);
-    scipy's ``success`` is never taken as reaching the target.
-
-    References
-    ----------
-    D. C. Liu and J. Nocedal, "On the limited memory BFGS method for large scale optimization",
-    Math. Programming 45, 1989. R. H. Byrd, P. Lu, J. Nocedal and C. Zhu, "A limited memory
-    algorithm for bound constrained optimization", SIAM J. Sci. Comput. 16(5), 1995.
     """
-    return get_optimizer("lbfgs", impl=impl, label=label, history_size=history_size,
-                         max_linesearch=max_linesearch, ftol=ftol, gtol=gtol,
-                         tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
-                         line_search_fn=line_search_fn, max_iter_per_step=max_iter_per_step)
+    return spec_from("lbfgs", locals())
 
 
 register_optimizer(OptimizerInfo(
@@ -168,7 +121,6 @@ register_optimizer(OptimizerInfo(
                                    "number of stored correction pairs (scipy maxcor)"),
         "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
                                      "line-search evaluations per iteration (scipy maxls)"),
-        # the frameworks' own stopping knobs (scipy's first, then torch's), off by default
         "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
                            "scipy's relative-decrease test (0: off)"),
         "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
@@ -186,7 +138,6 @@ register_optimizer(OptimizerInfo(
     },
     summary="limited-memory BFGS (scipy L-BFGS-B; torch.optim.LBFGS natively on torch)",
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",
-    # torch.optim.LBFGS where the backend is torch ("auto" prefers it), scipy everywhere
     natives=(TorchOptimizer("LBFGS", _torch_options, closure=True),
              OptaxOptimizer("lbfgs", _optax_options, requires=_optax_requires, linesearch=True,
                             auto=False),

@@ -8,15 +8,12 @@ convention.
     \text{lr\_inside (Keras, Sutskever et al.):}\quad v_k &= \mu v_{k-1} - \eta_k g_k, \qquad
         x_{k+1} = x_k + v_k
 
-For a constant learning rate the two give the same iterates (:math:`v_k = -\eta b_k`). Under a
+For a constant learning rate (or ``momentum=0``) the two give the same iterates
+(:math:`v_k = -\eta b_k`; 9e-16 apart over 300 iterations) and both natives run either. Under a
 schedule they part: torch applies a new learning rate to the whole buffer at once, Keras' buffer
-keeps the old rates for about :math:`1/(1-\mu)` steps (on a well-conditioned least-squares
-problem, 1,000 rows and three unit-scale features, with the learning rate cut tenfold after 30
-iterations: 125 vs 131 iterations to :math:`10^{-6}`).
-The spec names its ``convention``; the reference rule runs both, ``torch.optim.SGD`` only
-``lr_outside``, ``keras.optimizers.SGD`` only ``lr_inside``. With ``momentum=0`` or a constant
-learning rate the two conventions are one algorithm (the same iterates up to rounding, 9e-16
-over 300 iterations on that problem) and both natives run either.
+keeps the old rates for about :math:`1/(1-\mu)` steps (least squares, 1,000 rows, three
+unit-scale features, learning rate cut tenfold after 30 iterations: 125 vs 131 iterations to
+:math:`10^{-6}`); each native then runs only its own.
 
 References
 ----------
@@ -36,11 +33,18 @@ from optcmp.optimizers._common import (
     f64,
     keras_common,
     minibatch_params,
+    spec_from,
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
-from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers._implementations import (
+    KerasOptimizer,
+    Native,
+    OptaxOptimizer,
+    Options,
+    TorchOptimizer,
+)
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: Where the learning rate sits: outside the buffer (torch) or inside it (Keras).
@@ -48,9 +52,10 @@ CONVENTIONS = ("lr_outside", "lr_inside")
 
 
 class MomentumRule(ScheduledRule):
-    """Heavy-ball (``nesterov=False``) or Nesterov momentum under ``hp["convention"]``."""
+    """Heavy-ball or Nesterov momentum under ``hp["convention"]`` (``nesterov=None``: the
+    spec's ``nesterov``)."""
 
-    def __init__(self, nesterov: bool = False) -> None:
+    def __init__(self, nesterov: bool | None = False) -> None:
         self.nesterov = nesterov
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
@@ -59,15 +64,16 @@ class MomentumRule(ScheduledRule):
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:
         mu = hp["momentum"]
+        nesterov = hp["nesterov"] if self.nesterov is None else self.nesterov
         (b,) = buf
         if mu == 0.0:
             return x - lr * g, (b,)
-        if hp["convention"] == "lr_outside":
+        if hp.get("convention", "lr_outside") == "lr_outside":
             b = b * mu + g
-            d = g + mu * b if self.nesterov else b
+            d = g + mu * b if nesterov else b
             return x - lr * d, (b,)
         b = b * mu - g * lr
-        return (x + (b * mu - g * lr) if self.nesterov else x + b), (b,)
+        return (x + (b * mu - g * lr) if nesterov else x + b), (b,)
 
 
 def momentum_requires(framework: str, value: str) -> Any:
@@ -84,6 +90,17 @@ def momentum_requires(framework: str, value: str) -> Any:
                 f"(impl='reference') runs {h['convention']!r} on every backend")
 
     return check
+
+
+def sgd_natives(torch_options: Options, keras_options: Options,
+                optax_options: Options) -> tuple[Native, ...]:
+    """torch's, Keras' and optax' SGD, each running its own momentum convention."""
+    return (TorchOptimizer("SGD", torch_options,
+                           requires=momentum_requires("torch.optim.SGD", "lr_outside")),
+            KerasOptimizer("SGD", keras_options,
+                           requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
+            OptaxOptimizer("sgd", optax_options,
+                           requires=momentum_requires("optax.sgd", "lr_outside")))
 
 
 def sgd_options(nesterov: bool) -> tuple[Any, Any]:
@@ -104,8 +121,7 @@ def sgd_options(nesterov: bool) -> tuple[Any, Any]:
 def optax_sgd_options(nesterov: bool | None) -> Any:
     """The ``optax.sgd`` option builder (``nesterov=None``: the spec's own ``nesterov``).
 
-    optax's ``trace`` keeps the learning rate outside the buffer (torch's ``lr_outside``);
-    ``momentum=0`` is passed as ``None`` (no buffer).
+    optax's ``trace`` keeps the learning rate outside the buffer (``lr_outside``).
     """
 
     def optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,62 +158,34 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
     Parameters
     ----------
     learning_rate : float, default 0.01
-        Step size :math:`\eta > 0` (multiplied by the schedule).
     momentum : float, default 0.9
-        :math:`\mu \in [0, 1)`; 0 is plain gradient descent (both conventions coincide).
+        :math:`\mu \in [0, 1)`; 0 is plain gradient descent.
     convention : {"lr_outside", "lr_inside"}, default "lr_outside"
-        ``"lr_outside"``: :math:`b = \mu b + g`, step :math:`\eta_k b` (``torch.optim.SGD``).
-        ``"lr_inside"``: :math:`v = \mu v - \eta_k g`, step :math:`v` (``keras.optimizers.SGD``,
-        Sutskever et al.). Same iterates for a constant learning rate; different under a
-        schedule.
+        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
-        Clip the gradient to this global norm (Keras' ``global_clipnorm`` formula,
-        :func:`~optcmp.optimizers.clip_global_norm`).
+        Clip the gradient to this global norm (:func:`~optcmp.optimizers.clip_global_norm`).
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range or an unknown convention.
-
-    References
-    ----------
-    B. T. Polyak, USSR Comput. Math. Math. Phys. 4(5), 1964. I. Sutskever et al., ICML 2013.
     """
-    return get_optimizer("momentum", impl=impl, label=label, learning_rate=learning_rate,
-                         momentum=momentum, convention=convention, schedule=schedule,
-                         clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+    return spec_from("momentum", locals())
 
-
-_torch_options, _keras_options = sgd_options(False)
 
 register_optimizer(OptimizerInfo(
     name="momentum",
     aliases=("momentum_gd",),
     params=momentum_params(0.9, True),
-    summary="heavy-ball momentum, full or minibatch; convention lr_outside (torch) or lr_inside (Keras)",
+    summary="heavy-ball momentum, full or minibatch; convention lr_outside (torch) or "
+            "lr_inside (Keras)",
     reference="Polyak (1964); Sutskever et al. (2013)",
     rule=MomentumRule(False),
     stochastic=True,
-    natives=(TorchOptimizer("SGD", _torch_options,
-                            requires=momentum_requires("torch.optim.SGD", "lr_outside")),
-             KerasOptimizer("SGD", _keras_options,
-                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
-             OptaxOptimizer("sgd", optax_sgd_options(False),
-                            requires=momentum_requires("optax.sgd", "lr_outside"))),
+    natives=sgd_natives(*sgd_options(False), optax_sgd_options(False)),
 ), momentum)

@@ -8,10 +8,9 @@ minibatch.
     \text{lr\_inside (Keras):}\quad v_k &= \mu v_{k-1} - \eta_k g_k, \qquad
         x_{k+1} = x_k + \mu v_k - \eta_k g_k
 
-The gradient is taken at the iterate itself (Sutskever et al.'s reformulation of Nesterov's
-look-ahead). As for :mod:`optcmp.optimizers.momentum`, the two conventions agree for a constant
-learning rate and part under a schedule (90 vs 98 iterations to :math:`10^{-6}` on the
-least-squares problem and schedule described there).
+The gradient is taken at the iterate itself (Sutskever et al.'s reformulation of the
+look-ahead). As for :mod:`optcmp.optimizers.momentum`, the conventions part only under a
+schedule (90 vs 98 iterations to :math:`10^{-6}` on the problem described there).
 
 References
 ----------
@@ -22,13 +21,13 @@ importance of initialization and momentum in deep learning", ICML 2013.
 
 from __future__ import annotations
 
-from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers._common import spec_from
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.momentum import (
     MomentumRule,
     momentum_params,
-    momentum_requires,
     optax_sgd_options,
+    sgd_natives,
     sgd_options,
 )
 from optcmp.optimizers.schedule import Schedule
@@ -47,54 +46,30 @@ def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
     momentum : float, default 0.9
         :math:`\mu \in (0, 1)`.
     convention : {"lr_outside", "lr_inside"}, default "lr_outside"
-        As for :func:`optcmp.momentum`: ``torch.optim.SGD(nesterov=True)`` or
-        ``keras.optimizers.SGD(nesterov=True)``.
+        As for :func:`optcmp.momentum`.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range (``momentum`` must be > 0) or an unknown convention.
-
-    References
-    ----------
-    Y. Nesterov, Soviet Math. Dokl. 27, 1983. I. Sutskever et al., ICML 2013.
     """
-    return get_optimizer("nesterov", impl=impl, label=label, learning_rate=learning_rate,
-                         momentum=momentum, convention=convention, schedule=schedule,
-                         clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+    return spec_from("nesterov", locals())
 
-
-_torch_options, _keras_options = sgd_options(True)
 
 register_optimizer(OptimizerInfo(
     name="nesterov",
     aliases=("nag", "nesterov_momentum"),
     params=momentum_params(0.9, False),
-    summary="Nesterov momentum, full or minibatch; convention lr_outside (torch) or lr_inside (Keras)",
+    summary="Nesterov momentum, full or minibatch; convention lr_outside (torch) or "
+            "lr_inside (Keras)",
     reference="Nesterov (1983); Sutskever et al. (2013)",
     rule=MomentumRule(True),
     stochastic=True,
-    natives=(TorchOptimizer("SGD", _torch_options,
-                            requires=momentum_requires("torch.optim.SGD", "lr_outside")),
-             KerasOptimizer("SGD", _keras_options,
-                            requires=momentum_requires("keras.optimizers.SGD", "lr_inside")),
-             OptaxOptimizer("sgd", optax_sgd_options(True),
-                            requires=momentum_requires("optax.sgd", "lr_outside"))),
+    natives=sgd_natives(*sgd_options(True), optax_sgd_options(True)),
 ), nesterov)

@@ -10,11 +10,8 @@ r"""RMSprop (Tieleman and Hinton 2012), under the two conventions the frameworks
 
 With ``centered=True`` the squared mean gradient :math:`\bar g_k^2`
 (:math:`\bar g_k = \rho \bar g_{k-1} + (1-\rho) g_k`) is subtracted from :math:`v_k` under the
-square root. ``torch.optim.RMSprop`` adds :math:`\epsilon` outside the square root and keeps the
-learning rate outside its momentum buffer; ``keras.optimizers.RMSprop`` adds it inside and keeps
-the learning rate inside the buffer. The two are different algorithms for every :math:`\epsilon`
-(and, under a schedule with momentum, for every learning rate); the spec names its
-``convention``, the reference rule runs both, each framework's native only its own.
+square root. The two are different algorithms for every :math:`\epsilon` (and, under a schedule
+with momentum, for every learning rate); the reference rule runs both, each native its own.
 
 References
 ----------
@@ -35,11 +32,12 @@ from optcmp.optimizers._common import (
     keras_common,
     minibatch_params,
     requires,
+    spec_from,
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
 #: RMSprop's conventions: torch's and Keras'.
@@ -126,51 +124,27 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
     learning_rate : float, default 1e-3
         Step size :math:`\eta > 0` (the lecture's value; torch's default is 0.01).
     rho : float, default 0.9
-        Decay of the mean square in [0, 1) (the lecture's and Keras' value; torch's ``alpha``
-        defaults to 0.99).
+        Decay of the mean square in [0, 1) (torch's ``alpha`` defaults to 0.99).
     eps : float, default 1e-8
-        :math:`\epsilon > 0`, placed as ``convention`` says.
     momentum : float, default 0.0
-        Momentum :math:`\mu \in [0, 1)`.
+        :math:`\mu \in [0, 1)`.
     centered : bool, default False
         Divide by the centered second moment (Graves 2013).
     convention : {"eps_outside_sqrt", "eps_inside_sqrt"}, default "eps_outside_sqrt"
-        ``"eps_outside_sqrt"``: :math:`g/(\sqrt{v}+\epsilon)`, learning rate outside the momentum
-        buffer (``torch.optim.RMSprop``). ``"eps_inside_sqrt"``: :math:`g/\sqrt{v+\epsilon}`,
-        learning rate inside the buffer (``keras.optimizers.RMSprop``).
+        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch; ``None`` (the default) is full batch. With a size, one iteration is
-        one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`: the same rows on every backend and for the
-        natives), the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     impl : {"auto", "native", "reference"}
-        ``"native"`` runs the framework whose convention the spec names; the other is
-        recorded as ``skipped``.
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        A value outside its range or an unknown convention.
-
-    References
-    ----------
-    T. Tieleman and G. Hinton, COURSERA Neural Networks for Machine Learning, Lecture 6.5, 2012.
-    A. Graves, arXiv:1308.0850, 2013.
     """
-    return get_optimizer("rmsprop", impl=impl, label=label, learning_rate=learning_rate,
-                         rho=rho, eps=eps, momentum=momentum, centered=centered,
-                         convention=convention, schedule=schedule, clip_norm=clip_norm,
-                         batch_size=batch_size, shuffle=shuffle)
+    return spec_from("rmsprop", locals())
 
 
 register_optimizer(OptimizerInfo(
@@ -192,7 +166,8 @@ register_optimizer(OptimizerInfo(
         **common_params(),
         **minibatch_params(),
     },
-    summary="RMSprop, full or minibatch; convention eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)",
+    summary="RMSprop, full or minibatch; convention eps_outside_sqrt (torch) or "
+            "eps_inside_sqrt (Keras)",
     reference="Tieleman & Hinton (2012), Lecture 6.5",
     rule=RMSpropRule(),
     stochastic=True,

@@ -20,10 +20,9 @@ Every kind also takes ``every=E`` (default 1): the schedule advances once per ``
 full-batch optimizer, the minibatches per epoch for a stochastic one) and records that step-based
 form in the result.
 
-The reference rules evaluate :func:`factor` with the backend's ops on the step counter they
-carry; the native adapters hand the same function to the framework's own scheduler machinery
-(``torch.optim.lr_scheduler.LambdaLR``, a ``keras.optimizers.schedules.LearningRateSchedule``),
-so the learning rate of step :math:`k` is the same number on every backend.
+The reference rules and the native adapters (a ``LambdaLR``, a Keras ``LearningRateSchedule``,
+an optax callable) all evaluate :meth:`Schedule.factor`, so the learning rate of step :math:`k`
+is the same number on every backend.
 
 References
 ----------
@@ -38,7 +37,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from types import SimpleNamespace
@@ -109,16 +107,14 @@ class Schedule:
 
 
 def _fmt(v: Any) -> str:
+    """A parameter value as the canonical string writes it (milestones as ``[a, b]``)."""
     if isinstance(v, tuple):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
     return repr(v)
 
 
-def _py_ge(k: Any, m: float) -> float:
-    return 1.0 if k >= m else 0.0
-
-
-_PY = SimpleNamespace(cos=math.cos, minimum=min, ge=_py_ge)
+#: :meth:`Schedule.factor`'s functions on Python numbers (:func:`backend_namespace`'s on arrays).
+_PY = SimpleNamespace(cos=math.cos, minimum=min, ge=lambda k, m: 1.0 if k >= m else 0.0)
 
 
 def backend_namespace(ops: Any) -> Any:
@@ -138,6 +134,7 @@ _CALL = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$", re.S)
 
 
 def _parse_value(name: str, kind: str, text: str) -> Any:
+    """One parameter's value, checked against its type in :data:`KINDS`."""
     text = text.strip()
     if kind.startswith("ints"):
         inner = text.strip("[]() ")
@@ -171,10 +168,10 @@ def _parse_value(name: str, kind: str, text: str) -> Any:
 
 
 def _split_args(body: str) -> list[str]:
+    """``body`` split at the commas outside brackets."""
     parts, depth, cur = [], 0, ""
     for ch in body:
-        depth += ch in "[(" and 1 or 0
-        depth -= ch in "])" and 1 or 0
+        depth += (ch in "[(") - (ch in "])")
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
@@ -208,6 +205,7 @@ def parse(text: str) -> Schedule:
 
 
 def _build(kind: str, given: dict[str, Any]) -> Schedule:
+    """The :class:`Schedule` of ``kind`` from the parsed parameters, defaults and ranges checked."""
     defaults = {"min_factor": 0.0, "start_factor": 0.0}
     params: list[tuple[str, Any]] = []
     for name, typ in KINDS[kind].items():
@@ -262,11 +260,5 @@ def warmup(warmup_steps: int, start_factor: float = 0.0, *, unit: str = "step") 
                  f"unit={unit!r})")
 
 
-def lr_function(learning_rate: float, schedule: str) -> Callable[[int], float]:
-    """``k -> learning_rate * s(k)`` in Python floats (for ``LambdaLR``-like callers)."""
-    sch = parse(schedule)
-    return lambda k: float(learning_rate) * float(sch.factor(float(k)))
-
-
 __all__ = ["KINDS", "Schedule", "backend_namespace", "check_schedule", "cosine", "exponential",
-           "lr_function", "multistep", "parse", "step_decay", "warmup"]
+           "multistep", "parse", "step_decay", "warmup"]

@@ -1,13 +1,10 @@
 r"""Every unconstrained ``scipy.optimize.minimize`` method as a baseline, on any backend.
 
-``optcmp.scipy_minimize("BFGS")`` runs ``scipy.optimize.minimize(method="BFGS")`` through the
-float64 bridge of :mod:`optcmp.frameworks.scipy`: the backend computes the objective and gradient
-(and, for the Newton-type methods, Hessian-vector products by autodiff), scipy drives the loop,
-and optcmp's stopping rule is checked in scipy's callback after every iteration. By default
-scipy's own convergence tests are switched off (``tolerances="off"``, the options in
-:data:`METHODS`), so that scipy's ``success`` never counts as reaching optcmp's target; with
-``tolerances="scipy"`` scipy's defaults stop the run where they would (status ``stalled``,
-scipy's message and ``success`` recorded).
+The backend computes the objective and gradient (and Hessian-vector products by autodiff)
+through the float64 bridge of :mod:`optcmp.frameworks.scipy`, scipy drives the loop, and
+optcmp's stopping rule is checked in scipy's callback after every iteration. scipy's own
+convergence tests are off by default, so that scipy's ``success`` never counts as reaching
+optcmp's target; ``tolerances="scipy"`` keeps them (a run they stop is ``stalled``).
 
 =============  ==============================  ========================================
 method         derivatives from the backend    tests switched off (``tolerances="off"``)
@@ -25,9 +22,9 @@ Nelder-Mead    objective only                  ``xatol=0, fatol=0``
 Powell         objective only                  ``ftol=0``
 =============  ==============================  ========================================
 
-Hessian-vector products need autodiff: on the numpy backend the Newton-type methods are
-recorded as ``skipped`` with the reason. The full Hessian is built from ``n_params`` products,
-up to 2,000 parameters.
+Hessian-vector products need autodiff (on numpy the Newton-type methods are ``skipped``); the
+full Hessian is built from ``n_params`` products, up to 2,000 parameters. ``nfev`` counts
+objective evaluations, ``njev`` gradients plus Hessian-vector products.
 
 References
 ----------
@@ -65,6 +62,7 @@ _BUDGET_KEYS = {"maxiter", "maxfun", "maxfev"}
 
 
 def _check_method(v: Any) -> str:
+    """Validator of ``method``: scipy's spelling."""
     if isinstance(v, str):
         for m in METHODS:
             if v.strip().lower() == m.lower():
@@ -127,6 +125,7 @@ def _check_spec(h: dict[str, Any]) -> None:
 
 
 def _plan(h: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's derivatives and budget options (:meth:`ScipyMinimize.planned`)."""
     deriv, it, ev, _ = METHODS[h["method"]]
     return {"method": h["method"], "derivatives": deriv, "max_iter_option": it,
             "max_evals_option": ev}
@@ -147,15 +146,11 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     Parameters
     ----------
     method : str, default "BFGS"
-        One of :data:`METHODS` (case-insensitive): BFGS, CG, L-BFGS-B, TNC, SLSQP, Newton-CG,
-        trust-ncg, trust-krylov, trust-exact, dogleg, Nelder-Mead, Powell.
+        One of :data:`METHODS` (case-insensitive).
     tolerances : {"off", "scipy"}, default "off"
-        ``"off"``: scipy's own convergence tests switched off (optcmp's target decides);
-        ``"scipy"``: scipy's defaults (a run they stop is ``stalled``, scipy's ``success``
-        recorded in the message).
+        scipy's own convergence tests off, or at scipy's defaults.
     options : mapping, optional
-        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), applied last. The budgets
-        (``maxiter``, ``maxfun``, ``maxfev``) come from the run's ``max_iter``/``max_evals``.
+        Further ``options`` for the method (e.g. ``{"c2": 0.5}``), not the budgets.
     impl : {"auto", "scipy"}
     label : str, optional
         Default ``"scipy_minimize(<method>)"``.
@@ -163,22 +158,6 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        An unknown method (the allowed ones listed), or a bad option.
-
-    Notes
-    -----
-    ``nfev`` counts objective evaluations, ``njev`` gradient evaluations plus Hessian-vector
-    products (each one more reverse pass). On numpy the Hessian methods are ``skipped``: they
-    need autodiff.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer, 2006.
-    P. Virtanen et al., "SciPy 1.0", Nature Methods 17, 2020.
 
     Examples
     --------

@@ -1,25 +1,15 @@
 """Stopping rules: small composable objects that look at the latest observation of a run.
 
 A rule has a ``kind``: ``"target"`` (reaching it is success and defines time-to-target),
-``"budget"`` (iterations, evaluations, CPU time, wall time: the run ends unsuccessful) or
-``"divergence"``.
-Rules compose with ``|``; :meth:`Rule.first` returns the first rule that fires.
-
-The rules live in :mod:`optcmp.stopping.base` (:class:`State`, :class:`Rule`, :class:`AnyOf`,
-:func:`by_priority`, :func:`first_fired`), :mod:`optcmp.stopping.targets`,
-:mod:`optcmp.stopping.budgets` and :mod:`optcmp.stopping.early` (divergence, a steady rise,
-an exact stall, relative change); every public name is importable from ``optcmp.stopping``, which
-also builds the default rule (:func:`default_stopping`) and reads a saved one back
-(:func:`rule_from_dict`).
-
-References
-----------
-J. J. More and S. M. Wild, "Benchmarking derivative-free optimization algorithms",
-SIAM J. Optim. 20(1), 2009 (the convergence test ``f(x) - f* <= tol (f(x0) - f*)``).
+``"budget"`` (the run ends unsuccessful) or ``"divergence"``. Rules compose with ``|``.
+The rules live in :mod:`~optcmp.stopping.base`, :mod:`~optcmp.stopping.targets`,
+:mod:`~optcmp.stopping.budgets` and :mod:`~optcmp.stopping.early`; this package builds the
+default rule (:func:`default_stopping`) and reads a saved one back (:func:`rule_from_dict`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from optcmp.stopping.base import AnyOf, Rule, State, by_priority, first_fired
@@ -71,41 +61,26 @@ def default_stopping(
     tol : float, default 1e-6
         Relative suboptimality tolerance, used when ``target`` is None.
     max_iter : int, optional, default 100_000
-        Iteration budget.
     max_time : float, optional
-        Wall-clock cap on the timed seconds (only when asked: it depends on the load).
+        Wall-clock cap on the timed seconds (it depends on the load).
     max_evals : int, optional
-        Function-evaluation budget.
     max_cpu_time : float, optional
-        Budget of process CPU seconds in the timed steps (:class:`MaxCPUTime`).
+        Budget of process CPU seconds in the timed steps.
     target : Rule, optional
         Target rule replacing the relative-suboptimality one (e.g. :class:`LossTarget`).
     divergence_factor : float, optional, default 1e10
-        The run diverges when its objective is non-finite or above
-        ``divergence_factor * max(|f0|, 1)``; ``None`` checks non-finite values only.
+        :class:`Divergence`'s explosion factor (``None``: non-finite values only).
     stall : bool, default True
-        Add the early stops that are exact: :class:`Stalled` (no change at float64
-        resolution over 200 observations) and :class:`Rising` (an objective that rose at
-        every one of 200 observations ends ``diverged``).
+        Add the exact early stops :class:`Stalled` and :class:`Rising`.
 
     Returns
     -------
     AnyOf
-
-    Raises
-    ------
-    ValueError
-        A bad budget or tolerance.
     """
     rules: list[Rule] = [target if target is not None else RelativeSuboptimality(tol)]
-    if max_iter is not None:
-        rules.append(MaxIter(max_iter))
-    if max_time is not None:
-        rules.append(MaxTime(max_time))
-    if max_evals is not None:
-        rules.append(MaxEvals(max_evals))
-    if max_cpu_time is not None:
-        rules.append(MaxCPUTime(max_cpu_time))
+    budgets: tuple[tuple[Callable[[Any], Rule], Any], ...] = (
+        (MaxIter, max_iter), (MaxTime, max_time), (MaxEvals, max_evals), (MaxCPUTime, max_cpu_time))
+    rules += [budget(limit) for budget, limit in budgets if limit is not None]
     rules.append(Divergence(divergence_factor))
     if stall:
         rules.extend([Rising(), Stalled()])
@@ -120,9 +95,9 @@ _RULES: dict[str, type[Rule]] = {
 }
 
 
-# Writing back the dict it was read from keeps the keys of the runs stored under the rule.
 class _Retired(Rule):
-    """A rule an earlier optcmp wrote (``RateProjection``): it never fires."""
+    """A rule an earlier optcmp wrote (``RateProjection``, which stopped no run): it never fires
+    and writes back the dict it was read from (the keys of the runs stored under it)."""
 
     kind = "retired"
     status = ""
@@ -136,10 +111,6 @@ class _Retired(Rule):
     def to_dict(self) -> dict[str, Any]:
         return dict(self.saved)
 
-    def describe(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.saved.items() if k != "rule")
-        return f"{self.saved['rule']}({args})"
-
 
 #: Rules of earlier versions that rule_from_dict reads back as :class:`_Retired`.
 _RETIRED = frozenset({"RateProjection"})
@@ -151,7 +122,6 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
     Parameters
     ----------
     d : dict
-        The output of ``rule.to_dict()`` (as stored in a saved comparison).
 
     Returns
     -------
@@ -161,11 +131,6 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
     ------
     ValueError
         Unknown rule name.
-
-    Notes
-    -----
-    A ``RateProjection`` of a rule saved by optcmp 0.1.0 reads back as a rule that never fires
-    (it stopped no run then either) and that writes back the same dict.
     """
     d = dict(d)
     name = d.pop("rule")
@@ -181,10 +146,9 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
 
 __all__ = [
     "BUDGET_RULES", "DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL",
-    "DEFAULT_STALL_WINDOW", "STALL_ULPS",
-    "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf", "CombinedTarget", "Divergence", "GradientNorm",
-    "LossTarget", "MaxCPUTime", "MaxEvals", "MaxIter", "MaxTime", "MetricTarget",
-    "RelativeChange", "RelativeSuboptimality", "Rising", "Stalled", "Rule",
-    "State", "by_priority", "default_stopping", "first_fired", "rule_from_dict",
-    "with_iteration_cap",
+    "DEFAULT_STALL_WINDOW", "STALL_ULPS", "AbsoluteSuboptimality", "AccuracyTarget", "AnyOf",
+    "CombinedTarget", "Divergence", "GradientNorm", "LossTarget", "MaxCPUTime", "MaxEvals",
+    "MaxIter", "MaxTime", "MetricTarget", "RelativeChange", "RelativeSuboptimality", "Rising",
+    "Stalled", "Rule", "State", "by_priority", "default_stopping", "first_fired",
+    "rule_from_dict", "with_iteration_cap",
 ]

@@ -1,11 +1,6 @@
-"""The parts every stopping rule shares: what a rule sees, the base class, composition.
-
-:class:`State` is the latest observation of a run; :class:`Rule` is the base class (``kind``,
-``status``, ``check``, ``to_dict``); :class:`AnyOf` composes rules (``a | b``), and
-:func:`by_priority` / :func:`first_fired` are the one place that decides which rule wins when
-several fire at the same check. :func:`positive_number` and :func:`positive_count` check the
-arguments of a rule's constructor.
-"""
+"""The parts every stopping rule shares: what a rule sees (:class:`State`), the base class,
+composition (:class:`AnyOf`), and the one place that decides which rule wins when several fire
+at the same check (:func:`by_priority`)."""
 
 from __future__ import annotations
 
@@ -13,6 +8,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 
 @dataclass
@@ -97,12 +94,14 @@ class Rule:
 
     def describe(self) -> str:
         """Human-readable description."""
-        args = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "rule")
-        return f"{type(self).__name__}({args})"
+        d = self.to_dict()
+        args = ", ".join(f"{k}={v!r}" for k, v in d.items() if k != "rule")
+        return f"{d['rule']}({args})"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable form."""
-        return {"rule": type(self).__name__, **{k: v for k, v in vars(self).items()}}
+        """JSON-serializable form: the class name and the public attributes."""
+        return {"rule": type(self).__name__,
+                **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
 
     def __repr__(self) -> str:
         return self.describe()
@@ -130,29 +129,16 @@ def positive_number(name: str, value: Any, allow_zero: bool = False) -> float:
 
 def positive_count(name: str, value: Any) -> int:
     """``value`` as an integer >= 1: an iteration budget, a window, a patience."""
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        isinstance(value, float) and value.is_integer()
-    ):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.integer):
-                value = int(value)
-            else:
-                raise TypeError
-        except TypeError:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
-    if int(value) < 1:
+    whole = isinstance(value, (int, np.integer)) or (isinstance(value, float)
+                                                      and value.is_integer())
+    if isinstance(value, bool) or not whole or int(value) < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
 def by_priority(rules: Iterable[Rule]) -> list[Rule]:
-    """``rules`` in the order a run checks them: divergence rules first, then the others in
-    declaration order (the one place that decides which rule wins a tie).
-
-    A run whose objective is non-finite or exploded at the check where a budget or a target
-    also fires is reported ``diverged``.
+    """``rules`` in the order a run checks them: divergence first (a run that explodes at the
+    check where a budget or target also fires is ``diverged``), then in declaration order.
 
     Parameters
     ----------
@@ -167,9 +153,8 @@ def by_priority(rules: Iterable[Rule]) -> list[Rule]:
 
 
 def first_fired(rules: Iterable[Rule], s: State) -> Rule | None:
-    """The first rule of :func:`by_priority` order that fires at ``s``, or None.
-
-    Rules after it are not checked (a stateful rule's state stops where the run stops).
+    """The first rule of :func:`by_priority` order that fires at ``s`` (those after it are not
+    checked: a stateful rule's state stops where the run stops), or None.
 
     Parameters
     ----------

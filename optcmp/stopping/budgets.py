@@ -24,12 +24,7 @@ class MaxIter(Rule):
 
 
 class MaxTime(Rule):
-    """Budget: at most ``seconds`` of timed optimizer steps, wall clock (status ``timeout``).
-
-    A wall-clock cap depends on the load of the machine: the same run ends at a different
-    iteration when other work shares the cores. Use :class:`MaxIter`, :class:`MaxEvals` or
-    :class:`MaxCPUTime` for budgets that do not.
-    """
+    """Budget: at most ``seconds`` of timed optimizer steps, wall clock (status ``timeout``)."""
 
     kind = "budget"
     status = "timeout"
@@ -44,11 +39,8 @@ class MaxTime(Rule):
 class MaxCPUTime(Rule):
     """Budget: at most ``seconds`` of process CPU time in the timed steps (``max_cpu_time``).
 
-    Process CPU time (:func:`time.process_time`, every thread of the process) counts the
-    time the run computed, not the time it waited for a core, so other work on the host
-    changes it far less than the wall clock (caches and memory bandwidth shared with other
-    processes can still lengthen it a little). A run stopped by it ends at the first
-    observation past the budget.
+    :func:`time.process_time` (every thread) counts the time the run computed, not the time it
+    waited for a core: other work on the host changes it far less than the wall clock.
     """
 
     kind = "budget"
@@ -81,12 +73,11 @@ def with_iteration_cap(rule: Rule, n: int) -> Rule:
     ----------
     rule : Rule
     n : int
-        The cap.
 
     Returns
     -------
     Rule
-        A new composition; ``rule`` is not changed.
+        A new composition (``rule`` is not changed).
     """
     cap = positive_count("max_iter", n)
     leaves = rule.rules()

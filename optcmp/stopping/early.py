@@ -1,9 +1,5 @@
 """Rules that end a run early, before its budget, where the outcome is exact: divergence, a stall.
 
-:class:`Divergence` (kind ``"divergence"``: a non-finite or exploding objective, checked first
-at every observation), :class:`Rising` (kind ``"divergence"``: an objective that rose at every
-observation of a window), :class:`Stalled` (an objective that has not changed at float64
-resolution over a window) and :class:`RelativeChange` (a stall test on consecutive values).
 None of them is a target: a run they stop is unsuccessful. A run that can no longer change a
 comparison's answer is censored by the sweep (:mod:`optcmp.sweep.execute`), not by a rule.
 """
@@ -11,31 +7,25 @@ comparison's answer is censored by the sweep (:mod:`optcmp.sweep.execute`), not 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from optcmp.stopping.base import Rule, State, positive_count, positive_number
 
 #: Default window of :class:`Stalled`: observations (iterations for full-batch runs).
 DEFAULT_STALL_WINDOW = 200
-#: Default relative threshold of :class:`Stalled`: ``None``, the exact test (no change of the
-#: best value beyond :data:`STALL_ULPS` units in the last place of float64).
+#: Default relative threshold of :class:`Stalled`: ``None``, the exact test.
 DEFAULT_STALL_RTOL: float | None = None
-#: Units in the last place (float64) within which :class:`Stalled`'s exact test calls two
-#: best values equal.
+#: Float64 units in the last place within which two values count as equal.
 STALL_ULPS = 4
 #: Default window of :class:`Rising`: observations.
 DEFAULT_RISING_WINDOW = 200
 _EPS = 2.220446049250313e-16
-#: Explosion factor of the default stopping rule (:func:`~optcmp.stopping.default_stopping`):
-#: an objective above ``1e10 * max(|f0|, 1)`` counts as diverged.
+#: Explosion factor of :func:`~optcmp.stopping.default_stopping`'s :class:`Divergence`.
 DEFAULT_DIVERGENCE_FACTOR = 1e10
 
 
 class RelativeChange(Rule):
-    """Stop when ``|f_k - f_{k-1}| <= tol * max(|f_k|, 1)`` for ``patience`` observations.
-
-    This rule is a *stall* test, not a target: its status is ``stalled``.
-    """
+    """Stall test (status ``stalled``): ``|f_k - f_{k-1}| <= tol * max(|f_k|, 1)`` for
+    ``patience`` observations."""
 
     kind = "budget"
     status = "stalled"
@@ -43,14 +33,10 @@ class RelativeChange(Rule):
     def __init__(self, tol: float, patience: int = 1) -> None:
         self.tol = positive_number("tol", tol)
         self.patience = positive_count("patience", patience)
-        self._last: float | None = None
-        self._count = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": type(self).__name__, "tol": self.tol, "patience": self.patience}
+        self.reset()
 
     def reset(self) -> None:
-        self._last = None
+        self._last: float | None = None
         self._count = 0
 
     def check(self, s: State) -> bool:
@@ -67,36 +53,21 @@ class RelativeChange(Rule):
 
 
 class Stalled(Rule):
-    """Stop as ``stalled`` when the objective has not changed over a window.
+    """Stop as ``stalled`` when the best objective seen has not improved over a window.
 
-    Over the last ``window`` observations the best objective seen has improved by no more than
-    ``rtol * scale``. With the default ``rtol=None`` the test is exact: no improvement beyond
-    :data:`STALL_ULPS` units in the last place of ``|f_best|`` in float64, so the run can no
-    longer change at the resolution it is computed in (a run still improving, however slowly,
-    goes on to its budget or is censored by the sweep). With a number, ``scale`` is the
-    remaining gap ``f_best - f*`` when the optimum is known and ``max(|f_best|, 1e-12)``
-    otherwise (a relative-progress test the user chose). Best-so-far, so the noise of a
-    stochastic run cannot hide a plateau. It counts observations, never seconds: the same run
-    stalls at the same iteration on any machine under any load.
+    Improved by no more than ``rtol * scale`` over the last ``window`` observations. The default
+    ``rtol=None`` is exact: no improvement beyond :data:`STALL_ULPS` float64 ulps of
+    ``|f_best|``, so the run can no longer change at the resolution it is computed in. With a
+    number, ``scale`` is ``f_best - f*`` when the optimum is known, else ``max(|f_best|,
+    1e-12)``. Best-so-far, so a stochastic run's noise cannot hide a plateau; it counts
+    observations, never seconds, so it fires at the same iteration under any load.
 
     Parameters
     ----------
     window : int, default :data:`DEFAULT_STALL_WINDOW` (200)
-        Observations to look back over (one per iteration for full-batch runs, one per
-        ``eval_every`` steps for minibatch runs).
+        Observations to look back over (iterations for full-batch runs).
     rtol : float, optional
-        Relative improvement below which the run counts as flat; ``None`` (default): the exact
-        float64 test.
-
-    Raises
-    ------
-    ValueError
-        ``window`` is not a positive integer, ``rtol`` not ``None`` or a finite number > 0.
-
-    Examples
-    --------
-    A full-batch run whose iterate no longer moves (a step size of zero, a line search that
-    cannot decrease ``f`` any more) ends ``stalled`` 200 iterations after its last change.
+        Relative improvement below which the run counts as flat; ``None``: the exact test.
     """
 
     kind = "budget"
@@ -106,14 +77,10 @@ class Stalled(Rule):
                  rtol: float | None = DEFAULT_STALL_RTOL) -> None:
         self.window = positive_count("window", window)
         self.rtol = None if rtol is None else positive_number("rtol", rtol)
-        self._best: list[float] = []
-        self._last = math.nan
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": type(self).__name__, "window": self.window, "rtol": self.rtol}
+        self.reset()
 
     def reset(self) -> None:
-        self._best = []
+        self._best: list[float] = []
         self._last = math.nan
 
     def check(self, s: State) -> bool:
@@ -128,8 +95,7 @@ class Stalled(Rule):
             return False
         if self.rtol is None:
             return self._best[0] - best <= STALL_ULPS * _EPS * abs(best)
-        ref = s.fstar if s.fstar is not None else 0.0
-        scale = max(abs(best - ref), 1e-12) if s.fstar is not None else max(abs(best), 1e-12)
+        scale = max(abs(best - s.fstar) if s.fstar is not None else abs(best), 1e-12)
         return self._best[0] - best <= self.rtol * scale
 
     def explain(self) -> str:
@@ -146,21 +112,15 @@ class Stalled(Rule):
 class Rising(Rule):
     """Divergence by trend: the objective rose at every one of the last ``window`` observations.
 
-    Fires when the last ``window + 1`` observed objective values never decrease and the last
-    exceeds the first by more than :data:`STALL_ULPS` float64 ulps: a run climbing steadily
-    (e.g. gradient descent with a step just above ``2/L``) ends ``diverged`` instead of waiting
-    for an explosion or a budget. A converging run, deterministic or stochastic, does not rise
-    at every observation of a window. Kind ``"divergence"``: checked before the other rules.
+    The last ``window + 1`` values never decrease and the last exceeds the first by more than
+    :data:`STALL_ULPS` float64 ulps: a run climbing steadily (e.g. gradient descent with a step
+    just above ``2/L``) ends ``diverged`` without waiting for an explosion or a budget; a
+    converging run, even a stochastic one, does not rise at every observation of a window.
 
     Parameters
     ----------
     window : int, default :data:`DEFAULT_RISING_WINDOW` (200)
-        Observations (one per iteration for full-batch runs).
-
-    Raises
-    ------
-    ValueError
-        ``window`` is not a positive integer.
+        Observations (iterations for full-batch runs).
     """
 
     kind = "divergence"
@@ -168,12 +128,7 @@ class Rising(Rule):
 
     def __init__(self, window: int = DEFAULT_RISING_WINDOW) -> None:
         self.window = positive_count("window", window)
-        self._start = math.nan
-        self._last = math.nan
-        self._run = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": type(self).__name__, "window": self.window}
+        self.reset()
 
     def reset(self) -> None:
         self._start = self._last = math.nan
@@ -212,16 +167,9 @@ class Divergence(Rule):
     Parameters
     ----------
     factor : float, optional
-        Explosion factor. ``None`` (the default of this class, kept for backwards
-        compatibility) checks non-finite values only;
-        :func:`~optcmp.stopping.default_stopping` uses
-        ``Divergence(factor=DEFAULT_DIVERGENCE_FACTOR)`` (``1e10``), so a run whose objective
-        explodes stops early as ``diverged`` instead of spending its whole budget.
-
-    Raises
-    ------
-    ValueError
-        ``factor`` is not a finite number > 0.
+        Explosion factor; ``None`` (this class's default, for backwards compatibility): only
+        non-finite values. :func:`~optcmp.stopping.default_stopping` uses
+        :data:`DEFAULT_DIVERGENCE_FACTOR`.
     """
 
     kind = "divergence"
@@ -236,11 +184,7 @@ class Divergence(Rule):
                 and s.fun > self.factor * max(abs(s.f0), 1.0))
 
     def check(self, s: State) -> bool:
-        if s.fun is not None and not math.isfinite(s.fun):
-            return True
-        if self.exploded(s):
-            return True
-        return s.grad_norm is not None and not math.isfinite(s.grad_norm)
+        return _nonfinite(s.fun) or self.exploded(s) or _nonfinite(s.grad_norm)
 
     def explain(self, s: State) -> str:
         """Why the rule fires on ``s``: a non-finite value, or an explosion (with the threshold).
@@ -253,16 +197,15 @@ class Divergence(Rule):
         Returns
         -------
         str
-            e.g. ``"objective is non-finite (inf) at iteration 71"`` or ``"objective exploded:
-            3.2e+14 > 1e+10 x max(|f0|, 1) (f0 = 12.5) at iteration 5"``.
+            e.g. ``"objective is non-finite (inf) at iteration 71"``.
         """
-        if s.fun is not None and not math.isfinite(s.fun):
+        if _nonfinite(s.fun):
             what = f"objective is non-finite ({s.fun})"
         elif self.exploded(s):
             assert s.fun is not None and self.factor is not None
             what = (f"objective exploded: {s.fun:.3g} > {self.factor:g} x max(|f0|, 1) "
                     f"(f0 = {s.f0:.6g})")
-        elif s.grad_norm is not None and not math.isfinite(s.grad_norm):
+        elif _nonfinite(s.grad_norm):
             what = f"gradient norm is non-finite ({s.grad_norm})"
         else:
             what = "no divergence"
@@ -271,6 +214,11 @@ class Divergence(Rule):
     def describe(self) -> str:
         return ("Divergence(factor=None)" if self.factor is None
                 else f"Divergence(factor={self.factor:g})")
+
+
+def _nonfinite(v: float | None) -> bool:
+    """Whether an observed value is there and not finite."""
+    return v is not None and not math.isfinite(v)
 
 
 __all__ = ["DEFAULT_DIVERGENCE_FACTOR", "DEFAULT_RISING_WINDOW", "DEFAULT_STALL_RTOL",

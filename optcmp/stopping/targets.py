@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import replace
 from typing import Any
 
 from optcmp.stopping.base import Rule, State, positive_number
@@ -23,11 +24,7 @@ _EPS64 = 2.0 ** -52
 
 
 def finite_number(name: str, value: Any) -> float:
-    """``value`` as a finite float; a ValueError naming ``name`` and the value otherwise.
-
-    Strings, None and booleans are refused (``LossTarget("abc")``, ``LossTarget(None)``), as
-    are NaN and infinities (a target that can never be met, or is always met).
-    """
+    """``value`` as a finite float (no string, None, bool, NaN or infinity), else ValueError."""
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
     try:
@@ -43,8 +40,8 @@ def finite_number(name: str, value: Any) -> float:
 class RelativeSuboptimality(Rule):
     """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
 
-    A tolerance with ``tol * (f0 - f*) < eps * |f*|`` (finer than float64 resolves near
-    ``f*``, ``eps`` = 2.2e-16) is never met: :func:`optcmp.engine.check_resolution` warns.
+    Never met when ``tol * (f0 - f*) < eps * |f*|`` (:func:`optcmp.engine.check_resolution`
+    warns).
     """
 
     needs_optimum = True
@@ -61,8 +58,8 @@ class RelativeSuboptimality(Rule):
         gap0 = s.f0 - s.fstar
         if gap0 <= 0:
             return s.fun - s.fstar <= 0
-        if self.tol * gap0 < _EPS64 * abs(s.fstar):  # finer than float64 resolves
-            return False  # near f*: never met (no "converged" on rounding noise below f*)
+        if self.tol * gap0 < _EPS64 * abs(s.fstar):  # no "converged" on rounding noise
+            return False
         return (s.fun - s.fstar) <= self.tol * gap0
 
 
@@ -129,52 +126,38 @@ class CombinedTarget(Rule):
     """Target met only when every given test holds at once, in float64.
 
     A relative target alone can be fooled: from ``f0 = 4.3e10`` a local minimum at ``f = 3.974``
-    (``f* = 0``) has relative suboptimality ``9.2e-11`` and meets ``tol = 1e-10`` while being
-    4 away from ``f*``. Combining it with an absolute suboptimality, a stationarity test or a
-    loss value refuses such a run.
+    (``f* = 0``) meets ``tol = 1e-10`` while 4 away from ``f*``; an absolute, stationarity or
+    loss test alongside refuses such a run.
 
     Parameters
     ----------
     relative : float, optional
-        ``(f - f*) / (f0 - f*) <= relative`` (:class:`RelativeSuboptimality`).
+        :class:`RelativeSuboptimality` tolerance.
     absolute : float, optional
-        ``f - f* <= absolute`` (:class:`AbsoluteSuboptimality`).
+        :class:`AbsoluteSuboptimality` tolerance.
     grad_norm : float, optional
-        ``||grad f|| <= grad_norm`` (:class:`GradientNorm`).
+        :class:`GradientNorm` tolerance.
     loss : float, optional
-        ``f <= loss`` (:class:`LossTarget`).
-
-    Raises
-    ------
-    ValueError
-        No test given, or a bad tolerance (named).
+        :class:`LossTarget` value.
     """
 
     def __init__(self, relative: float | None = None, absolute: float | None = None,
                  grad_norm: float | None = None, loss: float | None = None) -> None:
-        for name, v in (("relative", relative), ("absolute", absolute),
-                        ("grad_norm", grad_norm), ("loss", loss)):
+        given = {"relative": relative, "absolute": absolute, "grad_norm": grad_norm,
+                 "loss": loss}
+        for name, v in given.items():
             if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
                 raise ValueError(f"CombinedTarget({name}=...) must be a number or None, got "
                                  f"{v!r}")
-        relative, absolute, grad_norm, loss = (None if v is None else float(v) for v in
-                                               (relative, absolute, grad_norm, loss))
-        parts: list[Rule] = []
-        if relative is not None:
-            parts.append(RelativeSuboptimality(relative))
-        if absolute is not None:
-            parts.append(AbsoluteSuboptimality(absolute))
-        if grad_norm is not None:
-            parts.append(GradientNorm(grad_norm))
-        if loss is not None:
-            parts.append(LossTarget(loss))
-        if not parts:
+        tests = {"relative": RelativeSuboptimality, "absolute": AbsoluteSuboptimality,
+                 "grad_norm": GradientNorm, "loss": LossTarget}
+        self._parts: list[Rule] = [tests[k](float(v)) for k, v in given.items() if v is not None]
+        if not self._parts:
             raise ValueError("CombinedTarget needs at least one of relative, absolute, "
                              "grad_norm, loss")
         self.relative, self.absolute, self.grad_norm, self.loss = (
-            relative, absolute, grad_norm, loss)
+            None if v is None else float(v) for v in given.values())
         self.needs_optimum = relative is not None or absolute is not None
-        self._parts = parts
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": "CombinedTarget", "relative": self.relative, "absolute": self.absolute,
@@ -190,11 +173,8 @@ class CombinedTarget(Rule):
 
 def _float64(s: State) -> State:
     """``s`` with its values as Python floats (float64), whatever dtype the run used."""
-    return State(nit=s.nit, iterate=s.iterate, time=s.time,
-                 fun=None if s.fun is None else float(s.fun), f0=float(s.f0),
-                 fstar=None if s.fstar is None else float(s.fstar),
-                 grad_norm=None if s.grad_norm is None else float(s.grad_norm),
-                 nfev=s.nfev, njev=s.njev, metrics=s.metrics)
+    fun, fstar, gnorm = (None if v is None else float(v) for v in (s.fun, s.fstar, s.grad_norm))
+    return replace(s, fun=fun, f0=float(s.f0), fstar=fstar, grad_norm=gnorm)
 
 
 def relative_only_note(fun: float, f0: float, fstar: float, *, absolute: float = 1e-6) -> str:
@@ -221,12 +201,6 @@ def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:
     Returns
     -------
     MetricTarget
-        A target rule (``kind == "target"``) that asks for the metric at every observation.
-
-    Raises
-    ------
-    ValueError
-        ``value`` is not a number or is outside (0, 1].
     """
     if not 0.0 < finite_number("accuracy target", value) <= 1.0:
         raise ValueError(f"accuracy target must be in (0, 1], got {value!r}")
