@@ -43,12 +43,8 @@ class Monitor:
         self.fstar = fstar
         self.confirm64 = confirm64
         self.callback = callback
-        self._result_type: Any = None
-        if callback is not None:
-            self._result_type = optimize().OptimizeResult
+        self._result_type: Any = None if callback is None else optimize().OptimizeResult
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
-        #: Whether observations need the observed iterate itself (not only its objective).
-        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
         self.rows: list[tuple[int, float, float, float, int, int]] = []
         self.fired: Rule | None = None
         self.stopped = False
@@ -70,12 +66,11 @@ class Monitor:
         """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them)."""
         out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
         for r in self.rule.rules():
-            name = "max_iter" if isinstance(r, MaxIter) else "max_evals" if isinstance(
-                r, MaxEvals) else None
-            if name is not None:
-                old = out[name]
-                out[name] = r.n if old is None else min(old, r.n)
-                self._delegated.add(id(r))
+            for name, kind in (("max_iter", MaxIter), ("max_evals", MaxEvals)):
+                if isinstance(r, kind):
+                    old = out[name]
+                    out[name] = r.n if old is None else min(old, r.n)
+                    self._delegated.add(id(r))
         return out
 
     def _first(self, s: State) -> Rule | None:

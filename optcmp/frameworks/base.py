@@ -246,7 +246,8 @@ class Backend(ABC):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
+        """Many steps of ``step`` in one call (the ``"fused"`` execution mode): a Python loop
+        here (numpy, eager PyTorch), one XLA call on TensorFlow and JAX.
 
         Parameters
         ----------
@@ -275,8 +276,7 @@ class Backend(ABC):
             Minibatches: ``block(n, x, state, data, idx, start, first, every, *extra) -> (x,
             state, kept, ())``: ``idx`` holds epochs' row orders one after the other, step
             ``i`` is minibatch ``start + i`` counted across them, and the iterate after
-            ``first + m * every`` steps is row ``m`` of ``kept``. A Python loop here (numpy,
-            eager PyTorch); one XLA call on TensorFlow and JAX.
+            ``first + m * every`` steps is row ``m`` of ``kept``.
         """
         from optcmp.frameworks.loops import python_block
 
@@ -296,8 +296,7 @@ class Backend(ABC):
         """A copy of a backend array that later in-place updates cannot change."""
 
     def place_state(self, state: Any) -> Any:
-        """An optimizer state placed on the device as the steps' outputs will be (JAX compiles
-        again for arrays committed to a device); the default keeps ``state``."""
+        """An optimizer state placed on the device as the steps' outputs will be."""
         return state
 
     def sync(self) -> None:  # noqa: B027 - a no-op default is the right one for CPU backends
@@ -306,14 +305,8 @@ class Backend(ABC):
     # ------------------------------------------------------------------ functions
     @abstractmethod
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
-
-        Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
-        or the problem's :meth:`~optcmp.problems.base.Problem.gradient_ops` as
-        :func:`gradient_kind` decides for ``gradient`` (:data:`GRADIENTS`); the problem's
-        analytic gradient on numpy. Meant for inside a function :meth:`compile` compiles;
-        ``fun`` and ``grad`` stay backend arrays.
-        """
+        """``(x, batch) -> (fun, grad)`` of the problem's objective in backend arrays, not
+        compiled: autodiff or the declared gradient as :func:`gradient_kind` decides."""
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
                 rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:

@@ -1,10 +1,8 @@
-"""The JAX ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with ``jax.numpy``'s functions.
+"""The JAX ops namespace: :data:`optcmp.frameworks.ops.OPS` with ``jax.numpy``'s functions.
 
 Semantics follow numpy where the two differ (``logaddexp`` with exact gradients at a tie, a Python
-float fill exact in float64). Importing this module imports JAX without starting its runtime and
-changes neither ``XLA_FLAGS`` nor ``jax_enable_x64``: the JAX backend sets both where a run or a
-backend is set up (:func:`optcmp.frameworks.ops.pin_xla_threads`,
-:class:`optcmp.frameworks.jax.backend.JaxBackend`).
+float fill exact in float64). Importing this module starts no JAX runtime and changes neither
+``XLA_FLAGS`` nor ``jax_enable_x64`` (the JAX backend sets both where a run is set up).
 """
 
 from __future__ import annotations
@@ -18,10 +16,6 @@ import jax.numpy as jnp
 from jax.scipy.special import logsumexp as _jlogsumexp
 
 from optcmp.frameworks.ops import ELEMENTWISE, clip_by, exact_logaddexp, two_numbers
-
-
-def _matmul(a: Any, b: Any) -> Any:
-    return jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST)
 
 
 def _arrays(a: Any, b: Any, op: str) -> tuple[Any, Any]:
@@ -51,7 +45,7 @@ ops = SimpleNamespace(
     name="jax",
     **{n: getattr(jnp, n) for n in (*ELEMENTWISE, "reshape", "sign", "maximum", "minimum",
                                     "ones_like", "zeros_like")},
-    matmul=_matmul,
+    matmul=lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST),
     mean=lambda a, axis=None: jnp.mean(a, axis=_axis(axis)),
     sum=lambda a, axis=None: jnp.sum(a, axis=_axis(axis)),
     max=lambda a, axis=None: jnp.max(a, axis=_axis(axis)),

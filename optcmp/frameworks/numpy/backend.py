@@ -33,9 +33,8 @@ class NumpyBackend(Backend):
 
     def asarray(self, a: np.ndarray) -> np.ndarray:
         a = np.asarray(a)
-        if np.issubdtype(a.dtype, np.floating):
-            return np.ascontiguousarray(a, dtype=self._np_dtype)
-        return np.ascontiguousarray(a)
+        floating = np.issubdtype(a.dtype, np.floating)
+        return np.ascontiguousarray(a, dtype=self._np_dtype if floating else None)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)

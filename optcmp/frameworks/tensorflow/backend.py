@@ -219,14 +219,11 @@ class TensorFlowBackend(Backend):
                     return tf.identity(tf.cast(a, self.tf_dtype))
                 return tf.identity(a)
             arr = np.asarray(a)
-            if np.issubdtype(arr.dtype, np.floating):
-                return tf.constant(arr, dtype=self.tf_dtype)
-            return tf.constant(arr)
+            return tf.constant(arr, dtype=self.tf_dtype if np.issubdtype(
+                arr.dtype, np.floating) else None)
 
     def to_numpy(self, t: Any) -> np.ndarray:
-        if hasattr(t, "numpy"):
-            return np.array(t.numpy(), copy=True)
-        return np.array(t, copy=True)
+        return np.array(t.numpy() if hasattr(t, "numpy") else t, copy=True)
 
     def index_array(self, idx: np.ndarray) -> Any:
         with tf.device(self.tf_device):

@@ -1,4 +1,4 @@
-"""The TensorFlow ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
+"""The TensorFlow ops namespace: :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
 
 Semantics follow numpy where the two differ (``matmul`` of a vector, ``logaddexp`` with exact
 gradients at a tie, a Python float fill exact in float64). Importing this module imports

@@ -70,13 +70,11 @@ class TorchBackend(Backend):
     def asarray(self, a: Any) -> torch.Tensor:
         if isinstance(a, torch.Tensor):
             t = a.detach()
-            if t.is_floating_point():
-                return t.to(device=self.torch_device, dtype=self.torch_dtype)
-            return t.to(device=self.torch_device)
+            dtype = self.torch_dtype if t.is_floating_point() else None
+            return t.to(device=self.torch_device, dtype=dtype)
         arr = np.asarray(a)
-        if np.issubdtype(arr.dtype, np.floating):
-            return torch.tensor(arr, dtype=self.torch_dtype, device=self.torch_device)
-        return torch.tensor(arr, device=self.torch_device)
+        dtype = self.torch_dtype if np.issubdtype(arr.dtype, np.floating) else None
+        return torch.tensor(arr, dtype=dtype, device=self.torch_device)
 
     def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
         """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
@@ -93,9 +91,7 @@ class TorchBackend(Backend):
         return torch.from_numpy(arr)
 
     def to_numpy(self, t: Any) -> np.ndarray:
-        if isinstance(t, torch.Tensor):
-            return np.array(t.detach().cpu().numpy(), copy=True)
-        return np.array(t, copy=True)
+        return np.array(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, copy=True)
 
     def index_array(self, idx: np.ndarray) -> torch.Tensor:
         return torch.tensor(np.asarray(idx, dtype=np.int64), dtype=torch.int64,

@@ -1,4 +1,4 @@
-"""The PyTorch ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with PyTorch's functions.
+"""The PyTorch ops namespace: :data:`optcmp.frameworks.ops.OPS` with PyTorch's functions.
 
 Semantics follow numpy where the two differ (``sign(nan)`` is nan, ``logaddexp`` has exact
 gradients at a tie, a Python number beside a tensor takes the tensor's dtype and device).
