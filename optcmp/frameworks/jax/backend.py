@@ -1,17 +1,12 @@
 """The JAX backend: ``jax.jit`` steps (XLA) warmed up for every shape, data resident on the device.
 
-XLA compiles once **per concrete shape**, so the adapters warm up every batch shape a run will see
-and :meth:`JaxBackend.compilations` counts every jit cache miss, for the runner to record those
-inside the timed region. JAX dispatches asynchronously, on the CPU too: a clock read would time
-the dispatch only, so every compiled call's outputs are kept until :meth:`JaxBackend.sync` waits
-for them before the clock is read.
+JAX dispatches asynchronously, on the CPU too: a clock read would time the dispatch only, so
+every compiled call's outputs are kept until :meth:`JaxBackend.sync` waits for them.
 
 Nothing changes the process on import. A float64 backend switches ``jax_enable_x64`` on when
 built and leaves it on: switching it back would make JAX trace every program again at the next
-float64 run, or a resumed one (35 ms of retracing inside timed steps). A float64 run that finds
-it off is refused, never run in float32. The XLA CPU threads are pinned to one before JAX's
-runtime starts (:func:`~optcmp.frameworks.ops.pin_xla_threads`); a JAX started earlier keeps its
-own pool and the run's recorded threads say ``None``.
+float64 run (35 ms of retracing inside a resumed run's timed steps). A float64 run that finds it
+off is refused, never run in float32.
 """
 
 from __future__ import annotations

@@ -66,17 +66,11 @@ def tf_device(device: str | None) -> str:
     name = "cpu" if device is None else str(device).strip().lower().lstrip("/")
     if name in ("cpu", "cpu:0"):
         return "/CPU:0"
-    index: int | None = None
-    for prefix in ("cuda", "gpu"):
-        if name == prefix:
-            index = 0
-        elif name.startswith(prefix + ":"):
-            try:
-                index = int(name[len(prefix) + 1:])
-            except ValueError:
-                index = None
-            else:
-                break
+    kind, colon, num = name.partition(":")
+    try:
+        index = (int(num) if colon else 0) if kind in ("cuda", "gpu") else None
+    except ValueError:
+        index = None
     gpus = tf.config.list_physical_devices("GPU")
     available = ["/CPU:0"] + [f"/GPU:{i}" for i in range(len(gpus))]
     if index is None:
