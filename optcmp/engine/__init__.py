@@ -1,16 +1,11 @@
-"""The run engine: one run's settings, the checks of its inputs, the session, the drivers, the
-monitor (``optcmp.run``, the function, runs one; this package is how).
+"""The run engine: how ``optcmp.run`` runs one run.
 
-* :mod:`optcmp.engine.config`: :class:`RunConfig`, the one carrier of every setting of a run, and
-  :func:`configured` (keyword overrides of a config);
-* :mod:`optcmp.engine.checks`: the checks made before any work and the default stopping rule;
-* :mod:`optcmp.engine.session`: :class:`Session`, the adapter's lifecycle for one run (setup,
-  execution mode, warm-up), shared by the timed run and :func:`optcmp.check_equivalence`;
-* :mod:`optcmp.engine.drivers`: the loops that take the timed steps, behind one interface;
-* :mod:`optcmp.engine.monitor`: :class:`Monitor`, everything done off the clock between steps;
-* :mod:`optcmp.engine.status`: how a run's status and message are decided;
-* :mod:`optcmp.engine.host`: the host and the runs active at once (:func:`host_activity`);
-* :mod:`optcmp.engine.runner`: :func:`run` and :func:`run`, a :class:`RunResult` built once.
+Its settings (:mod:`~optcmp.engine.config`), the checks of its inputs
+(:mod:`~optcmp.engine.checks`), the adapter's lifecycle (:mod:`~optcmp.engine.session`, shared
+with :func:`optcmp.check_equivalence`), the loops taking the timed steps
+(:mod:`~optcmp.engine.drivers`), what is done off the clock between them
+(:mod:`~optcmp.engine.monitor`), the run's status (:mod:`~optcmp.engine.status`) and its
+:class:`RunResult`, built once (:mod:`~optcmp.engine.runner`).
 """
 
 from optcmp.engine.checks import (

@@ -1,8 +1,7 @@
 """Checks of a run's inputs before any work, and the default stopping rule.
 
-Each check raises a clear error naming the value and what is allowed (or warns), before a run or
-a sweep starts: a problem that is no Problem, a stopping rule that cannot run on the problem, a
-target finer than float64 resolves, numpy asked for a GPU.
+Each check raises (or warns) naming the value and what is allowed, before a run or a sweep
+starts, so that no run fails halfway on a bad input.
 """
 
 from __future__ import annotations
@@ -83,12 +82,9 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
                      f0: float | None = None) -> bool:
     """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
 
-    Near ``f*`` float64 values are spaced by ``eps * |f*|`` (``eps`` = 2.2e-16): a target
-    ``f - f* <= tol * (f0 - f*)`` (or ``<= tol``) finer than that cannot be told apart from
-    rounding. Such a target is never met (:class:`~optcmp.stopping.RelativeSuboptimality`
-    and :class:`~optcmp.stopping.AbsoluteSuboptimality` do not fire below the limit), so no
-    run "converges" on rounding noise at a negative suboptimality; the runs end on their
-    budgets.
+    Near ``f*`` float64 values are spaced by ``eps * |f*|``: a finer target cannot be told apart
+    from rounding, so the suboptimality rules never fire below it and the runs end on their
+    budgets. Returns whether it warned.
     """
     targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
                                                           AbsoluteSuboptimality))]
@@ -133,44 +129,26 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                   max_cpu_time: float | None = None,
                   divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
                   stall: bool = True) -> Rule:
-    """The default stopping rule for ``problem``.
-
-    Relative suboptimality ``<= tol`` when the optimum is known, else the problem's default
-    target (``problem.default_target(tol)``), plus the budgets and divergence detection: a
-    non-finite objective or gradient, or an objective above
-    ``divergence_factor * max(|f0|, 1)`` (an explosion), ends the run as ``diverged``.
+    """The default stopping rule for ``problem``: :func:`~optcmp.stopping.default_stopping`
+    with relative suboptimality ``<= tol`` when the optimum is known, else the problem's
+    ``default_target(tol)`` (``ValueError`` without either).
 
     Parameters
     ----------
     problem : Problem
     tol : float, default 1e-6
-        Relative-suboptimality tolerance.
-    max_iter : int, optional
-        Iteration budget.
-    max_time : float, optional
-        Wall-clock cap on the timed seconds (only when asked for: it depends on the load).
-    max_evals : int, optional
-        Function-evaluation budget.
-    max_cpu_time : float, optional
-        Budget of process CPU seconds in the timed steps.
+    max_iter, max_time, max_evals, max_cpu_time : optional
+        The budgets (:class:`RunConfig <optcmp.engine.config.RunConfig>`).
     divergence_factor : float, optional, default 1e10
         Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
         non-finite values only.
     stall : bool, default True
         Add the exact early stops (:class:`~optcmp.stopping.Rising`,
-        :class:`~optcmp.stopping.Stalled`; :func:`~optcmp.stopping.default_stopping`).
+        :class:`~optcmp.stopping.Stalled`).
 
     Returns
     -------
     Rule
-
-    Raises
-    ------
-    TypeError
-        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
-    ValueError
-        The problem has no known optimum and no default target; a bad budget or
-        ``divergence_factor``.
     """
     check_problem(problem)
     target = None

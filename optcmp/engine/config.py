@@ -1,11 +1,8 @@
 """Run settings: :class:`RunConfig`, the one carrier of every setting of a run.
 
-Every entry point takes one (``optcmp.run``, ``optcmp.compare``, ``optcmp.tune``,
-``optcmp.check_equivalence``, the command line builds one from its flags) and accepts the same
-settings as keyword overrides (:func:`configured`), so that no function forwards settings one by
-one. A new setting is one field of :class:`RunConfig` (its validation, its metadata: whether it
-defines the run's store key, whether a comparison records it, its flag on the command line,
-:class:`Flag`) plus the code where it acts.
+Every entry point takes one and accepts the same settings as keyword overrides
+(:func:`configured`), so that no function forwards settings one by one. A new setting is one
+field of :class:`RunConfig` (its validation and metadata) plus the code where it acts.
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ _OMIT = object()
 
 
 def _value(config: RunConfig, v: Any) -> Any:
+    """The setting as it is."""
     return v
 
 
@@ -47,6 +45,7 @@ def _asked_device(config: RunConfig, v: Any) -> Any:
 
 
 def _rule(config: RunConfig, v: Any) -> Any:
+    """The resolved stopping rule as a dict."""
     if v is None:
         raise ValueError("the run's stopping rule is not resolved yet: use "
                          "config.replace(stopping=config.stopping_rule(problem))")
@@ -81,9 +80,8 @@ FRACTION = ValueRule(float, lambda v: 0 < v < 1,
 class Flag:
     """A setting's flag on the command line: the ``"flag"`` metadata of a :class:`RunConfig` field.
 
-    The option is the field's name with dashes (``--max-iter`` for ``max_iter``) and its
-    default the field's, unless a command gives its own; ``optcmp run`` and ``optcmp tune``
-    add the flags of their settings from these (:mod:`optcmp.cli.settings`).
+    The option is the field's name with dashes and its default the field's, unless a command
+    (``helps``' keys) gives its own (:mod:`optcmp.cli.settings`).
     """
 
     helps: Mapping[str, str | None]
@@ -111,86 +109,57 @@ class RunConfig:
 
     Parameters
     ----------
-    backend : {"numpy", "torch", "tensorflow"}, default "numpy"
+    backend : {"numpy", "torch", "tensorflow", "jax"}, default "numpy"
         Backend name or alias (stored canonical).
     device : str, optional
-        ``None``/``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``, for
-        the framework backends. The numpy backend always runs on the CPU.
+        ``None``/``"cpu"`` (default) or a GPU (:data:`~optcmp.frameworks.DEVICE_FORMS`), for the
+        framework backends (numpy always runs on the CPU).
     dtype : {"float64", "float32"}, default "float64"
     stopping : Rule, optional
-        Full stopping rule (target, budgets, divergence). Default: :func:`make_stopping` with
-        ``tol``, ``max_iter``, ``max_time``, ``max_evals``, ``max_cpu_time``.
+        Full stopping rule. Default: :func:`make_stopping` with ``tol`` and the budgets.
     tol : float, default 1e-6
         Relative suboptimality target ``(f - f*) / (f0 - f*) <= tol``.
     max_iter : int, optional, default 100_000
         Iteration budget (the same on any machine under any load).
     max_time : float, optional
-        Wall-clock cap on the timed seconds, only when asked for (default None): it depends
-        on the load, so a run it stops (status ``timeout``) may end at another iteration on a
-        busy machine.
+        Wall-clock cap on the timed seconds (status ``timeout``); it depends on the load.
     max_evals : int, optional
         Function-evaluation budget.
     max_cpu_time : float, optional
-        Budget of process CPU seconds in the timed steps (status ``max_cpu_time``), which
-        other work on the host changes far less than the wall clock.
+        Budget of process CPU seconds in the timed steps (status ``max_cpu_time``).
     censor_ratio : float or None, default 10.0
-        In a sweep (:func:`optcmp.compare`), a run whose CPU time already exceeds
-        ``censor_ratio`` times the best CPU time-to-target of its repetition is stopped as
-        ``censored`` with that bound (see "Censoring" in ``docs/concepts.md``); ``None``
-        runs every budget to its end. A single :func:`~optcmp.engine.run` is never censored.
+        In a sweep, stop a run as ``censored`` once its CPU time exceeds ``censor_ratio`` times
+        the best CPU time-to-target of its repetition ("Censoring" in ``docs/concepts.md``).
     seed : int, default 0
         Seed of the initial point and the minibatch order.
     repeat : int, default 0
         Repetition index recorded in the result.
     callback : callable, optional
-        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style;
-        raising ``StopIteration`` stops the run with status ``stopped``. Its
-        ``intermediate_result.x`` is a read-only copy of the iterate: changing it cannot
-        change the run (an in-place write raises ``ValueError``).
+        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style
+        (``x`` a read-only copy); raising ``StopIteration`` stops the run (``stopped``).
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
     threads : int or None, default 1
-        CPU threads for the run (:func:`optcmp.threads.limit_threads`), the same for every
-        backend; default :data:`optcmp.threads.DEFAULT_THREADS` (one: reproducible float
-        reductions and timings on a shared machine). ``None`` leaves each library at its own
-        default.
+        CPU threads for the run, the same for every backend; ``None`` leaves each library at
+        its default.
     execution : {"auto", "step", "fused"}, default "auto"
-        How the timed steps are driven (see :data:`EXECUTIONS` and "Execution modes" in
-        ``docs/backends.md``): ``"step"`` makes one framework call per step with the
-        harness in between; ``"fused"`` runs the steps between two observations in one call
-        (one XLA loop on TensorFlow, a Python loop with nothing in between on numpy and
-        PyTorch), with every step's objective returned so the target iteration stays exact;
-        ``"auto"`` is each backend's best mode (fused where the run allows it). The mode
-        actually used is recorded in ``RunResult.conditions.execution``: a full-batch run whose callback
-        or stopping rule needs every iterate (metrics), or whose optimizer cannot be fused,
-        runs ``"step"``.
+        One framework call per step, or the steps between two observations in one call, or
+        each backend's best ("Execution modes" in ``docs/backends.md``).
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
-        How torch and TensorFlow compute gradients
-        (:data:`optcmp.frameworks.base.GRADIENTS`): ``"auto"`` uses the problem's gradient written
-        against ops when it declares one (:meth:`~optcmp.problems.base.Problem.gradient_ops`,
-        e.g. linear regression), else the framework's autodiff; ``"autodiff"`` always uses
-        autodiff (the framework's own gradient machinery is what is compared);
-        ``"analytic"`` requires the declared one. numpy always uses the problem's numpy
-        gradient. Recorded in ``RunResult.conditions.gradient``.
+        How the framework backends compute gradients (:data:`optcmp.frameworks.base.GRADIENTS`).
 
     Raises
     ------
     ValueError
-        An unknown backend, a bad device name or dtype, an ``eval_every`` or ``threads`` that
-        is not a positive integer, a negative or non-integer seed, a tolerance outside (0, 1),
-        a non-positive budget, no budget at all (a run that never meets its target would never
-        stop), a ``censor_ratio`` that is not a number > 1, an unknown ``execution`` or
-        ``gradient``.
+        A setting outside its allowed values, or no budget at all.
     TypeError
         ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
 
     Notes
     -----
-    Each field's metadata says what the field is to the rest of optcmp, so that a new setting
-    is one field here plus the code where it acts: ``"key"`` how it enters a run's store key
-    (:meth:`key_fields`, :func:`optcmp.store.run_key`; absent: it does not define the run),
-    ``"record"`` whether a comparison records it in its settings (:meth:`recorded`),
-    ``"flag"`` its :class:`Flag` on the command line (``optcmp run``, ``optcmp tune``).
+    Each field's metadata says what it is to the rest of optcmp: ``"key"`` how it enters a
+    run's store key (:meth:`key_fields`), ``"record"`` whether a comparison records it
+    (:meth:`recorded`), ``"flag"`` its :class:`Flag` on the command line.
     """
 
     backend: str = field(default="numpy", metadata={
@@ -277,16 +246,11 @@ class RunConfig:
         Parameters
         ----------
         **changes
-            Field values, e.g. ``backend="torch", seed=3``.
+            Field values, e.g. ``backend="torch", seed=3``; another name raises ``TypeError``.
 
         Returns
         -------
         RunConfig
-
-        Raises
-        ------
-        TypeError
-            A name that is no setting (the settings are listed).
         """
         names = [f.name for f in fields(self)]
         unknown = [k for k in changes if k not in names]
@@ -301,21 +265,14 @@ class RunConfig:
         Returns
         -------
         dict
-            ``backend``, ``device`` (``"cpu"`` for numpy and the default), ``dtype``, ``seed``,
-            ``stopping`` (the rule's ``to_dict()``), ``eval_every``, and ``threads``,
-            ``execution``, ``gradient`` unless at their defaults (``None``, ``"auto"``): keys
-            of stores written before those settings existed stay valid.
-
-        Raises
-        ------
-        ValueError
-            ``stopping`` is not resolved yet (use ``replace(stopping=stopping_rule(problem))``).
+            ``threads``, ``execution`` and ``gradient`` only away from their defaults: keys of
+            stores written before those settings existed stay valid. ``ValueError`` while
+            ``stopping`` is not resolved.
         """
         return self._metadata_values("key")
 
     def recorded(self) -> dict[str, Any]:
-        """The settings a comparison records (``Comparison.settings``): ``device``, ``dtype``,
-        ``seed``, ``threads``, ``gradient``.
+        """The settings a comparison records (``Comparison.settings``).
 
         Returns
         -------
@@ -324,6 +281,7 @@ class RunConfig:
         return self._metadata_values("record")
 
     def _metadata_values(self, what: str) -> dict[str, Any]:
+        """The fields with metadata ``what``, as its function gives them (``_OMIT``: left out)."""
         out: dict[str, Any] = {}
         for f in fields(self):
             how = f.metadata.get(what)
@@ -334,8 +292,7 @@ class RunConfig:
         return out
 
     def for_backend(self, backend: str) -> RunConfig:
-        """This config for one backend of a sweep: ``backend`` set, and no device for numpy
-        (it always runs on the CPU; the framework backends keep the device asked for).
+        """This config for one backend of a sweep (no device for numpy).
 
         Parameters
         ----------
@@ -354,7 +311,7 @@ class RunConfig:
         return None if self.backend == "numpy" else self.device
 
     def stopping_rule(self, problem: Problem) -> Rule:
-        """The run's stopping rule for ``problem``, checked (not a copy).
+        """The run's stopping rule for ``problem``, checked (:func:`check_rule`; not a copy).
 
         Parameters
         ----------
@@ -364,11 +321,6 @@ class RunConfig:
         -------
         Rule
             ``stopping``, or :func:`make_stopping` from ``tol`` and the budgets.
-
-        Raises
-        ------
-        ValueError
-            A rule that needs an unknown optimum, a rule without a budget, bad budgets.
         """
         rule = self.stopping if self.stopping is not None else make_stopping(
             problem, tol=self.tol, max_iter=self.max_iter, max_time=self.max_time,

@@ -1,18 +1,13 @@
 """The timing contract of a run, and the memory-bandwidth floor that flags impossible steps.
 
-Every run records what its clock reads stood on (:func:`timing_contract`: the backend's barrier,
-the dtype actually computed in, the matrix-product precision, the threads) in
+Every run records what its clock reads stood on (:func:`timing_contract`) in
 :attr:`RunResult.conditions.contract <optcmp.results.RunResult.conditions.contract>`.
 
-A step must read its data at least once: the bytes of the rows it uses (all rows on a full-batch
-step, one minibatch's share otherwise) cannot move faster than the memory bandwidth. The floor
-is those bytes divided by a generous upper bound on the bandwidth: :func:`memory_bandwidth`
-(bytes a large numpy copy moves per second, measured once per process) times
-:data:`BANDWIDTH_SAFETY`, or :data:`DEVICE_BANDWIDTH_BOUND` on a GPU. A run whose measured time
-per step is below the floor timed something other than its work (a clock read that did not
-wait for the device), and :attr:`RunResult.conditions.timing_error` says so. Steps reading less than
-:data:`FLOOR_MIN_BYTES` are not checked: such data live in the caches, which are faster than
-memory by more than any fixed factor.
+A step must read its data at least once, and those bytes cannot move faster than the memory
+bandwidth: a run whose time per step is below that floor (:func:`step_floor`) timed something
+other than its work (a clock read that did not wait for the device), and
+:attr:`RunResult.conditions.timing_error` says so. Data under :data:`FLOOR_MIN_BYTES` live in the
+caches, faster than memory by more than any fixed factor, and are not checked.
 """
 
 from __future__ import annotations
@@ -36,8 +31,7 @@ COPY_BYTES = 64 << 20
 
 @functools.lru_cache(maxsize=1)
 def memory_bandwidth() -> float:
-    """Bytes per second a large numpy copy moves (read plus write), best of three, measured
-    once per process."""
+    """Bytes per second a large numpy copy moves (read plus write), best of three, once."""
     src = np.ones(COPY_BYTES // 8)
     dst = np.empty_like(src)
     best = float("inf")
@@ -89,4 +83,5 @@ def timing_contract(backend: Any, threads: int | None, floor: float) -> dict[str
 
 
 __all__ = ["BANDWIDTH_SAFETY", "COPY_BYTES", "DEVICE_BANDWIDTH_BOUND", "FLOOR_MIN_BYTES",
-           "SYNCHRONOUS", "memory_bandwidth", "step_bytes", "step_floor", "timing_contract", "timing_error"]
+           "SYNCHRONOUS", "memory_bandwidth", "step_bytes", "step_floor", "timing_contract",
+           "timing_error"]

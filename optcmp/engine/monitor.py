@@ -1,11 +1,10 @@
 """The monitor: everything a run does off the clock between two timed steps.
 
-It records the trace, checks the run's stopping rule, confirms a float32 target in float64,
-computes the metrics a rule asks for, evaluates the full objective of minibatch runs
-(:meth:`Monitor.observe_full`) and calls the user's callback. One monitor belongs to one run,
-with its own copy of the stopping rule (:func:`optcmp.engine.run`), so runs executing at the same
-time never share state. The loop drivers (:mod:`optcmp.engine.drivers`) report to it and never
-reach the problem themselves.
+It records the trace, checks the stopping rule, confirms a float32 target in float64, computes
+the metrics a rule asks for, evaluates minibatch runs' full objective and calls the user's
+callback. One monitor belongs to one run, with its own copy of the rule, so runs at the same time
+share no state; the loop drivers (:mod:`optcmp.engine.drivers`) report to it and never reach the
+problem themselves.
 """
 
 from __future__ import annotations
@@ -44,12 +43,8 @@ class Monitor:
         self.fstar = fstar
         self.confirm64 = confirm64
         self.callback = callback
-        self._result_type: Any = None
-        if callback is not None:
-            self._result_type = optimize().OptimizeResult
+        self._result_type: Any = None if callback is None else optimize().OptimizeResult
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
-        #: Whether observations need the observed iterate itself (not only its objective).
-        self.needs_x = bool(callback is not None or self.needs_metrics or confirm64)
         self.rows: list[tuple[int, float, float, float, int, int]] = []
         self.fired: Rule | None = None
         self.stopped = False
@@ -71,17 +66,15 @@ class Monitor:
         """Hand the iteration and evaluation budgets to a loop adapter (scipy enforces them)."""
         out: dict[str, int | None] = {"max_iter": None, "max_evals": None}
         for r in self.rule.rules():
-            if isinstance(r, MaxIter):
-                out["max_iter"] = r.n if out["max_iter"] is None else min(out["max_iter"], r.n)
-                self._delegated.add(id(r))
-            elif isinstance(r, MaxEvals):
-                out["max_evals"] = r.n if out["max_evals"] is None else min(out["max_evals"], r.n)
-                self._delegated.add(id(r))
+            for name, kind in (("max_iter", MaxIter), ("max_evals", MaxEvals)):
+                if isinstance(r, kind):
+                    old = out[name]
+                    out[name] = r.n if old is None else min(old, r.n)
+                    self._delegated.add(id(r))
         return out
 
     def _first(self, s: State) -> Rule | None:
-        """The rule that stops the run at ``s`` (:func:`~optcmp.stopping.first_fired`), the
-        budgets handed to a loop adapter left out."""
+        """The rule that stops the run at ``s``, less the budgets handed to a loop adapter."""
         return first_fired((r for r in self.rule.rules() if id(r) not in self._delegated), s)
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
@@ -123,10 +116,9 @@ class Monitor:
         return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x, at=at, cpu_at=cpu_at)
 
     def retime(self, row0: int, k0: int, t0: float) -> None:
-        """The last observation happened now, on the stopwatch: the steps from ``k0`` up to it
-        were run again, timed, after the block that held it was rewound. Its trace row, its
-        state and a target's hit take the stopwatch's readings, and the rows the block added
-        before it (from ``rows[row0]``) share the rerun's span from ``t0`` evenly again."""
+        """Time the last observation now, after its rewound block's steps from ``k0`` ran again:
+        its state and a target's hit take the stopwatch's readings, and the block's rows (from
+        ``rows[row0]``) share the rerun's span from ``t0`` evenly."""
         t, cpu = self.sw.elapsed, self.sw.cpu_elapsed
         if self.last is not None:
             self.last.time, self.last.cpu_time = t, cpu
@@ -143,8 +135,7 @@ class Monitor:
     def _call_back(self, s: State, x: LazyX) -> bool:
         """Call the callback with scipy's ``intermediate_result``; True when it stops the run."""
         assert self.callback is not None
-        # a read-only copy, so a callback cannot change the run's iterate (scipy's L-BFGS-B
-        # hands over its live array, the step loops a host copy: every optimizer alike)
+        # read-only, so no callback changes the run (scipy's L-BFGS-B hands over its live array)
         x_copy = np.array(self._x(x), copy=True)
         x_copy.setflags(write=False)
         ir = self._result_type(x=x_copy, fun=s.fun, nit=s.nit, iterate=s.iterate,
@@ -157,6 +148,7 @@ class Monitor:
         return False
 
     def _x(self, x: LazyX) -> np.ndarray:
+        """The observed iterate on the host."""
         if x is None:
             return self.x_now()
         return x() if callable(x) else x

@@ -1,11 +1,7 @@
-"""The status of a run: from the rule that stopped it, or the loop's own report.
+"""The status and message of a run once its loop has ended, in one place.
 
-One module decides what a run's ``status`` and ``message`` are once its loop has ended
-(:func:`run_status`), how a divergence is worded (:func:`divergence_message`), and that a
-divergence wins over a budget that ended the run at the same point (:func:`divergence_wins`).
-Which of several rules firing at one observation stopped the run is decided in one place too,
-:func:`optcmp.stopping.first_fired` (divergence first, then declaration order); this module
-only words the decision.
+Which of several rules firing at one observation stopped the run is decided by
+:func:`optcmp.stopping.first_fired`; this module words the decision.
 """
 
 from __future__ import annotations
@@ -60,10 +56,9 @@ def divergence_wins(status: str, message: str, fun: float | None, *, rule: Rule,
                     f0: float, fstar: float | None) -> tuple[str, str]:
     """``diverged`` when a budget ended the run at an iterate that has diverged.
 
-    A budget can fire at a check without an objective value (the first step of a full-batch
-    run, a minibatch step between evaluations, scipy's own iteration limit); the returned
-    iterate's float64 objective is then checked with the rule's divergence rules (a non-finite
-    one always counts): non-finite or exploding values win over budgets.
+    A budget can fire at a check without an objective value (a minibatch step, scipy's own
+    limit): the returned iterate's float64 objective is then checked with the rule's divergence
+    rules, and a non-finite one always counts.
     """
     if status in FINAL or fun is None:
         return status, message

@@ -1,11 +1,9 @@
 """The registry of backends: numpy (always), PyTorch, TensorFlow and JAX (imported only when a
 run needs them).
 
-Use :func:`get_backend` to build one by name; :func:`available_backends` lists the installed
-ones without importing the frameworks. :data:`BACKENDS` is the one table of backends: adding a
-framework is one folder, ``optcmp/frameworks/<name>/`` with its ``backend.py`` (a
-:class:`~optcmp.frameworks.base.Backend` subclass) and ``ops.py``, plus one row here (see
-``docs/architecture.md``).
+:data:`BACKENDS` is the one table of backends: adding a framework is one folder,
+``optcmp/frameworks/<name>/`` with its ``backend.py`` (a :class:`~optcmp.frameworks.base.Backend`
+subclass) and ``ops.py``, plus one row here (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -33,18 +31,15 @@ class BackendInfo:
     Attributes
     ----------
     name : str
-        Canonical name.
     module, cls : str
         Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use.
     requires : str
-        The framework's import name (its presence is checked without importing it).
+        The framework's import name.
     extra : str
         The pip extra of optcmp that installs it.
     aliases : tuple of str
-        Other accepted names.
     natives : tuple of str
-        Frameworks whose own optimizers run on this backend as ``impl="native"`` (the
-        ``framework`` of an optimizer's native declarations, e.g. ``"torch"``, ``"keras"``).
+        The ``framework`` of the native optimizers running on this backend (e.g. ``"keras"``).
     """
 
     name: str
@@ -70,23 +65,16 @@ BACKENDS: dict[str, BackendInfo] = {
 
 
 def canonical_backend(name: str) -> str:
-    """Canonical backend name for ``name`` (case-insensitive, aliases allowed).
+    """Canonical backend name for ``name``.
 
     Parameters
     ----------
     name : str
-        ``"numpy"``, ``"torch"``, ``"tensorflow"`` or an alias (``np``, ``pytorch``, ``tf``,
-        ``keras``).
+        A name of :data:`BACKENDS` or an alias, case-insensitive (else ``ValueError``).
 
     Returns
     -------
     str
-        The canonical name.
-
-    Raises
-    ------
-    ValueError
-        Unknown name; the message lists the valid ones.
     """
     key = str(name).strip().lower()
     for info in BACKENDS.values():
@@ -96,7 +84,7 @@ def canonical_backend(name: str) -> str:
 
 
 def is_available(name: str) -> bool:
-    """Whether a backend's framework is installed (does not import it).
+    """Whether a backend's framework is installed (without importing it).
 
     Parameters
     ----------
@@ -106,11 +94,6 @@ def is_available(name: str) -> bool:
     Returns
     -------
     bool
-
-    Raises
-    ------
-    ValueError
-        Unknown backend name.
     """
     info = BACKENDS[canonical_backend(name)]
     return importlib.util.find_spec(info.requires) is not None
@@ -122,7 +105,6 @@ def available_backends() -> list[str]:
     Returns
     -------
     list of str
-        A subset of ``["numpy", "torch", "tensorflow"]``, in that order.
     """
     return [n for n in BACKENDS if is_available(n)]
 
@@ -133,22 +115,16 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     Parameters
     ----------
     name : str
-        ``"numpy"``, ``"torch"`` or ``"tensorflow"`` (aliases ``np``, ``pytorch``, ``tf``).
+        Backend name or alias.
     device : str, optional
-        ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"gpu"``, ``"gpu:N"``.
+        ``"cpu"`` (default) or a GPU (:func:`check_device`).
     dtype : {"float64", "float32"}
 
     Returns
     -------
     Backend
-
-    Raises
-    ------
-    ValueError
-        Unknown name, dtype, a device name of no allowed form (:func:`check_device`), or a
-        device that is absent (the message lists the available ones).
-    BackendUnavailable
-        The framework is not installed; the message names the pip extra.
+        ``ValueError`` for a bad name, dtype or device (absent ones too),
+        :class:`BackendUnavailable` when the framework is not installed.
     """
     canon = canonical_backend(name)
     check_dtype(dtype)
@@ -168,13 +144,7 @@ def backend_class(name: str) -> type[Backend]:
     Returns
     -------
     type
-
-    Raises
-    ------
-    ValueError
-        Unknown backend name.
-    BackendUnavailable
-        The framework is not installed; the message names the pip extra.
+        :class:`BackendUnavailable` when the framework is not installed.
     """
     canon = canonical_backend(name)
     info = BACKENDS[canon]
@@ -193,19 +163,6 @@ def backend_class(name: str) -> type[Backend]:
     return cls
 
 
-__all__ = [
-    "BACKENDS",
-    "DEVICE_FORMS",
-    "DTYPES",
-    "GRADIENTS",
-    "OPS",
-    "Backend",
-    "BackendInfo",
-    "BackendUnavailable",
-    "available_backends",
-    "backend_class",
-    "canonical_backend",
-    "check_device",
-    "get_backend",
-    "is_available",
-]
+__all__ = ["BACKENDS", "DEVICE_FORMS", "DTYPES", "GRADIENTS", "OPS", "Backend", "BackendInfo",
+           "BackendUnavailable", "available_backends", "backend_class", "canonical_backend",
+           "check_device", "get_backend", "is_available"]

@@ -1,12 +1,10 @@
 """The :class:`Backend` interface: data placement, ops, value-and-gradient, compile, sync, threads.
 
-A backend *computes*; it knows nothing of optimizers. Every backend module
-(:mod:`optcmp.frameworks.numpy.backend`, ``torch_``, ``tensorflow_``) defines one subclass of
-:class:`Backend` with the same public names, and an ``ops`` namespace with the same functions, so
-problems are written once and the adapters (:mod:`optcmp.frameworks.adapters`) compose an optimizer's step
-from these pieces. A backend converts arrays and places them on its device **once**, before any
-timing; :meth:`Backend.sync` waits for queued device work and is called by the stopwatch before
-every clock read.
+A backend *computes*; it knows nothing of optimizers. Each framework's ``backend.py`` defines one
+subclass with the same public names, and its ``ops.py`` a namespace with the same functions, so
+problems are written once and the adapters (:mod:`optcmp.frameworks.adapters`) compose an
+optimizer's step from these pieces. A backend places data on its device **once**, before any
+timing; :meth:`Backend.sync` waits for queued device work before every clock read.
 """
 
 from __future__ import annotations
@@ -30,10 +28,9 @@ DTYPES = ("float64", "float32")
 #: ``value_and_grad(x, batch) -> (fun, grad)``
 ValueGradFn = Callable[[Any, dict[str, Any]], tuple[Any, Any]]
 
-#: How a framework backend computes gradients (``RunConfig.gradient``): ``"auto"``
-#: (the problem's gradient written against ops when it declares one, else autodiff),
-#: ``"autodiff"`` (always the framework's autodiff), ``"analytic"`` (the declared one, or an
-#: error).
+#: How a framework backend computes gradients (``RunConfig.gradient``): ``"auto"`` (the
+#: problem's gradient written against ops when it declares one, else autodiff), ``"autodiff"``,
+#: ``"analytic"`` (the declared one, or an error).
 GRADIENTS = ("auto", "autodiff", "analytic")
 
 
@@ -69,21 +66,14 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
 
 def minibatch_gradient(backend: Backend, problem: Problem,
                        gradient: str = "auto") -> ValueGradFn | None:
-    """The declared gradient formula without the objective, for minibatch steps of eager
-    framework backends (PyTorch), or None.
+    """The declared gradient formula without the objective for eager minibatch steps, or None.
 
     A minibatch step's objective is never read (the monitor evaluates the full objective off
-    the clock), so computing it costs time the hand-written loop does not spend; a compiled
-    backend drops it anyway, and numpy's own gradient is faster than the formula through the
-    ops wrappers.
+    the clock); a compiled backend drops it anyway, and numpy's own gradient is faster.
     """
-    if backend.compiler != "eager" or "autodiff" not in backend.capabilities or \
-            not declares_gradient_ops(problem):
+    if backend.compiler != "eager" or not declares_gradient_ops(problem):
         return None
-    if gradient_kind(backend, problem, gradient) != "analytic":
-        return None
-    fn, o = problem.gradient_ops, backend.ops
-    return lambda x, batch: fn(o, x, batch, value=False)
+    return analytic_value_and_grad(backend, problem, gradient, value=False)
 
 
 def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = "auto", *,
@@ -122,23 +112,18 @@ _DEVICE_RE = re.compile(r"(cpu|cuda|gpu)(:[0-9]+)?")
 
 
 def check_device(device: str | None) -> str | None:
-    """Validate a device name (its form only: whether the device exists is the backend's check).
+    """Validate a device name's form (whether the device exists is the backend's check).
 
     Parameters
     ----------
     device : str or None
-        ``None`` (the CPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"gpu"`` or ``"gpu:N"``
-        (case-insensitive; ``"gpu"`` means ``"cuda"``).
+        ``None`` (the CPU) or one of :data:`DEVICE_FORMS`, case-insensitive (``"gpu"`` means
+        ``"cuda"``); any other value raises ``ValueError``.
 
     Returns
     -------
     str or None
-        ``device`` with surrounding whitespace removed (``None`` stays ``None``).
-
-    Raises
-    ------
-    ValueError
-        Any other value; the message names it and lists the allowed forms.
+        ``device`` stripped of surrounding whitespace.
     """
     if device is None:
         return None
@@ -164,26 +149,19 @@ class Backend(ABC):
     device : str, optional
         ``"cpu"`` (default) or an accelerator such as ``"cuda"`` / ``"cuda:0"`` / ``"gpu"``.
     dtype : {"float64", "float32"}, default "float64"
-        Floating dtype of data and iterates. float64 lets backends be compared exactly.
+        Floating dtype of data and iterates (float64 lets backends be compared exactly).
 
     Attributes
     ----------
     name : str
-        Registry name (``"numpy"``, ``"torch"``, ``"tensorflow"``).
+        Registry name.
     ops : namespace
-        Array functions the problems' objectives and the reference update rules use, named after
-        the Python array API standard where it has a name (``matmul``, ``sum``, ``mean``,
-        ``exp``, ``log``, ``log1p``, ``sqrt``, ``square``, ``abs``, ``maximum``, ``minimum``,
-        ``where``, ``clip``, ``pow``, ``tanh``, ``atan``, ``logaddexp``, ``reshape``, ``concat``,
-        ``permute_dims``, ``zeros_like``, ``ones_like``, ...), plus ``sigmoid``, ``softplus``,
-        ``logsumexp``, ``softmax``, ``norm`` and ``size`` (see :data:`optcmp.frameworks.ops.OPS`).
+        The array functions of :data:`optcmp.frameworks.ops.OPS`.
     capabilities : frozenset of str
-        What the backend offers beyond the common interface: ``"autodiff"`` (gradients of any
-        objective written against ``ops``; without it the problem's analytic gradient is used),
-        ``"compile"`` (:meth:`compile` builds a compiled function), ``"gpu"`` (accelerator
-        devices can be asked for).
+        ``"autodiff"`` (without it the problem's analytic gradient is used), ``"compile"``,
+        ``"gpu"``.
     slices_are_views : bool
-        ``take_rows(data, slice(a, b))`` shares memory (minibatch views kept per epoch).
+        ``take_rows(data, slice(a, b))`` shares memory.
     """
 
     name: ClassVar[str] = "backend"
@@ -223,34 +201,26 @@ class Backend(ABC):
         data : dict of str to ndarray
             The problem's training arrays (rows first).
         layout : {"row-major", "column-major"}, default "row-major"
-            Memory layout of the 2-D arrays (:meth:`best_layout` chooses it); backends that
-            have only one layout ignore it.
+            Memory layout of the 2-D arrays (:meth:`best_layout`), where a backend has two.
 
         Returns
         -------
         dict of str to backend array
-
-        Raises
-        ------
-        ValueError
-            An unknown ``layout``.
         """
         check_layout(layout)
         return {k: self.asarray(v) for k, v in data.items()}
 
     def best_layout(self, minibatch: bool) -> str:
-        """The data layout fastest for this backend's steps (chosen once, at placement).
+        """The data layout (:data:`LAYOUTS`) fastest for this backend's steps.
 
         Parameters
         ----------
         minibatch : bool
-            Whether steps gather minibatch rows (row gathers want rows contiguous) or read the
-            whole data (full batch).
+            Whether steps gather minibatch rows or read the whole data.
 
         Returns
         -------
         str
-            One of :data:`LAYOUTS`; ``"row-major"`` unless a backend knows better.
         """
         return "row-major"
 
@@ -258,14 +228,12 @@ class Backend(ABC):
     @property
     def compiler(self) -> str:
         """How :meth:`compile` compiles a step: ``"xla"``, ``"tf.function"``,
-        ``"torch.compile"``, ``"eager"`` or ``"numpy"`` (recorded as ``RunResult.conditions.compiled``)."""
+        ``"torch.compile"``, ``"eager"`` or ``"numpy"`` (``RunResult.conditions.compiled``)."""
         return "eager"
 
     def compilations(self) -> int:
-        """Compilations and traces made so far by the functions this backend compiled.
-
-        The runner reads it when the clock first starts and when the run ends: the difference
-        is ``RunResult.conditions.compiles_in_timed``. 0 on backends that never compile.
+        """Compilations and traces so far of the functions this backend compiled (the runner
+        records those in the timed region, ``RunResult.conditions.compiles_in_timed``).
 
         Returns
         -------
@@ -278,42 +246,37 @@ class Backend(ABC):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Many steps of ``step`` in one call (the ``"fused"`` execution mode).
+        """Many steps of ``step`` in one call (the ``"fused"`` execution mode): a Python loop
+        here (numpy, eager PyTorch), one XLA call on TensorFlow and JAX.
 
         Parameters
         ----------
         step : callable
-            ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)`` (see
-            :func:`optcmp.frameworks.reference.build_step`, before compilation).
+            ``step(x, state, batch, *extra) -> (fun, grad_norm, x_new, state_new)``.
         example : sequence
             ``(x, state, data, *extra)`` fixing the compiled signature.
         batch_size : int, optional
             Minibatch rows per step; ``None`` for full-batch steps.
         n_max : int, default 1024
-            Most steps in one call (the size of the objective buffer of a compiled loop).
+            Most steps in one call.
         n_rows, steps_per_epoch : int, optional
-            Rows of one epoch's row order (``n_samples``) and its minibatches (default
-            ``ceil(n_rows / batch_size)``; fewer when the shorter last one is dropped).
+            Rows of one epoch's row order and its minibatches (default
+            ``ceil(n_rows / batch_size)``).
         snapshots : int, default 1
             Rows of the buffer of iterates a minibatch block keeps at its observations.
         snapshot : callable, optional
-            ``snapshot(x) -> vector``, what is kept (default ``x``; a native optimizer that
-            updates a variable in place reads it).
+            ``snapshot(x) -> vector``, what is kept (default ``x``).
         reuse : ReuseKey, optional
             See :meth:`compile`.
 
         Returns
         -------
         callable
-            Full batch: ``block(n, x, state, data, *extra) -> (x, state, funs, grad_norms)``,
-            the objective (at each step's incoming iterate) and gradient norm of each of the
-            ``n`` steps (at least ``n`` backend scalars). Minibatches: ``block(n, x, state,
-            data, idx, start, first, every, *extra) -> (x, state, kept, ())``: ``idx`` holds
-            epochs' row orders of ``n_rows`` entries one after the other; step ``i`` is
-            minibatch ``(start + i) % steps_per_epoch`` of epoch ``(start + i) //
-            steps_per_epoch`` of them (a block may span epochs); the iterate after ``first +
-            m * every`` steps is row ``m`` of ``kept``. This default is a Python loop (numpy,
-            eager PyTorch); TensorFlow and JAX compile the loop into one XLA call.
+            Full batch: ``block(n, x, state, data, *extra) -> (x, state, funs, grad_norms)``.
+            Minibatches: ``block(n, x, state, data, idx, start, first, every, *extra) -> (x,
+            state, kept, ())``: ``idx`` holds epochs' row orders one after the other, step
+            ``i`` is minibatch ``start + i`` counted across them, and the iterate after
+            ``first + m * every`` steps is row ``m`` of ``kept``.
         """
         from optcmp.frameworks.loops import python_block
 
@@ -333,9 +296,7 @@ class Backend(ABC):
         """A copy of a backend array that later in-place updates cannot change."""
 
     def place_state(self, state: Any) -> Any:
-        """An optimizer state (a tree of backend arrays) placed on the device as the steps'
-        outputs will be, so the first step sees the arguments of every later one (JAX
-        compiles again for arrays committed to a device; the default keeps ``state``)."""
+        """An optimizer state placed on the device as the steps' outputs will be."""
         return state
 
     def sync(self) -> None:  # noqa: B027 - a no-op default is the right one for CPU backends
@@ -344,16 +305,8 @@ class Backend(ABC):
     # ------------------------------------------------------------------ functions
     @abstractmethod
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        """``(x, batch) -> (fun, grad)`` of the problem's objective, not compiled.
-
-        Autodiff of :meth:`~optcmp.problems.base.Problem.objective` on the framework backends,
-        the problem's analytic gradient on numpy. ``gradient`` (:data:`GRADIENTS`):
-        with ``"auto"`` (default) or ``"analytic"``, a framework backend uses the problem's
-        :meth:`~optcmp.problems.base.Problem.gradient_ops` when it declares one (no tape;
-        :func:`gradient_kind` says which); ``"autodiff"`` always differentiates. Meant to be called inside a function that
-        :meth:`compile` compiles (an optimizer step); :meth:`make_value_and_grad` compiles it
-        alone. ``fun`` and ``grad`` stay backend arrays (no host round trip).
-        """
+        """``(x, batch) -> (fun, grad)`` of the problem's objective in backend arrays, not
+        compiled: autodiff or the declared gradient as :func:`gradient_kind` decides."""
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
                 rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
@@ -364,39 +317,31 @@ class Backend(ABC):
         fn : callable
             A function of backend arrays (nests of tuples and dicts allowed).
         example : sequence
-            One example argument per positional parameter of ``fn`` (numpy or backend arrays,
-            or tuples/dicts of them): their shapes and dtypes fix the compiled signature
-            (floating arrays take the backend's dtype).
+            One example argument per positional parameter, fixing the compiled signature.
         rows : sequence of int, optional
-            Positions of the arguments whose leading (row) dimension varies between calls, e.g.
-            the minibatch: a shorter last minibatch must not recompile.
+            Positions of the arguments whose leading (row) dimension varies between calls.
         reuse : ReuseKey, optional
-            A backend that compiles keeps the compiled function under this key (with its own
-            device, dtype, compiler and the signature) and returns the kept one when the key
-            comes again: a repetition of a run does not compile again (``fn`` is then unused).
+            Keep the compiled function under this key and return it when the key comes again.
 
         Returns
         -------
         callable
-            Same arguments and results as ``fn``. The default (numpy, eager PyTorch) is ``fn``
-            itself; TensorFlow returns one ``tf.function`` (XLA) traced once.
+            Same arguments and results as ``fn``; ``fn`` itself on numpy and eager PyTorch.
         """
         return fn
 
     def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
-        """:meth:`value_and_grad` compiled on its own: ``(x, batch) -> (fun, grad)``.
+        """:meth:`value_and_grad` compiled on its own, once for every row count of ``batch``.
 
         Parameters
         ----------
         problem : Problem
         gradient : {"auto", "autodiff", "analytic"}, default "auto"
-            See :meth:`value_and_grad`.
 
         Returns
         -------
         callable
-            ``x`` a backend vector of shape ``(n_params,)``, ``batch`` the placed training
-            arrays or any rows of them (compiled once for every row count).
+            ``(x, batch) -> (fun, grad)``.
         """
         example = (np.zeros(problem.n_params), problem.train_data)
         described = problem_parts(problem)
@@ -418,9 +363,7 @@ class Backend(ABC):
         Returns
         -------
         callable or None
-            ``x`` and ``v`` float64 numpy vectors, the product a float64 numpy vector (not
-            compiled unless the framework's autodiff is); None where the backend has no
-            autodiff (numpy).
+            On float64 numpy vectors; None without autodiff.
         """
         return None
 
@@ -431,41 +374,32 @@ class Backend(ABC):
         return blas_threads()
 
     def resume_settings(self) -> None:  # noqa: B027 - most frameworks set nothing per run
-        """Set again what this backend's runs need of the process when a paused run resumes
-        (inside a new :meth:`run_settings`, which gave the previous segment's settings back);
+        """Set again what this backend's runs need of the process when a paused run resumes;
         the default sets nothing."""
 
     @classmethod
     def run_settings(cls) -> contextlib.AbstractContextManager[None]:
-        """The framework's process-wide settings for the duration of a run.
-
-        Entered by :func:`optcmp.threads.limit_threads` before the backend is built, left when
-        the run ends: what a run sets in the process (JAX's XLA CPU flags before its start, its
-        ``jax_enable_x64``) is set here, never on import, and restored where it can be.
+        """The framework's process-wide settings for a run, entered before the backend is built
+        (never on import).
 
         Returns
         -------
         context manager
-            The default sets nothing.
         """
         return contextlib.nullcontext()
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
-        """Give this framework's CPU compute pool ``n`` threads.
-
-        numpy's BLAS pool is limited by :func:`optcmp.threads.limit_threads` for every backend;
-        a framework backend sets its own pool here.
+        """Give this framework's own CPU compute pool ``n`` threads.
 
         Parameters
         ----------
         n : int
-            Threads, >= 1.
 
         Returns
         -------
         callable or None
-            Restores the previous count; None when there is nothing to restore.
+            Restores the previous count, where there is one to restore.
         """
         return None
 

@@ -1,15 +1,10 @@
 """Gradients on the host: a framework's autodiff of an objective written against ops, in float64.
 
-For problems without an analytic numpy gradient (:func:`optcmp.problems.from_function` without
-``grad``), off the clock: the initial gradient norm, minibatch monitoring, the reference solve of
-``optimum="estimate"``. PyTorch when installed (TensorFlow when it is already loaded and PyTorch
-is not: importing torch after TensorFlow is unsafe), on the CPU in float64, with the same
-conversions the framework backends make (``torch.tensor`` / ``tf.constant`` of each array, floats
-in float64; each framework's half is ``host_value_and_grad`` of its ``ops`` module). The
-framework is imported on the first call. A function returned here keeps the
-converted copy of the last batch each thread passed (a batch object per thread, held by the
-function itself, never by the user's objective or problem): two threads with different batches
-each get their own.
+For problems without an analytic numpy gradient, off the clock (the initial gradient norm,
+minibatch monitoring, ``optimum="estimate"``): PyTorch when installed (TensorFlow when it is
+already loaded and PyTorch is not: importing torch after TensorFlow is unsafe), on the CPU in
+float64, imported on the first call. A returned function keeps the converted copy of the last
+batch each thread passed, held by the function itself, never by the user's objective.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ HostValueGrad = Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]
 
 
 def framework() -> str | None:
-    """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither installed)."""
+    """The framework host gradients use: ``"torch"``, ``"tensorflow"`` or None (neither)."""
     names = [n for n in ("torch", "tensorflow") if importlib.util.find_spec(n) is not None]
     if "tensorflow" in names and "tensorflow" in sys.modules and "torch" not in sys.modules:
         return "tensorflow"
@@ -35,7 +30,7 @@ def framework() -> str | None:
 
 
 def host_value_and_grad(objective: Callable[..., Any]) -> HostValueGrad | None:
-    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in numpy float64, by autodiff."""
+    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in float64, by autodiff."""
     name = framework()
     if name == "torch":
         from optcmp.frameworks.torch.ops import host_value_and_grad as build

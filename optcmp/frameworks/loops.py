@@ -1,8 +1,5 @@
-"""The default fused blocks of :meth:`Backend.compile_block`: Python loops over the steps.
-
-numpy and eager PyTorch run a block as a plain loop: no harness work between the steps, and
-nothing to compile. TensorFlow and JAX compile their blocks into one XLA call instead.
-"""
+"""The default fused blocks of :meth:`Backend.compile_block`: Python loops over the steps, with
+no harness work between them and nothing to compile (numpy, eager PyTorch)."""
 
 from __future__ import annotations
 

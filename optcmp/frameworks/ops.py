@@ -1,23 +1,20 @@
 """The ops namespaces: array functions problems and reference update rules are written against.
 
 One namespace per framework, with the same names (:data:`OPS`, after the Python array API
-standard where it has a name), in each framework's folder: :mod:`optcmp.frameworks.numpy.ops`
-(what the problems evaluate with on the host), :mod:`optcmp.frameworks.torch.ops`,
-:mod:`optcmp.frameworks.tensorflow.ops` and :mod:`optcmp.frameworks.jax.ops` (imported only when
-a run or a host gradient needs them). :mod:`optcmp.frameworks.host` differentiates an objective
-written against ops on the host, in float64, with a framework's autodiff. The ops modules are
-leaves: they import no other part of optcmp but :mod:`optcmp._scipy` and this module.
+standard where it has a name), in each framework's folder (``<framework>/ops.py``; all but
+numpy's imported only when a run or a host gradient needs them). The ops modules are leaves:
+they import no other part of optcmp but :mod:`optcmp._scipy` and this module.
 
-The XLA CPU flags that pin JAX's compute to one thread (:data:`XLA_CPU_FLAGS`) are added to the
-process's ``XLA_FLAGS`` by :func:`pin_xla_threads`, which the JAX and TensorFlow backends call
-where a run or a backend is set up (never an import): XLA reads ``XLA_FLAGS`` once, when JAX's
-runtime starts, so flags set before that start stay for the process (removing them later would
-change nothing), and a JAX started without them keeps its own pool (reported as ``None`` in the
-run's recorded threads).
+XLA reads ``XLA_FLAGS`` once, when JAX's runtime starts, so :func:`pin_xla_threads` adds
+:data:`XLA_CPU_FLAGS` where a run or a backend is set up (never on import) and they stay for the
+process; a JAX started without them keeps its own pool (recorded threads ``None``).
 """
 
+import math
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 #: The names every ops namespace defines (checked by the tests).
 OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", "expm1", "log",
@@ -25,6 +22,38 @@ OPS = ("name", "matmul", "mean", "sum", "max", "min", "reshape", "sqrt", "exp", 
        "tanh", "sin", "cos", "atan", "sigmoid", "softplus", "logaddexp", "logsumexp", "softmax",
        "ones_like", "zeros_like", "full_like", "permute_dims", "transpose", "concat", "stack",
        "norm", "vecdot", "size")
+
+#: The names of :data:`OPS` that are the framework's own function of that name on every framework
+#: (``tf.math``'s on TensorFlow).
+ELEMENTWISE = ("sqrt", "exp", "expm1", "log", "log1p", "square", "abs", "tanh", "sin", "cos")
+
+
+def two_numbers(op: str, a: object) -> TypeError:
+    """The error of a binary op given two Python numbers (the result's dtype is unknown)."""
+    return TypeError(f"ops.{op}: give at least one of the two values as an array (e.g. "
+                     f"ops.zeros_like(x) + {a!r}); got two Python numbers")
+
+
+def clip_by(maximum: Callable[..., Any], minimum: Callable[..., Any]) -> Callable[..., Any]:
+    """``clip(a, min=None, max=None)`` from a framework's ``maximum`` and ``minimum``."""
+    def clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
+        if min is not None:
+            a = maximum(a, min)
+        if max is not None:
+            a = minimum(a, max)
+        return a
+    return clip
+
+
+def exact_logaddexp(pair: Callable[..., tuple[Any, Any]], where: Callable[..., Any],
+                    softplus: Callable[..., Any]) -> Callable[[Any, Any], Any]:
+    """numpy's ``logaddexp`` with exact gradients (1/2 each at a tie), from a framework's
+    ``where`` and ``softplus``; ``pair(a, b, op)`` makes both arguments arrays."""
+    def logaddexp(a: Any, b: Any) -> Any:
+        a, b = pair(a, b, "logaddexp")
+        hi = where(a > b, a + softplus(b - a), b + softplus(a - b))
+        return where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
+    return logaddexp
 
 #: XLA CPU flags that make every JAX computation run on one thread (Eigen's thread pool off, one
 #: intra-op thread); added to ``XLA_FLAGS`` by :func:`pin_xla_threads` before JAX starts.
@@ -47,13 +76,7 @@ def jax_started() -> bool:
 
 
 def pin_xla_threads() -> bool:
-    """Add :data:`XLA_CPU_FLAGS` to ``XLA_FLAGS`` when JAX has not started yet.
-
-    Called where a run or a backend on JAX or TensorFlow is set up, never on import. Once
-    added, the flags stay in ``XLA_FLAGS`` for the rest of the process: XLA reads them once,
-    when its CPU client starts, so removing them afterwards would change nothing but what the
-    environment says.
-    """
+    """Add :data:`XLA_CPU_FLAGS` to ``XLA_FLAGS`` when JAX has not started yet (they stay)."""
     flags = os.environ.get("XLA_FLAGS", "")
     missing = [f for f in XLA_CPU_FLAGS if f.split("=")[0] not in flags]
     if not missing:
@@ -72,4 +95,5 @@ def xla_cpu_threads() -> int | None:
     return 1 if pinned else None
 
 
-__all__ = ["OPS", "XLA_CPU_FLAGS", "jax_started", "pin_xla_threads", "xla_cpu_threads"]
+__all__ = ["ELEMENTWISE", "OPS", "XLA_CPU_FLAGS", "clip_by", "exact_logaddexp", "jax_started",
+           "pin_xla_threads", "two_numbers", "xla_cpu_threads"]

@@ -1,15 +1,22 @@
 """What identifies a compiled function across runs: :class:`ReuseKey` and the problem's part
 of it (:func:`problem_parts`). A repetition of a run on the same problem object calls the
-functions an earlier run compiled; they are kept on the problem and freed with it."""
+functions an earlier run compiled; they are kept on the problem and freed with it.
+They live in an attribute of the problem, not a ``WeakKeyDictionary`` keyed by it, which would
+never free them: the compiled functions reference the problem.
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from optcmp.fingerprint import canonical_json
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
+
+#: Guards the get-or-create of an owner's dict of compiled functions (runs in threads).
+_STORE_LOCK = threading.Lock()
 
 
 class ReuseKey:
@@ -23,10 +30,10 @@ class ReuseKey:
 
     def store(self) -> dict[Any, Any]:
         """The owner's dict of compiled functions (created on first use)."""
-        found = getattr(self.owner, "_optcmp_compiled", None)
-        if found is None:
-            found = {}
-            self.owner._optcmp_compiled = found
+        with _STORE_LOCK:
+            found = getattr(self.owner, "_optcmp_compiled", None)
+            if found is None:
+                found = self.owner._optcmp_compiled = {}
         return found  # type: ignore[no-any-return]
 
 

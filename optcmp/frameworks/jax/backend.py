@@ -1,27 +1,12 @@
 """The JAX backend: ``jax.jit`` steps (XLA) warmed up for every shape, data resident on the device.
 
-Data and the iterate are placed once with ``jax.device_put`` on the backend's device before any
-timing. :meth:`JaxBackend.compile` returns ``jax.jit`` of the step; XLA compiles once **per
-concrete shape**, so the adapters warm up every batch shape a run will see (a shorter last
-minibatch included), and :meth:`JaxBackend.compilations` counts XLA's compilations (every jit
-cache miss) so that the runner records those inside the timed region. :meth:`JaxBackend.compile_block`
-runs many steps in one ``lax.fori_loop`` inside one XLA call (the ``"fused"`` execution mode).
+JAX dispatches asynchronously, on the CPU too: a clock read would time the dispatch only, so
+every compiled call's outputs are kept until :meth:`JaxBackend.sync` waits for them.
 
-JAX dispatches asynchronously, on the CPU too: a call returns before its work is done, and a
-clock read then times the dispatch only. Every compiled call's outputs are kept until the next
-:meth:`JaxBackend.sync`, which the stopwatch calls before every clock read and which waits for
-them with ``jax.block_until_ready``.
-
-Nothing here changes the process on import. A float64 backend switches ``jax_enable_x64`` on
-when it is built (recorded in :meth:`JaxBackend.timing_contract`) and leaves it on: switching
-it back after a run (or at a pause of a comparison's censoring rounds) would make JAX trace
-every program again when the next float64 run, or the resumed one, calls it (35 ms of retracing
-inside a resumed run's timed steps). A float64 run that finds it off is refused, never run in
-float32; a paused run resumed after other code turned it off switches it on again. The XLA CPU threads are pinned to one by
-adding :data:`~optcmp.frameworks.ops.XLA_CPU_FLAGS` to ``XLA_FLAGS`` where a run or a backend
-is set up, before JAX's runtime starts; XLA reads them once, at that start, so they stay in
-``XLA_FLAGS`` for the rest of the process (:func:`~optcmp.frameworks.ops.pin_xla_threads`). A
-JAX started earlier without them keeps its own pool: the run's recorded threads say ``None``.
+Nothing changes the process on import. A float64 backend switches ``jax_enable_x64`` on when
+built and leaves it on: switching it back would make JAX trace every program again at the next
+float64 run (35 ms of retracing inside a resumed run's timed steps). A float64 run that finds it
+off is refused, never run in float32.
 """
 
 from __future__ import annotations
@@ -58,8 +43,8 @@ def _on_event(event: str, duration_secs: float, **_: str | int) -> None:
 
 
 def xla_compiles() -> int:
-    """XLA compilations JAX has made in this thread since the first :class:`JaxBackend` was
-    built (its ``backend_compile`` events; every jit cache miss, traced again or not)."""
+    """XLA compilations (every jit cache miss) in this thread since the first
+    :class:`JaxBackend` was built."""
     if not _LISTENING:
         jax.monitoring.register_event_duration_secs_listener(_on_event)
         _LISTENING.append(True)
@@ -173,9 +158,8 @@ class JaxBackend(Backend):
         return t
 
     def place_state(self, state: Any) -> Any:
-        """Every leaf committed to the backend's device (``jax.device_put``): a state built
-        by ``zeros_like`` or optax's ``init`` is uncommitted, the steps' outputs are
-        committed, and jit compiles once for each."""
+        """Every leaf committed to the device: jit compiles once for an uncommitted state
+        (``zeros_like``, optax's ``init``) and once more for the committed outputs."""
         return jax.device_put(state, self.jax_device)
 
     def sync(self) -> None:
@@ -191,20 +175,15 @@ class JaxBackend(Backend):
         return "xla"
 
     def compilations(self) -> int:
-        """XLA compilations in this thread since the backend was built (:func:`xla_compiles`):
-        every jit cache miss, the ones that trace again (a first call, a new shape) and the
-        ones that do not (an argument newly committed to a device compiles all the same).
-        The runner reads it twice in the run's thread; the difference is the run's count."""
+        """XLA compilations in this thread since the backend was built (:func:`xla_compiles`),
+        retraced or not (an argument newly committed to a device compiles all the same)."""
         return xla_compiles() - self._xla0
 
     def _jit(self, fn: Callable[..., Any], reuse: ReuseKey | None = None,
              *kind: Any) -> Callable[..., Any]:
         """``jax.jit`` of ``fn`` that checks x64 when it traces and whose outputs wait for
-        :meth:`sync` (compilations are counted from JAX's own events, :func:`xla_compiles`).
-
-        With ``reuse``, the ``jax.jit`` object is kept on the key's owner under the key, the
-        device, the dtype and ``kind``: a later run with an equal key calls the one already
-        traced and compiled (jit's cache hits for the same shapes), and ``fn`` is unused."""
+        :meth:`sync`; with ``reuse``, kept under the key, device, dtype and ``kind`` for a later
+        run with an equal key (``fn`` then unused)."""
         store, key = None, None
         if reuse is not None:
             store = reuse.store()
@@ -231,10 +210,7 @@ class JaxBackend(Backend):
 
     def compile(self, fn: Callable[..., Any], example: Sequence[Any], *,
                 rows: Sequence[int] = (), reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """``jax.jit`` of ``fn``: traced and compiled by XLA on the first call of each shape
-        (a shorter last minibatch compiles once more: the adapters warm it up). See
-        :meth:`Backend.compile`; with ``reuse`` a repetition calls the program an earlier run
-        compiled (:meth:`_jit`)."""
+        """``jax.jit`` of ``fn``, compiled on the first call of each shape (:meth:`_jit`)."""
         return self._jit(fn, reuse, "step", tuple(rows))
 
     def compile_block(self, step: Callable[..., Any], example: Sequence[Any], *,
@@ -242,16 +218,12 @@ class JaxBackend(Backend):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA); with
-        ``reuse`` (and no ``snapshot``, which may close over a run's objects) a repetition
-        calls the program an earlier run compiled (:meth:`_jit`).
+        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA).
 
-        The step count ``n`` and the first step ``start`` are traced arguments, so every block
-        runs the one compiled program; minibatch rows are ``lax.dynamic_slice`` of the index
-        vector, an epoch's shorter last minibatch is the other branch of a ``lax.cond`` in the
-        same program, so a block may span epochs (the index vector then holds several epochs'
-        row orders, one after the other), and the iterates at the observations inside it are
-        kept in a buffer. See :meth:`Backend.compile_block`.
+        ``n`` and ``start`` are traced, so every block runs the one compiled program; an
+        epoch's shorter last minibatch is the other branch of a ``lax.cond`` in it. ``reuse``
+        is ignored with a ``snapshot``, which may close over a run's objects. See
+        :meth:`Backend.compile_block`.
         """
         fdt, nmax = self.jnp_dtype, int(n_max)
         lax = jax.lax
@@ -318,12 +290,8 @@ class JaxBackend(Backend):
         if analytic is not None:
             return analytic
         objective, o = problem.objective, self.ops
-        vg = jax.value_and_grad(lambda x, batch: objective(o, x, batch))
-
-        def value_and_grad(x: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
-            return vg(x, batch)  # type: ignore[no-any-return]
-
-        return value_and_grad
+        vg: ValueGradFn = jax.value_and_grad(lambda x, batch: objective(o, x, batch))
+        return vg
 
     def hessian_vector_product(self, problem: Problem, data: dict[str, Any]
                                ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -345,8 +313,7 @@ class JaxBackend(Backend):
         return xla_cpu_threads()
 
     def resume_settings(self) -> None:
-        """A float64 run resumed after a pause switches ``jax_enable_x64`` on again where other
-        code turned it off meanwhile."""
+        """A resumed float64 run switches ``jax_enable_x64`` on again."""
         if self.dtype == "float64":
             require_x64()
 

@@ -1,7 +1,4 @@
-"""The numpy backend: the problems' analytic gradients, no compiler, no device.
-
-Its ops namespace is :data:`optcmp.frameworks.numpy.ops.ops` (re-exported here with ``norm2``).
-"""
+"""The numpy backend: the problems' analytic gradients, no compiler, no device."""
 
 from __future__ import annotations
 
@@ -9,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcmp.frameworks.base import Backend, ValueGradFn, blas_threads, check_layout, gradient_kind
+from optcmp.frameworks.base import Backend, ValueGradFn, check_layout, gradient_kind
 from optcmp.frameworks.numpy.ops import ops
 
 if TYPE_CHECKING:
@@ -36,20 +33,14 @@ class NumpyBackend(Backend):
 
     def asarray(self, a: np.ndarray) -> np.ndarray:
         a = np.asarray(a)
-        if np.issubdtype(a.dtype, np.floating):
-            return np.ascontiguousarray(a, dtype=self._np_dtype)
-        return np.ascontiguousarray(a)
+        floating = np.issubdtype(a.dtype, np.floating)
+        return np.ascontiguousarray(a, dtype=self._np_dtype if floating else None)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)
 
     def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
-        """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked.
-
-        Column-major data let BLAS stream each feature column once in both products of a
-        full-batch step (``A @ x`` and ``A.T @ r``); minibatch row gathers want rows
-        contiguous (:meth:`best_layout`).
-        """
+        """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked."""
         check_layout(layout)
         out = {k: self.asarray(v) for k, v in data.items()}
         if layout == "column-major":
@@ -57,7 +48,8 @@ class NumpyBackend(Backend):
         return out
 
     def best_layout(self, minibatch: bool) -> str:
-        """``"column-major"`` for full-batch steps (BLAS streams columns), else ``"row-major"``."""
+        """``"column-major"`` for full-batch steps: BLAS streams each feature column once in
+        both products (``A @ x``, ``A.T @ r``); minibatch row gathers want rows contiguous."""
         return "row-major" if minibatch else "column-major"
 
     @property
@@ -83,11 +75,6 @@ class NumpyBackend(Backend):
 
     def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         return self.value_and_grad(problem, gradient)
-
-    @classmethod
-    def get_threads(cls) -> int | None:
-        """Threads of numpy's BLAS pool (:func:`~optcmp.frameworks.base.blas_threads`)."""
-        return blas_threads()
 
 
 __all__ = ["NumpyBackend"]

@@ -1,20 +1,13 @@
 """The TensorFlow backend: ``tf.function`` steps traced once, data resident on the device.
 
-Data and the iterate are converted once with ``tf.constant`` inside ``tf.device(...)`` before any
-timing. :meth:`TensorFlowBackend.compile` returns a ``tf.function`` with an ``input_signature``
-whose row dimension is ``None`` for the minibatch argument: it is traced once per run, and
-whatever Python values the function closes over (hyperparameters) are baked into the graph as
-constants, so an optimizer step (objective, gradient under ``tf.GradientTape``, update) is one
-graph call. With ``jit_compile`` the graph is also compiled by XLA (see
-:attr:`TensorFlowBackend.jit_compile`); XLA compiles once **per concrete shape**, so a shorter
-last minibatch compiles again: the adapters warm up every batch shape a run will see, and
-:meth:`TensorFlowBackend.compilations` counts traces and XLA compilations (a new shape seen by a
-compiled function) so that the runner can record those that happen inside the timed region.
+:meth:`TensorFlowBackend.compile` returns a ``tf.function`` whose ``input_signature`` leaves the
+minibatch's row dimension ``None``: traced once per run, with the Python values it closes over
+(hyperparameters) baked in as constants, so an optimizer step is one graph call. XLA
+(:attr:`TensorFlowBackend.jit_compile`) compiles once **per concrete shape**, so the adapters warm
+up every batch shape a run will see and :meth:`TensorFlowBackend.compilations` counts traces and
+XLA compilations, for the runner to record those inside the timed region.
 :meth:`TensorFlowBackend.compile_block` runs many steps in one ``tf.while_loop`` inside one XLA
 call (the ``"fused"`` execution mode, like Keras' ``steps_per_execution``).
-
-torch is imported first when it is installed (:mod:`optcmp.frameworks.tensorflow.ops`): importing TensorFlow
-before torch in one process has been seen to crash it.
 """
 
 from __future__ import annotations
@@ -32,10 +25,7 @@ import numpy as np
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
 from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
-from optcmp.frameworks.tensorflow.ops import (  # torch (when installed) is imported before TensorFlow
-    ops,
-    tf,
-)
+from optcmp.frameworks.tensorflow.ops import ops, tf  # imports torch first when installed
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -53,10 +43,8 @@ OWN_TRACED = ("TensorFlowBackend.", "_minibatch_loop.", "analytic_value_and_grad
 class _OwnRetracingFilter(logging.Filter):
     """Drop TensorFlow's "triggered tf.function retracing" warning about optcmp's own functions.
 
-    Every run traces its own ``tf.function`` on purpose (outside the timed steps; the compiles
-    are counted and recorded), so TensorFlow's advice to define the function outside a loop is
-    noise on a user's terminal (it shows up in ordinary sweeps). Warnings about any
-    other function pass.
+    Every run traces its own ``tf.function`` on purpose (off the clock; the compiles are
+    recorded), so the advice to define it outside a loop is noise; other functions' pass.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -67,7 +55,7 @@ class _OwnRetracingFilter(logging.Filter):
 
 def quiet_own_retracing() -> None:
     """Install :class:`_OwnRetracingFilter` on TensorFlow's logger, once (when a backend is
-    built, not when this module is imported)."""
+    built, not on import)."""
     logger = logging.getLogger("tensorflow")
     if not any(isinstance(f, _OwnRetracingFilter) for f in logger.filters):
         logger.addFilter(_OwnRetracingFilter())
@@ -78,17 +66,11 @@ def tf_device(device: str | None) -> str:
     name = "cpu" if device is None else str(device).strip().lower().lstrip("/")
     if name in ("cpu", "cpu:0"):
         return "/CPU:0"
-    index: int | None = None
-    for prefix in ("cuda", "gpu"):
-        if name == prefix:
-            index = 0
-        elif name.startswith(prefix + ":"):
-            try:
-                index = int(name[len(prefix) + 1:])
-            except ValueError:
-                index = None
-            else:
-                break
+    kind, colon, num = name.partition(":")
+    try:
+        index = (int(num) if colon else 0) if kind in ("cuda", "gpu") else None
+    except ValueError:
+        index = None
     gpus = tf.config.list_physical_devices("GPU")
     available = ["/CPU:0"] + [f"/GPU:{i}" for i in range(len(gpus))]
     if index is None:
@@ -144,19 +126,11 @@ def _block_key(reuse: ReuseKey | None, kind: str, *sizes: Any) -> ReuseKey | Non
     return None if reuse is None else ReuseKey(reuse.owner, (reuse.parts, kind, *sizes))
 
 
-def _while_cond(n: Any) -> Callable[..., Any]:
-    """``tf.while_loop`` condition ``i < n`` (the loop counter comes first)."""
-    def cond(i: Any, *_: Any) -> Any:
-        return i < n
-    return cond
-
-
 def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows_: int,
                     spe: int, smax: int, snapshot: Callable[[Any], Any] | None
                     ) -> Callable[..., Any]:
-    """The body of :meth:`TensorFlowBackend.compile_block` for minibatch steps: a loop over
-    the observations in the block, each an inner ``tf.while_loop`` over its steps, the
-    iterate kept after it (row ``m`` of a buffer of ``smax + 1``)."""
+    """The minibatch block of :meth:`TensorFlowBackend.compile_block`: a loop over the
+    observations, each an inner ``tf.while_loop`` over its steps, the iterate kept after it."""
     short = rows_ % bs if spe * bs > rows_ else 0
     snap = snapshot or (lambda x: x)
     width = int(np.prod(np.shape(x_ex))) if snapshot is None else None
@@ -209,11 +183,9 @@ class TensorFlowBackend(Backend):
     name = "tensorflow"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
-    #: XLA compilation (``jit_compile=True``) of step functions by default. Measured on a 2-core
-    #: CPU (one thread), value and gradient of 1e6 x 5 float64 least squares: 10.7 ms with XLA
-    #: against 14.3 ms without; 1e5 rows: 0.5-0.9 ms against 1.3-1.5 ms. Iterates agree with the
-    #: plain graph to 1e-12 relative (tested); the cost is ~0.3 s more warm-up (compilation,
-    #: reported apart, never timed).
+    #: XLA compilation (``jit_compile=True``) of step functions by default: value and gradient
+    #: of 1e6 x 5 float64 least squares took 10.7 ms against 14.3 ms without (one CPU thread);
+    #: iterates agree to 1e-12 relative (tested), for ~0.3 s more warm-up (never timed).
     JIT_COMPILE = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64",
@@ -241,14 +213,11 @@ class TensorFlowBackend(Backend):
                     return tf.identity(tf.cast(a, self.tf_dtype))
                 return tf.identity(a)
             arr = np.asarray(a)
-            if np.issubdtype(arr.dtype, np.floating):
-                return tf.constant(arr, dtype=self.tf_dtype)
-            return tf.constant(arr)
+            return tf.constant(arr, dtype=self.tf_dtype if np.issubdtype(
+                arr.dtype, np.floating) else None)
 
     def to_numpy(self, t: Any) -> np.ndarray:
-        if hasattr(t, "numpy"):
-            return np.array(t.numpy(), copy=True)
-        return np.array(t, copy=True)
+        return np.array(t.numpy() if hasattr(t, "numpy") else t, copy=True)
 
     def index_array(self, idx: np.ndarray) -> Any:
         with tf.device(self.tf_device):
@@ -271,9 +240,8 @@ class TensorFlowBackend(Backend):
                 sync_devices()
 
     def timing_contract(self) -> dict[str, Any]:
-        """The barrier (``tf.test.experimental.sync_devices`` on a GPU), compute dtype and
-        matmul precision (``"tf32"`` where a float32 run on a GPU may use TF32:
-        ``tf.config.experimental.tensor_float_32_execution_enabled()``)."""
+        """The barrier, compute dtype and matmul precision (``"tf32"`` where a float32 run on a
+        GPU may use TF32)."""
         tf32 = bool(tf.config.experimental.tensor_float_32_execution_enabled())
         precision = "tf32" if (tf32 and self._gpu and self.dtype == "float32") else "highest"
         return {"barrier": "tf.test.experimental.sync_devices" if self._gpu
@@ -281,10 +249,6 @@ class TensorFlowBackend(Backend):
                 "matmul_precision": precision}
 
     # ------------------------------------------------------------------ compiled functions
-    def data_signature(self, problem: Problem) -> dict[str, tf.TensorSpec]:
-        """``TensorSpec`` of each training array with an unknown row count (no retracing)."""
-        return _spec_like(problem.train_data, True, self.tf_dtype)  # type: ignore[no-any-return]
-
     @property
     def compiler(self) -> str:
         """``"xla"`` with :attr:`jit_compile`, else ``"tf.function"``."""
@@ -294,13 +258,13 @@ class TensorFlowBackend(Backend):
         """Traces plus XLA compilations of every function this backend compiled, so far."""
         return sum(_compiles(call) - base for call, base in self._functions)
 
-    def function(self, fn: Callable[..., Any], input_signature: Sequence[Any] | None = None,
-                 jit_compile: bool | None = None, rows: Sequence[int] = (),
-                 exact: bool = False, reuse: ReuseKey | None = None) -> Callable[..., Any]:
+    def function(self, fn: Callable[..., Any], input_signature: Sequence[Any],
+                 rows: Sequence[int] = (), exact: bool = False,
+                 reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """``tf.function`` of ``fn`` on this backend's device (and XLA when enabled)."""
-        jit = self.jit_compile if jit_compile is None else jit_compile
+        jit = self.jit_compile
         store, key = None, None
-        if reuse is not None and input_signature is not None:
+        if reuse is not None:
             store = reuse.store()
             key = ("tensorflow", reuse.parts, self.tf_device, self.dtype, bool(jit),
                    tuple(rows), bool(exact), repr(list(input_signature)))
@@ -308,36 +272,23 @@ class TensorFlowBackend(Backend):
             if kept is not None:
                 self._functions.append((kept, _compiles(kept)))
                 return kept  # type: ignore[no-any-return]
-        if input_signature is None:
-            g = tf.function(fn, jit_compile=jit, reduce_retracing=True)
-        else:
-            g = tf.function(fn, input_signature=list(input_signature), jit_compile=jit)
+        g = tf.function(fn, input_signature=list(input_signature), jit_compile=jit)
         dev = self.tf_device
         seen: set[Any] = set()
         row_args = tuple(rows) if jit else ()
-        # With a fixed signature, the traced concrete function is called directly after the
-        # first call: tf.function's own dispatch (signature matching) costs ~0.2 ms per call.
-        direct = input_signature is not None and (
-            exact or _n_params(fn) == len(input_signature))
-        fast: list[Any] = [] if direct else [g]
+        # the traced concrete function is called directly after the first call:
+        # tf.function's dispatch (signature matching) costs ~0.2 ms per call
+        fast: list[Any] = [] if exact or _n_params(fn) == len(input_signature) else [g]
 
-        def run(args: Any) -> Any:
+        def call(*args: Any) -> Any:
+            if row_args:
+                seen.add(tuple(_leading(args[i]) for i in row_args))
             with tf.device(dev):
                 if fast:
                     return fast[0](*args)
                 out = g(*args)
                 fast.append(g.get_concrete_function())
                 return out
-
-        if row_args:
-            def call(*args: Any) -> Any:
-                key = tuple(_leading(args[i]) for i in row_args)
-                if key not in seen:
-                    seen.add(key)
-                return run(args)
-        else:
-            def call(*args: Any) -> Any:
-                return run(args)
 
         call.tf_function = g  # type: ignore[attr-defined]
         call.shapes_seen = seen  # type: ignore[attr-defined]
@@ -359,20 +310,14 @@ class TensorFlowBackend(Backend):
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
         """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA).
 
-        The step count ``n`` and the first step ``start`` are tensor arguments, so every block
-        runs the one compiled program; minibatch rows are gathered inside it from the index
-        vector (``tf.gather`` of the step's rows: XLA would take a ``tf.slice`` start as a
-        compile-time constant and compile once per value); an epoch's shorter last minibatch
-        is the other branch of a ``tf.cond`` in the same program, so a block may span epochs
-        (the index vector then holds several epochs' row orders, one after the other), and
-        the iterates at the observations inside it are kept in a buffer. See
-        :meth:`Backend.compile_block`.
+        ``n`` and ``start`` are tensors, so every block runs the one compiled program; an
+        epoch's shorter last minibatch is the other branch of a ``tf.cond`` in it, so a block
+        may span epochs. See :meth:`Backend.compile_block`.
         """
         fdt, nmax = self.tf_dtype, int(n_max)
         x_ex, state_ex, data_ex, *extra_ex = example
         scalar = tf.TensorSpec([], tf.int32)
         specs = [_spec_like(a, False, fdt) for a in (x_ex, tuple(state_ex), data_ex, *extra_ex)]
-        cond = _while_cond
         if batch_size is None:
             def block(n: Any, x: Any, state: Any, data: Any, *extra: Any) -> Any:
                 def body(i: Any, x: Any, state: Any, funs: Any, gns: Any) -> Any:
@@ -384,7 +329,7 @@ class TensorFlowBackend(Backend):
 
                 init = (tf.constant(0), x, tuple(state), tf.zeros([nmax], fdt),
                         tf.zeros([nmax], fdt))
-                _, x, state, funs, gns = tf.while_loop(cond(n), body, init,
+                _, x, state, funs, gns = tf.while_loop(lambda i, *_: i < n, body, init,
                                                        maximum_iterations=nmax)
                 return x, state, funs, gns
             return self.function(block, [scalar, *specs], exact=True,
@@ -460,18 +405,14 @@ class TensorFlowBackend(Backend):
     @classmethod
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
-        """XLA's CPU thread flags added to ``XLA_FLAGS`` before XLA starts, when JAX is
-        installed (TensorFlow loads it); they stay for the process."""
+        """XLA's CPU thread flags added before XLA starts where JAX is installed (they stay)."""
         _pin_xla()
         yield
 
     @classmethod
     def set_threads(cls, n: int) -> Callable[[], None] | None:
-        """Set the intra- and inter-op pools to ``n`` threads, if TensorFlow has not started.
-
-        TensorFlow fixes its pools when its runtime starts; later they keep their size and a
-        warning says so (the result records the count in force). Nothing is restored.
-        """
+        """Set the intra- and inter-op pools to ``n`` threads if TensorFlow has not started
+        (later they keep their size, with a warning). Nothing is restored."""
         cur = tf.config.threading.get_intra_op_parallelism_threads()
         if cur == n or (cur == 0 and _env_threads() == n):
             return None

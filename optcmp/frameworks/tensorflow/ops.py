@@ -1,27 +1,24 @@
-"""The TensorFlow ops namespace: the names of :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
+"""The TensorFlow ops namespace: :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
 
 Semantics follow numpy where the two differ (``matmul`` of a vector, ``logaddexp`` with exact
 gradients at a tie, a Python float fill exact in float64). Importing this module imports
-TensorFlow, and torch first when it is installed: importing TensorFlow before torch in one
-process has been seen to crash it. ``KERAS_BACKEND`` defaults to ``tensorflow`` and TensorFlow's
-C++ log level to 2 (warnings and errors) unless the environment sets them. The lines TensorFlow's
-C++ side writes to the process's stderr while it is imported are read back and replayed, less
-the start-up notices that are not about the user's work (:data:`IMPORT_NOISE`: absl's
-pre-initialization line, the oneDNN notice, CPU-instruction and duplicate-factory lines).
-``XLA_FLAGS`` is left as it is: the TensorFlow backend adds the XLA CPU thread flags where a run
-or a backend is set up (:func:`optcmp.frameworks.ops.pin_xla_threads`).
+TensorFlow, torch first when it is installed (the reverse order has been seen to crash the
+process), with ``KERAS_BACKEND=tensorflow`` and TensorFlow's C++ log level 2 unless the
+environment sets them, and without TensorFlow's start-up notices (:data:`IMPORT_NOISE`).
+``XLA_FLAGS`` is left as it is (:func:`optcmp.frameworks.ops.pin_xla_threads`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+
+from optcmp.frameworks.ops import ELEMENTWISE, clip_by, exact_logaddexp, two_numbers
 
 if importlib.util.find_spec("torch") is not None:  # torch before tensorflow, always
     import torch  # noqa: F401
@@ -41,9 +38,8 @@ IMPORT_NOISE = ("All log messages before absl::InitializeLog()", "oneDNN custom 
 def _import_tensorflow() -> Any:
     """``import tensorflow`` with its C++ start-up notices (:data:`IMPORT_NOISE`) dropped.
 
-    The process's stderr (file descriptor 2) goes to a temporary file during the import; every
-    other line is written back to stderr afterwards, so no warning or error is lost. Where
-    descriptor 2 cannot be redirected (no such descriptor), TensorFlow is imported as is.
+    The C++ side writes to file descriptor 2: it goes to a temporary file during the import and
+    every other line is written back afterwards (as is where it cannot be redirected).
     """
     import sys
     import tempfile
@@ -85,14 +81,6 @@ def _matmul(a: Any, b: Any) -> Any:
     return tf.linalg.matmul(a, b)
 
 
-def _mean(a: Any, axis: int | Sequence[int] | None = None) -> Any:
-    return tf.reduce_mean(a, axis=axis)
-
-
-def _sum(a: Any, axis: int | Sequence[int] | None = None) -> Any:
-    return tf.reduce_sum(a, axis=axis)
-
-
 def _norm(a: Any) -> Any:
     a = tf.reshape(a, (-1,))
     return tf.sqrt(tf.tensordot(a, a, 1))
@@ -105,15 +93,10 @@ def _tensors(a: Any, b: Any, op: str) -> tuple[Any, Any]:
         return a, b if isinstance(b, tensor) else tf.constant(b, dtype=a.dtype)
     if isinstance(b, tensor):
         return tf.constant(a, dtype=b.dtype), b
-    raise TypeError(f"ops.{op}: give at least one of the two values as an array (e.g. "
-                    f"ops.zeros_like(x) + {a!r}); got two Python numbers")
+    raise two_numbers(op, a)
 
 
-def _logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))``: numpy's formula, exact gradients (1/2 each at a tie)."""
-    a, b = _tensors(a, b, "logaddexp")
-    hi = tf.where(a > b, a + tf.nn.softplus(b - a), b + tf.nn.softplus(a - b))
-    return tf.where(a == b, 0.5 * a + 0.5 * b + math.log(2.0), hi)
+_logaddexp = exact_logaddexp(_tensors, tf.where, tf.nn.softplus)
 
 
 def _as_dtype(value: Any, dtype: Any) -> Any:
@@ -122,19 +105,6 @@ def _as_dtype(value: Any, dtype: Any) -> Any:
     if tf.is_tensor(value):
         return tf.cast(value, dtype)
     return tf.constant(value, dtype=dtype)
-
-
-def _clip(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - array API names
-    if min is not None:
-        a = tf.maximum(a, min)
-    if max is not None:
-        a = tf.minimum(a, max)
-    return a
-
-
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    a, b = _tensors(a, b, "where")
-    return tf.where(cond, a, b)
 
 
 def _size(a: Any) -> Any:
@@ -146,37 +116,24 @@ def _size(a: Any) -> Any:
 #: The ops namespace, with the same names as :data:`optcmp.frameworks.numpy.ops.ops`.
 ops = SimpleNamespace(
     name="tensorflow",
+    **{n: getattr(tf.math, n) for n in (*ELEMENTWISE, "sign", "maximum", "minimum", "sigmoid")},
+    ones_like=tf.ones_like,
+    zeros_like=tf.zeros_like,
     matmul=_matmul,
-    mean=_mean,
-    sum=_sum,
+    mean=lambda a, axis=None: tf.reduce_mean(a, axis=axis),
+    sum=lambda a, axis=None: tf.reduce_sum(a, axis=axis),
     max=lambda a, axis=None: tf.reduce_max(a, axis=axis),
     min=lambda a, axis=None: tf.reduce_min(a, axis=axis),
     reshape=tf.reshape,
-    sqrt=tf.sqrt,
-    exp=tf.exp,
-    expm1=tf.math.expm1,
-    log=tf.math.log,
-    log1p=tf.math.log1p,
-    square=tf.square,
     pow=tf.pow,
     power=tf.pow,
-    abs=tf.abs,
-    sign=tf.sign,
-    maximum=tf.maximum,
-    minimum=tf.minimum,
-    clip=_clip,
-    where=_where,
-    tanh=tf.tanh,
-    sin=tf.sin,
-    cos=tf.cos,
+    clip=clip_by(tf.maximum, tf.minimum),
+    where=lambda cond, a, b: tf.where(cond, *_tensors(a, b, "where")),
     atan=tf.math.atan,  # the helical valley (MGH 7)
-    sigmoid=tf.sigmoid,
     softplus=lambda a: _logaddexp(0.0, a),
     logaddexp=_logaddexp,
     logsumexp=lambda a, axis=None: tf.reduce_logsumexp(a, axis=axis),
     softmax=lambda a, axis=-1: tf.nn.softmax(a, axis=axis),
-    ones_like=tf.ones_like,
-    zeros_like=tf.zeros_like,
     full_like=lambda a, fill: tf.fill(tf.shape(a), _as_dtype(fill, a.dtype)),
     permute_dims=lambda a, axes=None: tf.transpose(a, perm=axes),
     transpose=lambda a, axes=None: tf.transpose(a, perm=axes),
@@ -190,9 +147,8 @@ ops = SimpleNamespace(
 
 def host_value_and_grad(objective: Callable[..., Any], cached: Callable[..., Any]
                         ) -> Callable[[np.ndarray, dict[str, Any]], tuple[float, np.ndarray]]:
-    """``(x, batch) -> (fun, grad)`` of ``objective(ops, x, batch)`` in float64 by a gradient tape
-    on the CPU (:func:`optcmp.frameworks.host.host_value_and_grad`); ``cached`` keeps converted
-    batches."""
+    """:func:`optcmp.frameworks.host.host_value_and_grad` by a gradient tape on the CPU;
+    ``cached`` keeps converted batches."""
     def tensor(a: Any) -> Any:
         arr = np.asarray(a)
         with tf.device("/CPU:0"):

@@ -1,12 +1,9 @@
 """The PyTorch backend: autograd gradients, eager execution without host round trips, CUDA sync.
 
-Data and the iterate are converted once and placed on the device before any timing: the
-iterate is copied (``torch.tensor``, so an in-place update never writes into the problem's numpy
-arrays); the training arrays, which steps only read, share the problem's memory on the CPU when
-they are already in the run's dtype (:meth:`TorchBackend.place`).
-:meth:`TorchBackend.value_and_grad` computes the objective and its gradient with
-``torch.autograd.grad`` on a detached leaf and returns detached tensors, so an update built on
-them records no graph; values stay device tensors, read by the monitor off the clock.
+The iterate is copied onto the device (``torch.tensor``: an in-place update never writes into the
+problem's arrays); the training arrays, which steps only read, share the problem's memory on the
+CPU when already in the run's dtype (:meth:`TorchBackend.place`). Gradients come from
+``torch.autograd.grad`` on a detached leaf, detached, so an update built on them records no graph.
 """
 
 from __future__ import annotations
@@ -30,28 +27,23 @@ _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 def torch_device(device: str | None) -> torch.device:
     """The :class:`torch.device` for an optcmp device name."""
     name = "cpu" if device is None else str(device).strip().lower()
-    if name == "gpu":
-        name = "cuda"
-    if name.startswith("gpu:"):
-        name = "cuda:" + name[4:]
     if name == "cpu":
         return torch.device("cpu")
-    if name == "cuda" or name.startswith("cuda:"):
-        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        available = ["cpu"] + [f"cuda:{i}" for i in range(n)]
-        index = 0
-        if name.startswith("cuda:"):
-            try:
-                index = int(name[5:])
-            except ValueError:
-                raise ValueError(f"device {device!r} is not a valid CUDA device name; "
-                                 f"available devices: {available}") from None
-        if index >= n or index < 0:
-            raise ValueError(f"torch device {device!r} is not available (torch "
-                             f"{torch.__version__}, CUDA {'built' if torch.version.cuda else 'not built'}); "
-                             f"available devices: {available}")
-        return torch.device("cuda", index)
-    raise ValueError(f"unknown torch device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'gpu'")
+    kind, colon, num = name.partition(":")
+    if kind not in ("cuda", "gpu"):
+        raise ValueError(f"unknown torch device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'gpu'")
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    available = ["cpu"] + [f"cuda:{i}" for i in range(n)]
+    try:
+        index = int(num) if colon else 0
+    except ValueError:
+        raise ValueError(f"device {device!r} is not a valid CUDA device name; "
+                         f"available devices: {available}") from None
+    if index >= n or index < 0:
+        cuda = "built" if torch.version.cuda else "not built"
+        raise ValueError(f"torch device {device!r} is not available (torch "
+                         f"{torch.__version__}, CUDA {cuda}); available devices: {available}")
+    return torch.device("cuda", index)
 
 
 class TorchBackend(Backend):
@@ -78,13 +70,11 @@ class TorchBackend(Backend):
     def asarray(self, a: Any) -> torch.Tensor:
         if isinstance(a, torch.Tensor):
             t = a.detach()
-            if t.is_floating_point():
-                return t.to(device=self.torch_device, dtype=self.torch_dtype)
-            return t.to(device=self.torch_device)
+            dtype = self.torch_dtype if t.is_floating_point() else None
+            return t.to(device=self.torch_device, dtype=dtype)
         arr = np.asarray(a)
-        if np.issubdtype(arr.dtype, np.floating):
-            return torch.tensor(arr, dtype=self.torch_dtype, device=self.torch_device)
-        return torch.tensor(arr, device=self.torch_device)
+        dtype = self.torch_dtype if np.issubdtype(arr.dtype, np.floating) else None
+        return torch.tensor(arr, dtype=dtype, device=self.torch_device)
 
     def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
         """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
@@ -101,9 +91,7 @@ class TorchBackend(Backend):
         return torch.from_numpy(arr)
 
     def to_numpy(self, t: Any) -> np.ndarray:
-        if isinstance(t, torch.Tensor):
-            return np.array(t.detach().cpu().numpy(), copy=True)
-        return np.array(t, copy=True)
+        return np.array(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, copy=True)
 
     def index_array(self, idx: np.ndarray) -> torch.Tensor:
         return torch.tensor(np.asarray(idx, dtype=np.int64), dtype=torch.int64,
@@ -122,9 +110,8 @@ class TorchBackend(Backend):
             torch.cuda.synchronize(self.torch_device)
 
     def timing_contract(self) -> dict[str, Any]:
-        """The barrier (``torch.cuda.synchronize`` on CUDA), compute dtype and matmul
-        precision (``torch.get_float32_matmul_precision()``; ``"tf32"`` where float32 matrix
-        products on CUDA may use TF32, ``torch.backends.cuda.matmul.allow_tf32``)."""
+        """The barrier, compute dtype and matmul precision (``"tf32"`` where float32 products on
+        CUDA may use TF32)."""
         precision = str(torch.get_float32_matmul_precision())
         if self.dtype == "float32" and self._cuda and torch.backends.cuda.matmul.allow_tf32:
             precision = "tf32"
@@ -135,13 +122,8 @@ class TorchBackend(Backend):
 
     # ------------------------------------------------------------------ functions
     def compilations(self) -> int:
-        """Graphs ``torch.compile`` (TorchDynamo) has compiled in this process so far.
-
-        optcmp's torch steps run eagerly, so this stays constant unless a problem's objective
-        or a user's code calls ``torch.compile``; the runner then counts the graphs compiled
-        inside the timed region (the first call and every new batch shape compile).
-        ``torch._dynamo`` is not imported here when nothing else has imported it.
-        """
+        """Graphs ``torch.compile`` has compiled in this process so far (optcmp's steps are
+        eager: only a user's ``torch.compile`` counts); ``torch._dynamo`` is never imported here."""
         dynamo_utils = sys.modules.get("torch._dynamo.utils")
         if dynamo_utils is None:
             return 0
