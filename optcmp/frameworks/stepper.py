@@ -94,80 +94,33 @@ class Stepper(ABC):
 
     @abstractmethod
     def init(self, execution: str = "step", why_step: str = "") -> None:
-        """Place the data and ``x0``, choose the execution, compile and warm up (untimed).
-
-        Parameters
-        ----------
-        execution : str
-            ``"step"``, ``"fused"`` or ``"auto"`` (fused where possible).
-        why_step : str
-            The caller's reason to run step by step (``""``: none).
-        """
+        """Place the data and ``x0``, choose the execution (``"step"``, ``"fused"`` or
+        ``"auto"``; ``why_step``: the caller's reason for steps one by one), compile and warm
+        up, off the clock."""
 
     @abstractmethod
     def ready(self, n: int) -> int:
-        """Get the next steps ready, off the clock (an epoch's row order, an index vector).
-
-        Parameters
-        ----------
-        n : int
-            Steps the loop would like the next :meth:`run` to take.
-
-        Returns
-        -------
-        int
-            Steps the next :meth:`run` takes (at least 1, at most ``n``).
-        """
+        """Get up to ``n`` next steps ready off the clock; the steps :meth:`run` takes next."""
 
     @abstractmethod
     def run(self, n: int, first: int | None = None, every: int = 1,
             iterations: int | None = None) -> Block:
-        """``n`` steps from the current state, timed by the caller as one.
-
-        Parameters
-        ----------
-        n : int
-            Steps, as :meth:`ready` returned.
-        first, every : int
-            A spanning block keeps the iterates after ``first``, ``first + every``, ... steps.
-        iterations : int, optional
-            Most library iterations one step may do (an iteration budget's remainder).
-
-        Returns
-        -------
-        Block
-            What the steps report.
-        """
+        """``n`` steps from the current state, timed by the caller as one (a spanning block
+        keeps the iterates after ``first``, ``first + every``, ... steps; ``iterations``
+        caps a step that does several of the library's own)."""
 
     @abstractmethod
     def x_numpy(self) -> np.ndarray:
-        """The current iterate, copied to the host as float64 (off the clock).
-
-        Returns
-        -------
-        numpy.ndarray
-            The flat iterate.
-        """
+        """The current iterate, copied to the host as a flat float64 vector (off the clock)."""
 
     @abstractmethod
     def save(self) -> Any:
-        """The run's state now (iterate, optimizer state, step) as a value for :meth:`load`.
-
-        Returns
-        -------
-        Any
-            An opaque value that later steps do not change.
-        """
+        """The run's state now (iterate, optimizer state, step) as a value later steps do not
+        change, for :meth:`load`."""
 
     @abstractmethod
     def load(self, saved: Any) -> None:
-        """Go back to a state from :meth:`save`.
-
-        Parameters
-        ----------
-        saved : Any
-            What :meth:`save` returned.
-        """
+        """Go back to a state from :meth:`save`."""
 
     def close(self) -> None:  # noqa: B027 - most steppers hold nothing another run can take
         """Give back what the run borrowed (once its final iterate is read)."""
