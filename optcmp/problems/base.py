@@ -1,11 +1,6 @@
 """The :class:`Problem` base class: data, initial point, objective, gradient, curvature.
 
-NumPy float64 is the source of truth. A problem makes its data and its initial point from a seed,
-writes its objective once against a small per-backend ops namespace (see
-:mod:`optcmp.frameworks.base`), and gives an analytic float64 gradient for the numpy backend.
-
-The iterate is always one flat vector ``x`` of length :attr:`Problem.n_params` (scipy's
-convention); :attr:`Problem.layout` maps it to named parameter arrays.
+Why numpy float64 data and one flat iterate ``x``: see docs/problems.md.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ class Optimum:
     Attributes
     ----------
     fun : float
-        The optimal objective value ``f*``.
+        ``f*``.
     x : ndarray of float64, shape (n_params,), or None
         A minimizer (``None`` when only ``f*`` is known).
     method : str
@@ -38,7 +33,7 @@ class Optimum:
     time : float or None
         Wall time of that solve in seconds (``None``: not solved here).
     kind : {"direct", "estimated", "given"}, default "direct"
-        A closed-form solve, a tight iterative solve, or a value from the user or literature.
+        A closed-form solve, a tight iterative solve, or a given value.
     """
 
     fun: float
@@ -48,12 +43,7 @@ class Optimum:
     kind: str = "direct"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"fun", "method", "time", "kind"}``: the record a comparison keeps.
-
-        Returns
-        -------
-        dict
-        """
+        """``{"fun", "method", "time", "kind"}``: the record a comparison keeps."""
         return {"fun": float(self.fun), "method": self.method, "time": self.time,
                 "kind": self.kind}
 
@@ -67,7 +57,6 @@ class ParamLayout:
     names : tuple of str
         Parameter names, in packing order.
     shapes : tuple of tuple of int
-        Shape of each named array.
     """
 
     names: tuple[str, ...]
@@ -99,7 +88,6 @@ class ParamLayout:
         Parameters
         ----------
         x : array, shape (size,)
-            Flat iterate, on any backend.
         ops : ops namespace, optional
             Backend ops providing ``reshape`` (default numpy's).
 
@@ -185,7 +173,6 @@ class Problem(ABC):
         state.pop("_optcmp_compiled", None)
         return state
 
-    # ------------------------------------------------------------------ data and layout
     @property
     @abstractmethod
     def layout(self) -> ParamLayout:
@@ -203,30 +190,22 @@ class Problem(ABC):
 
     @property
     def n_samples(self) -> int:
-        """Number of training samples (rows used for minibatches); 0 for a data-free problem.
-
-        Raises
-        ------
-        ValueError
-            A 0-d training array, or arrays with different numbers of rows.
-        """
+        """Number of training samples (rows used for minibatches); 0 for a data-free problem."""
         return count_rows(self.train_data, self.name)
 
     @abstractmethod
     def init_params(self, seed: int = 0) -> Array:
-        """Initial point.
+        """Initial point from the run's seed.
 
         Parameters
         ----------
         seed : int
-            The run's seed (a repetition changes it).
 
         Returns
         -------
         ndarray of float64, shape (n_params,)
         """
 
-    # ------------------------------------------------------------------ objective
     @abstractmethod
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         """The objective, written once against a backend's ops namespace.
@@ -234,7 +213,6 @@ class Problem(ABC):
         Parameters
         ----------
         ops : ops namespace
-            :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
         batch : dict of str to backend array
             The training arrays, or the rows of one minibatch.
@@ -251,7 +229,7 @@ class Problem(ABC):
         Parameters
         ----------
         x : ndarray, shape (n_params,)
-            The iterate, in the working dtype (float64 or float32).
+            In the working dtype (float64 or float32).
         batch : dict of str to ndarray
 
         Returns
@@ -290,11 +268,6 @@ class Problem(ABC):
         -------
         fun : backend scalar or None
         grad : backend array, shape (n_params,)
-
-        Raises
-        ------
-        NotImplementedError
-            The problem declares no such gradient.
         """
         raise NotImplementedError(f"problem {self.name!r} declares no gradient written "
                                   "against ops; its framework backends use autodiff")
@@ -305,7 +278,6 @@ class Problem(ABC):
         Parameters
         ----------
         j : int
-            Index into ``x``.
 
         Returns
         -------
@@ -321,13 +293,7 @@ class Problem(ABC):
         return f"x[{j}]"
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
-
-        Raises
-        ------
-        NotImplementedError
-            When the problem has no curvature estimate.
-        """
+        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling."""
         raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
 
     def with_seed(self, seed: int) -> Problem:
@@ -341,11 +307,6 @@ class Problem(ABC):
         -------
         Problem
             A new problem; ``self`` is unchanged.
-
-        Raises
-        ------
-        NotImplementedError
-            The problem cannot redraw its data (e.g. it was built from your own arrays).
         """
         raise NotImplementedError(
             f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
@@ -376,7 +337,7 @@ class Problem(ABC):
         Parameters
         ----------
         backend : str
-            Canonical backend name (``"numpy"``, ``"torch"``, ``"tensorflow"``).
+            Canonical backend name (``"numpy"``, ``"torch"``, ...).
 
         Returns
         -------
@@ -385,13 +346,7 @@ class Problem(ABC):
         return None
 
     def lipschitz(self) -> float:
-        """Lipschitz constant ``L`` of the gradient (for ``learning_rate="auto"``).
-
-        Raises
-        ------
-        NotImplementedError
-            When ``L`` is not known for this problem.
-        """
+        """Lipschitz constant ``L`` of the gradient (for ``learning_rate="auto"``)."""
         raise NotImplementedError(f"problem {self.name!r} has no known gradient Lipschitz "
                                   "constant; give learning_rate as a positive float")
 
@@ -412,8 +367,8 @@ class Problem(ABC):
     def from_spec(cls, spec: dict[str, Any]) -> Problem:
         """Rebuild a problem whose data are generated from its spec (e.g. on a worker process).
 
-        By default a ``"generated"`` spec holds, besides ``"problem"`` and ``"source"``, the
-        constructor's keyword arguments; subclasses with another layout override this.
+        By default the spec holds, besides ``"problem"`` and ``"source"``, the constructor's
+        keyword arguments; subclasses with another layout override this.
 
         Parameters
         ----------
@@ -423,11 +378,6 @@ class Problem(ABC):
         Returns
         -------
         Problem
-
-        Raises
-        ------
-        ValueError
-            User data, or the rebuilt problem's spec differs.
         """
         if spec.get("source") != "generated":
             raise ValueError(

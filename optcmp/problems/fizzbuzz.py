@@ -1,11 +1,7 @@
 r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
 
-Written "with the same hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version
-reached a loss of 0.002 and the others hovered at 0.6 (the class-prior plateau). The usual
-suspects are gradients never zeroed, a sum-reduced loss where the other takes a mean, different
-initializations and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one
-loss with one reduction, one initial point drawn in numpy float64, one data split, and one
-minibatch order on every backend. See ``docs/fizzbuzz-story.md``.
+One loss with one reduction, one initial point drawn in numpy float64, one data split and one
+minibatch order on every backend. Why: see docs/fizzbuzz-story.md, "The usual suspects".
 """
 
 from __future__ import annotations
@@ -84,20 +80,16 @@ class FizzBuzzMLP(StoredProblem):
     Parameters
     ----------
     hidden : int, default 100
-        Hidden units.
     loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
     init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
-        Weight initialization (biases start at zero), drawn in float64 from the run's seed:
-        :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`
-        (``tf.random.truncated_normal``), or Keras' default Glorot uniform.
+        Weights (biases start at zero) from the run's seed: :math:`N(0, s^2)`, the same
+        redrawn outside :math:`\pm 2s`, or Keras' Glorot uniform.
     init_std : float, optional
         :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
     low, high, n_max : int, default 0, 1000, None
         The numbers ``low .. high - 1``; ``n_max`` is shorthand for ``high = n_max + 1``.
     n_bits : int, default 10
-        Width of the binary encoding.
     test_fraction : float, default 0.1
-        Fraction held out as the test set, in ``[0, 1)``.
     seed : int, default 0
         Seed of the train/test split.
     damping : float, default 1e-3
@@ -105,20 +97,10 @@ class FizzBuzzMLP(StoredProblem):
     target_loss : float, optional
         Training loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
     drop_last : bool, default False
-        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
-
-    Examples
-    --------
-    >>> from optcmp.problems import FizzBuzzMLP
-    >>> p = FizzBuzzMLP()
-    >>> p.n_params, p.n_samples
-    (1504, 900)
-    >>> round(p.plateau_loss(), 6)  # class priors of the training split
-    0.155322
+        Minibatch runs leave out each epoch's last, shorter batch.
     """
 
     name = "fizzbuzz"
-    hess_diag_is_constant = False
 
     def __init__(self, hidden: int = 100, loss: str = "mse", init: str = "normal", *,
                  init_std: float | None = None, low: int = 0, high: int | None = None,
@@ -168,7 +150,6 @@ class FizzBuzzMLP(StoredProblem):
         self.target_loss = (float(target_loss) if target_loss is not None
                             else 0.1 * self.plateau_loss())
 
-    # ------------------------------------------------------------------ data
     def class_counts(self, split: str = "train") -> np.ndarray:
         """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
 
@@ -208,7 +189,6 @@ class FizzBuzzMLP(StoredProblem):
         assert self.init_std is not None
         return self.init_std * z
 
-    # ------------------------------------------------------------------ objective
     def _forward(self, ops: Any, x: Any, X: Any) -> tuple[dict[str, Any], Any, Any]:
         """The named parameters, the hidden layer ``H`` and the logits ``Z`` on ``ops``."""
         p = self._layout.unflatten(x, ops)
@@ -226,14 +206,12 @@ class FizzBuzzMLP(StoredProblem):
         _, _, Z = self._forward(ops, x, batch["X"])
         return self._loss(ops, Z, batch["Y"])
 
-    #: gradient_ops below: the framework backends use it, not autodiff
     has_gradient_ops = True
     has_numpy_grad = True
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """Objective and gradient by backpropagation on ``ops`` (no tape), as
-        :meth:`value_and_grad` computes them; see :meth:`Problem.gradient_ops`."""
+        """Objective and gradient by backpropagation on ``ops`` (no tape)."""
         X, Y = batch["X"], batch["Y"]
         p, H, Z = self._forward(ops, x, X)
         if self.loss == "cross_entropy":
@@ -300,22 +278,10 @@ class FizzBuzzMLP(StoredProblem):
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
 
-        The generalized Gauss-Newton matrix (Schraudolph 2002) splits the objective into the
-        network output (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``) and a convex
-        loss of it, so it is positive semi-definite where the Hessian need not be. Its diagonal
-        comes in closed form, one pass, no per-sample Jacobians. It can be zero (an input bit 0
-        on every row, saturated units), so ``damping`` :math:`\mu` is added, as in LeCun et
-        al.'s :math:`\eta / (\mu + h_{kk})` step ("Efficient BackProp", 1998, Sec. 9.1).
-
-        Parameters
-        ----------
-        ops : ops namespace
-        x : backend array, shape (n_params,)
-        batch : dict of str to backend array
-
-        Returns
-        -------
-        backend array, shape (n_params,)
+        The generalized Gauss-Newton matrix (Schraudolph 2002) of the network output
+        (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``), positive semi-definite, in
+        closed form. It can be zero (saturated units), hence ``damping`` :math:`\mu`, as in
+        LeCun et al.'s :math:`\eta / (\mu + h_{kk})` ("Efficient BackProp", 1998, Sec. 9.1).
         """
         X = batch["X"]
         n = X.shape[0]
@@ -344,14 +310,12 @@ class FizzBuzzMLP(StoredProblem):
         flat = ops.concat([ops.reshape(a, (-1,)) for a in parts], axis=0)
         return flat * c + self.damping
 
-    # ------------------------------------------------------------------ no optimum: a target
     def plateau_loss(self, split: str = "train") -> float:
         r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
 
         Parameters
         ----------
         split : {"train", "test", "all"}
-            Rows whose class frequencies define :math:`p` (and the objective).
 
         Returns
         -------
@@ -389,7 +353,6 @@ class FizzBuzzMLP(StoredProblem):
 
         return LossTarget(self.target_loss)
 
-    # ------------------------------------------------------------------ reporting
     def predict(self, x: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Predicted class (argmax of the outputs) of each row of ``X``.
 

@@ -66,11 +66,10 @@ def _param_array(what: str, value: Any) -> np.ndarray:
     try:
         if np.iscomplexobj(np.asarray(value)):
             raise TypeError("complex")
-        a = np.asarray(value, dtype=np.float64)
+        return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be real numbers (an array or a float), got "
                          f"{type(value).__name__} {value!r:.80}") from None
-    return a
 
 
 def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
@@ -136,7 +135,6 @@ class FunctionProblem(StoredProblem):
         self._optimum: Optimum | None = _given_optimum(optimum, self._layout.size)
         self._host: Callable[..., tuple[float, np.ndarray]] | None = None
 
-    # ------------------------------------------------------------------ Problem interface
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()
 
@@ -193,7 +191,7 @@ class FunctionProblem(StoredProblem):
         Returns
         -------
         dict
-            The code of ``objective`` and ``grad``, the optimum, ``lipschitz``, the target.
+            Fingerprints of ``objective`` and ``grad``; the optimum, ``lipschitz``, target.
         """
         from optcmp.fingerprint import code_fingerprint
 
@@ -302,8 +300,7 @@ def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[f
 def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     """``f*`` by a tight reference solve: scipy's L-BFGS-B in float64 from the initial point.
 
-    With :data:`ESTIMATE_OPTIONS`, the problem's numpy gradient and one BLAS thread (``f*``
-    independent of the thread count); tables flag suboptimalities computed from it.
+    With :data:`ESTIMATE_OPTIONS`, the problem's numpy gradient and one BLAS thread.
 
     Parameters
     ----------
@@ -314,7 +311,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     Returns
     -------
     Optimum
-        ``kind="estimated"``; ``method`` holds the options, iterations and scipy's message.
+        ``kind="estimated"``; ``method`` says the options, iterations and scipy's message.
     """
     from optcmp._scipy import optimize
 
@@ -357,27 +354,24 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     Parameters
     ----------
     objective : callable
-        ``objective(ops, x, data) -> scalar`` on the backend's ops namespace
-        (:data:`optcmp.frameworks.ops.OPS`). Read ``x`` and ``data`` only (constants go in
-        ``data``): TensorFlow and JAX reuse compiled programs, which would keep a stale value.
+        ``objective(ops, x, data) -> scalar`` (:data:`optcmp.frameworks.ops.OPS`). Read ``x``
+        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant).
     x0 : array_like, shape (n,), or dict of str to array_like
-        The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
+        One flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
-        Training arrays with the same number of rows; ``None`` for a data-free problem.
-        Integer arrays become float64; booleans stay boolean (masks for ``ops.where``).
+        Training arrays, rows along axis 0; integers become float64, booleans stay boolean.
     grad : callable, optional
         ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
-        The known ``f*``, an :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``
-        (:func:`estimate_optimum`).
+        The known ``f*``, or ``"estimate"`` (:func:`estimate_optimum`).
     name : str, default "function"
     default_target : optcmp.stopping.Rule, optional
         The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
     lipschitz : float, optional
         Lipschitz constant of the gradient, for ``learning_rate="auto"``.
     check_grad : {"auto", True, False}, default "auto"
-        Check ``grad`` once before any run (:func:`~optcmp.problems.gradcheck.check_gradient`);
-        ``"auto"``: up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
+        Check ``grad`` once (:func:`~optcmp.problems.gradcheck.check_gradient`); ``"auto"``:
+        up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
 
     Returns
     -------
@@ -385,19 +379,8 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
 
     Raises
     ------
-    TypeError, ValueError
-        A bad argument; :class:`~optcmp.problems.GradientError` (a ValueError) when ``grad``
-        disagrees with the reference.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from optcmp.problems import from_function
-    >>> def rosenbrock(ops, x, data):
-    ...     return 100.0 * (x[1] - x[0] ** 2) ** 2 + (1.0 - x[0]) ** 2
-    >>> p = from_function(rosenbrock, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
-    >>> round(p.fun64(p.init_params()), 2), p.n_samples
-    (24.2, 0)
+    ValueError
+        A bad argument, or ``grad`` disagrees with the reference (``GradientError``).
     """
     if check_grad not in ("auto", True, False):
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")

@@ -73,13 +73,13 @@ class LinearRegression(TabularProblem):
         \qquad A = [X, \mathbf{1}]
 
     The iterate packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then
-    ``intercept`` (shape ``()`` or ``(k,)``). The default data follow the story behind optcmp:
-    count-valued (Poisson) features on different scales, a linear target plus Gaussian noise.
+    ``intercept`` (shape ``()`` or ``(k,)``). The optimum is solved in float64 by
+    :func:`numpy.linalg.lstsq`, or, where its copy of ``A`` and ``y`` would exceed 64 MiB, by a
+    Householder QR over chunks of rows (:mod:`optcmp.problems._lstsq`).
 
     Parameters
     ----------
     n_samples : int, default 1_000_000
-        Number of rows.
     n_features : int, default 4
         Number of features ``d``: Poisson means (30, 5, 2, 1), or log-spaced from 30 to 1.
     noise : float, default 1.0
@@ -87,27 +87,10 @@ class LinearRegression(TabularProblem):
     seed : int, default 0
         Seed of the data (features, true coefficients, noise).
     fit_intercept : bool, default True
-        Append a column of ones (the intercept).
     init : {"zeros", "normal"}, default "zeros"
         Initial point: zeros, or standard normal draws from the run's seed.
     drop_last : bool, default False
         Minibatch runs drop the short last minibatch of every epoch.
-
-    Notes
-    -----
-    Gradient :math:`\frac{2}{nk} A^\top (A W - Y)`; Hessian :math:`\frac{2}{nk} A^\top A
-    \otimes I_k`, constant (its largest eigenvalue is :meth:`lipschitz`). The optimum is solved
-    in float64 by :func:`numpy.linalg.lstsq`, which copies ``A`` and ``y``; where that copy would
-    exceed 64 MiB (and ``A`` has 8 rows per column of ``[A | y]``), by a Householder QR
-    accumulated over chunks of rows (:mod:`optcmp.problems._lstsq`): the same minimizer to
-    rounding, the minimum-norm one for a rank-deficient ``A``.
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> p = optcmp.problems.LinearRegression(n_samples=1000, seed=0)
-    >>> p.n_params
-    5
     """
 
     name = "linear_regression"
@@ -149,7 +132,6 @@ class LinearRegression(TabularProblem):
         self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None,
                     target_names=None)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def from_arrays(cls, X: Any, y: Any, *, fit_intercept: bool = True, init: str = "zeros",
                     feature_names: Sequence[str] | None = None,
@@ -166,16 +148,10 @@ class LinearRegression(TabularProblem):
         feature_names, target_names : sequence of str, optional
             One distinct name per column of ``X`` (of ``y``), for messages and results.
         name : str
-            Name shown in tables.
 
         Returns
         -------
         LinearRegression
-
-        Raises
-        ------
-        ValueError
-            Bad arrays (non-numeric, non-finite, wrong shapes, squares float64 cannot hold).
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -213,11 +189,6 @@ class LinearRegression(TabularProblem):
         Returns
         -------
         LinearRegression
-
-        Raises
-        ------
-        KeyError, ValueError
-            An unknown column, or one that is not numeric (categorical included).
         """
         features, target_list = check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
@@ -250,12 +221,6 @@ class LinearRegression(TabularProblem):
         Returns
         -------
         LinearRegression
-
-        Raises
-        ------
-        FileNotFoundError, KeyError, ValueError
-            No such file, an unknown column, or a file or cell that is not plain numeric CSV
-            (the line and column are named).
         """
         return cls._from_csv(path, features, targets, delimiter, kwargs)
 
@@ -273,7 +238,6 @@ class LinearRegression(TabularProblem):
                                 noise=sp["noise"], seed=int(seed),
                                 fit_intercept=sp["fit_intercept"], init=sp["init"])
 
-    # ------------------------------------------------------------------ internals
     def _drop(self, drop_last: Any) -> None:
         """Set the minibatch drop policy (in the spec only when it drops: old specs match)."""
         self.drop_last = check_flag("drop_last", drop_last)
@@ -311,7 +275,6 @@ class LinearRegression(TabularProblem):
             return np.zeros(self.n_params)
         return np.random.default_rng(seed).standard_normal(self.n_params)
 
-    # ------------------------------------------------------------------ math
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
         r = ops.matmul(batch["A"], W) - batch["y"]

@@ -90,38 +90,20 @@ class LogisticRegression(TabularProblem):
         f(w, b) = \frac{1}{n} \sum_{i=1}^{n} \Big( \log\big(1 + e^{z_i}\big) - y_i z_i \Big)
         + \frac{\lambda}{2} \lVert w \rVert_2^2, \qquad z = X w + b,\ y_i \in \{0, 1\}
 
-    written with ``ops.softplus`` (stable for any ``z``). The iterate packs ``coef`` ``(d,)``
-    then ``intercept`` (not regularized). The default data: Gaussian features with standard
-    deviations log-spaced from 3 to 0.3, labels drawn from the model's probabilities (classes
-    overlap, so the loss stays positive).
+    The iterate packs ``coef`` ``(d,)`` then ``intercept`` (not regularized). The default
+    data: Gaussian features with standard deviations log-spaced from 3 to 0.3, labels drawn
+    from the model's probabilities. :meth:`optimum`: Newton's method in float64 from zero, to
+    :data:`NEWTON_GTOL`, on one BLAS thread (see docs/problems.md).
 
     Parameters
     ----------
     n_samples : int, default 100_000
-        Number of rows.
     n_features : int, default 20
-        Number of features ``d``.
     l2 : float, default 1e-3
         Regularization strength :math:`\lambda` (>= 0).
     seed : int, default 0
         Seed of the data.
     fit_intercept : bool, default True
-
-    Notes
-    -----
-    Hessian :math:`A^\top \mathrm{diag}(\sigma(z)(1 - \sigma(z))) A / n + \lambda I_w`,
-    :math:`A = [X, \mathbf 1]`; since :math:`\sigma(1 - \sigma) \le 1/4`, :meth:`lipschitz`
-    is :math:`\lVert A \rVert_2^2 / (4n) + \lambda`. :meth:`optimum` is Newton's method with
-    the exact Hessian and backtracking in float64 from zero, to :data:`NEWTON_GTOL` (``f*`` exact
-    to rounding), recorded as ``kind="estimated"``; it and :meth:`lipschitz` use one BLAS thread
-    (``f*`` independent of the thread count).
-
-    Examples
-    --------
-    >>> from optcmp.problems import LogisticRegression
-    >>> p = LogisticRegression(n_samples=1000, n_features=5, seed=0)
-    >>> p.n_params, p.n_samples
-    (6, 1000)
     """
 
     name = "logistic_regression"
@@ -146,7 +128,6 @@ class LogisticRegression(TabularProblem):
             "fit_intercept": bool(fit_intercept)}
         self._setup(X, y, l2=l2, fit_intercept=fit_intercept, feature_names=None)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def from_arrays(cls, X: Any, y: Any, *, l2: float = 1e-3, fit_intercept: bool = True,
                     feature_names: Sequence[str] | None = None,
@@ -166,11 +147,6 @@ class LogisticRegression(TabularProblem):
         Returns
         -------
         LogisticRegression
-
-        Raises
-        ------
-        ValueError
-            Bad arrays, labels other than 0/1, one class only where no minimizer exists.
         """
         self = cls.__new__(cls)
         self.name = check_label("name", name)
@@ -253,7 +229,6 @@ class LogisticRegression(TabularProblem):
         return LogisticRegression(sp["n_samples"], sp["n_features"], sp["l2"], int(seed),
                                   fit_intercept=sp["fit_intercept"])
 
-    # ------------------------------------------------------------------ internals
     def _setup(self, X: np.ndarray, y: np.ndarray, *, l2: float, fit_intercept: bool,
                feature_names: Sequence[str] | None) -> None:
         """The design matrix, names, layout and caches of the data ``X``, ``y``."""
@@ -267,7 +242,6 @@ class LogisticRegression(TabularProblem):
     def init_params(self, seed: int = 0) -> Array:
         return np.zeros(self.n_params)
 
-    # ------------------------------------------------------------------ math
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         z = ops.matmul(batch["A"], x)
         w = x[: self._d]
@@ -318,7 +292,7 @@ class LogisticRegression(TabularProblem):
         return self._optimum
 
     def _newton(self) -> Optimum:
-        """The documented tight reference solve (see the class Notes)."""
+        """The tight reference solve: exact Hessian, Armijo backtracking, float64."""
         A = self._data["A"]
         n = A.shape[0]
         t0 = time.perf_counter()
