@@ -34,18 +34,6 @@ def problem_from_spec(spec: dict[str, Any]) -> Problem:
     -------
     Problem
         A new problem whose ``spec()`` equals ``spec``.
-
-    Raises
-    ------
-    ValueError
-        Unknown problem name, or a problem built from user arrays.
-
-    Examples
-    --------
-    >>> from optcmp.problems import LinearRegression, problem_from_spec
-    >>> p = problem_from_spec(LinearRegression(n_samples=100, seed=1).spec())
-    >>> p.n_samples
-    100
     """
     name = spec.get("problem")
     cls = PROBLEMS.get(str(name))

@@ -50,40 +50,26 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
     ``target_loss`` finite and > 0."""
     if isinstance(test_fraction, bool) or not 0.0 <= float(test_fraction) < 1.0:
         raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction!r}")
-    if init_std is not None:
-        if init == "glorot_uniform":
-            raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
-                             "glorot_uniform's scale is fixed by the layer sizes")
-        if not (math.isfinite(float(init_std)) and float(init_std) > 0):
-            raise ValueError(f"init_std must be a finite float > 0, got {init_std!r}")
-    if not (math.isfinite(float(damping)) and float(damping) > 0):
-        raise ValueError(f"damping must be a finite float > 0, got {damping!r}")
-    if target_loss is not None and not (math.isfinite(float(target_loss))
-                                        and float(target_loss) > 0):
-        raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
+    if init_std is not None and init == "glorot_uniform":
+        raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
+                         "glorot_uniform's scale is fixed by the layer sizes")
+    for name, v in (("init_std", init_std), ("damping", damping), ("target_loss", target_loss)):
+        if (v is not None or name == "damping") and not (math.isfinite(float(v)) and float(v) > 0):
+            raise ValueError(f"{name} must be a finite float > 0, got {v!r}")
 
 
 class FizzBuzzMLP(StoredProblem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
-    The integers ``low .. high - 1`` as ``n_bits`` binary digits, 4 one-hot classes
-    (:data:`CLASSES`), a seeded train/test split. For a batch of :math:`n` rows :math:`X`,
-    :math:`H = \sigma(X W_1 + b_1)`, :math:`Z = H W_2 + b_2`, and the loss is
-
-    * ``"mse"`` (the story's numpy version): :math:`\frac{1}{4n}\sum_{i,k}
-      (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
-    * ``"mse_sum"``: the same squares summed (the story's PyTorch version);
-    * ``"cross_entropy"``: softmax cross-entropy, mean over samples.
-
-    The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
+    The data, the network and the losses: see docs/problems.md, "FizzBuzz MLP". The iterate
+    packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
 
     Parameters
     ----------
     hidden : int, default 100
     loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
     init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
-        Weights (biases start at zero) from the run's seed: :math:`N(0, s^2)`, the same
-        redrawn outside :math:`\pm 2s`, or Keras' Glorot uniform.
+        Weights: :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`, or Glorot uniform.
     init_std : float, optional
         :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
     low, high, n_max : int, default 0, 1000, None
@@ -95,7 +81,7 @@ class FizzBuzzMLP(StoredProblem):
     damping : float, default 1e-3
         :math:`\mu` added to the Gauss-Newton diagonal of :meth:`hess_diag`.
     target_loss : float, optional
-        Training loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
+        Loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
     drop_last : bool, default False
         Minibatch runs leave out each epoch's last, shorter batch.
     """
@@ -140,27 +126,16 @@ class FizzBuzzMLP(StoredProblem):
         self.train_labels = labels[train_idx]
         #: Class of each test row (int64), shape (n_test,).
         self.test_labels = labels[test_idx]
-        self._data = {"X": np.ascontiguousarray(X[train_idx]),
-                      "Y": np.ascontiguousarray(eye[labels[train_idx]])}
+        self._data = {"X": X[train_idx], "Y": eye[labels[train_idx]]}
         #: Test arrays ``X`` (n_test, n_bits) and ``Y`` (n_test, 4), float64.
-        self.test_data = {"X": np.ascontiguousarray(X[test_idx]),
-                          "Y": np.ascontiguousarray(eye[labels[test_idx]])}
+        self.test_data = {"X": X[test_idx], "Y": eye[labels[test_idx]]}
         self._layout = ParamLayout(("W1", "b1", "W2", "b2"),
                                    ((n_bits, hidden), (hidden,), (hidden, 4), (4,)))
         self.target_loss = (float(target_loss) if target_loss is not None
                             else 0.1 * self.plateau_loss())
 
     def class_counts(self, split: str = "train") -> np.ndarray:
-        """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-
-        Returns
-        -------
-        ndarray of int64, shape (4,)
-        """
+        """Rows per class (int64, order of :data:`CLASSES`) in ``split``: train, test or all."""
         labels = {"train": self.train_labels, "test": self.test_labels,
                   "all": np.concatenate([self.train_labels, self.test_labels])}
         if split not in labels:
@@ -169,11 +144,9 @@ class FizzBuzzMLP(StoredProblem):
 
     def init_params(self, seed: int = 0) -> Array:
         rng = np.random.default_rng(seed)
-        params = {"W1": self._draw(rng, (self.n_bits, self.hidden)),
-                  "b1": np.zeros(self.hidden),
-                  "W2": self._draw(rng, (self.hidden, 4)),
-                  "b2": np.zeros(4)}
-        return self._layout.flatten(params)
+        return self._layout.flatten({"W1": self._draw(rng, (self.n_bits, self.hidden)),
+                                     "b1": np.zeros(self.hidden),
+                                     "W2": self._draw(rng, (self.hidden, 4)), "b2": np.zeros(4)})
 
     def _draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         """One weight matrix of the initial point."""
@@ -301,26 +274,13 @@ class FizzBuzzMLP(StoredProblem):
             Q = ops.matmul(S2, ops.transpose(W2sq))
         M = D2 * Q
         H2t = ops.transpose(ops.square(H))
-        parts = [
-            ops.matmul(ops.transpose(ops.square(X)), M),  # W1
-            ops.sum(M, axis=0),  # b1
-            ops.matmul(H2t, S2),  # W2
-            ops.sum(S2, axis=0),  # b2
-        ]
+        parts = [ops.matmul(ops.transpose(ops.square(X)), M), ops.sum(M, axis=0),  # W1, b1
+                 ops.matmul(H2t, S2), ops.sum(S2, axis=0)]  # W2, b2
         flat = ops.concat([ops.reshape(a, (-1,)) for a in parts], axis=0)
         return flat * c + self.damping
 
     def plateau_loss(self, split: str = "train") -> float:
-        r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-
-        Returns
-        -------
-        float
-        """
+        """Objective of the class-prior net, which predicts the class frequencies of ``split``."""
         counts = self.class_counts(split)
         n = int(counts.sum())
         prior = counts / n
@@ -331,22 +291,12 @@ class FizzBuzzMLP(StoredProblem):
         return per_sample * n if self.loss == "mse_sum" else per_sample / 4.0
 
     def plateau_params(self, split: str = "train") -> Array:
-        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-
-        Returns
-        -------
-        ndarray of float64, shape (n_params,)
-        """
+        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`."""
         counts = self.class_counts(split)
         prior = np.clip(counts / counts.sum(), 1e-12, 1 - 1e-12)
-        b2 = np.log(prior) if self.loss == "cross_entropy" else special().logit(prior)
-        return self._layout.flatten({"W1": np.zeros((self.n_bits, self.hidden)),
-                                     "b1": np.zeros(self.hidden),
-                                     "W2": np.zeros((self.hidden, 4)), "b2": b2})
+        x = np.zeros(self.n_params)
+        x[-4:] = np.log(prior) if self.loss == "cross_entropy" else special().logit(prior)
+        return x
 
     def default_target(self, tol: float | None = None) -> Any:
         from optcmp.stopping import LossTarget
@@ -354,17 +304,7 @@ class FizzBuzzMLP(StoredProblem):
         return LossTarget(self.target_loss)
 
     def predict(self, x: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """Predicted class (argmax of the outputs) of each row of ``X``.
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-        X : ndarray, shape (n, n_bits)
-
-        Returns
-        -------
-        ndarray of int64, shape (n,)
-        """
+        """Predicted class (int64, argmax of the outputs) of each row of ``X`` at ``x``."""
         p = self._layout.unflatten(np.asarray(x, dtype=np.float64))
         H = special().expit(X @ p["W1"] + p["b1"])
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)

@@ -1,9 +1,7 @@
 """A user's objective written once against the ops namespace: :func:`from_function`.
 
-The framework backends differentiate the objective; the numpy backend uses the user's ``grad``
-and, without one, is ``skipped`` with a message saying what to add (never a silent
-finite-difference gradient). Off the clock (gradient norms, the solve of
-``optimum="estimate"``) a missing ``grad`` comes from a framework's autodiff on the CPU.
+Why numpy needs ``grad`` (never a finite difference): see docs/problems.md, "Your own problem".
+Off the clock (gradient norms, ``optimum="estimate"``) a missing ``grad`` comes from autodiff.
 """
 
 from __future__ import annotations
@@ -104,11 +102,6 @@ class FunctionProblem(StoredProblem):
     ----------
     objective, x0, data, grad, optimum, name, default_target, lipschitz
         As in :func:`from_function`.
-
-    Attributes
-    ----------
-    named : bool
-        True when the parameters are named arrays (``x0`` was a dict).
     """
 
     def __init__(self, objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
@@ -124,6 +117,7 @@ class FunctionProblem(StoredProblem):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
         self._fn, self._grad = objective, grad
+        #: True when the parameters are named arrays (``x0`` was a dict).
         self._layout, self._x0, self.named = _layout_and_x0(x0)
         self._data = _check_data(data, name)
         self._target = default_target
@@ -186,13 +180,7 @@ class FunctionProblem(StoredProblem):
         return self._target
 
     def key_inputs(self) -> dict[str, Any]:
-        """What else decides this problem's runs, for the run store's key (JSON-able).
-
-        Returns
-        -------
-        dict
-            Fingerprints of ``objective`` and ``grad``; the optimum, ``lipschitz``, target.
-        """
+        """What else decides this problem's runs, for the run store's key (JSON-able)."""
         from optcmp.fingerprint import code_fingerprint
 
         opt = self._optimum_arg
@@ -261,8 +249,7 @@ def _given_optimum(optimum: Any, n: int) -> Optimum | None:
             or not math.isfinite(float(optimum)):
         raise ValueError(f"optimum must be None, a finite float (f*), an Optimum or 'estimate', "
                          f"got {optimum!r}")
-    return Optimum(fun=float(optimum), x=None, method="given by the user", time=None,
-                   kind="given")
+    return Optimum(fun=float(optimum), x=None, method="given by the user", time=None, kind="given")
 
 
 #: Directions of :func:`check_estimate_gradient` (fixed seed: the check does not depend on the run).
@@ -376,11 +363,6 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     Returns
     -------
     FunctionProblem
-
-    Raises
-    ------
-    ValueError
-        A bad argument, or ``grad`` disagrees with the reference (``GradientError``).
     """
     if check_grad not in ("auto", True, False):
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")

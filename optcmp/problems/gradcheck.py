@@ -1,8 +1,7 @@
 """Is a problem's gradient right? :func:`check_gradient` compares it with a reference.
 
-A term wrong by a factor can vanish at the start point, so the check is there **and** at
-perturbed points, in float64. The references and the error measure: see docs/problems.md,
-"Checking a gradient".
+At the start point **and** at perturbed points (a wrong term can vanish at the start), in
+float64. The references and the error measure: see docs/problems.md, "Checking a gradient".
 """
 
 from __future__ import annotations
@@ -34,31 +33,20 @@ class GradientError(ValueError):
 
 @dataclass
 class GradientCheck:
-    """What :func:`check_gradient` found.
-
-    Attributes
-    ----------
-    problem, reference : str
-        Name of the problem; one of :data:`REFERENCES`.
-    rtol : float
-    labels : list of str
-        ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
-    points, gradients, references : list of ndarray
-        Each point (float64, flat), the problem's gradient and the reference there.
-    errors : list of float
-        Relative error at each point.
-    components : list of list of int
-        At each point, the (at most 5) worst components whose error exceeds ``rtol``.
-    """
+    """What :func:`check_gradient` found: one entry of each list per point."""
 
     problem: str
+    #: One of :data:`REFERENCES`.
     reference: str
     rtol: float
+    #: ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
     labels: list[str] = field(default_factory=list)
+    #: Each point (float64, flat), the relative error, the gradient and the reference there.
     points: list[np.ndarray] = field(default_factory=list)
     errors: list[float] = field(default_factory=list)
     gradients: list[np.ndarray] = field(default_factory=list)
     references: list[np.ndarray] = field(default_factory=list)
+    #: At each point, the (at most 5) worst components whose error exceeds ``rtol``.
     components: list[list[int]] = field(default_factory=list)
     names: list[str] = field(default_factory=list, repr=False)
 
@@ -182,9 +170,8 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
     scale : float, default 0.1
         Size of the perturbations, relative to ``max(1, |x0|_inf)``.
     seed : int, default 0
-        Seed of the perturbations.
     raise_on_failure : bool, default False
-        Raise :class:`GradientError` instead of returning a failed check.
+        Raise :class:`GradientError` on failure.
 
     Returns
     -------
