@@ -13,9 +13,8 @@ from optcmp.problems.logistic_regression import LogisticRegression
 from optcmp.problems.mgh import MGHProblem
 from optcmp.problems.mgh_functions import MGH_NAMES
 
-#: Problems by command-line name; values build the default instance. A problem registered here
-#: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
-#: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
+#: Problems by command-line name; values build the default instance. One whose spec says
+#: ``"source": "generated"`` is rebuilt on a worker from its spec (:func:`problem_from_spec`).
 PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
                                       "fizzbuzz": FizzBuzzMLP,
                                       "logistic_regression": LogisticRegression,

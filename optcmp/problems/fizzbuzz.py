@@ -105,15 +105,10 @@ class FizzBuzzMLP(StoredProblem):
             low, high, n_bits, test_fraction, seed)
         eye = np.eye(len(CLASSES))
 
-        self.hidden = hidden
-        self.loss = loss
-        self.reduction = LOSSES[loss]
-        self.init = init
+        self.hidden, self.loss, self.reduction, self.init = hidden, loss, LOSSES[loss], init
         self.init_std = (float(init_std) if init_std is not None else DEFAULT_INIT_STD[init])
-        self.n_bits = n_bits
-        self.low, self.high = low, high
-        self.test_fraction = float(test_fraction)
-        self.seed = int(seed)
+        self.n_bits, self.low, self.high = n_bits, low, high
+        self.test_fraction, self.seed = float(test_fraction), int(seed)
         self.damping = float(damping)
         if not isinstance(drop_last, (bool, np.bool_)):
             raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
@@ -251,10 +246,8 @@ class FizzBuzzMLP(StoredProblem):
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
 
-        The generalized Gauss-Newton matrix (Schraudolph 2002) of the network output
-        (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``), positive semi-definite, in
-        closed form. It can be zero (saturated units), hence ``damping`` :math:`\mu`, as in
-        LeCun et al.'s :math:`\eta / (\mu + h_{kk})` ("Efficient BackProp", 1998, Sec. 9.1).
+        The generalized Gauss-Newton matrix (Schraudolph 2002) of the network output, in closed
+        form; ``damping`` as in LeCun et al.'s :math:`\eta / (\mu + h_{kk})` (1998, Sec. 9.1).
         """
         X = batch["X"]
         n = X.shape[0]

@@ -166,7 +166,6 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
         The number of perturbed points besides ``x0``, or the points themselves.
     reference : {"central", "complex_step", "autodiff"}, default "central"
     rtol : float, default 1e-6
-        Largest relative error accepted at a point.
     scale : float, default 0.1
         Size of the perturbations, relative to ``max(1, |x0|_inf)``.
     seed : int, default 0

@@ -103,10 +103,9 @@ class LogisticRegression(tabular.TabularProblem):
         p = _sigmoid(X @ coef + 0.5)
         y = (rng.uniform(size=int(n_samples)) < p).astype(np.float64)
         self.true_coef: np.ndarray | None = coef
-        self._spec: dict[str, Any] = {
-            "problem": self.name, "source": "generated", "n_samples": int(n_samples),
-            "n_features": d, "l2": float(l2), "seed": int(seed),
-            "fit_intercept": bool(fit_intercept)}
+        self._spec: dict[str, Any] = {"problem": self.name, "source": "generated",
+                                      "n_samples": int(n_samples), "n_features": d, "l2": float(l2),
+                                      "seed": int(seed), "fit_intercept": bool(fit_intercept)}
         self._setup(X, y, l2=l2, fit_intercept=fit_intercept, feature_names=None)
 
     @classmethod
