@@ -13,9 +13,8 @@ from optcmp.problems.logistic_regression import LogisticRegression
 from optcmp.problems.mgh import MGHProblem
 from optcmp.problems.mgh_functions import MGH_NAMES
 
-#: Problems by command-line name; values build the default instance. A problem registered here
-#: whose :meth:`Problem.spec` says ``"source": "generated"`` can be rebuilt on a worker process
-#: from its spec (:func:`problem_from_spec`), so executors ship the spec, not the data.
+#: Problems by command-line name; values build the default instance. One whose spec says
+#: ``"source": "generated"`` is rebuilt on a worker from its spec (:func:`problem_from_spec`).
 PROBLEMS: dict[str, type[Problem]] = {"linear_regression": LinearRegression,
                                       "fizzbuzz": FizzBuzzMLP,
                                       "logistic_regression": LogisticRegression,
@@ -34,18 +33,6 @@ def problem_from_spec(spec: dict[str, Any]) -> Problem:
     -------
     Problem
         A new problem whose ``spec()`` equals ``spec``.
-
-    Raises
-    ------
-    ValueError
-        Unknown problem name, or a problem built from user arrays.
-
-    Examples
-    --------
-    >>> from optcmp.problems import LinearRegression, problem_from_spec
-    >>> p = problem_from_spec(LinearRegression(n_samples=100, seed=1).spec())
-    >>> p.n_samples
-    100
     """
     name = spec.get("problem")
     cls = PROBLEMS.get(str(name))

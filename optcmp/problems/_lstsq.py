@@ -1,9 +1,7 @@
 """Linear least squares on data too large to copy: a Householder QR accumulated by row chunks.
 
-:func:`numpy.linalg.lstsq` (LAPACK ``gelsd``) copies ``A`` and ``y`` into Fortran order, so on a
-large data set the optimum briefly needs the data's memory twice. :func:`blocked_lstsq` holds
-only the triangular factor and one chunk of rows: ``R = qr([R; chunk])`` over the chunks of
-``[A | Y]`` is the Householder QR of the whole matrix (backward stable).
+:func:`numpy.linalg.lstsq` copies ``A`` and ``y`` (the data's memory twice); :func:`blocked_lstsq`
+holds only ``R`` and one chunk: ``R = qr([R; chunk])`` over the chunks of ``[A | Y]``.
 """
 
 from __future__ import annotations
@@ -12,15 +10,13 @@ import numpy as np
 
 from optcmp._scipy import linalg
 
-#: Bytes of ``A`` plus ``y`` above which the optimum is solved in row chunks: the copy that
-#: :func:`numpy.linalg.lstsq` makes of both. Below it, ``lstsq`` (and every ``f*`` it gave) is kept.
+#: Bytes of ``A`` plus ``y`` (the copy ``lstsq`` makes) above which the solve is by row chunks.
 LSTSQ_COPY_MAX_BYTES = 2**26
 
 #: Bytes of one chunk of rows of ``[A | y]`` (at least as many rows as columns).
 CHUNK_BYTES = 2**22
 
-#: The chunked solve needs at least this many rows per column of ``[A | y]``: its triangular
-#: factor is then at most an eighth of the copy it saves.
+#: Rows per column of ``[A | y]`` the chunked solve needs (``R``: an eighth of the copy saved).
 MIN_ROWS_PER_COLUMN = 8
 
 
@@ -37,11 +33,7 @@ def chunk_rows(q: int) -> int:
 
 
 def _triangular_factor(A: np.ndarray, Y: np.ndarray, rows: int) -> np.ndarray:
-    """``R`` of the QR factorization of ``[A | Y]``, shape ``(p + k, p + k)``, by row chunks.
-
-    Each step factors ``[R; chunk]`` in place (LAPACK ``dgeqrf``) in one column-major buffer,
-    ``R`` starting at zero, and keeps its upper triangle.
-    """
+    """``R`` of the QR factorization of ``[A | Y]``: ``dgeqrf`` of ``[R; chunk]`` per chunk."""
     n, p = A.shape
     q = p + Y.shape[1]
     lapack = linalg().lapack

@@ -1,9 +1,7 @@
 """Work arrays a numpy evaluation reuses from call to call, one set per thread.
 
-An array of over 128 KiB that numpy allocates and frees on every call is handed back to the
-operating system and faulted in again page by page the next time (glibc's allocator trims
-its heap): for a full-data evaluation that costs more than the arithmetic. Work arrays kept
-here are allocated once per shape and thread, overwritten by every call, and never returned.
+An array of over 128 KiB freed on every call is faulted in again page by page the next time
+(more than the arithmetic costs); these are allocated once per shape and thread.
 """
 
 from __future__ import annotations

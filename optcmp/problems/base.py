@@ -1,11 +1,6 @@
 """The :class:`Problem` base class: data, initial point, objective, gradient, curvature.
 
-NumPy float64 is the source of truth. A problem makes its data and its initial point from a seed,
-writes its objective once against a small per-backend ops namespace (see
-:mod:`optcmp.frameworks.base`), and gives an analytic float64 gradient for the numpy backend.
-
-The iterate is always one flat vector ``x`` of length :attr:`Problem.n_params` (scipy's
-convention); :attr:`Problem.layout` maps it to named parameter arrays.
+Why numpy float64 data and one flat iterate ``x``: see docs/problems.md.
 """
 
 from __future__ import annotations
@@ -25,51 +20,29 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Optimum:
-    """A known minimizer and minimum of a problem.
+    """A known minimizer and minimum of a problem."""
 
-    Attributes
-    ----------
-    fun : float
-        The optimal objective value ``f*``.
-    x : ndarray of float64, shape (n_params,), or None
-        A minimizer (``None`` when only ``f*`` is known).
-    method : str
-        How it was computed (e.g. ``"numpy.linalg.lstsq"``).
-    time : float or None
-        Wall time of that solve in seconds (``None``: not solved here).
-    kind : {"direct", "estimated", "given"}, default "direct"
-        A closed-form solve, a tight iterative solve, or a value from the user or literature.
-    """
-
+    #: The optimal objective value ``f*``.
     fun: float
+    #: A minimizer, shape (n_params,), or ``None`` when only ``f*`` is known.
     x: Array | None
+    #: How it was computed (e.g. ``"numpy.linalg.lstsq"``).
     method: str
+    #: Wall time of that solve in seconds (``None``: not solved here).
     time: float | None
+    #: ``"direct"`` (closed form), ``"estimated"`` (a tight iterative solve) or ``"given"``.
     kind: str = "direct"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"fun", "method", "time", "kind"}``: the record a comparison keeps.
-
-        Returns
-        -------
-        dict
-        """
-        return {"fun": float(self.fun), "method": self.method, "time": self.time,
-                "kind": self.kind}
+        """``{"fun", "method", "time", "kind"}``: the record a comparison keeps."""
+        return {"fun": float(self.fun), "method": self.method, "time": self.time, "kind": self.kind}
 
 
 @dataclass(frozen=True)
 class ParamLayout:
-    """Names and shapes of the parameter arrays packed in the flat iterate ``x``.
+    """Names and shapes of the parameter arrays packed in the flat iterate ``x``."""
 
-    Attributes
-    ----------
-    names : tuple of str
-        Parameter names, in packing order.
-    shapes : tuple of tuple of int
-        Shape of each named array.
-    """
-
+    #: Parameter names, in packing order.
     names: tuple[str, ...]
     shapes: tuple[tuple[int, ...], ...]
 
@@ -94,19 +67,7 @@ class ParamLayout:
         return list(self._offsets)
 
     def unflatten(self, x: Any, ops: Any = None) -> dict[str, Any]:
-        """Split a flat vector into named arrays (views where the backend allows).
-
-        Parameters
-        ----------
-        x : array, shape (size,)
-            Flat iterate, on any backend.
-        ops : ops namespace, optional
-            Backend ops providing ``reshape`` (default numpy's).
-
-        Returns
-        -------
-        dict of str to array
-        """
+        """Split a flat vector ``x`` into named arrays (views), reshaped by ``ops`` (or numpy)."""
         reshape = ops.reshape if ops is not None else np.reshape
         return {name: reshape(x[a:b], shape)
                 for name, shape, (a, b) in zip(self.names, self.shapes, self.offsets())}
@@ -128,8 +89,7 @@ class ParamLayout:
 def one_blas_thread() -> Any:
     """A context limiting numpy's BLAS to one thread (threadpoolctl), else a no-op.
 
-    For reference solves of ``f*``: one reduction order whatever the thread count, and no
-    oversubscribed loaded machine (7 s instead of 0.2 s for a Gram matrix, measured).
+    For reference solves of ``f*``: one reduction order whatever the thread count.
     """
     try:
         from threadpoolctl import threadpool_limits
@@ -159,22 +119,15 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
 
 
 class Problem(ABC):
-    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
+    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring)."""
 
-    Attributes
-    ----------
-    name : str
-        Short name used in tables and on the command line.
-    reduction : str
-        The one reduction of the loss over samples (``"mean"``), recorded in every result.
-    """
-
+    #: Short name used in tables and on the command line.
     name: str = "problem"
+    #: The one reduction of the loss over samples (``"mean"``), recorded in every result.
     reduction: str = "mean"
     #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
     hess_diag_is_constant: bool = False
-    #: True when :meth:`gradient_ops` gives the gradient written against ``ops``: the framework
-    #: backends use it unless a run asks for ``gradient="autodiff"``.
+    #: True when the framework backends use :meth:`gradient_ops` (unless ``gradient="autodiff"``).
     has_gradient_ops: bool = False
     #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
     has_numpy_grad: bool = False
@@ -185,7 +138,6 @@ class Problem(ABC):
         state.pop("_optcmp_compiled", None)
         return state
 
-    # ------------------------------------------------------------------ data and layout
     @property
     @abstractmethod
     def layout(self) -> ParamLayout:
@@ -203,30 +155,13 @@ class Problem(ABC):
 
     @property
     def n_samples(self) -> int:
-        """Number of training samples (rows used for minibatches); 0 for a data-free problem.
-
-        Raises
-        ------
-        ValueError
-            A 0-d training array, or arrays with different numbers of rows.
-        """
+        """Number of training samples (rows used for minibatches); 0 for a data-free problem."""
         return count_rows(self.train_data, self.name)
 
     @abstractmethod
     def init_params(self, seed: int = 0) -> Array:
-        """Initial point.
+        """Initial point (float64, shape (n_params,)) from the run's ``seed``."""
 
-        Parameters
-        ----------
-        seed : int
-            The run's seed (a repetition changes it).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_params,)
-        """
-
-    # ------------------------------------------------------------------ objective
     @abstractmethod
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         """The objective, written once against a backend's ops namespace.
@@ -234,7 +169,6 @@ class Problem(ABC):
         Parameters
         ----------
         ops : ops namespace
-            :mod:`optcmp.frameworks` ops (numpy, torch or TensorFlow).
         x : backend array, shape (n_params,)
         batch : dict of str to backend array
             The training arrays, or the rows of one minibatch.
@@ -246,71 +180,23 @@ class Problem(ABC):
 
     @abstractmethod
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
-        """Objective value and analytic gradient in numpy (the numpy backend's path).
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-            The iterate, in the working dtype (float64 or float32).
-        batch : dict of str to ndarray
-
-        Returns
-        -------
-        fun : float
-        grad : ndarray, shape (n_params,), same dtype as ``x``
-        """
+        """``(fun, grad)`` in numpy, ``grad`` in ``x``'s dtype: the numpy backend's path."""
 
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """The gradient of :meth:`value_and_grad` alone (faster where :attr:`has_numpy_grad`).
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-        batch : dict of str to ndarray
-
-        Returns
-        -------
-        ndarray, shape (n_params,)
-        """
+        """The gradient of :meth:`value_and_grad` alone (faster where :attr:`has_numpy_grad`)."""
         return self.value_and_grad(x, batch)[1]
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """Objective and analytic gradient against ``ops``, used where :attr:`has_gradient_ops`.
+        """``(fun, grad)`` on ``ops``, arguments as for :meth:`objective`.
 
-        Parameters
-        ----------
-        ops : ops namespace
-        x : backend array, shape (n_params,)
-        batch : dict of str to backend array
-        value : bool, default True
-            False: the caller does not need ``fun`` (a minibatch step), which may be None.
-
-        Returns
-        -------
-        fun : backend scalar or None
-        grad : backend array, shape (n_params,)
-
-        Raises
-        ------
-        NotImplementedError
-            The problem declares no such gradient.
+        Used where :attr:`has_gradient_ops`; with ``value=False`` ``fun`` may be None.
         """
         raise NotImplementedError(f"problem {self.name!r} declares no gradient written "
                                   "against ops; its framework backends use autodiff")
 
     def describe_param(self, j: int) -> str:
-        """Which entry of the flat iterate ``x[j]`` is, for messages (e.g. ``"coef[2]"``).
-
-        Parameters
-        ----------
-        j : int
-            Index into ``x``.
-
-        Returns
-        -------
-        str
-        """
+        """Which entry of the flat iterate ``x[j]`` is, for messages (e.g. ``"coef[2]"``)."""
         lay = self.layout
         for name, shape, (a, b) in zip(lay.names, lay.shapes, lay.offsets()):
             if a <= j < b:
@@ -321,32 +207,11 @@ class Problem(ABC):
         return f"x[{j}]"
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling.
-
-        Raises
-        ------
-        NotImplementedError
-            When the problem has no curvature estimate.
-        """
+        """Positive diagonal curvature, shape (n_params,), for diagonal-Newton scaling."""
         raise NotImplementedError(f"problem {self.name!r} provides no diagonal curvature")
 
     def with_seed(self, seed: int) -> Problem:
-        """The same problem with its data redrawn from ``seed`` (``compare(redraw_data=True)``).
-
-        Parameters
-        ----------
-        seed : int
-
-        Returns
-        -------
-        Problem
-            A new problem; ``self`` is unchanged.
-
-        Raises
-        ------
-        NotImplementedError
-            The problem cannot redraw its data (e.g. it was built from your own arrays).
-        """
+        """A new problem, its data redrawn from ``seed`` (``compare(redraw_data=True)``)."""
         raise NotImplementedError(
             f"problem {self.name!r} ({type(self).__name__}) cannot redraw its data from a seed; "
             "use redraw_data=False (repetitions then vary only the initial point and minibatch "
@@ -357,41 +222,15 @@ class Problem(ABC):
         return None
 
     def default_target(self, tol: float | None = None) -> Any:
-        """The stop :func:`optcmp.engine.make_stopping` uses when :meth:`optimum` is ``None``.
-
-        Parameters
-        ----------
-        tol : float, optional
-            The run's relative tolerance (a problem may scale its target with it).
-
-        Returns
-        -------
-        optcmp.stopping.Rule or None
-        """
+        """The stop (a Rule or None) when :meth:`optimum` is ``None``; ``tol``: the run's."""
         return None
 
     def unsupported_backend(self, backend: str) -> str | None:
-        """Why the problem cannot run on ``backend`` (the run is ``skipped``), or ``None``.
-
-        Parameters
-        ----------
-        backend : str
-            Canonical backend name (``"numpy"``, ``"torch"``, ``"tensorflow"``).
-
-        Returns
-        -------
-        str or None
-        """
+        """Why the problem cannot run on ``backend`` (the run is ``skipped``), or ``None``."""
         return None
 
     def lipschitz(self) -> float:
-        """Lipschitz constant ``L`` of the gradient (for ``learning_rate="auto"``).
-
-        Raises
-        ------
-        NotImplementedError
-            When ``L`` is not known for this problem.
-        """
+        """Lipschitz constant ``L`` of the gradient (for ``learning_rate="auto"``)."""
         raise NotImplementedError(f"problem {self.name!r} has no known gradient Lipschitz "
                                   "constant; give learning_rate as a positive float")
 
@@ -410,24 +249,10 @@ class Problem(ABC):
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Problem:
-        """Rebuild a problem whose data are generated from its spec (e.g. on a worker process).
+        """Rebuild a problem whose data are generated from its :meth:`spec` (on a worker).
 
-        By default a ``"generated"`` spec holds, besides ``"problem"`` and ``"source"``, the
-        constructor's keyword arguments; subclasses with another layout override this.
-
-        Parameters
-        ----------
-        spec : dict
-            Output of :meth:`spec`.
-
-        Returns
-        -------
-        Problem
-
-        Raises
-        ------
-        ValueError
-            User data, or the rebuilt problem's spec differs.
+        By default the spec holds, besides ``"problem"`` and ``"source"``, the constructor's
+        keyword arguments; subclasses with another layout override this.
         """
         if spec.get("source") != "generated":
             raise ValueError(

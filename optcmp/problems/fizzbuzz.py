@@ -1,11 +1,7 @@
 r"""FizzBuzz with a one-hidden-layer MLP: the second story behind optcmp.
 
-Written "with the same hyperparameters" in numpy, PyTorch and TensorFlow, the numpy version
-reached a loss of 0.002 and the others hovered at 0.6 (the class-prior plateau). The usual
-suspects are gradients never zeroed, a sum-reduced loss where the other takes a mean, different
-initializations and shuffling in one version only. :class:`FizzBuzzMLP` removes all four: one
-loss with one reduction, one initial point drawn in numpy float64, one data split, and one
-minibatch order on every backend. See ``docs/fizzbuzz-story.md``.
+One loss with one reduction, one initial point drawn in numpy float64, one data split and one
+minibatch order on every backend. Why: see docs/fizzbuzz-story.md, "The usual suspects".
 """
 
 from __future__ import annotations
@@ -54,71 +50,43 @@ def _check_scales(test_fraction: Any, init: str, init_std: Any, damping: Any,
     ``target_loss`` finite and > 0."""
     if isinstance(test_fraction, bool) or not 0.0 <= float(test_fraction) < 1.0:
         raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction!r}")
-    if init_std is not None:
-        if init == "glorot_uniform":
-            raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
-                             "glorot_uniform's scale is fixed by the layer sizes")
-        if not (math.isfinite(float(init_std)) and float(init_std) > 0):
-            raise ValueError(f"init_std must be a finite float > 0, got {init_std!r}")
-    if not (math.isfinite(float(damping)) and float(damping) > 0):
-        raise ValueError(f"damping must be a finite float > 0, got {damping!r}")
-    if target_loss is not None and not (math.isfinite(float(target_loss))
-                                        and float(target_loss) > 0):
-        raise ValueError(f"target_loss must be a finite float > 0, got {target_loss!r}")
+    if init_std is not None and init == "glorot_uniform":
+        raise ValueError("init_std applies to 'normal' and 'truncated_normal' only; "
+                         "glorot_uniform's scale is fixed by the layer sizes")
+    for name, v in (("init_std", init_std), ("damping", damping), ("target_loss", target_loss)):
+        if (v is not None or name == "damping") and not (math.isfinite(float(v)) and float(v) > 0):
+            raise ValueError(f"{name} must be a finite float > 0, got {v!r}")
 
 
 class FizzBuzzMLP(StoredProblem):
     r"""FizzBuzz classification with a 1-hidden-layer sigmoid MLP (the second story).
 
-    The integers ``low .. high - 1`` as ``n_bits`` binary digits, 4 one-hot classes
-    (:data:`CLASSES`), a seeded train/test split. For a batch of :math:`n` rows :math:`X`,
-    :math:`H = \sigma(X W_1 + b_1)`, :math:`Z = H W_2 + b_2`, and the loss is
-
-    * ``"mse"`` (the story's numpy version): :math:`\frac{1}{4n}\sum_{i,k}
-      (\sigma(Z_{ik}) - Y_{ik})^2`, the mean over samples **and** outputs;
-    * ``"mse_sum"``: the same squares summed (the story's PyTorch version);
-    * ``"cross_entropy"``: softmax cross-entropy, mean over samples.
-
-    The iterate packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
+    The data, the network and the losses: see docs/problems.md, "FizzBuzz MLP". The iterate
+    packs ``W1`` ``(n_bits, hidden)``, ``b1``, ``W2`` ``(hidden, 4)``, ``b2``.
 
     Parameters
     ----------
     hidden : int, default 100
-        Hidden units.
     loss : {"mse", "mse_sum", "cross_entropy"}, default "mse"
     init : {"normal", "truncated_normal", "glorot_uniform"}, default "normal"
-        Weight initialization (biases start at zero), drawn in float64 from the run's seed:
-        :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`
-        (``tf.random.truncated_normal``), or Keras' default Glorot uniform.
+        Weights: :math:`N(0, s^2)`, the same redrawn outside :math:`\pm 2s`, or Glorot uniform.
     init_std : float, optional
         :math:`s`; default 1 for ``"normal"``, 0.01 for ``"truncated_normal"``.
     low, high, n_max : int, default 0, 1000, None
         The numbers ``low .. high - 1``; ``n_max`` is shorthand for ``high = n_max + 1``.
     n_bits : int, default 10
-        Width of the binary encoding.
     test_fraction : float, default 0.1
-        Fraction held out as the test set, in ``[0, 1)``.
     seed : int, default 0
         Seed of the train/test split.
     damping : float, default 1e-3
         :math:`\mu` added to the Gauss-Newton diagonal of :meth:`hess_diag`.
     target_loss : float, optional
-        Training loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
+        Loss of :meth:`default_target`; default a tenth of :meth:`plateau_loss`.
     drop_last : bool, default False
-        Minibatch runs leave out each epoch's last, shorter batch (as in the story).
-
-    Examples
-    --------
-    >>> from optcmp.problems import FizzBuzzMLP
-    >>> p = FizzBuzzMLP()
-    >>> p.n_params, p.n_samples
-    (1504, 900)
-    >>> round(p.plateau_loss(), 6)  # class priors of the training split
-    0.155322
+        Minibatch runs leave out each epoch's last, shorter batch.
     """
 
     name = "fizzbuzz"
-    hess_diag_is_constant = False
 
     def __init__(self, hidden: int = 100, loss: str = "mse", init: str = "normal", *,
                  init_std: float | None = None, low: int = 0, high: int | None = None,
@@ -137,15 +105,10 @@ class FizzBuzzMLP(StoredProblem):
             low, high, n_bits, test_fraction, seed)
         eye = np.eye(len(CLASSES))
 
-        self.hidden = hidden
-        self.loss = loss
-        self.reduction = LOSSES[loss]
-        self.init = init
+        self.hidden, self.loss, self.reduction, self.init = hidden, loss, LOSSES[loss], init
         self.init_std = (float(init_std) if init_std is not None else DEFAULT_INIT_STD[init])
-        self.n_bits = n_bits
-        self.low, self.high = low, high
-        self.test_fraction = float(test_fraction)
-        self.seed = int(seed)
+        self.n_bits, self.low, self.high = n_bits, low, high
+        self.test_fraction, self.seed = float(test_fraction), int(seed)
         self.damping = float(damping)
         if not isinstance(drop_last, (bool, np.bool_)):
             raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
@@ -158,28 +121,16 @@ class FizzBuzzMLP(StoredProblem):
         self.train_labels = labels[train_idx]
         #: Class of each test row (int64), shape (n_test,).
         self.test_labels = labels[test_idx]
-        self._data = {"X": np.ascontiguousarray(X[train_idx]),
-                      "Y": np.ascontiguousarray(eye[labels[train_idx]])}
+        self._data = {"X": X[train_idx], "Y": eye[labels[train_idx]]}
         #: Test arrays ``X`` (n_test, n_bits) and ``Y`` (n_test, 4), float64.
-        self.test_data = {"X": np.ascontiguousarray(X[test_idx]),
-                          "Y": np.ascontiguousarray(eye[labels[test_idx]])}
+        self.test_data = {"X": X[test_idx], "Y": eye[labels[test_idx]]}
         self._layout = ParamLayout(("W1", "b1", "W2", "b2"),
                                    ((n_bits, hidden), (hidden,), (hidden, 4), (4,)))
         self.target_loss = (float(target_loss) if target_loss is not None
                             else 0.1 * self.plateau_loss())
 
-    # ------------------------------------------------------------------ data
     def class_counts(self, split: str = "train") -> np.ndarray:
-        """Rows per class (order of :data:`CLASSES`) in ``"train"``, ``"test"`` or ``"all"``.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-
-        Returns
-        -------
-        ndarray of int64, shape (4,)
-        """
+        """Rows per class (int64, order of :data:`CLASSES`) in ``split``: train, test or all."""
         labels = {"train": self.train_labels, "test": self.test_labels,
                   "all": np.concatenate([self.train_labels, self.test_labels])}
         if split not in labels:
@@ -188,11 +139,9 @@ class FizzBuzzMLP(StoredProblem):
 
     def init_params(self, seed: int = 0) -> Array:
         rng = np.random.default_rng(seed)
-        params = {"W1": self._draw(rng, (self.n_bits, self.hidden)),
-                  "b1": np.zeros(self.hidden),
-                  "W2": self._draw(rng, (self.hidden, 4)),
-                  "b2": np.zeros(4)}
-        return self._layout.flatten(params)
+        return self._layout.flatten({"W1": self._draw(rng, (self.n_bits, self.hidden)),
+                                     "b1": np.zeros(self.hidden),
+                                     "W2": self._draw(rng, (self.hidden, 4)), "b2": np.zeros(4)})
 
     def _draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         """One weight matrix of the initial point."""
@@ -208,7 +157,6 @@ class FizzBuzzMLP(StoredProblem):
         assert self.init_std is not None
         return self.init_std * z
 
-    # ------------------------------------------------------------------ objective
     def _forward(self, ops: Any, x: Any, X: Any) -> tuple[dict[str, Any], Any, Any]:
         """The named parameters, the hidden layer ``H`` and the logits ``Z`` on ``ops``."""
         p = self._layout.unflatten(x, ops)
@@ -226,14 +174,12 @@ class FizzBuzzMLP(StoredProblem):
         _, _, Z = self._forward(ops, x, batch["X"])
         return self._loss(ops, Z, batch["Y"])
 
-    #: gradient_ops below: the framework backends use it, not autodiff
     has_gradient_ops = True
     has_numpy_grad = True
 
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
-        """Objective and gradient by backpropagation on ``ops`` (no tape), as
-        :meth:`value_and_grad` computes them; see :meth:`Problem.gradient_ops`."""
+        """Objective and gradient by backpropagation on ``ops`` (no tape)."""
         X, Y = batch["X"], batch["Y"]
         p, H, Z = self._forward(ops, x, X)
         if self.loss == "cross_entropy":
@@ -300,22 +246,8 @@ class FizzBuzzMLP(StoredProblem):
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.
 
-        The generalized Gauss-Newton matrix (Schraudolph 2002) splits the objective into the
-        network output (:math:`\sigma(Z)`, or the logits for ``"cross_entropy"``) and a convex
-        loss of it, so it is positive semi-definite where the Hessian need not be. Its diagonal
-        comes in closed form, one pass, no per-sample Jacobians. It can be zero (an input bit 0
-        on every row, saturated units), so ``damping`` :math:`\mu` is added, as in LeCun et
-        al.'s :math:`\eta / (\mu + h_{kk})` step ("Efficient BackProp", 1998, Sec. 9.1).
-
-        Parameters
-        ----------
-        ops : ops namespace
-        x : backend array, shape (n_params,)
-        batch : dict of str to backend array
-
-        Returns
-        -------
-        backend array, shape (n_params,)
+        The generalized Gauss-Newton matrix (Schraudolph 2002) of the network output, in closed
+        form; ``damping`` as in LeCun et al.'s :math:`\eta / (\mu + h_{kk})` (1998, Sec. 9.1).
         """
         X = batch["X"]
         n = X.shape[0]
@@ -335,28 +267,13 @@ class FizzBuzzMLP(StoredProblem):
             Q = ops.matmul(S2, ops.transpose(W2sq))
         M = D2 * Q
         H2t = ops.transpose(ops.square(H))
-        parts = [
-            ops.matmul(ops.transpose(ops.square(X)), M),  # W1
-            ops.sum(M, axis=0),  # b1
-            ops.matmul(H2t, S2),  # W2
-            ops.sum(S2, axis=0),  # b2
-        ]
+        parts = [ops.matmul(ops.transpose(ops.square(X)), M), ops.sum(M, axis=0),  # W1, b1
+                 ops.matmul(H2t, S2), ops.sum(S2, axis=0)]  # W2, b2
         flat = ops.concat([ops.reshape(a, (-1,)) for a in parts], axis=0)
         return flat * c + self.damping
 
-    # ------------------------------------------------------------------ no optimum: a target
     def plateau_loss(self, split: str = "train") -> float:
-        r"""Objective of the class-prior net, which predicts the class frequencies :math:`p`.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-            Rows whose class frequencies define :math:`p` (and the objective).
-
-        Returns
-        -------
-        float
-        """
+        """Objective of the class-prior net, which predicts the class frequencies of ``split``."""
         counts = self.class_counts(split)
         n = int(counts.sum())
         prior = counts / n
@@ -367,41 +284,20 @@ class FizzBuzzMLP(StoredProblem):
         return per_sample * n if self.loss == "mse_sum" else per_sample / 4.0
 
     def plateau_params(self, split: str = "train") -> Array:
-        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`.
-
-        Parameters
-        ----------
-        split : {"train", "test", "all"}
-
-        Returns
-        -------
-        ndarray of float64, shape (n_params,)
-        """
+        """Parameters of the class-prior net: zero weights, ``b2`` giving :meth:`plateau_loss`."""
         counts = self.class_counts(split)
         prior = np.clip(counts / counts.sum(), 1e-12, 1 - 1e-12)
-        b2 = np.log(prior) if self.loss == "cross_entropy" else special().logit(prior)
-        return self._layout.flatten({"W1": np.zeros((self.n_bits, self.hidden)),
-                                     "b1": np.zeros(self.hidden),
-                                     "W2": np.zeros((self.hidden, 4)), "b2": b2})
+        x = np.zeros(self.n_params)
+        x[-4:] = np.log(prior) if self.loss == "cross_entropy" else special().logit(prior)
+        return x
 
     def default_target(self, tol: float | None = None) -> Any:
         from optcmp.stopping import LossTarget
 
         return LossTarget(self.target_loss)
 
-    # ------------------------------------------------------------------ reporting
     def predict(self, x: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """Predicted class (argmax of the outputs) of each row of ``X``.
-
-        Parameters
-        ----------
-        x : ndarray, shape (n_params,)
-        X : ndarray, shape (n, n_bits)
-
-        Returns
-        -------
-        ndarray of int64, shape (n,)
-        """
+        """Predicted class (int64, argmax of the outputs) of each row of ``X`` at ``x``."""
         p = self._layout.unflatten(np.asarray(x, dtype=np.float64))
         H = special().expit(X @ p["W1"] + p["b1"])
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)

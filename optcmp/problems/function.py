@@ -1,9 +1,7 @@
 """A user's objective written once against the ops namespace: :func:`from_function`.
 
-The framework backends differentiate the objective; the numpy backend uses the user's ``grad``
-and, without one, is ``skipped`` with a message saying what to add (never a silent
-finite-difference gradient). Off the clock (gradient norms, the solve of
-``optimum="estimate"``) a missing ``grad`` comes from a framework's autodiff on the CPU.
+Why numpy needs ``grad`` (never a finite difference): see docs/problems.md, "Your own problem".
+Off the clock (gradient norms, ``optimum="estimate"``) a missing ``grad`` comes from autodiff.
 """
 
 from __future__ import annotations
@@ -66,11 +64,10 @@ def _param_array(what: str, value: Any) -> np.ndarray:
     try:
         if np.iscomplexobj(np.asarray(value)):
             raise TypeError("complex")
-        a = np.asarray(value, dtype=np.float64)
+        return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be real numbers (an array or a float), got "
                          f"{type(value).__name__} {value!r:.80}") from None
-    return a
 
 
 def _layout_and_x0(x0: Any) -> tuple[ParamLayout, Array, bool]:
@@ -105,11 +102,6 @@ class FunctionProblem(StoredProblem):
     ----------
     objective, x0, data, grad, optimum, name, default_target, lipschitz
         As in :func:`from_function`.
-
-    Attributes
-    ----------
-    named : bool
-        True when the parameters are named arrays (``x0`` was a dict).
     """
 
     def __init__(self, objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
@@ -125,6 +117,7 @@ class FunctionProblem(StoredProblem):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
         self._fn, self._grad = objective, grad
+        #: True when the parameters are named arrays (``x0`` was a dict).
         self._layout, self._x0, self.named = _layout_and_x0(x0)
         self._data = _check_data(data, name)
         self._target = default_target
@@ -136,7 +129,6 @@ class FunctionProblem(StoredProblem):
         self._optimum: Optimum | None = _given_optimum(optimum, self._layout.size)
         self._host: Callable[..., tuple[float, np.ndarray]] | None = None
 
-    # ------------------------------------------------------------------ Problem interface
     def init_params(self, seed: int = 0) -> Array:
         return self._x0.copy()
 
@@ -188,13 +180,7 @@ class FunctionProblem(StoredProblem):
         return self._target
 
     def key_inputs(self) -> dict[str, Any]:
-        """What else decides this problem's runs, for the run store's key (JSON-able).
-
-        Returns
-        -------
-        dict
-            The code of ``objective`` and ``grad``, the optimum, ``lipschitz``, the target.
-        """
+        """What else decides this problem's runs, for the run store's key (JSON-able)."""
         from optcmp.fingerprint import code_fingerprint
 
         opt = self._optimum_arg
@@ -263,8 +249,7 @@ def _given_optimum(optimum: Any, n: int) -> Optimum | None:
             or not math.isfinite(float(optimum)):
         raise ValueError(f"optimum must be None, a finite float (f*), an Optimum or 'estimate', "
                          f"got {optimum!r}")
-    return Optimum(fun=float(optimum), x=None, method="given by the user", time=None,
-                   kind="given")
+    return Optimum(fun=float(optimum), x=None, method="given by the user", time=None, kind="given")
 
 
 #: Directions of :func:`check_estimate_gradient` (fixed seed: the check does not depend on the run).
@@ -302,8 +287,7 @@ def check_estimate_gradient(problem: Problem, fg: Callable[[np.ndarray], tuple[f
 def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     """``f*`` by a tight reference solve: scipy's L-BFGS-B in float64 from the initial point.
 
-    With :data:`ESTIMATE_OPTIONS`, the problem's numpy gradient and one BLAS thread (``f*``
-    independent of the thread count); tables flag suboptimalities computed from it.
+    With :data:`ESTIMATE_OPTIONS`, the problem's numpy gradient and one BLAS thread.
 
     Parameters
     ----------
@@ -314,7 +298,7 @@ def estimate_optimum(problem: Problem, x0: np.ndarray | None = None) -> Optimum:
     Returns
     -------
     Optimum
-        ``kind="estimated"``; ``method`` holds the options, iterations and scipy's message.
+        ``kind="estimated"``; ``method`` says the options, iterations and scipy's message.
     """
     from optcmp._scipy import optimize
 
@@ -357,47 +341,28 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     Parameters
     ----------
     objective : callable
-        ``objective(ops, x, data) -> scalar`` on the backend's ops namespace
-        (:data:`optcmp.frameworks.ops.OPS`). Read ``x`` and ``data`` only (constants go in
-        ``data``): TensorFlow and JAX reuse compiled programs, which would keep a stale value.
+        ``objective(ops, x, data) -> scalar`` (:data:`optcmp.frameworks.ops.OPS`). Read ``x``
+        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant).
     x0 : array_like, shape (n,), or dict of str to array_like
-        The initial point: one flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
+        One flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
-        Training arrays with the same number of rows; ``None`` for a data-free problem.
-        Integer arrays become float64; booleans stay boolean (masks for ``ops.where``).
+        Training arrays, rows along axis 0; integers become float64, booleans stay boolean.
     grad : callable, optional
         ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
-        The known ``f*``, an :class:`~optcmp.problems.base.Optimum`, or ``"estimate"``
-        (:func:`estimate_optimum`).
+        The known ``f*``, or ``"estimate"`` (:func:`estimate_optimum`).
     name : str, default "function"
     default_target : optcmp.stopping.Rule, optional
         The stop when no optimum is known (e.g. ``optcmp.LossTarget(0.1)``).
     lipschitz : float, optional
         Lipschitz constant of the gradient, for ``learning_rate="auto"``.
     check_grad : {"auto", True, False}, default "auto"
-        Check ``grad`` once before any run (:func:`~optcmp.problems.gradcheck.check_gradient`);
-        ``"auto"``: up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
+        Check ``grad`` once (:func:`~optcmp.problems.gradcheck.check_gradient`); ``"auto"``:
+        up to :data:`GRADIENT_CHECK_LIMIT` parameters times samples.
 
     Returns
     -------
     FunctionProblem
-
-    Raises
-    ------
-    TypeError, ValueError
-        A bad argument; :class:`~optcmp.problems.GradientError` (a ValueError) when ``grad``
-        disagrees with the reference.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from optcmp.problems import from_function
-    >>> def rosenbrock(ops, x, data):
-    ...     return 100.0 * (x[1] - x[0] ** 2) ** 2 + (1.0 - x[0]) ** 2
-    >>> p = from_function(rosenbrock, [-1.2, 1.0], optimum=0.0, name="rosenbrock")
-    >>> round(p.fun64(p.init_params()), 2), p.n_samples
-    (24.2, 0)
     """
     if check_grad not in ("auto", True, False):
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")

@@ -1,28 +1,7 @@
 """Is a problem's gradient right? :func:`check_gradient` compares it with a reference.
 
-A gradient wrong by a factor in one term can be right at the start point (the term vanishes
-there) and still send every line search astray, so the check is at the start point **and** at
-perturbed points ``x0 + scale * max(1, |x0|_inf) * N(0, I)``, in float64, against one of
-
-- ``"central"``: a fourth-order central difference of the objective (errors near ``1e-12``
-  relative on a smooth, well-scaled objective), ``4 n`` evaluations per point;
-- ``"complex_step"``: ``Im f(x + i h e_j) / h``, ``h = 1e-20`` (exact to rounding for an
-  analytic objective without ``abs``, ``max`` or comparisons), ``n`` complex evaluations;
-- ``"autodiff"``: a framework's autodiff (PyTorch, else TensorFlow) in float64 on the CPU.
-
-The relative error at a point is ``||g - g_ref||_2 / max(||g_ref||_2, 1e-6 * max(1, |f|))``.
-
-Example
--------
->>> import numpy as np
->>> from optcmp.problems import from_function, check_gradient
->>> def f(ops, x, data):
-...     return 10.0 * (x[1] - x[0] ** 2) ** 2 + (1.0 - x[0]) ** 2
->>> def g(x, data):
-...     return np.array([-40.0 * x[0] * (x[1] - x[0] ** 2) - 2.0 * (1.0 - x[0]),
-...                      20.0 * (x[1] - x[0] ** 2)])
->>> check_gradient(from_function(f, [-1.0, 1.0], grad=g)).ok
-True
+At the start point **and** at perturbed points (a wrong term can vanish at the start), in
+float64. The references and the error measure: see docs/problems.md, "Checking a gradient".
 """
 
 from __future__ import annotations
@@ -54,32 +33,20 @@ class GradientError(ValueError):
 
 @dataclass
 class GradientCheck:
-    """What :func:`check_gradient` found.
-
-    Attributes
-    ----------
-    problem, reference : str
-        Name of the problem; one of :data:`REFERENCES`.
-    rtol : float
-        The tolerance on the relative error at each point.
-    labels : list of str
-        ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
-    points, gradients, references : list of ndarray
-        Each point (float64, flat), the problem's gradient and the reference there.
-    errors : list of float
-        Relative error at each point.
-    components : list of list of int
-        At each point, the (at most 5) worst components whose error exceeds ``rtol``.
-    """
+    """What :func:`check_gradient` found: one entry of each list per point."""
 
     problem: str
+    #: One of :data:`REFERENCES`.
     reference: str
     rtol: float
+    #: ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
     labels: list[str] = field(default_factory=list)
+    #: Each point (float64, flat), the relative error, the gradient and the reference there.
     points: list[np.ndarray] = field(default_factory=list)
     errors: list[float] = field(default_factory=list)
     gradients: list[np.ndarray] = field(default_factory=list)
     references: list[np.ndarray] = field(default_factory=list)
+    #: At each point, the (at most 5) worst components whose error exceeds ``rtol``.
     components: list[list[int]] = field(default_factory=list)
     names: list[str] = field(default_factory=list, repr=False)
 
@@ -199,27 +166,15 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
         The number of perturbed points besides ``x0``, or the points themselves.
     reference : {"central", "complex_step", "autodiff"}, default "central"
     rtol : float, default 1e-6
-        Largest relative error accepted at a point.
     scale : float, default 0.1
         Size of the perturbations, relative to ``max(1, |x0|_inf)``.
     seed : int, default 0
-        Seed of the perturbations.
     raise_on_failure : bool, default False
-        Raise :class:`GradientError` instead of returning a failed check.
+        Raise :class:`GradientError` on failure.
 
     Returns
     -------
     GradientCheck
-
-    Raises
-    ------
-    TypeError
-        ``problem`` is not a :class:`~optcmp.problems.base.Problem`.
-    ValueError
-        A bad argument; an objective that does not take complex input for
-        ``"complex_step"``; no framework installed for ``"autodiff"``.
-    GradientError
-        With ``raise_on_failure=True``: the check failed.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"check_gradient needs an optcmp Problem (e.g. from_function(...)), got "

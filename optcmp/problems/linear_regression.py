@@ -11,21 +11,9 @@ import numpy as np
 
 from optcmp._io import check_memory
 from optcmp._scipy import linalg
+from optcmp.problems import tabular
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
 from optcmp.problems.base import Array, Optimum, ParamLayout
-from optcmp.problems.tabular import (
-    TabularProblem,
-    as_float_matrix,
-    check_columns,
-    check_count,
-    check_finite,
-    check_flag,
-    check_frame_column,
-    check_label,
-    check_names,
-    check_scale,
-    fingerprint,
-)
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
 DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
@@ -51,63 +39,38 @@ def _check_shapes(X: np.ndarray, y: np.ndarray, fit_intercept: bool) -> None:
 def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | None,
                   target_names: Sequence[str] | None) -> None:
     """One name per column, finite values, and squares float64 can hold."""
-    check_names("feature_names", feature_names, X.shape[1], "X")
-    check_names("target_names", target_names, 1 if y.ndim == 1 else y.shape[1], "y")
-    check_finite("X", X, feature_names)
-    check_finite("y", y, target_names)
-    check_scale("X", X, feature_names)
-    check_scale("y", y, target_names)
+    tabular.check_names("feature_names", feature_names, X.shape[1], "X")
+    tabular.check_names("target_names", target_names, 1 if y.ndim == 1 else y.shape[1], "y")
+    for check in (tabular.check_finite, tabular.check_scale):
+        check("X", X, feature_names)
+        check("y", y, target_names)
 
 
-#: Largest ``noise`` of a generated problem: its squared residuals stay far below float64's
-#: overflow (a residual of 1e150 squares to 1e300).
+#: Largest ``noise`` of a generated problem: its squared residuals stay far below overflow.
 MAX_NOISE = 1e150
 
 
-class LinearRegression(TabularProblem):
-    r"""Linear least squares with an intercept, mean squared error over samples and outputs.
+class LinearRegression(tabular.TabularProblem):
+    """Linear least squares with an intercept, mean squared error over samples and outputs.
 
-    .. math::
-
-        f(W) = \frac{1}{n k} \sum_{i=1}^{n} \sum_{o=1}^{k} \big( (A W)_{io} - Y_{io} \big)^2,
-        \qquad A = [X, \mathbf{1}]
-
-    The iterate packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then
-    ``intercept`` (shape ``()`` or ``(k,)``). The default data follow the story behind optcmp:
-    count-valued (Poisson) features on different scales, a linear target plus Gaussian noise.
+    The objective and the default data: see docs/problems.md, "Linear regression". The iterate
+    packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then ``intercept`` (shape
+    ``()`` or ``(k,)``). The optimum: :func:`numpy.linalg.lstsq`, or a Householder QR by row
+    chunks where its copy would exceed 64 MiB (:mod:`optcmp.problems._lstsq`).
 
     Parameters
     ----------
     n_samples : int, default 1_000_000
-        Number of rows.
     n_features : int, default 4
         Number of features ``d``: Poisson means (30, 5, 2, 1), or log-spaced from 30 to 1.
     noise : float, default 1.0
         Standard deviation of the Gaussian noise added to the target.
     seed : int, default 0
-        Seed of the data (features, true coefficients, noise).
     fit_intercept : bool, default True
-        Append a column of ones (the intercept).
     init : {"zeros", "normal"}, default "zeros"
         Initial point: zeros, or standard normal draws from the run's seed.
     drop_last : bool, default False
         Minibatch runs drop the short last minibatch of every epoch.
-
-    Notes
-    -----
-    Gradient :math:`\frac{2}{nk} A^\top (A W - Y)`; Hessian :math:`\frac{2}{nk} A^\top A
-    \otimes I_k`, constant (its largest eigenvalue is :meth:`lipschitz`). The optimum is solved
-    in float64 by :func:`numpy.linalg.lstsq`, which copies ``A`` and ``y``; where that copy would
-    exceed 64 MiB (and ``A`` has 8 rows per column of ``[A | y]``), by a Householder QR
-    accumulated over chunks of rows (:mod:`optcmp.problems._lstsq`): the same minimizer to
-    rounding, the minimum-norm one for a rank-deficient ``A``.
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> p = optcmp.problems.LinearRegression(n_samples=1000, seed=0)
-    >>> p.n_params
-    5
     """
 
     name = "linear_regression"
@@ -116,16 +79,16 @@ class LinearRegression(TabularProblem):
     def __init__(self, n_samples: int = 1_000_000, n_features: int = 4, noise: float = 1.0,
                  seed: int = 0, *, fit_intercept: bool = True, init: str = "zeros",
                  drop_last: bool = False) -> None:
-        check_count("n_samples", n_samples)
-        check_count("n_features", n_features)
+        tabular.check_count("n_samples", n_samples)
+        tabular.check_count("n_features", n_features)
         try:
             noise_ok = not isinstance(noise, bool) and bool(np.isfinite(noise)) and noise >= 0
         except TypeError:
             noise_ok = False
         if not noise_ok:
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
-        check_count("seed", seed, 0)
-        fit_intercept = check_flag("fit_intercept", fit_intercept)
+        tabular.check_count("seed", seed, 0)
+        fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
         if noise > MAX_NOISE:  # the squared residuals would overflow float64
             raise ValueError(f"noise must be at most {MAX_NOISE:g} (the loss squares the "
                              f"residuals, and float64 overflows beyond ~1.8e308), got {noise!r}")
@@ -149,46 +112,28 @@ class LinearRegression(TabularProblem):
         self._setup(X, y, fit_intercept=fit_intercept, init=init, feature_names=None,
                     target_names=None)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def from_arrays(cls, X: Any, y: Any, *, fit_intercept: bool = True, init: str = "zeros",
                     feature_names: Sequence[str] | None = None,
                     target_names: Sequence[str] | None = None, name: str = "linear_regression",
                     drop_last: bool = False) -> LinearRegression:
-        """Build the problem from your own arrays.
+        """Build the problem from your own ``X`` (n, d) and ``y`` (n,) or (n, k).
 
-        Parameters
-        ----------
-        X : array_like, shape (n_samples, n_features)
-        y : array_like, shape (n_samples,) or (n_samples, k)
-        fit_intercept, init, drop_last
-            As for the constructor.
-        feature_names, target_names : sequence of str, optional
-            One distinct name per column of ``X`` (of ``y``), for messages and results.
-        name : str
-            Name shown in tables.
-
-        Returns
-        -------
-        LinearRegression
-
-        Raises
-        ------
-        ValueError
-            Bad arrays (non-numeric, non-finite, wrong shapes, squares float64 cannot hold).
+        The flags as for the constructor; ``feature_names`` and ``target_names``: one distinct
+        name per column of ``X`` and of ``y``.
         """
         self = cls.__new__(cls)
-        self.name = check_label("name", name)
-        fit_intercept = check_flag("fit_intercept", fit_intercept)
-        Xa = as_float_matrix("X", X, feature_names)
-        ya = as_float_matrix("y", y, target_names)
+        self.name = tabular.check_label("name", name)
+        fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
+        Xa = tabular.as_float_matrix("X", X, feature_names)
+        ya = tabular.as_float_matrix("y", y, target_names)
         _check_shapes(Xa, ya, fit_intercept)
         _check_values(Xa, ya, feature_names, target_names)
         self._spec = {"problem": "linear_regression", "source": "arrays", "name": name,
                       "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),
                       "n_targets": 1 if ya.ndim == 1 else int(ya.shape[1]),
                       "fit_intercept": bool(fit_intercept), "init": init,
-                      "data_fingerprint": fingerprint(Xa, ya)}
+                      "data_fingerprint": tabular.fingerprint(Xa, ya)}
         self._drop(drop_last)
         self.true_coef = None
         self.true_intercept = None
@@ -199,29 +144,13 @@ class LinearRegression(TabularProblem):
     @classmethod
     def from_frame(cls, df: Any, features: Sequence[str], targets: Sequence[str] | str,
                    **kwargs: Any) -> LinearRegression:
-        """Build the problem from columns of a pandas DataFrame.
+        """Build the problem from columns of a DataFrame (``**kwargs``: :meth:`from_arrays`).
 
-        Parameters
-        ----------
-        df : pandas.DataFrame
-        features : sequence of str
-        targets : str or sequence of str
-            One name gives ``y`` of shape (n,).
-        **kwargs
-            Passed to :meth:`from_arrays`.
-
-        Returns
-        -------
-        LinearRegression
-
-        Raises
-        ------
-        KeyError, ValueError
-            An unknown column, or one that is not numeric (categorical included).
+        One name in ``targets`` gives ``y`` of shape (n,).
         """
-        features, target_list = check_columns(list(map(str, df.columns)), features, targets)
+        features, target_list = tabular.check_columns(list(map(str, df.columns)), features, targets)
         for c in features + target_list:
-            check_frame_column(c, df[c])
+            tabular.check_frame_column(c, df[c])
         X = df[features].to_numpy(dtype=np.float64)
         y = df[target_list].to_numpy(dtype=np.float64)
         if isinstance(targets, str):
@@ -234,28 +163,9 @@ class LinearRegression(TabularProblem):
     def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
                  targets: Sequence[str] | str | None = None, *, delimiter: str = ",",
                  **kwargs: Any) -> LinearRegression:
-        """Build the problem from a CSV file with a header row.
+        """Build the problem from a CSV file with a header row (``**kwargs``: :meth:`from_arrays`).
 
-        Parameters
-        ----------
-        path : str or path-like
-        features : sequence of str, optional
-            Feature columns; default all columns but the targets.
-        targets : str or sequence of str, optional
-            Target column(s); default the last column.
-        delimiter : str, default ","
-        **kwargs
-            Passed to :meth:`from_arrays`.
-
-        Returns
-        -------
-        LinearRegression
-
-        Raises
-        ------
-        FileNotFoundError, KeyError, ValueError
-            No such file, an unknown column, or a file or cell that is not plain numeric CSV
-            (the line and column are named).
+        ``targets`` default to the last column, ``features`` to all the others.
         """
         return cls._from_csv(path, features, targets, delimiter, kwargs)
 
@@ -273,10 +183,9 @@ class LinearRegression(TabularProblem):
                                 noise=sp["noise"], seed=int(seed),
                                 fit_intercept=sp["fit_intercept"], init=sp["init"])
 
-    # ------------------------------------------------------------------ internals
     def _drop(self, drop_last: Any) -> None:
         """Set the minibatch drop policy (in the spec only when it drops: old specs match)."""
-        self.drop_last = check_flag("drop_last", drop_last)
+        self.drop_last = tabular.check_flag("drop_last", drop_last)
         if self.drop_last:
             self._spec["drop_last"] = True
 
@@ -311,7 +220,6 @@ class LinearRegression(TabularProblem):
             return np.zeros(self.n_params)
         return np.random.default_rng(seed).standard_normal(self.n_params)
 
-    # ------------------------------------------------------------------ math
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
         r = ops.matmul(batch["A"], W) - batch["y"]

@@ -10,17 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from optcmp.problems import tabular
 from optcmp.problems.base import Array, Optimum, ParamLayout, one_blas_thread
-from optcmp.problems.tabular import (
-    TabularProblem,
-    as_float_matrix,
-    check_columns,
-    check_count,
-    check_finite,
-    check_flag,
-    check_label,
-    fingerprint,
-)
 
 #: Newton solve of the optimum: stop when the largest gradient entry is below this (float64).
 NEWTON_GTOL = 1e-13
@@ -45,8 +36,8 @@ def _labels(y: Any) -> np.ndarray:
         ya = ya[:, 0]
     if ya.ndim != 1:
         raise ValueError(f"y must have shape (n_samples,) with labels 0/1, got shape {ya.shape}")
-    yf = as_float_matrix("y", ya)
-    check_finite("y", yf)
+    yf = tabular.as_float_matrix("y", ya)
+    tabular.check_finite("y", yf)
     bad = ~np.isin(yf, (0.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -70,68 +61,40 @@ def _check_two_classes(y: np.ndarray, fit_intercept: bool, l2: float) -> None:
 
 def check_l2(l2: Any) -> float:
     """``l2`` as a finite float >= 0."""
-    if isinstance(l2, (bool, str, bytes)) or l2 is None:
+    try:
+        ok = not isinstance(l2, (bool, str, bytes)) and math.isfinite(float(l2)) and float(l2) >= 0
+    except (TypeError, ValueError):
         ok = False
-    else:
-        try:
-            ok = math.isfinite(float(l2)) and float(l2) >= 0
-        except (TypeError, ValueError):
-            ok = False
     if not ok:
         raise ValueError(f"l2 must be a finite number >= 0, got {type(l2).__name__} {l2!r:.80}")
     return float(l2)
 
 
-class LogisticRegression(TabularProblem):
+class LogisticRegression(tabular.TabularProblem):
     r"""Binary logistic regression with L2 regularization: mean log-loss over samples.
 
-    .. math::
-
-        f(w, b) = \frac{1}{n} \sum_{i=1}^{n} \Big( \log\big(1 + e^{z_i}\big) - y_i z_i \Big)
-        + \frac{\lambda}{2} \lVert w \rVert_2^2, \qquad z = X w + b,\ y_i \in \{0, 1\}
-
-    written with ``ops.softplus`` (stable for any ``z``). The iterate packs ``coef`` ``(d,)``
-    then ``intercept`` (not regularized). The default data: Gaussian features with standard
-    deviations log-spaced from 3 to 0.3, labels drawn from the model's probabilities (classes
-    overlap, so the loss stays positive).
+    The objective, the default data and :meth:`optimum` (Newton's method to
+    :data:`NEWTON_GTOL`): see docs/problems.md, "Logistic regression". The iterate packs
+    ``coef`` ``(d,)`` then ``intercept`` (not regularized).
 
     Parameters
     ----------
     n_samples : int, default 100_000
-        Number of rows.
     n_features : int, default 20
-        Number of features ``d``.
     l2 : float, default 1e-3
         Regularization strength :math:`\lambda` (>= 0).
     seed : int, default 0
-        Seed of the data.
     fit_intercept : bool, default True
-
-    Notes
-    -----
-    Hessian :math:`A^\top \mathrm{diag}(\sigma(z)(1 - \sigma(z))) A / n + \lambda I_w`,
-    :math:`A = [X, \mathbf 1]`; since :math:`\sigma(1 - \sigma) \le 1/4`, :meth:`lipschitz`
-    is :math:`\lVert A \rVert_2^2 / (4n) + \lambda`. :meth:`optimum` is Newton's method with
-    the exact Hessian and backtracking in float64 from zero, to :data:`NEWTON_GTOL` (``f*`` exact
-    to rounding), recorded as ``kind="estimated"``; it and :meth:`lipschitz` use one BLAS thread
-    (``f*`` independent of the thread count).
-
-    Examples
-    --------
-    >>> from optcmp.problems import LogisticRegression
-    >>> p = LogisticRegression(n_samples=1000, n_features=5, seed=0)
-    >>> p.n_params, p.n_samples
-    (6, 1000)
     """
 
     name = "logistic_regression"
 
     def __init__(self, n_samples: int = 100_000, n_features: int = 20, l2: float = 1e-3,
                  seed: int = 0, *, fit_intercept: bool = True) -> None:
-        check_count("n_samples", n_samples)
-        check_count("n_features", n_features)
-        check_count("seed", seed, 0)
-        fit_intercept = check_flag("fit_intercept", fit_intercept)
+        tabular.check_count("n_samples", n_samples)
+        tabular.check_count("n_features", n_features)
+        tabular.check_count("seed", seed, 0)
+        fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
         l2 = check_l2(l2)
         rng = np.random.default_rng(seed)
         d = int(n_features)
@@ -140,48 +103,29 @@ class LogisticRegression(TabularProblem):
         p = _sigmoid(X @ coef + 0.5)
         y = (rng.uniform(size=int(n_samples)) < p).astype(np.float64)
         self.true_coef: np.ndarray | None = coef
-        self._spec: dict[str, Any] = {
-            "problem": self.name, "source": "generated", "n_samples": int(n_samples),
-            "n_features": d, "l2": float(l2), "seed": int(seed),
-            "fit_intercept": bool(fit_intercept)}
+        self._spec: dict[str, Any] = {"problem": self.name, "source": "generated",
+                                      "n_samples": int(n_samples), "n_features": d, "l2": float(l2),
+                                      "seed": int(seed), "fit_intercept": bool(fit_intercept)}
         self._setup(X, y, l2=l2, fit_intercept=fit_intercept, feature_names=None)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def from_arrays(cls, X: Any, y: Any, *, l2: float = 1e-3, fit_intercept: bool = True,
                     feature_names: Sequence[str] | None = None,
                     name: str = "logistic_regression", **_: Any) -> LogisticRegression:
-        """Build the problem from your own arrays.
+        """Build the problem from your own ``X`` (n, d) and labels ``y`` (n,), 0/1 or booleans.
 
-        Parameters
-        ----------
-        X : array_like, shape (n_samples, n_features)
-        y : array_like, shape (n_samples,)
-            Labels 0/1 (or booleans).
-        l2 : float, default 1e-3
-        fit_intercept : bool, default True
-        feature_names : sequence of str, optional
-        name : str
-
-        Returns
-        -------
-        LogisticRegression
-
-        Raises
-        ------
-        ValueError
-            Bad arrays, labels other than 0/1, one class only where no minimizer exists.
+        ``l2`` and ``fit_intercept`` as for the constructor; one name per column of ``X``.
         """
         self = cls.__new__(cls)
-        self.name = check_label("name", name)
-        fit_intercept = check_flag("fit_intercept", fit_intercept)
-        Xa = as_float_matrix("X", X, feature_names)
+        self.name = tabular.check_label("name", name)
+        fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
+        Xa = tabular.as_float_matrix("X", X, feature_names)
         if Xa.ndim != 2:
             raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape "
                              f"{Xa.shape}. For one feature use X.reshape(-1, 1).")
         if Xa.shape[0] == 0:
             raise ValueError("X has zero rows; a classifier needs at least one sample")
-        check_finite("X", Xa, feature_names)
+        tabular.check_finite("X", Xa, feature_names)
         ya = _labels(y)
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"X has {Xa.shape[0]} rows but y has {ya.shape[0]}; they must match")
@@ -190,29 +134,15 @@ class LogisticRegression(TabularProblem):
         self._spec = {"problem": "logistic_regression", "source": "arrays", "name": name,
                       "n_samples": int(Xa.shape[0]), "n_features": int(Xa.shape[1]),
                       "l2": float(l2), "fit_intercept": bool(fit_intercept),
-                      "data_fingerprint": fingerprint(Xa, ya)}
+                      "data_fingerprint": tabular.fingerprint(Xa, ya)}
         self._setup(Xa, ya, l2=l2, fit_intercept=fit_intercept, feature_names=feature_names)
         return self
 
     @classmethod
     def from_frame(cls, df: Any, features: Sequence[str], target: str,
                    **kwargs: Any) -> LogisticRegression:
-        """Build the problem from columns of a pandas DataFrame.
-
-        Parameters
-        ----------
-        df : pandas.DataFrame
-        features : sequence of str
-        target : str
-            The label column (0/1 or booleans).
-        **kwargs
-            Passed to :meth:`from_arrays`.
-
-        Returns
-        -------
-        LogisticRegression
-        """
-        features, tl = check_columns(list(map(str, df.columns)), features, target)
+        """Build the problem from columns of a DataFrame (``**kwargs``: :meth:`from_arrays`)."""
+        features, tl = tabular.check_columns(list(map(str, df.columns)), features, target)
         for c in features + tl:
             dt = np.asarray(df[c]).dtype
             if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
@@ -226,23 +156,7 @@ class LogisticRegression(TabularProblem):
     def from_csv(cls, path: str | os.PathLike[str], features: Sequence[str] | None = None,
                  target: str | None = None, *, delimiter: str = ",",
                  **kwargs: Any) -> LogisticRegression:
-        """Build the problem from a CSV file, as :meth:`LinearRegression.from_csv` does.
-
-        Parameters
-        ----------
-        path : str or path-like
-        features : sequence of str, optional
-            Feature columns; default all but the target.
-        target : str, optional
-            Label column; default the last one.
-        delimiter : str, default ","
-        **kwargs
-            Passed to :meth:`from_arrays`.
-
-        Returns
-        -------
-        LogisticRegression
-        """
+        """Build the problem from a CSV file, as :meth:`LinearRegression.from_csv` does."""
         return cls._from_csv(path, features, target, delimiter, kwargs)
 
     def with_seed(self, seed: int) -> LogisticRegression:
@@ -253,7 +167,6 @@ class LogisticRegression(TabularProblem):
         return LogisticRegression(sp["n_samples"], sp["n_features"], sp["l2"], int(seed),
                                   fit_intercept=sp["fit_intercept"])
 
-    # ------------------------------------------------------------------ internals
     def _setup(self, X: np.ndarray, y: np.ndarray, *, l2: float, fit_intercept: bool,
                feature_names: Sequence[str] | None) -> None:
         """The design matrix, names, layout and caches of the data ``X``, ``y``."""
@@ -267,7 +180,6 @@ class LogisticRegression(TabularProblem):
     def init_params(self, seed: int = 0) -> Array:
         return np.zeros(self.n_params)
 
-    # ------------------------------------------------------------------ math
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         z = ops.matmul(batch["A"], x)
         w = x[: self._d]
@@ -318,7 +230,7 @@ class LogisticRegression(TabularProblem):
         return self._optimum
 
     def _newton(self) -> Optimum:
-        """The documented tight reference solve (see the class Notes)."""
+        """The tight reference solve: exact Hessian, Armijo backtracking, float64."""
         A = self._data["A"]
         n = A.shape[0]
         t0 = time.perf_counter()

@@ -1,12 +1,8 @@
 r"""The Moré-Garbow-Hillstrom unconstrained test set (the table: :mod:`.mgh_functions`).
 
-Each problem's residuals are written once against the ops; their constants (data points,
-abscissae, weights) travel as one-row training arrays, placed on the device once like any data.
-The framework backends differentiate the objective; the numpy backend uses the complex-step
-derivative :math:`\mathrm{Im}\, f(x + i h e_k) / h`, :math:`h = 10^{-200}`: exact to rounding,
-unlike a finite difference, at ``n`` complex evaluations per gradient (numpy's timings here
-measure that). The helical valley, whose ``arctan`` branch is not complex-analytic, has its
-analytic gradient.
+The constants of each problem travel as one-row training arrays, placed on the device once like
+any data. Numpy's gradient is the complex-step derivative (see docs/problems.md, "A problem
+set"), except for the helical valley, whose ``arctan`` branch is not complex-analytic.
 
 References
 ----------
@@ -33,8 +29,7 @@ COMPLEX_STEP = 1e-200
 class MGHProblem(StoredProblem):
     r"""One Moré-Garbow-Hillstrom problem: :math:`\min_x \sum_{i=1}^m f_i(x)^2`.
 
-    It starts at the paper's standard point (for every seed); :meth:`optimum` is the minimum
-    the paper prints for these sizes, or ``None``.
+    Its start and :meth:`optimum` (or ``None``) are the paper's, for every seed.
 
     Parameters
     ----------
@@ -43,20 +38,7 @@ class MGHProblem(StoredProblem):
     n : int, optional
         Number of variables, where the paper lets it vary.
     m : int, optional
-        Number of residuals, where the paper lets it vary; with only ``n`` given, an ``m``
-        that must be at least ``n`` follows it.
-
-    Raises
-    ------
-    ValueError
-        An unknown problem, or ``n``/``m`` the problem does not allow.
-
-    Examples
-    --------
-    >>> from optcmp.problems import MGHProblem
-    >>> p = MGHProblem("rosenbrock")
-    >>> p.name, p.n_params, p.fun64(p.init_params())
-    ('mgh01_rosenbrock', 2, 24.2)
+        Number of residuals, where the paper lets it vary (with only ``n``, it follows ``n``).
     """
 
     reduction = "sum"
@@ -105,19 +87,7 @@ class MGHProblem(StoredProblem):
         return self._x0.copy()
 
     def residuals(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        """The ``m`` residuals :math:`f_i(x)`, written once against the ops.
-
-        Parameters
-        ----------
-        ops : ops namespace
-        x : backend array, shape (n,)
-        batch : dict of str to backend array
-            The constants (:attr:`train_data`).
-
-        Returns
-        -------
-        backend array, shape (m,)
-        """
+        """The ``m`` residuals :math:`f_i(x)` on ``ops`` (``batch``: the constants)."""
         return self.info.residuals(ops, x, {k: v[0] for k, v in batch.items()})
 
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
@@ -143,21 +113,9 @@ class MGHProblem(StoredProblem):
         return float(self.objective(numpy_ops, np.asarray(x, dtype=np.float64), self._data))
 
     def lipschitz(self) -> float:
-        r"""An estimate of the gradient's Lipschitz constant: :math:`\|\nabla^2 f(x_0)\|_2`.
+        r"""A local estimate, :math:`\|\nabla^2 f(x_0)\|_2` by central differences: no bound.
 
-        No global constant is known for these functions: this local value (central
-        differences of the gradient at the starting point, symmetrized) is no bound, so a step
-        of :math:`1/L` can be too long where the curvature grows; it is the same on every
-        backend, so ``gd`` runs one algorithm on all of them.
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        NotImplementedError
-            The Hessian at ``x0`` is zero or not finite (no step can be derived from it).
+        The same on every backend, so ``gd`` runs one algorithm on all of them.
         """
         cached = getattr(self, "_lipschitz", None)
         if cached is not None:

@@ -335,11 +335,7 @@ def _linear_full_rank(ops: Any, x: Any, c: dict[str, Any]) -> Any:
 
 
 def _linear_rank1(ops: Any, x: Any, c: dict[str, Any]) -> Any:
-    return c["i"] * ops.sum(c["j"] * x) - 1.0
-
-
-def _linear_rank1_zero(ops: Any, x: Any, c: dict[str, Any]) -> Any:
-    # c["j"]: j for 2 <= j <= n-1, else 0; c["i"]: i-1 for 2 <= i <= m-1, else 0
+    # also problem 34, whose constants zero the first and last columns and rows
     return c["i"] * ops.sum(c["j"] * x) - 1.0
 
 
@@ -367,12 +363,8 @@ def _cheby_fstar(n: int, m: int) -> float | None:
     return {(8, 8): 3.51687e-3, (10, 10): 6.50395e-3}.get((n, m))
 
 
-def _need_even(n: int, m: int) -> str | None:
-    return None if n % 2 == 0 else f"n must be even, got {n}"
-
-
-def _need_four(n: int, m: int) -> str | None:
-    return None if n % 4 == 0 else f"n must be a multiple of 4, got {n}"
+def _need_multiple(k: int, what: str) -> Callable[[int, int], str | None]:
+    return lambda n, m: None if n % k == 0 else f"n must be {what}, got {n}"
 
 
 def _need_m_ge_n(n: int, m: int) -> str | None:
@@ -384,6 +376,7 @@ def _index_constants(n: int, m: int) -> dict[str, np.ndarray]:
 
 
 def _rank1_zero_constants(n: int, m: int) -> dict[str, np.ndarray]:
+    # c["j"]: j for 2 <= j <= n-1, else 0; c["i"]: i-1 for 2 <= i <= m-1, else 0
     j, i = _idx(n), _idx(m)
     return {"j": np.where((j >= 2) & (j <= n - 1), j, 0.0),
             "i": np.where((i >= 2) & (i <= m - 1), i - 1.0, 0.0)}
@@ -451,10 +444,11 @@ _INFO = [
             _by_n({6: 2.28767e-3, 9: 1.39976e-6, 12: 4.72238e-10}), variable_n=True,
             check=lambda n, m: None if 2 <= n <= 31 else f"n must be in 2..31, got {n}"),
     MGHInfo(21, "extended_rosenbrock", "Extended Rosenbrock", 10, 10, _ext_rosenbrock,
-            lambda n: np.tile([-1.2, 1.0], n // 2), variable_n=True, check=_need_even),
+            lambda n: np.tile([-1.2, 1.0], n // 2), variable_n=True,
+            check=_need_multiple(2, "even")),
     MGHInfo(22, "extended_powell", "Extended Powell singular", 12, 12, _ext_powell,
             lambda n: np.tile([3.0, -1.0, 0.0, 1.0], n // 4), variable_n=True,
-            check=_need_four),
+            check=_need_multiple(4, "a multiple of 4")),
     MGHInfo(23, "penalty1", "Penalty I", 10, 11, _penalty1, lambda n: _idx(n),
             fstar=_by_n({4: 2.24997e-5, 10: 7.08765e-5}), variable_n=True),
     MGHInfo(24, "penalty2", "Penalty II", 10, 20, _penalty2, lambda n: np.full(n, 0.5),
@@ -482,7 +476,7 @@ _INFO = [
             lambda n, m: m * (m - 1.0) / (2.0 * (2.0 * m + 1.0)), variable_n=True,
             variable_m=True, check=_need_m_ge_n),
     MGHInfo(34, "linear_rank1_zero", "Linear function - rank 1 with zero columns and rows",
-            10, 20, _linear_rank1_zero, lambda n: np.ones(n), _rank1_zero_constants,
+            10, 20, _linear_rank1, lambda n: np.ones(n), _rank1_zero_constants,
             lambda n, m: (m * m + 3.0 * m - 6.0) / (2.0 * (2.0 * m - 3.0)), variable_n=True,
             variable_m=True, check=_need_m_ge_n),
     MGHInfo(35, "chebyquad", "Chebyquad", 8, 8, _chebyquad, lambda n: _idx(n) / (n + 1),

@@ -1,8 +1,7 @@
 """Tabular data for the regression problems: arrays, DataFrame columns and CSV files, checked.
 
-The regression problems (:class:`~optcmp.problems.LinearRegression`,
-:class:`~optcmp.problems.LogisticRegression`) share :class:`TabularProblem` and build from your
-own data through these functions, so both refuse the same bad data with the same messages.
+Both regression problems build from your data through these functions: the same bad data is
+refused with the same messages.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ from optcmp.problems.base import Optimum, StoredProblem
 class TabularProblem(StoredProblem):
     """A problem on a design matrix ``A = [X, 1]`` (the intercept column where fitted) and ``y``.
 
-    Subclasses set ``_layout`` and ``_spec`` (the spec's ``"source"`` says where the data came
-    from) and define ``from_arrays``, which :meth:`_from_csv` calls.
+    Subclasses set ``_layout`` and ``_spec`` and define ``from_arrays`` (for :meth:`_from_csv`).
     """
 
     _spec: dict[str, Any]
@@ -62,9 +60,7 @@ class TabularProblem(StoredProblem):
         features, target_list = check_columns(header, features, targets)
         data = csv_matrix(path, header, rows, lines, features + target_list)
         X = data[:, : len(features)]
-        y = data[:, len(features):]
-        if isinstance(targets, str):
-            y = y[:, 0]
+        y = data[:, len(features)] if isinstance(targets, str) else data[:, len(features):]
         kwargs.setdefault("feature_names", features)
         kwargs.setdefault("target_names", target_list)
         kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
