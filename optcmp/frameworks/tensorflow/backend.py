@@ -1,13 +1,8 @@
 """The TensorFlow backend: ``tf.function`` steps traced once, data resident on the device.
 
-:meth:`TensorFlowBackend.compile` returns a ``tf.function`` whose ``input_signature`` leaves the
-minibatch's row dimension ``None``: traced once per run, with the Python values it closes over
-(hyperparameters) baked in as constants, so an optimizer step is one graph call. XLA
-(:attr:`TensorFlowBackend.jit_compile`) compiles once **per concrete shape**, so the adapters warm
-up every batch shape a run will see and :meth:`TensorFlowBackend.compilations` counts traces and
-XLA compilations, for the runner to record those inside the timed region.
-:meth:`TensorFlowBackend.compile_block` runs many steps in one ``tf.while_loop`` inside one XLA
-call (the ``"fused"`` execution mode, like Keras' ``steps_per_execution``).
+An optimizer step is one graph call with its hyperparameters baked in; XLA compiles once per
+concrete shape, so :meth:`TensorFlowBackend.compilations` counts traces and XLA compilations for
+the runner. Why: see docs/backends.md, "The framework backends" and "Execution modes".
 """
 
 from __future__ import annotations

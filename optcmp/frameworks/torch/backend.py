@@ -1,9 +1,7 @@
 """The PyTorch backend: autograd gradients, eager execution without host round trips, CUDA sync.
 
-The iterate is copied onto the device (``torch.tensor``: an in-place update never writes into the
-problem's arrays); the training arrays, which steps only read, share the problem's memory on the
-CPU when already in the run's dtype (:meth:`TorchBackend.place`). Gradients come from
-``torch.autograd.grad`` on a detached leaf, detached, so an update built on them records no graph.
+Why the iterate is a copy and the training arrays are shared: see docs/backends.md, "The
+framework backends".
 """
 
 from __future__ import annotations
