@@ -112,8 +112,7 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     canon = canonical_backend(name)
     check_dtype(dtype)
     device = check_device(device)
-    backend: Backend = backend_class(canon)(device=device, dtype=dtype)
-    return backend
+    return backend_class(canon)(device=device, dtype=dtype)
 
 
 def backend_class(name: str) -> type[Backend]:

@@ -1,10 +1,7 @@
 """The :class:`Backend` interface: data placement, ops, value-and-gradient, compile, sync, threads.
 
-A backend *computes*; it knows nothing of optimizers. Each framework's ``backend.py`` defines one
-subclass with the same public names, and its ``ops.py`` a namespace with the same functions, so
-problems are written once and the adapters (:mod:`optcmp.frameworks.adapters`) compose an
-optimizer's step from these pieces. A backend places data on its device **once**, before any
-timing; :meth:`Backend.sync` waits for queued device work before every clock read.
+A backend *computes* and knows no optimizer, so problems are written once and the adapters
+compose every optimizer's step from these pieces: see docs/backends.md, "What a backend does".
 """
 
 from __future__ import annotations
@@ -66,11 +63,8 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
 
 def minibatch_gradient(backend: Backend, problem: Problem,
                        gradient: str = "auto") -> ValueGradFn | None:
-    """The declared gradient formula without the objective for eager minibatch steps, or None.
-
-    A minibatch step's objective is never read (the monitor evaluates the full objective off
-    the clock); a compiled backend drops it anyway, and numpy's own gradient is faster.
-    """
+    """The declared gradient formula without the objective (never read: the monitor evaluates
+    the full one) for eager minibatch steps, or None (compiled backends drop it anyway)."""
     if backend.compiler != "eager" or not declares_gradient_ops(problem):
         return None
     return analytic_value_and_grad(backend, problem, gradient, value=False)

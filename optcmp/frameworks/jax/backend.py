@@ -215,13 +215,9 @@ class JaxBackend(Backend):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA).
-
-        ``n`` and ``start`` are traced, so every block runs the one compiled program; an
-        epoch's shorter last minibatch is the other branch of a ``lax.cond`` in it. ``reuse``
-        is ignored with a ``snapshot``, which may close over a run's objects. See
-        :meth:`Backend.compile_block`.
-        """
+        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit``, as the
+        TensorFlow backend's; ``reuse`` is ignored with a ``snapshot`` (it may close over a
+        run's objects)."""
         fdt, nmax = self.jnp_dtype, int(n_max)
         lax = jax.lax
         if batch_size is None:
