@@ -78,11 +78,9 @@ FRACTION = ValueRule(float, lambda v: 0 < v < 1,
 
 @dataclass(frozen=True)
 class Flag:
-    """A setting's flag on the command line: the ``"flag"`` metadata of a :class:`RunConfig` field.
-
-    The option is the field's name with dashes and its default the field's, unless a command
-    (``helps``' keys) gives its own (:mod:`optcmp.cli.settings`).
-    """
+    """A setting's flag on the command line (``"flag"`` metadata of a :class:`RunConfig` field):
+    the field's name with dashes, its default the field's unless a command (``helps``' keys) gives
+    its own (:mod:`optcmp.cli.settings`)."""
 
     helps: Mapping[str, str | None]
     value: ValueRule | None = None

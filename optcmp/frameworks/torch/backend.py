@@ -120,8 +120,8 @@ class TorchBackend(Backend):
 
     # ------------------------------------------------------------------ functions
     def compilations(self) -> int:
-        """Graphs ``torch.compile`` has compiled in this process so far (optcmp's steps are
-        eager: only a user's ``torch.compile`` counts); ``torch._dynamo`` is never imported here."""
+        """Graphs a user's ``torch.compile`` compiled in this process so far (optcmp's steps are
+        eager); ``torch._dynamo`` is never imported here."""
         dynamo_utils = sys.modules.get("torch._dynamo.utils")
         if dynamo_utils is None:
             return 0
