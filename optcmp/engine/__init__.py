@@ -1,12 +1,5 @@
-"""The run engine: how ``optcmp.run`` runs one run.
-
-Its settings (:mod:`~optcmp.engine.config`), the checks of its inputs
-(:mod:`~optcmp.engine.checks`), the adapter's lifecycle (:mod:`~optcmp.engine.session`, shared
-with :func:`optcmp.check_equivalence`), the loops taking the timed steps
-(:mod:`~optcmp.engine.drivers`), what is done off the clock between them
-(:mod:`~optcmp.engine.monitor`), the run's status (:mod:`~optcmp.engine.status`) and its
-:class:`RunResult`, built once (:mod:`~optcmp.engine.runner`).
-"""
+"""The run engine: how ``optcmp.run`` runs one run (its modules: docs/architecture.md, "The
+picture")."""
 
 from optcmp.engine.checks import (
     check_problem,

@@ -80,12 +80,8 @@ def check_rule(rule: Rule, problem: Problem, fstar: float | None) -> None:
 
 def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
                      f0: float | None = None) -> bool:
-    """Warn when a suboptimality target is finer than float64 can resolve near ``f*``.
-
-    Near ``f*`` float64 values are spaced by ``eps * |f*|``: a finer target cannot be told apart
-    from rounding, so the suboptimality rules never fire below it and the runs end on their
-    budgets. Returns whether it warned.
-    """
+    """Warn when a suboptimality target is finer than float64's spacing ``eps * |f*|`` near
+    ``f*`` (the rules would never fire and the runs end on their budgets); whether it warned."""
     targets = [r for r in rule.rules() if isinstance(r, (RelativeSuboptimality,
                                                           AbsoluteSuboptimality))]
     opt = problem.optimum() if targets else None
@@ -129,9 +125,8 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                   max_cpu_time: float | None = None,
                   divergence_factor: float | None = DEFAULT_DIVERGENCE_FACTOR,
                   stall: bool = True) -> Rule:
-    """The default stopping rule for ``problem``: :func:`~optcmp.stopping.default_stopping`
-    with relative suboptimality ``<= tol`` when the optimum is known, else the problem's
-    ``default_target(tol)`` (``ValueError`` without either).
+    """:func:`~optcmp.stopping.default_stopping` with relative suboptimality ``<= tol`` where
+    the optimum is known, else the problem's ``default_target(tol)``.
 
     Parameters
     ----------
@@ -140,11 +135,9 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
     max_iter, max_time, max_evals, max_cpu_time : optional
         The budgets (:class:`RunConfig <optcmp.engine.config.RunConfig>`).
     divergence_factor : float, optional, default 1e10
-        Explosion factor of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks
-        non-finite values only.
+        Of the :class:`~optcmp.stopping.Divergence` rule; ``None`` checks non-finite values only.
     stall : bool, default True
-        Add the exact early stops (:class:`~optcmp.stopping.Rising`,
-        :class:`~optcmp.stopping.Stalled`).
+        Add :class:`~optcmp.stopping.Rising` and :class:`~optcmp.stopping.Stalled`.
 
     Returns
     -------

@@ -78,11 +78,9 @@ FRACTION = ValueRule(float, lambda v: 0 < v < 1,
 
 @dataclass(frozen=True)
 class Flag:
-    """A setting's flag on the command line: the ``"flag"`` metadata of a :class:`RunConfig` field.
-
-    The option is the field's name with dashes and its default the field's, unless a command
-    (``helps``' keys) gives its own (:mod:`optcmp.cli.settings`).
-    """
+    """A setting's flag on the command line (``"flag"`` metadata of a :class:`RunConfig` field):
+    the field's name with dashes, its default the field's unless a command (``helps``' keys) gives
+    its own (:mod:`optcmp.cli.settings`)."""
 
     helps: Mapping[str, str | None]
     value: ValueRule | None = None
@@ -112,8 +110,7 @@ class RunConfig:
     backend : {"numpy", "torch", "tensorflow", "jax"}, default "numpy"
         Backend name or alias (stored canonical).
     device : str, optional
-        ``None``/``"cpu"`` (default) or a GPU (:data:`~optcmp.frameworks.DEVICE_FORMS`), for the
-        framework backends (numpy always runs on the CPU).
+        ``None``/``"cpu"`` (default) or a GPU (:data:`~optcmp.frameworks.DEVICE_FORMS`).
     dtype : {"float64", "float32"}, default "float64"
     stopping : Rule, optional
         Full stopping rule. Default: :func:`make_stopping` with ``tol`` and the budgets.
@@ -128,23 +125,19 @@ class RunConfig:
     max_cpu_time : float, optional
         Budget of process CPU seconds in the timed steps (status ``max_cpu_time``).
     censor_ratio : float or None, default 10.0
-        In a sweep, stop a run as ``censored`` once its CPU time exceeds ``censor_ratio`` times
-        the best CPU time-to-target of its repetition ("Censoring" in ``docs/concepts.md``).
+        Censoring in a sweep ("Censoring" in ``docs/concepts.md``).
     seed : int, default 0
         Seed of the initial point and the minibatch order.
     repeat : int, default 0
         Repetition index recorded in the result.
     callback : callable, optional
-        ``callback(intermediate_result)`` at every observation, off the clock, scipy-style
-        (``x`` a read-only copy); raising ``StopIteration`` stops the run (``stopped``).
+        Called at every observation, off the clock (:data:`Callback`; ``x`` a read-only copy).
     eval_every : int, optional
         For minibatch optimizers: steps between full-objective evaluations (default one epoch).
     threads : int or None, default 1
-        CPU threads for the run, the same for every backend; ``None`` leaves each library at
-        its default.
+        CPU threads for every backend; ``None`` leaves each library at its default.
     execution : {"auto", "step", "fused"}, default "auto"
-        One framework call per step, or the steps between two observations in one call, or
-        each backend's best ("Execution modes" in ``docs/backends.md``).
+        "Execution modes" in ``docs/backends.md``.
     gradient : {"auto", "autodiff", "analytic"}, default "auto"
         How the framework backends compute gradients (:data:`optcmp.frameworks.base.GRADIENTS`).
 
@@ -152,14 +145,11 @@ class RunConfig:
     ------
     ValueError
         A setting outside its allowed values, or no budget at all.
-    TypeError
-        ``stopping`` is no :class:`~optcmp.stopping.Rule`, ``callback`` is not callable.
 
     Notes
     -----
-    Each field's metadata says what it is to the rest of optcmp: ``"key"`` how it enters a
-    run's store key (:meth:`key_fields`), ``"record"`` whether a comparison records it
-    (:meth:`recorded`), ``"flag"`` its :class:`Flag` on the command line.
+    Field metadata: ``"key"`` (:meth:`key_fields`), ``"record"`` (:meth:`recorded`),
+    ``"flag"`` (:class:`Flag`).
     """
 
     backend: str = field(default="numpy", metadata={
@@ -265,9 +255,8 @@ class RunConfig:
         Returns
         -------
         dict
-            ``threads``, ``execution`` and ``gradient`` only away from their defaults: keys of
-            stores written before those settings existed stay valid. ``ValueError`` while
-            ``stopping`` is not resolved.
+            ``threads``, ``execution`` and ``gradient`` only away from their defaults (older
+            stores' keys stay valid).
         """
         return self._metadata_values("key")
 

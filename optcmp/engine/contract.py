@@ -1,13 +1,7 @@
 """The timing contract of a run, and the memory-bandwidth floor that flags impossible steps.
 
-Every run records what its clock reads stood on (:func:`timing_contract`) in
-:attr:`RunResult.conditions.contract <optcmp.results.RunResult.conditions.contract>`.
-
-A step must read its data at least once, and those bytes cannot move faster than the memory
-bandwidth: a run whose time per step is below that floor (:func:`step_floor`) timed something
-other than its work (a clock read that did not wait for the device), and
-:attr:`RunResult.conditions.timing_error` says so. Data under :data:`FLOOR_MIN_BYTES` live in the
-caches, faster than memory by more than any fixed factor, and are not checked.
+A step faster than reading its data at the memory bandwidth (:func:`step_floor`) timed something
+other than its work. Why: see docs/backends.md, "The timing contract".
 """
 
 from __future__ import annotations

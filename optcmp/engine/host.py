@@ -1,9 +1,8 @@
 """Host sharing: how many optcmp runs of this process were active at once while a run ran.
 
-Every run enters :func:`host_activity` around its whole execution, so its result records the
-most runs active at once (:attr:`RunResult.conditions.concurrency`) and whether that was more than
-itself (:attr:`RunResult.conditions.shared_host`). Other processes are seen through each run's
-contention measurement instead (:func:`optcmp.timing.contended`); no file is shared.
+Every run enters :func:`host_activity` around its whole execution (``conditions.concurrency``
+and ``shared_host``: see docs/scaling-out.md); other processes are seen through each run's
+contention measurement (:func:`optcmp.timing.contended`), so no file is shared.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The monitor: everything a run does off the clock between two timed steps.
 
-It records the trace, checks the stopping rule, confirms a float32 target in float64, computes
-the metrics a rule asks for, evaluates minibatch runs' full objective and calls the user's
-callback. One monitor belongs to one run, with its own copy of the rule, so runs at the same time
-share no state; the loop drivers (:mod:`optcmp.engine.drivers`) report to it and never reach the
-problem themselves.
+Trace, stopping checks, float64 confirmation of a float32 target, metrics and the callback. One
+monitor belongs to one run, with its own copy of the rule, so concurrent runs share no state; the
+loop drivers (:mod:`optcmp.engine.drivers`) report to it and never reach the problem.
 """
 
 from __future__ import annotations

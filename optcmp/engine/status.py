@@ -54,12 +54,8 @@ def divergence_message(rule: Rule, s: State | None) -> str:
 
 def divergence_wins(status: str, message: str, fun: float | None, *, rule: Rule, nit: int,
                     f0: float, fstar: float | None) -> tuple[str, str]:
-    """``diverged`` when a budget ended the run at an iterate that has diverged.
-
-    A budget can fire at a check without an objective value (a minibatch step, scipy's own
-    limit): the returned iterate's float64 objective is then checked with the rule's divergence
-    rules, and a non-finite one always counts.
-    """
+    """``diverged`` when a budget fired without an objective value (a minibatch step, scipy's
+    limit) at an iterate whose float64 objective the divergence rules, or non-finiteness, flag."""
     if status in FINAL or fun is None:
         return status, message
     s = State(nit=nit, iterate=nit, fun=float(fun), f0=f0, fstar=fstar)

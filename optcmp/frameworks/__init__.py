@@ -1,9 +1,5 @@
 """The registry of backends: numpy (always), PyTorch, TensorFlow and JAX (imported only when a
-run needs them).
-
-:data:`BACKENDS` is the one table of backends: adding a framework is one folder,
-``optcmp/frameworks/<name>/`` with its ``backend.py`` (a :class:`~optcmp.frameworks.base.Backend`
-subclass) and ``ops.py``, plus one row here (see ``docs/architecture.md``).
+run needs them). Adding a framework: see docs/architecture.md, "Where to add a framework".
 """
 
 from __future__ import annotations
@@ -26,28 +22,17 @@ from optcmp.frameworks.ops import OPS
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """Where a backend lives and what it needs.
-
-    Attributes
-    ----------
-    name : str
-    module, cls : str
-        Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use.
-    requires : str
-        The framework's import name.
-    extra : str
-        The pip extra of optcmp that installs it.
-    aliases : tuple of str
-    natives : tuple of str
-        The ``framework`` of the native optimizers running on this backend (e.g. ``"keras"``).
-    """
+    """Where a backend lives and what it needs."""
 
     name: str
+    #: Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use.
     module: str
     cls: str
+    #: The framework's import name, and the pip extra of optcmp that installs it.
     requires: str
     extra: str
     aliases: tuple[str, ...] = ()
+    #: The ``framework`` of the native optimizers running on this backend (e.g. ``"keras"``).
     natives: tuple[str, ...] = ()
 
 
@@ -70,7 +55,7 @@ def canonical_backend(name: str) -> str:
     Parameters
     ----------
     name : str
-        A name of :data:`BACKENDS` or an alias, case-insensitive (else ``ValueError``).
+        A name of :data:`BACKENDS` or an alias, case-insensitive.
 
     Returns
     -------
@@ -123,14 +108,11 @@ def get_backend(name: str, device: str | None = None, dtype: str = "float64") ->
     Returns
     -------
     Backend
-        ``ValueError`` for a bad name, dtype or device (absent ones too),
-        :class:`BackendUnavailable` when the framework is not installed.
     """
     canon = canonical_backend(name)
     check_dtype(dtype)
     device = check_device(device)
-    backend: Backend = backend_class(canon)(device=device, dtype=dtype)
-    return backend
+    return backend_class(canon)(device=device, dtype=dtype)
 
 
 def backend_class(name: str) -> type[Backend]:
@@ -144,7 +126,6 @@ def backend_class(name: str) -> type[Backend]:
     Returns
     -------
     type
-        :class:`BackendUnavailable` when the framework is not installed.
     """
     canon = canonical_backend(name)
     info = BACKENDS[canon]

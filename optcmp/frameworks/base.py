@@ -1,10 +1,7 @@
 """The :class:`Backend` interface: data placement, ops, value-and-gradient, compile, sync, threads.
 
-A backend *computes*; it knows nothing of optimizers. Each framework's ``backend.py`` defines one
-subclass with the same public names, and its ``ops.py`` a namespace with the same functions, so
-problems are written once and the adapters (:mod:`optcmp.frameworks.adapters`) compose an
-optimizer's step from these pieces. A backend places data on its device **once**, before any
-timing; :meth:`Backend.sync` waits for queued device work before every clock read.
+A backend *computes* and knows no optimizer, so problems are written once and the adapters
+compose every optimizer's step from these pieces: see docs/backends.md, "What a backend does".
 """
 
 from __future__ import annotations
@@ -66,11 +63,8 @@ def gradient_kind(backend: Backend, problem: Problem, gradient: str = "auto") ->
 
 def minibatch_gradient(backend: Backend, problem: Problem,
                        gradient: str = "auto") -> ValueGradFn | None:
-    """The declared gradient formula without the objective for eager minibatch steps, or None.
-
-    A minibatch step's objective is never read (the monitor evaluates the full objective off
-    the clock); a compiled backend drops it anyway, and numpy's own gradient is faster.
-    """
+    """The declared gradient formula without the objective (never read: the monitor evaluates
+    the full one) for eager minibatch steps, or None (compiled backends drop it anyway)."""
     if backend.compiler != "eager" or not declares_gradient_ops(problem):
         return None
     return analytic_value_and_grad(backend, problem, gradient, value=False)
@@ -117,8 +111,7 @@ def check_device(device: str | None) -> str | None:
     Parameters
     ----------
     device : str or None
-        ``None`` (the CPU) or one of :data:`DEVICE_FORMS`, case-insensitive (``"gpu"`` means
-        ``"cuda"``); any other value raises ``ValueError``.
+        ``None`` (the CPU) or one of :data:`DEVICE_FORMS`, case-insensitive.
 
     Returns
     -------
@@ -147,26 +140,17 @@ class Backend(ABC):
     Parameters
     ----------
     device : str, optional
-        ``"cpu"`` (default) or an accelerator such as ``"cuda"`` / ``"cuda:0"`` / ``"gpu"``.
+        ``"cpu"`` (default) or an accelerator (:data:`DEVICE_FORMS`).
     dtype : {"float64", "float32"}, default "float64"
-        Floating dtype of data and iterates (float64 lets backends be compared exactly).
-
-    Attributes
-    ----------
-    name : str
-        Registry name.
-    ops : namespace
-        The array functions of :data:`optcmp.frameworks.ops.OPS`.
-    capabilities : frozenset of str
-        ``"autodiff"`` (without it the problem's analytic gradient is used), ``"compile"``,
-        ``"gpu"``.
-    slices_are_views : bool
-        ``take_rows(data, slice(a, b))`` shares memory.
     """
 
+    #: Registry name.
     name: ClassVar[str] = "backend"
+    #: The array functions of :data:`optcmp.frameworks.ops.OPS`.
     ops: Any
+    #: ``"autodiff"`` (else the problem's analytic gradient is used), ``"compile"``, ``"gpu"``.
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: ``take_rows(data, slice(a, b))`` shares memory.
     slices_are_views: ClassVar[bool] = False
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
@@ -199,7 +183,6 @@ class Backend(ABC):
         Parameters
         ----------
         data : dict of str to ndarray
-            The problem's training arrays (rows first).
         layout : {"row-major", "column-major"}, default "row-major"
             Memory layout of the 2-D arrays (:meth:`best_layout`), where a backend has two.
 
@@ -258,16 +241,13 @@ class Backend(ABC):
         batch_size : int, optional
             Minibatch rows per step; ``None`` for full-batch steps.
         n_max : int, default 1024
-            Most steps in one call.
         n_rows, steps_per_epoch : int, optional
-            Rows of one epoch's row order and its minibatches (default
-            ``ceil(n_rows / batch_size)``).
+            Rows of one epoch's row order, its minibatches (``ceil(n_rows / batch_size)``).
         snapshots : int, default 1
             Rows of the buffer of iterates a minibatch block keeps at its observations.
         snapshot : callable, optional
             ``snapshot(x) -> vector``, what is kept (default ``x``).
         reuse : ReuseKey, optional
-            See :meth:`compile`.
 
         Returns
         -------
@@ -317,7 +297,7 @@ class Backend(ABC):
         fn : callable
             A function of backend arrays (nests of tuples and dicts allowed).
         example : sequence
-            One example argument per positional parameter, fixing the compiled signature.
+            One example argument per positional parameter.
         rows : sequence of int, optional
             Positions of the arguments whose leading (row) dimension varies between calls.
         reuse : ReuseKey, optional

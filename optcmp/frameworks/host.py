@@ -1,10 +1,8 @@
 """Gradients on the host: a framework's autodiff of an objective written against ops, in float64.
 
-For problems without an analytic numpy gradient, off the clock (the initial gradient norm,
-minibatch monitoring, ``optimum="estimate"``): PyTorch when installed (TensorFlow when it is
-already loaded and PyTorch is not: importing torch after TensorFlow is unsafe), on the CPU in
-float64, imported on the first call. A returned function keeps the converted copy of the last
-batch each thread passed, held by the function itself, never by the user's objective.
+For problems without an analytic numpy gradient, off the clock: PyTorch (TensorFlow when only it
+is loaded: importing torch after TensorFlow is unsafe), imported on the first call. A returned
+function keeps each thread's last converted batch itself, never on the user's objective.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The ops namespaces: array functions problems and reference update rules are written against.
 
-One namespace per framework, with the same names (:data:`OPS`, after the Python array API
-standard where it has a name), in each framework's folder (``<framework>/ops.py``; all but
-numpy's imported only when a run or a host gradient needs them). The ops modules are leaves:
-they import no other part of optcmp but :mod:`optcmp._scipy` and this module.
-
-XLA reads ``XLA_FLAGS`` once, when JAX's runtime starts, so :func:`pin_xla_threads` adds
-:data:`XLA_CPU_FLAGS` where a run or a backend is set up (never on import) and they stay for the
-process; a JAX started without them keeps its own pool (recorded threads ``None``).
+One namespace per framework (``<framework>/ops.py``) with the same names (:data:`OPS`, after the
+Python array API standard); the ops modules are leaves (docs/architecture.md). XLA reads
+``XLA_FLAGS`` once, when JAX starts, so :func:`pin_xla_threads` adds its flags where a run is set
+up, never on import (docs/backends.md, "The framework backends").
 """
 
 import math

@@ -1,8 +1,7 @@
-"""What identifies a compiled function across runs: :class:`ReuseKey` and the problem's part
-of it (:func:`problem_parts`). A repetition of a run on the same problem object calls the
-functions an earlier run compiled; they are kept on the problem and freed with it.
-They live in an attribute of the problem, not a ``WeakKeyDictionary`` keyed by it, which would
-never free them: the compiled functions reference the problem.
+"""What identifies a compiled function across runs (:class:`ReuseKey`, :func:`problem_parts`).
+
+Kept in an attribute of the problem and freed with it (a ``WeakKeyDictionary`` keyed by the
+problem would never free them: the compiled functions reference the problem).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The JAX backend: ``jax.jit`` steps (XLA) warmed up for every shape, data resident on the device.
 
-JAX dispatches asynchronously, on the CPU too: a clock read would time the dispatch only, so
-every compiled call's outputs are kept until :meth:`JaxBackend.sync` waits for them.
-
-Nothing changes the process on import. A float64 backend switches ``jax_enable_x64`` on when
-built and leaves it on: switching it back would make JAX trace every program again at the next
-float64 run (35 ms of retracing inside a resumed run's timed steps). A float64 run that finds it
-off is refused, never run in float32.
+Every compiled call's outputs are kept until :meth:`JaxBackend.sync` waits for them (JAX
+dispatches asynchronously, on the CPU too). A float64 backend switches ``jax_enable_x64`` on when
+built and leaves it on: switching it back would retrace every program at the next float64 run
+(35 ms inside a resumed run's timed steps). See docs/backends.md, "The framework backends".
 """
 
 from __future__ import annotations
@@ -218,13 +215,9 @@ class JaxBackend(Backend):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit`` (XLA).
-
-        ``n`` and ``start`` are traced, so every block runs the one compiled program; an
-        epoch's shorter last minibatch is the other branch of a ``lax.cond`` in it. ``reuse``
-        is ignored with a ``snapshot``, which may close over a run's objects. See
-        :meth:`Backend.compile_block`.
-        """
+        """Up to ``n_max`` steps in one ``lax.fori_loop`` inside one ``jax.jit``, as the
+        TensorFlow backend's; ``reuse`` is ignored with a ``snapshot`` (it may close over a
+        run's objects)."""
         fdt, nmax = self.jnp_dtype, int(n_max)
         lax = jax.lax
         if batch_size is None:

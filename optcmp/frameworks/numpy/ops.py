@@ -18,11 +18,8 @@ from optcmp.frameworks.ops import ELEMENTWISE, two_numbers
 
 
 def norm2(a: np.ndarray) -> float:
-    """2-norm of a vector that does not overflow while the entries are finite.
-
-    ``sqrt(vdot(a, a))`` overflows past ~1e154 (float64), which would flag a finite gradient as
-    non-finite; the rescaled form is used only then.
-    """
+    """2-norm of a vector that does not overflow while the entries are finite (``sqrt(vdot)``
+    past ~1e154 would flag a finite gradient non-finite; then rescaled)."""
     s = float(np.vdot(a, a))
     if math.isfinite(s):
         return math.sqrt(s)

@@ -1,13 +1,8 @@
 """The TensorFlow backend: ``tf.function`` steps traced once, data resident on the device.
 
-:meth:`TensorFlowBackend.compile` returns a ``tf.function`` whose ``input_signature`` leaves the
-minibatch's row dimension ``None``: traced once per run, with the Python values it closes over
-(hyperparameters) baked in as constants, so an optimizer step is one graph call. XLA
-(:attr:`TensorFlowBackend.jit_compile`) compiles once **per concrete shape**, so the adapters warm
-up every batch shape a run will see and :meth:`TensorFlowBackend.compilations` counts traces and
-XLA compilations, for the runner to record those inside the timed region.
-:meth:`TensorFlowBackend.compile_block` runs many steps in one ``tf.while_loop`` inside one XLA
-call (the ``"fused"`` execution mode, like Keras' ``steps_per_execution``).
+An optimizer step is one graph call with its hyperparameters baked in; XLA compiles once per
+concrete shape, so :meth:`TensorFlowBackend.compilations` counts traces and XLA compilations for
+the runner. Why: see docs/backends.md, "The framework backends" and "Execution modes".
 """
 
 from __future__ import annotations
@@ -41,11 +36,8 @@ OWN_TRACED = ("TensorFlowBackend.", "_minibatch_loop.", "analytic_value_and_grad
 
 
 class _OwnRetracingFilter(logging.Filter):
-    """Drop TensorFlow's "triggered tf.function retracing" warning about optcmp's own functions.
-
-    Every run traces its own ``tf.function`` on purpose (off the clock; the compiles are
-    recorded), so the advice to define it outside a loop is noise; other functions' pass.
-    """
+    """Drop TensorFlow's "triggered tf.function retracing" warning about optcmp's own functions
+    (each run traces its own on purpose, off the clock); other functions' pass."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         msg = record.getMessage()
@@ -308,12 +300,9 @@ class TensorFlowBackend(Backend):
                       n_rows: int | None = None, steps_per_epoch: int | None = None,
                       snapshots: int = 1, snapshot: Callable[[Any], Any] | None = None,
                       reuse: ReuseKey | None = None) -> Callable[..., Any]:
-        """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA).
-
-        ``n`` and ``start`` are tensors, so every block runs the one compiled program; an
-        epoch's shorter last minibatch is the other branch of a ``tf.cond`` in it, so a block
-        may span epochs. See :meth:`Backend.compile_block`.
-        """
+        """Up to ``n_max`` steps in one ``tf.while_loop`` inside one ``tf.function`` (XLA):
+        ``n`` and ``start`` are tensors, and an epoch's shorter last minibatch is the other
+        branch of a ``tf.cond``, so every block, across epochs, runs one compiled program."""
         fdt, nmax = self.tf_dtype, int(n_max)
         x_ex, state_ex, data_ex, *extra_ex = example
         scalar = tf.TensorSpec([], tf.int32)

@@ -1,11 +1,8 @@
 """The TensorFlow ops namespace: :data:`optcmp.frameworks.ops.OPS` with TensorFlow's functions.
 
-Semantics follow numpy where the two differ (``matmul`` of a vector, ``logaddexp`` with exact
-gradients at a tie, a Python float fill exact in float64). Importing this module imports
-TensorFlow, torch first when it is installed (the reverse order has been seen to crash the
-process), with ``KERAS_BACKEND=tensorflow`` and TensorFlow's C++ log level 2 unless the
-environment sets them, and without TensorFlow's start-up notices (:data:`IMPORT_NOISE`).
-``XLA_FLAGS`` is left as it is (:func:`optcmp.frameworks.ops.pin_xla_threads`).
+Semantics follow numpy where the two differ. Importing it imports TensorFlow (torch first when
+installed: the reverse order has been seen to crash the process), with ``KERAS_BACKEND`` and
+``TF_CPP_MIN_LOG_LEVEL`` defaults and without :data:`IMPORT_NOISE`; ``XLA_FLAGS`` is left alone.
 """
 
 from __future__ import annotations
@@ -36,11 +33,8 @@ IMPORT_NOISE = ("All log messages before absl::InitializeLog()", "oneDNN custom 
 
 
 def _import_tensorflow() -> Any:
-    """``import tensorflow`` with its C++ start-up notices (:data:`IMPORT_NOISE`) dropped.
-
-    The C++ side writes to file descriptor 2: it goes to a temporary file during the import and
-    every other line is written back afterwards (as is where it cannot be redirected).
-    """
+    """``import tensorflow`` with :data:`IMPORT_NOISE` dropped from file descriptor 2 (a
+    temporary file during the import; the other lines written back afterwards)."""
     import sys
     import tempfile
 

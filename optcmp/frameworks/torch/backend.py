@@ -1,9 +1,7 @@
 """The PyTorch backend: autograd gradients, eager execution without host round trips, CUDA sync.
 
-The iterate is copied onto the device (``torch.tensor``: an in-place update never writes into the
-problem's arrays); the training arrays, which steps only read, share the problem's memory on the
-CPU when already in the run's dtype (:meth:`TorchBackend.place`). Gradients come from
-``torch.autograd.grad`` on a detached leaf, detached, so an update built on them records no graph.
+Why the iterate is a copy and the training arrays are shared: see docs/backends.md, "The
+framework backends".
 """
 
 from __future__ import annotations
@@ -122,8 +120,8 @@ class TorchBackend(Backend):
 
     # ------------------------------------------------------------------ functions
     def compilations(self) -> int:
-        """Graphs ``torch.compile`` has compiled in this process so far (optcmp's steps are
-        eager: only a user's ``torch.compile`` counts); ``torch._dynamo`` is never imported here."""
+        """Graphs a user's ``torch.compile`` compiled in this process so far (optcmp's steps are
+        eager); ``torch._dynamo`` is never imported here."""
         dynamo_utils = sys.modules.get("torch._dynamo.utils")
         if dynamo_utils is None:
             return 0
