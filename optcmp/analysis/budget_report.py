@@ -6,7 +6,11 @@ import html
 
 import numpy as np
 
-from optcmp.analysis.stats.budget_curves import BudgetCurves, _g, default_ks
+from optcmp.analysis.stats.budget_curves import BudgetCurves, default_ks
+
+
+def _g(v: float) -> str:
+    return f"{v:.4g}" if np.isfinite(v) else "-"
 
 
 def _html_table(curves: BudgetCurves) -> str:
