@@ -81,14 +81,12 @@ def _cell(v: Any) -> Any:
 def to_csv(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
     """Write a long-format CSV (header row; ``nan``/``inf`` spelled out; floats in full)."""
     cols = _columns(comp, kind)
-    n = 0
+    rows = list(_rows(cols))
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(list(cols))
-        for row in _rows(cols):
-            w.writerow(row)
-            n += 1
-    return n
+        w.writerows(rows)
+    return len(rows)
 
 
 def to_parquet(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:

@@ -81,8 +81,7 @@ def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float =
     finite = a[np.isfinite(a)]
     if cens:
         hi_finite = float(finite.max()) if finite.size else 0.0
-        sentinel = abs(hi_finite) * 2.0 + 1.0
-        data = np.where(np.isposinf(a), sentinel, a)
+        data = np.where(np.isposinf(a), abs(hi_finite) * 2.0 + 1.0, a)
         used = "percentile"
     else:
         hi_finite = float(a.max())

@@ -238,7 +238,6 @@ def performance_profile(runs: Runs, *, metric: str = "time", tol: float | None =
     tol : float, optional
         Relative suboptimality read from the traces; default the runs' own target.
     warn : bool, default True
-        Emit fairness warnings.
     tau : float, optional
         Use Moré and Wild's test instead (:func:`first_solved`).
 
@@ -309,7 +308,6 @@ def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
     tols : sequence of float, default 1e-1 ... 1e-8
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     warn : bool, default True
-        Emit fairness warnings.
 
     Returns
     -------

@@ -40,7 +40,6 @@ class PairwiseComparison:
     a_faster : float
         Vargha-Delaney ``A``: P(a run of ``a`` reaches the target sooner), ties half.
     rank_biserial : float
-        ``2 A - 1``.
     magnitude : str
     significant : bool
         ``p_value < alpha`` and the effect is not negligible.
@@ -134,7 +133,6 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     alpha : float, default 0.05
     labels : (str, str), optional
-        Default the runs' labels (with backend).
     warn : bool, default True
         Emit a :class:`NoiseWarning` when the difference is within noise.
 
