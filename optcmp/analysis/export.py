@@ -1,9 +1,6 @@
 """Export a comparison as long-format tables: CSV and Parquet.
 
-``kind="traces"`` gives one row per trace point (per observed iterate of every run) with the
-run's identifiers, the layout plotting and statistics tools expect ("tidy" data);
-``kind="runs"`` gives one row per run (:func:`optcmp.analysis.tables.rows`). JSON with all
-metadata is :meth:`ComparisonData.save <optcmp.results.ComparisonData.save>`.
+What each kind holds: docs/statistics-and-plots.md, 'Exports: long-format CSV and Parquet'.
 """
 
 from __future__ import annotations
@@ -49,8 +46,7 @@ def trace_columns(comp: ComparisonData) -> dict[str, list[Any]]:
 
 
 def run_columns(comp: ComparisonData) -> dict[str, list[Any]]:
-    """Columns of the one-row-per-run table (:func:`optcmp.analysis.tables.rows`, with a
-    ``run`` index)."""
+    """Columns of the one-row-per-run table (:func:`optcmp.analysis.tables.rows`)."""
     rows = [{"run": i, **row} for i, row in enumerate(run_rows(comp))]
     names = list(dict.fromkeys(["run", *(k for row in rows for k in row)]))
     return {k: [row.get(k) for row in rows] for k in names}
@@ -85,14 +81,12 @@ def _cell(v: Any) -> Any:
 def to_csv(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
     """Write a long-format CSV (header row; ``nan``/``inf`` spelled out; floats in full)."""
     cols = _columns(comp, kind)
-    n = 0
+    rows = list(_rows(cols))
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(list(cols))
-        for row in _rows(cols):
-            w.writerow(row)
-            n += 1
-    return n
+        w.writerows(rows)
+    return len(rows)
 
 
 def to_parquet(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str = "traces") -> int:

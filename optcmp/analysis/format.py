@@ -1,9 +1,7 @@
 """How the analyses write numbers: seconds, counts, fractions, interval bounds.
 
-Two styles of seconds: :func:`seconds_fixed` (fixed decimals, the run table and the verdict:
-``12.3us``, ``4.5ms``, ``1.234s``) and :func:`seconds` (three significant digits, the
-summary, the report and the tests' messages: ``12.3us``, ``4.56ms``, ``1.234s``). ``-`` stands
-for a missing value (None or NaN) everywhere.
+Seconds have two styles: :func:`seconds_fixed` (the table and the verdict) and :func:`seconds`
+(the summary, the report, the tests' messages). ``-`` is a missing value (None or NaN).
 """
 
 from __future__ import annotations
@@ -53,18 +51,17 @@ def count(v: float | None, *, inf: str = "inf") -> str:
 
 
 def fraction(v: float | None) -> str:
-    """A fraction (an accuracy) with three decimals, ``"-"`` for None or NaN."""
+    """A fraction (an accuracy) with three decimals."""
     return "-" if _missing(v) else f"{v:.3f}"
 
 
 def scientific(v: float | None) -> str:
-    """A value in scientific notation with three significant digits (``1.23e-04``), ``"-"``
-    for None or NaN."""
+    """A value in scientific notation with three significant digits (``1.23e-04``)."""
     return "-" if _missing(v) else f"{v:.2e}"
 
 
 def general(v: float | None) -> str:
-    """A value with three significant digits (``0.0123``, ``1.2e+03``), ``"-"`` for None or NaN."""
+    """A value with three significant digits (``0.0123``, ``1.2e+03``)."""
     return "-" if _missing(v) else f"{v:.3g}"
 
 

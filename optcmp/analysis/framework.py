@@ -1,9 +1,7 @@
 """The framework factor of one optimizer: the same algorithm on two backends, which is faster.
 
-By default the factor is a ratio of median times-to-target, the only fair measure when the
-backends' trajectories may differ. Where an equivalence check (:func:`optcmp.check_equivalence`)
-proves that the backends take the same steps, the time per iteration is fair too, and it can be
-measured over the iterations all the runs made, so runs censored or ended by a budget count.
+A ratio of median times-to-target, or of time per iteration where an equivalence check proves
+the trajectories identical (why: docs/cli.md, the paragraph on ``framework_factors``).
 """
 
 from __future__ import annotations
@@ -85,8 +83,7 @@ def describe(run: RunResult) -> str:
 
 def proving(group: Sequence[Ranked], equivalences: Sequence[Equivalence]) -> Equivalence | None:
     """The float64 ``"equivalent"`` check that proves the runs of ``group`` take identical
-    steps, or None (the execution mode may differ: it drives and times the steps, it does not
-    change their arithmetic)."""
+    steps (whatever their execution mode), or None."""
     runs = [r for e in group for r in e.runs]
     return next((eq for eq in equivalences if eq.verdict == "equivalent"
                  and eq.dtype == "float64" and all(_matches(eq, r) for r in runs)), None)
@@ -112,8 +109,7 @@ def common_iteration(runs: Sequence[RunResult]) -> int | None:
 
 
 def per_iteration_factors(group: Sequence[Ranked], eq: Equivalence) -> FrameworkFactor | None:
-    """The backends of one optimizer by median time per iteration: the timed seconds at the
-    last iterate ``N`` every run's trace recorded, over ``N``."""
+    """The backends of one optimizer by median time per iteration up to :func:`common_iteration`."""
     runs = [r for e in group for r in e.runs]
     n = common_iteration(runs)
     if n is None:

@@ -1,12 +1,8 @@
 """The one ranking of a comparison: the order of the table, the verdict and the report.
 
-An entry is (optimizer label, backend, device, dtype). Its figure is the median time-to-target
-of all its runs: the table's runs plus, when the comparison has them, the verdict's extra
-repetitions (:attr:`~optcmp.results.ComparisonData.verdict_runs`). An entry is ranked when it
-reached the target in more than half of those runs; ranked entries come first, fastest first,
-then the others. :func:`optcmp.analysis.tables.table` orders its rows by this ranking,
-:func:`optcmp.analysis.verdict.verdict` names its first two entries and the report sorts its
-summary by it, so the three always agree.
+One ranking for all three, so they always agree. An entry (optimizer label, backend, device,
+dtype) is ranked by the median time-to-target of its runs, the verdict's repetitions included,
+when more than half of them reached the target; the others follow.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ from optcmp.results import ComparisonData, RunResult
 Key = tuple[str, str, str, str]
 
 
-#: Row groups of the runs outside the ranked entries, after them (budget ends and divergence
-#: first, then failed, then skipped runs).
+#: Row groups after the ranked entries (budget ends and divergence are 1).
 _LATE = {"failed": 2, "skipped": 3}
 
 
@@ -88,9 +83,8 @@ def ranking(comp: ComparisonData) -> list[Ranked]:
 
 
 def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
-    """The sort key of the table's rows: ranked entries in their rank (their runs by their own
-    time-to-target), then the other runs that stopped on a budget, divergence or callback (by
-    timed seconds), then failed and skipped runs."""
+    """The sort key of the table's rows: ranked entries in their rank, then the other runs by
+    timed seconds, then failed and skipped runs."""
     pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
 
     def key(r: RunResult) -> tuple[int, int, float, str, str]:

@@ -1,10 +1,5 @@
-"""A self-contained, offline HTML report of a comparison.
-
-One file, no network: plots are inline SVG (or base64 PNG), the style sheet is inline, there is
-no script and no external URL (the SVG namespace declarations matplotlib writes are removed:
-an HTML parser puts ``<svg>`` in the SVG namespace by itself). Every label and message is
-HTML-escaped. Sections: the verdict, fairness warnings, summary with confidence intervals,
-pairwise tests, plots, every run with its status and message, settings, environment.
+"""A self-contained, offline HTML report of a comparison: docs/statistics-and-plots.md,
+'The HTML report'. One file, no script, no external URL; every label is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -87,8 +82,7 @@ def _fmt_n(v: float | None) -> str:
 
 
 def _fmt_value(key: str, v: Any) -> str:
-    """One settings/optimum value for a key-value table: seconds with a unit, floats to 4
-    significant digits, everything else as text (HTML-escaped)."""
+    """One settings/optimum value for a key-value table (seconds with a unit)."""
     if isinstance(v, bool) or v is None:
         return _e(v)
     if isinstance(v, float):
@@ -103,8 +97,7 @@ def _fmt_value(key: str, v: Any) -> str:
 
 
 def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
-    """A small colour/line-style key of a series, as in the plots
-    (:func:`optcmp.analysis.plots.styles.series_style`)."""
+    """A small colour/line-style key of a series, as in the plots."""
     st = series_style(label, backend, labels=labels)
     ls = st["linestyle"]
     border = {"-": "solid", "--": "dashed", ":": "dotted"}.get(ls, "dashed") \
@@ -114,10 +107,7 @@ def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
 
 
 def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The first lines of the report: on one problem the comparison's verdict
-    (:func:`optcmp.analysis.verdict.verdict`) and who reached the target always and never; on a
-    suite :func:`~optcmp.analysis.suite_verdict.fastest_per_problem` and
-    :func:`~optcmp.analysis.suite_verdict.suite_summary`."""
+    """The first lines of the report: the verdict, or a suite's two sentences."""
     if not rows:
         return ["No runs."]
     probs = list(dict.fromkeys(r["problem"] for r in rows))
@@ -134,11 +124,8 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def svg_inline(fig: Figure) -> str:
-    """The figure as an ``<svg>`` element ready to inline in HTML5 (no URL inside).
-
-    Drops the XML prolog and DOCTYPE, metadata, comments and the ``xmlns`` declarations (an
-    HTML parser assigns the SVG and XLink namespaces itself).
-    """
+    """The figure as an ``<svg>`` element to inline in HTML5 (no prolog, metadata, URL or
+    ``xmlns``: an HTML parser assigns the namespaces itself)."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
                                              "Type": None})
@@ -177,8 +164,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]] | S
 
 
 def _ranked_order(comp: ComparisonData) -> Any:
-    """The summary's sort key: on one problem the comparison's ranking (the table's and the
-    verdict's order), on a suite the problem then the median time-to-target."""
+    """The summary's sort key: the comparison's ranking, on a suite the median time."""
     if comp.problem_set:
         return by_median_time
     pos = rank_of(comp)
@@ -328,12 +314,8 @@ def _kv_table(d: Any) -> str:
 
 
 def _environment(comp: ComparisonData) -> dict[str, Any]:
-    """The environment as the runs had it: the frameworks and threads they recorded.
-
-    ``comp.environment`` is taken when the sweep starts, before any run imported torch or
-    TensorFlow (runs may also run in worker processes); the framework versions, threads and
-    BLAS threads come from the runs themselves, the start-time values are kept beside them.
-    """
+    """The environment as the runs had it: the frameworks and threads they recorded (the
+    sweep's start-time values, taken before any run imported a framework, kept beside)."""
     env = dict(comp.environment)
     ran_ = [r for r in comp.runs if r.status != "skipped"]
     devices = sorted({f"{r.backend}: {r.device}" for r in comp.runs})

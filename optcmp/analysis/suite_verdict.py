@@ -1,9 +1,4 @@
-"""The verdict of a comparison over a set of problems (a suite), in two sentences.
-
-:func:`fastest_per_problem` says which solver was fastest to the target how often;
-:func:`suite_summary` how often each reached the target in every run. The report
-(:mod:`optcmp.analysis.report`) puts them first.
-"""
+"""The verdict of a comparison over a set of problems (a suite), in two sentences."""
 
 from __future__ import annotations
 
@@ -28,8 +23,7 @@ def _tally(rows: Sequence[dict[str, Any]], probs: list[str]) -> tuple[Counter[st
 
 
 def suite_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """The suite's answer in one sentence: per solver, on how many problems it reached the
-    target in every run, and on how many it was the fastest (median time-to-target)."""
+    """Per solver, on how many problems it always reached the target and was the fastest."""
     probs = list(dict.fromkeys(r["problem"] for r in rows))
     fastest, solved = _tally(rows, probs)
     order = sorted(solved, key=lambda k: (-solved[k], -fastest[k], k))

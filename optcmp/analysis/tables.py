@@ -1,8 +1,4 @@
-"""The fixed-width text table of a comparison and its flat rows (one dict per run).
-
-``Comparison.table()`` (also ``str(comparison)``), ``Comparison.rows()`` and
-``Comparison.to_frame()`` call :func:`table`, :func:`rows` and :func:`to_frame`.
-"""
+"""The fixed-width text table of a comparison and its flat rows (one dict per run)."""
 
 from __future__ import annotations
 
@@ -55,9 +51,7 @@ def to_frame(comp: ComparisonData) -> Any:
     return pd.DataFrame(rows(comp))
 
 
-#: Every column of :func:`table`, in order. ``"rel.subopt"`` shows the final loss (and
-#: ``"metrics"`` the problem's accuracies) when the optimum is unknown; ``"n"`` and
-#: ``"interval"`` appear only when a row aggregates repetitions.
+#: Every column of :func:`table`, in order (``"n"``, ``"interval"`` only over repetitions).
 COLUMNS = ("optimizer", "backend", "impl", "dtype", "status", "n", "time-to-target", "interval",
            "iters", "nfev", "njev", "rel.subopt", "metrics", "timed", "warm-up", "cpu time",
            "contended")
@@ -104,8 +98,7 @@ def _median(values: Sequence[float | None]) -> float | None:
 
 
 def _sort_key(comp: ComparisonData) -> Any:
-    """The rows' order: the comparison's one ranking (:func:`optcmp.analysis.ranking.row_key`)
-    applied to each row's runs (a row of repetitions sorts as its median run)."""
+    """The rows' order: :func:`optcmp.analysis.ranking.row_key` of each row's median run."""
     key = row_key(comp)
     return lambda group: sorted(key(r) for r in group)[(len(group) - 1) // 2]
 
@@ -261,8 +254,7 @@ def _who(pairs: list[tuple[str, str]]) -> str:
 
 
 def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]:
-    """Why rows have no time-to-target, each distinct reason once with the rows it applies to,
-    and the statuses of the rows whose repetitions ended differently."""
+    """Why rows have no time-to-target (each reason once), and the rows of mixed statuses."""
     reasons: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for r in comp.runs:
         if r.time_to_target is None and r.message:
@@ -279,15 +271,13 @@ def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]
     return notes
 
 
-#: How far (in units of ``max(1, |f*|)``) a start must be for a relative target to be named as
-#: met far from ``f*`` (:func:`relative_only_notes`).
+#: How far (in ``max(1, |f*|)``) a start must be for :func:`relative_only_notes`.
 RELATIVE_ONLY_START = 1e6
 
 
 def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
-    """Converged runs that met a relative target from a start so far away (``f0 - f*`` over
-    a million times ``max(1, |f*|)``) that ``f - f*`` still exceeds that scale: named once per
-    optimizer and backend (:func:`optcmp.stopping.targets.relative_only_note`)."""
+    """Converged runs that met a relative target from so far away that ``f - f*`` is still
+    large (:func:`optcmp.stopping.targets.relative_only_note`), once per optimizer/backend."""
     out: dict[tuple[str, str], str] = {}
     for r in runs:
         if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
@@ -303,9 +293,7 @@ def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
 
 
 def caveat_notes(comp: ComparisonData) -> list[str]:
-    """What a ranking of ``comp`` cannot tell: the framework gap
-    (:func:`~optcmp.analysis.stats.framework_gap.framework_gap_notes`) and
-    :func:`relative_only_notes`."""
+    """What a ranking of ``comp`` cannot tell: the framework gap and relative-only targets."""
     return framework_gap_notes(comp.runs) + relative_only_notes(comp.runs)
 
 
@@ -381,11 +369,8 @@ def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: b
           per_run: bool = False) -> str:
     """A readable fixed-width table in the order of :func:`optcmp.analysis.ranking.row_key`.
 
-    Repetitions of one (optimizer, backend) make one row (``n`` runs, the censored median
-    time-to-target, its 95% bootstrap interval, the medians of the other figures) unless
-    ``per_run``; a closed-form problem gets its direct solve as a floor row; notes under the
-    table say each distinct reason once. A suite gets one table per problem, each under a
-    ``== <problem name>`` line.
+    Repetitions make one row (censored median, 95% bootstrap interval) unless ``per_run``; a
+    closed-form problem gets its direct solve as a floor row; a suite one table per problem.
     """
     cols = check_columns(columns, wide)
     if comp.problem_set:

@@ -1,8 +1,5 @@
 """The comparison's answer in words: who reaches the target first, by what factor, how sure;
-and, for each optimizer, which framework.
-
-Both answers come from the one ranking of :mod:`optcmp.analysis.ranking` (the table's order),
-so the verdict's winner is the table's first row.
+and, for each optimizer, which framework. Both come from :mod:`optcmp.analysis.ranking`.
 """
 
 from __future__ import annotations
@@ -38,8 +35,7 @@ def factor_words(factor: float) -> str:
 
 
 def implementation_words(run: RunResult) -> str:
-    """What code ran, in words (``"scipy L-BFGS-B"``, ``"torch.optim.LBFGS"``), read from
-    ``run.identity.implemented_by``, never from the text of ``run.implementation``."""
+    """What code ran, in words (``"scipy L-BFGS-B"``), from ``run.identity.implemented_by``."""
     code = run.identity.implemented_by
     if code is None and run.impl == "reference":
         code = Implementation("optcmp", run.optimizer)
@@ -67,11 +63,8 @@ def verdict(comp: ComparisonData,
             equivalence: Equivalence | Sequence[Equivalence] | None = None) -> str:
     """The comparison's answer in words: who reaches the target first, by what factor, how sure.
 
-    The first line names the first two entries of :func:`optcmp.analysis.ranking.ranking` (the
-    verdict's extra repetitions included), the factor (the runner-up's time over the winner's)
-    with its 95% interval (:func:`~optcmp.analysis.stats.bootstrap.factor_interval`), the same
-    factor in CPU time, and whether it is sure (the interval excludes 1 and no run of the two
-    was contended); the next line what was compared; then :func:`framework_lines`.
+    The first two entries of :func:`optcmp.analysis.ranking.ranking`, the factor with its 95%
+    interval and in CPU time, what was compared, then :func:`framework_lines`.
     """
     target = comp.settings.get("target") or "the target"
     runs = [*comp.runs, *comp.verdict_runs]
@@ -118,9 +111,7 @@ def pair_words(best: Ranked, other: Ranked) -> str:
 def framework_lines(ranked: Sequence[Ranked],
                     equivalence: Equivalence | Sequence[Equivalence] | None = None) -> list[str]:
     """For each optimizer on several backends: the backends by median time-to-target, or by
-    time per iteration where ``equivalence`` proves the trajectories identical
-    (:func:`optcmp.analysis.framework.proving`); a backend that missed the target is named with
-    its statuses."""
+    time per iteration where ``equivalence`` proves the trajectories identical."""
     eqs = as_equivalences(equivalence)
     out = []
     per_iteration = False
@@ -142,8 +133,7 @@ def framework_lines(ranked: Sequence[Ranked],
 
 
 def per_iteration_line(fac: FrameworkFactor, group: Sequence[Ranked]) -> str:
-    """``"  gd (...): per-iteration factor over the 400 common iterations, ...: numpy first
-    (9.8us/iteration); PyTorch 2.8x slower (27.7us/iteration)"``."""
+    """``"  gd (...): per-iteration factor ...: numpy first (9.8us/iteration); ..."``."""
     by_backend = {e.key[1]: e for e in group}
     order = list(fac.seconds)
     first = by_backend[order[0]]

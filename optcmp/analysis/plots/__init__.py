@@ -1,9 +1,7 @@
 """Plots of a comparison (needs matplotlib: ``pip install 'optcmp[plot]'``), one module per kind.
 
-Every function returns a :class:`matplotlib.figure.Figure` built without :mod:`matplotlib.pyplot`
-(no GUI backend, no global figure list). matplotlib is imported inside the functions, so
-importing this package never loads it; on a machine without a display the Agg backend is
-selected. :func:`plot` dispatches through the registry :data:`KINDS`.
+Figures are built without :mod:`matplotlib.pyplot` (no GUI backend, no global figure list), and
+importing this package never loads matplotlib. :func:`plot` dispatches through :data:`KINDS`.
 """
 
 from __future__ import annotations
@@ -64,7 +62,6 @@ def plot(obj: Plottable, kind: str = "convergence", **kwargs: Any) -> Figure:
     obj : ComparisonData or sequence of RunResult
     kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
     **kwargs
-        Passed to the kind's function.
 
     Returns
     -------

@@ -1,5 +1,4 @@
-"""The figure machinery every plot shares: matplotlib loaded on first use, figures without
-:mod:`matplotlib.pyplot`, legends outside the axes, labels drawn literally."""
+"""What every plot shares: matplotlib loaded on first use, no pyplot, legends outside."""
 
 from __future__ import annotations
 
@@ -55,11 +54,6 @@ def text(s: object) -> str:
     Returns
     -------
     str
-
-    Examples
-    --------
-    >>> text("cost in $")
-    'cost in \\\\$'
     """
     return str(s).replace("$", r"\$")
 

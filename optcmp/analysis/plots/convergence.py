@@ -1,5 +1,4 @@
-"""Convergence curves: relative suboptimality, suboptimality or loss against time, iterations,
-epochs, function or gradient evaluations; the median over repetitions and a band."""
+"""Convergence curves: the median over repetitions of the traces, and a band."""
 
 from __future__ import annotations
 
@@ -44,7 +43,6 @@ def epochs_per_iteration(run: RunResult) -> float:
     Returns
     -------
     float
-        ``1 / ceil(n_samples / batch_size)``, or 1 without a smaller ``batch_size``.
     """
     b = run.hyperparameters.get("batch_size") if run.hyperparameters else None
     n = int(run.identity.n_samples or 0)
@@ -176,16 +174,13 @@ def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
     ----------
     obj : ComparisonData or sequence of RunResult
     x : {"time", "iterations", "njev", "nfev", "epochs"}, default "time"
-        Epochs are iterations times :func:`epochs_per_iteration`.
     y : {"auto", "relative_suboptimality", "suboptimality", "fun"}, default "auto"
         ``"auto"``: the relative suboptimality when every run knows ``f*``, else the loss.
     band : {"quartiles", "minmax", None}, default "quartiles"
     target : float, optional
-        Horizontal line; default a comparison's relative-suboptimality tolerance.
+        Horizontal line; default the comparison's tolerance.
     xscale : {"linear", "log", "symlog"}, optional
-        Default ``"log"`` for a count axis when minibatch and full-batch runs share the plot
-        (:func:`mixes_batch_sizes`: cheap minibatch steps would squash every full-batch
-        curve), else ``"linear"``.
+        Default ``"log"`` for a count axis when :func:`mixes_batch_sizes`, else ``"linear"``.
     title : str, optional
 
     Returns

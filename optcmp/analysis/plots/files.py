@@ -1,5 +1,4 @@
-"""Plot files: portable file names, figures saved as PNG, SVG or PDF, the standard plots
-written to a folder."""
+"""Plot files: portable names, figures saved as PNG, SVG or PDF, the standard plots."""
 
 from __future__ import annotations
 
@@ -25,27 +24,18 @@ RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 
 
 
 def safe_filename(label: object, *, max_len: int = 100, unique: bool = True) -> str:
-    """A portable file-name stem: ASCII letters, digits, ``.``, ``_`` and ``-``, no hidden or
-    Windows device name.
+    """A portable file-name stem: ``[A-Za-z0-9._-]``, no hidden or Windows device name.
 
     Parameters
     ----------
     label : object
     max_len : int, default 100
     unique : bool, default True
-        Append a short hash of ``label`` when characters were replaced, so that two labels
-        never share a file.
+        Append a short hash of ``label`` when characters were replaced.
 
     Returns
     -------
     str
-
-    Examples
-    --------
-    >>> safe_filename("gd")
-    'gd'
-    >>> safe_filename("a/b").startswith("a_b_")
-    True
     """
     raw = str(label)
     s = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode("ascii")
@@ -107,8 +97,8 @@ def save_figure(fig: Figure, path: str | os.PathLike[str],
 def save_plots(comp: Plottable, directory: str | os.PathLike[str], *,
                formats: Sequence[str] = ("png",), kinds: Sequence[str] | None = None,
                prefix: str | None = None) -> list[str]:
-    """Write the :func:`~optcmp.analysis.plots.standard.standard_plots` to ``directory`` as
-    ``{prefix}_{name}.{format}``.
+    """Write the :func:`~optcmp.analysis.plots.standard.standard_plots` as
+    ``directory/{prefix}_{name}.{format}``.
 
     Parameters
     ----------
@@ -116,14 +106,13 @@ def save_plots(comp: Plottable, directory: str | os.PathLike[str], *,
     directory : str or path-like
     formats : sequence of {"png", "svg", "pdf"}, default ("png",)
     kinds : sequence of str, optional
-        Names to keep (e.g. ``["convergence_time", "ecdf"]``); default all.
+        Names to keep; default all.
     prefix : str, optional
-        Default the problem's name (made safe with :func:`safe_filename`).
+        Default the problem's name.
 
     Returns
     -------
     list of str
-        The files written.
     """
     runs = runs_of(comp)
     probs = sorted({r.problem for r in runs})

@@ -1,6 +1,4 @@
-"""Profile plots: step curves of a performance profile, a data profile or a runtime ECDF, the
-plot kinds that compute them (:mod:`optcmp.analysis.stats.profiles`), and the profiles over
-a suite."""
+"""Profile plots: step curves of the profiles of :mod:`optcmp.analysis.stats.profiles`."""
 
 from __future__ import annotations
 
@@ -39,13 +37,6 @@ def ecdf_tols(target: float | None) -> tuple[float, ...]:
     Returns
     -------
     tuple of float
-
-    Examples
-    --------
-    >>> ecdf_tols(1e-3)
-    (0.1, 0.01, 0.001)
-    >>> ecdf_tols(5e-4)
-    (0.1, 0.01, 0.001, 0.0005)
     """
     if target is None or not (0 < target < 1):
         return tuple(sp.DEFAULT_ECDF_TOLS)
@@ -90,10 +81,8 @@ def profile(prof: sp.Profile, *, title: str | None = None,
     ----------
     prof : Profile
     title : str, optional
-        Default names the kind and the number of instances (or targets).
     styles : dict, optional
-        Solver name -> style (:func:`~optcmp.analysis.plots.styles.solver_styles`); default
-        parsed from the names (``"gd / torch"``).
+        By solver name (:func:`~optcmp.analysis.plots.styles.solver_styles`).
 
     Returns
     -------
@@ -139,7 +128,7 @@ def data_profile_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any
     obj : ComparisonData or sequence of RunResult
     title : str, optional
     **kwargs
-        Passed to :func:`optcmp.analysis.stats.profiles.data_profile` (``warn`` default False).
+        Passed to :func:`optcmp.analysis.stats.profiles.data_profile`.
 
     Returns
     -------
@@ -157,7 +146,7 @@ def ecdf_plot(obj: Plottable, *, title: str | None = None, **kwargs: Any) -> Fig
     title : str, optional
     **kwargs
         Passed to :func:`optcmp.analysis.stats.profiles.runtime_ecdf` (``tols`` default
-        :func:`ecdf_tols` of a comparison's target, ``warn`` default False).
+        :func:`ecdf_tols` of the target).
 
     Returns
     -------
@@ -178,8 +167,7 @@ def _profile_of(obj: Plottable, compute: Callable[..., sp.Profile], title: str |
 
 def suite_profiles(runs: Sequence[RunResult], *, tau: float = SUITE_TAU) -> list[
         tuple[str, str, Figure]]:
-    """The performance and data profiles over a problem set, in function evaluations to Moré
-    and Wild's test (:func:`~optcmp.analysis.stats.profiles.first_solved`).
+    """The performance and data profiles over a problem set (nfev to Moré and Wild's test).
 
     Parameters
     ----------
@@ -189,7 +177,7 @@ def suite_profiles(runs: Sequence[RunResult], *, tau: float = SUITE_TAU) -> list
     Returns
     -------
     list of (str, str, matplotlib.figure.Figure)
-        ``("performance_profile_suite", caption, fig)`` and ``("data_profile_suite", ...)``.
+        Name, caption and figure.
     """
     used = [r for r in runs if r.status != "skipped"]
     if not used:

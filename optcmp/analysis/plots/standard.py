@@ -62,12 +62,8 @@ def standard_plots(comp: Plottable) -> Plots:
     Returns
     -------
     list of (str, str, matplotlib.figure.Figure)
-        Those that apply, in this order: a suite's
-        :func:`~optcmp.analysis.plots.profiles.suite_profiles` (the only plots over more than
-        :data:`MAX_PANELS` problems), ``"convergence_time"``, ``"convergence_iterations"``
-        (epochs when minibatch and full-batch runs mix), ``"convergence_njev"``,
-        ``"time_to_target"``, ``"performance_profile"`` (two or more solvers),
-        ``"data_profile"`` and ``"ecdf"`` (every traced run knows ``f*``).
+        A suite's :func:`~optcmp.analysis.plots.profiles.suite_profiles` (only those over more
+        than :data:`MAX_PANELS` problems), convergence, time-to-target and profiles.
     """
     runs = runs_of(comp)
     out: Plots = []

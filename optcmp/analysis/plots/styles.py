@@ -1,5 +1,4 @@
-"""One style per series, everywhere: a colour per optimizer, a line style, marker and hatch per
-backend, shared by every plot and the HTML report."""
+"""One style per series in every plot and the report: colour by optimizer, line by backend."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ from typing import Any
 from optcmp.analysis.stats.keys import solver_labels
 from optcmp.results import RunResult
 
-#: Fixed colour of each built-in optimizer (colour-blind-safe Okabe-Ito and tab10 hues), so that
-#: an optimizer has the same colour in every plot, in the report and from one report to another.
+#: Fixed colour of each built-in optimizer (colour-blind-safe Okabe-Ito and tab10 hues).
 OPTIMIZER_COLORS = {
     "gd": "#0072B2", "diag_newton": "#D55E00", "adadelta": "#009E73", "sgd": "#CC79A7",
     "lbfgs": "#E69F00", "adam": "#56B4E9", "adamw": "#8C564B", "rmsprop": "#7F7F7F",
@@ -38,23 +36,15 @@ def series_style(label: str, backend: str = "numpy", *,
     Parameters
     ----------
     label : str
-        The optimizer's label (``RunResult.label``).
     backend : str, default "numpy"
     labels : sequence of str, optional
-        Every optimizer label of the comparison: labels without a fixed colour take
-        :data:`EXTRA_COLORS` in sorted order; without it, a colour from a hash of the label.
+        Every label of the comparison (others take :data:`EXTRA_COLORS` in sorted order);
+        without it, a colour from a hash of the label.
 
     Returns
     -------
     dict
-        ``{"color": "#RRGGBB", "linestyle": str or tuple, "marker": str, "hatch": str}``.
-
-    Examples
-    --------
-    >>> series_style("gd", "torch")["color"] == series_style("gd", "numpy")["color"]
-    True
-    >>> series_style("gd", "torch")["linestyle"]
-    '--'
+        ``color``, ``linestyle``, ``marker`` and ``hatch``.
     """
     if label in OPTIMIZER_COLORS:
         color = OPTIMIZER_COLORS[label]
@@ -83,7 +73,7 @@ def solver_styles(runs: Sequence[RunResult]) -> dict[Any, dict[str, Any]]:
     Returns
     -------
     dict
-        Style by :func:`~optcmp.analysis.stats.keys.solver_labels` name and by solver key.
+        By display name and by solver key.
     """
     labels = sorted({r.label for r in runs})
     out: dict[Any, dict[str, Any]] = {}

@@ -58,19 +58,15 @@ def time_to_target(obj: Plottable, *, rows: Sequence[dict[str, Any]] | None = No
                    seed: int = 0) -> Figure:
     """Horizontal bars: median time-to-target per solver with its bootstrap CI.
 
-    A censored median gets a note instead of a bar; an unbounded CI reaches the edge, marked
-    ``>``.
-
     Parameters
     ----------
     obj : ComparisonData or sequence of RunResult
     rows : sequence of dict, optional
-        Rows of :func:`optcmp.analysis.stats.summary.summarize` (computed when omitted).
+        Rows of :func:`optcmp.analysis.stats.summary.summarize`.
     xscale : {"linear", "log"}, optional
         Default log when the medians span more than a factor 100.
     title : str, optional
     seed : int, default 0
-        Bootstrap seed.
 
     Returns
     -------

@@ -1,14 +1,6 @@
-"""Statistics over repetitions, split by job; every public name is importable from here.
+"""Statistics over repetitions, one module per job; every public name is importable from here.
 
-* :mod:`~optcmp.analysis.stats.censor`: censoring (a run that missed the target counts as
-  ``inf``; skipped runs are left out), medians and aRT;
-* :mod:`~optcmp.analysis.stats.keys`: what a solver and a problem instance are;
-* :mod:`~optcmp.analysis.stats.bootstrap`, :mod:`~optcmp.analysis.stats.tests`: intervals and
-  rank tests;
-* :mod:`~optcmp.analysis.stats.profiles`, :mod:`~optcmp.analysis.stats.suites`: profiles and
-  runtime ECDFs (relative to the set of solvers);
-* :mod:`~optcmp.analysis.stats.fairness`, :mod:`~optcmp.analysis.stats.summary`: the fairness
-  checks and the summary table.
+What each computes and why: docs/statistics-and-plots.md.
 """
 
 from optcmp.analysis.format import NOT_REACHED

@@ -25,13 +25,11 @@ class MedianCI:
     Attributes
     ----------
     median, low, high : float
-        ``inf`` where censored values leave a bound unbounded; NaN with fewer than 2 values.
+        ``inf``: unbounded; NaN with fewer than 2 values.
     level : float
-        Confidence level (e.g. 0.95).
     method : str
-        ``"percentile"`` or ``"BCa"`` (what was used), or ``"none"``.
+        ``"percentile"``, ``"BCa"`` or ``"none"``: what was used.
     n, n_censored : int
-        Observations, and how many of them are censored (``inf``).
     """
 
     median: float
@@ -48,17 +46,15 @@ def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float =
               seed: int = 0) -> MedianCI:
     """Median with a bootstrap confidence interval (:func:`scipy.stats.bootstrap`), censoring-aware.
 
-    Censored values (``inf``) stay in the resamples as a sentinel above every finite value (the
-    median is order-based); a bound above the largest finite value is reported as ``inf``.
+    Censored values (``inf``) resample as a value above every finite one; a bound above the
+    largest finite value is ``inf``.
 
     Parameters
     ----------
     values : sequence of float
-        Observations, ``inf`` for censored ones.
     confidence_level : float, default 0.95
     method : {"percentile", "BCa"}, default "percentile"
-        ``"BCa"`` only without censored values (its jackknife needs finite data); otherwise
-        the percentile interval, and ``method`` says so.
+        ``"BCa"`` only without censored values (else percentile).
     n_resamples : int, default 9999
     seed : int, default 0
 
@@ -85,8 +81,7 @@ def median_ci(values: Sequence[float] | np.ndarray, *, confidence_level: float =
     finite = a[np.isfinite(a)]
     if cens:
         hi_finite = float(finite.max()) if finite.size else 0.0
-        sentinel = abs(hi_finite) * 2.0 + 1.0
-        data = np.where(np.isposinf(a), sentinel, a)
+        data = np.where(np.isposinf(a), abs(hi_finite) * 2.0 + 1.0, a)
         used = "percentile"
     else:
         hi_finite = float(a.max())
@@ -108,7 +103,6 @@ def step_times(run: RunResult) -> list[float]:
     Parameters
     ----------
     run : RunResult
-        A run that reached the target.
 
     Returns
     -------
@@ -125,13 +119,12 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
                     n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
     """A bootstrap interval of the time-to-target factor ``other / best``.
 
-    With two or more runs on each side the medians are resampled; with one run each, the
-    runs' step durations (the interval then covers the timing noise only).
+    Resamples the medians, or with one run each the runs' step durations (timing noise only).
 
     Parameters
     ----------
     best, other : sequence of RunResult
-        The runs of the two solvers, every one of which reached the target.
+        Runs that reached the target.
     level : float, default 0.95
     n_resamples : int, default 2000
     seed : int, default 0

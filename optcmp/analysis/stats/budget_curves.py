@@ -1,21 +1,13 @@
 """Rankings as a function of the tuning budget: expected best score after K random trials.
 
-A tuned comparison hides how much tuning it assumed: with many trials the optimizer with the
-best single configuration wins, with few the one whose search space is mostly good. From the
-trials of a tuning (each configuration of :func:`optcmp.tune`'s grid scored by its median
-time- or iterations-to-target, a miss scoring ``budget + 1`` iterations or ``budget`` seconds),
-:func:`budget_curves` computes for every optimizer and K = 1 .. N the **expected best score**
-of K trials, exactly from the order statistics (with the sorted scores ``x_(1) <= ... <=
-x_(N)`` and replacement, ``P(best = x_(i)) = ((N - i + 1) / N)**K - ((N - i) / N)**K``; without,
-``C(N - i, K - 1) / C(N, K)``), a **band** of the best of K, a **bootstrap interval** of the
-expectation, the chance that all K trials miss, the expected best final relative
-suboptimality, and the expected best score **plus the tuning cost** of K trials.
+Why: see docs/scaling-out.md, 'Tuning, fairly'. With the sorted scores ``x_(1) <= ... <=
+x_(N)``, ``P(best of K = x_(i)) = ((N - i + 1) / N)**K - ((N - i) / N)**K`` with replacement,
+``C(N - i, K - 1) / C(N, K)`` without.
 
 References
 ----------
-P. T. Sivaprasad, F. Mai, T. Vogels, M. Jaggi and F. Fleuret, "Optimizer benchmarking needs
-to account for hyperparameter tuning", ICML 2020. D. Choi, C. J. Shallue, Z. Nado, J. Lee,
-C. J. Maddison and G. E. Dahl, "On empirical comparisons of optimizers for deep learning",
+P. T. Sivaprasad et al., "Optimizer benchmarking needs to account for hyperparameter tuning",
+ICML 2020. D. Choi et al., "On empirical comparisons of optimizers for deep learning",
 arXiv:1910.05446, 2019.
 """
 
@@ -138,11 +130,8 @@ class BudgetCurves:
         raise ValueError(f"no curve for {optimizer!r}; there are {names}")
 
     def winners(self, *, cost: bool = False) -> list[str | None]:
-        """The optimizer with the smallest expected best score at each K (None: a tie).
-
-        An optimizer none of whose trials reached the target wins at no K (its score is only
-        a bound); when no optimizer reached it, every K is a tie.
-        """
+        """The optimizer with the smallest expected best score at each K (None: a tie); one
+        that never reached the target wins at no K."""
         vals = np.array([np.where(c.p_all_miss >= 1.0, np.inf,
                                   c.with_cost if cost else c.expected) for c in self.curves])
         out: list[str | None] = []

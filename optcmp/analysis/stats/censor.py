@@ -1,11 +1,7 @@
 """Censoring: a run that never reached the target counts as ``inf``, never as converged.
 
-A censored run's time-to-target (and iterations, ``nfev``, ``njev`` to target) is only known to
-exceed what it spent, so it enters every statistic as ``+inf``: a median is finite only when
-more than half the runs reached the target, a rank test ranks it behind every success, a
-profile never counts it as solved. A run the sweep stopped as ``censored``
-(:mod:`optcmp.sweep.censor`, bound in ``run.bound``) is one of them. ``skipped`` runs never ran
-and are left out of every statistic (:func:`ran`); ``failed`` runs count as unsuccessful.
+Why: see docs/statistics-and-plots.md, 'Censoring: runs that missed the target'. A run the
+sweep stopped as ``censored`` (:mod:`optcmp.sweep.censor`) is one of them.
 """
 
 from __future__ import annotations
@@ -17,8 +13,7 @@ import numpy as np
 
 from optcmp.results import RunResult
 
-#: Statuses that mean "a budget ended the run" (a sweep's ``censored`` is not one of them, but
-#: every statistic treats it alike: not reached, its cost spent up to the bound).
+#: Statuses that mean "a budget ended the run" (statistics treat ``censored`` alike).
 BUDGET_STATUSES = ("max_iter", "timeout", "max_evals", "max_cpu_time")
 #: Metrics a time-to-target statistic can be computed in.
 METRICS = ("time", "nit", "nfev", "njev")
@@ -74,8 +69,7 @@ def to_target(run: RunResult, metric: str = "time") -> float:
 
 
 def spent(run: RunResult, metric: str = "time") -> float:
-    """What a run spent toward the target: its value to target if reached, else its total
-    (``run.time``, ``run.nit``, ...), the cost it adds to :func:`average_runtime`.
+    """What a run spent toward the target: its value to target if reached, else its total.
 
     Parameters
     ----------
@@ -103,15 +97,7 @@ def censored_median(values: Sequence[float] | np.ndarray) -> float:
     Returns
     -------
     float
-        NaN for no values; ``inf`` when half or more are censored (for an even count, when the
-        upper middle value is).
-
-    Examples
-    --------
-    >>> censored_median([1.0, 2.0, float("inf")])
-    2.0
-    >>> censored_median([1.0, float("inf"), float("inf")])
-    inf
+        NaN for no values; ``inf`` when the upper middle value is censored.
     """
     a = np.sort(np.asarray(values, dtype=np.float64))
     n = a.size
@@ -129,7 +115,7 @@ def average_runtime(runs: Sequence[RunResult], metric: str = "time") -> float:
     Parameters
     ----------
     runs : sequence of RunResult
-        Repetitions of one solver on one problem (``skipped`` runs are ignored).
+        Repetitions of one solver on one problem.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
 
     Returns

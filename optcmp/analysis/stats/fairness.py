@@ -1,10 +1,6 @@
 """Fairness checks: what makes one table compare unlike things, in words, and the warnings.
 
-Checks: different dtypes, devices, CPU thread counts, targets or data; compiled and eager runs
-of one optimizer; solvers not run on the same instances; runs that shared their host or lost
-CPU to other work while timed; runs ended by a budget when compared by time; a per-step time too
-close to the timer resolution; different compute dtypes or matmul precisions in the runs'
-timing contracts, and runs flagged as timing errors.
+The checks and why each matters: docs/statistics-and-plots.md, 'Fairness warnings'.
 """
 
 from __future__ import annotations
@@ -23,8 +19,7 @@ COMPILED_KINDS = frozenset({"xla", "tf.function", "torch.compile"})
 
 
 class UnfairComparisonWarning(UserWarning):
-    """The runs compared differ in something other than the optimizer
-    (see :func:`fairness_issues`)."""
+    """The runs compared differ in something other than the optimizer."""
 
 
 def _precision_issues(used: Sequence[RunResult]) -> list[str]:
@@ -85,7 +80,6 @@ def contended_issue(busy: Sequence[RunResult], n: int) -> str:
     ----------
     busy : sequence of RunResult
     n : int
-        Runs considered.
 
     Returns
     -------
@@ -205,15 +199,13 @@ def fairness_issues(runs: Iterable[RunResult], *, timer_resolution: float | None
     ----------
     runs : iterable of RunResult
     timer_resolution : float, optional
-        Clock resolution in seconds; measured now when omitted.
+        Seconds; measured now when omitted.
     by_time : bool, default True
-        Whether runs are compared by time (enables the host, contract, budget and timer
-        checks).
+        Whether runs are compared by time (enables the time checks).
 
     Returns
     -------
     list of str
-        One message per issue.
     """
     used = ran(runs)
     if not used:
@@ -260,14 +252,13 @@ def check_fairness(runs: Iterable[RunResult], *, timer_resolution: float | None 
     timer_resolution, by_time
         As in :func:`fairness_issues`.
     stacklevel : int, default 2
-        Of the warnings, counted from this function's caller (2: the caller's caller).
+        Of the warnings, counted from this function's caller.
     shared_host_warned : bool, default False
-        The sweep warned already that the runs shared their host: that issue is left out.
+        Leave out the shared-host issue (the sweep warned already).
 
     Returns
     -------
     list of str
-        The messages warned about.
     """
     runs = list(runs)
     issues = fairness_issues(runs, timer_resolution=timer_resolution, by_time=by_time)
@@ -282,8 +273,7 @@ def check_fairness(runs: Iterable[RunResult], *, timer_resolution: float | None 
 
 def warn_unfair(runs: Iterable[RunResult] | ComparisonData, *, by_time: bool = True,
                 timer_resolution: float | None = None, stacklevel: int = 2) -> list[str]:
-    """:func:`check_fairness` of runs or of a comparison (whose sweep may have warned about its
-    shared-host runs already).
+    """:func:`check_fairness` of runs or of a comparison.
 
     Parameters
     ----------
@@ -294,7 +284,6 @@ def warn_unfair(runs: Iterable[RunResult] | ComparisonData, *, by_time: bool = T
     Returns
     -------
     list of str
-        The messages warned about.
     """
     warned = isinstance(runs, ComparisonData) and runs.shared_host_warned
     return check_fairness(runs, timer_resolution=timer_resolution, by_time=by_time,

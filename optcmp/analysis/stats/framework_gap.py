@@ -1,11 +1,6 @@
 """The framework factor next to a cross-backend ranking: :func:`framework_gap_notes`.
 
-When optimizer A ran only on one backend and B only on another, "A beats B by 1.3x" cannot
-tell the algorithm from the framework: the same work can take 0.57-1.36x as long in another
-framework (AlgoPerf's PyTorch/JAX step times), and on a CPU a small problem's eager torch step
-can cost over 10x numpy's. The per-step factor between two backends is measured on an optimizer
-that ran on both (median timed seconds per iteration, the same problem), and stated next to the
-ranking; the note warns when the factor is at least as large as the gap being ranked.
+Why: see docs/cli.md, 'A ranking across backends only'.
 """
 
 from __future__ import annotations
@@ -37,13 +32,8 @@ def step_factor(runs: Iterable[Any], problem: str, a: str, b: str) -> tuple[floa
 
 
 def framework_gap_notes(runs: Iterable[Any]) -> list[str]:
-    """Notes for every pair of optimizers ranked across backends only, with the step factor.
-
-    For each problem and each pair of optimizer labels that never ran on a common backend,
-    the note gives the time-to-target gap (median, the faster one first) and the measured
-    per-step factor between their backends (:func:`step_factor`); it warns when the factor is
-    at least the gap, or says that no optimizer ran on both backends to measure it.
-    """
+    """Notes for every pair of optimizers ranked across backends only: the time-to-target gap
+    and the :func:`step_factor` of their backends, with a warning when it is as large."""
     runs = [r for r in runs if r.status != "skipped"]
     notes: list[str] = []
     for prob in dict.fromkeys(r.problem for r in runs):

@@ -1,8 +1,7 @@
 """What the statistics call a solver and a problem instance, and their display names.
 
-A *solver* is an (optimizer label, backend, device, dtype) combination; a *problem instance* is
-a (problem, problem spec, repetition) combination, so repetitions count as separate instances in
-profiles ("problems x repetitions"), and so do runs of one problem on other data.
+A problem instance includes the spec and the repetition: repetitions, and runs on other data,
+count as separate instances in profiles.
 """
 
 from __future__ import annotations
@@ -59,8 +58,7 @@ def instance_key(run: RunResult) -> tuple[str, str, int]:
 
 
 def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], str]:
-    """Short display names of the solvers: the label, plus the backend, device and dtype when
-    runs differ in them (``"gd / torch"``).
+    """Display names of the solvers: the label, plus what differs (``"gd / torch"``).
 
     Parameters
     ----------
@@ -69,7 +67,7 @@ def solver_labels(runs: Sequence[RunResult]) -> dict[tuple[str, str, str, str], 
     Returns
     -------
     dict of (str, str, str, str) to str
-        :func:`solver_key` -> name, in order of first appearance.
+        By :func:`solver_key`, in order of first appearance.
     """
     keys = list(dict.fromkeys(solver_key(r) for r in runs))
     vary = [i == 0 or len({k[i] for k in keys}) > 1 for i in range(4)]

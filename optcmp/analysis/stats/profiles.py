@@ -1,16 +1,7 @@
-"""Profiles over problem instances: Dolan-Moré performance profiles, Moré-Wild data profiles
-and COCO-style runtime ECDFs, with the trace readings they need.
+"""Dolan-Moré performance profiles, Moré-Wild data profiles and COCO runtime ECDFs.
 
-Profiles are relative to the set of solvers: a performance profile divides by the best solver
-on each instance, so adding or removing a solver changes every other solver's curve.
-
-References
-----------
-E. D. Dolan and J. J. More, "Benchmarking optimization software with performance profiles",
-Math. Program. 91, 201-213, 2002. J. J. More and S. M. Wild, "Benchmarking derivative-free
-optimization algorithms", SIAM J. Optim. 20(1), 172-191, 2009. N. Hansen, A. Auger,
-D. Brockhoff, T. Tusar, "Anytime performance assessment in blackbox optimization
-benchmarking", IEEE Trans. Evol. Comput. 26(6), 2022 (COCO: runtime ECDFs).
+Why and how (relative to the set of solvers): see docs/statistics-and-plots.md, 'Performance
+profiles'; the papers are in its 'References'.
 """
 
 from __future__ import annotations
@@ -44,15 +35,13 @@ class Profile:
     ----------
     kind : str
         ``"performance"``, ``"data"`` or ``"ecdf"``.
-    x : ndarray, shape (m,)
-        Increasing abscissae: performance ratio ``tau``, budget in ``metric`` units, or runtime.
-    y : dict of str to ndarray, shape (m,)
-        Per solver, the fraction (0..1) of instances (or run-tolerance pairs) solved at ``x``.
+    x : ndarray
+        Increasing abscissae: ratio ``tau``, budget or runtime.
+    y : dict of str to ndarray
+        Per solver, the fraction solved at ``x``.
     solvers, problems : list of str
-        Solver labels, and instance labels (rows of ``values``).
     values : ndarray, shape (n_problems, n_solvers)
-        Per-instance ratios, costs or runtimes (``inf``: not solved); an ECDF's are padded
-        with NaN.
+        Ratios, costs or runtimes (``inf``: not solved; NaN: ECDF padding).
     metric, xlabel, note : str
     """
 
@@ -76,7 +65,7 @@ class Profile:
         Returns
         -------
         dict of str to float
-            Solver label -> fraction in [0, 1] (NaN for a solver without values).
+            NaN for a solver without values.
         """
         out = {}
         for j, s in enumerate(self.solvers):
@@ -103,7 +92,6 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
     ----------
     run : RunResult
     tol : float
-        Relative suboptimality ``(f - f*) / (f0 - f*)`` to reach.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
 
     Returns
@@ -132,8 +120,7 @@ def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
     Returns
     -------
     dict
-        :func:`~optcmp.analysis.stats.keys.instance_key` -> the smallest finite value of the
-        traces, ``fun`` and ``f0`` (``inf`` when none is).
+        By :func:`~optcmp.analysis.stats.keys.instance_key` (``inf`` when none is finite).
     """
     out: dict[tuple[str, str, int], float] = {}
     for r in ran(runs):
@@ -151,9 +138,9 @@ def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev")
     ----------
     run : RunResult
     tau : float
-        In (0, 1): the run must achieve ``1 - tau`` of the best reduction ``f0 - f_L``.
+        In (0, 1).
     f_low : float
-        ``f_L``, the smallest value any solver obtained on the instance (:func:`best_found`).
+        ``f_L`` of the instance (:func:`best_found`).
     metric : {"time", "nit", "nfev", "njev"}, default "nfev"
 
     Returns
@@ -244,22 +231,15 @@ def performance_profile(runs: Runs, *, metric: str = "time", tol: float | None =
                         warn: bool = True, tau: float | None = None) -> Profile:
     """Dolan-More performance profile over problem instances (problems x repetitions).
 
-    ``rho_s(tau) = |{p : t[p, s] / min_s t[p, s] <= tau}| / |P|`` for the cost ``t[p, s]`` of
-    solver ``s`` on instance ``p`` (``inf`` if not solved; an instance no solver solves still
-    counts in ``|P|``).
-
     Parameters
     ----------
     runs : sequence of RunResult or ComparisonData
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     tol : float, optional
-        Relative suboptimality to reach on the traces (:func:`first_hit`); default the runs'
-        own target.
+        Relative suboptimality read from the traces; default the runs' own target.
     warn : bool, default True
-        Emit fairness warnings.
     tau : float, optional
-        Use Moré and Wild's test instead (:func:`first_solved`), for problems without a
-        known optimum.
+        Use Moré and Wild's test instead (:func:`first_solved`).
 
     Returns
     -------
@@ -287,21 +267,14 @@ def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
                  tau: float | None = None) -> Profile:
     """More-Wild data profile: fraction of instances solved within a budget of evaluations.
 
-    ``d_s(alpha) = |{p : t[p, s] / c_p <= alpha}| / |P|``, ``c_p = 1``, or ``n_params + 1``
-    with ``per_dimension=True`` (More and Wild's "simplex gradients" for ``metric="nfev"``).
-
     Parameters
     ----------
     runs : sequence of RunResult or ComparisonData
-    tol : float, optional
-        Tolerance read from the traces; default the runs' own target.
+    tol, warn, tau
+        As in :func:`performance_profile`.
     metric : {"njev", "nfev", "nit", "time"}, default "njev"
     per_dimension : bool, default False
-        Divide by ``n_params + 1``.
-    warn : bool, default True
-        Emit fairness warnings.
-    tau : float, optional
-        Use Moré and Wild's test instead (:func:`first_solved`).
+        Divide the budget by ``n_params + 1``.
 
     Returns
     -------
@@ -327,25 +300,19 @@ def data_profile(runs: Runs, *, tol: float | None = None, metric: str = "njev",
 
 def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
                  metric: str = "time", warn: bool = True) -> Profile:
-    """COCO-style ECDF of runtimes over (run, tolerance) pairs, from the traces.
-
-    Each run and tolerance gives one runtime (:func:`first_hit`); repetitions are pooled (no
-    simulated restarts).
+    """COCO-style ECDF of runtimes (:func:`first_hit`) over (run, tolerance) pairs.
 
     Parameters
     ----------
     runs : sequence of RunResult or ComparisonData
-        Runs with a known optimum.
     tols : sequence of float, default 1e-1 ... 1e-8
-        Relative suboptimality targets.
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     warn : bool, default True
-        Emit fairness warnings.
 
     Returns
     -------
     Profile
-        One column of ``values`` per solver: its runtimes (``inf`` unsolved, NaN padding).
+        One column of ``values`` per solver.
     """
     check_metric(metric)
     tols = [float(t) for t in tols]

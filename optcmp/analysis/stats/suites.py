@@ -1,5 +1,4 @@
-"""Profiles over a problem set (a suite) as text: Moré-Wild data profile and Dolan-Moré
-performance profile (:mod:`optcmp.analysis.stats.profiles`) at a few budgets and ratios."""
+"""Profiles over a problem set (a suite) as text, at a few budgets and ratios."""
 
 from __future__ import annotations
 
@@ -16,9 +15,7 @@ PROFILE_RATIOS = (1.0, 2.0, 4.0, 16.0)
 
 
 def suite_profile_table(runs: Sequence[RunResult], *, tau: float = 1e-3) -> str:
-    """Moré-Wild data profile and Dolan-Moré performance profile over a suite, as text, both
-    in function evaluations to Moré and Wild's test
-    (:func:`~optcmp.analysis.stats.profiles.first_solved`).
+    """Data and performance profiles over a suite, in nfev to Moré and Wild's test, as text.
 
     Parameters
     ----------
@@ -28,8 +25,6 @@ def suite_profile_table(runs: Sequence[RunResult], *, tau: float = 1e-3) -> str:
     Returns
     -------
     str
-        Per solver, the fraction of problems solved within :data:`PROFILE_BUDGETS` simplex
-        gradients and within :data:`PROFILE_RATIOS` times the fewest evaluations.
     """
     data = data_profile(runs, metric="nfev", per_dimension=True, tau=tau, warn=False)
     perf = performance_profile(runs, metric="nfev", tau=tau, warn=False)

@@ -30,7 +30,7 @@ def median_cpu_time(runs: Sequence[RunResult]) -> float:
     Returns
     -------
     float
-        NaN without runs, or when a run that reached the target recorded no CPU time.
+        NaN without runs, or when a run that reached it recorded no CPU time.
     """
     vals = []
     for r in runs:
@@ -86,12 +86,8 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     Returns
     -------
     list of dict
-        Keys: ``problem, optimizer, backend, device, dtype`` (the group), ``runs`` (not
-        skipped), ``skipped``, ``successes``, ``success_rate``, ``median_time``, ``ci_low``,
-        ``ci_high`` (seconds; ``inf`` = censored/unbounded, NaN = undefined), ``ci_level``,
-        ``ci_method``, ``median_nit``, ``median_nfev``, ``median_njev`` (censored), ``art``
-        and ``art_njev`` (aRT in seconds, in gradient evaluations), ``statuses``
-        (``"converged:3, max_iter:2"``), ``median_cpu_time`` and ``contended`` (a count).
+        The group's keys, counts, censored medians, CI, aRT and statuses (seconds; ``inf``:
+        censored or unbounded, NaN: undefined).
     """
     if warn:
         check_fairness(runs, timer_resolution=timer_resolution, stacklevel=2)
@@ -111,7 +107,6 @@ def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
     Returns
     -------
     str
-        E.g. ``"BCa, percentile"``.
     """
     used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
     return ", ".join(used) or "percentile"
@@ -124,8 +119,7 @@ def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target, with a
-    closing line on censoring and aRT.
+    """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
 
     Parameters
     ----------
@@ -169,19 +163,17 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
 def summary(comp: ComparisonData, *, as_frame: bool | None = None,
             confidence_level: float = 0.95, method: str = "percentile", n_resamples: int = 9999,
             seed: int = 0, warn: bool = True, stacklevel: int = 2) -> Any:
-    """:func:`summarize` of a comparison's runs, with its recorded timer resolution (a
-    shared-host warning the sweep emitted already is not repeated).
+    """:func:`summarize` of a comparison's runs, with its recorded timer resolution.
 
     Parameters
     ----------
     comp : ComparisonData
     as_frame : bool, optional
-        True: a pandas DataFrame (ImportError without pandas); False: a list of dicts;
-        None (default): a DataFrame when pandas is installed.
+        A pandas DataFrame, or a list of dicts; default: a DataFrame if pandas is installed.
     confidence_level, method, n_resamples, seed, warn
         As in :func:`summarize`.
     stacklevel : int, default 2
-        Of the warnings (2: the caller's caller, the :class:`optcmp.Comparison` method).
+        Of the warnings.
 
     Returns
     -------
@@ -206,14 +198,13 @@ def summary(comp: ComparisonData, *, as_frame: bool | None = None,
 
 
 def summary_table(comp: ComparisonData, **kwargs: Any) -> str:
-    """:func:`format_summary` of :func:`summary`; a suite's gets the profiles over its
-    problems after the table (:func:`~optcmp.analysis.stats.suites.suite_profile_table`).
+    """:func:`format_summary` of :func:`summary`, and a suite's profiles after it.
 
     Parameters
     ----------
     comp : ComparisonData
     **kwargs
-        Passed to :func:`summary`; its warnings point at this function's caller.
+        Passed to :func:`summary`.
 
     Returns
     -------

@@ -3,8 +3,7 @@
 References
 ----------
 H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18(1), 1947. A. Vargha and H. D. Delaney,
-"A critique and improvement of the CL common language effect size statistics of McGraw and
-Wong", J. Educ. Behav. Stat. 25(2), 101-132, 2000.
+J. Educ. Behav. Stat. 25(2), 101-132, 2000.
 """
 
 from __future__ import annotations
@@ -32,25 +31,18 @@ class PairwiseComparison:
 
     Attributes
     ----------
-    a, b : str
-        Labels.
+    a, b, metric, message : str
     n_a, n_b : int
-        Runs compared (censored ones included, ranked last).
     median_a, median_b : float
-        Censored medians (``metric`` units).
+        Censored medians.
     statistic, p_value : float
         Mann-Whitney ``U`` of ``a``, and the two-sided p-value.
     a_faster : float
-        Vargha-Delaney ``A``: the probability that a run of ``a`` reaches the target sooner
-        than a run of ``b`` (ties count half); 0.5 means no difference.
+        Vargha-Delaney ``A``: P(a run of ``a`` reaches the target sooner), ties half.
     rank_biserial : float
-        ``2 A - 1``; positive when ``a`` is faster.
     magnitude : str
-        :func:`magnitude` of ``A``.
     significant : bool
         ``p_value < alpha`` and the effect is not negligible.
-    metric, message : str
-        The metric, and one sentence saying what to conclude.
     """
 
     a: str
@@ -79,7 +71,6 @@ def magnitude(a: float) -> str:
     Returns
     -------
     str
-        By ``max(A, 1 - A)``: below 0.56 negligible, 0.64 small, 0.71 medium, else large.
     """
     d = max(a, 1.0 - a)
     for limit, name in ((0.56, "negligible"), (0.64, "small"), (0.71, "medium")):
@@ -89,8 +80,7 @@ def magnitude(a: float) -> str:
 
 
 def _u_test(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
-    """Mann-Whitney U of ``a`` and the two-sided p-value; censored values (inf) tie behind
-    every finite value (ranks are all the test needs)."""
+    """Mann-Whitney U of ``a`` and the two-sided p-value; censored values rank last."""
     from scipy import stats
 
     both = np.concatenate([xa, xb])
@@ -135,18 +125,14 @@ def compare_pair(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], *,
                  warn: bool = True) -> PairwiseComparison:
     """Compare two solvers' time-to-target over repetitions (two-sided Mann-Whitney U test).
 
-    Censored runs rank behind every success. The p-value is exact without ties up to 40 runs in
-    all, else the normal approximation with tie and continuity corrections.
+    The p-value is exact without ties up to 40 runs in all, else asymptotic.
 
     Parameters
     ----------
     runs_a, runs_b : sequence of RunResult
-        Repetitions of each solver (``skipped`` runs are ignored).
     metric : {"time", "nit", "nfev", "njev"}, default "time"
     alpha : float, default 0.05
-        Significance level.
     labels : (str, str), optional
-        Names; default the runs' labels (with backend).
     warn : bool, default True
         Emit a :class:`NoiseWarning` when the difference is within noise.
 
@@ -186,17 +172,15 @@ def compare_optimizers(comp: ComparisonData, a: str | dict[str, Any], b: str | d
     ----------
     comp : ComparisonData
     a, b : str or dict
-        An optimizer label, or criteria for ``comp.select`` (e.g.
-        ``{"label": "gd", "backend": "torch"}``).
+        An optimizer label, or criteria for ``comp.select``.
     metric, alpha, warn
         As in :func:`compare_pair`.
     stacklevel : int, default 2
-        Of the :class:`NoiseWarning` (2: this function's caller).
+        Of the :class:`NoiseWarning`.
 
     Returns
     -------
     PairwiseComparison
-        Labelled with ``a`` and ``b`` (a dict's values joined by ``" / "``).
     """
     sides = []
     for side in (a, b):
