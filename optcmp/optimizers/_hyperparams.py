@@ -1,7 +1,7 @@
 """Hyperparameter declarations: :class:`HyperParam` and the validators.
 
-A validator is built from the hyperparameter's name and returns ``check(value) -> normalized
-value``, raising a ``ValueError`` that names the hyperparameter and the bad value.
+A validator is built from the hyperparameter's name: ``check(value) -> normalized value``,
+raising a ``ValueError`` that names the hyperparameter and the bad value.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ class HyperParam:
     name : str
     default : object
     check : callable
-        The validator.
     doc : str
     omit_at_default : bool
         Left out of a spec's ``hyperparameters`` while at its default, so that the store keys
@@ -45,7 +44,6 @@ def positive_float(name: str, *, allow_auto: bool = False, upper: float | None =
     ----------
     name : str
     allow_auto : bool, default False
-        Also accept the string ``"auto"``.
     upper : float, optional
         Exclusive upper bound.
     allow_zero : bool, default False
@@ -149,12 +147,11 @@ def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
     ----------
     name : str
     values : tuple of str
-        The allowed values (compared case-insensitively, ``-`` read as ``_``).
+        Compared case-insensitively, ``-`` read as ``_``; the declared spelling is returned.
 
     Returns
     -------
     callable
-        Returning the allowed spelling.
     """
 
     def check(v: Any) -> str:

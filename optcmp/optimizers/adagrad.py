@@ -8,8 +8,7 @@ r"""Adagrad (Duchi, Hazan and Singer 2011), under the two conventions the framew
     \text{eps\_inside\_sqrt (Keras):}\quad
         x_{k+1} &= x_k - \eta_k \frac{g_k}{\sqrt{G_k + \epsilon}}
 
-The defaults differ too (torch: :math:`G_0 = 0`, ``eps=1e-10``; Keras: 0.1, which damps the
-first steps by :math:`|g|/\sqrt{0.1 + g^2}`, and 1e-7); optcmp passes both explicitly.
+The defaults differ too (docs/same-name-different-meaning.md); optcmp passes both explicitly.
 
 References
 ----------
@@ -91,17 +90,13 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
     Parameters
     ----------
     learning_rate : float, default 0.01
-        Step size :math:`\eta > 0` (torch's default; Keras' is 0.001).
     eps : float, default 1e-10
-        :math:`\epsilon > 0`, placed as ``convention`` says (torch's default; Keras' 1e-7).
     initial_accumulator_value : float, default 0.0
-        Start :math:`G_0 \ge 0` of the sum of squares (torch's default; Keras' is 0.1).
+        :math:`G_0 \ge 0`.
     convention : {"eps_outside_sqrt", "eps_inside_sqrt"}, default "eps_outside_sqrt"
-        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

@@ -11,23 +11,13 @@ r"""Adam (Kingma and Ba 2015), under the two epsilon conventions the frameworks 
     x_t &= x_{t-1} - \eta\,\frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}\,
            \frac{m_t}{\sqrt{v_t} + \hat\epsilon}
 
-The first is the paper's Algorithm 1 (``torch.optim.Adam``); the second its Sec. 2 "more
-efficient order" with :math:`\hat\epsilon` added to the *uncorrected* :math:`\sqrt{v_t}`
-(``keras.optimizers.Adam``). Keras' epsilon is worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in
-torch's terms, which changes with :math:`t`: no constant makes them agree. A spec names its
-``convention``; the reference rule runs either, each native only its own (the other is recorded
-as ``skipped`` with the reason).
-
-AMSGrad (Reddi et al. 2018, ``amsgrad=True``) divides by a running maximum of the second moment,
-of different things: ``amsgrad_max="raw"`` keeps :math:`\max(v^{\max}_{t-1}, v_t)` and
-bias-corrects after it (torch, Keras); ``"bias_corrected"`` keeps
-:math:`\max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))` (``optax.amsgrad``), so the large early
-:math:`\hat v_1 = g_1^2` damps the step for the whole run. The reference rule runs both; torch
-and Keras only ``"raw"``.
-
-Weight decay is of the kind ``weight_decay_mode`` names: ``"l2"`` adds ``weight_decay * x`` to
-the gradient (``torch.optim.Adam``), ``"decoupled"`` multiplies ``x`` by
-``1 - lr * weight_decay`` before the update (torch ``AdamW``, Keras' ``weight_decay``).
+The paper's Algorithm 1 and its Sec. 2 "more efficient order" with :math:`\hat\epsilon` on the
+*uncorrected* root: no constant epsilon makes them agree. AMSGrad (``amsgrad=True``) keeps
+:math:`\max(v^{\max}_{t-1}, v_t)` (``amsgrad_max="raw"``: torch, Keras) or
+:math:`\max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))` (``"bias_corrected"``: optax).
+``weight_decay_mode="l2"`` adds ``weight_decay * x`` to the gradient, ``"decoupled"`` multiplies
+``x`` by ``1 - lr * weight_decay`` first. The reference rule runs every variant, each native its
+own. Why: see docs/same-name-different-meaning.md.
 
 References
 ----------
@@ -68,7 +58,7 @@ WEIGHT_DECAY_MODES = ("l2", "decoupled")
 
 class AdamRule(ScheduledRule):
     """Adam under ``hp["convention"]``, in torch's or Keras' arithmetic order (no
-    ``weight_decay_mode``: AdamW's decoupled decay); the third buffer is AMSGrad's maximum."""
+    ``weight_decay_mode``: decoupled); the third buffer is AMSGrad's maximum."""
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x), ops.zeros_like(x), ops.zeros_like(x))
@@ -228,31 +218,22 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     Parameters
     ----------
     learning_rate : float, default 1e-3
-        Step size :math:`\eta > 0` (the paper's :math:`\alpha`).
     beta1, beta2 : float, default 0.9, 0.999
         Decay rates in [0, 1) of the first and second moment.
     eps : float, default 1e-8
-        :math:`\epsilon > 0`, placed as ``convention`` says (Keras' 1e-7 means something else).
+        Placed as ``convention`` says (Keras' 1e-7 means something else).
     weight_decay : float, default 0.0
-        Coefficient :math:`\lambda \ge 0` of the decay ``weight_decay_mode`` names.
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
-        Where epsilon is added: torch's form or Keras' (see the module docstring).
     weight_decay_mode : {"l2", "decoupled"}, default "l2"
-        Into the gradient (torch) or decoupled (AdamW, Keras); the target stays the problem's.
     schedule : str or Schedule, default "constant"
-        Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.
     clip_norm : float, optional
-        Clip the gradient to this global norm before the update (None: off).
+        Clip the gradient to this global norm (None: off).
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
+        Rows per minibatch (None: full batch).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     amsgrad : bool, default False
-        AMSGrad: divide by a running maximum of the second moment (Reddi et al. 2018).
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
-        Of what AMSGrad takes the maximum: torch's and Keras' or optax' (module docstring).
     impl : {"auto", "native", "reference"}
-        ``"auto"``: the native where it implements the spec's conventions, else the reference.
     label : str, optional
 
     Returns

@@ -35,11 +35,9 @@ def gd(learning_rate: float | str = "auto", *, impl: str = "auto",
     Parameters
     ----------
     learning_rate : float or "auto", default "auto"
-        Step size :math:`\eta > 0`; ``"auto"``: :math:`1/L`, which the problem must know
-        (least squares does), recorded in each result.
+        ``"auto"``: :math:`1/L`, which the problem must know, recorded in each result.
     impl : {"auto", "reference"}
     label : str, optional
-        Name shown in tables.
 
     Returns
     -------
