@@ -1,8 +1,6 @@
 """Pieces shared by the optimizer modules: the scheduled, clipped rule, the common
-hyperparameters, and the arguments every torch or Keras native passes.
-
-Clipping is by the global norm (Keras' ``global_clipnorm``), never Keras' per-variable
-``clipnorm``, which clips each variable on its own.
+hyperparameters, and the arguments every torch or Keras native passes. Clipping is by the
+global norm (Keras' ``global_clipnorm``), never Keras' per-variable ``clipnorm``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
 
 
 def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
-    r"""``g`` rescaled to norm at most ``clip_norm`` (the whole parameter vector at once).
+    r"""``g`` rescaled to global norm at most ``clip_norm`` (:math:`c`).
 
     :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' formula (torch's ``clip_grad_norm_``
     divides by ``norm + 1e-6``; optcmp's torch adapter applies this one).
@@ -33,10 +31,9 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
     Parameters
     ----------
     ops : namespace
-        The backend's ops.
     g : array, shape (n_params,)
     clip_norm : float or None
-        Threshold ``c > 0``; ``None``: no clipping (``g`` returned as is).
+        ``None``: no clipping.
 
     Returns
     -------
@@ -52,8 +49,8 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
 class ScheduledRule(UpdateRule):
     """An update rule with a step counter, a learning-rate schedule and global-norm clipping.
 
-    The state is ``(k, *buffers)``, ``k`` the steps taken (a backend scalar). Step ``k`` calls
-    :meth:`apply` with ``lr = learning_rate * s(k)`` and the gradient clipped to ``clip_norm``.
+    The state is ``(k, *buffers)``; step ``k`` calls :meth:`apply` with ``lr = learning_rate *
+    s(k)`` and the gradient clipped to ``clip_norm``.
     """
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:

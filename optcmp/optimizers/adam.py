@@ -239,12 +239,6 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     Returns
     -------
     OptimizerSpec
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> optcmp.adam(convention="eps_hat", eps=1e-7).hyperparameters["convention"]
-    'eps_hat'
     """
     return spec_from("adam", locals())
 
