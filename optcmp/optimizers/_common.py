@@ -14,6 +14,7 @@ import numpy as np
 from optcmp.optimizers._hyperparams import (
     HyperParam,
     boolean,
+    by_name,
     optional_positive_float,
     optional_positive_int,
 )
@@ -84,22 +85,22 @@ def common_params() -> dict[str, HyperParam]:
     -------
     dict of str to HyperParam
     """
-    return {
-        "schedule": HyperParam("schedule", "constant", check_schedule,
-                               "learning-rate schedule, unit = optimizer step"),
-        "clip_norm": HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
-                                "clip the gradient to this global norm (None: off)"),
-    }
+    return by_name(
+        HyperParam("schedule", "constant", check_schedule,
+                   "learning-rate schedule, unit = optimizer step"),
+        HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
+                   "clip the gradient to this global norm (None: off)"),
+    )
 
 
 def minibatch_params() -> dict[str, HyperParam]:
     """The ``batch_size`` (default ``None``: full batch) and ``shuffle`` hyperparameters."""
-    return {
-        "batch_size": HyperParam("batch_size", None, optional_positive_int("batch_size"),
-                                 "rows per minibatch (None: full batch)"),
-        "shuffle": HyperParam("shuffle", True, boolean("shuffle"),
-                              "reshuffle the rows every epoch (minibatches only)"),
-    }
+    return by_name(
+        HyperParam("batch_size", None, optional_positive_int("batch_size"),
+                   "rows per minibatch (None: full batch)"),
+        HyperParam("shuffle", True, boolean("shuffle"),
+                   "reshuffle the rows every epoch (minibatches only)"),
+    )
 
 
 def spec_from(name: str, arguments: dict[str, Any]) -> OptimizerSpec:

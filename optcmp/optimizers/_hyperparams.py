@@ -25,8 +25,7 @@ class HyperParam:
     check : callable
     doc : str
     omit_at_default : bool
-        Left out of a spec's ``hyperparameters`` while at its default, so that the store keys
-        of specs made before it existed stay the same (read with ``hp.get(name, default)``).
+        Left out of a spec while at its default, so that older store keys stay the same.
     """
 
     name: str
@@ -34,6 +33,14 @@ class HyperParam:
     check: Callable[[Any], Any]
     doc: str = ""
     omit_at_default: bool = False
+
+
+def by_name(*params: HyperParam | dict[str, HyperParam]) -> dict[str, HyperParam]:
+    """Hyperparameters (or dicts of them) keyed by name, in the order given."""
+    out: dict[str, HyperParam] = {}
+    for p in params:
+        out.update(p if isinstance(p, dict) else {p.name: p})
+    return out
 
 
 def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,
@@ -93,7 +100,7 @@ def positive_int(name: str) -> Callable[[Any], Any]:
 
 
 def _or_none(inner: Callable[[Any], Any], message: str) -> Callable[[Any], Any]:
-    """``inner`` with ``None`` allowed (off); ``message`` names what else is allowed."""
+    """``inner`` with ``None`` allowed; ``message`` names what else is allowed."""
 
     def check(v: Any) -> Any:
         if v is None:

@@ -1,7 +1,7 @@
 """How an optimizer runs: its reference :class:`UpdateRule` and its :class:`Native` declarations.
 
 A native runs on the backends whose :attr:`~optcmp.frameworks.BackendInfo.natives` name its
-framework (scipy runs on every backend).
+framework (scipy on every backend).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class TorchOptimizer(Native):
     Attributes
     ----------
     closure : bool
-        ``step(closure)`` evaluates the objective itself (``LBFGS``; its evaluations counted).
+        ``step(closure)`` evaluates the objective itself (``LBFGS``).
     """
 
     framework: ClassVar[str] = "torch"

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import minibatch_params, spec_from
-from optcmp.optimizers._hyperparams import HyperParam, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, positive_float
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     OptaxOptimizer,
@@ -91,14 +91,14 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
 
 register_optimizer(OptimizerInfo(
     name="adadelta",
-    params={
-        "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
-                                    "multiplier of the Adadelta step"),
-        "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
-                          "decay of the running averages, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
+                   "multiplier of the Adadelta step"),
+        HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
+                   "decay of the running averages, in [0, 1)"),
+        HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
+        minibatch_params(),
+    ),
     summary="Adadelta (Zeiler 2012), full or minibatch",
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),

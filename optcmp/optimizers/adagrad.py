@@ -31,7 +31,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -110,20 +110,17 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
 
 register_optimizer(OptimizerInfo(
     name="adagrad",
-    params={
-        "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
-                                    "step size"),
-        "eps": HyperParam("eps", 1e-10, positive_float("eps"), "added to the denominator"),
-        "initial_accumulator_value": HyperParam(
-            "initial_accumulator_value", 0.0,
-            positive_float("initial_accumulator_value", allow_zero=True),
-            "start of the sum of squared gradients, >= 0"),
-        "convention": HyperParam("convention", "eps_outside_sqrt",
-                                 one_of("convention", CONVENTIONS),
-                                 "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
-        **common_params(),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 0.01, positive_float("learning_rate"), "step size"),
+        HyperParam("eps", 1e-10, positive_float("eps"), "added to the denominator"),
+        HyperParam("initial_accumulator_value", 0.0,
+                   positive_float("initial_accumulator_value", allow_zero=True),
+                   "start of the sum of squared gradients, >= 0"),
+        HyperParam("convention", "eps_outside_sqrt", one_of("convention", CONVENTIONS),
+                   "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
+        common_params(),
+        minibatch_params(),
+    ),
     summary="Adagrad, full or minibatch; convention eps_outside_sqrt (torch) or "
             "eps_inside_sqrt (Keras)",
     reference="Duchi, Hazan & Singer (2011), JMLR 12",

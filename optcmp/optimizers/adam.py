@@ -43,7 +43,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, boolean, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -99,28 +99,25 @@ class AdamRule(ScheduledRule):
 
 def adam_params(weight_decay: float) -> dict[str, HyperParam]:
     """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs)."""
-    return {
-        "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
-                                    "step size"),
-        "beta1": HyperParam("beta1", 0.9, positive_float("beta1", upper=1.0, allow_zero=True),
-                            "decay of the first moment, in [0, 1)"),
-        "beta2": HyperParam("beta2", 0.999, positive_float("beta2", upper=1.0, allow_zero=True),
-                            "decay of the second moment, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
-        "weight_decay": HyperParam("weight_decay", weight_decay,
-                                   positive_float("weight_decay", allow_zero=True),
-                                   "weight decay coefficient, >= 0"),
-        "convention": HyperParam("convention", "bias_corrected_eps",
-                                 one_of("convention", CONVENTIONS),
-                                 "where epsilon is added: bias_corrected_eps (torch) or eps_hat "
-                                 "(Keras)"),
-        "amsgrad": HyperParam("amsgrad", False, boolean("amsgrad"),
-                              "AMSGrad: divide by a running maximum of the second moment",
-                              omit_at_default=True),
-        "amsgrad_max": HyperParam("amsgrad_max", "raw", one_of("amsgrad_max", AMSGRAD_MAXIMA),
-                                  "AMSGrad's maximum over raw (torch, Keras) or bias-corrected "
-                                  "(optax) second moments", omit_at_default=True),
-    }
+    return by_name(
+        HyperParam("learning_rate", 1e-3, positive_float("learning_rate"), "step size"),
+        HyperParam("beta1", 0.9, positive_float("beta1", upper=1.0, allow_zero=True),
+                   "decay of the first moment, in [0, 1)"),
+        HyperParam("beta2", 0.999, positive_float("beta2", upper=1.0, allow_zero=True),
+                   "decay of the second moment, in [0, 1)"),
+        HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
+        HyperParam("weight_decay", weight_decay, positive_float("weight_decay", allow_zero=True),
+                   "weight decay coefficient, >= 0"),
+        HyperParam("convention", "bias_corrected_eps", one_of("convention", CONVENTIONS),
+                   "where epsilon is added: bias_corrected_eps (torch) or eps_hat (Keras)"),
+        HyperParam("amsgrad", False, boolean("amsgrad"),
+                   "AMSGrad: divide by a running maximum of the second moment",
+                   omit_at_default=True),
+        HyperParam("amsgrad_max", "raw", one_of("amsgrad_max", AMSGRAD_MAXIMA),
+                   "AMSGrad's maximum over raw (torch, Keras) or bias-corrected (optax) second "
+                   "moments",
+                   omit_at_default=True),
+    )
 
 
 def check_amsgrad(hp: Mapping[str, Any]) -> None:
@@ -245,11 +242,10 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
 
 register_optimizer(OptimizerInfo(
     name="adam",
-    params={**adam_params(0.0),
-            "weight_decay_mode": HyperParam("weight_decay_mode", "l2",
-                                            one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
-                                            "l2 (into the gradient) or decoupled"),
-            **common_params(), **minibatch_params()},
+    params=by_name(adam_params(0.0),
+            HyperParam("weight_decay_mode", "l2", one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
+                       "l2 (into the gradient) or decoupled"),
+            common_params(), minibatch_params()),
     summary="Adam, full or minibatch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
     reference="Kingma & Ba (2015), arXiv:1412.6980",
     check=check_amsgrad,

@@ -23,8 +23,7 @@ IMPLS = ("auto", "native", "reference", "scipy")
 
 
 class NotApplicable(ValueError):
-    """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` without a
-    known Lipschitz constant): :func:`optcmp.engine.run` records ``skipped``, not ``failed``."""
+    """An optimizer cannot sensibly run on a problem: the run is ``skipped``, not ``failed``."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +76,7 @@ class OptimizerSpec:
                      self.label))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # the read-only mapping proxy cannot be pickled; rebuild from a plain dict (executors
-        # ship specs to worker processes)
+        # the read-only mapping proxy cannot be pickled (executors ship specs to workers)
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
 
 

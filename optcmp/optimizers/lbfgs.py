@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import spec_from
-from optcmp.optimizers._hyperparams import HyperParam, positive_float, positive_int
+from optcmp.optimizers._hyperparams import HyperParam, by_name, positive_float, positive_int
 from optcmp.optimizers._implementations import OptaxOptimizer, ScipyMinimize, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
@@ -103,26 +103,24 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
 register_optimizer(OptimizerInfo(
     name="lbfgs",
     aliases=("l-bfgs", "l-bfgs-b", "lbfgsb", "limited_memory_bfgs"),
-    params={
-        "history_size": HyperParam("history_size", 10, positive_int("history_size"),
-                                   "number of stored correction pairs (scipy maxcor)"),
-        "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
-                                     "line-search evaluations per iteration (scipy maxls)"),
-        "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
-                           "scipy's relative-decrease test (0: off)"),
-        "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
-                           "scipy's projected-gradient test (0: off)"),
-        "tolerance_grad": HyperParam("tolerance_grad", 0.0,
-                                     positive_float("tolerance_grad", allow_zero=True),
-                                     "torch's gradient test (0: off)"),
-        "tolerance_change": HyperParam("tolerance_change", 0.0,
-                                       positive_float("tolerance_change", allow_zero=True),
-                                       "torch's change test (0: off)"),
-        "line_search_fn": HyperParam("line_search_fn", "strong_wolfe", _line_search,
-                                     "torch's line search: strong_wolfe or None"),
-        "max_iter_per_step": HyperParam("max_iter_per_step", 1, positive_int("max_iter_per_step"),
-                                        "L-BFGS iterations per torch step()"),
-    },
+    params=by_name(
+        HyperParam("history_size", 10, positive_int("history_size"),
+                   "number of stored correction pairs (scipy maxcor)"),
+        HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
+                   "line-search evaluations per iteration (scipy maxls)"),
+        HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
+                   "scipy's relative-decrease test (0: off)"),
+        HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
+                   "scipy's projected-gradient test (0: off)"),
+        HyperParam("tolerance_grad", 0.0, positive_float("tolerance_grad", allow_zero=True),
+                   "torch's gradient test (0: off)"),
+        HyperParam("tolerance_change", 0.0, positive_float("tolerance_change", allow_zero=True),
+                   "torch's change test (0: off)"),
+        HyperParam("line_search_fn", "strong_wolfe", _line_search,
+                   "torch's line search: strong_wolfe or None"),
+        HyperParam("max_iter_per_step", 1, positive_int("max_iter_per_step"),
+                   "L-BFGS iterations per torch step()"),
+    ),
     summary="limited-memory BFGS (scipy L-BFGS-B; torch.optim.LBFGS natively on torch)",
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",
     natives=(TorchOptimizer("LBFGS", _torch_options, closure=True),

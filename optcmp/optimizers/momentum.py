@@ -34,7 +34,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     Native,
@@ -130,17 +130,15 @@ def optax_sgd_options(nesterov: bool | None) -> Any:
 
 def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
     """Hyperparameters of ``momentum`` and ``nesterov``."""
-    return {
-        "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
-                                    "step size"),
-        "momentum": HyperParam("momentum", momentum,
-                               positive_float("momentum", upper=1.0, allow_zero=lower),
-                               "momentum in [0, 1)" if lower else "momentum in (0, 1)"),
-        "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
-                                 "lr_outside (torch) or lr_inside (Keras) the buffer"),
-        **common_params(),
-        **minibatch_params(),
-    }
+    return by_name(
+        HyperParam("learning_rate", 0.01, positive_float("learning_rate"), "step size"),
+        HyperParam("momentum", momentum, positive_float("momentum", upper=1.0, allow_zero=lower),
+                   "momentum in [0, 1)" if lower else "momentum in (0, 1)"),
+        HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
+                   "lr_outside (torch) or lr_inside (Keras) the buffer"),
+        common_params(),
+        minibatch_params(),
+    )
 
 
 def momentum(learning_rate: float = 0.01, momentum: float = 0.9,

@@ -34,7 +34,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, boolean, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -144,22 +144,19 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
 register_optimizer(OptimizerInfo(
     name="rmsprop",
     aliases=("rms_prop",),
-    params={
-        "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
-                                    "step size"),
-        "rho": HyperParam("rho", 0.9, positive_float("rho", upper=1.0, allow_zero=True),
-                          "decay of the mean square, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
-        "momentum": HyperParam("momentum", 0.0,
-                               positive_float("momentum", upper=1.0, allow_zero=True),
-                               "momentum in [0, 1)"),
-        "centered": HyperParam("centered", False, boolean("centered"), "centered second moment"),
-        "convention": HyperParam("convention", "eps_outside_sqrt",
-                                 one_of("convention", CONVENTIONS),
-                                 "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
-        **common_params(),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 1e-3, positive_float("learning_rate"), "step size"),
+        HyperParam("rho", 0.9, positive_float("rho", upper=1.0, allow_zero=True),
+                   "decay of the mean square, in [0, 1)"),
+        HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
+        HyperParam("momentum", 0.0, positive_float("momentum", upper=1.0, allow_zero=True),
+                   "momentum in [0, 1)"),
+        HyperParam("centered", False, boolean("centered"), "centered second moment"),
+        HyperParam("convention", "eps_outside_sqrt", one_of("convention", CONVENTIONS),
+                   "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
+        common_params(),
+        minibatch_params(),
+    ),
     summary="RMSprop, full or minibatch; convention eps_outside_sqrt (torch) or "
             "eps_inside_sqrt (Keras)",
     reference="Tieleman & Hinton (2012), Lecture 6.5",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers._hyperparams import HyperParam, one_of
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of
 from optcmp.optimizers._implementations import ScipyMinimize
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
@@ -145,12 +145,12 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
 register_optimizer(OptimizerInfo(
     name="scipy_minimize",
     aliases=("scipy",),
-    params={
-        "method": HyperParam("method", "BFGS", _check_method, "scipy.optimize.minimize method"),
-        "tolerances": HyperParam("tolerances", "off", one_of("tolerances", ("off", "scipy")),
-                                 "scipy's own convergence tests: off or scipy's defaults"),
-        "options": HyperParam("options", (), _check_options, "further scipy options"),
-    },
+    params=by_name(
+        HyperParam("method", "BFGS", _check_method, "scipy.optimize.minimize method"),
+        HyperParam("tolerances", "off", one_of("tolerances", ("off", "scipy")),
+                   "scipy's own convergence tests: off or scipy's defaults"),
+        HyperParam("options", (), _check_options, "further scipy options"),
+    ),
     summary="any unconstrained scipy.optimize.minimize method (float64 bridge, hessp by autodiff)",
     reference="Nocedal & Wright (2006); Virtanen et al. (2020)",
     check=_check_spec,

@@ -93,8 +93,7 @@ _RULES: dict[str, type[Rule]] = {
 
 
 class _Retired(Rule):
-    """A rule an earlier optcmp wrote (``RateProjection``, which stopped no run): it never fires
-    and writes back the dict it was read from (the keys of the runs stored under it)."""
+    """A rule an earlier optcmp wrote (``RateProjection``): never fires, writes back its dict."""
 
     kind = "retired"
     status = ""

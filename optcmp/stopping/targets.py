@@ -37,11 +37,8 @@ def finite_number(name: str, value: Any) -> float:
 
 
 class RelativeSuboptimality(Rule):
-    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
-
-    Never met when ``tol * (f0 - f*) < eps * |f*|`` (:func:`optcmp.engine.check_resolution`
-    warns).
-    """
+    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009); never met when ``tol * (f0 - f*)
+    < eps * |f*|`` (:func:`optcmp.engine.check_resolution` warns)."""
 
     needs_optimum = True
 
