@@ -110,8 +110,8 @@ def spec_from(name: str, arguments: dict[str, Any]) -> OptimizerSpec:
 
 
 def f64(v: Any) -> np.float64:
-    """A hyperparameter as ``numpy.float64``: Keras casts Python floats through float32
-    (``ops.cast(0.9, "float64")`` is 0.8999999761581421), a ``numpy.float64`` it keeps."""
+    """A hyperparameter as ``numpy.float64``, which Keras keeps (a Python float it casts
+    through float32: ``ops.cast(0.9, "float64")`` is 0.8999999761581421)."""
     return np.float64(v)
 
 

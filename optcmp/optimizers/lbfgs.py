@@ -23,8 +23,7 @@ from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimi
 
 
 def _scipy_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """L-BFGS-B options: history and line-search caps, scipy's own tests (``ftol``, ``gtol``;
-    off by default)."""
+    """L-BFGS-B options: history and line-search caps, scipy's own tests (off by default)."""
     return {"maxcor": int(h["history_size"]), "maxls": int(h["max_linesearch"]),
             "ftol": float(h["ftol"]), "gtol": float(h["gtol"])}
 
@@ -50,8 +49,7 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``optax.lbfgs`` arguments: zoom line search with torch's Wolfe constants (or a fixed
-    step 1 for ``line_search_fn=None``), one iteration per step."""
+    """``optax.lbfgs`` arguments: zoom line search with torch's Wolfe constants, or step 1."""
     ls = None if h["line_search_fn"] is None else {
         "max_linesearch_steps": int(h["max_linesearch"]), "max_learning_rate": None,
         "tol": 0.0, "increase_factor": 2.0, "slope_rtol": 1e-4, "curv_rtol": 0.9,

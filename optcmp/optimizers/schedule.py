@@ -19,10 +19,9 @@ rate of step :math:`k` is the same number on every backend.
 
 References
 ----------
-PyTorch ``torch.optim.lr_scheduler`` (``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
-``CosineAnnealingLR``, ``LinearLR``) and Keras ``keras.optimizers.schedules`` define the same
-shapes; I. Loshchilov and F. Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts",
-ICLR 2017 (cosine); P. Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
+torch's ``lr_scheduler`` and Keras' ``optimizers.schedules`` define the same shapes.
+I. Loshchilov and F. Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts", ICLR 2017
+(cosine); P. Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
 arXiv:1706.02677, 2017 (linear warm-up).
 """
 
