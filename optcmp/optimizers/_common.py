@@ -1,8 +1,6 @@
 """Pieces shared by the optimizer modules: the scheduled, clipped rule, the common
-hyperparameters, and the arguments every torch or Keras native passes.
-
-Clipping is by the global norm (Keras' ``global_clipnorm``), never Keras' per-variable
-``clipnorm``, which clips each variable on its own.
+hyperparameters, and the arguments every torch or Keras native passes. Clipping is by the
+global norm (Keras' ``global_clipnorm``), never Keras' per-variable ``clipnorm``.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import numpy as np
 from optcmp.optimizers._hyperparams import (
     HyperParam,
     boolean,
+    by_name,
     optional_positive_float,
     optional_positive_int,
 )
@@ -25,7 +24,7 @@ from optcmp.optimizers.schedule import backend_namespace, check_schedule, parse
 
 
 def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
-    r"""``g`` rescaled to norm at most ``clip_norm`` (the whole parameter vector at once).
+    r"""``g`` rescaled to global norm at most ``clip_norm`` (:math:`c`).
 
     :math:`g \cdot c \min(1/\lVert g\rVert, 1/c)`: Keras' formula (torch's ``clip_grad_norm_``
     divides by ``norm + 1e-6``; optcmp's torch adapter applies this one).
@@ -33,10 +32,9 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
     Parameters
     ----------
     ops : namespace
-        The backend's ops.
     g : array, shape (n_params,)
     clip_norm : float or None
-        Threshold ``c > 0``; ``None``: no clipping (``g`` returned as is).
+        ``None``: no clipping.
 
     Returns
     -------
@@ -52,8 +50,8 @@ def clip_global_norm(ops: Any, g: Any, clip_norm: float | None) -> Any:
 class ScheduledRule(UpdateRule):
     """An update rule with a step counter, a learning-rate schedule and global-norm clipping.
 
-    The state is ``(k, *buffers)``, ``k`` the steps taken (a backend scalar). Step ``k`` calls
-    :meth:`apply` with ``lr = learning_rate * s(k)`` and the gradient clipped to ``clip_norm``.
+    The state is ``(k, *buffers)``; step ``k`` calls :meth:`apply` with ``lr = learning_rate *
+    s(k)`` and the gradient clipped to ``clip_norm``.
     """
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
@@ -87,22 +85,22 @@ def common_params() -> dict[str, HyperParam]:
     -------
     dict of str to HyperParam
     """
-    return {
-        "schedule": HyperParam("schedule", "constant", check_schedule,
-                               "learning-rate schedule, unit = optimizer step"),
-        "clip_norm": HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
-                                "clip the gradient to this global norm (None: off)"),
-    }
+    return by_name(
+        HyperParam("schedule", "constant", check_schedule,
+                   "learning-rate schedule, unit = optimizer step"),
+        HyperParam("clip_norm", None, optional_positive_float("clip_norm"),
+                   "clip the gradient to this global norm (None: off)"),
+    )
 
 
 def minibatch_params() -> dict[str, HyperParam]:
     """The ``batch_size`` (default ``None``: full batch) and ``shuffle`` hyperparameters."""
-    return {
-        "batch_size": HyperParam("batch_size", None, optional_positive_int("batch_size"),
-                                 "rows per minibatch (None: full batch)"),
-        "shuffle": HyperParam("shuffle", True, boolean("shuffle"),
-                              "reshuffle the rows every epoch (minibatches only)"),
-    }
+    return by_name(
+        HyperParam("batch_size", None, optional_positive_int("batch_size"),
+                   "rows per minibatch (None: full batch)"),
+        HyperParam("shuffle", True, boolean("shuffle"),
+                   "reshuffle the rows every epoch (minibatches only)"),
+    )
 
 
 def spec_from(name: str, arguments: dict[str, Any]) -> OptimizerSpec:
@@ -112,8 +110,8 @@ def spec_from(name: str, arguments: dict[str, Any]) -> OptimizerSpec:
 
 
 def f64(v: Any) -> np.float64:
-    """A hyperparameter as ``numpy.float64``: Keras casts Python floats through float32
-    (``ops.cast(0.9, "float64")`` is 0.8999999761581421), a ``numpy.float64`` it keeps."""
+    """A hyperparameter as ``numpy.float64``, which Keras keeps (a Python float it casts
+    through float32: ``ops.cast(0.9, "float64")`` is 0.8999999761581421)."""
     return np.float64(v)
 
 

@@ -1,7 +1,7 @@
 """Hyperparameter declarations: :class:`HyperParam` and the validators.
 
-A validator is built from the hyperparameter's name and returns ``check(value) -> normalized
-value``, raising a ``ValueError`` that names the hyperparameter and the bad value.
+A validator is built from the hyperparameter's name: ``check(value) -> normalized value``,
+raising a ``ValueError`` that names the hyperparameter and the bad value.
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ class HyperParam:
     name : str
     default : object
     check : callable
-        The validator.
     doc : str
     omit_at_default : bool
-        Left out of a spec's ``hyperparameters`` while at its default, so that the store keys
-        of specs made before it existed stay the same (read with ``hp.get(name, default)``).
+        Left out of a spec while at its default, so that older store keys stay the same.
     """
 
     name: str
@@ -35,6 +33,14 @@ class HyperParam:
     check: Callable[[Any], Any]
     doc: str = ""
     omit_at_default: bool = False
+
+
+def by_name(*params: HyperParam | dict[str, HyperParam]) -> dict[str, HyperParam]:
+    """Hyperparameters (or dicts of them) keyed by name, in the order given."""
+    out: dict[str, HyperParam] = {}
+    for p in params:
+        out.update(p if isinstance(p, dict) else {p.name: p})
+    return out
 
 
 def positive_float(name: str, *, allow_auto: bool = False, upper: float | None = None,
@@ -45,7 +51,6 @@ def positive_float(name: str, *, allow_auto: bool = False, upper: float | None =
     ----------
     name : str
     allow_auto : bool, default False
-        Also accept the string ``"auto"``.
     upper : float, optional
         Exclusive upper bound.
     allow_zero : bool, default False
@@ -95,7 +100,7 @@ def positive_int(name: str) -> Callable[[Any], Any]:
 
 
 def _or_none(inner: Callable[[Any], Any], message: str) -> Callable[[Any], Any]:
-    """``inner`` with ``None`` allowed (off); ``message`` names what else is allowed."""
+    """``inner`` with ``None`` allowed; ``message`` names what else is allowed."""
 
     def check(v: Any) -> Any:
         if v is None:
@@ -149,12 +154,11 @@ def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
     ----------
     name : str
     values : tuple of str
-        The allowed values (compared case-insensitively, ``-`` read as ``_``).
+        Compared case-insensitively, ``-`` read as ``_``; the declared spelling is returned.
 
     Returns
     -------
     callable
-        Returning the allowed spelling.
     """
 
     def check(v: Any) -> str:

@@ -1,7 +1,7 @@
 """How an optimizer runs: its reference :class:`UpdateRule` and its :class:`Native` declarations.
 
 A native runs on the backends whose :attr:`~optcmp.frameworks.BackendInfo.natives` name its
-framework (scipy runs on every backend).
+framework (scipy on every backend).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from optcmp.frameworks import BACKENDS
 class UpdateRule(ABC):
     """A reference update rule written once against a backend's ops namespace.
 
-    The update is purely functional (no in-place writes), so the same code runs on numpy, in
-    torch and inside a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature.
+    Purely functional (no in-place writes), so the same code runs on numpy, in torch and inside
+    a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature.
     """
 
     needs_curvature: ClassVar[bool] = False
@@ -43,17 +43,14 @@ class Native:
     Attributes
     ----------
     name : str
-        The framework's name for it (a ``torch.optim`` class, a ``scipy.optimize.minimize``
-        method, ...).
+        The framework's name for it (a ``torch.optim`` class, a scipy method, ...).
     options : callable
         ``options(hyperparameters) -> dict`` of the arguments passed, every one explicit.
     requires : callable, optional
-        ``requires(hp) -> None | reason``: why it cannot run these hyperparameters (another
-        convention than the one it implements).
+        ``requires(hp) -> None | reason``: why it cannot run these hyperparameters.
     auto : bool
-        Whether ``impl="auto"`` prefers it to the reference rule and scipy (default True).
+        Whether ``impl="auto"`` prefers it to the reference rule and scipy.
     framework : str
-        Which framework (class attribute of each subclass).
     impl : str
         The ``impl`` value that selects it (``"native"``; ``"scipy"`` for scipy).
     """
@@ -90,7 +87,7 @@ class TorchOptimizer(Native):
     Attributes
     ----------
     closure : bool
-        ``step(closure)`` evaluates the objective itself (``LBFGS``; its evaluations counted).
+        ``step(closure)`` evaluates the objective itself (``LBFGS``).
     """
 
     framework: ClassVar[str] = "torch"
@@ -111,8 +108,7 @@ class OptaxOptimizer(Native):
     Attributes
     ----------
     l2 : callable, optional
-        ``l2(hp) -> float``: weight of an L2 term added to the gradient first
-        (``optax.add_decayed_weights``; 0: none).
+        ``l2(hp) -> float``: weight of an L2 term added to the gradient first (0: none).
     linesearch : bool
         ``update`` takes the objective (optax's L-BFGS line search; its evaluations counted).
     """
@@ -124,16 +120,14 @@ class OptaxOptimizer(Native):
 
 @dataclass(frozen=True)
 class ScipyMinimize(Native):
-    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend (the
-    backend's objective and gradient reach scipy through a timed float64 bridge).
+    """``scipy.optimize.minimize(method=name, options=options(hp))``, on every backend.
 
     Attributes
     ----------
     max_iter_option, max_evals_option : str
-        Names of the method's options that receive optcmp's iteration and evaluation budgets.
+        The method's options that receive optcmp's iteration and evaluation budgets.
     plan : callable, optional
-        ``plan(hp) -> mapping`` overriding what :meth:`planned` returns (one declaration for
-        many methods, :func:`optcmp.scipy_minimize`).
+        ``plan(hp) -> mapping`` overriding what :meth:`planned` returns.
     """
 
     framework: ClassVar[str] = "scipy"
@@ -156,10 +150,8 @@ class ScipyMinimize(Native):
         Returns
         -------
         dict
-            ``method`` (default :attr:`name`), ``max_iter_option``, ``max_evals_option`` (None:
-            no such option) and ``derivatives`` (``"jac"``: objective and gradient; ``"none"``:
-            objective only; ``"hessp"``: also Hessian-vector products; ``"hess"``: also the
-            full Hessian).
+            ``method``, ``max_iter_option``, ``max_evals_option`` (None: no such option) and
+            ``derivatives`` (``"jac"``, ``"none"``, ``"hessp"`` or ``"hess"``).
         """
         out: dict[str, Any] = {"method": self.name, "max_iter_option": self.max_iter_option,
                                "max_evals_option": self.max_evals_option,

@@ -7,9 +7,8 @@ r"""Adadelta (Zeiler 2012).
     E[\Delta x^2]_k &= \rho E[\Delta x^2]_{k-1} + (1-\rho) \Delta x_k^2 \\
     x_{k+1} &= x_k - \eta \Delta x_k
 
-optcmp's defaults are the paper's (:math:`\rho = 0.95`, :math:`\epsilon = 10^{-6}`, no learning
-rate: :math:`\eta = 1`), passed to every framework (Keras defaults to 0.001, 0.95, 1e-7 and
-PyTorch to 1.0, 0.9, 1e-6); with the three values matched the update rules are identical.
+optcmp's defaults are the paper's (:math:`\rho = 0.95`, :math:`\epsilon = 10^{-6}`,
+:math:`\eta = 1`), passed to every framework; with them matched the update rules are identical.
 
 References
 ----------
@@ -22,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import minibatch_params, spec_from
-from optcmp.optimizers._hyperparams import HyperParam, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, positive_float
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     OptaxOptimizer,
@@ -75,15 +74,12 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
     Parameters
     ----------
     learning_rate : float, default 1.0
-        Multiplier :math:`\eta > 0` of the step.
     rho : float, default 0.95
         Decay rate in [0, 1) of both running averages.
     eps : float, default 1e-6
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
-        ``"auto"`` prefers the frameworks' own Adadelta (numpy runs the reference rule).
     label : str, optional
 
     Returns
@@ -95,14 +91,14 @@ def adadelta(learning_rate: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
 
 register_optimizer(OptimizerInfo(
     name="adadelta",
-    params={
-        "learning_rate": HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
-                                    "multiplier of the Adadelta step"),
-        "rho": HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
-                          "decay of the running averages, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 1.0, positive_float("learning_rate"),
+                   "multiplier of the Adadelta step"),
+        HyperParam("rho", 0.95, positive_float("rho", upper=1.0, allow_zero=True),
+                   "decay of the running averages, in [0, 1)"),
+        HyperParam("eps", 1e-6, positive_float("eps"), "added inside both square roots"),
+        minibatch_params(),
+    ),
     summary="Adadelta (Zeiler 2012), full or minibatch",
     reference="Zeiler (2012), arXiv:1212.5701",
     rule=AdadeltaRule(),

@@ -8,8 +8,7 @@ r"""Adagrad (Duchi, Hazan and Singer 2011), under the two conventions the framew
     \text{eps\_inside\_sqrt (Keras):}\quad
         x_{k+1} &= x_k - \eta_k \frac{g_k}{\sqrt{G_k + \epsilon}}
 
-The defaults differ too (torch: :math:`G_0 = 0`, ``eps=1e-10``; Keras: 0.1, which damps the
-first steps by :math:`|g|/\sqrt{0.1 + g^2}`, and 1e-7); optcmp passes both explicitly.
+The defaults differ too (docs/same-name-different-meaning.md); optcmp passes both explicitly.
 
 References
 ----------
@@ -32,7 +31,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -91,17 +90,13 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
     Parameters
     ----------
     learning_rate : float, default 0.01
-        Step size :math:`\eta > 0` (torch's default; Keras' is 0.001).
     eps : float, default 1e-10
-        :math:`\epsilon > 0`, placed as ``convention`` says (torch's default; Keras' 1e-7).
     initial_accumulator_value : float, default 0.0
-        Start :math:`G_0 \ge 0` of the sum of squares (torch's default; Keras' is 0.1).
+        :math:`G_0 \ge 0`.
     convention : {"eps_outside_sqrt", "eps_inside_sqrt"}, default "eps_outside_sqrt"
-        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional
@@ -115,20 +110,17 @@ def adagrad(learning_rate: float = 0.01, eps: float = 1e-10,
 
 register_optimizer(OptimizerInfo(
     name="adagrad",
-    params={
-        "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
-                                    "step size"),
-        "eps": HyperParam("eps", 1e-10, positive_float("eps"), "added to the denominator"),
-        "initial_accumulator_value": HyperParam(
-            "initial_accumulator_value", 0.0,
-            positive_float("initial_accumulator_value", allow_zero=True),
-            "start of the sum of squared gradients, >= 0"),
-        "convention": HyperParam("convention", "eps_outside_sqrt",
-                                 one_of("convention", CONVENTIONS),
-                                 "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
-        **common_params(),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 0.01, positive_float("learning_rate"), "step size"),
+        HyperParam("eps", 1e-10, positive_float("eps"), "added to the denominator"),
+        HyperParam("initial_accumulator_value", 0.0,
+                   positive_float("initial_accumulator_value", allow_zero=True),
+                   "start of the sum of squared gradients, >= 0"),
+        HyperParam("convention", "eps_outside_sqrt", one_of("convention", CONVENTIONS),
+                   "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
+        common_params(),
+        minibatch_params(),
+    ),
     summary="Adagrad, full or minibatch; convention eps_outside_sqrt (torch) or "
             "eps_inside_sqrt (Keras)",
     reference="Duchi, Hazan & Singer (2011), JMLR 12",

@@ -11,23 +11,13 @@ r"""Adam (Kingma and Ba 2015), under the two epsilon conventions the frameworks 
     x_t &= x_{t-1} - \eta\,\frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}\,
            \frac{m_t}{\sqrt{v_t} + \hat\epsilon}
 
-The first is the paper's Algorithm 1 (``torch.optim.Adam``); the second its Sec. 2 "more
-efficient order" with :math:`\hat\epsilon` added to the *uncorrected* :math:`\sqrt{v_t}`
-(``keras.optimizers.Adam``). Keras' epsilon is worth :math:`\hat\epsilon/\sqrt{1-\beta_2^t}` in
-torch's terms, which changes with :math:`t`: no constant makes them agree. A spec names its
-``convention``; the reference rule runs either, each native only its own (the other is recorded
-as ``skipped`` with the reason).
-
-AMSGrad (Reddi et al. 2018, ``amsgrad=True``) divides by a running maximum of the second moment,
-of different things: ``amsgrad_max="raw"`` keeps :math:`\max(v^{\max}_{t-1}, v_t)` and
-bias-corrects after it (torch, Keras); ``"bias_corrected"`` keeps
-:math:`\max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))` (``optax.amsgrad``), so the large early
-:math:`\hat v_1 = g_1^2` damps the step for the whole run. The reference rule runs both; torch
-and Keras only ``"raw"``.
-
-Weight decay is of the kind ``weight_decay_mode`` names: ``"l2"`` adds ``weight_decay * x`` to
-the gradient (``torch.optim.Adam``), ``"decoupled"`` multiplies ``x`` by
-``1 - lr * weight_decay`` before the update (torch ``AdamW``, Keras' ``weight_decay``).
+The paper's Algorithm 1 and its Sec. 2 "more efficient order" with :math:`\hat\epsilon` on the
+*uncorrected* root: no constant epsilon makes them agree. AMSGrad (``amsgrad=True``) keeps
+:math:`\max(v^{\max}_{t-1}, v_t)` (``amsgrad_max="raw"``: torch, Keras) or
+:math:`\max(\hat v^{\max}_{t-1}, v_t/(1-\beta_2^t))` (``"bias_corrected"``: optax).
+``weight_decay_mode="l2"`` adds ``weight_decay * x`` to the gradient, ``"decoupled"`` multiplies
+``x`` by ``1 - lr * weight_decay`` first. The reference rule runs every variant, each native its
+own. Why: see docs/same-name-different-meaning.md.
 
 References
 ----------
@@ -53,7 +43,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, boolean, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -68,7 +58,7 @@ WEIGHT_DECAY_MODES = ("l2", "decoupled")
 
 class AdamRule(ScheduledRule):
     """Adam under ``hp["convention"]``, in torch's or Keras' arithmetic order (no
-    ``weight_decay_mode``: AdamW's decoupled decay); the third buffer is AMSGrad's maximum."""
+    ``weight_decay_mode``: decoupled); the third buffer is AMSGrad's maximum."""
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x), ops.zeros_like(x), ops.zeros_like(x))
@@ -109,28 +99,25 @@ class AdamRule(ScheduledRule):
 
 def adam_params(weight_decay: float) -> dict[str, HyperParam]:
     """Hyperparameters shared by Adam and AdamW (``weight_decay`` default differs)."""
-    return {
-        "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
-                                    "step size"),
-        "beta1": HyperParam("beta1", 0.9, positive_float("beta1", upper=1.0, allow_zero=True),
-                            "decay of the first moment, in [0, 1)"),
-        "beta2": HyperParam("beta2", 0.999, positive_float("beta2", upper=1.0, allow_zero=True),
-                            "decay of the second moment, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
-        "weight_decay": HyperParam("weight_decay", weight_decay,
-                                   positive_float("weight_decay", allow_zero=True),
-                                   "weight decay coefficient, >= 0"),
-        "convention": HyperParam("convention", "bias_corrected_eps",
-                                 one_of("convention", CONVENTIONS),
-                                 "where epsilon is added: bias_corrected_eps (torch) or eps_hat "
-                                 "(Keras)"),
-        "amsgrad": HyperParam("amsgrad", False, boolean("amsgrad"),
-                              "AMSGrad: divide by a running maximum of the second moment",
-                              omit_at_default=True),
-        "amsgrad_max": HyperParam("amsgrad_max", "raw", one_of("amsgrad_max", AMSGRAD_MAXIMA),
-                                  "AMSGrad's maximum over raw (torch, Keras) or bias-corrected "
-                                  "(optax) second moments", omit_at_default=True),
-    }
+    return by_name(
+        HyperParam("learning_rate", 1e-3, positive_float("learning_rate"), "step size"),
+        HyperParam("beta1", 0.9, positive_float("beta1", upper=1.0, allow_zero=True),
+                   "decay of the first moment, in [0, 1)"),
+        HyperParam("beta2", 0.999, positive_float("beta2", upper=1.0, allow_zero=True),
+                   "decay of the second moment, in [0, 1)"),
+        HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
+        HyperParam("weight_decay", weight_decay, positive_float("weight_decay", allow_zero=True),
+                   "weight decay coefficient, >= 0"),
+        HyperParam("convention", "bias_corrected_eps", one_of("convention", CONVENTIONS),
+                   "where epsilon is added: bias_corrected_eps (torch) or eps_hat (Keras)"),
+        HyperParam("amsgrad", False, boolean("amsgrad"),
+                   "AMSGrad: divide by a running maximum of the second moment",
+                   omit_at_default=True),
+        HyperParam("amsgrad_max", "raw", one_of("amsgrad_max", AMSGRAD_MAXIMA),
+                   "AMSGrad's maximum over raw (torch, Keras) or bias-corrected (optax) second "
+                   "moments",
+                   omit_at_default=True),
+    )
 
 
 def check_amsgrad(hp: Mapping[str, Any]) -> None:
@@ -228,53 +215,37 @@ def adam(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     Parameters
     ----------
     learning_rate : float, default 1e-3
-        Step size :math:`\eta > 0` (the paper's :math:`\alpha`).
     beta1, beta2 : float, default 0.9, 0.999
         Decay rates in [0, 1) of the first and second moment.
     eps : float, default 1e-8
-        :math:`\epsilon > 0`, placed as ``convention`` says (Keras' 1e-7 means something else).
+        Placed as ``convention`` says (Keras' 1e-7 means something else).
     weight_decay : float, default 0.0
-        Coefficient :math:`\lambda \ge 0` of the decay ``weight_decay_mode`` names.
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
-        Where epsilon is added: torch's form or Keras' (see the module docstring).
     weight_decay_mode : {"l2", "decoupled"}, default "l2"
-        Into the gradient (torch) or decoupled (AdamW, Keras); the target stays the problem's.
     schedule : str or Schedule, default "constant"
-        Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = optimizer step.
     clip_norm : float, optional
-        Clip the gradient to this global norm before the update (None: off).
+        Clip the gradient to this global norm (None: off).
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
+        Rows per minibatch (None: full batch).
     shuffle : bool, default True
-        Reshuffle the rows every epoch (minibatches only).
     amsgrad : bool, default False
-        AMSGrad: divide by a running maximum of the second moment (Reddi et al. 2018).
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"
-        Of what AMSGrad takes the maximum: torch's and Keras' or optax' (module docstring).
     impl : {"auto", "native", "reference"}
-        ``"auto"``: the native where it implements the spec's conventions, else the reference.
     label : str, optional
 
     Returns
     -------
     OptimizerSpec
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> optcmp.adam(convention="eps_hat", eps=1e-7).hyperparameters["convention"]
-    'eps_hat'
     """
     return spec_from("adam", locals())
 
 
 register_optimizer(OptimizerInfo(
     name="adam",
-    params={**adam_params(0.0),
-            "weight_decay_mode": HyperParam("weight_decay_mode", "l2",
-                                            one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
-                                            "l2 (into the gradient) or decoupled"),
-            **common_params(), **minibatch_params()},
+    params=by_name(adam_params(0.0),
+            HyperParam("weight_decay_mode", "l2", one_of("weight_decay_mode", WEIGHT_DECAY_MODES),
+                       "l2 (into the gradient) or decoupled"),
+            common_params(), minibatch_params()),
     summary="Adam, full or minibatch; convention bias_corrected_eps (torch) or eps_hat (Keras)",
     reference="Kingma & Ba (2015), arXiv:1412.6980",
     check=check_amsgrad,

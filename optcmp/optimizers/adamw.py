@@ -2,9 +2,8 @@ r"""AdamW (Loshchilov and Hutter 2019): Adam with decoupled weight decay.
 
 .. math:: x_{t-1} \leftarrow x_{t-1} (1 - \eta_t \lambda), \quad \text{then the Adam step}
 
-with :math:`\eta_t` the (scheduled) learning rate, as ``torch.optim.AdamW`` and
-``keras.optimizers.AdamW`` multiply it (TF Addons' ``AdamW`` did not). The Adam step follows
-``convention`` as in :mod:`optcmp.optimizers.adam`;
+with :math:`\eta_t` the scheduled learning rate (as torch and Keras; TF Addons did not). The
+Adam step follows ``convention`` (:mod:`optcmp.optimizers.adam`);
 ``optcmp.adam(weight_decay=w, weight_decay_mode="decoupled")`` is the same algorithm.
 
 References
@@ -60,13 +59,11 @@ def adamw(learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
     beta1, beta2 : float, default 0.9, 0.999
     eps : float, default 1e-8
     weight_decay : float, default 0.01
-        :math:`\lambda \ge 0` (torch's default; Keras' is 0.004).
+        torch's default; Keras' is 0.004.
     convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
-        Adam's epsilon convention (:func:`optcmp.adam`): torch's or Keras'.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     amsgrad : bool, default False
     amsgrad_max : {"raw", "bias_corrected"}, default "raw"

@@ -1,17 +1,9 @@
 """Optimizer specs, the spec factories and the registry of declared optimizers.
 
-An optimizer is declared once, in its own module (``optcmp/optimizers/<name>.py``), by one
-:class:`OptimizerInfo`: hyperparameters (:class:`HyperParam`), a *reference* update rule
-(:class:`UpdateRule`, written against a backend's ``ops``: it runs everywhere and is the test
-oracle) and *natives* (:class:`TorchOptimizer`, :class:`KerasOptimizer`, :class:`ScipyMinimize`,
-...: the framework's own optimizer and how optcmp's hyperparameters map to its arguments).
-An :class:`OptimizerSpec` is a canonical name, every hyperparameter value explicit, and an
-``impl`` choice: optcmp owns its defaults and passes every value to the framework, so a
-framework default never leaks into a run. Everything here is backend-free data.
-
-A spec validates through the registry and the registry holds the spec factories, so they live
-together here; the declarations they are built from live in ``_hyperparams`` and
-``_implementations``.
+An optimizer is declared once, in its own module, by one :class:`OptimizerInfo` (hyperparameters,
+a reference update rule, natives); an :class:`OptimizerSpec` holds every hyperparameter value
+explicitly, so a framework default never leaks into a run. A spec validates through the
+registry, so both live here. Why: see docs/architecture.md, 'Where to add an optimizer'.
 """
 
 from __future__ import annotations
@@ -31,8 +23,7 @@ IMPLS = ("auto", "native", "reference", "scipy")
 
 
 class NotApplicable(ValueError):
-    """An optimizer cannot sensibly run on a problem (e.g. ``learning_rate="auto"`` without a
-    known Lipschitz constant): :func:`optcmp.engine.run` records ``skipped``, not ``failed``."""
+    """An optimizer cannot sensibly run on a problem: the run is ``skipped``, not ``failed``."""
 
 
 @dataclass(frozen=True)
@@ -42,11 +33,9 @@ class OptimizerSpec:
     Attributes
     ----------
     name : str
-        Canonical optimizer name (``"gd"``, ``"lbfgs"``, ...).
     hyperparameters : Mapping[str, object]
         Every hyperparameter value (read-only).
     impl : {"auto", "native", "reference", "scipy"}
-        Which adapter runs it; "auto" takes the backend's preferred one.
     label : str
         Name shown in tables (default: ``name``).
     """
@@ -87,8 +76,7 @@ class OptimizerSpec:
                      self.label))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # the read-only mapping proxy cannot be pickled; rebuild from a plain dict (executors
-        # ship specs to worker processes)
+        # the read-only mapping proxy cannot be pickled (executors ship specs to workers)
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
 
 
@@ -99,7 +87,6 @@ class OptimizerInfo:
     Attributes
     ----------
     name : str
-        Canonical name.
     params : dict of str to HyperParam
         Hyperparameters in signature order.
     aliases : tuple of str
@@ -108,14 +95,10 @@ class OptimizerInfo:
     check : callable, optional
         Cross-parameter check ``check(hp) -> None`` raising ``ValueError``.
     rule : UpdateRule, optional
-        The reference update rule (``impl="reference"``).
     natives : tuple of Native
     stochastic : bool
-        Steps can see minibatches (``batch_size``, ``shuffle``; see :meth:`minibatch`): one
-        iteration is one minibatch, in the order optcmp draws from the run's seed
-        (:class:`optcmp.batching.BatchOrder`, the same rows on every backend and for the
-        natives); the full objective is evaluated off the clock once per epoch, and a
-        ``unit="epoch"`` schedule converts with the minibatches per epoch.
+        Steps can see minibatches (docs/optimizers.md, 'Minibatches for every first-order
+        optimizer').
     factory : callable, optional
         The spec factory (``optcmp.<name>``), set by :func:`register_optimizer`.
     """
@@ -137,12 +120,10 @@ class OptimizerInfo:
         Parameters
         ----------
         hyperparameters : mapping
-            A spec's hyperparameters.
 
         Returns
         -------
         bool
-            True for a stochastic optimizer whose ``batch_size`` is not ``None`` (full batch).
         """
         return self.stochastic and hyperparameters.get("batch_size") is not None
 
@@ -153,15 +134,13 @@ class OptimizerInfo:
         Parameters
         ----------
         backend : str
-            Backend name or alias.
         hyperparameters : mapping, optional
             Leave out the natives that cannot run these (:meth:`Native.unsupported`).
 
         Returns
         -------
         dict
-            ``impl -> declaration``: ``"native"`` first, then ``"reference"`` (the
-            :class:`UpdateRule`), then ``"scipy"``; a native declared ``auto=False`` last.
+            ``impl -> declaration``: native, reference, scipy; a native with ``auto=False`` last.
         """
         b, hp = canonical_backend(backend), hyperparameters
         ranked: list[tuple[int, str, Any]] = [
@@ -175,13 +154,7 @@ class OptimizerInfo:
         return out
 
     def native(self, framework: str) -> Native:
-        """The native declaration of ``framework``.
-
-        Raises
-        ------
-        ValueError
-            The optimizer has none.
-        """
+        """The native declaration of ``framework`` (ValueError if it has none)."""
         for n in self.natives:
             if n.framework == framework:
                 return n
@@ -199,17 +172,11 @@ def register_optimizer(info: OptimizerInfo,
     ----------
     info : OptimizerInfo
     factory : callable, optional
-        The spec factory, exposed as ``optcmp.<name>`` (:func:`as_spec` accepts it).
+        The spec factory, exposed as ``optcmp.<name>``.
 
     Returns
     -------
     OptimizerInfo
-
-    Raises
-    ------
-    ValueError
-        A name or alias another optimizer answers to, neither a rule nor a native, or a
-        stochastic optimizer without ``batch_size``.
 
     Warns
     -----
@@ -269,18 +236,16 @@ def factories() -> dict[str, Callable[..., OptimizerSpec]]:
     Returns
     -------
     dict of str to callable
-        In registration order.
     """
     return {n: i.factory for n, i in _OPTIMIZERS.items() if i.factory is not None}
 
 
 def optimizer_names() -> list[str]:
-    """Canonical names of the registered optimizers.
+    """Canonical names of the registered optimizers, in registration order.
 
     Returns
     -------
     list of str
-        In registration order.
     """
     return list(_OPTIMIZERS)
 
@@ -291,7 +256,7 @@ def canonical_optimizer(name: str) -> str:
     Parameters
     ----------
     name : str
-        Optimizer name or alias, e.g. ``"L-BFGS"`` (canonical ``"lbfgs"``).
+        E.g. ``"L-BFGS"`` (canonical ``"lbfgs"``).
 
     Returns
     -------
@@ -313,7 +278,6 @@ def optimizer_info(name: str) -> OptimizerInfo:
     Parameters
     ----------
     name : str
-        Optimizer name or alias.
 
     Returns
     -------
@@ -329,23 +293,14 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "",
     Parameters
     ----------
     name : str
-        Optimizer name or alias (:func:`canonical_optimizer`).
     impl : {"auto", "native", "reference", "scipy"}
     label : str, optional
-        Name shown in tables.
     **hyperparameters
         Values overriding optcmp's defaults.
 
     Returns
     -------
     OptimizerSpec
-
-    Raises
-    ------
-    ValueError
-        Unknown optimizer or ``impl``, or an invalid value.
-    TypeError
-        An unknown hyperparameter name.
     """
     info = optimizer_info(name)
     if impl not in IMPLS:
@@ -370,7 +325,6 @@ def as_spec(opt: Any) -> OptimizerSpec:
     Parameters
     ----------
     opt : OptimizerSpec, factory or str
-        ``optcmp.gd(learning_rate=0.1)``, ``optcmp.gd`` (its defaults) or ``"gd"``.
 
     Returns
     -------
@@ -396,18 +350,11 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     ----------
     spec : OptimizerSpec
     backend : str
-        Backend name or alias.
 
     Returns
     -------
     (str, object)
-        The impl used (``"auto"`` resolved by :meth:`OptimizerInfo.implementations`) and its
-        :class:`UpdateRule` or :class:`Native`.
-
-    Raises
-    ------
-    ValueError
-        No such implementation on that backend.
+        The impl and its :class:`UpdateRule` or :class:`Native`.
     """
     backend = canonical_backend(backend)
     info = _OPTIMIZERS[spec.name]
@@ -416,8 +363,7 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     if spec.impl == "auto":
         # "auto" passes over a native of another convention (an explicit impl="native" is
         # run and recorded as skipped with the reason, see Adapter)
-        usable = list(info.implementations(backend, spec.hyperparameters))
-        order = usable or order
+        order = list(info.implementations(backend, spec.hyperparameters)) or order
         if not order:
             raise ValueError(f"optimizer {spec.name!r} has no implementation on backend "
                              f"{backend!r}")

@@ -2,12 +2,9 @@ r"""Gradient descent scaled by the inverse Hessian diagonal (diagonal Newton, Ja
 
 .. math:: x_{k+1} = x_k - \frac{\eta}{p} \, \frac{\nabla f(x_k)}{\operatorname{diag}(H)}
 
-with :math:`p` the number of parameters. This is the update of the first story behind optcmp
-(a numpy linear regression scaled by the Hessian diagonal, compared against TensorFlow's
-Adadelta): dividing by :math:`p` makes the step safe, since the Jacobi-scaled Hessian
-:math:`D^{-1/2} H D^{-1/2}` has unit diagonal and therefore eigenvalues at most :math:`p`.
-For least squares the diagonal is exact and constant (computed once per run); problems without
-an exact diagonal supply a documented positive estimate (e.g. the Gauss-Newton diagonal).
+with :math:`p` the number of parameters: the Jacobi-scaled Hessian :math:`D^{-1/2} H D^{-1/2}`
+has unit diagonal and so eigenvalues at most :math:`p`, which makes the step safe. Problems
+without an exact diagonal supply a positive estimate (docs/optimizers.md, 'diag_newton').
 
 References
 ----------
@@ -45,7 +42,6 @@ def diag_newton(learning_rate: float = 1.0, *, impl: str = "auto",
     Parameters
     ----------
     learning_rate : float, default 1.0
-        Multiplier :math:`\eta > 0` of the scaled step.
     impl : {"auto", "reference"}
     label : str, optional
 

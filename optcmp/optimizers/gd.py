@@ -2,8 +2,8 @@ r"""Gradient descent with a constant step.
 
 .. math:: x_{k+1} = x_k - \eta \, \nabla f(x_k)
 
-With ``learning_rate="auto"``, :math:`\eta = 1/L`, :math:`L` the Lipschitz constant of the
-gradient: the classical safe step that guarantees descent.
+``learning_rate="auto"``: :math:`\eta = 1/L`, the safe step (:math:`L` the gradient's Lipschitz
+constant).
 
 References
 ----------
@@ -35,21 +35,13 @@ def gd(learning_rate: float | str = "auto", *, impl: str = "auto",
     Parameters
     ----------
     learning_rate : float or "auto", default "auto"
-        Step size :math:`\eta > 0`; ``"auto"``: :math:`1/L`, which the problem must know
-        (least squares does), recorded in each result.
+        ``"auto"``: :math:`1/L`, which the problem must know, recorded in each result.
     impl : {"auto", "reference"}
     label : str, optional
-        Name shown in tables.
 
     Returns
     -------
     OptimizerSpec
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> optcmp.gd(learning_rate=0.1).hyperparameters["learning_rate"]
-    0.1
     """
     return spec_from("gd", locals())
 

@@ -1,10 +1,7 @@
 r"""Limited-memory BFGS: scipy's L-BFGS-B on any backend, and ``torch.optim.LBFGS`` on torch.
 
-scipy's ``minimize(method="L-BFGS-B", jac=True)`` gets the backend's objective and gradient
-through a timed float64 bridge (:mod:`optcmp.frameworks.scipy`); optcmp's stopping rule is
-checked in its ``callback``, its own tests are off (``ftol = gtol = 0``: scipy's ``success``
-never counts as reaching the target) and optcmp's budgets become ``maxiter`` and ``maxfun``.
-``torch.optim.LBFGS`` runs one optcmp iteration per ``step()`` (:func:`_torch_options`).
+scipy's own tests are off by default, so its ``success`` never counts as reaching the target;
+optcmp's budgets become ``maxiter`` and ``maxfun``. How: see docs/optimizers.md, 'lbfgs'.
 
 References
 ----------
@@ -20,14 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import spec_from
-from optcmp.optimizers._hyperparams import HyperParam, positive_float, positive_int
+from optcmp.optimizers._hyperparams import HyperParam, by_name, positive_float, positive_int
 from optcmp.optimizers._implementations import OptaxOptimizer, ScipyMinimize, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 
 
 def _scipy_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """L-BFGS-B options: history and line-search caps, scipy's own tests (``ftol``, ``gtol``;
-    off by default)."""
+    """L-BFGS-B options: history and line-search caps, scipy's own tests (off by default)."""
     return {"maxcor": int(h["history_size"]), "maxls": int(h["max_linesearch"]),
             "ftol": float(h["ftol"]), "gtol": float(h["gtol"])}
 
@@ -43,15 +39,8 @@ def _line_search(v: Any) -> Any:
 
 
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``torch.optim.LBFGS`` arguments: by default one L-BFGS iteration per step, strong Wolfe.
-
-    ``max_eval = 1 + max_iter * max_linesearch``: torch caps a ``step()``'s evaluations, the
-    first included, so each line search gets ``max_linesearch`` like scipy's ``maxls``. Zero
-    tolerances: torch never stops on its own (after one fires, every ``step()`` costs one
-    evaluation and moves nothing). A step costs ``1 + m`` closure calls, all counted: torch
-    re-evaluates the incoming iterate, then ``m >= 1`` line-search evaluations; it reads
-    scalars on the host inside ``step()`` (on CUDA every step synchronizes several times).
-    """
+    """``torch.optim.LBFGS`` arguments: ``max_eval`` caps a ``step()``'s evaluations, the first
+    included, so each line search gets ``max_linesearch`` like scipy's ``maxls``."""
     m = int(h["max_iter_per_step"])
     return {"lr": 1.0, "max_iter": m, "max_eval": 1 + m * int(h["max_linesearch"]),
             "tolerance_grad": float(h["tolerance_grad"]),
@@ -60,8 +49,7 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``optax.lbfgs`` arguments: zoom line search with torch's Wolfe constants (or a fixed
-    step 1 for ``line_search_fn=None``), one iteration per step."""
+    """``optax.lbfgs`` arguments: zoom line search with torch's Wolfe constants, or step 1."""
     ls = None if h["line_search_fn"] is None else {
         "max_linesearch_steps": int(h["max_linesearch"]), "max_learning_rate": None,
         "tol": 0.0, "increase_factor": 2.0, "slope_rtol": 1e-4, "curv_rtol": 0.9,
@@ -88,22 +76,19 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
     Parameters
     ----------
     history_size : int, default 10
-        Number of correction pairs kept (scipy ``maxcor``, torch ``history_size``).
+        Correction pairs kept (scipy ``maxcor``).
     max_linesearch : int, default 20
-        Most evaluations in one line search (scipy ``maxls``; torch through ``max_eval``).
+        Most evaluations in one line search (scipy ``maxls``).
     ftol, gtol : float, default 0.0
-        scipy L-BFGS-B's own tests (its defaults 2.2e-9 and 1e-5; 0: off); one that fires ends
-        the run ``stalled``.
+        scipy L-BFGS-B's own tests (0: off); one that fires ends the run ``stalled``.
     tolerance_grad, tolerance_change : float, default 0.0
-        ``torch.optim.LBFGS``'s own tests (its defaults 1e-7 and 1e-9); 0 switches them off.
+        ``torch.optim.LBFGS``'s own tests (0: off).
     line_search_fn : {"strong_wolfe", None}, default "strong_wolfe"
-        torch's line search; ``None`` is a fixed step ``lr = 1`` (scipy always searches).
+        torch's line search; ``None`` is a fixed step ``lr = 1``.
     max_iter_per_step : int, default 1
-        L-BFGS iterations per ``torch.optim.LBFGS.step()`` (torch's default 20).
+        L-BFGS iterations per ``torch.optim.LBFGS.step()``.
     impl : {"auto", "scipy", "native"}
-        ``"scipy"``: L-BFGS-B; ``"native"``: ``torch.optim.LBFGS`` (:func:`_torch_options`)
-        or, on JAX, ``optax.lbfgs``. ``"auto"``: native on torch, scipy elsewhere (optax's
-        only when asked: on the FizzBuzz MLP its objective rose where scipy's converged).
+        ``"auto"``: native on torch, scipy elsewhere (``optax.lbfgs`` only when asked).
     label : str, optional
 
     Returns
@@ -116,26 +101,24 @@ def lbfgs(history_size: int = 10, max_linesearch: int = 20, ftol: float = 0.0,
 register_optimizer(OptimizerInfo(
     name="lbfgs",
     aliases=("l-bfgs", "l-bfgs-b", "lbfgsb", "limited_memory_bfgs"),
-    params={
-        "history_size": HyperParam("history_size", 10, positive_int("history_size"),
-                                   "number of stored correction pairs (scipy maxcor)"),
-        "max_linesearch": HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
-                                     "line-search evaluations per iteration (scipy maxls)"),
-        "ftol": HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
-                           "scipy's relative-decrease test (0: off)"),
-        "gtol": HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
-                           "scipy's projected-gradient test (0: off)"),
-        "tolerance_grad": HyperParam("tolerance_grad", 0.0,
-                                     positive_float("tolerance_grad", allow_zero=True),
-                                     "torch's gradient test (0: off)"),
-        "tolerance_change": HyperParam("tolerance_change", 0.0,
-                                       positive_float("tolerance_change", allow_zero=True),
-                                       "torch's change test (0: off)"),
-        "line_search_fn": HyperParam("line_search_fn", "strong_wolfe", _line_search,
-                                     "torch's line search: strong_wolfe or None"),
-        "max_iter_per_step": HyperParam("max_iter_per_step", 1, positive_int("max_iter_per_step"),
-                                        "L-BFGS iterations per torch step()"),
-    },
+    params=by_name(
+        HyperParam("history_size", 10, positive_int("history_size"),
+                   "number of stored correction pairs (scipy maxcor)"),
+        HyperParam("max_linesearch", 20, positive_int("max_linesearch"),
+                   "line-search evaluations per iteration (scipy maxls)"),
+        HyperParam("ftol", 0.0, positive_float("ftol", allow_zero=True),
+                   "scipy's relative-decrease test (0: off)"),
+        HyperParam("gtol", 0.0, positive_float("gtol", allow_zero=True),
+                   "scipy's projected-gradient test (0: off)"),
+        HyperParam("tolerance_grad", 0.0, positive_float("tolerance_grad", allow_zero=True),
+                   "torch's gradient test (0: off)"),
+        HyperParam("tolerance_change", 0.0, positive_float("tolerance_change", allow_zero=True),
+                   "torch's change test (0: off)"),
+        HyperParam("line_search_fn", "strong_wolfe", _line_search,
+                   "torch's line search: strong_wolfe or None"),
+        HyperParam("max_iter_per_step", 1, positive_int("max_iter_per_step"),
+                   "L-BFGS iterations per torch step()"),
+    ),
     summary="limited-memory BFGS (scipy L-BFGS-B; torch.optim.LBFGS natively on torch)",
     reference="Liu & Nocedal (1989); Byrd, Lu, Nocedal & Zhu (1995)",
     natives=(TorchOptimizer("LBFGS", _torch_options, closure=True),

@@ -9,11 +9,9 @@ convention.
         x_{k+1} = x_k + v_k
 
 For a constant learning rate (or ``momentum=0``) the two give the same iterates
-(:math:`v_k = -\eta b_k`; 9e-16 apart over 300 iterations) and both natives run either. Under a
-schedule they part: torch applies a new learning rate to the whole buffer at once, Keras' buffer
-keeps the old rates for about :math:`1/(1-\mu)` steps (least squares, 1,000 rows, three
-unit-scale features, learning rate cut tenfold after 30 iterations: 125 vs 131 iterations to
-:math:`10^{-6}`); each native then runs only its own.
+(:math:`v_k = -\eta b_k`) and both natives run either; under a schedule they part (Keras' buffer
+keeps the old rates for about :math:`1/(1-\mu)` steps) and each native runs only its own.
+Measured: docs/optimizers.md, 'momentum and nesterov'.
 
 References
 ----------
@@ -36,7 +34,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     Native,
@@ -119,10 +117,7 @@ def sgd_options(nesterov: bool) -> tuple[Any, Any]:
 
 
 def optax_sgd_options(nesterov: bool | None) -> Any:
-    """The ``optax.sgd`` option builder (``nesterov=None``: the spec's own ``nesterov``).
-
-    optax's ``trace`` keeps the learning rate outside the buffer (``lr_outside``).
-    """
+    """The ``optax.sgd`` option builder (``nesterov=None``: the spec's); ``lr_outside``."""
 
     def optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
         mu = float(h["momentum"])
@@ -135,17 +130,15 @@ def optax_sgd_options(nesterov: bool | None) -> Any:
 
 def momentum_params(momentum: float, lower: bool) -> dict[str, HyperParam]:
     """Hyperparameters of ``momentum`` and ``nesterov``."""
-    return {
-        "learning_rate": HyperParam("learning_rate", 0.01, positive_float("learning_rate"),
-                                    "step size"),
-        "momentum": HyperParam("momentum", momentum,
-                               positive_float("momentum", upper=1.0, allow_zero=lower),
-                               "momentum in [0, 1)" if lower else "momentum in (0, 1)"),
-        "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
-                                 "lr_outside (torch) or lr_inside (Keras) the buffer"),
-        **common_params(),
-        **minibatch_params(),
-    }
+    return by_name(
+        HyperParam("learning_rate", 0.01, positive_float("learning_rate"), "step size"),
+        HyperParam("momentum", momentum, positive_float("momentum", upper=1.0, allow_zero=lower),
+                   "momentum in [0, 1)" if lower else "momentum in (0, 1)"),
+        HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
+                   "lr_outside (torch) or lr_inside (Keras) the buffer"),
+        common_params(),
+        minibatch_params(),
+    )
 
 
 def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
@@ -161,12 +154,9 @@ def momentum(learning_rate: float = 0.01, momentum: float = 0.9,
     momentum : float, default 0.9
         :math:`\mu \in [0, 1)`; 0 is plain gradient descent.
     convention : {"lr_outside", "lr_inside"}, default "lr_outside"
-        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
-        Clip the gradient to this global norm (:func:`~optcmp.optimizers.clip_global_norm`).
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

@@ -9,8 +9,7 @@ minibatch.
         x_{k+1} = x_k + \mu v_k - \eta_k g_k
 
 The gradient is taken at the iterate itself (Sutskever et al.'s reformulation of the
-look-ahead). As for :mod:`optcmp.optimizers.momentum`, the conventions part only under a
-schedule (90 vs 98 iterations to :math:`10^{-6}` on the problem described there).
+look-ahead); the conventions part only under a schedule (:mod:`optcmp.optimizers.momentum`).
 
 References
 ----------
@@ -46,11 +45,9 @@ def nesterov(learning_rate: float = 0.01, momentum: float = 0.9,
     momentum : float, default 0.9
         :math:`\mu \in (0, 1)`.
     convention : {"lr_outside", "lr_inside"}, default "lr_outside"
-        As for :func:`optcmp.momentum`.
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional

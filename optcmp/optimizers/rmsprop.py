@@ -8,10 +8,9 @@ r"""RMSprop (Tieleman and Hinton 2012), under the two conventions the frameworks
     \text{eps\_inside\_sqrt (Keras):}\quad
         u_k &= \mu u_{k-1} + \frac{\eta_k g_k}{\sqrt{v_k + \epsilon}}, \qquad x_{k+1} = x_k - u_k
 
-With ``centered=True`` the squared mean gradient :math:`\bar g_k^2`
-(:math:`\bar g_k = \rho \bar g_{k-1} + (1-\rho) g_k`) is subtracted from :math:`v_k` under the
-square root. The two are different algorithms for every :math:`\epsilon` (and, under a schedule
-with momentum, for every learning rate); the reference rule runs both, each native its own.
+``centered=True`` subtracts :math:`\bar g_k^2` (:math:`\bar g_k = \rho \bar g_{k-1} +
+(1-\rho) g_k`) from :math:`v_k` under the root. The two differ for every :math:`\epsilon`; the
+reference rule runs both, each native its own.
 
 References
 ----------
@@ -35,7 +34,7 @@ from optcmp.optimizers._common import (
     spec_from,
     torch_common,
 )
-from optcmp.optimizers._hyperparams import HyperParam, boolean, one_of, positive_float
+from optcmp.optimizers._hyperparams import HyperParam, boolean, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -122,20 +121,15 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
     Parameters
     ----------
     learning_rate : float, default 1e-3
-        Step size :math:`\eta > 0` (the lecture's value; torch's default is 0.01).
     rho : float, default 0.9
-        Decay of the mean square in [0, 1) (torch's ``alpha`` defaults to 0.99).
+        Decay of the mean square in [0, 1) (torch's ``alpha``).
     eps : float, default 1e-8
     momentum : float, default 0.0
-        :math:`\mu \in [0, 1)`.
     centered : bool, default False
-        Divide by the centered second moment (Graves 2013).
     convention : {"eps_outside_sqrt", "eps_inside_sqrt"}, default "eps_outside_sqrt"
-        torch's or Keras' form (see the module docstring).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
-        Rows per minibatch, ``None``: full batch (:attr:`OptimizerInfo.stochastic`).
     shuffle : bool, default True
     impl : {"auto", "native", "reference"}
     label : str, optional
@@ -150,22 +144,19 @@ def rmsprop(learning_rate: float = 1e-3, rho: float = 0.9, eps: float = 1e-8,
 register_optimizer(OptimizerInfo(
     name="rmsprop",
     aliases=("rms_prop",),
-    params={
-        "learning_rate": HyperParam("learning_rate", 1e-3, positive_float("learning_rate"),
-                                    "step size"),
-        "rho": HyperParam("rho", 0.9, positive_float("rho", upper=1.0, allow_zero=True),
-                          "decay of the mean square, in [0, 1)"),
-        "eps": HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
-        "momentum": HyperParam("momentum", 0.0,
-                               positive_float("momentum", upper=1.0, allow_zero=True),
-                               "momentum in [0, 1)"),
-        "centered": HyperParam("centered", False, boolean("centered"), "centered second moment"),
-        "convention": HyperParam("convention", "eps_outside_sqrt",
-                                 one_of("convention", CONVENTIONS),
-                                 "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
-        **common_params(),
-        **minibatch_params(),
-    },
+    params=by_name(
+        HyperParam("learning_rate", 1e-3, positive_float("learning_rate"), "step size"),
+        HyperParam("rho", 0.9, positive_float("rho", upper=1.0, allow_zero=True),
+                   "decay of the mean square, in [0, 1)"),
+        HyperParam("eps", 1e-8, positive_float("eps"), "added to the denominator"),
+        HyperParam("momentum", 0.0, positive_float("momentum", upper=1.0, allow_zero=True),
+                   "momentum in [0, 1)"),
+        HyperParam("centered", False, boolean("centered"), "centered second moment"),
+        HyperParam("convention", "eps_outside_sqrt", one_of("convention", CONVENTIONS),
+                   "eps_outside_sqrt (torch) or eps_inside_sqrt (Keras)"),
+        common_params(),
+        minibatch_params(),
+    ),
     summary="RMSprop, full or minibatch; convention eps_outside_sqrt (torch) or "
             "eps_inside_sqrt (Keras)",
     reference="Tieleman & Hinton (2012), Lecture 6.5",

@@ -1,9 +1,7 @@
 r"""Step-based learning-rate schedules, written once and evaluated the same way on every backend.
 
-A schedule is a multiplier :math:`s(k)` of the optimizer's ``learning_rate``: step :math:`k`
-(counted from 0, one optimizer step is one unit) uses :math:`\eta_k = \eta\, s(k)`. It is a
-hyperparameter (``schedule=``) of the optimizers that take one, stored in the spec and in every
-result as a canonical string, e.g. ``"step(step_size=30, gamma=0.1)"``:
+Step :math:`k` (from 0) uses :math:`\eta_k = \eta\, s(k)`; the ``schedule=`` hyperparameter is
+stored as a canonical string, e.g. ``"step(step_size=30, gamma=0.1)"``:
 
 ==========================================================  =======================================
 ``constant``                                                :math:`s(k) = 1`
@@ -14,22 +12,16 @@ result as a canonical string, e.g. ``"step(step_size=30, gamma=0.1)"``:
 ``warmup(warmup_steps=W, start_factor=s)``                  :math:`s + (1-s)\min(k,W)/W` (then 1)
 ==========================================================  =======================================
 
-Every kind also takes ``every=E`` (default 1): the schedule advances once per ``E`` steps
-(:math:`k` replaced by :math:`\lfloor k/E \rfloor`). A per-epoch schedule is written with
-``unit="epoch"``; when a run starts, optcmp replaces it with ``every=<steps per epoch>`` (1 for a
-full-batch optimizer, the minibatches per epoch for a stochastic one) and records that step-based
-form in the result.
-
-The reference rules and the native adapters (a ``LambdaLR``, a Keras ``LearningRateSchedule``,
-an optax callable) all evaluate :meth:`Schedule.factor`, so the learning rate of step :math:`k`
-is the same number on every backend.
+Every kind also takes ``every=E`` (default 1: :math:`k` replaced by :math:`\lfloor k/E \rfloor`);
+a run replaces ``unit="epoch"`` with ``every=<steps per epoch>`` and records that form. The
+reference rules and the native adapters all evaluate :meth:`Schedule.factor`, so the learning
+rate of step :math:`k` is the same number on every backend.
 
 References
 ----------
-PyTorch ``torch.optim.lr_scheduler`` (``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
-``CosineAnnealingLR``, ``LinearLR``) and Keras ``keras.optimizers.schedules`` define the same
-shapes; I. Loshchilov and F. Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts",
-ICLR 2017 (cosine); P. Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
+torch's ``lr_scheduler`` and Keras' ``optimizers.schedules`` define the same shapes.
+I. Loshchilov and F. Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts", ICLR 2017
+(cosine); P. Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
 arXiv:1706.02677, 2017 (linear warm-up).
 """
 

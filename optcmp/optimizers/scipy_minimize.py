@@ -1,30 +1,9 @@
 r"""Every unconstrained ``scipy.optimize.minimize`` method as a baseline, on any backend.
 
-The backend computes the objective and gradient (and Hessian-vector products by autodiff)
-through the float64 bridge of :mod:`optcmp.frameworks.scipy`, scipy drives the loop, and
-optcmp's stopping rule is checked in scipy's callback after every iteration. scipy's own
-convergence tests are off by default, so that scipy's ``success`` never counts as reaching
-optcmp's target; ``tolerances="scipy"`` keeps them (a run they stop is ``stalled``).
-
-=============  ==============================  ========================================
-method         derivatives from the backend    tests switched off (``tolerances="off"``)
-=============  ==============================  ========================================
-BFGS, CG       objective and gradient          ``gtol=0``
-L-BFGS-B       objective and gradient          ``ftol=0, gtol=0``
-TNC            objective and gradient          ``ftol=0, xtol=0, gtol=0``
-SLSQP          objective and gradient          ``ftol=0``
-Newton-CG      + Hessian-vector products       ``xtol=0``
-trust-ncg      + Hessian-vector products       ``gtol=0``
-trust-krylov   + Hessian-vector products       ``gtol=0``
-trust-exact    + full Hessian (from products)  ``gtol=0``
-dogleg         + full Hessian (from products)  ``gtol=0``
-Nelder-Mead    objective only                  ``xatol=0, fatol=0``
-Powell         objective only                  ``ftol=0``
-=============  ==============================  ========================================
-
-Hessian-vector products need autodiff (on numpy the Newton-type methods are ``skipped``); the
-full Hessian is built from ``n_params`` products, up to 2,000 parameters. ``nfev`` counts
-objective evaluations, ``njev`` gradients plus Hessian-vector products.
+scipy drives the loop on the backend's objective, gradient and Hessian-vector products
+(autodiff); scipy's own tests are off by default (``tolerances="off"``: :data:`METHODS` lists
+them), so its ``success`` never counts as reaching optcmp's target. How: see
+docs/optimizers.md, 'scipy_minimize'.
 
 References
 ----------
@@ -39,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers._hyperparams import HyperParam, one_of
+from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of
 from optcmp.optimizers._implementations import ScipyMinimize
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, get_optimizer, register_optimizer
 
@@ -148,7 +127,6 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     method : str, default "BFGS"
         One of :data:`METHODS` (case-insensitive).
     tolerances : {"off", "scipy"}, default "off"
-        scipy's own convergence tests off, or at scipy's defaults.
     options : mapping, optional
         Further ``options`` for the method (e.g. ``{"c2": 0.5}``), not the budgets.
     impl : {"auto", "scipy"}
@@ -158,12 +136,6 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
     Returns
     -------
     OptimizerSpec
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> optcmp.scipy_minimize("trust-ncg").label
-    'scipy_minimize(trust-ncg)'
     """
     m = _check_method(method)
     return get_optimizer("scipy_minimize", impl=impl, label=label or f"scipy_minimize({m})",
@@ -173,12 +145,12 @@ def scipy_minimize(method: str = "BFGS", tolerances: str = "off",
 register_optimizer(OptimizerInfo(
     name="scipy_minimize",
     aliases=("scipy",),
-    params={
-        "method": HyperParam("method", "BFGS", _check_method, "scipy.optimize.minimize method"),
-        "tolerances": HyperParam("tolerances", "off", one_of("tolerances", ("off", "scipy")),
-                                 "scipy's own convergence tests: off or scipy's defaults"),
-        "options": HyperParam("options", (), _check_options, "further scipy options"),
-    },
+    params=by_name(
+        HyperParam("method", "BFGS", _check_method, "scipy.optimize.minimize method"),
+        HyperParam("tolerances", "off", one_of("tolerances", ("off", "scipy")),
+                   "scipy's own convergence tests: off or scipy's defaults"),
+        HyperParam("options", (), _check_options, "further scipy options"),
+    ),
     summary="any unconstrained scipy.optimize.minimize method (float64 bridge, hessp by autodiff)",
     reference="Nocedal & Wright (2006); Virtanen et al. (2020)",
     check=_check_spec,

@@ -6,10 +6,9 @@ r"""Minibatch stochastic gradient descent, optionally with (Nesterov) momentum.
     d_k = \begin{cases} g_k + \mu b_k & \text{Nesterov} \\ b_k & \text{otherwise}\end{cases} \\
     x_{k+1} &= x_k - \eta d_k
 
-with :math:`g_k` the mean gradient of the loss on minibatch :math:`k`: PyTorch's form (no
-dampening), ``convention="lr_outside"``; Keras' velocity form (``"lr_inside"``) differs only
-under a ``schedule`` (:mod:`optcmp.optimizers.momentum`). The minibatch order is drawn by optcmp
-from the run's seed (:class:`optcmp.batching.BatchOrder`), the same on every backend.
+with :math:`g_k` the mean gradient on minibatch :math:`k`: PyTorch's form (no dampening),
+``convention="lr_outside"``; Keras' (``"lr_inside"``) differs only under a ``schedule``
+(:mod:`optcmp.optimizers.momentum`).
 
 References
 ----------
@@ -68,22 +67,16 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
     Parameters
     ----------
     learning_rate : float or "auto", default "auto"
-        Step size :math:`\eta > 0`; ``"auto"`` uses :math:`1/L` of the full objective (the
-        problem must know :math:`L`).
+        ``"auto"``: :math:`1/L` of the full objective (the problem must know :math:`L`).
     batch_size : int, default 64
-        Rows per minibatch; the last minibatch of an epoch may be shorter.
+        Rows per minibatch; the last one of an epoch may be shorter.
     momentum : float, default 0.0
-        :math:`\mu \in [0, 1)`.
     nesterov : bool, default False
-        Nesterov momentum (needs ``momentum > 0``).
+        Needs ``momentum > 0``.
     shuffle : bool, default True
-        Reshuffle the rows every epoch, from the run's seed (same order on every backend).
     convention : {"lr_outside", "lr_inside"}, default "lr_outside"
-        As for :func:`optcmp.momentum`.
     schedule : str or Schedule, default "constant"
-        Learning-rate schedule (:mod:`optcmp.optimizers.schedule`), unit = one minibatch step.
     clip_norm : float, optional
-        Clip each minibatch gradient to this global norm.
     impl : {"auto", "native", "reference"}
     label : str, optional
 

@@ -1,10 +1,8 @@
-"""Stopping rules: small composable objects that look at the latest observation of a run.
+"""Stopping rules: small composable objects (``a | b``) that look at a run's latest observation.
 
-A rule has a ``kind``: ``"target"`` (reaching it is success and defines time-to-target),
-``"budget"`` (the run ends unsuccessful) or ``"divergence"``. Rules compose with ``|``.
-The rules live in :mod:`~optcmp.stopping.base`, :mod:`~optcmp.stopping.targets`,
-:mod:`~optcmp.stopping.budgets` and :mod:`~optcmp.stopping.early`; this package builds the
-default rule (:func:`default_stopping`) and reads a saved one back (:func:`rule_from_dict`).
+A rule's ``kind`` is ``"target"`` (success, defines time-to-target), ``"budget"`` or
+``"divergence"``; this package builds the default rule and reads a saved one back. Why: see
+docs/concepts.md, 'The target: relative suboptimality' and 'Time you can trust'.
 """
 
 from __future__ import annotations
@@ -62,16 +60,15 @@ def default_stopping(
         Relative suboptimality tolerance, used when ``target`` is None.
     max_iter : int, optional, default 100_000
     max_time : float, optional
-        Wall-clock cap on the timed seconds (it depends on the load).
+        Wall-clock seconds.
     max_evals : int, optional
     max_cpu_time : float, optional
-        Budget of process CPU seconds in the timed steps.
     target : Rule, optional
-        Target rule replacing the relative-suboptimality one (e.g. :class:`LossTarget`).
+        Replaces the relative-suboptimality target.
     divergence_factor : float, optional, default 1e10
-        :class:`Divergence`'s explosion factor (``None``: non-finite values only).
+        ``None``: non-finite values only.
     stall : bool, default True
-        Add the exact early stops :class:`Stalled` and :class:`Rising`.
+        Add :class:`Stalled` and :class:`Rising`.
 
     Returns
     -------
@@ -96,8 +93,7 @@ _RULES: dict[str, type[Rule]] = {
 
 
 class _Retired(Rule):
-    """A rule an earlier optcmp wrote (``RateProjection``, which stopped no run): it never fires
-    and writes back the dict it was read from (the keys of the runs stored under it)."""
+    """A rule an earlier optcmp wrote (``RateProjection``): never fires, writes back its dict."""
 
     kind = "retired"
     status = ""
@@ -126,11 +122,6 @@ def rule_from_dict(d: dict[str, Any]) -> Rule:
     Returns
     -------
     Rule
-
-    Raises
-    ------
-    ValueError
-        Unknown rule name.
     """
     d = dict(d)
     name = d.pop("rule")

@@ -1,6 +1,5 @@
-"""The parts every stopping rule shares: what a rule sees (:class:`State`), the base class,
-composition (:class:`AnyOf`), and the one place that decides which rule wins when several fire
-at the same check (:func:`by_priority`)."""
+"""What every stopping rule shares: :class:`State`, the base class, :class:`AnyOf`, and which
+rule wins when several fire at the same check (:func:`by_priority`)."""
 
 from __future__ import annotations
 
@@ -19,25 +18,19 @@ class State:
     Attributes
     ----------
     nit : int
-        Iterations done so far.
     iterate : int
         Index of the iterate whose objective is ``fun`` (``nit`` or ``nit - 1``).
     time : float
         Timed seconds so far (optimizer steps only, wall clock).
     cpu_time : float
-        Process CPU seconds of the timed steps so far.
     fun : float or None
         Full objective at ``iterate``; ``None`` at steps without an observation.
     f0 : float
-        Objective at the initial point (float64).
     fstar : float or None
-        Known optimal value, if any.
     grad_norm : float or None
-        2-norm of the gradient at ``iterate``.
     nfev, njev : int
-        Function and gradient evaluations so far.
     metrics : dict
-        Extra figures at ``iterate`` (e.g. ``test_accuracy``), when a rule asked for them.
+        Extra figures at ``iterate``, when a rule asked for them.
     """
 
     nit: int = 0
@@ -60,11 +53,10 @@ class Rule:
     ----------
     kind : {"target", "budget", "divergence"}
     status : str
-        Run status when this rule fires (``converged``, ``max_iter``, ``timeout``, ...).
+        Run status when this rule fires.
     needs_optimum : bool
-        Whether the rule needs ``f*``.
     needs_metrics : tuple of str
-        Metric names the rule reads (computed off the clock when needed).
+        Metric names the rule reads.
     """
 
     kind: str = "target"
@@ -137,13 +129,11 @@ def positive_count(name: str, value: Any) -> int:
 
 
 def by_priority(rules: Iterable[Rule]) -> list[Rule]:
-    """``rules`` in the order a run checks them: divergence first (a run that explodes at the
-    check where a budget or target also fires is ``diverged``), then in declaration order.
+    """``rules`` in the order a run checks them: divergence first, then in declaration order.
 
     Parameters
     ----------
     rules : iterable of Rule
-        Leaf rules (``rule.rules()``).
 
     Returns
     -------
@@ -159,7 +149,6 @@ def first_fired(rules: Iterable[Rule], s: State) -> Rule | None:
     Parameters
     ----------
     rules : iterable of Rule
-        Leaf rules.
     s : State
 
     Returns

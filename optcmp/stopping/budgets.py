@@ -1,8 +1,6 @@
 """Budget rules: iterations, evaluations, CPU seconds, wall seconds (the run ends unsuccessful).
 
-:class:`MaxIter`, :class:`MaxEvals` and :class:`MaxCPUTime` do not depend on the load of the
-machine (a busy host slows a run's wall clock, not its iterations, evaluations or, mostly, its
-process CPU time); :class:`MaxTime` is a wall-clock cap, for a user who asks for one.
+Only :class:`MaxTime` depends on the load (docs/concepts.md, 'Time you can trust').
 """
 
 from __future__ import annotations
@@ -37,11 +35,7 @@ class MaxTime(Rule):
 
 
 class MaxCPUTime(Rule):
-    """Budget: at most ``seconds`` of process CPU time in the timed steps (``max_cpu_time``).
-
-    :func:`time.process_time` (every thread) counts the time the run computed, not the time it
-    waited for a core: other work on the host changes it far less than the wall clock.
-    """
+    """Budget: at most ``seconds`` of process CPU time in the timed steps (``max_cpu_time``)."""
 
     kind = "budget"
     status = "max_cpu_time"
@@ -77,7 +71,7 @@ def with_iteration_cap(rule: Rule, n: int) -> Rule:
     Returns
     -------
     Rule
-        A new composition (``rule`` is not changed).
+        A new composition.
     """
     cap = positive_count("max_iter", n)
     leaves = rule.rules()

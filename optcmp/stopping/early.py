@@ -1,7 +1,6 @@
-"""Rules that end a run early, before its budget, where the outcome is exact: divergence, a stall.
+"""Rules that end a run early, unsuccessful, where the outcome is exact: divergence, a stall.
 
-None of them is a target: a run they stop is unsuccessful. A run that can no longer change a
-comparison's answer is censored by the sweep (:mod:`optcmp.sweep.execute`), not by a rule.
+Censoring is the sweep's (:mod:`optcmp.sweep.execute`), not a rule's (docs/concepts.md).
 """
 
 from __future__ import annotations
@@ -55,19 +54,15 @@ class RelativeChange(Rule):
 class Stalled(Rule):
     """Stop as ``stalled`` when the best objective seen has not improved over a window.
 
-    Improved by no more than ``rtol * scale`` over the last ``window`` observations. The default
-    ``rtol=None`` is exact: no improvement beyond :data:`STALL_ULPS` float64 ulps of
-    ``|f_best|``, so the run can no longer change at the resolution it is computed in. With a
-    number, ``scale`` is ``f_best - f*`` when the optimum is known, else ``max(|f_best|,
-    1e-12)``. Best-so-far, so a stochastic run's noise cannot hide a plateau; it counts
-    observations, never seconds, so it fires at the same iteration under any load.
+    ``rtol=None``: by no more than :data:`STALL_ULPS` float64 ulps of ``|f_best|``; a number:
+    by no more than ``rtol * scale``, ``scale`` ``f_best - f*`` when the optimum is known, else
+    ``max(|f_best|, 1e-12)``.
 
     Parameters
     ----------
     window : int, default :data:`DEFAULT_STALL_WINDOW` (200)
-        Observations to look back over (iterations for full-batch runs).
+        Observations to look back over.
     rtol : float, optional
-        Relative improvement below which the run counts as flat; ``None``: the exact test.
     """
 
     kind = "budget"
@@ -113,14 +108,11 @@ class Rising(Rule):
     """Divergence by trend: the objective rose at every one of the last ``window`` observations.
 
     The last ``window + 1`` values never decrease and the last exceeds the first by more than
-    :data:`STALL_ULPS` float64 ulps: a run climbing steadily (e.g. gradient descent with a step
-    just above ``2/L``) ends ``diverged`` without waiting for an explosion or a budget; a
-    converging run, even a stochastic one, does not rise at every observation of a window.
+    :data:`STALL_ULPS` float64 ulps.
 
     Parameters
     ----------
     window : int, default :data:`DEFAULT_RISING_WINDOW` (200)
-        Observations (iterations for full-batch runs).
     """
 
     kind = "divergence"
@@ -151,7 +143,6 @@ class Rising(Rule):
         Parameters
         ----------
         s : State
-            The observation it fired on.
 
         Returns
         -------
@@ -167,9 +158,8 @@ class Divergence(Rule):
     Parameters
     ----------
     factor : float, optional
-        Explosion factor; ``None`` (this class's default, for backwards compatibility): only
-        non-finite values. :func:`~optcmp.stopping.default_stopping` uses
-        :data:`DEFAULT_DIVERGENCE_FACTOR`.
+        ``None``: only non-finite values (:func:`~optcmp.stopping.default_stopping` uses
+        :data:`DEFAULT_DIVERGENCE_FACTOR`).
     """
 
     kind = "divergence"
@@ -192,12 +182,10 @@ class Divergence(Rule):
         Parameters
         ----------
         s : State
-            The observation the rule fired on.
 
         Returns
         -------
         str
-            e.g. ``"objective is non-finite (inf) at iteration 71"``.
         """
         if _nonfinite(s.fun):
             what = f"objective is non-finite ({s.fun})"

@@ -1,8 +1,7 @@
 """Target rules: reaching one is success, and the first time defines time-to-target.
 
-A suboptimality target needs the problem's ``f*``; :class:`LossTarget`, :class:`GradientNorm`
-and :class:`MetricTarget` (:func:`AccuracyTarget`) do not. A tolerance finer than float64
-resolves near ``f*`` is never met: a run cannot be reported ``converged`` on rounding noise.
+A tolerance finer than float64 resolves near ``f*`` is never met: a run cannot be reported
+``converged`` on rounding noise.
 
 References
 ----------
@@ -38,11 +37,8 @@ def finite_number(name: str, value: Any) -> float:
 
 
 class RelativeSuboptimality(Rule):
-    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009). Needs a known optimum.
-
-    Never met when ``tol * (f0 - f*) < eps * |f*|`` (:func:`optcmp.engine.check_resolution`
-    warns).
-    """
+    """Target ``(f - f*) / (f0 - f*) <= tol`` (More-Wild 2009); never met when ``tol * (f0 - f*)
+    < eps * |f*|`` (:func:`optcmp.engine.check_resolution` warns)."""
 
     needs_optimum = True
 
@@ -125,18 +121,14 @@ class MetricTarget(Rule):
 class CombinedTarget(Rule):
     """Target met only when every given test holds at once, in float64.
 
-    A relative target alone can be fooled: from ``f0 = 4.3e10`` a local minimum at ``f = 3.974``
-    (``f* = 0``) meets ``tol = 1e-10`` while 4 away from ``f*``; an absolute, stationarity or
-    loss test alongside refuses such a run.
+    A relative target alone can be met far from ``f*`` when ``f0`` is huge; an absolute,
+    stationarity or loss test alongside refuses such a run.
 
     Parameters
     ----------
-    relative : float, optional
-        :class:`RelativeSuboptimality` tolerance.
-    absolute : float, optional
-        :class:`AbsoluteSuboptimality` tolerance.
-    grad_norm : float, optional
-        :class:`GradientNorm` tolerance.
+    relative, absolute, grad_norm : float, optional
+        Tolerances of :class:`RelativeSuboptimality`, :class:`AbsoluteSuboptimality`,
+        :class:`GradientNorm`.
     loss : float, optional
         :class:`LossTarget` value.
     """
@@ -194,9 +186,8 @@ def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:
     Parameters
     ----------
     value : float
-        Accuracy to reach, in (0, 1].
+        In (0, 1].
     metric : str, default "test_accuracy"
-        Name of the metric in ``problem.metrics(x)``.
 
     Returns
     -------
