@@ -153,7 +153,6 @@ def available_memory() -> int | None:
     ``os.sysconf``), or None if unknown."""
     try:
         import psutil
-
         return int(psutil.virtual_memory().available)
     except Exception:  # noqa: BLE001 - not installed, or no answer on this platform
         pass

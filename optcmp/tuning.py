@@ -1,23 +1,9 @@
 """A fair tuning protocol: every configuration gets the same budget and the same target.
 
-:func:`tune` runs each configuration of a grid to the target under one budget, ``repeats``
-times (seeds ``seed, seed + 1, ...``), scores every run by its time-to-target (``by="time"``,
-seconds) or its iterations-to-target (``by="iterations"``, deterministic), counts a run that does
-not reach the target as the full budget, and picks the configuration with the smallest median
-score. The tuning cost is reported too, since a method that needs a large grid to work is more
-expensive than its best run suggests.
-
-The default grids (:data:`DEFAULT_GRIDS`) are log-spaced, two points per decade (values rounded
-to 3 significant digits). ``mode="defaults"`` runs each optimizer with its documented defaults
-instead, scored the same way: the baseline a tuned configuration has to beat.
-
-Example
--------
->>> import optcmp
->>> p = optcmp.problems.LinearRegression(n_samples=500)
->>> t = optcmp.tune(p, optcmp.gd, {"learning_rate": [1e-3, 3e-3, 1e-2]}, by="iterations",
-...                 budget=500, repeats=1)  # doctest: +SKIP
->>> optcmp.compare(p, t.specs)  # doctest: +SKIP
+:func:`tune` runs each configuration of a grid ``repeats`` times to the target under one budget,
+scores a run by its time or iterations to target (a miss scores the whole budget) and picks the
+smallest median; the tuning cost is reported too. Why and how: see docs/scaling-out.md,
+'Tuning, fairly'.
 """
 
 from __future__ import annotations
@@ -128,20 +114,18 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     optimizer : OptimizerSpec, factory, str, or a sequence of them
         Hyperparameters not in the grid keep the values of the given spec.
     grid : dict, optional
-        ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product is tried), or
-        ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
+        ``{"learning_rate": [...]}`` (the product is tried), or one such dict per optimizer
+        name; default :data:`DEFAULT_GRIDS`.
     budget : float, optional
-        Per run: timed seconds (``by="time"``, default 10, with a 10,000-iteration cap) or
-        iterations (``by="iterations"``, default 10,000). A miss scores the budget.
+        Per run: timed seconds (default 10, with a 10,000-iteration cap) or iterations
+        (``by="iterations"``, default 10,000).
     by : {"time", "iterations"}, default "time"
-        Score: time-to-target in seconds, or iterations-to-target (deterministic).
     repeats : int, default 3
         Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
     mode : {"grid", "defaults"}, default "grid"
         ``"defaults"`` runs each optimizer with its documented defaults (no ``grid``).
     target : Rule, optional
-        Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``); the budget and divergence
-        detection are added to it.
+        Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``).
     max_time : float, optional
         With ``by="iterations"``, an extra cap in timed seconds per run.
     executor, store, progress
@@ -154,16 +138,14 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     Returns
     -------
     TuneResult
-        ``result.specs`` feed ``optcmp.compare(problem, result.specs)``.
 
     Warns
     -----
     UserWarning
         No configuration of an optimizer reached the target, or the best value of a numeric
-        axis with three or more values sits at the edge of the grid.
+        axis (three or more values) is at the edge of the grid.
     """
     from optcmp.sweep import compare
-
     t_start = time.perf_counter()
     run_config = _tuning_config(config, overrides)
     budget, base = _check_inputs(optimizer, by, mode, budget, repeats)
@@ -307,11 +289,8 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
 
 def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]
                  ) -> tuple[list[OptimizerSpec], list[ConfigScore]]:
-    """Mark the best configuration of each optimizer; return the chosen specs and those configs.
-
-    Best: smallest median, then most successes, smallest mean, smallest final gap, first in the
-    grid. A chosen spec keeps the label of the given spec.
-    """
+    """Mark the best configuration of each optimizer (smallest median, most successes, mean,
+    final gap, grid order); the chosen specs (given labels kept) and those configs."""
     chosen: list[OptimizerSpec] = []
     best: list[ConfigScore] = []
     for i, s in enumerate(base):

@@ -39,7 +39,6 @@ SUBCOMMANDS: list[Callable[[Any], None]] = [run_command.add_parser, list_command
 def build_parser() -> Parser:
     """The ``optcmp`` argument parser."""
     from optcmp import __version__
-
     parser = Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
     parser.add_argument("--version", action="version", version=f"optcmp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

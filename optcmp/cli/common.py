@@ -100,7 +100,6 @@ def check_out(option: str, path: str | None) -> None:
     if path is None:
         return
     from optcmp._io import check_output_path
-
     what = {"--report": "HTML report", "--output": "HTML report", "--curve": "HTML report",
             "--csv": "CSV export", "--parquet": "Parquet export"}.get(option, "results")
     try:
@@ -119,7 +118,6 @@ def check_store(path: str | None) -> None:
         raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
                        f"{os.path.join(path, 'runs.jsonl')})")
     from optcmp._io import check_regular_file
-
     try:
         check_regular_file(path, what="run store")
     except ValueError as exc:
@@ -226,7 +224,6 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 def _on_sigterm(signum: int, frame: Any) -> None:
     """Raise :class:`Terminated`, once."""
     import signal
-
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
     raise Terminated("terminated (SIGTERM)")
 
@@ -236,7 +233,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` while the command runs (off the main thread, where
     handlers cannot be set, nothing changes)."""
     import signal
-
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError):  # not the main thread

@@ -106,7 +106,6 @@ def command(args: argparse.Namespace) -> int:
     from optcmp.frameworks import available_backends
     from optcmp.store import Interrupted
     from optcmp.sweep.plan import execution_modes
-
     if args.tuned is not None and args.optimizers is not None:
         raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
                        "of the tuning result)")
@@ -152,11 +151,9 @@ def _several(modes: list[str]) -> dict[str, Any]:
 def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
     """The optimizers of ``--tuned`` or ``--optimizers``, and the option they come from."""
     import optcmp
-
     try:
         if args.tuned is not None:
             from optcmp.tune_result import load_specs
-
             with read_errors("--tuned: ", args.tuned,
                              "; give the JSON file written by 'optcmp tune --out'"):
                 specs = load_specs(args.tuned)
@@ -194,11 +191,9 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
     """The verdict (or the suite's summary) first, then the table; then the outputs."""
     if args.suite is not None:  # the suite's summary first: profiles over its problems
         from optcmp.analysis.stats.suites import suite_profile_table
-
         print(suite_profile_table(comp.runs))
     else:
         from optcmp.sweep import confirm_leaders
-
         try:
             comp = confirm_leaders(problem, comp, config)
         except KeyboardInterrupt:  # the table is complete: --out/--report keep it
@@ -243,7 +238,6 @@ def set_hints(runs: Sequence[Any]) -> str:
 def build_suite(args: argparse.Namespace) -> Any:
     """The suite named by ``--suite``; options of one problem are refused."""
     from optcmp.suites import SUITES
-
     clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
                                     ("--csv", args.csv is not None),
                                     ("--rows", args.rows is not None),
@@ -261,7 +255,6 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     command's target (``--target-loss``, else ``tol`` where the optimum is known, else the
     problem's default target), budgets and, unless ``--no-early-stop``, the stall check."""
     from optcmp.stopping import RelativeSuboptimality, default_stopping
-
     early = not args.no_early_stop
     problems = problem.problems if args.suite is not None else [problem]
     if target is None and all(p.optimum() is not None for p in problems):

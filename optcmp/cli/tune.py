@@ -109,7 +109,6 @@ def command(args: argparse.Namespace) -> int:
     """Run ``optcmp tune``."""
     import optcmp
     from optcmp.store import Interrupted
-
     check_files([("--out", args.out), ("--curve", args.curve or None)], [("--csv", args.csv)],
                 args.store)
     grid = _grid(args)
@@ -173,7 +172,6 @@ def _specs(args: argparse.Namespace, grid: dict[str, list[Any]] | None) -> list[
     import optcmp
     from optcmp.optimizers.base import canonical_optimizer
     from optcmp.tuning import DEFAULT_GRIDS
-
     try:
         specs = [optcmp.get_optimizer(o) for o in args.optimizers]
     except (ValueError, TypeError) as exc:
