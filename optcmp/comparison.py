@@ -16,7 +16,6 @@ class Comparison(ComparisonData):
     """A table of runs: the result of :func:`optcmp.compare`; built, loaded and changed as
     :class:`~optcmp.results.ComparisonData` (same parameters)."""
 
-    # ------------------------------------------------------------------ tables
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per run (:func:`optcmp.analysis.tables.rows`)."""
         from optcmp.analysis.tables import rows
@@ -77,7 +76,6 @@ class Comparison(ComparisonData):
         from optcmp.analysis.framework import framework_factors
         return list(framework_factors([*self.runs, *self.verdict_runs], equivalence))
 
-    # ------------------------------------------------------------------ statistics
     def target_tol(self) -> float | None:
         """``settings.target_tol``: the stopping rule's relative-suboptimality tolerance."""
         return self.settings.target_tol
@@ -154,7 +152,6 @@ class Comparison(ComparisonData):
         from optcmp.analysis.stats.profiles import runtime_ecdf
         return runtime_ecdf(self, **kwargs)
 
-    # ------------------------------------------------------------------ plots and reports
     def plot(self, kind: str = "convergence", **kwargs: Any) -> Any:
         """A matplotlib Figure (:func:`optcmp.analysis.plots.plot`; needs ``optcmp[plot]``).
 

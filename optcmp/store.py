@@ -46,7 +46,6 @@ class Interrupted(KeyboardInterrupt):
         The runs finished before the interruption (read back from the store included).
     store : str or None
     done, total : int
-        Finished runs and runs in the sweep.
     """
 
     def __init__(self, message: str, comparison: Comparison, store: str | None, done: int,
@@ -63,12 +62,10 @@ class Interrupted(KeyboardInterrupt):
 
 def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
             **settings: Any) -> str:
-    """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
-
-    It covers the problem spec and data fingerprint, the optimizer (not its label),
-    :data:`STORE_VERSION`, :meth:`RunConfig.key_fields <optcmp.engine.RunConfig.key_fields>`
-    and, when present, :func:`~optcmp.fingerprint.problem_inputs` and the code of stopping rules
-    written outside optcmp; not the process, machine, hash seed or sweep order.
+    """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it
+    (problem and data fingerprint, optimizer but not its label, :data:`STORE_VERSION`,
+    :meth:`RunConfig.key_fields <optcmp.engine.RunConfig.key_fields>`, problem inputs and
+    outside stopping rules' code), not of the process, machine or sweep order.
 
     Parameters
     ----------
@@ -82,7 +79,6 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     Returns
     -------
     str
-        64 hexadecimal digits.
     """
     if config is None:
         settings = {"threads": None, **settings}
@@ -104,7 +100,6 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
-# ---------------------------------------------------------------------- reading
 def load_store(path: str | os.PathLike[str]) -> Comparison:
     """Read a run store back as a :class:`~optcmp.Comparison`.
 
@@ -119,7 +114,6 @@ def load_store(path: str | os.PathLike[str]) -> Comparison:
     return Comparison.from_store(path, stacklevel=3)
 
 
-# ---------------------------------------------------------------------- writing
 class RunStore:
     """An open run store (use :meth:`open`; :func:`optcmp.compare` does).
 
@@ -129,7 +123,7 @@ class RunStore:
     runs : dict of str to RunResult
         Finished runs by key (read back at open, plus those appended since).
     write_seconds : float
-        Wall seconds spent serializing, writing and fsync-ing appended runs.
+        Wall seconds spent writing appended runs.
     appended : int
     """
 
@@ -150,7 +144,7 @@ class RunStore:
         path : str or path-like
         problem : Problem
         session : dict, optional
-            Settings, optimum and environment of this sweep (JSON-serializable).
+            Settings, optimum and environment of this sweep.
 
         Returns
         -------

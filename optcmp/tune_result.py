@@ -45,9 +45,8 @@ class TuneResult:
     cost : dict
         ``runs``, ``executed``, ``timed``, ``run_wall`` and ``elapsed`` (seconds).
     comparison : Comparison
-        Every tuning run.
     settings : dict
-        The run settings every tuning run used.
+        The run settings of every tuning run.
     """
 
     specs: list[OptimizerSpec]
@@ -129,7 +128,6 @@ class TuneResult:
         Parameters
         ----------
         path : str or path-like, optional
-            Where to write it (UTF-8).
         images : {"svg", "png"}, default "svg"
         **options
             As in :meth:`curves`.

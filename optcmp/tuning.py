@@ -114,16 +114,12 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     optimizer : OptimizerSpec, factory, str, or a sequence of them
         Hyperparameters not in the grid keep the values of the given spec.
     grid : dict, optional
-        ``{"learning_rate": [...]}`` (the product is tried), or one such dict per optimizer
-        name; default :data:`DEFAULT_GRIDS`.
+        ``{"learning_rate": [...]}`` (the product is tried) or one such dict per optimizer name.
     budget : float, optional
-        Per run: timed seconds (default 10, with a 10,000-iteration cap) or iterations
-        (``by="iterations"``, default 10,000).
+        Per run: timed seconds (default 10) or iterations (``by="iterations"``, default 10,000).
     by : {"time", "iterations"}, default "time"
     repeats : int, default 3
-        Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
     mode : {"grid", "defaults"}, default "grid"
-        ``"defaults"`` runs each optimizer with its documented defaults (no ``grid``).
     target : Rule, optional
         Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``).
     max_time : float, optional
@@ -131,7 +127,7 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     executor, store, progress
         As in :func:`optcmp.compare`.
     config : RunConfig, optional
-        The settings of every run, its budgets replaced by tune's (:func:`tuning_rule`).
+        The settings of every run, its budgets replaced by tune's.
     **overrides
         Settings replacing those of ``config``, except :data:`BUDGET_SETTINGS`.
 
@@ -142,8 +138,7 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     Warns
     -----
     UserWarning
-        No configuration of an optimizer reached the target, or the best value of a numeric
-        axis (three or more values) is at the edge of the grid.
+        No configuration reached the target, or the best value is at the edge of the grid.
     """
     from optcmp.sweep import compare
     t_start = time.perf_counter()
@@ -158,15 +153,16 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
-    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode,
-                      _tuning_cost(comp, t_start), comp, _recorded_settings(run_config))
-
-
-def _recorded_settings(config: RunConfig) -> dict[str, Any]:
-    """The settings of the tuning runs that a saved tuning result records (JSON values)."""
-    return {"backend": config.backend, **config.recorded(), "tol": config.tol,
-            "eval_every": config.eval_every, "max_time": config.max_time,
-            "max_cpu_time": config.max_cpu_time}
+    cost = {"runs": float(len(comp)),
+            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
+            "timed": float(sum(r.time for r in comp)),
+            "run_wall": float(sum(r.timing.wall for r in comp)),
+            "elapsed": time.perf_counter() - t_start}
+    recorded = {"backend": run_config.backend, **run_config.recorded(), "tol": run_config.tol,
+                "eval_every": run_config.eval_every, "max_time": run_config.max_time,
+                "max_cpu_time": run_config.max_cpu_time}
+    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode, cost, comp,
+                      recorded)
 
 
 #: Settings of a run that tune sets itself from its budget (not overrides of :func:`tune`).
@@ -265,11 +261,6 @@ def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
     return default_stopping(target=target, **limits)
 
 
-def _to_target(r: RunResult, by: str) -> float | None:
-    """Seconds or iterations a run spent to the target; None when it missed it."""
-    return r.time_to_target if by == "time" else r.nit_to_target
-
-
 def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: float,
                    repeats: int) -> list[ConfigScore]:
     """Score each configuration over its repetitions (runs are ordered repetition-major)."""
@@ -277,7 +268,7 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
     scored: list[ConfigScore] = []
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
-        reached = [_to_target(r, by) for r in runs]
+        reached = [r.time_to_target if by == "time" else r.nit_to_target for r in runs]
         sc = [float(budget if v is None else v) for v in reached]
         spent = float(sum((r.time if by == "time" else r.nit) for r in runs))
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
@@ -321,27 +312,14 @@ def _warn_about_choices(base: list[OptimizerSpec], best: list[ConfigScore],
                               f"{c_best.spec.describe()} is only the one that got closest "
                               "(smallest final gap): raise the budget or widen the grid",
                               stacklevel=3)
-        elif mode == "grid":
-            _warn_edge(s.name, c_best.point, grids[i])
-
-
-def _tuning_cost(comp: Comparison, t_start: float) -> dict[str, float]:
-    """Runs and executed runs of the sweep, their timed and wall seconds, time since ``t_start``."""
-    return {"runs": float(len(comp)),
-            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
-            "timed": float(sum(r.time for r in comp)),
-            "run_wall": float(sum(r.timing.wall for r in comp)),
-            "elapsed": time.perf_counter() - t_start}
-
-
-def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]]) -> None:
-    """Warn (at the caller of :func:`tune`) when the best value of a numeric axis is at its edge."""
-    for k, v in point.items():
-        vals = [x for x in grid[k] if isinstance(x, (int, float)) and not isinstance(x, bool)]
-        if len(vals) >= 3 and len(vals) == len(grid[k]) and v in (min(vals), max(vals)):
-            warnings.warn(f"the best {name} {k}={v!r} is at the edge of the grid "
-                          f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside it: "
-                          "extend the grid", stacklevel=4)
+            continue
+        for k, v in c_best.point.items() if mode == "grid" else ():
+            grid = grids[i][k]
+            vals = [x for x in grid if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            if len(vals) >= 3 and len(vals) == len(grid) and v in (min(vals), max(vals)):
+                warnings.warn(f"the best {s.name} {k}={v!r} is at the edge of the grid "
+                              f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside "
+                              "it: extend the grid", stacklevel=3)
 
 
 __all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "tune",

@@ -1,9 +1,5 @@
-"""The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``, ``optcmp report``,
-``optcmp tune``.
-
-One module per command; :mod:`optcmp.cli.settings` makes the run settings' flags from
-:class:`~optcmp.engine.RunConfig`'s field metadata, so that a new setting is one RunConfig field.
-Bad arguments print a one-line error and exit with status 2.
+"""The ``optcmp`` command: ``run``, ``list``, ``report`` and ``tune``, one module each; the run
+settings' flags come from :class:`~optcmp.engine.RunConfig`'s fields (:mod:`optcmp.cli.settings`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""What every ``optcmp`` command shares: argument types, path checks, signals, output writing.
-
-Bad arguments print a one-line error (:class:`CLIError`, or the parser's own) and exit with
-status 2; Ctrl-C exits with :data:`EXIT_INTERRUPTED` and SIGTERM with :data:`EXIT_TERMINATED`.
-"""
+"""What every ``optcmp`` command shares: argument types, path checks, signals, output writing."""
 
 from __future__ import annotations
 
@@ -170,8 +166,7 @@ def check_paths(outputs: Sequence[tuple[str, str | None]],
 
 def check_files(outputs: Sequence[tuple[str, str | None]],
                 inputs: Sequence[tuple[str, str | None]] = (), store: str | None = None) -> None:
-    """Every check of a command's files before any work (:func:`check_out`,
-    :func:`check_paths`, :func:`check_store`)."""
+    """Every check of a command's files before any work."""
     for option, path in outputs:
         check_out(option, path)
     check_paths([*outputs, ("--store", store)], inputs)
@@ -270,12 +265,8 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
 
 # ---------------------------------------------------------------------- outputs
 def forget_half_imports() -> list[str]:
-    """Drop from ``sys.modules`` the submodules whose package a signal removed mid-import.
-
-    Python forgets a package interrupted while it is imported but keeps its submodules, whose
-    parent then lacks them (``Module 'scipy' has no attribute '_lib'``); forgetting them too
-    lets the next import (the report's) run the package again from the start.
-    """
+    """Drop from ``sys.modules`` the submodules whose package a signal removed mid-import
+    (Python keeps them, and the next import then fails: ``'scipy' has no attribute '_lib'``)."""
     dropped: list[str] = []
     for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
         parent = name.rpartition(".")[0]

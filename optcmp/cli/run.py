@@ -1,8 +1,4 @@
-"""``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict.
-
-The flags make one :class:`~optcmp.engine.RunConfig`, which both :func:`optcmp.compare` and
-:func:`optcmp.sweep.confirm_leaders` (the verdict's repetitions) run with.
-"""
+"""``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict."""
 
 from __future__ import annotations
 
@@ -133,19 +129,15 @@ def command(args: argparse.Namespace) -> int:
         with sweep_errors(args.store):
             modes = execution_modes(execution if len(execution) > 1 else execution[0])
             config = optcmp.RunConfig(**settings, execution=modes[0])
+            several: dict[str, Any] = {"execution": modes} if len(modes) > 1 else {}
             comp = optcmp.compare(problem, specs, backends=backends, config=config,
                                   repeats=args.repeats, progress=not args.no_progress,
                                   redraw_data=args.redraw_data, store=args.store,
-                                  order=args.order, **_several(modes))
+                                  order=args.order, **several)
     except Interrupted as exc:
         return _interrupted(args, exc)
     _print_results(args, problem, comp, config)
     return 0
-
-
-def _several(modes: list[str]) -> dict[str, Any]:
-    """The ``execution`` override of compare for several modes (one runs from the config)."""
-    return {"execution": modes} if len(modes) > 1 else {}
 
 
 def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
@@ -260,18 +252,15 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     if target is None and all(p.optimum() is not None for p in problems):
         target = RelativeSuboptimality(tol)
     if target is None and args.suite is not None:  # each problem's own rule (make_stopping)
-        return None if early else _suite_without_early_stops(args, problem, tol)
+        if early:
+            return None
+        missing = [p.name for p in problem.problems if p.optimum() is None]
+        raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's "
+                       f"optimum; {missing[0]} has none")
     if target is None:
         target = problem.default_target(tol)
     return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
                             max_cpu_time=args.max_cpu_time, target=target, stall=early)
-
-
-def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
-    """Refuse ``--suite`` with ``--no-early-stop`` where a problem has no known optimum."""
-    missing = [p.name for p in suite.problems if p.optimum() is None]
-    raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
-                   f"{missing[0]} has none")
 
 
 __all__ = ["add_parser", "build_suite", "command", "is_main_job", "run_stopping", "set_hints"]

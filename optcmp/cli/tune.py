@@ -1,8 +1,4 @@
-"""``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice.
-
-The run-setting flags make one :class:`~optcmp.engine.RunConfig`; the tuning's own options
-(grid, mode, score, budget, repetitions, target) are :func:`optcmp.tune`'s arguments.
-"""
+"""``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice."""
 
 from __future__ import annotations
 

@@ -46,7 +46,6 @@ class ComparisonData:
         ``{"fun", "method", "time", "kind"}`` of the known optimum (the direct-solve floor).
     settings : dict or Settings, optional
     environment : dict, optional
-        Versions and hardware (:func:`optcmp.environment.environment`).
     verdict_runs : sequence of RunResult, optional
         Repetitions of the two fastest entries behind the verdict; not rows of the table.
     shared_host_warned : bool, default False
@@ -156,14 +155,12 @@ class ComparisonData:
                     f"{len(suite.get('problems', []))} problems)")
         return f"{type(self).__name__}({len(self.runs)} runs on {self.problem.get('problem', '?')})"
 
-    # ------------------------------------------------------------------ selections
     def select(self, **criteria: Any) -> list[RunResult]:
         """Runs whose attributes equal every given value, e.g. ``select(backend="torch")``.
 
         Parameters
         ----------
         **criteria
-            Flat names of a run and their values.
 
         Returns
         -------
@@ -243,7 +240,6 @@ class ComparisonData:
                    verdict_runs=[r for c in comps for r in c.verdict_runs],
                    shared_host_warned=warned)
 
-    # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of everything, traces included."""
         out = {
@@ -259,12 +255,11 @@ class ComparisonData:
 
     @classmethod
     def from_dict(cls, d: Any) -> Self:
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict` (``d``: a decoded JSON value).
 
         Parameters
         ----------
         d : Any
-            A decoded JSON value.
 
         Returns
         -------

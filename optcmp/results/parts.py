@@ -90,17 +90,12 @@ class Identity:
 
     Attributes
     ----------
-    problem, optimizer, label, backend, device, dtype : str
-        The label is the optimizer's row in a table.
-    impl, implementation, framework_version : str
-        ``"reference"``, ``"native"`` or ``"scipy"``, the code that ran in words.
-    hyperparameters : dict
-        As used (``"auto"`` values resolved).
+    problem, optimizer, label, backend, device, dtype, framework_version : str
+    impl, implementation, reduction : str
+        ``"reference"``, ``"native"`` or ``"scipy"``; the code in words; ``"mean"`` or ``"sum"``.
+    hyperparameters, problem_spec : dict
+        As used (``"auto"`` resolved), and the problem instance's spec (data seed or fingerprint).
     seed, repeat, n_params, n_samples : int
-    problem_spec : dict
-        The spec of the problem instance the run used (its data seed or data fingerprint).
-    reduction : str
-        ``"mean"`` or ``"sum"`` over samples.
     implemented_by : Implementation or None
         The code that ran, as data (derived from ``implementation`` for older files).
     """
@@ -132,18 +127,14 @@ class Outcome:
     ----------
     x, fun : ndarray of float64, float
         Final iterate, and its objective re-evaluated in numpy float64 off the clock.
-    success, status, message : bool, str, str
-        Whether the target was reached, one of :data:`STATUSES`, and why the run stopped.
+    success, status, message, target : bool, str, str, str
+        ``status`` is one of :data:`STATUSES`; ``message`` says why the run stopped.
     nit, nfev, njev : int
-    epochs : float or None
-        Passes over the training data (minibatch runs).
-    f0, fstar : float, float or None
-        Objective at the initial point (float64), and the known optimum ``f*``.
-    target : str
+    epochs, f0, fstar : float or None
+        Passes over the data (minibatch runs), objective at the initial point, known optimum.
     metrics : dict of str to float
         The problem's metrics at ``x`` (e.g. train and test accuracy).
-    trace : Trace
-    bound : CensorBound or None
+    trace, bound : Trace, CensorBound or None
     """
 
     x: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -181,16 +172,12 @@ class Timing:
 
     Attributes
     ----------
-    time, cpu_time : float, float or None
-        Timed seconds of the optimizer steps, and their process CPU seconds.
-    warmup, setup, wall : float
-        Wall seconds of the untimed warm-up and setup, and of the whole run.
-    load_start, load_end : float or None
-        The host's 1-minute load average when the run started and ended.
+    time, cpu_time, warmup, setup, wall : float
+        Timed and CPU seconds of the steps, wall seconds of warm-up, setup and the whole run.
+    load_start, load_end, started_at, finished_at : float or None
+        The host's 1-minute load average, and Unix times, at the start and end.
     contended : bool
         Timed wall time above CPU time by :data:`optcmp.timing.CONTENTION_MARGIN`.
-    started_at, finished_at : float or None
-        Unix times.
     """
 
     time: float = 0.0
@@ -214,22 +201,14 @@ class Conditions:
     threads, host : int or None, str
     concurrency, shared_host : int, bool
         Most optcmp runs active on the host at once during this run, and whether that was > 1.
-    compiled : str
-        ``"xla"``, ``"tf.function"``, ``"torch.compile"``, ``"eager"``, ``"numpy"`` or ``""``.
-    layout : str
-        ``"row-major"`` or ``"column-major"`` training data.
-    execution : str
-        ``"step"`` (one framework call per step) or ``"fused"`` (one per observation interval).
+    compiled, layout, execution, gradient : str
+        E.g. ``"torch.compile"``, ``"row-major"``, ``"fused"``, ``"autodiff"``; ``""``: not run.
     compiles_in_timed : int or None
         Compilations and traces inside the timed region (``None``: not counted).
-    gradient : str
-        ``"analytic"``, ``"autodiff"`` or ``""`` (never started).
-    contract : dict
-        The timing contract (:func:`optcmp.engine.contract.timing_contract`); empty in older files.
+    contract, pools : dict
+        :func:`optcmp.engine.contract.timing_contract`, :func:`~optcmp.threads.pools_seen`.
     timing_error : str
         Why the measured time cannot be right (a step faster than the memory-bandwidth floor).
-    pools : dict
-        ``{library: threads}`` of :func:`~optcmp.threads.pools_seen`; ``{}`` when not read.
     last_batch, drop_last : int or None, bool or None
         Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
     """

@@ -226,12 +226,10 @@ class RunResult:
         if "status" in changes and changes["status"] not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {changes['status']!r}")
         parts = {p: changes.get(p, getattr(self, p)) for p in PARTS}
-        by_part: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():
             if name in FIELDS:
-                by_part.setdefault(FIELDS[name].part, {})[FIELDS[name].field] = value
-        for p, kw in by_part.items():
-            parts[p] = dataclasses.replace(parts[p], **kw)
+                part, f = FIELDS[name].part, FIELDS[name].field
+                parts[part] = dataclasses.replace(parts[part], **{f: value})
         return type(self).from_parts(**parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -134,7 +134,6 @@ class Settings(dict[str, Any]):
         """
         return Settings({k: v for k, v in self.items() if k not in keys})
 
-    # ------------------------------------------------------------------ read-only
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
         """Refused: settings are read-only."""
         raise TypeError("Settings are read-only; settings.replace(...) and settings.drop(...) "
@@ -159,7 +158,6 @@ class Settings(dict[str, Any]):
         import copy
         return Settings(copy.deepcopy(dict(self), memo))
 
-    # ------------------------------------------------------------------ typed keys
     @property
     def target_tol(self) -> float | None:
         """The relative-suboptimality tolerance of the stopping rule, if it has one."""
