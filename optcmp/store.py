@@ -56,9 +56,6 @@ class Interrupted(KeyboardInterrupt):
         self.done = done
         self.total = total
 
-    def __str__(self) -> str:
-        return str(self.args[0])
-
 
 def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
             **settings: Any) -> str:
