@@ -1,8 +1,5 @@
-"""File and JSON helpers shared by results, store, report and tuning (a leaf: stdlib and numpy).
-
-Every file optcmp writes is checked before any work starts (:func:`check_output_path`) and
-written atomically (:func:`atomic_path`): a crash never leaves half a file, nor replaces a
-device, FIFO or socket.
+"""File and JSON helpers shared by results, store, report and tuning (a leaf: stdlib and numpy):
+every file optcmp writes is checked before any work starts and written atomically.
 """
 
 from __future__ import annotations
@@ -32,17 +29,11 @@ def jsonable(v: Any) -> Any:
 
 def json_kind(v: Any) -> str:
     """JSON type name of a decoded value (for messages)."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object" if isinstance(v, dict) else type(v).__name__
+    for kind, types in (("null", type(None)), ("boolean", bool), ("number", (int, float)),
+                        ("string", str), ("array", list), ("object", dict)):
+        if isinstance(v, types):
+            return kind
+    return type(v).__name__
 
 
 def example_name(what: str) -> str:
@@ -123,18 +114,15 @@ def atomic_path(path: str | os.PathLike[str], *, what: str = "file") -> Iterator
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(p)}.", suffix=".tmp", dir=parent)
     try:
         try:
-            os.fchmod(fd, _new_file_mode(p))
-        except (OSError, AttributeError):  # pragma: no cover - e.g. Windows
-            pass
+            with contextlib.suppress(OSError, AttributeError):  # e.g. Windows
+                os.fchmod(fd, _new_file_mode(p))
         finally:
             os.close(fd)
         yield tmp
         os.replace(tmp, p)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -151,19 +139,14 @@ def _new_file_mode(path: str) -> int:
 def available_memory() -> int | None:
     """Bytes of memory available without swapping (psutil, else ``/proc/meminfo``, else
     ``os.sysconf``), or None if unknown."""
-    try:
+    with contextlib.suppress(Exception):  # psutil not installed, or no answer here
         import psutil
-
         return int(psutil.virtual_memory().available)
-    except Exception:  # noqa: BLE001 - not installed, or no answer on this platform
-        pass
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):

@@ -1,7 +1,5 @@
-"""Reading the run store's file format (a leaf: stdlib and :mod:`optcmp._version` only).
-
-The layout and the safety rules are described in :mod:`optcmp.store`, which writes stores;
-:meth:`optcmp.results.ComparisonData.load` reads them with this module without importing it.
+"""Reading the run store's file format (a leaf: stdlib and :mod:`optcmp._version` only), so
+that :mod:`optcmp.results` reads stores without importing :mod:`optcmp.store`.
 """
 
 from __future__ import annotations
@@ -66,8 +64,7 @@ def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -
     out: StoreContents[_T] = StoreContents()
     with open(path, "rb") as fh:
         data = fh.read()
-    pos = 0
-    lineno = 0
+    pos = lineno = 0
     while pos < len(data):
         nl = data.find(b"\n", pos)
         lineno += 1

@@ -1,8 +1,6 @@
-"""The user-facing :class:`Comparison`: the runs of a sweep with their tables, statistics, plots.
-
-It is :class:`~optcmp.results.ComparisonData` with a method for each analysis, each calling a
-function of :mod:`optcmp.analysis` imported when the method is called (so importing optcmp
-loads no analysis, no scipy submodule and no matplotlib).
+"""The user-facing :class:`Comparison`: :class:`~optcmp.results.ComparisonData` with a method
+for each analysis, each importing its :mod:`optcmp.analysis` function when called (so importing
+optcmp loads no analysis, no scipy submodule and no matplotlib).
 """
 
 from __future__ import annotations
@@ -15,48 +13,34 @@ from optcmp.results import ComparisonData
 
 
 class Comparison(ComparisonData):
-    """A table of runs: the result of :func:`optcmp.compare`.
+    """A table of runs: the result of :func:`optcmp.compare`; built, loaded and changed as
+    :class:`~optcmp.results.ComparisonData` (same parameters)."""
 
-    Built, loaded and changed as :class:`~optcmp.results.ComparisonData` (same parameters),
-    whose constructors give comparisons of this class; ``Comparison.of(data)`` turns the data
-    an analysis got into one.
-    """
-
-    # ------------------------------------------------------------------ tables
     def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per run (no trace or iterate): the table's data
-        (:func:`optcmp.analysis.tables.rows`)."""
+        """One flat dict per run (:func:`optcmp.analysis.tables.rows`)."""
         from optcmp.analysis.tables import rows
-
         return rows(self)
 
     def to_frame(self) -> Any:
         """A pandas DataFrame with one row per run (:func:`optcmp.analysis.tables.to_frame`)."""
         from optcmp.analysis.tables import to_frame
-
         return to_frame(self)
 
     def table(self, *, columns: Sequence[str] | None = None, wide: bool = False,
               per_run: bool = False) -> str:
-        """A readable fixed-width table sorted by time-to-target
-        (:func:`optcmp.analysis.tables.table`).
+        """A fixed-width table sorted by time-to-target (:func:`optcmp.analysis.tables.table`).
 
         Parameters
         ----------
         columns : sequence of str, optional
-            Columns from :data:`optcmp.analysis.tables.COLUMNS` (default: at most 120
-            characters wide).
         wide : bool, default False
-            Every column.
         per_run : bool, default False
-            One row per run instead of one per (optimizer, backend).
 
         Returns
         -------
         str
         """
         from optcmp.analysis.tables import table
-
         return table(self, columns=columns, wide=wide, per_run=per_run)
 
     def __str__(self) -> str:
@@ -69,15 +53,12 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         equivalence : EquivalenceResult or list of them, optional
-            Results of :func:`optcmp.check_equivalence`, as in :meth:`framework_factors`.
 
         Returns
         -------
         str
-            Lines; the first begins ``"verdict: "``.
         """
         from optcmp.analysis.verdict import verdict
-
         return verdict(self, equivalence)
 
     def framework_factors(self, *, equivalence: Any = None) -> list[Any]:
@@ -87,43 +68,34 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         equivalence : EquivalenceResult or list of them, optional
-            Results of :func:`optcmp.check_equivalence` (nothing is run here): where one
-            proves an optimizer's trajectories identical on its backends, the factor is the
-            median time per common iteration; otherwise the median time-to-target.
 
         Returns
         -------
         list of FrameworkFactor
         """
         from optcmp.analysis.framework import framework_factors
-
         return list(framework_factors([*self.runs, *self.verdict_runs], equivalence))
 
-    # ------------------------------------------------------------------ statistics
     def target_tol(self) -> float | None:
-        """The relative-suboptimality tolerance of the stopping rule, if it has one
-        (``settings.target_tol``)."""
+        """``settings.target_tol``: the stopping rule's relative-suboptimality tolerance."""
         return self.settings.target_tol
 
     def fairness_issues(self) -> list[str]:
         """Why this table may compare unlike things
-        (:func:`optcmp.analysis.stats.fairness.fairness_issues`, with the recorded timer
-        resolution)."""
+        (:func:`optcmp.analysis.stats.fairness.fairness_issues`)."""
         from optcmp.analysis.stats.fairness import comparison_issues
-
         return comparison_issues(self)
 
     def summary(self, *, as_frame: bool | None = None, confidence_level: float = 0.95,
                 method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
                 warn: bool = True) -> Any:
-        """Per (problem, optimizer, backend, device, dtype): success rate, median
-        time-to-target with a bootstrap CI, median counts to target, aRT
-        (:func:`optcmp.analysis.stats.summary.summary`).
+        """Success rate, median time-to-target with a bootstrap CI, counts to target and aRT
+        per entry (:func:`optcmp.analysis.stats.summary.summary`).
 
         Parameters
         ----------
         as_frame : bool, optional
-            A pandas DataFrame or a list of dicts (None: a DataFrame when pandas is installed).
+            None: a DataFrame when pandas is installed.
         confidence_level, method, n_resamples, seed, warn
             As in :func:`optcmp.analysis.stats.summary.summarize`.
 
@@ -132,7 +104,6 @@ class Comparison(ComparisonData):
         pandas.DataFrame or list of dict
         """
         from optcmp.analysis.stats.summary import summary
-
         return summary(self, as_frame=as_frame, confidence_level=confidence_level,
                        method=method, n_resamples=n_resamples, seed=seed, warn=warn,
                        stacklevel=3)  # warnings point at the caller's line
@@ -141,7 +112,6 @@ class Comparison(ComparisonData):
         """:meth:`summary` as fixed-width text with confidence intervals (kwargs passed on;
         :func:`optcmp.analysis.stats.summary.summary_table`)."""
         from optcmp.analysis.stats.summary import summary_table
-
         return summary_table(self, **{"stacklevel": 3, **kwargs})
 
     def compare_optimizers(self, a: str | dict[str, Any], b: str | dict[str, Any], *,
@@ -152,8 +122,7 @@ class Comparison(ComparisonData):
         Parameters
         ----------
         a, b : str or dict
-            An optimizer label, or criteria for :meth:`select` (e.g.
-            ``{"label": "gd", "backend": "torch"}``).
+            An optimizer label, or criteria for :meth:`select`.
         metric, alpha, warn
             As in :func:`optcmp.analysis.stats.tests.compare_pair`.
 
@@ -162,7 +131,6 @@ class Comparison(ComparisonData):
         optcmp.analysis.stats.tests.PairwiseComparison
         """
         from optcmp.analysis.stats.tests import compare_optimizers
-
         return compare_optimizers(self, a, b, metric=metric, alpha=alpha, warn=warn,
                                   stacklevel=3)
 
@@ -170,24 +138,20 @@ class Comparison(ComparisonData):
         """Dolan-More performance profile
         (:func:`optcmp.analysis.stats.profiles.performance_profile`)."""
         from optcmp.analysis.stats.profiles import performance_profile
-
         return performance_profile(self, **kwargs)
 
     def data_profile(self, **kwargs: Any) -> Any:
         """More-Wild data profile in gradient evaluations
         (:func:`optcmp.analysis.stats.profiles.data_profile`)."""
         from optcmp.analysis.stats.profiles import data_profile
-
         return data_profile(self, **kwargs)
 
     def runtime_ecdf(self, **kwargs: Any) -> Any:
         """COCO-style runtime ECDF over tolerances
         (:func:`optcmp.analysis.stats.profiles.runtime_ecdf`)."""
         from optcmp.analysis.stats.profiles import runtime_ecdf
-
         return runtime_ecdf(self, **kwargs)
 
-    # ------------------------------------------------------------------ plots and reports
     def plot(self, kind: str = "convergence", **kwargs: Any) -> Any:
         """A matplotlib Figure (:func:`optcmp.analysis.plots.plot`; needs ``optcmp[plot]``).
 
@@ -195,14 +159,13 @@ class Comparison(ComparisonData):
         ----------
         kind : {"convergence", "time_to_target", "performance_profile", "data_profile", "ecdf"}
         **kwargs
-            Passed to the plot function (e.g. ``x="njev"`` for convergence).
+            Passed to the plot function.
 
         Returns
         -------
         matplotlib.figure.Figure
         """
         from optcmp.analysis.plots import plot
-
         return plot(self, kind, **kwargs)
 
     def save_plots(self, directory: str | os.PathLike[str], *,
@@ -210,28 +173,22 @@ class Comparison(ComparisonData):
                    prefix: str | None = None) -> list[str]:
         """Write the standard plots to ``directory`` (:func:`optcmp.analysis.plots.save_plots`)."""
         from optcmp.analysis.plots import save_plots
-
         return save_plots(self, directory, formats=formats, kinds=kinds, prefix=prefix)
 
     def to_html(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str:
-        """A self-contained offline HTML report (:func:`optcmp.analysis.report.to_html`);
-        returns it."""
+        """A self-contained offline HTML report (:func:`optcmp.analysis.report.to_html`)."""
         from optcmp.analysis.report import to_html
-
         return to_html(self, path, **kwargs)
 
     def to_csv(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
-        """Long-format CSV: one row per trace point (``kind="traces"``) or per run
-        (``kind="runs"``), with run identifiers; returns the row count
+        """Long-format CSV of the traces or runs; the row count
         (:func:`optcmp.analysis.export.to_csv`)."""
         from optcmp.analysis.export import to_csv
-
         return to_csv(self, path, kind=kind)
 
     def to_parquet(self, path: str | os.PathLike[str], *, kind: str = "traces") -> int:
         """Like :meth:`to_csv` in Parquet (needs pyarrow: ``optcmp[parquet]``)."""
         from optcmp.analysis.export import to_parquet
-
         return to_parquet(self, path, kind=kind)
 
 

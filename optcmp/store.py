@@ -3,39 +3,12 @@
 ``compare(..., store="runs.jsonl")`` appends every finished run to the store (flushed and
 ``fsync``-ed before the next run is reported), keyed by :func:`run_key`; the same sweep run
 again reads finished keys back and runs only the others, so an interrupted sweep resumes.
-
-File layout (JSON Lines, UTF-8, one record per line)
------------------------------------------------------
-1. a header: ``{"record": "header", "format": "optcmp.store", "store_version": 1, "optcmp":
-   "<version>", "problem": {...spec...}, "data_sha256": "<hex>", "created": "<ISO time>"}``;
-2. one ``{"record": "session", ...}`` line each time a sweep opens the store (its settings,
-   optimum and environment; :func:`load_store` uses the last one);
-3. one ``{"record": "run", "key": "<sha256>", "run": {...RunResult.to_dict()...}}`` per run.
-
-Safety rules
-------------
-* **Crash mid-write.** A torn last line is ignored with a warning and cut off before the next
-  append; a bad line elsewhere (outside editing) is skipped with a warning naming it.
-* **Ctrl-C.** Finished runs are already on disk; the run in progress is discarded;
-  :class:`Interrupted` (a ``KeyboardInterrupt``) says how to resume: run the same command again.
-* **No silent mixing.** One store holds one problem (spec and data fingerprint) and one store
-  format version, else :class:`StoreMismatchError`; a store written by another optcmp version
-  with the same format is reused with a warning.
-* **One writer.** A sweep holds an advisory lock (``fcntl.flock``) on its store; a second sweep
-  on the same file fails with :class:`StoreLockedError` instead of interleaving lines.
-
-What is stored and what is re-run
----------------------------------
-Every result :func:`optcmp.run` returns is stored, ``failed`` and ``diverged`` included (they
-are deterministic). Re-run on resume: ``skipped`` runs, runs a callback stopped (the callback is
-the user's code), runs lost with a worker or an executor error, and runs discarded by Ctrl-C.
-What changes a run's result is in its key (:func:`run_key`) or refused: the header records the
-problem's :func:`~optcmp.fingerprint.problem_inputs`, and a problem that differs in any of them
-is refused with :class:`StoreMismatchError` naming what changed.
+File layout and safety rules: see docs/scaling-out.md, 'Run stores: resumable sweeps'.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -64,17 +37,15 @@ from optcmp.results import RunResult
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during :func:`optcmp.compare`: finished runs are kept, and the message says how
-    to resume.
+    """Ctrl-C during :func:`optcmp.compare`: finished runs are kept; the message says how to
+    resume.
 
     Attributes
     ----------
     comparison : Comparison
         The runs finished before the interruption (read back from the store included).
     store : str or None
-        Path of the store holding them.
     done, total : int
-        Finished runs and runs in the sweep.
     """
 
     def __init__(self, message: str, comparison: Comparison, store: str | None, done: int,
@@ -85,20 +56,13 @@ class Interrupted(KeyboardInterrupt):
         self.done = done
         self.total = total
 
-    def __str__(self) -> str:
-        return str(self.args[0])
-
 
 def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
             **settings: Any) -> str:
-    """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it.
-
-    The key covers the problem spec and data fingerprint, the optimizer (name, every
-    hyperparameter, impl; not the label), :data:`STORE_VERSION`, the settings that define a
-    run (:meth:`RunConfig.key_fields <optcmp.engine.RunConfig.key_fields>`) and, when present,
-    the problem's :func:`~optcmp.fingerprint.problem_inputs` and the code of stopping rules
-    written outside optcmp. It does not depend on the process, the machine, the Python hash
-    seed or the order of the sweep.
+    """The stable key of one run: SHA-256 of the canonical JSON of everything that defines it
+    (problem and data fingerprint, optimizer but not its label, :data:`STORE_VERSION`,
+    :meth:`RunConfig.key_fields <optcmp.engine.RunConfig.key_fields>`, problem inputs and
+    outside stopping rules' code), not of the process, machine or sweep order.
 
     Parameters
     ----------
@@ -107,13 +71,11 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     config : RunConfig, optional
         The run's settings, with its stopping rule resolved.
     **settings
-        :class:`~optcmp.engine.RunConfig` fields replacing those of ``config`` (without
-        ``config``, ``threads`` defaults to None).
+        RunConfig fields replacing those of ``config`` (without it, ``threads`` defaults to None).
 
     Returns
     -------
     str
-        64 hexadecimal digits.
     """
     if config is None:
         settings = {"threads": None, **settings}
@@ -135,10 +97,8 @@ def run_key(problem: Any, optimizer: Any, config: RunConfig | None = None,
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
-# ---------------------------------------------------------------------- reading
 def load_store(path: str | os.PathLike[str]) -> Comparison:
-    """Read a run store back as a :class:`~optcmp.Comparison`
-    (:meth:`ComparisonData.from_store <optcmp.results.ComparisonData.from_store>`).
+    """Read a run store back as a :class:`~optcmp.Comparison`.
 
     Parameters
     ----------
@@ -151,7 +111,6 @@ def load_store(path: str | os.PathLike[str]) -> Comparison:
     return Comparison.from_store(path, stacklevel=3)
 
 
-# ---------------------------------------------------------------------- writing
 class RunStore:
     """An open run store (use :meth:`open`; :func:`optcmp.compare` does).
 
@@ -161,9 +120,8 @@ class RunStore:
     runs : dict of str to RunResult
         Finished runs by key (read back at open, plus those appended since).
     write_seconds : float
-        Wall seconds spent serializing, writing and fsync-ing appended runs.
+        Wall seconds spent writing appended runs.
     appended : int
-        Runs appended since :meth:`open`.
     """
 
     def __init__(self, path: str, fh: IO[bytes], runs: dict[str, RunResult]) -> None:
@@ -183,20 +141,11 @@ class RunStore:
         path : str or path-like
         problem : Problem
         session : dict, optional
-            Settings, optimum and environment of this sweep (JSON-serializable).
+            Settings, optimum and environment of this sweep.
 
         Returns
         -------
         RunStore
-
-        Raises
-        ------
-        StoreError
-            The file exists and is not an optcmp store.
-        StoreMismatchError
-            The store holds another problem, or another store format version.
-        StoreLockedError
-            Another sweep is writing to it.
         """
         p = os.fspath(path)
         if not p:
@@ -252,21 +201,16 @@ class RunStore:
         self.close()
 
     def get(self, key: str) -> RunResult | None:
-        """The finished run stored under ``key``, or None (a run its callback stopped, which
-        older stores may hold, is None too: it is run again)."""
+        """The finished run stored under ``key``, or None (also for a run its callback stopped)."""
         run = self.runs.get(key)
         return None if run is None or stopped_by_callback(run) else run
 
     def append(self, key: str, result: RunResult) -> None:
-        """Append one finished run: one line, flushed and fsync-ed before returning.
-
-        A run its callback stopped is not stored (the key does not cover the callback): it is
-        run again on resume.
+        """Append one finished run (not one its callback stopped), flushed and fsync-ed.
 
         Parameters
         ----------
         key : str
-            :func:`run_key` of the run.
         result : RunResult
         """
         if stopped_by_callback(result):
@@ -360,16 +304,12 @@ def _lock(fh: IO[bytes], path: str | None) -> None:
 
 def _fsync_dir(path: str) -> None:
     """Flush a directory's entries (a new file's name) to disk where the system allows it."""
-    try:
+    with contextlib.suppress(OSError):  # e.g. Windows
         fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 __all__ = ["Interrupted", "RunStore", "load_store", "run_key", "stopped_by_callback"]

@@ -1,6 +1,5 @@
-"""What :func:`optcmp.tune` found: :class:`TuneResult` (and its :class:`ConfigScore` rows),
-saved as JSON and read back as optimizer specs by :func:`load_specs` (``optcmp tune --out
-PATH``, then ``optcmp run --tuned PATH``).
+"""What :func:`optcmp.tune` found: :class:`TuneResult`, saved as JSON and read back as
+optimizer specs by :func:`load_specs` (``optcmp tune --out PATH``, ``optcmp run --tuned PATH``).
 """
 
 from __future__ import annotations
@@ -41,16 +40,13 @@ class TuneResult:
     specs : list of OptimizerSpec
         The chosen configuration of each optimizer, in the order given.
     configs : list of ConfigScore
-        Every configuration with its scores.
     by, budget, repeats, mode
         As given to :func:`~optcmp.tuning.tune`.
     cost : dict
-        ``runs``, ``executed`` (not read back from a store), ``timed`` and ``run_wall`` (sums
-        of the runs' seconds) and ``elapsed`` (wall seconds of the whole call).
+        ``runs``, ``executed``, ``timed``, ``run_wall`` and ``elapsed`` (seconds).
     comparison : Comparison
-        Every tuning run.
     settings : dict
-        The run settings every tuning run used, saved with the result.
+        The run settings of every tuning run.
     """
 
     specs: list[OptimizerSpec]
@@ -81,7 +77,6 @@ class TuneResult:
     def to_frame(self) -> Any:
         """A pandas DataFrame of :meth:`rows` (needs pandas)."""
         import pandas as pd
-
         return pd.DataFrame(self.rows())
 
     def table(self) -> str:
@@ -117,14 +112,13 @@ class TuneResult:
         Parameters
         ----------
         **options
-            Options of :func:`~optcmp.analysis.stats.budget_curves.budget_curves`.
+            As in :func:`~optcmp.analysis.stats.budget_curves.budget_curves`.
 
         Returns
         -------
         BudgetCurves
         """
         from optcmp.analysis.stats.budget_curves import budget_curves
-
         return budget_curves(self, **options)
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, images: str = "svg",
@@ -134,7 +128,6 @@ class TuneResult:
         Parameters
         ----------
         path : str or path-like, optional
-            Where to write it (UTF-8); nothing is written when omitted.
         images : {"svg", "png"}, default "svg"
         **options
             As in :meth:`curves`.
@@ -142,10 +135,8 @@ class TuneResult:
         Returns
         -------
         str
-            The HTML.
         """
         from optcmp.analysis.budget_report import budget_html
-
         if images not in ("svg", "png"):
             raise ValueError(f"images must be 'svg' or 'png', got {images!r}")
         page = budget_html(self.curves(**options), title="optcmp tuning", images=images,
@@ -168,7 +159,7 @@ class TuneResult:
                 "cost": self.cost, "settings": dict(self.settings)}
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_dict` as JSON, atomically (:func:`load_specs` reads the specs back).
+        """Write :meth:`to_dict` as JSON, atomically.
 
         Parameters
         ----------

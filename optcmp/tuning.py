@@ -1,23 +1,9 @@
 """A fair tuning protocol: every configuration gets the same budget and the same target.
 
-:func:`tune` runs each configuration of a grid to the target under one budget, ``repeats``
-times (seeds ``seed, seed + 1, ...``), scores every run by its time-to-target (``by="time"``,
-seconds) or its iterations-to-target (``by="iterations"``, deterministic), counts a run that does
-not reach the target as the full budget, and picks the configuration with the smallest median
-score. The tuning cost is reported too, since a method that needs a large grid to work is more
-expensive than its best run suggests.
-
-The default grids (:data:`DEFAULT_GRIDS`) are log-spaced, two points per decade (values rounded
-to 3 significant digits). ``mode="defaults"`` runs each optimizer with its documented defaults
-instead, scored the same way: the baseline a tuned configuration has to beat.
-
-Example
--------
->>> import optcmp
->>> p = optcmp.problems.LinearRegression(n_samples=500)
->>> t = optcmp.tune(p, optcmp.gd, {"learning_rate": [1e-3, 3e-3, 1e-2]}, by="iterations",
-...                 budget=500, repeats=1)  # doctest: +SKIP
->>> optcmp.compare(p, t.specs)  # doctest: +SKIP
+:func:`tune` runs each configuration of a grid ``repeats`` times to the target under one budget,
+scores a run by its time or iterations to target (a miss scores the whole budget) and picks the
+smallest median; the tuning cost is reported too. Why and how: see docs/scaling-out.md,
+'Tuning, fairly'.
 """
 
 from __future__ import annotations
@@ -128,42 +114,33 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     optimizer : OptimizerSpec, factory, str, or a sequence of them
         Hyperparameters not in the grid keep the values of the given spec.
     grid : dict, optional
-        ``{"learning_rate": [0.01, 0.1, 1.0]}`` (the Cartesian product is tried), or
-        ``{"gd": {...}, "adadelta": {...}}`` per optimizer. Default: :data:`DEFAULT_GRIDS`.
+        ``{"learning_rate": [...]}`` (the product is tried) or one such dict per optimizer name.
     budget : float, optional
-        Per run: timed seconds (``by="time"``, default 10, with a 10,000-iteration cap) or
-        iterations (``by="iterations"``, default 10,000). A miss scores the budget.
+        Per run: timed seconds (default 10) or iterations (``by="iterations"``, default 10,000).
     by : {"time", "iterations"}, default "time"
-        Score: time-to-target in seconds, or iterations-to-target (deterministic).
     repeats : int, default 3
-        Repetitions (seeds ``seed .. seed + repeats - 1``); the median decides.
     mode : {"grid", "defaults"}, default "grid"
-        ``"defaults"`` runs each optimizer with its documented defaults (no ``grid``).
     target : Rule, optional
-        Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``); the budget and divergence
-        detection are added to it.
+        Target rule replacing ``tol`` (e.g. ``LossTarget(0.01)``).
     max_time : float, optional
         With ``by="iterations"``, an extra cap in timed seconds per run.
     executor, store, progress
         As in :func:`optcmp.compare`.
     config : RunConfig, optional
-        The settings of every run, its budgets replaced by tune's (:func:`tuning_rule`).
+        The settings of every run, its budgets replaced by tune's.
     **overrides
         Settings replacing those of ``config``, except :data:`BUDGET_SETTINGS`.
 
     Returns
     -------
     TuneResult
-        ``result.specs`` feed ``optcmp.compare(problem, result.specs)``.
 
     Warns
     -----
     UserWarning
-        No configuration of an optimizer reached the target, or the best value of a numeric
-        axis with three or more values sits at the edge of the grid.
+        No configuration reached the target, or the best value is at the edge of the grid.
     """
     from optcmp.sweep import compare
-
     t_start = time.perf_counter()
     run_config = _tuning_config(config, overrides)
     budget, base = _check_inputs(optimizer, by, mode, budget, repeats)
@@ -176,15 +153,16 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
-    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode,
-                      _tuning_cost(comp, t_start), comp, _recorded_settings(run_config))
-
-
-def _recorded_settings(config: RunConfig) -> dict[str, Any]:
-    """The settings of the tuning runs that a saved tuning result records (JSON values)."""
-    return {"backend": config.backend, **config.recorded(), "tol": config.tol,
-            "eval_every": config.eval_every, "max_time": config.max_time,
-            "max_cpu_time": config.max_cpu_time}
+    cost = {"runs": float(len(comp)),
+            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
+            "timed": float(sum(r.time for r in comp)),
+            "run_wall": float(sum(r.timing.wall for r in comp)),
+            "elapsed": time.perf_counter() - t_start}
+    recorded = {"backend": run_config.backend, **run_config.recorded(), "tol": run_config.tol,
+                "eval_every": run_config.eval_every, "max_time": run_config.max_time,
+                "max_cpu_time": run_config.max_cpu_time}
+    return TuneResult(chosen, scored, by, float(budget), int(repeats), mode, cost, comp,
+                      recorded)
 
 
 #: Settings of a run that tune sets itself from its budget (not overrides of :func:`tune`).
@@ -283,11 +261,6 @@ def tuning_rule(problem: Problem, *, by: str, budget: float, tol: float = 1e-6,
     return default_stopping(target=target, **limits)
 
 
-def _to_target(r: RunResult, by: str) -> float | None:
-    """Seconds or iterations a run spent to the target; None when it missed it."""
-    return r.time_to_target if by == "time" else r.nit_to_target
-
-
 def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: float,
                    repeats: int) -> list[ConfigScore]:
     """Score each configuration over its repetitions (runs are ordered repetition-major)."""
@@ -295,7 +268,7 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
     scored: list[ConfigScore] = []
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
-        reached = [_to_target(r, by) for r in runs]
+        reached = [r.time_to_target if by == "time" else r.nit_to_target for r in runs]
         sc = [float(budget if v is None else v) for v in reached]
         spent = float(sum((r.time if by == "time" else r.nit) for r in runs))
         scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
@@ -307,11 +280,8 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
 
 def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]
                  ) -> tuple[list[OptimizerSpec], list[ConfigScore]]:
-    """Mark the best configuration of each optimizer; return the chosen specs and those configs.
-
-    Best: smallest median, then most successes, smallest mean, smallest final gap, first in the
-    grid. A chosen spec keeps the label of the given spec.
-    """
+    """Mark the best configuration of each optimizer (smallest median, most successes, mean,
+    final gap, grid order); the chosen specs (given labels kept) and those configs."""
     chosen: list[OptimizerSpec] = []
     best: list[ConfigScore] = []
     for i, s in enumerate(base):
@@ -342,27 +312,14 @@ def _warn_about_choices(base: list[OptimizerSpec], best: list[ConfigScore],
                               f"{c_best.spec.describe()} is only the one that got closest "
                               "(smallest final gap): raise the budget or widen the grid",
                               stacklevel=3)
-        elif mode == "grid":
-            _warn_edge(s.name, c_best.point, grids[i])
-
-
-def _tuning_cost(comp: Comparison, t_start: float) -> dict[str, float]:
-    """Runs and executed runs of the sweep, their timed and wall seconds, time since ``t_start``."""
-    return {"runs": float(len(comp)),
-            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
-            "timed": float(sum(r.time for r in comp)),
-            "run_wall": float(sum(r.timing.wall for r in comp)),
-            "elapsed": time.perf_counter() - t_start}
-
-
-def _warn_edge(name: str, point: dict[str, Any], grid: dict[str, Sequence[Any]]) -> None:
-    """Warn (at the caller of :func:`tune`) when the best value of a numeric axis is at its edge."""
-    for k, v in point.items():
-        vals = [x for x in grid[k] if isinstance(x, (int, float)) and not isinstance(x, bool)]
-        if len(vals) >= 3 and len(vals) == len(grid[k]) and v in (min(vals), max(vals)):
-            warnings.warn(f"the best {name} {k}={v!r} is at the edge of the grid "
-                          f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside it: "
-                          "extend the grid", stacklevel=4)
+            continue
+        for k, v in c_best.point.items() if mode == "grid" else ():
+            grid = grids[i][k]
+            vals = [x for x in grid if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            if len(vals) >= 3 and len(vals) == len(grid) and v in (min(vals), max(vals)):
+                warnings.warn(f"the best {s.name} {k}={v!r} is at the edge of the grid "
+                              f"[{min(vals)!r} .. {max(vals)!r}]; the optimum may lie outside "
+                              "it: extend the grid", stacklevel=3)
 
 
 __all__ = ["BUDGET_SETTINGS", "BY", "DEFAULT_BUDGET", "DEFAULT_GRIDS", "MODES", "tune",

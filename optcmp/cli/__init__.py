@@ -1,9 +1,5 @@
-"""The ``optcmp`` command: ``optcmp run`` (the main job), ``optcmp list``, ``optcmp report``,
-``optcmp tune``.
-
-One module per command; :mod:`optcmp.cli.settings` makes the run settings' flags from
-:class:`~optcmp.engine.RunConfig`'s field metadata, so that a new setting is one RunConfig field.
-Bad arguments print a one-line error and exit with status 2.
+"""The ``optcmp`` command: ``run``, ``list``, ``report`` and ``tune``, one module each; the run
+settings' flags come from :class:`~optcmp.engine.RunConfig`'s fields (:mod:`optcmp.cli.settings`).
 """
 
 from __future__ import annotations
@@ -39,7 +35,6 @@ SUBCOMMANDS: list[Callable[[Any], None]] = [run_command.add_parser, list_command
 def build_parser() -> Parser:
     """The ``optcmp`` argument parser."""
     from optcmp import __version__
-
     parser = Parser(prog="optcmp", description="Fair, convergence-based optimizer comparisons.")
     parser.add_argument("--version", action="version", version=f"optcmp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

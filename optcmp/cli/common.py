@@ -1,8 +1,4 @@
-"""What every ``optcmp`` command shares: argument types, path checks, signals, output writing.
-
-Bad arguments print a one-line error (:class:`CLIError`, or the parser's own) and exit with
-status 2; Ctrl-C exits with :data:`EXIT_INTERRUPTED` and SIGTERM with :data:`EXIT_TERMINATED`.
-"""
+"""What every ``optcmp`` command shares: argument types, path checks, signals, output writing."""
 
 from __future__ import annotations
 
@@ -100,7 +96,6 @@ def check_out(option: str, path: str | None) -> None:
     if path is None:
         return
     from optcmp._io import check_output_path
-
     what = {"--report": "HTML report", "--output": "HTML report", "--curve": "HTML report",
             "--csv": "CSV export", "--parquet": "Parquet export"}.get(option, "results")
     try:
@@ -119,7 +114,6 @@ def check_store(path: str | None) -> None:
         raise CLIError(f"--store: {path} is a directory; give a file path (e.g. "
                        f"{os.path.join(path, 'runs.jsonl')})")
     from optcmp._io import check_regular_file
-
     try:
         check_regular_file(path, what="run store")
     except ValueError as exc:
@@ -172,8 +166,7 @@ def check_paths(outputs: Sequence[tuple[str, str | None]],
 
 def check_files(outputs: Sequence[tuple[str, str | None]],
                 inputs: Sequence[tuple[str, str | None]] = (), store: str | None = None) -> None:
-    """Every check of a command's files before any work (:func:`check_out`,
-    :func:`check_paths`, :func:`check_store`)."""
+    """Every check of a command's files before any work."""
     for option, path in outputs:
         check_out(option, path)
     check_paths([*outputs, ("--store", store)], inputs)
@@ -226,7 +219,6 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 def _on_sigterm(signum: int, frame: Any) -> None:
     """Raise :class:`Terminated`, once."""
     import signal
-
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the partial files are being written
     raise Terminated("terminated (SIGTERM)")
 
@@ -236,7 +228,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` while the command runs (off the main thread, where
     handlers cannot be set, nothing changes)."""
     import signal
-
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError):  # not the main thread
@@ -274,12 +265,8 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
 
 # ---------------------------------------------------------------------- outputs
 def forget_half_imports() -> list[str]:
-    """Drop from ``sys.modules`` the submodules whose package a signal removed mid-import.
-
-    Python forgets a package interrupted while it is imported but keeps its submodules, whose
-    parent then lacks them (``Module 'scipy' has no attribute '_lib'``); forgetting them too
-    lets the next import (the report's) run the package again from the start.
-    """
+    """Drop from ``sys.modules`` the submodules whose package a signal removed mid-import
+    (Python keeps them, and the next import then fails: ``'scipy' has no attribute '_lib'``)."""
     dropped: list[str] = []
     for name in sorted((n for n in list(sys.modules) if "." in n), key=lambda n: n.count(".")):
         parent = name.rpartition(".")[0]

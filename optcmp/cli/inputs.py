@@ -29,7 +29,6 @@ DEFAULT_TOL = 1e-6
 def problem_defaults(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """The default optimizers and iteration budget of ``--problem`` (:data:`PROBLEM_DEFAULTS`)."""
     from optcmp.optimizers import get_optimizer
-
     name = args.problem.strip().partition(":")[0].lower().replace("-", "_")
     own = None if args.csv is not None or getattr(args, "suite", None) is not None \
         else PROBLEM_DEFAULTS.get(name)
@@ -56,7 +55,6 @@ def build_problem(args: argparse.Namespace) -> Any:
     if args.delimiter is not None:
         raise CLIError("--delimiter needs --csv")
     from optcmp.problems import PROBLEMS
-
     name, colon, which = args.problem.strip().partition(":")
     name = name.lower().replace("-", "_")
     if colon and not which.strip():
@@ -91,7 +89,6 @@ def build_problem(args: argparse.Namespace) -> Any:
 def _csv_problem(args: argparse.Namespace) -> Any:
     """The linear regression of ``--csv`` (``--features``, ``--targets``, ``--delimiter``)."""
     from optcmp.problems import LinearRegression
-
     if args.problem != "linear_regression":
         raise CLIError("--csv builds a linear_regression problem; drop --problem")
     if args.rows is not None:
@@ -117,7 +114,6 @@ def specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | No
     """Apply ``--set OPTIMIZER.PARAM=VALUE`` to the specs of the named optimizers."""
     from optcmp.optimizers import get_optimizer
     from optcmp.optimizers.base import canonical_optimizer
-
     specs = list(specs)
     given: dict[tuple[str, str], tuple[Any, str]] = {}
     for opt, param, value, raw in sets or []:
@@ -149,7 +145,6 @@ def specs_with_sets(specs: list[Any], sets: list[tuple[str, str, Any, str]] | No
 def resolve_target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
     """``(tol, target rule or None)`` from ``--tol`` / ``--target-loss``."""
     from optcmp.stopping import LossTarget
-
     if args.tol is not None and args.target_loss is not None:
         raise CLIError("give --tol or --target-loss, not both")
     if args.target_loss is not None:

@@ -18,7 +18,6 @@ def command(args: argparse.Namespace) -> int:
     from optcmp.optimizers import optimizer_info, optimizer_names
     from optcmp.problems import PROBLEMS
     from optcmp.suites import SUITES
-
     print("problems:")
     for name, cls in PROBLEMS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]

@@ -72,7 +72,6 @@ def _write(args: argparse.Namespace, comp: Any) -> None:
 def _load(path: str) -> Any:
     """The comparison saved at ``path``; a file that cannot be read is a :class:`CLIError`."""
     from optcmp.comparison import Comparison
-
     try:
         with read_errors("", path, "; give the comparison JSON file (optcmp run --out)"):
             return Comparison.load(path)

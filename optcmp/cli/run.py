@@ -1,8 +1,4 @@
-"""``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict.
-
-The flags make one :class:`~optcmp.engine.RunConfig`, which both :func:`optcmp.compare` and
-:func:`optcmp.sweep.confirm_leaders` (the verdict's repetitions) run with.
-"""
+"""``optcmp run``: compare optimizers on a problem or a suite, print the table and the verdict."""
 
 from __future__ import annotations
 
@@ -106,7 +102,6 @@ def command(args: argparse.Namespace) -> int:
     from optcmp.frameworks import available_backends
     from optcmp.store import Interrupted
     from optcmp.sweep.plan import execution_modes
-
     if args.tuned is not None and args.optimizers is not None:
         raise CLIError("use --tuned or --optimizers, not both (--tuned runs the optimizers "
                        "of the tuning result)")
@@ -134,29 +129,23 @@ def command(args: argparse.Namespace) -> int:
         with sweep_errors(args.store):
             modes = execution_modes(execution if len(execution) > 1 else execution[0])
             config = optcmp.RunConfig(**settings, execution=modes[0])
+            several: dict[str, Any] = {"execution": modes} if len(modes) > 1 else {}
             comp = optcmp.compare(problem, specs, backends=backends, config=config,
                                   repeats=args.repeats, progress=not args.no_progress,
                                   redraw_data=args.redraw_data, store=args.store,
-                                  order=args.order, **_several(modes))
+                                  order=args.order, **several)
     except Interrupted as exc:
         return _interrupted(args, exc)
     _print_results(args, problem, comp, config)
     return 0
 
 
-def _several(modes: list[str]) -> dict[str, Any]:
-    """The ``execution`` override of compare for several modes (one runs from the config)."""
-    return {"execution": modes} if len(modes) > 1 else {}
-
-
 def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
     """The optimizers of ``--tuned`` or ``--optimizers``, and the option they come from."""
     import optcmp
-
     try:
         if args.tuned is not None:
             from optcmp.tune_result import load_specs
-
             with read_errors("--tuned: ", args.tuned,
                              "; give the JSON file written by 'optcmp tune --out'"):
                 specs = load_specs(args.tuned)
@@ -194,11 +183,9 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
     """The verdict (or the suite's summary) first, then the table; then the outputs."""
     if args.suite is not None:  # the suite's summary first: profiles over its problems
         from optcmp.analysis.stats.suites import suite_profile_table
-
         print(suite_profile_table(comp.runs))
     else:
         from optcmp.sweep import confirm_leaders
-
         try:
             comp = confirm_leaders(problem, comp, config)
         except KeyboardInterrupt:  # the table is complete: --out/--report keep it
@@ -243,7 +230,6 @@ def set_hints(runs: Sequence[Any]) -> str:
 def build_suite(args: argparse.Namespace) -> Any:
     """The suite named by ``--suite``; options of one problem are refused."""
     from optcmp.suites import SUITES
-
     clash = [opt for opt, given in (("--problem", args.problem != "linear_regression"),
                                     ("--csv", args.csv is not None),
                                     ("--rows", args.rows is not None),
@@ -261,24 +247,20 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
     command's target (``--target-loss``, else ``tol`` where the optimum is known, else the
     problem's default target), budgets and, unless ``--no-early-stop``, the stall check."""
     from optcmp.stopping import RelativeSuboptimality, default_stopping
-
     early = not args.no_early_stop
     problems = problem.problems if args.suite is not None else [problem]
     if target is None and all(p.optimum() is not None for p in problems):
         target = RelativeSuboptimality(tol)
     if target is None and args.suite is not None:  # each problem's own rule (make_stopping)
-        return None if early else _suite_without_early_stops(args, problem, tol)
+        if early:
+            return None
+        missing = [p.name for p in problem.problems if p.optimum() is None]
+        raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's "
+                       f"optimum; {missing[0]} has none")
     if target is None:
         target = problem.default_target(tol)
     return default_stopping(max_iter=args.max_iter, max_time=args.max_time,
                             max_cpu_time=args.max_cpu_time, target=target, stall=early)
-
-
-def _suite_without_early_stops(args: argparse.Namespace, suite: Any, tol: float) -> Any:
-    """Refuse ``--suite`` with ``--no-early-stop`` where a problem has no known optimum."""
-    missing = [p.name for p in suite.problems if p.optimum() is None]
-    raise CLIError(f"--no-early-stop with --suite {args.suite} needs every problem's optimum; "
-                   f"{missing[0]} has none")
 
 
 __all__ = ["add_parser", "build_suite", "command", "is_main_job", "run_stopping", "set_hints"]

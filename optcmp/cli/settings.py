@@ -1,9 +1,6 @@
-"""The run settings on the command line, read from :class:`~optcmp.engine.RunConfig`'s fields.
-
-Every RunConfig field with a ``"flag"`` in its metadata (:class:`~optcmp.engine.config.Flag`)
-is a flag (``--max-iter`` for ``max_iter``) of the commands it names, so that a new setting is
-one RunConfig field: its value lands in the command's RunConfig, and from there in the runs,
-their store keys and the comparison's settings.
+"""The run settings on the command line: every :class:`~optcmp.engine.RunConfig` field with a
+``"flag"`` in its metadata is a flag of the commands it names, so that a new setting is one
+RunConfig field.
 """
 
 from __future__ import annotations
@@ -52,13 +49,9 @@ class Setting:
         kwargs: dict[str, Any] = {
             "dest": self.name, "default": f.defaults.get(command, self.default),
             "help": None if text is None else text.format_map(HELP_VALUES)}
-        if f.value is not None:
-            kwargs["type"] = number(*f.value)
-        if f.choices is not None:
-            kwargs["choices"] = f.choices
-        if f.metavar is not None:
-            kwargs["metavar"] = f.metavar
-        return kwargs
+        extra = {"type": None if f.value is None else number(*f.value), "choices": f.choices,
+                 "metavar": f.metavar}
+        return {**kwargs, **{k: v for k, v in extra.items() if v is not None}}
 
 
 #: The run settings on the command line, in RunConfig's field order.

@@ -1,8 +1,4 @@
-"""``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice.
-
-The run-setting flags make one :class:`~optcmp.engine.RunConfig`; the tuning's own options
-(grid, mode, score, budget, repetitions, target) are :func:`optcmp.tune`'s arguments.
-"""
+"""``optcmp tune``: tune hyperparameters fairly, print every configuration and the choice."""
 
 from __future__ import annotations
 
@@ -109,7 +105,6 @@ def command(args: argparse.Namespace) -> int:
     """Run ``optcmp tune``."""
     import optcmp
     from optcmp.store import Interrupted
-
     check_files([("--out", args.out), ("--curve", args.curve or None)], [("--csv", args.csv)],
                 args.store)
     grid = _grid(args)
@@ -173,7 +168,6 @@ def _specs(args: argparse.Namespace, grid: dict[str, list[Any]] | None) -> list[
     import optcmp
     from optcmp.optimizers.base import canonical_optimizer
     from optcmp.tuning import DEFAULT_GRIDS
-
     try:
         specs = [optcmp.get_optimizer(o) for o in args.optimizers]
     except (ValueError, TypeError) as exc:

@@ -1,9 +1,6 @@
-"""Results as data: :class:`Trace`, :class:`RunResult` (in parts, scipy's field names),
-:class:`Settings` and :class:`ComparisonData`, with their dict/JSON round trip and the readers
-of saved comparisons and run stores.
-
-Nothing here analyses results, so that results load without any analysis: the analyses are
-functions of :mod:`optcmp.analysis`, and :class:`optcmp.Comparison` has them as methods.
+"""Results as data: :class:`Trace`, :class:`RunResult`, :class:`Settings` and
+:class:`ComparisonData`, with their JSON round trip; nothing here analyses results, so that
+results load without any analysis (:mod:`optcmp.analysis`, :class:`optcmp.Comparison`).
 """
 
 from optcmp.results.data import ComparisonData, load_store

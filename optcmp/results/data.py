@@ -34,11 +34,8 @@ ANALYSES = frozenset({
 
 
 class ComparisonData:
-    """The runs of a comparison with what they ran on, as data (no analysis).
-
-    The analyses (:mod:`optcmp.analysis`) take this class; :class:`optcmp.Comparison` adds
-    them as methods. A comparison is not changed after it is built: :meth:`replace` returns a
-    changed copy.
+    """The runs of a comparison with what they ran on, as data (no analysis), never changed
+    (:meth:`replace` returns a changed copy).
 
     Parameters
     ----------
@@ -48,15 +45,11 @@ class ComparisonData:
     optimum : dict, optional
         ``{"fun", "method", "time", "kind"}`` of the known optimum (the direct-solve floor).
     settings : dict or Settings, optional
-        Stopping rule, budgets, seeds (see :class:`~optcmp.results.Settings`).
     environment : dict, optional
-        Versions and hardware (see :func:`optcmp.environment.environment`).
     verdict_runs : sequence of RunResult, optional
-        More repetitions of the two fastest entries behind the verdict
-        (:func:`optcmp.sweep.confirm_leaders`); not rows of the table.
+        Repetitions of the two fastest entries behind the verdict; not rows of the table.
     shared_host_warned : bool, default False
-        The sweep warned already that some runs shared their host: the statistics' fairness
-        checks leave that warning out. Not saved: a loaded comparison warns again.
+        The sweep warned already that runs shared their host (not saved).
     """
 
     runs: list[RunResult]
@@ -120,7 +113,6 @@ class ComparisonData:
         Returns
         -------
         ComparisonData
-            Of the same class as this one.
         """
         unknown = sorted(set(changes) - set(COMPARISON_PARTS))
         if unknown:
@@ -139,7 +131,6 @@ class ComparisonData:
         Returns
         -------
         ComparisonData
-            Of this class, sharing the runs' objects.
         """
         if not isinstance(data, (ComparisonData, Mapping)):
             raise TypeError(f"Comparison.of() takes a comparison or a dict of its parts, got "
@@ -164,14 +155,12 @@ class ComparisonData:
                     f"{len(suite.get('problems', []))} problems)")
         return f"{type(self).__name__}({len(self.runs)} runs on {self.problem.get('problem', '?')})"
 
-    # ------------------------------------------------------------------ selections
     def select(self, **criteria: Any) -> list[RunResult]:
         """Runs whose attributes equal every given value, e.g. ``select(backend="torch")``.
 
         Parameters
         ----------
         **criteria
-            Flat names of a run and their values.
 
         Returns
         -------
@@ -190,21 +179,16 @@ class ComparisonData:
 
     @property
     def problem_set(self) -> bool:
-        """Whether this compares a set of problems (runs of several, no problem spec of its
-        own), which the analyses show problem by problem (:meth:`by_problem`)."""
+        """Whether this compares a set of problems (runs of several, no problem spec)."""
         return not self.problem and len(self.problems()) > 1
 
     def by_problem(self) -> dict[str, Self]:
-        """One comparison per problem of the runs, in order of appearance (itself for one).
-
-        Each holds that problem's runs and verdict runs, the spec of its first run and its
-        optimum (``settings["optima"]``); the rest of the settings and the environment are
-        shared.
+        """One comparison per problem of the runs, in order of appearance (itself for one),
+        with that problem's runs, spec and optimum.
 
         Returns
         -------
         dict of str to ComparisonData
-            Problem name -> comparison, of the same class as this one.
         """
         names = self.problems()
         if len(names) <= 1:
@@ -227,10 +211,8 @@ class ComparisonData:
 
     @classmethod
     def concat(cls, comparisons: Sequence[ComparisonData]) -> Self:
-        """One comparison holding the runs of several (e.g. several problems, for profiles).
-
-        The problem, optimum and settings are kept where all agree, else emptied; differing
-        settings are kept as ``settings["merged"]``.
+        """One comparison holding the runs of several; problem, optimum and settings kept where
+        all agree (differing settings as ``settings["merged"]``).
 
         Parameters
         ----------
@@ -239,7 +221,6 @@ class ComparisonData:
         Returns
         -------
         ComparisonData
-            Of this class.
         """
         comps = list(comparisons)
         if not comps:
@@ -259,7 +240,6 @@ class ComparisonData:
                    verdict_runs=[r for c in comps for r in c.verdict_runs],
                    shared_host_warned=warned)
 
-    # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dict of everything, traces included."""
         out = {
@@ -275,17 +255,15 @@ class ComparisonData:
 
     @classmethod
     def from_dict(cls, d: Any) -> Self:
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict` (``d``: a decoded JSON value).
 
         Parameters
         ----------
         d : Any
-            A decoded JSON value.
 
         Returns
         -------
         ComparisonData
-            Of this class.
         """
         parts = comparison_parts(d)
         try:
@@ -294,20 +272,17 @@ class ComparisonData:
             raise ValueError(f"not an optcmp comparison: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the comparison as JSON (lossless, traces included; NaN/inf kept), atomically
-        (:func:`optcmp._io.write_text_atomic`).
+        """Write the comparison as JSON (lossless, traces included; NaN/inf kept), atomically.
 
         Parameters
         ----------
         path : str or path-like
-            The JSON file to write (replaced if it exists).
         """
         write_text_atomic(path, json.dumps(self.to_dict(), allow_nan=True), what="comparison")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Read a comparison written by :meth:`save`, or a run store (:meth:`from_store`: a
-        file whose first line is an ``optcmp.store`` header).
+        """Read a comparison written by :meth:`save`, or a run store (:meth:`from_store`).
 
         Parameters
         ----------
@@ -316,7 +291,6 @@ class ComparisonData:
         Returns
         -------
         ComparisonData
-            Of this class.
         """
         if is_store(path):
             return cls.from_store(path, stacklevel=3)
@@ -334,19 +308,17 @@ class ComparisonData:
         ----------
         path : str or path-like
         stacklevel : int, default 2
-            Where warnings about skipped lines point, as in ``warnings.warn`` from this method.
+            Of warnings about skipped lines, as in ``warnings.warn`` from this method.
 
         Returns
         -------
         ComparisonData
-            Of this class.
         """
         return cls.of(store_parts(path, stacklevel=stacklevel))
 
 
 def load_store(path: str | os.PathLike[str]) -> ComparisonData:
-    """A run store read back as :class:`ComparisonData` (:meth:`ComparisonData.from_store`;
-    :func:`optcmp.store.load_store` gives an :class:`optcmp.Comparison`).
+    """A run store read back as :class:`ComparisonData` (:meth:`ComparisonData.from_store`).
 
     Parameters
     ----------

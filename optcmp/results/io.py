@@ -1,7 +1,5 @@
-"""Reading comparisons back: the checks of a comparison's JSON, JSON files and run stores.
-
-The functions return the parts of a comparison as a dict, from which
-:class:`~optcmp.results.ComparisonData` builds itself (``from_dict``, ``load``, ``from_store``).
+"""Reading comparisons back: the checks of a comparison's JSON, JSON files and run stores; the
+functions return the parts from which :class:`~optcmp.results.ComparisonData` builds itself.
 """
 
 from __future__ import annotations
@@ -20,7 +18,13 @@ FORMAT_VERSION = 1
 FORMAT = "optcmp.Comparison"
 
 
-def _version(d: dict[str, Any]) -> int:
+def comparison_parts(d: Any) -> dict[str, Any]:
+    """The checked parts of a comparison's JSON object (:meth:`ComparisonData.to_dict`)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
+                         f"'{FORMAT}', got a JSON {json_kind(d)}")
+    if d.get("format") != FORMAT:
+        raise ValueError(f"not an optcmp comparison (missing format '{FORMAT}')")
     try:
         version = int(d.get("format_version", 0))
     except (TypeError, ValueError):
@@ -29,17 +33,6 @@ def _version(d: dict[str, Any]) -> int:
     if version > FORMAT_VERSION:
         raise ValueError(f"comparison format version {d.get('format_version')} is newer than "
                          f"this optcmp reads ({FORMAT_VERSION}); upgrade optcmp")
-    return version
-
-
-def comparison_parts(d: Any) -> dict[str, Any]:
-    """The checked parts of a comparison's JSON object (:meth:`ComparisonData.to_dict`)."""
-    if not isinstance(d, dict):
-        raise ValueError(f"not an optcmp comparison: expected a JSON object with format "
-                         f"'{FORMAT}', got a JSON {json_kind(d)}")
-    if d.get("format") != FORMAT:
-        raise ValueError(f"not an optcmp comparison (missing format '{FORMAT}')")
-    _version(d)
     runs = d.get("runs", [])
     extra = d.get("verdict_runs", [])
     for key, value in (("runs", runs), ("verdict_runs", extra)):
@@ -78,9 +71,8 @@ BUDGET_STATUSES = ("max_iter", "max_evals", "timeout")
 
 
 def check_run_consistent(r: RunResult, index: int) -> None:
-    """Refuse a run whose trace columns differ in length, whose count to the target exceeds
-    its total, or that a budget ended and still carries a time-to-target (a hand-edited or
-    damaged file: tables would render it)."""
+    """Refuse a damaged or edited run: trace columns of different lengths, a count to the target
+    above its total, or a time-to-target on a run a budget ended."""
     who = f"run {index} ({r.label} on {r.backend})"
     trace = r.trace
     if trace is not None:
@@ -118,9 +110,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 
 
 def store_parts(path: str | os.PathLike[str], *, stacklevel: int = 2) -> dict[str, Any]:
-    """The parts of a comparison held by a run store: the runs in the order they finished,
-    ``settings``, ``optimum`` and ``environment`` of the last sweep that opened the store
-    (``settings["store"]``: its path, runs and sessions)."""
+    """The parts of a comparison held by a run store: the runs in the order they finished, and
+    the settings (with ``"store"``), optimum and environment of the last session."""
     p = os.fspath(path)
     c = read_store(p, RunResult.from_dict, stacklevel=stacklevel + 2)
     if c.header is None:

@@ -1,8 +1,5 @@
 """The parts of a :class:`~optcmp.results.RunResult`: five frozen records, built once per run.
 
-:class:`Identity` (what ran), :class:`Outcome` (where it ended, scipy's names, and the
-:class:`CensorBound` of a censored run), :class:`ToTarget` (what it spent until the target was
-met), :class:`Timing` (the clocks) and :class:`Conditions` (how and where the timed steps ran).
 The parts' fields are the one list of a run's fields: :data:`FIELDS` derives each flat name
 (e.g. ``time_to_target`` for ``to_target.time``) and its JSON type from them, and :data:`FLAT`
 puts them in the order of the JSON layout.
@@ -29,12 +26,8 @@ STATUSES = ("converged", "max_iter", "timeout", "max_evals", "max_cpu_time", "ce
 
 @dataclass(frozen=True)
 class CensorBound:
-    """Why a ``censored`` run can no longer change the answer: the bound it was stopped on.
-
-    The run had spent more than ``ratio * seconds`` (in :attr:`unit`) without reaching the
-    target, ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``
-    (:mod:`optcmp.sweep.censor`).
-    """
+    """The bound a ``censored`` run was stopped on: it had spent more than ``ratio * seconds``
+    (in :attr:`unit`), ``seconds`` being the time-to-target of ``leader`` on ``leader_backend``."""
 
     ratio: float
     seconds: float
@@ -76,7 +69,7 @@ class CensorBound:
 
     @classmethod
     def from_message(cls, message: str) -> CensorBound | None:
-        """The bound a censored run saved before runs carried it wrote in its message."""
+        """The bound in the message of a censored run saved before runs carried it."""
         m = _CENSORED.match(message)
         if m is None:
             return None
@@ -97,21 +90,12 @@ class Identity:
 
     Attributes
     ----------
-    problem, optimizer, label, backend, device, dtype : str
-        What ran where; the label is the optimizer's row in a table.
-    impl, implementation, framework_version : str
-        ``"reference"``, ``"native"`` or ``"scipy"``, the code that ran in words, and the
-        framework's version.
-    hyperparameters : dict
-        Every hyperparameter as used (``"auto"`` values resolved).
-    seed, repeat : int
-        The run's seed and repetition index.
-    problem_spec : dict
-        The spec of the problem instance the run used (its data seed or data fingerprint).
-    reduction : str
-        How the loss reduces over samples (``"mean"`` or ``"sum"``).
-    n_params, n_samples : int
-        Size of the iterate and of the training data.
+    problem, optimizer, label, backend, device, dtype, framework_version : str
+    impl, implementation, reduction : str
+        ``"reference"``, ``"native"`` or ``"scipy"``; the code in words; ``"mean"`` or ``"sum"``.
+    hyperparameters, problem_spec : dict
+        As used (``"auto"`` resolved), and the problem instance's spec (data seed or fingerprint).
+    seed, repeat, n_params, n_samples : int
     implemented_by : Implementation or None
         The code that ran, as data (derived from ``implementation`` for older files).
     """
@@ -143,22 +127,14 @@ class Outcome:
     ----------
     x, fun : ndarray of float64, float
         Final iterate, and its objective re-evaluated in numpy float64 off the clock.
-    success, status, message : bool, str, str
-        Whether the target was reached, one of :data:`STATUSES`, and why the run stopped.
+    success, status, message, target : bool, str, str, str
+        ``status`` is one of :data:`STATUSES`; ``message`` says why the run stopped.
     nit, nfev, njev : int
-        Iterations, function and gradient evaluations spent in total.
-    epochs : float or None
-        Passes over the training data (minibatch runs).
-    f0, fstar : float, float or None
-        Objective at the initial point (float64), and the known optimum ``f*``.
-    target : str
-        The target the run was stopped on, in words.
+    epochs, f0, fstar : float or None
+        Passes over the data (minibatch runs), objective at the initial point, known optimum.
     metrics : dict of str to float
         The problem's metrics at ``x`` (e.g. train and test accuracy).
-    trace : Trace
-        The observed iterates.
-    bound : CensorBound or None
-        The bound a ``censored`` run was stopped on.
+    trace, bound : Trace, CensorBound or None
     """
 
     x: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -181,17 +157,7 @@ class Outcome:
 @dataclass(frozen=True)
 class ToTarget:
     """What a run spent until an objective value meeting the target was known (all ``None``:
-    the target was not met).
-
-    Attributes
-    ----------
-    time : float or None
-        Timed seconds.
-    nit, nfev, njev : int or None
-        Iterate index and evaluations at that moment.
-    cpu_time : float or None
-        Process CPU seconds, which other work on the host does not inflate.
-    """
+    the target was not met): timed seconds, iterate index, evaluations, process CPU seconds."""
 
     time: float | None = None
     nit: int | None = None
@@ -206,17 +172,12 @@ class Timing:
 
     Attributes
     ----------
-    time, cpu_time : float, float or None
-        Timed seconds of the optimizer steps, and their process CPU seconds.
-    warmup, setup, wall : float
-        Wall seconds of the untimed warm-up and setup, and of the whole run.
-    load_start, load_end : float or None
-        The host's 1-minute load average when the run started and ended.
+    time, cpu_time, warmup, setup, wall : float
+        Timed and CPU seconds of the steps, wall seconds of warm-up, setup and the whole run.
+    load_start, load_end, started_at, finished_at : float or None
+        The host's 1-minute load average, and Unix times, at the start and end.
     contended : bool
-        The timed wall time exceeds the CPU time by more than
-        :data:`optcmp.timing.CONTENTION_MARGIN`: its times are not comparable with quiet runs.
-    started_at, finished_at : float or None
-        Unix wall-clock start and end of the run on its host.
+        Timed wall time above CPU time by :data:`optcmp.timing.CONTENTION_MARGIN`.
     """
 
     time: float = 0.0
@@ -238,36 +199,16 @@ class Conditions:
     Attributes
     ----------
     threads, host : int or None, str
-        CPU threads of the backend's compute pool, and the machine's host name.
     concurrency, shared_host : int, bool
-        Most optcmp runs active on that host at once while this run ran (itself included),
-        and whether that was more than 1 (timings not comparable with sequential ones).
-    compiled : str
-        How the timed step was compiled: ``"xla"``, ``"tf.function"``, ``"torch.compile"``,
-        ``"eager"`` or ``"numpy"``; ``""`` when the run never started. Compiled and eager runs
-        of one optimizer measure the execution, not the framework.
-    layout : str
-        Memory layout of the training data: ``"row-major"`` or ``"column-major"``.
-    execution : str
-        ``"step"`` (one framework call per step) or ``"fused"`` (the steps between two
-        observations in one call); a run that needs every iterate falls back to ``"step"``
-        and its message says why.
+        Most optcmp runs active on the host at once during this run, and whether that was > 1.
+    compiled, layout, execution, gradient : str
+        E.g. ``"torch.compile"``, ``"row-major"``, ``"fused"``, ``"autodiff"``; ``""``: not run.
     compiles_in_timed : int or None
-        Compilations and traces inside the timed region (anything but 0 was warned about);
-        ``None``: not counted.
-    gradient : str
-        ``"analytic"`` or ``"autodiff"`` (``RunConfig.gradient``); ``""`` when the run never
-        started.
-    contract : dict
-        The timing contract the clock reads stood on
-        (:func:`optcmp.engine.contract.timing_contract`: ``barrier``, ``compute_dtype``,
-        ``matmul_precision``, ``threads``, ``step_floor``); empty in older files.
+        Compilations and traces inside the timed region (``None``: not counted).
+    contract, pools : dict
+        :func:`optcmp.engine.contract.timing_contract`, :func:`~optcmp.threads.pools_seen`.
     timing_error : str
-        ``""``, or why the measured time cannot be right (a step faster than the
-        memory-bandwidth floor: the clock read did not wait for the device).
-    pools : dict
-        The thread pools the run computed with (:func:`~optcmp.threads.pools_seen`):
-        ``{library: threads}``; ``{}`` when not read.
+        Why the measured time cannot be right (a step faster than the memory-bandwidth floor).
     last_batch, drop_last : int or None, bool or None
         Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
     """
@@ -345,14 +286,11 @@ def check_value(name: str, v: Any) -> Any:
         if typ is float:  # JSON has no NaN literal in strict readers; None stands for it
             return math.nan
         raise ValueError(f"run field {name!r} must be {typ.__name__}, got null")
-    if typ is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"run field {name!r} must be a number, got {v!r}")
-        return float(v)
-    if typ is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"run field {name!r} must be an integer, got {v!r}")
-        return int(v)
+    if typ in (float, int):
+        if isinstance(v, bool) or not isinstance(v, (int, float) if typ is float else int):
+            noun = "a number" if typ is float else "an integer"
+            raise ValueError(f"run field {name!r} must be {noun}, got {v!r}")
+        return typ(v)
     if not isinstance(v, typ):
         raise ValueError(f"run field {name!r} must be {typ.__name__}, got {v!r}")
     return v

@@ -1,9 +1,8 @@
 """One run's record: :class:`RunResult`, five frozen parts and the names read most, flat.
 
-A run is built once, when it has ended, and never changed. Its parts group the figures by what
-they are; the names users read most are typed read-only attributes reading their part, the rest
-are read from the part (``r.conditions.compiled``). The JSON layout is flat: every field of
-every part under its flat name (:data:`optcmp.results.parts.FLAT`).
+A run is built once, when it has ended, and never changed. The names users read most are typed
+read-only attributes reading their part; the JSON layout is flat
+(:data:`optcmp.results.parts.FLAT`).
 """
 
 from __future__ import annotations
@@ -69,20 +68,8 @@ class RunResult:
     """The outcome of one run (one optimizer on one backend with one seed), never changed.
 
     Built from its flat names as in its JSON (``RunResult(problem=..., fun=...)``) or from its
-    parts (:meth:`from_parts`); :meth:`replace` returns a changed copy.
-
-    Attributes
-    ----------
-    identity, outcome, to_target, timing, conditions
-        Its parts (:mod:`optcmp.results.parts`), where every field is documented.
-    x, fun, success, status, message, nit, nfev, njev, f0, fstar, metrics, trace, bound
-        Read from :attr:`outcome` (scipy's names where they exist).
-    time_to_target, cpu_time_to_target, nit_to_target, nfev_to_target, njev_to_target
-        Read from :attr:`to_target` (None: the target was not reached).
-    time, cpu_time, warmup_time, setup_time, threads
-        Read from :attr:`timing` and :attr:`conditions`.
-    problem, optimizer, label, backend, device, dtype, impl, implementation, hyperparameters
-        Read from :attr:`identity`, as are ``seed``, ``repeat`` and ``problem_spec``.
+    parts (:meth:`from_parts`); :meth:`replace` returns a changed copy. The flat attributes
+    read the field of their part (:mod:`optcmp.results.parts`, where every field is documented).
     """
 
     identity: Identity
@@ -227,8 +214,7 @@ class RunResult:
         Parameters
         ----------
         **changes
-            Flat names (e.g. ``label="gd (tuned)", repeat=2``) or whole parts (e.g.
-            ``timing=Timing(...)``); a flat name changes one field of its part.
+            Flat names (``label="gd (tuned)"``) or whole parts (``timing=Timing(...)``).
 
         Returns
         -------
@@ -240,19 +226,15 @@ class RunResult:
         if "status" in changes and changes["status"] not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {changes['status']!r}")
         parts = {p: changes.get(p, getattr(self, p)) for p in PARTS}
-        by_part: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():
             if name in FIELDS:
-                by_part.setdefault(FIELDS[name].part, {})[FIELDS[name].field] = value
-        for p, kw in by_part.items():
-            parts[p] = dataclasses.replace(parts[p], **kw)
+                part, f = FIELDS[name].part, FIELDS[name].field
+                parts[part] = dataclasses.replace(parts[part], **{f: value})
         return type(self).from_parts(**parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable dict of the flat names in the order of
-        :data:`optcmp.results.parts.FLAT` (lossless: floats keep all digits, arrays become
-        lists), less those of :data:`OMITTED_WHEN_EMPTY` when empty; a censored run's
-        ``bound`` comes last."""
+        """Lossless JSON-serializable dict of the flat names in the order of
+        :data:`optcmp.results.parts.FLAT`, less :data:`OMITTED_WHEN_EMPTY` ones when empty."""
         out: dict[str, Any] = {}
         for name, spec in FLAT.items():
             v = getattr(getattr(self, spec.part), spec.field)
@@ -269,14 +251,8 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
-        """Inverse of :meth:`to_dict` (types checked, so a hand-edited file fails here).
-
-        Unknown keys are ignored (``projected_*`` of files saved by 0.1.0); missing ones take
-        their defaults, but for ``implemented_by``, derived from ``implementation``
-        (:meth:`Implementation.from_text <optcmp.implementation.Implementation.from_text>`),
-        and the ``bound`` of a censored run, read from its message
-        (:meth:`CensorBound.from_message <optcmp.results.parts.CensorBound.from_message>`).
-        """
+        """Inverse of :meth:`to_dict`, types checked; unknown keys ignored, missing ones
+        defaulted (``implemented_by`` and a censored run's ``bound`` derived from the text)."""
         kw = {k: v for k, v in d.items() if k in FLAT}
         try:
             kw["x"] = np.asarray(kw.get("x", []), dtype=np.float64)

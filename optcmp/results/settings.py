@@ -66,16 +66,12 @@ class _Key(Generic[T]):
 class Settings(dict[str, Any]):
     """How a comparison was run: stopping rule, budgets, seeds, backends, store, suite.
 
-    A read-only dict of what the sweep wrote (unknown keys kept; ``json.dumps`` writes it),
-    with a typed attribute per key the sweep writes (``None`` when absent) and the stopping
-    rule's tolerance parsed once (:attr:`target_tol`); :meth:`replace` and :meth:`drop` return
-    changed copies.
+    A read-only dict of what the sweep wrote (unknown keys kept), with a typed attribute per
+    key of :data:`KEYS` (``None`` when absent); :meth:`replace` and :meth:`drop` return copies.
 
     Parameters
     ----------
     data : mapping, optional
-        The keys and values (a copy is kept); :data:`KEYS` lists the known keys and their JSON
-        types.
 
     Examples
     --------
@@ -101,7 +97,6 @@ class Settings(dict[str, Any]):
         Parameters
         ----------
         d : mapping or None
-            As written by a sweep (or read from a saved comparison).
 
         Returns
         -------
@@ -119,7 +114,6 @@ class Settings(dict[str, Any]):
         Parameters
         ----------
         **changes
-            Keys and their new values, e.g. ``partial="interrupted: 3 of 6 runs finished"``.
 
         Returns
         -------
@@ -140,9 +134,8 @@ class Settings(dict[str, Any]):
         """
         return Settings({k: v for k, v in self.items() if k not in keys})
 
-    # ------------------------------------------------------------------ read-only
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused: settings are read-only (:meth:`replace` and :meth:`drop` return copies)."""
+        """Refused: settings are read-only."""
         raise TypeError("Settings are read-only; settings.replace(...) and settings.drop(...) "
                         "return changed copies")
 
@@ -163,10 +156,8 @@ class Settings(dict[str, Any]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Settings:
         import copy
-
         return Settings(copy.deepcopy(dict(self), memo))
 
-    # ------------------------------------------------------------------ typed keys
     @property
     def target_tol(self) -> float | None:
         """The relative-suboptimality tolerance of the stopping rule, if it has one."""

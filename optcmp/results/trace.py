@@ -14,16 +14,11 @@ class Trace:
 
     Attributes
     ----------
-    iteration : ndarray of int64, shape (m,)
-        Index of the observed iterate.
-    time : ndarray of float64, shape (m,)
-        Timed seconds when its objective value was known.
-    fun : ndarray of float64, shape (m,)
-        Full objective at that iterate (working precision of the backend; row 0 in float64).
-    grad_norm : ndarray of float64, shape (m,)
-        2-norm of the gradient there (NaN where not computed).
-    nfev, njev : ndarray of int64, shape (m,)
-        Evaluations spent by then.
+    iteration, nfev, njev : ndarray of int64, shape (m,)
+        Index of the observed iterate, and evaluations spent by then.
+    time, fun, grad_norm : ndarray of float64, shape (m,)
+        Timed seconds when the objective was known, the objective (row 0 in float64), and the
+        gradient's 2-norm (NaN where not computed).
     """
 
     iteration: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -54,19 +49,17 @@ class Trace:
         """Inverse of :meth:`to_dict`."""
         if not isinstance(d, dict):
             raise ValueError(f"a trace must be a JSON object of columns, got {d!r:.60}")
-        ints = {"iteration", "nfev", "njev"}
         cols: dict[str, np.ndarray] = {}
         for c in cls.COLUMNS:
             a = np.asarray(d.get(c, []), dtype=np.float64)
             if a.ndim != 1:
                 raise ValueError(f"trace column {c!r} must be a flat list of numbers, got "
                                  f"{a.ndim} dimensions")
-            if c in ints:
-                if not np.all(np.isfinite(a) & (a == np.round(a))):
-                    bad = float(a[~(np.isfinite(a) & (a == np.round(a)))][0])
-                    raise ValueError(f"trace column {c!r} must hold whole numbers, got {bad!r}")
-                a = a.astype(np.int64)
-            cols[c] = a
+            whole = np.isfinite(a) & (a == np.round(a))
+            if c in ("iteration", "nfev", "njev") and not whole.all():
+                raise ValueError(f"trace column {c!r} must hold whole numbers, got "
+                                 f"{float(a[~whole][0])!r}")
+            cols[c] = a.astype(np.int64) if c in ("iteration", "nfev", "njev") else a
         return cls(**cols)
 
 
