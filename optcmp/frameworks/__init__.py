@@ -25,15 +25,15 @@ class BackendInfo:
     """Where a backend lives and what it needs."""
 
     name: str
-    #: Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use.
     module: str
+    """Module and class of the :class:`~optcmp.frameworks.base.Backend`, imported on first use."""
     cls: str
-    #: The framework's import name, and the pip extra of optcmp that installs it.
     requires: str
+    """The framework's import name, and the pip extra of optcmp that installs it."""
     extra: str
     aliases: tuple[str, ...] = ()
-    #: The ``framework`` of the native optimizers running on this backend (e.g. ``"keras"``).
     natives: tuple[str, ...] = ()
+    """The ``framework`` of the native optimizers running on this backend (e.g. ``"keras"``)."""
 
 
 #: Registry of backends, in the order they are run (torch before tensorflow: importing them in the

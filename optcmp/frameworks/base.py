@@ -144,14 +144,14 @@ class Backend(ABC):
     dtype : {"float64", "float32"}, default "float64"
     """
 
-    #: Registry name.
     name: ClassVar[str] = "backend"
-    #: The array functions of :data:`optcmp.frameworks.ops.OPS`.
+    """Registry name."""
     ops: Any
-    #: ``"autodiff"`` (else the problem's analytic gradient is used), ``"compile"``, ``"gpu"``.
+    """The array functions of :data:`optcmp.frameworks.ops.OPS`."""
     capabilities: ClassVar[frozenset[str]] = frozenset()
-    #: ``take_rows(data, slice(a, b))`` shares memory.
+    """``"autodiff"`` (else the problem's analytic gradient is used), ``"compile"``, ``"gpu"``."""
     slices_are_views: ClassVar[bool] = False
+    """``take_rows(data, slice(a, b))`` shares memory."""
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         self.dtype = check_dtype(dtype)

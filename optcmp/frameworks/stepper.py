@@ -87,10 +87,10 @@ class Stepper(ABC):
     execution: str = "step"
     spans: bool = False
     span_kept: int = 1
-    #: Seconds :meth:`init` spent warming up (compiling, first-call allocations).
     warmup_time: float = 0.0
-    #: Why :meth:`init` ran ``"step"`` where ``"fused"`` was asked for (``""``: it did not).
+    """Seconds :meth:`init` spent warming up (compiling, first-call allocations)."""
     fallback: str = ""
+    """Why :meth:`init` ran ``"step"`` where ``"fused"`` was asked for (``""``: it did not)."""
 
     @abstractmethod
     def init(self, execution: str = "step", why_step: str = "") -> None:
@@ -140,13 +140,13 @@ class Adapter(Stepper):
     blocks may be run again. :class:`MinibatchAdapter` adds the minibatch sequence.
     """
 
-    #: Whether :meth:`run_block` can run full-batch steps fused (minibatch steps always can).
     fuses_full_batch: ClassVar[bool] = False
+    """Whether :meth:`run_block` can run full-batch steps fused (minibatch steps always can)."""
     implementation: str = ""
-    #: The framework of the native declaration this adapter runs ("" for the reference rule).
     framework: ClassVar[str] = ""
-    #: :attr:`implementation` before setup, formatted with the declaration's ``name``.
+    """The framework of the native declaration this adapter runs ("" for the reference rule)."""
     describes: ClassVar[str] = ""
+    """:attr:`implementation` before setup, formatted with the declaration's ``name``."""
 
     def __init__(self, spec: OptimizerSpec, problem: Problem, backend: Backend, x0: np.ndarray,
                  seed: int = 0, *, gradient: str = "auto") -> None:

@@ -22,16 +22,16 @@ Array = NDArray[np.float64]
 class Optimum:
     """A known minimizer and minimum of a problem."""
 
-    #: The optimal objective value ``f*``.
     fun: float
-    #: A minimizer, shape (n_params,), or ``None`` when only ``f*`` is known.
+    """The optimal objective value ``f*``."""
     x: Array | None
-    #: How it was computed (e.g. ``"numpy.linalg.lstsq"``).
+    """A minimizer, shape (n_params,), or ``None`` when only ``f*`` is known."""
     method: str
-    #: Wall time of that solve in seconds (``None``: not solved here).
+    """How it was computed (e.g. ``"numpy.linalg.lstsq"``)."""
     time: float | None
-    #: ``"direct"`` (closed form), ``"estimated"`` (a tight iterative solve) or ``"given"``.
+    """Wall time of that solve in seconds (``None``: not solved here)."""
     kind: str = "direct"
+    """``"direct"`` (closed form), ``"estimated"`` (a tight iterative solve) or ``"given"``."""
 
     def to_dict(self) -> dict[str, Any]:
         """``{"fun", "method", "time", "kind"}``: the record a comparison keeps."""
@@ -42,8 +42,8 @@ class Optimum:
 class ParamLayout:
     """Names and shapes of the parameter arrays packed in the flat iterate ``x``."""
 
-    #: Parameter names, in packing order.
     names: tuple[str, ...]
+    """Parameter names, in packing order."""
     shapes: tuple[tuple[int, ...], ...]
 
     @functools.cached_property
@@ -121,16 +121,16 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
 class Problem(ABC):
     """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring)."""
 
-    #: Short name used in tables and on the command line.
     name: str = "problem"
-    #: The one reduction of the loss over samples (``"mean"``), recorded in every result.
+    """Short name used in tables and on the command line."""
     reduction: str = "mean"
-    #: True when :meth:`hess_diag` does not depend on ``x`` (computed once per run).
+    """The one reduction of the loss over samples (``"mean"``), recorded in every result."""
     hess_diag_is_constant: bool = False
-    #: True when the framework backends use :meth:`gradient_ops` (unless ``gradient="autodiff"``).
+    """True when :meth:`hess_diag` does not depend on ``x`` (computed once per run)."""
     has_gradient_ops: bool = False
-    #: True when :meth:`grad` skips the objective (numpy minibatch steps then call it).
+    """True when the framework backends use :meth:`gradient_ops` (unless ``gradient="autodiff"``)."""
     has_numpy_grad: bool = False
+    """True when :meth:`grad` skips the objective (numpy minibatch steps then call it)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """The state to pickle, without the compiled functions runs kept on it in this process."""

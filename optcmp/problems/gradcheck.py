@@ -36,18 +36,18 @@ class GradientCheck:
     """What :func:`check_gradient` found: one entry of each list per point."""
 
     problem: str
-    #: One of :data:`REFERENCES`.
     reference: str
+    """One of :data:`REFERENCES`."""
     rtol: float
-    #: ``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points).
     labels: list[str] = field(default_factory=list)
-    #: Each point (float64, flat), the relative error, the gradient and the reference there.
+    """``"x0"``, ``"perturbed point 1"``, ... (or ``"point 0"``, ... for given points)."""
     points: list[np.ndarray] = field(default_factory=list)
+    """Each point (float64, flat), the relative error, the gradient and the reference there."""
     errors: list[float] = field(default_factory=list)
     gradients: list[np.ndarray] = field(default_factory=list)
     references: list[np.ndarray] = field(default_factory=list)
-    #: At each point, the (at most 5) worst components whose error exceeds ``rtol``.
     components: list[list[int]] = field(default_factory=list)
+    """At each point, the (at most 5) worst components whose error exceeds ``rtol``."""
     names: list[str] = field(default_factory=list, repr=False)
 
     @property

@@ -35,8 +35,8 @@ class CensorBound:
     leader: str
     leader_backend: str = ""
 
-    #: The units, as the censored message writes them.
     UNITS: ClassVar[dict[str, str]] = {"cpu": "s CPU", "wall": "s"}
+    """The units, as the censored message writes them."""
 
     def __post_init__(self) -> None:
         if self.unit not in self.UNITS:

@@ -92,8 +92,8 @@ class JaxBackend(Backend):
     name = "jax"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
-    #: How matrix products are computed (``jax.lax.Precision`` of ``ops.matmul``).
     MATMUL_PRECISION = "highest"
+    """How matrix products are computed (``jax.lax.Precision`` of ``ops.matmul``)."""
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)

@@ -175,10 +175,10 @@ class TensorFlowBackend(Backend):
     name = "tensorflow"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
-    #: XLA compilation (``jit_compile=True``) of step functions by default: value and gradient
-    #: of 1e6 x 5 float64 least squares took 10.7 ms against 14.3 ms without (one CPU thread);
-    #: iterates agree to 1e-12 relative (tested), for ~0.3 s more warm-up (never timed).
     JIT_COMPILE = True
+    """XLA compilation (``jit_compile=True``) of step functions by default: value and gradient
+    of 1e6 x 5 float64 least squares took 10.7 ms against 14.3 ms without (one CPU thread);
+    iterates agree to 1e-12 relative (tested), for ~0.3 s more warm-up (never timed)."""
 
     def __init__(self, device: str | None = None, dtype: str = "float64",
                  jit_compile: bool | None = None) -> None:
