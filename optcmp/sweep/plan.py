@@ -18,13 +18,10 @@ from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
 ORDERS = ("interleaved", "blocks")
-
 #: Most runs one :func:`optcmp.compare` call plans (every task and result is held in memory).
 MAX_RUNS = 1_000_000
-
 #: What ``compare`` takes as ``optimizers``.
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
-
 #: The order of a comparison's settings record (a setting not named here comes after them).
 SETTINGS_ORDER = ("target", "stopping", "repeats", "seed", "dtype", "device", "backends",
                   "redraw_data", "threads", "order", "execution", "gradient")
