@@ -1,13 +1,5 @@
 """optcmp: fair, convergence-based comparison of numerical optimizers across frameworks.
 
-Every backend gets the same problem, data, initial point, minibatch order and hyperparameter
-meaning; runs stop on convergence and are judged by time-to-target, timed honestly.
-
->>> import optcmp
->>> problem = optcmp.problems.LinearRegression(n_samples=10_000)
->>> result = optcmp.compare(problem, [optcmp.gd, optcmp.lbfgs], progress=False)
->>> print(result.table())  # doctest: +SKIP
-
 Importing optcmp loads no torch, TensorFlow or Keras, and no scipy submodule; a backend's
 framework is imported when a run needs it. Every optimizer's spec factory is an attribute
 (``optcmp.gd``, ``optcmp.adadelta``, ...): see :data:`optcmp.optimizers.FACTORIES`.

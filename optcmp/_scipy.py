@@ -1,7 +1,5 @@
-"""scipy submodules, imported on first use (``import optcmp`` loads none of them).
-
-Callers on a timed path import them during setup or warm-up, never inside a timed step.
-"""
+"""scipy submodules, imported on first use (``import optcmp`` loads none of them); callers on a
+timed path import them during setup or warm-up, never inside a timed step."""
 
 from __future__ import annotations
 

@@ -15,6 +15,3 @@ def outside_level() -> int:
         level += 1
     del frame
     return level
-
-
-__all__ = ["outside_level"]

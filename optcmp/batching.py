@@ -36,11 +36,8 @@ def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
 class BatchOrder:
     """The sequence of minibatches of a stochastic run, the same on every backend.
 
-    Epoch ``e`` visits the rows in ``epoch_indices(e)`` (a permutation drawn from
-    ``numpy.random.default_rng([seed, e])`` when ``shuffle``, else ``0..n-1``), in consecutive
-    slices of ``batch_size`` rows; the last slice may be shorter, unless ``drop_last`` (like
-    ``torch.utils.data.DataLoader(drop_last=True)``): then the ``n_samples % batch_size`` rows
-    left at the end of each epoch's order are not visited in that epoch.
+    Epoch ``e`` visits ``epoch_indices(e)`` in slices of ``batch_size`` rows; the last slice may
+    be shorter, unless ``drop_last`` (as in ``torch.utils.data.DataLoader``) skips its rows.
     """
 
     def __init__(self, n_samples: int, batch_size: int, shuffle: bool, seed: int, *,

@@ -1,7 +1,5 @@
-"""The machine a comparison ran on: Python, platform, CPU, GPUs, threads and library versions.
-
-It imports no framework: torch and TensorFlow are described only when a run imported them.
-"""
+"""The machine a comparison ran on: Python, platform, CPU, GPUs, threads and library versions
+(torch and TensorFlow only when a run imported them)."""
 
 from __future__ import annotations
 
@@ -22,7 +20,6 @@ def environment() -> dict[str, Any]:
     Returns
     -------
     dict
-        JSON-serializable description of the machine and the library versions.
     """
     installed = _installed_versions()
     env: dict[str, Any] = {
@@ -40,15 +37,14 @@ def environment() -> dict[str, Any]:
             env[mod] = getattr(m, "__version__", "?")
     env["installed"] = installed
     env["threads"] = _thread_settings()
-    gpus = _gpu_names()
-    if gpus:
-        env["gpus"] = gpus
+    with contextlib.suppress(Exception):  # CUDA names only where torch initialized it already
+        cuda = sys.modules["torch"].cuda
+        if cuda.is_initialized() and cuda.device_count():
+            env["gpus"] = [cuda.get_device_name(i) for i in range(cuda.device_count())]
     from optcmp.timing import Stopwatch
-
     env["timer_resolution"] = Stopwatch().timer_resolution()
     with contextlib.suppress(ImportError):
         from threadpoolctl import threadpool_info
-
         env["blas_threads"] = [{"api": i.get("internal_api"), "threads": i.get("num_threads")}
                                for i in threadpool_info()]
     env["optcmp"] = __version__
@@ -58,7 +54,6 @@ def environment() -> dict[str, Any]:
 def _installed_versions() -> dict[str, str]:
     """Versions of the frameworks installed (read from package metadata; nothing imported)."""
     from importlib import metadata
-
     out: dict[str, str] = {}
     for dist in ("numpy", "scipy", "torch", "tensorflow", "tensorflow-cpu", "keras", "jax",
                  "jaxlib", "optax", "pandas", "matplotlib"):
@@ -72,26 +67,15 @@ def _thread_settings() -> dict[str, Any]:
     out: dict[str, Any] = {k: os.environ[k] for k in (
         "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
         "TF_NUM_INTEROP_THREADS") if k in os.environ}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        with contextlib.suppress(Exception):  # informative only
-            out["torch_intraop"] = int(torch.get_num_threads())
-            out["torch_interop"] = int(torch.get_num_interop_threads())
-    tf = sys.modules.get("tensorflow")
-    if tf is not None:
-        with contextlib.suppress(Exception):
-            out["tf_intraop"] = int(tf.config.threading.get_intra_op_parallelism_threads())
-            out["tf_interop"] = int(tf.config.threading.get_inter_op_parallelism_threads())
-    return out
-
-
-def _gpu_names() -> list[str]:
-    """CUDA device names, only when torch is already imported (never initializes CUDA)."""
-    torch = sys.modules.get("torch")
+    with contextlib.suppress(Exception):  # informative only; a KeyError: torch not imported
+        torch = sys.modules["torch"]
+        out["torch_intraop"] = int(torch.get_num_threads())
+        out["torch_interop"] = int(torch.get_num_interop_threads())
     with contextlib.suppress(Exception):
-        if torch is not None and torch.cuda.is_initialized():
-            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    return []
+        threading = sys.modules["tensorflow"].config.threading
+        out["tf_intraop"] = int(threading.get_intra_op_parallelism_threads())
+        out["tf_interop"] = int(threading.get_inter_op_parallelism_threads())
+    return out
 
 
 def _cpu_model() -> str:
@@ -119,7 +103,6 @@ def blas_kernel() -> str:
 def machine_stamp(threads: int | None = None) -> dict[str, Any]:
     """What a measured figure belongs to: CPU model, cores, BLAS kernel, versions, threads, load."""
     import datetime as _dt
-
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return {"cpu": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine(),
             "blas_kernel": blas_kernel(), "python": sys.version.split()[0],
@@ -128,8 +111,7 @@ def machine_stamp(threads: int | None = None) -> dict[str, Any]:
 
 
 def stamp_text(stamp: dict[str, Any]) -> str:
-    """One line for a reader: ``"Intel Xeon ... (2 cores, OpenBLAS Haswell), numpy 2.3.1, ...,
-    load 0.4"``."""
+    """One line for a reader: ``"Intel Xeon ... (2 cores, ...), numpy 2.3.1, ..., load 0.4"``."""
     v = stamp.get("versions", {})
     libs = ", ".join(f"{k} {v[k]}" for k in ("numpy", "scipy", "torch", "tensorflow-cpu", "jax")
                      if k in v)
@@ -138,6 +120,3 @@ def stamp_text(stamp: dict[str, Any]) -> str:
     return (f"{stamp.get('cpu', '?')} ({stamp.get('cores', '?')} cores, BLAS kernel "
             f"{stamp.get('blas_kernel', '?')}), {libs}{thr_s}, load {stamp.get('load', '?')}, "
             f"{stamp.get('date', '?')}")
-
-
-__all__ = ["blas_kernel", "environment", "machine_stamp", "stamp_text"]

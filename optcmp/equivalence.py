@@ -1,12 +1,7 @@
 """Cross-backend equivalence: the same optimizer, step by step, on several backends.
 
-:func:`check_equivalence` runs one optimizer spec for a fixed number of iterations on each
-backend from the same float64 initial point, on the same data and the same minibatch sequence,
-and measures after every iteration how far each backend's objective value and iterate are from
-the first backend's (the reference, numpy by default). Nothing is timed. Each backend is set up
-by the same :class:`~optcmp.engine.session.Session` as a timed run, so the run's settings (dtype,
-device, seed, threads, execution mode, gradient) act on it exactly as they act on a run.
-"""
+Each backend runs untimed fixed steps, set up by the same :class:`~optcmp.engine.session.Session`
+as a timed run, and every step is compared with the first backend's (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -49,28 +44,19 @@ class EquivalenceResult:
         Problem name and ``spec.describe()``.
     dtype : str
     steps : int
-        Iterations run on each backend.
     reference : str
-        The backend the others are compared with (the first one that ran).
+        The first backend that ran, the one the others are compared with.
     backends : list of str
-        Backends that ran, reference first.
     impls, implementations : dict of str to str
-        Each backend's impl (``"native"``, ``"reference"``, ``"scipy"``) and code path
-        (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
+        Each backend's impl and code path (e.g. ``torch.optim.Adadelta(lr=1.0, ...)``).
     skipped : dict of str to str
         Backends that did not run, with the reason.
-    fun : dict of str to ndarray of float64, shape (steps + 1,)
-        Objective ``f(x_k)``, ``k = 0..steps``, computed by each backend at its own iterate.
-    x : dict of str to ndarray of float64, shape (steps + 1, n_params)
-        Iterates ``x_k`` copied to the host.
+    fun, x : dict of str to ndarray of float64
+        ``f(x_k)`` and the iterates ``x_k``, ``k = 0..steps``, of each backend.
     fun_rel_diff, x_rel_diff : ndarray of float64, shape (steps + 1,)
-        Per step, the largest over backends of ``|f_b - f_ref| / |f_ref|``, and of
-        ``max|x_b - x_ref| / max|x_ref|`` (norm-wise: a coordinate crossing zero is harmless).
+        Per step, the largest ``|f_b - f_ref| / |f_ref|`` and ``max|x_b - x_ref| / max|x_ref|``.
     tolerance : float
-        Verdict threshold on the largest relative difference.
     gradients, executions : dict of str to str
-        Each backend's gradient (``"analytic"`` or ``"autodiff"``) and execution mode
-        (``"step"`` or ``"fused"``).
     """
 
     problem: str
@@ -140,21 +126,9 @@ class EquivalenceResult:
         return "\n".join([head, *ran, *skipped])
 
 
-@dataclass
-class BackendRun:
-    """One backend's fixed steps (see :class:`EquivalenceResult`)."""
-
-    impl: str
-    implementation: str
-    gradient: str
-    execution: str
-    fun: np.ndarray
-    x: np.ndarray
-
-
 def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
-                 steps: int) -> BackendRun | str:
-    """``steps`` untimed steps on ``config.backend``, or why the problem cannot run there."""
+                 steps: int) -> dict[str, Any] | str:
+    """``steps`` untimed steps on ``config.backend`` by field, or why they cannot run there."""
     session = Session(problem, spec, config)
     if session.unsupported is not None:
         return session.unsupported
@@ -168,15 +142,12 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
         finally:
             session.release()
         vg = be.make_value_and_grad(problem, adapter.gradient)
-        data = adapter.data
-        funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), data)[0]))) for x in xs]
-    X = np.vstack(xs)
-    if X.shape[0] < steps + 1:  # a loop adapter that stopped early: hold its last iterate
-        pad = np.repeat(X[-1:], steps + 1 - X.shape[0], axis=0)
-        X = np.vstack([X, pad])
-        funs += [funs[-1]] * (steps + 1 - len(funs))
-    return BackendRun(session.impl, session.implementation, adapter.gradient,
-                      adapter.execution, np.asarray(funs, dtype=np.float64), X)
+        funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), adapter.data)[0]))) for x in xs]
+    short = steps + 1 - len(xs)  # a loop adapter that stopped early: hold its last iterate
+    return {"impl": session.impl, "implementation": session.implementation,
+            "gradient": adapter.gradient, "execution": adapter.execution,
+            "fun": np.asarray(funs + funs[-1:] * short, dtype=np.float64),
+            "x": np.vstack([*xs, *xs[-1:] * short])}
 
 
 def check_equivalence(
@@ -192,55 +163,55 @@ def check_equivalence(
     ----------
     problem : Problem
     optimizer : OptimizerSpec, factory or str, or a list of them
-        Every hyperparameter explicit, e.g. ``optcmp.adadelta(learning_rate=1.0, rho=0.9)``.
-        Two or more specs each run on every backend, labelled ``"backend#i"`` (``i`` the spec's
-        position), the first run the reference.
+        Hyperparameters explicit; several specs run as ``"backend#i"``, the first the reference.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
-        The first one that is installed is the reference.
+        The first one installed is the reference.
     steps : int, default 50
     dtype : {"float64", "float32"}, optional
     impl : str or mapping of str to str, optional
-        One impl (``"native"``, ``"reference"``, ``"scipy"``) on every backend that has it,
-        ``"auto"`` on the others, or a mapping backend -> impl. Default: ``spec.impl``.
+        One impl on every backend that has it (``"auto"`` elsewhere), or backend -> impl.
     tolerance : float, optional
-        Largest relative difference of the verdict; default 1e-10 (float64), 1e-4 (float32).
+        Default 1e-10 (float64), 1e-4 (float32).
     strict : bool, default False
         Raise ``BackendUnavailable`` for a backend not installed (else it is ``skipped``).
     config : RunConfig, optional
-        The run settings (``"auto"`` execution means ``"step"``); the stopping rule, budgets
-        and callback do not apply. Default: ``RunConfig(execution="step")``.
+        Default ``RunConfig(execution="step")``; stopping rule, budgets and callback unused.
     **overrides
-        RunConfig fields replacing the config's, e.g. ``device="cuda"``, ``seed=1`` or
-        ``execution="fused"`` (``"step"`` or ``"fused"``).
+        RunConfig fields replacing the config's (``execution`` ``"step"`` or ``"fused"``).
 
     Returns
     -------
     EquivalenceResult
         Per-step differences, the verdict, and each backend's impl, gradient and execution.
-
-    Raises
-    ------
-    ValueError
-        A bad ``steps``, dtype, seed, backend name, ``impl`` or ``execution``; no backend.
-    TypeError
-        ``config`` is no RunConfig, or an override is no run setting.
-    BackendUnavailable
-        With ``strict=True``, a backend that is not installed.
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> p = optcmp.problems.LinearRegression(n_samples=1000)
-    >>> res = optcmp.check_equivalence(p, optcmp.gd(0.01), backends=("numpy",), steps=5)
-    >>> res.verdict
-    'inconclusive'
     """
     check_problem(problem)
     cfg = _config(config, overrides if dtype is None else {**overrides, "dtype": dtype})
     names, tol = _check_inputs(backends, steps, cfg.dtype, tolerance)
-    spec, per_run = _specs_and_runs(optimizer, names, impl)
+    if isinstance(optimizer, (list, tuple)):
+        specs = [as_spec(o) for o in optimizer]
+        if len(specs) < 2:
+            raise ValueError("give one optimizer, or a list of at least two to compare")
+        per_run = {f"{b}#{i}": s for i, spec in enumerate(specs)  # "backend#i"
+                   for b, s in _specs_per_backend(spec, names, impl).items()}
+    else:
+        specs = [as_spec(optimizer)]
+        per_run = _specs_per_backend(specs[0], names, impl)
     runs, skipped = _run_backends(problem, per_run, int(steps), cfg, strict)
-    return _result(problem, spec, cfg.dtype, int(steps), runs, skipped, tol)
+    per = {f: {b: r[f] for b, r in runs.items()}
+           for f in ("impl", "implementation", "gradient", "execution", "fun", "x")}
+    fdiff, xdiff = _differences([*per["fun"].values()], [*per["x"].values()], int(steps) + 1)
+    return EquivalenceResult(
+        problem=problem.name, optimizer=specs[0].describe(), dtype=cfg.dtype, steps=int(steps),
+        reference=next(iter(runs), ""), backends=list(runs), impls=per["impl"],
+        implementations=per["implementation"], skipped=skipped, fun=per["fun"], x=per["x"],
+        fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol, gradients=per["gradient"],
+        executions=per["execution"],
+    )
+
+
+#: Run settings a check does not use (it runs a fixed number of steps).
+NOT_CHECKED = ("stopping", "tol", "max_iter", "max_time", "max_evals", "max_cpu_time", "repeat",
+               "callback", "censor_ratio")
 
 
 def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig:
@@ -260,40 +231,6 @@ def _config(config: RunConfig | None, overrides: Mapping[str, Any]) -> RunConfig
     if cfg.execution == "auto":  # the config's default: the check's own default, "step"
         cfg = cfg.replace(execution="step")
     return cfg if cfg.callback is None else cfg.replace(callback=None)
-
-
-#: Run settings a check does not use (it runs a fixed number of steps).
-NOT_CHECKED = ("stopping", "tol", "max_iter", "max_time", "max_evals", "max_cpu_time", "repeat",
-               "callback", "censor_ratio")
-
-
-def _result(problem: Problem, spec: OptimizerSpec, dtype: str, steps: int,
-            runs: dict[str, BackendRun], skipped: dict[str, str],
-            tol: float) -> EquivalenceResult:
-    """The :class:`EquivalenceResult` of the runs (the first one is the reference)."""
-    per = {f: {b: getattr(r, f) for b, r in runs.items()}
-           for f in ("impl", "implementation", "gradient", "execution", "fun", "x")}
-    fdiff, xdiff = _differences(per["fun"], per["x"], steps + 1)
-    return EquivalenceResult(
-        problem=problem.name, optimizer=spec.describe(), dtype=dtype, steps=steps,
-        reference=next(iter(runs), ""), backends=list(runs), impls=per["impl"],
-        implementations=per["implementation"], skipped=skipped, fun=per["fun"], x=per["x"],
-        fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol, gradients=per["gradient"],
-        executions=per["execution"],
-    )
-
-
-def _specs_and_runs(optimizer: Any, names: list[str],
-                    impl: Any) -> tuple[OptimizerSpec, dict[str, OptimizerSpec]]:
-    """The (first) spec and the spec of each run."""
-    if isinstance(optimizer, (list, tuple)):
-        specs = [as_spec(o) for o in optimizer]
-        if len(specs) < 2:
-            raise ValueError("give one optimizer, or a list of at least two to compare")
-        return specs[0], {f"{b}#{i}": s for i, spec in enumerate(specs)  # "backend#i"
-                          for b, s in _specs_per_backend(spec, names, impl).items()}
-    spec = as_spec(optimizer)
-    return spec, _specs_per_backend(spec, names, impl)
 
 
 def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str,
@@ -318,9 +255,9 @@ def _check_inputs(backends: str | Sequence[str], steps: Any, dtype: str,
 
 def _run_backends(problem: Problem, per_run: dict[str, OptimizerSpec], steps: int,
                   config: RunConfig, strict: bool,
-                  ) -> tuple[dict[str, BackendRun], dict[str, str]]:
+                  ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Run each run's spec on its backend; the runs, and the runs skipped with why."""
-    runs: dict[str, BackendRun] = {}
+    runs: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     for b, spec in per_run.items():
         name = b.partition("#")[0]
@@ -331,11 +268,9 @@ def _run_backends(problem: Problem, per_run: dict[str, OptimizerSpec], steps: in
             continue
         try:
             out = _run_backend(problem, spec, config.replace(backend=name), steps)
-        except BackendUnavailable as exc:
-            if strict:
+        except (BackendUnavailable, NotApplicable) as exc:  # NotApplicable: a native of another
+            if strict and isinstance(exc, BackendUnavailable):  # convention than the spec's
                 raise
-            out = str(exc)
-        except NotApplicable as exc:  # a native of another convention than the spec's
             out = str(exc)
         if isinstance(out, str):
             skipped[b] = out
@@ -382,19 +317,13 @@ def _check_impl(impl: Any, names: list[str]) -> None:
             raise ValueError(f"impl for backend {b!r} must be one of {IMPLS}, got {v!r}")
 
 
-def _differences(funs: dict[str, np.ndarray], xs: dict[str, np.ndarray],
+def _differences(funs: list[np.ndarray], xs: list[np.ndarray],
                  n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the largest relative difference of each backend from the first one."""
-    fdiff, xdiff = np.zeros(n), np.zeros(n)
-    if not funs:
-        return fdiff, xdiff
-    ref, *others = funs
-    fr, Xr = funs[ref], xs[ref]
-    fden = np.maximum(np.abs(fr), _TINY)
-    xden = np.maximum(np.max(np.abs(Xr), axis=1), _TINY)
-    for b in others:
-        fd = np.abs(funs[b] - fr) / fden
-        xd = np.max(np.abs(xs[b] - Xr), axis=1) / xden
-        fdiff = np.fmax(fdiff, np.where(np.isnan(fd), np.inf, fd))
-        xdiff = np.fmax(xdiff, np.where(np.isnan(xd), np.inf, xd))
-    return fdiff, xdiff
+    if len(funs) < 2:
+        return np.zeros(n), np.zeros(n)
+    F, X = np.array(funs), np.array(xs)
+    fd = np.abs(F[1:] - F[0]) / np.maximum(np.abs(F[0]), _TINY)
+    xd = np.max(np.abs(X[1:] - X[0]), axis=2) / np.maximum(np.max(np.abs(X[0]), axis=1), _TINY)
+    return (np.max(np.where(np.isnan(fd), np.inf, fd), axis=0),
+            np.max(np.where(np.isnan(xd), np.inf, xd), axis=0))

@@ -1,15 +1,8 @@
 """Where runs execute: sequentially (the default), on a ``concurrent.futures`` executor, or on a
-``dask.distributed`` cluster (``docs/scaling-out.md``).
+``dask.distributed`` cluster.
 
-Every path calls the same per-run task function, :func:`execute_run` (which calls
-:func:`optcmp.engine.run`), so a run gives the same result wherever it runs. A problem with
-generated data travels as its spec: each worker process rebuilds it once and checks its data
-fingerprint. A problem built from your arrays cannot be rebuilt: a Dask client ships it through
-a worker plugin, which the scheduler installs on every worker that joins, restarted ones
-included (scattered data would be lost once every worker holding it had died); a thread pool
-shares it; other executors refuse it rather than pickle the data for every run. Dask counts a
-worker's death against every task assigned to it: with one thread per worker,
-``distributed.scheduler.worker-saturation: 1.0`` keeps that to its run in progress.
+Every path calls the same per-run task function, :func:`execute_run`, so a run gives the same
+result wherever it runs. How a problem travels to workers: docs/scaling-out.md, 'Executors'.
 """
 
 from __future__ import annotations
@@ -48,11 +41,6 @@ class RunTask:
         return self.config.backend
 
     @property
-    def seed(self) -> int:
-        """The run's seed (``config.seed``)."""
-        return self.config.seed
-
-    @property
     def repeat(self) -> int:
         """The run's repetition index (``config.repeat``)."""
         return self.config.repeat
@@ -85,7 +73,6 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
         return ref
     if isinstance(ref, ShippedRef):
         from optcmp._dask import shipped_problem
-
         shipped = shipped_problem(ref.token)
         if shipped is None:
             raise ValueError(f"problem {ref.spec.get('name', ref.spec.get('problem'))!r} was not "
@@ -93,7 +80,6 @@ def resolve_problem(ref: Problem | ProblemRef | ShippedRef) -> Problem:
         return shipped
     from optcmp.fingerprint import canonical_json, data_fingerprint
     from optcmp.problems import problem_from_spec
-
     key = f"{canonical_json(ref.spec)} {ref.data_sha256}"  # checked once per fingerprint
     with _CACHE_LOCK:
         cached = _PROBLEM_CACHE.get(key)
@@ -118,7 +104,14 @@ def execute_run(task: RunTask,
     try:
         prob = resolve_problem(problem)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-        return _stub(problem, task, "failed", f"{type(exc).__name__}: {exc}", started), False
+        spec = problem.spec() if isinstance(problem, Problem) else problem.spec
+        cfg = task.config
+        return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
+                         optimizer=task.optimizer.name, label=task.optimizer.label,
+                         backend=cfg.backend, dtype=cfg.dtype,
+                         hyperparameters=dict(task.optimizer.hyperparameters), seed=cfg.seed,
+                         repeat=cfg.repeat, status="failed", message=f"{type(exc).__name__}: {exc}",
+                         host=host_name(), started_at=started, finished_at=time.time()), False
     out = guarded_run(prob, task, lambda: run(prob, task.optimizer, task.config), started)
     assert out is not None  # run() always ends its run
     return out
@@ -129,7 +122,6 @@ def guarded_run(problem: Problem, task: RunTask, go: Callable[[], RunResult | No
     """``go()``'s result and True (storable), or the task's skipped or failed result and
     False: a task skipped up front, a missing backend, a crash; None when ``go`` paused."""
     from optcmp.frameworks import BackendUnavailable
-
     status, message = "skipped", task.skip_message
     if message is None:
         try:
@@ -141,19 +133,6 @@ def guarded_run(problem: Problem, task: RunTask, go: Callable[[], RunResult | No
             status, message = "failed", f"{type(exc).__name__}: {exc}"
     return skipped_result(problem, task.optimizer, task.config, message, status,
                           started_at=started), False
-
-
-def _stub(problem: Problem | ProblemRef | ShippedRef, task: RunTask, status: str, message: str,
-          started_at: float | None = None) -> RunResult:
-    """The result of a run whose problem could not be resolved on this worker."""
-    spec = problem.spec() if isinstance(problem, Problem) else problem.spec
-    return RunResult(problem=str(spec.get("name", spec.get("problem", "?"))),
-                     optimizer=task.optimizer.name, label=task.optimizer.label,
-                     backend=task.config.backend, dtype=task.config.dtype,
-                     hyperparameters=dict(task.optimizer.hyperparameters),
-                     seed=task.config.seed, repeat=task.config.repeat, status=status,
-                     message=message, host=host_name(), started_at=started_at,
-                     finished_at=None if started_at is None else time.time())
 
 
 def failed_result(problem: Problem, task: RunTask, message: str) -> RunResult:
@@ -172,10 +151,7 @@ def problem_ref(problem: Problem) -> ProblemRef | None:
     """A :class:`ProblemRef` when workers can rebuild ``problem`` from its spec, else None."""
     from optcmp.fingerprint import data_fingerprint
     from optcmp.problems import rebuildable
-
-    if rebuildable(problem):
-        return ProblemRef(problem.spec(), data_fingerprint(problem))
-    return None
+    return ProblemRef(problem.spec(), data_fingerprint(problem)) if rebuildable(problem) else None
 
 
 def check_executor(executor: Any, problem: Problem) -> None:
@@ -216,11 +192,9 @@ def _run_futures(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
                  executor: Executor) -> None:
     """:func:`run_tasks` on a ``concurrent.futures`` executor."""
     from concurrent.futures import as_completed
-
     ref: Problem | ProblemRef | None = (problem if isinstance(executor, ThreadPoolExecutor)
                                         else problem_ref(problem))
-    if ref is None:  # pragma: no cover - check_executor ran first
-        raise ValueError(f"problem {problem.name!r} cannot be shipped to {executor!r}")
+    assert ref is not None  # check_executor ran first
     futs = {executor.submit(execute_run, t, ref): t for t in tasks}
     try:
         for f in as_completed(futs):
@@ -241,20 +215,16 @@ def _run_dask(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
               client: Any) -> None:
     """:func:`run_tasks` on a Dask client."""
     from distributed import as_completed
-
     ref: ProblemRef | ShippedRef | None = problem_ref(problem)
     plugin = None
     if ref is None:
         from optcmp._dask import ProblemPlugin
-
         token = uuid.uuid4().hex
         plugin = ProblemPlugin(token, problem)
         client.register_plugin(plugin, name=plugin.name)
         ref = ShippedRef(token, problem.spec())
-    futs = {}
-    for t in tasks:
-        key = f"optcmp-run-{t.optimizer.name}-{t.backend}-s{t.seed}-{uuid.uuid4().hex[:8]}"
-        futs[client.submit(execute_run, t, ref, key=key, pure=False)] = t
+    futs = {client.submit(execute_run, t, ref, pure=False, key=f"optcmp-run-{t.optimizer.name}-"
+                          f"{t.backend}-s{t.config.seed}-{uuid.uuid4().hex[:8]}"): t for t in tasks}
     pending = set(futs)
     try:
         for f in as_completed(list(futs)):

@@ -1,8 +1,5 @@
-"""What makes two problems, or two runs, the same: canonical JSON and the data fingerprint.
-
-Used by the run store (:func:`optcmp.store.run_key`) and by the executors (a worker checks that
-a problem it rebuilt from its spec has the client's data). A leaf: numpy and :mod:`optcmp._io`.
-"""
+"""What makes two problems, or two runs, the same: canonical JSON and the data fingerprint (for
+the run store's keys and the executors' workers). A leaf: numpy and :mod:`optcmp._io`."""
 
 from __future__ import annotations
 
@@ -155,8 +152,7 @@ def code_fingerprint(obj: Any) -> str:
 
 
 def problem_inputs(problem: Any) -> dict[str, Any]:
-    """What can change a problem's runs beyond its spec and data: its ``key_inputs()`` and the
-    code of a problem class written outside optcmp."""
+    """What else can change a problem's runs: ``key_inputs()``, a user problem class's code."""
     get = getattr(problem, "key_inputs", None)
     out = dict(get()) if callable(get) else {}
     cls = type(problem)
@@ -173,7 +169,3 @@ def rule_inputs(rule: Any) -> dict[str, str]:
         if not _library(cls.__module__):
             out[f"{cls.__module__}.{cls.__qualname__}"] = code_fingerprint(cls)
     return out
-
-
-__all__ = ["canonical_json", "code_fingerprint", "data_fingerprint", "problem_identity",
-           "problem_inputs", "rule_inputs"]

@@ -1,8 +1,5 @@
-"""What code a run ran, as data: :class:`Implementation` (library, name, method).
-
-A :class:`~optcmp.results.RunResult` carries it (``implemented_by``) next to the human text of
-``RunResult.implementation``, so an analysis reads which library and scipy method ran from
-fields, never from that text. A leaf: the frameworks and the results both import it.
+"""What code a run ran, as data (``RunResult.implemented_by``), so an analysis reads which
+library and scipy method ran from fields, never from the text of ``RunResult.implementation``.
 """
 
 from __future__ import annotations
@@ -52,6 +49,3 @@ class Implementation:
             if found:
                 return cls(library, found.group(1))
         return None
-
-
-__all__ = ["NAMESPACES", "Implementation"]

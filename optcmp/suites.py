@@ -1,11 +1,5 @@
-"""Problem suites: sets of problems compared together (performance and data profiles).
-
-:func:`optcmp.compare` accepts a :class:`Suite` in place of a problem and runs every optimizer
-on every problem into one comparison (one table per problem; with a store, one store file per
-problem). Dolan-Moré performance profiles and Moré-Wild data profiles
-(:mod:`optcmp.analysis.stats`, :func:`optcmp.analysis.plots.suite_profiles`) are defined over
-such a set.
-"""
+"""Problem suites: sets of problems compared together, for performance and data profiles
+(docs/problems.md, 'A problem set')."""
 
 from __future__ import annotations
 
@@ -23,16 +17,8 @@ class Suite:
     Parameters
     ----------
     name : str
-        Name of the suite (``"mgh"``).
     problems : sequence of Problem
-        The problems, with unique names.
-
-    Raises
-    ------
-    TypeError
-        An element is not a Problem.
-    ValueError
-        No problems, or two with the same name.
+        With unique names.
     """
 
     def __init__(self, name: str, problems: Sequence[Problem]) -> None:
@@ -80,25 +66,12 @@ def mgh(problems: Sequence[int | str] | None = None,
     problems : sequence of int or str, optional
         A subset, by number (1..35) or name; default all 35.
     sizes : dict, optional
-        ``{number: {"n": ..., "m": ...}}`` overrides of the default dimensions
-        (:class:`~optcmp.problems.MGHProblem`'s).
+        ``{number: {"n": ..., "m": ...}}`` overrides of the default dimensions.
 
     Returns
     -------
     Suite
         :class:`~optcmp.problems.MGHProblem` instances at the paper's standard starting points.
-
-    Raises
-    ------
-    ValueError
-        An unknown problem or a size it does not allow.
-
-    Examples
-    --------
-    >>> import optcmp
-    >>> s = optcmp.suites.mgh()
-    >>> len(s), s.names[0]
-    (35, 'mgh01_rosenbrock')
     """
     sizes = sizes or {}
     out = []
@@ -111,5 +84,3 @@ def mgh(problems: Sequence[int | str] | None = None,
 
 #: Suites by command-line name.
 SUITES = {"mgh": mgh}
-
-__all__ = ["SUITES", "Suite", "mgh"]

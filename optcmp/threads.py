@@ -1,13 +1,5 @@
-"""CPU thread counts: the same number of threads for every backend, recorded in every result.
-
-On a CPU the thread pools decide timings as much as the algorithm does (``docs/concepts.md``,
-CPU threads). :func:`limit_threads` sets numpy's BLAS and OpenMP pools through
-:mod:`threadpoolctl` and the framework's through its backend class
-(:meth:`~optcmp.frameworks.base.Backend.run_settings`,
-:meth:`~optcmp.frameworks.base.Backend.set_threads`), which keeps the framework's code in its
-folder. TensorFlow's pools can be set only before its first operation; later they keep their
-size, a warning says so, and the result records the count actually in force.
-"""
+"""CPU thread counts: the same number of threads for every backend, recorded in every result
+(why: docs/concepts.md, 'CPU threads'); a framework's pools are set through its backend class."""
 
 from __future__ import annotations
 
@@ -21,10 +13,7 @@ import numpy as np
 
 from optcmp.frameworks.base import blas_threads
 
-#: Threads every backend gets unless asked otherwise. One is the same count for every library,
-#: reproducible on a shared machine (a float reduction has one order; a busy host cannot
-#: oversubscribe the pools) and keeps :func:`optcmp.timing.contended` exact
-#: (``benchmarks/threads.py`` measures the choice).
+#: Threads every backend gets unless asked otherwise (why one: docs/concepts.md, 'CPU threads').
 DEFAULT_THREADS = 1
 
 
@@ -38,13 +27,9 @@ def check_threads(n: Any) -> int | None:
 
 
 def _backend_class(backend: str, load: bool = False) -> Any:
-    """The backend's class when its framework is imported (with ``load``: installed), else None.
-
-    ``load`` lets a run set the pools before the framework's runtime starts (TensorFlow fixes
-    them then).
-    """
+    """The backend's class when its framework is imported (with ``load``: installed), else None;
+    ``load`` lets a run set the pools before TensorFlow's runtime starts and fixes them."""
     from optcmp.frameworks import BACKENDS, backend_class, canonical_backend, is_available
-
     info = BACKENDS[canonical_backend(backend)]
     if info.requires not in sys.modules and not (load and is_available(info.name)):
         return None
@@ -73,7 +58,6 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
             return
         try:
             from threadpoolctl import threadpool_limits
-
             stack.enter_context(threadpool_limits(limits=n))
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
@@ -92,7 +76,6 @@ def pools_seen(backend: str) -> dict[str, int]:
     out: dict[str, int] = {}
     with contextlib.suppress(ImportError):  # a runtime dependency
         from threadpoolctl import threadpool_info
-
         for info in threadpool_info():
             api, n = str(info.get("internal_api", "?")), info.get("num_threads")
             if isinstance(n, int):
@@ -106,11 +89,7 @@ def pools_seen(backend: str) -> dict[str, int]:
 
 
 def limit_late_pools(n: int | None) -> None:
-    """Give ``n`` threads to BLAS/OpenMP pools loaded after :func:`limit_threads` started.
-
-    A library loaded during a run's setup (scipy's own OpenBLAS, say) starts with its default
-    pool size. Inside :func:`limit_threads` every pool gets its size back when that exits.
-    """
+    """Give ``n`` threads to the BLAS/OpenMP pools loaded inside :func:`limit_threads`."""
     if n is None:
         return
     try:
@@ -124,7 +103,3 @@ def limit_late_pools(n: int | None) -> None:
 
 #: Undo calls of :func:`limit_late_pools`, one stack per active :func:`limit_threads` context.
 _LATE: list[contextlib.ExitStack] = []
-
-
-__all__ = ["DEFAULT_THREADS", "limit_late_pools", "check_threads", "current_threads",
-           "limit_threads", "pools_seen"]

@@ -1,10 +1,5 @@
-"""The stopwatch: it runs only around optimizer steps and syncs the device before every read.
-
-A clock read without a sync times the enqueueing of asynchronous device work, not the work
-(pytorch/pytorch#21286). The stopwatch also accumulates the process CPU time over the same
-intervals: other work on the host takes the core away, so wall time grows and CPU time does not
-(:func:`contended`; ``docs/concepts.md``, Time you can trust).
-"""
+"""The stopwatch: it runs only around optimizer steps, syncs the device before every read and
+adds up the process CPU time too (docs/concepts.md, 'Device sync', 'Time you can trust')."""
 
 from __future__ import annotations
 
@@ -20,10 +15,6 @@ CONTENTION_MARGIN = 0.2
 CONTENTION_MIN_TIME = 0.02
 
 
-def _noop() -> None:
-    return None
-
-
 class Stopwatch:
     """Accumulates time over resumed/paused intervals, syncing the device before each read."""
 
@@ -33,7 +24,7 @@ class Stopwatch:
     def __init__(self, sync: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter,
                  cpu_clock: Callable[[], float] = time.process_time) -> None:
-        self._sync = sync or _noop
+        self._sync = sync or (lambda: None)
         self._clock = clock
         self._cpu_clock = cpu_clock
         self._t0: float | None = None
@@ -93,11 +84,8 @@ def contended(wall: float, cpu: float | None, *, margin: float | None = None,
               min_time: float = CONTENTION_MIN_TIME) -> bool:
     """Whether a timed region lost its CPU to other work: ``wall > (1 + margin) * cpu``.
 
-    The wall time is compared with the process CPU time itself, not ``cpu / threads``: with
-    several pool threads the CPU time can exceed the wall time even under load, and dividing
-    would flag every pool that is not perfectly parallel. The rule is then a lower bound, exact
-    at optcmp's default of one thread per backend. ``margin`` defaults to
-    ``$OPTCMP_CONTENTION_MARGIN`` or :data:`CONTENTION_MARGIN`.
+    Why the CPU time is not divided by the threads: docs/concepts.md, 'Time you can trust'.
+    ``margin`` defaults to ``$OPTCMP_CONTENTION_MARGIN`` or :data:`CONTENTION_MARGIN`.
     """
     if cpu is None or wall < min_time:
         return False

@@ -4,19 +4,7 @@ It plans the runs (:mod:`~optcmp.sweep.plan`), executes them (:mod:`~optcmp.swee
 through :mod:`optcmp.executors`), one problem of a suite after the other
 (:mod:`~optcmp.sweep.suite`); :func:`confirm_leaders` repeats a verdict's leaders
 (:mod:`~optcmp.sweep.verdict`). The sweep depends on the run and the executors, never the
-other way round.
-
-Repetitions
------------
-Repetition ``r`` uses seed ``seed + r`` for the initial point (when it is random) and the
-minibatch order; the data stay fixed unless ``redraw_data=True``: then repetition ``r`` runs on
-``problem.with_seed(data_seed + r)``, recorded in ``RunResult.problem_spec``.
-
-Run store
----------
-With ``store="runs.jsonl"`` (:mod:`optcmp.store`) every run is kept as it finishes, and a rerun
-of the same sweep reads finished runs back instead of running them again: it resumes. A suite
-gets one store file per problem, ``<store stem>-<problem name><ext>``.
+other way round. Repetitions: docs/concepts.md; run stores: docs/scaling-out.md.
 """
 
 from optcmp.sweep.api import compare

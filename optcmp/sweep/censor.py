@@ -1,18 +1,10 @@
-"""Censoring: a sweep stops a run only once its result can no longer change the answer.
-
-The rule (a performance ratio above ``censor_ratio`` once a run of the repetition has reached
-the target), its rounds of growing iteration caps and the time its bound is on are described
-in ``docs/concepts.md`` (Censoring). A run whose optimizer (its label) also runs on other
-backends must exceed its own optimizer's best time-to-target as well, so that the framework
-comparison of a slow optimizer is measured, not censored against a faster optimizer. In this
-process a paused run waits, live, for the next round (:class:`~optcmp.engine.runner.LiveRun`);
-on an executor it cannot wait in another process, so each round reruns it from its start with
-the larger cap (deterministic given its seed, it ends the same; the repeated work is at most
-``1 / (ROUND_GROWTH - 1)`` of the last round).
-"""
+"""Censoring: a sweep stops a run only once its result can no longer change the answer
+(docs/concepts.md, 'Censoring'). In this process a paused run waits, live, for the next round
+(:class:`~optcmp.engine.runner.LiveRun`); an executor reruns it from its start."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -56,21 +48,14 @@ def measures(run: RunResult, best: RunResult) -> tuple[float, float, str] | None
 def _leader(runs: Sequence[RunResult], run: RunResult) -> RunResult | None:
     """The run of ``runs`` with the smallest time-to-target in ``run``'s measure."""
     reached = [r for r in runs if r.success and r.time_to_target is not None]
-    if not reached:
-        return None
-
-    def key(r: RunResult) -> float:
-        m = measures(run, r)
-        return float("inf") if m is None else m[1]
-
-    return min(reached, key=key)
+    return min(reached, default=None,
+               key=lambda r: float("inf") if (m := measures(run, r)) is None else m[1])
 
 
 def _bound_run(done: Sequence[RunResult], run: RunResult,
                backends: dict[str, set[str]]) -> RunResult | None:
-    """The run whose time-to-target bounds ``run``: the repetition's fastest, or, when
-    ``run``'s optimizer ran on several backends, its own optimizer's fastest (None: that one
-    has not reached the target yet, so the framework question is still open)."""
+    """The repetition's fastest run, or, when ``run``'s optimizer ran on several backends, its
+    own optimizer's fastest (None: the framework question is still open)."""
     same = [r for r in done if r.repeat == run.repeat]
     best = _leader(same, run)
     if best is None or len(backends.get(run.label, ())) < 2:
@@ -90,11 +75,8 @@ def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound |
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     """The censored message of ``run`` against ``best``, or None when it is within the bound."""
     bound = censor_bound(run, best, ratio)
-    return None if bound is None else _words(run, bound)
-
-
-def _words(run: RunResult, bound: CensorBound) -> str:
-    """The censored message of ``run`` with ``bound``."""
+    if bound is None:
+        return None
     unit = CensorBound.UNITS[bound.unit]
     spent = run.cpu_time if bound.unit == "cpu" else run.time
     return (f"> {bound.ratio:g}x the best time-to-target, {bound.seconds:.3g} {unit} by "
@@ -123,11 +105,12 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
             for task, res in waiting:
                 best = _bound_run(done, res, backends)
                 bound = None if best is None else censor_bound(res, best, ratio)
-                if bound is None:
+                if best is None or bound is None:
                     pending.append(task)
                     continue
                 rounds.drop(task)
-                out = res.replace(status="censored", message=_words(res, bound), bound=bound)
+                out = res.replace(status="censored", message=censor_message(res, best, ratio),
+                                  bound=bound)
                 done.append(out)
                 on_result(task, out, True)
             pending.sort(key=lambda t: order[t.index])
@@ -149,8 +132,9 @@ class _Resumed:
         for task in pending:
             if self.on_start is not None:
                 self.on_start(task)
-            ended = self._advance(task, cap if cap is not None and _own_budget(task) > cap
-                                  else None)
+            ended = guarded_run(self.problem, task, functools.partial(
+                self._advance, task, cap if cap is not None and _own_budget(task) > cap
+                else None), time.time())
             if ended is None:
                 waiting.append((task, self.live[task.index].snapshot()))
             else:
@@ -158,21 +142,14 @@ class _Resumed:
                 on_result(task, *ended)
         return waiting
 
-    def _advance(self, task: RunTask, cap: int | None) -> tuple[RunResult, bool] | None:
-        """Start or resume ``task``'s run up to ``cap``: its result and whether it is
-        storable (:func:`optcmp.executors.guarded_run`), None when it paused."""
-        started = time.time()
-
-        def go() -> RunResult | None:
-            live = self.live.pop(task.index, None)
-            if live is None:
-                live = LiveRun(self.problem, task.optimizer, task.config)
-            if not live.advance(cap):
-                self.live[task.index] = live
-                return None
-            return live.result()
-
-        return guarded_run(self.problem, task, go, started)
+    def _advance(self, task: RunTask, cap: int | None) -> RunResult | None:
+        """Start or resume ``task``'s run up to ``cap``: its result, None when it paused."""
+        live = self.live.pop(task.index, None) or LiveRun(self.problem, task.optimizer,
+                                                          task.config)
+        if not live.advance(cap):
+            self.live[task.index] = live
+            return None
+        return live.result()
 
     def drop(self, task: RunTask) -> None:
         """End ``task``'s paused run where it stands (it was censored there)."""
@@ -244,7 +221,3 @@ def _with_cap(task: RunTask, cap: int) -> RunTask:
     rule = task.config.stopping
     assert rule is not None
     return replace(task, config=task.config.replace(stopping=with_iteration_cap(rule, cap)))
-
-
-__all__ = ["FIRST_ROUND_ITER", "ROUND_GROWTH", "censor_bound", "censor_message", "measures",
-           "reusable", "round_caps", "run_censored"]

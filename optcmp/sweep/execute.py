@@ -1,10 +1,5 @@
-"""Executing the runs of one problem: store read-back, the runs themselves, the comparison.
-
-:meth:`Sweep.execute` reads finished runs back from a run store, executes the others in the
-plan's execution order (in censoring rounds, :mod:`optcmp.sweep.censor`, unless
-``censor_ratio`` is None) and collects a :class:`~optcmp.comparison.Comparison` in sweep order.
-A Ctrl-C becomes :class:`~optcmp.store.Interrupted`, holding the finished runs.
-"""
+"""Executing the runs of one problem: store read-back, the runs themselves (in censoring rounds,
+:mod:`optcmp.sweep.censor`, unless ``censor_ratio`` is None), the comparison in sweep order."""
 
 from __future__ import annotations
 
@@ -65,7 +60,6 @@ class Sweep:
         reused = len(self.results)
         pending = [self.tasks[i] for i in self.plan.execution_order() if i not in self.results]
         from tqdm.auto import tqdm
-
         bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
                    unit="run", leave=False, dynamic_ncols=True)
 
@@ -126,15 +120,24 @@ class Sweep:
 
     def _warn_contention(self, executor: Any) -> bool:
         """Warn once about executed runs whose timings contended (shared host or busy CPU);
-        whether the shared-host warning was given."""
+        whether the shared-host warning was given (``Comparison.shared_host_warned``)."""
+        n_executed = len(self.executed)
         shared = [r for r in self.executed if r.conditions.shared_host]
         if shared:
-            warn_shared_host(shared, len(self.executed), executor)
+            peak = max(r.conditions.concurrency for r in shared)
+            if executor is None:
+                msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of "
+                       f"this process (up to {peak} at once): their timings contend and are "
+                       "flagged shared_host; for time comparisons run one sweep at a time")
+            else:
+                msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up "
+                       f"to {peak} at once): their timings contend and are flagged shared_host; "
+                       "time comparisons need the default sequential execution (executor=None)")
+            warnings.warn(msg, UserWarning, stacklevel=outside_level())
         busy = [r for r in self.executed if r.timing.contended]
         if busy:  # contention measured whatever its cause
             from optcmp.analysis.stats.fairness import contended_issue
-
-            warnings.warn(contended_issue(busy, len(self.executed)), UserWarning,
+            warnings.warn(contended_issue(busy, n_executed), UserWarning,
                           stacklevel=outside_level())
         return bool(shared)
 
@@ -164,21 +167,3 @@ class Sweep:
                    + RESUME_WITHOUT_STORE)
         return Interrupted(msg, self._comparison(done, run_store, reused), where, len(done),
                            total)
-
-
-def warn_shared_host(shared: list[RunResult], n_executed: int, executor: Any) -> None:
-    """The one warning about runs that shared their host (the comparison records it was
-    given, ``shared_host_warned``, so its statistics' fairness checks do not repeat it)."""
-    peak = max(r.conditions.concurrency for r in shared)
-    if executor is None:
-        msg = (f"{len(shared)} of {n_executed} runs overlapped with other optcmp runs of this "
-               f"process (up to {peak} at once): their timings contend and are flagged "
-               "shared_host; for time comparisons run one sweep at a time")
-    else:
-        msg = (f"{len(shared)} of {n_executed} runs shared their host with other runs (up to "
-               f"{peak} at once): their timings contend and are flagged shared_host; time "
-               "comparisons need the default sequential execution (executor=None)")
-    warnings.warn(msg, UserWarning, stacklevel=outside_level())
-
-
-__all__ = ["RESUME_WITHOUT_STORE", "RESUME_WITH_STORE", "Sweep", "warn_shared_host"]

@@ -1,9 +1,4 @@
-"""Planning a sweep: its inputs checked before any run, one task per run, its settings record.
-
-A :class:`Plan` holds what :func:`optcmp.compare` runs on every problem, checked before any run
-starts; :meth:`Plan.tasks` turns it into one :class:`~optcmp.executors.RunTask` per run, each
-with its own :class:`~optcmp.engine.RunConfig`.
-"""
+"""Planning a sweep: its inputs checked before any run, one task per run, its settings record."""
 
 from __future__ import annotations
 
@@ -23,13 +18,10 @@ from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
 ORDERS = ("interleaved", "blocks")
-
 #: Most runs one :func:`optcmp.compare` call plans (every task and result is held in memory).
 MAX_RUNS = 1_000_000
-
 #: What ``compare`` takes as ``optimizers``.
 Optimizers = Sequence[OptimizerSpec | str | Callable[..., OptimizerSpec]] | OptimizerSpec | str
-
 #: The order of a comparison's settings record (a setting not named here comes after them).
 SETTINGS_ORDER = ("target", "stopping", "repeats", "seed", "dtype", "device", "backends",
                   "redraw_data", "threads", "order", "execution", "gradient")
@@ -54,10 +46,8 @@ def as_specs(optimizers: Any) -> list[OptimizerSpec]:
                              "repetitions (or give each copy its own label=)")
         seen[same] = i
     labels = [s.label for s in specs]
-    if len(set(labels)) < len(labels):
-        specs = [s if labels.count(s.label) == 1 else
-                 OptimizerSpec(s.name, s.hyperparameters, s.impl, s.describe()) for s in specs]
-    return specs
+    return [s if labels.count(s.label) == 1 else
+            OptimizerSpec(s.name, s.hyperparameters, s.impl, s.describe()) for s in specs]
 
 
 def as_backends(backends: str | Sequence[str]) -> list[str]:
@@ -99,30 +89,19 @@ def check_sweep_size(repeats: Any, backends: int, specs: int, modes: int = 1) ->
 
 
 def execution_order(repeats: int, entries: int, order: str = "interleaved") -> list[int]:
-    """Task indices in execution order; tasks are planned repetition-major.
-
-    ``"interleaved"`` alternates directions (A B C, C B A, ...), so a slow drift of the machine
-    hits every entry alike; ``"blocks"`` runs each entry's repetitions back to back (A A, B B,
-    ...), a design a drift can bias. Store keys do not depend on the order.
+    """Task indices in execution order (docs/concepts.md, 'Interleaved repetitions').
 
     Parameters
     ----------
     repeats : int
-        Repetitions.
     entries : int
         (backend, optimizer) entries per repetition.
     order : {"interleaved", "blocks"}
-        See :func:`optcmp.compare`.
 
     Returns
     -------
     list of int
-        A permutation of ``range(repeats * entries)``.
-
-    Examples
-    --------
-    >>> execution_order(3, 3)
-    [0, 1, 2, 5, 4, 3, 6, 7, 8]
+        A permutation of ``range(repeats * entries)``; ``[0, 1, 2, 5, 4, 3, 6, 7, 8]`` for (3, 3).
     """
     if order == "blocks":
         return [r * entries + e for e in range(entries) for r in range(repeats)]
@@ -187,8 +166,7 @@ class Plan:
         return tasks
 
     def settings(self, config: RunConfig) -> dict[str, Any]:
-        """The comparison's settings record: the config's (:meth:`RunConfig.recorded`) and the
-        sweep's own (target, stopping rule, repetitions, backends, order, modes)."""
+        """The comparison's settings record: the config's and the sweep's own."""
         rule = config.stopping
         assert rule is not None
         own = {"target": " | ".join(x.describe() for x in rule.rules() if x.kind == "target"),
@@ -215,11 +193,8 @@ def missing_backends(names: Sequence[str], strict: bool) -> list[str]:
 
 
 def preflight_device(plan: Plan, executor: Any) -> None:
-    """Build every installed framework backend of ``plan`` once on its device, before any run.
-
-    An absent device is then one clear error instead of a table of failed runs. A Dask client's
-    runs execute on workers, whose devices this process cannot see: the check is theirs.
-    """
+    """Build every installed framework backend of ``plan`` once on its device, before any run
+    (a Dask client's workers check their own devices)."""
     device, dtype = plan.config.device, plan.config.dtype
     if "numpy" in plan.backends:
         numpy_cpu_warning(device)
@@ -228,8 +203,3 @@ def preflight_device(plan: Plan, executor: Any) -> None:
     for b in plan.backends:
         if b != "numpy" and b not in plan.missing:
             get_backend(b, device=device, dtype=dtype)
-
-
-__all__ = ["MAX_RUNS", "ORDERS", "SETTINGS_ORDER", "Optimizers", "Plan", "as_backends", "as_specs",
-           "check_sweep_size", "execution_modes", "execution_order", "missing_backends",
-           "preflight_device"]

@@ -1,7 +1,5 @@
-"""Problems as a dimension of a sweep: a suite runs every problem in turn into one comparison.
-
-A Ctrl-C keeps the finished problems' runs and the interrupted one's.
-"""
+"""Problems as a dimension of a sweep: a suite runs every problem in turn into one comparison
+(a Ctrl-C keeps the finished problems' runs and the interrupted one's)."""
 
 from __future__ import annotations
 
@@ -48,10 +46,10 @@ def run_problems(suite: Any, sweeps: Sequence[Sweep], store: str | os.PathLike[s
     return comps[0] if suite is None else suite_comparison(suite, comps)
 
 
-def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
-    """The settings record of a suite's comparison: the settings its problems share (their
-    stores' paths listed and counts summed; ``{"merged": [...]}`` if they differ otherwise),
-    ``"suite"`` (its name and problems) and ``"optima"`` (each problem's optimum record)."""
+def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
+    """The comparisons of the suite's first ``len(comps)`` problems, as one; its settings are
+    those its problems share (their stores' paths listed and counts summed; ``{"merged": [...]}``
+    if they differ otherwise), ``"suite"`` (name and problems) and ``"optima"`` (per problem)."""
     first = comps[0].settings
     if all(c.settings == first for c in comps):
         settings = dict(first)
@@ -64,13 +62,9 @@ def suite_settings(suite: Any, comps: Sequence[Comparison]) -> dict[str, Any]:
                 **{k: sum(st.get(k, 0) for st in stores) for k in STORE_COUNTS}}}
         else:
             settings = {"merged": [c.settings for c in comps]}
-    return {**settings, "suite": {"name": str(suite.name), "problems": [p.name for p in suite]},
-            "optima": {p.name: c.optimum for p, c in zip(suite.problems, comps)}}
-
-
-def suite_comparison(suite: Any, comps: Sequence[Comparison]) -> Comparison:
-    """The comparisons of the suite's first ``len(comps)`` problems, as one."""
-    return Comparison.concat(comps).replace(settings=suite_settings(suite, comps))
+    return Comparison.concat(comps).replace(settings={
+        **settings, "suite": {"name": str(suite.name), "problems": [p.name for p in suite]},
+        "optima": {p.name: c.optimum for p, c in zip(suite.problems, comps)}})
 
 
 def suite_interrupted(suite: Any, comps: Sequence[Comparison], exc: Interrupted,
@@ -90,7 +84,3 @@ def suite_interrupted(suite: Any, comps: Sequence[Comparison], exc: Interrupted,
     msg = (f"interrupted on problem {len(comps) + 1} of {len(suite.problems)} of suite "
            f"{suite.name!r}: {done} of {total} runs finished ({how}")
     return Interrupted(msg, suite_comparison(suite, parts), exc.store, done, total)
-
-
-__all__ = ["STORE_COUNTS", "is_suite", "run_problems", "store_path", "suite_comparison",
-           "suite_interrupted", "suite_settings"]

@@ -1,8 +1,5 @@
-"""The repetitions behind a verdict: the two fastest entries of a comparison, run again.
-
-A one-repetition comparison's verdict would rest on the timing noise of one run per entry:
-:func:`confirm_leaders` repeats its two fastest entries, interleaved, through
-:func:`optcmp.engine.run` with the settings the table's runs used.
+"""The repetitions behind a verdict: a one-repetition comparison's verdict would rest on the
+timing noise of one run per entry, so :func:`confirm_leaders` runs its two fastest entries again.
 """
 
 from __future__ import annotations
@@ -40,33 +37,24 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
 
     With one repetition per entry and two entries that reached the target within
     ``max_seconds`` together, each runs ``repeats - 1`` more times, interleaved (A B, B A, ...),
-    with ``config`` and the backend, stopping rule, execution mode and gradient of its table's
-    run. When the repetitions' medians bring an entry that ran once into the first two places,
-    it is repeated as well (up to :data:`MAX_NEW_RUNNERS_UP` entries, within ``max_seconds``).
+    as its table's run did; so does an entry the medians bring into the first two places (up to
+    :data:`MAX_NEW_RUNNERS_UP` entries, within ``max_seconds``).
 
     Parameters
     ----------
     problem : Problem
-        The comparison's problem.
     comp : Comparison
-        A comparison of ``problem`` (from :func:`optcmp.compare` with ``config``).
+        A comparison of ``problem``.
     config : RunConfig, optional
-        The settings ``comp`` was run with (it may add what a comparison does not record,
-        such as a callback); default: the settings ``comp`` recorded.
+        The settings ``comp`` was run with; default: the settings ``comp`` recorded.
     repeats : int, default 5
         Runs of each of the two entries in all (the table's included).
     max_seconds : float, default 2.0
-        The two entries are repeated only when their times-to-target add up to less.
 
     Returns
     -------
     Comparison
         ``comp`` itself when there is nothing to confirm, else a copy with ``verdict_runs``.
-
-    Raises
-    ------
-    ValueError
-        ``config`` records other settings than ``comp``.
     """
     if int(comp.settings.get("repeats", 1) or 1) > 1:
         return comp
@@ -116,7 +104,3 @@ def _base_config(comp: Comparison, config: RunConfig | None) -> RunConfig:
                              f"{name}={comp.settings[name]!r}; give the config the "
                              "comparison was run with")
     return config
-
-
-__all__ = ["MAX_NEW_RUNNERS_UP", "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "confirm_leaders",
-           "leaders"]
