@@ -246,14 +246,14 @@ class _TimedRun:
             elif bad_fstar is not None:
                 outcome = "failed", bad_fstar
             else:
-                outcome = self._guarded(lambda: self._start(pause))
+                outcome = self._guarded(self._start, pause)
         self.load[1] = load_average()
         return outcome
 
     def resume(self, pause: int | None) -> tuple[str, str] | None:
         """Go on from a pause to the end or the next pause (as :meth:`execute`)."""
         with self.session.limits():
-            outcome = self._guarded(lambda: self._advance(pause))
+            outcome = self._guarded(self._advance, pause)
         self.load[1] = load_average()
         return outcome
 
@@ -273,12 +273,13 @@ class _TimedRun:
                 "suboptimality target would be met at the start; give the minimum value as the "
                 "optimum (e.g. from_function(..., optimum='estimate'))")
 
-    def _guarded(self, steps: Callable[[], bool]) -> tuple[str, str] | None:
-        """``steps`` (True: the run ended); an optimizer's crash or refusal becomes the run's
-        status; None when the run paused."""
+    def _guarded(self, steps: Callable[[int | None], bool],
+                 pause: int | None) -> tuple[str, str] | None:
+        """``steps(pause)`` (True: the run ended); an optimizer's crash or refusal becomes the
+        run's status; None when the run paused."""
         try:
             try:
-                ended = steps()
+                ended = steps(pause)
             except BaseException:
                 self.count_compiles()
                 raise

@@ -55,7 +55,10 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
         return f, gnorm, x_new, tuple(state_new)
 
     def step(x: Any, state: tuple[Any, ...], batch: dict[str, Any]) -> Any:
-        return step_curv(x, state, batch, None)
+        f, g = vg(x, batch)
+        gnorm = None if norm is None else norm(g)
+        x_new, state_new = update(o, x, g, state, hp, None)
+        return f, gnorm, x_new, tuple(state_new)
 
     return step_curv if rule.needs_curvature else step
 
