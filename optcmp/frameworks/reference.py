@@ -18,7 +18,7 @@ import numpy as np
 from optcmp.fingerprint import canonical_json
 from optcmp.frameworks.base import minibatch_gradient
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
-from optcmp.frameworks.stepper import Block, MinibatchAdapter, StepOutput
+from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers import UpdateRule
 from optcmp.optimizers.base import NotApplicable
 
@@ -179,7 +179,7 @@ class ReferenceAdapter(MinibatchAdapter):
         self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
-    def step(self) -> StepOutput:
+    def step(self) -> Block:
         if self.execution == "fused" and self.stochastic:  # one step of the fused block
             self._mini_block(self._block, 1)
             return self._output(None, None)

@@ -37,17 +37,6 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class StepOutput:
-    """What one optimizer step reports (backend scalars, read off the clock)."""
-
-    fun: Any
-    grad_norm: Any
-    nfev: int = 1
-    njev: int = 1
-    nit: int = 1
-
-
-@dataclass
 class Block:
     """What :meth:`Stepper.run` reports: ``n`` steps, backend values read off the clock.
 
@@ -203,8 +192,7 @@ class Adapter(Stepper):
         """:meth:`run_block` when fused, else one :meth:`step`."""
         if self.execution == "fused":
             return self.run_block(n, first, every)
-        out = self.step()
-        return Block(1, out.fun, out.grad_norm, out.nfev, out.njev, nit=out.nit)
+        return self.step()
 
     def save(self) -> Any:
         """The run's state (see :meth:`Stepper.save`)."""
@@ -243,8 +231,8 @@ class Adapter(Stepper):
         return 0.0
 
     @abstractmethod
-    def step(self) -> StepOutput:
-        """One iteration (timed by the caller)."""
+    def step(self) -> Block:
+        """One iteration (timed by the caller), reported as a one-step :class:`Block`."""
 
     def resolve_learning_rate(self) -> None:
         """Replace ``learning_rate="auto"`` by ``1 / L`` and an epoch schedule by steps."""
@@ -284,7 +272,7 @@ class LoopAdapter(Adapter):
 
     loop = True
 
-    def step(self) -> StepOutput:  # pragma: no cover - loop adapters are driven by minimize()
+    def step(self) -> Block:  # pragma: no cover - loop adapters are driven by minimize()
         raise TypeError(f"{type(self).__name__} drives its own loop; call minimize()")
 
     @abstractmethod
@@ -487,8 +475,8 @@ class MinibatchAdapter(Adapter):
         """Minibatches per epoch of a stochastic run, else ``None``."""
         return self.order.steps_per_epoch if self.stochastic else None
 
-    def _output(self, fun: Any, grad_norm: Any, nfev: int = 1, njev: int = 1) -> StepOutput:
+    def _output(self, fun: Any, grad_norm: Any, nfev: int = 1, njev: int = 1) -> Block:
         """The step's report: a minibatch step reports no full objective."""
         if self.stochastic:
-            return StepOutput(None, None, nfev, njev)
-        return StepOutput(fun, grad_norm, nfev, njev)
+            return Block(1, None, None, nfev, njev)
+        return Block(1, fun, grad_norm, nfev, njev)

@@ -29,7 +29,7 @@ import optax
 from optcmp.frameworks.jax.backend import JaxBackend
 from optcmp.frameworks.reference import ReferenceAdapter, build_step, reuse_key
 from optcmp.frameworks.reuse import ReuseKey
-from optcmp.frameworks.stepper import Adapter, StepOutput
+from optcmp.frameworks.stepper import Adapter, Block
 from optcmp.optimizers import OptaxOptimizer, UpdateRule, clip_global_norm
 from optcmp.optimizers.base import NotApplicable
 
@@ -178,7 +178,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
             return "optax L-BFGS spends a varying number of evaluations per step"
         return super().fuse_blocker()
 
-    def step(self) -> StepOutput:
+    def step(self) -> Block:
         out = super().step()
         if self.decl.linesearch:
             out.nfev = out.njev = DeviceCount(self.state[1])  # type: ignore[assignment]

@@ -40,7 +40,7 @@ from optcmp.fingerprint import canonical_json
 from optcmp.frameworks.base import analytic_value_and_grad
 from optcmp.frameworks.reference import ReferenceAdapter
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
-from optcmp.frameworks.stepper import Block, StepOutput
+from optcmp.frameworks.stepper import Block
 from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
 from optcmp.frameworks.tensorflow.ops import tf
 from optcmp.implementation import Implementation
@@ -324,7 +324,7 @@ class KerasNativeAdapter(ReferenceAdapter):
                 float(opts["learning_rate"]), sched, self.backend.dtype)
         return opts
 
-    def step(self) -> StepOutput:
+    def step(self) -> Block:
         if not self.native:
             return super().step()
         if self.execution == "fused":  # one step of the fused block

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from optcmp.frameworks.base import analytic_value_and_grad
-from optcmp.frameworks.stepper import Block, MinibatchAdapter, StepOutput
+from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers import TorchOptimizer
 
 
@@ -251,7 +251,7 @@ class TorchNativeAdapter(MinibatchAdapter):
         self._k = k0 + n
         return Block(n, None, None, self._calls, self._calls)
 
-    def step(self) -> StepOutput:
+    def step(self) -> Block:
         batch = self._next_batch()
         fun, gnorm = self._step_on(self.param, self.opt, batch)
         self._k += 1
