@@ -7,6 +7,7 @@ import ast
 import contextlib
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -19,11 +20,18 @@ class CLIError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors print one line and exit with status 2."""
+    """An argument parser whose errors print one line and exit with status 2, and which reads
+    ``-1e-6`` (any negative number, exponent included) as a value, not as an option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
     def error(self, message: str) -> Any:
         """Print ``optcmp: error: <message>`` and exit with status 2."""
-        self.exit(2, f"optcmp: error: {message}\n")
+        from optcmp.analysis.format import fit
+        self.exit(2, fit(f"optcmp: error: {message}") + "\n")
 
 
 # ---------------------------------------------------------------------- argument types
@@ -259,7 +267,8 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
                f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
                f"progress were discarded.{saved} To keep finished runs on disk and resume "
                f"later, run the command with {option_hint}.")
-    print(f"optcmp: {msg}", file=sys.stderr)
+    from optcmp.analysis.format import fit
+    print(fit(f"optcmp: {msg}"), file=sys.stderr)
     return status
 
 

@@ -1,0 +1,38 @@
+"""What a new user runs first, as README and docs/getting-started.md say it: the documented
+defaults are the command's, every line printed fits 120 columns, quick tries stay quick, and
+mistakes get a clear message before any work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fake_python(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "{path.name} $*"\n')
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("venv", [True, False])
+def test_build_docs_runs_without_an_activated_venv(tmp_path: Path, venv: bool) -> None:
+    """scripts/build_docs.sh ran ``python`` from PATH and failed outside an activated venv; it
+    runs the checkout's .venv/bin/python when present, else python3."""
+    shutil.copytree(ROOT / "scripts", tmp_path / "scripts")
+    bin_dir = tmp_path / "bin"
+    _fake_python(bin_dir / "python3")
+    if venv:
+        _fake_python(tmp_path / ".venv" / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    out = subprocess.run(["bash", str(tmp_path / "scripts" / "build_docs.sh")], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["python" if venv else "python3", "-m", "mkdocs", "build",
+                                  "--strict"]
