@@ -27,7 +27,10 @@ def test_run_small_instance_prints_table(capsys) -> None:
     out, err = capsys.readouterr()
     assert rc == 0
     lines = out.splitlines()
-    assert lines[0].startswith("verdict: ")  # the verdict first, then the table
+    # what runs to which target first, then the verdict, then the table
+    assert lines[0].startswith("optcmp run: linear_regression (2,000 rows); target "
+                               "RelativeSuboptimality(tol=0.0001); at most 5,000 iterations")
+    assert lines[2].startswith("verdict: ")
     lines = lines[next(i for i, ln in enumerate(lines) if ln.startswith("optimizer ")):]
     assert lines[0].split()[:5] == ["optimizer", "backend", "impl", "status", "time-to-target"]
     names = [ln.split()[0] for ln in lines[2:8]]
@@ -37,7 +40,7 @@ def test_run_small_instance_prints_table(capsys) -> None:
     assert status["lbfgs"] == "converged"  # 35 iterations: far inside the 1 s budget
     assert set(status.values()) <= {"converged", "timeout", "max_iter", "projected", "stalled"}
     assert "problem: problem=linear_regression, source=generated, n_samples=2000" in out
-    assert "target: RelativeSuboptimality(tol=1e-06)" in out
+    assert "target: RelativeSuboptimality(tol=0.0001)" in out  # the main job's, at any --rows
     assert err == ""  # --no-progress: nothing on stderr
 
 

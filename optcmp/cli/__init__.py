@@ -66,14 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args))
         except CLIError as exc:
-            print(fit(f"optcmp: error: {exc}"), file=sys.stderr)
+            print(f"optcmp: error: {exc}", file=sys.stderr)
             return 2
         except MemoryError as exc:  # numpy's _ArrayMemoryError included: one line, no traceback
-            print(fit(f"optcmp: error: out of memory: {exc or 'an allocation failed'}; use "
-                      "fewer rows (--rows) or fewer repetitions"), file=sys.stderr)
+            print(f"optcmp: error: out of memory: {exc or 'an allocation failed'}; use fewer "
+                  "rows (--rows) or fewer repetitions", file=sys.stderr)
             return 2
         except KeyboardInterrupt as exc:
-            print(fit(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted"), file=sys.stderr)
+            print(f"optcmp: {exc}" if str(exc) else "optcmp: interrupted", file=sys.stderr)
             return exit_status(exc)
 
 

@@ -30,8 +30,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         """Print ``optcmp: error: <message>`` and exit with status 2."""
-        from optcmp.analysis.format import fit
-        self.exit(2, fit(f"optcmp: error: {message}") + "\n")
+        self.exit(2, f"optcmp: error: {message}\n")
 
 
 # ---------------------------------------------------------------------- argument types
@@ -267,8 +266,7 @@ def report_interrupted(exc: Any, what: str, option_hint: str,
                f"{' (table above)' if exc.done and what == 'runs' else ''}; the run(s) in "
                f"progress were discarded.{saved} To keep finished runs on disk and resume "
                f"later, run the command with {option_hint}.")
-    from optcmp.analysis.format import fit
-    print(fit(f"optcmp: {msg}"), file=sys.stderr)
+    print(f"optcmp: {msg}", file=sys.stderr)
     return status
 
 

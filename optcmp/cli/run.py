@@ -127,13 +127,13 @@ def command(args: argparse.Namespace) -> int:
     if args.no_early_stop:
         settings["censor_ratio"] = None
     execution = [m.strip() for m in settings.pop("execution").split(",")]
-    print(fmt.fit(first_line(args, problem, stopping, len(specs), len(backends))), flush=True)
     try:  # one RunConfig; several execution modes are a dimension of the sweep
         with sweep_errors(args.store):
             modes = execution_modes(execution if len(execution) > 1 else execution[0])
             config = optcmp.RunConfig(**settings, execution=modes[0])
             several: dict[str, Any] = {"execution": modes} if len(modes) > 1 else {}
-            progress: Any = False if args.no_progress else EntryLines(args.repeats)
+            progress = EntryLines(first_line(args, problem, stopping, len(specs), len(backends)),
+                                  args.repeats, lines=not args.no_progress)
             comp = optcmp.compare(problem, specs, backends=backends, config=config,
                                   repeats=args.repeats, progress=progress,
                                   redraw_data=args.redraw_data, store=args.store,
@@ -184,12 +184,23 @@ def first_line(args: argparse.Namespace, problem: Any, stopping: Any, n_optimize
 
 
 class EntryLines:
-    """The ``progress`` of ``optcmp run``: a line on stderr as soon as every repetition of an
-    entry (optimizer on a backend) has finished."""
+    """The ``progress`` of ``optcmp run``: the first line (``head``) on stdout once the sweep is
+    checked, then, unless ``lines`` is false, a line on stderr as soon as every repetition of
+    an entry (optimizer on a backend) has finished."""
 
-    def __init__(self, repeats: int) -> None:
-        self.repeats = repeats
+    def __init__(self, head: str, repeats: int, lines: bool = True) -> None:
+        self.head: str | None = head
+        self.repeats, self.lines = repeats, lines
         self.runs: dict[tuple[Any, ...], list[Any]] = {}
+
+    def begin(self) -> None:
+        """Print the first line, once (a suite begins once per problem)."""
+        if self.head is not None:
+            print(fmt.fit(self.head), flush=True)
+            self.head = None
+
+    def __bool__(self) -> bool:
+        return self.lines  # the progress bar too
 
     def __call__(self, run: Any) -> None:
         """Take one finished run; print its entry when complete."""
@@ -197,7 +208,7 @@ class EntryLines:
                run.conditions.execution)
         got = self.runs.setdefault(key, [])
         got.append(run)
-        if len(got) == self.repeats:
+        if len(got) == self.repeats and self.lines:
             from tqdm import tqdm
             tqdm.write(fmt.fit(entry_line(got)), file=sys.stderr)
 

@@ -40,7 +40,8 @@ def compare(
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
     progress : bool or callable, default True
         A progress bar on stderr that counts the work (each run weighted by its iteration
-        budget); a callable also gets each run (a RunResult) as it finishes.
+        budget); a callable also gets each run (a RunResult) as it finishes, and its
+        ``begin()``, where it has one, is called once everything is checked, before any run.
     redraw_data : bool, default False
         Also redraw the data in every repetition.
     store : str or path-like, optional

@@ -1,6 +1,7 @@
 """A sweep's progress bar counts its work: each run weighted by its iteration budget, credited
 round by round as a censored sweep advances it, so that the estimate is steady; a callable
-``progress`` is also handed each run as it finishes."""
+``progress`` is also handed each run as it finishes (and its ``begin()``, where it has one, is
+called once the sweep is checked, before its first run)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ class WorkBar:
         self.credited = dict.fromkeys(self.weight, 0)
         self.starts = dict.fromkeys(self.weight, 0)
         self.on_run = progress if callable(progress) else None
+        begin = getattr(progress, "begin", None)
+        if callable(begin):  # the runs are about to start: everything before them was checked
+            begin()
         self.bar = tqdm(total=sum(self.weight.values()), disable=not progress, file=sys.stderr,
                         unit="it" if self.by_iterations else "run", leave=False,
                         dynamic_ncols=True, unit_scale=self.by_iterations)
