@@ -27,11 +27,12 @@ from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
     add_csv_options,
     build_problem,
+    generated_regression,
     problem_defaults,
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, MAIN_TOL, SettingFlags, setting_values
+from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, SettingFlags, setting_values
 
 
 def add_parser(sub: Any) -> None:
@@ -118,8 +119,6 @@ def command(args: argparse.Namespace) -> int:
     problem = build_suite(args) if args.suite is not None else build_problem(args)
     tol, target = resolve_target(args, problem.problems[0] if args.suite is not None
                                  else problem)
-    if generated_regression(args) and args.tol is None and target is None:
-        tol = MAIN_TOL  # the main job's target, whatever the number of rows
     stopping = run_stopping(args, problem, tol, target)
     if args.tuned is not None:
         check_tuned_for(args.tuned, problem, stopping)
@@ -322,13 +321,6 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
     write_outputs(args, comp)
 
 
-def generated_regression(args: argparse.Namespace) -> bool:
-    """True for the main job's problem, the generated regression (at any ``--rows``): its
-    target is the main job's."""
-    return (args.suite is None and args.csv is None
-            and args.problem.strip().lower().replace("-", "_") == "linear_regression")
-
-
 def set_hints(runs: Sequence[Any]) -> str:
     """``--set`` options for the hyperparameters named by failed or skipped runs' messages."""
     hints: list[str] = []
@@ -377,4 +369,4 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
                             max_cpu_time=args.max_cpu_time, target=target, stall=early)
 
 
-__all__ = ["add_parser", "build_suite", "command", "generated_regression", "run_stopping", "set_hints"]
+__all__ = ["add_parser", "build_suite", "command", "run_stopping", "set_hints"]
