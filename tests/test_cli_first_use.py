@@ -5,6 +5,7 @@ mistakes get a clear message before any work."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -71,3 +72,50 @@ def test_every_line_of_optcmp_run_fits_120_columns(capsys: pytest.CaptureFixture
     the repeats summary 287 wide; every line is now at most 120 columns."""
     pytest.importorskip("torch")
     _lines_within(capsys, ["run", *argv, "--no-progress"])
+
+
+def _plain(path: Path) -> str:
+    """A page's text without the generated-figure markers."""
+    return re.sub(r"<!--/?n(:[\w.-]+)?-->", "", path.read_text(encoding="utf-8"))
+
+
+#: How README and getting-started state the main job: rows, target and budget.
+MAIN_JOB = re.compile(r"(?P<rows>[\d,]+)-row linear\s+regression.*?to relative suboptimality\s+"
+                      r"(?P<tol>[\d.e-]+),.*?budget of\s+(?P<iters>[\d,]+)\s+iterations", re.S)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_docs_state_the_main_job_as_the_cli_runs_it(page: str,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """getting-started said 1,000,000 rows to 1e-6 after 100 iterations with the verdict at
+    the end and `pip install "optcmp[all]"`; README and the command: 100,000 rows, 1e-4, 5,000
+    iterations, the verdict first, installed from a checkout."""
+    from optcmp.cli import main
+    from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, MAIN_TOL
+
+    text = _plain(ROOT / page)
+    m = MAIN_JOB.search(text)
+    assert m is not None, f"{page} does not state the main job's rows, target and budget"
+    stated = (int(m["rows"].replace(",", "")), float(m["tol"]), int(m["iters"].replace(",", "")))
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    helps = " ".join(capsys.readouterr().out.split())
+    said = (int(re.search(r"default: ([\d,]+) for the main job", helps)[1].replace(",", "")),
+            float(re.search(r"target \(default ([\d.e-]+) for the generated", helps)[1]),
+            int(re.search(r"under any load \(default ([\d,]+);", helps)[1].replace(",", "")))
+    assert stated == said == (MAIN_ROWS, MAIN_TOL, DEFAULT_MAX_ITER)
+    assert "verdict first" in " ".join(text.split())
+    install = ("python3 -m venv .venv && .venv/bin/pip install -c constraints/ci.txt "
+               "'.[torch,tensorflow,jax]' && .venv/bin/optcmp run")
+    assert install in text and "optcmp[all]" not in text
+
+
+def test_the_docs_speak_of_four_frameworks() -> None:
+    """Pages still said "all three frameworks/backends" where numpy, PyTorch, TensorFlow and
+    JAX are four."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        if page.name == "changelog.md":
+            continue
+        found = re.findall(r"\ball three (?:frameworks|backends)\b", _plain(page))
+        assert not found, f"{page.name}: {found}"

@@ -32,14 +32,20 @@ from optcmp.cli.inputs import (
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, SettingFlags, setting_values
+from optcmp.cli.settings import (
+    DEFAULT_MAX_ITER,
+    MAIN_ROWS,
+    MAIN_TOL,
+    SettingFlags,
+    setting_values,
+)
 
 
 def add_parser(sub: Any) -> None:
     """Add ``optcmp run`` to the sub-command parsers ``sub``."""
     p = sub.add_parser(
-        "run", help="compare optimizers on a problem (default: the main job, a 100,000-row "
-                    "regression to relative suboptimality 1e-4)",
+        "run", help=f"compare optimizers on a problem (default: the main job, a {MAIN_ROWS:,}-row "
+                    f"regression to relative suboptimality {MAIN_TOL:g})",
         description="Run every optimizer on every backend to the target and print the "
                     "time-to-target table on stdout (progress on stderr).")
     settings = SettingFlags(p, "run")
@@ -69,8 +75,9 @@ def add_parser(sub: Any) -> None:
                    help="target: training loss <= VALUE, for any problem (instead of --tol)")
     settings.add("max_time", "max_iter")
     p.add_argument("--rows", type=positive_int, default=None,
-                   help="rows of the generated data (default: 100,000 for the main job; "
-                        "--rows 1000000 for the full-size regression)")
+                   help=f"rows of the generated data (default: {MAIN_ROWS:,} for the main job; "
+                        "--rows 1000000 for the full-size regression; the target stays the "
+                        "main job's)")
     p.add_argument("--repeats", type=positive_int, default=1, help="repetitions (seeds)")
     settings.add("threads")
     p.add_argument("--no-early-stop", action="store_true",
