@@ -11,7 +11,7 @@ from typing import Any, Union
 
 from optcmp.executors import RunTask
 from optcmp.results import RunResult
-from optcmp.sweep.censor import FIRST_ROUND_ITER, ROUND_GROWTH, _own_budget
+from optcmp.sweep.censor import FIRST_ROUND_ITER, ROUND_GROWTH, own_budget
 
 #: Called with each run as it finishes (or is read back from the store).
 OnRun = Callable[[RunResult], None]
@@ -25,7 +25,7 @@ class WorkBar:
 
     def __init__(self, tasks: Sequence[RunTask], progress: Progress) -> None:
         from tqdm.auto import tqdm
-        budgets = {t.index: _own_budget(t) for t in tasks}
+        budgets = {t.index: own_budget(t) for t in tasks}
         self.by_iterations = all(b != float("inf") for b in budgets.values())
         self.weight = {i: int(b) if self.by_iterations else 1 for i, b in budgets.items()}
         self.credited = dict.fromkeys(self.weight, 0)
