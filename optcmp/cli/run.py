@@ -183,6 +183,8 @@ def first_line(args: argparse.Namespace, problem: Any, stopping: Any, n_optimize
     budget = f"at most {args.max_iter:,} iterations"
     if args.max_time is not None:
         budget += f" or {args.max_time:g} s"
+    if args.max_cpu_time is not None:
+        budget += f" or {args.max_cpu_time:g} s CPU"
     own = "each problem's own"
     return (f"optcmp run: {what}; target {' | '.join(rules) or own}; "
             f"{budget} per run; {n_optimizers} optimizer(s) x {n_backends} backend(s) x "
