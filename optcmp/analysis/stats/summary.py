@@ -139,7 +139,7 @@ def format_summary(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
     if not rows:
         return "(no runs)"
     level = rows[0].get("ci_level", 0.95)
-    header = ["problem", "optimizer", "backend", "dtype", "success", "median time-to-target",
+    header = ["problem", "optimizer", "backend", "dtype", "success", "time-to-target",
               f"{level:.0%} CI", "iters", "nfev", "njev", "aRT", "cpu-to-target", "contended"]
     lines = [header]
     for r in sorted(rows, key=by_median_time):
