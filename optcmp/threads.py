@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.frameworks.base import blas_threads
 
 #: Threads every backend gets unless asked otherwise (why one: docs/concepts.md, 'CPU threads').
@@ -61,7 +62,7 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
             stack.enter_context(threadpool_limits(limits=n))
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
-                          stacklevel=3)
+                          stacklevel=outside_level())
         restore = None if cls is None else cls.set_threads(n)
         if restore is not None:
             stack.callback(restore)

@@ -146,7 +146,8 @@ class TuneResult:
         return page
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable summary (specs, configurations, cost, settings; not the runs)."""
+        """JSON-serializable summary (specs, configurations, cost, settings, the problem and target
+        tuned on; not the runs)."""
         return {"format": "optcmp.tune", "by": self.by, "budget": self.budget,
                 "repeats": self.repeats, "mode": self.mode,
                 "specs": [s.to_dict() for s in self.specs],
@@ -156,7 +157,9 @@ class TuneResult:
                              "reached": c.reached, "spent": c.spent,
                              "final_gap": c.final_gap if c.final_gap < float("inf") else None}
                             for c in self.configs],
-                "cost": self.cost, "settings": dict(self.settings)}
+                "cost": self.cost, "settings": dict(self.settings),
+                "problem": dict(self.comparison.problem),
+                "target": self.comparison.settings.get("target")}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_dict` as JSON, atomically.
@@ -171,6 +174,24 @@ class TuneResult:
 def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
     """The chosen specs of a :meth:`TuneResult.save` file."""
     p = os.fspath(path)
+    d = _load(p)
+    try:
+        return [OptimizerSpec.from_dict(x) for x in d["specs"]]
+    except KeyError as exc:
+        raise ValueError(f"{p}: a spec lacks {exc}") from None
+
+
+def tuned_for(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:
+    """The problem spec and target description a :meth:`TuneResult.save` file was tuned on
+    (None where the file does not record them)."""
+    d = _load(os.fspath(path))
+    problem, target = d.get("problem"), d.get("target")
+    return (problem if isinstance(problem, dict) else None,
+            target if isinstance(target, str) else None)
+
+
+def _load(p: str) -> dict[str, Any]:
+    """The JSON of a tuning result, checked for its format."""
     with open(p, "rb") as fh:
         raw = fh.read()
     try:
@@ -181,10 +202,7 @@ def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
     if (not isinstance(d, dict) or d.get("format") != "optcmp.tune"
             or not isinstance(specs, list) or not all(isinstance(x, dict) for x in specs)):
         raise ValueError(f"{p} is not an optcmp tuning result (format optcmp.tune)")
-    try:
-        return [OptimizerSpec.from_dict(x) for x in specs]
-    except KeyError as exc:
-        raise ValueError(f"{p}: a spec lacks {exc}") from None
+    return d
 
 
-__all__ = ["ConfigScore", "TuneResult", "load_specs"]
+__all__ = ["ConfigScore", "TuneResult", "load_specs", "tuned_for"]

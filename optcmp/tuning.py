@@ -39,6 +39,7 @@ DEFAULT_GRIDS: dict[str, dict[str, tuple[Any, ...]]] = {
     "diag_newton": {"learning_rate": _log_grid(-2, 1)},
     "adadelta": {"learning_rate": _log_grid(-3, 1)},
     "sgd": {"learning_rate": _log_grid(-5, 0)},
+    "adam": {"learning_rate": _log_grid(-5, 0)},
     "lbfgs": {"history_size": (3, 5, 10, 20, 50)},
 }
 

@@ -27,7 +27,10 @@ def test_run_small_instance_prints_table(capsys) -> None:
     out, err = capsys.readouterr()
     assert rc == 0
     lines = out.splitlines()
-    assert lines[0].startswith("verdict: ")  # the verdict first, then the table
+    # what runs to which target first, then the verdict, then the table
+    assert lines[0].startswith("optcmp run: linear_regression (2,000 rows); target "
+                               "RelativeSuboptimality(tol=0.0001); at most 5,000 iterations")
+    assert lines[2].startswith("verdict: ")
     lines = lines[next(i for i, ln in enumerate(lines) if ln.startswith("optimizer ")):]
     assert lines[0].split()[:5] == ["optimizer", "backend", "impl", "status", "time-to-target"]
     names = [ln.split()[0] for ln in lines[2:8]]
@@ -37,7 +40,7 @@ def test_run_small_instance_prints_table(capsys) -> None:
     assert status["lbfgs"] == "converged"  # 35 iterations: far inside the 1 s budget
     assert set(status.values()) <= {"converged", "timeout", "max_iter", "projected", "stalled"}
     assert "problem: problem=linear_regression, source=generated, n_samples=2000" in out
-    assert "target: RelativeSuboptimality(tol=1e-06)" in out
+    assert "target: RelativeSuboptimality(tol=0.0001)" in out  # the main job's, at any --rows
     assert err == ""  # --no-progress: nothing on stderr
 
 
@@ -187,8 +190,10 @@ def _verdict_and_first_row(out: str) -> tuple[tuple[str, str], tuple[str, str]]:
     import re
 
     lines = out.splitlines()
-    m = re.match(r"verdict: (\S+) on (\S+) reaches the target first", lines[0])
-    assert m, lines[0]
+    assert lines[0].startswith("optcmp run: ")  # what runs to which target, then the verdict
+    verdict = next(ln for ln in lines if ln.startswith("verdict: "))
+    m = re.match(r"verdict: (\S+) on (\S+) reaches the target first", verdict)
+    assert m, verdict
     i = next(i for i, ln in enumerate(lines) if ln.startswith("optimizer "))
     row = lines[i + 2].split()
     return (m[1], m[2]), (row[0], row[1])
@@ -204,7 +209,7 @@ def _answers(tmp_path, args: list[str], capsys) -> tuple[str, Comparison]:
                                   ["--problem", "fizzbuzz", "--backends", "numpy"]])
 @pytest.mark.slow
 def test_verdict_names_the_tables_first_row_and_every_row_is_measured(tmp_path, capsys, args):
-    """The verdict (first line) and the table's first row name the same entry, and with the
+    """The verdict (after the first line) and the table's first row name the same entry, and with the
     command's defaults every row is measured to its target (the main job: 100,000 rows to 1e-4
     within 5,000 iterations; FizzBuzz: SGD at 2.56 and L-BFGS within 30,000) or censored with
     a true bound (one backend: a run past 10x the fastest one's time-to-target)."""

@@ -389,6 +389,8 @@ class _FakeBar:
         self.description = ""
         self.descriptions: list[str] = []
         self.n = kwargs.get("initial", 0)
+        self.total = kwargs.get("total")
+        self.updates: list[int] = []
         _FakeBar.instances.append(self)
 
     def set_description(self, d: str) -> None:
@@ -397,6 +399,7 @@ class _FakeBar:
 
     def update(self, k: int) -> None:
         self.n += k
+        self.updates.append(k)
 
     def close(self) -> None:
         pass
@@ -418,11 +421,28 @@ def test_progress_bar_names_the_run_in_progress(monkeypatch) -> None:
     specs = [optcmp.gd(0.1), optcmp.lbfgs()]
     comp = optcmp.compare(lr_a(), specs, max_iter=3, callback=cb, progress=True)
     labels = [f"{r.label} on numpy" for r in comp]
-    assert during == labels and _FakeBar.instances[-1].n == 2
+    # the bar counts the work: each run's budget of 3 iterations
+    assert during == labels and _FakeBar.instances[-1].n == _FakeBar.instances[-1].total == 6
     with ThreadPoolExecutor(max_workers=1) as ex:
         optcmp.compare(lr_a(), specs, max_iter=3, progress=True, executor=ex)
     bar = _FakeBar.instances[-1]
-    assert sorted(bar.descriptions) == sorted(f"done: {x}" for x in labels) and bar.n == 2
+    assert sorted(bar.descriptions) == sorted(f"done: {x}" for x in labels) and bar.n == 6
+
+
+def test_progress_counts_iterations_round_by_round(monkeypatch) -> None:
+    """The bar counted finished runs, so a censored sweep's rounds (every run paused at 100,
+    then 400 iterations) showed 0 done until a run ended; it counts each run's iterations of
+    its budget as each round ends: 100, then 300 more, then the last 100 of 500."""
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", _FakeBar)
+    p = LinearRegression(n_samples=200, seed=0)
+    # two slow steps: neither reaches the target, so neither is censored: three rounds each
+    comp = optcmp.compare(p, [optcmp.gd(1e-4), optcmp.gd(1e-5, label="gd-slow")], max_iter=500,
+                          progress=True)
+    assert [r.status for r in comp] == ["max_iter", "max_iter"]
+    bar = _FakeBar.instances[-1]
+    assert bar.total == 1000 and bar.updates == [100, 100, 300, 100, 300, 100]
 
 
 def test_callback_error_is_a_failed_run_with_the_evaluations_spent() -> None:

@@ -41,17 +41,21 @@ def test_convergence_median_band_and_target():
     assert ax.get_yscale() == "log" and ax.get_xscale() == "linear"
     assert ax.get_xlabel().startswith("time")
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["A (median of 3)", "B (median of 3)", "target 1e-06"]
+    # how many runs each median is over: 3, and 1 at the end (the others had stopped)
+    assert labels == ["A (median of 3; 1 at the end)", "B (median of 3; 1 at the end)",
+                      "target 1e-06"]
 
 
 def test_convergence_median_values():
-    # A's three runs reach 1e-6 at 1, 4 and 3 s; at t = 3.5 s two of them are at 1e-6 already
+    # A's three runs reach 1e-6 at 1, 4 and 3 s and stop there; at t = 3.5 s only the 4 s run is
+    # still going: the median is its value, 1e-5 (the stopped runs' last values not carried on)
     fig = plot.convergence([r for r in table_runs() if r.label == "A"], x="time", band=None)
     (ax,) = _axes(fig)
     (line,) = ax.get_lines()
     x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     assert y[0] == pytest.approx(1.0)
-    assert y[np.searchsorted(x, 3.5, side="right") - 1] == pytest.approx(1e-6)
+    assert y[np.searchsorted(x, 3.5, side="right") - 1] == pytest.approx(1e-5)
+    assert x.max() == 4.0  # the curve ends at the last observation
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
 
 

@@ -8,7 +8,7 @@ import pytest
 import optcmp
 from optcmp.problems import Optimum, from_function
 from optcmp.problems.base import count_rows
-from tests.conftest import HAS_TF, HAS_TORCH, needs_tf, needs_torch
+from tests.conftest import HAS_JAX, HAS_TF, HAS_TORCH, needs_tf, needs_torch
 
 FRAMEWORKS = [b for b, ok in (("torch", HAS_TORCH), ("tensorflow", HAS_TF)) if ok]
 
@@ -182,7 +182,8 @@ def test_user_logistic_objective_is_equivalent_across_backends():
 
 @needs_torch
 @needs_tf
-def test_the_ten_line_example_in_the_docs_is_equivalent_on_three_backends(capsys):
+@pytest.mark.skipif(not (HAS_TORCH and HAS_TF and HAS_JAX), reason="needs torch, TensorFlow and JAX")
+def test_the_ten_line_example_in_the_docs_is_equivalent_on_four_backends(capsys):
     import re
     from pathlib import Path
 

@@ -174,7 +174,8 @@ def test_numbers_are_formatted_and_inf_reads_not_reached():
     assert "0.1235" in text and "1,000,000" in text
     assert not re.search(r"\binf\b", text), re.findall(r".{40}\binf\b.{20}", text)
     summary = page[page.index('id="summary"'):page.index('id="pairwise"')]
-    row = re.search(r'<tr><td>P</td><td><span class="series"><span[^>]*></span>adadelta.*?</tr>',
+    # one problem: said under the table, not in a column
+    row = re.search(r'<tr><td><span class="series"><span[^>]*></span>adadelta.*?</tr>',
                     summary, flags=re.S).group(0)
     assert row.count("not reached") >= 5, row  # median time, iters, nfev, njev, aRT
 

@@ -4,8 +4,10 @@ and print the same table, summary and verdict as when they were written.
 The files in ``tests/data/saved_v0_1`` were written by ``optcmp.compare`` on optcmp 0.1.0 (linear
 regression on numpy, torch and TensorFlow with two repetitions, a diverging run and budget-ended
 runs; three MGH problems as a suite; FizzBuzz with a loss target; a run
-store); the summary and verdict ``.txt`` files hold what ``summary_table()`` and ``verdict()``
-printed then. The ``.table.txt`` files hold today's table of the same runs (one row per optimizer
+store); the verdict ``.txt`` file holds what ``verdict()`` printed then. The summary ``.txt``
+file holds today's summary of the same runs (at most 120 characters a line: the problem and
+dtype, one value each, said once below it; the columns that do not fit in a second block), its
+figures the files'. The ``.table.txt`` files hold today's table of the same runs (one row per optimizer
 and backend with the median of its repetitions, at most 120 characters, each note once): the
 table's layout changed, the figures are the files' (but for the linear-rate projections of
 budget-ended runs, ``~T``, which 0.1.0 stored as ``projected_*`` keys: they are ignored on load,

@@ -8,7 +8,7 @@ import sys
 import warnings
 
 import pytest
-from conftest import HAS_TF
+from conftest import HAS_JAX, HAS_TF
 
 import optcmp
 from optcmp.stopping import MaxIter
@@ -42,3 +42,18 @@ def test_tensorflow_start_up_notices_stay_out_of_optcmps_output() -> None:
     assert out.stdout.strip() == "done"
     for noise in ("oneDNN custom operations", "absl::InitializeLog", "retracing"):
         assert noise not in out.stderr, out.stderr
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="JAX is not installed")
+def test_a_thread_pool_warning_points_at_the_callers_line() -> None:
+    """A thread-pool warning raised inside a ``with`` block of optcmp was reported at
+    contextlib.py:137; it names the line that called ``optcmp.run``."""
+    p = optcmp.problems.LinearRegression(n_samples=200)
+    from optcmp.frameworks.ops import xla_cpu_threads
+    optcmp.run(p, optcmp.gd(0.1), backend="jax", max_iter=3, threads=1)  # XLA has started
+    other = (xla_cpu_threads() or 1) + 1  # a count XLA cannot change to now
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        optcmp.run(p, optcmp.gd(0.1), backend="jax", max_iter=3, threads=other)
+    pools = [w for w in rec if f"cannot change to {other}" in str(w.message)]
+    assert pools and {w.filename for w in pools} == {__file__}

@@ -98,5 +98,19 @@ def wrap_note(text: str, width: int = 120) -> list[str]:
                          break_on_hyphens=False) or [""]
 
 
-__all__ = ["NOT_REACHED", "count", "fixed_width", "fraction", "general", "interval_bound",
-           "scientific", "seconds", "seconds_fixed", "wrap_note"]
+def fit(text: str, width: int = 120) -> str:
+    """``text`` with every line longer than ``width`` wrapped at words, each continuation
+    indented two more than its line."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines():
+        lead = line[:len(line) - len(line.lstrip())]
+        out += ([line] if len(line) <= width else textwrap.wrap(
+            line, width=width, subsequent_indent=lead + "  ", break_long_words=False,
+            break_on_hyphens=False))
+    return "\n".join(out)
+
+
+__all__ = ["NOT_REACHED", "count", "fit", "fixed_width", "fraction", "general",
+           "interval_bound", "scientific", "seconds", "seconds_fixed", "wrap_note"]

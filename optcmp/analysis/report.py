@@ -8,7 +8,6 @@ import base64
 import datetime as _dt
 import html
 import io
-import json
 import math
 import os
 import re
@@ -63,6 +62,7 @@ code{background:#f3f4f6;padding:0 3px;border-radius:3px}
 .key{display:inline-block;width:26px;height:0;margin:0 6px 3px 0;vertical-align:middle}
 .series{white-space:nowrap}
 nav.toc{font-size:13px;color:#555}nav.toc a{margin-right:10px}
+table.kv{margin:0;font-size:12.5px}table.kv td{border-color:#e5e5e5;padding:1px 5px}
 """
 
 
@@ -91,9 +91,23 @@ def _fmt_value(key: str, v: Any) -> str:
         return _e(fmt.count(v) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}")
     if isinstance(v, int):
         return _e(f"{v:,}" if abs(v) >= 10_000 else v)
-    if isinstance(v, (dict, list)):
-        return _e(json.dumps(v, default=str))
+    if isinstance(v, dict) and "rule" in v:  # a stopping rule, as it describes itself
+        return _e(_rule_text(v))
+    if isinstance(v, dict):
+        return _kv_table(v, head=False) if v else "-"
+    if isinstance(v, (list, tuple)):
+        if all(not isinstance(x, (dict, list, tuple)) for x in v):
+            return ", ".join(_fmt_value(key, x) for x in v) or "-"
+        return "".join(f"<div>{_fmt_value(key, x)}</div>" for x in v)
     return _e(v)
+
+
+def _rule_text(d: dict[str, Any]) -> str:
+    """A saved stopping rule as text: ``RelativeSuboptimality(tol=0.0001) | MaxIter(n=5000)``."""
+    if isinstance(d.get("rules"), list):
+        return " | ".join(_rule_text(r) if isinstance(r, dict) else str(r) for r in d["rules"])
+    args = ", ".join(f"{k}={v!r}" for k, v in d.items() if k != "rule")
+    return f"{d['rule']}({args})"
 
 
 def _swatch(label: str, backend: str, labels: Sequence[str]) -> str:
@@ -114,7 +128,7 @@ def verdict(comp: ComparisonData, rows: Sequence[dict[str, Any]]) -> list[str]:
     if len(probs) > 1:  # two sentences: who was fastest how often, who always reached it
         return [fastest_per_problem(rows, probs)[0], suite_summary(rows)]
     first, *more = comparison_verdict(comp).removeprefix("verdict: ").splitlines()
-    out = [first[:1].upper() + first[1:] + ".", *(line.strip() for line in more)]
+    out = [first + ".", *(line.strip() for line in more)]  # the optimizer's own name first
     every = [r for r in rows if r["successes"] == r["runs"] and r["runs"]]
     never = [r for r in rows if r["successes"] == 0]
     out.append(f"{len(every)} of {len(rows)} solvers reached the target in every run"
@@ -176,6 +190,10 @@ def _ranked_order(comp: ComparisonData) -> Any:
     return key
 
 
+#: Summary columns said once under the table, not in it, when every row holds one value.
+ONE_VALUE_COLUMNS = ("problem", "device", "dtype")
+
+
 def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
     level = rows[0]["ci_level"] if rows else 0.95
     header = ["problem", "optimizer", "backend", "device", "dtype", "success",
@@ -195,8 +213,13 @@ def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
              f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]", True),
             (_fmt_n(r["median_nit"]), True), (_fmt_n(r["median_nfev"]), True),
             (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
-            (_e(r["statuses"]), False),
+            (_e(r["statuses"].replace(", ", ",\u200b")), False),
         ])
+    same = [c for c in ONE_VALUE_COLUMNS if len({str(r[c]) for r in rows}) == 1]
+    every = "; ".join(f"{c} <code>{_e(rows[0][c])}</code>" for c in same)
+    drop = {header.index(c) for c in same}
+    header = [h for i, h in enumerate(header) if i not in drop]
+    body = [[c for i, c in enumerate(row) if i not in drop] for row in body]
     note = ("<p class=note>Medians over repetitions. CI: bootstrap (" + _e(ci_methods(rows)) +
             ") confidence interval of the median time-to-target "
             "(<code>scipy.stats.bootstrap</code>, seeded). Runs that did not reach the target "
@@ -207,7 +230,8 @@ def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
             "plots. iters/nfev/njev: "
             "medians to target. aRT (COCO): total time spent by all runs (to target, or until "
             "they stopped) divided by the number of successes.</p>")
-    return '<div class="scroll">' + _table(header, body) + "</div>" + note
+    every_row = f"<p class=note>Every row: {every}.</p>" if every else ""
+    return '<div class="scroll">' + _table(header, body) + "</div>" + every_row + note
 
 
 def _suite_section(comp: ComparisonData) -> str:
@@ -307,10 +331,12 @@ def _runs_section(comp: ComparisonData) -> str:
         "and reported apart.</p>")
 
 
-def _kv_table(d: Any) -> str:
-    """A key-value table of a mapping."""
+def _kv_table(d: Any, head: bool = True) -> str:
+    """A key-value table of a mapping (nested mappings as nested tables, without header)."""
     rows = [[(_e(k), False), (_fmt_value(str(k), v), False)] for k, v in d.items()]
-    return _table(["key", "value"], rows)
+    if head:
+        return _table(["key", "value"], rows)
+    return '<table class="kv">' + "".join(_tr(r) for r in rows) + "</table>"
 
 
 def _environment(comp: ComparisonData) -> dict[str, Any]:

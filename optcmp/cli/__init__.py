@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from optcmp.analysis.format import fit
 from optcmp.cli import listing as list_command
 from optcmp.cli import report as report_command
 from optcmp.cli import run as run_command
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tqdm import tqdm  # a core dependency: clears and redraws a progress bar, so
             # that a warning during a run starts its own line instead of ending the bar's
 
-            tqdm.write(f"optcmp: warning: {text}", file=sys.stderr)
+            tqdm.write(fit(f"optcmp: warning: {text}"), file=sys.stderr)
 
     with warnings.catch_warnings(), sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show

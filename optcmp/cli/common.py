@@ -7,6 +7,7 @@ import ast
 import contextlib
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -19,7 +20,13 @@ class CLIError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors print one line and exit with status 2."""
+    """An argument parser whose errors print one line and exit with status 2, and which reads
+    ``-1e-6`` (any negative number, exponent included) as a value, not as an option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
     def error(self, message: str) -> Any:
         """Print ``optcmp: error: <message>`` and exit with status 2."""

@@ -8,6 +8,7 @@ import inspect
 from typing import Any
 
 from optcmp.cli.common import CLIError, csv_list, delimiter, read_errors
+from optcmp.cli.settings import MAIN_TOL
 
 #: Optimizers of the main job, in table order.
 DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
@@ -22,7 +23,8 @@ PROBLEM_DEFAULTS: dict[str, tuple[tuple[tuple[str, dict[str, Any]], ...], int]] 
 #: Command-line options that set a problem's constructor parameter: (option, attribute, parameter).
 PROBLEM_OPTIONS = (("--rows", "rows", "n_samples"),)
 
-#: The relative-suboptimality tolerance when neither ``--tol`` nor ``--target-loss`` is given.
+#: The relative-suboptimality tolerance when neither ``--tol`` nor ``--target-loss`` is given
+#: (the generated regression: the main job's, :data:`~optcmp.cli.settings.MAIN_TOL`).
 DEFAULT_TOL = 1e-6
 
 
@@ -158,9 +160,18 @@ def resolve_target(args: argparse.Namespace, problem: Any) -> tuple[float, Any]:
         raise CLIError(f"--tol is a relative-suboptimality tolerance and needs the optimum, "
                        f"which problem {problem.name!r} does not know{hint}; give a loss "
                        "target instead: --target-loss VALUE")
-    return (args.tol if args.tol is not None else DEFAULT_TOL), None
+    return (args.tol if args.tol is not None else MAIN_TOL if generated_regression(args)
+            else DEFAULT_TOL), None
+
+
+def generated_regression(args: argparse.Namespace) -> bool:
+    """True for the main job's problem, the generated regression (at any ``--rows``): its
+    default target is the main job's, for ``optcmp run`` and ``optcmp tune`` alike."""
+    return (getattr(args, "suite", None) is None and args.csv is None
+            and args.problem.strip().lower().replace("-", "_") == "linear_regression")
 
 
 __all__ = ["DEFAULT_OPTIMIZERS", "DEFAULT_TOL", "PROBLEM_DEFAULTS", "PROBLEM_OPTIONS",
-           "add_csv_options", "build_problem", "problem_defaults", "resolve_target",
+           "add_csv_options", "build_problem", "generated_regression", "problem_defaults",
+           "resolve_target",
            "specs_with_sets"]

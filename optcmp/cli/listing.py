@@ -20,24 +20,30 @@ def command(args: argparse.Namespace) -> int:
     from optcmp.suites import SUITES
     print("problems:")
     for name, cls in PROBLEMS.items():
-        doc = (cls.__doc__ or "").strip().splitlines()[0]
-        print(f"  {name:20s} {doc}")
+        _item(name, (cls.__doc__ or "").strip().splitlines()[0])
     print("suites:")
     for name, build in SUITES.items():
-        suite = build()
-        print(f"  {name:20s} {len(suite)} problems (--suite {name})")
+        _item(name, f"{len(build())} problems (--suite {name})")
     print("optimizers:")
     for name in optimizer_names():
         info = optimizer_info(name)
         hp = ", ".join(f"{k}={p.default!r}" for k, p in info.params.items())
-        alias = f" (aliases: {', '.join(info.aliases)})" if info.aliases else ""
-        print(f"  {name:20s} {info.summary}; defaults: {hp}{alias}")
+        _item(name, info.summary, f"defaults: {hp}",
+              *([f"aliases: {', '.join(info.aliases)}"] if info.aliases else []))
     print("backends:")
     for name, b in BACKENDS.items():
-        ok = is_available(name)
-        how = "installed" if ok else f"not installed: pip install 'optcmp[{b.extra}]'"
-        print(f"  {name:20s} {how}")
+        _item(name, "installed" if is_available(name) else
+              f"not installed: from the checkout, pip install -c constraints/ci.txt '.[{b.extra}]'")
     return 0
+
+
+def _item(name: str, *parts: str) -> None:
+    """One listed item: its name, then each part on its own lines, within 120 columns."""
+    import textwrap
+    for i, part in enumerate(parts):
+        first = f"  {name:20s} " if i == 0 else " " * 23
+        print("\n".join(textwrap.wrap(part, 120, initial_indent=first, subsequent_indent=" " * 25,
+                                     break_long_words=False, break_on_hyphens=False)))
 
 
 __all__ = ["add_parser", "command"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from optcmp.analysis import format as fmt
 from optcmp.cli.common import (
     EXIT_TERMINATED,
     CLIError,
@@ -25,18 +27,25 @@ from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
     add_csv_options,
     build_problem,
+    generated_regression,
     problem_defaults,
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import DEFAULT_MAX_ITER, MAIN_ROWS, MAIN_TOL, SettingFlags, setting_values
+from optcmp.cli.settings import (
+    DEFAULT_MAX_ITER,
+    MAIN_ROWS,
+    MAIN_TOL,
+    SettingFlags,
+    setting_values,
+)
 
 
 def add_parser(sub: Any) -> None:
     """Add ``optcmp run`` to the sub-command parsers ``sub``."""
     p = sub.add_parser(
-        "run", help="compare optimizers on a problem (default: the main job, a 100,000-row "
-                    "regression to relative suboptimality 1e-4)",
+        "run", help=f"compare optimizers on a problem (default: the main job, a {MAIN_ROWS:,}-row "
+                    f"regression to relative suboptimality {MAIN_TOL:g})",
         description="Run every optimizer on every backend to the target and print the "
                     "time-to-target table on stdout (progress on stderr).")
     settings = SettingFlags(p, "run")
@@ -66,8 +75,9 @@ def add_parser(sub: Any) -> None:
                    help="target: training loss <= VALUE, for any problem (instead of --tol)")
     settings.add("max_time", "max_iter")
     p.add_argument("--rows", type=positive_int, default=None,
-                   help="rows of the generated data (default: 100,000 for the main job; "
-                        "--rows 1000000 for the full-size regression)")
+                   help=f"rows of the generated data (default: {MAIN_ROWS:,} for the main job; "
+                        "--rows 1000000 for the full-size regression; the target stays the "
+                        "main job's)")
     p.add_argument("--repeats", type=positive_int, default=1, help="repetitions (seeds)")
     settings.add("threads")
     p.add_argument("--no-early-stop", action="store_true",
@@ -99,7 +109,6 @@ def add_parser(sub: Any) -> None:
 def command(args: argparse.Namespace) -> int:
     """Run ``optcmp run``."""
     import optcmp
-    from optcmp.frameworks import available_backends
     from optcmp.store import Interrupted
     from optcmp.sweep.plan import execution_modes
     if args.tuned is not None and args.optimizers is not None:
@@ -107,20 +116,19 @@ def command(args: argparse.Namespace) -> int:
                        "of the tuning result)")
     check_files([("--out", args.out), ("--report", args.report)],
                 [("--csv", args.csv), ("--tuned", args.tuned)], args.store)
+    backends = installed_backends(args.backends)
     specs, where = _specs(args)
     specs = specs_with_sets(specs, args.sets, where)
-    main_job = is_main_job(args)
     if args.max_iter is None:
         args.max_iter = problem_defaults(args)[1] or DEFAULT_MAX_ITER
-    if main_job:
+    if generated_regression(args) and args.rows is None:
         args.rows = MAIN_ROWS
     problem = build_suite(args) if args.suite is not None else build_problem(args)
     tol, target = resolve_target(args, problem.problems[0] if args.suite is not None
                                  else problem)
-    if main_job and args.tol is None and target is None:
-        tol = MAIN_TOL
     stopping = run_stopping(args, problem, tol, target)
-    backends = args.backends if args.backends is not None else available_backends()
+    if args.tuned is not None:
+        check_tuned_for(args.tuned, problem, stopping)
     settings = {**setting_values(args, "run"), "tol": tol, "stopping": stopping}
     if args.no_early_stop:
         settings["censor_ratio"] = None
@@ -130,14 +138,101 @@ def command(args: argparse.Namespace) -> int:
             modes = execution_modes(execution if len(execution) > 1 else execution[0])
             config = optcmp.RunConfig(**settings, execution=modes[0])
             several: dict[str, Any] = {"execution": modes} if len(modes) > 1 else {}
+            progress = EntryLines(first_line(args, problem, stopping, len(specs), len(backends)),
+                                  args.repeats, lines=not args.no_progress)
             comp = optcmp.compare(problem, specs, backends=backends, config=config,
-                                  repeats=args.repeats, progress=not args.no_progress,
+                                  repeats=args.repeats, progress=progress,
                                   redraw_data=args.redraw_data, store=args.store,
                                   order=args.order, **several)
     except Interrupted as exc:
         return _interrupted(args, exc)
     _print_results(args, problem, comp, config)
     return 0
+
+
+def installed_backends(names: list[str] | None) -> list[str]:
+    """``--backends`` (default: every installed one); refused, before any work, when none of
+    the backends asked for is installed."""
+    from optcmp.frameworks import BACKENDS, available_backends, canonical_backend, is_available
+    if names is None:
+        return available_backends()
+    try:
+        canon = [canonical_backend(b) for b in names]
+    except ValueError as exc:
+        raise CLIError(f"--backends: {exc}") from None
+    missing = [b for b in dict.fromkeys(canon) if not is_available(b)]
+    if len(missing) == len(set(canon)):
+        extras = ",".join(BACKENDS[b].extra for b in missing)
+        raise CLIError(f"--backends {','.join(names)}: not installed, so nothing would run; "
+                       f"install {'it' if len(missing) == 1 else 'them'} from the checkout "
+                       f"with: pip install -c constraints/ci.txt '.[{extras}]' (installed: "
+                       f"{', '.join(available_backends())})")
+    return names
+
+
+def first_line(args: argparse.Namespace, problem: Any, stopping: Any, n_optimizers: int,
+               n_backends: int) -> str:
+    """What is run, to which target and with which budget: the first line of the output."""
+    if args.suite is not None:
+        what = f"suite {args.suite} ({len(problem.problems)} problems)"
+    else:
+        rows = problem.spec().get("n_samples")
+        what = problem.name + (f" ({rows:,} rows)" if isinstance(rows, int) else "")
+    rules = [] if stopping is None else [r.describe() for r in stopping.rules()
+                                         if r.kind == "target"]
+    budget = f"at most {args.max_iter:,} iterations"
+    if args.max_time is not None:
+        budget += f" or {args.max_time:g} s"
+    if args.max_cpu_time is not None:
+        budget += f" or {args.max_cpu_time:g} s CPU"
+    own = "each problem's own"
+    return (f"optcmp run: {what}; target {' | '.join(rules) or own}; "
+            f"{budget} per run; {n_optimizers} optimizer(s) x {n_backends} backend(s) x "
+            f"{args.repeats} repetition(s)")
+
+
+class EntryLines:
+    """The ``progress`` of ``optcmp run``: the first line (``head``) on stdout once the sweep is
+    checked, then, unless ``lines`` is false, a line on stderr as soon as every repetition of
+    an entry (optimizer on a backend) has finished."""
+
+    def __init__(self, head: str, repeats: int, lines: bool = True) -> None:
+        self.head: str | None = head
+        self.repeats, self.lines = repeats, lines
+        self.runs: dict[tuple[Any, ...], list[Any]] = {}
+
+    def begin(self) -> None:
+        """Print the first line, once (a suite begins once per problem)."""
+        if self.head is not None:
+            print(fmt.fit(self.head), flush=True)
+            self.head = None
+
+    def __bool__(self) -> bool:
+        return self.lines  # the progress bar too
+
+    def __call__(self, run: Any) -> None:
+        """Take one finished run; print its entry when complete."""
+        key = (run.problem, run.label, run.backend, run.device, run.dtype,
+               run.conditions.execution)
+        got = self.runs.setdefault(key, [])
+        got.append(run)
+        if len(got) == self.repeats and self.lines:
+            from tqdm import tqdm
+            tqdm.write(fmt.fit(entry_line(got)), file=sys.stderr)
+
+
+def entry_line(runs: Sequence[Any]) -> str:
+    """``"done: lbfgs on numpy: 3/3 converged, time-to-target 4.7ms, 6 iterations (medians)"``."""
+    import statistics
+    r = runs[0]
+    many = len(runs) > 1
+    statuses = Counter(x.status for x in runs)
+    said = ", ".join(f"{n}/{len(runs)} {s}" if many else s for s, n in statuses.items())
+    times = [x.time_to_target for x in runs if x.success and x.time_to_target is not None]
+    ttt = (f", time-to-target {fmt.seconds_fixed(statistics.median(times))}"
+           if len(times) * 2 > len(runs) else "")
+    return (f"done: {r.label} on {r.backend}: {said}{ttt}, "
+            f"{statistics.median(x.nit for x in runs):g} iterations{' (medians)' if many else ''}")
 
 
 def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
@@ -167,6 +262,31 @@ def _specs(args: argparse.Namespace) -> tuple[list[Any], str]:
     return specs, where
 
 
+def check_tuned_for(path: str, problem: Any, stopping: Any) -> None:
+    """Refuse settings tuned on another problem (size, data, seed) or target than the run's: a
+    step size tuned for one is not the best for another."""
+    import json
+
+    from optcmp.tune_result import tuned_for
+    spec, target = tuned_for(path)
+    if spec is None:
+        print(fmt.fit(f"optcmp: warning: --tuned {path} does not record the problem and target "
+                      "it was tuned on (written by an older optcmp): its settings may have been "
+                      "tuned for another size or target"), file=sys.stderr)
+        return
+    here = json.loads(json.dumps(problem.spec(), default=str))
+    differ = [f"{k}={spec.get(k)!r} (this run: {here.get(k)!r})"
+              for k in sorted(set(spec) | set(here)) if spec.get(k) != here.get(k)]
+    run_target = " | ".join(r.describe() for r in stopping.rules() if r.kind == "target")
+    if target is not None and target != run_target:
+        differ.append(f"target {target} (this run: {run_target})")
+    if differ:
+        raise CLIError(f"--tuned {path} was tuned on another problem or target: "
+                       f"{'; '.join(differ)}. Tuned settings hold for the size and target they "
+                       "were tuned on: run optcmp tune again with this run's --problem, --rows, "
+                       "--seed and --tol/--target-loss, or give this run the tuning's")
+
+
 def _interrupted(args: argparse.Namespace, exc: Any) -> int:
     """Print and write the finished runs of an interrupted sweep; the exit status."""
     comp = exc.comparison
@@ -180,10 +300,11 @@ def _interrupted(args: argparse.Namespace, exc: Any) -> int:
 
 
 def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: Any) -> None:
-    """The verdict (or the suite's summary) first, then the table; then the outputs."""
+    """The verdict (or the suite's summary) first, then the table; then the outputs. Every line
+    fits 120 columns (``--wide`` tables excepted)."""
     if args.suite is not None:  # the suite's summary first: profiles over its problems
         from optcmp.analysis.stats.suites import suite_profile_table
-        print(suite_profile_table(comp.runs))
+        print(fmt.fit(suite_profile_table(comp.runs)))
     else:
         from optcmp.sweep import confirm_leaders
         try:
@@ -192,27 +313,21 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
             print(comp.table(wide=args.wide, per_run=args.per_run))
             write_outputs(args, comp)
             raise
-        print(comp.verdict())
+        print(fmt.fit(comp.verdict()))
     print()
     print(comp.table(wide=args.wide, per_run=args.per_run))
     if args.repeats > 1:
         print()
-        print(comp.summary_table())
+        print(fmt.fit(comp.summary_table()))
     hints = set_hints(comp.runs)
     if hints:
-        print(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}",
+        print(fmt.fit(f"optcmp: hint: give hyperparameters on the command line, e.g. {hints}"),
               file=sys.stderr)
     st = comp.settings.get("store")
     if st:
         print(f"store {args.store}: {st['reused']} run(s) read back, {st['executed']} run(s) "
               "executed", file=sys.stderr)
     write_outputs(args, comp)
-
-
-def is_main_job(args: argparse.Namespace) -> bool:
-    """True for the main job: the generated regression with no problem option given."""
-    return (args.suite is None and args.csv is None and args.rows is None
-            and args.problem.strip().lower().replace("-", "_") == "linear_regression")
 
 
 def set_hints(runs: Sequence[Any]) -> str:
@@ -263,4 +378,4 @@ def run_stopping(args: argparse.Namespace, problem: Any, tol: float, target: Any
                             max_cpu_time=args.max_cpu_time, target=target, stall=early)
 
 
-__all__ = ["add_parser", "build_suite", "command", "is_main_job", "run_stopping", "set_hints"]
+__all__ = ["add_parser", "build_suite", "command", "run_stopping", "set_hints"]

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from optcmp.analysis.format import fit
 from optcmp.cli.common import (
     CLIError,
     cannot_write,
@@ -72,8 +73,10 @@ def add_parser(sub: Any) -> None:
                         "sgd.batch_size=256; repeat for more")
     p.add_argument("--grid", type=grid_arg, action="append", default=None,
                    metavar="NAME=V1,V2,...",
-                   help="values of one hyperparameter (repeat for more; the product is tried); "
-                        "default: each optimizer's log-spaced grid")
+                   help="values of one hyperparameter (repeat for more; the product is tried): "
+                        "NAME=... for every optimizer, OPTIMIZER.NAME=... (e.g. "
+                        "adam.learning_rate=1e-4,1e-3,1e-2) for one; default: each optimizer's "
+                        "log-spaced grid")
     p.add_argument("--mode", choices=("grid", "defaults"), default="grid",
                    help="'defaults' runs each optimizer with its documented defaults")
     p.add_argument("--by", choices=("time", "iterations"), default="time",
@@ -124,21 +127,21 @@ def command(args: argparse.Namespace) -> int:
                               store=args.store, progress=not args.no_progress, config=config)
     except Interrupted as exc:
         return report_interrupted(exc, "tuning runs", "--store tune.jsonl")
-    print(res.table())
+    print(fit(res.table()))
     if args.curve is not None:
         _curve(res, args.curve)
     if args.out:
         with cannot_write():
             res.save(args.out)
-        print(f"saved the tuning result to {args.out} (run it: optcmp run --tuned {args.out})",
-              file=sys.stderr)
+        print(fit(f"saved the tuning result to {args.out} (run it: optcmp run --tuned "
+                  f"{args.out})"), file=sys.stderr)
     return 0
 
 
 def _curve(res: Any, path: str) -> None:
     """Print the budget curves of ``res`` (and write their page to ``path`` when given)."""
     print()
-    print(res.curves().table())
+    print(fit(res.curves().table()))
     if path:
         try:
             res.to_html(path)
@@ -149,21 +152,49 @@ def _curve(res: Any, path: str) -> None:
         print(f"wrote the tuning-budget page to {path}", file=sys.stderr)
 
 
-def _grid(args: argparse.Namespace) -> dict[str, list[Any]] | None:
-    """The grid of ``--grid`` options (None: each optimizer's default grid)."""
-    if not args.grid:
-        return None
-    if args.mode == "defaults":
+def _grid(args: argparse.Namespace) -> dict[str, dict[str, list[Any]]] | None:
+    """The grid of each optimizer from ``--grid`` (None: each optimizer's default grid):
+    ``NAME=...`` for every optimizer, ``OPTIMIZER.NAME=...`` for one; an optimizer given no
+    value gets its default grid."""
+    from optcmp.optimizers.base import canonical_optimizer
+    from optcmp.tuning import DEFAULT_GRIDS
+    if args.grid and args.mode == "defaults":
         raise CLIError("--grid and --mode defaults exclude each other")
-    grid: dict[str, list[Any]] = {}
-    for name, values in args.grid:
-        if name in grid:
+    names = []
+    for o in args.optimizers:
+        try:
+            names.append(canonical_optimizer(o))
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+    if not args.grid and (args.mode == "defaults" or all(o in DEFAULT_GRIDS for o in names)):
+        return None
+    shared: dict[str, list[Any]] = {}
+    own: dict[str, dict[str, list[Any]]] = {}
+    for name, values in args.grid or []:
+        opt, dot, param = name.rpartition(".")
+        try:
+            where = own.setdefault(canonical_optimizer(opt), {}) if dot else shared
+        except ValueError as exc:
+            raise CLIError(f"--grid {name}=...: {exc}") from None
+        if dot and canonical_optimizer(opt) not in names:
+            raise CLIError(f"--grid {name}=...: optimizer {opt!r} is not in --optimizers "
+                           f"({', '.join(names)})")
+        if param in where:
             raise CLIError(f"--grid {name} given twice")
-        grid[name] = values
+        where[param] = values
+    grid = {}
+    for o in names:  # an optimizer given no value: its default grid
+        g = {**shared, **own.get(o, {})} or {k: list(v) for k, v in DEFAULT_GRIDS.get(o, {}).items()}
+        if not g:
+            raise CLIError(f"optimizer {o!r} has no default grid: give its values, e.g. --grid "
+                           f"{o}.learning_rate=1e-3,1e-2,1e-1 (default grids: "
+                           f"{', '.join(DEFAULT_GRIDS)})")
+        grid[o] = g
     return grid
 
 
-def _specs(args: argparse.Namespace, grid: dict[str, list[Any]] | None) -> list[Any]:
+def _specs(args: argparse.Namespace, grid: dict[str, dict[str, list[Any]]] | None
+           ) -> list[Any]:
     """The optimizers to tune, with ``--set`` applied (a value is either fixed or tuned)."""
     import optcmp
     from optcmp.optimizers.base import canonical_optimizer
@@ -180,7 +211,7 @@ def _specs(args: argparse.Namespace, grid: dict[str, list[Any]] | None) -> list[
     specs = specs_with_sets(specs, args.sets, "--optimizers")  # names checked first
     for opt, param, _, raw in args.sets:
         name = canonical_optimizer(opt)  # valid: specs_with_sets checked it
-        if grid is not None and param in grid:
+        if grid is not None and param in grid.get(name, {}):
             raise CLIError(f"--set {raw}: {param} is tuned (--grid {param}=...); a value "
                            "is either fixed or tuned: drop one of them")
         if grid is None and param in DEFAULT_GRIDS.get(name, {}):

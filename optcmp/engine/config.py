@@ -90,8 +90,8 @@ class Flag:
 
 
 _DEVICE = "device for torch/tensorflow (cpu, cuda)"
-_TOL = ("relative suboptimality target (default 1e-4 for the main job, else 1e-6); needs a "
-        "problem with a known optimum")
+_TOL = ("relative suboptimality target (default 1e-4 for the generated linear_regression at any "
+        "--rows, else 1e-6); needs a problem with a known optimum")
 _SEED = "seed of data and runs"
 _EVAL_EVERY = ("minibatch optimizers (sgd): steps between two evaluations of the full "
                "objective (default: one epoch)")

@@ -14,13 +14,14 @@ from optcmp.frameworks.base import is_cpu_device
 from optcmp.problems.base import Problem
 from optcmp.sweep.execute import Sweep
 from optcmp.sweep.plan import Optimizers, Plan, missing_backends, preflight_device
+from optcmp.sweep.progress import Progress
 from optcmp.sweep.suite import is_suite, run_problems
 
 
 def compare(
     problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
     config: RunConfig | None = None, repeats: int = 1, strict: bool = False,
-    progress: bool = True, redraw_data: bool = False,
+    progress: Progress = True, redraw_data: bool = False,
     store: str | os.PathLike[str] | None = None, executor: Any = None,
     order: str = "interleaved", **overrides: Any,
 ) -> Comparison:
@@ -37,7 +38,10 @@ def compare(
     repeats : int, default 1
     strict : bool, default False
         Raise when a backend is not installed, instead of recording its runs as ``skipped``.
-    progress : bool, default True
+    progress : bool or callable, default True
+        A progress bar on stderr that counts the work (each run weighted by its iteration
+        budget); a callable also gets each run (a RunResult) as it finishes, and its
+        ``begin()``, where it has one, is called once everything is checked, before any run.
     redraw_data : bool, default False
         Also redraw the data in every repetition.
     store : str or path-like, optional

@@ -133,7 +133,7 @@ class _Resumed:
             if self.on_start is not None:
                 self.on_start(task)
             ended = guarded_run(self.problem, task, functools.partial(
-                self._advance, task, cap if cap is not None and _own_budget(task) > cap
+                self._advance, task, cap if cap is not None and own_budget(task) > cap
                 else None), time.time())
             if ended is None:
                 waiting.append((task, self.live[task.index].snapshot()))
@@ -174,7 +174,7 @@ class _Rerun:
               done: list[RunResult]) -> list[tuple[RunTask, RunResult]]:
         """One round: the runs ``cap`` stopped (task and result); the others reported."""
         originals = {t.index: t for t in pending}
-        capped = {t.index for t in pending if cap is not None and _own_budget(t) > cap}
+        capped = {t.index for t in pending if cap is not None and own_budget(t) > cap}
         waiting: list[tuple[RunTask, RunResult]] = []
 
         def collect(task: RunTask, res: RunResult, storable: bool) -> None:
@@ -196,8 +196,18 @@ class _Rerun:
         """Nothing is held between rounds."""
 
 
-def _own_budget(task: RunTask) -> float:
-    """The iteration budget of ``task``'s rule (inf: none)."""
+def own_budget(task: RunTask) -> float:
+    """The iteration budget of ``task``'s rule.
+
+    Parameters
+    ----------
+    task : RunTask
+
+    Returns
+    -------
+    float
+        The smallest ``MaxIter`` of its stopping rule; ``inf`` without one.
+    """
     rule = task.config.stopping
     its = [] if rule is None else [r.n for r in rule.rules() if isinstance(r, MaxIter)]
     return float(min(its)) if its else float("inf")
@@ -212,7 +222,7 @@ def reusable(old: RunResult, ratio: float | None) -> bool:
 
 def _max_iter(tasks: Sequence[RunTask]) -> int | None:
     """The largest iteration budget of the tasks' rules (None: a rule without one)."""
-    most = max((_own_budget(t) for t in tasks), default=math.inf)
+    most = max((own_budget(t) for t in tasks), default=math.inf)
     return None if math.isinf(most) else int(most)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 import warnings
 from typing import Any
 
@@ -19,6 +18,7 @@ from optcmp.results import RunResult
 from optcmp.store import Interrupted, RunStore, run_key
 from optcmp.sweep.censor import reusable, run_censored
 from optcmp.sweep.plan import Plan
+from optcmp.sweep.progress import Progress, WorkBar
 
 #: How to resume, by whether the sweep has a store (the end of an interruption's message).
 RESUME_WITH_STORE = ("To resume, run the same command again with the same store{where}: "
@@ -54,14 +54,14 @@ class Sweep:
         return self._problems[r]
 
     def execute(self, store: str | os.PathLike[str] | None, executor: Any,
-                progress: bool) -> Comparison:
+                progress: Progress) -> Comparison:
         """Read finished runs from the store, run the others, collect the comparison."""
         run_store = self._open_store(store) if store is not None else None
         reused = len(self.results)
         pending = [self.tasks[i] for i in self.plan.execution_order() if i not in self.results]
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(self.tasks), initial=reused, disable=not progress, file=sys.stderr,
-                   unit="run", leave=False, dynamic_ncols=True)
+        bar = WorkBar(self.tasks, progress)
+        for i, res in self.results.items():
+            bar.finish(i, res)
 
         def on_result(task: RunTask, res: RunResult, storable: bool) -> None:
             self.results[task.index] = res
@@ -69,12 +69,10 @@ class Sweep:
             if run_store is not None and storable:
                 run_store.append(task.key, res)
             if executor is not None:  # runs finish out of order elsewhere: say which one did
-                bar.set_description(f"done: {task.optimizer.label} on {task.backend}")
-            bar.update(1)
+                bar.bar.set_description(f"done: {task.optimizer.label} on {task.backend}")
+            bar.finish(task.index, res)
 
-        def on_start(task: RunTask) -> None:  # sequential: label the bar with the run in progress
-            bar.set_description(f"{task.optimizer.label} on {task.backend}")
-
+        on_start = bar.start  # sequential: label the bar with the run in progress
         ratio = self.plan.config.censor_ratio
         try:
             for problem, group in self._groups(pending):

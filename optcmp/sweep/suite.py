@@ -11,6 +11,7 @@ from optcmp.comparison import Comparison
 from optcmp.problems.base import Problem
 from optcmp.store import Interrupted
 from optcmp.sweep.execute import RESUME_WITH_STORE, RESUME_WITHOUT_STORE, Sweep
+from optcmp.sweep.progress import Progress
 
 #: The per-problem counts of a store that a suite's settings sum.
 STORE_COUNTS = ("reused", "executed", "write_seconds")
@@ -32,7 +33,7 @@ def store_path(store: str | os.PathLike[str] | None, suite: Any,
 
 
 def run_problems(suite: Any, sweeps: Sequence[Sweep], store: str | os.PathLike[str] | None,
-                 executor: Any, progress: bool) -> Comparison:
+                 executor: Any, progress: Progress) -> Comparison:
     """Execute the sweep of every problem in turn."""
     comps: list[Comparison] = []
     for sweep in sweeps:

@@ -83,10 +83,11 @@ def _curve(run: RunResult, xcol: str, y: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _on_grid(xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The step function ``(xs, ys)`` read at ``grid``."""
+    """The step function ``(xs, ys)`` read at ``grid``: NaN before its first observation and
+    after its last (a run that stopped has no value there, not its last one)."""
     idx = np.searchsorted(xs, grid, side="right") - 1
     out = ys[np.clip(idx, 0, None)].astype(np.float64)
-    out[idx < 0] = np.nan  # before the first observation; after the last, the last value holds
+    out[(idx < 0) | (grid > xs[-1])] = np.nan
     return out
 
 
@@ -108,18 +109,41 @@ def _curves(pruns: Sequence[RunResult], xcol: str, y: str) -> tuple[
     return curves, floor / 2 if np.isfinite(floor) else 1e-300
 
 
-def _median_line(ax: Axes, cs: list[tuple[np.ndarray, np.ndarray]], name: str,
-                 st: dict[str, Any], band: str | None, floor: float | None) -> Any:
-    """Draw one solver's median (and band) on ``ax``; return the line."""
+def median_curve(cs: list[tuple[np.ndarray, np.ndarray]], floor: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid, the values of each curve on it (NaN where a run was not going) and their
+    median over the runs still going (NaN where none is).
+
+    Parameters
+    ----------
+    cs : list of (ndarray, ndarray)
+        Each run's ``(x, y)``, sorted by ``x``.
+    floor : float, optional
+        Replaces values ``<= 0`` (a log axis).
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray)
+        ``grid``, ``Y`` (runs x grid) and ``median``.
+    """
     allx = np.unique(np.concatenate([c[0] for c in cs]))
-    grid = allx if allx.size <= MAX_POINTS else np.unique(
-        np.quantile(allx, np.linspace(0, 1, MAX_POINTS)))
+    grid = allx if allx.size <= MAX_POINTS else np.unique(np.concatenate([
+        np.quantile(allx, np.linspace(0, 1, MAX_POINTS)), [c[0][-1] for c in cs if c[0].size]]))
     Y = np.vstack([_on_grid(xs, ys, grid) for xs, ys in cs])
     if floor is not None:
         Y = np.where(np.isfinite(Y) & (Y <= 0), floor, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        med = np.nanmedian(Y, axis=0)
+        return grid, Y, np.nanmedian(Y, axis=0)
+
+
+def _median_line(ax: Axes, cs: list[tuple[np.ndarray, np.ndarray]], name: str,
+                 st: dict[str, Any], band: str | None, floor: float | None) -> Any:
+    """Draw one solver's median over the runs still going (and band) on ``ax``; return the
+    line."""
+    grid, Y, med = median_curve(cs, floor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         if len(cs) > 1 and band is not None:
             lo, hi = ((np.nanpercentile(Y, 25, axis=0), np.nanpercentile(Y, 75, axis=0))
                       if band == "quartiles" else (np.nanmin(Y, axis=0), np.nanmax(Y, axis=0)))
@@ -140,7 +164,7 @@ def _convergence_panel(ax: Axes, pruns: Sequence[RunResult], names: dict[Key, st
     for key, cs in curves.items():
         handles.append(_median_line(ax, cs, names[key], styles[key], band,
                                     floor if logy else None))
-        labels.append(names[key] + (f" (median of {len(cs)})" if len(cs) > 1 else ""))
+        labels.append(names[key] + _how_many(cs))
     if target is not None:
         handles.append(ax.axhline(target, color="k", ls="--", lw=1))
         labels.append(f"target {target:g}")
@@ -152,6 +176,21 @@ def _convergence_panel(ax: Axes, pruns: Sequence[RunResult], names: dict[Key, st
     ax.set_title(text(title), fontsize="medium")
     ax.grid(True, which="major", alpha=0.3)
     legend(ax, handles, labels)
+
+
+def _how_many(cs: list[tuple[np.ndarray, np.ndarray]]) -> str:
+    """How many runs a median line is over: ``" (median of 5; 1 at the end)"``."""
+    if len(cs) < 2:
+        return ""
+    ends = [c[0][-1] for c in cs if c[0].size]
+    last = sum(1 for e in ends if e == max(ends))
+    return f" (median of {len(cs)}" + (f"; {last} at the end)" if last < len(cs) else ")")
+
+
+def _log_time(runs: Sequence[RunResult]) -> bool:
+    """Whether the runs' times span more than 100x (their last observations)."""
+    ends = [float(r.trace.time[-1]) for r in runs if len(r.trace) and r.trace.time[-1] > 0]
+    return bool(ends) and max(ends) > 100 * min(ends)
 
 
 def _check(x: str, y: str, band: str | None) -> None:
@@ -168,7 +207,8 @@ def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
                 band: str | None = "quartiles", target: float | None = None,
                 xscale: str | None = None, title: str | None = None) -> Figure:
     """Convergence curves, one panel per problem: per solver, the median over repetitions of
-    the runs' traces (step functions on a common grid) and a band.
+    the runs' traces (step functions on a common grid) and a band, each over the runs still
+    going: a run's curve stops where its run stopped (its last observation).
 
     Parameters
     ----------
@@ -180,7 +220,8 @@ def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
     target : float, optional
         Horizontal line; default the comparison's tolerance.
     xscale : {"linear", "log", "symlog"}, optional
-        Default ``"log"`` for a count axis when :func:`mixes_batch_sizes`, else ``"linear"``.
+        Default ``"log"`` for a count axis when :func:`mixes_batch_sizes`, and for the time
+        axis when the runs' times span more than 100x; else ``"linear"``.
     title : str, optional
 
     Returns
@@ -200,8 +241,9 @@ def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
         target = target_tol(obj)
     xcol = X_AXES[x]
     if xscale is None:
-        xscale = ("log" if xcol in ("iteration", "njev", "nfev", "epoch")
-                  and mixes_batch_sizes(runs) else "linear")
+        counts = xcol in ("iteration", "njev", "nfev", "epoch")
+        xscale = ("log" if (counts and mixes_batch_sizes(runs))
+                  or (xcol == "time" and _log_time(runs)) else "linear")
     names = solver_labels(runs)
     styles = solver_styles(runs_of(obj))
     groups: dict[str, list[RunResult]] = {}
@@ -215,4 +257,4 @@ def convergence(obj: Plottable, *, x: str = "time", y: str = "auto",
 
 
 __all__ = ["MAX_POINTS", "X_AXES", "X_LABELS", "Y_AXES", "Y_LABELS", "convergence",
-           "epochs_per_iteration", "mixes_batch_sizes"]
+           "epochs_per_iteration", "median_curve", "mixes_batch_sizes"]

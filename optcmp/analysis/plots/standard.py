@@ -33,8 +33,9 @@ def _convergence_plots(src: Plottable, traced: list[RunResult]) -> Plots:
              "a minibatch step a fraction of one)" if mixed else "iterations"),
             ("njev", "njev", "gradient evaluations" + (" (log axis: minibatch and "
                                                        "full-batch runs)" if mixed else ""))):
-        out.append((f"convergence_{name}", f"Convergence against {cap}: median over "
-                    "repetitions, band = quartiles", convergence(src, x=x)))
+        out.append((f"convergence_{name}", f"Convergence against {cap}: median over the "
+                    "repetitions still going (a run's curve stops where it stopped), band = "
+                    "quartiles", convergence(src, x=x)))
     return out
 
 

@@ -118,13 +118,18 @@ def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
             else math.inf)
 
 
-def format_summary(rows: Sequence[dict[str, Any]]) -> str:
+def format_summary(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
     """Fixed-width text of :func:`summarize` rows, sorted by median time-to-target.
+
+    A ``problem`` or ``dtype`` column that holds one value is said once below the table instead;
+    columns that do not fit in ``width`` go to a second block, after the optimizer and backend.
 
     Parameters
     ----------
     rows : sequence of dict
         Rows of :func:`summarize`.
+    width : int, default 120
+        The widest line.
 
     Returns
     -------
@@ -134,7 +139,7 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return "(no runs)"
     level = rows[0].get("ci_level", 0.95)
-    header = ["problem", "optimizer", "backend", "dtype", "success", "median time-to-target",
+    header = ["problem", "optimizer", "backend", "dtype", "success", "time-to-target",
               f"{level:.0%} CI", "iters", "nfev", "njev", "aRT", "cpu-to-target", "contended"]
     lines = [header]
     for r in sorted(rows, key=by_median_time):
@@ -149,15 +154,44 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
             fmt.seconds(r.get("median_cpu_time", math.nan), inf=NOT_REACHED),
             f"{r.get('contended', 0)}/{r['runs']}",
         ])
-    out = fixed_width(lines, left=4)
+    same = [i for i in (0, 3) if len({row[i] for row in lines[1:]}) == 1]
+    lines = [[c for i, c in enumerate(row) if i not in same] for row in lines]
+    out = _blocks(lines, 4 - len(same), 3 - (0 in same), width)
+    out += [f"{header[i]}: {rows[0][header[i]]} (every row)" for i in same]
     method = ci_methods(rows)
-    out.append(f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
-               "missed the target are censored (inf), so a median is 'not reached' when half or "
-               "more missed it (a CI bound of 'inf' is unbounded); aRT = total time spent / "
-               "successes (COCO); cpu-to-target: median "
-               "process CPU time to the target (load-independent); contended: runs whose wall "
-               "time exceeded their CPU time by more than 20% (other work took the CPU)")
+    out += fmt.wrap_note(
+        f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
+        "missed the target are censored (inf), so a median is 'not reached' when half or "
+        "more missed it (a CI bound of 'inf' is unbounded); aRT = total time spent / "
+        "successes (COCO); cpu-to-target: median "
+        "process CPU time to the target (load-independent); contended: runs whose wall "
+        "time exceeded their CPU time by more than 20% (other work took the CPU)", width)
     return "\n".join(out)
+
+
+def _blocks(lines: list[list[str]], left: int, keys: int, width: int) -> list[str]:
+    """``fixed_width`` lines, the columns after the first ``keys`` in as many blocks of at most
+    ``width`` characters as they need (each block repeats the key columns)."""
+    text = fixed_width(lines, left)
+    rest = list(range(keys, len(lines[0])))
+    if max(map(len, text)) <= width or len(rest) < 2:
+        return text
+    widths = [len(c) for c in fixed_width(lines, len(lines[0]))[1].split("  ")]
+    block: list[int] = []
+    out: list[str] = []
+    for i in rest:
+        used = sum(widths[j] + 2 for j in [*range(keys), *block, i]) - 2
+        if block and used > width:
+            out += [*_block(lines, left, keys, block), ""]  # a blank line between blocks
+            block = []
+        block.append(i)
+    return out + _block(lines, left, keys, block)
+
+
+def _block(lines: list[list[str]], left: int, keys: int, cols: list[int]) -> list[str]:
+    """The key columns and ``cols`` of ``lines`` as fixed-width text."""
+    return fixed_width([[row[j] for j in (*range(keys), *cols)] for row in lines],
+                       keys + sum(1 for c in cols if c < left))
 
 
 def summary(comp: ComparisonData, *, as_frame: bool | None = None,

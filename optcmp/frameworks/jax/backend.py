@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
@@ -325,5 +326,5 @@ class JaxBackend(Backend):
             warnings.warn(
                 f"JAX's XLA CPU threads are fixed when JAX starts ({cur or 'its default'}) and "
                 f"cannot change to {n} in this process; the result records the count in force",
-                stacklevel=5)
+                stacklevel=outside_level())
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optcmp._warn import outside_level
 from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
 from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -413,7 +414,7 @@ class TensorFlowBackend(Backend):
                 f"TensorFlow's thread pools were already started with "
                 f"{cur or 'its default number of'} threads and cannot change to {n} in this "
                 "process; the result records the count in force. Start a fresh process (or the "
-                "TensorFlow runs first) to control them.", stacklevel=5)
+                "TensorFlow runs first) to control them.", stacklevel=outside_level())
         return None
 
 
