@@ -2,7 +2,9 @@
 
 One ranking for all three, so they always agree. An entry (optimizer label, backend, device,
 dtype) is ranked by the median time-to-target of its runs, the verdict's repetitions included,
-when more than half of them reached the target; the others follow.
+when more than half of them reached the target; the others follow. The clock it reads
+(:func:`primary_clock`): the CPU time of each run's own threads where every run computed with one
+thread on the CPU (other work on the host does not inflate it), else the wall time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from optcmp.results import ComparisonData, RunResult
 
 Key = tuple[str, str, str, str]
 
+#: The clocks a ranking can read (``rank_by``, ``--rank-by``).
+CLOCKS = ("cpu", "wall")
+
 
 #: Row groups after the ranked entries (budget ends and divergence are 1).
 _LATE = {"failed": 2, "skipped": 3}
@@ -28,6 +33,7 @@ class Ranked:
 
     key: Key
     runs: tuple[RunResult, ...]
+    clock: str = "wall"
 
     @property
     def reached(self) -> tuple[RunResult, ...]:
@@ -41,7 +47,12 @@ class Ranked:
 
     @property
     def time(self) -> float | None:
-        """Median time-to-target of the runs that reached it (None: not ranked)."""
+        """Median time-to-target on the ranking's :attr:`clock` (None: not ranked)."""
+        return self.cpu_time if self.clock == "cpu" else self.wall_time
+
+    @property
+    def wall_time(self) -> float | None:
+        """Median wall time-to-target of the runs that reached it (None: not ranked)."""
         if not self.ranked:
             return None
         return median(float(r.time_to_target or 0.0) for r in self.reached)
@@ -53,6 +64,11 @@ class Ranked:
         if not self.ranked or not all(c is not None and c > 0 for c in cpu):
             return None
         return median(float(c or 0.0) for c in cpu)
+
+    @property
+    def other_time(self) -> float | None:
+        """Median time-to-target on the clock the ranking does not read."""
+        return self.wall_time if self.clock == "cpu" else self.cpu_time
 
     @property
     def name(self) -> str:
@@ -70,22 +86,62 @@ def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
     return out
 
 
-def rank_runs(runs: Sequence[RunResult]) -> list[Ranked]:
-    """Every entry of ``runs``: the ranked ones by median time-to-target, then the others."""
-    all_ = [Ranked(k, tuple(v)) for k, v in entries(runs).items()]
-    ranked = sorted((e for e in all_ if e.ranked), key=lambda e: (e.time, e.key))
+def primary_clock(runs: Sequence[RunResult]) -> str:
+    """``"cpu"`` when every run that reached the target computed with one thread on the CPU
+    and recorded its CPU time-to-target, else ``"wall"`` (several threads or a device)."""
+    reached = [r for r in runs if r.time_to_target is not None]
+    one = all(r.threads == 1 and r.device == "cpu" and r.cpu_time_to_target
+              for r in reached)
+    return "cpu" if reached and one else "wall"
+
+
+def clock_of(runs: Sequence[RunResult], rank_by: str | None = None) -> str:
+    """The clock a ranking of ``runs`` reads: ``rank_by``, or :func:`primary_clock`."""
+    if rank_by is None:
+        return primary_clock(runs)
+    if rank_by not in CLOCKS:
+        raise ValueError(f"rank_by must be one of {list(CLOCKS)} or None (CPU time where "
+                         f"every run used one thread, else wall time), got {rank_by!r}")
+    return rank_by
+
+
+def clock_line(clock: str, asked: bool = False) -> str:
+    """The line saying which clock a table or verdict ranks by, and how to get the other."""
+    if clock == "cpu":
+        why = "as asked" if asked else "every run used one thread on the CPU"
+        return (f"ranked by: CPU time of each run's own threads ({why}; the wall time is "
+                "beside it; rank_by='wall', --rank-by wall for the other)")
+    why = "as asked" if asked else "runs used several threads or a device"
+    return (f"ranked by: wall time ({why}; on a busy host it is inflated; rank_by='cpu', "
+            "--rank-by cpu for the other)")
+
+
+def rank_runs(runs: Sequence[RunResult], rank_by: str | None = None) -> list[Ranked]:
+    """Every entry of ``runs``: the ranked ones by median time-to-target on the clock of
+    :func:`clock_of` (``rank_by``: ``"cpu"``, ``"wall"`` or None), then the others."""
+    clock = clock_of(runs, rank_by)
+    all_ = [Ranked(k, tuple(v), clock) for k, v in entries(runs).items()]
+    ranked = sorted((e for e in all_ if e.ranked),
+                    key=lambda e: (e.time if e.time is not None else float("inf"), e.key))
     return ranked + [e for e in all_ if not e.ranked]
 
 
-def ranking(comp: ComparisonData) -> list[Ranked]:
-    """The ranking of a comparison: its runs and its verdict's repetitions together."""
-    return rank_runs([*comp.runs, *comp.verdict_runs])
+def rank_by_of(comp: ComparisonData, rank_by: str | None = None) -> str | None:
+    """``rank_by``, else the comparison's ``settings["rank_by"]`` (None: the stated rule)."""
+    return rank_by if rank_by is not None else comp.settings.get("rank_by")
 
 
-def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
+def ranking(comp: ComparisonData, rank_by: str | None = None) -> list[Ranked]:
+    """The ranking of a comparison: its runs and its verdict's repetitions together, on the
+    clock ``rank_by`` (default :func:`rank_by_of`)."""
+    return rank_runs([*comp.runs, *comp.verdict_runs], rank_by_of(comp, rank_by))
+
+
+def row_key(comp: ComparisonData, rank_by: str | None = None
+            ) -> Callable[[RunResult], tuple[int, int, float, str, str]]:
     """The sort key of the table's rows: ranked entries in their rank, then the other runs by
     timed seconds, then failed and skipped runs."""
-    pos = {e.key: i for i, e in enumerate(ranking(comp)) if e.ranked}
+    pos = {e.key: i for i, e in enumerate(ranking(comp, rank_by)) if e.ranked}
 
     def key(r: RunResult) -> tuple[int, int, float, str, str]:
         ttt = r.time_to_target
@@ -99,12 +155,12 @@ def row_key(comp: ComparisonData) -> Callable[[RunResult], tuple[int, int, float
     return key
 
 
-def ranking_note(comp: ComparisonData) -> str:
+def ranking_note(comp: ComparisonData, rank_by: str | None = None) -> str:
     """The table's line on its order when the verdict's repetitions decide it."""
     if not comp.verdict_runs:
         return ""
     again = {solver_key(r) for r in comp.verdict_runs}
-    several = [e for e in ranking(comp) if e.ranked and e.key in again]
+    several = [e for e in ranking(comp, rank_by) if e.ranked and e.key in again]
     if not several:
         return ""
     figs = ", ".join(f"{e.name} {fmt.seconds_fixed(e.time)}" for e in several)
@@ -118,4 +174,5 @@ def rank_of(comp: ComparisonData) -> dict[Key, int]:
     return {e.key: i for i, e in enumerate(ranking(comp))}
 
 
-__all__ = ["Ranked", "entries", "rank_of", "rank_runs", "ranking", "ranking_note", "row_key"]
+__all__ = ["CLOCKS", "Ranked", "clock_line", "clock_of", "entries", "primary_clock", "rank_by_of",
+           "rank_of", "rank_runs", "ranking", "ranking_note", "row_key"]

@@ -34,7 +34,7 @@ from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule
 from optcmp.threads import current_threads, limit_late_pools, limit_threads, pools_seen
-from optcmp.timing import Stopwatch
+from optcmp.timing import Stopwatch, run_cpu_clock
 
 
 class CompileInTimedWarning(UserWarning):
@@ -127,7 +127,8 @@ class Session:
 
     def stopwatch(self) -> Stopwatch:
         """A stopwatch that syncs the run's device before every clock read."""
-        return Stopwatch(self.backend.sync)
+        b = self.backend
+        return Stopwatch(b.sync, cpu_clock=run_cpu_clock(b.name, self.config.threads, b.device))
 
     def threads(self) -> int | None:
         """Threads of the backend's compute pool now (recorded in the result); the pools
