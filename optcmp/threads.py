@@ -85,6 +85,7 @@ class _SharedLimit:
             self.lock.wait_for(lambda: not self.holders or n == self.n)
             if not self.holders:
                 self.n = n
+                self.stack.callback(_blas_control)  # last: other threads may set it again
                 self._limit_blas(n)
             if cls is not None and cls not in self.set_for:
                 self.set_for.add(cls)
@@ -99,6 +100,7 @@ class _SharedLimit:
                 self.holders -= 1
                 if not self.holders:
                     self.set_for.clear()
+                    _blas_control()
                     self.stack.close()  # undone newest first
                     self.lock.notify_all()
 
@@ -110,7 +112,16 @@ class _SharedLimit:
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=outside_level())
             return
+        _blas_control()
         self.stack.callback(threadpool_limits(limits=n).restore_original_limits)
+
+
+def _blas_control() -> None:
+    """Let this thread set the BLAS pools: threadpoolctl lets one thread at a time set the
+    process-wide pool of OpenBLAS, and overlapping runs end on other threads than they began."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from threadpoolctl import OpenBLASController
+        OpenBLASController.clear_controlling_thread(force=True)
 
 
 #: The process's one shared limit (:func:`limit_threads`).
