@@ -20,6 +20,8 @@ CONTENTION_MARGIN = 0.2
 CONTENTION_MIN_TIME = 0.02
 
 
+#: How a run's timing contract names a CPU clock that counts only the run's own threads.
+OWN_THREADS = "own threads"
 #: Backends whose compiled programs run on threads of their own runtime, not the caller's.
 RUNTIME_BACKENDS = ("tensorflow", "jax")
 #: Native ids of the threads each runtime started while optcmp watched (:func:`watch_runtime`).
@@ -105,7 +107,7 @@ class ThreadCpu(ProcessCpu):
         super().__init__()
         self.framework = framework if framework in RUNTIME_BACKENDS else None
         self.counted: frozenset[int] = frozenset()
-        self.method = "own threads (the calling thread" + (
+        self.method = f"{OWN_THREADS} (the calling thread" + (
             f" and {framework}'s runtime threads)" if self.framework else ")")
 
     def read(self) -> dict[int, float]:

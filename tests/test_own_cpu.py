@@ -31,7 +31,8 @@ def _run(backend: str, wall: float, cpu: float, threads: int | None = 1, *,
     return RunResult(problem="p", optimizer="sgd", label="sgd", backend=backend,
                      status="converged", success=True, time=wall, time_to_target=wall,
                      cpu_time=cpu, cpu_time_to_target=cpu, threads=threads, nit=10,
-                     nit_to_target=10, contended=contended, fun=0.1, f0=1.0)
+                     nit_to_target=10, contended=contended, fun=0.1, f0=1.0,
+                     contract={"cpu_clock": "own threads (the calling thread)"})
 
 
 def _loaded_pair(threads: int | None = 1, contended: bool = True) -> list[RunResult]:
@@ -58,6 +59,11 @@ def test_one_thread_runs_rank_by_their_cpu_column() -> None:
     assert [e.key[1] for e in rank_runs(_loaded_pair(), "wall")] == ["numpy", "tensorflow"]
     # several threads: wall time, the CPU time of a pool's threads is no ranking clock
     assert [e.key[1] for e in rank_runs(_loaded_pair(threads=2))] == ["numpy", "tensorflow"]
+    # a process CPU time (files of earlier versions) counts idle pools: wall time
+    old = _loaded_pair()
+    for r in old:
+        r.conditions.contract.clear()
+    assert [e.key[1] for e in rank_runs(old)] == ["numpy", "tensorflow"]
 
 
 def test_table_and_verdict_say_which_clock_ranks() -> None:

@@ -16,6 +16,7 @@ from statistics import median
 from optcmp.analysis import format as fmt
 from optcmp.analysis.stats.keys import solver_key
 from optcmp.results import ComparisonData, RunResult
+from optcmp.timing import OWN_THREADS
 
 Key = tuple[str, str, str, str]
 
@@ -87,12 +88,17 @@ def entries(runs: Sequence[RunResult]) -> dict[Key, list[RunResult]]:
 
 
 def primary_clock(runs: Sequence[RunResult]) -> str:
-    """``"cpu"`` when every run that reached the target computed with one thread on the CPU
-    and recorded its CPU time-to-target, else ``"wall"`` (several threads or a device)."""
-    reached = [r for r in runs if r.time_to_target is not None]
-    one = all(r.threads == 1 and r.device == "cpu" and r.cpu_time_to_target
-              for r in reached)
-    return "cpu" if reached and one else "wall"
+    """``"cpu"`` when every run that reached the target (none did: every run timed) computed
+    with one thread on the CPU and recorded the CPU time of its own threads
+    (:class:`optcmp.timing.ThreadCpu`), else ``"wall"`` (several threads, a device, or a
+    process CPU time that idle pools inflate)."""
+    timed = [r for r in runs if r.status not in ("skipped", "failed")]
+    reached = [r for r in timed if r.time_to_target is not None]
+    one = all(r.threads == 1 and r.device == "cpu"
+              and str(r.conditions.contract.get("cpu_clock", "")).startswith(OWN_THREADS)
+              and (r.cpu_time_to_target if r.time_to_target is not None else r.cpu_time)
+              is not None for r in reached or timed)
+    return "cpu" if timed and one else "wall"
 
 
 def clock_of(runs: Sequence[RunResult], rank_by: str | None = None) -> str:
@@ -109,11 +115,9 @@ def clock_line(clock: str, asked: bool = False) -> str:
     """The line saying which clock a table or verdict ranks by, and how to get the other."""
     if clock == "cpu":
         why = "as asked" if asked else "every run used one thread on the CPU"
-        return (f"ranked by: CPU time of each run's own threads ({why}; the wall time is "
-                "beside it; rank_by='wall', --rank-by wall for the other)")
-    why = "as asked" if asked else "runs used several threads or a device"
-    return (f"ranked by: wall time ({why}; on a busy host it is inflated; rank_by='cpu', "
-            "--rank-by cpu for the other)")
+        return f"ranked by: CPU time of each run's own threads ({why}; --rank-by wall for wall time)"
+    why = "as asked" if asked else "not every run timed its own single thread on the CPU"
+    return f"ranked by: wall time ({why}; --rank-by cpu for CPU time)"
 
 
 def rank_runs(runs: Sequence[RunResult], rank_by: str | None = None) -> list[Ranked]:

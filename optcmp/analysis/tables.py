@@ -322,10 +322,11 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")
-    notes.append(clock_line(clock, rank_by is not None) + "; [ ] marks its column")
-    notes.append("time-to-target (wall) and iters count until the target was met (totals for "
-                 "runs that missed it); cpu time: CPU time of the run's own threads over the "
-                 "same steps, which other work on the host does not inflate")
+    notes.append(clock_line(clock, rank_by is not None))
+    notes.append("[ ]: the ranking's column; time-to-target (wall) and iters count until the "
+                 "target was met (totals for runs that missed it); cpu time: CPU time of the "
+                 "same steps (the run's own threads where its contract's cpu_clock says so), "
+                 "which other work on the host does not inflate")
     if aggregated:
         notes.append("n: repetitions per row; time-to-target is their median (a run that missed "
                      "the target counts as slower than all), interval its 95% bootstrap "
