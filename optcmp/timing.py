@@ -1,6 +1,6 @@
 """The stopwatch: it runs only around optimizer steps, syncs the device before every read and
 adds up the CPU time of the run's own threads too (docs/concepts.md, 'Device sync', 'Time you
-can trust', 'Whose CPU time')."""
+can trust', 'CPU time next to wall time: whose CPU time')."""
 
 from __future__ import annotations
 
@@ -136,11 +136,10 @@ class ThreadCpu(ProcessCpu):
         return total
 
 
-def run_cpu_clock(backend: str, threads: int | None, device: str = "cpu") -> ProcessCpu:
+def run_cpu_clock(backend: str, threads: int | None, on_cpu: bool = True) -> ProcessCpu:
     """The CPU clock of a run: its own threads (:class:`ThreadCpu`) when it computes with one
     thread on the CPU under Linux; else the process's, whose every pool works for the run."""
-    from optcmp.frameworks.base import is_cpu_device
-    if threads != 1 or not is_cpu_device(device) or not sys.platform.startswith("linux"):
+    if threads != 1 or not on_cpu or not sys.platform.startswith("linux"):
         return ProcessCpu()
     return ThreadCpu(backend)
 

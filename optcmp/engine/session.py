@@ -27,7 +27,7 @@ from optcmp._warn import outside_level
 from optcmp.engine.config import RunConfig
 from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter
-from optcmp.frameworks.base import Backend, gradient_kind
+from optcmp.frameworks.base import Backend, gradient_kind, is_cpu_device
 from optcmp.frameworks.stepper import Adapter, Stepper
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import OptimizerSpec
@@ -128,7 +128,8 @@ class Session:
     def stopwatch(self) -> Stopwatch:
         """A stopwatch that syncs the run's device before every clock read."""
         b = self.backend
-        return Stopwatch(b.sync, cpu_clock=run_cpu_clock(b.name, self.config.threads, b.device))
+        clock = run_cpu_clock(b.name, self.config.threads, is_cpu_device(b.device))
+        return Stopwatch(b.sync, cpu_clock=clock)
 
     def threads(self) -> int | None:
         """Threads of the backend's compute pool now (recorded in the result); the pools

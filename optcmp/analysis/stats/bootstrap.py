@@ -131,6 +131,8 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
     level : float, default 0.95
     n_resamples : int, default 2000
     seed : int, default 0
+    clock : {"wall", "cpu"}, default "wall"
+        The clock of the times-to-target the factor compares.
 
     Returns
     -------
