@@ -19,6 +19,7 @@ import optcmp
 from optcmp.analysis.ranking import rank_runs
 from optcmp.analysis.tables import table
 from optcmp.analysis.verdict import verdict
+from optcmp.cli import main as cli_main
 from optcmp.frameworks.base import blas_threads
 from optcmp.results import ComparisonData, RunResult
 from optcmp.timing import Stopwatch, ThreadCpu, run_cpu_clock
@@ -26,7 +27,7 @@ from optcmp.timing import Stopwatch, ThreadCpu, run_cpu_clock
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(backend: str, wall: float, cpu: float, threads: int | None = 1, *,
+def _run(backend: str, wall: float, cpu: float | None, threads: int | None = 1, *,
          contended: bool = False) -> RunResult:
     return RunResult(problem="p", optimizer="sgd", label="sgd", backend=backend,
                      status="converged", success=True, time=wall, time_to_target=wall,
@@ -86,6 +87,21 @@ def test_table_and_verdict_say_which_clock_ranks() -> None:
 def test_rank_by_is_checked() -> None:
     with pytest.raises(ValueError, match=r"rank_by must be one of \['cpu', 'wall'\].*'gpu'"):
         rank_runs(_loaded_pair(), "gpu")
+    unknown = [_run("numpy", 0.533, None), _loaded_pair()[1]]
+    comp = ComparisonData(unknown)
+    assert {e.clock for e in rank_runs(unknown, "cpu")} == {"wall"}
+    assert "ranked by: wall time (a run that reached the target has no CPU time" in table(
+        comp, rank_by="cpu")
+
+
+def test_the_cli_ranks_by_the_clock_asked_for(capsys) -> None:
+    rc = cli_main(["run", "--rows", "2000", "--backends", "numpy", "--optimizers", "lbfgs,gd",
+                   "--rank-by", "wall", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "\nranked by: wall time (as asked; --rank-by cpu for CPU time)\n" in out
+    header = next(ln for ln in out.splitlines() if ln.startswith("optimizer "))
+    assert "[time-to-target]" in header and "[cpu time]" not in header
 
 
 def test_a_one_thread_run_counts_its_own_thread_only() -> None:

@@ -102,21 +102,27 @@ def primary_clock(runs: Sequence[RunResult]) -> str:
 
 
 def clock_of(runs: Sequence[RunResult], rank_by: str | None = None) -> str:
-    """The clock a ranking of ``runs`` reads: ``rank_by``, or :func:`primary_clock`."""
+    """The clock a ranking of ``runs`` reads: ``rank_by``, or :func:`primary_clock`; CPU time
+    asked for where a run that reached the target recorded none gives the wall time."""
     if rank_by is None:
         return primary_clock(runs)
     if rank_by not in CLOCKS:
         raise ValueError(f"rank_by must be one of {list(CLOCKS)} or None (CPU time where "
                          f"every run used one thread, else wall time), got {rank_by!r}")
+    if rank_by == "cpu" and any(r.time_to_target is not None and not r.cpu_time_to_target
+                                for r in runs):
+        return "wall"
     return rank_by
 
 
-def clock_line(clock: str, asked: bool = False) -> str:
-    """The line saying which clock a table or verdict ranks by, and how to get the other."""
+def clock_line(clock: str, rank_by: str | None = None) -> str:
+    """The line saying which clock a table or verdict ranks by (``rank_by``: as asked), and how
+    to get the other."""
     if clock == "cpu":
-        why = "as asked" if asked else "every run used one thread on the CPU"
+        why = "as asked" if rank_by else "every run used one thread on the CPU"
         return f"ranked by: CPU time of each run's own threads ({why}; --rank-by wall for wall time)"
-    why = "as asked" if asked else "not every run timed its own single thread on the CPU"
+    why = ("as asked" if rank_by == "wall" else "a run that reached the target has no CPU time"
+           if rank_by else "not every run timed its own single thread on the CPU")
     return f"ranked by: wall time ({why}; --rank-by cpu for CPU time)"
 
 

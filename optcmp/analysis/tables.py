@@ -322,7 +322,7 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")
-    notes.append(clock_line(clock, rank_by is not None))
+    notes.append(clock_line(clock, rank_by))
     notes.append("[ ]: the ranking's column; time-to-target (wall) and iters count until the "
                  "target was met (totals for runs that missed it); cpu time: CPU time of the "
                  "same steps (the run's own threads where its contract's cpu_clock says so), "

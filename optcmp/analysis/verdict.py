@@ -94,7 +94,7 @@ def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
     best = ranked[0]
     head = (f"verdict: {best.name} reaches the target first "
             f"({fmt.seconds_fixed(best.time)}{_CLOCK_WORD[best.clock]})")
-    ranks = clock_line(best.clock, rank_by is not None)
+    ranks = clock_line(best.clock, rank_by)
     if len(ranked) == 1:
         return [head + "; no other optimizer and backend reached it", ranks, *extra]
     other = ranked[1]
