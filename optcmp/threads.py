@@ -53,8 +53,8 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
     """Run the body with ``n`` compute threads on ``backend`` (and numpy's BLAS).
 
     The pools are the process's: runs that overlap in one process (threads calling runs) share
-    one limit, set by the first to start and undone by the last to end, and must ask for the
-    same count (one asking for another waits until they end). Threads ``backend``'s runtime starts inside are its own
+    one limit, set by the first to start and undone by the last to end (one asking for another
+    count waits until they end). Threads ``backend``'s runtime starts inside are its own
     (:func:`optcmp.timing.watch_runtime`).
     """
     n = check_threads(n)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-#: A run is *contended* when its timed wall time exceeds its process CPU time by more than this
+#: A run is *contended* when its timed wall time exceeds its CPU time by more than this
 #: fraction: ``time > (1 + CONTENTION_MARGIN) * cpu_time`` (see :func:`contended`).
 CONTENTION_MARGIN = 0.2
 #: Timed regions shorter than this (seconds) are never flagged: a single scheduler tick
@@ -107,8 +107,7 @@ class ThreadCpu(ProcessCpu):
         super().__init__()
         self.framework = framework if framework in RUNTIME_BACKENDS else None
         self.counted: frozenset[int] = frozenset()
-        self.method = f"{OWN_THREADS} (the calling thread" + (
-            f" and {framework}'s runtime threads)" if self.framework else ")")
+        self.method = f"{OWN_THREADS} (the calling thread)"
 
     def read(self) -> dict[int, float]:
         """Each counted thread's CPU seconds, by native id (0: the process, as a fallback)."""
@@ -119,6 +118,7 @@ class ThreadCpu(ProcessCpu):
                 self.counted, self.method = frozenset(), ProcessCpu.method
                 return {0: time.process_time()}
             tids += sorted(runtime - {tids[0]})
+            self.method = f"{OWN_THREADS} (the calling thread and {self.framework}'s runtime threads)"
         out = {}
         for tid in tids:
             with contextlib.suppress(OSError):  # the thread ended
