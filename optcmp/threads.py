@@ -77,11 +77,17 @@ class _SharedLimit:
         self.n: int | None = None
         self.stack = contextlib.ExitStack()
         self.set_for: set[Any] = set()
+        self.mine = threading.local()  # the holds of the calling thread
 
     @contextlib.contextmanager
     def hold(self, n: int, cls: Any) -> Iterator[None]:
         """Hold the limit ``n`` for the body; the first holder sets it, the last undoes it."""
+        mine = getattr(self.mine, "n", 0)
         with self.lock:
+            if mine and n != self.n:  # waiting for itself would never end
+                raise ValueError(f"threads={n} asked for inside a run of threads={self.n} on "
+                                 "the same thread: a run inside another computes with its "
+                                 "thread count; give both the same")
             self.lock.wait_for(lambda: not self.holders or n == self.n)
             if not self.holders:
                 self.n = n
@@ -93,9 +99,11 @@ class _SharedLimit:
                 if restore is not None:
                     self.stack.callback(restore)
             self.holders += 1
+        self.mine.n = mine + 1
         try:
             yield
         finally:
+            self.mine.n = mine
             with self.lock:
                 self.holders -= 1
                 if not self.holders:

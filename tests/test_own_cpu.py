@@ -183,10 +183,13 @@ def test_overlapping_runs_share_one_thread_limit() -> None:
     during: list[list[int | None]] = [[] for _ in range(n)]
 
     def watch(i: int):
+        calls = []
+
         def callback(res) -> None:
-            if res.nit == 1:
+            calls.append(res.nit)
+            if len(calls) == 1:  # every run has started
                 started.wait(timeout=60)
-            if i > 0 and res.nit == 3:
+            if i > 0 and len(calls) == 2:  # run 0 has ended
                 first_done.wait(timeout=60)
             during[i].append(blas_threads())
         return callback
@@ -208,3 +211,16 @@ def test_overlapping_runs_share_one_thread_limit() -> None:
     assert [r.threads for r in runs] == [1] * n
     assert all(seen and set(seen) == {1} for seen in during), during
     assert after == 2
+
+
+def test_a_run_inside_a_run_of_another_thread_count_is_refused() -> None:
+    seen: list[str] = []
+
+    def inner(res) -> None:
+        if not seen:
+            with pytest.raises(ValueError, match="threads=2 asked for inside a run of threads=1"):
+                optcmp.run(lr_a(), optcmp.gd(learning_rate=0.1), threads=2, max_iter=2)
+            seen.append("refused")
+
+    r = optcmp.run(lr_a(), optcmp.gd(learning_rate=0.1), threads=1, max_iter=3, callback=inner)
+    assert seen == ["refused"] and r.nit == 3 and r.threads == 1
