@@ -5,6 +5,7 @@ Run from the repository root::
     python benchmarks/contention.py                 # 1,000,000 rows, 3 rounds
     python benchmarks/contention.py --rows 100000 --rounds 2 --load 4
     python benchmarks/contention.py --quick          # 20,000 rows, 1 round, 8 processes: ~30 s
+    python benchmarks/contention.py --fizzbuzz       # the FizzBuzz winner, quiet and 10 loads
 
 Each round runs the same ``compare()`` twice, interleaved (quiet, loaded, loaded, quiet, ...):
 once alone and once while ``--load`` processes (default: one per core) spin on the CPU. Every run
@@ -19,6 +20,11 @@ average before and after. Expected: every loaded run flagged, no quiet one, and 
 ratio within 15% of 1 while the wall-time ratio grows. On a machine that others are using the
 "quiet" side is not quiet: its own flags say so.
 
+``--fizzbuzz``: FizzBuzz SGD (learning rate 2.56, batch 64, ``target_loss=0.1``) on numpy and
+TensorFlow, one thread each, alone and beside ``--load`` CPU-burning processes (default 10):
+the verdict's winner and clock, and each entry's wall and CPU time-to-target. Expected: the
+same winner on both sides (the ranking reads the CPU time of each run's own threads).
+
 A benchmark, not a test: it asserts nothing.
 """
 
@@ -30,6 +36,7 @@ import os
 import statistics
 import time
 import warnings
+from typing import Any
 
 import optcmp
 from optcmp.environment import machine_stamp, stamp_text
@@ -49,29 +56,61 @@ def _sweep(p: LinearRegression) -> optcmp.Comparison:
     return optcmp.compare(p, specs, max_iter=2000, threads=1, progress=False)
 
 
-def _loaded(p: LinearRegression, n: int) -> optcmp.Comparison:
+def _loaded(p: LinearRegression, n: int, sweep: Any = _sweep) -> optcmp.Comparison:
     stop = mp.Event()
     procs = [mp.Process(target=_spin, args=(stop,), daemon=True) for _ in range(n)]
     for q in procs:
         q.start()
     time.sleep(1.0)  # let the load take the cores
     try:
-        return _sweep(p)
+        return sweep(p)
     finally:
         stop.set()
         for q in procs:
             q.join(5)
 
 
+def _fizzbuzz(p: Any) -> optcmp.Comparison:
+    return optcmp.compare(p, [optcmp.sgd(learning_rate=2.56, batch_size=64)],
+                          backends=["numpy", "tensorflow"], threads=1, progress=False)
+
+
+def fizzbuzz(load: int) -> None:
+    """The FizzBuzz SGD winner alone and beside ``load`` CPU-burning processes."""
+    import torch  # noqa: F401 - torch before TensorFlow in one process
+
+    from optcmp.problems import FizzBuzzMLP
+    p = FizzBuzzMLP(target_loss=0.1)
+    print("machine: " + stamp_text(machine_stamp(threads=1)))
+    for side, load_n in (("quiet", 0), (f"{load} loads", load)):
+        comp = _fizzbuzz(p) if not load_n else _loaded(p, load_n, _fizzbuzz)
+        head, _, rest = comp.verdict().partition("\n")
+        ranked = next(ln for ln in rest.splitlines() if ln.startswith("ranked by:"))
+        print(f"{side}: load average {load_average()}\n  {head.split(', ')[0]}\n  {ranked}")
+        for r in comp:
+            print(f"  {r.backend:10s} {r.status:9s} iters {r.nit_to_target}  wall "
+                  f"{r.time_to_target or float('nan'):.3f}s  cpu "
+                  f"{r.cpu_time_to_target or float('nan'):.3f}s  contended {r.timing.contended}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
-                    help="CPU-bound processes of the loaded side (default: one per core)")
+    ap.add_argument("--load", type=int, default=None,
+                    help="CPU-bound processes of the loaded side (default: one per core; "
+                         "10 with --fizzbuzz)")
     ap.add_argument("--quick", action="store_true",
                     help="20,000 rows, one round, 8 load processes")
+    ap.add_argument("--fizzbuzz", action="store_true",
+                    help="FizzBuzz SGD on numpy and TensorFlow, quiet and loaded (--load 10)")
     args = ap.parse_args()
+    if args.fizzbuzz:
+        os.environ.pop("OPTCMP_CONTENTION_MARGIN", None)
+        warnings.simplefilter("ignore", UserWarning)
+        fizzbuzz(args.load or 10)
+        return
+    args.load = args.load or os.cpu_count() or 2
     if args.quick:
         args.rows, args.rounds, args.load = 20_000, 1, 8
     print("machine: " + stamp_text(machine_stamp(threads=1)))  # what the figures below belong to

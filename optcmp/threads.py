@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ import numpy as np
 
 from optcmp._warn import outside_level
 from optcmp.frameworks.base import blas_threads
+from optcmp.timing import watch_runtime
 
 #: Threads every backend gets unless asked otherwise (why one: docs/concepts.md, 'CPU threads').
 DEFAULT_THREADS = 1
@@ -48,28 +50,90 @@ def current_threads(backend: str) -> int | None:
 
 @contextlib.contextmanager
 def limit_threads(n: int | None, backend: str) -> Iterator[None]:
-    """Run the body with ``n`` compute threads on ``backend`` (and numpy's BLAS)."""
+    """Run the body with ``n`` compute threads on ``backend`` (and numpy's BLAS).
+
+    The pools are the process's: runs that overlap in one process (threads calling runs) share
+    one limit, set by the first to start and undone by the last to end (one asking for another
+    count waits until they end). Threads ``backend``'s runtime starts inside are its own
+    (:func:`optcmp.timing.watch_runtime`).
+    """
     n = check_threads(n)
     with contextlib.ExitStack() as stack:
         cls = _backend_class(backend, load=True)
         if cls is not None:
             stack.enter_context(cls.run_settings())
-        if n is None:
+        stack.enter_context(watch_runtime(str(getattr(cls, "name", backend))))
+        if n is not None:
+            stack.enter_context(_SHARED.hold(n, cls))
+        yield
+
+
+class _SharedLimit:
+    """The thread limit of the overlapping runs of this process, reference-counted."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition(threading.RLock())
+        self.holders = 0
+        self.n: int | None = None
+        self.stack = contextlib.ExitStack()
+        self.set_for: set[Any] = set()
+        self.mine = threading.local()  # the holds of the calling thread
+
+    @contextlib.contextmanager
+    def hold(self, n: int, cls: Any) -> Iterator[None]:
+        """Hold the limit ``n`` for the body; the first holder sets it, the last undoes it."""
+        mine = getattr(self.mine, "n", 0)
+        with self.lock:
+            if mine and n != self.n:  # waiting for itself would never end
+                raise ValueError(f"threads={n} asked for inside a run of threads={self.n} on "
+                                 "the same thread: a run inside another computes with its "
+                                 "thread count; give both the same")
+            self.lock.wait_for(lambda: not self.holders or n == self.n)
+            if not self.holders:
+                self.n = n
+                self.stack.callback(_blas_control)  # last: other threads may set it again
+                self._limit_blas(n)
+            if cls is not None and cls not in self.set_for:
+                self.set_for.add(cls)
+                restore = cls.set_threads(n)
+                if restore is not None:
+                    self.stack.callback(restore)
+            self.holders += 1
+        self.mine.n = mine + 1
+        try:
             yield
-            return
+        finally:
+            self.mine.n = mine
+            with self.lock:
+                self.holders -= 1
+                if not self.holders:
+                    self.set_for.clear()
+                    _blas_control()
+                    self.stack.close()  # undone newest first
+                    self.lock.notify_all()
+
+    def _limit_blas(self, n: int) -> None:
+        """Give the BLAS/OpenMP pools loaded now ``n`` threads until the last holder ends."""
         try:
             from threadpoolctl import threadpool_limits
-            stack.enter_context(threadpool_limits(limits=n))
         except ImportError:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=outside_level())
-        restore = None if cls is None else cls.set_threads(n)
-        if restore is not None:
-            stack.callback(restore)
-        late = stack.enter_context(contextlib.ExitStack())  # undone newest first
-        _LATE.append(late)
-        stack.callback(_LATE.remove, late)
-        yield
+            return
+        _blas_control()
+        self.stack.callback(threadpool_limits(limits=n).restore_original_limits)
+
+
+def _blas_control() -> None:
+    """Let this thread set the BLAS pools: threadpoolctl lets one thread at a time set the
+    process-wide pool of OpenBLAS, and overlapping runs end on other threads than they began."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from threadpoolctl import OpenBLASController
+        OpenBLASController.clear_controlling_thread(force=True)
+
+
+#: The process's one shared limit (:func:`limit_threads`).
+_SHARED = _SharedLimit()
 
 
 def pools_seen(backend: str) -> dict[str, int]:
@@ -91,16 +155,6 @@ def pools_seen(backend: str) -> dict[str, int]:
 
 def limit_late_pools(n: int | None) -> None:
     """Give ``n`` threads to the BLAS/OpenMP pools loaded inside :func:`limit_threads`."""
-    if n is None:
-        return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a runtime dependency
-        return
-    lim = threadpool_limits(limits=int(n))
-    if _LATE:
-        _LATE[-1].callback(lim.restore_original_limits)
-
-
-#: Undo calls of :func:`limit_late_pools`, one stack per active :func:`limit_threads` context.
-_LATE: list[contextlib.ExitStack] = []
+    with _SHARED.lock:
+        if n is not None and _SHARED.holders:
+            _SHARED._limit_blas(int(_SHARED.n or n))

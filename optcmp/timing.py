@@ -1,13 +1,18 @@
 """The stopwatch: it runs only around optimizer steps, syncs the device before every read and
-adds up the process CPU time too (docs/concepts.md, 'Device sync', 'Time you can trust')."""
+adds up the CPU time of the run's own threads too (docs/concepts.md, 'Device sync', 'Time you
+can trust', 'CPU time next to wall time: whose CPU time')."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
-#: A run is *contended* when its timed wall time exceeds its process CPU time by more than this
+#: A run is *contended* when its timed wall time exceeds its CPU time by more than this
 #: fraction: ``time > (1 + CONTENTION_MARGIN) * cpu_time`` (see :func:`contended`).
 CONTENTION_MARGIN = 0.2
 #: Timed regions shorter than this (seconds) are never flagged: a single scheduler tick
@@ -15,20 +20,144 @@ CONTENTION_MARGIN = 0.2
 CONTENTION_MIN_TIME = 0.02
 
 
-class Stopwatch:
-    """Accumulates time over resumed/paused intervals, syncing the device before each read."""
+#: How a run's timing contract names a CPU clock that counts only the run's own threads.
+OWN_THREADS = "own threads"
+#: Backends whose compiled programs run on threads of their own runtime, not the caller's.
+RUNTIME_BACKENDS = ("tensorflow", "jax")
+#: Native ids of the threads each runtime started while optcmp watched (:func:`watch_runtime`).
+_RUNTIME: dict[str, set[int]] = {}
+#: The open watches: the framework and the native threads that existed when it opened.
+_WATCHES: list[tuple[str, frozenset[int]]] = []
+_LOCK = threading.Lock()
 
-    __slots__ = ("_c0", "_clock", "_cpu_clock", "_sync", "_t0", "cpu_elapsed", "elapsed",
-                 "intervals")
+
+def native_threads() -> set[int] | None:
+    """Native ids of this process's threads, from ``/proc/self/task`` (None without it)."""
+    try:
+        return {int(t) for t in os.listdir("/proc/self/task")}
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def watch_runtime(framework: str) -> Iterator[None]:
+    """Attribute to ``framework``'s runtime the native threads that start inside the body
+    (Python threads, and threads another runtime started, excepted)."""
+    before = native_threads() if framework in RUNTIME_BACKENDS else None
+    if before is None:
+        yield
+        return
+    entry = (framework, frozenset(before))
+    with _LOCK:
+        _WATCHES.append(entry)
+    try:
+        yield
+    finally:
+        runtime_threads(framework)
+        with _LOCK:
+            _WATCHES.remove(entry)
+
+
+def runtime_threads(framework: str) -> frozenset[int]:
+    """Native ids of the live threads ``framework``'s runtime started while optcmp watched."""
+    now = native_threads() or set()
+    python = {t.native_id for t in threading.enumerate()}
+    with _LOCK:
+        own = _RUNTIME.setdefault(framework, set())
+        others = set().union(*(v for k, v in _RUNTIME.items() if k != framework))
+        for name, before in _WATCHES:
+            if name == framework:
+                own |= now - before - python - others
+        own &= now
+        return frozenset(own)
+
+
+def _clock_id(tid: int) -> int:
+    """Linux's CPU-time clock of thread ``tid`` of this process (as ``pthread_getcpuclockid``)."""
+    return (~tid << 3) | 6
+
+
+class ProcessCpu:
+    """The CPU time of the whole process (or any clock given): every thread of it counts."""
+
+    method = "process CPU time (every thread)"
+
+    def __init__(self, clock: Callable[[], float] = time.process_time) -> None:
+        self.clock = clock
+
+    def read(self) -> Any:
+        """A reading for :meth:`since`."""
+        return self.clock()
+
+    def since(self, start: Any) -> float:
+        """CPU seconds since the reading ``start``."""
+        return float(self.clock() - start)
+
+
+class ThreadCpu(ProcessCpu):
+    """The CPU time of a run's own threads: the thread that starts each interval and, for a
+    backend of :data:`RUNTIME_BACKENDS`, the threads its runtime started
+    (:func:`runtime_threads`); idle workers of other pools (numpy's BLAS) never count.
+
+    Each thread is read on its own CPU-time clock (Linux, nanoseconds). A runtime that started
+    before optcmp watched it has no known threads: then the process CPU time counts.
+    """
+
+    def __init__(self, framework: str | None = None) -> None:
+        super().__init__()
+        self.framework = framework if framework in RUNTIME_BACKENDS else None
+        self.counted: frozenset[int] = frozenset()
+        self.method = f"{OWN_THREADS} (the calling thread)"
+
+    def read(self) -> dict[int, float]:
+        """Each counted thread's CPU seconds, by native id (0: the process, as a fallback)."""
+        tids = [threading.get_native_id()]
+        if self.framework is not None:
+            runtime = runtime_threads(self.framework)
+            if not runtime:
+                self.counted, self.method = frozenset(), ProcessCpu.method
+                return {0: time.process_time()}
+            tids += sorted(runtime - {tids[0]})
+            self.method = f"{OWN_THREADS} (the calling thread and {self.framework}'s runtime threads)"
+        out = {}
+        for tid in tids:
+            with contextlib.suppress(OSError):  # the thread ended
+                out[tid] = time.clock_gettime(_clock_id(tid))
+        self.counted = frozenset(out)
+        return out
+
+    def since(self, start: dict[int, float]) -> float:
+        """CPU seconds of the threads of ``start`` since then (one that ended: up to its end)."""
+        total = 0.0
+        for tid, c0 in start.items():
+            with contextlib.suppress(OSError):
+                total += (time.process_time() if tid == 0
+                          else time.clock_gettime(_clock_id(tid))) - c0
+        return total
+
+
+def run_cpu_clock(backend: str, threads: int | None, on_cpu: bool = True) -> ProcessCpu:
+    """The CPU clock of a run: its own threads (:class:`ThreadCpu`) when it computes with one
+    thread on the CPU under Linux; else the process's, whose every pool works for the run."""
+    if threads != 1 or not on_cpu or not sys.platform.startswith("linux"):
+        return ProcessCpu()
+    return ThreadCpu(backend)
+
+
+class Stopwatch:
+    """Accumulates time over resumed/paused intervals, syncing the device before each read;
+    ``cpu_clock`` (a :class:`ProcessCpu`, or a callable read as one) gives ``cpu_elapsed``."""
+
+    __slots__ = ("_c0", "_clock", "_sync", "_t0", "cpu", "cpu_elapsed", "elapsed", "intervals")
 
     def __init__(self, sync: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter,
-                 cpu_clock: Callable[[], float] = time.process_time) -> None:
+                 cpu_clock: Callable[[], float] | ProcessCpu = time.process_time) -> None:
         self._sync = sync or (lambda: None)
         self._clock = clock
-        self._cpu_clock = cpu_clock
+        self.cpu = cpu_clock if isinstance(cpu_clock, ProcessCpu) else ProcessCpu(cpu_clock)
         self._t0: float | None = None
-        self._c0 = 0.0
+        self._c0: Any = 0.0
         self.elapsed = 0.0
         self.cpu_elapsed = 0.0
         self.intervals = 0
@@ -43,7 +172,7 @@ class Stopwatch:
         if self._t0 is not None:
             raise RuntimeError("Stopwatch.resume() called while running")
         self._sync()
-        self._c0 = self._cpu_clock()
+        self._c0 = self.cpu.read()
         self._t0 = self._clock()
 
     def pause(self) -> float:
@@ -52,7 +181,7 @@ class Stopwatch:
             raise RuntimeError("Stopwatch.pause() called while paused")
         self._sync()
         dt = self._clock() - self._t0
-        self.cpu_elapsed += self._cpu_clock() - self._c0
+        self.cpu_elapsed += self.cpu.since(self._c0)
         self._t0 = None
         self.elapsed += dt
         self.intervals += 1

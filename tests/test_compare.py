@@ -196,7 +196,8 @@ def test_callback_and_monitoring_are_off_the_clock(monkeypatch) -> None:
     oc = importlib.import_module("optcmp.engine.session")
 
     now = [0.0]
-    monkeypatch.setattr(oc, "Stopwatch", lambda sync: Stopwatch(sync, clock=lambda: now[0]))
+    monkeypatch.setattr(oc, "Stopwatch",
+                        lambda sync, **kw: Stopwatch(sync, clock=lambda: now[0], **kw))
 
     def slow_callback(res):
         now[0] += 100.0  # a very expensive callback

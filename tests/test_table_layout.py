@@ -32,7 +32,7 @@ def repeated() -> Comparison:
 def test_repeats_make_one_row_per_optimizer_and_backend(repeated) -> None:
     lines = repeated.table().splitlines()
     assert lines[0].split()[:7] == ["optimizer", "backend", "impl", "status", "n",
-                                    "time-to-target", "interval"]
+                                    "[time-to-target]", "interval"]  # ranks: no thread count
     body = [ln.split() for ln in lines[2:6]]
     assert [(b[0], b[1], b[4]) for b in body] == [("lbfgs", "numpy", "3"), ("lbfgs", "torch", "3"),
                                                   ("gd", "numpy", "3"), ("gd", "torch", "3")]

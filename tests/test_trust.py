@@ -83,7 +83,7 @@ def test_a_run_whose_cpu_clock_lags_is_flagged(monkeypatch):
     from optcmp.engine import session
 
     monkeypatch.setattr(session, "Stopwatch",
-                        lambda sync: Stopwatch(sync, cpu_clock=lambda: 0.0))
+                        lambda sync, **_: Stopwatch(sync, cpu_clock=lambda: 0.0))
     p = optcmp.problems.LinearRegression(n_samples=100_000)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")

@@ -135,17 +135,20 @@ def groups(ranked: Sequence[Ranked]) -> dict[tuple[str, str, str], list[Ranked]]
 
 
 def framework_factors(runs: Sequence[RunResult],
-                      equivalence: Equivalence | Sequence[Equivalence] | None = None
-                      ) -> list[FrameworkFactor]:
-    """For each optimizer that ran on several backends: its backends, fastest first."""
+                      equivalence: Equivalence | Sequence[Equivalence] | None = None,
+                      rank_by: str | None = None) -> list[FrameworkFactor]:
+    """For each optimizer that ran on several backends: its backends, fastest first (by time
+    per iteration where ``equivalence`` proves the trajectories identical, else by
+    time-to-target on the ranking's clock, :func:`optcmp.analysis.ranking.clock_of`)."""
     eqs = as_equivalences(equivalence)
     out = []
-    for (label, device, dtype), group in groups(rank_runs(runs)).items():
+    for (label, device, dtype), group in groups(rank_runs(runs, rank_by)).items():
         eq = proving(group, eqs)
         fac = per_iteration_factors(group, eq) if eq is not None else None
         if fac is None:
             seconds = {e.key[1]: float(e.time) for e in group if e.ranked and e.time is not None}
-            fac = FrameworkFactor(label, device, dtype, "time-to-target", seconds)
+            basis = "cpu time-to-target" if group[0].clock == "cpu" else "time-to-target"
+            fac = FrameworkFactor(label, device, dtype, basis, seconds)
         out.append(fac)
     return out
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.analysis import format as fmt
-from optcmp.analysis.ranking import ranking_note, row_key
+from optcmp.analysis.ranking import clock_line, clock_of, rank_by_of, ranking_note, row_key
 from optcmp.analysis.stats.censor import censored_median, ran
 from optcmp.analysis.stats.framework_gap import framework_gap_notes
 from optcmp.results import ComparisonData, RunResult
@@ -97,9 +97,9 @@ def _median(values: Sequence[float | None]) -> float | None:
     return float(np.median(vals)) if vals else None
 
 
-def _sort_key(comp: ComparisonData) -> Any:
+def _sort_key(comp: ComparisonData, rank_by: str | None) -> Any:
     """The rows' order: :func:`optcmp.analysis.ranking.row_key` of each row's median run."""
-    key = row_key(comp)
+    key = row_key(comp, rank_by)
     return lambda group: sorted(key(r) for r in group)[(len(group) - 1) // 2]
 
 
@@ -201,13 +201,18 @@ def _floor_row(optimum: dict[str, Any] | None) -> dict[str, str]:
             "rel.subopt": fmt.scientific(0.0), "timed": t}
 
 
-def _header(col: str, no_opt: bool, estimated: bool, metric_names: list[str]) -> list[str]:
+#: The column of each clock a ranking reads; its header is bracketed: ``[cpu time]``.
+RANK_COLUMNS = {"cpu": "cpu time", "wall": "time-to-target"}
+
+
+def _header(col: str, no_opt: bool, estimated: bool, metric_names: list[str],
+            clock: str) -> list[str]:
     """The column's header cell(s) (``metrics`` is one column per accuracy, or none)."""
     if col == "metrics":
         return [m.replace("_accuracy", " acc") for m in metric_names]
     if col == "rel.subopt":
         return ["loss" if no_opt else ("rel.subopt*" if estimated else "rel.subopt")]
-    return [col]
+    return [f"[{col}]" if col == RANK_COLUMNS[clock] else col]
 
 
 def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
@@ -222,7 +227,7 @@ def _optimum_notes(optimum: dict[str, Any] | None) -> list[str]:
     return [f"f* = {fun}: {optimum.get('method') or 'given'}"]
 
 
-def _contention_notes(comp: ComparisonData) -> list[str]:
+def _contention_notes(comp: ComparisonData, clock: str) -> list[str]:
     """Notes on shared hosts and contended runs."""
     notes = []
     shared = [r for r in comp.runs if r.conditions.shared_host]
@@ -235,7 +240,8 @@ def _contention_notes(comp: ComparisonData) -> list[str]:
         loads = [x for r in busy for x in (r.timing.load_start, r.timing.load_end) if x is not None]
         load = f", host load average up to {max(loads):.2f}" if loads else ""
         notes.append(f"contended: {len(busy)} run(s) lost CPU to other work (wall time more "
-                     f"than 20% above CPU time{load}): their times are inflated")
+                     f"than 20% above CPU time{load}): their wall times are inflated"
+                     + ("; the ranking uses CPU time" if clock == "cpu" else ""))
     flagged = [r for r in comp.runs if r.conditions.timing_error]
     if flagged:
         who = _who(sorted({(r.label, r.backend) for r in flagged}))
@@ -298,7 +304,7 @@ def caveat_notes(comp: ComparisonData) -> list[str]:
 
 
 def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[str],
-           aggregated: bool, default: bool) -> list[str]:
+           aggregated: bool, default: bool, rank_by: str | None, clock: str) -> list[str]:
     """The lines under the table: problem, optimum, target, how columns count, hosts, why."""
     notes = []
     if comp.problem:
@@ -316,9 +322,11 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     target = comp.settings.get("target")
     if target:
         notes.append(f"target: {target}")
-    notes.append("time-to-target and iters count until the target was met (totals for runs "
-                 "that missed it); cpu time: process CPU time of the same steps, which other "
-                 "work on the host does not inflate")
+    notes.append(clock_line(clock, rank_by))
+    notes.append("[ ]: the ranking's column; time-to-target (wall) and iters count until the "
+                 "target was met (totals for runs that missed it); cpu time: CPU time of the "
+                 "same steps (the run's own threads where its contract's cpu_clock says so), "
+                 "which other work on the host does not inflate")
     if aggregated:
         notes.append("n: repetitions per row; time-to-target is their median (a run that missed "
                      "the target counts as slower than all), interval its 95% bootstrap "
@@ -327,8 +335,8 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     hidden = [c for c in COLUMNS if c not in shown and c not in ("n", "interval")]
     if hidden and default:
         notes.append(f"more columns ({', '.join(hidden)}): wide=True, optcmp run --wide")
-    notes.extend(_contention_notes(comp))
-    order = ranking_note(comp)
+    notes.extend(_contention_notes(comp, clock))
+    order = ranking_note(comp, rank_by)
     if order:
         notes.append(order)
     notes.extend(caveat_notes(comp))
@@ -336,22 +344,25 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
     return notes
 
 
-def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool) -> str:
+def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool,
+               rank_by: str | None = None) -> str:
     """The table of a comparison of one problem."""
+    rank_by = rank_by_of(comp, rank_by)
+    clock = clock_of([*comp.runs, *comp.verdict_runs], rank_by)
     # Without a known optimum the final loss replaces rel.subopt, and the problem's metrics
     # (e.g. train/test accuracy) stand next to it, so a plateau is visible in the table.
     no_opt = bool(comp.runs) and all(r.fstar is None for r in comp.runs)
     metric_names = sorted({k for r in comp.runs for k in r.metrics
                            if k.endswith("accuracy")}) if no_opt else []
     estimated = (comp.optimum or {}).get("kind", "direct") == "estimated" and not no_opt
-    groups = sorted(_groups(comp, per_run), key=_sort_key(comp))
+    groups = sorted(_groups(comp, per_run), key=_sort_key(comp, rank_by))
     aggregated = any(len(ran(g)) > 1 for g in groups)
     repeats = per_run and len({r.repeat for r in comp.runs}) > 1
     shown = ["repeat" if c == "n" and repeats else c for c in columns
              if aggregated or repeats and c == "n" or c not in ("n", "interval")]
     keys = [f"metric:{m}" for m in metric_names]
     cols = [k for c in shown for k in (keys if c == "metrics" else [c])]
-    header = [h for c in shown for h in _header(c, no_opt, estimated, metric_names)]
+    header = [h for c in shown for h in _header(c, no_opt, estimated, metric_names, clock)]
     body = [_row(g, no_opt, metric_names) for g in groups]
     if per_run:
         for cells, g in zip(body, groups):
@@ -360,23 +371,26 @@ def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool) ->
     lines = [header] + [[cells.get(k, "-") for k in cols] for cells in (*body, floor) if cells]
     left = sum(1 for c in cols if c in _WORDS)
     default = columns == DEFAULT_COLUMNS
-    notes = [ln for note in _notes(comp, groups, shown, aggregated, default)
+    notes = [ln for note in _notes(comp, groups, shown, aggregated, default, rank_by,
+                                            clock)
              for ln in fmt.wrap_note(note, WIDTH)]
     return "\n".join(fmt.fixed_width(lines, left=left)) + "\n" + "\n".join(notes)
 
 
 def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: bool = False,
-          per_run: bool = False) -> str:
+          per_run: bool = False, rank_by: str | None = None) -> str:
     """A readable fixed-width table in the order of :func:`optcmp.analysis.ranking.row_key`.
 
     Repetitions make one row (censored median, 95% bootstrap interval) unless ``per_run``; a
     closed-form problem gets its direct solve as a floor row; a suite one table per problem.
+    ``rank_by`` (``"cpu"``, ``"wall"``) overrides the ranking's clock
+    (:func:`optcmp.analysis.ranking.clock_of`); its column's header is bracketed.
     """
     cols = check_columns(columns, wide)
     if comp.problem_set:
-        return "\n\n".join(f"== {name}\n{_one_table(sub, cols, per_run)}"
+        return "\n\n".join(f"== {name}\n{_one_table(sub, cols, per_run, rank_by)}"
                            for name, sub in comp.by_problem().items())
-    return _one_table(comp, cols, per_run)
+    return _one_table(comp, cols, per_run, rank_by)
 
 
 __all__ = ["COLUMNS", "DEFAULT_COLUMNS", "PROBLEM_KEYS", "WIDTH", "check_columns", "rows",

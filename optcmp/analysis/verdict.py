@@ -15,7 +15,7 @@ from optcmp.analysis.framework import (
     per_iteration_factors,
     proving,
 )
-from optcmp.analysis.ranking import Ranked, entries, rank_runs
+from optcmp.analysis.ranking import Ranked, clock_line, entries, rank_by_of, rank_runs
 from optcmp.analysis.stats.bootstrap import factor_interval
 from optcmp.analysis.stats.keys import solver_key
 from optcmp.implementation import NAMESPACES, Implementation
@@ -60,15 +60,18 @@ def compared(a: RunResult, b: RunResult) -> str:
 
 
 def verdict(comp: ComparisonData,
-            equivalence: Equivalence | Sequence[Equivalence] | None = None) -> str:
+            equivalence: Equivalence | Sequence[Equivalence] | None = None,
+            rank_by: str | None = None) -> str:
     """The comparison's answer in words: who reaches the target first, by what factor, how sure.
 
-    The first two entries of :func:`optcmp.analysis.ranking.ranking`, the factor with its 95%
-    interval and in CPU time, what was compared, then :func:`framework_lines`.
+    The first two entries of :func:`optcmp.analysis.ranking.ranking` on the clock ``rank_by``
+    (default: the comparison's ``settings["rank_by"]``, else CPU time where every run used one
+    thread, else wall time), the factor with its 95% interval and on the other clock, what was
+    compared, which clock ranks, then :func:`framework_lines`.
     """
     target = comp.settings.get("target") or "the target"
     runs = [*comp.runs, *comp.verdict_runs]
-    lines = verdict_lines(runs, target, equivalence)
+    lines = verdict_lines(runs, target, equivalence, rank_by_of(comp, rank_by))
     if comp.verdict_runs:
         leaders = {solver_key(r) for r in comp.verdict_runs}
         n = max(len(v) for k, v in entries(runs).items() if k in leaders)
@@ -78,9 +81,10 @@ def verdict(comp: ComparisonData,
 
 
 def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
-                  equivalence: Equivalence | Sequence[Equivalence] | None = None) -> list[str]:
+                  equivalence: Equivalence | Sequence[Equivalence] | None = None,
+                  rank_by: str | None = None) -> list[str]:
     """The lines of :func:`verdict` over ``runs``."""
-    every = rank_runs(runs)
+    every = rank_runs(runs, rank_by)
     ranked = [e for e in every if e.ranked]
     # per-iteration framework lines need no run at the target: shown on every path when asked
     extra = framework_lines(every, equivalence) if equivalence is not None else []
@@ -89,22 +93,28 @@ def verdict_lines(runs: Sequence[RunResult], target: str = "the target",
                 *extra]
     best = ranked[0]
     head = (f"verdict: {best.name} reaches the target first "
-            f"({fmt.seconds_fixed(best.time)})")
+            f"({fmt.seconds_fixed(best.time)}{_CLOCK_WORD[best.clock]})")
+    ranks = clock_line(best.clock, rank_by)
     if len(ranked) == 1:
-        return [head + "; no other optimizer and backend reached it", *extra]
+        return [head + "; no other optimizer and backend reached it", ranks, *extra]
     other = ranked[1]
-    lines = [f"{head}, {pair_words(best, other)}",
+    lines = [f"{head}, {pair_words(best, other)}", ranks,
              f"compared: {compared(best.reached[0], other.reached[0])}"]
     return lines + framework_lines(every, equivalence)
+
+
+#: How the verdict writes the clock of a figure.
+_CLOCK_WORD = {"cpu": " CPU", "wall": ""}
 
 
 def pair_words(best: Ranked, other: Ranked) -> str:
     """``"2.5x faster than B (2.0ms); 95% interval ...; in CPU time ...; sure: ..."``."""
     t0, t1 = float(best.time or 0.0), float(other.time or 0.0)
-    lo, hi, how = factor_interval(best.reached, other.reached)
-    return (f"{factor_words(t1 / t0)} than {other.name} ({fmt.seconds_fixed(t1)}); 95% "
+    lo, hi, how = factor_interval(best.reached, other.reached, clock=best.clock)
+    return (f"{factor_words(t1 / t0)} than {other.name} ({fmt.seconds_fixed(t1)}"
+            f"{_CLOCK_WORD[best.clock]}); 95% "
             f"interval of the factor {fmt.interval_bound(lo, 'down')}-"
-            f"{fmt.interval_bound(hi, 'up')} ({how}){_cpu_factor(best, other)}; "
+            f"{fmt.interval_bound(hi, 'up')} ({how}){_other_factor(best, other)}; "
             f"{_how_sure(best, other, lo)}")
 
 
@@ -125,7 +135,7 @@ def framework_lines(ranked: Sequence[Ranked],
             out.append(_time_to_target_line(label, group))
     if not out:
         return []
-    basis = "median time-to-target"
+    basis = f"median{_CLOCK_WORD[ranked[0].clock]} time-to-target"
     if per_iteration:
         basis += ", or time per iteration where the trajectories are proven identical"
     return [f"framework, per optimizer ({basis}; a backend that missed the target is not "
@@ -158,8 +168,8 @@ def _time_to_target_line(label: str, group: Sequence[Ranked]) -> str:
         if not e.ranked:
             parts.append(f"{_framework(e)} missed the target ({_statuses(e.runs)})")
             continue
-        lo, _, _ = factor_interval(first.reached, e.reached)
-        contended = any(r.timing.contended for r in (*first.runs, *e.runs))
+        lo, _, _ = factor_interval(first.reached, e.reached, clock=e.clock)
+        contended = e.clock == "wall" and any(r.timing.contended for r in (*first.runs, *e.runs))
         sure = "sure" if lo > 1.0 and not contended else "not sure"
         factor = factor_words(float(first.time or 1.0) / float(e.time or 1.0))
         parts.append(f"{_named(e, first)} {factor} ({fmt.seconds_fixed(e.time)}, {sure})")
@@ -182,17 +192,22 @@ def _statuses(runs: Iterable[RunResult]) -> str:
     return ", ".join(dict.fromkeys(r.status for r in runs))
 
 
-def _cpu_factor(best: Ranked, other: Ranked) -> str:
-    """``"; in CPU time 2.1x faster"`` when every run of the two recorded its CPU time."""
-    c0, c1 = best.cpu_time, other.cpu_time
+def _other_factor(best: Ranked, other: Ranked) -> str:
+    """``"; in CPU time 2.1x faster"`` (or in wall time, when the ranking reads CPU time)."""
+    c0, c1 = best.other_time, other.other_time
     if c0 is None or c1 is None:
         return ""
-    return f"; in CPU time {factor_words(c1 / c0)}"
+    return f"; in {'wall' if best.clock == 'cpu' else 'CPU'} time {factor_words(c1 / c0)}"
 
 
 def _how_sure(best: Ranked, other: Ranked, lo: float) -> str:
-    """Whether the winner is surely first, and why not."""
+    """Whether the winner is surely first, and why not; contended wall timings never are, and
+    a CPU-time ranking says it keeps its order under contention."""
     busy = any(r.timing.contended for r in (*best.reached, *other.reached))
+    if best.clock == "cpu":
+        words = ("sure: the interval excludes 1" if lo > 1.0
+                 else "not sure: the interval includes 1")
+        return words + ("; timings were contended; the ranking uses CPU time" if busy else "")
     if lo > 1.0 and not busy:
         return "sure: the interval excludes 1"
     return "not sure: " + ("timings were contended (--wide / wide=True shows which runs)"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from optcmp.analysis import format as fmt
+from optcmp.analysis.ranking import CLOCKS
 from optcmp.cli.common import (
     EXIT_TERMINATED,
     CLIError,
@@ -98,6 +99,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--per-run", action="store_true",
                    help="one table row per run (default: one per optimizer and backend, the "
                         "median of its repetitions)")
+    p.add_argument("--rank-by", choices=CLOCKS, default=None,
+                   help="the clock the ranking reads: cpu (the CPU time of each run's own "
+                        "threads) or wall; default cpu where every run used one thread on the "
+                        "CPU, else wall")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--redraw-data", action="store_true",
                    help="each repetition also redraws the data (generated problems only)")
@@ -146,6 +151,8 @@ def command(args: argparse.Namespace) -> int:
                                   order=args.order, **several)
     except Interrupted as exc:
         return _interrupted(args, exc)
+    if args.rank_by is not None:
+        comp = comp.replace(settings=comp.settings.replace(rank_by=args.rank_by))
     _print_results(args, problem, comp, config)
     return 0
 

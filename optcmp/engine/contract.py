@@ -69,11 +69,16 @@ def timing_error(elapsed: float, nit: int, floor: float) -> str:
 SYNCHRONOUS = {"barrier": "none (synchronous)", "matmul_precision": "highest"}
 
 
-def timing_contract(backend: Any, threads: int | None, floor: float) -> dict[str, Any]:
-    """The run's timing contract: the backend's, the threads and the step floor."""
+def timing_contract(backend: Any, threads: int | None, floor: float,
+                    cpu: Any = None) -> dict[str, Any]:
+    """The run's timing contract: the backend's, the threads, the step floor and, given the
+    stopwatch's CPU clock ``cpu`` (:class:`optcmp.timing.ProcessCpu`), whose CPU time counts."""
     own = getattr(backend, "timing_contract", None)
     stated = own() if callable(own) else {**SYNCHRONOUS, "compute_dtype": backend.dtype}
-    return {**stated, "threads": threads, "step_floor": floor}
+    clock = {} if cpu is None else {"cpu_clock": cpu.method}
+    if getattr(cpu, "counted", None):
+        clock["cpu_threads"] = len(cpu.counted)
+    return {**stated, "threads": threads, "step_floor": floor, **clock}
 
 
 __all__ = ["BANDWIDTH_SAFETY", "COPY_BYTES", "DEVICE_BANDWIDTH_BOUND", "FLOOR_MIN_BYTES",

@@ -443,7 +443,7 @@ class _TimedRun:
         adapter, backend = session.adapter, session.backend
         spe = getattr(adapter, "steps_per_epoch", None) if adapter.stochastic else None
         floor = step_floor(step_bytes(self.problem, backend.dtype, spe), backend.device)
-        return (timing_contract(backend, self.threads, floor),
+        return (timing_contract(backend, self.threads, floor, self.sw.cpu),
                 timing_error(self.sw.elapsed, int(self.record.nit), floor))
 
 

@@ -27,14 +27,14 @@ from optcmp._warn import outside_level
 from optcmp.engine.config import RunConfig
 from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter
-from optcmp.frameworks.base import Backend, gradient_kind
+from optcmp.frameworks.base import Backend, gradient_kind, is_cpu_device
 from optcmp.frameworks.stepper import Adapter, Stepper
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule
 from optcmp.threads import current_threads, limit_late_pools, limit_threads, pools_seen
-from optcmp.timing import Stopwatch
+from optcmp.timing import Stopwatch, run_cpu_clock
 
 
 class CompileInTimedWarning(UserWarning):
@@ -127,7 +127,9 @@ class Session:
 
     def stopwatch(self) -> Stopwatch:
         """A stopwatch that syncs the run's device before every clock read."""
-        return Stopwatch(self.backend.sync)
+        b = self.backend
+        clock = run_cpu_clock(b.name, self.config.threads, is_cpu_device(b.device))
+        return Stopwatch(b.sync, cpu_clock=clock)
 
     def threads(self) -> int | None:
         """Threads of the backend's compute pool now (recorded in the result); the pools

@@ -13,7 +13,7 @@ KEYS: dict[str, type] = {
     "target": str, "stopping": dict, "repeats": int, "seed": int, "dtype": str, "device": str,
     "backends": list, "redraw_data": bool, "threads": int, "order": str, "execution": list,
     "gradient": str, "store": dict, "suite": dict, "optima": dict, "partial": str,
-    "merged": list, "censor_ratio": float,
+    "merged": list, "censor_ratio": float, "rank_by": str,
 }
 
 _KIND_NAMES = {str: "a string", dict: "a JSON object", int: "an integer", bool: "a boolean",
@@ -186,6 +186,8 @@ class Settings(dict[str, Any]):
     """CPU threads given to every backend (None: each library's own)."""
     censor_ratio = _Key[float]()
     """The censoring ratio of the sweep (None: every run ran to its own end)."""
+    rank_by = _Key[str]()
+    """The clock the ranking reads, ``"cpu"`` or ``"wall"`` (None: the stated rule)."""
     order = _Key[str]()
     """Execution order of the runs (``"interleaved"`` or ``"blocks"``)."""
     execution = _Key[list[str]]()

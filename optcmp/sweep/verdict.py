@@ -65,7 +65,8 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     rule = rule_from_dict(comp.settings["stopping"])
     runs = _repeat(problem, top, base, rule, int(repeats))
     for _ in range(MAX_NEW_RUNNERS_UP):  # the runner-up by the medians is repeated as well
-        ranked = [e for e in rank_runs([*comp.runs, *runs]) if e.ranked][:2]
+        ranked = [e for e in rank_runs([*comp.runs, *runs], comp.settings.get("rank_by"))
+                  if e.ranked][:2]
         repeated = {(r.label, r.backend, r.device, r.dtype) for r in runs}
         new = [e for e in ranked if e.key not in repeated]
         if not new or float(new[0].time or 0.0) + float(ranked[0].time or 0.0) > max_seconds:

@@ -116,10 +116,13 @@ def step_times(run: RunResult) -> list[float]:
 
 
 def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level: float = 0.95,
-                    n_resamples: int = 2000, seed: int = 0) -> tuple[float, float, str]:
+                    n_resamples: int = 2000, seed: int = 0,
+                    clock: str = "wall") -> tuple[float, float, str]:
     """A bootstrap interval of the time-to-target factor ``other / best``.
 
-    Resamples the medians, or with one run each the runs' step durations (timing noise only).
+    Resamples the medians, or with one run each the runs' step durations (timing noise only);
+    ``clock="cpu"`` reads the CPU times-to-target (a run's step durations scaled by its CPU
+    over its wall time-to-target).
 
     Parameters
     ----------
@@ -128,6 +131,8 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
     level : float, default 0.95
     n_resamples : int, default 2000
     seed : int, default 0
+    clock : {"wall", "cpu"}, default "wall"
+        The clock of the times-to-target the factor compares.
 
     Returns
     -------
@@ -136,14 +141,20 @@ def factor_interval(best: Sequence[RunResult], other: Sequence[RunResult], level
         What was resampled, in words.
     """
     rng = np.random.default_rng(seed)
+
+    def to_cpu(r: RunResult) -> float:  # the run's CPU over wall time-to-target
+        return float(r.cpu_time_to_target or 0.0) / float(r.time_to_target or 1.0)
+
+    scale = to_cpu if clock == "cpu" else (lambda r: 1.0)
     if len(best) > 1 and len(other) > 1:
-        a = np.array([r.time_to_target for r in best], dtype=float)
-        b = np.array([r.time_to_target for r in other], dtype=float)
+        a = np.array([float(r.time_to_target or 0.0) * scale(r) for r in best])
+        b = np.array([float(r.time_to_target or 0.0) * scale(r) for r in other])
         ra = np.median(rng.choice(a, (n_resamples, a.size)), axis=1)
         rb = np.median(rng.choice(b, (n_resamples, b.size)), axis=1)
         how = f"bootstrap of the medians of {a.size} and {b.size} repetitions"
     else:
-        sa, sb = np.array(step_times(best[0])), np.array(step_times(other[0]))
+        sa = np.array(step_times(best[0])) * scale(best[0])
+        sb = np.array(step_times(other[0])) * scale(other[0])
         ra = rng.choice(sa, (n_resamples, sa.size)).sum(axis=1)
         rb = rng.choice(sb, (n_resamples, sb.size)).sum(axis=1)
         how = ("bootstrap of the step times of one run each (timing noise only; "
