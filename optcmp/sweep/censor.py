@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from optcmp.engine.runner import LiveRun
 from optcmp.executors import OnResult, RunTask, guarded_run, run_tasks
 from optcmp.problems.base import Problem
@@ -75,13 +77,76 @@ def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound |
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     """The censored message of ``run`` against ``best``, or None when it is within the bound."""
     bound = censor_bound(run, best, ratio)
-    if bound is None:
-        return None
+    return None if bound is None else _message(bound, _spent(run, bound), run.nit)
+
+
+def _spent(run: RunResult, bound: CensorBound) -> float:
+    """What ``run`` spent in ``bound``'s unit."""
+    return float((run.cpu_time if bound.unit == "cpu" else run.time) or 0.0)
+
+
+def _message(bound: CensorBound, spent: float, nit: int, runs: int = 1) -> str:
+    """``"> 10x the best time-to-target, ..."``: the bound, what was spent, where."""
     unit = CensorBound.UNITS[bound.unit]
-    spent = run.cpu_time if bound.unit == "cpu" else run.time
+    of = "" if runs == 1 else f"the median of {runs} identical repetitions, each censored: "
     return (f"> {bound.ratio:g}x the best time-to-target, {bound.seconds:.3g} {unit} by "
-            f"{bound.leader} on {bound.leader_backend} (censored at {spent:.3g} {unit}, "
-            f"iteration {run.nit})")
+            f"{bound.leader} on {bound.leader_backend} ({of}censored at {spent:.3g} {unit}, "
+            f"iteration {nit})")
+
+
+def _identical(runs: Sequence[RunResult]) -> bool:
+    """Whether ``runs`` followed one trajectory: the same iterations, objective values and
+    iterate, bit for bit (a deterministic entry's repetitions)."""
+    a = runs[0]
+    return all(r.nit == a.nit and np.array_equal(r.x, a.x) and np.array_equal(
+        r.trace.fun, a.trace.fun, equal_nan=True) for r in runs[1:])
+
+
+def decide(waiting: Sequence[tuple[RunTask, RunResult]], done: Sequence[RunResult],
+           ratio: float, backends: dict[str, set[str]]
+           ) -> tuple[list[tuple[RunTask, RunResult]], list[RunTask]]:
+    """The censored runs of a round (task, censored result) and the tasks that go on.
+
+    The repetitions of an entry (optimizer and backend) that followed one trajectory share one
+    decision, taken on the entry: the median of what they spent against the median time of
+    their repetitions' leaders. Any other run is decided alone."""
+    entries: dict[tuple[str, str], list[tuple[RunTask, RunResult]]] = {}
+    for task, res in waiting:
+        entries.setdefault((res.label, res.backend), []).append((task, res))
+    censored: list[tuple[RunTask, RunResult]] = []
+    going: list[RunTask] = []
+    for group in entries.values():
+        runs = [res for _, res in group]
+        one = len(runs) > 1 and _identical(runs)
+        for part in [group] if one else [[g] for g in group]:
+            bound, spent = _entry_bound([res for _, res in part], done, ratio, backends)
+            if bound is None:
+                going.extend(t for t, _ in part)
+                continue
+            msg = _message(bound, spent, part[0][1].nit, len(part))
+            censored.extend((t, res.replace(status="censored", message=msg, bound=bound))
+                            for t, res in part)
+    return censored, going
+
+
+def _entry_bound(runs: Sequence[RunResult], done: Sequence[RunResult], ratio: float,
+                 backends: dict[str, set[str]]) -> tuple[CensorBound | None, float]:
+    """The bound the identical ``runs`` are censored on together (None: within it), and the
+    median of what they spent in its unit."""
+    pairs = [(r, _bound_run(done, r, backends)) for r in runs]
+    if any(b is None for _, b in pairs):
+        return None, 0.0
+    ms = [measures(r, b) for r, b in pairs if b is not None]
+    if any(m is None for m in ms) or len({m[2] for m in ms if m is not None}) != 1:
+        return None, 0.0
+    spent = float(np.median([m[0] for m in ms if m is not None]))
+    lead = float(np.median([m[1] for m in ms if m is not None]))
+    if not spent > ratio * lead:
+        return None, spent
+    leaders = [b for _, b in pairs if b is not None]
+    top = max(leaders, key=lambda b: sum(x.label == b.label for x in leaders))
+    unit = "cpu" if ms[0] is not None and ms[0][2] == "s CPU" else "wall"
+    return CensorBound(ratio, lead, unit, top.label, top.backend), spent
 
 
 def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
@@ -101,16 +166,10 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
             waiting = rounds.round(pending, cap, on_result, done)
             for r in [*done, *(res for _, res in waiting)]:
                 backends.setdefault(r.label, set()).add(r.backend)
-            pending = []
-            for task, res in waiting:
-                best = _bound_run(done, res, backends)
-                bound = None if best is None else censor_bound(res, best, ratio)
-                if best is None or bound is None:
-                    pending.append(task)
-                    continue
+            waiting.sort(key=lambda tr: order[tr[0].index])  # any executor: one order
+            censored, pending = decide(waiting, done, ratio, backends)
+            for task, out in censored:
                 rounds.drop(task)
-                out = res.replace(status="censored", message=censor_message(res, best, ratio),
-                                  bound=bound)
                 done.append(out)
                 on_result(task, out, True)
             pending.sort(key=lambda t: order[t.index])
@@ -181,6 +240,10 @@ class _Rerun:
             if task.index in capped and res.status == "max_iter":
                 waiting.append((originals[task.index], res))
                 return
+            if task.index in capped and cap is not None:  # the round's cap is no budget
+                res = res.replace(message=res.message.replace(
+                    f"budget exhausted: {MaxIter(cap).describe()}",
+                    f"paused after {res.nit} iterations by a censoring round"))
             done.append(res)
             on_result(originals[task.index], res, storable)
 
