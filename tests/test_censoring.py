@@ -478,3 +478,21 @@ def test_identical_repetitions_share_one_status_with_4_cpu_burners():
                 b.join(5)
             if b.is_alive():
                 b.terminate()
+
+
+def test_a_rounds_cap_is_no_budget_on_an_executor():
+    """Minibatch SGD with too large a step, 625 steps an epoch: on an executor the first round's
+    cap (100 steps, no objective known there) used to end it "diverged ... (budget exhausted:
+    MaxIter(n=100))", a budget the user never gave; it runs on, as in this process, to the
+    observation that sees it diverge."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    problem = LinearRegression(n_samples=20_000)
+    specs = [optcmp.sgd(learning_rate=0.2, batch_size=32), "lbfgs"]
+    here = optcmp.compare(problem, specs, progress=False)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        there = optcmp.compare(problem, specs, progress=False, executor=pool)
+    assert [(r.status, r.nit, r.message) for r in there] == [
+        (r.status, r.nit, r.message) for r in here]
+    sgd = here.runs[0]
+    assert sgd.status == "diverged" and sgd.nit == 625 and "MaxIter" not in sgd.message

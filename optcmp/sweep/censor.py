@@ -237,13 +237,9 @@ class _Rerun:
         waiting: list[tuple[RunTask, RunResult]] = []
 
         def collect(task: RunTask, res: RunResult, storable: bool) -> None:
-            if task.index in capped and res.status == "max_iter":
+            if task.index in capped and cap is not None and _paused(res, cap):
                 waiting.append((originals[task.index], res))
                 return
-            if task.index in capped and cap is not None:  # the round's cap is no budget
-                res = res.replace(message=res.message.replace(
-                    f"budget exhausted: {MaxIter(cap).describe()}",
-                    f"paused after {res.nit} iterations by a censoring round"))
             done.append(res)
             on_result(originals[task.index], res, storable)
 
@@ -257,6 +253,13 @@ class _Rerun:
 
     def close(self) -> None:
         """Nothing is held between rounds."""
+
+
+def _paused(res: RunResult, cap: int) -> bool:
+    """Whether a run's round ``cap`` ended it: its budget, or a divergence judged only because
+    that budget fired where no objective was known (a minibatch step), which the run resumed
+    in this process would not have seen there either; it runs again next round."""
+    return res.status == "max_iter" or (res.status == "diverged" and res.nit >= cap)
 
 
 def _own_budget(task: RunTask) -> float:
