@@ -286,8 +286,7 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
 
 def _median(scores: list[float], censored: list[bool]) -> float:
     """The median score, ``inf`` when it falls on a censored run (slower than its bound)."""
-    from optcmp.analysis.stats.censor import censored_median
-    return censored_median([math.inf if c else s for s, c in zip(scores, censored)])
+    return float(np.median([math.inf if c else s for s, c in zip(scores, censored)]))
 
 
 def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]

@@ -88,10 +88,10 @@ def _spent(run: RunResult, bound: CensorBound) -> float:
 def _message(bound: CensorBound, spent: float, nit: int, runs: int = 1) -> str:
     """``"> 10x the best time-to-target, ..."``: the bound, what was spent, where."""
     unit = CensorBound.UNITS[bound.unit]
-    of = "" if runs == 1 else f"the median of {runs} identical repetitions, each censored: "
+    of = "" if runs == 1 else f"; the median of {runs} identical repetitions, censored together"
     return (f"> {bound.ratio:g}x the best time-to-target, {bound.seconds:.3g} {unit} by "
-            f"{bound.leader} on {bound.leader_backend} ({of}censored at {spent:.3g} {unit}, "
-            f"iteration {nit})")
+            f"{bound.leader} on {bound.leader_backend} (censored at {spent:.3g} {unit}, "
+            f"iteration {nit}{of})")
 
 
 def _identical(runs: Sequence[RunResult]) -> bool:

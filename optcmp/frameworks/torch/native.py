@@ -125,7 +125,7 @@ class TorchNativeAdapter(MinibatchAdapter):
         torch's own, the iterates unchanged."""
         first: list[torch.Tensor] = []
         calls = [0, 0]  # evaluations made, and answered from the last step's
-        seen: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        seen: list[tuple[torch.Tensor, Any, Any]] = []
         known = [] if self.stochastic else getattr(opt, "_optcmp_evals", [])
 
         def closure() -> torch.Tensor:
