@@ -102,7 +102,7 @@ def _identical(runs: Sequence[RunResult]) -> bool:
         r.trace.fun, a.trace.fun, equal_nan=True) for r in runs[1:])
 
 
-def decide(waiting: Sequence[tuple[RunTask, RunResult]], done: Sequence[RunResult],
+def _decide(waiting: Sequence[tuple[RunTask, RunResult]], done: Sequence[RunResult],
            ratio: float, backends: dict[str, set[str]]
            ) -> tuple[list[tuple[RunTask, RunResult]], list[RunTask]]:
     """The censored runs of a round (task, censored result) and the tasks that go on.
@@ -167,7 +167,7 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
             for r in [*done, *(res for _, res in waiting)]:
                 backends.setdefault(r.label, set()).add(r.backend)
             waiting.sort(key=lambda tr: order[tr[0].index])  # any executor: one order
-            censored, pending = decide(waiting, done, ratio, backends)
+            censored, pending = _decide(waiting, done, ratio, backends)
             for task, out in censored:
                 rounds.drop(task)
                 done.append(out)
