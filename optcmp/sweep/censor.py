@@ -103,8 +103,8 @@ def _identical(runs: Sequence[RunResult]) -> bool:
 
 
 def _decide(waiting: Sequence[tuple[RunTask, RunResult]], done: Sequence[RunResult],
-           ratio: float, backends: dict[str, set[str]]
-           ) -> tuple[list[tuple[RunTask, RunResult]], list[RunTask]]:
+            ratio: float, backends: dict[str, set[str]]
+            ) -> tuple[list[tuple[RunTask, RunResult]], list[RunTask]]:
     """The censored runs of a round (task, censored result) and the tasks that go on.
 
     The repetitions of an entry (optimizer and backend) that followed one trajectory share one
@@ -133,19 +133,18 @@ def _entry_bound(runs: Sequence[RunResult], done: Sequence[RunResult], ratio: fl
                  backends: dict[str, set[str]]) -> tuple[CensorBound | None, float]:
     """The bound the identical ``runs`` are censored on together (None: within it), and the
     median of what they spent in its unit."""
-    pairs = [(r, _bound_run(done, r, backends)) for r in runs]
-    if any(b is None for _, b in pairs):
+    leaders = [_bound_run(done, r, backends) for r in runs]
+    ms = [None if b is None else measures(r, b) for r, b in zip(runs, leaders)]
+    known = [m for m in ms if m is not None]
+    if len(known) < len(runs) or len({m[2] for m in known}) != 1:
         return None, 0.0
-    ms = [measures(r, b) for r, b in pairs if b is not None]
-    if any(m is None for m in ms) or len({m[2] for m in ms if m is not None}) != 1:
-        return None, 0.0
-    spent = float(np.median([m[0] for m in ms if m is not None]))
-    lead = float(np.median([m[1] for m in ms if m is not None]))
+    spent = float(np.median([m[0] for m in known]))
+    lead = float(np.median([m[1] for m in known]))
     if not spent > ratio * lead:
         return None, spent
-    leaders = [b for _, b in pairs if b is not None]
-    top = max(leaders, key=lambda b: sum(x.label == b.label for x in leaders))
-    unit = "cpu" if ms[0] is not None and ms[0][2] == "s CPU" else "wall"
+    named = [b for b in leaders if b is not None]
+    top = max(named, key=lambda b: sum(x.label == b.label for x in named))
+    unit = "cpu" if known[0][2] == "s CPU" else "wall"
     return CensorBound(ratio, lead, unit, top.label, top.backend), spent
 
 
