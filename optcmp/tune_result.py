@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from optcmp._io import write_text_atomic
 from optcmp.comparison import Comparison
 from optcmp.optimizers.base import OptimizerSpec
@@ -29,6 +31,12 @@ class ConfigScore:
     final_gap: float = float("inf")
     reached: list[bool] = field(default_factory=list)
     spent: float | None = None
+    censored: list[bool] = field(default_factory=list)
+
+    def lower_median(self) -> float:
+        """The median of the scores, censored runs at their bound (a lower bound of the median
+        when it falls on one)."""
+        return float(np.median(self.scores))
 
 
 @dataclass
@@ -86,16 +94,19 @@ class TuneResult:
         lines = [head]
         for c in self.configs:
             point = ", ".join(f"{k}={v!r}" for k, v in c.point.items()) or "defaults"
-            med = (f"{c.median:.4g}" if c.successes else f">= {c.median:.4g} (budget)")
-            lines.append([c.optimizer, point, med, f"{c.successes}/{len(c.scores)}",
-                          "<- best" if c.best else ""])
+            med = (f"> {c.lower_median():.4g} (censored)" if c.median == float("inf")
+                   else f"{c.median:.4g}" if c.successes else f">= {c.median:.4g} (budget)")
+            cut = sum(c.censored)
+            lines.append([c.optimizer, point, med, f"{c.successes}/{len(c.scores)}"
+                          + (f", {cut} censored" if cut else ""), "<- best" if c.best else ""])
         widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
         out = ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in lines]
         out.insert(1, "  ".join("-" * w for w in widths[:-1]))  # the marker column has no head
         budget = (f"{self.budget:g} s timed" if self.by == "time"
                   else f"{int(self.budget)} iterations")
-        out.append(f"budget per run: {budget}; a run that misses the target scores the budget; "
-                   f"best = smallest median over {self.repeats} repetition(s)")
+        out.append(f"budget per run: {budget}; a run that misses the target scores the budget, "
+                   "a censored one its bound (it was slower); best = smallest median over "
+                   f"{self.repeats} repetition(s)")
         k = self.cost
         out.append(f"tuning cost: {int(k['runs'])} runs ({int(k['executed'])} executed), "
                    f"{k['timed']:.3g} s timed, {k['run_wall']:.3g} s run wall time, "
@@ -152,9 +163,10 @@ class TuneResult:
                 "repeats": self.repeats, "mode": self.mode,
                 "specs": [s.to_dict() for s in self.specs],
                 "configs": [{"optimizer": c.optimizer, "spec": c.spec.to_dict(),
-                             "point": c.point, "scores": c.scores, "median": c.median,
+                             "point": c.point, "scores": c.scores,
+                             "median": c.median if c.median < float("inf") else None,
                              "successes": c.successes, "statuses": c.statuses, "best": c.best,
-                             "reached": c.reached, "spent": c.spent,
+                             "reached": c.reached, "spent": c.spent, "censored": c.censored,
                              "final_gap": c.final_gap if c.final_gap < float("inf") else None}
                             for c in self.configs],
                 "cost": self.cost, "settings": dict(self.settings),

@@ -148,8 +148,10 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     configs, grids = _configurations(base, grid, mode)
     rule = tuning_rule(problem, by=by, budget=budget, tol=run_config.tol, target=target,
                        max_time=max_time)
+    # scored in iterations, a run is never censored by a time (the load would decide it)
+    ratio = None if by == "iterations" else run_config.censor_ratio
     comp = compare(problem, [c[1] for c in configs], backends=[run_config.backend],
-                   config=run_config.replace(stopping=rule), repeats=repeats,
+                   config=run_config.replace(stopping=rule, censor_ratio=ratio), repeats=repeats,
                    progress=progress, executor=executor, store=store)
     scored = _score_configs(comp, configs, by, budget, repeats)
     chosen, best = _choose_best(base, configs, scored)
@@ -270,13 +272,22 @@ def _score_configs(comp: Comparison, configs: list[_Config], by: str, budget: fl
     for j, (_, spec, point) in enumerate(configs):
         runs = [comp.runs[r * n + j] for r in range(repeats)]
         reached = [r.time_to_target if by == "time" else r.nit_to_target for r in runs]
-        sc = [float(budget if v is None else v) for v in reached]
+        censored = [r.status == "censored" and r.bound is not None for r in runs]
+        # a censored run scores its bound (> bound: never a hit, never the budget of a miss)
+        sc = [float(r.bound.limit if c and r.bound is not None else budget if v is None else v)
+              for r, v, c in zip(runs, reached, censored)]
         spent = float(sum((r.time if by == "time" else r.nit) for r in runs))
-        scored.append(ConfigScore(spec.name, spec, point, sc, float(np.median(sc)),
+        scored.append(ConfigScore(spec.name, spec, point, sc, _median(sc, censored),
                                   sum(r.success for r in runs), [r.status for r in runs],
                                   final_gap=_final_gap(runs),
-                                  reached=[v is not None for v in reached], spent=spent))
+                                  reached=[v is not None for v in reached], spent=spent,
+                                  censored=censored))
     return scored
+
+
+def _median(scores: list[float], censored: list[bool]) -> float:
+    """The median score, ``inf`` when it falls on a censored run (slower than its bound)."""
+    return float(np.median([math.inf if c else s for s, c in zip(scores, censored)]))
 
 
 def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]

@@ -342,7 +342,8 @@ def page_main_job(v: Values, fast: bool) -> None:
 
     Exact (the same on every machine: iteration budgets, one thread): the main job's size,
     target and budget, each quoted numpy run's status and iterations, L-BFGS's counts on every
-    backend, how many rows reached the target, and GD's iterations on the full-size 1,000,000-row
+    backend (torch's beside those of torch's own loop of as many iterations in one ``step()``),
+    how many rows reached the target, and GD's iterations on the full-size 1,000,000-row
     problem to 1e-6 (the exact recursion of GD on its 5 x 5 Hessian). Timing: the whole output
     (verdict and table), the child process's wall and CPU time with the machine stamp and the
     load, the contended count, the verdict's factor and interval. ``fast``: the numpy runs only
@@ -431,6 +432,37 @@ def _main_job_exact(v: Values, comp: Any, fast: bool) -> None:
     torch = next((r for r in lb if r.backend == "torch"), None)
     if torch is not None:
         v.x("lbfgs_torch_nfev", n(torch.nfev_to_target))
+        v.x("lbfgs_torch_nit", n(torch.nit_to_target))
+        v.x("lbfgs_torch_own_nfev", n(torch_lbfgs_own_loop(torch.nit_to_target)))
+
+
+def torch_lbfgs_own_loop(iterations: int) -> int:
+    """The closure calls of ``torch.optim.LBFGS`` run as torch runs it on the main job's
+    problem: one ``step()`` of ``iterations`` iterations with optcmp's options (strong-Wolfe
+    line search), the closure the problem's own formula, one thread."""
+    import torch
+
+    import optcmp
+    from optcmp.cli.settings import MAIN_ROWS
+    from optcmp.optimizers import optimizer_info
+
+    torch.set_num_threads(1)
+    p = optcmp.problems.LinearRegression(n_samples=MAIN_ROWS)
+    A, y = torch.tensor(p.train_data["A"]), torch.tensor(p.train_data["y"])
+    x = torch.tensor(p.init_params(0), dtype=torch.float64).requires_grad_(True)
+    opts = optimizer_info("lbfgs").native("torch").options(
+        optcmp.lbfgs(max_iter_per_step=iterations).hyperparameters)
+    calls = [0]
+
+    def closure() -> Any:
+        calls[0] += 1
+        with torch.no_grad():
+            r = A @ x - y
+            x.grad = (r @ A) * (2.0 / r.numel())
+            return torch.sum(r * r) / r.numel()
+
+    torch.optim.LBFGS([x], **opts).step(closure)
+    return calls[0]
 
 
 def _main_job_timing(v: Values, comp: Any, stdout: str, wall: float, cpu: float,

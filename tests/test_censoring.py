@@ -379,3 +379,122 @@ def test_censored_runs_carry_their_bound_typed_and_saved(tmp_path):
         10.0, "cpu", "lbfgs") and legacy.seconds == float(f"{b.seconds:.3g}")
     assert reusable(gd, 10.0) and not reusable(gd, 5.0) and not reusable(gd, None)
     assert not reusable(gd.replace(bound=None), 10.0)
+
+
+# ---------------------------------------------------------------------- one decision per entry
+def readme_sweep():
+    """README's sweep: its problem and the configurations its tuning chooses."""
+    return (LinearRegression(n_samples=20_000),
+            [optcmp.gd(learning_rate=0.001), optcmp.diag_newton(learning_rate=1.0)])
+
+
+def _work_clock(monkeypatch, jitter=(1.0,)):
+    """Censoring's clock replaced by the work done: a run spent its iterations (times the
+    jitter of its repetition, a load's effect made reproducible), a leader took its
+    iterations to the target."""
+    from optcmp.sweep import censor
+
+    def measures(run, best):
+        return (run.nit * jitter[run.repeat % len(jitter)], float(best.nit_to_target),
+                "s CPU")
+
+    monkeypatch.setattr(censor, "measures", measures)
+
+
+@pytest.mark.parametrize("factor", [0.9, 0.95, 1.0, 1.05, 1.1])
+def test_identical_repetitions_share_one_status_at_every_ratio_near_their_own(monkeypatch,
+                                                                             factor):
+    """Five repetitions of full-batch GD (2,119 iterations to the target) follow one
+    trajectory; at the 1,600-iteration cap their quiet ratio to diag_newton's time-to-target is
+    1600 / 49. With censor ratios from 0.9x to 1.1x of it and repetitions whose clocks differ by
+    up to 16% (the load), they used to split ("converged 3, censored 2"); the five share one
+    decision. The clock is the work done, so that the test does not depend on the load."""
+    _work_clock(monkeypatch, jitter=(0.92, 1.04, 0.97, 1.08, 1.0))
+    problem = LinearRegression(n_samples=2000)
+    specs = [optcmp.gd(learning_rate=1e-4), optcmp.diag_newton(learning_rate=1.0)]
+    lead = optcmp.run(problem, specs[1], tol=1e-3).nit_to_target
+    assert lead == 49
+    ratio = factor * 1600 / lead
+    comp = optcmp.compare(problem, specs, tol=1e-3, repeats=5, censor_ratio=ratio,
+                          progress=False)
+    gd = [r for r in comp if r.optimizer == "gd"]
+    assert len({(r.status, r.nit) for r in gd}) == 1, [(r.status, r.nit) for r in gd]
+    censored = gd[0].status == "censored"
+    assert censored == (1600 > ratio * lead)  # the entry's median: jitter 1.0
+    if censored:
+        assert len({r.message for r in gd}) == 1 and "5 identical repetitions" in gd[0].message
+        assert gd[0].bound.limit == pytest.approx(ratio * lead)
+
+
+def test_runs_of_different_trajectories_are_decided_one_by_one(monkeypatch):
+    """Minibatch SGD draws other minibatches in each repetition: no shared decision, each
+    run against its own bound (the repetitions whose clock passed it are censored)."""
+    _work_clock(monkeypatch, jitter=(0.5, 2.0))
+    problem = small_lr()
+    comp = optcmp.compare(problem, [optcmp.sgd(batch_size=64), "lbfgs"], repeats=2,
+                          censor_ratio=400 / 12, progress=False, max_iter=5000)
+    sgd = [r for r in comp if r.optimizer == "sgd"]
+    assert sgd[0].status != sgd[1].status or sgd[0].nit != sgd[1].nit
+
+
+@pytest.mark.slow
+def test_identical_repetitions_share_one_status_with_4_cpu_burners():
+    """The same on the real clock, with 4 CPU-burning processes: at censor ratios from 0.9x to
+    1.1x of the quiet ratio, GD's five repetitions share one status (what the load moves is
+    the one decision, never a part of the five)."""
+    from optcmp.sweep import censor
+
+    problem, specs = readme_sweep()
+    seen: list[float] = []
+    original = censor.measures
+
+    def spy(run, best):
+        m = original(run, best)
+        if run.nit == 1600 and m is not None:
+            seen.append(m[0] / m[1])
+        return m
+
+    quiet = optcmp.compare(problem, specs, tol=1e-3, repeats=5, censor_ratio=1e6,
+                           progress=False)
+    assert {r.status for r in quiet} == {"converged"}
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    burners = [ctx.Process(target=_spin, args=(stop,), daemon=True) for _ in range(4)]
+    try:
+        censor.measures = spy
+        optcmp.compare(problem, specs, tol=1e-3, repeats=5, censor_ratio=1e6, progress=False)
+        censor.measures = original
+        q = float(np.median(seen))
+        for b in burners:
+            b.start()
+        for factor in (0.9, 0.95, 1.0, 1.05, 1.1):
+            comp = optcmp.compare(problem, specs, tol=1e-3, repeats=5,
+                                  censor_ratio=factor * q, progress=False)
+            gd = [(r.status, r.nit) for r in comp if r.optimizer == "gd"]
+            assert len(set(gd)) == 1, (factor, gd)
+    finally:
+        censor.measures = original
+        stop.set()
+        for b in burners:
+            if b.is_alive():
+                b.join(5)
+            if b.is_alive():
+                b.terminate()
+
+
+def test_a_rounds_cap_is_no_budget_on_an_executor():
+    """Minibatch SGD with too large a step, 625 steps an epoch: on an executor the first round's
+    cap (100 steps, no objective known there) used to end it "diverged ... (budget exhausted:
+    MaxIter(n=100))", a budget the user never gave; it runs on, as in this process, to the
+    observation that sees it diverge."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    problem = LinearRegression(n_samples=20_000)
+    specs = [optcmp.sgd(learning_rate=0.2, batch_size=32), "lbfgs"]
+    here = optcmp.compare(problem, specs, progress=False)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        there = optcmp.compare(problem, specs, progress=False, executor=pool)
+    assert [(r.status, r.nit, r.message) for r in there] == [
+        (r.status, r.nit, r.message) for r in here]
+    sgd = here.runs[0]
+    assert sgd.status == "diverged" and sgd.nit == 625 and "MaxIter" not in sgd.message

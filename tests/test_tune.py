@@ -262,3 +262,35 @@ def test_tune_refuses_a_config_with_its_own_budget():
     with pytest.raises(ValueError, match="give a config without max_iter"):
         optcmp.tune(p, optcmp.gd, {"learning_rate": [0.1]}, by="iterations", budget=10,
                     repeats=1, config=optcmp.RunConfig(max_iter=5), progress=False)
+
+
+def test_tuning_by_iterations_censors_no_run_whatever_the_clock():
+    """Scored in iterations, a configuration 30x slower than the best one in time is no
+    censored "miss" (README's sweep: diag_newton at 0.0316 reached 0/3 that way): it reaches
+    the target after the same iterations on any machine, 3/3."""
+    p = LinearRegression(n_samples=2000)
+    t = optcmp.tune(p, optcmp.diag_newton, {"learning_rate": [0.0316, 1.0]}, by="iterations",
+                    budget=10_000, tol=1e-3, progress=False)
+    slow, fast = t.configs
+    assert t.comparison.settings["censor_ratio"] is None
+    assert slow.statuses == ["converged"] * 3 and slow.successes == 3
+    assert slow.median > 20 * fast.median and fast.best
+
+
+def test_a_censored_tuning_run_scores_its_bound_never_the_budget_of_a_miss():
+    """Scored in time, diag_newton at 0.01 (about 100x the iterations of 1.0) is censored:
+    each run scores the bound it passed, is neither reached nor missed, and its configuration's
+    median is "> bound"."""
+    p = LinearRegression(n_samples=2000)
+    t = optcmp.tune(p, optcmp.diag_newton, {"learning_rate": [0.01, 1.0]}, by="time",
+                    tol=1e-3, progress=False)
+    slow, fast = t.configs
+    runs = [r for r in t.comparison.runs if r.label == slow.spec.label]
+    assert slow.statuses == ["censored"] * 3 and slow.censored == [True] * 3
+    assert slow.scores == [r.bound.limit for r in runs] and slow.reached == [False] * 3
+    assert max(slow.scores) < t.budget and math.isinf(slow.median) and fast.best
+    assert "censored" in t.table() and "(budget)" not in t.table()
+    curves = t.curves(n_boot=0)
+    assert any("censored" in note for note in curves.notes)
+    assert not curves.curve("diag_newton").p_all_miss.any()
+    assert json.loads(json.dumps(t.to_dict()))["configs"][0]["median"] is None

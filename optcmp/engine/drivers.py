@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.engine.monitor import Monitor
-from optcmp.frameworks.stepper import LoopAdapter, Stepper
+from optcmp.frameworks.stepper import Block, LoopAdapter, Stepper
 from optcmp.stopping import MaxEvals, MaxIter
 from optcmp.timing import Stopwatch
 
@@ -79,11 +79,7 @@ def step_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
         nfev += blk.nfev
         njev += blk.njev
         if not stochastic:
-            if before == 0:  # f(x0) is already recorded in float64
-                stop = monitor.observe(k, 0, None, None, nfev, njev)
-            else:
-                gn = None if blk.grad_norm is None else float(blk.grad_norm)
-                stop = monitor.observe(k, before, float(blk.fun), gn, nfev, njev, prev)
+            stop = _observe_full_batch(stepper, monitor, blk, (before, k), nfev, njev, prev)
         else:
             stop = _observe_minibatch(stepper, monitor, k, every, nfev, njev)
         if stop:
@@ -94,6 +90,25 @@ def step_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
             return LoopRecord(k, nfev, njev, report={"status": "stalled", "message": reason})
         if monitor.pausing(k):
             yield LoopRecord(k, nfev, njev)
+
+
+def _observe_full_batch(stepper: Stepper, monitor: Monitor, blk: Block, span: tuple[int, int],
+                        nfev: int, njev: int, prev: np.ndarray | None) -> bool:
+    """The observations of a full-batch step from iterate ``span[0]`` to ``span[1]``, off the
+    clock: its incoming iterate's value (``f(x0)`` is already recorded; a value the step before
+    reported is not observed twice), and the new iterate's when the step evaluated it
+    (``end_value``: ``torch.optim.LBFGS``'s line search); True: stop."""
+    before, k = span
+    end = getattr(stepper, "end_value", None)
+    if before > 0 and not getattr(stepper, "incoming_known", False):
+        gn = None if blk.grad_norm is None else float(blk.grad_norm)
+        if monitor.observe(k, before, float(blk.fun), gn, nfev, njev, prev):
+            return True
+    elif end is None:  # the counts only
+        return monitor.observe(k, before, None, None, nfev, njev)
+    if end is None:
+        return False
+    return monitor.observe(k, k, float(end[0]), float(end[1]), nfev, njev, stepper.x_numpy())
 
 
 def _iteration_budget(monitor: Monitor) -> int:

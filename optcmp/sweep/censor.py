@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from optcmp.engine.runner import LiveRun
 from optcmp.executors import OnResult, RunTask, guarded_run, run_tasks
 from optcmp.problems.base import Problem
@@ -75,13 +77,75 @@ def censor_bound(run: RunResult, best: RunResult, ratio: float) -> CensorBound |
 def censor_message(run: RunResult, best: RunResult, ratio: float) -> str | None:
     """The censored message of ``run`` against ``best``, or None when it is within the bound."""
     bound = censor_bound(run, best, ratio)
-    if bound is None:
-        return None
+    return None if bound is None else _message(bound, _spent(run, bound), run.nit)
+
+
+def _spent(run: RunResult, bound: CensorBound) -> float:
+    """What ``run`` spent in ``bound``'s unit."""
+    return float((run.cpu_time if bound.unit == "cpu" else run.time) or 0.0)
+
+
+def _message(bound: CensorBound, spent: float, nit: int, runs: int = 1) -> str:
+    """``"> 10x the best time-to-target, ..."``: the bound, what was spent, where."""
     unit = CensorBound.UNITS[bound.unit]
-    spent = run.cpu_time if bound.unit == "cpu" else run.time
+    of = "" if runs == 1 else f"; the median of {runs} identical repetitions, censored together"
     return (f"> {bound.ratio:g}x the best time-to-target, {bound.seconds:.3g} {unit} by "
             f"{bound.leader} on {bound.leader_backend} (censored at {spent:.3g} {unit}, "
-            f"iteration {run.nit})")
+            f"iteration {nit}{of})")
+
+
+def _identical(runs: Sequence[RunResult]) -> bool:
+    """Whether ``runs`` followed one trajectory: the same iterations, objective values and
+    iterate, bit for bit (a deterministic entry's repetitions)."""
+    a = runs[0]
+    return all(r.nit == a.nit and np.array_equal(r.x, a.x) and np.array_equal(
+        r.trace.fun, a.trace.fun, equal_nan=True) for r in runs[1:])
+
+
+def _decide(waiting: Sequence[tuple[RunTask, RunResult]], done: Sequence[RunResult],
+            ratio: float, backends: dict[str, set[str]]
+            ) -> tuple[list[tuple[RunTask, RunResult]], list[RunTask]]:
+    """The censored runs of a round (task, censored result) and the tasks that go on.
+
+    The repetitions of an entry (optimizer and backend) that followed one trajectory share one
+    decision, taken on the entry: the median of what they spent against the median time of
+    their repetitions' leaders. Any other run is decided alone."""
+    entries: dict[tuple[str, str], list[tuple[RunTask, RunResult]]] = {}
+    for task, res in waiting:
+        entries.setdefault((res.label, res.backend), []).append((task, res))
+    censored: list[tuple[RunTask, RunResult]] = []
+    going: list[RunTask] = []
+    for group in entries.values():
+        runs = [res for _, res in group]
+        one = len(runs) > 1 and _identical(runs)
+        for part in [group] if one else [[g] for g in group]:
+            bound, spent = _entry_bound([res for _, res in part], done, ratio, backends)
+            if bound is None:
+                going.extend(t for t, _ in part)
+                continue
+            msg = _message(bound, spent, part[0][1].nit, len(part))
+            censored.extend((t, res.replace(status="censored", message=msg, bound=bound))
+                            for t, res in part)
+    return censored, going
+
+
+def _entry_bound(runs: Sequence[RunResult], done: Sequence[RunResult], ratio: float,
+                 backends: dict[str, set[str]]) -> tuple[CensorBound | None, float]:
+    """The bound the identical ``runs`` are censored on together (None: within it), and the
+    median of what they spent in its unit."""
+    leaders = [_bound_run(done, r, backends) for r in runs]
+    ms = [None if b is None else measures(r, b) for r, b in zip(runs, leaders)]
+    known = [m for m in ms if m is not None]
+    if len(known) < len(runs) or len({m[2] for m in known}) != 1:
+        return None, 0.0
+    spent = float(np.median([m[0] for m in known]))
+    lead = float(np.median([m[1] for m in known]))
+    if not spent > ratio * lead:
+        return None, spent
+    named = [b for b in leaders if b is not None]
+    top = max(named, key=lambda b: sum(x.label == b.label for x in named))
+    unit = "cpu" if known[0][2] == "s CPU" else "wall"
+    return CensorBound(ratio, lead, unit, top.label, top.backend), spent
 
 
 def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult,
@@ -101,16 +165,10 @@ def run_censored(tasks: Sequence[RunTask], problem: Problem, on_result: OnResult
             waiting = rounds.round(pending, cap, on_result, done)
             for r in [*done, *(res for _, res in waiting)]:
                 backends.setdefault(r.label, set()).add(r.backend)
-            pending = []
-            for task, res in waiting:
-                best = _bound_run(done, res, backends)
-                bound = None if best is None else censor_bound(res, best, ratio)
-                if best is None or bound is None:
-                    pending.append(task)
-                    continue
+            waiting.sort(key=lambda tr: order[tr[0].index])  # any executor: one order
+            censored, pending = _decide(waiting, done, ratio, backends)
+            for task, out in censored:
                 rounds.drop(task)
-                out = res.replace(status="censored", message=censor_message(res, best, ratio),
-                                  bound=bound)
                 done.append(out)
                 on_result(task, out, True)
             pending.sort(key=lambda t: order[t.index])
@@ -178,7 +236,7 @@ class _Rerun:
         waiting: list[tuple[RunTask, RunResult]] = []
 
         def collect(task: RunTask, res: RunResult, storable: bool) -> None:
-            if task.index in capped and res.status == "max_iter":
+            if task.index in capped and cap is not None and _paused(res, cap):
                 waiting.append((originals[task.index], res))
                 return
             done.append(res)
@@ -194,6 +252,13 @@ class _Rerun:
 
     def close(self) -> None:
         """Nothing is held between rounds."""
+
+
+def _paused(res: RunResult, cap: int) -> bool:
+    """Whether a run's round ``cap`` ended it: its budget, or a divergence judged only because
+    that budget fired where no objective was known (a minibatch step), which the run resumed
+    in this process would not have seen there either; it runs again next round."""
+    return res.status == "max_iter" or (res.status == "diverged" and res.nit >= cap)
 
 
 def own_budget(task: RunTask) -> float:

@@ -322,6 +322,10 @@ def budget_curves(tuning: Any, *, ks: Sequence[int] | None = None, replace: bool
     curves = [_from_configs(n, trials[n], kk, miss, budget, unit, replace, level, n_boot, seed)
               for n in names]
     notes = [f"{c.optimizer}: {c.n_trials} trial(s) only" for c in curves if c.n_trials < 2]
+    cut = sum(any(getattr(c, "censored", []) or ()) for c in configs)
+    if cut:
+        notes.append(f"{cut} configuration(s) with censored runs: those count at their bound "
+                     "(they were slower), so an expected best that draws them is a lower bound")
     return BudgetCurves(curves, float(level), bool(replace), float(miss), notes)
 
 
@@ -332,7 +336,9 @@ def _from_configs(name: str, configs: list[Any], ks: np.ndarray, miss: float, bu
     scores, missed, costs = [], [], []
     for c in configs:
         reached = list(getattr(c, "reached", []) or [s < budget for s in c.scores])
-        per = [s if ok else miss for s, ok in zip(c.scores, reached)]
+        cut = list(getattr(c, "censored", []) or [False] * len(reached))
+        # a censored run counts at its bound (it was slower): never a hit, never a miss
+        per = [s if ok or out else miss for s, ok, out in zip(c.scores, reached, cut)]
         scores.append(float(np.median(per)))
         missed.append(scores[-1] >= miss)
         spent = getattr(c, "spent", None)

@@ -1,7 +1,9 @@
 """Censoring: a run that never reached the target counts as ``inf``, never as converged.
 
 Why: see docs/statistics-and-plots.md, 'Censoring: runs that missed the target'. A run the
-sweep stopped as ``censored`` (:mod:`optcmp.sweep.censor`) is one of them.
+sweep stopped as ``censored`` (:mod:`optcmp.sweep.censor`) is one of them: it is "> its bound",
+``inf`` here, so it ranks after every run that reached the target, and what it spent is what
+it ran before its bound, not a budget.
 """
 
 from __future__ import annotations

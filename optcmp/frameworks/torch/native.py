@@ -40,6 +40,11 @@ class TorchNativeAdapter(MinibatchAdapter):
     framework = "torch"
     describes = "torch.optim.{name}"
     decl: TorchOptimizer
+    #: The objective and gradient norm at the iterate the last step left, when it evaluated
+    #: there; whether its incoming iterate's evaluation was that of the step before (both read
+    #: by :func:`optcmp.engine.drivers.step_loop`: each iterate is observed once).
+    end_value: tuple[Any, Any] | None = None
+    incoming_known = False
 
     def _make(self, x0: Any) -> tuple[torch.Tensor, torch.optim.Optimizer]:
         """A leaf parameter and its optimizer; a schedule becomes torch's ``LambdaLR`` on it
@@ -67,7 +72,7 @@ class TorchNativeAdapter(MinibatchAdapter):
                                                  value=not self.stochastic
                                                  or self.decl.closure)
         self._k = 0
-        self._calls = 1
+        self._calls = self._torch_calls = 1
         self._nit = 1  # torch's own iterations in the last step (LBFGS's state n_iter)
         self._max_iter = int(self._options().get("max_iter", 1))
         if self.stochastic:
@@ -113,13 +118,26 @@ class TorchNativeAdapter(MinibatchAdapter):
 
     def _closure_step(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                       batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-        """``opt.step(closure)``: the first evaluation is the incoming iterate's."""
+        """``opt.step(closure)``: the first evaluation is the incoming iterate's. On the full
+        batch, when the last ``step()`` already evaluated that very point (its line search's
+        accepted one), the closure returns that evaluation instead of making it again, as
+        torch's own loop of several iterations in one ``step()`` does: the evaluations are
+        torch's own, the iterates unchanged."""
         first: list[torch.Tensor] = []
-        calls = [0]
+        calls = [0, 0]  # evaluations made, and answered from the last step's
+        seen: list[tuple[torch.Tensor, Any, Any]] = []
+        known = [] if self.stochastic else getattr(opt, "_optcmp_evals", [])
 
         def closure() -> torch.Tensor:
-            f = self._loss_and_grad(p, opt, batch)
-            calls[0] += 1
+            hit = next((e for e in known if torch.equal(e[0], p)), None) if not first else None
+            if hit is not None:
+                f, p.grad = hit[1], hit[2]
+                calls[1] += 1
+            else:
+                f = self._loss_and_grad(p, opt, batch)
+                calls[0] += 1
+                if not self.stochastic:
+                    seen.append((p.detach().clone(), f.detach(), p.grad))
             if not first:
                 g = p.grad
                 assert g is not None
@@ -130,7 +148,9 @@ class TorchNativeAdapter(MinibatchAdapter):
         state = opt.state[p]
         n0 = int(state.get("n_iter", 0))
         f0: Any = opt.step(closure)  # type: ignore[arg-type]  # returns the first closure value
-        self._calls = calls[0]
+        opt._optcmp_evals = seen  # type: ignore[attr-defined]
+        self._calls, self._torch_calls = calls[0], calls[0] + calls[1]
+        self.incoming_known = calls[1] > 0
         self._nit = int(state.get("n_iter", 0)) - n0
         return f0.detach(), first[0]
 
@@ -174,7 +194,7 @@ class TorchNativeAdapter(MinibatchAdapter):
             elif torch.equal(state["prev_flat_grad"], g) and float(g.dot(d)) > -tc:
                 why = (f"directional derivative g.d = {float(g.dot(d)):.3g} > "
                        f"-tolerance_change={-tc:g}")
-            elif self._calls >= int(group["max_eval"]):
+            elif self._torch_calls >= int(group["max_eval"]):
                 return None
             elif float((d * t).abs().max()) <= tc:
                 why = f"max |step| {float((d * t).abs().max()):.3g} <= tolerance_change={tc:g}"
@@ -252,12 +272,26 @@ class TorchNativeAdapter(MinibatchAdapter):
         return Block(n, None, None, self._calls, self._calls)
 
     def step(self) -> Block:
+        """One ``step()``; ``torch.optim.LBFGS`` on the full batch also reports its new
+        iterate's value (:attr:`end_value`) when its line search evaluated it."""
         batch = self._next_batch()
         fun, gnorm = self._step_on(self.param, self.opt, batch)
+        self.end_value = (self._end_value() if self.decl.closure and not self.stochastic
+                          else None)
         self._k += 1
         out = self._output(fun, gnorm, self._calls, self._calls)
         out.nit = self._nit if self.decl.closure else 1
         return out
+
+    def _end_value(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The objective and gradient norm at the iterate ``step()`` left, from the evaluation
+        its line search made there (None: it made none, e.g. a fixed step)."""
+        p = self.param
+        for x, f, g in reversed(getattr(self.opt, "_optcmp_evals", [])):
+            if torch.equal(x, p):
+                with torch.no_grad():
+                    return f, torch.sqrt(torch.dot(g, g))
+        return None
 
     def warmup(self) -> float:
         """One step of a throwaway parameter/optimizer pair (first-call allocations), untimed."""
