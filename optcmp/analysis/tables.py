@@ -13,7 +13,7 @@ from optcmp.analysis.ranking import ranking_note, row_key
 from optcmp.analysis.stats.censor import censored_median, ran
 from optcmp.analysis.stats.framework_gap import framework_gap_notes
 from optcmp.results import ComparisonData, RunResult
-from optcmp.stopping.targets import relative_only_note
+from optcmp.stopping.targets import far_start_note
 
 #: Keys of the problem spec the table's first note shows.
 PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features", "seed",
@@ -271,22 +271,14 @@ def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]
     return notes
 
 
-#: How far (in ``max(1, |f*|)``) a start must be for :func:`relative_only_notes`.
-RELATIVE_ONLY_START = 1e6
-
-
 def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
     """Converged runs that met a relative target from so far away that ``f - f*`` is still
-    large (:func:`optcmp.stopping.targets.relative_only_note`), once per optimizer/backend."""
+    large (:func:`optcmp.stopping.targets.far_start_note`), once per optimizer/backend."""
     out: dict[tuple[str, str], str] = {}
     for r in runs:
-        if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
+        if r.status != "converged" or (r.label, r.backend) in out:
             continue
-        if not (math.isfinite(r.fun) and math.isfinite(r.f0)):
-            continue
-        if r.f0 - r.fstar <= RELATIVE_ONLY_START * max(1.0, abs(r.fstar)):
-            continue
-        note = relative_only_note(r.fun, r.f0, r.fstar, absolute=max(1.0, abs(r.fstar)))
+        note = far_start_note(r.fun, r.f0, r.fstar)
         if note:
             out[(r.label, r.backend)] = f"! {r.label} on {r.backend}: {note}"
     return list(out.values())
