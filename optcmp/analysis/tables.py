@@ -123,14 +123,16 @@ def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str,
 
 
 def _interval(times: list[float]) -> str:
-    """The 95% bootstrap interval of the median time-to-target (``-`` when undefined)."""
-    from optcmp.analysis.stats.bootstrap import median_ci
+    """The 95% interval of the median time-to-target and any shortfall of its coverage (``-``
+    when undefined)."""
+    from optcmp.analysis.stats.bootstrap import coverage_note, median_ci
 
     ci = median_ci(times)
     if math.isnan(ci.low) or math.isinf(ci.low):
         return "-"
-    return f"{fmt.seconds_fixed(ci.low)}-" + ("inf" if math.isinf(ci.high)
-                                              else fmt.seconds_fixed(ci.high))
+    return f"{fmt.seconds_fixed(ci.low)}-" + ("inf" if math.isinf(ci.high) else
+                                              fmt.seconds_fixed(ci.high)) + coverage_note(
+        ci.coverage, ci.level, sep="")
 
 
 def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> dict[str, str]:
@@ -313,9 +315,10 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
                  "work on the host does not inflate")
     if aggregated:
         notes.append("n: repetitions per row; time-to-target is their median (a run that missed "
-                     "the target counts as slower than all), interval its 95% bootstrap "
-                     "interval; other figures are medians (per-run rows: per_run=True, "
-                     "optcmp run --per-run)")
+                     "the target counts as slower than all), interval its 95% order-statistic "
+                     "interval (its real coverage in brackets when too few runs reach 95%); "
+                     "other figures are medians (per-run rows: per_run=True, optcmp run "
+                     "--per-run)")
     hidden = [c for c in COLUMNS if c not in shown and c not in ("n", "interval")]
     if hidden and default:
         notes.append(f"more columns ({', '.join(hidden)}): wide=True, optcmp run --wide")
