@@ -73,9 +73,6 @@ def timing_contract(backend: Any, threads: int | None, floor: float) -> dict[str
     """The run's timing contract: the backend's, the threads and the step floor."""
     own = getattr(backend, "timing_contract", None)
     stated = own() if callable(own) else {**SYNCHRONOUS, "compute_dtype": backend.dtype}
-    if backend.name == "jax":  # a JAX CPU step returns before its work is done unless off
-        import jax
-        stated["cpu_async_dispatch"] = bool(jax.config.read("jax_cpu_enable_async_dispatch"))
     return {**stated, "threads": threads, "step_floor": floor}
 
 
