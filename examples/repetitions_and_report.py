@@ -6,7 +6,7 @@ random initial point (``init="normal"``), one CPU thread for every run, at most 
 iterations each and every run measured to its end (``censor_ratio=None``: a study of repetitions
 wants SGD's own distribution, not only that it is over 10x slower than L-BFGS). Each repetition changes
 the seed of the initial point and of SGD's minibatch order; the data stay the same. It prints
-the summary (success count, median time-to-target with its 95% bootstrap confidence interval,
+the summary (success count, median time-to-target with its 95% confidence interval,
 median iterations and evaluations to target, aRT), the fairness checks, a two-sided
 Mann-Whitney test of L-BFGS against diag_newton with the Vargha-Delaney effect size, and writes
 a self-contained HTML report to a temporary folder (removed at the end in quick mode, kept

@@ -87,9 +87,9 @@ class Comparison(ComparisonData):
         return comparison_issues(self)
 
     def summary(self, *, as_frame: bool | None = None, confidence_level: float = 0.95,
-                method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+                method: str = "order", n_resamples: int = 9999, seed: int = 0,
                 warn: bool = True) -> Any:
-        """Success rate, median time-to-target with a bootstrap CI, counts to target and aRT
+        """Success rate, median time-to-target with its CI, counts to target and aRT
         per entry (:func:`optcmp.analysis.stats.summary.summary`).
 
         Parameters

@@ -46,13 +46,13 @@ def test_to_target_censors_unsuccessful_runs():
 def test_median_ci_percentile_known_exact_answer():
     # resamples of 3 values: P(median = 1) = P(median = 10) = 7/27 > 2.5%, so the 95%
     # percentile interval is exactly (1, 10)
-    ci = stats.median_ci([1.0, 2.0, 10.0], seed=1)
+    ci = stats.median_ci([1.0, 2.0, 10.0], seed=1, method="percentile")
     assert (ci.median, ci.low, ci.high, ci.method) == (2.0, 1.0, 10.0, "percentile")
 
 
 def test_median_ci_with_censored_values():
     # P(resample median = 1) = 0.058 and P(resample median = inf) = 0.317, both > 2.5%
-    ci = stats.median_ci([1.0, 2.0, 3.0, INF, INF], seed=0)
+    ci = stats.median_ci([1.0, 2.0, 3.0, INF, INF], seed=0, method="percentile")
     assert (ci.median, ci.low, ci.high) == (3.0, 1.0, INF)
     assert ci.n == 5 and ci.n_censored == 2 and ci.method == "percentile"
     # BCa needs finite data: it falls back to the percentile interval and says so

@@ -19,6 +19,7 @@ from optcmp.analysis import format as fmt
 from optcmp.analysis.format import NOT_REACHED
 from optcmp.analysis.plots.styles import series_style
 from optcmp.analysis.ranking import rank_of
+from optcmp.analysis.stats.bootstrap import coverage_note
 from optcmp.analysis.stats.fairness import comparison_issues
 from optcmp.analysis.stats.keys import GROUP_KEYS, group_runs
 from optcmp.analysis.stats.suites import suite_profile_table
@@ -210,7 +211,8 @@ def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
             (_e(r["device"]), False), (_e(r["dtype"]), False),
             (f"{r['successes']}/{r['runs']}", True), (_fmt_t(r["median_time"]), True),
             ("-" if not r["successes"] else
-             f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]", True),
+             f"[{_fmt_t(r['ci_low'], '&infin;')}, {_fmt_t(r['ci_high'], 'unbounded')}]"
+             + coverage_note(r.get("ci_coverage", math.nan), level), True),
             (_fmt_n(r["median_nit"]), True), (_fmt_n(r["median_nfev"]), True),
             (_fmt_n(r["median_njev"]), True), (_fmt_t(r["art"]), True),
             (_e(r["statuses"].replace(", ", ",\u200b")), False),
@@ -220,9 +222,9 @@ def _summary_section(rows: list[dict[str, Any]], comp: ComparisonData) -> str:
     drop = {header.index(c) for c in same}
     header = [h for i, h in enumerate(header) if i not in drop]
     body = [[c for i, c in enumerate(row) if i not in drop] for row in body]
-    note = ("<p class=note>Medians over repetitions. CI: bootstrap (" + _e(ci_methods(rows)) +
-            ") confidence interval of the median time-to-target "
-            "(<code>scipy.stats.bootstrap</code>, seeded). Runs that did not reach the target "
+    note = ("<p class=note>Medians over repetitions. CI: " + _e(ci_methods(rows)) +
+            " confidence interval of the median time-to-target, with its real coverage in "
+            "brackets when too few runs reach the level. Runs that did not reach the target "
             "are censored: they count as &infin;, never as if they had converged, so a median "
             "is &lsquo;not reached&rsquo; when half or more of the runs missed the target (and "
             "a confidence bound &lsquo;unbounded&rsquo;); aRT is &lsquo;not reached&rsquo; "

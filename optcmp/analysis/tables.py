@@ -13,7 +13,7 @@ from optcmp.analysis.ranking import clock_line, clock_of, rank_by_of, ranking_no
 from optcmp.analysis.stats.censor import censored_median, ran
 from optcmp.analysis.stats.framework_gap import framework_gap_notes
 from optcmp.results import ComparisonData, RunResult
-from optcmp.stopping.targets import relative_only_note
+from optcmp.stopping.targets import far_start_note
 
 #: Keys of the problem spec the table's first note shows.
 PROBLEM_KEYS = ("problem", "problem_number", "n", "m", "n_samples", "n_features", "seed",
@@ -123,14 +123,16 @@ def _run_cells(r: RunResult, no_opt: bool, metric_names: list[str]) -> dict[str,
 
 
 def _interval(times: list[float]) -> str:
-    """The 95% bootstrap interval of the median time-to-target (``-`` when undefined)."""
-    from optcmp.analysis.stats.bootstrap import median_ci
+    """The 95% interval of the median time-to-target and any shortfall of its coverage (``-``
+    when undefined)."""
+    from optcmp.analysis.stats.bootstrap import coverage_note, median_ci
 
     ci = median_ci(times)
     if math.isnan(ci.low) or math.isinf(ci.low):
         return "-"
-    return f"{fmt.seconds_fixed(ci.low)}-" + ("inf" if math.isinf(ci.high)
-                                              else fmt.seconds_fixed(ci.high))
+    return f"{fmt.seconds_fixed(ci.low)}-" + ("inf" if math.isinf(ci.high) else
+                                              fmt.seconds_fixed(ci.high)) + coverage_note(
+        ci.coverage, ci.level, sep="")
 
 
 def _group_cells(g: list[RunResult], no_opt: bool, metric_names: list[str]) -> dict[str, str]:
@@ -277,22 +279,14 @@ def _why_notes(comp: ComparisonData, groups: list[list[RunResult]]) -> list[str]
     return notes
 
 
-#: How far (in ``max(1, |f*|)``) a start must be for :func:`relative_only_notes`.
-RELATIVE_ONLY_START = 1e6
-
-
 def relative_only_notes(runs: Sequence[RunResult]) -> list[str]:
     """Converged runs that met a relative target from so far away that ``f - f*`` is still
-    large (:func:`optcmp.stopping.targets.relative_only_note`), once per optimizer/backend."""
+    large (:func:`optcmp.stopping.targets.far_start_note`), once per optimizer/backend."""
     out: dict[tuple[str, str], str] = {}
     for r in runs:
-        if r.status != "converged" or r.fstar is None or (r.label, r.backend) in out:
+        if r.status != "converged" or (r.label, r.backend) in out:
             continue
-        if not (math.isfinite(r.fun) and math.isfinite(r.f0)):
-            continue
-        if r.f0 - r.fstar <= RELATIVE_ONLY_START * max(1.0, abs(r.fstar)):
-            continue
-        note = relative_only_note(r.fun, r.f0, r.fstar, absolute=max(1.0, abs(r.fstar)))
+        note = far_start_note(r.fun, r.f0, r.fstar)
         if note:
             out[(r.label, r.backend)] = f"! {r.label} on {r.backend}: {note}"
     return list(out.values())
@@ -329,9 +323,10 @@ def _notes(comp: ComparisonData, groups: list[list[RunResult]], shown: Sequence[
                  "which other work on the host does not inflate")
     if aggregated:
         notes.append("n: repetitions per row; time-to-target is their median (a run that missed "
-                     "the target counts as slower than all), interval its 95% bootstrap "
-                     "interval; other figures are medians (per-run rows: per_run=True, "
-                     "optcmp run --per-run)")
+                     "the target counts as slower than all), interval its 95% order-statistic "
+                     "interval (its real coverage in brackets when too few runs reach 95%); "
+                     "other figures are medians (per-run rows: per_run=True, optcmp run "
+                     "--per-run)")
     hidden = [c for c in COLUMNS if c not in shown and c not in ("n", "interval")]
     if hidden and default:
         notes.append(f"more columns ({', '.join(hidden)}): wide=True, optcmp run --wide")

@@ -37,6 +37,7 @@ from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
 from optcmp.problems.base import Problem
 from optcmp.results import Conditions, Identity, Outcome, RunResult, Timing, ToTarget, Trace
 from optcmp.stopping import Rule
+from optcmp.stopping.targets import far_start_note
 from optcmp.timing import contended, load_average
 
 
@@ -103,11 +104,19 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     -----
     UserWarning
         A suboptimality target finer than float64 can resolve near ``f*``
-        (:func:`~optcmp.engine.checks.check_resolution`): it is never met.
+        (:func:`~optcmp.engine.checks.check_resolution`): it is never met. A run called here
+        directly that met a relative target far from ``f*`` in absolute terms
+        (:func:`~optcmp.stopping.targets.far_start_note`; a comparison's table notes it instead).
     """
     live = LiveRun(problem, optimizer, config, **overrides)
     live.advance(None)
-    return live.result()
+    result = live.result()
+    if outside_level() == 2 and result.status == "converged":  # the user's call, no table
+        note = far_start_note(result.fun, result.f0, result.fstar)
+        if note:
+            warnings.warn(f"{result.label} on {result.backend} converged: {note}",
+                          UserWarning, stacklevel=2)
+    return result
 
 
 class LiveRun:

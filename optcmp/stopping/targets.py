@@ -180,6 +180,34 @@ def relative_only_note(fun: float, f0: float, fstar: float, *, absolute: float =
             "gradient-norm test (CombinedTarget)")
 
 
+#: How far above ``f*`` (in ``max(1, |f*|)``) a start must lie for :func:`far_start_note`.
+RELATIVE_ONLY_START = 1e6
+
+
+def far_start_note(fun: float, f0: float, fstar: float | None) -> str:
+    """:func:`relative_only_note` for a run that met a relative target from afar.
+
+    Parameters
+    ----------
+    fun, f0 : float
+        The run's final objective (float64) and its start's.
+    fstar : float or None
+        The optimum (None: unknown, no note).
+
+    Returns
+    -------
+    str
+        The note when the start lay more than :data:`RELATIVE_ONLY_START` times
+        ``max(1, |f*|)`` above ``f*`` and ``f - f*`` is still above ``max(1, |f*|)``; else ``""``.
+    """
+    if fstar is None:
+        return ""
+    scale = max(1.0, abs(float(fstar)))
+    if not (math.isfinite(fun) and math.isfinite(f0)) or f0 - fstar <= RELATIVE_ONLY_START * scale:
+        return ""
+    return relative_only_note(fun, f0, fstar, absolute=scale)
+
+
 def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:  # noqa: N802
     """Target ``accuracy >= value`` on ``metric`` (default the test accuracy).
 
@@ -198,6 +226,6 @@ def AccuracyTarget(value: float, metric: str = "test_accuracy") -> MetricTarget:
     return MetricTarget(metric, value, "max")
 
 
-__all__ = ["AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "GradientNorm",
-           "LossTarget", "MetricTarget", "RelativeSuboptimality", "finite_number",
-           "relative_only_note"]
+__all__ = ["RELATIVE_ONLY_START", "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget",
+           "GradientNorm", "LossTarget", "MetricTarget", "RelativeSuboptimality", "far_start_note",
+           "finite_number", "relative_only_note"]

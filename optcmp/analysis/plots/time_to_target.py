@@ -1,4 +1,4 @@
-"""Median time-to-target per solver as horizontal bars with bootstrap CIs."""
+"""Median time-to-target per solver as horizontal bars with their CIs."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _panel(ax: Axes, prow: list[dict[str, Any]], vary: list[str], all_labels: li
     if scale == "linear":
         ax.set_xlim(0, edge)
     level = prow[0].get("ci_level", 0.95)
-    ax.set_xlabel(f"median time-to-target (s), {level:.0%} bootstrap CI")
+    ax.set_xlabel(f"median time-to-target (s), {level:.0%} CI")
     ax.set_title(text(title), fontsize="medium")
     ax.grid(True, axis="x", alpha=0.3)
 
@@ -56,7 +56,7 @@ def _panel(ax: Axes, prow: list[dict[str, Any]], vary: list[str], all_labels: li
 def time_to_target(obj: Plottable, *, rows: Sequence[dict[str, Any]] | None = None,
                    xscale: str | None = None, title: str | None = None,
                    seed: int = 0) -> Figure:
-    """Horizontal bars: median time-to-target per solver with its bootstrap CI.
+    """Horizontal bars: median time-to-target per solver with its CI.
 
     Parameters
     ----------

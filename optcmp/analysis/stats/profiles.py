@@ -1,7 +1,8 @@
 """Dolan-Moré performance profiles, Moré-Wild data profiles and COCO runtime ECDFs.
 
 Why and how (relative to the set of solvers): see docs/statistics-and-plots.md, 'Performance
-profiles'; the papers are in its 'References'.
+profiles'; the papers are in its 'References'. Every value they compare is the float64 judge's
+(:func:`judged_trace`), never a value a float32 run computed itself.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcmp.analysis.stats.censor import check_metric, ran, to_target
+from optcmp.analysis.stats.censor import METRICS, check_metric, ran, spent, to_target
 from optcmp.analysis.stats.fairness import UnfairComparisonWarning, warn_unfair
 from optcmp.analysis.stats.keys import instance_key, solver_key, solver_labels
-from optcmp.results import ComparisonData, RunResult
+from optcmp.results import ComparisonData, RunResult, Trace
 
 #: Default tolerances of the runtime ECDF (relative suboptimality).
 DEFAULT_ECDF_TOLS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
@@ -75,18 +76,45 @@ class Profile:
         return out
 
 
-def _first(run: RunResult, ok: np.ndarray, metric: str) -> float:
-    """The run's ``metric`` at the first trace row where ``ok`` holds; ``inf`` if none."""
+def judged_trace(run: RunResult) -> Trace:
+    """The rows of a run's trace whose objective the float64 judge computed.
+
+    All rows of a float64 run and of a minibatch run (its rows are full evaluations in float64
+    on the host). A full-batch run in another dtype records the values it computed itself:
+    only its start (``f0``) and the iterate it returned, re-evaluated in float64 (``fun``, at
+    its confirmed target or its end), are the judge's.
+
+    Parameters
+    ----------
+    run : RunResult
+
+    Returns
+    -------
+    Trace
+    """
+    tr = run.trace
+    if run.dtype == "float64" or run.outcome.epochs is not None or len(tr) == 0:
+        return tr
+    end = {m: spent(run, m) for m in METRICS}
+    return Trace(iteration=np.array([tr.iteration[0], end["nit"]], dtype=np.int64),
+                 time=np.array([tr.time[0], end["time"]]), fun=np.array([run.f0, run.fun]),
+                 grad_norm=np.array([tr.grad_norm[0], math.nan]),
+                 nfev=np.array([tr.nfev[0], end["nfev"]], dtype=np.int64),
+                 njev=np.array([tr.njev[0], end["njev"]], dtype=np.int64))
+
+
+def _first(tr: Trace, ok: np.ndarray, metric: str) -> float:
+    """``metric`` at the first row of ``tr`` where ``ok`` holds; ``inf`` if none."""
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return math.inf
-    tr = run.trace
     column = {"time": tr.time, "nit": tr.iteration, "nfev": tr.nfev, "njev": tr.njev}[metric]
     return float(column[idx[0]])
 
 
 def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
-    """Where a run's trace first reaches relative suboptimality ``tol``; ``inf`` if never.
+    """Where a run's judged trace (:func:`judged_trace`) first reaches relative suboptimality
+    ``tol``; ``inf`` if never.
 
     Parameters
     ----------
@@ -102,16 +130,17 @@ def first_hit(run: RunResult, tol: float, metric: str = "time") -> float:
     if run.fstar is None:
         raise ValueError(f"run {run.label} on {run.backend} has no known optimum f*; "
                          "tolerance-based profiles need one")
-    tr = run.trace
+    tr = judged_trace(run)
     if len(tr) == 0:
         return math.inf
     gap0 = run.f0 - run.fstar
     with np.errstate(invalid="ignore"):
-        return _first(run, (tr.fun - run.fstar) <= (tol * gap0 if gap0 > 0 else 0.0), metric)
+        return _first(tr, (tr.fun - run.fstar) <= (tol * gap0 if gap0 > 0 else 0.0), metric)
 
 
 def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
-    """``f_L`` per problem instance: the smallest objective any of the runs reached on it.
+    """``f_L`` per problem instance: the smallest objective any of the runs reached on it (in
+    their judged traces, :func:`judged_trace`).
 
     Parameters
     ----------
@@ -124,7 +153,7 @@ def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
     """
     out: dict[tuple[str, str, int], float] = {}
     for r in ran(runs):
-        vals = [float(v) for v in r.trace.fun if math.isfinite(v)]
+        vals = [float(v) for v in judged_trace(r).fun if math.isfinite(v)]
         vals += [float(v) for v in (r.fun, r.f0) if v is not None and math.isfinite(v)]
         key = instance_key(r)
         out[key] = min([out.get(key, math.inf), *vals])
@@ -132,7 +161,8 @@ def best_found(runs: Sequence[RunResult]) -> dict[tuple[str, str, int], float]:
 
 
 def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev") -> float:
-    """Where a run first passes Moré and Wild's test ``f0 - f >= (1 - tau) (f0 - f_L)``.
+    """Where a run's judged trace (:func:`judged_trace`) first passes Moré and Wild's test
+    ``f0 - f >= (1 - tau) (f0 - f_L)``.
 
     Parameters
     ----------
@@ -149,11 +179,11 @@ def first_solved(run: RunResult, tau: float, f_low: float, metric: str = "nfev")
         ``inf`` if no trace row passes (Moré and Wild 2009, eq. (2.2)).
     """
     check_metric(metric)
-    tr = run.trace
+    tr = judged_trace(run)
     if len(tr) == 0 or not math.isfinite(f_low):
         return math.inf
     with np.errstate(invalid="ignore"):
-        return _first(run, (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low), metric)
+        return _first(tr, (run.f0 - tr.fun) >= (1.0 - tau) * (run.f0 - f_low), metric)
 
 
 def _check_tau(tau: float | None) -> float | None:
@@ -340,4 +370,4 @@ def runtime_ecdf(runs: Runs, *, tols: Sequence[float] = DEFAULT_ECDF_TOLS,
 
 
 __all__ = ["DEFAULT_ECDF_TOLS", "Profile", "UNITS", "best_found", "data_profile", "first_hit",
-           "first_solved", "performance_profile", "runtime_ecdf"]
+           "first_solved", "judged_trace", "performance_profile", "runtime_ecdf"]

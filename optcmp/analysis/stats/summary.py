@@ -1,5 +1,5 @@
 """The summary over repetitions: per solver and problem, the success rate, the censored median
-time-to-target with a bootstrap CI (:mod:`~optcmp.analysis.stats.bootstrap`), medians of
+time-to-target with its CI and coverage (:mod:`~optcmp.analysis.stats.bootstrap`), medians of
 iterations and evaluations, and COCO's aRT (:func:`~optcmp.analysis.stats.censor.average_runtime`).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from optcmp.analysis import format as fmt
 from optcmp.analysis.format import NOT_REACHED, fixed_width
-from optcmp.analysis.stats.bootstrap import median_ci
+from optcmp.analysis.stats.bootstrap import METHOD_WORDS, coverage_note, median_ci
 from optcmp.analysis.stats.censor import average_runtime, censored_median, ran, to_target
 from optcmp.analysis.stats.fairness import check_fairness
 from optcmp.analysis.stats.keys import group_runs
@@ -56,7 +56,7 @@ def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) ->
         "dtype": dtype, "runs": len(used), "skipped": len(group) - len(used),
         "successes": succ, "success_rate": succ / len(used) if used else math.nan,
         "median_time": ci.median, "ci_low": ci.low, "ci_high": ci.high,
-        "ci_level": ci.level, "ci_method": ci.method,
+        "ci_level": ci.level, "ci_method": ci.method, "ci_coverage": ci.coverage,
         **{f"median_{m}": censored_median([to_target(r, m) for r in used])
            for m in ("nit", "nfev", "njev")},
         "art": average_runtime(used, "time") if used else math.nan,
@@ -68,7 +68,7 @@ def _row(key: tuple[str, ...], group: list[RunResult], ci_kw: dict[str, Any]) ->
 
 
 def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
-              method: str = "percentile", n_resamples: int = 9999, seed: int = 0,
+              method: str = "order", n_resamples: int = 9999, seed: int = 0,
               warn: bool = True, timer_resolution: float | None = None) -> list[dict[str, Any]]:
     """One row per (problem, optimizer, backend, device, dtype) over its repetitions.
 
@@ -76,7 +76,7 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
     ----------
     runs : sequence of RunResult
     confidence_level, method, n_resamples, seed
-        Of the bootstrap interval of the median time-to-target
+        Of the interval of the median time-to-target
         (:func:`~optcmp.analysis.stats.bootstrap.median_ci`).
     warn : bool, default True
         Emit the :func:`~optcmp.analysis.stats.fairness.check_fairness` warnings.
@@ -97,7 +97,7 @@ def summarize(runs: Sequence[RunResult], *, confidence_level: float = 0.95,
 
 
 def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
-    """The bootstrap method(s) the rows' intervals used (``"percentile"`` when none was run).
+    """The kind(s) of interval the rows used, in words (``"order-statistic"`` when none was).
 
     Parameters
     ----------
@@ -109,7 +109,7 @@ def ci_methods(rows: Sequence[dict[str, Any]]) -> str:
     str
     """
     used = sorted({r.get("ci_method", "") for r in rows} - {"none", ""})
-    return ", ".join(used) or "percentile"
+    return ", ".join(METHOD_WORDS.get(m, m) for m in used) or METHOD_WORDS["order"]
 
 
 def by_median_time(row: dict[str, Any]) -> tuple[str, float]:
@@ -147,7 +147,8 @@ def format_summary(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
             r["problem"], r["optimizer"],
             r["backend"] + ("" if r["device"] == "cpu" else f"/{r['device']}"), r["dtype"],
             f"{r['successes']}/{r['runs']}", fmt.seconds(r["median_time"], inf=NOT_REACHED),
-            f"[{fmt.seconds(r['ci_low'])}, {fmt.seconds(r['ci_high'])}]",
+            f"[{fmt.seconds(r['ci_low'])}, {fmt.seconds(r['ci_high'])}]"
+            + coverage_note(r.get("ci_coverage", math.nan), level),
             *(fmt.count(r[k], inf=NOT_REACHED) for k in ("median_nit", "median_nfev",
                                                          "median_njev")),
             fmt.seconds(r["art"], inf=NOT_REACHED),
@@ -160,12 +161,14 @@ def format_summary(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
     out += [f"{header[i]}: {rows[0][header[i]]} (every row)" for i in same]
     method = ci_methods(rows)
     out += fmt.wrap_note(
-        f"medians over repetitions; CI: bootstrap ({method}) of the median; runs that "
+        f"medians over repetitions; CI: {method} interval of the median (its real "
+        "coverage in brackets when too few runs reach the level); runs that "
         "missed the target are censored (inf), so a median is 'not reached' when half or "
         "more missed it (a CI bound of 'inf' is unbounded); aRT = total time spent / "
         "successes (COCO); cpu-to-target: median "
-        "process CPU time to the target (load-independent); contended: runs whose wall "
-        "time exceeded their CPU time by more than 20% (other work took the CPU)", width)
+        "CPU time of the run's own threads to the target (load-independent); contended: runs "
+        "whose wall time exceeded their CPU time by more than 20% (other work took the CPU)",
+        width)
     return "\n".join(out)
 
 
@@ -195,7 +198,7 @@ def _block(lines: list[list[str]], left: int, keys: int, cols: list[int]) -> lis
 
 
 def summary(comp: ComparisonData, *, as_frame: bool | None = None,
-            confidence_level: float = 0.95, method: str = "percentile", n_resamples: int = 9999,
+            confidence_level: float = 0.95, method: str = "order", n_resamples: int = 9999,
             seed: int = 0, warn: bool = True, stacklevel: int = 2) -> Any:
     """:func:`summarize` of a comparison's runs, with its recorded timer resolution.
 

@@ -40,6 +40,7 @@ class PairwiseComparison:
     a_faster : float
         Vargha-Delaney ``A``: P(a run of ``a`` reaches the target sooner), ties half.
     rank_biserial : float
+        The same effect as a rank-biserial correlation, ``2 A - 1``.
     magnitude : str
     significant : bool
         ``p_value < alpha`` and the effect is not negligible.
@@ -59,6 +60,10 @@ class PairwiseComparison:
     significant: bool
     metric: str
     message: str = field(default="")
+
+    def __str__(self) -> str:
+        """The conclusion in one sentence (:attr:`message`): p-value and ``A``."""
+        return self.message
 
 
 def magnitude(a: float) -> str:

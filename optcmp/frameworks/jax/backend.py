@@ -114,13 +114,15 @@ class JaxBackend(Backend):
         return str(jax.__version__)
 
     def timing_contract(self) -> dict[str, Any]:
-        """What this backend's clock reads stand on: barrier, compute dtype, matmul precision."""
+        """What this backend's clock reads stand on: barrier, compute dtype, matmul precision,
+        whether a CPU step returns before its work is done (asynchronous dispatch)."""
         x64 = self._x64
         dt = self.dtype if (self.dtype == "float32" or x64) else "float32"
         default = getattr(jax.config, "jax_default_matmul_precision", None)
         return {"barrier": "jax.block_until_ready", "compute_dtype": dt,
                 "matmul_precision": self.MATMUL_PRECISION, "x64": x64,
-                "default_matmul_precision": "default" if default is None else str(default)}
+                "default_matmul_precision": "default" if default is None else str(default),
+                "cpu_async_dispatch": bool(jax.config.read("jax_cpu_enable_async_dispatch"))}
 
     # ------------------------------------------------------------------ arrays
     def _check_x64(self) -> None:
