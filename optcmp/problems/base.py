@@ -269,8 +269,19 @@ class Problem(ABC):
         return f"{type(self).__name__}({args})"
 
 
+def read_only(data: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``data`` with each array (one the problem owns, never the caller's) made read-only."""
+    for a in data.values():
+        a.flags.writeable = False
+    return data
+
+
 class StoredProblem(Problem):
-    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``."""
+    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``.
+
+    The data are the problem's own read-only copies (:func:`read_only`): its fingerprint, its
+    optimum and its run store key cannot go stale through the caller's arrays.
+    """
 
     _layout: ParamLayout
     _data: dict[str, np.ndarray]
@@ -281,4 +292,5 @@ class StoredProblem(Problem):
 
     @property
     def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
+        """A new dict of the problem's read-only training arrays (replacing one changes nothing)."""
+        return dict(self._data)

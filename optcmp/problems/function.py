@@ -25,6 +25,7 @@ from optcmp.problems.base import (
     StoredProblem,
     count_rows,
     one_blas_thread,
+    read_only,
 )
 from optcmp.problems.gradcheck import check_gradient
 
@@ -56,7 +57,7 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
                                  "inf value(s); drop or impute them first")
         out[str(k)] = np.array(a, order="C")
     count_rows(out, name)  # 0-d arrays and mismatched row counts are refused here
-    return out
+    return read_only(out)
 
 
 def _param_array(what: str, value: Any) -> np.ndarray:

@@ -181,7 +181,8 @@ class LinearRegression(tabular.TabularProblem):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         return LinearRegression(n_samples=sp["n_samples"], n_features=sp["n_features"],
                                 noise=sp["noise"], seed=int(seed),
-                                fit_intercept=sp["fit_intercept"], init=sp["init"])
+                                fit_intercept=sp["fit_intercept"], init=sp["init"],
+                                drop_last=self.drop_last)
 
     def _drop(self, drop_last: Any) -> None:
         """Set the minibatch drop policy (in the spec only when it drops: old specs match)."""

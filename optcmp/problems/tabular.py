@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
-from optcmp.problems.base import Optimum, StoredProblem
+from optcmp.problems.base import Optimum, StoredProblem, read_only
 
 
 class TabularProblem(StoredProblem):
@@ -38,7 +38,7 @@ class TabularProblem(StoredProblem):
         A[:, :d] = X
         if fit_intercept:
             A[:, d] = 1.0
-        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
+        self._data = read_only({"A": A, "y": np.array(y, dtype=np.float64, order="C")})
         self._optimum: Optimum | None = None
         self._lipschitz: float | None = None
 
