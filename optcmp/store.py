@@ -222,12 +222,21 @@ class RunStore:
         self.write_seconds += time.perf_counter() - t0
 
     def _write(self, record: Mapping[str, Any]) -> None:
+        """Append one line, unbuffered and fsync-ed; a failed write (a full disk) is cut off."""
         if self._fh is None:
             raise StoreError(f"store {self.path} is closed")
         line = json.dumps(jsonable(dict(record)), allow_nan=True, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode())
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        fd = self._fh.fileno()
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            rest = memoryview(line.encode())
+            while rest:
+                rest = rest[os.write(fd, rest):]
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)  # the file as it was: no torn partial line
+            raise
 
     def close(self) -> None:
         """Release the lock and close the file (idempotent)."""
