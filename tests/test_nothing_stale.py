@@ -127,8 +127,10 @@ def test_objective_updating_module_state_still_resumes(tmp_path):
     store = tmp_path / "runs.jsonl"
 
     def make():
-        return from_function(_counted, np.zeros(2), grad=lambda x, d: 2 * (x - 1.0),
-                             name="counted", optimum=0.0, lipschitz=2.0)
+        with pytest.warns(UserWarning, match=r"reads mutable state \(CALLS \(module-level "
+                                             r"dict\)\)"):
+            return from_function(_counted, np.zeros(2), grad=lambda x, d: 2 * (x - 1.0),
+                                 name="counted", optimum=0.0, lipschitz=2.0)
 
     _sweep(make(), store)
     assert CALLS["n"] > 0
@@ -210,3 +212,19 @@ def test_a_changed_y_is_a_new_problem_with_and_without_a_store(tmp_path):
     assert fresh.runs[0].status == "converged"
     with pytest.raises(StoreMismatchError, match="holds runs of another problem"):
         optcmp.compare(q, ["lbfgs"], store=str(store), progress=False)
+
+
+def test_an_objective_over_mutable_state_is_warned_about():
+    """A store kept serving a run after the objective changed through a dict it closes over:
+    building such a problem warns, naming the state, and a pure objective does not warn."""
+    import warnings
+
+    scale = {"k": 1.0}
+    with pytest.warns(UserWarning, match=r"reads mutable state \(scale \(closure\)\)"):
+        from_function(lambda ops, x, d: scale["k"] * ops.sum(x ** 2), np.ones(2),
+                      grad=lambda x, d: 2 * x, name="scaled")
+    k = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from_function(lambda ops, x, d: k * ops.sum(x ** 2), np.ones(2),
+                      grad=lambda x, d: 2 * k * x, name="pure")

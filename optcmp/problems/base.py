@@ -119,7 +119,12 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
 
 
 class Problem(ABC):
-    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring)."""
+    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
+
+    A run store tells problems apart by :meth:`spec`, the bytes of :attr:`train_data` and, for
+    a subclass written outside optcmp, its class's code: an attribute that changes the objective
+    belongs in :meth:`spec` (docs/problems.md, "What a run store tells apart").
+    """
 
     name: str = "problem"
     """Short name used in tables and on the command line."""

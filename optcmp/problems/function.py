@@ -343,11 +343,16 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     ----------
     objective : callable
         ``objective(ops, x, data) -> scalar`` (:data:`optcmp.frameworks.ops.OPS`). Read ``x``
-        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant).
+        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant). A run
+        store tells objectives apart by their code and the values they refer to when a sweep
+        starts, not by the contents of a module-level container or state changed during a
+        sweep (docs/problems.md, "What a run store tells apart"): a warning names the mutable
+        state an objective (or ``grad``) closes over or reads.
     x0 : array_like, shape (n,), or dict of str to array_like
         One flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
         Training arrays, rows along axis 0; integers become float64, booleans stay boolean.
+        The problem keeps read-only copies.
     grad : callable, optional
         ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
@@ -369,6 +374,16 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")
     problem = FunctionProblem(objective, x0, data, grad, optimum, name,
                               default_target=default_target, lipschitz=lipschitz)
+    from optcmp.fingerprint import mutable_state
+
+    state = mutable_state(objective) + mutable_state(grad)
+    if state:
+        warnings.warn(f"the objective of problem {name!r} reads mutable state "
+                      f"({', '.join(dict.fromkeys(state))}): a run store tells objectives apart "
+                      "by their code and the values they refer to when a sweep starts, so a "
+                      "change to that state during a sweep, or to a module-level container at "
+                      "any time, is not seen and a stored run may be reused. Pass such values as "
+                      "data=..., or as constants", UserWarning, stacklevel=2)
     cheap = problem.n_params * max(1, problem.n_samples) <= GRADIENT_CHECK_LIMIT
     if grad is not None and (check_grad is True or (check_grad == "auto" and cheap)):
         check_gradient(problem, raise_on_failure=True)
