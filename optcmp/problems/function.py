@@ -7,6 +7,7 @@ Off the clock (gradient norms, ``optimum="estimate"``) a missing ``grad`` comes 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 import time
 import warnings
@@ -114,6 +115,9 @@ class FunctionProblem(StoredProblem):
                             f"{type(objective).__name__}")
         if grad is not None and not callable(grad):
             raise TypeError(f"grad must be callable grad(x, data) or None, got {type(grad).__name__}")
+        _check_signature("objective", objective, "ops, x, data")
+        if grad is not None:
+            _check_signature("grad", grad, "x, data")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
@@ -221,6 +225,19 @@ class FunctionProblem(StoredProblem):
                 "n_params": self.n_params, "n_samples": self.n_samples,
                 "analytic_grad": self._grad is not None,
                 "data_fingerprint": h.hexdigest()[:16]}
+
+
+def _check_signature(what: str, fn: Callable[..., Any], params: str) -> None:
+    """Refuse a function that cannot be called with the arguments ``params`` names."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (some builtins): called as it is
+        return
+    try:
+        sig.bind(*params.split(", "))
+    except TypeError as exc:
+        raise TypeError(f"{what} must take ({params}), got {getattr(fn, '__name__', what)}"
+                        f"{sig} ({exc})") from None
 
 
 def _scalar(out: Any, name: str) -> Any:
