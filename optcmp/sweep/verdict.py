@@ -91,20 +91,20 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
 def _check_arguments(problem: Problem, comp: Comparison, repeats: Any,
                      max_seconds: Any) -> tuple[int, float]:
     """``repeats`` and ``max_seconds`` checked, and ``problem`` checked to be ``comp``'s."""
-    ran = comp.problem or next((r.problem_spec for r in comp.runs if r.problem_spec), None)
+    ran: Any = comp.problem or next((r.problem_spec for r in comp.runs if r.problem_spec), {})
     if ran and jsonable(ran) != jsonable(problem.spec()):
         raise ValueError(f"problem {problem.spec()} is not the problem the comparison ran "
                          f"({ran}); its repetitions would mix runs of two problems into one "
                          "verdict. Pass the comparison's problem")
     if isinstance(repeats, (bool, np.bool_)) or not isinstance(repeats, numbers.Real) \
-            or not float(repeats).is_integer() or repeats < 1:
+            or not float(repeats).is_integer() or float(repeats) < 1:
         raise ValueError(f"repeats must be an integer >= 1 (runs of each entry in all), got "
                          f"{type(repeats).__name__} {repeats!r:.80}")
     if isinstance(max_seconds, (bool, np.bool_)) or not isinstance(max_seconds, numbers.Real) \
-            or not (math.isfinite(max_seconds) and max_seconds > 0):
+            or not (math.isfinite(max_seconds) and float(max_seconds) > 0):
         raise ValueError(f"max_seconds must be a finite number of seconds > 0, got "
                          f"{type(max_seconds).__name__} {max_seconds!r:.80}")
-    return int(repeats), float(max_seconds)
+    return int(float(repeats)), float(max_seconds)
 
 
 def _repeat(problem: Problem, top: Sequence[RunResult], base: RunConfig, rule: Any,
