@@ -108,3 +108,13 @@ def test_a_store_record_without_a_checksum_is_still_checked_against_the_fields(t
     with pytest.raises(StoreError, match=rf"{path}, line 3: the run \(gd on numpy\): run field "
                                          "'time' must be >= 0 seconds, got -5"):
         optcmp.Comparison.load(path)
+
+
+def test_a_negative_time_in_a_trace_is_refused(tmp_path):
+    d = json.loads(SAVED.read_text())
+    d["runs"][2]["trace"]["time"][1] = -1.0
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"run 2 \(sgd on numpy\): its trace's 'time' column "
+                                         "holds a negative or non-finite value"):
+        optcmp.Comparison.load(path)

@@ -9,6 +9,8 @@ import math
 import os
 from typing import Any
 
+import numpy as np
+
 from optcmp._io import json_kind
 from optcmp._storefile import STORE_FORMAT, StoreError, check_store_version, read_store
 from optcmp.results.parts import FLAT
@@ -125,6 +127,11 @@ def run_from_record(d: Any, who: str) -> RunResult:
         if v is not None and not math.isfinite(v):
             raise ValueError(f"{who}: run field {name!r} must be a finite number, got {v!r}; "
                              "the file is damaged or was edited")
+    for c in ("iteration", "time", "nfev", "njev"):
+        col = getattr(r.trace, c)
+        if len(col) and not (np.all(np.isfinite(col)) and np.min(col) >= 0):
+            raise ValueError(f"{who}: its trace's {c!r} column holds a negative or non-finite "
+                             "value; the file is damaged or was edited")
     if (r.success or r.time_to_target is not None) and not math.isfinite(r.fun):
         raise ValueError(f"{who}: run field 'fun' is {r.fun!r} on a run that reached its "
                          f"target ({r.status!r}); the file is damaged or was edited")
