@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from optcmp._io import jsonable
 from optcmp.analysis.ranking import rank_runs
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
 from optcmp.engine.runner import run
+from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
@@ -92,7 +92,7 @@ def _check_arguments(problem: Problem, comp: Comparison, repeats: Any,
                      max_seconds: Any) -> tuple[int, float]:
     """``repeats`` and ``max_seconds`` checked, and ``problem`` checked to be ``comp``'s."""
     ran: Any = comp.problem or next((r.problem_spec for r in comp.runs if r.problem_spec), {})
-    if ran and jsonable(ran) != jsonable(problem.spec()):
+    if ran and canonical_json(ran) != canonical_json(problem.spec()):  # a saved one's too
         raise ValueError(f"problem {problem.spec()} is not the problem the comparison ran "
                          f"({ran}); its repetitions would mix runs of two problems into one "
                          "verdict. Pass the comparison's problem")
