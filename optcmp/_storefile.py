@@ -4,6 +4,7 @@ that :mod:`optcmp.results` reads stores without importing :mod:`optcmp.store`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from collections.abc import Callable, Mapping
@@ -57,10 +58,18 @@ class StoreContents(Generic[_T]):
     torn: bool = False
 
 
-def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -> StoreContents[_T]:
-    """Parse the store at ``path``; ``decode`` turns a run record's ``"run"`` dict into a result
-    (``RunResult.from_dict``). Warnings are attributed ``stacklevel`` frames up (3: the caller
-    of the function that called this one)."""
+def record_checksum(run: Any) -> str:
+    """SHA-256 of a run record's canonical JSON (sorted keys, compact), stored beside it."""
+    text = json.dumps(run, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_store(path: str, decode: Callable[[Any, str], _T], *,
+               stacklevel: int = 3) -> StoreContents[_T]:
+    """Parse the store at ``path``; ``decode(run, who)`` checks a run record's ``"run"`` dict
+    and turns it into a result (a ValueError naming ``who`` refuses it). A run record that fails
+    its checksum or its check is refused (:class:`StoreError`, naming the line). Warnings are
+    attributed ``stacklevel`` frames up (3: the caller of the function that called this one)."""
     out: StoreContents[_T] = StoreContents()
     with open(path, "rb") as fh:
         data = fh.read()
@@ -110,12 +119,22 @@ def read_store(path: str, decode: Callable[[Any], _T], *, stacklevel: int = 3) -
         elif kind == "run":
             key = rec.get("key")
             if isinstance(key, str) and key not in out.runs:
-                try:
-                    out.runs[key] = decode(rec["run"])
-                except (KeyError, TypeError, ValueError) as exc:
-                    warnings.warn(f"{path}: ignoring line {lineno}: not a run record ({exc})",
-                                  stacklevel=stacklevel)
+                out.runs[key] = _run(path, lineno, rec, decode)
     return out
+
+
+def _run(path: str, lineno: int, rec: dict[str, Any], decode: Callable[[Any, str], _T]) -> _T:
+    """The result of one run record, its checksum (where it has one) and fields checked."""
+    where = f"{path}, line {lineno}"
+    if "sha256" in rec and rec["sha256"] != record_checksum(rec.get("run")):
+        raise StoreError(f"{where}: the run record of key {str(rec.get('key'))[:12]}... does not "
+                         "match its checksum: it was changed after it was written. Remove that "
+                         "line (the sweep runs it again) or use a new store path")
+    try:
+        return decode(rec.get("run"), "the run")
+    except ValueError as exc:
+        raise StoreError(f"{where}: {exc}. Remove that line (the sweep runs it again) or use a "
+                         "new store path") from None
 
 
 def check_store_version(path: str, header: Mapping[str, Any]) -> None:
@@ -129,4 +148,4 @@ def check_store_version(path: str, header: Mapping[str, Any]) -> None:
 
 
 __all__ = ["STORE_FORMAT", "STORE_VERSION", "StoreContents", "StoreError", "StoreLockedError",
-           "StoreMismatchError", "check_store_version", "read_store"]
+           "StoreMismatchError", "check_store_version", "read_store", "record_checksum"]

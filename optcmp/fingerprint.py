@@ -128,6 +128,38 @@ def _feed_function(h: Any, f: types.FunctionType, depth: int, seen: set[int]) ->
                   depth - 1, seen)
 
 
+#: Containers whose contents a function may change between runs (or during one).
+_CONTAINERS = (dict, list, set, bytearray)
+
+
+def mutable_state(fn: Any) -> list[str]:
+    """The mutable containers and objects ``fn`` closes over, and the module-level containers it
+    reads (whose contents :func:`code_fingerprint` does not cover), e.g. ``["cache (closure)"]``.
+
+    Parameters
+    ----------
+    fn : callable
+
+    Returns
+    -------
+    list of str
+    """
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        return []
+    code = fn.__code__
+    plain = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+             types.MethodType, functools.partial)
+    found = [f"{n} (closure)" for n, c in zip(code.co_freevars, fn.__closure__ or ())
+             if _filled(c) and (isinstance(c.cell_contents, _CONTAINERS) or (
+                 hasattr(c.cell_contents, "__dict__") and not isinstance(c.cell_contents, plain)
+                 and not _library(type(c.cell_contents).__module__)))]
+    names = set(code.co_names).union(*(c.co_names for c in code.co_consts
+                                       if isinstance(c, types.CodeType)))
+    return found + [f"{n} (module-level {type(fn.__globals__[n]).__name__})" for n in sorted(names)
+                    if isinstance(fn.__globals__.get(n), _CONTAINERS)]
+
+
 def _filled(cell: Any) -> bool:
     """Whether a closure cell holds a value."""
     try:

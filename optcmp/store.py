@@ -28,12 +28,14 @@ from optcmp._storefile import (
     StoreMismatchError,
     check_store_version,
     read_store,
+    record_checksum,
 )
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, configured
 from optcmp.fingerprint import canonical_json, problem_identity, problem_inputs, rule_inputs
 from optcmp.results import RunResult
+from optcmp.results.io import run_from_record
 
 
 class Interrupted(KeyboardInterrupt):
@@ -162,7 +164,7 @@ class RunStore:
         try:
             _lock(fh, p)
             contents: StoreContents[RunResult] = (
-                read_store(p, RunResult.from_dict) if not created else StoreContents())
+                read_store(p, run_from_record) if not created else StoreContents())
             if contents.header is not None:
                 check_store_version(p, contents.header)
                 if (contents.header.get("problem") != ident["problem"]
@@ -216,18 +218,28 @@ class RunStore:
         if stopped_by_callback(result):
             return
         t0 = time.perf_counter()
-        self._write({"record": "run", "key": key, "run": result.to_dict()})
+        run = jsonable(result.to_dict())
+        self._write({"record": "run", "key": key, "run": run, "sha256": record_checksum(run)})
         self.runs.setdefault(key, result)
         self.appended += 1
         self.write_seconds += time.perf_counter() - t0
 
     def _write(self, record: Mapping[str, Any]) -> None:
+        """Append one line, unbuffered and fsync-ed; a failed write (a full disk) is cut off."""
         if self._fh is None:
             raise StoreError(f"store {self.path} is closed")
         line = json.dumps(jsonable(dict(record)), allow_nan=True, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode())
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        fd = self._fh.fileno()
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            rest = memoryview(line.encode())
+            while rest:
+                rest = rest[os.write(fd, rest):]
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)  # the file as it was: no torn partial line
+            raise
 
     def close(self) -> None:
         """Release the lock and close the file (idempotent)."""

@@ -43,3 +43,16 @@ def test_scipys_success_on_a_wrong_gradient_is_not_converged():
     assert r.status != "converged" and not r.success
     assert r.fun == pytest.approx(0.0015464, rel=1e-3)
     assert r.relative_suboptimality == pytest.approx(3.9e-4, rel=2e-2)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"relative": float("nan")}, "CombinedTarget: relative must be a finite number > 0, got nan"),
+    ({"relative": 2.0}, "CombinedTarget: relative must be a relative suboptimality in (0, 1)"),
+    ({"absolute": -1.0}, "CombinedTarget: absolute must be a finite number > 0, got -1.0"),
+    ({"loss": float("inf")}, "CombinedTarget: loss must be a finite number, got inf"),
+])
+def test_a_bad_tolerance_is_refused_naming_the_argument_written(kwargs, message):
+    """``CombinedTarget(relative=nan)`` said "tol must be a finite number", naming a parameter
+    the caller did not write: the message names ``relative``."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        CombinedTarget(**kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import lr_a, lr_b, lr_s, needs_cuda, needs_tf, needs_torch
@@ -486,6 +488,40 @@ def test_verdict_repetitions_use_the_settings_the_comparison_recorded():
         confirm_leaders(p, comp, optcmp.RunConfig())
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"repeats": "5"}, "repeats must be an integer >= 1 (runs of each entry in all), got str '5'"),
+    ({"repeats": 2.5}, "repeats must be an integer >= 1"),
+    ({"repeats": 0}, "repeats must be an integer >= 1"),
+    ({"max_seconds": float("nan")}, "max_seconds must be a finite number of seconds > 0, got "
+                                    "float nan"),
+    ({"max_seconds": "2"}, "max_seconds must be a finite number of seconds > 0, got str '2'"),
+    ({"max_seconds": -1.0}, "max_seconds must be a finite number"),
+])
+def test_verdict_repetitions_refuse_a_count_or_time_that_is_not_one(kwargs, message):
+    """``repeats='5'`` once ran 8 repetitions, ``max_seconds=nan`` was accepted and
+    ``max_seconds='2'`` raised a bare TypeError: each is refused by name."""
+    from optcmp.sweep import confirm_leaders
+
+    p = LinearRegression(n_samples=200, seed=0)
+    comp = optcmp.compare(p, [optcmp.gd], max_iter=5, progress=False)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        confirm_leaders(p, comp, **kwargs)
+
+
+def test_verdict_repetitions_refuse_another_problem():
+    """Repetitions on a problem with noise 0.5 were mixed into the verdict of a comparison
+    of noise 1.0: another problem is refused; ``repeats=5.0`` counts as 5."""
+    from optcmp.sweep import confirm_leaders
+
+    p = LinearRegression(n_samples=500, seed=0)
+    comp = optcmp.compare(p, [optcmp.diag_newton, optcmp.lbfgs], tol=1e-2, max_iter=2000,
+                          progress=False)
+    with pytest.raises(ValueError, match=r"problem \{.*'noise': 0.5.* is not the problem the "
+                                         r"comparison ran \(.*'noise': 1.0"):
+        confirm_leaders(LinearRegression(n_samples=500, noise=0.5, seed=0), comp)
+    assert len(confirm_leaders(p, comp, repeats=5.0, max_seconds=1e9).verdict_runs) == 8
+
+
 def test_a_suite_comparison_keeps_that_its_shared_host_runs_were_warned_about():
     """The suite's comparison is the problems' comparisons joined: the sweep's shared-host
     warning is not given again by the statistics of the joined comparison."""
@@ -518,8 +554,8 @@ def test_verdict_repeats_a_runner_up_the_medians_bring_forward(monkeypatch):
         label=kw["label"]))
     table = [make_run("A", 1.0), make_run("B", 1.1), make_run("C", 2.0)]
     comp = comparison(table)
-    done = sv.confirm_leaders(optcmp.problems.LinearRegression(n_samples=100), comp,
-                              max_seconds=10.0)
+    done = sv.confirm_leaders(types.SimpleNamespace(spec=lambda: {"problem": "P", "seed": 0}),
+                              comp, max_seconds=10.0)
     assert sorted({r.label for r in done.verdict_runs}) == ["A", "B", "C"]
     assert len(done.verdict_runs) == 12
     first = done.verdict().splitlines()[0]

@@ -91,3 +91,13 @@ def test_a_gradient_right_at_x0_only_splits_numpy_from_autodiff_from_step_two():
     assert res.verdict == "different"
     assert res.fun_rel_diff[1] <= res.tolerance and res.x_rel_diff[1] <= res.tolerance
     assert all(d > 1e-3 for d in res.fun_rel_diff[2:])
+
+
+def test_no_perturbed_point_is_refused():
+    """``points=0`` was accepted and checked only x0, where a wrong term can vanish (here the
+    gradient 0 of x^3 at x0 = 0): it is refused, naming what is allowed."""
+    p = from_function(lambda ops, x, d: ops.sum(x ** 3), np.zeros(3), grad=lambda x, d: 0 * x,
+                      check_grad=False)
+    with pytest.raises(ValueError, match=r"points must be >= 1 perturbed points .* got 0"):
+        check_gradient(p, points=0)
+    assert check_gradient(p, points=1).failed == [1]

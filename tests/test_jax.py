@@ -245,3 +245,14 @@ def test_a_problem_that_kept_compiled_programs_still_pickles():
     assert "_optcmp_compiled" not in copy.__dict__
     again = optcmp.run(copy, spec, backend="jax", threads=1, max_iter=30, max_time=None)
     np.testing.assert_array_equal(again.x, runs["jax"].x)
+
+
+def test_an_eval_every_beyond_int32_runs_fused_as_it_runs_step_by_step():
+    """``eval_every=10**12`` once failed fused minibatch runs with an OverflowError (int32):
+    the fused run takes the step-by-step run's path, to the same last iterate."""
+    p = optcmp.problems.LinearRegression(n_samples=250)
+    runs = [optcmp.run(p, optcmp.sgd(1e-3, batch_size=64), backend="jax", execution=ex,
+                       eval_every=10**12, max_iter=300, max_time=None)
+            for ex in ("fused", "step")]
+    assert [(r.status, r.nit) for r in runs] == [("max_iter", 300)] * 2
+    np.testing.assert_allclose(runs[0].x, runs[1].x, rtol=1e-12, atol=0)

@@ -69,6 +69,40 @@ def test_csv_and_parquet_export_is_atomic(small_comp, tmp_path, monkeypatch, fmt
     assert os.listdir(out) == [path.name]
 
 
+# ---------------------------------------------------------------------- run store on a full disk
+def test_a_store_write_on_a_full_disk_leaves_the_file_as_it_was(tmp_path, monkeypatch):
+    """A run record cut by a full disk once stayed in the store as a torn partial line: the
+    store's bytes are those before the failed write, and the next sweep reads every run back
+    without a warning."""
+    import warnings
+
+    import optcmp.store
+
+    p = LinearRegression(n_samples=300, seed=1)
+    path = tmp_path / "runs.jsonl"
+    optcmp.compare(p, ["gd"], max_iter=30, max_time=None, progress=False, store=str(path))
+    real_write, kept = os.write, []
+
+    def half_then_full(fd, data):
+        if b'"record":"run"' not in bytes(data):
+            return real_write(fd, data)
+        kept.append(path.read_bytes())
+        real_write(fd, bytes(data)[: len(data) // 2])  # part of the line reaches the disk
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(optcmp.store.os, "write", half_then_full)
+        with pytest.raises(OSError, match="No space left"):
+            optcmp.compare(p, ["gd", "lbfgs"], max_iter=30, max_time=None, progress=False,
+                           store=str(path))
+    assert len(kept) == 1 and path.read_bytes() == kept[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = optcmp.compare(p, ["gd", "lbfgs"], max_iter=30, max_time=None,
+                               progress=False, store=str(path))
+    assert (again.settings["store"]["reused"], again.settings["store"]["executed"]) == (1, 1)
+
+
 # ---------------------------------------------------------------------- outputs vs inputs
 @pytest.fixture()
 def no_work(monkeypatch):

@@ -8,6 +8,7 @@ import pytest
 
 import optcmp
 from optcmp._storefile import StoreMismatchError
+from optcmp.fingerprint import data_fingerprint
 from optcmp.problems import from_function
 from optcmp.store import run_key
 
@@ -126,9 +127,104 @@ def test_objective_updating_module_state_still_resumes(tmp_path):
     store = tmp_path / "runs.jsonl"
 
     def make():
-        return from_function(_counted, np.zeros(2), grad=lambda x, d: 2 * (x - 1.0),
-                             name="counted", optimum=0.0, lipschitz=2.0)
+        with pytest.warns(UserWarning, match=r"reads mutable state \(CALLS \(module-level "
+                                             r"dict\)\)"):
+            return from_function(_counted, np.zeros(2), grad=lambda x, d: 2 * (x - 1.0),
+                                 name="counted", optimum=0.0, lipschitz=2.0)
 
     _sweep(make(), store)
     assert CALLS["n"] > 0
     assert _sweep(make(), store).settings["store"]["reused"] == 1
+
+
+def _caller_arrays(n=400):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 3))
+    return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(n)
+
+
+def _lstsq_fstar(X, y):
+    A = np.c_[X, np.ones(len(X))]
+    r = A @ np.linalg.lstsq(A, y, rcond=None)[0] - y
+    return float(r @ r) / len(y)
+
+
+def _problems_from_arrays(X, y):
+    """Every constructor from a caller's arrays, and the array of ``y`` it was given."""
+    import pandas as pd
+
+    from optcmp.problems import LinearRegression, LogisticRegression
+
+    labels = (y > 0).astype(np.float64)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y})
+    return [(LinearRegression.from_arrays(X, y), y), (LogisticRegression.from_arrays(X, labels),
+                                                       labels),
+            (LinearRegression.from_frame(df, ["a", "b", "c"], "y"), None),
+            (from_function(lambda ops, x, d: ops.mean((ops.matmul(d["X"], x) - d["y"]) ** 2),
+                           np.zeros(3), {"X": X, "y": y}, name="ls"), y)]
+
+
+@pytest.mark.parametrize("k", range(4))
+def test_a_problem_owns_a_read_only_copy_of_the_callers_arrays(k):
+    """Changing the caller's arrays in place once changed the problem (its optimum and data
+    stayed cached on the old values): the problem keeps its own read-only copy."""
+    X, y = _caller_arrays()
+    problem, given = _problems_from_arrays(X, y)[k]
+    before = {n: a.copy() for n, a in problem.train_data.items()}
+    fp = data_fingerprint(problem), problem.spec()
+    X *= 3.0
+    if given is not None:
+        given += 7.0
+    for name, a in problem.train_data.items():
+        np.testing.assert_array_equal(a, before[name])
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 1.0
+    problem.train_data["y" if "y" in before else "X"] = np.zeros(1)  # a copy of the dict
+    assert {n: a.shape for n, a in problem.train_data.items()} == {
+        n: a.shape for n, a in before.items()}
+    problem.__dict__.pop("_optcmp_data_sha256", None)  # computed again from the data held
+    assert (data_fingerprint(problem), problem.spec()) == fp
+
+
+def test_a_changed_y_is_a_new_problem_with_and_without_a_store(tmp_path):
+    """After ``y += 5`` in the caller's array, a store once handed back the old run (reused 1,
+    executed 0) and a store-less run kept the old f*: the problem kept its copy, so its run is
+    the old data's, f* is the lstsq optimum of what it holds, and the changed data are a new
+    problem (a new f*, refused by the store that holds the old one)."""
+    from optcmp.problems import LinearRegression
+
+    X, y = _caller_arrays()
+    old = _lstsq_fstar(X, y)
+    p = LinearRegression.from_arrays(X, y)
+    store = tmp_path / "runs.jsonl"
+    first = optcmp.compare(p, ["lbfgs"], store=str(store), progress=False)
+    y += 5.0 * np.random.default_rng(4).standard_normal(len(y))
+    new = _lstsq_fstar(X, y)
+    assert new > 10 * old
+    again = optcmp.compare(p, ["lbfgs"], store=str(store), progress=False)
+    assert again.settings["store"]["reused"] == 1
+    assert again.runs[0].fstar == first.runs[0].fstar == pytest.approx(old, rel=1e-12)
+    plain = optcmp.compare(p, ["lbfgs"], progress=False).runs[0]
+    assert plain.status == "converged" and plain.fun == pytest.approx(old, rel=1e-3)
+    q = LinearRegression.from_arrays(X, y)
+    fresh = optcmp.compare(q, ["lbfgs"], progress=False)
+    assert fresh.runs[0].fstar == pytest.approx(new, rel=1e-12)
+    assert fresh.runs[0].status == "converged"
+    with pytest.raises(StoreMismatchError, match="holds runs of another problem"):
+        optcmp.compare(q, ["lbfgs"], store=str(store), progress=False)
+
+
+def test_an_objective_over_mutable_state_is_warned_about():
+    """A store kept serving a run after the objective changed through a dict it closes over:
+    building such a problem warns, naming the state, and a pure objective does not warn."""
+    import warnings
+
+    scale = {"k": 1.0}
+    with pytest.warns(UserWarning, match=r"reads mutable state \(scale \(closure\)\)"):
+        from_function(lambda ops, x, d: scale["k"] * ops.sum(x ** 2), np.ones(2),
+                      grad=lambda x, d: 2 * x, name="scaled")
+    k = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from_function(lambda ops, x, d: k * ops.sum(x ** 2), np.ones(2),
+                      grad=lambda x, d: 2 * k * x, name="pure")

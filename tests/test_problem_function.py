@@ -289,3 +289,15 @@ def test_integer_data_are_values_on_every_backend():
         assert r.status == "max_iter", r.message
         funs[b] = r.fun
     assert all(f == pytest.approx(funs["numpy"], rel=1e-12) for f in funs.values())
+
+
+@pytest.mark.parametrize("objective, grad, message", [
+    (lambda x: x.sum(), None, r"objective must take \(ops, x, data\), got <lambda>\(x\)"),
+    (lambda ops, x, d: ops.sum(x ** 2), lambda x: 2 * x,
+     r"grad must take \(x, data\), got <lambda>\(x\)"),
+])
+def test_a_function_of_the_wrong_signature_is_refused_when_built(objective, grad, message):
+    """An objective ``f(x)`` was accepted and failed later, in a run, with a bare TypeError:
+    it is refused when the problem is built, naming the arguments it must take."""
+    with pytest.raises(TypeError, match=message):
+        from_function(objective, np.ones(2), grad=grad)

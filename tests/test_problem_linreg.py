@@ -338,3 +338,12 @@ def test_from_csv_bad_files(tmp_path, text, kwargs, exc, match) -> None:
 def test_from_csv_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError):
         LinearRegression.from_csv(tmp_path / "nope.csv")
+
+
+def test_with_seed_keeps_drop_last():
+    """``with_seed`` (a redrawn repetition) once dropped ``drop_last=True``: the redrawn
+    problem drops the short last minibatch too, and only its data differ."""
+    p = LinearRegression(n_samples=100, seed=0, drop_last=True)
+    q = p.with_seed(5)
+    assert q.drop_last is True
+    assert q.spec() == {**p.spec(), "seed": 5}

@@ -159,3 +159,32 @@ def test_one_class_only_is_refused_where_the_loss_has_no_minimizer(tmp_path):
     # penalized coefficients and no intercept: a unique minimizer exists, accepted
     p = LogisticRegression.from_arrays(X, np.ones(6), fit_intercept=False, l2=1e-2)
     assert p.n_samples == 6
+
+
+@pytest.mark.parametrize("build", ["from_arrays", "from_frame"])
+def test_a_misspelled_keyword_is_refused_naming_the_allowed_ones(build):
+    """``from_arrays(X, y, fit_intercep=False)`` was accepted and kept the intercept: it is
+    refused, naming ``fit_intercept``."""
+    import pandas as pd
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(float)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y})
+    with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) \['fit_intercep'\] "
+                                        r"\(did you mean 'fit_intercept'\?\); it takes \[.*'l2'"):
+        if build == "from_arrays":
+            LogisticRegression.from_arrays(X, y, fit_intercep=False)
+        else:
+            LogisticRegression.from_frame(df, ["a", "b"], "y", fit_intercep=False)
+    assert LogisticRegression.from_arrays(X, y, fit_intercept=False).n_params == 2
+
+
+def test_from_frame_refuses_a_categorical_feature():
+    """A categorical column with integer categories was read as numbers by the logistic
+    ``from_frame``: it is refused as the linear one refuses it."""
+    import pandas as pd
+
+    df = pd.DataFrame({"a": pd.Categorical([1, 2, 3, 1] * 10), "b": np.arange(40.0),
+                       "y": [0.0, 1.0] * 20})
+    with pytest.raises(ValueError, match="column 'a' is categorical"):
+        LogisticRegression.from_frame(df, ["a", "b"], "y")

@@ -119,7 +119,12 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
 
 
 class Problem(ABC):
-    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring)."""
+    """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
+
+    A run store tells problems apart by :meth:`spec`, the bytes of :attr:`train_data` and, for
+    a subclass written outside optcmp, its class's code: an attribute that changes the objective
+    belongs in :meth:`spec` (docs/problems.md, "What a run store tells apart").
+    """
 
     name: str = "problem"
     """Short name used in tables and on the command line."""
@@ -269,8 +274,19 @@ class Problem(ABC):
         return f"{type(self).__name__}({args})"
 
 
+def read_only(data: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``data`` with each array (one the problem owns, never the caller's) made read-only."""
+    for a in data.values():
+        a.flags.writeable = False
+    return data
+
+
 class StoredProblem(Problem):
-    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``."""
+    """A problem whose constructor stores its layout in ``_layout`` and its data in ``_data``.
+
+    The data are the problem's own read-only copies (:func:`read_only`): its fingerprint, its
+    optimum and its run store key cannot go stale through the caller's arrays.
+    """
 
     _layout: ParamLayout
     _data: dict[str, np.ndarray]
@@ -281,4 +297,5 @@ class StoredProblem(Problem):
 
     @property
     def train_data(self) -> dict[str, np.ndarray]:
-        return self._data
+        """A new dict of the problem's read-only training arrays (replacing one changes nothing)."""
+        return dict(self._data)

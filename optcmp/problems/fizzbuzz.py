@@ -13,7 +13,7 @@ import numpy as np
 
 from optcmp._scipy import special
 from optcmp.problems._scratch import work_arrays
-from optcmp.problems.base import Array, ParamLayout, StoredProblem
+from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
 #: Loss names and the reduction each one uses over samples (and outputs).
@@ -121,7 +121,7 @@ class FizzBuzzMLP(StoredProblem):
         self.train_labels = labels[train_idx]
         #: Class of each test row (int64), shape (n_test,).
         self.test_labels = labels[test_idx]
-        self._data = {"X": X[train_idx], "Y": eye[labels[train_idx]]}
+        self._data = read_only({"X": X[train_idx], "Y": eye[labels[train_idx]]})
         #: Test arrays ``X`` (n_test, n_bits) and ``Y`` (n_test, 4), float64.
         self.test_data = {"X": X[test_idx], "Y": eye[labels[test_idx]]}
         self._layout = ParamLayout(("W1", "b1", "W2", "b2"),

@@ -7,6 +7,7 @@ Off the clock (gradient norms, ``optimum="estimate"``) a missing ``grad`` comes 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 import time
 import warnings
@@ -25,6 +26,7 @@ from optcmp.problems.base import (
     StoredProblem,
     count_rows,
     one_blas_thread,
+    read_only,
 )
 from optcmp.problems.gradcheck import check_gradient
 
@@ -56,7 +58,7 @@ def _check_data(data: Mapping[str, Any] | None, name: str) -> dict[str, np.ndarr
                                  "inf value(s); drop or impute them first")
         out[str(k)] = np.array(a, order="C")
     count_rows(out, name)  # 0-d arrays and mismatched row counts are refused here
-    return out
+    return read_only(out)
 
 
 def _param_array(what: str, value: Any) -> np.ndarray:
@@ -113,6 +115,9 @@ class FunctionProblem(StoredProblem):
                             f"{type(objective).__name__}")
         if grad is not None and not callable(grad):
             raise TypeError(f"grad must be callable grad(x, data) or None, got {type(grad).__name__}")
+        _check_signature("objective", objective, "ops, x, data")
+        if grad is not None:
+            _check_signature("grad", grad, "x, data")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
@@ -220,6 +225,19 @@ class FunctionProblem(StoredProblem):
                 "n_params": self.n_params, "n_samples": self.n_samples,
                 "analytic_grad": self._grad is not None,
                 "data_fingerprint": h.hexdigest()[:16]}
+
+
+def _check_signature(what: str, fn: Callable[..., Any], params: str) -> None:
+    """Refuse a function that cannot be called with the arguments ``params`` names."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (some builtins): called as it is
+        return
+    try:
+        sig.bind(*params.split(", "))
+    except TypeError as exc:
+        raise TypeError(f"{what} must take ({params}), got {getattr(fn, '__name__', what)}"
+                        f"{sig} ({exc})") from None
 
 
 def _scalar(out: Any, name: str) -> Any:
@@ -342,11 +360,16 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
     ----------
     objective : callable
         ``objective(ops, x, data) -> scalar`` (:data:`optcmp.frameworks.ops.OPS`). Read ``x``
-        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant).
+        and ``data`` only: TensorFlow and JAX reuse compiled programs (a stale constant). A run
+        store tells objectives apart by their code and the values they refer to when a sweep
+        starts, not by the contents of a module-level container or state changed during a
+        sweep (docs/problems.md, "What a run store tells apart"): a warning names the mutable
+        state an objective (or ``grad``) closes over or reads.
     x0 : array_like, shape (n,), or dict of str to array_like
         One flat vector, or named arrays (``{"w": zeros(d), "b": 0.0}``).
     data : dict of str to array_like, optional
         Training arrays, rows along axis 0; integers become float64, booleans stay boolean.
+        The problem keeps read-only copies.
     grad : callable, optional
         ``grad(x, data) -> array`` (a dict for named parameters): the numpy backend's gradient.
     optimum : float, Optimum or "estimate", optional
@@ -368,6 +391,16 @@ def from_function(objective: Callable[..., Any], x0: Any, data: Mapping[str, Any
         raise ValueError(f"check_grad must be 'auto', True or False, got {check_grad!r}")
     problem = FunctionProblem(objective, x0, data, grad, optimum, name,
                               default_target=default_target, lipschitz=lipschitz)
+    from optcmp.fingerprint import mutable_state
+
+    state = mutable_state(objective) + mutable_state(grad)
+    if state:
+        warnings.warn(f"the objective of problem {name!r} reads mutable state "
+                      f"({', '.join(dict.fromkeys(state))}): a run store tells objectives apart "
+                      "by their code and the values they refer to when a sweep starts, so a "
+                      "change to that state during a sweep, or to a module-level container at "
+                      "any time, is not seen and a stored run may be reused. Pass such values as "
+                      "data=..., or as constants", UserWarning, stacklevel=2)
     cheap = problem.n_params * max(1, problem.n_samples) <= GRADIENT_CHECK_LIMIT
     if grad is not None and (check_grad is True or (check_grad == "auto" and cheap)):
         check_gradient(problem, raise_on_failure=True)

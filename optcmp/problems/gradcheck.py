@@ -134,9 +134,9 @@ def _points(problem: Problem, points: int | Sequence[Any], scale: float, seed: i
     """The labels and points to check: x0 and perturbed points, or the points given."""
     n = problem.n_params
     if isinstance(points, (int, np.integer)) and not isinstance(points, bool):
-        if points < 0:
-            raise ValueError(f"points must be >= 0 perturbed points or a list of points, got "
-                             f"{points!r}")
+        if points < 1:  # x0 alone: a wrong term that vanishes there passes
+            raise ValueError(f"points must be >= 1 perturbed points (a wrong gradient term can "
+                             f"vanish at x0) or a list of points, got {points!r}")
         x0 = np.asarray(problem.init_params(0), dtype=np.float64).reshape(-1)
         step = scale * max(1.0, float(np.max(np.abs(x0))))
         rng = np.random.default_rng(seed)
@@ -163,7 +163,7 @@ def check_gradient(problem: Problem, points: int | Sequence[Any] = 3, *,
     problem : Problem
         Its :meth:`~optcmp.problems.base.Problem.value_and_grad` is checked, on the full data.
     points : int or list of array_like, default 3
-        The number of perturbed points besides ``x0``, or the points themselves.
+        The number of perturbed points besides ``x0`` (at least 1), or the points themselves.
     reference : {"central", "complex_step", "autodiff"}, default "central"
     rtol : float, default 1e-6
     scale : float, default 0.1

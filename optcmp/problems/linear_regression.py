@@ -116,12 +116,13 @@ class LinearRegression(tabular.TabularProblem):
     def from_arrays(cls, X: Any, y: Any, *, fit_intercept: bool = True, init: str = "zeros",
                     feature_names: Sequence[str] | None = None,
                     target_names: Sequence[str] | None = None, name: str = "linear_regression",
-                    drop_last: bool = False) -> LinearRegression:
+                    drop_last: bool = False, **unknown: Any) -> LinearRegression:
         """Build the problem from your own ``X`` (n, d) and ``y`` (n,) or (n, k).
 
         The flags as for the constructor; ``feature_names`` and ``target_names``: one distinct
-        name per column of ``X`` and of ``y``.
+        name per column of ``X`` and of ``y``; any other keyword is refused, naming these.
         """
+        tabular.refuse_unknown(cls.from_arrays, unknown)
         self = cls.__new__(cls)
         self.name = tabular.check_label("name", name)
         fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
@@ -181,7 +182,8 @@ class LinearRegression(tabular.TabularProblem):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         return LinearRegression(n_samples=sp["n_samples"], n_features=sp["n_features"],
                                 noise=sp["noise"], seed=int(seed),
-                                fit_intercept=sp["fit_intercept"], init=sp["init"])
+                                fit_intercept=sp["fit_intercept"], init=sp["init"],
+                                drop_last=self.drop_last)
 
     def _drop(self, drop_last: Any) -> None:
         """Set the minibatch drop policy (in the spec only when it drops: old specs match)."""

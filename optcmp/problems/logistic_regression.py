@@ -111,11 +111,13 @@ class LogisticRegression(tabular.TabularProblem):
     @classmethod
     def from_arrays(cls, X: Any, y: Any, *, l2: float = 1e-3, fit_intercept: bool = True,
                     feature_names: Sequence[str] | None = None,
-                    name: str = "logistic_regression", **_: Any) -> LogisticRegression:
+                    name: str = "logistic_regression", **unknown: Any) -> LogisticRegression:
         """Build the problem from your own ``X`` (n, d) and labels ``y`` (n,), 0/1 or booleans.
 
-        ``l2`` and ``fit_intercept`` as for the constructor; one name per column of ``X``.
+        ``l2`` and ``fit_intercept`` as for the constructor; one name per column of ``X``; any
+        other keyword is refused, naming these.
         """
+        tabular.refuse_unknown(cls.from_arrays, unknown)
         self = cls.__new__(cls)
         self.name = tabular.check_label("name", name)
         fit_intercept = tabular.check_flag("fit_intercept", fit_intercept)
@@ -144,10 +146,7 @@ class LogisticRegression(tabular.TabularProblem):
         """Build the problem from columns of a DataFrame (``**kwargs``: :meth:`from_arrays`)."""
         features, tl = tabular.check_columns(list(map(str, df.columns)), features, target)
         for c in features + tl:
-            dt = np.asarray(df[c]).dtype
-            if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
-                raise ValueError(f"column {c!r} is not numeric (dtype {dt}); convert it or "
-                                 "leave it out")
+            tabular.check_frame_column(c, df[c])
         kwargs.setdefault("feature_names", features)
         return cls.from_arrays(df[features].to_numpy(dtype=np.float64),
                                df[tl[0]].to_numpy(dtype=np.float64), **kwargs)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
-from optcmp.problems.base import Array, Optimum, ParamLayout, StoredProblem
+from optcmp.problems.base import Array, Optimum, ParamLayout, StoredProblem, read_only
 from optcmp.problems.mgh_functions import M_OF_N, MGHInfo, helical_value_and_grad, mgh_info
 
 #: Step of the complex-step derivative.
@@ -54,7 +54,8 @@ class MGHProblem(StoredProblem):
         self.name = f"mgh{info.number:02d}_{info.name}"
         consts = info.constants(n_, m_)
         # constants travel as one-row arrays: placed on the device once, like data
-        self._data = {k: np.asarray(v, dtype=np.float64)[None, ...] for k, v in consts.items()}
+        self._data = read_only({k: np.array(v, dtype=np.float64)[None, ...]
+                                for k, v in consts.items()})
         self._layout = ParamLayout(("x",), ((n_,),))
         self._x0 = np.asarray(info.x0(n_), dtype=np.float64)
 

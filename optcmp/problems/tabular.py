@@ -7,6 +7,8 @@ refused with the same messages.
 from __future__ import annotations
 
 import csv
+import difflib
+import inspect
 import io
 import os
 from collections import Counter
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._io import check_memory
-from optcmp.problems.base import Optimum, StoredProblem
+from optcmp.problems.base import Optimum, StoredProblem, read_only
 
 
 class TabularProblem(StoredProblem):
@@ -38,7 +40,7 @@ class TabularProblem(StoredProblem):
         A[:, :d] = X
         if fit_intercept:
             A[:, d] = 1.0
-        self._data = {"A": A, "y": np.ascontiguousarray(y, dtype=np.float64)}
+        self._data = read_only({"A": A, "y": np.array(y, dtype=np.float64, order="C")})
         self._optimum: Optimum | None = None
         self._lipschitz: float | None = None
 
@@ -62,11 +64,25 @@ class TabularProblem(StoredProblem):
         X = data[:, : len(features)]
         y = data[:, len(features)] if isinstance(targets, str) else data[:, len(features):]
         kwargs.setdefault("feature_names", features)
-        kwargs.setdefault("target_names", target_list)
+        if "target_names" in inspect.signature(cls.from_arrays).parameters:  # type: ignore[attr-defined]
+            kwargs.setdefault("target_names", target_list)
         kwargs.setdefault("name", os.path.splitext(os.path.basename(path))[0])
         prob = cls.from_arrays(X, y, **kwargs)  # type: ignore[attr-defined]
         prob._spec["source"] = f"csv:{os.path.abspath(path)}"
         return prob
+
+
+def refuse_unknown(func: Any, unknown: dict[str, Any]) -> None:
+    """Refuse keyword arguments ``func`` does not take, naming the ones it does."""
+    if not unknown:
+        return
+    allowed = [n for n, p in inspect.signature(func).parameters.items()
+               if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    bad = sorted(unknown)
+    close = difflib.get_close_matches(bad[0], allowed, 1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(f"{func.__qualname__}() got unknown keyword argument(s) {bad}{hint}; it "
+                    f"takes {allowed}")
 
 
 def check_count(name: str, value: Any, lo: int = 1) -> None:
@@ -323,4 +339,5 @@ def fingerprint(*arrays: np.ndarray) -> str:
 
 
 __all__ = ["TabularProblem", "as_float_matrix", "check_columns", "check_count", "check_finite",
-           "check_frame_column", "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv"]
+           "check_frame_column", "check_names", "check_scale", "csv_matrix", "fingerprint", "read_csv",
+           "refuse_unknown"]

@@ -143,7 +143,13 @@ class CombinedTarget(Rule):
                                  f"{v!r}")
         tests = {"relative": RelativeSuboptimality, "absolute": AbsoluteSuboptimality,
                  "grad_norm": GradientNorm, "loss": LossTarget}
-        self._parts: list[Rule] = [tests[k](float(v)) for k, v in given.items() if v is not None]
+        self._parts: list[Rule] = []
+        for k, v in given.items():
+            try:
+                self._parts += [] if v is None else [tests[k](float(v))]
+            except ValueError as exc:  # the message names the argument written, not the rule's
+                said = str(exc).replace("LossTarget value", "loss").replace("tol", k)
+                raise ValueError(f"CombinedTarget: {said}") from None
         if not self._parts:
             raise ValueError("CombinedTarget needs at least one of relative, absolute, "
                              "grad_norm, loss")

@@ -4,13 +4,18 @@ timing noise of one run per entry, so :func:`confirm_leaders` runs its two faste
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from optcmp.analysis.ranking import rank_runs
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig
 from optcmp.engine.runner import run
+from optcmp.fingerprint import canonical_json
 from optcmp.optimizers.base import get_optimizer
 from optcmp.problems.base import Problem
 from optcmp.results import RunResult
@@ -48,14 +53,22 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
     config : RunConfig, optional
         The settings ``comp`` was run with; default: the settings ``comp`` recorded.
     repeats : int, default 5
-        Runs of each of the two entries in all (the table's included).
+        Runs of each of the two entries in all (the table's included), at least 1.
     max_seconds : float, default 2.0
+        A finite positive number of seconds.
 
     Returns
     -------
     Comparison
         ``comp`` itself when there is nothing to confirm, else a copy with ``verdict_runs``.
+
+    Raises
+    ------
+    ValueError
+        ``problem`` is not the one ``comp`` ran, or ``repeats`` or ``max_seconds`` is not
+        allowed.
     """
+    repeats, max_seconds = _check_arguments(problem, comp, repeats, max_seconds)
     if int(comp.settings.get("repeats", 1) or 1) > 1:
         return comp
     top = leaders(comp.runs)[:2]
@@ -63,7 +76,7 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
         return comp
     base = _base_config(comp, config)
     rule = rule_from_dict(comp.settings["stopping"])
-    runs = _repeat(problem, top, base, rule, int(repeats))
+    runs = _repeat(problem, top, base, rule, repeats)
     for _ in range(MAX_NEW_RUNNERS_UP):  # the runner-up by the medians is repeated as well
         ranked = [e for e in rank_runs([*comp.runs, *runs], comp.settings.get("rank_by"))
                   if e.ranked][:2]
@@ -72,8 +85,27 @@ def confirm_leaders(problem: Problem, comp: Comparison, config: RunConfig | None
         if not new or float(new[0].time or 0.0) + float(ranked[0].time or 0.0) > max_seconds:
             break
         single = min(new[0].reached, key=lambda r: float(r.time_to_target or 0.0))
-        runs += _repeat(problem, [single], base, rule, int(repeats))
+        runs += _repeat(problem, [single], base, rule, repeats)
     return comp.replace(verdict_runs=runs)
+
+
+def _check_arguments(problem: Problem, comp: Comparison, repeats: Any,
+                     max_seconds: Any) -> tuple[int, float]:
+    """``repeats`` and ``max_seconds`` checked, and ``problem`` checked to be ``comp``'s."""
+    ran: Any = comp.problem or next((r.problem_spec for r in comp.runs if r.problem_spec), {})
+    if ran and canonical_json(ran) != canonical_json(problem.spec()):  # a saved one's too
+        raise ValueError(f"problem {problem.spec()} is not the problem the comparison ran "
+                         f"({ran}); its repetitions would mix runs of two problems into one "
+                         "verdict. Pass the comparison's problem")
+    if isinstance(repeats, (bool, np.bool_)) or not isinstance(repeats, numbers.Real) \
+            or not float(repeats).is_integer() or float(repeats) < 1:
+        raise ValueError(f"repeats must be an integer >= 1 (runs of each entry in all), got "
+                         f"{type(repeats).__name__} {repeats!r:.80}")
+    if isinstance(max_seconds, (bool, np.bool_)) or not isinstance(max_seconds, numbers.Real) \
+            or not (math.isfinite(max_seconds) and float(max_seconds) > 0):
+        raise ValueError(f"max_seconds must be a finite number of seconds > 0, got "
+                         f"{type(max_seconds).__name__} {max_seconds!r:.80}")
+    return int(float(repeats)), float(max_seconds)
 
 
 def _repeat(problem: Problem, top: Sequence[RunResult], base: RunConfig, rule: Any,

@@ -277,8 +277,9 @@ class JaxBackend(Backend):
 
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                       first: Any, every: Any, *extra: Any) -> Any:
-            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start), jnp.int32(first),
-                      jnp.int32(every), *extra)
+            # observations past the block's n steps are not in it: capped at n, int32 holds them
+            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start),
+                      jnp.int32(min(first, n)), jnp.int32(min(every, max(n, 1))), *extra)
         return int_block
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
