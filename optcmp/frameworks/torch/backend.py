@@ -7,6 +7,7 @@ framework backends".
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -82,11 +83,12 @@ class TorchBackend(Backend):
 
     def _shared(self, a: Any) -> torch.Tensor:
         arr = a if isinstance(a, np.ndarray) else None
-        if (arr is None or self._cuda or not arr.flags.c_contiguous or not arr.flags.writeable
-                or arr.dtype.byteorder == ">"
+        if (arr is None or self._cuda or not arr.flags.c_contiguous or arr.dtype.byteorder == ">"
                 or (np.issubdtype(arr.dtype, np.floating) and arr.dtype != self.np_dtype)):
             return self.asarray(a)
-        return torch.from_numpy(arr)
+        with warnings.catch_warnings():  # a problem's read-only data: runs never write to it
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            return torch.from_numpy(arr)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, copy=True)
