@@ -334,7 +334,7 @@ def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
 
     def init(ops: Any, x: Any) -> State:
         out: list[Any] = [ops.zeros_like(x)]  # the full v (unused entries of factored blocks)
-        for (a, _, s), f in zip(blocks, fac):
+        for (_, _, s), f in zip(blocks, fac):
             if f:
                 out += [ops.zeros_like(x[:s[0]]), ops.zeros_like(x[:s[1]])]
         return tuple(out)
