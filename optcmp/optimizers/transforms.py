@@ -42,8 +42,8 @@ class Step(NamedTuple):
     hp: Mapping[str, Any]
 
     def __call__(self, v: Value) -> Any:
-        """A transform argument: a hyperparameter's value when ``v`` names one."""
-        return self.hp[v] if isinstance(v, str) else v
+        """A transform argument: the value of the hyperparameter ``v`` names, else ``v``."""
+        return self.hp[v] if isinstance(v, str) and v in self.hp else v
 
 
 class Transform(NamedTuple):
@@ -105,6 +105,24 @@ def when(condition: Callable[[Mapping[str, Any]], bool], transform: Transform) -
         return transform.update(ops, u, state, p) if condition(p.hp) else (u, state)
 
     return Transform(transform.init, update)
+
+
+def round_to_float32(a: Any) -> Any:
+    """``a`` rounded to float32's 24-bit significand, by arithmetic alone (Veltkamp's split),
+    so that a float64 rule can follow a framework that keeps a scalar in float32.
+
+    Parameters
+    ----------
+    a : scalar or array
+        float64, of magnitude within float32's normal range.
+
+    Returns
+    -------
+    scalar or array
+        float64.
+    """
+    c = a * 536870913.0  # 2**29 + 1: keeps 53 - 29 = 24 significant bits
+    return c - (c - a)
 
 
 def _zeros(n: int) -> Callable[[Any, Any], State]:
@@ -197,7 +215,8 @@ def scale_by_rms(decay: Value = "rho", eps: Value = "eps", eps_inside: bool = Fa
 
 def scale_by_nadam(b1: Value = "beta1", b2: Value = "beta2", eps: Value = "eps",
                    momentum_decay: Value = "momentum_decay",
-                   schedule: Value = "momentum_schedule") -> Transform:
+                   schedule: Value = "momentum_schedule",
+                   rounding: Value = "mu_rounding") -> Transform:
     r"""NAdam (Dozat 2016): Nesterov momentum with the momentum schedule named.
 
     ``schedule="dozat"``: :math:`\mu_t = \beta_1(1 - \tfrac12 0.96^{t\psi})` with
@@ -205,26 +224,35 @@ def scale_by_nadam(b1: Value = "beta1", b2: Value = "beta2", eps: Value = "eps",
     ``"constant"``: :math:`\mu_t = \beta_1` (optax). Then
     :math:`u = \big(\frac{(1-\mu_t) g}{1-\prod_{i\le t}\mu_i}
     + \frac{\mu_{t+1} m_t}{1-\prod_{i\le t+1}\mu_i}\big) / (\sqrt{\hat v_t}+\epsilon)`.
+    ``rounding`` (of the Dozat schedule): ``"exact"``; ``"float32_product"``,
+    :math:`\prod\mu_i` kept in float32 (torch's scalar state); ``"float32_decay"``, 0.96
+    rounded to float32 in :math:`\mu_t` and :math:`\mu_{t+1}` but not in the product (Keras'
+    cast).
 
     Parameters
     ----------
     b1, b2, eps, momentum_decay : float or str
     schedule : {"dozat", "constant"} or str
         The value, or the hyperparameter naming it.
+    rounding : {"exact", "float32_product", "float32_decay"} or str
 
     Returns
     -------
     Transform
     """
-    def mu(p: Step, t: Any) -> Any:
+    def mu(p: Step, t: Any, base: float = 0.96) -> Any:
         if p(schedule) == "constant":
             return p(b1) + 0.0 * t
-        return p(b1) * (1.0 - 0.5 * 0.96 ** (t * p(momentum_decay)))
+        return p(b1) * (1.0 - 0.5 * base ** (t * p(momentum_decay)))
 
     def update(ops: Any, u: Any, state: State, p: Step) -> tuple[Any, State]:
         m, v = _moments(ops, u, state[:2], p, b1, b2)
-        mu_t, mu_next = mu(p, p.t), mu(p, p.t + 1.0)
-        prod = state[2] * mu_t
+        base = 0.9599999785423279 if p(rounding) == "float32_decay" else 0.96
+        mu_t, mu_next = mu(p, p.t, base), mu(p, p.t + 1.0, base)
+        if p(rounding) == "float32_product" and p(schedule) != "constant":
+            prod = round_to_float32(state[2] * round_to_float32(mu_t))
+        else:
+            prod = state[2] * mu(p, p.t)
         den = ops.sqrt(v / (1.0 - p(b2) ** p.t)) + p(eps)
         step = (1.0 - mu_t) / (1.0 - prod) * u + mu_next / (1.0 - prod * mu_next) * m
         return step / den, (m, v, prod)
@@ -305,7 +333,7 @@ def _per_block(ops: Any, u: Any, shapes: Sequence[tuple[int, ...]] | None,
 
 
 def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
-                          eps_form: Value = "eps_form",
+                          eps_form: Value = "eps_form", rounding: Value = "decay_rounding",
                           shapes: Sequence[tuple[int, ...]] | None = None,
                           min_dim_size_to_factor: int = 1) -> Transform:
     r"""Adafactor's second-moment scaling (Shazeer and Stern 2018), :math:`u/\sqrt{\hat v_t}`.
@@ -316,11 +344,13 @@ def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
     :math:`\hat v = R C^\top / \operatorname{mean}(R)`; the rest keep :math:`v` in full.
     ``eps_form="add"``: :math:`u^2 + \epsilon_1` enters the averages (Keras, optax);
     ``"clamp"``: :math:`\hat v` is clamped below at :math:`\epsilon_1^2` (torch).
+    ``rounding="float32"``: :math:`\hat\beta_{2,t}` computed in float32 (optax), else exact.
 
     Parameters
     ----------
     decay, eps : float or str
     eps_form : {"add", "clamp"} or str
+    rounding : {"exact", "float32"} or str
     shapes : sequence of tuple of int, optional
         Blocks of the flat vector (None: one vector, never factored).
     min_dim_size_to_factor : int, default 1
@@ -340,7 +370,11 @@ def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
         return tuple(out)
 
     def update(ops: Any, u: Any, state: State, p: Step) -> tuple[Any, State]:
-        w = p.t ** (-p(decay))  # 1 - beta2_t
+        if p(rounding) == "float32":  # optax: t, c and every result in float32
+            w = 1.0 - round_to_float32(1.0 - round_to_float32(
+                p.t ** (-round_to_float32(p(decay)))))
+        else:
+            w = p.t ** (-p(decay))  # 1 - beta2_t
         add = p(eps_form) == "add"
         g2 = u * u + p(eps) if add else u * u
         v = state[0] + w * (g2 - state[0])
@@ -492,7 +526,7 @@ class TransformRule(ScheduledRule):
 
 
 __all__ = ["EPS_PLACEMENTS", "Step", "Transform", "TransformRule", "add_decayed_weights",
-           "bias_corrected_denominator", "chain", "clip_by_block_rms", "scale_by_adam",
+           "bias_corrected_denominator", "chain", "clip_by_block_rms", "round_to_float32", "scale_by_adam",
            "scale_by_factored_rms", "scale_by_lion", "scale_by_lr", "scale_by_nadam",
            "scale_by_param_rms", "scale_by_radam", "scale_by_rms", "scale_by_trust_ratio",
            "when"]
