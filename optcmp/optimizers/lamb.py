@@ -25,8 +25,8 @@ from typing import Any
 from optcmp.optimizers._common import common_params, f64, keras_common, minibatch_params, spec_from
 from optcmp.optimizers._hyperparams import by_name
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer
+from optcmp.optimizers._moments import moment_params
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
-from optcmp.optimizers.radam import moment_params
 from optcmp.optimizers.schedule import Schedule
 from optcmp.optimizers.transforms import (
     TransformRule,

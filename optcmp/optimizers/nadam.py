@@ -34,14 +34,14 @@ from optcmp.optimizers._common import (
 )
 from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
-from optcmp.optimizers.radam import (
+from optcmp.optimizers._moments import (
     decayed,
     moment_params,
     optax_l2,
     optax_no_decoupled,
     torch_adam_options,
 )
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 from optcmp.optimizers.transforms import TransformRule, scale_by_nadam
 
