@@ -132,6 +132,27 @@ def test_lion_default_weight_decay_is_explicit_and_optax_s_moves_the_weights():
     assert r.hyperparameters["weight_decay"] == 0.0
 
 
+@pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
+def test_keras_adafactor_caps_the_step_whatever_relative_step_says():
+    """Keras' Adafactor(relative_step=False) takes the same steps as True: it caps the step at
+    min(lr, 1/sqrt(t)) either way, so optcmp passes True and its optax form has no Keras native."""
+    from optcmp.frameworks.tensorflow.native import keras_backend_name
+
+    keras_backend_name()
+    import keras
+
+    out = []
+    for rs in (True, False):
+        v = keras.Variable(np.ones((4, 3)), dtype="float64")
+        opt = keras.optimizers.Adafactor(learning_rate=np.float64(0.5), relative_step=rs)
+        opt.build([v])
+        for t in range(5):
+            g = keras.ops.convert_to_tensor(np.arange(12.0).reshape(4, 3) * (t + 1), "float64")
+            opt.apply_gradients([(g, v)])
+        out.append(np.asarray(v.numpy()))
+    assert np.array_equal(out[0], out[1]) and not np.allclose(out[0], 1.0)
+
+
 def test_float32_rounding_emulated_by_arithmetic():
     """round_to_float32 equals numpy's cast to float32 and back, on values across the range."""
     x = np.random.default_rng(0).standard_normal(10_000) * 10.0 ** np.arange(-20, 20, 0.004)
