@@ -47,9 +47,11 @@ def _needs(backend: str):
 @pytest.mark.parametrize("name, backend, hp", [
     pytest.param(n, b, hp, id=f"{n}-{b}-{i}", marks=_needs(b)) for i, (n, b, hp) in
     enumerate(NATIVES)])
-@pytest.mark.parametrize("batch_size", [None, 64])
-def test_each_native_follows_the_reference_on_a_matrix_problem(name, backend, hp, batch_size):
-    spec = optcmp.optimizers.get_optimizer(name, batch_size=batch_size, **hp)
+@pytest.mark.parametrize("extra", [{}, {"batch_size": 64},
+                                   {"schedule": "exponential(gamma=0.9)", "clip_norm": 0.5}],
+                         ids=["full", "minibatch", "scheduled-clipped"])
+def test_each_native_follows_the_reference_on_a_matrix_problem(name, backend, hp, extra):
+    spec = optcmp.optimizers.get_optimizer(name, **hp, **extra)
     res = _quiet(optcmp.check_equivalence, mls(), spec, backends=("numpy", backend), steps=20,
                  impl={"numpy": "reference", backend: "native"}, tolerance=1e-10)
     assert res.impls == {"numpy": "reference", backend: "native"}, res.skipped
@@ -160,9 +162,10 @@ def test_float32_rounding_emulated_by_arithmetic():
 
 
 @pytest.mark.skipif(not HAS_JAX, reason="optax is not installed")
-def test_factored_second_moment_and_trust_ratio_per_block_follow_optax():
-    """On a (16, 32) and a (128, 200) block, the factored Adafactor direction and LAMB's
-    per-block trust ratio equal optax's own transforms over 20 steps (float64)."""
+def test_chains_follow_optax_per_block():
+    """On a (16, 32) and a (128, 200) block, the factored Adafactor direction, LAMB's per-block
+    trust ratio, RMSprop and Adam chained from transforms equal optax's own over 20 steps
+    (float64)."""
     import jax
     import optax
 
@@ -175,14 +178,17 @@ def test_factored_second_moment_and_trust_ratio_per_block_follow_optax():
     grads = [rng.standard_normal(x0.size) for _ in range(20)]
     hp = {"decay_rate": 0.8, "eps1": 1e-30, "eps_form": "add", "decay_rounding": "float32",
           "clip_threshold": 1.0, "eps2": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-6,
-          "eps_placement": "bias_corrected", "weight_decay": 0.01}
+          "eps_placement": "bias_corrected", "weight_decay": 0.01, "rho": 0.9}
     ours = {"adafactor": T.chain(T.scale_by_factored_rms(shapes=shapes, min_dim_size_to_factor=128),
                                  T.clip_by_block_rms(shapes=shapes), T.scale_by_lr(),
                                  T.scale_by_param_rms(shapes=shapes)),
             "lamb": T.chain(T.scale_by_adam(), T.add_decayed_weights(),
-                            T.scale_by_trust_ratio(shapes=shapes), T.scale_by_lr())}
-    theirs = {"adafactor": optax.adafactor(0.01), "lamb": optax.lamb(0.01, eps=1e-6,
-                                                                     weight_decay=0.01)}
+                            T.scale_by_trust_ratio(shapes=shapes), T.scale_by_lr()),
+            "rmsprop": T.chain(T.scale_by_rms(eps_inside=True), T.scale_by_lr()),
+            "adam": T.chain(T.scale_by_adam(eps=1e-3), T.scale_by_lr())}
+    theirs = {"adafactor": optax.adafactor(0.01), "rmsprop": optax.rmsprop(0.01, eps=1e-6),
+              "lamb": optax.lamb(0.01, eps=1e-6, weight_decay=0.01),
+              "adam": optax.adam(0.01, eps=1e-3)}
     split = np.cumsum([a * b for a, b in shapes])[:-1]
 
     def tree(v):
