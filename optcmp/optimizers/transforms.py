@@ -114,15 +114,17 @@ def round_to_float32(a: Any) -> Any:
     Parameters
     ----------
     a : scalar or array
-        float64, of magnitude within float32's normal range.
+        Of magnitude within float32's normal range; float32 input is returned as it is.
 
     Returns
     -------
     scalar or array
-        float64.
+        Of ``a``'s dtype.
     """
-    c = a * 536870913.0  # 2**29 + 1: keeps 53 - 29 = 24 significant bits
-    return c - (c - a)
+    c = a * 536870913.0  # 2**29 + 1: keeps 53 - 29 = 24 significant bits of a float64
+    one = a * 0.0 + 1.0
+    wide = ((one + 2.0 ** -30) - one) * 2.0 ** 30  # 1 in float64, 0 in float32
+    return wide * (c - (c - a)) + (1.0 - wide) * a
 
 
 def _zeros(n: int) -> Callable[[Any, Any], State]:
