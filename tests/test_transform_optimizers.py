@@ -33,7 +33,8 @@ NATIVES = [
     ("adafactor", "torch", {"eps_form": "clamp", "eps1": 1e-15, "weight_decay": 0.1}),
     ("adafactor", "tensorflow", {}),
     ("adafactor", "jax", {"relative_step": False, "decay_rounding": "float32"}),
-    ("lamb", "tensorflow", {"learning_rate": 0.01}),
+    ("lamb", "tensorflow", {"learning_rate": 0.01, "weight_decay": 0.1,
+                            "weight_decay_mode": "outside_ratio"}),
     ("lamb", "jax", {"learning_rate": 0.01, "weight_decay": 0.1}),
 ]
 
@@ -71,7 +72,9 @@ def test_each_native_follows_the_reference_on_a_matrix_problem(name, backend, hp
     ("nadam", "torch", {"mu_rounding": "exact"}, "mu_rounding='float32_product'"),
     ("adafactor", "torch", {}, "eps_form='clamp'"),
     ("adafactor", "jax", {}, "relative_step=False"),
-    ("lamb", "tensorflow", {"weight_decay": 0.1}, "outside the trust ratio"),
+    ("lamb", "tensorflow", {"weight_decay": 0.1}, "weight_decay_mode='outside_ratio'"),
+    ("lamb", "jax", {"weight_decay": 0.1, "weight_decay_mode": "outside_ratio"},
+     "weight_decay_mode='inside_ratio'"),
 ])
 def test_a_native_of_another_convention_is_refused_naming_the_one_it_runs(name, backend, hp,
                                                                             says):

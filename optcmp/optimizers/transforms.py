@@ -440,8 +440,8 @@ def scale_by_param_rms(min_scale: Value = "eps2",
     return _stateless(fn)
 
 
-def scale_by_trust_ratio(eps: Value = 0.0,
-                         shapes: Sequence[tuple[int, ...]] | None = None) -> Transform:
+def scale_by_trust_ratio(eps: Value = 0.0, shapes: Sequence[tuple[int, ...]] | None = None,
+                         decayed_by: Value | None = None) -> Transform:
     r"""LAMB's layer-wise trust ratio :math:`u\,\lVert x\rVert/(\lVert u\rVert+\epsilon)`, 1
     where either norm is 0 (You et al. 2020; optax's ``scale_by_trust_ratio``, Keras' ``Lamb``).
 
@@ -449,12 +449,17 @@ def scale_by_trust_ratio(eps: Value = 0.0,
     ----------
     eps : float or str
     shapes : sequence of tuple of int, optional
+    decayed_by : float or str, optional
+        The norm of :math:`x(1-\eta_t\lambda)` with this :math:`\lambda`: the weights decayed
+        before the step, as Keras does.
 
     Returns
     -------
     Transform
     """
     def ratio(ops: Any, ub: Any, xb: Any, p: Step) -> Any:
+        if decayed_by is not None and p(decayed_by):
+            xb = xb * (1.0 - p.lr * p(decayed_by))
         xn, un = ops.norm(xb), ops.norm(ub)
         return ops.where((xn > 0.0) & (un > 0.0), ub * (xn / (un + p(eps))), ub)
 
