@@ -420,22 +420,31 @@ def clip_by_block_rms(threshold: Value = "clip_threshold",
         ops, u, shapes, lambda ub, a, b: ub / ops.maximum(_rms(ops, ub) / p(threshold), 1.0)))
 
 
+def _decayed(x: Any, p: Step, decayed_by: Value | None) -> Any:
+    """``x (1 - lr * decayed_by)``: the weights as decayed before the step (``x``: None)."""
+    return x * (1.0 - p.lr * p(decayed_by)) if decayed_by is not None and p(decayed_by) else x
+
+
 def scale_by_param_rms(min_scale: Value = "eps2",
-                       shapes: Sequence[tuple[int, ...]] | None = None) -> Transform:
+                       shapes: Sequence[tuple[int, ...]] | None = None,
+                       decayed_by: Value | None = None) -> Transform:
     r""":math:`u \max(\epsilon_2, \mathrm{RMS}(x))` per block (Adafactor's parameter scale).
 
     Parameters
     ----------
     min_scale : float or str
     shapes : sequence of tuple of int, optional
+    decayed_by : float or str, optional
+        The RMS of :math:`x(1-\eta_t\lambda)` with this :math:`\lambda` (weights decayed first).
 
     Returns
     -------
     Transform
     """
     def fn(ops: Any, u: Any, p: Step) -> Any:
+        x = _decayed(p.x, p, decayed_by)
         return _per_block(ops, u, shapes, lambda ub, a, b: ub * ops.maximum(
-            _rms(ops, p.x if b < 0 else p.x[a:b]), p(min_scale)))
+            _rms(ops, x if b < 0 else x[a:b]), p(min_scale)))
 
     return _stateless(fn)
 
@@ -458,9 +467,7 @@ def scale_by_trust_ratio(eps: Value = 0.0, shapes: Sequence[tuple[int, ...]] | N
     Transform
     """
     def ratio(ops: Any, ub: Any, xb: Any, p: Step) -> Any:
-        if decayed_by is not None and p(decayed_by):
-            xb = xb * (1.0 - p.lr * p(decayed_by))
-        xn, un = ops.norm(xb), ops.norm(ub)
+        xn, un = ops.norm(_decayed(xb, p, decayed_by)), ops.norm(ub)
         return ops.where((xn > 0.0) & (un > 0.0), ub * (xn / (un + p(eps))), ub)
 
     return _stateless(lambda ops, u, p: _per_block(
