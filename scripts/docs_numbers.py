@@ -765,6 +765,85 @@ def page_best_practice(v: Values, fast: bool) -> None:
                     "median of interleaved rounds")
 
 
+def _mls() -> Any:
+    """MLS (tests/conftest.py's ``mls``): f(W) = 0.5/N ||X W - Y||^2, W of shape (16, 32)."""
+    import numpy as np
+
+    from optcmp.problems import from_function
+
+    rng = np.random.default_rng(0)
+    n, m, k = 256, 16, 32
+    U, _ = np.linalg.qr(rng.standard_normal((n, m)))
+    V, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    X = (U * (np.logspace(0, -1, m) * np.sqrt(n))) @ V.T
+    Y = X @ rng.standard_normal((m, k)) + 0.1 * rng.standard_normal((n, k))
+    W0 = 0.1 * rng.standard_normal((m, k))
+    fstar = 0.5 / n * np.sum((X @ np.linalg.lstsq(X, Y, rcond=None)[0] - Y) ** 2)
+    return from_function(lambda o, p, d: 0.5 * o.sum(o.mean((o.matmul(d["X"], p["W"]) - d["Y"])
+                                                            ** 2, axis=0)),
+                         {"W": W0}, {"X": X, "Y": Y}, optimum=float(fstar), name="MLS",
+                         grad=lambda p, d: {"W": d["X"].T @ (d["X"] @ p["W"] - d["Y"]) / n})
+
+
+def _apart(p: Any, specs: list[Any], steps: int) -> tuple[float, Any]:
+    """The largest entry-wise difference of two specs' iterates over ``steps`` steps (numpy),
+    and their iterates."""
+    import numpy as np
+
+    import optcmp
+
+    res = optcmp.check_equivalence(p, specs, backends=("numpy",), steps=steps)
+    a, b = res.x["numpy#0"], res.x["numpy#1"]
+    return float(np.max(np.abs(a - b))), (a, b)
+
+
+def page_new_optimizers(v: Values, fast: bool) -> None:
+    """docs/same-name-different-meaning.md: Lion, NAdam, RAdam, Adafactor and LAMB on MLS (the
+    reference rule on numpy, every convention; each native follows its convention to 1e-10)."""
+    import optcmp
+
+    p = _mls()
+    fstar = p.optimum().fun
+
+    def rel(x: Any) -> float:
+        return (p.fun64(x) - fstar) / (p.fun64(p.init_params()) - fstar)
+
+    def iters(spec: Any, tol: float, budget: int = 3000) -> str:
+        stop = optcmp.make_stopping(p, tol=tol, max_iter=budget, max_time=None, stall=False)
+        r = optcmp.run(p, spec, backend="numpy", stopping=stop)
+        return n(r.nit_to_target) if r.nit_to_target else f"not within {n(budget)}"
+
+    for eps, key in ((1e-3, "e3"), (1e-8, "e8")):
+        specs = [optcmp.radam(0.01, eps=eps, eps_placement=pl)
+                 for pl in ("raw", "bias_corrected")]
+        d400, (a, b) = _apart(p, specs, 400)
+        v.x(f"radam_{key}_d10", sci(float(abs(a[:11] - b[:11]).max())))
+        v.x(f"radam_{key}_d400", sci(d400))
+        v.x(f"radam_{key}_rel", f"{rel(a[400]):.4f} / {rel(b[400]):.4f}")
+    for wd, eps, key in ((1e-2, 1e-8, "torch"), (4e-3, 1e-7, "keras"), (1e-4, 1e-8, "optax")):
+        for tol, t in ((1e-3, "3"), (1e-6, "6")):
+            v.x(f"adamw_{key}_{t}", iters(optcmp.adamw(0.01, weight_decay=wd, eps=eps), tol))
+    v.x("lion_wd_d400", sci(_apart(p, [optcmp.lion(1e-3), optcmp.lion(1e-3, weight_decay=1e-3)],
+                                   400)[0]))
+    nadams = {"torch": optcmp.nadam(0.02), "keras": optcmp.nadam(
+        0.02, momentum_decay=1.0, mu_rounding="float32_decay"),
+        "optax": optcmp.nadam(0.02, momentum_schedule="constant")}
+    for key, spec in nadams.items():
+        v.x(f"nadam_{key}_iters", iters(spec, 1e-3))
+    for key, spec in (("torch", nadams["torch"]), ("keras", nadams["keras"])):
+        v.x(f"nadam_{key}_rounding", sci(_apart(p, [spec.replace(mu_rounding="exact"), spec],
+                                                20)[0]))
+    for rs in (True, False):
+        v.x(f"adafactor_relative_{rs}".lower(),
+            iters(optcmp.adafactor(0.1, relative_step=rs), 1e-3))
+    lamb = optcmp.lamb(0.01, weight_decay=0.1)
+    v.x("lamb_modes_d400", sci(_apart(p, [lamb, lamb.replace(weight_decay_mode="outside_ratio")],
+                                      400)[0]))
+    ada = optcmp.adafactor(0.01)
+    v.x("adafactor_rounding", sci(_apart(p, [ada, ada.replace(decay_rounding="float32")],
+                                         20)[0]))
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -777,6 +856,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "statistics": (page_statistics, "1 min"),
     "tests": (page_tests, "10 min"),
     "best-practice": (page_best_practice, "2 min"),
+    "new-optimizers": (page_new_optimizers, "30 s"),
 }
 #: Pages that ``--write`` without page names leaves out: they have no exact value and time the
 #: machine itself (run them by name, on a quiet machine).

@@ -147,6 +147,33 @@ def lr_s(n: int) -> LinearRegression:
     return LinearRegression.from_arrays(X, y, name=f"LR-S({n})")
 
 
+def _mls_objective(ops, p, d):
+    r = ops.matmul(d["X"], p["W"]) - d["Y"]
+    return 0.5 * ops.sum(ops.mean(r * r, axis=0))
+
+
+def _mls_grad(p, d):
+    return {"W": d["X"].T @ (d["X"] @ p["W"] - d["Y"]) / d["X"].shape[0]}
+
+
+def mls():
+    """MLS, a matrix least-squares problem: f(W) = 0.5/N ||X W - Y||_F^2, W of shape (16, 32),
+    N = 256, X's singular values log-spaced over a factor 10, Y = X W_true + 0.1 noise,
+    W0 = 0.1 N(0, 1), seed 0; f* by lstsq: one matrix parameter, named "W"."""
+    from optcmp.problems import from_function
+
+    rng = np.random.default_rng(0)
+    n, m, k = 256, 16, 32
+    U, _ = np.linalg.qr(rng.standard_normal((n, m)))
+    V, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    X = (U * (np.logspace(0, -1, m) * np.sqrt(n))) @ V.T
+    Y = X @ rng.standard_normal((m, k)) + 0.1 * rng.standard_normal((n, k))
+    W0 = 0.1 * rng.standard_normal((m, k))
+    fstar = 0.5 / n * np.sum((X @ np.linalg.lstsq(X, Y, rcond=None)[0] - Y) ** 2)
+    return from_function(_mls_objective, {"W": W0}, {"X": X, "Y": Y}, grad=_mls_grad,
+                         optimum=float(fstar), name="MLS")
+
+
 @pytest.fixture
 def problem_a() -> LinearRegression:
     return lr_a()

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from conftest import lr_a, lr_b
+from conftest import lr_a, lr_b, mls
 
 import optcmp
 from optcmp import RunResult
@@ -198,6 +198,22 @@ def _minibatch_rows(name: str, make: Callable[..., OptimizerSpec], torch_conv: s
     ]
 
 
+def _mls_rows(rid: str, make: Callable[[str], OptimizerSpec], tol: float, n: int,
+              natives: dict[Key, int]) -> list[Row]:
+    """One row on MLS: the reference on every backend and ``natives`` take ``n`` iterations
+    (the same on every backend's differently rounded path); the other natives implement
+    another convention (recorded as skipped). Backends agree over 20 steps: later, steps
+    normalised per coordinate (Adam's, Adafactor's, a sign) grow the rounding to about 1e-9
+    by step 50 wherever a gradient coordinate crosses zero. optax's natives are checked
+    against the reference in tests/test_transform_optimizers.py."""
+    others = {f"{b}/native": "implements another convention (recorded as skipped)"
+              for b in ("torch", "tensorflow", "jax") if f"{b}/native" not in natives}
+    checked = {"native": 1e-10} if {"torch/native", "tensorflow/native"} & set(natives) else {}
+    return [Row(f"{rid}-MLS", rid.split("-")[0], make, mls, tol,
+                nit={**_all(REFERENCE, n), **natives},
+                equivalence={"reference": 1e-10, **checked}, steps=20, skip=others)]
+
+
 NATIVE_TOO = {"numpy": ("reference",), "torch": ("reference", "native"),
               "tensorflow": ("reference", "native"), "jax": ("reference", "native")}
 
@@ -300,6 +316,32 @@ ROWS: list[Row] = [
         lambda i: optcmp.adadelta(rho=0.9, batch_size=100, impl=i), lr_a, 1e-3,
         nit=_all(NATIVE_TOO, 570), nfev=_all(NATIVE_TOO, 570),
         equivalence={"reference": 1e-12, "native": 1e-12}),
+    # the optimizers built from transforms, on MLS (one matrix parameter): one row per
+    # convention, the natives that implement it counted, the others recorded as skipped
+    *_mls_rows("lion", lambda i: optcmp.lion(3e-3, impl=i), 1e-2, 619,
+               {"tensorflow/native": 619, "jax/native": 619}),
+    *_mls_rows("nadam-dozat", lambda i: optcmp.nadam(0.02, impl=i), 1e-3, 496,
+               {"torch/native": 496}),
+    *_mls_rows("nadam-keras", lambda i: optcmp.nadam(0.02, momentum_decay=1.0,
+                                                     mu_rounding="float32_decay", impl=i),
+               1e-3, 490, {"tensorflow/native": 490}),
+    *_mls_rows("nadam-constant", lambda i: optcmp.nadam(0.02, momentum_schedule="constant",
+                                                        impl=i), 1e-3, 454, {"jax/native": 454}),
+    *_mls_rows("radam-raw", lambda i: optcmp.radam(0.05, impl=i), 1e-3, 600,
+               {"torch/native": 600}),
+    *_mls_rows("radam-bias_corrected",
+               lambda i: optcmp.radam(0.05, eps_placement="bias_corrected", impl=i), 1e-3, 600,
+               {"jax/native": 600}),
+    *_mls_rows("adafactor-clamp",
+               lambda i: optcmp.adafactor(0.1, eps_form="clamp", eps1=1e-15, impl=i), 1e-3, 487,
+               {"torch/native": 487}),
+    *_mls_rows("adafactor-add", lambda i: optcmp.adafactor(0.1, impl=i), 1e-3, 487,
+               {"tensorflow/native": 487}),
+    *_mls_rows("adafactor-absolute",
+               lambda i: optcmp.adafactor(0.03, relative_step=False, decay_rounding="float32",
+                                          impl=i), 1e-3, 391, {"jax/native": 391}),
+    *_mls_rows("lamb", lambda i: optcmp.lamb(0.05, impl=i), 1e-3, 125,
+               {"tensorflow/native": 125, "jax/native": 125}),
     # every unconstrained scipy.optimize.minimize method (tolerance 1e-8, scipy's own tests off)
     *[Row(f"scipy_minimize-{m}-LR-A", "scipy_minimize",
           lambda i, m=m: optcmp.scipy_minimize(m, impl=i), lr_a, 1e-8,

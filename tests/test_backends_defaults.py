@@ -79,7 +79,11 @@ def test_docs_table_covers_every_framework_optimizer():
                     ("keras", "RMSprop"), ("keras", "Adagrad"),
                     # optax's, on the JAX backend
                     *{("optax", n) for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad",
-                                             "adadelta", "lbfgs")}}
+                                             "adadelta", "lbfgs")},
+                    # the optimizers built from transforms
+                    ("torch", "NAdam"), ("torch", "RAdam"), ("torch", "Adafactor"),
+                    *{("keras", n) for n in ("Lion", "Nadam", "Adafactor", "Lamb")},
+                    *{("optax", n) for n in ("lion", "nadam", "radam", "adafactor", "lamb")}}
 
 
 def test_every_native_of_every_optimizer_is_in_the_docs_table():
@@ -120,7 +124,9 @@ def test_docs_table_optcmp_default_is_optcmps(row):
     name = {"Adadelta": "adadelta", "SGD": "sgd", "LBFGS": "lbfgs", "L-BFGS-B": "lbfgs",
             "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop", "Adagrad": "adagrad",
             **{n: n for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta",
-                              "lbfgs")}}
+                              "lbfgs", "lion", "nadam", "radam", "adafactor", "lamb")},
+            "NAdam": "nadam", "Nadam": "nadam", "RAdam": "radam", "Adafactor": "adafactor",
+            "Lion": "lion", "Lamb": "lamb"}
     spec = optcmp.get_optimizer(name[row["optimizer"]])
     value = spec.hyperparameters[row["optcmp name"]]
     assert str(value) == row["optcmp default"] or _same(row["optcmp default"], value)

@@ -41,7 +41,8 @@ def _load() -> ModuleType:
 dn = _load()
 
 #: pages whose exact values are cheap enough to recompute in every CI run (seconds on 2 cores)
-FAST_PAGES = ("story-linreg", "fizzbuzz", "fizzbuzz-mistakes", "getting-started", "main-job")
+FAST_PAGES = ("story-linreg", "fizzbuzz", "fizzbuzz-mistakes", "getting-started", "main-job",
+              "new-optimizers")
 FIX = "python scripts/docs_numbers.py --write"
 
 
@@ -96,7 +97,7 @@ def _compare(page: str, fast: bool) -> None:
 
 
 #: of those, the pages that take over 3 s on an idle 2-core machine (marked slow)
-SLOW_FAST_PAGES = ("story-linreg", "fizzbuzz", "main-job")
+SLOW_FAST_PAGES = ("story-linreg", "fizzbuzz", "main-job", "new-optimizers")
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_FAST_PAGES
