@@ -68,7 +68,7 @@ def _run(monkeypatch, *, synced: bool):
     be = FakeAsyncBackend()
     monkeypatch.setattr(runner_mod, "get_backend", lambda *a, **k: be)
     if not synced:  # what a stopwatch without device sync would measure
-        monkeypatch.setattr(runner_mod, "Stopwatch", lambda sync=None: Stopwatch())
+        monkeypatch.setattr(runner_mod, "Stopwatch", lambda sync=None, **_: Stopwatch())
     # one framework call per step (the fake queues work in its compiled step; fused blocks are
     # timed by the same synced stopwatch, one interval per block)
     r = optcmp.run(lr_a(), optcmp.gd(0.1), backend="numpy", execution="step",

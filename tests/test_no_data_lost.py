@@ -425,7 +425,7 @@ def test_tolerance_below_float64_resolution_warns_and_never_converges(capsys):
     assert cli.main(["run", "--rows", "500", "--seed", "3", "--tol", "1e-30", "--max-iter",
                      "300", "--optimizers", "lbfgs", "--backends", "numpy", "--no-progress"]) == 0
     out, err = capsys.readouterr()
-    assert err.count("resolution limit is float64 eps") == 1, err
+    assert " ".join(err.split()).count("resolution limit is float64 eps") == 1, err
 
 
 # ---------------------------------------------------------------------- sizes

@@ -148,7 +148,8 @@ def format_summary(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
             r["backend"] + ("" if r["device"] == "cpu" else f"/{r['device']}"), r["dtype"],
             f"{r['successes']}/{r['runs']}", fmt.seconds(r["median_time"], inf=NOT_REACHED),
             f"[{fmt.seconds(r['ci_low'])}, {fmt.seconds(r['ci_high'])}]"
-            + coverage_note(r.get("ci_coverage", math.nan), level),
+            + ("" if math.isinf(r["ci_low"]) else coverage_note(r.get("ci_coverage", math.nan),
+                                                                level)),
             *(fmt.count(r[k], inf=NOT_REACHED) for k in ("median_nit", "median_nfev",
                                                          "median_njev")),
             fmt.seconds(r["art"], inf=NOT_REACHED),
