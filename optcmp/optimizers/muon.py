@@ -1,0 +1,364 @@
+r"""Muon (Jordan et al. 2024): momentum orthogonalised by Newton-Schulz, on the matrix parameters.
+
+For a matrix parameter :math:`W` with gradient :math:`G`, momentum :math:`\mu`:
+
+.. math::
+
+    M_t &= \mu M_{t-1} + (1-\mu) G_t \ (\text{ema}) \quad\text{or}\quad
+           \mu M_{t-1} + G_t \ (\text{sum}) \\
+    U_t &= \mu M_t + (1-\mu) G_t \ (\text{Nesterov, ema}), \quad G_t + \mu M_t
+           \ (\text{Nesterov, sum}), \quad M_t \ (\text{else}) \\
+    W_t &= W_{t-1} (1 - \eta\lambda) - \eta\, s(W)\, \mathrm{NS}_k(U_t)
+
+with ``bias_correction`` dividing :math:`M_t` by :math:`1-\mu^t` (and, with Nesterov, the
+gradient term by :math:`1-\mu^t`, the momentum term by :math:`1-\mu^{t+1}`: optax's form).
+:math:`\mathrm{NS}_k` is ``ns_steps`` quintic Newton-Schulz iterations
+:math:`X \leftarrow aX + (bA + cA^2)X`, :math:`A = XX^\top`, on :math:`U/(\lVert U\rVert_F +
+\epsilon)` (transposed when it has more rows than columns). The step multiplier :math:`s(W)` is a
+convention: ``"shape"`` :math:`\sqrt{\max(1, d_{out}/d_{in})}` (torch's default on its (out, in)
+weights, optax's on (in, out)), ``"rms"`` :math:`r\sqrt{\max(m, n)}` (Keras' default, r = 0.2;
+torch's ``match_rms_adamw``, optax's ``consistent_rms``), ``"none"`` 1. Which axis is the input
+is ``layout``: ``"in_out"`` (optcmp's problems, Keras, Flax: ``x @ W``) or ``"out_in"``
+(torch's ``Linear``). The other parameters (and the matrices ``partition`` leaves out) take
+AdamW steps (epsilon outside the bias-corrected root, decoupled decay ``adam_weight_decay``).
+
+References
+----------
+K. Jordan et al., "Muon: An optimizer for hidden layers in neural networks", 2024,
+https://kellerjordan.github.io/posts/muon/. J. Liu et al., "Muon is Scalable for LLM
+Training", arXiv:2502.16982, 2025.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from optcmp.optimizers._common import (
+    ScheduledRule,
+    common_params,
+    minibatch_params,
+    requires,
+    spec_from,
+)
+from optcmp.optimizers._hyperparams import (
+    HyperParam,
+    boolean,
+    by_name,
+    one_of,
+    optional_positive_float,
+    positive_float,
+    positive_int,
+)
+from optcmp.optimizers._implementations import OptaxOptimizer
+from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
+from optcmp.optimizers.schedule import Schedule
+
+#: Step-multiplier rules.
+SCALES = ("shape", "rms", "none")
+#: Which axis of a stored matrix is its input.
+LAYOUTS = ("in_out", "out_in")
+MOMENTUM_FORMS = ("ema", "sum")
+#: The named partitions: every 2-D parameter, or those whose name has no "embedding" (Keras).
+PARTITIONS = ("2d", "2d_no_embedding")
+#: Keller Jordan's quintic coefficients (the default of torch, optax and Keras).
+NS_COEFFS = (3.4445, -4.775, 2.0315)
+
+
+def _ns_coeffs(v: Any) -> tuple[float, float, float]:
+    """Validator: three finite floats (a, b, c)."""
+    try:
+        out = tuple(float(c) for c in v)
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != 3 or not all(math.isfinite(c) for c in out):
+        raise ValueError(f"ns_coeffs must be three finite floats (a, b, c), got {v!r}")
+    return out  # type: ignore[return-value]
+
+
+def _partition(v: Any) -> str | tuple[str, ...]:
+    """Validator: a named partition or the names of the parameters that get Muon."""
+    if isinstance(v, str):
+        return one_of("partition", PARTITIONS)(v)
+    if isinstance(v, (list, tuple)) and all(isinstance(n, str) for n in v):
+        return tuple(v)
+    raise ValueError(f"partition must be one of {list(PARTITIONS)} or a list of parameter "
+                     f"names, got {v!r}")
+
+
+def muon_names(layout: Any, hp: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the parameters that take Muon steps under ``hp["partition"]``.
+
+    Parameters
+    ----------
+    layout : ParamLayout
+    hp : mapping
+
+    Returns
+    -------
+    tuple of str
+    """
+    part = hp["partition"]
+    shapes = dict(zip(layout.names, layout.shapes))
+    if isinstance(part, str):
+        return tuple(n for n, s in shapes.items()
+                     if len(s) == 2 and not (part == "2d_no_embedding"
+                                             and "embedding" in n.lower()))
+    for n in part:
+        if len(shapes.get(n, ())) != 2:
+            what = f"has shape {shapes[n]}" if n in shapes else "is not a parameter"
+            raise ValueError(f"partition names {n!r}, which {what}; Muon takes 2-D parameters "
+                             f"only (the problem's parameters: {shapes})")
+    return tuple(part)
+
+
+def step_multiplier(shape: tuple[int, ...], hp: Mapping[str, Any]) -> float:
+    """:math:`s(W)` of a matrix of ``shape`` under ``hp["scale"]`` and ``hp["layout"]``."""
+    if hp["scale"] == "rms":
+        return float(hp["rms_rate"]) * math.sqrt(max(shape))
+    if hp["scale"] == "none":
+        return 1.0
+    d_in, d_out = shape if hp["layout"] == "in_out" else shape[::-1]
+    return math.sqrt(max(1.0, d_out / d_in))
+
+
+def newton_schulz(ops: Any, u: Any, coeffs: tuple[float, float, float], steps: int,
+                  eps: float) -> Any:
+    """``steps`` quintic Newton-Schulz iterations on ``u / (||u||_F + eps)`` (a matrix)."""
+    tall = u.shape[0] > u.shape[1]
+    x = ops.transpose(u) if tall else u
+    x = x / (ops.sqrt(ops.sum(x * x)) + eps)
+    a, b, c = coeffs
+    for _ in range(steps):
+        gram = ops.matmul(x, ops.transpose(x))
+        x = a * x + ops.matmul(b * gram + c * ops.matmul(gram, gram), x)
+    return ops.transpose(x) if tall else x
+
+
+class MuonRule(ScheduledRule):
+    """Muon on the partition's matrices, AdamW on the rest; buffers: first moments (Muon's
+    momentum and Adam's), Adam's second moments."""
+
+    needs_layout = True
+
+    def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
+        return (ops.zeros_like(x), ops.zeros_like(x))
+
+    def describe(self, layout: Any, hp: Mapping[str, Any]) -> str:
+        on = set(muon_names(layout, hp))
+        sides = [(side, [(n, sz) for n, sz in zip(layout.names, layout.sizes)
+                         if (n in on) == (side == "Muon")]) for side in ("Muon", "AdamW")]
+        return "; ".join(f"{side}: {sum(sz for _, sz in ps):,} parameters in {len(ps)} "
+                         f"array{'' if len(ps) == 1 else 's'}"
+                         + (f" ({', '.join(n for n, _ in ps)})" if ps else "")
+                         for side, ps in sides)
+
+    def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
+              t: Any) -> tuple[Any, tuple[Any, ...]]:
+        layout = hp["param_layout"]
+        on = set(muon_names(layout, hp))
+        m, v = buf
+        xs, ms, vs = [], [], []
+        for name, shape, (a, b) in zip(layout.names, layout.shapes, layout.offsets()):
+            if name in on:
+                xi, mi = self._muon(ops, x[a:b], g[a:b], m[a:b], shape, hp, lr, t)
+                vi = v[a:b]
+            else:
+                xi, mi, vi = self._adamw(ops, x[a:b], g[a:b], m[a:b], v[a:b], hp, lr, t)
+            xs.append(xi)
+            ms.append(mi)
+            vs.append(vi)
+        return ops.concat(xs), (ops.concat(ms), ops.concat(vs))
+
+    @staticmethod
+    def _muon(ops: Any, x: Any, g: Any, m: Any, shape: tuple[int, ...], hp: dict[str, Any],
+              lr: Any, t: Any) -> tuple[Any, Any]:
+        """One Muon step of a matrix stored flat."""
+        mu, sum_form = hp["momentum"], hp["momentum_form"] == "sum"
+        m = mu * m + g if sum_form else mu * m + (1.0 - mu) * g
+        bc = hp["bias_correction"]
+        if hp["nesterov"] and sum_form:
+            u = g + mu * m
+        elif hp["nesterov"]:
+            u = (mu * m / (1.0 - mu ** (t + 1.0)) + (1.0 - mu) * g / (1.0 - mu ** t) if bc
+                 else mu * m + (1.0 - mu) * g)
+        else:
+            u = m / (1.0 - mu ** t) if bc else m
+        o = newton_schulz(ops, ops.reshape(u, shape), hp["ns_coeffs"], hp["ns_steps"],
+                          hp["ns_eps"])
+        step = step_multiplier(shape, hp) * ops.reshape(o, (-1,))
+        wd = hp["weight_decay"]
+        return (x * (1.0 - lr * wd) if wd else x) - lr * step, m
+
+    @staticmethod
+    def _adamw(ops: Any, x: Any, g: Any, m: Any, v: Any, hp: dict[str, Any], lr: Any,
+               t: Any) -> tuple[Any, Any, Any]:
+        """One AdamW step (epsilon outside the bias-corrected root) of a parameter left out."""
+        b1, b2 = hp["adam_beta1"], hp["adam_beta2"]
+        if hp["adam_learning_rate"] is not None:
+            lr = lr * (hp["adam_learning_rate"] / hp["learning_rate"])
+        m = (1.0 - b1) * g + b1 * m
+        v = (1.0 - b2) * (g * g) + b2 * v
+        mhat = (b1 * m / (1.0 - b1 ** (t + 1.0)) + (1.0 - b1) * g / (1.0 - b1 ** t)
+                if hp["adam_nesterov"] else m / (1.0 - b1 ** t))
+        upd = mhat / (ops.sqrt(v / (1.0 - b2 ** t)) + hp["adam_eps"])
+        wd = hp["adam_weight_decay"]
+        return x - lr * (upd + wd * x if wd else upd), m, v
+
+
+def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = True,
+         momentum_form: str = "ema", bias_correction: bool = False,
+         weight_decay: float = 0.0, scale: str = "shape", rms_rate: float = 0.2,
+         layout: str = "in_out", ns_coeffs: tuple[float, float, float] = NS_COEFFS,
+         ns_steps: int = 5, ns_eps: float = 1e-8, partition: str | tuple[str, ...] = "2d",
+         adam_learning_rate: float | None = None, adam_beta1: float = 0.9,
+         adam_beta2: float = 0.999, adam_eps: float = 1e-8, adam_weight_decay: float = 0.0,
+         adam_nesterov: bool = False, schedule: str | Schedule | None = "constant",
+         clip_norm: float | None = None, batch_size: int | None = None, shuffle: bool = True,
+         *, impl: str = "auto", label: str = "") -> OptimizerSpec:
+    r"""Muon on the matrix parameters, AdamW on the others, every convention named.
+
+    The frameworks' defaults, in these terms: ``torch.optim.Muon`` is ``momentum_form="ema",
+    bias_correction=False, weight_decay=0.1, scale="shape", layout="out_in"`` (Newton-Schulz in
+    bfloat16); ``optax.contrib.muon`` is ``bias_correction=True, weight_decay=0,
+    scale="shape", layout="in_out", adam_nesterov=True``; ``keras.optimizers.Muon`` is
+    ``momentum_form="sum", weight_decay=0.004, scale="rms", rms_rate=0.2, ns_eps=1e-7,
+    partition="2d_no_embedding", adam_weight_decay=0.004, adam_eps=1e-7`` (its AdamW puts
+    epsilon on the uncorrected root). :meth:`OptimizerSpec.describe` shows every value a run
+    used; the run's implementation text says which parameters each side got.
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.02
+    momentum : float, default 0.95
+    nesterov : bool, default True
+    momentum_form : {"ema", "sum"}, default "ema"
+        ``ema`` (torch, optax) or ``sum`` (Keras): the same direction after orthogonalisation
+        up to ``ns_eps``.
+    bias_correction : bool, default False
+        Divide the momentum by :math:`1-\mu^t` (optax).
+    weight_decay : float, default 0.0
+        Decoupled, ``W (1 - lr * weight_decay)``, on the Muon side (torch 0.1, optax 0, Keras
+        0.004).
+    scale : {"shape", "rms", "none"}, default "shape"
+    rms_rate : float, default 0.2
+        The factor of ``scale="rms"``.
+    layout : {"in_out", "out_in"}, default "in_out"
+        Which axis of the problem's matrices is the input (optcmp's problems: ``in_out``).
+    ns_coeffs : tuple of 3 floats, default (3.4445, -4.775, 2.0315)
+    ns_steps : int, default 5
+    ns_eps : float, default 1e-8
+        Added to the Frobenius norm before Newton-Schulz (torch clamps the norm at 1e-7).
+    partition : {"2d", "2d_no_embedding"} or list of str, default "2d"
+        Which parameters get Muon: every 2-D one, those without "embedding" in their name, or
+        these names.
+    adam_learning_rate : float, optional
+        The AdamW side's rate (None: ``learning_rate``; the schedule applies to both).
+    adam_beta1, adam_beta2, adam_eps, adam_weight_decay : float
+    adam_nesterov : bool, default False
+        Nesterov momentum on the AdamW side (optax uses ``nesterov`` for both sides).
+    schedule : str or Schedule, default "constant"
+    clip_norm : float, optional
+    batch_size : int, optional
+    shuffle : bool, default True
+    impl : {"auto", "native", "reference"}
+    label : str, optional
+
+    Returns
+    -------
+    OptimizerSpec
+    """
+    return spec_from("muon", locals())
+
+
+def _optax_tree(h: Mapping[str, Any], layout: Any) -> dict[str, Any]:
+    """``optax.contrib.muon``'s dimension numbers: the spec's partition and layout."""
+    from optax.contrib import MuonDimensionNumbers
+
+    on = set(muon_names(layout, h))
+    axes = (0, 1) if h["layout"] == "in_out" else (1, 0)
+    return {"muon_weight_dimension_numbers": {
+        n: MuonDimensionNumbers(*axes) if n in on else None for n in layout.names}}
+
+
+def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``optax.contrib.muon`` arguments, every one explicit."""
+    lr = float(h["learning_rate"])
+    return {"learning_rate": lr, "ns_coeffs": tuple(h["ns_coeffs"]),
+            "ns_steps": int(h["ns_steps"]), "beta": float(h["momentum"]),
+            "eps": float(h["ns_eps"]), "weight_decay": float(h["weight_decay"]),
+            "weight_decay_mask": None, "mu_dtype": None, "nesterov": bool(h["nesterov"]),
+            "adaptive": False, "preconditioning": "frobenius",
+            "adam_b1": float(h["adam_beta1"]), "adam_b2": float(h["adam_beta2"]),
+            "adam_eps_root": 0.0, "adam_weight_decay": float(h["adam_weight_decay"]),
+            "adam_learning_rate": None if h["adam_learning_rate"] is None
+            else float(h["adam_learning_rate"]),
+            "consistent_rms": float(h["rms_rate"]) if h["scale"] == "rms" else None}
+
+
+def _optax_requires(h: Mapping[str, Any]) -> str | None:
+    """optax's Muon: bias-corrected EMA momentum, one epsilon, Nesterov on both sides."""
+    why = requires("momentum_form", "ema", "optax.contrib.muon")(h)
+    if why is None and not h["bias_correction"]:
+        why = ("optax.contrib.muon bias-corrects its momentum (bias_correction=True); the "
+               "reference rule (impl='reference') runs bias_correction=False on every backend")
+    if why is None and h["scale"] == "none":
+        why = ("optax.contrib.muon scales by scale='shape' or 'rms', not 'none'; the reference "
+               "rule (impl='reference') runs scale='none' on every backend")
+    if why is None and (h["ns_eps"] != h["adam_eps"] or h["adam_nesterov"] != h["nesterov"]):
+        why = ("optax.contrib.muon uses one eps for Newton-Schulz and its AdamW side "
+               f"(ns_eps={h['ns_eps']!r} = adam_eps={h['adam_eps']!r}) and Nesterov on both "
+               f"(adam_nesterov=nesterov={h['nesterov']!r}); the reference rule "
+               "(impl='reference') runs other values on every backend")
+    if why is None and h["adam_learning_rate"] is not None and h.get("schedule") != "constant":
+        why = ("optax.contrib.muon schedules adam_learning_rate only when it is None; the "
+               "reference rule (impl='reference') runs it here")
+    return why
+
+
+register_optimizer(OptimizerInfo(
+    name="muon",
+    params=by_name(
+        HyperParam("learning_rate", 0.02, positive_float("learning_rate"), "step size"),
+        HyperParam("momentum", 0.95, positive_float("momentum", upper=1.0, allow_zero=True),
+                   "momentum coefficient, in [0, 1)"),
+        HyperParam("nesterov", True, boolean("nesterov"), "Nesterov momentum"),
+        HyperParam("momentum_form", "ema", one_of("momentum_form", MOMENTUM_FORMS),
+                   "ema (torch, optax) or sum (Keras)"),
+        HyperParam("bias_correction", False, boolean("bias_correction"),
+                   "bias-correct the momentum (optax)"),
+        HyperParam("weight_decay", 0.0, positive_float("weight_decay", allow_zero=True),
+                   "decoupled decay of the Muon side (torch 0.1, optax 0, Keras 0.004)"),
+        HyperParam("scale", "shape", one_of("scale", SCALES),
+                   "step multiplier: shape sqrt(max(1, out/in)), rms rms_rate*sqrt(max(m, n)), "
+                   "none"),
+        HyperParam("rms_rate", 0.2, positive_float("rms_rate"), "factor of scale='rms'"),
+        HyperParam("layout", "in_out", one_of("layout", LAYOUTS),
+                   "which axis of a matrix is the input: in_out (x @ W) or out_in (torch)"),
+        HyperParam("ns_coeffs", NS_COEFFS, _ns_coeffs, "Newton-Schulz coefficients (a, b, c)"),
+        HyperParam("ns_steps", 5, positive_int("ns_steps"), "Newton-Schulz iterations"),
+        HyperParam("ns_eps", 1e-8, positive_float("ns_eps"), "added to the norm before NS"),
+        HyperParam("partition", "2d", _partition,
+                   "parameters that get Muon: 2d, 2d_no_embedding or a list of names"),
+        HyperParam("adam_learning_rate", None, optional_positive_float("adam_learning_rate"),
+                   "AdamW side's rate (None: learning_rate)"),
+        HyperParam("adam_beta1", 0.9, positive_float("adam_beta1", upper=1.0, allow_zero=True),
+                   "AdamW side's first-moment decay"),
+        HyperParam("adam_beta2", 0.999, positive_float("adam_beta2", upper=1.0,
+                                                       allow_zero=True),
+                   "AdamW side's second-moment decay"),
+        HyperParam("adam_eps", 1e-8, positive_float("adam_eps"), "AdamW side's epsilon"),
+        HyperParam("adam_weight_decay", 0.0, positive_float("adam_weight_decay",
+                                                            allow_zero=True),
+                   "AdamW side's decoupled decay"),
+        HyperParam("adam_nesterov", False, boolean("adam_nesterov"),
+                   "Nesterov momentum on the AdamW side (optax)"),
+        common_params(), minibatch_params()),
+    summary="Muon on matrices (scale rule, layout, NS, momentum form named), AdamW on the rest",
+    reference="Jordan et al. (2024); Liu et al. (2025), arXiv:2502.16982",
+    rule=MuonRule(),
+    stochastic=True,
+    natives=(OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
+                            tree=_optax_tree),),
+), muon)
