@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from conftest import lr_a, lr_b
+from matrix_problem import mls
 
 import optcmp
 from optcmp import RunResult
@@ -125,6 +126,7 @@ REFERENCE = {"numpy": ("reference",), "torch": ("reference",), "tensorflow": ("r
 #: The reference on every backend plus one framework's native (the convention it implements).
 TORCH_NATIVE = {**REFERENCE, "torch": ("reference", "native")}
 KERAS_NATIVE = {**REFERENCE, "tensorflow": ("reference", "native")}
+OPTAX_NATIVE = {**REFERENCE, "jax": ("reference", "native")}
 SCIPY_KEYS = ("numpy/scipy", "torch/scipy", "tensorflow/scipy", "jax/scipy")
 #: method, iterations and objective evaluations to 1e-8 on LR-A, needs a Hessian (numpy skips)
 SCIPY_METHODS = [
@@ -299,6 +301,30 @@ ROWS: list[Row] = [
         lambda i: optcmp.adadelta(rho=0.9, batch_size=100, impl=i), lr_a, 1e-3,
         nit=_all(NATIVE_TOO, 570), nfev=_all(NATIVE_TOO, 570),
         equivalence={"reference": 1e-12, "native": 1e-12}),
+    # optax's conventions on the matrix problem (torch.optim and Keras have no native here)
+    Row("muon-optax-MLS", "muon",
+        lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, impl=i), mls, 0.1,
+        nit=_all(OPTAX_NATIVE, 142), equivalence={"reference": 1e-12}),
+    Row("muon-optax-MLS+b", "muon",
+        lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, impl=i),
+        lambda: mls(bias=True), 0.1, nit=_all(OPTAX_NATIVE, 142),
+        equivalence={"reference": 1e-12}),
+    Row("muon-optax-minibatch-MLS", "muon",
+        lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, batch_size=64, impl=i),
+        mls, 0.1, nit=_all(OPTAX_NATIVE, 144), nfev=_all(OPTAX_NATIVE, 144),
+        equivalence={"reference": 1e-12}),
+    Row("prodigy-bias-corrected-MLS", "prodigy",
+        lambda i: optcmp.prodigy(bias_correction=True, impl=i), mls, 1e-6,
+        nit=_all(OPTAX_NATIVE, 154), equivalence={"reference": 1e-12}),
+    # the judged sequence is evaluated apart from the step: one evaluation per step counted
+    Row("schedule_free_adamw-MLS", "schedule_free_adamw",
+        lambda i: optcmp.schedule_free_adamw(1e-2, impl=i), mls, 1e-2,
+        nit=_all(OPTAX_NATIVE, 818), nfev=_all(OPTAX_NATIVE, 818),
+        equivalence={"reference": 1e-12}),
+    Row("schedule_free_sgd-MLS", "schedule_free_sgd",
+        lambda i: optcmp.schedule_free_sgd(0.1, impl=i), mls, 1e-3,
+        nit=_all(OPTAX_NATIVE, 1557), nfev=_all(OPTAX_NATIVE, 1557),
+        equivalence={"reference": 1e-12}),
     # every unconstrained scipy.optimize.minimize method (tolerance 1e-8, scipy's own tests off)
     *[Row(f"scipy_minimize-{m}-LR-A", "scipy_minimize",
           lambda i, m=m: optcmp.scipy_minimize(m, impl=i), lr_a, 1e-8,
