@@ -99,10 +99,15 @@ class TorchOptimizer(Native):
     ----------
     closure : bool
         ``step(closure)`` evaluates the objective itself (``LBFGS``).
+    matrices : callable, optional
+        ``matrices(hp, layout) -> ((name, transpose), ...)``: the optimizer takes these named
+        parameters as 2-D views of the flat one (transposed where ``transpose``), and a problem
+        with any other parameter is not applicable (``torch.optim.Muon``).
     """
 
     framework: ClassVar[str] = "torch"
     closure: bool = False
+    matrices: Callable[[Mapping[str, Any], Any], tuple[tuple[str, bool], ...]] | None = None
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from optcmp.optimizers._hyperparams import (
     positive_float,
     positive_int,
 )
-from optcmp.optimizers._implementations import OptaxOptimizer
+from optcmp.optimizers._implementations import OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
 
@@ -317,6 +317,34 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
     return why
 
 
+def _torch_matrices(h: Mapping[str, Any], layout: Any) -> tuple[tuple[str, bool], ...]:
+    """The partition's matrices, transposed to torch's (out, in) where stored (in, out)."""
+    return tuple((n, h["layout"] == "in_out") for n in muon_names(layout, h))
+
+
+def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``torch.optim.Muon`` arguments, every one explicit."""
+    return {"lr": float(h["learning_rate"]), "weight_decay": float(h["weight_decay"]),
+            "momentum": float(h["momentum"]), "nesterov": bool(h["nesterov"]),
+            "ns_coefficients": tuple(h["ns_coeffs"]), "eps": float(h["ns_eps"]),
+            "ns_steps": int(h["ns_steps"]),
+            "adjust_lr_fn": "original" if h["scale"] == "shape" else "match_rms_adamw"}
+
+
+def _torch_requires(h: Mapping[str, Any]) -> str | None:
+    """torch's Muon: EMA momentum without bias correction; its two scale rules."""
+    why = requires("momentum_form", "ema", "torch.optim.Muon")(h)
+    if why is None and h["bias_correction"]:
+        why = ("torch.optim.Muon does not bias-correct its momentum (bias_correction=False); "
+               "the reference rule (impl='reference') runs bias_correction=True on every "
+               "backend")
+    if why is None and (h["scale"] == "none" or (h["scale"] == "rms" and h["rms_rate"] != 0.2)):
+        why = ("torch.optim.Muon scales by scale='shape' ('original') or scale='rms' with "
+               f"rms_rate=0.2 ('match_rms_adamw'), not scale={h['scale']!r}, "
+               f"rms_rate={h['rms_rate']!r}; the reference rule (impl='reference') runs it")
+    return why
+
+
 register_optimizer(OptimizerInfo(
     name="muon",
     params=by_name(
@@ -359,6 +387,8 @@ register_optimizer(OptimizerInfo(
     reference="Jordan et al. (2024); Liu et al. (2025), arXiv:2502.16982",
     rule=MuonRule(),
     stochastic=True,
-    natives=(OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
+    natives=(TorchOptimizer("Muon", _torch_options, requires=_torch_requires, auto=False,
+                            matrices=_torch_matrices),
+             OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
                             tree=_optax_tree),),
 ), muon)
