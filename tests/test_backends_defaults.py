@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import os
@@ -57,7 +58,7 @@ def _upstream(framework: str, optimizer: str) -> inspect.Signature:
     if framework == "optax":
         optax = pytest.importorskip("optax")
 
-        return inspect.signature(getattr(optax, optimizer))
+        return inspect.signature(functools.reduce(getattr, optimizer.split("."), optax))
     if framework == "scipy":
         from scipy.optimize import _lbfgsb_py
 
@@ -79,7 +80,11 @@ def test_docs_table_covers_every_framework_optimizer():
                     ("keras", "RMSprop"), ("keras", "Adagrad"),
                     # optax's, on the JAX backend
                     *{("optax", n) for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad",
-                                             "adadelta", "lbfgs")}}
+                                             "adadelta", "lbfgs")},
+                    ("torch", "Muon"),
+                    *{("optax", f"contrib.{n}") for n in ("muon", "prodigy",
+                                                          "schedule_free_adamw",
+                                                          "schedule_free_sgd")}}
 
 
 def test_every_native_of_every_optimizer_is_in_the_docs_table():
@@ -120,7 +125,10 @@ def test_docs_table_optcmp_default_is_optcmps(row):
     name = {"Adadelta": "adadelta", "SGD": "sgd", "LBFGS": "lbfgs", "L-BFGS-B": "lbfgs",
             "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop", "Adagrad": "adagrad",
             **{n: n for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta",
-                              "lbfgs")}}
+                              "lbfgs")},
+            "Muon": "muon", **{f"contrib.{n}": n for n in ("muon", "prodigy",
+                                                           "schedule_free_adamw",
+                                                           "schedule_free_sgd")}}
     spec = optcmp.get_optimizer(name[row["optimizer"]])
     value = spec.hyperparameters[row["optcmp name"]]
     assert str(value) == row["optcmp default"] or _same(row["optcmp default"], value)
