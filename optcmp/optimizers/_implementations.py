@@ -128,8 +128,9 @@ class OptaxOptimizer(Native):
     linesearch : bool
         ``update`` takes the objective (optax's L-BFGS line search; its evaluations counted).
     tree : callable, optional
-        ``tree(hp, layout) -> dict`` of the arguments that depend on the parameters' names and
-        shapes; with it the transformation runs on the named arrays, not the flat vector.
+        ``tree(hp, layout, optax) -> dict`` of the arguments that depend on the parameters'
+        names and shapes (``optax``: the module); with it the transformation runs on the named
+        arrays, not the flat vector.
     eval_params : str
         The ``optax`` function giving the iterate a run judges from ``(state, params)``
         (``"contrib.schedule_free_eval_params"``; ``""``: the parameters themselves).
@@ -138,7 +139,7 @@ class OptaxOptimizer(Native):
     framework: ClassVar[str] = "optax"
     l2: Callable[[Mapping[str, Any]], float] | None = None
     linesearch: bool = False
-    tree: Callable[[Mapping[str, Any], Any], dict[str, Any]] | None = None
+    tree: Callable[[Mapping[str, Any], Any, Any], dict[str, Any]] | None = None
     eval_params: str = ""
 
 

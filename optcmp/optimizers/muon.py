@@ -272,14 +272,13 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
     return spec_from("muon", locals())
 
 
-def _optax_tree(h: Mapping[str, Any], layout: Any) -> dict[str, Any]:
+def _optax_tree(h: Mapping[str, Any], layout: Any, optax: Any) -> dict[str, Any]:
     """``optax.contrib.muon``'s dimension numbers: the spec's partition and layout."""
-    from optax.contrib import MuonDimensionNumbers
-
     on = set(muon_names(layout, h))
     axes = (0, 1) if h["layout"] == "in_out" else (1, 0)
+    dims = optax.contrib.MuonDimensionNumbers
     return {"muon_weight_dimension_numbers": {
-        n: MuonDimensionNumbers(*axes) if n in on else None for n in layout.names}}
+        n: dims(*axes) if n in on else None for n in layout.names}}
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:

@@ -157,7 +157,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
             ls = opts.get("linesearch")
             built["linesearch"] = None if ls is None else optax.scale_by_zoom_linesearch(**ls)
         if self.decl.tree is not None:
-            named = self.decl.tree(self.hyper, self.problem.layout)
+            named = self.decl.tree(self.hyper, self.problem.layout, optax)
             built.update(named)
             opts.update({k: tuple(v.items()) if isinstance(v, Mapping) else v
                          for k, v in named.items()})

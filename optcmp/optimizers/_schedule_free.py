@@ -30,16 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from optcmp.optimizers._common import (
-    ScheduledRule,
-    common_params,
-    minibatch_params,
-    spec_from,
-)
+from optcmp.optimizers._common import ScheduledRule, common_params, minibatch_params
 from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
 from optcmp.optimizers._implementations import OptaxOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
-from optcmp.optimizers.schedule import Schedule
 
 #: The sequences a run can judge.
 EVAL_AT = ("x", "y")
@@ -129,86 +122,13 @@ def _optax_options(adam: bool) -> Any:
     return options
 
 
-def schedule_free_adamw(learning_rate: float = 0.0025, beta1: float = 0.9, beta2: float = 0.999,
-                        eps: float = 1e-8, weight_decay: float = 0.0,
-                        weight_lr_power: float = 2.0, eval_at: str = "x",
-                        schedule: str | Schedule | None = "constant",
-                        clip_norm: float | None = None, batch_size: int | None = None,
-                        shuffle: bool = True, *, impl: str = "auto",
-                        label: str = "") -> OptimizerSpec:
-    r"""Schedule-Free AdamW (Defazio et al. 2024), full batch or minibatch.
-
-    Parameters
-    ----------
-    learning_rate : float, default 0.0025
-    beta1 : float, default 0.9
-        Interpolation between the average ``x`` and the base iterate ``z``, in (0, 1).
-    beta2 : float, default 0.999
-    eps : float, default 1e-8
-        Added to the bias-corrected root of the second moment.
-    weight_decay : float, default 0.0
-        ``lr * weight_decay * y`` added to the base step.
-    weight_lr_power : float, default 2.0
-    eval_at : {"x", "y"}, default "x"
-        The sequence the run judges (objective, targets, final iterate).
-    schedule : str or Schedule, default "constant"
-    clip_norm : float, optional
-    batch_size : int, optional
-    shuffle : bool, default True
-    impl : {"auto", "native", "reference"}
-    label : str, optional
-
-    Returns
-    -------
-    OptimizerSpec
-    """
-    return spec_from("schedule_free_adamw", locals())
-
-
-def schedule_free_sgd(learning_rate: float = 1.0, beta1: float = 0.9, weight_decay: float = 0.0,
-                      weight_lr_power: float = 2.0, eval_at: str = "x",
-                      schedule: str | Schedule | None = "constant",
-                      clip_norm: float | None = None, batch_size: int | None = None,
-                      shuffle: bool = True, *, impl: str = "auto",
-                      label: str = "") -> OptimizerSpec:
-    r"""Schedule-Free SGD (Defazio et al. 2024), full batch or minibatch.
-
-    Parameters
-    ----------
-    learning_rate : float, default 1.0
-    beta1 : float, default 0.9
-    weight_decay : float, default 0.0
-    weight_lr_power : float, default 2.0
-    eval_at : {"x", "y"}, default "x"
-    schedule : str or Schedule, default "constant"
-    clip_norm : float, optional
-    batch_size : int, optional
-    shuffle : bool, default True
-    impl : {"auto", "native", "reference"}
-    label : str, optional
-
-    Returns
-    -------
-    OptimizerSpec
-
-    See Also
-    --------
-    schedule_free_adamw : the parameters' meanings.
-    """
-    return spec_from("schedule_free_sgd", locals())
-
-
-for _name, _adam, _lr, _factory in (("schedule_free_adamw", True, 0.0025, schedule_free_adamw),
-                                    ("schedule_free_sgd", False, 1.0, schedule_free_sgd)):
-    register_optimizer(OptimizerInfo(
-        name=_name,
-        params=_params(_lr, _adam),
-        summary=f"Schedule-Free {'AdamW' if _adam else 'SGD'}, full or minibatch; the judged "
-                "sequence named (eval_at x or y)",
-        reference="Defazio et al. (2024), arXiv:2405.15682",
-        rule=ScheduleFreeRule(_adam),
-        stochastic=True,
-        natives=(OptaxOptimizer(f"contrib.{_name}", _optax_options(_adam),
-                                requires=_optax_requires(_name),
-                                eval_params="contrib.schedule_free_eval_params"),),
-    ), _factory)
+def schedule_free_fields(name: str, adam: bool, learning_rate: float) -> dict[str, Any]:
+    """The :class:`OptimizerInfo` fields of Schedule-Free AdamW (``adam``) or SGD."""
+    return {"name": name, "params": _params(learning_rate, adam),
+            "summary": f"Schedule-Free {'AdamW' if adam else 'SGD'}, full or minibatch; the "
+                       "judged sequence named (eval_at x or y)",
+            "reference": "Defazio et al. (2024), arXiv:2405.15682",
+            "rule": ScheduleFreeRule(adam), "stochastic": True,
+            "natives": (OptaxOptimizer(f"contrib.{name}", _optax_options(adam),
+                                       requires=_optax_requires(name),
+                                       eval_params="contrib.schedule_free_eval_params"),)}
