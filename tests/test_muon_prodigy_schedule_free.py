@@ -180,3 +180,38 @@ def test_eval_at_names_the_judged_sequence():
         assert r.hyperparameters["eval_at"] == e and r.nit == 400
         assert r.fun == pytest.approx(prob.fun64(r.x), rel=1e-12)
     assert np.max(np.abs(runs["x"].x - runs["y"].x)) > 1e-3
+
+
+def test_convert_to_keras_is_exact_where_the_rules_are_affine():
+    """torch's default Muon on the (16, 32) matrix is Keras' with rms_rate 0.25 (the same
+    multiplier sqrt(2)) and the sum-form momentum, exact when Keras' fixed 1e-7 normalisation
+    epsilon is ns_eps / (1 - momentum) of the averaged form: the same iterates."""
+    src = optcmp.muon(0.02, weight_decay=0.1, ns_eps=5e-9)
+    conv = src.convert("keras", mls().layout)
+    hp = conv.spec.hyperparameters
+    assert conv.exact and (hp["scale"], hp["rms_rate"], hp["momentum_form"], hp["ns_eps"]) == \
+        ("rms", pytest.approx(0.25), "sum", 1e-7)
+    res = optcmp.check_equivalence(mls(), [src, conv.spec], backends=("numpy",), steps=20,
+                                   tolerance=1e-12)
+    assert res.verdict == "equivalent"
+    default = optcmp.muon(0.02, weight_decay=0.1).convert("keras", mls().layout)
+    assert not default.exact and "moves from 1e-08 to 5e-09" in " ".join(default.notes)
+
+
+def test_convert_rescales_the_learning_rate_or_says_why_not():
+    conv = optcmp.muon(0.02, scale="rms", rms_rate=0.3).convert("torch", mls().layout)
+    hp = conv.spec.hyperparameters
+    assert (hp["scale"], hp["learning_rate"], hp["adam_learning_rate"]) == (
+        "shape", pytest.approx(0.024), 0.02)
+    assert not conv.exact and "bfloat16" in conv.notes[-1]
+    conv = optcmp.muon(0.02, scale="rms", rms_rate=0.3).convert("optax", mls().layout)
+    assert conv.spec.hyperparameters["rms_rate"] == pytest.approx(0.3)
+    assert "step-dependent" in " ".join(conv.notes) and not conv.exact
+    fizz = optcmp.problems.FizzBuzzMLP().layout  # W1 (10, 100), W2 (100, 4)
+    with pytest.raises(ValueError, match="keras's Muon has no step multiplier equal to "
+                                         "scale='shape' on every matrix"):
+        optcmp.muon().convert("keras", fizz)
+    with pytest.raises(ValueError, match="pass layout=problem.layout"):
+        optcmp.muon().convert("keras")
+    with pytest.raises(ValueError, match="'adam' declares no conversion"):
+        optcmp.adam().convert("keras")

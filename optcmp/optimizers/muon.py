@@ -52,7 +52,13 @@ from optcmp.optimizers._hyperparams import (
     positive_int,
 )
 from optcmp.optimizers._implementations import OptaxOptimizer, TorchOptimizer
-from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
+from optcmp.optimizers.base import (
+    Conversion,
+    OptimizerInfo,
+    OptimizerSpec,
+    get_optimizer,
+    register_optimizer,
+)
 from optcmp.optimizers.schedule import Schedule
 
 #: Step-multiplier rules.
@@ -316,6 +322,88 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
     return why
 
 
+#: Each framework's Muon: the settings it fixes, and its step multipliers as (scale, rms_rate;
+#: "any": a free rate, None: unused).
+TARGETS: dict[str, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {
+    "torch": ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7},
+              (("shape", None), ("rms", 0.2))),
+    "keras": ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7},
+              (("rms", "any"), ("none", None))),
+    "optax": ({"momentum_form": "ema", "bias_correction": True}, (("shape", None), ("rms", "any"))),
+}
+
+
+def _matched_scale(h: dict[str, Any], to: str, mats: dict[str, tuple[int, ...]]
+                   ) -> tuple[dict[str, Any], float]:
+    """A step multiplier of ``to`` that is the spec's on every matrix up to one factor (1
+    where one is): its hyperparameters and that factor (the learning rate's)."""
+    src = {n: step_multiplier(shape, h) for n, shape in mats.items()}
+    found = []
+    for scale, rate in TARGETS[to][1]:
+        trial = {**h, "scale": scale}
+        if rate == "any":
+            trial["rms_rate"] = next((src[n] / math.sqrt(max(s)) for n, s in mats.items()),
+                                     h["rms_rate"])
+        elif rate is not None:
+            trial["rms_rate"] = rate
+        ratios = [src[n] / step_multiplier(shape, trial) for n, shape in mats.items()] or [1.0]
+        if max(ratios) - min(ratios) <= 1e-12 * max(ratios):
+            rho = 1.0 if math.isclose(ratios[0], 1.0, rel_tol=1e-12) else ratios[0]
+            found.append((rho != 1.0, {k: trial[k] for k in ("scale", "rms_rate")}, rho))
+    if found:
+        _, scale_hp, rho = min(found, key=lambda f: f[0])
+        return scale_hp, rho
+    raise ValueError(f"{to}'s Muon has no step multiplier equal to scale={h['scale']!r} on "
+                     f"every matrix (multipliers {src}); no one learning rate converts it")
+
+
+def _effective_eps(h: Mapping[str, Any]) -> float:
+    """``ns_eps`` in the units of the averaged momentum (the sum form is 1/(1-mu) larger)."""
+    return h["ns_eps"] * ((1.0 - h["momentum"]) if h["momentum_form"] == "sum" else 1.0)
+
+
+def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
+    """:meth:`OptimizerSpec.convert` of a Muon spec (step multiplier, momentum form, epsilon)."""
+    if to not in TARGETS:
+        raise ValueError(f"to must be one of {sorted(TARGETS)}, got {to!r}")
+    if layout is None:
+        raise ValueError("Muon's step multiplier depends on the matrices' shapes: pass "
+                         "layout=problem.layout")
+    h = dict(spec.hyperparameters)
+    on = set(muon_names(layout, h))
+    mats = {n: s for n, s in zip(layout.names, layout.shapes) if n in on}
+    scale, rho = _matched_scale(h, to, mats)
+    new = {**h, **TARGETS[to][0], **scale}
+    if rho != 1.0:  # the decay's and the AdamW side's steps kept
+        new.update(learning_rate=h["learning_rate"] * rho, weight_decay=h["weight_decay"] / rho,
+                   adam_learning_rate=h["adam_learning_rate"] or h["learning_rate"])
+    if to == "optax":
+        new.update(adam_eps=new["ns_eps"], adam_nesterov=new["nesterov"])
+    notes = [f"{k}={h[k]!r} -> {new[k]!r}" for k in new if new[k] != h[k]]
+    exact = math.isclose(_effective_eps(new), _effective_eps(h), rel_tol=1e-12)
+    if not exact:
+        notes.append("the Newton-Schulz normalisation's epsilon, in the momentum's units, "
+                     f"moves from {_effective_eps(h):.3g} to {_effective_eps(new):.3g}")
+    if new["bias_correction"] != h["bias_correction"]:
+        exact = False
+        notes.append("the bias correction divides the momentum by 1 - momentum**t: "
+                     "step-dependent (its direction too, with Nesterov)")
+    left = [n for n in layout.names if n not in on]
+    if left and (to == "torch" or any(new[k] != h[k] for k in ("adam_eps", "adam_nesterov"))
+                 or to == "keras"):
+        exact = False
+        notes.append(f"the AdamW side {left}: " + {
+            "torch": "torch.optim.Muon takes none of them (a second optimizer)",
+            "keras": "Keras' AdamW adds epsilon to the uncorrected root (eps * sqrt(1 - "
+                     "beta2**t) in these terms): step-dependent",
+            "optax": "optax uses ns_eps and nesterov for it too"}[to])
+    if to == "torch":
+        exact = False
+        notes.append("torch clamps the norm at ns_eps and runs Newton-Schulz in bfloat16")
+    out = get_optimizer("muon", impl=spec.impl, label=spec.label, **new)
+    return Conversion(out, exact, tuple(notes))
+
+
 def _torch_matrices(h: Mapping[str, Any], layout: Any) -> tuple[tuple[str, bool], ...]:
     """The partition's matrices, transposed to torch's (out, in) where stored (in, out)."""
     return tuple((n, h["layout"] == "in_out") for n in muon_names(layout, h))
@@ -386,6 +474,7 @@ register_optimizer(OptimizerInfo(
     reference="Jordan et al. (2024); Liu et al. (2025), arXiv:2502.16982",
     rule=MuonRule(),
     stochastic=True,
+    convert=_convert,
     natives=(TorchOptimizer("Muon", _torch_options, requires=_torch_requires, auto=False,
                             matrices=_torch_matrices),
              OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
