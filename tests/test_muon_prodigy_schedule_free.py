@@ -26,7 +26,9 @@ DEFAULTS = {
               179),
     "harmonised": ({"scale": "rms"}, 178),
 }
-BACKENDS = ["numpy", *(["torch"] if HAS_TORCH else []), *(["tensorflow"] if HAS_TF else []),
+#: TensorFlow compiles the unrolled Newton-Schulz steps with XLA first (over 3 s: slow).
+BACKENDS = ["numpy", *(["torch"] if HAS_TORCH else []),
+            *([pytest.param("tensorflow", marks=pytest.mark.slow)] if HAS_TF else []),
             *(["jax"] if HAS_JAX else [])]
 needs_jax = pytest.mark.skipif(not HAS_JAX, reason="jax and optax are not installed")
 
