@@ -217,3 +217,13 @@ def test_convert_rescales_the_learning_rate_or_says_why_not():
         optcmp.muon().convert("keras")
     with pytest.raises(ValueError, match="'adam' declares no conversion"):
         optcmp.adam().convert("keras")
+
+
+def test_muon_hyperparameters_from_the_command_line_and_json():
+    spec = optcmp.muon(partition="W1, W2", ns_coeffs="3.4445,-4.775,2.0315")
+    assert spec.hyperparameters["partition"] == ("W1", "W2")
+    assert spec.hyperparameters["ns_coeffs"] == (3.4445, -4.775, 2.0315)
+    assert optcmp.optimizers.OptimizerSpec.from_dict(spec.to_dict()) == spec
+    assert optcmp.muon(partition="2D").hyperparameters["partition"] == "2d"
+    with pytest.raises(ValueError, match="ns_coeffs must be three finite floats"):
+        optcmp.muon(ns_coeffs=(1.0, 2.0))

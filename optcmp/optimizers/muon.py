@@ -73,9 +73,9 @@ NS_COEFFS = (3.4445, -4.775, 2.0315)
 
 
 def _ns_coeffs(v: Any) -> tuple[float, float, float]:
-    """Validator: three finite floats (a, b, c)."""
+    """Validator: three finite floats (a, b, c), or them comma-separated (the command line)."""
     try:
-        out = tuple(float(c) for c in v)
+        out = tuple(float(c) for c in (v.split(",") if isinstance(v, str) else v))
     except (TypeError, ValueError):
         out = ()
     if len(out) != 3 or not all(math.isfinite(c) for c in out):
@@ -84,13 +84,17 @@ def _ns_coeffs(v: Any) -> tuple[float, float, float]:
 
 
 def _partition(v: Any) -> str | tuple[str, ...]:
-    """Validator: a named partition or the names of the parameters that get Muon."""
+    """Validator: a named partition or the names of the parameters that get Muon (a list, or
+    comma-separated)."""
     if isinstance(v, str):
-        return one_of("partition", PARTITIONS)(v)
+        named = v.strip().lower().replace("-", "_")
+        if named in PARTITIONS:
+            return named
+        v = [n.strip() for n in v.split(",") if n.strip()]
     if isinstance(v, (list, tuple)) and all(isinstance(n, str) for n in v):
         return tuple(v)
-    raise ValueError(f"partition must be one of {list(PARTITIONS)} or a list of parameter "
-                     f"names, got {v!r}")
+    raise ValueError(f"partition must be one of {list(PARTITIONS)} or parameter names (a list "
+                     f"or comma-separated), got {v!r}")
 
 
 def muon_names(layout: Any, hp: Mapping[str, Any]) -> tuple[str, ...]:
@@ -258,7 +262,7 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
         Added to the Frobenius norm before Newton-Schulz (torch clamps the norm at 1e-7).
     partition : {"2d", "2d_no_embedding"} or list of str, default "2d"
         Which parameters get Muon: every 2-D one, those without "embedding" in their name, or
-        these names.
+        these names (a list, or one comma-separated string).
     adam_learning_rate : float, optional
         The AdamW side's rate (None: ``learning_rate``; the schedule applies to both).
     adam_beta1, adam_beta2, adam_eps, adam_weight_decay : float
