@@ -147,8 +147,13 @@ def _skip_torch(what: str) -> dict[Key, str]:
     return {"torch/native": f"torch implements another {what} (recorded as skipped)"}
 
 
-_skip_torch_muon = _skip_torch("momentum convention (no bias correction)")
+_skip_torch_muon = _skip_torch("Muon convention")
 _skip_optax_muon = {"jax/native": "optax bias-corrects Muon's momentum (recorded as skipped)"}
+_skip_keras_muon = _skip_keras("Muon convention")
+#: keras.optimizers.Muon's defaults in optcmp's terms
+KERAS_MUON = {"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms", "ns_eps": 1e-7,
+              "adam_convention": "eps_hat", "adam_weight_decay": 0.004, "adam_eps": 1e-7,
+              "partition": "2d_no_embedding"}
 
 
 def _with_optax(nit: dict[Key, int], skip: dict[Key, str], n: int,
@@ -309,18 +314,28 @@ ROWS: list[Row] = [
     # bfloat16 (within 2e-2 of the float64 reference over 20 steps: "different" at 1e-10)
     Row("muon-torch-MLS", "muon", lambda i: optcmp.muon(weight_decay=0.1, impl=i), mls, 0.1,
         nit=_all(TORCH_NATIVE, 167), equivalence={"reference": 1e-12, "native": "different"},
-        skip=_skip_optax_muon),
+        skip={**_skip_optax_muon, **_skip_keras_muon}),
+    Row("muon-keras-MLS+b", "muon", lambda i: optcmp.muon(impl=i, **KERAS_MUON),
+        lambda: mls(bias=True), 0.1, nit=_all(KERAS_NATIVE, 179),
+        equivalence={"reference": 1e-12, "native": 1e-12},
+        skip={**_skip_optax_muon, **_skip_torch_muon}),
+    Row("muon-keras-minibatch-MLS+b", "muon",
+        lambda i: optcmp.muon(impl=i, batch_size=64, **KERAS_MUON), lambda: mls(bias=True),
+        0.1, nit=_all(KERAS_NATIVE, 180), nfev=_all(KERAS_NATIVE, 180),
+        equivalence={"reference": 1e-12, "native": 1e-12},
+        skip={**_skip_optax_muon, **_skip_torch_muon}),
     Row("muon-optax-MLS", "muon",
         lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, impl=i), mls, 0.1,
-        nit=_all(OPTAX_NATIVE, 142), equivalence={"reference": 1e-12}, skip=_skip_torch_muon),
+        nit=_all(OPTAX_NATIVE, 142), equivalence={"reference": 1e-12},
+        skip={**_skip_torch_muon, **_skip_keras_muon}),
     Row("muon-optax-MLS+b", "muon",
         lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, impl=i),
         lambda: mls(bias=True), 0.1, nit=_all(OPTAX_NATIVE, 142),
-        equivalence={"reference": 1e-12}, skip=_skip_torch_muon),
+        equivalence={"reference": 1e-12}, skip={**_skip_torch_muon, **_skip_keras_muon}),
     Row("muon-optax-minibatch-MLS", "muon",
         lambda i: optcmp.muon(bias_correction=True, adam_nesterov=True, batch_size=64, impl=i),
         mls, 0.1, nit=_all(OPTAX_NATIVE, 144), nfev=_all(OPTAX_NATIVE, 144),
-        equivalence={"reference": 1e-12}, skip=_skip_torch_muon),
+        equivalence={"reference": 1e-12}, skip={**_skip_torch_muon, **_skip_keras_muon}),
     Row("prodigy-bias-corrected-MLS", "prodigy",
         lambda i: optcmp.prodigy(bias_correction=True, impl=i), mls, 1e-6,
         nit=_all(OPTAX_NATIVE, 154), equivalence={"reference": 1e-12}),

@@ -81,7 +81,7 @@ def test_docs_table_covers_every_framework_optimizer():
                     # optax's, on the JAX backend
                     *{("optax", n) for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad",
                                              "adadelta", "lbfgs")},
-                    ("torch", "Muon"),
+                    ("torch", "Muon"), ("keras", "Muon"),
                     *{("optax", f"contrib.{n}") for n in ("muon", "prodigy",
                                                           "schedule_free_adamw",
                                                           "schedule_free_sgd")}}

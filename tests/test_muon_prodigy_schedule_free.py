@@ -82,6 +82,37 @@ def test_torch_muon_gets_torchs_layout_and_refuses_other_parameters():
     assert r.status == "skipped" and "['b'] would need a second optimizer" in r.message
 
 
+needs_tf = pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
+#: keras.optimizers.Muon's defaults in optcmp's terms.
+KERAS = {"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms", "ns_eps": 1e-7,
+         "adam_convention": "eps_hat", "adam_weight_decay": 0.004, "adam_eps": 1e-7,
+         "partition": "2d_no_embedding"}
+
+
+@needs_tf
+def test_keras_muon_takes_named_variables_and_leaves_embeddings_to_adamw():
+    """Keras' Muon on one variable per named parameter: the embedding matrix goes to its AdamW
+    (epsilon on the uncorrected root), as the reference's partition says, to 1e-12."""
+    rng = np.random.default_rng(0)
+    e0, w0 = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    prob = from_function(
+        lambda ops, p, d: ops.sum(ops.matmul(p["token_embedding"], p["W"]) ** 2)
+        + ops.sum(p["W"] ** 2), {"token_embedding": e0, "W": w0},
+        grad=lambda p, d: {"token_embedding": 2 * p["token_embedding"] @ p["W"] @ p["W"].T,
+                           "W": 2 * p["token_embedding"].T @ p["token_embedding"] @ p["W"]
+                           + 2 * p["W"]}, optimum=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(prob, optcmp.muon(0.02, **KERAS),
+                                       backends=("numpy", "tensorflow"), steps=20,
+                                       impl={"numpy": "reference", "tensorflow": "native"},
+                                       tolerance=1e-12)
+    assert res.impls == {"numpy": "reference", "tensorflow": "native"}
+    assert res.verdict == "equivalent"
+    assert "exclude_embeddings=True" in res.implementations["tensorflow"]
+    assert "AdamW: 12 parameters in 1 array (token_embedding)" in res.implementations["tensorflow"]
+
+
 @needs_jax
 def test_optax_muon_harmonised_reaches_the_target_where_the_others_do():
     """optax's bias correction moves the iterate by 1e-5 (not the iteration) once harmonised."""
@@ -124,16 +155,21 @@ def test_keras_partition_leaves_embeddings_to_adamw():
     (lambda: optcmp.prodigy(), "always applies the bias correction"),
     (lambda: optcmp.muon(scale="none"), "torch.optim.Muon scales by scale='shape'"),
     (lambda: optcmp.muon(bias_correction=True), "does not bias-correct"),
+    (lambda: optcmp.muon(**{**KERAS, "scale": "shape"}),
+     "keras.optimizers.Muon implements scale='rms' or 'none', not scale='shape'"),
+    (lambda: optcmp.muon(**{**KERAS, "adam_convention": "bias_corrected_eps"}),
+     "keras.optimizers.Muon implements adam_convention='eps_hat'"),
     (lambda: optcmp.schedule_free_sgd(schedule="cosine(total_steps=100)"),
      "evaluates a schedule at two step counts"),
 ])
 def test_a_native_of_another_convention_is_refused(spec, why):
     info = optcmp.optimizers.optimizer_info(spec().name)
-    native = info.native("torch" if why.startswith(("torch", "does")) else "optax")
+    native = info.native("torch" if why.startswith(("torch", "does")) else
+                         "keras" if why.startswith("keras") else "optax")
     assert why in native.unsupported(spec().hyperparameters)
 
 
-#: Every optax native, on MLS and MLS with a bias, full batch and minibatch.
+#: Every optax native, on MLS with a bias, full batch and minibatch.
 NATIVES = [
     lambda **k: optcmp.muon(0.02, bias_correction=True, adam_nesterov=True, **k),
     lambda **k: optcmp.muon(0.02, bias_correction=True, scale="rms", weight_decay=0.1,

@@ -112,9 +112,17 @@ class TorchOptimizer(Native):
 
 @dataclass(frozen=True)
 class KerasOptimizer(Native):
-    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``."""
+    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``.
+
+    Attributes
+    ----------
+    named : bool
+        One variable per named parameter, shaped and named as the problem's (Keras' Muon
+        treats each by its shape and name), not one flat variable.
+    """
 
     framework: ClassVar[str] = "keras"
+    named: bool = False
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from typing import Any
 from optcmp.optimizers._common import (
     ScheduledRule,
     common_params,
+    f64,
+    keras_common,
     minibatch_params,
     requires,
     spec_from,
@@ -51,7 +53,7 @@ from optcmp.optimizers._hyperparams import (
     positive_float,
     positive_int,
 )
-from optcmp.optimizers._implementations import OptaxOptimizer, TorchOptimizer
+from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import (
     Conversion,
     OptimizerInfo,
@@ -68,6 +70,8 @@ LAYOUTS = ("in_out", "out_in")
 MOMENTUM_FORMS = ("ema", "sum")
 #: The named partitions: every 2-D parameter, or those whose name has no "embedding" (Keras).
 PARTITIONS = ("2d", "2d_no_embedding")
+#: Where the AdamW side adds epsilon (as ``optcmp.adam``'s ``convention``).
+ADAM_CONVENTIONS = ("bias_corrected_eps", "eps_hat")
 #: Keller Jordan's quintic coefficients (the default of torch, optax and Keras).
 NS_COEFFS = (3.4445, -4.775, 2.0315)
 
@@ -210,9 +214,12 @@ class MuonRule(ScheduledRule):
             lr = lr * (hp["adam_learning_rate"] / hp["learning_rate"])
         m = (1.0 - b1) * g + b1 * m
         v = (1.0 - b2) * (g * g) + b2 * v
-        mhat = (b1 * m / (1.0 - b1 ** (t + 1.0)) + (1.0 - b1) * g / (1.0 - b1 ** t)
-                if hp["adam_nesterov"] else m / (1.0 - b1 ** t))
-        upd = mhat / (ops.sqrt(v / (1.0 - b2 ** t)) + hp["adam_eps"])
+        if hp["adam_convention"] == "eps_hat":  # Keras: epsilon on the uncorrected root
+            upd = m * (ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)) / (ops.sqrt(v) + hp["adam_eps"])
+        else:
+            mhat = (b1 * m / (1.0 - b1 ** (t + 1.0)) + (1.0 - b1) * g / (1.0 - b1 ** t)
+                    if hp["adam_nesterov"] else m / (1.0 - b1 ** t))
+            upd = mhat / (ops.sqrt(v / (1.0 - b2 ** t)) + hp["adam_eps"])
         wd = hp["adam_weight_decay"]
         return x - lr * (upd + wd * x if wd else upd), m, v
 
@@ -224,7 +231,8 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
          ns_steps: int = 5, ns_eps: float = 1e-8, partition: str | tuple[str, ...] = "2d",
          adam_learning_rate: float | None = None, adam_beta1: float = 0.9,
          adam_beta2: float = 0.999, adam_eps: float = 1e-8, adam_weight_decay: float = 0.0,
-         adam_nesterov: bool = False, schedule: str | Schedule | None = "constant",
+         adam_nesterov: bool = False, adam_convention: str = "bias_corrected_eps",
+         schedule: str | Schedule | None = "constant",
          clip_norm: float | None = None, batch_size: int | None = None, shuffle: bool = True,
          *, impl: str = "auto", label: str = "") -> OptimizerSpec:
     r"""Muon on the matrix parameters, AdamW on the others, every convention named.
@@ -234,8 +242,8 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
     bfloat16); ``optax.contrib.muon`` is ``bias_correction=True, weight_decay=0,
     scale="shape", layout="in_out", adam_nesterov=True``; ``keras.optimizers.Muon`` is
     ``momentum_form="sum", weight_decay=0.004, scale="rms", rms_rate=0.2, ns_eps=1e-7,
-    partition="2d_no_embedding", adam_weight_decay=0.004, adam_eps=1e-7`` (its AdamW puts
-    epsilon on the uncorrected root). :meth:`OptimizerSpec.describe` shows every value a run
+    partition="2d_no_embedding", adam_weight_decay=0.004, adam_eps=1e-7,
+    adam_convention="eps_hat"``. :meth:`OptimizerSpec.describe` shows every value a run
     used; the run's implementation text says which parameters each side got.
 
     Parameters
@@ -268,6 +276,8 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
     adam_beta1, adam_beta2, adam_eps, adam_weight_decay : float
     adam_nesterov : bool, default False
         Nesterov momentum on the AdamW side (optax uses ``nesterov`` for both sides).
+    adam_convention : {"bias_corrected_eps", "eps_hat"}, default "bias_corrected_eps"
+        Where the AdamW side adds epsilon (torch and optax; Keras: ``eps_hat``, no Nesterov).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
@@ -329,11 +339,13 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
 #: Each framework's Muon: the settings it fixes, and its step multipliers as (scale, rms_rate;
 #: "any": a free rate, None: unused).
 TARGETS: dict[str, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {
-    "torch": ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7},
-              (("shape", None), ("rms", 0.2))),
-    "keras": ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7},
+    "torch": ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7,
+               "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", 0.2))),
+    "keras": ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
+               "adam_convention": "eps_hat", "adam_nesterov": False},
               (("rms", "any"), ("none", None))),
-    "optax": ({"momentum_form": "ema", "bias_correction": True}, (("shape", None), ("rms", "any"))),
+    "optax": ({"momentum_form": "ema", "bias_correction": True,
+               "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", "any"))),
 }
 
 
@@ -393,13 +405,13 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
         notes.append("the bias correction divides the momentum by 1 - momentum**t: "
                      "step-dependent (its direction too, with Nesterov)")
     left = [n for n in layout.names if n not in on]
-    if left and (to == "torch" or any(new[k] != h[k] for k in ("adam_eps", "adam_nesterov"))
-                 or to == "keras"):
+    if left and (to == "torch" or any(new[k] != h[k] for k in ("adam_eps", "adam_nesterov",
+                                                                 "adam_convention"))):
         exact = False
         notes.append(f"the AdamW side {left}: " + {
             "torch": "torch.optim.Muon takes none of them (a second optimizer)",
             "keras": "Keras' AdamW adds epsilon to the uncorrected root (eps * sqrt(1 - "
-                     "beta2**t) in these terms): step-dependent",
+                     "beta2**t) in the other form's terms) without Nesterov: step-dependent",
             "optax": "optax uses ns_eps and nesterov for it too"}[to])
     if to == "torch":
         exact = False
@@ -434,6 +446,39 @@ def _torch_requires(h: Mapping[str, Any]) -> str | None:
                f"rms_rate=0.2 ('match_rms_adamw'), not scale={h['scale']!r}, "
                f"rms_rate={h['rms_rate']!r}; the reference rule (impl='reference') runs it")
     return why
+
+
+def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
+    """``keras.optimizers.Muon`` arguments, every one explicit (floats as numpy.float64)."""
+    return {"learning_rate": float(h["learning_rate"]), "adam_beta_1": f64(h["adam_beta1"]),
+            "adam_beta_2": f64(h["adam_beta2"]), "adam_weight_decay": f64(h["adam_weight_decay"]),
+            "epsilon": f64(h["adam_eps"]), "weight_decay": f64(h["weight_decay"]),
+            "exclude_layers": None, "exclude_embeddings": h["partition"] == "2d_no_embedding",
+            # Python floats where Keras multiplies a variable by them (a numpy scalar first
+            # would ask the variable for a numpy array inside the compiled step)
+            "muon_a": float(h["ns_coeffs"][0]), "muon_b": float(h["ns_coeffs"][1]),
+            "muon_c": float(h["ns_coeffs"][2]), "adam_lr_ratio": 1,
+            "momentum": float(h["momentum"]), "ns_steps": int(h["ns_steps"]),
+            "nesterov": bool(h["nesterov"]),
+            "rms_rate": None if h["scale"] == "none" else float(h["rms_rate"]), **keras_common(h)}
+
+
+def _keras_requires(h: Mapping[str, Any]) -> str | None:
+    """Keras' Muon: the sum form, its fixed epsilon, scales, partitions and AdamW side."""
+    want = {"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
+            "adam_convention": "eps_hat", "adam_nesterov": False, "adam_learning_rate": None}
+    bad = {k: v for k, v in want.items() if h[k] != v}
+    if h["scale"] == "shape":
+        bad["scale"] = "'rms' or 'none'"
+    if not isinstance(h["partition"], str):
+        bad["partition"] = "'2d' or '2d_no_embedding'"
+    if not bad:
+        return None
+    return ("keras.optimizers.Muon implements " + ", ".join(f"{k}={v!r}" if k != "scale" and
+                                                            k != "partition" else f"{k}={v}"
+                                                            for k, v in bad.items())
+            + f", not {', '.join(f'{k}={h[k]!r}' for k in bad)}; the reference rule "
+            "(impl='reference') runs these values on every backend")
 
 
 register_optimizer(OptimizerInfo(
@@ -473,6 +518,10 @@ register_optimizer(OptimizerInfo(
                    "AdamW side's decoupled decay"),
         HyperParam("adam_nesterov", False, boolean("adam_nesterov"),
                    "Nesterov momentum on the AdamW side (optax)"),
+        HyperParam("adam_convention", "bias_corrected_eps",
+                   one_of("adam_convention", ADAM_CONVENTIONS),
+                   "the AdamW side's epsilon: bias_corrected_eps (torch, optax) or eps_hat "
+                   "(Keras)"),
         common_params(), minibatch_params()),
     summary="Muon on matrices (scale rule, layout, NS, momentum form named), AdamW on the rest",
     reference="Jordan et al. (2024); Liu et al. (2025), arXiv:2502.16982",
@@ -481,6 +530,7 @@ register_optimizer(OptimizerInfo(
     convert=_convert,
     natives=(TorchOptimizer("Muon", _torch_options, requires=_torch_requires, auto=False,
                             matrices=_torch_matrices),
+             KerasOptimizer("Muon", _keras_options, requires=_keras_requires, named=True),
              OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
                             tree=_optax_tree),),
 ), muon)
