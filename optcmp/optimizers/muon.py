@@ -339,12 +339,12 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
 #: Each framework's Muon: the settings it fixes, and its step multipliers as (scale, rms_rate;
 #: "any": a free rate, None: unused).
 TARGETS: dict[str, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {
-    "torch": ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7,
+    TorchOptimizer.framework: ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7,
                "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", 0.2))),
-    "keras": ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
+    KerasOptimizer.framework: ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
                "adam_convention": "eps_hat", "adam_nesterov": False},
               (("rms", "any"), ("none", None))),
-    "optax": ({"momentum_form": "ema", "bias_correction": True,
+    OptaxOptimizer.framework: ({"momentum_form": "ema", "bias_correction": True,
                "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", "any"))),
 }
 
@@ -393,7 +393,7 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
     if rho != 1.0:  # the decay's and the AdamW side's steps kept
         new.update(learning_rate=h["learning_rate"] * rho, weight_decay=h["weight_decay"] / rho,
                    adam_learning_rate=h["adam_learning_rate"] or h["learning_rate"])
-    if to == "optax":
+    if to == OptaxOptimizer.framework:  # one epsilon, one Nesterov switch for both sides
         new.update(adam_eps=new["ns_eps"], adam_nesterov=new["nesterov"])
     notes = [f"{k}={h[k]!r} -> {new[k]!r}" for k in new if new[k] != h[k]]
     exact = math.isclose(_effective_eps(new), _effective_eps(h), rel_tol=1e-12)
@@ -405,15 +405,16 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
         notes.append("the bias correction divides the momentum by 1 - momentum**t: "
                      "step-dependent (its direction too, with Nesterov)")
     left = [n for n in layout.names if n not in on]
-    if left and (to == "torch" or any(new[k] != h[k] for k in ("adam_eps", "adam_nesterov",
-                                                                 "adam_convention"))):
+    torch = to == TorchOptimizer.framework
+    if left and (torch or any(new[k] != h[k] for k in ("adam_eps", "adam_nesterov",
+                                                       "adam_convention"))):
         exact = False
         notes.append(f"the AdamW side {left}: " + {
-            "torch": "torch.optim.Muon takes none of them (a second optimizer)",
-            "keras": "Keras' AdamW adds epsilon to the uncorrected root (eps * sqrt(1 - "
-                     "beta2**t) in the other form's terms) without Nesterov: step-dependent",
-            "optax": "optax uses ns_eps and nesterov for it too"}[to])
-    if to == "torch":
+            TorchOptimizer.framework: "torch.optim.Muon takes none of them (a second optimizer)",
+            KerasOptimizer.framework: "Keras' AdamW adds epsilon to the uncorrected root (eps * "
+            "sqrt(1 - beta2**t) in the other form's terms) without Nesterov: step-dependent",
+            OptaxOptimizer.framework: "optax uses ns_eps and nesterov for it too"}[to])
+    if torch:
         exact = False
         notes.append("torch clamps the norm at ns_eps and runs Newton-Schulz in bfloat16")
     out = get_optimizer("muon", impl=spec.impl, label=spec.label, **new)
