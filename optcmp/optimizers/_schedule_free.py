@@ -1,29 +1,5 @@
-r"""Schedule-Free SGD and AdamW (Defazio et al. 2024): three sequences, and which one is judged.
-
-The gradient is taken at :math:`y`, the base optimizer steps :math:`z`, and :math:`x` averages
-the :math:`z`:
-
-.. math::
-
-    z_{t} &= z_{t-1} - \eta_t \left(d_t + \lambda y_{t-1}\right), \quad
-    c_t = \frac{\eta_{\max,t}^{p}}{\sum_{i \le t} \eta_{\max,i}^{p}} \\
-    x_t &= (1 - c_t)\, x_{t-1} + c_t z_t, \quad y_t = \beta_1 x_t + (1 - \beta_1) z_t
-
-with :math:`d_t = g_t` (SGD) or :math:`g_t / (\sqrt{v_t / (1 - \beta_2^t)} + \epsilon)`,
-:math:`v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2` (AdamW), :math:`\eta_{\max,t}` the largest
-(scheduled) learning rate so far, :math:`p` = ``weight_lr_power``. The iterate optcmp steps is
-:math:`y` (the parameters a framework holds); ``eval_at="x"`` judges
-:math:`x = (y - (1-\beta_1) z) / \beta_1`, the sequence the method is meant to be evaluated
-at (``optax.contrib.schedule_free_eval_params``), ``eval_at="y"`` the parameters themselves.
-The run's objective, targets and final iterate are those of the judged sequence, evaluated
-after every step off the clock. optax's form; the learning rate of step ``k`` is
-``learning_rate * s(k)`` for the base step and the weights alike.
-
-References
-----------
-A. Defazio, X. Yang, H. Mehta, K. Mishchenko, A. Khaled and A. Cutkosky, "The Road Less
-Scheduled", NeurIPS 2024, arXiv:2405.15682.
-"""
+"""Schedule-Free's rule and declarations, shared by ``schedule_free_adamw`` and
+``schedule_free_sgd`` (the method: :mod:`optcmp.optimizers.schedule_free_adamw`)."""
 
 from __future__ import annotations
 

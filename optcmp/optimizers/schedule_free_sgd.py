@@ -1,5 +1,5 @@
-"""Schedule-Free SGD (Defazio et al. 2024): the rule and the judged sequence are in
-:mod:`optcmp.optimizers._schedule_free`."""
+"""Schedule-Free SGD (Defazio et al. 2024): :mod:`optcmp.optimizers.schedule_free_adamw`'s
+method with the base step :math:`d_t = g_t`."""
 
 from __future__ import annotations
 
