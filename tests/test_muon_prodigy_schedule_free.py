@@ -150,7 +150,7 @@ def test_keras_partition_leaves_embeddings_to_adamw():
 
 @pytest.mark.parametrize("spec, why", [
     (lambda: optcmp.muon(), "optax.contrib.muon bias-corrects its momentum"),
-    (lambda: optcmp.muon(bias_correction=True, momentum_form="sum"), "momentum_form='ema'"),
+    (lambda: optcmp.muon(momentum_form="sum"), "momentum_form='ema'"),
     (lambda: optcmp.muon(bias_correction=True), "Nesterov on both"),
     (lambda: optcmp.prodigy(), "always applies the bias correction"),
     (lambda: optcmp.muon(scale="none"), "torch.optim.Muon scales by scale='shape'"),
@@ -263,3 +263,7 @@ def test_muon_hyperparameters_from_the_command_line_and_json():
     assert optcmp.muon(partition="2D").hyperparameters["partition"] == "2d"
     with pytest.raises(ValueError, match="ns_coeffs must be three finite floats"):
         optcmp.muon(ns_coeffs=(1.0, 2.0))
+    with pytest.raises(ValueError, match="corrects the averaged momentum"):
+        optcmp.muon(bias_correction=True, momentum_form="sum")
+    with pytest.raises(ValueError, match="adam_nesterov=True is optax's AdamW side"):
+        optcmp.muon(adam_nesterov=True, adam_convention="eps_hat")

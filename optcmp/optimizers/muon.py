@@ -20,7 +20,8 @@ weights, optax's on (in, out)), ``"rms"`` :math:`r\sqrt{\max(m, n)}` (Keras' def
 torch's ``match_rms_adamw``, optax's ``consistent_rms``), ``"none"`` 1. Which axis is the input
 is ``layout``: ``"in_out"`` (optcmp's problems, Keras, Flax: ``x @ W``) or ``"out_in"``
 (torch's ``Linear``). The other parameters (and the matrices ``partition`` leaves out) take
-AdamW steps (epsilon outside the bias-corrected root, decoupled decay ``adam_weight_decay``).
+AdamW steps (epsilon placed as ``adam_convention`` says, decoupled decay
+``adam_weight_decay``).
 
 References
 ----------
@@ -99,6 +100,17 @@ def _partition(v: Any) -> str | tuple[str, ...]:
         return tuple(v)
     raise ValueError(f"partition must be one of {list(PARTITIONS)} or parameter names (a list "
                      f"or comma-separated), got {v!r}")
+
+
+def _check(hp: Mapping[str, Any]) -> None:
+    """Cross-check of a spec: the bias correction is of the averaged (``ema``) momentum, and
+    ``adam_nesterov`` of the bias-corrected epsilon form."""
+    if hp["bias_correction"] and hp["momentum_form"] != "ema":
+        raise ValueError("bias_correction=True corrects the averaged momentum "
+                         "(momentum_form='ema', optax's form), not momentum_form='sum'")
+    if hp["adam_nesterov"] and hp["adam_convention"] != "bias_corrected_eps":
+        raise ValueError("adam_nesterov=True is optax's AdamW side "
+                         "(adam_convention='bias_corrected_eps'), not adam_convention='eps_hat'")
 
 
 def muon_names(layout: Any, hp: Mapping[str, Any]) -> tuple[str, ...]:
@@ -208,7 +220,7 @@ class MuonRule(ScheduledRule):
     @staticmethod
     def _adamw(ops: Any, x: Any, g: Any, m: Any, v: Any, hp: dict[str, Any], lr: Any,
                t: Any) -> tuple[Any, Any, Any]:
-        """One AdamW step (epsilon outside the bias-corrected root) of a parameter left out."""
+        """One AdamW step of a parameter left out (epsilon as ``adam_convention`` says)."""
         b1, b2 = hp["adam_beta1"], hp["adam_beta2"]
         if hp["adam_learning_rate"] is not None:
             lr = lr * (hp["adam_learning_rate"] / hp["learning_rate"])
@@ -526,6 +538,7 @@ register_optimizer(OptimizerInfo(
         common_params(), minibatch_params()),
     summary="Muon on matrices (scale rule, layout, NS, momentum form named), AdamW on the rest",
     reference="Jordan et al. (2024); Liu et al. (2025), arXiv:2502.16982",
+    check=_check,
     rule=MuonRule(),
     stochastic=True,
     convert=_convert,
