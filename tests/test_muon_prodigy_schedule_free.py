@@ -267,3 +267,19 @@ def test_muon_hyperparameters_from_the_command_line_and_json():
         optcmp.muon(bias_correction=True, momentum_form="sum")
     with pytest.raises(ValueError, match="adam_nesterov=True is optax's AdamW side"):
         optcmp.muon(adam_nesterov=True, adam_convention="eps_hat")
+
+
+@needs_tf
+def test_keras_muon_runs_a_partition_by_names():
+    """A partition of names reaches Keras as an exclude_layers pattern: W2 of the FizzBuzz MLP
+    goes to its AdamW with the biases, as in the reference, to 1e-12."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(optcmp.problems.FizzBuzzMLP(),
+                                       optcmp.muon(0.02, **{**KERAS, "partition": ["W1"]}),
+                                       backends=("numpy", "tensorflow"), steps=10,
+                                       impl={"numpy": "reference", "tensorflow": "native"},
+                                       tolerance=1e-12)
+    assert res.impls == {"numpy": "reference", "tensorflow": "native"}
+    assert res.verdict == "equivalent"
+    assert "AdamW: 504 parameters in 3 arrays (b1, W2, b2)" in res.implementations["tensorflow"]

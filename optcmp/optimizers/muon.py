@@ -33,6 +33,7 @@ Training", arXiv:2502.16982, 2025.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -461,12 +462,20 @@ def _torch_requires(h: Mapping[str, Any]) -> str | None:
     return why
 
 
+def _keras_exclude(partition: str | tuple[str, ...]) -> list[str] | None:
+    """Keras' ``exclude_layers`` for a partition of names: a pattern every other path matches."""
+    if isinstance(partition, str):
+        return None
+    return [f"^(?!(?:{'|'.join(re.escape(n) for n in partition)})$)"]
+
+
 def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``keras.optimizers.Muon`` arguments, every one explicit (floats as numpy.float64)."""
     return {"learning_rate": float(h["learning_rate"]), "adam_beta_1": f64(h["adam_beta1"]),
             "adam_beta_2": f64(h["adam_beta2"]), "adam_weight_decay": f64(h["adam_weight_decay"]),
             "epsilon": f64(h["adam_eps"]), "weight_decay": f64(h["weight_decay"]),
-            "exclude_layers": None, "exclude_embeddings": h["partition"] == "2d_no_embedding",
+            "exclude_layers": _keras_exclude(h["partition"]),
+            "exclude_embeddings": h["partition"] == "2d_no_embedding",
             # Python floats where Keras multiplies a variable by them (a numpy scalar first
             # would ask the variable for a numpy array inside the compiled step)
             "muon_a": float(h["ns_coeffs"][0]), "muon_b": float(h["ns_coeffs"][1]),
@@ -483,12 +492,10 @@ def _keras_requires(h: Mapping[str, Any]) -> str | None:
     bad = {k: v for k, v in want.items() if h[k] != v}
     if h["scale"] == "shape":
         bad["scale"] = "'rms' or 'none'"
-    if not isinstance(h["partition"], str):
-        bad["partition"] = "'2d' or '2d_no_embedding'"
     if not bad:
         return None
-    return ("keras.optimizers.Muon implements " + ", ".join(f"{k}={v!r}" if k != "scale" and
-                                                            k != "partition" else f"{k}={v}"
+    return ("keras.optimizers.Muon implements " + ", ".join(f"{k}={v!r}" if k != "scale"
+                                                            else f"{k}={v}"
                                                             for k, v in bad.items())
             + f", not {', '.join(f'{k}={h[k]!r}' for k in bad)}; the reference rule "
             "(impl='reference') runs these values on every backend")
