@@ -844,6 +844,55 @@ def page_new_optimizers(v: Values, fast: bool) -> None:
                                          20)[0]))
 
 
+def _matrix_problem() -> ModuleType:
+    """``tests/matrix_problem.py``: MLS, the matrix least-squares problem of the field cases."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("matrix_problem",
+                                                  ROOT / "tests" / "matrix_problem.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def page_muon_prodigy_schedule_free(v: Values, fast: bool) -> None:
+    """docs/same-name-different-meaning.md: Muon's, Prodigy's and Schedule-Free's conventions
+    on MLS (numpy reference rule, float64, threads=1)."""
+    import optcmp
+    from optcmp.optimizers.muon import step_multiplier
+
+    mls = _matrix_problem().mls
+
+    def run(spec: Any, tol: float, max_iter: int) -> Any:
+        return optcmp.run(mls(), spec, backend="numpy", tol=tol, max_iter=max_iter,
+                          max_time=None, threads=1)
+
+    muons = {"torch": {"weight_decay": 0.1}, "optax": {"bias_correction": True},
+             "keras": {"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms",
+                       "ns_eps": 1e-7}, "harmonised": {"scale": "rms"}}
+    for name, kw in muons.items():
+        v.x(f"muon_{name}", n(run(optcmp.muon(0.02, **kw), 0.1, 200).nit_to_target))
+    r = run(optcmp.muon(0.02, bias_correction=True, layout="out_in"), 0.1, 200)
+    v.x("muon_transposed", "none" if r.nit_to_target is None else n(r.nit_to_target))
+    v.x("muon_transposed_rel", sci((r.fun - r.fstar) / (r.f0 - r.fstar)))
+    keras, torch = ({"scale": "rms", "rms_rate": 0.2}, {"scale": "shape", "layout": "out_in"})
+    for shape in ((768, 768), (768, 3072), (4096, 4096)):
+        key = "x".join(map(str, shape))
+        v.x(f"muon_keras_over_torch_{key}",
+            f"{step_multiplier(shape, keras) / step_multiplier(shape, torch):.3g}")
+    for bc in (False, True):
+        for tol in (1e-3, 1e-6):
+            r = run(optcmp.prodigy(1.0, bias_correction=bc), tol, 400)
+            v.x(f"prodigy_{'bc' if bc else 'nobc'}_{tol:.0e}", n(r.nit_to_target))
+    rel = {}
+    for at in ("x", "y"):
+        r = run(optcmp.schedule_free_adamw(1e-2, eval_at=at), 1e-12, 400)
+        rel[at] = (r.fun - r.fstar) / (r.f0 - r.fstar)
+        v.x(f"sf_rel_{at}", sci(rel[at]))
+    v.x("sf_x_over_y", f"{100 * (rel['x'] / rel['y'] - 1):.1f}%")
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -857,6 +906,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "tests": (page_tests, "10 min"),
     "best-practice": (page_best_practice, "2 min"),
     "new-optimizers": (page_new_optimizers, "30 s"),
+    "muon-prodigy-schedule-free": (page_muon_prodigy_schedule_free, "20 s"),
 }
 #: Pages that ``--write`` without page names leaves out: they have no exact value and time the
 #: machine itself (run them by name, on a quiet machine).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import os
@@ -57,7 +58,7 @@ def _upstream(framework: str, optimizer: str) -> inspect.Signature:
     if framework == "optax":
         optax = pytest.importorskip("optax")
 
-        return inspect.signature(getattr(optax, optimizer))
+        return inspect.signature(functools.reduce(getattr, optimizer.split("."), optax))
     if framework == "scipy":
         from scipy.optimize import _lbfgsb_py
 
@@ -83,7 +84,11 @@ def test_docs_table_covers_every_framework_optimizer():
                     # the optimizers built from transforms
                     ("torch", "NAdam"), ("torch", "RAdam"), ("torch", "Adafactor"),
                     *{("keras", n) for n in ("Lion", "Nadam", "Adafactor", "Lamb")},
-                    *{("optax", n) for n in ("lion", "nadam", "radam", "adafactor", "lamb")}}
+                    *{("optax", n) for n in ("lion", "nadam", "radam", "adafactor", "lamb")},
+                    ("torch", "Muon"), ("keras", "Muon"),
+                    *{("optax", f"contrib.{n}") for n in ("muon", "prodigy",
+                                                          "schedule_free_adamw",
+                                                          "schedule_free_sgd")}}
 
 
 def test_every_native_of_every_optimizer_is_in_the_docs_table():
@@ -126,7 +131,10 @@ def test_docs_table_optcmp_default_is_optcmps(row):
             **{n: n for n in ("sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta",
                               "lbfgs", "lion", "nadam", "radam", "adafactor", "lamb")},
             "NAdam": "nadam", "Nadam": "nadam", "RAdam": "radam", "Adafactor": "adafactor",
-            "Lion": "lion", "Lamb": "lamb"}
+            "Lion": "lion", "Lamb": "lamb",
+            "Muon": "muon", **{f"contrib.{n}": n for n in ("muon", "prodigy",
+                                                           "schedule_free_adamw",
+                                                           "schedule_free_sgd")}}
     spec = optcmp.get_optimizer(name[row["optimizer"]])
     value = spec.hyperparameters[row["optcmp name"]]
     assert str(value) == row["optcmp default"] or _same(row["optcmp default"], value)

@@ -42,7 +42,7 @@ dn = _load()
 
 #: pages whose exact values are cheap enough to recompute in every CI run (seconds on 2 cores)
 FAST_PAGES = ("story-linreg", "fizzbuzz", "fizzbuzz-mistakes", "getting-started", "main-job",
-              "new-optimizers")
+              "new-optimizers", "muon-prodigy-schedule-free")
 FIX = "python scripts/docs_numbers.py --write"
 
 

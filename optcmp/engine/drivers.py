@@ -60,7 +60,8 @@ def _every(stepper: Stepper, eval_every: int | None) -> int:
 def step_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
               eval_every: int | None) -> Loop:
     """Timed steps, each followed by an untimed observation, until the monitor says stop."""
-    stochastic = stepper.stochastic
+    # a judged iterate apart from the stepped one is evaluated by the monitor, as a minibatch's
+    stochastic = stepper.stochastic or stepper.evaluates_apart
     every = _every(stepper, eval_every)
     # A full-batch step reports f(x_{k-1}) after it has moved to x_k: keep a host copy of x_{k-1},
     # off the clock, for callbacks, metrics, the float64 confirmation and the final result (a

@@ -46,6 +46,8 @@ def step_function(backend: Backend, problem: Problem, rule: UpdateRule,
     o = backend.ops
     update = rule.update
     hp = dict(hyper)
+    if rule.needs_layout:
+        hp["param_layout"] = problem.layout
     norm = o.norm if grad_norm else None
 
     def step_curv(x: Any, state: tuple[Any, ...], batch: dict[str, Any], curv: Any) -> Any:
@@ -120,6 +122,8 @@ class ReferenceAdapter(MinibatchAdapter):
         rule = self.info.rule
         assert rule is not None, f"optimizer {self.spec.name!r} has no reference rule"
         self.rule = rule
+        said = rule.describe(self.problem.layout, self.hyper)
+        self.implementation = type(self).implementation + (f" ({said})" if said else "")
         b = self.backend
         self.x = b.copy(b.asarray(self.x0))
         self.state = b.place_state(rule.init_state(b.ops, self.x))
@@ -250,7 +254,8 @@ class ReferenceAdapter(MinibatchAdapter):
         return elapsed
 
     def x_numpy(self) -> np.ndarray:
-        return np.asarray(self.backend.to_numpy(self.x), dtype=np.float64).reshape(-1)
+        x = self.rule.evaluated(self.backend.ops, self.x, self.state, self.hyper)
+        return np.asarray(self.backend.to_numpy(x), dtype=np.float64).reshape(-1)
 
 
 def _check_curvature(problem: Any, optimizer: str, curvature: np.ndarray) -> None:

@@ -73,6 +73,7 @@ class Stepper(ABC):
     block_max: ClassVar[int] = 1024
     backend: Backend
     stochastic: bool = False
+    evaluates_apart: bool = False
     execution: str = "step"
     spans: bool = False
     span_kept: int = 1
@@ -151,6 +152,8 @@ class Adapter(Stepper):
             if why is not None:  # another convention than the framework's: skipped, not run
                 raise NotApplicable(f"{spec.name} impl='native': {why}")
         self.stochastic = self.info.minibatch(spec.hyperparameters)
+        #: The judged iterate is not the one the step's gradient is taken at (``eval_at``).
+        self.evaluates_apart = spec.hyperparameters.get("eval_at", "y") != "y"
         self.problem = problem
         self.backend = backend
         self.x0 = np.asarray(x0, dtype=np.float64)
@@ -222,6 +225,9 @@ class Adapter(Stepper):
 
     def fuse_blocker(self) -> str:
         """Why this run's steps cannot run fused (``""``: they can)."""
+        if self.evaluates_apart:
+            return (f"the judged iterate (eval_at={self.hyper['eval_at']!r}) is not the one the "
+                    "gradient is taken at: the objective is evaluated there after every step")
         if self.stochastic or self.fuses_full_batch:
             return ""
         return f"{type(self).__name__} cannot fuse full-batch steps"

@@ -34,6 +34,7 @@ from optcmp.optimizers._implementations import (
 )
 from optcmp.optimizers.base import (
     IMPLS,
+    Conversion,
     NotApplicable,
     OptimizerInfo,
     OptimizerSpec,
@@ -71,7 +72,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "FACTORIES", "IMPLS", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
+    "FACTORIES", "IMPLS", "Conversion", "HyperParam", "KerasOptimizer", "Native", "NotApplicable",
     "OptaxOptimizer", "OptimizerInfo", "OptimizerSpec", "ScheduledRule", "ScipyMinimize",
     "TorchOptimizer", "UpdateRule", "as_spec", "boolean", "canonical_optimizer",
     "clip_global_norm", "common_params", "factories", "get_optimizer", "one_of", "optimizer_info",

@@ -18,10 +18,21 @@ class UpdateRule(ABC):
     """A reference update rule written once against a backend's ops namespace.
 
     Purely functional (no in-place writes), so the same code runs on numpy, in torch and inside
-    a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature.
+    a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature;
+    :attr:`needs_layout`: it reads the names and shapes of the parameter arrays, given as
+    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`).
     """
 
     needs_curvature: ClassVar[bool] = False
+    needs_layout: ClassVar[bool] = False
+
+    def evaluated(self, ops: Any, x: Any, state: tuple[Any, ...], hp: dict[str, Any]) -> Any:
+        """The iterate a run judges (default ``x``; e.g. Schedule-Free's average)."""
+        return x
+
+    def describe(self, layout: Any, hp: Mapping[str, Any]) -> str:
+        """What the run's result records beyond the hyperparameters (default: nothing)."""
+        return ""
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
         """Initial optimizer state (a tuple of arrays like ``x``)."""
@@ -88,17 +99,30 @@ class TorchOptimizer(Native):
     ----------
     closure : bool
         ``step(closure)`` evaluates the objective itself (``LBFGS``).
+    matrices : callable, optional
+        ``matrices(hp, layout) -> ((name, transpose), ...)``: the optimizer takes these named
+        parameters as 2-D views of the flat one (transposed where ``transpose``), and a problem
+        with any other parameter is not applicable (``torch.optim.Muon``).
     """
 
     framework: ClassVar[str] = "torch"
     closure: bool = False
+    matrices: Callable[[Mapping[str, Any], Any], tuple[tuple[str, bool], ...]] | None = None
 
 
 @dataclass(frozen=True)
 class KerasOptimizer(Native):
-    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``."""
+    """``keras.optimizers.<name>(**options(hp))`` applied to a ``tf.Variable``.
+
+    Attributes
+    ----------
+    named : bool
+        One variable per named parameter, shaped and named as the problem's (Keras' Muon
+        treats each by its shape and name), not one flat variable.
+    """
 
     framework: ClassVar[str] = "keras"
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,11 +135,20 @@ class OptaxOptimizer(Native):
         ``l2(hp) -> float``: weight of an L2 term added to the gradient first (0: none).
     linesearch : bool
         ``update`` takes the objective (optax's L-BFGS line search; its evaluations counted).
+    tree : callable, optional
+        ``tree(hp, layout, optax) -> dict`` of the arguments that depend on the parameters'
+        names and shapes (``optax``: the module); with it the transformation runs on the named
+        arrays, not the flat vector.
+    eval_params : str
+        The ``optax`` function giving the iterate a run judges from ``(state, params)``
+        (``"contrib.schedule_free_eval_params"``; ``""``: the parameters themselves).
     """
 
     framework: ClassVar[str] = "optax"
     l2: Callable[[Mapping[str, Any]], float] | None = None
     linesearch: bool = False
+    tree: Callable[[Mapping[str, Any], Any, Any], dict[str, Any]] | None = None
+    eval_params: str = ""
 
 
 @dataclass(frozen=True)

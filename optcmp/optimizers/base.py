@@ -66,6 +66,28 @@ class OptimizerSpec:
         return get_optimizer(d["name"], impl=d.get("impl", "auto"), label=d.get("label", ""),
                              **dict(d.get("hyperparameters", {})))
 
+    def convert(self, to: str, layout: Any = None) -> Conversion:
+        """The same algorithm in the conventions framework ``to`` implements, where they are
+        affine in the hyperparameters.
+
+        Parameters
+        ----------
+        to : str
+            A framework (``"torch"``, ``"keras"``, ``"optax"``).
+        layout : ParamLayout, optional
+            The problem's parameters (``problem.layout``), for rules that depend on shapes.
+
+        Returns
+        -------
+        Conversion
+            The converted spec, whether it is exact at every step, and what changed.
+        """
+        info = optimizer_info(self.name)
+        if info.convert is None:
+            raise ValueError(f"optimizer {self.name!r} declares no conversion between "
+                             "framework conventions")
+        return info.convert(self, to, layout)
+
     def describe(self) -> str:
         """``name(hp=value, ...)``."""
         hp = ", ".join(f"{k}={v!r}" for k, v in self.hyperparameters.items())
@@ -78,6 +100,26 @@ class OptimizerSpec:
     def __reduce__(self) -> tuple[Any, ...]:
         # the read-only mapping proxy cannot be pickled (executors ship specs to workers)
         return (OptimizerSpec, (self.name, dict(self.hyperparameters), self.impl, self.label))
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A spec carried into another framework's conventions (:meth:`OptimizerSpec.convert`).
+
+    Attributes
+    ----------
+    spec : OptimizerSpec
+        The algorithm in the target's conventions.
+    exact : bool
+        Same iterates at every step (up to rounding); False: they agree only at some steps,
+        or only approximately (``notes`` says which).
+    notes : tuple of str
+        Each hyperparameter changed and why, and what is not exact.
+    """
+
+    spec: OptimizerSpec
+    exact: bool
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -101,6 +143,8 @@ class OptimizerInfo:
         optimizer').
     factory : callable, optional
         The spec factory (``optcmp.<name>``), set by :func:`register_optimizer`.
+    convert : callable, optional
+        ``convert(spec, to, layout) -> Conversion`` (:meth:`OptimizerSpec.convert`).
     """
 
     name: str
@@ -113,6 +157,7 @@ class OptimizerInfo:
     natives: tuple[Native, ...] = ()
     stochastic: bool = False
     factory: Callable[..., OptimizerSpec] | None = field(default=None, repr=False)
+    convert: Callable[[OptimizerSpec, str, Any], Conversion] | None = None
 
     def minibatch(self, hyperparameters: Mapping[str, Any]) -> bool:
         """Whether a spec with these hyperparameters steps on minibatches.
@@ -374,6 +419,6 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
     return spec.impl, impls[spec.impl]
 
 
-__all__ = ["IMPLS", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec",
+__all__ = ["IMPLS", "Conversion", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec",
            "canonical_optimizer", "factories", "get_optimizer", "optimizer_info",
            "optimizer_names", "register_optimizer", "resolve_impl", "unregister_optimizer"]

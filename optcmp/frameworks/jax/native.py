@@ -37,23 +37,42 @@ from optcmp.optimizers.base import NotApplicable
 class OptaxRule(UpdateRule):
     """An optax gradient transformation as an update rule; the state is ``(optax_state,)``."""
 
-    def __init__(self, tx: Any, clip_norm: float | None = None, described: str = "") -> None:
+    def __init__(self, tx: Any, clip_norm: float | None = None, described: str = "",
+                 layout: Any = None, eval_params: Callable[..., Any] | None = None) -> None:
         self.tx, self.clip_norm = tx, clip_norm
         #: what a compiled step of this rule is kept under: the transformation's name and
         #: every argument it was built with (its functions' addresses change from run to run)
         self.reuse_parts = (described, clip_norm) if described else None
+        #: the parameters' names and shapes: the transformation sees the named arrays
+        self.layout, self.eval_params = layout, eval_params
+
+    def _tree(self, x: Any) -> Any:
+        """``x`` as the transformation sees it: the named arrays, or the flat vector."""
+        return x if self.layout is None else self.layout.unflatten(x, jnp)
+
+    def _flat(self, tree: Any) -> Any:
+        """The inverse of :meth:`_tree`."""
+        if self.layout is None:
+            return tree
+        return jnp.concatenate([jnp.reshape(tree[n], (-1,)) for n in self.layout.names])
 
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
         """``(tx.init(x),)`` with every leaf of a fixed dtype (optax starts some as weakly
         typed scalars, which a step makes strong: the second step would compile again)."""
-        state = self.tx.init(x)
+        state = self.tx.init(self._tree(x))
         return (jax.tree.map(lambda a: jnp.array(a, dtype=jnp.asarray(a).dtype), state),)
 
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:
         g = clip_global_norm(ops, g, self.clip_norm)
-        updates, new = self.tx.update(g, state[0], x)
-        return optax.apply_updates(x, updates), (new,)
+        updates, new = self.tx.update(self._tree(g), state[0], self._tree(x))
+        return optax.apply_updates(x, self._flat(updates)), (new,)
+
+    def evaluated(self, ops: Any, x: Any, state: tuple[Any, ...], hp: dict[str, Any]) -> Any:
+        """The parameters optax's ``eval_params`` gives (Schedule-Free's average), else ``x``."""
+        if self.eval_params is None or hp.get("eval_at", "y") == "y":
+            return x
+        return self._flat(self.eval_params(state[0], self._tree(x)))
 
 
 class DeviceCount:
@@ -137,7 +156,12 @@ class OptaxNativeAdapter(ReferenceAdapter):
         if self.decl.linesearch:
             ls = opts.get("linesearch")
             built["linesearch"] = None if ls is None else optax.scale_by_zoom_linesearch(**ls)
-        tx = getattr(optax, self.decl.name)(**built)
+        if self.decl.tree is not None:
+            named = self.decl.tree(self.hyper, self.problem.layout, optax)
+            built.update(named)
+            opts.update({k: tuple(v.items()) if isinstance(v, Mapping) else v
+                         for k, v in named.items()})
+        tx = _optax_function(self.decl.name)(**built)
         l2 = 0.0 if self.decl.l2 is None else float(self.decl.l2(self.hyper))
         if l2:
             tx = optax.chain(optax.add_decayed_weights(l2), tx)
@@ -149,7 +173,10 @@ class OptaxNativeAdapter(ReferenceAdapter):
         self.resolve_learning_rate()
         tx, opts = self.transform()
         text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
-        self.rule = OptaxRule(tx, self.hyper.get("clip_norm"), f"optax.{self.decl.name}({text})")
+        named = self.problem.layout if self.decl.tree is not None else None
+        self.rule = OptaxRule(tx, self.hyper.get("clip_norm"), f"optax.{self.decl.name}({text})",
+                              named, _optax_function(self.decl.eval_params)
+                              if self.decl.eval_params else None)
         b = self.backend
         self.x = b.asarray(self.x0)
         self.state = b.place_state(self.rule.init_state(b.ops, self.x))
@@ -170,7 +197,9 @@ class OptaxNativeAdapter(ReferenceAdapter):
         self._k = 0
         if self.stochastic:
             self._init_batches()
-        self.implementation = f"optax.{self.decl.name}({text}) (optax {optax.__version__})"
+        said = self.info.rule.describe(self.problem.layout, self.hyper) if self.info.rule else ""
+        self.implementation = (f"optax.{self.decl.name}({text}) (optax {optax.__version__})"
+                               + (f" ({said})" if said else ""))
 
     def fuse_blocker(self) -> str:
         """L-BFGS steps are not fused (the line search's evaluations vary from step to step)."""
@@ -183,6 +212,14 @@ class OptaxNativeAdapter(ReferenceAdapter):
         if self.decl.linesearch:
             out.nfev = out.njev = DeviceCount(self.state[1])  # type: ignore[assignment]
         return out
+
+
+def _optax_function(name: str) -> Any:
+    """``optax.<name>``, a dotted name (``"contrib.muon"``) looked up part by part."""
+    out: Any = optax
+    for part in name.split("."):
+        out = getattr(out, part)
+    return out
 
 
 def _plain(v: Any) -> str:

@@ -27,11 +27,13 @@ every result).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -117,6 +119,44 @@ class _Bundle:
             v.assign(value)
 
 
+@contextlib.contextmanager
+def _floatx(keras: Any, dtype: str) -> Iterator[None]:
+    """Keras' ``floatx`` set to ``dtype`` for the block (the process-wide setting restored)."""
+    old = keras.config.floatx()
+    keras.config.set_floatx(dtype)
+    try:
+        yield
+    finally:
+        keras.config.set_floatx(old)
+
+
+class _Named:
+    """One Keras variable per named parameter (its ``path`` the parameter's name, which Keras'
+    Muon reads), read and assigned as the flat iterate."""
+
+    def __init__(self, layout: Any, x0: Any, keras: Any) -> None:
+        self.layout = layout
+        self.variables = [keras.Variable(tf.reshape(x0[a:b], shape), dtype=x0.dtype.name,
+                                         name=name, trainable=True)
+                          for name, shape, (a, b) in zip(layout.names, layout.shapes,
+                                                         layout.offsets())]
+
+    def read_value(self) -> Any:
+        return tf.concat([tf.reshape(v.value, (-1,)) for v in self.variables], 0)
+
+    def numpy(self) -> np.ndarray:
+        return np.concatenate([v.numpy().reshape(-1) for v in self.variables])
+
+    def assign(self, x: Any) -> None:
+        for v, part in zip(self.variables, self.split(x)):
+            v.assign(part)
+
+    def split(self, x: Any) -> list[Any]:
+        """The flat ``x`` as the variables' shapes."""
+        return [tf.reshape(x[a:b], s) for s, (a, b) in zip(self.layout.shapes,
+                                                             self.layout.offsets())]
+
+
 def _pool(key: ReuseKey) -> list[_Bundle]:
     """The bundles kept under ``key`` on its problem (hold :data:`_POOL_LOCK`)."""
     pools = key.store()
@@ -162,8 +202,11 @@ class KerasNativeAdapter(ReferenceAdapter):
         if self.stochastic:
             self._init_batches()
         opts = ", ".join(f"{k}={_plain(v)!r}" for k, v in self._options().items())
-        self.implementation = (f"keras.optimizers.{self.decl.name}({opts}) on a tf.Variable "
-                               f"(Keras {keras.__version__})")
+        said = self.info.rule.describe(self.problem.layout, self.hyper) if self.info.rule else ""
+        self.implementation = (f"keras.optimizers.{self.decl.name}({opts}) on "
+                               + ("one variable per named parameter" if self.decl.named
+                                  else "a tf.Variable") + f" (Keras {keras.__version__})"
+                               + (f" ({said})" if said else ""))
 
     def _bundle_key(self) -> ReuseKey | None:
         """What the variable, the optimizer and the compiled step bake in (None: not kept).
@@ -211,28 +254,32 @@ class KerasNativeAdapter(ReferenceAdapter):
         b = self.backend
         assert isinstance(b, TensorFlowBackend)
         with tf.device(b.tf_device):
-            var = tf.Variable(b.asarray(self.x0), name="x", trainable=True)
-        old = keras.config.floatx()
-        keras.config.set_floatx(b.dtype)
-        try:
+            var: Any = (_Named(self.problem.layout, b.asarray(self.x0), keras) if self.decl.named
+                        else tf.Variable(b.asarray(self.x0), name="x", trainable=True))
+        variables = var.variables if self.decl.named else [var]
+        with _floatx(keras, b.dtype):
             opt = getattr(keras.optimizers, self.decl.name)(**self._keras_options(keras))
             with tf.device(b.tf_device):
-                opt.build([var])
-        finally:
-            keras.config.set_floatx(old)
+                opt.build(variables)
         objective, o = self.problem.objective, b.ops
         with_norm = not self.stochastic  # minibatch steps report no gradient norm
         analytic = analytic_value_and_grad(b, self.problem, self.gradient)
+        named = self.decl.named
 
         def body(batch: dict[str, Any]) -> Any:
             if analytic is not None:  # the problem's gradient written against ops: no tape
-                f, g = analytic(var, batch)
+                f, g = analytic(var.read_value() if named else var, batch)
             else:
                 with tf.GradientTape() as tape:
-                    f = objective(o, var, batch)
-                g = tape.gradient(f, var)
+                    x = var.read_value() if named else var
+                    f = objective(o, x, batch)
+                g = tape.gradient(f, x)
             gnorm = o.norm(g) if with_norm else None
-            opt.apply_gradients([(g, var)])
+            if named:  # traced in the run's floatx: Keras' Muon casts shapes through it
+                with _floatx(keras, b.dtype):
+                    opt.apply_gradients(list(zip(var.split(g), variables)))
+            else:
+                opt.apply_gradients([(g, var)])
             return f, gnorm
 
         return _Bundle(var, opt, body, key)

@@ -28,6 +28,7 @@ import torch
 from optcmp.frameworks.base import analytic_value_and_grad
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers import TorchOptimizer
+from optcmp.optimizers.base import NotApplicable
 
 
 class TorchNativeAdapter(MinibatchAdapter):
@@ -50,7 +51,9 @@ class TorchNativeAdapter(MinibatchAdapter):
         """A leaf parameter and its optimizer; a schedule becomes torch's ``LambdaLR`` on it
         (``lr_k = lr * s(k)``, stepped after every optimizer step), kept on the optimizer."""
         p = x0.detach().clone().requires_grad_(True)
-        opt = getattr(torch.optim, self.decl.name)([p], **self._options())
+        views = self._views(p)
+        opt = getattr(torch.optim, self.decl.name)(views or [p], **self._options())
+        opt._optcmp_views = views  # type: ignore[attr-defined]
         sched = self.hyper.get("schedule", "constant")
         if sched != "constant":
             from optcmp.optimizers.schedule import parse
@@ -59,6 +62,35 @@ class TorchNativeAdapter(MinibatchAdapter):
             opt._optcmp_scheduler = torch.optim.lr_scheduler.LambdaLR(  # type: ignore[attr-defined]
                 opt, lambda k: float(s.factor(float(k))))
         return p, opt
+
+    def _views(self, p: torch.Tensor) -> list[torch.Tensor]:
+        """The 2-D views of ``p`` a matrix optimizer takes (``TorchOptimizer.matrices``), in
+        torch's (out, in) layout; none for the others."""
+        if self.decl.matrices is None:
+            return []
+        layout = self.problem.layout
+        chosen = dict(self.decl.matrices(self.hyper, layout))
+        left = [n for n in layout.names if n not in chosen]
+        if left:
+            raise NotApplicable(
+                f"torch.optim.{self.decl.name} takes 2-D parameters only, and this problem's "
+                f"{left} would need a second optimizer beside it; impl='reference' runs the "
+                "spec's partition (the rest by AdamW) on every backend")
+        views = []
+        for name, shape, (a, b) in zip(layout.names, layout.shapes, layout.offsets()):
+            v = p.detach()[a:b].view(shape)  # shares p's storage: a step moves p
+            views.append(v.t() if chosen[name] else v)
+        return views
+
+    def _opt_step(self, opt: torch.optim.Optimizer, p: torch.Tensor) -> None:
+        """``opt.step()``; a matrix optimizer's views first get their part of ``p.grad``."""
+        views = opt._optcmp_views  # type: ignore[attr-defined]
+        if views:
+            g = p.grad
+            assert g is not None
+            for v, gv in zip(views, self._views(g)):
+                v.grad = gv
+        opt.step()
 
     def setup(self) -> None:
         super().setup()
@@ -87,6 +119,7 @@ class TorchNativeAdapter(MinibatchAdapter):
                 f, p.grad = self._analytic(p, batch)
             return f
         opt.zero_grad(set_to_none=True)
+        p.grad = None  # not the optimizer's own parameter when it takes views of it
         f = self._objective(self._ops, p, batch)
         f.backward()
         return f
@@ -108,7 +141,7 @@ class TorchNativeAdapter(MinibatchAdapter):
                     # formula (torch's clip_grad_norm_ divides by norm + 1e-6)
                     c = float(clip)
                     g.mul_(c * torch.clamp(1.0 / gnorm, max=1.0 / c))
-        opt.step()
+        self._opt_step(opt, p)
         sched = getattr(opt, "_optcmp_scheduler", None)
         if sched is not None:
             sched.step()
@@ -259,7 +292,8 @@ class TorchNativeAdapter(MinibatchAdapter):
             self._sgd_block(n)
         elif self._lean_block():
             assert grad is not None
-            opt_step = opt.step
+            opt_step = opt.step if not opt._optcmp_views else (  # type: ignore[attr-defined]
+                lambda: self._opt_step(opt, p))
             with torch.no_grad():
                 for k in range(k0, k0 + n):
                     _, p.grad = grad(p, batch(k))

@@ -1,0 +1,285 @@
+"""Muon, Prodigy and Schedule-Free: each framework's convention as a spec, checked against the
+counts the frameworks' own optimizers give on the matrix least-squares problem (MLS, float64,
+the same gradient fed to each), and every optax native against the reference rule."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import HAS_JAX, HAS_TF, HAS_TORCH
+from matrix_problem import mls
+
+import optcmp
+from optcmp.problems import from_function
+
+#: Each framework's default Muon at lr 0.02 (momentum 0.95, Nesterov, 5 NS steps) in optcmp's
+#: terms, and the iteration at which that framework's own Muon reaches rel 0.1 on MLS
+#: (torch.optim.Muon 167, optax.contrib.muon 142, keras.optimizers.Muon 179; all three
+#: harmonised, wd 0 and scale 0.2 sqrt(max(m, n)): 178). torch's count is its bfloat16
+#: Newton-Schulz's, which the float64 reference reproduces at this target.
+DEFAULTS = {
+    "torch": ({"weight_decay": 0.1}, 167),
+    "optax": ({"bias_correction": True, "adam_nesterov": True}, 142),
+    "keras": ({"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms", "ns_eps": 1e-7},
+              179),
+    "harmonised": ({"scale": "rms"}, 178),
+}
+#: TensorFlow compiles the unrolled Newton-Schulz steps with XLA first (over 3 s: slow).
+BACKENDS = ["numpy", *(["torch"] if HAS_TORCH else []),
+            *([pytest.param("tensorflow", marks=pytest.mark.slow)] if HAS_TF else []),
+            *(["jax"] if HAS_JAX else [])]
+needs_jax = pytest.mark.skipif(not HAS_JAX, reason="jax and optax are not installed")
+
+
+def _run(spec, backend="numpy", tol=0.1, max_iter=200, problem=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return optcmp.run(problem or mls(), spec, backend=backend, tol=tol, max_iter=max_iter,
+                          max_time=None, threads=1)
+
+
+@pytest.mark.parametrize("framework", list(DEFAULTS))
+def test_each_frameworks_default_muon_gives_its_count(framework):
+    kw, nit = DEFAULTS[framework]
+    r = _run(optcmp.muon(0.02, **kw))
+    assert r.status == "converged" and r.nit_to_target == nit
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_harmonised_muon_reaches_the_target_at_the_same_iteration_on_every_backend(backend):
+    r = _run(optcmp.muon(0.02, scale="rms", impl="reference"), backend)
+    assert r.nit_to_target == 178
+
+
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+
+
+@needs_torch
+@pytest.mark.parametrize("batch_size", [None, 64])
+def test_torch_muon_is_within_its_bfloat16_newton_schulz_of_the_reference(batch_size):
+    """torch.optim.Muon orthogonalises in bfloat16 even for float64 weights: over 20 steps its
+    iterates stay within 2e-2 (relative) of the float64 reference, apart by more than 1e-4."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(mls(), optcmp.muon(0.02, weight_decay=0.1,
+                                                          batch_size=batch_size),
+                                       backends=("numpy", "torch"), steps=20,
+                                       impl={"numpy": "reference", "torch": "native"},
+                                       tolerance=2e-2)
+    assert res.impls == {"numpy": "reference", "torch": "native"}
+    assert res.verdict == "equivalent" and 1e-4 < res.max_rel_diff <= 2e-2
+
+
+@needs_torch
+def test_torch_muon_gets_torchs_layout_and_refuses_other_parameters():
+    """Given the (in, out) matrix transposed, torch's default Muon reaches rel 0.1 at its own
+    167; a problem with a vector parameter needs a second optimizer, and is skipped."""
+    r = _run(optcmp.muon(0.02, weight_decay=0.1, impl="native"), "torch")
+    assert (r.impl, r.nit_to_target) == ("native", 167)
+    r = _run(optcmp.muon(0.02, impl="native"), "torch", problem=mls(bias=True), max_iter=5)
+    assert r.status == "skipped" and "['b'] would need a second optimizer" in r.message
+
+
+needs_tf = pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
+#: keras.optimizers.Muon's defaults in optcmp's terms.
+KERAS = {"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms", "ns_eps": 1e-7,
+         "adam_convention": "eps_hat", "adam_weight_decay": 0.004, "adam_eps": 1e-7,
+         "partition": "2d_no_embedding"}
+
+
+@needs_tf
+def test_keras_muon_takes_named_variables_and_leaves_embeddings_to_adamw():
+    """Keras' Muon on one variable per named parameter: the embedding matrix goes to its AdamW
+    (epsilon on the uncorrected root), as the reference's partition says, to 1e-12."""
+    rng = np.random.default_rng(0)
+    e0, w0 = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    prob = from_function(
+        lambda ops, p, d: ops.sum(ops.matmul(p["token_embedding"], p["W"]) ** 2)
+        + ops.sum(p["W"] ** 2), {"token_embedding": e0, "W": w0},
+        grad=lambda p, d: {"token_embedding": 2 * p["token_embedding"] @ p["W"] @ p["W"].T,
+                           "W": 2 * p["token_embedding"].T @ p["token_embedding"] @ p["W"]
+                           + 2 * p["W"]}, optimum=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(prob, optcmp.muon(0.02, **KERAS),
+                                       backends=("numpy", "tensorflow"), steps=20,
+                                       impl={"numpy": "reference", "tensorflow": "native"},
+                                       tolerance=1e-12)
+    assert res.impls == {"numpy": "reference", "tensorflow": "native"}
+    assert res.verdict == "equivalent"
+    assert "exclude_embeddings=True" in res.implementations["tensorflow"]
+    assert "AdamW: 12 parameters in 1 array (token_embedding)" in res.implementations["tensorflow"]
+
+
+@needs_jax
+def test_optax_muon_harmonised_reaches_the_target_where_the_others_do():
+    """optax's bias correction moves the iterate by 1e-5 (not the iteration) once harmonised."""
+    r = _run(optcmp.muon(0.02, scale="rms", bias_correction=True, adam_nesterov=True,
+                         impl="native"), "jax")
+    assert (r.impl, r.nit_to_target) == ("native", 178)
+
+
+def test_a_mis_declared_layout_is_optax_given_torchs_weight():
+    """optax's defaults on a torch-layout weight reach no rel 0.1 in 200 steps: the same run is
+    optcmp's optax convention with the layout declared the wrong way round."""
+    r = _run(optcmp.muon(0.02, bias_correction=True, layout="out_in"))
+    assert r.status == "max_iter" and r.nit_to_target is None
+    assert 0.09 < (r.fun - r.fstar) / (r.f0 - r.fstar) < 0.11
+
+
+def test_partition_is_recorded_and_checked():
+    r = _run(optcmp.muon(0.02), problem=mls(bias=True), max_iter=5)
+    assert r.implementation.endswith("(Muon: 512 parameters in 1 array (W); AdamW: 32 "
+                                     "parameters in 1 array (b))")
+    r = _run(optcmp.muon(0.02, partition=[]), problem=mls(bias=True), max_iter=5)
+    assert "Muon: 0 parameters in 0 arrays; AdamW: 544 parameters in 2 arrays" in r.implementation
+    r = _run(optcmp.muon(0.02, partition=["b"]), problem=mls(bias=True), max_iter=5)
+    assert r.status == "failed" and "partition names 'b', which has shape (32,)" in r.message
+
+
+def test_keras_partition_leaves_embeddings_to_adamw():
+    prob = from_function(lambda ops, p, d: ops.sum(p["embedding"] ** 2) + ops.sum(p["W"] ** 2),
+                         {"embedding": np.ones((4, 3)), "W": np.ones((3, 2))},
+                         grad=lambda p, d: {k: 2 * v for k, v in p.items()}, optimum=0.0)
+    r = _run(optcmp.muon(0.02, partition="2d_no_embedding"), problem=prob, max_iter=2)
+    assert "Muon: 6 parameters in 1 array (W); AdamW: 12 parameters in 1 array (embedding)" \
+        in r.implementation
+
+
+@pytest.mark.parametrize("spec, why", [
+    (lambda: optcmp.muon(), "optax.contrib.muon bias-corrects its momentum"),
+    (lambda: optcmp.muon(momentum_form="sum"), "momentum_form='ema'"),
+    (lambda: optcmp.muon(bias_correction=True), "Nesterov on both"),
+    (lambda: optcmp.prodigy(), "always applies the bias correction"),
+    (lambda: optcmp.muon(scale="none"), "torch.optim.Muon scales by scale='shape'"),
+    (lambda: optcmp.muon(bias_correction=True), "does not bias-correct"),
+    (lambda: optcmp.muon(**{**KERAS, "scale": "shape"}),
+     "keras.optimizers.Muon implements scale='rms' or 'none', not scale='shape'"),
+    (lambda: optcmp.muon(**{**KERAS, "adam_convention": "bias_corrected_eps"}),
+     "keras.optimizers.Muon implements adam_convention='eps_hat'"),
+    (lambda: optcmp.schedule_free_sgd(schedule="cosine(total_steps=100)"),
+     "evaluates a schedule at two step counts"),
+])
+def test_a_native_of_another_convention_is_refused(spec, why):
+    info = optcmp.optimizers.optimizer_info(spec().name)
+    native = info.native("torch" if why.startswith(("torch", "does")) else
+                         "keras" if why.startswith("keras") else "optax")
+    assert why in native.unsupported(spec().hyperparameters)
+
+
+#: Every optax native, on MLS with a bias, full batch and minibatch.
+NATIVES = [
+    lambda **k: optcmp.muon(0.02, bias_correction=True, adam_nesterov=True, **k),
+    lambda **k: optcmp.muon(0.02, bias_correction=True, scale="rms", weight_decay=0.1,
+                            adam_weight_decay=0.01, layout="out_in", nesterov=False, **k),
+    lambda **k: optcmp.prodigy(bias_correction=True, weight_decay=0.01, **k),
+    lambda **k: optcmp.schedule_free_adamw(1e-2, weight_decay=0.01, **k),
+    lambda **k: optcmp.schedule_free_adamw(1e-2, eval_at="y", **k),
+    lambda **k: optcmp.schedule_free_sgd(0.1, **k),
+]
+
+
+@needs_jax
+@pytest.mark.parametrize("batch_size", [None, 64])
+@pytest.mark.parametrize("make", NATIVES)
+def test_every_optax_native_agrees_with_the_reference(make, batch_size):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(mls(bias=True), make(batch_size=batch_size),
+                                       backends=("numpy", "jax"), steps=20,
+                                       impl={"numpy": "reference", "jax": "native"})
+    assert res.impls == {"numpy": "reference", "jax": "native"}
+    assert res.verdict == "equivalent" and res.max_rel_diff <= 1e-10
+
+
+@pytest.mark.parametrize("bias_correction, nit_1e3, nit_1e6", [(False, 69, 136),
+                                                               (True, 87, 154)])
+def test_prodigy_bias_correction_is_the_difference_between_the_packages(
+        bias_correction, nit_1e3, nit_1e6):
+    """prodigyopt's default (no bias correction) reaches rel 1e-3 / 1e-6 at 69 / 136 iterations,
+    optax's (always on) at 87 / 154."""
+    spec = optcmp.prodigy(1.0, bias_correction=bias_correction)
+    assert _run(spec, tol=1e-3, max_iter=400).nit_to_target == nit_1e3
+    assert _run(spec, tol=1e-6, max_iter=400).nit_to_target == nit_1e6
+
+
+def test_eval_at_names_the_judged_sequence():
+    """The same Schedule-Free AdamW trajectory judged at x or at y after 400 steps: x's
+    suboptimality is 17% above y's (16.5%); each result records which."""
+    runs = {e: _run(optcmp.schedule_free_adamw(1e-2, eval_at=e), tol=1e-12, max_iter=400,
+                    problem=mls())
+            for e in ("x", "y")}
+    rel = {e: (r.fun - r.fstar) / (r.f0 - r.fstar) for e, r in runs.items()}
+    assert 0.16 < rel["x"] / rel["y"] - 1 < 0.17
+    prob = mls()
+    for e, r in runs.items():
+        assert r.hyperparameters["eval_at"] == e and r.nit == 400
+        assert r.fun == pytest.approx(prob.fun64(r.x), rel=1e-12)
+    assert np.max(np.abs(runs["x"].x - runs["y"].x)) > 1e-3
+
+
+def test_convert_to_keras_is_exact_where_the_rules_are_affine():
+    """torch's default Muon on the (16, 32) matrix is Keras' with rms_rate 0.25 (the same
+    multiplier sqrt(2)) and the sum-form momentum, exact when Keras' fixed 1e-7 normalisation
+    epsilon is ns_eps / (1 - momentum) of the averaged form: the same iterates."""
+    src = optcmp.muon(0.02, weight_decay=0.1, ns_eps=5e-9)
+    conv = src.convert("keras", mls().layout)
+    hp = conv.spec.hyperparameters
+    assert conv.exact and (hp["scale"], hp["rms_rate"], hp["momentum_form"], hp["ns_eps"]) == \
+        ("rms", pytest.approx(0.25), "sum", 1e-7)
+    res = optcmp.check_equivalence(mls(), [src, conv.spec], backends=("numpy",), steps=20,
+                                   tolerance=1e-12)
+    assert res.verdict == "equivalent"
+    default = optcmp.muon(0.02, weight_decay=0.1).convert("keras", mls().layout)
+    assert not default.exact and "moves from 1e-08 to 5e-09" in " ".join(default.notes)
+
+
+def test_convert_rescales_the_learning_rate_or_says_why_not():
+    conv = optcmp.muon(0.02, scale="rms", rms_rate=0.3).convert("torch", mls().layout)
+    hp = conv.spec.hyperparameters
+    assert (hp["scale"], hp["learning_rate"], hp["adam_learning_rate"]) == (
+        "shape", pytest.approx(0.024), 0.02)
+    assert not conv.exact and "bfloat16" in conv.notes[-1]
+    conv = optcmp.muon(0.02, scale="rms", rms_rate=0.3).convert("optax", mls().layout)
+    assert conv.spec.hyperparameters["rms_rate"] == pytest.approx(0.3)
+    assert "step-dependent" in " ".join(conv.notes) and not conv.exact
+    fizz = optcmp.problems.FizzBuzzMLP().layout  # W1 (10, 100), W2 (100, 4)
+    with pytest.raises(ValueError, match="keras's Muon has no step multiplier equal to "
+                                         "scale='shape' on every matrix"):
+        optcmp.muon().convert("keras", fizz)
+    with pytest.raises(ValueError, match="pass layout=problem.layout"):
+        optcmp.muon().convert("keras")
+    with pytest.raises(ValueError, match="'adam' declares no conversion"):
+        optcmp.adam().convert("keras")
+
+
+def test_muon_hyperparameters_from_the_command_line_and_json():
+    spec = optcmp.muon(partition="W1, W2", ns_coeffs="3.4445,-4.775,2.0315")
+    assert spec.hyperparameters["partition"] == ("W1", "W2")
+    assert spec.hyperparameters["ns_coeffs"] == (3.4445, -4.775, 2.0315)
+    assert optcmp.optimizers.OptimizerSpec.from_dict(spec.to_dict()) == spec
+    assert optcmp.muon(partition="2D").hyperparameters["partition"] == "2d"
+    with pytest.raises(ValueError, match="ns_coeffs must be three finite floats"):
+        optcmp.muon(ns_coeffs=(1.0, 2.0))
+    with pytest.raises(ValueError, match="corrects the averaged momentum"):
+        optcmp.muon(bias_correction=True, momentum_form="sum")
+    with pytest.raises(ValueError, match="adam_nesterov=True is optax's AdamW side"):
+        optcmp.muon(adam_nesterov=True, adam_convention="eps_hat")
+
+
+@needs_tf
+def test_keras_muon_runs_a_partition_by_names():
+    """A partition of names reaches Keras as an exclude_layers pattern: W2 of the FizzBuzz MLP
+    goes to its AdamW with the biases, as in the reference, to 1e-12."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = optcmp.check_equivalence(optcmp.problems.FizzBuzzMLP(),
+                                       optcmp.muon(0.02, **{**KERAS, "partition": ["W1"]}),
+                                       backends=("numpy", "tensorflow"), steps=10,
+                                       impl={"numpy": "reference", "tensorflow": "native"},
+                                       tolerance=1e-12)
+    assert res.impls == {"numpy": "reference", "tensorflow": "native"}
+    assert res.verdict == "equivalent"
+    assert "AdamW: 504 parameters in 3 arrays (b1, W2, b2)" in res.implementations["tensorflow"]
