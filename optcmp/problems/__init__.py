@@ -12,6 +12,7 @@ from optcmp.problems.linear_regression import LinearRegression
 from optcmp.problems.logistic_regression import LogisticRegression
 from optcmp.problems.mgh import MGHProblem
 from optcmp.problems.mgh_functions import MGH_NAMES
+from optcmp.problems.native import ModelProblem, from_jax, from_keras, from_torch
 
 #: Problems by command-line name; values build the default instance. One whose spec says
 #: ``"source": "generated"`` is rebuilt on a worker from its spec (:func:`problem_from_spec`).
@@ -59,5 +60,6 @@ def rebuildable(problem: Problem) -> bool:
 
 __all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
            "MGHProblem", "MGH_NAMES", "Optimum", "GradientCheck", "GradientError", "ParamLayout",
-           "Problem", "check_gradient", "estimate_optimum", "from_function", "problem_from_spec",
+           "Problem", "check_gradient", "estimate_optimum", "from_function",
+           "from_jax", "from_keras", "from_torch", "ModelProblem", "problem_from_spec",
            "rebuildable"]

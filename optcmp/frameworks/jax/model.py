@@ -1,0 +1,123 @@
+"""A user's JAX model (Flax's convention ``apply(params, X)``) evaluated off the clock.
+
+:class:`JaxModel` keeps the parameter pytree's structure, its leaves' names (their
+``jax.tree_util`` paths), shapes and dtype, the loss, and ``jax.jit`` of the loss, its gradient
+and the outputs at a flat float64 vector ``x`` (the leaves in ``jax.tree_util`` order), in the
+parameters' dtype. The timed steps are :mod:`optcmp.frameworks.jax.model_stepper`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+#: Loss names and their ``jax.numpy`` formulas (the mean over the batch).
+LOSSES: dict[str, Callable[[Any, Any], Any]] = {
+    "cross_entropy": lambda out, y: jnp.mean(
+        optax.softmax_cross_entropy_with_integer_labels(out, y)),
+    "mse": lambda out, y: jnp.mean((out - y) ** 2),
+}
+
+
+def _name(path: tuple[Any, ...]) -> str:
+    """A leaf's path as ``"dense1/kernel"``."""
+    return "/".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+                    for k in path) or "params"
+
+
+class JaxModel:
+    """``apply(params, X) -> outputs``, the parameter pytree and ``loss(outputs, targets)``."""
+
+    framework = "jax"
+    backend = "jax"
+
+    def __init__(self, apply: Callable[..., Any], params: Any, loss: Any) -> None:
+        if not callable(apply):
+            raise TypeError(f"apply must be callable apply(params, X), got "
+                            f"{type(apply).__name__}")
+        leaves, self.treedef = jax.tree_util.tree_flatten_with_path(params)
+        arrays = [np.asarray(a) for _, a in leaves]
+        if not arrays or any(not np.issubdtype(a.dtype, np.floating) for a in arrays):
+            raise ValueError("params must be a pytree of floating-point arrays, got leaves of "
+                             f"dtypes {sorted({str(a.dtype) for a in arrays})}")
+        dtypes = {str(a.dtype) for a in arrays}
+        if len(dtypes) > 1:
+            raise ValueError(f"the parameters must share one dtype, got {sorted(dtypes)}")
+        self.apply, self.params0 = apply, params
+        self.names = tuple(_name(path) for path, _ in leaves)
+        self.shapes = tuple(tuple(int(d) for d in a.shape) for a in arrays)
+        self.dtype = dtypes.pop()
+        self._x0 = np.concatenate([a.reshape(-1).astype(np.float64) for a in arrays])
+        if isinstance(loss, str):
+            if loss not in LOSSES:
+                raise ValueError(f"loss {loss!r} is not a loss name; give one of "
+                                 f"{sorted(LOSSES)} or a function loss(outputs, targets)")
+            self.loss_name, self.loss = loss, LOSSES[loss]
+        elif callable(loss):
+            self.loss_name, self.loss = getattr(loss, "__name__", "loss"), loss
+        else:
+            raise TypeError(f"loss must be a name of {sorted(LOSSES)} or a function "
+                            f"loss(outputs, targets), got {type(loss).__name__}")
+        self._value_and_grad = jax.jit(jax.value_and_grad(self.objective))
+        self._value = jax.jit(self.objective)
+        self._outputs = jax.jit(apply)
+
+    def objective(self, params: Any, X: Any, y: Any) -> Any:
+        """The loss of the model's outputs on ``X`` against ``y``."""
+        return self.loss(self.apply(params, X), y)
+
+    def describe(self) -> str:
+        """The apply function and the parameters' tree."""
+        fn = getattr(self.apply, "__qualname__", type(self.apply).__name__)
+        try:
+            source = inspect.getsource(self.apply)
+        except (OSError, TypeError):
+            source = ""
+        return f"{fn}\n{source}\n{self.treedef}\n{self.shapes}"
+
+    def x0(self) -> np.ndarray:
+        """The initial parameters as one flat float64 vector."""
+        return self._x0.copy()
+
+    def tree(self, x: np.ndarray) -> Any:
+        """The parameter pytree of flat ``x``, in the parameters' dtype."""
+        leaves, a = [], 0
+        for shape in self.shapes:
+            b = a + int(np.prod(shape, dtype=np.int64))
+            leaves.append(jnp.asarray(np.asarray(x[a:b]).reshape(shape).astype(self.dtype)))
+            a = b
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+    def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
+        return np.asarray(self._outputs(self.tree(x), X), dtype=np.float64)
+
+    def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
+        return np.asarray(self._value(self.tree(x), X, y), dtype=np.float64)
+
+    def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
+        f, g = self._value_and_grad(self.tree(x), X, y)
+        flat = [np.asarray(v, dtype=np.float64).reshape(-1) for v in jax.tree_util.tree_leaves(g)]
+        return float(f), np.concatenate(flat)
+
+    def canonical(self, i: int, a: np.ndarray) -> np.ndarray:
+        """Parameter ``i`` in the (in, out) layout: Flax's own."""
+        return a
+
+    def from_canonical(self, i: int, a: np.ndarray) -> np.ndarray:
+        return a
+
+    def float64(self) -> JaxModel:
+        """The same model with float64 parameters (computes in float64 where
+        ``jax_enable_x64`` is on)."""
+        p64 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), self.params0)
+        return JaxModel(self.apply, p64, self.loss_name if self.loss_name in LOSSES
+                        else self.loss)
+
+
+__all__ = ["LOSSES", "JaxModel"]

@@ -1,0 +1,136 @@
+"""A user's Keras 3 model evaluated off the clock, on the TensorFlow backend.
+
+:class:`KerasModel` keeps the model's ``trainable_variables`` (names are their ``path``,
+shapes, dtype), the loss (Keras' convention ``loss(y_true, y_pred)``), and evaluations at a
+flat float64 vector ``x`` through ``model.stateless_call`` (the model's variables are never
+changed) with ``tf.GradientTape``, in the model's dtype. Keras 3 has one backend per process:
+a Keras model runs here only where Keras runs on TensorFlow. The timed steps are
+:mod:`optcmp.frameworks.tensorflow.model_stepper`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+
+def keras_module() -> Any:
+    """``keras``, imported for TensorFlow (a ValueError where Keras runs on another backend)."""
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(f"Keras runs on backend {keras.backend.backend()!r} in this process "
+                         "(Keras 3 has one backend per process); a Keras model runs on "
+                         "TensorFlow here: set KERAS_BACKEND=tensorflow before Keras is "
+                         "imported")
+    return keras
+
+
+def keras_loss(keras: Any, loss: Any) -> Any:
+    """A Keras loss of a name (``"cross_entropy"``: sparse, from logits; ``"mse"``) or the
+    callable itself."""
+    names = {"cross_entropy": lambda: keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True), "mse": lambda: keras.losses.MeanSquaredError()}
+    if isinstance(loss, str):
+        if loss not in names:
+            raise ValueError(f"loss {loss!r} is not a loss name; give one of {sorted(names)}, "
+                             "a Keras loss or a function loss(y_true, y_pred)")
+        return names[loss]()
+    if not callable(loss):
+        raise TypeError(f"loss must be a name of {sorted(names)}, a Keras loss or a function "
+                        f"loss(y_true, y_pred), got {type(loss).__name__}")
+    return loss
+
+
+class KerasModel:
+    """A built Keras model and its loss ``loss(y_true, y_pred) -> scalar``."""
+
+    framework = "keras"
+    backend = "tensorflow"
+
+    def __init__(self, model: Any, loss: Any) -> None:
+        keras = keras_module()
+        if not isinstance(model, keras.Model):
+            raise TypeError(f"model must be a keras.Model, got {type(model).__name__}")
+        if not model.built or not model.trainable_variables:
+            raise ValueError("the Keras model is not built (no trainable variables yet): give "
+                             "it a keras.Input or call it once on a batch")
+        self.model, self.keras = model, keras
+        tv = model.trainable_variables
+        self.names = tuple(str(v.path) for v in tv)
+        self.shapes = tuple(tuple(int(d) for d in v.shape) for v in tv)
+        dtypes = {str(v.dtype) for v in tv}
+        if len(dtypes) > 1:
+            raise ValueError(f"the model's variables must share one dtype, got {sorted(dtypes)}")
+        self.dtype = dtypes.pop()
+        self.loss_arg = loss
+        self.loss_name = loss if isinstance(loss, str) else getattr(
+            loss, "name", getattr(loss, "__name__", "loss"))
+        self.loss = keras_loss(keras, loss)
+
+    def describe(self) -> str:
+        """The model's configuration (its layers), as JSON."""
+        try:
+            return str(self.model.to_json())
+        except Exception:  # noqa: BLE001 - a subclassed model without get_config
+            return f"{type(self.model).__qualname__}{self.shapes}"
+
+    def x0(self) -> np.ndarray:
+        return np.concatenate([np.asarray(v.numpy(), dtype=np.float64).reshape(-1)
+                               for v in self.model.trainable_variables])
+
+    def values(self, x: np.ndarray) -> list[Any]:
+        """The trainable variables' values of flat ``x``, as tensors in the model's dtype."""
+        out, a = [], 0
+        for shape in self.shapes:
+            b = a + int(np.prod(shape, dtype=np.int64))
+            out.append(tf.constant(np.asarray(x[a:b]).reshape(shape), dtype=self.dtype))
+            a = b
+        return out
+
+    def _call(self, tv: list[Any], X: Any) -> Any:
+        nt = [v.value for v in self.model.non_trainable_variables]
+        out, _ = self.model.stateless_call(tv, nt, tf.constant(X))
+        return out
+
+    def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
+        return np.asarray(self._call(self.values(x), X).numpy(), dtype=np.float64)
+
+    def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
+        out = self._call(self.values(x), X)
+        return np.asarray(self.loss(tf.constant(y), out), dtype=np.float64)
+
+    def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
+        tv = self.values(x)
+        with tf.GradientTape() as tape:
+            tape.watch(tv)
+            f = self.loss(tf.constant(y), self._call(tv, X))
+        gs = tape.gradient(f, tv)
+        g = [np.zeros(s) if gi is None else np.asarray(gi, dtype=np.float64)
+             for s, gi in zip(self.shapes, gs)]
+        return float(f), np.concatenate([gi.reshape(-1) for gi in g])
+
+    def canonical(self, i: int, a: np.ndarray) -> np.ndarray:
+        """Parameter ``i`` in the (in, out) layout: Keras' own."""
+        return a
+
+    def from_canonical(self, i: int, a: np.ndarray) -> np.ndarray:
+        return a
+
+    def float64(self) -> KerasModel:
+        """The same model with float64 layers (a clone with the weights copied)."""
+        k = self.keras
+
+        def clone(layer: Any) -> Any:
+            return type(layer).from_config({**layer.get_config(), "dtype": "float64"})
+
+        m = k.models.clone_model(self.model, clone_function=clone)
+        m.set_weights([np.asarray(w, dtype=np.float64) for w in self.model.get_weights()])
+        return KerasModel(m, self.loss_arg)
+
+
+__all__ = ["KerasModel", "keras_loss", "keras_module"]

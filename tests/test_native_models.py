@@ -1,0 +1,129 @@
+"""Native models: a torch module, a Keras model and a JAX apply function as problems, trained by
+their framework's own optimizers on their own parameters, to a validation target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp.batching import BatchOrder
+from optcmp.problems.digits import load_digits
+
+torch = pytest.importorskip("torch")
+
+TARGET = 0.95
+OPTIMIZERS = (optcmp.adam(1e-2, batch_size=64), optcmp.sgd(0.1, momentum=0.9, batch_size=64))
+
+
+def _stop() -> optcmp.stopping.Rule:
+    return optcmp.MetricTarget("val_accuracy", TARGET) | optcmp.MaxIter(3000)
+
+
+def torch_mlp(seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(),
+                               torch.nn.Linear(32, 10)).to(dtype)
+
+
+def keras_mlp(seed: int = 0) -> object:
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((64,)), keras.layers.Dense(32, activation="relu"),
+                             keras.layers.Dense(10)])
+
+
+def jax_mlp(seed: int = 0) -> tuple[object, dict[str, dict[str, object]]]:
+    """Flax's convention: ``apply(params, X)``, kernels (in, out)."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
+    params = {"dense1": {"kernel": jax.random.normal(k1, (64, 32)) / 8, "bias": jnp.zeros(32)},
+              "dense2": {"kernel": jax.random.normal(k2, (32, 10)) / 32 ** 0.5,
+                         "bias": jnp.zeros(10)}}
+
+    def apply(p, X):
+        h = jax.nn.relu(X @ p["dense1"]["kernel"] + p["dense1"]["bias"])
+        return h @ p["dense2"]["kernel"] + p["dense2"]["bias"]
+
+    return apply, params
+
+
+def _reaches_target(p: optcmp.problems.ModelProblem, library: str) -> None:
+    """Every run met the validation target with the framework's own optimizer, in float32."""
+    comp = optcmp.compare(p, OPTIMIZERS, stopping=_stop(), progress=False)
+    assert [r.backend for r in comp.runs] == [p.backend_name] * 2
+    for r in comp.runs:
+        assert r.status == "converged", (r.label, r.message)
+        assert r.conditions.compiles_in_timed == 0
+        assert r.impl == "native" and r.implementation.startswith(library), r.implementation
+        assert r.dtype == "float32"
+        assert r.metrics["val_accuracy"] >= TARGET
+        assert r.nit % 23 == 0  # observed once an epoch: 1,437 rows in minibatches of 64
+    assert "val acc" in str(comp)
+
+
+def test_torch_mlp_on_digits_reaches_the_validation_target_with_torch_optim():
+    model = torch_mlp()
+    before = [p.detach().clone() for p in model.parameters()]
+    train, valid = load_digits()
+    p = optcmp.problems.from_torch(model, "cross_entropy", train, valid=valid,
+                                   metrics=("accuracy",))
+    _reaches_target(p, "torch.optim.")
+    # every run trained its own copy: the user's module is where it was
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_torch_loss_and_gradient_are_the_closed_form_of_least_squares():
+    """A bias-free Linear layer with the mean squared error: f = |Xw - y|^2 / n and
+    grad = 2 X^T (Xw - y) / n, in float64."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=(50, 1))
+    lin = torch.nn.Linear(3, 1, bias=False).double()
+    p = optcmp.problems.from_torch(lin, "mse", (X, y))
+    w = np.array([0.5, -1.0, 2.0])
+    f, g = p.value_and_grad(w, p.train_data)
+    r = X @ w - y[:, 0]
+    assert f == pytest.approx(r @ r / 50, rel=1e-14)
+    np.testing.assert_allclose(g, 2 * X.T @ r / 50, rtol=1e-13)
+    assert p.layout.names == ("weight",) and p.native_dtype == "float64"
+
+
+def test_torch_steps_take_optcmps_minibatches_in_order():
+    """SGD on the module equals a hand-written loop over the run's BatchOrder (float64)."""
+    train, _ = load_digits()
+    model = torch_mlp(3, torch.float64)
+    p = optcmp.problems.from_torch(model, "cross_entropy", train)
+    with pytest.warns(UserWarning, match="has no target"):
+        res = optcmp.run(p, optcmp.sgd(0.05, batch_size=100), backend="torch",
+                         stopping=optcmp.MaxIter(40), seed=7)
+    assert res.status == "max_iter" and res.dtype == "float64"
+    X, y = torch.as_tensor(train[0]), torch.as_tensor(train[1])
+    order = BatchOrder(len(y), 100, True, 7)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for k in range(40):
+        a, b = order.bounds(k)
+        rows = torch.tensor(order.epoch_indices(k // order.steps_per_epoch)[a:b])
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(X[rows]), y[rows]).backward()
+        opt.step()
+    flat = torch.cat([q.detach().reshape(-1) for q in model.parameters()]).numpy()
+    np.testing.assert_allclose(res.x, flat, rtol=0, atol=1e-12)
+
+
+def test_keras_mlp_on_digits_reaches_the_validation_target_with_keras_optimizers():
+    """adam() runs keras.optimizers.Adam under Keras' own epsilon convention (recorded)."""
+    train, valid = load_digits()
+    p = optcmp.problems.from_keras(keras_mlp(), "cross_entropy", train, valid=valid,
+                                   metrics=("accuracy",))
+    assert p.layout.shapes == ((64, 32), (32,), (32, 10), (10,))
+    _reaches_target(p, "keras.optimizers.")
+
+
+def test_jax_mlp_on_digits_reaches_the_validation_target_with_optax():
+    train, valid = load_digits()
+    apply, params = jax_mlp()
+    p = optcmp.problems.from_jax(apply, params, "cross_entropy", train, valid=valid,
+                                 metrics=("accuracy",))
+    assert p.layout.names == ("dense1/bias", "dense1/kernel", "dense2/bias", "dense2/kernel")
+    _reaches_target(p, "optax.")
