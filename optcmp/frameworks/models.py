@@ -15,6 +15,8 @@ import time
 from abc import abstractmethod
 from typing import Any
 
+import numpy as np
+
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers.adam import CONVENTIONS
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
@@ -30,6 +32,12 @@ def own_convention(spec: OptimizerSpec, framework: str) -> OptimizerSpec:
         return spec
     own = [c for c in CONVENTIONS if decl.unsupported({**hp, "convention": c}) is None]
     return spec.replace(convention=own[0]) if own else spec
+
+def options_text(options: dict[str, Any]) -> str:
+    """The optimizer's arguments for the implementation text (numpy scalars as numbers)."""
+    return ", ".join(f"{k}={v.item() if isinstance(v, np.generic) else v!r}"
+                     for k, v in options.items())
+
 
 class ModelStepper(MinibatchAdapter):
     """The framework's optimizer on a copy of a native model (under its own epsilon
@@ -95,4 +103,4 @@ class ModelStepper(MinibatchAdapter):
         return elapsed
 
 
-__all__ = ["ModelStepper"]
+__all__ = ["ModelStepper", "options_text", "own_convention"]

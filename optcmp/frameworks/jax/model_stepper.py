@@ -16,8 +16,8 @@ import numpy as np
 import optax
 
 from optcmp.frameworks.jax.backend import JaxBackend
-from optcmp.frameworks.jax.native import OptaxNativeAdapter, _plain
-from optcmp.frameworks.models import ModelStepper
+from optcmp.frameworks.jax.native import OptaxNativeAdapter
+from optcmp.frameworks.models import ModelStepper, options_text
 from optcmp.optimizers import OptaxOptimizer
 from optcmp.optimizers.base import NotApplicable
 
@@ -49,8 +49,7 @@ class JaxModelStepper(ModelStepper):
             return optax.apply_updates(params, updates), state, f, gnorm
 
         self._step = b.compile(step, ())  # jax.jit; its outputs wait for the backend's sync
-        text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
-        self.implementation = (f"optax.{self.decl.name}({text}) on the model's {model.dtype} "
+        self.implementation = (f"optax.{self.decl.name}({options_text(opts)}) on the model's {model.dtype} "
                                f"parameter pytree (optax {optax.__version__})")
 
     def step_on(self, batch: dict[str, Any]) -> tuple[Any, Any]:

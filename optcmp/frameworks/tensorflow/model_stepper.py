@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from optcmp.frameworks.models import ModelStepper
+from optcmp.frameworks.models import ModelStepper, options_text
 from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
-from optcmp.frameworks.tensorflow.native import KerasNativeAdapter, _plain
 from optcmp.optimizers import KerasOptimizer
 from optcmp.optimizers.base import NotApplicable
 
@@ -47,7 +46,11 @@ class KerasModelStepper(ModelStepper):
         self.vars = list(self.model.trainable_variables)
         for v, a in zip(self.vars, model.values(self.x0)):
             v.assign(a)
-        opts = KerasNativeAdapter._keras_options(self, keras)  # type: ignore[arg-type]
+        if self.hyper.get("schedule", "constant") != "constant":
+            raise NotApplicable("a learning-rate schedule on a native Keras model is not "
+                                "supported; give a constant learning rate")
+        opts = {k: float(v) if isinstance(v, np.floating) else v
+                for k, v in self._options().items()}
         self.opt = getattr(keras.optimizers, self.decl.name)(**opts)
         self.opt.build(self.vars)
         net, loss, variables, opt, full = self.model, model.loss, self.vars, self.opt, \
@@ -64,8 +67,7 @@ class KerasModelStepper(ModelStepper):
         sig = [tf.TensorSpec((None, *X.shape[1:]), X.dtype),
                tf.TensorSpec((None, *y.shape[1:]), y.dtype)]
         self._step = b.function(step, sig, rows=(0, 1))
-        text = ", ".join(f"{k}={_plain(v)!r}" for k, v in self._options().items())
-        self.implementation = (f"keras.optimizers.{self.decl.name}({text}) on the model's "
+        self.implementation = (f"keras.optimizers.{self.decl.name}({options_text(opts)}) on the model's "
                                f"{model.dtype} variables (Keras {keras.__version__})")
 
     @property
