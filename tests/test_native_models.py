@@ -11,6 +11,7 @@ from optcmp.batching import BatchOrder
 from optcmp.problems.digits import load_digits
 
 torch = pytest.importorskip("torch")
+from _models import jax_mlp, keras_mlp, torch_mlp  # noqa: E402 - torch imported first
 
 TARGET = 0.95
 OPTIMIZERS = (optcmp.adam(1e-2, batch_size=64), optcmp.sgd(0.1, momentum=0.9, batch_size=64))
@@ -18,35 +19,6 @@ OPTIMIZERS = (optcmp.adam(1e-2, batch_size=64), optcmp.sgd(0.1, momentum=0.9, ba
 
 def _stop() -> optcmp.stopping.Rule:
     return optcmp.MetricTarget("val_accuracy", TARGET) | optcmp.MaxIter(3000)
-
-
-def torch_mlp(seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(),
-                               torch.nn.Linear(32, 10)).to(dtype)
-
-
-def keras_mlp(seed: int = 0) -> object:
-    keras = pytest.importorskip("keras")
-    keras.utils.set_random_seed(seed)
-    return keras.Sequential([keras.Input((64,)), keras.layers.Dense(32, activation="relu"),
-                             keras.layers.Dense(10)])
-
-
-def jax_mlp(seed: int = 0) -> tuple[object, dict[str, dict[str, object]]]:
-    """Flax's convention: ``apply(params, X)``, kernels (in, out)."""
-    jax = pytest.importorskip("jax")
-    jnp = jax.numpy
-    k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
-    params = {"dense1": {"kernel": jax.random.normal(k1, (64, 32)) / 8, "bias": jnp.zeros(32)},
-              "dense2": {"kernel": jax.random.normal(k2, (32, 10)) / 32 ** 0.5,
-                         "bias": jnp.zeros(10)}}
-
-    def apply(p, X):
-        h = jax.nn.relu(X @ p["dense1"]["kernel"] + p["dense1"]["bias"])
-        return h @ p["dense2"]["kernel"] + p["dense2"]["bias"]
-
-    return apply, params
 
 
 def _reaches_target(p: optcmp.problems.ModelProblem, library: str) -> None:

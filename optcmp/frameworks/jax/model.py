@@ -8,8 +8,9 @@ parameters' dtype. The timed steps are :mod:`optcmp.frameworks.jax.model_stepper
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -37,7 +38,8 @@ class JaxModel:
     framework = "jax"
     backend = "jax"
 
-    def __init__(self, apply: Callable[..., Any], params: Any, loss: Any) -> None:
+    def __init__(self, apply: Callable[..., Any], params: Any, loss: Any, *,
+                 x64: bool = False) -> None:
         if not callable(apply):
             raise TypeError(f"apply must be callable apply(params, X), got "
                             f"{type(apply).__name__}")
@@ -49,7 +51,7 @@ class JaxModel:
         dtypes = {str(a.dtype) for a in arrays}
         if len(dtypes) > 1:
             raise ValueError(f"the parameters must share one dtype, got {sorted(dtypes)}")
-        self.apply, self.params0 = apply, params
+        self.apply, self.params0, self._x64 = apply, params, x64
         self.names = tuple(_name(path) for path, _ in leaves)
         self.shapes = tuple(tuple(int(d) for d in a.shape) for a in arrays)
         self.dtype = dtypes.pop()
@@ -85,6 +87,12 @@ class JaxModel:
         """The initial parameters as one flat float64 vector."""
         return self._x0.copy()
 
+    @contextlib.contextmanager
+    def _scope(self) -> Iterator[None]:
+        """``jax_enable_x64`` on inside, for the float64 twin (:meth:`float64`)."""
+        with jax.enable_x64(True) if self._x64 else contextlib.nullcontext():
+            yield
+
     def tree(self, x: np.ndarray) -> Any:
         """The parameter pytree of flat ``x``, in the parameters' dtype."""
         leaves, a = [], 0
@@ -95,15 +103,18 @@ class JaxModel:
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
     def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
-        return np.asarray(self._outputs(self.tree(x), X), dtype=np.float64)
+        with self._scope():
+            return np.asarray(self._outputs(self.tree(x), X), dtype=np.float64)
 
     def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
-        return np.asarray(self._value(self.tree(x), X, y), dtype=np.float64)
+        with self._scope():
+            return np.asarray(self._value(self.tree(x), X, y), dtype=np.float64)
 
     def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
-        f, g = self._value_and_grad(self.tree(x), X, y)
-        flat = [np.asarray(v, dtype=np.float64).reshape(-1) for v in jax.tree_util.tree_leaves(g)]
-        return float(f), np.concatenate(flat)
+        with self._scope():
+            f, g = self._value_and_grad(self.tree(x), X, y)
+            leaves = jax.tree_util.tree_leaves(g)
+            return float(f), np.concatenate([np.asarray(v, np.float64).reshape(-1) for v in leaves])
 
     def canonical(self, i: int, a: np.ndarray) -> np.ndarray:
         """Parameter ``i`` in the (in, out) layout: Flax's own."""
@@ -113,11 +124,11 @@ class JaxModel:
         return a
 
     def float64(self) -> JaxModel:
-        """The same model with float64 parameters (computes in float64 where
-        ``jax_enable_x64`` is on)."""
+        """The same model computing in float64 (``jax_enable_x64`` on around each of its
+        evaluations only)."""
         p64 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), self.params0)
         return JaxModel(self.apply, p64, self.loss_name if self.loss_name in LOSSES
-                        else self.loss)
+                        else self.loss, x64=True)
 
 
 __all__ = ["LOSSES", "JaxModel"]

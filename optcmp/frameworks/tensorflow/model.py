@@ -30,16 +30,19 @@ def keras_module() -> Any:
     return keras
 
 
-def keras_loss(keras: Any, loss: Any) -> Any:
+def keras_loss(keras: Any, loss: Any, dtype: str | None = None) -> Any:
     """A Keras loss of a name (``"cross_entropy"``: sparse, from logits; ``"mse"``) or the
-    callable itself."""
+    callable itself; a Keras loss object computing in ``dtype`` where given."""
     names = {"cross_entropy": lambda: keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True), "mse": lambda: keras.losses.MeanSquaredError()}
+        from_logits=True, dtype=dtype), "mse": lambda: keras.losses.MeanSquaredError(
+            dtype=dtype)}
     if isinstance(loss, str):
         if loss not in names:
             raise ValueError(f"loss {loss!r} is not a loss name; give one of {sorted(names)}, "
                              "a Keras loss or a function loss(y_true, y_pred)")
         return names[loss]()
+    if dtype is not None and isinstance(loss, keras.losses.Loss):
+        return type(loss).from_config({**loss.get_config(), "dtype": dtype})
     if not callable(loss):
         raise TypeError(f"loss must be a name of {sorted(names)}, a Keras loss or a function "
                         f"loss(y_true, y_pred), got {type(loss).__name__}")
@@ -52,7 +55,7 @@ class KerasModel:
     framework = "keras"
     backend = "tensorflow"
 
-    def __init__(self, model: Any, loss: Any) -> None:
+    def __init__(self, model: Any, loss: Any, loss_dtype: str | None = None) -> None:
         keras = keras_module()
         if not isinstance(model, keras.Model):
             raise TypeError(f"model must be a keras.Model, got {type(model).__name__}")
@@ -70,7 +73,7 @@ class KerasModel:
         self.loss_arg = loss
         self.loss_name = loss if isinstance(loss, str) else getattr(
             loss, "name", getattr(loss, "__name__", "loss"))
-        self.loss = keras_loss(keras, loss)
+        self.loss = keras_loss(keras, loss, loss_dtype)
 
     def describe(self) -> str:
         """The model's configuration (its layers), as JSON."""
@@ -130,7 +133,7 @@ class KerasModel:
 
         m = k.models.clone_model(self.model, clone_function=clone)
         m.set_weights([np.asarray(w, dtype=np.float64) for w in self.model.get_weights()])
-        return KerasModel(m, self.loss_arg)
+        return KerasModel(m, self.loss_arg, "float64")
 
 
 __all__ = ["KerasModel", "keras_loss", "keras_module"]
