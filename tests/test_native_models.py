@@ -99,3 +99,46 @@ def test_jax_mlp_on_digits_reaches_the_validation_target_with_optax():
                                  metrics=("accuracy",))
     assert p.layout.names == ("dense1/bias", "dense1/kernel", "dense2/bias", "dense2/kernel")
     _reaches_target(p, "optax.")
+
+
+def test_bad_input_is_refused_with_the_value_and_what_is_allowed(monkeypatch):
+    (X, y), valid = load_digits()
+    m = torch_mlp()
+    with pytest.raises(ValueError, match=r"X has 1437 rows and y has 1436"):
+        optcmp.problems.from_torch(m, "cross_entropy", (X, y[:-1]))
+    with pytest.raises(ValueError, match=r"must return a scalar .* got shape \(2,\)"):
+        optcmp.problems.from_torch(m, lambda o, t: torch.nn.functional.cross_entropy(
+            o, t, reduction="none"), (X, y))
+    with pytest.raises(ValueError, match=r"output shape \(10,\) per row does not fit the data "
+                                         r"targets of shape \(\) per row"):
+        optcmp.problems.from_torch(m, "mse", (X, y))
+    five = torch.nn.Linear(64, 5)
+    with pytest.raises(ValueError, match=r"largest 9\) for loss 'cross_entropy'"):
+        optcmp.problems.from_torch(five, "cross_entropy", (X, y))
+    with pytest.raises(ValueError, match=r"\['f1'\] cannot be computed; give names of "
+                                         r"\['accuracy', 'mae', 'mse'\]"):
+        optcmp.problems.from_torch(m, "cross_entropy", (X, y), valid=valid, metrics=("f1",))
+    with pytest.raises(ValueError, match="give valid="):
+        optcmp.problems.from_torch(m, "cross_entropy", (X, y), metrics=("accuracy",))
+    with pytest.raises(ValueError, match="exactly the keys 'X' and 'y'"):
+        optcmp.problems.from_torch(m, "cross_entropy", {"inputs": X, "labels": y})
+    with pytest.raises(ValueError, match="the model fails on data X"):
+        optcmp.problems.from_torch(m, "cross_entropy", (X[:, :10], y))
+    monkeypatch.setitem(__import__("sys").modules, "optcmp.frameworks.jax.model", None)
+    with pytest.raises(ImportError, match=r"from_jax needs jax, .* pip install 'optcmp\[jax\]'"):
+        optcmp.problems.from_jax(lambda p, x: x, {"w": np.zeros(2)}, "mse", (X, y))
+
+
+def test_a_native_model_runs_on_its_framework_only_and_reports_its_metrics():
+    (X, y), valid = load_digits()
+    p = optcmp.problems.from_torch(torch_mlp(), "cross_entropy", (X, y), valid=valid,
+                                   metrics=("accuracy",))
+    with pytest.raises(ValueError, match="val_f1"):
+        optcmp.compare(p, [optcmp.sgd(0.1, batch_size=64)], progress=False,
+                       stopping=optcmp.MetricTarget("val_f1", 0.9) | optcmp.MaxIter(10))
+    comp = optcmp.compare(p, [optcmp.sgd(0.1, batch_size=64)], backends=("numpy", "torch"),
+                          stopping=optcmp.MaxIter(23), progress=False)
+    skipped, ran = comp.runs
+    assert skipped.status == "skipped" and "runs on backend 'torch' only" in skipped.message
+    assert ran.status == "max_iter" and set(ran.metrics) == {"val_loss", "val_accuracy"}
+    assert ran.metrics["val_loss"] == pytest.approx(p.metrics(ran.x)["val_loss"], rel=1e-6)

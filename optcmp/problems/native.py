@@ -142,7 +142,7 @@ class ModelProblem(StoredProblem):
         if not fits:
             raise ValueError(f"the model's output shape {out.shape[1:]} per row does not fit "
                              f"the {what} targets of shape {y.shape[1:]} per row (dtype "
-                             f"{y.dtype}, largest {y.max()}) for loss {loss!r}")
+                             f"{y.dtype}, largest {data['y'].max()}) for loss {loss!r}")
         try:
             value = np.asarray(self.model.loss_value(self._x0, X, y))
         except Exception as exc:
