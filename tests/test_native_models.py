@@ -136,8 +136,9 @@ def test_a_native_model_runs_on_its_framework_only_and_reports_its_metrics():
     with pytest.raises(ValueError, match="val_f1"):
         optcmp.compare(p, [optcmp.sgd(0.1, batch_size=64)], progress=False,
                        stopping=optcmp.MetricTarget("val_f1", 0.9) | optcmp.MaxIter(10))
-    comp = optcmp.compare(p, [optcmp.sgd(0.1, batch_size=64)], backends=("numpy", "torch"),
-                          stopping=optcmp.MaxIter(23), progress=False)
+    with pytest.warns(UserWarning, match="has no target"):
+        comp = optcmp.compare(p, [optcmp.sgd(0.1, batch_size=64)], backends=("numpy", "torch"),
+                              stopping=optcmp.MaxIter(23), progress=False)
     skipped, ran = comp.runs
     assert skipped.status == "skipped" and "runs on backend 'torch' only" in skipped.message
     assert ran.status == "max_iter" and set(ran.metrics) == {"val_loss", "val_accuracy"}
