@@ -9,8 +9,14 @@ fixed random order, into 1,437 training and 360 validation rows.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from optcmp.stopping import MetricTarget
+
+if TYPE_CHECKING:
+    from optcmp.problems.native import ModelProblem
 
 #: Rows of the validation split.
 N_VALID = 360
@@ -33,4 +39,67 @@ def load_digits() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.n
     return (X[tr], y[tr]), (X[va], y[va])
 
 
-__all__ = ["N_VALID", "load_digits"]
+#: The validation accuracy of the digits workloads' default target.
+TARGET_ACCURACY = 0.95
+#: The frameworks :func:`digits_mlp` writes the network in.
+FRAMEWORKS = ("torch", "keras", "jax")
+
+
+def mlp_layers(sizes: tuple[int, ...], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Kernels (in, out) and biases drawn as torch's ``Linear`` draws them, from numpy:
+    uniform on +-1/sqrt(fan_in), from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1.0 / np.sqrt(n_in)
+        out.append((rng.uniform(-bound, bound, (n_in, n_out)), rng.uniform(-bound, bound, n_out)))
+    return out
+
+
+def digits_mlp(framework: str = "torch", *, hidden: int = 32, seed: int = 0,
+               dtype: str = "float32") -> ModelProblem:
+    """The digits classifier 64 -> ``hidden`` -> 10 (ReLU), written natively in a framework.
+
+    The same network and initial point in every framework (drawn by :func:`mlp_layers`):
+    a ``torch.nn.Sequential``, a ``keras.Sequential``, or a JAX apply function with a list
+    of ``{"kernel", "bias"}`` parameters; mean cross-entropy on the 1,437 training rows,
+    validation accuracy on the 360 others, default target ``val_accuracy >= 0.95``.
+
+    Parameters
+    ----------
+    framework : {"torch", "keras", "jax"}, default "torch"
+    hidden : int, default 32
+    seed : int, default 0
+        The initial weights' seed.
+    dtype : {"float32", "float64"}, default "float32"
+
+    Returns
+    -------
+    ModelProblem
+        Named ``digits-mlp``.
+    """
+    from optcmp.problems import native
+
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    layers = mlp_layers((64, int(hidden), 10), seed)
+    train, valid = load_digits()
+    kw: dict[str, Any] = {"valid": valid, "metrics": ("accuracy",), "name": "digits-mlp",
+                          "target": MetricTarget("val_accuracy", TARGET_ACCURACY)}
+    if framework == "torch":
+        from optcmp.frameworks.torch.model import mlp as torch_mlp
+
+        return native.from_torch(torch_mlp(layers, dtype), "cross_entropy", train, **kw)
+    elif framework == "keras":
+        from optcmp.frameworks.tensorflow.model import mlp as keras_mlp
+
+        return native.from_keras(keras_mlp(layers, dtype), "cross_entropy", train, **kw)
+    from optcmp.frameworks.jax.model import mlp as jax_mlp
+
+    return native.from_jax(*jax_mlp(layers, dtype), "cross_entropy", train, **kw)
+
+
+__all__ = ["FRAMEWORKS", "N_VALID", "TARGET_ACCURACY", "digits_mlp", "load_digits",
+           "mlp_layers"]

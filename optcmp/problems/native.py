@@ -90,10 +90,12 @@ class ModelProblem(StoredProblem):
         The framework's evaluator (``TorchModel``, ``KerasModel`` or ``JaxModel``).
     data, valid, metrics, name
         As in :func:`from_torch`.
+    target : optcmp.stopping.Rule, optional
+        The default target (:meth:`default_target`), e.g. a ``MetricTarget``.
     """
 
     def __init__(self, model: Any, data: Any, valid: Any = None, metrics: Sequence[str] = (),
-                 name: str | None = None) -> None:
+                 name: str | None = None, *, target: Any = None) -> None:
         if model.dtype not in ("float32", "float64"):
             raise ValueError(f"the model's parameters are {model.dtype}: optcmp runs native "
                              "models in float32 or float64")
@@ -120,6 +122,7 @@ class ModelProblem(StoredProblem):
             raise ValueError(f"metrics {list(metrics)} are computed on the validation data: "
                              "give valid=(X, y)")
         self.metric_names = tuple(metrics)
+        self._target = target
         self._probe(self._data, "data")
         if self._valid is not None:
             self._probe(self._valid, "valid")
@@ -152,6 +155,10 @@ class ModelProblem(StoredProblem):
         if value.size != 1 or value.ndim > 1:
             raise ValueError(f"the loss must return a scalar (reduce over the batch, e.g. "
                              f"its mean), got shape {value.shape}")
+
+    def default_target(self, tol: float | None = None) -> Any:
+        """The target given at construction (a shipped workload's), else None."""
+        return self._target
 
     def init_params(self, seed: int = 0) -> np.ndarray:
         """The model's own initial parameters (the same for every seed)."""
@@ -212,7 +219,8 @@ def _missing(fn: str, framework: str, exc: ImportError) -> ImportError:
 
 
 def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
-               metrics: Sequence[str] = (), name: str | None = None) -> ModelProblem:
+               metrics: Sequence[str] = (), name: str | None = None,
+               target: Any = None) -> ModelProblem:
     """A problem from a ``torch.nn.Module``, trained by ``torch.optim`` on its parameters.
 
     Parameters
@@ -230,6 +238,9 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
     metrics : sequence of {"accuracy", "mse", "mae"}, optional
     name : str, optional
         Default ``"torch-model"``.
+    target : optcmp.stopping.Rule, optional
+        The problem's default target (used when ``compare`` is given no ``stopping``), e.g.
+        ``MetricTarget("val_accuracy", 0.95)``; without it a run needs ``stopping=``.
 
     Returns
     -------
@@ -248,11 +259,12 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         from optcmp.frameworks.torch.model import TorchModel
     except ImportError as exc:
         raise _missing("from_torch", "torch", exc) from exc
-    return ModelProblem(TorchModel(model, loss), data, valid, metrics, name)
+    return ModelProblem(TorchModel(model, loss), data, valid, metrics, name, target=target)
 
 
 def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
-               metrics: Sequence[str] = (), name: str | None = None) -> ModelProblem:
+               metrics: Sequence[str] = (), name: str | None = None,
+               target: Any = None) -> ModelProblem:
     """A problem from a built Keras 3 model, trained by ``keras.optimizers`` on its
     ``trainable_variables``, on the TensorFlow backend.
 
@@ -264,7 +276,7 @@ def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
     loss : keras loss, callable or {"cross_entropy", "mse"}
         Keras' convention ``loss(y_true, y_pred) -> scalar``; ``"cross_entropy"`` is
         ``SparseCategoricalCrossentropy(from_logits=True)``.
-    data, valid, metrics, name
+    data, valid, metrics, name, target
         As in :func:`from_torch` (default name ``"keras-model"``).
 
     Returns
@@ -283,12 +295,12 @@ def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
         from optcmp.frameworks.tensorflow.model import KerasModel
     except ImportError as exc:
         raise _missing("from_keras", "keras", exc) from exc
-    return ModelProblem(KerasModel(model, loss), data, valid, metrics, name)
+    return ModelProblem(KerasModel(model, loss), data, valid, metrics, name, target=target)
 
 
 def from_jax(apply: Callable[..., Any], params: Any, loss: Any, data: Any, *,
-             valid: Any = None, metrics: Sequence[str] = (),
-             name: str | None = None) -> ModelProblem:
+             valid: Any = None, metrics: Sequence[str] = (), name: str | None = None,
+             target: Any = None) -> ModelProblem:
     """A problem from a JAX model in Flax's convention, trained by optax on its parameters.
 
     Parameters
@@ -300,7 +312,7 @@ def from_jax(apply: Callable[..., Any], params: Any, loss: Any, data: Any, *,
         their leaves, in ``jax.tree_util`` order, are the iterate.
     loss : callable or {"cross_entropy", "mse"}
         ``loss(outputs, targets) -> scalar`` in ``jax.numpy``.
-    data, valid, metrics, name
+    data, valid, metrics, name, target
         As in :func:`from_torch` (default name ``"jax-model"``).
 
     Returns
@@ -320,7 +332,8 @@ def from_jax(apply: Callable[..., Any], params: Any, loss: Any, data: Any, *,
         from optcmp.frameworks.jax.model import JaxModel
     except ImportError as exc:
         raise _missing("from_jax", "jax", exc) from exc
-    return ModelProblem(JaxModel(apply, params, loss), data, valid, metrics, name)
+    return ModelProblem(JaxModel(apply, params, loss), data, valid, metrics, name,
+                        target=target)
 
 
 __all__ = ["METRICS", "ModelProblem", "as_numpy", "from_jax", "from_keras", "from_torch",

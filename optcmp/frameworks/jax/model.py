@@ -32,6 +32,19 @@ def _name(path: tuple[Any, ...]) -> str:
                     for k in path) or "params"
 
 
+def mlp_apply(params: list[dict[str, Any]], X: Any) -> Any:
+    """Dense layers (``X @ kernel + bias``, ReLU between) in Flax's (in, out) layout."""
+    for layer in params[:-1]:
+        X = jax.nn.relu(X @ layer["kernel"] + layer["bias"])
+    return X @ params[-1]["kernel"] + params[-1]["bias"]
+
+
+def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> tuple[Any, Any]:
+    """:func:`mlp_apply` and its params (a list of ``{"kernel", "bias"}`` numpy arrays)."""
+    return mlp_apply, [{"kernel": np.asarray(W, dtype), "bias": np.asarray(b, dtype)}
+                       for W, b in layers]
+
+
 class JaxModel:
     """``apply(params, X) -> outputs``, the parameter pytree and ``loss(outputs, targets)``."""
 
@@ -51,10 +64,11 @@ class JaxModel:
         dtypes = {str(a.dtype) for a in arrays}
         if len(dtypes) > 1:
             raise ValueError(f"the parameters must share one dtype, got {sorted(dtypes)}")
-        self.apply, self.params0, self._x64 = apply, params, x64
+        self.apply, self.params0 = apply, params
         self.names = tuple(_name(path) for path, _ in leaves)
         self.shapes = tuple(tuple(int(d) for d in a.shape) for a in arrays)
         self.dtype = dtypes.pop()
+        self._x64 = x64 or self.dtype == "float64"
         self._x0 = np.concatenate([a.reshape(-1).astype(np.float64) for a in arrays])
         if isinstance(loss, str):
             if loss not in LOSSES:
@@ -131,4 +145,4 @@ class JaxModel:
                         else self.loss, x64=True)
 
 
-__all__ = ["LOSSES", "JaxModel"]
+__all__ = ["LOSSES", "JaxModel", "mlp", "mlp_apply"]

@@ -49,6 +49,18 @@ def keras_loss(keras: Any, loss: Any, dtype: str | None = None) -> Any:
     return loss
 
 
+def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> Any:
+    """A ``keras.Sequential`` of ``Dense`` layers (ReLU between) with the given kernels and
+    biases, in ``dtype``."""
+    keras = keras_module()
+    n = len(layers)
+    net = keras.Sequential([keras.Input((layers[0][0].shape[0],), dtype=dtype)] + [
+        keras.layers.Dense(W.shape[1], activation="relu" if i < n - 1 else None, dtype=dtype)
+        for i, (W, _) in enumerate(layers)])
+    net.set_weights([a for W, b in layers for a in (W, b)])
+    return net
+
+
 class KerasModel:
     """A built Keras model and its loss ``loss(y_true, y_pred) -> scalar``."""
 
@@ -73,7 +85,9 @@ class KerasModel:
         self.loss_arg = loss
         self.loss_name = loss if isinstance(loss, str) else getattr(
             loss, "name", getattr(loss, "__name__", "loss"))
-        self.loss = keras_loss(keras, loss, loss_dtype)
+        # a named loss computes in the model's dtype (Keras' default is floatx, float32)
+        self.loss = keras_loss(keras, loss, loss_dtype or (
+            self.dtype if isinstance(loss, str) else None))
 
     def describe(self) -> str:
         """The model's configuration (its layers), as JSON."""
@@ -136,4 +150,4 @@ class KerasModel:
         return KerasModel(m, self.loss_arg, "float64")
 
 
-__all__ = ["KerasModel", "keras_loss", "keras_module"]
+__all__ = ["KerasModel", "keras_loss", "keras_module", "mlp"]

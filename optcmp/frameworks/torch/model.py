@@ -125,6 +125,18 @@ class TorchModel:
         return self.loss_name if self.loss_name in LOSSES else self.loss
 
 
+def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> torch.nn.Module:
+    """``Linear``/``ReLU`` layers with the given (in, out) kernels and biases, in ``dtype``."""
+    mods: list[torch.nn.Module] = []
+    for W, b in layers:
+        lin = torch.nn.Linear(W.shape[0], W.shape[1], dtype=getattr(torch, dtype))
+        with torch.no_grad():
+            lin.weight.copy_(torch.as_tensor(W.T))
+            lin.bias.copy_(torch.as_tensor(b))
+        mods += [lin, torch.nn.ReLU()]
+    return torch.nn.Sequential(*mods[:-1])
+
+
 def _loss(loss: Any) -> Callable[..., Any]:
     """The loss function of a name or a callable."""
     if isinstance(loss, str):
@@ -138,4 +150,4 @@ def _loss(loss: Any) -> Callable[..., Any]:
     return loss  # type: ignore[no-any-return]
 
 
-__all__ = ["LOSSES", "TorchModel"]
+__all__ = ["LOSSES", "TorchModel", "mlp"]
