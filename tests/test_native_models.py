@@ -162,3 +162,18 @@ def test_digits_mlp_is_one_network_in_three_frameworks_and_trains_alike():
         assert r.metrics["val_accuracy"] >= 0.95
         nits.add(r.nit)
     assert len(nits) == 1, nits
+
+
+@pytest.mark.parametrize("framework", ["torch", "keras", "jax"])
+def test_a_native_model_problem_travels_pickled(framework):
+    """A worker gets the problem pickled (model, loss, data): it evaluates the same loss,
+    gradient and metrics (the JAX evaluations are compiled again there)."""
+    import pickle
+
+    p = optcmp.problems.digits_mlp(framework)
+    q = pickle.loads(pickle.dumps(p))
+    x = p.init_params()
+    f, g = p.value_and_grad(x, p.train_data)
+    f2, g2 = q.value_and_grad(x, q.train_data)
+    assert f2 == f and np.array_equal(g2, g) and q.metrics(x) == p.metrics(x)
+    assert q.spec() == p.spec()

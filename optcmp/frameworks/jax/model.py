@@ -70,19 +70,31 @@ class JaxModel:
         self.dtype = dtypes.pop()
         self._x64 = x64 or self.dtype == "float64"
         self._x0 = np.concatenate([a.reshape(-1).astype(np.float64) for a in arrays])
-        if isinstance(loss, str):
-            if loss not in LOSSES:
-                raise ValueError(f"loss {loss!r} is not a loss name; give one of "
-                                 f"{sorted(LOSSES)} or a function loss(outputs, targets)")
-            self.loss_name, self.loss = loss, LOSSES[loss]
-        elif callable(loss):
-            self.loss_name, self.loss = getattr(loss, "__name__", "loss"), loss
-        else:
+        if isinstance(loss, str) and loss not in LOSSES:
+            raise ValueError(f"loss {loss!r} is not a loss name; give one of "
+                             f"{sorted(LOSSES)} or a function loss(outputs, targets)")
+        if not isinstance(loss, str) and not callable(loss):
             raise TypeError(f"loss must be a name of {sorted(LOSSES)} or a function "
                             f"loss(outputs, targets), got {type(loss).__name__}")
+        self.loss_arg = loss
+        self.loss_name = loss if isinstance(loss, str) else getattr(loss, "__name__", "loss")
+        self._compile()
+
+    def _compile(self) -> None:
+        """The loss function and the jitted evaluations (rebuilt after unpickling)."""
+        self.loss = LOSSES[self.loss_arg] if isinstance(self.loss_arg, str) else self.loss_arg
         self._value_and_grad = jax.jit(jax.value_and_grad(self.objective))
         self._value = jax.jit(self.objective)
-        self._outputs = jax.jit(apply)
+        self._outputs = jax.jit(self.apply)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state to pickle (a worker compiles its own evaluations)."""
+        drop = ("loss", "_value_and_grad", "_value", "_outputs")
+        return {k: v for k, v in self.__dict__.items() if k not in drop}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._compile()
 
     def objective(self, params: Any, X: Any, y: Any) -> Any:
         """The loss of the model's outputs on ``X`` against ``y``."""
@@ -141,8 +153,7 @@ class JaxModel:
         """The same model computing in float64 (``jax_enable_x64`` on around each of its
         evaluations only)."""
         p64 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), self.params0)
-        return JaxModel(self.apply, p64, self.loss_name if self.loss_name in LOSSES
-                        else self.loss, x64=True)
+        return JaxModel(self.apply, p64, self.loss_arg, x64=True)
 
 
 __all__ = ["LOSSES", "JaxModel", "mlp", "mlp_apply"]

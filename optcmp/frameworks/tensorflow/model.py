@@ -89,6 +89,13 @@ class KerasModel:
         self.loss = keras_loss(keras, loss, loss_dtype or (
             self.dtype if isinstance(loss, str) else None))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state to pickle (the model pickles as Keras saves it; the module is not kept)."""
+        return {k: v for k, v in self.__dict__.items() if k != "keras"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, keras=keras_module())
+
     def describe(self) -> str:
         """The model's configuration (its layers), as JSON."""
         try:
