@@ -204,7 +204,8 @@ class ModelProblem(StoredProblem):
             for k in sorted(part):
                 h.update(k.encode() + str(part[k].shape).encode() + part[k].tobytes())
         arch = hashlib.sha256(self.model.describe().encode()).hexdigest()[:16]
-        return {"problem": "native", "source": "model", "name": self.name,
+        return {"problem": self.name, "source": f"{self.framework} model in its own "
+                f"{self.native_dtype} arithmetic", "name": self.name,
                 "framework": self.framework, "dtype": self.native_dtype,
                 "loss": str(getattr(self.model, "loss_name", "loss")),
                 "metrics": list(self.metric_names), "n_params": self.n_params,
