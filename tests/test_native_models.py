@@ -177,3 +177,16 @@ def test_a_native_model_problem_travels_pickled(framework):
     f2, g2 = q.value_and_grad(x, q.train_data)
     assert f2 == f and np.array_equal(g2, g) and q.metrics(x) == p.metrics(x)
     assert q.spec() == p.spec()
+
+
+@pytest.mark.filterwarnings("ignore:.*shared their host:UserWarning")
+def test_a_native_model_comparison_in_threads_ends_as_the_sequential_one():
+    """Each run trains its own copy of the module; the host evaluations share the user's
+    module one call at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = optcmp.problems.digits_mlp("torch")
+    here = optcmp.compare(p, OPTIMIZERS, progress=False, censor_ratio=None)
+    with ThreadPoolExecutor(2) as pool:
+        there = optcmp.compare(p, OPTIMIZERS, progress=False, censor_ratio=None, executor=pool)
+    assert [(r.status, r.nit) for r in there.runs] == [(r.status, r.nit) for r in here.runs]

@@ -10,6 +10,7 @@ work on a copy of the module (:mod:`optcmp.frameworks.torch.model_stepper`).
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,20 @@ class TorchModel:
         self.loss = _loss(loss)
         owners = dict(model.named_modules())
         self._kinds = tuple(type(owners.get(n.rpartition(".")[0])).__name__ for n in self.names)
+        #: ``functional_call`` swaps the module's parameters while it runs: one call at a time
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state to pickle, without the lock."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    def _call(self, params: dict[str, torch.Tensor], X: Any) -> torch.Tensor:
+        """The module's outputs with ``params`` in place of its own (one thread at a time)."""
+        with self._lock:
+            return functional_call(self.model, params, (self.tensor(X),))
 
     def describe(self) -> str:
         """The architecture as torch prints it."""
@@ -78,22 +93,21 @@ class TorchModel:
     def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
         """The module's outputs at ``x`` on inputs ``X`` (float64 numpy)."""
         with torch.no_grad():
-            out = functional_call(self.model, self.params(x), (self.tensor(X),))
+            out = self._call(self.params(x), X)
         return out.detach().cpu().double().numpy()
 
     def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
         """The loss at ``x`` as the loss returned it (a tensor; a non-scalar is the caller's
         error to report)."""
         with torch.no_grad():
-            out = functional_call(self.model, self.params(x), (self.tensor(X),))
+            out = self._call(self.params(x), X)
             return self.loss(out, self.tensor(y)).detach().cpu().double().numpy()
 
     def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
         """The loss and its gradient at ``x`` (torch's autograd), the gradient flat float64."""
         ps = self.params(x, grad=True)
         with torch.enable_grad():
-            out = functional_call(self.model, ps, (self.tensor(X),))
-            f = self.loss(out, self.tensor(y))
+            f = self.loss(self._call(ps, X), self.tensor(y))
             gs = torch.autograd.grad(f, list(ps.values()), allow_unused=True)
         g = [torch.zeros_like(p) if gi is None else gi for p, gi in zip(ps.values(), gs)]
         return float(f.detach()), torch.cat([gi.reshape(-1) for gi in g]).cpu().double().numpy()
