@@ -143,6 +143,10 @@ def test_a_native_model_runs_on_its_framework_only_and_reports_its_metrics():
     assert skipped.status == "skipped" and "runs on backend 'torch' only" in skipped.message
     assert ran.status == "max_iter" and set(ran.metrics) == {"val_loss", "val_accuracy"}
     assert ran.metrics["val_loss"] == pytest.approx(p.metrics(ran.x)["val_loss"], rel=1e-6)
+    # run() and compare() take the model's framework when no backend is given
+    one = optcmp.run(p, optcmp.sgd(0.1, batch_size=64),
+                     stopping=optcmp.MetricTarget("val_accuracy", 0.5) | optcmp.MaxIter(460))
+    assert one.backend == "torch" and one.status == "converged"
 
 
 def test_digits_mlp_is_one_network_in_three_frameworks_and_trains_alike():
