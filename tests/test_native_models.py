@@ -149,13 +149,16 @@ def test_a_native_model_runs_on_its_framework_only_and_reports_its_metrics():
     assert one.backend == "torch" and one.status == "converged"
 
 
-def test_digits_mlp_is_one_network_in_three_frameworks_and_trains_alike():
-    """digits_mlp(fw): the same layers and initial point written in torch, Keras and JAX.
-    The checker finds them equal in float64; SGD on optcmp's one minibatch order then takes
-    the same iterations to the default target (val_accuracy >= 0.95) on every framework: the
-    three float64 trajectories differ by rounding only, far below what moves one validation
-    prediction across the decision boundary."""
-    ps = [optcmp.problems.digits_mlp(fw, dtype="float64") for fw in ("torch", "keras", "jax")]
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_digits_workloads_are_one_network_in_three_frameworks_and_train_alike(kind):
+    """digits_mlp/digits_cnn(fw): the same layers and initial point written in torch, Keras
+    and JAX. The checker finds them equal in float64; SGD on optcmp's one minibatch order then
+    takes the same iterations to the default target (val_accuracy >= 0.95) on every framework:
+    the three float64 trajectories differ by rounding (and Keras' float32 learning-rate
+    variable, 1e-8 relative) only, far below what moves one validation prediction across the
+    decision boundary."""
+    build = getattr(optcmp.problems, f"digits_{kind}")
+    ps = [build(fw, dtype="float64") for fw in ("torch", "keras", "jax")]
     eq = optcmp.check_equivalence(ps)
     assert eq.passed and max(eq.grad_rel_diff.values()) < 1e-13, eq.diagnosis
     assert "initial point differs" not in eq.diagnosis
@@ -166,6 +169,22 @@ def test_digits_mlp_is_one_network_in_three_frameworks_and_trains_alike():
         assert r.metrics["val_accuracy"] >= 0.95
         nits.add(r.nit)
     assert len(nits) == 1, nits
+
+
+def test_a_cnn_port_that_flattens_channels_first_is_caught():
+    """torch flattens (c, h, w), Keras (h, w, c): a port without the permutation has every
+    parameter of the right shape and computes another function."""
+    from optcmp.frameworks.torch.model import DigitsCNN
+
+    class ChannelsFirst(DigitsCNN):
+        def forward(self, X):
+            return self.fc(torch.relu(self.conv(X.reshape(-1, 1, 8, 8))).flatten(1))
+
+    keras_cnn = optcmp.problems.digits_cnn("keras")
+    train, _ = load_digits()
+    port = optcmp.problems.from_torch(ChannelsFirst(8, 10, torch.float32), "cross_entropy", train)
+    res = optcmp.check_equivalence([keras_cnn, port])
+    assert not res.passed and "a different activation, layer or output" in res.diagnosis
 
 
 @pytest.mark.parametrize("framework", ["torch", "keras", "jax"])

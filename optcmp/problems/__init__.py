@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optcmp.problems.base import Optimum, ParamLayout, Problem
-from optcmp.problems.digits import digits_mlp, load_digits
+from optcmp.problems.digits import digits_cnn, digits_mlp, load_digits
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
 from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
@@ -62,5 +62,5 @@ def rebuildable(problem: Problem) -> bool:
 __all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
            "MGHProblem", "MGH_NAMES", "Optimum", "GradientCheck", "GradientError", "ParamLayout",
            "Problem", "check_gradient", "estimate_optimum", "from_function",
-           "from_jax", "from_keras", "from_torch", "ModelProblem", "digits_mlp", "load_digits", "problem_from_spec",
+           "from_jax", "from_keras", "from_torch", "ModelProblem", "digits_cnn", "digits_mlp", "load_digits", "problem_from_spec",
            "rebuildable"]

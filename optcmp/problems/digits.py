@@ -56,6 +56,44 @@ def mlp_layers(sizes: tuple[int, ...], seed: int) -> list[tuple[np.ndarray, np.n
     return out
 
 
+def cnn_layers(filters: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A 3 x 3 kernel (h, w, in, out) and a (6 * 6 * filters, 10) dense layer, drawn as
+    :func:`mlp_layers` draws (uniform on +-1/sqrt(fan_in))."""
+    rng = np.random.default_rng(seed)
+    fan = 9
+    conv = (rng.uniform(-fan ** -0.5, fan ** -0.5, (3, 3, 1, filters)),
+            rng.uniform(-fan ** -0.5, fan ** -0.5, filters))
+    n = 36 * filters
+    return [conv, (rng.uniform(-n ** -0.5, n ** -0.5, (n, 10)), rng.uniform(-n ** -0.5,
+                                                                             n ** -0.5, 10))]
+
+
+def _digits(kind: str, framework: str, layers: list[tuple[np.ndarray, np.ndarray]],
+            dtype: str) -> ModelProblem:
+    """A digits workload: ``kind`` ("mlp", "cnn") built natively in ``framework``."""
+    from optcmp.problems import native
+
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    train, valid = load_digits()
+    kw: dict[str, Any] = {"valid": valid, "metrics": ("accuracy",), "name": f"digits-{kind}",
+                          "target": MetricTarget("val_accuracy", TARGET_ACCURACY)}
+    if framework == "torch":
+        from optcmp.frameworks.torch import model as tm
+
+        return native.from_torch(getattr(tm, kind)(layers, dtype), "cross_entropy", train, **kw)
+    if framework == "keras":
+        from optcmp.frameworks.tensorflow import model as km
+
+        return native.from_keras(getattr(km, kind)(layers, dtype), "cross_entropy", train, **kw)
+    from optcmp.frameworks.jax import model as jm
+
+    apply, params = getattr(jm, kind)(layers, dtype)
+    return native.from_jax(apply, params, "cross_entropy", train, **kw)
+
+
 def digits_mlp(framework: str = "torch", *, hidden: int = 32, seed: int = 0,
                dtype: str = "float32") -> ModelProblem:
     """The digits classifier 64 -> ``hidden`` -> 10 (ReLU), written natively in a framework.
@@ -78,28 +116,33 @@ def digits_mlp(framework: str = "torch", *, hidden: int = 32, seed: int = 0,
     ModelProblem
         Named ``digits-mlp``.
     """
-    from optcmp.problems import native
-
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-    layers = mlp_layers((64, int(hidden), 10), seed)
-    train, valid = load_digits()
-    kw: dict[str, Any] = {"valid": valid, "metrics": ("accuracy",), "name": "digits-mlp",
-                          "target": MetricTarget("val_accuracy", TARGET_ACCURACY)}
-    if framework == "torch":
-        from optcmp.frameworks.torch.model import mlp as torch_mlp
-
-        return native.from_torch(torch_mlp(layers, dtype), "cross_entropy", train, **kw)
-    elif framework == "keras":
-        from optcmp.frameworks.tensorflow.model import mlp as keras_mlp
-
-        return native.from_keras(keras_mlp(layers, dtype), "cross_entropy", train, **kw)
-    from optcmp.frameworks.jax.model import mlp as jax_mlp
-
-    return native.from_jax(*jax_mlp(layers, dtype), "cross_entropy", train, **kw)
+    return _digits("mlp", framework, mlp_layers((64, int(hidden), 10), seed), dtype)
 
 
-__all__ = ["FRAMEWORKS", "N_VALID", "TARGET_ACCURACY", "digits_mlp", "load_digits",
-           "mlp_layers"]
+def digits_cnn(framework: str = "torch", *, filters: int = 8, seed: int = 0,
+               dtype: str = "float32") -> ModelProblem:
+    """The digits classifier as a small CNN, written natively in a framework.
+
+    The 8 x 8 image, a 3 x 3 convolution of ``filters`` channels (no padding) and ReLU,
+    flattened in (height, width, channel) order, a dense layer to 10 logits: torch's
+    ``Conv2d`` (its module permutes to that order before flattening, as a port from Keras must),
+    Keras' ``Conv2D``, or ``jax.lax.conv_general_dilated`` in Flax's layout; one initial point
+    (:func:`cnn_layers`); data, loss and target as :func:`digits_mlp`.
+
+    Parameters
+    ----------
+    framework : {"torch", "keras", "jax"}, default "torch"
+    filters : int, default 8
+    seed : int, default 0
+    dtype : {"float32", "float64"}, default "float32"
+
+    Returns
+    -------
+    ModelProblem
+        Named ``digits-cnn``.
+    """
+    return _digits("cnn", framework, cnn_layers(int(filters), seed), dtype)
+
+
+__all__ = ["FRAMEWORKS", "N_VALID", "TARGET_ACCURACY", "cnn_layers", "digits_cnn", "digits_mlp",
+           "load_digits", "mlp_layers"]

@@ -45,6 +45,23 @@ def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> tuple[Any, A
                        for W, b in layers]
 
 
+def cnn_apply(params: list[dict[str, Any]], X: Any) -> Any:
+    """8 x 8 images: a 3 x 3 convolution (NHWC, HWIO kernel, Flax's layout), ReLU, flattened,
+    a dense layer."""
+    conv, dense = params
+    x = X.reshape(-1, 8, 8, 1)
+    h = jax.lax.conv_general_dilated(x, conv["kernel"], (1, 1), "VALID",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    h = jax.nn.relu(h + conv["bias"])
+    return h.reshape(h.shape[0], -1) @ dense["kernel"] + dense["bias"]
+
+
+def cnn(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> tuple[Any, Any]:
+    """:func:`cnn_apply` and its params."""
+    return cnn_apply, [{"kernel": np.asarray(W, dtype), "bias": np.asarray(b, dtype)}
+                       for W, b in layers]
+
+
 class JaxModel:
     """``apply(params, X) -> outputs``, the parameter pytree and ``loss(outputs, targets)``."""
 
@@ -156,4 +173,4 @@ class JaxModel:
         return JaxModel(self.apply, p64, self.loss_arg, x64=True)
 
 
-__all__ = ["LOSSES", "JaxModel", "mlp", "mlp_apply"]
+__all__ = ["LOSSES", "JaxModel", "cnn", "cnn_apply", "mlp", "mlp_apply"]

@@ -61,6 +61,19 @@ def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> Any:
     return net
 
 
+def cnn(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> Any:
+    """8 x 8 images: ``Reshape``, ``Conv2D`` 3 x 3 (ReLU), ``Flatten``, ``Dense``, with the
+    given kernels and biases, in ``dtype``."""
+    keras = keras_module()
+    (K, c), (W, b) = layers
+    net = keras.Sequential([
+        keras.Input((64,), dtype=dtype), keras.layers.Reshape((8, 8, 1), dtype=dtype),
+        keras.layers.Conv2D(K.shape[3], 3, activation="relu", dtype=dtype),
+        keras.layers.Flatten(dtype=dtype), keras.layers.Dense(W.shape[1], dtype=dtype)])
+    net.set_weights([K, c, W, b])
+    return net
+
+
 class KerasModel:
     """A built Keras model and its loss ``loss(y_true, y_pred) -> scalar``."""
 
@@ -157,4 +170,4 @@ class KerasModel:
         return KerasModel(m, self.loss_arg, "float64")
 
 
-__all__ = ["KerasModel", "keras_loss", "keras_module", "mlp"]
+__all__ = ["KerasModel", "cnn", "keras_loss", "keras_module", "mlp"]

@@ -151,6 +151,32 @@ def mlp(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> torch.nn.Mod
     return torch.nn.Sequential(*mods[:-1])
 
 
+class DigitsCNN(torch.nn.Module):
+    """8 x 8 images (rows of 64 pixels): a 3 x 3 convolution, ReLU, flattened in (h, w, c)
+    order as Keras and Flax flatten, and a linear layer."""
+
+    def __init__(self, filters: int, n_out: int, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, filters, 3, dtype=dtype)
+        self.fc = torch.nn.Linear(6 * 6 * filters, n_out, dtype=dtype)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.conv(X.reshape(-1, 1, 8, 8)))
+        return self.fc(h.permute(0, 2, 3, 1).flatten(1))
+
+
+def cnn(layers: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> torch.nn.Module:
+    """:class:`DigitsCNN` with the given (h, w, in, out) kernel, (in, out) weights, biases."""
+    (K, c), (W, b) = layers
+    net = DigitsCNN(K.shape[3], W.shape[1], getattr(torch, dtype))
+    with torch.no_grad():
+        net.conv.weight.copy_(torch.as_tensor(np.transpose(K, (3, 2, 0, 1))))
+        net.conv.bias.copy_(torch.as_tensor(c))  # type: ignore[union-attr]
+        net.fc.weight.copy_(torch.as_tensor(W.T))
+        net.fc.bias.copy_(torch.as_tensor(b))
+    return net
+
+
 def _loss(loss: Any) -> Callable[..., Any]:
     """The loss function of a name or a callable."""
     if isinstance(loss, str):
@@ -164,4 +190,4 @@ def _loss(loss: Any) -> Callable[..., Any]:
     return loss  # type: ignore[no-any-return]
 
 
-__all__ = ["LOSSES", "TorchModel", "mlp"]
+__all__ = ["LOSSES", "DigitsCNN", "TorchModel", "cnn", "mlp"]
