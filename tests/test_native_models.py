@@ -213,3 +213,26 @@ def test_a_native_model_comparison_in_threads_ends_as_the_sequential_one():
     with ThreadPoolExecutor(2) as pool:
         there = optcmp.compare(p, OPTIMIZERS, progress=False, censor_ratio=None, executor=pool)
     assert [(r.status, r.nit) for r in there.runs] == [(r.status, r.nit) for r in here.runs]
+
+
+def test_a_compiled_update_takes_the_eager_steps_and_its_compiles_are_counted():
+    """compile_step: torch.compile of opt.step() (and the schedule's step) as people write it;
+    it computes the eager update (float32, to rounding), the run says it ran compiled, and the
+    compiles the warm-up (two passes through a state restore) did not absorb are counted in
+    the timed region (an integer, and warned about when not 0)."""
+    import warnings
+
+    train, _ = load_digits()
+    model = optcmp.problems.digits_mlp("torch").model.model
+    spec = optcmp.adam(1e-2, batch_size=64, schedule="warmup(warmup_steps=20, start_factor=0.1)")
+    runs = []
+    for how in (False, "eager"):
+        p = optcmp.problems.from_torch(model, "cross_entropy", train, compile_step=how)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runs.append(optcmp.run(p, spec, stopping=optcmp.MaxIter(46)))
+    eager, compiled = runs
+    assert eager.conditions.compiled == "eager" and compiled.conditions.compiled == "torch.compile"
+    assert compiled.implementation.endswith("(the update under torch.compile)")
+    assert isinstance(compiled.conditions.compiles_in_timed, int)
+    np.testing.assert_allclose(compiled.x, eager.x, rtol=0, atol=1e-5)

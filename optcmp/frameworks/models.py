@@ -61,6 +61,10 @@ class ModelStepper(MinibatchAdapter):
                                 "a native model runs optimizers that step from a gradient")
         self.gradient = "autodiff"
 
+    #: Passes of the warm-up, each ended by going back to the saved state (a compiled update
+    #: that guards on the optimizer's state compiles for the restored state in the second).
+    warmup_passes = 1
+
     @property
     def native(self) -> Any:
         """The problem's model evaluator (``TorchModel``, ``KerasModel`` or ``JaxModel``)."""
@@ -90,14 +94,15 @@ class ModelStepper(MinibatchAdapter):
 
     def warmup(self) -> float:
         """A step on every minibatch shape a run sees (tracing, compiling, first-call
-        allocations), untimed, then back to the state before."""
+        allocations), untimed, then back to the state before (:attr:`warmup_passes` times)."""
         saved = self.save()
         t0 = time.perf_counter()
-        for k in self._warmup_steps():
-            self.step_on(self._batch(k) if self.stochastic else self.data)
+        for _ in range(self.warmup_passes):
+            for k in self._warmup_steps():
+                self.step_on(self._batch(k) if self.stochastic else self.data)
+            self.load(saved)
         self.backend.sync()
         elapsed = time.perf_counter() - t0
-        self.load(saved)
         if self.stochastic:
             self._forget_rows()
         # the observations' evaluations compile here too, not between timed steps

@@ -221,7 +221,7 @@ def _missing(fn: str, framework: str, exc: ImportError) -> ImportError:
 
 def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
                metrics: Sequence[str] = (), name: str | None = None,
-               target: Any = None) -> ModelProblem:
+               target: Any = None, compile_step: bool | str = False) -> ModelProblem:
     """A problem from a ``torch.nn.Module``, trained by ``torch.optim`` on its parameters.
 
     Parameters
@@ -242,6 +242,12 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
     target : optcmp.stopping.Rule, optional
         The problem's default target (used when ``compare`` is given no ``stopping``), e.g.
         ``MetricTarget("val_accuracy", 0.95)``; without it a run needs ``stopping=``.
+    compile_step : bool or str, default False
+        Run the optimizer's update (``opt.step()``, then the schedule's ``LambdaLR.step()``)
+        under ``torch.compile`` (a string: its ``backend``), as people compile it; a compile
+        inside the timed region (a scheduler that changes a float hyperparameter makes torch
+        recompile) is counted in ``conditions.compiles_in_timed`` and warned about. A module
+        compiled with ``torch.compile(model)`` is given as ``model``.
 
     Returns
     -------
@@ -260,7 +266,8 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         from optcmp.frameworks.torch.model import TorchModel
     except ImportError as exc:
         raise _missing("from_torch", "torch", exc) from exc
-    return ModelProblem(TorchModel(model, loss), data, valid, metrics, name, target=target)
+    return ModelProblem(TorchModel(model, loss, compile_step), data, valid, metrics, name,
+                        target=target)
 
 
 def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,

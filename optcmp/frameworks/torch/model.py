@@ -31,7 +31,7 @@ class TorchModel:
     framework = "torch"
     backend = "torch"
 
-    def __init__(self, model: Any, loss: Any) -> None:
+    def __init__(self, model: Any, loss: Any, compile_step: bool | str = False) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -42,6 +42,9 @@ class TorchModel:
             raise ValueError(f"the module's parameters must share one floating dtype of "
                              f"{list(_DTYPES.values())}, got {sorted(map(str, dtypes))}")
         self.model = model
+        #: ``torch.compile`` the optimizer's update (True: its default backend; a name: that
+        #: backend), as a user who compiles ``opt.step()`` and ``sched.step()`` does
+        self.compile_step = compile_step
         self.names = tuple(n for n, _ in named)
         self.shapes = tuple(tuple(int(d) for d in p.shape) for _, p in named)
         self.torch_dtype = named[0][1].dtype
@@ -132,7 +135,7 @@ class TorchModel:
     def float64(self) -> TorchModel:
         """The same model computing in float64 (a copy of the module)."""
         m = copy.deepcopy(self.model).to(torch.float64)
-        return TorchModel(m, self._loss_arg())
+        return TorchModel(m, self._loss_arg(), self.compile_step)
 
     def _loss_arg(self) -> Any:
         """The loss as given (a name or the callable)."""

@@ -28,8 +28,9 @@ class TorchModelStepper(ModelStepper):
 
     @property
     def compiled(self) -> str:
-        """``"eager"``; ``"torch.compile"`` for a module the user compiled."""
-        return "torch.compile" if hasattr(self.native.model, "_orig_mod") else "eager"
+        """``"eager"``; ``"torch.compile"`` for a module the user compiled or a compiled step."""
+        return ("torch.compile" if hasattr(self.native.model, "_orig_mod")
+                or self.native.compile_step else "eager")
 
     def build(self) -> None:
         model = self.native
@@ -49,9 +50,21 @@ class TorchModelStepper(ModelStepper):
             s = parse(sched)
             self.sched = torch.optim.lr_scheduler.LambdaLR(
                 self.opt, lambda k: float(s.factor(float(k))))
+        opt, sch = self.opt, self.sched
+
+        def update() -> None:
+            opt.step()
+            if sch is not None:
+                sch.step()
+
+        how = model.compile_step
+        self.warmup_passes = 2 if how else 1
+        self._update = update if not how else torch.compile(
+            update, **({} if how is True else {"backend": how}))
         text = ", ".join(f"{k}={v!r}" for k, v in opts.items())
         self.implementation = (f"torch.optim.{self.decl.name}({text}) on the module's "
-                               f"{model.dtype} parameters")
+                               f"{model.dtype} parameters" + (
+                                   " (the update under torch.compile)" if how else ""))
 
     def step_on(self, batch: dict[str, Any]) -> tuple[Any, Any]:
         self.opt.zero_grad(set_to_none=True)
@@ -62,9 +75,7 @@ class TorchModelStepper(ModelStepper):
             with torch.no_grad():
                 gnorm = torch.sqrt(torch.stack([torch.sum(p.grad * p.grad) for p in self.params
                                                 if p.grad is not None]).sum())
-        self.opt.step()
-        if self.sched is not None:
-            self.sched.step()
+        self._update()
         return f.detach(), gnorm
 
     def save(self) -> Any:
@@ -76,9 +87,27 @@ class TorchModelStepper(ModelStepper):
         with torch.no_grad():
             for p, v in zip(self.params, params):
                 p.copy_(v)
-        self.opt.load_state_dict(copy.deepcopy(state))
+        self._load_optimizer(state)
         if self.sched is not None:
             self.sched.load_state_dict(sched)
+
+    def _load_optimizer(self, state: dict[str, Any]) -> None:
+        """The optimizer's saved state, in place where its tensors exist (a compiled update's
+        guards keep holding), else through ``load_state_dict``."""
+        now = self.opt.state_dict()
+        if now["state"].keys() != state["state"].keys():
+            self.opt.load_state_dict(copy.deepcopy(state))
+            return
+        with torch.no_grad():
+            for i, per in state["state"].items():
+                live = self.opt.state[self.params[i]]
+                for k, v in per.items():
+                    if isinstance(v, torch.Tensor) and isinstance(live.get(k), torch.Tensor):
+                        live[k].copy_(v)
+                    else:
+                        live[k] = copy.deepcopy(v)
+        for group, saved in zip(self.opt.param_groups, state["param_groups"]):
+            group.update({k: v for k, v in saved.items() if k != "params"})
 
     def x_numpy(self) -> np.ndarray:
         return torch.cat([p.detach().reshape(-1) for p in self.params]).cpu().double().numpy()
