@@ -11,7 +11,7 @@ from optcmp import problems, stopping, store, suites
 from optcmp._version import __version__
 from optcmp.comparison import Comparison
 from optcmp.engine import RunConfig, make_stopping, run
-from optcmp.equivalence import EquivalenceResult, check_equivalence
+from optcmp.equivalence import EquivalenceResult, ModelEquivalence, check_equivalence
 from optcmp.frameworks import available_backends, get_backend
 from optcmp.optimizers import FACTORIES as _FACTORIES
 from optcmp.optimizers import OptimizerSpec, get_optimizer, optimizer_names
@@ -55,7 +55,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AbsoluteSuboptimality", "AccuracyTarget", "CombinedTarget", "Comparison", "Divergence",
-    "EquivalenceResult", "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals",
+    "EquivalenceResult", "ModelEquivalence", "GradientCheck", "GradientError", "GradientNorm", "LossTarget", "MaxEvals",
     "MaxIter", "MaxTime", "MetricTarget", "OptimizerSpec", "RelativeChange",
     "RelativeSuboptimality", "RunConfig", "RunResult", "Stalled", "Trace", "TuneResult",
     "__version__", "available_backends", "check_equivalence", "check_gradient", "compare",

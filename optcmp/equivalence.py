@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -150,18 +150,37 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
             "x": np.vstack([*xs, *xs[-1:] * short])}
 
 
+@overload
+def check_equivalence(problem: Sequence[Problem], optimizer: None = None, *,
+                      tolerance: float | None = None, **overrides: Any) -> ModelEquivalence: ...
+
+
+@overload
 def check_equivalence(
     problem: Problem, optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec],
+    backends: Sequence[str] = ..., steps: int = ..., dtype: str | None = ...,
+    impl: str | Mapping[str, str] | None = ..., *, tolerance: float | None = ...,
+    strict: bool = ..., config: RunConfig | None = ..., **overrides: Any,
+) -> EquivalenceResult: ...
+
+
+def check_equivalence(  # type: ignore[misc]
+    problem: Problem | Sequence[Problem],
+    optimizer: OptimizerSpec | str | Callable[..., OptimizerSpec] | None = None,
     backends: Sequence[str] = ("numpy", "torch", "tensorflow"), steps: int = 50,
     dtype: str | None = None, impl: str | Mapping[str, str] | None = None, *,
     tolerance: float | None = None, strict: bool = False, config: RunConfig | None = None,
     **overrides: Any,
-) -> EquivalenceResult:
-    """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step.
+) -> EquivalenceResult | ModelEquivalence:
+    """Run ``optimizer`` for ``steps`` iterations on each backend and compare them step by step;
+    or, given several implementations of one model, compare their loss and gradient.
 
     Parameters
     ----------
-    problem : Problem
+    problem : Problem, or a sequence of Problem
+        A sequence (native models from :func:`optcmp.problems.from_torch`, ``from_keras``,
+        ``from_jax``, or other problems of one model) is checked by :func:`check_models`
+        (``tolerance`` and ``batch=`` apply; no optimizer).
     optimizer : OptimizerSpec, factory or str, or a list of them
         Hyperparameters explicit; several specs run as ``"backend#i"``, the first the reference.
     backends : sequence of str, default ("numpy", "torch", "tensorflow")
@@ -181,10 +200,18 @@ def check_equivalence(
 
     Returns
     -------
-    EquivalenceResult
+    EquivalenceResult or ModelEquivalence
         Per-step differences, the verdict, and each backend's impl, gradient and execution.
     """
+    if isinstance(problem, (list, tuple)):
+        if optimizer is not None:
+            raise TypeError("check_equivalence(problems) compares implementations of a model "
+                            "at one point; it takes no optimizer")
+        return check_models(problem, tolerance=tolerance, **overrides)
     check_problem(problem)
+    assert isinstance(problem, Problem)
+    if optimizer is None:
+        raise TypeError("check_equivalence(problem, optimizer): give the optimizer to run")
     cfg = _config(config, overrides if dtype is None else {**overrides, "dtype": dtype})
     names, tol = _check_inputs(backends, steps, cfg.dtype, tolerance)
     if isinstance(optimizer, (list, tuple)):
@@ -207,6 +234,254 @@ def check_equivalence(
         fun_rel_diff=fdiff, x_rel_diff=xdiff, tolerance=tol, gradients=per["gradient"],
         executions=per["execution"],
     )
+
+
+@dataclass
+class ModelEquivalence:
+    """Whether implementations of one model compute the same loss and gradient at one point;
+    ``bool(result)`` is :attr:`passed`.
+
+    Attributes
+    ----------
+    names : list of str
+        The implementations (their framework, or the problem's name), the first the reference.
+    passed : bool
+        Every implementation's loss and gradient within :attr:`tolerance` of the first's.
+    diagnosis : str
+        What agrees, or what differs and what a person would look for first.
+    loss : dict of str to float
+        Each implementation's loss at the shared point on the batch.
+    loss_rel_diff, grad_rel_diff : dict of str to float
+        ``|f - f_ref| / |f_ref|`` and ``max|g - g_ref| / max|g_ref|`` (NaN where the
+        parameters could not be mapped).
+    mapping : dict of str to list of str
+        Each implementation's parameter for each of the first's, in the first's order.
+    batch, dtype, tolerance
+        Rows compared, the arithmetic (``"float64"``), the relative tolerance.
+    """
+
+    names: list[str]
+    passed: bool
+    diagnosis: str
+    loss: dict[str, float]
+    loss_rel_diff: dict[str, float]
+    grad_rel_diff: dict[str, float]
+    mapping: dict[str, list[str]]
+    batch: int
+    dtype: str
+    tolerance: float
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        return self.diagnosis
+
+
+class _Impl:
+    """One implementation of the model: its float64 evaluator and its parameters by name."""
+
+    def __init__(self, problem: Problem, label: str) -> None:
+        self.problem, self.label = problem, label
+        model = getattr(problem, "model", None)
+        self.model = None if model is None else model.float64()
+        self.names, self.shapes = problem.layout.names, problem.layout.shapes
+        self.x0 = np.asarray(problem.init_params(0), dtype=np.float64)
+
+    def split(self, x: np.ndarray) -> list[np.ndarray]:
+        """The canonical (in, out) parameter arrays of flat ``x``."""
+        out = [np.reshape(x[a:b], s) for s, (a, b) in zip(self.shapes,
+                                                            self.problem.layout.offsets())]
+        return out if self.model is None else [self.model.canonical(i, a)
+                                                for i, a in enumerate(out)]
+
+    def flat(self, arrays: list[np.ndarray]) -> np.ndarray:
+        """The flat ``x`` of canonical arrays in this implementation's order."""
+        own = arrays if self.model is None else [self.model.from_canonical(i, a)
+                                                 for i, a in enumerate(arrays)]
+        return np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in own])
+
+    def evaluate(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
+        if self.model is None:
+            f, g = self.problem.value_and_grad(x, batch)
+            return float(f), np.asarray(g, dtype=np.float64)
+        return self.model.value_and_grad(x, batch["X"], batch["y"])  # type: ignore[no-any-return]
+
+    def outputs(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray | None:
+        return None if self.model is None else self.model.outputs(x, batch["X"])
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    """``max|a - b| / max|b|``."""
+    return float(np.max(np.abs(a - b), initial=0.0) / max(float(np.max(np.abs(b), initial=0.0)),
+                                                          _TINY))
+
+
+def _map(ref: _Impl, im: _Impl) -> tuple[list[tuple[int, bool]], list[str], bool]:
+    """For each of ``ref``'s parameters, ``im``'s of the same (in, out) shape, the first
+    unused in order (a 2-D one of the reversed shape: stored transposed); the notes; whether
+    every parameter has its counterpart."""
+    rs, os_ = [a.shape for a in ref.split(ref.x0)], [a.shape for a in im.split(im.x0)]
+    used: list[int] = []
+    pairs: list[tuple[int, bool]] = []
+    notes: list[str] = []
+    complete = True
+    for i, s in enumerate(rs):
+        j = next((j for j, t in enumerate(os_) if j not in used and t == s), None)
+        flip = j is None and len(s) == 2 and (j := next(
+            (j for j, t in enumerate(os_) if j not in used and t == s[::-1]), None)) is not None
+        if j is None:
+            complete = False
+            notes.append(f"{im.label} has no parameter for {ref.label}'s {ref.names[i]!r} of "
+                         f"shape {s} (in the (in, out) layout): a missing parameter")
+            continue
+        used.append(j)
+        pairs.append((j, flip))
+        if flip:
+            notes.append(f"{im.label}'s {im.names[j]!r} is stored transposed: shape "
+                         f"{os_[j]} where {ref.label}'s {ref.names[i]!r} is {s} in the "
+                         "(in, out) layout")
+    extra = [f"{im.names[j]!r} {os_[j]}" for j in range(len(os_)) if j not in used]
+    if extra:
+        complete = False
+        notes.append(f"{im.label} has parameter(s) {', '.join(extra)} that {ref.label} lacks")
+    return pairs, notes, complete
+
+
+def _shared_point(ref: _Impl, im: _Impl, pairs: list[tuple[int, bool]],
+                  flip: int | None = None) -> np.ndarray:
+    """``im``'s flat ``x`` at ``ref``'s initial point (``flip``: that pair transposed too)."""
+    canon = ref.split(ref.x0)
+    arrays: list[np.ndarray] = [np.empty(0)] * len(pairs)
+    for i, (j, t) in enumerate(pairs):
+        arrays[j] = canon[i].T if t != (i == flip) else canon[i]
+    return im.flat(arrays)
+
+
+def _in_ref_order(im: _Impl, g: np.ndarray, pairs: list[tuple[int, bool]],
+                  flip: int | None = None) -> np.ndarray:
+    """``im``'s gradient as ``ref``'s flat canonical vector (``flip`` as :func:`_shared_point`)."""
+    parts = im.split(g)
+    return np.concatenate([(parts[j].T if t != (i == flip) else parts[j]).reshape(-1)
+                           for i, (j, t) in enumerate(pairs)])
+
+
+def _diagnose(ref: _Impl, im: _Impl, pairs: list[tuple[int, bool]], batch: dict[str, Any],
+              got: tuple[float, np.ndarray, float, np.ndarray], tol: float) -> str:
+    """What differs between ``im`` and ``ref`` at the shared point, as a person looks for it."""
+    f0, g0, f, g = got
+    n = len(next(iter(batch.values())))
+    r = f / f0 if f0 else math.nan
+    if math.isfinite(r) and r not in (0.0, 1.0) and _rel(g, r * g0) <= max(tol, 1e-9):
+        big, small, k = (im.label, ref.label, r) if abs(r) > 1 else (ref.label, im.label, 1 / r)
+        if abs(k - n) <= 1e-6 * n:
+            return (f"the {big} loss is {k:.1f}x the {small} loss on a {n}-row batch: one sums "
+                    "over the batch, the other averages")
+        return (f"the {im.label} loss and gradient are {r:.6g}x {ref.label}'s: a constant "
+                "factor in the loss (a weight, a scale or another reduction)")
+    for i, (j, _) in enumerate(pairs):
+        if len(im.shapes[j]) == 2 and im.shapes[j][0] == im.shapes[j][1]:
+            fi, gi = im.evaluate(_shared_point(ref, im, pairs, flip=i), batch)
+            gi = _in_ref_order(im, gi, pairs, flip=i)
+            if abs(fi - f0) <= tol * abs(f0) and _rel(gi, g0) <= tol:
+                return (f"{im.label}'s {im.names[j]!r} is used transposed: with it transposed "
+                        f"the loss and gradient agree with {ref.label}'s")
+    if abs(f - f0) <= tol * max(abs(f0), _TINY):
+        worst = int(np.argmax(np.abs(g - g0)))
+        return (f"the losses agree but the gradients differ (relative {_rel(g, g0):.3g}, most in "
+                f"{ref.problem.describe_param(worst)}): a part of the loss the gradient does "
+                "not see (a stop-gradient, a detached tensor)")
+    o0, o = ref.outputs(ref.x0, batch), im.outputs(_shared_point(ref, im, pairs), batch)
+    if o0 is not None and o is not None and o0.shape == o.shape and _rel(o, o0) <= tol:
+        return (f"the outputs agree but the losses differ ({ref.label} {f0:.10g}, {im.label} "
+                f"{f:.10g}): a different loss (logits or probabilities, another formula)")
+    where = "" if o0 is None or o is None or o0.shape != o.shape else (
+        f" (outputs differ by up to {float(np.max(np.abs(o - o0))):.3g})")
+    return (f"the losses differ at the shared point ({ref.label} {f0:.10g}, {im.label} "
+            f"{f:.10g}){where}: a different activation, layer or output")
+
+
+def _labels(problems: Sequence[Problem]) -> list[str]:
+    """Each problem's framework, or its name where two share one."""
+    fw = [str(getattr(p, "framework", p.name)) for p in problems]
+    return [f if fw.count(f) == 1 else p.name for f, p in zip(fw, problems)]
+
+
+def check_models(problems: Sequence[Problem], *, batch: int = 64,
+                 tolerance: float | None = None) -> ModelEquivalence:
+    """Whether implementations of one model compute the same loss and gradient.
+
+    Maps the parameters across implementations by order and shape in the (in, out) layout of
+    Keras and Flax (torch's ``Linear`` weights are (out, in): transposed), sets every
+    implementation to the first one's initial point, and compares the loss and the gradient
+    on the first ``batch`` rows of the first one's data, in float64 (each model's float64
+    twin). When they differ, the diagnosis names what a person would look for first: a
+    constant ratio (a summed vs a mean loss), a parameter missing, stored or used
+    transposed, a different loss or a different output.
+
+    Parameters
+    ----------
+    problems : sequence of Problem
+        Two or more (native models, or problems of the same parameters).
+    batch : int, default 64
+    tolerance : float, optional
+        Relative tolerance on the loss and the gradient, default 1e-10.
+
+    Returns
+    -------
+    ModelEquivalence
+    """
+    if isinstance(problems, Problem) or len(problems) < 2:
+        raise ValueError("check_equivalence([...]) needs two or more implementations of a model")
+    for p in problems:
+        check_problem(p)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    tol = 1e-10 if tolerance is None else float(tolerance)
+    impls = [_Impl(p, label) for p, label in zip(problems, _labels(problems))]
+    ref = impls[0]
+    rows = {k: np.asarray(v[:batch], dtype=np.float64) if np.issubdtype(v.dtype, np.floating)
+            else v[:batch] for k, v in ref.problem.train_data.items()}
+    f0, g0 = ref.evaluate(ref.x0, rows)
+    g0 = np.concatenate([a.reshape(-1) for a in ref.split(g0)])
+    out = ModelEquivalence([i.label for i in impls], True, "", {ref.label: f0}, {}, {},
+                           {ref.label: list(ref.names)}, len(next(iter(rows.values()))),
+                           "float64", tol)
+    lines = [_one(ref, im, rows, (f0, g0), tol, out) for im in impls[1:]]
+    if out.passed:
+        lines.insert(0, f"{', '.join(out.names)} agree: loss and gradient within {tol:g} "
+                        f"(relative) on a {out.batch}-row batch in float64, at "
+                        f"{ref.label}'s initial point")
+    out.diagnosis = "\n".join(line for line in lines if line)
+    return out
+
+
+def _one(ref: _Impl, im: _Impl, rows: dict[str, Any], at: tuple[float, np.ndarray], tol: float,
+         out: ModelEquivalence) -> str:
+    """Compare ``im`` with ``ref`` into ``out``; the lines of its diagnosis."""
+    pairs, notes, complete = _map(ref, im)
+    out.mapping[im.label] = [im.names[j] for j, _ in pairs]
+    if not complete:
+        out.passed = False
+        out.loss[im.label] = out.loss_rel_diff[im.label] = out.grad_rel_diff[im.label] = math.nan
+        return "\n".join(notes)
+    f0, g0 = at
+    x = _shared_point(ref, im, pairs)
+    f, g = im.evaluate(x, rows)
+    g = _in_ref_order(im, g, pairs)
+    out.loss[im.label] = f
+    out.loss_rel_diff[im.label] = abs(f - f0) / max(abs(f0), _TINY)
+    out.grad_rel_diff[im.label] = _rel(g, g0)
+    x0 = _in_ref_order(im, im.x0, pairs)
+    xr = np.concatenate([a.reshape(-1) for a in ref.split(ref.x0)])
+    if _rel(x0, xr) > tol:
+        notes.append(f"{im.label}'s own initial point differs from {ref.label}'s (largest "
+                     f"difference {float(np.max(np.abs(x0 - xr))):.3g}); the check set it to "
+                     f"{ref.label}'s")
+    if out.loss_rel_diff[im.label] <= tol and out.grad_rel_diff[im.label] <= tol:
+        return "\n".join(notes)
+    out.passed = False
+    return "\n".join([_diagnose(ref, im, pairs, rows, (f0, g0, f, g), tol), *notes])
 
 
 #: Run settings a check does not use (it runs a fixed number of steps).

@@ -150,16 +150,19 @@ FRAMEWORKS = ("numpy", "torch", "tensorflow", "jax")
 # The layers of the table below: module names, and ``package.*`` for a package with everything
 # under it (``optcmp.frameworks`` alone is the backend registry: its modules sit in three layers).
 #: The array functions objectives and update rules are written against, and the host gradient.
+#: A native model's evaluation off the clock (``model``) is array code of its framework too.
 OPS = ("optcmp.frameworks.ops", "optcmp.frameworks.host",
-       *(f"optcmp.frameworks.{fw}.ops" for fw in FRAMEWORKS))
+       *(f"optcmp.frameworks.{fw}.ops" for fw in FRAMEWORKS),
+       *(f"optcmp.frameworks.{fw}.model" for fw in ("torch", "tensorflow", "jax")))
 #: Placement, value-and-gradient, compile, sync: the registry, the base class, each backend.
 BACKENDS = ("optcmp.frameworks", "optcmp.frameworks.base", "optcmp.frameworks.loops",
             "optcmp.frameworks.reuse", *(f"optcmp.frameworks.{fw}.backend" for fw in FRAMEWORKS))
 #: One optimizer on one backend: the stepper contract, the reference and scipy adapters, each
 #: framework's natives, and the table of which adapter runs a spec.
 STEPPERS = ("optcmp.frameworks.stepper", "optcmp.frameworks.reference",
-            "optcmp.frameworks.scipy", "optcmp.frameworks.adapters",
-            *(f"optcmp.frameworks.{fw}.native" for fw in FRAMEWORKS if fw != "numpy"))
+            "optcmp.frameworks.scipy", "optcmp.frameworks.adapters", "optcmp.frameworks.models",
+            *(f"optcmp.frameworks.{fw}.{m}" for fw in FRAMEWORKS if fw != "numpy"
+              for m in ("native", "model_stepper")))
 PROBLEMS = ("optcmp.problems.*", "optcmp.suites")
 OPTIMIZERS = ("optcmp.optimizers.*",)
 STOPPING = ("optcmp.stopping.*",)

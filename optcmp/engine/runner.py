@@ -73,8 +73,9 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
         e.g. ``optcmp.gd(learning_rate=0.1)``, ``optcmp.lbfgs`` or ``"adadelta"``.
     config : RunConfig, optional
         Backend, device, dtype, stopping rule or tolerance and budgets, seed, callback,
-        threads, execution, gradient. Default ``RunConfig()``: numpy, float64, tolerance
-        1e-6, 100,000 iterations at most (no wall-clock cap unless ``max_time`` is given).
+        threads, execution, gradient. Default ``RunConfig()``: numpy (a native model's own
+        framework, :func:`optcmp.problems.from_torch`), float64, tolerance 1e-6, 100,000
+        iterations at most (no wall-clock cap unless ``max_time`` is given).
     **overrides
         :class:`RunConfig` fields replacing the config's, e.g. ``backend="torch"``.
 
@@ -134,6 +135,8 @@ class LiveRun:
         wall0 = time.perf_counter()
         check_problem(problem)
         spec = as_spec(optimizer)
+        if config is None and "backend" not in overrides and hasattr(problem, "backend_name"):
+            overrides = {**overrides, "backend": problem.backend_name}  # a native model's own
         config = configured(config, overrides, "run")
         if config.backend == "numpy" and not is_cpu_device(config.device):
             numpy_cpu_warning(config.device)

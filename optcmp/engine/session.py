@@ -26,7 +26,7 @@ import numpy as np
 from optcmp._warn import outside_level
 from optcmp.engine.config import RunConfig
 from optcmp.frameworks import get_backend
-from optcmp.frameworks.adapters import resolve_adapter
+from optcmp.frameworks.adapters import resolve_adapter, resolve_model_stepper
 from optcmp.frameworks.base import Backend, gradient_kind, is_cpu_device
 from optcmp.frameworks.stepper import Adapter, Stepper
 from optcmp.implementation import Implementation
@@ -72,7 +72,11 @@ class Session:
 
     def __init__(self, problem: Problem, spec: OptimizerSpec, config: RunConfig) -> None:
         self.problem, self.spec, self.config = problem, spec, config
-        self.adapter_cls, self.impl = resolve_adapter(spec, config.backend)
+        #: A native model's own dtype (its runs compute in it), else None.
+        self.native_dtype: str | None = getattr(problem, "native_dtype", None)
+        self.adapter_cls, self.impl = (
+            resolve_adapter(spec, config.backend) if self.native_dtype is None
+            else resolve_model_stepper(spec, getattr(problem, "framework", "")))
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
         self.unsupported: str | None = problem.unsupported_backend(config.backend)
         self.adapter: Adapter | None = None
@@ -117,7 +121,8 @@ class Session:
         without a declared gradient formula) becomes :attr:`unsupported`.
         """
         config = self.config
-        self._backend = get_backend(config.backend, device=config.run_device, dtype=config.dtype)
+        self._backend = get_backend(config.backend, device=config.run_device,
+                                    dtype=self.native_dtype or config.dtype)
         if self.unsupported is None:
             try:
                 gradient_kind(self._backend, self.problem, config.gradient)

@@ -36,6 +36,21 @@ ADAPTERS: dict[str, str] = {
 }
 
 
+#: The stepper of each framework's native models (:mod:`optcmp.problems.native`).
+MODEL_STEPPERS: dict[str, str] = {
+    "torch": "optcmp.frameworks.torch.model_stepper:TorchModelStepper",
+    "keras": "optcmp.frameworks.tensorflow.model_stepper:KerasModelStepper",
+    "jax": "optcmp.frameworks.jax.model_stepper:JaxModelStepper",
+}
+
+
+def resolve_model_stepper(spec: OptimizerSpec, framework: str) -> tuple[type[Any], str]:
+    """The stepper class of a ``framework`` model and the impl it records (``"native"``)."""
+    module, _, attr = MODEL_STEPPERS[framework].partition(":")
+    return (getattr(importlib.import_module(module), attr),
+            "native" if spec.impl == "auto" else spec.impl)
+
+
 def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
     """The adapter class and concrete impl running ``spec`` on ``backend``."""
     impl, decl = resolve_impl(spec, backend)
@@ -44,4 +59,4 @@ def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
     return getattr(importlib.import_module(module), attr), impl
 
 
-__all__ = ["ADAPTERS", "resolve_adapter"]
+__all__ = ["ADAPTERS", "MODEL_STEPPERS", "resolve_adapter", "resolve_model_stepper"]

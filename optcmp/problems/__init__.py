@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optcmp.problems.base import Optimum, ParamLayout, Problem
+from optcmp.problems.digits import digits_cnn, digits_mlp, load_digits
 from optcmp.problems.fizzbuzz import FizzBuzzMLP
 from optcmp.problems.function import FunctionProblem, estimate_optimum, from_function
 from optcmp.problems.gradcheck import GradientCheck, GradientError, check_gradient
@@ -12,6 +13,7 @@ from optcmp.problems.linear_regression import LinearRegression
 from optcmp.problems.logistic_regression import LogisticRegression
 from optcmp.problems.mgh import MGHProblem
 from optcmp.problems.mgh_functions import MGH_NAMES
+from optcmp.problems.native import ModelProblem, from_jax, from_keras, from_torch
 
 #: Problems by command-line name; values build the default instance. One whose spec says
 #: ``"source": "generated"`` is rebuilt on a worker from its spec (:func:`problem_from_spec`).
@@ -59,5 +61,6 @@ def rebuildable(problem: Problem) -> bool:
 
 __all__ = ["PROBLEMS", "FizzBuzzMLP", "FunctionProblem", "LinearRegression", "LogisticRegression",
            "MGHProblem", "MGH_NAMES", "Optimum", "GradientCheck", "GradientError", "ParamLayout",
-           "Problem", "check_gradient", "estimate_optimum", "from_function", "problem_from_spec",
+           "Problem", "check_gradient", "estimate_optimum", "from_function",
+           "from_jax", "from_keras", "from_torch", "ModelProblem", "digits_cnn", "digits_mlp", "load_digits", "problem_from_spec",
            "rebuildable"]

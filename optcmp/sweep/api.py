@@ -19,7 +19,7 @@ from optcmp.sweep.suite import is_suite, run_problems
 
 
 def compare(
-    problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] = ("numpy",),
+    problem: Problem, optimizers: Optimizers, *, backends: str | Sequence[str] | None = None,
     config: RunConfig | None = None, repeats: int = 1, strict: bool = False,
     progress: Progress = True, redraw_data: bool = False,
     store: str | os.PathLike[str] | None = None, executor: Any = None,
@@ -31,8 +31,9 @@ def compare(
     ----------
     problem : Problem or optcmp.suites.Suite
     optimizers : sequence of OptimizerSpec, factory or str
-    backends : str or sequence of str, default ("numpy",)
-        Backend names, a comma-separated string, or ``"all"`` (every installed one).
+    backends : str or sequence of str, optional
+        Backend names, a comma-separated string, or ``"all"`` (every installed one); default
+        ``"numpy"``, or a native model's own framework (:func:`optcmp.problems.from_torch`).
     config : RunConfig, optional
         The settings of every run (``backend``, ``seed`` and ``repeat`` set per run).
     repeats : int, default 1
@@ -65,6 +66,8 @@ def compare(
     problems = list(suite.problems) if suite is not None else [problem]
     for p in problems:
         check_problem(p)
+    if backends is None:
+        backends = getattr(problem, "backend_name", "numpy")
     plan = Plan.check(optimizers, backends, config, overrides, repeats=repeats,
                       redraw_data=redraw_data, order=order)
     # every problem's rule, checked before any run

@@ -1,0 +1,115 @@
+"""Steppers of a user's own model (:mod:`optcmp.problems.native`): the framework's optimizer
+on the model's own parameters, in the framework's containers between steps.
+
+:class:`ModelStepper` is the part the three frameworks share: what it refuses (the reference
+rule, closures, clipping), the minibatch sequence of :class:`~optcmp.frameworks.stepper.MinibatchAdapter`
+(the same rows for every optimizer and framework), the untimed warm-up on every minibatch
+shape a run sees, and the one-step :class:`~optcmp.frameworks.stepper.Block`; each framework's
+``model_stepper`` module builds the model copy and the optimizer and takes the step
+(:data:`optcmp.frameworks.adapters.MODEL_STEPPERS` names them).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+
+from optcmp.frameworks.stepper import Block, MinibatchAdapter
+from optcmp.optimizers.adam import CONVENTIONS
+from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
+
+
+def own_convention(spec: OptimizerSpec, framework: str) -> OptimizerSpec:
+    """``spec`` under the ``framework`` optimizer's own epsilon convention where that alone
+    keeps the native from running (a native model runs its framework's optimizer as people
+    run it; the convention it ran is recorded with the hyperparameters)."""
+    decl = next((n for n in optimizer_info(spec.name).natives if n.framework == framework), None)
+    hp = spec.hyperparameters
+    if decl is None or "convention" not in hp or decl.unsupported(hp) is None:
+        return spec
+    own = [c for c in CONVENTIONS if decl.unsupported({**hp, "convention": c}) is None]
+    return spec.replace(convention=own[0]) if own else spec
+
+def options_text(options: dict[str, Any]) -> str:
+    """The optimizer's arguments for the implementation text (numpy scalars as numbers)."""
+    return ", ".join(f"{k}={v.item() if isinstance(v, np.generic) else v!r}"
+                     for k, v in options.items())
+
+
+class ModelStepper(MinibatchAdapter):
+    """The framework's optimizer on a copy of a native model (under its own epsilon
+    convention, :func:`own_convention`); a subclass implements
+    :meth:`build`, :meth:`step_on`, :meth:`save`, :meth:`load` and :meth:`x_numpy`."""
+
+    def __init__(self, spec: OptimizerSpec, *args: Any, **kwargs: Any) -> None:
+        name, what = spec.name, self.framework
+        if spec.impl not in ("auto", "native"):
+            raise NotApplicable(f"{name} impl={spec.impl!r}: a native {what} model runs "
+                                "its framework's own optimizers (impl='native' or 'auto')")
+        if not any(n.framework == what for n in optimizer_info(name).natives):
+            raise NotApplicable(f"{name} has no {what} implementation to run a native "
+                                f"{what} model")
+        super().__init__(own_convention(spec, what), *args, **kwargs)
+        if self.hyper.get("clip_norm") is not None:
+            raise NotApplicable(f"{name}: clip_norm on a native {what} model is not supported; "
+                                "leave clip_norm unset")
+        if getattr(self.decl, "closure", False) or getattr(self.decl, "linesearch", False):
+            raise NotApplicable(f"{name}: its {what} optimizer evaluates the objective itself; "
+                                "a native model runs optimizers that step from a gradient")
+        self.gradient = "autodiff"
+
+    #: Passes of the warm-up, each ended by going back to the saved state (a compiled update
+    #: that guards on the optimizer's state compiles for the restored state in the second).
+    warmup_passes = 1
+
+    @property
+    def native(self) -> Any:
+        """The problem's model evaluator (``TorchModel``, ``KerasModel`` or ``JaxModel``)."""
+        return getattr(self.problem, "model")  # noqa: B009 - a ModelProblem's, untyped here
+
+    def setup(self) -> None:
+        super().setup()
+        self.resolve_learning_rate()
+        self.build()
+        self._k = 0
+        if self.stochastic:
+            self._init_batches()
+
+    @abstractmethod
+    def build(self) -> None:
+        """The run's copy of the model at ``x0``, its optimizer and the step (untimed)."""
+
+    @abstractmethod
+    def step_on(self, batch: dict[str, Any]) -> tuple[Any, Any]:
+        """One training step on ``batch``: the loss before it and (full batch) the gradient
+        norm, as framework scalars."""
+
+    def step(self) -> Block:
+        fun, gnorm = self.step_on(self._next_batch())
+        self._k += 1
+        return self._output(fun, gnorm)
+
+    def warmup(self) -> float:
+        """A step on every minibatch shape a run sees (tracing, compiling, first-call
+        allocations), untimed, then back to the state before (:attr:`warmup_passes` times)."""
+        saved = self.save()
+        t0 = time.perf_counter()
+        for _ in range(self.warmup_passes):
+            for k in self._warmup_steps():
+                self.step_on(self._batch(k) if self.stochastic else self.data)
+            self.load(saved)
+        self.backend.sync()
+        elapsed = time.perf_counter() - t0
+        if self.stochastic:
+            self._forget_rows()
+        # the observations' evaluations compile here too, not between timed steps
+        self.problem.value_and_grad(self.x0, self.problem.train_data)
+        self.problem.fun64(self.x0)
+        self.problem.metrics(self.x0)
+        return elapsed
+
+
+__all__ = ["ModelStepper", "options_text", "own_convention"]

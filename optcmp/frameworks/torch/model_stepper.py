@@ -1,0 +1,116 @@
+"""A user's ``torch.nn.Module`` trained by ``torch.optim.<name>`` on its own parameters.
+
+Each run trains its own copy of the module (``copy.deepcopy``, untimed), set to the run's
+initial point: the user's module is never changed and runs in threads share nothing. A step
+is what a training loop does: ``zero_grad``, the module's forward pass and the loss,
+``backward``, ``optimizer.step()`` (and torch's ``LambdaLR`` after it for a schedule). The
+parameters stay in the module between steps; the flat iterate is built only off the clock.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import torch
+
+from optcmp.frameworks.models import ModelStepper
+from optcmp.optimizers import TorchOptimizer
+
+
+class TorchModelStepper(ModelStepper):
+    """``torch.optim.<name>(parameters, **options)`` on a copy of the problem's module."""
+
+    framework = "torch"
+    describes = "torch.optim.{name}"
+    decl: TorchOptimizer
+
+    @property
+    def compiled(self) -> str:
+        """``"eager"``; ``"torch.compile"`` for a module the user compiled or a compiled step."""
+        return ("torch.compile" if hasattr(self.native.model, "_orig_mod")
+                or self.native.compile_step else "eager")
+
+    def build(self) -> None:
+        model = self.native
+        self.module = copy.deepcopy(model.model)
+        self.params = [p for n, p in self.module.named_parameters() if n in model.names]
+        with torch.no_grad():
+            for p, t in zip(self.params, model.params(self.x0).values()):
+                p.copy_(t)
+        self.loss = model.loss
+        opts = self._options()
+        self.opt = getattr(torch.optim, self.decl.name)(self.params, **opts)
+        self.sched = None
+        sched = self.hyper.get("schedule", "constant")
+        if sched != "constant":
+            from optcmp.optimizers.schedule import parse
+
+            s = parse(sched)
+            self.sched = torch.optim.lr_scheduler.LambdaLR(
+                self.opt, lambda k: float(s.factor(float(k))))
+        opt, sch = self.opt, self.sched
+
+        def update() -> None:
+            opt.step()
+            if sch is not None:
+                sch.step()
+
+        how = model.compile_step
+        self.warmup_passes = 2 if how else 1
+        self._update = update if not how else torch.compile(
+            update, **({} if how is True else {"backend": how}))
+        text = ", ".join(f"{k}={v!r}" for k, v in opts.items())
+        self.implementation = (f"torch.optim.{self.decl.name}({text}) on the module's "
+                               f"{model.dtype} parameters" + (
+                                   " (the update under torch.compile)" if how else ""))
+
+    def step_on(self, batch: dict[str, Any]) -> tuple[Any, Any]:
+        self.opt.zero_grad(set_to_none=True)
+        f = self.loss(self.module(batch["X"]), batch["y"])
+        f.backward()
+        gnorm = None
+        if not self.stochastic:
+            with torch.no_grad():
+                gnorm = torch.sqrt(torch.stack([torch.sum(p.grad * p.grad) for p in self.params
+                                                if p.grad is not None]).sum())
+        self._update()
+        return f.detach(), gnorm
+
+    def save(self) -> Any:
+        return ([p.detach().clone() for p in self.params], copy.deepcopy(self.opt.state_dict()),
+                None if self.sched is None else self.sched.state_dict(), self._k)
+
+    def load(self, saved: Any) -> None:
+        params, state, sched, self._k = saved
+        with torch.no_grad():
+            for p, v in zip(self.params, params):
+                p.copy_(v)
+        self._load_optimizer(state)
+        if self.sched is not None:
+            self.sched.load_state_dict(sched)
+
+    def _load_optimizer(self, state: dict[str, Any]) -> None:
+        """The optimizer's saved state, in place where its tensors exist (a compiled update's
+        guards keep holding), else through ``load_state_dict``."""
+        now = self.opt.state_dict()
+        if now["state"].keys() != state["state"].keys():
+            self.opt.load_state_dict(copy.deepcopy(state))
+            return
+        with torch.no_grad():
+            for i, per in state["state"].items():
+                live = self.opt.state[self.params[i]]
+                for k, v in per.items():
+                    if isinstance(v, torch.Tensor) and isinstance(live.get(k), torch.Tensor):
+                        live[k].copy_(v)
+                    else:
+                        live[k] = copy.deepcopy(v)
+        for group, saved in zip(self.opt.param_groups, state["param_groups"]):
+            group.update({k: v for k, v in saved.items() if k != "params"})
+
+    def x_numpy(self) -> np.ndarray:
+        return torch.cat([p.detach().reshape(-1) for p in self.params]).cpu().double().numpy()
+
+
+__all__ = ["TorchModelStepper"]
