@@ -273,6 +273,23 @@ def test_missing_framework_names_the_extra(monkeypatch):
         backends.get_backend("tf")
 
 
+def test_no_install_hint_names_a_package_index_optcmp_is_not_on():
+    """Hints said pip install 'optcmp[torch]', which no index serves: every one installs the
+    extra from a checkout (README's form), in the code, the docs and the examples."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *root.glob("docs/**/*.md"), *root.glob("optcmp/**/*.py"),
+             *root.glob("examples/*.py"), *root.glob("scripts/*")]
+    wrong = re.compile(r"pip install (-\S+ \S+ )?['\"]?optcmp\[")
+    found = [f"{f.relative_to(root)}: {m.group(0)}" for f in files if f.is_file()
+             for m in wrong.finditer(f.read_text(errors="replace"))]
+    assert found == []
+    assert "pip install -c constraints/ci.txt '.[torch,tensorflow,jax]'" in (
+        root / "README.md").read_text()
+
+
 def test_compare_records_missing_backend_as_skipped(monkeypatch):
     import optcmp
     import optcmp.frameworks as backends

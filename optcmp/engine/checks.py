@@ -42,8 +42,10 @@ def check_problem(problem: Any) -> None:
 def check_batch_size(problem: Problem, spec: OptimizerSpec) -> None:
     """Refuse a minibatch larger than the problem's training rows (see ``optcmp.sgd``)."""
     b = spec.hyperparameters.get("batch_size")
+    if not optimizer_info(spec.name).minibatch(spec.hyperparameters) or b is None:
+        return
     n = problem.n_samples
-    if optimizer_info(spec.name).minibatch(spec.hyperparameters) and 0 < n < int(b):
+    if 0 < n < int(b):
         raise ValueError(f"{spec.describe()}: batch_size={b} is larger than problem "
                          f"{problem.name!r}'s {n} training rows; give batch_size <= {n} (a "
                          "minibatch is a part of the rows, not all of them)")
