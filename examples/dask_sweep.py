@@ -32,7 +32,7 @@ QUICK = os.environ.get("OPTCMP_QUICK") == "1"
 
 def main() -> None:
     if importlib.util.find_spec("distributed") is None:
-        print("dask.distributed is not installed: pip install 'optcmp[dask]'")
+        print("dask.distributed is not installed: pip install '.[dask]' in a checkout of optcmp")
         return
     from dask.distributed import Client, LocalCluster
 

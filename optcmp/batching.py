@@ -44,10 +44,10 @@ class BatchOrder:
                  drop_last: bool = False) -> None:
         if n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not 1 <= batch_size <= n_samples:
+            raise ValueError(f"batch_size must be in [1, n_samples={n_samples}], got {batch_size}")
         self.n_samples = int(n_samples)
-        self.batch_size = min(int(batch_size), self.n_samples)
+        self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
         self.drop_last = bool(drop_last)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,8 @@ class TuneResult:
     Attributes
     ----------
     specs : list of OptimizerSpec
-        The chosen configuration of each optimizer, in the order given.
+        The chosen configuration of each optimizer that has one (a configuration that reached
+        the target in a run), in the order given; :attr:`missed` names the others.
     configs : list of ConfigScore
     by, budget, repeats, mode
         As given to :func:`~optcmp.tuning.tune`.
@@ -68,11 +70,19 @@ class TuneResult:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def best(self) -> OptimizerSpec:
-        """The chosen spec (with several optimizers: the one with the smallest median score)."""
+    def best(self) -> OptimizerSpec | None:
+        """The chosen spec (with several optimizers: the one with the smallest median score);
+        None when no configuration reached the target."""
         chosen = [c for c in self.configs if c.best]
+        if not chosen:
+            return None
         top = min(chosen, key=lambda c: (c.median, -c.successes))
         return self.specs[[s.name for s in self.specs].index(top.optimizer)]
+
+    @property
+    def missed(self) -> list[str]:
+        """The optimizers none of whose configurations reached the target (no winner)."""
+        return _missed([(c.optimizer, c.successes) for c in self.configs])
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per configuration."""
@@ -112,6 +122,9 @@ class TuneResult:
                    f"{k['timed']:.3g} s timed, {k['run_wall']:.3g} s run wall time, "
                    f"{k['elapsed']:.3g} s elapsed")
         out.extend(f"chosen: {s.describe()}" for s in self.specs)
+        if self.missed:
+            out.append(f"none reached the target: {', '.join(self.missed)} (no winner: raise "
+                       "the budget or widen the grid)")
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -184,13 +197,52 @@ class TuneResult:
 
 
 def load_specs(path: str | os.PathLike[str]) -> list[OptimizerSpec]:
-    """The chosen specs of a :meth:`TuneResult.save` file."""
+    """The chosen specs of a :meth:`TuneResult.save` file.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    list of OptimizerSpec
+        Those of the optimizers with a winner.
+
+    Raises
+    ------
+    ValueError
+        The file is no tuning result, or no configuration in it reached the target.
+
+    Warns
+    -----
+    UserWarning
+        Some optimizers have no winner (they are left out).
+    """
     p = os.fspath(path)
     d = _load(p)
+    configs = d.get("configs")
+    missed = _missed([(c.get("optimizer"), c.get("successes")) for c in configs
+                      if isinstance(c, dict)] if isinstance(configs, list) else [])
     try:
-        return [OptimizerSpec.from_dict(x) for x in d["specs"]]
+        specs = [OptimizerSpec.from_dict(x) for x in d["specs"]]
     except KeyError as exc:
         raise ValueError(f"{p}: a spec lacks {exc}") from None
+    specs = [s for s in specs if s.name not in missed]  # files of older optcmp kept them
+    if missed and not specs:
+        raise ValueError(f"{p}: no configuration reached the target in this tuning "
+                         f"({', '.join(missed)}): nothing to run; tune with a larger budget "
+                         "or a wider grid")
+    if missed:
+        warnings.warn(f"{p}: no configuration of {', '.join(missed)} reached the target in "
+                      "this tuning: left out", UserWarning, stacklevel=2)
+    return specs
+
+
+def _missed(scores: list[tuple[Any, Any]]) -> list[str]:
+    """The optimizers of ``(optimizer, successes)`` pairs that never reached the target."""
+    names = list(dict.fromkeys(str(o) for o, _ in scores))
+    hit = {str(o) for o, n in scores if isinstance(n, int) and n > 0}
+    return [o for o in names if o not in hit]
 
 
 def tuned_for(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:

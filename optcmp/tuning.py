@@ -135,11 +135,14 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     Returns
     -------
     TuneResult
+        An optimizer none of whose runs reached the target has no winner: it is left out of
+        ``specs`` (``best`` is None when no optimizer has one) and the table says so.
 
     Warns
     -----
     UserWarning
-        No configuration reached the target, or the best value is at the edge of the grid.
+        No configuration of an optimizer reached the target, or the best value is at the edge
+        of the grid.
     """
     from optcmp.sweep import compare
     t_start = time.perf_counter()
@@ -292,19 +295,21 @@ def _median(scores: list[float], censored: list[bool]) -> float:
 
 def _choose_best(base: list[OptimizerSpec], configs: list[_Config], scored: list[ConfigScore]
                  ) -> tuple[list[OptimizerSpec], list[ConfigScore]]:
-    """Mark the best configuration of each optimizer (smallest median, most successes, mean,
-    final gap, grid order); the chosen specs (given labels kept) and those configs."""
+    """Mark the best configuration of each optimizer (one that reached the target, smallest
+    median, most successes, mean, final gap, grid order); the chosen specs (given labels kept)
+    and each optimizer's best configuration, marked only where one run reached the target."""
     chosen: list[OptimizerSpec] = []
     best: list[ConfigScore] = []
     for i, s in enumerate(base):
         mine = [(j, c) for j, c in enumerate(scored) if configs[j][0] == i]
-        _, c_best = min(mine, key=lambda jc: (jc[1].median, -jc[1].successes,
-                                              float(np.mean(jc[1].scores)),
+        _, c_best = min(mine, key=lambda jc: (jc[1].successes == 0, jc[1].median,
+                                              -jc[1].successes, float(np.mean(jc[1].scores)),
                                               jc[1].final_gap, jc[0]))
-        c_best.best = True
-        chosen.append(OptimizerSpec(c_best.spec.name, c_best.spec.hyperparameters,
-                                    c_best.spec.impl, s.label))
         best.append(c_best)
+        if c_best.successes:  # none reached the target: no winner
+            c_best.best = True
+            chosen.append(OptimizerSpec(c_best.spec.name, c_best.spec.hyperparameters,
+                                        c_best.spec.impl, s.label))
     return chosen, best
 
 
@@ -320,10 +325,8 @@ def _warn_about_choices(base: list[OptimizerSpec], best: list[ConfigScore],
                               f"budget ({budget} {units})", stacklevel=3)
             else:
                 warnings.warn(f"no configuration of {s.name} reached the target within the "
-                              f"budget ({budget} {units}); the returned "
-                              f"{c_best.spec.describe()} is only the one that got closest "
-                              "(smallest final gap): raise the budget or widen the grid",
-                              stacklevel=3)
+                              f"budget ({budget} {units}): it has no winner; raise the budget "
+                              "or widen the grid", stacklevel=3)
             continue
         for k, v in c_best.point.items() if mode == "grid" else ():
             grid = grids[i][k]

@@ -264,10 +264,30 @@ def test_missing_framework_names_the_extra(monkeypatch):
     import optcmp.frameworks as backends
 
     monkeypatch.setattr(backends, "is_available", lambda name: name == "numpy")
-    with pytest.raises(BackendUnavailable, match=r"pip install 'optcmp\[torch\]'"):
+    with pytest.raises(BackendUnavailable) as info:  # optcmp is on no index: from a checkout
         backends.get_backend("torch")
-    with pytest.raises(BackendUnavailable, match=r"optcmp\[tensorflow\]"):
+    assert str(info.value) == ("backend 'torch' needs the 'torch' package, which is not "
+                               "installed; install it with: pip install -c constraints/ci.txt "
+                               "'.[torch]' in a checkout of optcmp")
+    with pytest.raises(BackendUnavailable, match=r"'\.\[tensorflow\]' in a checkout"):
         backends.get_backend("tf")
+
+
+def test_no_install_hint_names_a_package_index_optcmp_is_not_on():
+    """Hints said pip install 'optcmp[torch]', which no index serves: every one installs the
+    extra from a checkout (README's form), in the code, the docs and the examples."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *root.glob("docs/**/*.md"), *root.glob("optcmp/**/*.py"),
+             *root.glob("examples/*.py"), *root.glob("scripts/*")]
+    wrong = re.compile(r"pip install (-\S+ \S+ )?['\"]?optcmp\[")
+    found = [f"{f.relative_to(root)}: {m.group(0)}" for f in files if f.is_file()
+             for m in wrong.finditer(f.read_text(errors="replace"))]
+    assert found == []
+    assert "pip install -c constraints/ci.txt '.[torch,tensorflow,jax]'" in (
+        root / "README.md").read_text()
 
 
 def test_compare_records_missing_backend_as_skipped(monkeypatch):
@@ -283,7 +303,7 @@ def test_compare_records_missing_backend_as_skipped(monkeypatch):
     assert by["numpy"].status == "converged"
     for b, extra in (("torch", "torch"), ("tensorflow", "tensorflow")):
         assert by[b].status == "skipped"
-        assert f"optcmp[{extra}]" in by[b].message
+        assert f"pip install -c constraints/ci.txt '.[{extra}]' in a checkout" in by[b].message
     with pytest.raises(BackendUnavailable):
         optcmp.compare(p, [optcmp.gd(0.1)], backends=("numpy", "torch"), tol=1e-3,
                        progress=False, strict=True)

@@ -339,8 +339,8 @@ def test_set_in_tune(tmp_path, capsys) -> None:
     out = tmp_path / "t.json"
     rc = cli.main(["tune", "--rows", "200", "--optimizers", "sgd", "--grid",
                    "learning_rate=0.001,0.003", "--set", "sgd.batch_size=16", "--by",
-                   "iterations", "--budget", "20", "--repeats", "1", "--out", str(out),
-                   "--no-progress"])
+                   "iterations", "--budget", "200", "--tol", "0.5", "--repeats", "1", "--out",
+                   str(out), "--no-progress"])
     assert rc == 0
     from optcmp.tune_result import load_specs
 

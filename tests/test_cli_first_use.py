@@ -226,8 +226,8 @@ def test_run_tuned_refuses_another_size_or_target(tmp_path: Path,
     from optcmp.cli import main
 
     tuned = tmp_path / "tuned.json"
-    assert main(["tune", "--rows", "300", "--optimizers", "gd", "--grid",
-                 "learning_rate=0.1,0.3", "--by", "iterations", "--budget", "500", "--repeats",
+    assert main(["tune", "--rows", "300", "--optimizers", "diag_newton", "--grid",
+                 "learning_rate=0.3,1", "--by", "iterations", "--budget", "5000", "--repeats",
                  "1", "--no-progress", "--out", str(tuned)]) == 0
     capsys.readouterr()
     assert main(["run", "--rows", "600", "--tuned", str(tuned), "--backends", "numpy"]) == 2

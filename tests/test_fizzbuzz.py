@@ -406,7 +406,8 @@ def test_batch_order_drop_last_gives_the_storys_14_batches():
     seen = np.concatenate([order.batch_indices(k) for k in range(14)])
     assert seen.size == 896 and np.unique(seen).size == 896  # 4 rows left out of epoch 0
     assert BatchOrder(896, 64, False, 0, drop_last=True).steps_per_epoch == 14  # divides
-    assert BatchOrder(50, 64, False, 0, drop_last=True).steps_per_epoch == 1  # capped at n
+    with pytest.raises(ValueError, match=r"batch_size must be in \[1, n_samples=50\], got 64"):
+        BatchOrder(50, 64, False, 0, drop_last=True)  # no longer capped at n silently
 
 
 def test_fizzbuzz_drop_last_runs_14_steps_per_epoch_and_is_recorded():

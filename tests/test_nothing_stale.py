@@ -228,3 +228,41 @@ def test_an_objective_over_mutable_state_is_warned_about():
         warnings.simplefilter("error")
         from_function(lambda ops, x, d: k * ops.sum(x ** 2), np.ones(2),
                       grad=lambda x, d: 2 * k * x, name="pure")
+
+
+class _Started(optcmp.problems.LinearRegression):
+    """Starts every run from ``start`` in each coordinate, an attribute its spec leaves out."""
+
+    start = 0.0
+
+    def init_params(self, seed: int = 0) -> np.ndarray:
+        return np.full(self.n_params, self.start)
+
+
+class _StartedInSpec(_Started):
+    def spec(self) -> dict:
+        return {**super().spec(), "start": self.start}
+
+
+def test_an_attribute_spec_leaves_out_is_not_seen_by_a_store(tmp_path):
+    """As Problem's docstring says: a store knows spec(), the data and a user class's code, so
+    after ``start = 3.0`` it serves the run from 0.0 (reused 1, executed 0, the old f0); put in
+    spec(), the change is seen: that store refuses the problem."""
+
+    def sweep(cls, start, store="runs.jsonl"):
+        p = cls(n_samples=200)
+        p.start = start
+        comp = optcmp.compare(p, [optcmp.gd(0.1)], max_iter=5, max_time=None, progress=False,
+                              store=str(tmp_path / store))
+        x0 = p.init_params()
+        return comp, float(p.value_and_grad(x0, p.train_data)[0])
+
+    first, f_zero = sweep(_Started, 0.0)
+    stale, f_three = sweep(_Started, 3.0)
+    assert f_three > f_zero and first[0].f0 == f_zero
+    assert stale.settings["store"]["reused"] == 1 and stale.settings["store"]["executed"] == 0
+    assert stale[0].f0 == f_zero  # the run of the old value
+    assert sweep(_StartedInSpec, 0.0, "own.jsonl")[0][0].f0 == f_zero
+    with pytest.raises(StoreMismatchError, match=r"holds runs of another problem: .*'init': "
+                       r"'zeros', 'start': 0\.0}.*, not .*'start': 3\.0}"):
+        sweep(_StartedInSpec, 3.0, "own.jsonl")

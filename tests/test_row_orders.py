@@ -65,3 +65,31 @@ def test_a_run_draws_each_epoch_order_once_and_a_repetition_none(backend, monkey
                                        stopping=optcmp.MaxIter(5 * 15 + 3)))
     assert dict(drawn) == {e: 1 for e in range(6)}  # 5 epochs and 3 steps of the sixth
     np.testing.assert_array_equal(runs[1].x, runs[0].x)
+
+
+def test_a_minibatch_larger_than_the_rows_is_refused_before_any_run(tmp_path, capsys):
+    """sgd(batch_size=256) on 250 rows was capped at 250 silently (full-batch steps under a
+    minibatch label); it is refused up front, naming both numbers, and 250 runs."""
+    from optcmp.cli import main
+
+    p = optcmp.problems.LinearRegression(n_samples=250)
+    said = ("sgd(learning_rate='auto', batch_size=256, momentum=0.0, nesterov=False, "
+            "shuffle=True, convention='lr_outside', schedule='constant', clip_norm=None): "
+            "batch_size=256 is larger than problem 'linear_regression''s 250 training rows; "
+            "give batch_size <= 250 (a minibatch is a part of the rows, not all of them)")
+    with pytest.raises(ValueError) as info:
+        optcmp.run(p, optcmp.sgd(batch_size=256), max_iter=3)
+    assert str(info.value) == said
+    seen: list = []
+    store = tmp_path / "runs.jsonl"
+    with pytest.raises(ValueError, match="batch_size=256 is larger than problem"):
+        optcmp.compare(p, [optcmp.gd, optcmp.adam(batch_size=256)], max_iter=3,
+                       progress=seen.append, store=store)
+    assert seen == [] and not store.exists()  # gd did not run first
+    r = optcmp.run(p, optcmp.sgd(batch_size=250), max_iter=3)
+    assert r.nit == 3 and r.status == "max_iter"
+    assert main(["run", "--rows", "50", "--optimizers", "sgd", "--backends", "numpy",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "batch_size=64 is larger than problem" in err
+    assert "50 training rows; give batch_size <= 50" in err

@@ -86,7 +86,8 @@ def test_runs_that_miss_the_target_score_the_budget(quad):
     assert rows[("gd", 0.03)].statuses == ["converged"]
     assert rows[("gd", 0.03)].scores == [float(t.comparison.select(
         label="gd(learning_rate=0.03)")[0].nit_to_target)]
-    assert [s.name for s in t.specs] == ["gd", "adadelta"]
+    assert [s.name for s in t.specs] == ["gd"] and t.missed == ["adadelta"]
+    assert [c.best for c in t.configs] == [True, False, False, False]
 
 
 def test_tuning_by_time_scores_time_to_target_or_the_budget(quad):
@@ -106,9 +107,11 @@ def test_defaults_mode_runs_documented_defaults(quad):
     with pytest.warns(UserWarning, match="adadelta with its defaults did not reach"):
         t = optcmp.tune(p, ["gd", optcmp.adadelta(rho=0.5), "lbfgs"], mode="defaults",
                         by="iterations", budget=500, repeats=1)
+    assert t.missed == ["adadelta"]  # its defaults are run, and chosen by no one
+    assert dict(t.configs[1].spec.hyperparameters) == {
+        "learning_rate": 1.0, "rho": 0.95, "eps": 1e-6, "batch_size": None, "shuffle": True}
     assert [dict(s.hyperparameters) for s in t.specs] == [
         {"learning_rate": "auto"},
-        {"learning_rate": 1.0, "rho": 0.95, "eps": 1e-6, "batch_size": None, "shuffle": True},
         # the frameworks' own L-BFGS knobs, off by default
         {"history_size": 10, "max_linesearch": 20, "ftol": 0.0, "gtol": 0.0,
          "tolerance_grad": 0.0, "tolerance_change": 0.0, "line_search_fn": "strong_wolfe",
@@ -235,22 +238,21 @@ def test_cli_tune_out_records_eval_every(tmp_path, capsys):
     assert settings["backend"] == "numpy" and settings["dtype"] == "float64"
 
 
-def test_without_any_success_the_closest_configuration_is_chosen() -> None:
-    # GD on LR-S(1e4) needs ~40 iterations at step 0.1; with a budget of 5 no
-    # configuration reaches 1e-8, and the step that got closest (the largest, all are stable)
-    # must be chosen, not the smallest one of the grid.
-    import warnings
-
+def test_without_any_success_no_configuration_is_chosen() -> None:
+    # GD on LR-S(1e4) needs ~40 iterations at step 0.1; with a budget of 5 no configuration
+    # reaches 1e-8: none is chosen (the one that got closest used to be shown as "best"), and
+    # the final gaps still say which got closest (the largest step, all are stable).
     from conftest import lr_s
 
     p = lr_s(10_000)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(UserWarning, match="no configuration of gd reached the target within "
+                      r"the budget \(5 iterations\): it has no winner"):
         res = optcmp.tune(p, optcmp.gd, grid={"learning_rate": [0.001, 0.01, 0.03, 0.1]},
                           by="iterations", budget=5, tol=1e-8, repeats=1)
-    best = [c for c in res.configs if c.best][0]
-    assert best.successes == 0
-    assert best.point == {"learning_rate": 0.1}
+    assert res.best is None and res.specs == [] and res.missed == ["gd"]
+    assert not any(c.best for c in res.configs)
+    assert res.table().splitlines()[-1].startswith("none reached the target: gd (no winner")
+    assert "chosen:" not in res.table() and "<- best" not in res.table()
     gaps = {c.point["learning_rate"]: c.final_gap for c in res.configs}
     assert gaps[0.1] < gaps[0.03] < gaps[0.01] < gaps[0.001]
 
@@ -294,3 +296,40 @@ def test_a_censored_tuning_run_scores_its_bound_never_the_budget_of_a_miss():
     assert any("censored" in note for note in curves.notes)
     assert not curves.curve("diag_newton").p_all_miss.any()
     assert json.loads(json.dumps(t.to_dict()))["configs"][0]["median"] is None
+
+
+def test_cli_tune_where_every_configuration_diverges_chooses_none(tmp_path, capsys):
+    """Every step of the grid diverges (10 and 100 on 200 rows): tune used to present one as
+    "best"; it says none reached the target, exits 0, and run --tuned refuses the file."""
+    from optcmp.cli import main
+
+    out = tmp_path / "tuned.json"
+    assert main(["tune", "--rows", "200", "--optimizers", "gd", "--grid",
+                 "learning_rate=10,100", "--by", "iterations", "--budget", "50", "--repeats",
+                 "1", "--no-progress", "--out", str(out)]) == 0
+    got = capsys.readouterr()
+    assert "none reached the target: gd (no winner" in got.out and "<- best" not in got.out
+    assert "no configuration of gd reached the target" in got.err
+    saved = json.loads(out.read_text())
+    assert saved["specs"] == [] and [c["statuses"] for c in saved["configs"]] == [
+        ["diverged"], ["diverged"]]
+    with pytest.raises(ValueError, match="no configuration reached the target in this tuning "
+                       r"\(gd\): nothing to run"):
+        load_specs(out)
+    assert main(["run", "--rows", "200", "--tuned", str(out), "--backends", "numpy",
+                 "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"optcmp: error: --tuned {out}: no configuration reached the target in this tuning "
+        "(gd): nothing to run; tune with a larger budget or a wider grid\n")
+
+
+def test_load_specs_leaves_out_an_optimizer_without_a_winner(tmp_path):
+    """A file of an older optcmp kept a spec for an optimizer none of whose runs reached the
+    target: it is left out, with a warning naming it."""
+    old = {"format": "optcmp.tune", "specs": [optcmp.gd(0.1).to_dict(), optcmp.adam().to_dict()],
+           "configs": [{"optimizer": "gd", "successes": 1}, {"optimizer": "adam", "successes": 0}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    with pytest.warns(UserWarning, match="no configuration of adam reached the target"):
+        specs = load_specs(path)
+    assert [(s.name, s.hyperparameters["learning_rate"]) for s in specs] == [("gd", 0.1)]

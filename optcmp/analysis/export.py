@@ -96,8 +96,8 @@ def to_parquet(comp: ComparisonData, path: str | os.PathLike[str], *, kind: str 
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise ImportError("Parquet export needs pyarrow: pip install 'optcmp[parquet]' "
-                          "(or use to_csv)") from exc
+        raise ImportError("Parquet export needs pyarrow: pip install '.[parquet]' in a checkout "
+                          "of optcmp (or use to_csv)") from exc
     clean = {}
     for k, v in cols.items():
         if any(isinstance(x, (dict, list)) for x in v):

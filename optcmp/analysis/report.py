@@ -482,7 +482,7 @@ def _plots_section(comp: ComparisonData, images: str) -> str:
     except ImportError as exc:
         warnings.warn(f"report without plots: {exc}", stacklevel=4)
         return ("<p class=note>Plots omitted: matplotlib is not installed "
-                "(pip install 'optcmp[plot]').</p>")
+                "(pip install '.[plot]' in a checkout of optcmp).</p>")
     out = []
     for name, caption, fig in figs:
         body = svg_inline(fig) if images == "svg" else png_img(fig, alt=caption)

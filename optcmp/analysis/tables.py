@@ -47,7 +47,8 @@ def to_frame(comp: ComparisonData) -> Any:
     try:
         import pandas as pd
     except ImportError as exc:
-        raise ImportError("to_frame() needs pandas: pip install 'optcmp[pandas]'") from exc
+        raise ImportError("to_frame() needs pandas: pip install '.[pandas]' in a checkout of "
+                          "optcmp") from exc
     return pd.DataFrame(rows(comp))
 
 

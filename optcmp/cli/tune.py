@@ -57,7 +57,10 @@ def add_parser(sub: Any) -> None:
         description="Run every configuration of a grid to the target under the same budget, "
                     "repeatedly, and choose the one with the smallest median time (or "
                     "iterations) to target; a run that misses the target scores the budget. "
-                    "Prints every configuration, the choice and the tuning cost.")
+                    "Prints every configuration, the choice and the tuning cost. An optimizer "
+                    "none of whose runs reached the target has no winner: the table says "
+                    "'none reached the target', --out records no choice for it, and the exit "
+                    "status is 0 (a finished tuning, like a run that misses its target).")
     settings = SettingFlags(p, "tune")
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'); default linear_regression")

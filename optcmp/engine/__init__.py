@@ -2,6 +2,7 @@
 picture")."""
 
 from optcmp.engine.checks import (
+    check_batch_size,
     check_problem,
     check_resolution,
     check_rule,
@@ -17,7 +18,7 @@ from optcmp.engine.runner import LiveRun, own_rule, run, skipped_result
 from optcmp.engine.session import CompileInTimedWarning, Session, why_step
 
 __all__ = ["EXECUTIONS", "Callback", "CompileInTimedWarning", "LiveRun", "LoopRecord", "Monitor",
-           "RunConfig", "Session", "check_callback", "check_problem", "check_resolution",
-           "check_rule", "choose_driver", "configured", "host_activity", "make_stopping",
-           "numpy_cpu_warning", "own_rule", "record_fixed_steps", "run", "skipped_result",
-           "type_name", "why_step"]
+           "RunConfig", "Session", "check_batch_size", "check_callback", "check_problem",
+           "check_resolution", "check_rule", "choose_driver", "configured", "host_activity",
+           "make_stopping", "numpy_cpu_warning", "own_rule", "record_fixed_steps", "run",
+           "skipped_result", "type_name", "why_step"]

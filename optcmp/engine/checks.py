@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._warn import outside_level
+from optcmp.optimizers.base import OptimizerSpec, optimizer_info
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
     BUDGET_RULES,
@@ -36,6 +37,18 @@ def check_problem(problem: Any) -> None:
                 "(compare accepts it in place of a problem)" if several else "")
         raise TypeError("problem must be an optcmp Problem (e.g. "
                         f"optcmp.problems.LinearRegression()), got {type_name(problem)}{hint}")
+
+
+def check_batch_size(problem: Problem, spec: OptimizerSpec) -> None:
+    """Refuse a minibatch larger than the problem's training rows (see ``optcmp.sgd``)."""
+    b = spec.hyperparameters.get("batch_size")
+    if not optimizer_info(spec.name).minibatch(spec.hyperparameters) or b is None:
+        return
+    n = problem.n_samples
+    if 0 < n < int(b):
+        raise ValueError(f"{spec.describe()}: batch_size={b} is larger than problem "
+                         f"{problem.name!r}'s {n} training rows; give batch_size <= {n} (a "
+                         "minibatch is a part of the rows, not all of them)")
 
 
 def type_name(v: Any) -> str:
@@ -157,5 +170,5 @@ def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None =
                             divergence_factor=divergence_factor, stall=stall)
 
 
-__all__ = ["check_problem", "check_resolution", "check_rule", "make_stopping",
+__all__ = ["check_batch_size", "check_problem", "check_resolution", "check_rule", "make_stopping",
            "numpy_cpu_warning", "type_name"]

@@ -23,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.engine.checks import check_problem, check_resolution, numpy_cpu_warning
+from optcmp.engine.checks import (
+    check_batch_size,
+    check_problem,
+    check_resolution,
+    numpy_cpu_warning,
+)
 from optcmp.engine.config import RunConfig, configured
 from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timing_error
 from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
@@ -93,7 +98,8 @@ def run(problem: Problem, optimizer: OptimizerSpec | str | Any,
     ------
     ValueError
         An impl the backend lacks, an absent device (the message lists the available ones), a
-        rule that needs an unknown optimum, or a rule without a budget.
+        rule that needs an unknown optimum, a rule without a budget, or a ``batch_size``
+        larger than the problem's training rows.
     TypeError
         ``problem`` is not a :class:`~optcmp.problems.base.Problem`, ``optimizer`` is not an
         optimizer spec, factory or name, ``config`` is no RunConfig, or an override is no
@@ -137,6 +143,7 @@ class LiveRun:
         spec = as_spec(optimizer)
         if config is None and "backend" not in overrides and hasattr(problem, "backend_name"):
             overrides = {**overrides, "backend": problem.backend_name}  # a native model's own
+        check_batch_size(problem, spec)
         config = configured(config, overrides, "run")
         if config.backend == "numpy" and not is_cpu_device(config.device):
             numpy_cpu_warning(config.device)

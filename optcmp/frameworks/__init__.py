@@ -84,6 +84,20 @@ def is_available(name: str) -> bool:
     return importlib.util.find_spec(info.requires) is not None
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs an extra, e.g. ``"torch"`` (optcmp installs from its checkout).
+
+    Parameters
+    ----------
+    extra : str
+
+    Returns
+    -------
+    str
+    """
+    return f"pip install -c constraints/ci.txt '.[{extra}]' in a checkout of optcmp"
+
+
 def available_backends() -> list[str]:
     """Names of the installed backends, in run order (no framework is imported).
 
@@ -132,7 +146,7 @@ def backend_class(name: str) -> type[Backend]:
     if not is_available(canon):
         raise BackendUnavailable(
             f"backend {canon!r} needs the {info.requires!r} package, which is not installed; "
-            f"install it with: pip install 'optcmp[{info.extra}]'"
+            f"install it with: {install_hint(info.extra)}"
         )
     try:
         module = importlib.import_module(info.module)
@@ -146,4 +160,4 @@ def backend_class(name: str) -> type[Backend]:
 
 __all__ = ["BACKENDS", "DEVICE_FORMS", "DTYPES", "GRADIENTS", "OPS", "Backend", "BackendInfo",
            "BackendUnavailable", "available_backends", "backend_class", "canonical_backend",
-           "check_device", "get_backend", "is_available"]
+           "check_device", "get_backend", "install_hint", "is_available"]

@@ -69,7 +69,10 @@ def sgd(learning_rate: float | str = "auto", batch_size: int = 64, momentum: flo
     learning_rate : float or "auto", default "auto"
         ``"auto"``: :math:`1/L` of the full objective (the problem must know :math:`L`).
     batch_size : int, default 64
-        Rows per minibatch; the last one of an epoch may be shorter.
+        Rows per minibatch; the last one of an epoch may be shorter. One larger than the
+        problem's training rows is refused before any run: torch's ``DataLoader`` and Keras'
+        ``fit`` would quietly take every row, running full-batch steps under a minibatch
+        label, and two such sizes would be told apart as different runs of the same steps.
     momentum : float, default 0.0
     nesterov : bool, default False
         Needs ``momentum > 0``.

@@ -122,8 +122,11 @@ class Problem(ABC):
     """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
 
     A run store tells problems apart by :meth:`spec`, the bytes of :attr:`train_data` and, for
-    a subclass written outside optcmp, its class's code: an attribute that changes the objective
-    belongs in :meth:`spec` (docs/problems.md, "What a run store tells apart").
+    a subclass written outside optcmp, its class's code, and by nothing else: an instance
+    attribute :meth:`spec` leaves out, the contents of a module-level dict and state changed
+    during a sweep are not seen, so a store keeps serving the runs of their old values. An
+    attribute that changes the objective belongs in :meth:`spec` (docs/problems.md, "What a
+    run store tells apart").
     """
 
     name: str = "problem"
@@ -250,7 +253,8 @@ class Problem(ABC):
 
     @abstractmethod
     def spec(self) -> dict[str, Any]:
-        """JSON-serializable description (class and data parameters) of the problem."""
+        """JSON-serializable description (class and data parameters) of the problem: with the
+        data and a user class's code, all a run store tells problems apart by."""
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Problem:

@@ -166,7 +166,8 @@ class FunctionProblem(StoredProblem):
                 raise NotImplementedError(
                     f"problem {self.name!r} has no analytic gradient and neither PyTorch nor "
                     "TensorFlow is installed to differentiate it: pass grad=... to "
-                    "from_function, or pip install 'optcmp[torch]'")
+                    "from_function, or pip install -c constraints/ci.txt '.[torch]' in a "
+                    "checkout of optcmp")
             self._host = host
         return self._host
 

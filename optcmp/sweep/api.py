@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from optcmp.comparison import Comparison
-from optcmp.engine import RunConfig, check_problem
+from optcmp.engine import RunConfig, check_batch_size, check_problem
 from optcmp.executors import check_executor
 from optcmp.frameworks.base import is_cpu_device
 from optcmp.problems.base import Problem
@@ -70,6 +70,9 @@ def compare(
         backends = getattr(problem, "backend_name", "numpy")
     plan = Plan.check(optimizers, backends, config, overrides, repeats=repeats,
                       redraw_data=redraw_data, order=order)
+    for p in problems:  # a minibatch larger than a problem's rows: refused before any run
+        for s in plan.specs:
+            check_batch_size(p, s)
     # every problem's rule, checked before any run
     configs = [plan.config.replace(stopping=plan.config.stopping_rule(p)) for p in problems]
     if executor is not None:  # a problem that cannot ship fails before any run

@@ -13,7 +13,7 @@ import optcmp.frameworks as backends_mod
 from optcmp._warn import outside_level
 from optcmp.engine import EXECUTIONS, RunConfig, configured, numpy_cpu_warning, type_name
 from optcmp.executors import RunTask, is_dask_client
-from optcmp.frameworks import BACKENDS, canonical_backend, get_backend
+from optcmp.frameworks import BACKENDS, canonical_backend, get_backend, install_hint
 from optcmp.optimizers.base import OptimizerSpec, as_spec, resolve_impl
 
 #: Execution orders of :func:`optcmp.compare` (``order=``).
@@ -154,8 +154,8 @@ class Plan:
         for r in range(self.repeats):
             for b in self.backends:
                 run_config = config.for_backend(b).replace(seed=config.seed + r, repeat=r)
-                skip = (f"backend {b!r} is not installed (pip install "
-                        f"'optcmp[{BACKENDS[b].extra}]')") if b in self.missing else None
+                skip = (f"backend {b!r} is not installed "
+                        f"({install_hint(BACKENDS[b].extra)})") if b in self.missing else None
                 for s in self.specs:
                     for m in self.modes:  # several modes: one labelled row each
                         spec = s if len(self.modes) == 1 else OptimizerSpec(
@@ -188,7 +188,7 @@ def missing_backends(names: Sequence[str], strict: bool) -> list[str]:
         get_backend(missing[0])  # raises BackendUnavailable with the install hint
     for b in missing:
         warnings.warn(f"backend {b!r} is not installed; its runs are recorded as skipped "
-                      f"(pip install 'optcmp[{BACKENDS[b].extra}]')", stacklevel=outside_level())
+                      f"({install_hint(BACKENDS[b].extra)})", stacklevel=outside_level())
     return missing
 
 

@@ -1,4 +1,5 @@
-"""Plots of a comparison (needs matplotlib: ``pip install 'optcmp[plot]'``), one module per kind.
+"""Plots of a comparison (needs matplotlib: ``pip install '.[plot]'`` in a checkout of optcmp), one
+module per kind.
 
 Figures are built without :mod:`matplotlib.pyplot` (no GUI backend, no global figure list), and
 importing this package never loads matplotlib. :func:`plot` dispatches through :data:`KINDS`.

@@ -22,7 +22,8 @@ def matplotlib_module() -> Any:
     try:
         import matplotlib
     except ImportError as exc:
-        raise ImportError("plots need matplotlib: pip install 'optcmp[plot]'") from exc
+        raise ImportError("plots need matplotlib: pip install '.[plot]' in a checkout of "
+                          "optcmp") from exc
     if ("matplotlib.pyplot" not in sys.modules and "MPLBACKEND" not in os.environ
             and sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
             and not os.environ.get("WAYLAND_DISPLAY")):

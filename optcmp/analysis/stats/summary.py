@@ -230,7 +230,7 @@ def summary(comp: ComparisonData, *, as_frame: bool | None = None,
     except ImportError as exc:
         if as_frame:
             raise ImportError("summary(as_frame=True) needs pandas: "
-                              "pip install 'optcmp[pandas]'") from exc
+                              "pip install '.[pandas]' in a checkout of optcmp") from exc
         return rows
     return pd.DataFrame(rows)
 
