@@ -40,6 +40,9 @@ class TorchModelStepper(ModelStepper):
             for p, t in zip(self.params, model.params(self.x0).values()):
                 p.copy_(t)
         self.loss = model.loss
+        if model.dtype != self.backend.dtype:  # bfloat16, float16: the data cast once
+            self.data = {k: v.to(model.torch_dtype) if v.is_floating_point() else v
+                         for k, v in self.data.items()}
         opts = self._options()
         self.opt = getattr(torch.optim, self.decl.name)(self.params, **opts)
         self.sched = None
