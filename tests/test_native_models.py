@@ -238,6 +238,7 @@ def test_a_compiled_update_takes_the_eager_steps_and_its_compiles_are_counted():
     np.testing.assert_allclose(compiled.x, eager.x, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workload", ["digits-mlp", "digits-cnn"])
 def test_optcmp_run_digits_compares_native_optimizers_on_every_installed_framework(
         workload, tmp_path, capsys):

@@ -358,6 +358,12 @@ class _TimedRun:
         if n is None:
             return
         self.session.how.compiles_in_timed = n
+        adapter = self.session.adapter
+        if adapter is not None and adapter.compiled != self.session.how.compiled:
+            self.session.how.compiled = adapter.compiled  # e.g. torch.compile's eager fallback
+            warnings.warn(f"{self.spec.label} on {self.config.backend} ran "
+                          f"{adapter.compiled}: its compiler gave up during the run",
+                          CompileInTimedWarning, stacklevel=outside_level())
         if n and warn:
             warnings.warn(
                 f"{n} compilation(s) or trace(s) happened inside the timed region of "
