@@ -893,6 +893,28 @@ def page_muon_prodigy_schedule_free(v: Values, fast: bool) -> None:
     v.x("sf_x_over_y", f"{100 * (rel['x'] / rel['y'] - 1):.1f}%")
 
 
+def page_own_model(v: Values, fast: bool) -> None:
+    """docs/own-model.md: the digits workloads in torch, Keras and JAX, their checker verdict
+    and the iterations to the validation target of SGD with momentum and Adam (counts only:
+    one observation an epoch of 23 minibatches, so a count moves only by whole epochs)."""
+    import optcmp
+    from optcmp.problems import digits
+
+    stop = optcmp.MetricTarget("val_accuracy", digits.TARGET_ACCURACY) | optcmp.MaxIter(3000)
+    specs = [optcmp.sgd(0.1, momentum=0.9, batch_size=64), optcmp.adam(1e-2, batch_size=64)]
+    names = {"torch": "PyTorch", "keras": "Keras", "jax": "JAX"}
+    for kind in ("mlp",) if fast else ("mlp", "cnn"):
+        ps = [getattr(digits, f"digits_{kind}")(fw) for fw in digits.FRAMEWORKS]
+        v.x(f"{kind}_checker", "passed" if optcmp.check_equivalence(ps).passed else "failed")
+        v.x(f"{kind}_params", n(ps[0].n_params))
+        rows = ["| framework | SGD, momentum 0.9 | Adam |", "|---|---|---|"]
+        for p in ps:
+            runs = optcmp.compare(p, specs, stopping=stop, progress=False, threads=1).runs
+            cells = [n(r.nit_to_target) if r.success else r.status for r in runs]
+            rows.append(f"| {names[p.framework]} | " + " | ".join(cells) + " |")
+        v.x(f"{kind}_table", "\n".join(rows))
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -907,6 +929,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "best-practice": (page_best_practice, "2 min"),
     "new-optimizers": (page_new_optimizers, "30 s"),
     "muon-prodigy-schedule-free": (page_muon_prodigy_schedule_free, "20 s"),
+    "own-model": (page_own_model, "2 min"),
 }
 #: Pages that ``--write`` without page names leaves out: they have no exact value and time the
 #: machine itself (run them by name, on a quiet machine).

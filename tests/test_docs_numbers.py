@@ -42,7 +42,7 @@ dn = _load()
 
 #: pages whose exact values are cheap enough to recompute in every CI run (seconds on 2 cores)
 FAST_PAGES = ("story-linreg", "fizzbuzz", "fizzbuzz-mistakes", "getting-started", "main-job",
-              "new-optimizers", "muon-prodigy-schedule-free")
+              "new-optimizers", "muon-prodigy-schedule-free", "own-model")
 FIX = "python scripts/docs_numbers.py --write"
 
 
@@ -97,7 +97,7 @@ def _compare(page: str, fast: bool) -> None:
 
 
 #: of those, the pages that take over 3 s on an idle 2-core machine (marked slow)
-SLOW_FAST_PAGES = ("story-linreg", "fizzbuzz", "main-job", "new-optimizers")
+SLOW_FAST_PAGES = ("story-linreg", "fizzbuzz", "main-job", "new-optimizers", "own-model")
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_FAST_PAGES

@@ -49,7 +49,7 @@ tr:nth-child(even) td{background:#fafafa}
 .warn{background:#fff7e0;border:1px solid #e8c66a;padding:8px 12px;border-radius:4px}
 .warn li{margin:3px 0}.note{color:#555;font-size:12.5px}
 .status-converged{color:#11703a;font-weight:600}.status-failed,.status-diverged{color:#b3261e;
- font-weight:600}.status-max_iter,.status-timeout,.status-max_evals,.status-stalled{color:#9a6700}
+ font-weight:600}.status-max_iter,.status-timeout,.status-max_evals,.status-stalled,.status-rounded{color:#9a6700}
 .status-skipped{color:#777}
 figure{margin:10px 0 16px}figure svg,figure img{max-width:100%;height:auto}
 figcaption{color:#444;font-size:13px;margin-top:4px}

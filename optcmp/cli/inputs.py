@@ -18,7 +18,15 @@ DEFAULT_OPTIMIZERS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
 #: need a step) and its plateau holds diagonal Newton and Adadelta for thousands of iterations.
 PROBLEM_DEFAULTS: dict[str, tuple[tuple[tuple[str, dict[str, Any]], ...], int]] = {
     "fizzbuzz": ((("sgd", {"learning_rate": 2.56}), ("lbfgs", {})), 30_000),
+    **{w: ((("sgd", {"learning_rate": 0.1, "momentum": 0.9, "batch_size": 64}),
+            ("adam", {"learning_rate": 1e-2, "batch_size": 64})), 3000)
+       for w in ("digits_mlp", "digits_cnn")},
 }
+
+#: The shipped native-model workloads: one problem per installed framework (its native
+#: optimizers on its backend), by the backend each framework runs on.
+NATIVE_WORKLOADS = ("digits_mlp", "digits_cnn")
+NATIVE_FRAMEWORKS = {"torch": "torch", "tensorflow": "keras", "jax": "jax"}
 
 #: Command-line options that set a problem's constructor parameter: (option, attribute, parameter).
 PROBLEM_OPTIONS = (("--rows", "rows", "n_samples"),)
@@ -86,6 +94,23 @@ def build_problem(args: argparse.Namespace) -> Any:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+
+
+def native_workloads(args: argparse.Namespace, backends: list[str]) -> list[Any]:
+    """The problems of a ``--problem`` in :data:`NATIVE_WORKLOADS`, one float32 model per
+    framework of ``backends`` (empty for any other problem)."""
+    name = args.problem.strip().lower().replace("-", "_")
+    if name not in NATIVE_WORKLOADS or args.csv is not None:
+        return []
+    if args.rows is not None:
+        raise CLIError(f"--rows does not apply to --problem {args.problem} (the digits data "
+                       "have 1,437 training rows)")
+    from optcmp.problems import digits
+    fws = [NATIVE_FRAMEWORKS[b] for b in backends if b in NATIVE_FRAMEWORKS]
+    if not fws:
+        raise CLIError(f"--problem {args.problem} runs natively on torch, tensorflow or jax; "
+                       f"none of them is among the backends {', '.join(backends)}")
+    return [getattr(digits, name)(fw) for fw in fws]  # float32 models, as people run them
 
 
 def _csv_problem(args: argparse.Namespace) -> Any:
@@ -172,6 +197,6 @@ def generated_regression(args: argparse.Namespace) -> bool:
 
 
 __all__ = ["DEFAULT_OPTIMIZERS", "DEFAULT_TOL", "PROBLEM_DEFAULTS", "PROBLEM_OPTIONS",
-           "add_csv_options", "build_problem", "generated_regression", "problem_defaults",
+           "add_csv_options", "build_problem", "generated_regression", "native_workloads", "problem_defaults",
            "resolve_target",
            "specs_with_sets"]

@@ -21,6 +21,10 @@ def command(args: argparse.Namespace) -> int:
     print("problems:")
     for name, cls in PROBLEMS.items():
         _item(name, (cls.__doc__ or "").strip().splitlines()[0])
+    from optcmp.problems import digits
+    for name in ("digits_mlp", "digits_cnn"):
+        doc = (getattr(digits, name).__doc__ or "").strip().splitlines()[0]
+        _item(name.replace("_", "-"), doc.replace("``", "").rstrip(".") + "; one per framework")
     print("suites:")
     for name, build in SUITES.items():
         _item(name, f"{len(build())} problems (--suite {name})")

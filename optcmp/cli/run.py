@@ -29,6 +29,7 @@ from optcmp.cli.inputs import (
     add_csv_options,
     build_problem,
     generated_regression,
+    native_workloads,
     problem_defaults,
     resolve_target,
     specs_with_sets,
@@ -52,7 +53,8 @@ def add_parser(sub: Any) -> None:
     settings = SettingFlags(p, "run")
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'), mgh:<1-35> or mgh:<name> for one "
-                        "More-Garbow-Hillstrom problem; default linear_regression")
+                        "More-Garbow-Hillstrom problem, digits-mlp or digits-cnn (a native "
+                        "model in every installed framework); default linear_regression")
     p.add_argument("--suite", default=None, metavar="NAME",
                    help="compare over a problem suite instead of one problem: mgh (the 35 "
                         "More-Garbow-Hillstrom problems); the report gets performance and data "
@@ -128,7 +130,9 @@ def command(args: argparse.Namespace) -> int:
         args.max_iter = problem_defaults(args)[1] or DEFAULT_MAX_ITER
     if generated_regression(args) and args.rows is None:
         args.rows = MAIN_ROWS
-    problem = build_suite(args) if args.suite is not None else build_problem(args)
+    natives = native_workloads(args, backends) if args.suite is None else []
+    problem = (build_suite(args) if args.suite is not None else natives[0] if natives
+               else build_problem(args))
     tol, target = resolve_target(args, problem.problems[0] if args.suite is not None
                                  else problem)
     stopping = run_stopping(args, problem, tol, target)
@@ -143,17 +147,19 @@ def command(args: argparse.Namespace) -> int:
             modes = execution_modes(execution if len(execution) > 1 else execution[0])
             config = optcmp.RunConfig(**settings, execution=modes[0])
             several: dict[str, Any] = {"execution": modes} if len(modes) > 1 else {}
-            progress = EntryLines(first_line(args, problem, stopping, len(specs), len(backends)),
+            progress = EntryLines(first_line(args, problem, stopping, len(specs), len(natives or backends)),
                                   args.repeats, lines=not args.no_progress)
-            comp = optcmp.compare(problem, specs, backends=backends, config=config,
-                                  repeats=args.repeats, progress=progress,
-                                  redraw_data=args.redraw_data, store=args.store,
-                                  order=args.order, **several)
+            kw = dict(config=config, repeats=args.repeats, progress=progress,
+                      redraw_data=args.redraw_data, store=args.store, order=args.order,
+                      **several)
+            comp = (optcmp.Comparison.concat([optcmp.compare(
+                p, specs, backends=[p.backend_name], **kw) for p in natives]) if natives
+                else optcmp.compare(problem, specs, backends=backends, **kw))
     except Interrupted as exc:
         return _interrupted(args, exc)
     if args.rank_by is not None:
         comp = comp.replace(settings=comp.settings.replace(rank_by=args.rank_by))
-    _print_results(args, problem, comp, config)
+    _print_results(args, None if natives else problem, comp, config)
     return 0
 
 
@@ -312,6 +318,8 @@ def _print_results(args: argparse.Namespace, problem: Any, comp: Any, config: An
     if args.suite is not None:  # the suite's summary first: profiles over its problems
         from optcmp.analysis.stats.suites import suite_profile_table
         print(fmt.fit(suite_profile_table(comp.runs)))
+    elif problem is None:  # one problem per framework: no leader reruns across them
+        print(fmt.fit(comp.verdict()))
     else:
         from optcmp.sweep import confirm_leaders
         try:

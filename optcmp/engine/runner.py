@@ -35,7 +35,7 @@ from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
 from optcmp.engine.session import CompileInTimedWarning, Session
-from optcmp.engine.status import divergence_wins, run_status
+from optcmp.engine.status import divergence_wins, rounding_wins, run_status
 from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
@@ -365,6 +365,12 @@ class _TimedRun:
         if n is None:
             return
         self.session.how.compiles_in_timed = n
+        adapter = self.session.adapter
+        if adapter is not None and adapter.compiled != self.session.how.compiled:
+            self.session.how.compiled = adapter.compiled  # e.g. torch.compile's eager fallback
+            warnings.warn(f"{self.spec.label} on {self.config.backend} ran "
+                          f"{adapter.compiled}: its compiler gave up during the run",
+                          CompileInTimedWarning, stacklevel=outside_level())
         if n and warn:
             warnings.warn(
                 f"{n} compilation(s) or trace(s) happened inside the timed region of "
@@ -418,16 +424,22 @@ class _TimedRun:
                                                    self.record, self.config)
         backend, how, sw = session.backend, session.how, self.sw
         x, fun, metrics = self._final_point()
+        if getattr(session.adapter, "noop_steps", None) is not None:
+            session.adapter.count_noop()  # type: ignore[union-attr]
+        how.noop_steps = getattr(session.adapter, "noop_steps", None)
+        dtype = session.native_dtype or backend.dtype
         if final:
             status, message = divergence_wins(status, message, fun, rule=self.rule,
                                               nit=int(record.nit), f0=self.f0,
                                               fstar=self.fstar)
+            status, message = rounding_wins(status, message, how.noop_steps,
+                                            int(record.nit), dtype)
         hit = None if self.monitor is None else self.monitor.hit
         cpu = sw.cpu_elapsed if sw.intervals else None
         contract, error = self._contract()
         identity = Identity(
             problem=problem.name, optimizer=spec.name, label=spec.label, backend=backend.name,
-            device=backend.device, dtype=backend.dtype, impl=session.impl,
+            device=backend.device, dtype=dtype, impl=session.impl,
             implementation=session.implementation, framework_version=backend.version,
             hyperparameters=session.hyperparameters, seed=config.seed, repeat=config.repeat,
             problem_spec=problem.spec(), reduction=problem.reduction, n_params=problem.n_params,
@@ -451,7 +463,7 @@ class _TimedRun:
             compiled=how.compiled, layout=how.layout, execution=how.execution,
             compiles_in_timed=how.compiles_in_timed, gradient=how.gradient, contract=contract,
             timing_error=error, pools=dict(how.pools), last_batch=how.last_batch,
-            drop_last=how.drop_last)
+            drop_last=how.drop_last, noop_steps=how.noop_steps)
         return RunResult.from_parts(identity, outcome, to_target, timing, conditions)
 
     def _contract(self) -> tuple[dict[str, Any], str]:

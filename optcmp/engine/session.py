@@ -27,7 +27,7 @@ from optcmp._warn import outside_level
 from optcmp.engine.config import RunConfig
 from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter, resolve_model_stepper
-from optcmp.frameworks.base import Backend, gradient_kind, is_cpu_device
+from optcmp.frameworks.base import DTYPES, Backend, gradient_kind, is_cpu_device
 from optcmp.frameworks.stepper import Adapter, Stepper
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import OptimizerSpec
@@ -65,6 +65,7 @@ class How:
     pools: dict[str, int] = field(default_factory=dict)
     last_batch: int | None = None
     drop_last: bool | None = None
+    noop_steps: int | None = None
 
 
 class Session:
@@ -121,8 +122,9 @@ class Session:
         without a declared gradient formula) becomes :attr:`unsupported`.
         """
         config = self.config
+        dtype = self.native_dtype or config.dtype  # low precision: the data in float32
         self._backend = get_backend(config.backend, device=config.run_device,
-                                    dtype=self.native_dtype or config.dtype)
+                                    dtype=dtype if dtype in DTYPES else "float32")
         if self.unsupported is None:
             try:
                 gradient_kind(self._backend, self.problem, config.gradient)

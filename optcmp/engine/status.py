@@ -39,6 +39,21 @@ def run_status(monitor: Monitor, record: LoopRecord) -> tuple[str, str]:
     return "failed", "the run ended without a stopping decision"
 
 
+#: Statuses of a run that ended short of its target, by a budget or a stall.
+SHORT = ("max_iter", "timeout", "max_evals", "max_cpu_time", "stalled")
+
+
+def rounding_wins(status: str, message: str, noop: int | None, nit: int,
+                  dtype: str) -> tuple[str, str]:
+    """``rounded`` for a low-precision run that ended short of its target (``SHORT``) with more
+    than half its steps changing no parameter: its updates rounded away."""
+    if noop is None or status not in SHORT or 2 * noop <= nit:
+        return status, message
+    return "rounded", (f"stalled by rounding: {noop:,} of {nit:,} steps ({noop / nit:.1%}) "
+                       f"changed no {dtype} parameter (each update below half an ulp of the "
+                       f"weight it updates); {message}")
+
+
 def divergence_message(rule: Rule, s: State | None) -> str:
     """``"diverged: ..."``: what the divergence rule saw at ``s``."""
     if s is None:
@@ -67,4 +82,5 @@ def divergence_wins(status: str, message: str, fun: float | None, *, rule: Rule,
     return "diverged", f"{what}; the run's budget ended it at the same point ({message})"
 
 
-__all__ = ["FINAL", "divergence_message", "divergence_wins", "run_status"]
+__all__ = ["FINAL", "SHORT", "divergence_message", "divergence_wins", "rounding_wins",
+           "run_status"]

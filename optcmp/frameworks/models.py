@@ -61,6 +61,13 @@ class ModelStepper(MinibatchAdapter):
                                 "a native model runs optimizers that step from a gradient")
         self.gradient = "autodiff"
 
+    #: Parameter dtypes whose updates can round away: their no-op steps are counted.
+    LOW_PRECISION = ("bfloat16", "float16")
+    #: Steps that changed no parameter (low-precision models; None: not counted).
+    noop_steps: int | None = None
+    _before: np.ndarray | None = None
+    _seen = 0
+
     #: Passes of the warm-up, each ended by going back to the saved state (a compiled update
     #: that guards on the optimizer's state compiles for the restored state in the second).
     warmup_passes = 1
@@ -87,6 +94,27 @@ class ModelStepper(MinibatchAdapter):
         """One training step on ``batch``: the loss before it and (full batch) the gradient
         norm, as framework scalars."""
 
+    def fuse_blocker(self) -> str:
+        if self.native.dtype in self.LOW_PRECISION:
+            return (f"the steps that change no {self.native.dtype} parameter are counted "
+                    "between steps, off the clock")
+        return super().fuse_blocker()
+
+    def ready(self, n: int) -> int:
+        """Count the step before as a no-op when it changed no parameter (low precision)."""
+        self.count_noop()
+        return super().ready(n)
+
+    def count_noop(self) -> None:
+        """Compare the parameters with those before the last step (off the clock); the runner
+        calls it once more after the last step."""
+        if self._before is None or self._k == self._seen:
+            return
+        now = self.x_numpy()
+        if self.noop_steps is not None and np.array_equal(now, self._before):
+            self.noop_steps += 1
+        self._before, self._seen = now, self._k
+
     def step(self) -> Block:
         fun, gnorm = self.step_on(self._next_batch())
         self._k += 1
@@ -105,6 +133,8 @@ class ModelStepper(MinibatchAdapter):
         elapsed = time.perf_counter() - t0
         if self.stochastic:
             self._forget_rows()
+        if self.native.dtype in self.LOW_PRECISION:  # counted from the first timed step
+            self.noop_steps, self._before, self._seen = 0, self.x_numpy(), self._k
         # the observations' evaluations compile here too, not between timed steps
         self.problem.value_and_grad(self.x0, self.problem.train_data)
         self.problem.fun64(self.x0)

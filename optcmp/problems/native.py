@@ -96,9 +96,11 @@ class ModelProblem(StoredProblem):
 
     def __init__(self, model: Any, data: Any, valid: Any = None, metrics: Sequence[str] = (),
                  name: str | None = None, *, target: Any = None) -> None:
-        if model.dtype not in ("float32", "float64"):
+        low = ("bfloat16", "float16") if model.framework == "torch" else ()
+        if model.dtype not in ("float32", "float64", *low):
             raise ValueError(f"the model's parameters are {model.dtype}: optcmp runs native "
-                             "models in float32 or float64")
+                             f"{model.framework} models in float32 or float64"
+                             + (", bfloat16 or float16" if low else ""))
         self.model = model
         self.framework: str = model.framework
         #: The backend its runs take (``compare`` runs there by default).
@@ -228,7 +230,10 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
     ----------
     model : torch.nn.Module
         Its trainable parameters, in ``named_parameters()`` order, are the iterate; their
-        values now are the initial point; their dtype (float32, float64) the run's.
+        values now are the initial point; their dtype (float32, float64, bfloat16, float16)
+        the run's. A bfloat16 or float16 run counts the steps that changed no parameter
+        (``conditions.noop_steps``); one that ends short of its target with most of its steps
+        such is ``rounded`` (its updates round away), not ``stalled``.
     loss : callable or {"cross_entropy", "mse"}
         ``loss(outputs, targets) -> scalar tensor`` (the mean over the batch, as torch's).
     data : (X, y) or dict {"X": ..., "y": ...}
@@ -246,8 +251,11 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         Run the optimizer's update (``opt.step()``, then the schedule's ``LambdaLR.step()``)
         under ``torch.compile`` (a string: its ``backend``), as people compile it; a compile
         inside the timed region (a scheduler that changes a float hyperparameter makes torch
-        recompile) is counted in ``conditions.compiles_in_timed`` and warned about. A module
-        compiled with ``torch.compile(model)`` is given as ``model``.
+        recompile) is counted in ``conditions.compiles_in_timed`` and warned about; each run
+        starts from empty dynamo caches (``torch._dynamo.reset()``), and a run in which dynamo
+        hit its recompile limit (it then runs the step eagerly) is marked
+        ``conditions.compiled == "torch.compile -> eager fallback"``. A module compiled with
+        ``torch.compile(model)`` is given as ``model``.
 
     Returns
     -------

@@ -85,7 +85,7 @@ LEGACY_FIELDS = frozenset({"projected_time_to_target", "projected_nit_to_target"
 #: Run fields that count something: never negative.
 COUNTS = ("nit", "nfev", "njev", "nit_to_target", "nfev_to_target", "njev_to_target", "seed",
           "repeat", "n_params", "n_samples", "concurrency", "compiles_in_timed", "last_batch",
-          "threads", "epochs")
+          "threads", "epochs", "noop_steps")
 #: Run fields that are finite where present (seconds, and the optimum ``fstar``).
 FINITE = (*SECONDS, "cpu_time", "cpu_time_to_target", "fstar")
 

@@ -21,7 +21,7 @@ from optcmp.results.trace import Trace
 #: Every status a run can end with (``projected``: files saved by versions whose linear-rate
 #: projection stopped runs; no run ends with it now).
 STATUSES = ("converged", "max_iter", "timeout", "max_evals", "max_cpu_time", "censored",
-            "diverged", "stalled", "stopped", "failed", "skipped", "projected")
+            "diverged", "stalled", "rounded", "stopped", "failed", "skipped", "projected")
 
 
 @dataclass(frozen=True)
@@ -211,6 +211,8 @@ class Conditions:
         Why the measured time cannot be right (a step faster than the memory-bandwidth floor).
     last_batch, drop_last : int or None, bool or None
         Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
+    noop_steps : int or None
+        Timed steps that changed no parameter (a bfloat16 or float16 model; None: not counted).
     """
 
     threads: int | None = None
@@ -227,6 +229,7 @@ class Conditions:
     pools: dict[str, int] = field(default_factory=dict)
     last_batch: int | None = None
     drop_last: bool | None = None
+    noop_steps: int | None = None
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -271,7 +274,8 @@ FLAT: dict[str, FlatName] = {name: FIELDS[name] for name in """
     setup_time wall_time f0 fstar target reduction n_params n_samples metrics threads host
     concurrency shared_host started_at finished_at trace problem_spec cpu_time
     cpu_time_to_target load_start load_end contended compiled layout execution
-    compiles_in_timed gradient contract timing_error pools last_batch drop_last""".split()}
+    compiles_in_timed gradient contract timing_error pools last_batch drop_last
+    noop_steps""".split()}
 
 
 def check_value(name: str, v: Any) -> Any:

@@ -36,7 +36,8 @@ T = TypeVar("T")
 SECONDS = ("time", "time_to_target", "warmup_time", "setup_time", "wall_time")
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
-OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last"})
+OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last",
+                                "noop_steps"})
 
 #: Flat names whose ``None`` in :class:`RunResult` stands for their empty default.
 _EMPTY_WHEN_NONE = frozenset(
@@ -137,7 +138,7 @@ class RunResult:
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
         drop_last: bool | None = None, implemented_by: Implementation | None = None,
-        bound: CensorBound | None = None,
+        bound: CensorBound | None = None, noop_steps: int | None = None,
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         flat = {name: value for name, value in locals().items()  # the parameters: flat names

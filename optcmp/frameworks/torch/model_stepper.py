@@ -10,6 +10,7 @@ parameters stay in the module between steps; the flat iterate is built only off 
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,12 @@ class TorchModelStepper(ModelStepper):
 
     @property
     def compiled(self) -> str:
-        """``"eager"``; ``"torch.compile"`` for a module the user compiled or a compiled step."""
-        return ("torch.compile" if hasattr(self.native.model, "_orig_mod")
-                or self.native.compile_step else "eager")
+        """``"eager"``; ``"torch.compile"`` for a module the user compiled or a compiled step;
+        ``"torch.compile -> eager fallback"`` once dynamo hit its recompile limit (it then runs
+        the frame eagerly, silently)."""
+        if not (hasattr(self.native.model, "_orig_mod") or self.native.compile_step):
+            return "eager"
+        return "torch.compile -> eager fallback" if recompile_limit_hit() else "torch.compile"
 
     def build(self) -> None:
         model = self.native
@@ -40,6 +44,9 @@ class TorchModelStepper(ModelStepper):
             for p, t in zip(self.params, model.params(self.x0).values()):
                 p.copy_(t)
         self.loss = model.loss
+        if model.dtype != self.backend.dtype:  # bfloat16, float16: the data cast once
+            self.data = {k: v.to(model.torch_dtype) if v.is_floating_point() else v
+                         for k, v in self.data.items()}
         opts = self._options()
         self.opt = getattr(torch.optim, self.decl.name)(self.params, **opts)
         self.sched = None
@@ -58,6 +65,12 @@ class TorchModelStepper(ModelStepper):
                 sch.step()
 
         how = model.compile_step
+        if how or hasattr(model.model, "_orig_mod"):  # this run's compiles, from empty caches
+            import torch._dynamo as dynamo
+            from torch._dynamo.utils import counters
+
+            dynamo.reset()
+            counters.clear()
         self.warmup_passes = 2 if how else 1
         self._update = update if not how else torch.compile(
             update, **({} if how is True else {"backend": how}))
@@ -113,4 +126,11 @@ class TorchModelStepper(ModelStepper):
         return torch.cat([p.detach().reshape(-1) for p in self.params]).cpu().double().numpy()
 
 
-__all__ = ["TorchModelStepper"]
+def recompile_limit_hit() -> bool:
+    """Whether dynamo gave up compiling a frame at its ``recompile_limit`` since its reset."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    gave_up = {} if utils is None else utils.counters.get("unimplemented", {})
+    return any("recompile_limit" in str(k) for k in gave_up)
+
+
+__all__ = ["TorchModelStepper", "recompile_limit_hit"]

@@ -1,0 +1,89 @@
+"""Native torch models in low precision and under torch.compile: the steps whose updates round
+away are counted and the run that stops on them is flagged; compiles are counted per run."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp.problems.digits import load_digits
+
+torch = pytest.importorskip("torch")
+
+
+def _least_squares() -> tuple[np.ndarray, np.ndarray, float, float]:
+    """1,000 rows, y = 1.5 x1 - 2 x2 + 0.5 x3 + 0.3 + noise: X, y, f* and f(0) of half the MSE."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 3))
+    y = X @ np.array([1.5, -2.0, 0.5]) + 0.3 + 0.1 * rng.standard_normal(1000)
+    A = np.c_[X, np.ones(1000)]
+    theta = np.linalg.lstsq(A, y, rcond=None)[0]
+    return X, y, 0.5 * np.mean((A @ theta - y) ** 2), 0.5 * np.mean(y ** 2)
+
+
+def _half_mse(out: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    return 0.5 * torch.mean((out.reshape(-1) - t) ** 2)
+
+
+@pytest.mark.slow
+def test_bfloat16_adamw_steps_round_away_and_the_run_is_flagged_not_converged():
+    """Claimed: AdamW on bfloat16 weights "converged" (its loss went flat). Right: at lr 1e-3
+    Adam's step (about lr) is below half an ulp of weights near 1-2 (2^-7 at 1), so about 97%
+    of 20,000 steps change no parameter and the run stalls near half its initial
+    suboptimality; the same model in float32 reaches relative suboptimality 1e-6 in about
+    4,580 steps. (bfloat16 products differ by CPU kernel: the shares, not exact counts.)"""
+    X, y, fstar, f0 = _least_squares()
+    target = optcmp.LossTarget(fstar + 1e-6 * (f0 - fstar)) | optcmp.MaxIter(20_000)
+    runs = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        lin = torch.nn.Linear(3, 1, dtype=dtype)
+        with torch.no_grad():
+            lin.weight.zero_()
+            lin.bias.zero_()
+        p = optcmp.problems.from_torch(lin, _half_mse, (X, y))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runs[dtype] = optcmp.run(p, optcmp.adamw(1e-3, weight_decay=0.0), stopping=target)
+    f32, bf16 = runs[torch.float32], runs[torch.bfloat16]
+    assert f32.status == "converged" and 4400 < f32.nit < 4800
+    assert f32.conditions.noop_steps is None  # float32 updates are not counted
+    assert bf16.dtype == "bfloat16" and bf16.status == "rounded" and bf16.nit == 20_000
+    assert 0.96 <= bf16.conditions.noop_steps / 20_000 <= 0.99
+    assert bf16.message.startswith(f"stalled by rounding: {bf16.conditions.noop_steps:,} of "
+                                   "20,000 steps")
+    assert 0.4 < (bf16.fun - fstar) / (f0 - fstar) < 0.6
+
+
+@pytest.mark.slow
+def test_a_compiled_update_counts_its_own_compiles_and_is_marked_when_torch_falls_back(
+        monkeypatch):
+    """Claimed: a torch.compile'd step is N% faster, after a one-step warm-up. Right (torch
+    2.13): each run's compiles are counted from empty dynamo caches, so two runs of one process
+    count alike; the timed region holds the compile for the fresh optimizer state the run
+    starts from (dynamo guards on the state's tensors, which the restore after the warm-up
+    makes anew), and a step decay at step 10 adds one for the new float lr. At dynamo's
+    recompile limit the update silently runs eagerly: the run says so."""
+    import torch._dynamo as dynamo
+
+    from optcmp.engine.session import CompileInTimedWarning
+
+    train, _ = load_digits()
+    model = optcmp.problems.digits_mlp("torch").model.model
+
+    def run(schedule: str) -> optcmp.RunResult:
+        p = optcmp.problems.from_torch(model, "cross_entropy", train, compile_step=True)
+        return optcmp.run(p, optcmp.adam(1e-2, batch_size=64, schedule=schedule),
+                          stopping=optcmp.MaxIter(46))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = [(r.conditions.compiled, r.conditions.compiles_in_timed) for r in (
+            run("constant"), run("constant"), run("step(step_size=10, gamma=0.5)"))]
+    assert got == [("torch.compile", 1), ("torch.compile", 1), ("torch.compile", 2)]
+    monkeypatch.setattr(dynamo.config, "recompile_limit", 3)  # the schedule's 4th graph
+    with pytest.warns(CompileInTimedWarning, match="torch.compile -> eager fallback"):
+        r = run("warmup(warmup_steps=20, start_factor=0.1)")
+    assert r.conditions.compiled == "torch.compile -> eager fallback" and r.nit == 46
