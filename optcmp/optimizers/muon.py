@@ -432,7 +432,7 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
     if torch:
         exact = False
         notes.append("torch clamps the norm at ns_eps and runs Newton-Schulz in bfloat16")
-    out = get_optimizer("muon", impl=spec.impl, label=spec.label, **new)
+    out = get_optimizer("muon", impl=spec.impl, label=spec.own_label, **new)
     return Conversion(out, exact, tuple(notes))
 
 
