@@ -310,3 +310,41 @@ def test_keras_muon_runs_a_partition_by_names():
     assert res.impls == {"numpy": "reference", "tensorflow": "native"}
     assert res.verdict == "equivalent"
     assert "AdamW: 504 parameters in 3 arrays (b1, W2, b2)" in res.implementations["tensorflow"]
+
+
+#: The code each (label, backend) runs with impl="auto": the framework's own optimizer where it
+#: implements the spec's convention, optcmp's reference rule elsewhere (torch.optim.Muon is
+#: never chosen by "auto": its Newton-Schulz runs in bfloat16).
+AUTO_IMPLS = {
+    "adamw": {"torch": "native", "tensorflow": "reference", "jax": "native"},
+    "muon(bias_correction, adam_nesterov)": {"torch": "reference", "tensorflow": "reference",
+                                             "jax": "native"},
+    "lion": {"torch": "reference", "tensorflow": "native", "jax": "native"},
+    "schedule_free_adamw": {"torch": "reference", "tensorflow": "reference", "jax": "native"},
+}
+
+
+@pytest.mark.slow
+def test_compare_on_fizzbuzz_names_each_convention_in_the_table_and_the_verdict():
+    """AdamW, Muon in optax's convention, Lion and Schedule-Free AdamW on FizzBuzz (float64,
+    target loss 0.32) on every installed backend: the table and the verdict name Muon's
+    conventions, each optimizer reaches the target at the same iteration on every backend, and
+    the natives that run are torch.optim.AdamW, Keras' Lion, optax's adamw, contrib.muon, lion
+    and contrib.schedule_free_adamw."""
+    from optcmp.problems import FizzBuzzMLP
+
+    specs = [optcmp.adamw(0.01), optcmp.muon(0.02, bias_correction=True, adam_nesterov=True),
+             optcmp.lion(1e-3), optcmp.schedule_free_adamw(0.01)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comp = optcmp.compare(FizzBuzzMLP(target_loss=0.32), specs, backends="all",
+                              max_iter=30, max_time=None, threads=1, progress=False)
+    table, verdict = comp.table(), comp.verdict()
+    for label, impls in AUTO_IMPLS.items():
+        runs = [r for r in comp.runs if r.label == label]
+        assert {r.backend: r.impl for r in runs} == {"numpy": "reference", **{
+            b: i for b, i in impls.items() if b in {r.backend for r in runs}}}
+        assert len(runs) == 1 + HAS_TORCH + HAS_TF + HAS_JAX
+        assert len({r.nit_to_target for r in runs}) == 1 and runs[0].nit_to_target
+        assert sum(line.startswith(label + " ") for line in table.splitlines()) == len(runs)
+        assert f"  {label} (" in verdict, verdict

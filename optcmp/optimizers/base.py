@@ -374,7 +374,8 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "",
 
 def default_label(name: str, hyperparameters: Mapping[str, Any]) -> str:
     """A spec's label when none is given: the optimizer's name, and the conventions that are
-    off their default (:attr:`HyperParam.convention`), ``"muon(scale=rms)"``.
+    off their default (:attr:`HyperParam.convention`; a switch turned on by its name alone),
+    ``"muon(scale=rms)"``, ``"muon(bias_correction, adam_nesterov)"``.
 
     Parameters
     ----------
@@ -386,7 +387,8 @@ def default_label(name: str, hyperparameters: Mapping[str, Any]) -> str:
     str
     """
     info = optimizer_info(name)
-    off = [f"{k}={hyperparameters[k]}" for k, p in info.params.items()
+    off = [k if hyperparameters[k] is True else f"{k}={hyperparameters[k]}"
+           for k, p in info.params.items()
            if p.convention and k in hyperparameters and hyperparameters[k] != p.default]
     return info.name + (f"({', '.join(off)})" if off else "")
 
