@@ -15,6 +15,7 @@ from optcmp.frameworks.numpy.ops import ops
 from optcmp.optimizers import transforms as T
 from optcmp.problems import from_function
 
+
 def mls_b():
     return mls_matrix(bias=True)
 

@@ -58,8 +58,8 @@ from optcmp.optimizers._hyperparams import (
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import (
     Conversion,
-    OptimizerInfo,
     NotApplicable,
+    OptimizerInfo,
     OptimizerSpec,
     get_optimizer,
     register_optimizer,
