@@ -76,9 +76,14 @@ def test_torch_muon_is_within_its_bfloat16_newton_schulz_of_the_reference(batch_
 @needs_torch
 def test_torch_muon_gets_torchs_layout():
     """Given the (in, out) matrix transposed, torch's default Muon reaches rel 0.1 at its own
-    167."""
+    167; a problem without a matrix gives it nothing to take, and is skipped."""
     r = _run(optcmp.muon(0.02, weight_decay=0.1, impl="native"), "torch")
     assert (r.impl, r.nit_to_target) == ("native", 167)
+    x = np.random.default_rng(0).standard_normal((50, 3))
+    vector = from_function(lambda o, w, d: 0.5 * o.mean((o.matmul(d["X"], w) - d["y"]) ** 2),
+                           np.zeros(3), {"X": x, "y": x @ [1.0, 2.0, 3.0]}, optimum=0.0)
+    r = _run(optcmp.muon(impl="native"), "torch", problem=vector, max_iter=3)
+    assert r.status == "skipped" and "no parameter torch.optim.Muon takes" in r.message
 
 
 @needs_torch

@@ -89,6 +89,10 @@ class TorchNativeAdapter(MinibatchAdapter):
         else:
             return [], []
         left = [n for n in layout.names if n not in chosen]
+        if not chosen:
+            raise NotApplicable(f"this problem has no parameter torch.optim.{self.decl.name} "
+                                f"takes (its parameters: {list(layout.names)}); "
+                                "impl='reference' runs the spec on every backend")
         if left and self.decl.rest is None:
             raise NotApplicable(
                 f"torch.optim.{self.decl.name} takes 2-D parameters only, and this problem's "
