@@ -836,6 +836,7 @@ def page_new_optimizers(v: Values, fast: bool) -> None:
     for rs in (True, False):
         v.x(f"adafactor_relative_{rs}".lower(),
             iters(optcmp.adafactor(0.1, relative_step=rs), 1e-3))
+    v.x("adafactor_unfactored", iters(optcmp.adafactor(0.1, min_dim_size_to_factor=17), 1e-3))
     lamb = optcmp.lamb(0.01, weight_decay=0.1)
     v.x("lamb_modes_d400", sci(_apart(p, [lamb, lamb.replace(weight_decay_mode="outside_ratio")],
                                       400)[0]))

@@ -8,10 +8,17 @@ import warnings
 import numpy as np
 import pytest
 from conftest import HAS_JAX, HAS_TF, HAS_TORCH, mls
+from matrix_problem import mls as mls_matrix
 
 import optcmp
+from optcmp.frameworks.numpy.ops import ops
 from optcmp.optimizers import transforms as T
 from optcmp.problems import from_function
+
+
+def mls_b():
+    return mls_matrix(bias=True)
+
 
 INSTALLED = {"torch": HAS_TORCH, "tensorflow": HAS_TF, "jax": HAS_JAX}
 
@@ -65,6 +72,55 @@ def test_each_native_follows_the_reference_on_a_matrix_problem(name, backend, hp
     assert res.max_rel_diff <= 1e-10
 
 
+@pytest.mark.parametrize("name, backend, hp", [
+    pytest.param(n, b, hp, id=f"{n}-{b}-{i}", marks=_needs(b)) for i, (n, b, hp) in
+    enumerate(NATIVES) if n in ("adafactor", "lamb")])
+def test_each_native_takes_each_named_parameter_as_its_own_block(name, backend, hp):
+    """On MLS+b (W 16x32 and b 32) each Adafactor and LAMB native follows the reference, which
+    factors W, clips and scales W and b apart and takes a trust ratio for each, to 1e-10."""
+    spec = optcmp.optimizers.get_optimizer(name, **hp)
+    res = _quiet(optcmp.check_equivalence, mls_b(), spec, backends=("numpy", backend), steps=20,
+                 impl={"numpy": "reference", backend: "native"}, tolerance=1e-10)
+    assert res.impls == {"numpy": "reference", backend: "native"}, res.skipped
+    assert res.verdict == "equivalent" and res.max_rel_diff <= 1e-10, str(res)
+
+
+def test_adafactor_factors_a_matrix_whose_dimensions_reach_the_threshold():
+    """Adafactor lr 0.1 on MLS (W 16x32) reaches rel 1e-3 at 137 with W's second moment
+    factored (every matrix: torch, Keras) and at 487 with it in full (threshold 17, or optax's
+    128); optax's relative_step=False form: 329 factored, 391 at its default 128."""
+    for kw, nit in (({}, 137), ({"min_dim_size_to_factor": 16}, 137),
+                    ({"min_dim_size_to_factor": 17}, 487), ({"min_dim_size_to_factor": 128}, 487),
+                    ({"learning_rate": 0.03, "relative_step": False,
+                      "decay_rounding": "float32"}, 329),
+                    ({"learning_rate": 0.03, "relative_step": False, "decay_rounding": "float32",
+                      "min_dim_size_to_factor": 128}, 391)):
+        r = optcmp.run(mls(), optcmp.adafactor(**{"learning_rate": 0.1, **kw}), backend="numpy",
+                       tol=1e-3, max_iter=600, max_time=None)
+        assert r.nit_to_target == nit, kw
+
+
+def test_lamb_takes_a_trust_ratio_per_named_parameter():
+    """LAMB lr 0.05 on MLS+b: the reference equals the chain with a ratio per block (W, b) to
+    1e-14 over 20 steps, and parts from one global ratio by more than 1e-3."""
+    p, hp = mls_b(), dict(optcmp.lamb(0.05).hyperparameters)
+    ref = _quiet(optcmp.check_equivalence, p, optcmp.lamb(0.05), backends=("numpy",),
+                 steps=20).x["numpy"]
+    data, out = p.train_data, []
+    for shapes in ([(16, 32), (32,)], None):
+        tr = T.chain(T.scale_by_adam(placement="bias_corrected"), T.add_decayed_weights(),
+                     T.scale_by_trust_ratio(shapes=shapes), T.scale_by_lr())
+        x = p.init_params()
+        state, xs = tr.init(ops, x), [x]
+        for t in range(1, 21):
+            u, state = tr.update(ops, p.grad(x, data), state, T.Step(x, float(t), 0.05, hp))
+            x = x - u
+            xs.append(x)
+        out.append(np.array(xs))
+    assert np.max(np.abs(ref - out[0])) < 1e-14
+    assert np.max(np.abs(ref - out[1])) > 1e-3
+
+
 @pytest.mark.parametrize("name, backend, hp, says", [
     ("radam", "jax", {}, "eps_placement='bias_corrected'"),
     ("radam", "torch", {"eps_placement": "bias_corrected"}, "eps_placement='raw'"),
@@ -74,6 +130,10 @@ def test_each_native_follows_the_reference_on_a_matrix_problem(name, backend, hp
     ("adafactor", "torch", {}, "eps_form='clamp'"),
     ("adafactor", "jax", {}, "relative_step=False"),
     ("adafactor", "tensorflow", {"weight_decay": 0.1}, "weight_decay_mode='decoupled_first'"),
+    ("adafactor", "torch", {"eps_form": "clamp", "min_dim_size_to_factor": 128},
+     "factors every matrix (min_dim_size_to_factor=1)"),
+    ("adafactor", "tensorflow", {"min_dim_size_to_factor": 3},
+     "factors every matrix (min_dim_size_to_factor=1)"),
     ("lamb", "tensorflow", {"weight_decay": 0.1}, "weight_decay_mode='outside_ratio'"),
     ("lamb", "jax", {"weight_decay": 0.1, "weight_decay_mode": "outside_ratio"},
      "weight_decay_mode='inside_ratio'"),

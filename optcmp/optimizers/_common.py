@@ -98,7 +98,7 @@ def minibatch_params() -> dict[str, HyperParam]:
     return by_name(
         HyperParam("batch_size", None, optional_positive_int("batch_size"),
                    "rows per minibatch (None: full batch)"),
-        HyperParam("shuffle", True, boolean("shuffle"),
+        HyperParam("shuffle", True, boolean("shuffle", choice=False),
                    "reshuffle the rows every epoch (minibatches only)"),
     )
 

@@ -34,6 +34,12 @@ class HyperParam:
     doc: str = ""
     omit_at_default: bool = False
 
+    @property
+    def convention(self) -> bool:
+        """Whether the value names a convention or a variant (a validator of :func:`one_of` or
+        :func:`boolean`, not a number): a spec's default label shows it off its default."""
+        return bool(getattr(self.check, "choice", False))
+
 
 def by_name(*params: HyperParam | dict[str, HyperParam]) -> dict[str, HyperParam]:
     """Hyperparameters (or dicts of them) keyed by name, in the order given."""
@@ -127,12 +133,15 @@ def optional_positive_int(name: str) -> Callable[[Any], Any]:
     return _or_none(positive_int(name), f"{name} must be None or a positive integer")
 
 
-def boolean(name: str) -> Callable[[Any], Any]:
+def boolean(name: str, choice: bool = True) -> Callable[[Any], Any]:
     """Validator: a bool.
 
     Parameters
     ----------
     name : str
+    choice : bool, default True
+        The switch picks a convention or variant (:attr:`HyperParam.convention`; not
+        ``shuffle``).
 
     Returns
     -------
@@ -144,6 +153,7 @@ def boolean(name: str) -> Callable[[Any], Any]:
             raise ValueError(f"{name} must be True or False, got {v!r}")
         return bool(v)
 
+    check.choice = choice  # type: ignore[attr-defined]
     return check
 
 
@@ -169,6 +179,7 @@ def one_of(name: str, values: tuple[str, ...]) -> Callable[[Any], Any]:
                     return allowed
         raise ValueError(f"{name} must be one of {list(values)}, got {v!r}")
 
+    check.choice = True  # type: ignore[attr-defined]
     return check
 
 

@@ -101,13 +101,21 @@ class TorchOptimizer(Native):
         ``step(closure)`` evaluates the objective itself (``LBFGS``).
     matrices : callable, optional
         ``matrices(hp, layout) -> ((name, transpose), ...)``: the optimizer takes these named
-        parameters as 2-D views of the flat one (transposed where ``transpose``), and a problem
-        with any other parameter is not applicable (``torch.optim.Muon``).
+        parameters as 2-D views of the flat one (transposed where ``transpose``); the others go
+        to :attr:`rest`, and without it the problem is not applicable (``torch.optim.Muon``).
+    rest : callable, optional
+        ``rest(hp) -> (name, options)``: the ``torch.optim`` optimizer, and its arguments, that
+        takes the parameters :attr:`matrices` leaves out (each as a view in its own shape).
+    named : bool
+        The optimizer takes every named parameter as a view of the flat one in its own shape
+        (``torch.optim.Adafactor`` factors the matrices), not one flat tensor.
     """
 
     framework: ClassVar[str] = "torch"
     closure: bool = False
     matrices: Callable[[Mapping[str, Any], Any], tuple[tuple[str, bool], ...]] | None = None
+    rest: Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None = None
+    named: bool = False
 
 
 @dataclass(frozen=True)

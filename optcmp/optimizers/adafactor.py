@@ -15,10 +15,10 @@ optax; 1e-30), ``"clamp"`` clamps :math:`v_t` below at :math:`\epsilon_1^2` (tor
 default :math:`\epsilon_1` is the dtype's machine epsilon). Weight decay: torch as above
 (``weight_decay_mode="decoupled"``), Keras with the RMS of the decayed weights
 (``"decoupled_first"``), optax as :math:`\lambda x` added to the step, not scaled by
-:math:`\eta` (``"unscaled"``). optcmp steps one flat parameter
-vector, as every native here sees it, so nothing is factored: the factored form (row and column
-means of a matrix, each framework with its own factoring threshold) is
-:func:`optcmp.optimizers.transforms.scale_by_factored_rms` with the layer shapes.
+:math:`\eta` (``"unscaled"``). Each named parameter is a block: its second moment, clipping and
+parameter scale are its own, and a matrix whose dimensions reach ``min_dim_size_to_factor``
+(every matrix in torch and Keras, 1; optax's default 128) keeps only row and column means
+(:func:`optcmp.optimizers.transforms.scale_by_factored_rms`).
 
 References
 ----------
@@ -41,7 +41,14 @@ from optcmp.optimizers._common import (
     minibatch_params,
     spec_from,
 )
-from optcmp.optimizers._hyperparams import HyperParam, boolean, by_name, one_of, positive_float
+from optcmp.optimizers._hyperparams import (
+    HyperParam,
+    boolean,
+    by_name,
+    one_of,
+    positive_float,
+    positive_int,
+)
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
 from optcmp.optimizers.schedule import Schedule
@@ -63,6 +70,8 @@ DECAY_ROUNDINGS = ("exact", "float32")
 #: Weight decay: x(1 - lr wd) with the scale of the undecayed weights (torch), of the decayed
 #: ones (Keras), or wd x added to the step unscaled by the learning rate (optax).
 WEIGHT_DECAY_MODES = ("decoupled", "decoupled_first", "unscaled")
+#: The blocks the rule's second moments, clipping and parameter scale act on.
+BLOCKS = "param_layout"
 
 
 def _needs(framework: str, **want: Any) -> Any:
@@ -86,6 +95,17 @@ def _decay(mode: str, framework: str) -> Any:
     return check
 
 
+def _factors_every_matrix(framework: str) -> Any:
+    """``requires``: ``min_dim_size_to_factor`` at most 2 (``framework`` factors every matrix)."""
+    def check(h: Mapping[str, Any]) -> str | None:
+        if h["min_dim_size_to_factor"] <= 2:
+            return None
+        return (f"{framework} factors every matrix (min_dim_size_to_factor=1), not "
+                f"min_dim_size_to_factor={h['min_dim_size_to_factor']!r}; the reference rule "
+                "(impl='reference') runs it on every backend")
+    return check
+
+
 def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
     """``torch.optim.Adafactor`` arguments, every one explicit."""
     return {"lr": float(h["learning_rate"]), "beta2_decay": -float(h["decay_rate"]),
@@ -103,8 +123,9 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
-    """``optax.adafactor`` arguments (its factoring threshold never reached on a vector)."""
-    return {"learning_rate": float(h["learning_rate"]), "min_dim_size_to_factor": 128,
+    """``optax.adafactor`` arguments."""
+    return {"learning_rate": float(h["learning_rate"]),
+            "min_dim_size_to_factor": int(h["min_dim_size_to_factor"]),
             "decay_rate": float(h["decay_rate"]), "decay_offset": 0,
             "multiply_by_parameter_scale": True, "clipping_threshold": float(h["clip_threshold"]),
             "momentum": None, "dtype_momentum": np.float64,
@@ -116,6 +137,7 @@ def adafactor(learning_rate: float = 1e-2, decay_rate: float = 0.8, eps1: float 
               eps2: float = 1e-3, eps_form: str = "add", clip_threshold: float = 1.0,
               relative_step: bool = True, weight_decay: float = 0.0,
               weight_decay_mode: str = "decoupled", decay_rounding: str = "exact",
+              min_dim_size_to_factor: int = 1,
               schedule: str | Schedule | None = "constant", clip_norm: float | None = None,
               batch_size: int | None = None, shuffle: bool = True, *, impl: str = "auto",
               label: str = "") -> OptimizerSpec:
@@ -143,6 +165,9 @@ def adafactor(learning_rate: float = 1e-2, decay_rate: float = 0.8, eps1: float 
         or after it (Keras), or ``weight_decay * x`` added to the step (optax).
     decay_rounding : {"exact", "float32"}, default "exact"
         optax computes the decay :math:`1 - t^{-c}` in float32 even for float64 parameters.
+    min_dim_size_to_factor : int, default 1
+        A matrix parameter keeps row and column means of its second moment when both its
+        dimensions reach this (torch and Keras factor every matrix; optax's default is 128).
     schedule : str or Schedule, default "constant"
     clip_norm : float, optional
     batch_size : int, optional
@@ -179,31 +204,37 @@ register_optimizer(OptimizerInfo(
                    "decoupled (torch), decoupled_first (Keras) or unscaled (optax)"),
         HyperParam("decay_rounding", "exact", one_of("decay_rounding", DECAY_ROUNDINGS),
                    "the decay 1 - t**-c in float64, or in float32 (optax)"),
+        HyperParam("min_dim_size_to_factor", 1, positive_int("min_dim_size_to_factor"),
+                   "factor a matrix whose dimensions reach this (torch, Keras 1; optax 128)"),
         common_params(), minibatch_params()),
     summary="Adafactor, full or minibatch; eps form add (Keras, optax) or clamp (torch), "
             "relative step named",
     reference="Shazeer & Stern (2018), arXiv:1804.04235",
     rule=TransformRule(chain(
-        scale_by_factored_rms(), clip_by_block_rms(),
-        when(lambda h: h["weight_decay_mode"] != "decoupled_first", scale_by_param_rms()),
+        scale_by_factored_rms(shapes=BLOCKS, min_dim_size_to_factor="min_dim_size_to_factor"),
+        clip_by_block_rms(shapes=BLOCKS),
+        when(lambda h: h["weight_decay_mode"] != "decoupled_first",
+             scale_by_param_rms(shapes=BLOCKS)),
         when(lambda h: h["weight_decay_mode"] == "decoupled_first",
-             scale_by_param_rms(decayed_by="weight_decay")),
+             scale_by_param_rms(shapes=BLOCKS, decayed_by="weight_decay")),
         scale_by_lr("relative_step"),
         when(lambda h: h["weight_decay_mode"] != "unscaled",
              add_decayed_weights(scaled_by_lr=True)),
         when(lambda h: h["weight_decay_mode"] == "unscaled", add_decayed_weights())),
         "adafactor"),
     stochastic=True,
-    natives=(TorchOptimizer("Adafactor", _torch_options,
+    natives=(TorchOptimizer("Adafactor", _torch_options, named=True,
                             requires=both(_needs("torch.optim.Adafactor", eps_form="clamp",
                                                  relative_step=True, decay_rounding="exact"),
-                                          _decay("decoupled", "torch.optim.Adafactor"))),
-             KerasOptimizer("Adafactor", _keras_options,
+                                          _decay("decoupled", "torch.optim.Adafactor"),
+                                          _factors_every_matrix("torch.optim.Adafactor"))),
+             KerasOptimizer("Adafactor", _keras_options, named=True,
                             requires=both(_needs("keras.optimizers.Adafactor", eps_form="add",
                                                  relative_step=True, decay_rounding="exact"),
                                           _decay("decoupled_first",
-                                                 "keras.optimizers.Adafactor"))),
-             OptaxOptimizer("adafactor", _optax_options,
+                                                 "keras.optimizers.Adafactor"),
+                                          _factors_every_matrix("keras.optimizers.Adafactor"))),
+             OptaxOptimizer("adafactor", _optax_options, tree=lambda h, layout, optax: {},
                             requires=both(_needs("optax.adafactor", eps_form="add",
                                                  relative_step=False, decay_rounding="float32"),
                                           _decay("unscaled", "optax.adafactor")))),

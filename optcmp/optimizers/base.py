@@ -53,7 +53,15 @@ class OptimizerSpec:
     def replace(self, **hyperparameters: Any) -> OptimizerSpec:
         """A copy with some hyperparameters changed (validated)."""
         hp = {**self.hyperparameters, **hyperparameters}
-        return get_optimizer(self.name, impl=self.impl, label=self.label, **hp)
+        return get_optimizer(self.name, impl=self.impl, label=self.own_label, **hp)
+
+    @property
+    def own_label(self) -> str:
+        """The label given, "" where it is the default (:func:`default_label`)."""
+        if self.name in _OPTIMIZERS and self.label == default_label(self.name,
+                                                                    self.hyperparameters):
+            return ""
+        return self.label
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable form."""
@@ -361,7 +369,28 @@ def get_optimizer(name: str, *, impl: str = "auto", label: str = "",
             hp[pname] = value
     if info.check is not None:
         info.check(hp)
-    return OptimizerSpec(info.name, hp, impl, label or "")
+    return OptimizerSpec(info.name, hp, impl, label or default_label(info.name, hp))
+
+
+def default_label(name: str, hyperparameters: Mapping[str, Any]) -> str:
+    """A spec's label when none is given: the optimizer's name, and the conventions that are
+    off their default (:attr:`HyperParam.convention`; a switch turned on by its name alone),
+    ``"muon(scale=rms)"``, ``"muon(bias_correction, adam_nesterov)"``.
+
+    Parameters
+    ----------
+    name : str
+    hyperparameters : mapping
+
+    Returns
+    -------
+    str
+    """
+    info = optimizer_info(name)
+    off = [k if hyperparameters[k] is True else f"{k}={hyperparameters[k]}"
+           for k, p in info.params.items()
+           if p.convention and k in hyperparameters and hyperparameters[k] != p.default]
+    return info.name + (f"({', '.join(off)})" if off else "")
 
 
 def as_spec(opt: Any) -> OptimizerSpec:
@@ -420,5 +449,5 @@ def resolve_impl(spec: OptimizerSpec, backend: str) -> tuple[str, Any]:
 
 
 __all__ = ["IMPLS", "Conversion", "NotApplicable", "OptimizerInfo", "OptimizerSpec", "as_spec",
-           "canonical_optimizer", "factories", "get_optimizer", "optimizer_info",
+           "canonical_optimizer", "default_label", "factories", "get_optimizer", "optimizer_info",
            "optimizer_names", "register_optimizer", "resolve_impl", "unregister_optimizer"]

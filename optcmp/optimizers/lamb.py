@@ -8,9 +8,8 @@ r"""LAMB (You et al. 2020): Adam's direction, weight decay added, scaled by a tr
 (ratio 1 where either norm is 0). ``weight_decay_mode="inside_ratio"`` adds the decay to the
 direction inside the trust ratio, as the paper and optax's ``lamb``; ``"outside_ratio"`` decays
 the weights first, :math:`x(1-\eta\lambda)`, and takes the ratio of their norm to the Adam
-direction's, as Keras' ``Lamb``. The ratio is over the whole flat parameter optcmp steps
-(every native sees the same vector); per layer it needs the layers
-(:func:`optcmp.optimizers.transforms.scale_by_trust_ratio` with ``shapes``).
+direction's, as Keras' ``Lamb``. The ratio is per named parameter (layer-wise, as both frameworks take
+it), each native given the named arrays.
 
 References
 ----------
@@ -113,13 +112,14 @@ register_optimizer(OptimizerInfo(
     rule=TransformRule(chain(
         scale_by_adam(placement="bias_corrected"),
         when(lambda h: h["weight_decay_mode"] == "inside_ratio", chain(
-            add_decayed_weights(), scale_by_trust_ratio(), scale_by_lr())),
+            add_decayed_weights(), scale_by_trust_ratio(shapes="param_layout"), scale_by_lr())),
         when(lambda h: h["weight_decay_mode"] == "outside_ratio", chain(
-            scale_by_trust_ratio(decayed_by="weight_decay"), scale_by_lr(),
+            scale_by_trust_ratio(shapes="param_layout", decayed_by="weight_decay"),
+            scale_by_lr(),
             add_decayed_weights(scaled_by_lr=True)))), "lamb"),
     stochastic=True,
-    natives=(KerasOptimizer("Lamb", _keras_options,
+    natives=(KerasOptimizer("Lamb", _keras_options, named=True,
                             requires=_decay_in("outside_ratio", "keras.optimizers.Lamb")),
-             OptaxOptimizer("lamb", _optax_options,
+             OptaxOptimizer("lamb", _optax_options, tree=lambda h, layout, optax: {},
                             requires=_decay_in("inside_ratio", "optax.lamb"))),
 ), lamb)

@@ -58,6 +58,7 @@ from optcmp.optimizers._hyperparams import (
 from optcmp.optimizers._implementations import KerasOptimizer, OptaxOptimizer, TorchOptimizer
 from optcmp.optimizers.base import (
     Conversion,
+    NotApplicable,
     OptimizerInfo,
     OptimizerSpec,
     get_optimizer,
@@ -423,14 +424,15 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
                                                        "adam_convention"))):
         exact = False
         notes.append(f"the AdamW side {left}: " + {
-            TorchOptimizer.framework: "torch.optim.Muon takes none of them (a second optimizer)",
+            TorchOptimizer.framework: "torch.optim.AdamW beside torch.optim.Muon, without "
+            "Nesterov",
             KerasOptimizer.framework: "Keras' AdamW adds epsilon to the uncorrected root (eps * "
             "sqrt(1 - beta2**t) in the other form's terms) without Nesterov: step-dependent",
             OptaxOptimizer.framework: "optax uses ns_eps and nesterov for it too"}[to])
     if torch:
         exact = False
         notes.append("torch clamps the norm at ns_eps and runs Newton-Schulz in bfloat16")
-    out = get_optimizer("muon", impl=spec.impl, label=spec.label, **new)
+    out = get_optimizer("muon", impl=spec.impl, label=spec.own_label, **new)
     return Conversion(out, exact, tuple(notes))
 
 
@@ -446,6 +448,23 @@ def _torch_options(h: Mapping[str, Any]) -> dict[str, Any]:
             "ns_coefficients": tuple(h["ns_coeffs"]), "eps": float(h["ns_eps"]),
             "ns_steps": int(h["ns_steps"]),
             "adjust_lr_fn": "original" if h["scale"] == "shape" else "match_rms_adamw"}
+
+
+def _torch_rest(h: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``torch.optim.AdamW`` beside ``torch.optim.Muon`` (as torch's documentation pairs them)
+    with the spec's AdamW side, every argument explicit."""
+    if h["adam_nesterov"] or h["adam_convention"] != "bias_corrected_eps":
+        raise NotApplicable(
+            "torch.optim.AdamW (the parameters torch.optim.Muon leaves out) adds epsilon to the "
+            "bias-corrected root without Nesterov (adam_convention='bias_corrected_eps', "
+            f"adam_nesterov=False), not adam_convention={h['adam_convention']!r}, "
+            f"adam_nesterov={h['adam_nesterov']!r}; the reference rule (impl='reference') runs "
+            "these on every backend")
+    lr = h["adam_learning_rate"] if h["adam_learning_rate"] is not None else h["learning_rate"]
+    return "AdamW", {"lr": float(lr), "betas": (float(h["adam_beta1"]), float(h["adam_beta2"])),
+                     "eps": float(h["adam_eps"]), "weight_decay": float(h["adam_weight_decay"]),
+                     "amsgrad": False, "maximize": False, "foreach": False,
+                     "capturable": False, "differentiable": False, "fused": None}
 
 
 def _torch_requires(h: Mapping[str, Any]) -> str | None:
@@ -550,7 +569,7 @@ register_optimizer(OptimizerInfo(
     stochastic=True,
     convert=_convert,
     natives=(TorchOptimizer("Muon", _torch_options, requires=_torch_requires, auto=False,
-                            matrices=_torch_matrices),
+                            matrices=_torch_matrices, rest=_torch_rest),
              KerasOptimizer("Muon", _keras_options, requires=_keras_requires, named=True),
              OptaxOptimizer("contrib.muon", _optax_options, requires=_optax_requires,
                             tree=_optax_tree),),

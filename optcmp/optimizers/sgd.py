@@ -103,7 +103,7 @@ register_optimizer(OptimizerInfo(
                                positive_float("momentum", upper=1.0, allow_zero=True),
                                "momentum in [0, 1)"),
         "nesterov": HyperParam("nesterov", False, boolean("nesterov"), "Nesterov momentum"),
-        "shuffle": HyperParam("shuffle", True, boolean("shuffle"), "reshuffle every epoch"),
+        "shuffle": HyperParam("shuffle", True, boolean("shuffle", choice=False), "reshuffle every epoch"),
         "convention": HyperParam("convention", "lr_outside", one_of("convention", CONVENTIONS),
                                  "lr_outside (torch) or lr_inside (Keras) the buffer"),
         **common_params(),

@@ -11,9 +11,10 @@ chain is built, so a rule's state has the same arrays for every spec. Every tran
 purely functional (no in-place writes), so a chain runs on numpy, in torch, inside a
 ``tf.function`` and under ``jax.jit``.
 
-The parameter is the flat vector every native optcmp runs also sees; :func:`scale_by_factored_rms`
-and :func:`scale_by_trust_ratio` act per block when given ``shapes`` (a problem's
-:class:`~optcmp.problems.ParamLayout` shapes), on the whole vector otherwise.
+The parameter is one flat vector; :func:`scale_by_factored_rms`, :func:`clip_by_block_rms`,
+:func:`scale_by_param_rms` and :func:`scale_by_trust_ratio` act per block when given ``shapes``
+(``"param_layout"``: the problem's named parameters, which a :class:`TransformRule` receives),
+on the whole vector otherwise.
 """
 
 from __future__ import annotations
@@ -316,8 +317,15 @@ def scale_by_lion(b1: Value = "beta1", b2: Value = "beta2") -> Transform:
     return Transform(_zeros(1), update)
 
 
-def _blocks(shapes: Sequence[tuple[int, ...]] | None) -> list[tuple[int, int, tuple[int, ...]]]:
-    """``(start, stop, shape)`` of each block of the flat vector (one block: None)."""
+Shapes = Sequence[tuple[int, ...]] | str | None
+
+
+def _blocks(shapes: Shapes, p: Step | None = None) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``(start, stop, shape)`` of each block of the flat vector (none: None; a str: the
+    shapes of the layout that hyperparameter holds)."""
+    if isinstance(shapes, str):
+        assert p is not None
+        shapes = p.hp[shapes].shapes
     out, a = [], 0
     for s in shapes or ():
         n = math.prod(s)
@@ -326,50 +334,59 @@ def _blocks(shapes: Sequence[tuple[int, ...]] | None) -> list[tuple[int, int, tu
     return out
 
 
-def _per_block(ops: Any, u: Any, shapes: Sequence[tuple[int, ...]] | None,
+def _per_block(ops: Any, u: Any, shapes: Shapes, p: Step,
                fn: Callable[[Any, int, int], Any]) -> Any:
     """``fn(u_block, start, stop)`` over the blocks, concatenated (the whole vector: None)."""
-    if not shapes:
+    blocks = _blocks(shapes, p)
+    if not blocks:
         return fn(u, 0, -1)
-    return ops.concat([ops.reshape(fn(u[a:b], a, b), (-1,)) for a, b, _ in _blocks(shapes)])
+    return ops.concat([ops.reshape(fn(u[a:b], a, b), (-1,)) for a, b, _ in blocks])
 
 
 def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
                           eps_form: Value = "eps_form", rounding: Value = "decay_rounding",
-                          shapes: Sequence[tuple[int, ...]] | None = None,
-                          min_dim_size_to_factor: int = 1) -> Transform:
+                          shapes: Shapes = None, min_dim_size_to_factor: Value = 1) -> Transform:
     r"""Adafactor's second-moment scaling (Shazeer and Stern 2018), :math:`u/\sqrt{\hat v_t}`.
 
     :math:`\hat\beta_{2,t} = 1 - t^{-c}` with :math:`c` = ``decay`` (0.8). A block of ``shapes``
-    with two dimensions of at least ``min_dim_size_to_factor`` (optax 128; torch and Keras
-    factor every matrix) keeps row and column means :math:`R, C` and
-    :math:`\hat v = R C^\top / \operatorname{mean}(R)`; the rest keep :math:`v` in full.
+    with at least two dimensions, its last two of at least ``min_dim_size_to_factor`` (optax
+    128; torch and Keras factor every matrix), keeps row and column means :math:`R, C` over its
+    last two axes and :math:`\hat v = R C^\top / \operatorname{mean}(R)`; the rest keep
+    :math:`v` in full (a matrix with a dimension of 1 factors to the same :math:`\hat v`).
     ``eps_form="add"``: :math:`u^2 + \epsilon_1` enters the averages (Keras, optax);
     ``"clamp"``: :math:`\hat v` is clamped below at :math:`\epsilon_1^2` (torch).
     ``rounding="float32"``: :math:`\hat\beta_{2,t}` computed in float32 (optax), else exact.
+    The state is two vectors like ``x``: :math:`v`, and :math:`R, C` of each factored block
+    stored at the block's start (so it does not depend on the shapes).
 
     Parameters
     ----------
     decay, eps : float or str
     eps_form : {"add", "clamp"} or str
     rounding : {"exact", "float32"} or str
-    shapes : sequence of tuple of int, optional
-        Blocks of the flat vector (None: one vector, never factored).
-    min_dim_size_to_factor : int, default 1
+    shapes : sequence of tuple of int, or str, optional
+        Blocks of the flat vector (None: one vector, never factored; a str: the hyperparameter
+        holding a :class:`~optcmp.problems.ParamLayout`, as ``"param_layout"``).
+    min_dim_size_to_factor : int or str, default 1
 
     Returns
     -------
     Transform
     """
-    blocks = _blocks(shapes)
-    fac = [len(s) == 2 and min(s) >= min_dim_size_to_factor for _, _, s in blocks]
-
-    def init(ops: Any, x: Any) -> State:
-        out: list[Any] = [ops.zeros_like(x)]  # the full v (unused entries of factored blocks)
-        for (_, _, s), f in zip(blocks, fac):
-            if f:
-                out += [ops.zeros_like(x[:s[0]]), ops.zeros_like(x[:s[1]])]
-        return tuple(out)
+    def factored(ops: Any, g2: Any, rc: Any, a: int, s: tuple[int, ...], w: Any,
+                 p: Step) -> tuple[Any, list[Any]]:
+        """``v_hat`` of one factored block and its new ``R, C`` (the unused rest kept)."""
+        lead, r, c = math.prod(s[:-2]), s[-2], s[-1]
+        sq = ops.reshape(g2, (lead, r, c))
+        n, m = lead * r, lead * (r + c)
+        rows = rc[a:a + n] + w * (ops.reshape(ops.mean(sq, axis=2), (-1,)) - rc[a:a + n])
+        cols = rc[a + n:a + m] + w * (ops.reshape(ops.mean(sq, axis=1), (-1,)) - rc[a + n:a + m])
+        den = ops.mean(ops.reshape(rows, (lead, r)), axis=1)
+        if p(eps_form) != "add":
+            den = ops.maximum(den, p(eps))
+        vb = (ops.reshape(rows, (lead, r, 1)) * ops.reshape(cols, (lead, 1, c))
+              / ops.reshape(den, (lead, 1, 1)))
+        return ops.reshape(vb, (-1,)), [rows, cols, rc[a + m:a + lead * r * c]]
 
     def update(ops: Any, u: Any, state: State, p: Step) -> tuple[Any, State]:
         if p(rounding) == "float32":  # optax: t, c and every result in float32
@@ -379,45 +396,41 @@ def scale_by_factored_rms(decay: Value = "decay_rate", eps: Value = "eps1",
             w = p.t ** (-p(decay))  # 1 - beta2_t
         add = p(eps_form) == "add"
         g2 = u * u + p(eps) if add else u * u
-        v = state[0] + w * (g2 - state[0])
-        vhat, new, i = v, [v], 1
-        parts = []
-        for (a, b, s), f in zip(blocks, fac):
-            if not f:
+        v, rc = state[0] + w * (g2 - state[0]), state[1]
+        parts: list[Any] = []
+        rcs: list[Any] = []
+        least = max(2, int(p(min_dim_size_to_factor)))
+        for a, b, s in _blocks(shapes, p):
+            if len(s) >= 2 and min(s[-2:]) >= least:
+                vb, kept = factored(ops, g2[a:b], rc, a, s, w, p)
+                parts.append(vb)
+                rcs += kept
+            else:
                 parts.append(v[a:b])
-                continue
-            sq = ops.reshape(g2[a:b], s)
-            r = state[i] + w * (ops.mean(sq, axis=1) - state[i])
-            c = state[i + 1] + w * (ops.mean(sq, axis=0) - state[i + 1])
-            den = ops.mean(r) if add else ops.maximum(ops.mean(r), p(eps))
-            vb = ops.reshape(r, (-1, 1)) * ops.reshape(c, (1, -1)) / den
-            parts.append(ops.reshape(vb, (-1,)))
-            new += [r, c]
-            i += 2
-        if blocks:
-            vhat = ops.concat(parts)
+                rcs.append(rc[a:b])
+        vhat = ops.concat(parts) if parts else v
         if not add:
             vhat = ops.maximum(vhat, p(eps) * p(eps))
-        return u / ops.sqrt(vhat), tuple(new)
+        return u / ops.sqrt(vhat), (v, ops.concat(rcs) if rcs else rc)
 
-    return Transform(init, update)
+    return Transform(_zeros(2), update)
 
 
-def clip_by_block_rms(threshold: Value = "clip_threshold",
-                      shapes: Sequence[tuple[int, ...]] | None = None) -> Transform:
+def clip_by_block_rms(threshold: Value = "clip_threshold", shapes: Shapes = None) -> Transform:
     r""":math:`u / \max(1, \mathrm{RMS}(u)/d)` per block (Adafactor's update clipping).
 
     Parameters
     ----------
     threshold : float or str
-    shapes : sequence of tuple of int, optional
+    shapes : sequence of tuple of int, or str, optional
+        As :func:`scale_by_factored_rms`'s.
 
     Returns
     -------
     Transform
     """
     return _stateless(lambda ops, u, p: _per_block(
-        ops, u, shapes, lambda ub, a, b: ub / ops.maximum(_rms(ops, ub) / p(threshold), 1.0)))
+        ops, u, shapes, p, lambda ub, a, b: ub / ops.maximum(_rms(ops, ub) / p(threshold), 1.0)))
 
 
 def _decayed(x: Any, p: Step, decayed_by: Value | None) -> Any:
@@ -425,15 +438,14 @@ def _decayed(x: Any, p: Step, decayed_by: Value | None) -> Any:
     return x * (1.0 - p.lr * p(decayed_by)) if decayed_by is not None and p(decayed_by) else x
 
 
-def scale_by_param_rms(min_scale: Value = "eps2",
-                       shapes: Sequence[tuple[int, ...]] | None = None,
+def scale_by_param_rms(min_scale: Value = "eps2", shapes: Shapes = None,
                        decayed_by: Value | None = None) -> Transform:
     r""":math:`u \max(\epsilon_2, \mathrm{RMS}(x))` per block (Adafactor's parameter scale).
 
     Parameters
     ----------
     min_scale : float or str
-    shapes : sequence of tuple of int, optional
+    shapes : sequence of tuple of int, or str, optional
     decayed_by : float or str, optional
         The RMS of :math:`x(1-\eta_t\lambda)` with this :math:`\lambda` (weights decayed first).
 
@@ -443,13 +455,13 @@ def scale_by_param_rms(min_scale: Value = "eps2",
     """
     def fn(ops: Any, u: Any, p: Step) -> Any:
         x = _decayed(p.x, p, decayed_by)
-        return _per_block(ops, u, shapes, lambda ub, a, b: ub * ops.maximum(
+        return _per_block(ops, u, shapes, p, lambda ub, a, b: ub * ops.maximum(
             _rms(ops, x if b < 0 else x[a:b]), p(min_scale)))
 
     return _stateless(fn)
 
 
-def scale_by_trust_ratio(eps: Value = 0.0, shapes: Sequence[tuple[int, ...]] | None = None,
+def scale_by_trust_ratio(eps: Value = 0.0, shapes: Shapes = None,
                          decayed_by: Value | None = None) -> Transform:
     r"""LAMB's layer-wise trust ratio :math:`u\,\lVert x\rVert/(\lVert u\rVert+\epsilon)`, 1
     where either norm is 0 (You et al. 2020; optax's ``scale_by_trust_ratio``, Keras' ``Lamb``).
@@ -457,7 +469,7 @@ def scale_by_trust_ratio(eps: Value = 0.0, shapes: Sequence[tuple[int, ...]] | N
     Parameters
     ----------
     eps : float or str
-    shapes : sequence of tuple of int, optional
+    shapes : sequence of tuple of int, or str, optional
     decayed_by : float or str, optional
         The norm of :math:`x(1-\eta_t\lambda)` with this :math:`\lambda`: the weights decayed
         before the step, as Keras does.
@@ -471,7 +483,7 @@ def scale_by_trust_ratio(eps: Value = 0.0, shapes: Sequence[tuple[int, ...]] | N
         return ops.where((xn > 0.0) & (un > 0.0), ub * (xn / (un + p(eps))), ub)
 
     return _stateless(lambda ops, u, p: _per_block(
-        ops, u, shapes, lambda ub, a, b: ratio(ops, ub, p.x if b < 0 else p.x[a:b], p)))
+        ops, u, shapes, p, lambda ub, a, b: ratio(ops, ub, p.x if b < 0 else p.x[a:b], p)))
 
 
 def add_decayed_weights(weight_decay: Value = "weight_decay",
@@ -517,7 +529,8 @@ def scale_by_lr(relative_step: Value = False) -> Transform:
 
 class TransformRule(ScheduledRule):
     """A reference rule from a chain: :math:`x_t = x_{t-1} - u`, ``u`` the chain's output for
-    the (scheduled, clipped) gradient.
+    the (scheduled, clipped) gradient; the problem's
+    :class:`~optcmp.problems.ParamLayout` is ``hp["param_layout"]``.
 
     Parameters
     ----------
@@ -525,6 +538,8 @@ class TransformRule(ScheduledRule):
     name : str
         Keys the compiled steps optcmp keeps (the optimizer's name).
     """
+
+    needs_layout = True
 
     def __init__(self, transform: Transform, name: str) -> None:
         self.transform = transform

@@ -31,6 +31,14 @@ from optcmp.optimizers import TorchOptimizer
 from optcmp.optimizers.base import NotApplicable
 
 
+class _Schedulers(list):  # type: ignore[type-arg]
+    """The learning-rate schedulers of an optimizer and its second one, stepped together."""
+
+    def step(self) -> None:
+        for s in self:
+            s.step()
+
+
 class TorchNativeAdapter(MinibatchAdapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
@@ -51,46 +59,65 @@ class TorchNativeAdapter(MinibatchAdapter):
         """A leaf parameter and its optimizer; a schedule becomes torch's ``LambdaLR`` on it
         (``lr_k = lr * s(k)``, stepped after every optimizer step), kept on the optimizer."""
         p = x0.detach().clone().requires_grad_(True)
-        views = self._views(p)
+        views, rest = self._views(p)
         opt = getattr(torch.optim, self.decl.name)(views or [p], **self._options())
         opt._optcmp_views = views  # type: ignore[attr-defined]
+        opt._optcmp_rest = None  # type: ignore[attr-defined]
+        if rest:  # the parameters the optimizer leaves out, by the declared second one
+            assert self.decl.rest is not None
+            name, options = self.decl.rest(self.hyper)
+            opt._optcmp_rest = getattr(torch.optim, name)(rest, **options)  # type: ignore[attr-defined]
         sched = self.hyper.get("schedule", "constant")
         if sched != "constant":
             from optcmp.optimizers.schedule import parse
 
             s = parse(sched)
-            opt._optcmp_scheduler = torch.optim.lr_scheduler.LambdaLR(  # type: ignore[attr-defined]
-                opt, lambda k: float(s.factor(float(k))))
+            opt._optcmp_scheduler = _Schedulers([  # type: ignore[attr-defined]
+                torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
+                for o in (opt, opt._optcmp_rest) if o is not None])  # type: ignore[attr-defined]
         return p, opt
 
-    def _views(self, p: torch.Tensor) -> list[torch.Tensor]:
-        """The 2-D views of ``p`` a matrix optimizer takes (``TorchOptimizer.matrices``), in
-        torch's (out, in) layout; none for the others."""
-        if self.decl.matrices is None:
-            return []
+    def _views(self, p: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The views of ``p`` the optimizer takes (``TorchOptimizer.matrices``: 2-D, in torch's
+        (out, in) layout; ``named``: each parameter in its shape) and those ``rest`` takes;
+        none for an optimizer of the flat tensor."""
         layout = self.problem.layout
-        chosen = dict(self.decl.matrices(self.hyper, layout))
+        if self.decl.named:
+            chosen = {n: False for n in layout.names}
+        elif self.decl.matrices is not None:
+            chosen = dict(self.decl.matrices(self.hyper, layout))
+        else:
+            return [], []
         left = [n for n in layout.names if n not in chosen]
-        if left:
+        if not chosen:
+            raise NotApplicable(f"this problem has no parameter torch.optim.{self.decl.name} "
+                                f"takes (its parameters: {list(layout.names)}); "
+                                "impl='reference' runs the spec on every backend")
+        if left and self.decl.rest is None:
             raise NotApplicable(
                 f"torch.optim.{self.decl.name} takes 2-D parameters only, and this problem's "
                 f"{left} would need a second optimizer beside it; impl='reference' runs the "
                 "spec's partition (the rest by AdamW) on every backend")
-        views = []
+        views: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
         for name, shape, (a, b) in zip(layout.names, layout.shapes, layout.offsets()):
             v = p.detach()[a:b].view(shape)  # shares p's storage: a step moves p
-            views.append(v.t() if chosen[name] else v)
+            views[name not in chosen].append(v.t() if chosen.get(name) else v)
         return views
 
     def _opt_step(self, opt: torch.optim.Optimizer, p: torch.Tensor) -> None:
-        """``opt.step()``; a matrix optimizer's views first get their part of ``p.grad``."""
-        views = opt._optcmp_views  # type: ignore[attr-defined]
+        """``opt.step()`` (and the second optimizer's); views first get their part of
+        ``p.grad``."""
+        views, rest = opt._optcmp_views, opt._optcmp_rest  # type: ignore[attr-defined]
         if views:
             g = p.grad
             assert g is not None
-            for v, gv in zip(views, self._views(g)):
-                v.grad = gv
+            gv, gr = self._views(g)
+            for v, gi in zip([*views, *(rest.param_groups[0]["params"] if rest else ())],
+                             [*gv, *gr]):
+                v.grad = gi
         opt.step()
+        if rest is not None:
+            rest.step()
 
     def setup(self) -> None:
         super().setup()
@@ -111,6 +138,13 @@ class TorchNativeAdapter(MinibatchAdapter):
             self._init_batches()
         opts = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
         self.implementation = f"torch.optim.{self.decl.name}({opts})"
+        if self.opt._optcmp_rest is not None:  # type: ignore[attr-defined]
+            assert self.decl.rest is not None
+            name, options = self.decl.rest(self.hyper)
+            self.implementation += (f" and torch.optim.{name}("
+                                    + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")")
+        said = self.info.rule.describe(self.problem.layout, self.hyper) if self.info.rule else ""
+        self.implementation += f" ({said})" if said else ""
 
     def _loss_and_grad(self, p: torch.Tensor, opt: torch.optim.Optimizer,
                        batch: dict[str, Any]) -> Any:
