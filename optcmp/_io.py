@@ -1,4 +1,5 @@
-"""File and JSON helpers shared by results, store, report and tuning (a leaf: stdlib and numpy):
+"""File and JSON helpers shared by results, store, report and tuning, and the install hint every
+missing extra names (a leaf: stdlib and numpy):
 every file optcmp writes is checked before any work starts and written atomically.
 """
 
@@ -12,6 +13,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an extra, e.g. ``"torch"`` (optcmp installs from its checkout).
+
+    Parameters
+    ----------
+    extra : str
+
+    Returns
+    -------
+    str
+    """
+    return f"pip install -c constraints/ci.txt '.[{extra}]' in a checkout of optcmp"
 
 
 def jsonable(v: Any) -> Any:

@@ -29,10 +29,11 @@ def jax_mlp(seed: int = 0, hidden: int = 32, transposed: bool = False) -> tuple[
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
-    params = {"dense1": {"kernel": jax.random.normal(k1, (64, hidden)) / 8,
-                         "bias": jnp.zeros(hidden)},
-              "dense2": {"kernel": jax.random.normal(k2, (hidden, 10)) / hidden ** 0.5,
-                         "bias": jnp.zeros(10)}}
+    f32 = jnp.float32  # explicit: a JAX run earlier in the process may have enabled x64
+    params = {"dense1": {"kernel": jax.random.normal(k1, (64, hidden), f32) / 8,
+                         "bias": jnp.zeros(hidden, f32)},
+              "dense2": {"kernel": jax.random.normal(k2, (hidden, 10), f32) / hidden ** 0.5,
+                         "bias": jnp.zeros(10, f32)}}
 
     def apply(p: Any, X: Any) -> Any:
         k = p["dense1"]["kernel"]

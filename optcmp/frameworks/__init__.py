@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
+from optcmp._io import install_hint
 from optcmp.frameworks.base import (
     DEVICE_FORMS,
     DTYPES,
@@ -82,20 +83,6 @@ def is_available(name: str) -> bool:
     """
     info = BACKENDS[canonical_backend(name)]
     return importlib.util.find_spec(info.requires) is not None
-
-
-def install_hint(extra: str) -> str:
-    """The command that installs an extra, e.g. ``"torch"`` (optcmp installs from its checkout).
-
-    Parameters
-    ----------
-    extra : str
-
-    Returns
-    -------
-    str
-    """
-    return f"pip install -c constraints/ci.txt '.[{extra}]' in a checkout of optcmp"
 
 
 def available_backends() -> list[str]:

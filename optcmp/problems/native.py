@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from optcmp._io import install_hint
 from optcmp.problems.base import ParamLayout, StoredProblem, count_rows
 
 #: Metrics a native-model problem computes on its validation data, from the model's outputs.
@@ -29,7 +30,7 @@ METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "mse": lambda out, y: float(np.mean((out.reshape(y.shape) - y) ** 2)),
     "mae": lambda out, y: float(np.mean(np.abs(out.reshape(y.shape) - y))),
 }
-#: Frameworks' package extras (``pip install 'optcmp[<extra>]'``).
+#: Frameworks' package extras (:func:`optcmp._io.install_hint`).
 EXTRAS = {"torch": "torch", "keras": "tensorflow", "jax": "jax"}
 #: Rows of the probe that checks the model, the loss and the targets at construction.
 PROBE_ROWS = 2
@@ -218,7 +219,7 @@ class ModelProblem(StoredProblem):
 def _missing(fn: str, framework: str, exc: ImportError) -> ImportError:
     """The error of a ``from_*`` whose framework is not installed, naming the extra."""
     return ImportError(f"{fn} needs {framework}, which is not installed ({exc}); install it "
-                       f"with pip install 'optcmp[{EXTRAS[framework]}]'")
+                       f"with {install_hint(EXTRAS[framework])}")
 
 
 def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
