@@ -266,3 +266,15 @@ def test_optcmp_run_digits_compares_native_optimizers_on_every_installed_framewo
     assert {(r.impl, r.nit, r.dtype) for r in comp.runs} == {("native", 23, "float32")}
     acc = [r.metrics["val_accuracy"] for r in comp.runs if r.optimizer == "sgd"]
     assert max(acc) - min(acc) <= 1 / 360 + 1e-12, acc
+
+
+def test_torch_muon_on_a_module_takes_its_matrices_and_adamw_the_rest():
+    """torch.optim.Muon takes 2-D parameters only: on an MLP its two weight matrices, with
+    torch.optim.AdamW beside it on the two biases (it failed with torch's "Muon only supports 2D
+    parameters")."""
+    p = optcmp.problems.digits_mlp("torch")
+    r = optcmp.run(p, optcmp.muon(0.02, batch_size=64, impl="native"),
+                   stopping=optcmp.MetricTarget("val_accuracy", TARGET) | optcmp.MaxIter(1000))
+    assert r.status == "converged" and r.impl == "native", r.message
+    assert "(2 parameters; torch.optim.AdamW takes the other 2)" in r.implementation
+    assert r.nit % 23 == 0
