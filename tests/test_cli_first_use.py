@@ -255,3 +255,17 @@ def test_run_tuned_refuses_another_size_or_target(tmp_path: Path,
             "RelativeSuboptimality(tol=1e-06))") in capsys.readouterr().err
     assert main(["run", "--rows", "300", "--tuned", str(tuned), "--backends", "numpy",
                  "--no-progress"]) == 0
+
+
+def test_tune_then_run_tuned_with_the_defaults(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """README's `optcmp tune ... --out tuned.json` then `optcmp run --tuned tuned.json` was
+    refused: tune's regression had 1,000,000 rows, run's 100,000; both default to 100,000."""
+    from optcmp.cli import main
+
+    out = tmp_path / "tuned.json"
+    assert main(["tune", "--optimizers", "lbfgs", "--grid", "lbfgs.history_size=5,10",
+                 "--by", "iterations", "--budget", "50", "--repeats", "1", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert main(["run", "--tuned", str(out), "--backends", "numpy", "--no-progress"]) == 0
+    assert "100,000 rows" in capsys.readouterr().out
