@@ -126,7 +126,8 @@ def test_bad_input_is_refused_with_the_value_and_what_is_allowed(monkeypatch):
     with pytest.raises(ValueError, match="the model fails on data X"):
         optcmp.problems.from_torch(m, "cross_entropy", (X[:, :10], y))
     monkeypatch.setitem(__import__("sys").modules, "optcmp.frameworks.jax.model", None)
-    with pytest.raises(ImportError, match=r"from_jax needs jax, .* pip install 'optcmp\[jax\]'"):
+    with pytest.raises(ImportError, match=r"from_jax needs jax, .* pip install -c "
+                                          r"constraints/ci.txt '\.\[jax\]' in a checkout"):
         optcmp.problems.from_jax(lambda p, x: x, {"w": np.zeros(2)}, "mse", (X, y))
 
 
