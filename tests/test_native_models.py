@@ -279,3 +279,12 @@ def test_torch_muon_on_a_module_takes_its_matrices_and_adamw_the_rest():
     assert r.status == "converged" and r.impl == "native", r.message
     assert "(2 parameters; torch.optim.AdamW takes the other 2)" in r.implementation
     assert r.nit % 23 == 0
+
+
+def test_an_accuracy_target_outside_0_1_is_refused():
+    """MetricTarget("val_accuracy", 1.5) was accepted, a target no run can meet; 95 for 95%
+    likewise."""
+    for v in (1.5, 95):
+        with pytest.raises(ValueError, match=r"an accuracy is a fraction in \[0, 1\]"):
+            optcmp.MetricTarget("val_accuracy", v)
+    assert optcmp.MetricTarget("val_accuracy", 1.0).value == 1.0
