@@ -184,6 +184,21 @@ def test_a_line_per_entry_as_soon_as_it_is_known(capsys: pytest.CaptureFixture[s
     assert all(len(ln) <= 120 for ln in done)
 
 
+def test_the_entry_line_counts_the_iterations_the_table_counts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A converged entry's line said the steps taken up to the observation that saw the target
+    (gd 1625 where the table says 1624); it says the table's iterations to the target."""
+    from optcmp.cli import main
+
+    assert main(["run", "--rows", "20000", "--optimizers", "diag_newton",
+                 "--backends", "numpy"]) == 0
+    out, err = capsys.readouterr()
+    row = next(ln.split() for ln in out.splitlines() if ln.startswith("diag_newton "))
+    assert row[3] == "converged"
+    assert "done: diag_newton on numpy: converged, time-to-target" in err
+    assert f", {row[5]} iterations\n" in err
+
+
 def test_tune_adam_with_its_default_grid(capsys: pytest.CaptureFixture[str]) -> None:
     """optcmp tune --optimizers adam said "pass grid=...", a Python phrase; Adam has a default
     grid: the learning rate from 1e-5 to 1, two values a decade."""
@@ -240,3 +255,17 @@ def test_run_tuned_refuses_another_size_or_target(tmp_path: Path,
             "RelativeSuboptimality(tol=1e-06))") in capsys.readouterr().err
     assert main(["run", "--rows", "300", "--tuned", str(tuned), "--backends", "numpy",
                  "--no-progress"]) == 0
+
+
+def test_tune_then_run_tuned_with_the_defaults(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """README's `optcmp tune ... --out tuned.json` then `optcmp run --tuned tuned.json` was
+    refused: tune's regression had 1,000,000 rows, run's 100,000; both default to 100,000."""
+    from optcmp.cli import main
+
+    out = tmp_path / "tuned.json"
+    assert main(["tune", "--optimizers", "lbfgs", "--grid", "lbfgs.history_size=5,10",
+                 "--by", "iterations", "--budget", "50", "--repeats", "1", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert main(["run", "--tuned", str(out), "--backends", "numpy", "--no-progress"]) == 0
+    assert "100,000 rows" in capsys.readouterr().out

@@ -353,3 +353,14 @@ def test_compare_on_fizzbuzz_names_each_convention_in_the_table_and_the_verdict(
         assert len({r.nit_to_target for r in runs}) == 1 and runs[0].nit_to_target
         assert sum(line.startswith(label + " ") for line in table.splitlines()) == len(runs)
         assert f"  {label} (" in verdict, verdict
+
+
+def test_muon_on_a_problem_without_matrices_fails_with_the_reason():
+    """compare(LinearRegression(), ["muon"]) ran plain AdamW and said so only in its
+    implementation text ("Muon: 0 parameters in 0 arrays"); the run fails naming the reason."""
+    from optcmp.problems import LinearRegression
+
+    r = optcmp.run(LinearRegression(n_samples=200), optcmp.muon(), backend="numpy", max_iter=3)
+    assert r.status == "failed"
+    assert "Muon takes 2-D parameters, and partition='2d' finds none" in r.message
+    assert "{'coef': (4,), 'intercept': ()}" in r.message

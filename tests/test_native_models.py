@@ -126,7 +126,8 @@ def test_bad_input_is_refused_with_the_value_and_what_is_allowed(monkeypatch):
     with pytest.raises(ValueError, match="the model fails on data X"):
         optcmp.problems.from_torch(m, "cross_entropy", (X[:, :10], y))
     monkeypatch.setitem(__import__("sys").modules, "optcmp.frameworks.jax.model", None)
-    with pytest.raises(ImportError, match=r"from_jax needs jax, .* pip install 'optcmp\[jax\]'"):
+    with pytest.raises(ImportError, match=r"from_jax needs jax, .* pip install -c "
+                                          r"constraints/ci.txt '\.\[jax\]' in a checkout"):
         optcmp.problems.from_jax(lambda p, x: x, {"w": np.zeros(2)}, "mse", (X, y))
 
 
@@ -266,3 +267,24 @@ def test_optcmp_run_digits_compares_native_optimizers_on_every_installed_framewo
     assert {(r.impl, r.nit, r.dtype) for r in comp.runs} == {("native", 23, "float32")}
     acc = [r.metrics["val_accuracy"] for r in comp.runs if r.optimizer == "sgd"]
     assert max(acc) - min(acc) <= 1 / 360 + 1e-12, acc
+
+
+def test_torch_muon_on_a_module_takes_its_matrices_and_adamw_the_rest():
+    """torch.optim.Muon takes 2-D parameters only: on an MLP its two weight matrices, with
+    torch.optim.AdamW beside it on the two biases (it failed with torch's "Muon only supports 2D
+    parameters")."""
+    p = optcmp.problems.digits_mlp("torch")
+    r = optcmp.run(p, optcmp.muon(0.02, batch_size=64, impl="native"),
+                   stopping=optcmp.MetricTarget("val_accuracy", TARGET) | optcmp.MaxIter(1000))
+    assert r.status == "converged" and r.impl == "native", r.message
+    assert "(2 parameters; torch.optim.AdamW takes the other 2)" in r.implementation
+    assert r.nit % 23 == 0
+
+
+def test_an_accuracy_target_outside_0_1_is_refused():
+    """MetricTarget("val_accuracy", 1.5) was accepted, a target no run can meet; 95 for 95%
+    likewise."""
+    for v in (1.5, 95):
+        with pytest.raises(ValueError, match=r"an accuracy is a fraction in \[0, 1\]"):
+            optcmp.MetricTarget("val_accuracy", v)
+    assert optcmp.MetricTarget("val_accuracy", 1.0).value == 1.0

@@ -23,10 +23,11 @@ from optcmp.cli.inputs import (
     DEFAULT_OPTIMIZERS,
     add_csv_options,
     build_problem,
+    generated_regression,
     resolve_target,
     specs_with_sets,
 )
-from optcmp.cli.settings import SettingFlags, setting_values
+from optcmp.cli.settings import MAIN_ROWS, SettingFlags, setting_values
 
 
 def grid_arg(value: str) -> tuple[str, list[Any]]:
@@ -65,7 +66,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--problem", default="linear_regression",
                    help="problem name (see 'optcmp list'); default linear_regression")
     p.add_argument("--rows", type=positive_int, default=None,
-                   help="rows of the generated data (default: the problem's)")
+                   help=f"rows of the generated data (default: {MAIN_ROWS:,}, the main job's, "
+                        "so that 'optcmp run --tuned' runs what was tuned)")
     settings.add("seed")
     add_csv_options(p)
     p.add_argument("--optimizers", type=csv_list, default=list(DEFAULT_OPTIMIZERS),
@@ -120,6 +122,8 @@ def command(args: argparse.Namespace) -> int:
             raise CLIError(f"--budget must be a whole number of iterations, got {budget!r}")
         budget = int(budget)
     specs = _specs(args, grid)
+    if generated_regression(args) and args.rows is None:
+        args.rows = MAIN_ROWS  # the main job's problem: `optcmp run --tuned` then runs it as is
     problem = build_problem(args)
     tol, target = resolve_target(args, problem)
     try:

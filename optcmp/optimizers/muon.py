@@ -175,6 +175,11 @@ class MuonRule(ScheduledRule):
 
     def describe(self, layout: Any, hp: Mapping[str, Any]) -> str:
         on = set(muon_names(layout, hp))
+        if not on:
+            raise ValueError(f"Muon takes 2-D parameters, and partition={hp['partition']!r} "
+                             f"finds none among the problem's {dict(zip(layout.names, layout.shapes))}"
+                             ": every step would be AdamW's; give the problem named matrix "
+                             "parameters (x0 a dict of 2-D arrays) or compare adamw")
         sides = [(side, [(n, sz) for n, sz in zip(layout.names, layout.sizes)
                          if (n in on) == (side == "Muon")]) for side in ("Muon", "AdamW")]
         return "; ".join(f"{side}: {sum(sz for _, sz in ps):,} parameters in {len(ps)} "

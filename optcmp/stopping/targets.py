@@ -104,6 +104,9 @@ class MetricTarget(Rule):
                              f"reports (e.g. 'test_accuracy'), got {metric!r}")
         self.metric = metric
         self.value = finite_number(f"MetricTarget({metric!r}) value", value)
+        if metric.endswith("accuracy") and not 0.0 <= self.value <= 1.0:
+            raise ValueError(f"MetricTarget({metric!r}, {value!r}): an accuracy is a fraction in "
+                             "[0, 1] (0.95 for 95%); no run could meet this target")
         self.mode = mode
         self.needs_metrics = (self.metric,)
 

@@ -18,6 +18,7 @@ import torch
 
 from optcmp.frameworks.models import ModelStepper
 from optcmp.optimizers import TorchOptimizer
+from optcmp.optimizers.base import NotApplicable
 
 
 class TorchModelStepper(ModelStepper):
@@ -48,20 +49,29 @@ class TorchModelStepper(ModelStepper):
             self.data = {k: v.to(model.torch_dtype) if v.is_floating_point() else v
                          for k, v in self.data.items()}
         opts = self._options()
-        self.opt = getattr(torch.optim, self.decl.name)(self.params, **opts)
-        self.sched = None
+        self._main, rest = self._split()
+        self.opt = getattr(torch.optim, self.decl.name)(self._main, **opts)
+        self.rest = None
+        if rest:  # the parameters the optimizer leaves out (torch.optim.Muon: all but 2-D)
+            assert self.decl.rest is not None
+            name, options = self.decl.rest(self.hyper)
+            self.rest = getattr(torch.optim, name)(rest, **options)
+        opts_all = [o for o in (self.opt, self.rest) if o is not None]
         sched = self.hyper.get("schedule", "constant")
+        scheds: list[Any] = []
         if sched != "constant":
             from optcmp.optimizers.schedule import parse
 
             s = parse(sched)
-            self.sched = torch.optim.lr_scheduler.LambdaLR(
-                self.opt, lambda k: float(s.factor(float(k))))
-        opt, sch = self.opt, self.sched
+            scheds = [torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
+                      for o in opts_all]
+        self.sched = scheds[0] if scheds else None
+        self._scheds = scheds
 
         def update() -> None:
-            opt.step()
-            if sch is not None:
+            for o in opts_all:
+                o.step()
+            for sch in scheds:
                 sch.step()
 
         how = model.compile_step
@@ -75,12 +85,31 @@ class TorchModelStepper(ModelStepper):
         self._update = update if not how else torch.compile(
             update, **({} if how is True else {"backend": how}))
         text = ", ".join(f"{k}={v!r}" for k, v in opts.items())
+        beside = "" if self.rest is None else (
+            f" ({len(self._main)} parameters; torch.optim.{type(self.rest).__name__} takes the "
+            f"other {len(rest)})")
         self.implementation = (f"torch.optim.{self.decl.name}({text}) on the module's "
-                               f"{model.dtype} parameters" + (
+                               f"{model.dtype} parameters{beside}" + (
                                    " (the update under torch.compile)" if how else ""))
+
+    def _split(self) -> tuple[list[Any], list[Any]]:
+        """The parameters the optimizer takes (``TorchOptimizer.matrices``: the spec's
+        partition; a module's weights are in torch's own layout already) and the rest."""
+        if self.decl.matrices is None:
+            return self.params, []
+        chosen = dict(self.decl.matrices(self.hyper, self.problem.layout))
+        named = dict(zip(self.native.names, self.params))
+        main = [p for n, p in named.items() if n in chosen]
+        rest = [p for n, p in named.items() if n not in chosen]
+        if not main or (rest and self.decl.rest is None):
+            raise NotApplicable(f"torch.optim.{self.decl.name} takes none of this module's "
+                                f"parameters {list(named)}; impl='reference' runs the spec")
+        return main, rest
 
     def step_on(self, batch: dict[str, Any]) -> tuple[Any, Any]:
         self.opt.zero_grad(set_to_none=True)
+        if self.rest is not None:
+            self.rest.zero_grad(set_to_none=True)
         f = self.loss(self.module(batch["X"]), batch["y"])
         f.backward()
         gnorm = None
@@ -93,16 +122,19 @@ class TorchModelStepper(ModelStepper):
 
     def save(self) -> Any:
         return ([p.detach().clone() for p in self.params], copy.deepcopy(self.opt.state_dict()),
-                None if self.sched is None else self.sched.state_dict(), self._k)
+                [s.state_dict() for s in self._scheds], self._k,
+                None if self.rest is None else copy.deepcopy(self.rest.state_dict()))
 
     def load(self, saved: Any) -> None:
-        params, state, sched, self._k = saved
+        params, state, scheds, self._k, rest = saved
         with torch.no_grad():
             for p, v in zip(self.params, params):
                 p.copy_(v)
         self._load_optimizer(state)
-        if self.sched is not None:
-            self.sched.load_state_dict(sched)
+        if self.rest is not None:
+            self.rest.load_state_dict(copy.deepcopy(rest))
+        for s, st in zip(self._scheds, scheds):
+            s.load_state_dict(st)
 
     def _load_optimizer(self, state: dict[str, Any]) -> None:
         """The optimizer's saved state, in place where its tensors exist (a compiled update's
@@ -113,7 +145,7 @@ class TorchModelStepper(ModelStepper):
             return
         with torch.no_grad():
             for i, per in state["state"].items():
-                live = self.opt.state[self.params[i]]
+                live = self.opt.state[self._main[i]]
                 for k, v in per.items():
                     if isinstance(v, torch.Tensor) and isinstance(live.get(k), torch.Tensor):
                         live[k].copy_(v)
