@@ -151,16 +151,25 @@ def tune(problem: Problem, optimizer: Tunable, grid: Mapping[str, Any] | None = 
     configs, grids = _configurations(base, grid, mode)
     rule = tuning_rule(problem, by=by, budget=budget, tol=run_config.tol, target=target,
                        max_time=max_time)
-    # scored in iterations, a run is never censored by a time (the load would decide it)
+    # scored in iterations, a run is never censored by a time (the load would decide it); in
+    # time, each optimizer's grid is a comparison of its own: a configuration is censored
+    # against the best of its optimizer's grid, never against another optimizer
     ratio = None if by == "iterations" else run_config.censor_ratio
-    comp = compare(problem, [c[1] for c in configs], backends=[run_config.backend],
-                   config=run_config.replace(stopping=rule, censor_ratio=ratio), repeats=repeats,
-                   progress=progress, executor=executor, store=store)
-    scored = _score_configs(comp, configs, by, budget, repeats)
+    groups: dict[str, list[_Config]] = {}
+    for c in configs:
+        groups.setdefault(c[1].name, []).append(c)
+    comps, scored = [], []
+    for group in groups.values():
+        comps.append(compare(problem, [c[1] for c in group], backends=[run_config.backend],
+                             config=run_config.replace(stopping=rule, censor_ratio=ratio),
+                             repeats=repeats, progress=progress, executor=executor, store=store))
+        scored += _score_configs(comps[-1], group, by, budget, repeats)
+    comp = comps[0] if len(comps) == 1 else type(comps[0]).concat(comps)
     chosen, best = _choose_best(base, configs, scored)
     _warn_about_choices(base, best, grids, by, budget, mode)
     cost = {"runs": float(len(comp)),
-            "executed": float(comp.settings.get("store", {}).get("executed", len(comp))),
+            "executed": float(sum(c.settings.get("store", {}).get("executed", len(c))
+                                  for c in comps)),
             "timed": float(sum(r.time for r in comp)),
             "run_wall": float(sum(r.timing.wall for r in comp)),
             "elapsed": time.perf_counter() - t_start}

@@ -333,3 +333,17 @@ def test_load_specs_leaves_out_an_optimizer_without_a_winner(tmp_path):
     with pytest.warns(UserWarning, match="no configuration of adam reached the target"):
         specs = load_specs(path)
     assert [(s.name, s.hyperparameters["learning_rate"]) for s in specs] == [("gd", 0.1)]
+
+
+def test_a_configuration_is_censored_against_its_own_optimizer_only():
+    """`optcmp tune` censored every gd configuration against lbfgs (gd needs about 150x
+    lbfgs's time here), so gd had no winner; an optimizer's configurations are censored against
+    the best of its own grid: a grid of one is never censored, whatever the clocks say."""
+    p = LinearRegression(n_samples=100_000)
+    res = optcmp.tune(p, [optcmp.lbfgs, optcmp.gd],
+                      grid={"gd": {"learning_rate": ["auto"]}, "lbfgs": {"history_size": [10]}},
+                      by="time", budget=5_000, repeats=2, tol=1e-4, progress=False)
+    gd = [s for s in res.configs if s.optimizer == "gd"]
+    assert len(gd) == 1 and not any(gd[0].censored)
+    assert gd[0].successes == 2 and "gd" in {s.name for s in res.specs}
+    assert len(res.comparison.runs) == 4
