@@ -486,3 +486,25 @@ def test_framework_default_initializations_and_seeded_streams_differ():
             stds.append(std)
         assert stds[1] / TORCH_INIT[1][2] == pytest.approx(2.4, abs=0.05)  # "2.4x larger"
         tf.random.set_seed(None)
+
+
+@needs_tf
+@needs_torch
+def test_objective_with_python_control_flow_runs_on_tensorflow_as_on_torch():
+    """optcmp traces TensorFlow steps without AutoGraph; an objective that branches in Python
+    on a tensor is traced again through AutoGraph and follows torch's run (which branches
+    eagerly): GD from (1, 1, 1) halves the first step where the sum of squares is below 1."""
+    def objective(ops, x, data):
+        s = ops.sum(x * x)
+        if s > 1.0:
+            return s
+        return 2.0 * s
+
+    p = optcmp.problems.from_function(objective, np.ones(3), name="branchy")
+    runs = [optcmp.run(p, optcmp.gd(0.1), backend=b, stopping=optcmp.MaxIter(30), threads=1)
+            for b in ("torch", "tensorflow")]
+    assert [r.status for r in runs] == ["max_iter", "max_iter"]
+    # 0.8 while s > 1 (one step: s = 3 * 0.64 = 1.92, then 0.8 again: s = 1.2288, then
+    # 0.8: s = 0.786), then 0.6 per step: 0.8**3 * 0.6**27 per coordinate
+    np.testing.assert_allclose(runs[1].x, runs[0].x, rtol=1e-12)
+    np.testing.assert_allclose(runs[0].x, np.full(3, 0.8 ** 3 * 0.6 ** 27), rtol=1e-12)

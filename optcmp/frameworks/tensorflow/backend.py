@@ -265,13 +265,15 @@ class TensorFlowBackend(Backend):
             if kept is not None:
                 self._functions.append((kept, _compiles(kept)))
                 return kept  # type: ignore[no-any-return]
-        g = tf.function(fn, input_signature=list(input_signature), jit_compile=jit)
+        sig = list(input_signature)
+        g = tf.function(fn, input_signature=sig, jit_compile=jit, autograph=False)
         dev = self.tf_device
         seen: set[Any] = set()
         row_args = tuple(rows) if jit else ()
         # the traced concrete function is called directly after the first call:
         # tf.function's dispatch (signature matching) costs ~0.2 ms per call
-        fast: list[Any] = [] if exact or _n_params(fn) == len(input_signature) else [g]
+        concrete = exact or _n_params(fn) == len(input_signature)
+        fast: list[Any] = []
 
         def call(*args: Any) -> Any:
             if row_args:
@@ -279,8 +281,16 @@ class TensorFlowBackend(Backend):
             with tf.device(dev):
                 if fast:
                     return fast[0](*args)
-                out = g(*args)
-                fast.append(g.get_concrete_function())
+                try:
+                    out = call.tf_function(*args)  # type: ignore[attr-defined]
+                except tf.errors.OperatorNotAllowedInGraphError:
+                    # Python control flow on a tensor: traced again through AutoGraph, which
+                    # converts it (AutoGraph's conversion otherwise costs seconds per trace)
+                    call.tf_function = tf.function(  # type: ignore[attr-defined]
+                        fn, input_signature=sig, jit_compile=jit, autograph=True)
+                    out = call.tf_function(*args)  # type: ignore[attr-defined]
+                tf_fn = call.tf_function  # type: ignore[attr-defined]
+                fast.append(tf_fn.get_concrete_function() if concrete else tf_fn)
                 return out
 
         call.tf_function = g  # type: ignore[attr-defined]
