@@ -17,6 +17,7 @@ import numpy as np
 
 from optcmp.fingerprint import canonical_json
 from optcmp.frameworks.base import minibatch_gradient
+from optcmp.frameworks.loops import in_place_steps
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers import UpdateRule
@@ -143,6 +144,8 @@ class ReferenceAdapter(MinibatchAdapter):
                                 grad_norm=not self.stochastic, example=example,
                                 gradient=self.gradient, value=not self.stochastic)
         self._k = 0
+        self._in_place: Any = None
+        self.update_path = "functional"
         if self.stochastic:
             self._init_batches()
 
@@ -174,6 +177,9 @@ class ReferenceAdapter(MinibatchAdapter):
         self._all_rows = None
         if b.slices_are_views:  # a Python loop over the epoch's minibatch views
             self._block = None  # type: ignore[assignment]
+            self._in_place = in_place_steps(self)
+            if self._in_place is not None:
+                self.update_path = "in-place"
             return
         kept_rows = self._init_span(int(np.size(self.x0)))
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
@@ -201,6 +207,10 @@ class ReferenceAdapter(MinibatchAdapter):
     def _mini_block(self, block: Any, n: int, first: int | None = None,
                     every: int = 1) -> Any:
         """``n`` minibatch steps; the compiled block returns the iterates it kept."""
+        if block is None and self._in_place is not None:
+            self.x, self.state = self._in_place(self.x, self.state, n)
+            self._k += n
+            return None
         if block is None:  # uncompiled steps on the epoch's minibatches, nothing else
             step, batch, x, state, extra = self._step, self._batch, self.x, self.state, \
                 self._extra()

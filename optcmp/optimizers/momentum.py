@@ -35,6 +35,7 @@ from optcmp.optimizers._common import (
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
+from optcmp.optimizers.schedule import parse
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     Native,
@@ -58,6 +59,13 @@ class MomentumRule(ScheduledRule):
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x),)
+
+    def plain_step(self, hp: Mapping[str, Any]) -> float | None:
+        """The learning rate without momentum, schedule or clipping (the buffer stays zero)."""
+        lr = hp["learning_rate"]
+        constant = parse(hp.get("schedule", "constant")).is_constant
+        plain = hp["momentum"] == 0.0 and constant and hp.get("clip_norm") is None
+        return lr if plain and isinstance(lr, float) else None
 
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:

@@ -40,6 +40,23 @@ class _Schedulers(list):  # type: ignore[type-arg]
             s.step()
 
 
+def _adam_in_place(p: torch.Tensor, g: torch.Tensor, state: dict[str, Any],
+                   kw: dict[str, Any], work: list[torch.Tensor]) -> None:
+    """One step of torch's single-tensor Adam (no decay, AMSGrad or maximize), its operations
+    in its order, the denominator in a reused work tensor."""
+    b1, b2, step_t = kw["beta1"], kw["beta2"], state["step"]
+    step_t += 1
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m.lerp_(g, 1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+    t = step_t.item()
+    if not work:
+        work.append(torch.empty_like(v))
+    denom = torch.sqrt(v, out=work[0])
+    denom.div_((1 - b2 ** t) ** 0.5).add_(kw["eps"])
+    p.addcdiv_(m, denom, value=-(kw["lr"] / (1 - b1 ** t)))
+
+
 class TorchNativeAdapter(MinibatchAdapter):
     """``torch.optim.<name>(**options)`` on a flat leaf parameter, on optcmp's minibatches.
 
@@ -328,15 +345,24 @@ class TorchNativeAdapter(MinibatchAdapter):
                                         "differentiable", "fused", "decoupled_weight_decay")}
             kw["beta1"], kw["beta2"] = group["betas"]
 
+            plain = not (kw["weight_decay"] or kw["amsgrad"] or kw["maximize"]
+                         or kw["capturable"] or kw["differentiable"] or kw["fused"])
+            work: list[torch.Tensor] = []
+
             def adam_step(g: torch.Tensor) -> None:
                 if not state:  # the first step creates the state, as step() does
                     p.grad = g
                     opt.step()
                     return
+                if plain:
+                    _adam_in_place(p, g, state, kw, work)
+                    return
                 adam_update([p], [g], [state["exp_avg"]], [state["exp_avg_sq"]],
                             [state["max_exp_avg_sq"]] if kw["amsgrad"] else [], [state["step"]],
                             has_complex=False, **kw)
-            return adam_step, "functional", "torch.optim.adam.adam"
+            return (adam_step, "in-place" if plain else "functional",
+                    "torch.optim.adam's single-tensor arithmetic" if plain
+                    else "torch.optim.adam.adam")
         return None
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
