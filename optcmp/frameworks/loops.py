@@ -59,8 +59,8 @@ def in_place_steps(adapter: Any) -> Callable[..., Any] | None:
     def steps(x: Any, state: tuple[Any, ...], n: int) -> tuple[Any, tuple[Any, ...]]:
         x, d, k0 = x.copy(), np.empty_like(x), adapter._k
         for k in range(k0, k0 + n):
-            np.multiply(grad(x, batch(k)), lr, out=d)
-            np.subtract(x, d, out=x)
+            np.multiply(grad(x, batch(k)), lr, d)  # positional out: less call overhead
+            np.subtract(x, d, x)
         return x, ((state[0] + float(n), *state[1:]) if state else state)
     return steps
 
