@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import HAS_TORCH, lr_a
 
 import optcmp
 from optcmp.problems import FizzBuzzMLP, LinearRegression
-from conftest import HAS_TORCH, lr_a
-
-
 
 
 @pytest.mark.parametrize(("spec", "path"), [

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 
 def python_block(backend: Any, step: Callable[..., Any], *, batch_size: int | None,
                  n_rows: int | None, steps_per_epoch: int | None,
@@ -43,26 +41,4 @@ def python_block(backend: Any, step: Callable[..., Any], *, batch_size: int | No
     return mini_block
 
 
-def in_place_steps(adapter: Any) -> Callable[..., Any] | None:
-    """``steps(x, state, n) -> (x, state)``: ``n`` minibatch steps of a rule whose update is
-    ``x - lr * g`` (:meth:`~optcmp.optimizers.UpdateRule.plain_step`), the products in place
-    on numpy arrays (the same arithmetic, so the same iterates); the block's iterate is its
-    own copy, as saved states hold the old one. None where the rule or backend has no such
-    path."""
-    lr = adapter.rule.plain_step(adapter.hyper)
-    problem = adapter.problem
-    if (lr is None or adapter.backend.name != "numpy" or adapter.rule.needs_curvature
-            or not problem.has_numpy_grad):
-        return None
-    grad, batch = problem.grad, adapter._batch
-
-    def steps(x: Any, state: tuple[Any, ...], n: int) -> tuple[Any, tuple[Any, ...]]:
-        x, d, k0 = x.copy(), np.empty_like(x), adapter._k
-        for k in range(k0, k0 + n):
-            np.multiply(grad(x, batch(k)), lr, d)  # positional out: less call overhead
-            np.subtract(x, d, x)
-        return x, ((state[0] + float(n), *state[1:]) if state else state)
-    return steps
-
-
-__all__ = ["in_place_steps", "python_block"]
+__all__ = ["python_block"]

@@ -35,7 +35,6 @@ from optcmp.optimizers._common import (
     torch_common,
 )
 from optcmp.optimizers._hyperparams import HyperParam, by_name, one_of, positive_float
-from optcmp.optimizers.schedule import parse
 from optcmp.optimizers._implementations import (
     KerasOptimizer,
     Native,
@@ -44,7 +43,7 @@ from optcmp.optimizers._implementations import (
     TorchOptimizer,
 )
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
-from optcmp.optimizers.schedule import Schedule
+from optcmp.optimizers.schedule import Schedule, parse
 
 #: Where the learning rate sits: outside the buffer (torch) or inside it (Keras).
 CONVENTIONS = ("lr_outside", "lr_inside")

@@ -12,8 +12,8 @@ import numpy as np
 from optcmp._io import check_memory
 from optcmp._scipy import linalg
 from optcmp.problems import tabular
-from optcmp.problems._scratch import work_arrays
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
+from optcmp.problems._scratch import work_arrays
 from optcmp.problems.base import Array, Optimum, ParamLayout
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
