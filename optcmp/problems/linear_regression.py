@@ -13,7 +13,7 @@ from optcmp._io import check_memory
 from optcmp._scipy import linalg
 from optcmp.problems import tabular
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
-from optcmp.problems._scratch import work_arrays
+from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, Optimum, ParamLayout
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
@@ -258,7 +258,9 @@ class LinearRegression(tabular.TabularProblem):
         ops.matmul(A, x, out=r)
         r -= y
         m = ops.size(r)
-        return (ops.sum(r * r) / m if value else None), ops.matmul(r, A) * (2.0 / m)
+        g = ops.matmul(r, A)
+        g *= 2.0 / m
+        return (ops.sum(r * r) / m if value else None), g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         return self._numpy_value_and_grad(x, batch, True)
@@ -270,15 +272,17 @@ class LinearRegression(tabular.TabularProblem):
                               value: bool) -> tuple[float, np.ndarray]:
         """Value (NaN unless ``value``) and gradient in numpy."""
         A, y = batch["A"], batch["y"]
-        W = x if self.n_targets == 1 else x.reshape(self._w_shape())
-        work = work_arrays(y.shape, y.dtype, 1) if A.dtype == W.dtype == y.dtype else None
-        r = A @ W if work is None else np.matmul(A, W, out=work[0])  # the data's size: reused
+        one = self.n_targets == 1
+        W = x if one else x.reshape(self._w_shape())
+        work = (work_arrays(y.shape, y.dtype, 1)  # the data's size: reused, not faulted in
+                if y.size >= MIN_ELEMENTS and A.dtype == W.dtype == y.dtype else None)
+        r = A @ W if work is None else np.matmul(A, W, out=work[0])
         r -= y
         m = r.size
         fun = float(np.vdot(r, r)) / m if value else float("nan")
         g = A.T @ r
         g *= 2.0 / m
-        return fun, g.reshape(-1)
+        return fun, (g if one else g.reshape(-1))
 
     def describe_param(self, j: int) -> str:
         base = super().describe_param(j)

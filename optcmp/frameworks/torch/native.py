@@ -144,10 +144,14 @@ class TorchNativeAdapter(MinibatchAdapter):
         self._objective = self.problem.objective
         self._ops = self.backend.ops
         # the problem's gradient written against ops, when it declares one
-        self._analytic = analytic_value_and_grad(self.backend, self.problem,
-                                                 self.gradient,
-                                                 value=not self.stochastic
-                                                 or self.decl.closure)
+        value = not self.stochastic or self.decl.closure
+        self._analytic = analytic_value_and_grad(self.backend, self.problem, self.gradient,
+                                                 value=value)
+        into = getattr(self.problem, "gradient_into", None)
+        if self._analytic is not None and into is not None:  # the same, on a reused residual
+            work: dict[str, Any] = {}
+            o = self.backend.ops
+            self._analytic = lambda x, batch: into(o, x, batch, work, value=value)
         self._k = 0
         self._calls = self._torch_calls = 1
         self._nit = 1  # torch's own iterations in the last step (LBFGS's state n_iter)
