@@ -328,6 +328,7 @@ class TorchNativeAdapter(MinibatchAdapter):
         keys = {"weight_decay", "lr", "maximize", "foreach"}
         if type(opt) is torch.optim.SGD:
             if (group["momentum"] == 0 and group["weight_decay"] == 0 and not group["maximize"]
+                    and not group["foreach"] and not group.get("fused")
                     and isinstance(group["lr"], float)):
                 alpha = -group["lr"]
                 return (lambda g: p.add_(g, alpha=alpha)), "in-place", "param.add_(grad, alpha=-lr)"
@@ -345,12 +346,12 @@ class TorchNativeAdapter(MinibatchAdapter):
                 isinstance(group[k], torch.Tensor) for k in ("lr", "betas")):
             from torch.optim.adam import adam as adam_update
 
-            kw = {k: group[k] for k in (*keys, "amsgrad", "eps", "capturable",
-                                        "differentiable", "fused", "decoupled_weight_decay")}
+            kw = {k: group[k] for k in (*keys, "amsgrad", "eps", "capturable", "differentiable",
+                                        "fused", "decoupled_weight_decay") if k in group}
             kw["beta1"], kw["beta2"] = group["betas"]
 
-            plain = not (kw["weight_decay"] or kw["amsgrad"] or kw["maximize"]
-                         or kw["capturable"] or kw["differentiable"] or kw["fused"])
+            plain = not any(kw.get(k) for k in ("weight_decay", "amsgrad", "maximize", "foreach",
+                                                "capturable", "differentiable", "fused"))
             work: list[torch.Tensor] = []
 
             def adam_step(g: torch.Tensor) -> None:
