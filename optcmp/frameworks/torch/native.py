@@ -383,11 +383,11 @@ class TorchNativeAdapter(MinibatchAdapter):
         lean = self._lean_update() if getattr(self, "_lean", False) else None
         if lean is not None:  # built per block: it holds the optimizer's state tensors
             assert grad is not None
-            up = lean[0]
+            up, xd = lean[0], p.detach()  # p's storage without autograd's dispatch
             g = None
             with torch.no_grad():
                 for k in range(k0, k0 + n):
-                    _, g = grad(p, batch(k))
+                    _, g = grad(xd, batch(k))
                     up(g)
             p.grad = g
         elif self._lean_block():
