@@ -340,15 +340,19 @@ def test_compiled_minibatch_blocks_span_epochs_and_time_only_the_runs_steps(back
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
-@pytest.mark.parametrize("spec", [optcmp.sgd(0.05, batch_size=64),
-                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9),
-                                  optcmp.sgd(0.02, batch_size=64, momentum=0.9, nesterov=True)],
-                         ids=["plain", "momentum", "nesterov"])
-def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
-    """torch.optim.SGD in fused blocks (its functional update with the param group and the
-    momentum buffer in the optimizer's state) reaches bit for bit the iterates of
-    ``optimizer.step()`` per call, over 5 epochs of lr_a (the momentum buffer carried across
-    blocks), and says so in its implementation."""
+@pytest.mark.parametrize(("spec", "path"), [
+    (optcmp.sgd(0.05, batch_size=64), "in-place"),
+    (optcmp.sgd(0.02, batch_size=64, momentum=0.9), "functional"),
+    (optcmp.sgd(0.02, batch_size=64, momentum=0.9, nesterov=True), "functional"),
+    (optcmp.adam(0.01, batch_size=64), "in-place"),
+    (optcmp.adam(0.01, batch_size=64, amsgrad=True, weight_decay=0.01), "functional")],
+    ids=["plain", "momentum", "nesterov", "adam", "adam-amsgrad-decay"])
+def test_torch_fused_blocks_make_the_steps_of_optimizer_step(spec, path):
+    """torch.optim.SGD and Adam in fused blocks (the update step() computes: the in-place
+    statements of torch's single-tensor update, or its functional update with the param
+    group and the state kept in the optimizer) reach bit for bit the iterates of
+    ``optimizer.step()`` per call, over 5 epochs of lr_a (the state carried across blocks),
+    and record the path."""
     p = lr_a()
     runs = {ex: optcmp.run(p, spec, backend="torch", execution=ex, threads=1, max_iter=80,
                                tol=1e-9, max_time=None, eval_every=7)
@@ -357,8 +361,9 @@ def test_torch_sgd_fused_blocks_make_the_steps_of_optimizer_step(spec):
     assert a.nit == b.nit == 80 and b.conditions.execution == "fused"
     np.testing.assert_array_equal(b.x, a.x)
     np.testing.assert_array_equal(b.trace.fun, a.trace.fun)
-    assert "torch.optim.sgd.sgd" in b.implementation
-    assert "torch.optim.sgd.sgd" not in a.implementation
+    assert (a.conditions.update_path, b.conditions.update_path) == ("optimizer.step()", path)
+    assert "as step() calls it" in b.implementation and "step()" not in a.implementation
+    assert b.conditions.gather == "once per chunk of 16384 rows"
 
 
 @pytest.mark.parametrize("backend", SPANNING)

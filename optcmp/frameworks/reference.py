@@ -143,6 +143,8 @@ class ReferenceAdapter(MinibatchAdapter):
                                 grad_norm=not self.stochastic, example=example,
                                 gradient=self.gradient, value=not self.stochastic)
         self._k = 0
+        self._in_place: Any = None
+        self.update_path = "functional"
         if self.stochastic:
             self._init_batches()
 
@@ -174,6 +176,9 @@ class ReferenceAdapter(MinibatchAdapter):
         self._all_rows = None
         if b.slices_are_views:  # a Python loop over the epoch's minibatch views
             self._block = None  # type: ignore[assignment]
+            self._in_place = self._in_place_steps()
+            if self._in_place is not None:
+                self.update_path = "in-place"
             return
         kept_rows = self._init_span(int(np.size(self.x0)))
         self._block = b.compile_block(step, ex, batch_size=order.batch_size,
@@ -182,6 +187,26 @@ class ReferenceAdapter(MinibatchAdapter):
                                       snapshots=kept_rows, **kept)
         self._slice_only_in_blocks()
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
+
+    def _in_place_steps(self) -> Callable[..., Any] | None:
+        """``steps(x, state, n) -> (x, state)``: ``n`` minibatch steps of a rule whose update is
+        ``x - lr * g`` (:meth:`~optcmp.optimizers.UpdateRule.plain_step`) on numpy, the
+        products written in place (the same arithmetic, so the same iterates) into the block's
+        own copy of the iterate (saved states hold the old one); None where there is none."""
+        lr = self.rule.plain_step(self.hyper)
+        problem = self.problem
+        if (lr is None or self.backend.name != "numpy" or self.rule.needs_curvature
+                or not problem.has_numpy_grad):
+            return None
+        grad, batch = problem.grad, self._batch
+
+        def steps(x: Any, state: tuple[Any, ...], n: int) -> tuple[Any, tuple[Any, ...]]:
+            x, d, k0 = x.copy(), np.empty_like(x), self._k
+            for k in range(k0, k0 + n):
+                np.multiply(grad(x, batch(k)), lr, d)  # positional out: less call overhead
+                np.subtract(x, d, x)
+            return x, ((state[0] + float(n), *state[1:]) if state else state)
+        return steps
 
     def step(self) -> Block:
         if self.execution == "fused" and self.stochastic:  # one step of the fused block
@@ -201,6 +226,10 @@ class ReferenceAdapter(MinibatchAdapter):
     def _mini_block(self, block: Any, n: int, first: int | None = None,
                     every: int = 1) -> Any:
         """``n`` minibatch steps; the compiled block returns the iterates it kept."""
+        if block is None and self._in_place is not None:
+            self.x, self.state = self._in_place(self.x, self.state, n)
+            self._k += n
+            return None
         if block is None:  # uncompiled steps on the epoch's minibatches, nothing else
             step, batch, x, state, extra = self._step, self._batch, self.x, self.state, \
                 self._extra()

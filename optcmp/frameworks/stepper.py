@@ -344,6 +344,8 @@ class MinibatchAdapter(Adapter):
         self._chunk_batches: list[dict[str, Any]] | None = None
         self._chunk_len = max(1, CHUNK_ROWS // self.order.batch_size)
         self._slices_needed = True
+        #: how the steps get their rows (``RunResult.conditions.gather``)
+        self.gather = f"once per chunk of {CHUNK_ROWS} rows"
         self._all_rows: Any = None
         #: epochs the index vector of a spanning block holds (0: blocks end at every epoch)
         self.span_epochs = 0
@@ -430,6 +432,7 @@ class MinibatchAdapter(Adapter):
     def _slice_only_in_blocks(self) -> None:
         """Keep no gathered rows: the fused blocks gather from the index vector themselves."""
         self._slices_needed = False
+        self.gather = "per step, in the compiled block"
         self._forget_rows()
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:

@@ -38,6 +38,11 @@ class UpdateRule(ABC):
         """Initial optimizer state (a tuple of arrays like ``x``)."""
         return ()
 
+    def plain_step(self, hp: Mapping[str, Any]) -> float | None:
+        """``lr`` where every step is ``x - lr * g`` with only a step counter in the state
+        (a backend may then update in place); None otherwise."""
+        return None
+
     @abstractmethod
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:

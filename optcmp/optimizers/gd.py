@@ -12,6 +12,7 @@ Y. Nesterov, *Lectures on Convex Optimization*, 2nd ed., Springer, 2018, Sec. 2.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from optcmp.optimizers._common import spec_from
@@ -26,6 +27,11 @@ class GDRule(UpdateRule):
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:
         return x - hp["learning_rate"] * g, state
+
+    def plain_step(self, hp: Mapping[str, Any]) -> float | None:
+        """The learning rate (a float once resolved)."""
+        lr = hp["learning_rate"]
+        return lr if isinstance(lr, float) else None
 
 
 def gd(learning_rate: float | str = "auto", *, impl: str = "auto",

@@ -43,7 +43,7 @@ from optcmp.optimizers._implementations import (
     TorchOptimizer,
 )
 from optcmp.optimizers.base import OptimizerInfo, OptimizerSpec, register_optimizer
-from optcmp.optimizers.schedule import Schedule
+from optcmp.optimizers.schedule import Schedule, parse
 
 #: Where the learning rate sits: outside the buffer (torch) or inside it (Keras).
 CONVENTIONS = ("lr_outside", "lr_inside")
@@ -58,6 +58,13 @@ class MomentumRule(ScheduledRule):
 
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         return (ops.zeros_like(x),)
+
+    def plain_step(self, hp: Mapping[str, Any]) -> float | None:
+        """The learning rate without momentum, schedule or clipping (the buffer stays zero)."""
+        lr = hp["learning_rate"]
+        constant = parse(hp.get("schedule", "constant")).is_constant
+        plain = hp["momentum"] == 0.0 and constant and hp.get("clip_norm") is None
+        return lr if plain and isinstance(lr, float) else None
 
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:

@@ -13,6 +13,7 @@ from optcmp._io import check_memory
 from optcmp._scipy import linalg
 from optcmp.problems import tabular
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
+from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, Optimum, ParamLayout
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
@@ -243,6 +244,24 @@ class LinearRegression(tabular.TabularProblem):
         g = ops.reshape(rA * (2.0 / m), (-1,))
         return (ops.sum(r * r) / m if value else None), g
 
+    def gradient_into(self, ops: Any, x: Any, batch: dict[str, Any], work: dict[str, Any], *,
+                      value: bool = True) -> tuple[Any, Any]:
+        """:meth:`gradient_ops`'s operations, the residual written into ``work["r"]`` (kept by
+        the caller across calls; ops whose ``matmul`` takes ``out=``, numpy's and torch's):
+        the same values without a new array the size of the data per call."""
+        A, y = batch["A"], batch["y"]
+        r = work.get("r")
+        if self.n_targets != 1 or (r is not None and r.shape != y.shape):
+            return self.gradient_ops(ops, x, batch, value=value)
+        if r is None:
+            r = work["r"] = ops.zeros_like(y)
+        ops.matmul(A, x, out=r)
+        r -= y
+        m = ops.size(r)
+        g = ops.matmul(r, A)
+        g *= 2.0 / m
+        return (ops.sum(r * r) / m if value else None), g
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         return self._numpy_value_and_grad(x, batch, True)
 
@@ -253,14 +272,17 @@ class LinearRegression(tabular.TabularProblem):
                               value: bool) -> tuple[float, np.ndarray]:
         """Value (NaN unless ``value``) and gradient in numpy."""
         A, y = batch["A"], batch["y"]
-        W = x if self.n_targets == 1 else x.reshape(self._w_shape())
-        r = A @ W
+        one = self.n_targets == 1
+        W = x if one else x.reshape(self._w_shape())
+        work = (work_arrays(y.shape, y.dtype, 1)  # the data's size: reused, not faulted in
+                if y.size >= MIN_ELEMENTS and A.dtype == W.dtype == y.dtype else None)
+        r = A @ W if work is None else np.matmul(A, W, out=work[0])
         r -= y
         m = r.size
         fun = float(np.vdot(r, r)) / m if value else float("nan")
         g = A.T @ r
         g *= 2.0 / m
-        return fun, g.reshape(-1)
+        return fun, (g if one else g.reshape(-1))
 
     def describe_param(self, j: int) -> str:
         base = super().describe_param(j)

@@ -132,6 +132,11 @@ class TorchBackend(Backend):
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops, no tape
+        into = getattr(problem, "gradient_into", None)
+        if analytic is not None and into is not None:  # the same, on a reused residual
+            work: dict[str, Any] = {}
+            o = self.ops
+            return lambda x, batch: into(o, x, batch, work)
         if analytic is not None:
             return analytic
         objective = problem.objective

@@ -20,6 +20,7 @@ evaluation it makes is counted in ``nfev``/``njev``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,23 @@ class _Schedulers(list):  # type: ignore[type-arg]
     def step(self) -> None:
         for s in self:
             s.step()
+
+
+def _adam_in_place(p: torch.Tensor, g: torch.Tensor, state: dict[str, Any],
+                   kw: dict[str, Any], work: list[torch.Tensor]) -> None:
+    """One step of torch's single-tensor Adam (no decay, AMSGrad or maximize), its operations
+    in its order, the denominator in a reused work tensor."""
+    b1, b2, step_t = kw["beta1"], kw["beta2"], state["step"]
+    step_t += 1
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m.lerp_(g, 1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+    t = step_t.item()
+    if not work:
+        work.append(torch.empty_like(v))
+    denom = torch.sqrt(v, out=work[0])
+    denom.div_((1 - b2 ** t) ** 0.5).add_(kw["eps"])
+    p.addcdiv_(m, denom, value=-(kw["lr"] / (1 - b1 ** t)))
 
 
 class TorchNativeAdapter(MinibatchAdapter):
@@ -126,10 +144,14 @@ class TorchNativeAdapter(MinibatchAdapter):
         self._objective = self.problem.objective
         self._ops = self.backend.ops
         # the problem's gradient written against ops, when it declares one
-        self._analytic = analytic_value_and_grad(self.backend, self.problem,
-                                                 self.gradient,
-                                                 value=not self.stochastic
-                                                 or self.decl.closure)
+        value = not self.stochastic or self.decl.closure
+        self._analytic = analytic_value_and_grad(self.backend, self.problem, self.gradient,
+                                                 value=value)
+        into = getattr(self.problem, "gradient_into", None)
+        if self._analytic is not None and into is not None:  # the same, on a reused residual
+            work: dict[str, Any] = {}
+            o = self.backend.ops
+            self._analytic = lambda x, batch: into(o, x, batch, work, value=value)
         self._k = 0
         self._calls = self._torch_calls = 1
         self._nit = 1  # torch's own iterations in the last step (LBFGS's state n_iter)
@@ -281,49 +303,93 @@ class TorchNativeAdapter(MinibatchAdapter):
                 and getattr(self.opt, "_optcmp_scheduler", None) is None)
 
     def prepare_execution(self, execution: str) -> None:
-        """The fused mode of ``torch.optim.SGD`` runs its update through torch's functional
-        ``torch.optim.sgd.sgd`` (said in :attr:`implementation`)."""
+        """Choose the fused blocks' update (:meth:`_lean_update`, recorded in
+        :attr:`update_path` and said in :attr:`implementation`)."""
         super().prepare_execution(execution)
-        if execution == "fused" and self._lean_block() and type(self.opt) is torch.optim.SGD:
-            self.implementation += (" (fused blocks: its update torch.optim.sgd.sgd with the "
+        self.update_path = "optimizer.step()"
+        self._lean = execution == "fused" and self._lean_block()
+        lean = self._lean_update() if self._lean else None
+        self._lean = lean is not None
+        if lean is not None:
+            self.update_path = lean[1]
+            self.implementation += (f" (fused blocks: its update {lean[2]} with the "
                                     "optimizer's param group, as step() calls it)")
 
-    def _sgd_block(self, n: int) -> None:
-        """``n`` steps of ``torch.optim.SGD`` as its ``step()`` computes them: torch's
-        functional ``torch.optim.sgd.sgd`` with the param group's hyperparameters and the
-        momentum buffer kept in the optimizer's state, without ``step()``'s per-call
-        bookkeeping (hooks, profiler records, group gathering)."""
-        from torch.optim.sgd import sgd as sgd_update
+    def _lean_update(self) -> tuple[Callable[[torch.Tensor], Any], str, str] | None:
+        """``(update(g), update_path, what)``: one step of ``torch.optim.SGD``/``Adam`` as its
+        ``step()`` computes it, without ``step()``'s bookkeeping (hooks, profiler records,
+        group gathering): SGD without momentum or decay is ``p.add_(g, alpha=-lr)``, the one
+        statement of torch's single-tensor SGD; otherwise torch's functional update on the
+        optimizer's state. None for any other optimizer, or several parameter groups."""
+        opt, p = self.opt, self.param
+        if opt._optcmp_views or len(opt.param_groups) != 1:  # type: ignore[attr-defined]
+            return None
+        group, state = opt.param_groups[0], opt.state[p]
+        keys = {"weight_decay", "lr", "maximize", "foreach"}
+        if type(opt) is torch.optim.SGD:
+            if (group["momentum"] == 0 and group["weight_decay"] == 0 and not group["maximize"]
+                    and not group["foreach"] and not group.get("fused")
+                    and isinstance(group["lr"], float)):
+                alpha = -group["lr"]
+                return (lambda g: p.add_(g, alpha=alpha)), "in-place", "param.add_(grad, alpha=-lr)"
+            from torch.optim.sgd import sgd as sgd_update
 
-        p, opt, batch, grad, k0 = self.param, self.opt, self._batch, self._analytic, self._k
-        assert grad is not None
-        group = opt.param_groups[0]
-        state = opt.state[p]
-        bufs = [state.get("momentum_buffer")]
-        params = [p]
-        kw = {name: group[name] for name in ("weight_decay", "momentum", "lr", "dampening",
-                                             "nesterov", "maximize", "foreach", "fused")}
-        g = None
-        with torch.no_grad():
-            for k in range(k0, k0 + n):
-                _, g = grad(p, batch(k))
-                sgd_update(params, [g], bufs, **kw)
-        p.grad = g
-        if group["momentum"] != 0:
-            state["momentum_buffer"] = bufs[0]
+            kw = {k: group[k] for k in (*keys, "momentum", "dampening", "nesterov", "fused")}
+            bufs = [state.get("momentum_buffer")]
+
+            def sgd_step(g: torch.Tensor) -> None:
+                sgd_update([p], [g], bufs, **kw)
+                if kw["momentum"] != 0:
+                    state["momentum_buffer"] = bufs[0]
+            return sgd_step, "functional", "torch.optim.sgd.sgd"
+        if type(opt) is torch.optim.Adam and not any(
+                isinstance(group[k], torch.Tensor) for k in ("lr", "betas")):
+            from torch.optim.adam import adam as adam_update
+
+            kw = {k: group[k] for k in (*keys, "amsgrad", "eps", "capturable", "differentiable",
+                                        "fused", "decoupled_weight_decay") if k in group}
+            kw["beta1"], kw["beta2"] = group["betas"]
+
+            plain = not any(kw.get(k) for k in ("weight_decay", "amsgrad", "maximize", "foreach",
+                                                "capturable", "differentiable", "fused"))
+            work: list[torch.Tensor] = []
+
+            def adam_step(g: torch.Tensor) -> None:
+                if not state:  # the first step creates the state, as step() does
+                    p.grad = g
+                    opt.step()
+                    return
+                if plain:
+                    _adam_in_place(p, g, state, kw, work)
+                    return
+                adam_update([p], [g], [state["exp_avg"]], [state["exp_avg_sq"]],
+                            [state["max_exp_avg_sq"]] if kw["amsgrad"] else [], [state["step"]],
+                            has_complex=False, **kw)
+            return (adam_step, "in-place" if plain else "functional",
+                    "torch.optim.adam's single-tensor arithmetic" if plain
+                    else "torch.optim.adam.adam")
+        return None
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
         """``n`` minibatch steps in one Python loop: no harness work, no per-step report
         (the ``"fused"`` mode; full-batch runs are not fused by this adapter). With the
         problem's gradient formula, no clipping and no schedule, a step is the gradient
         and the optimizer's update, as a hand-written loop does (``torch.optim.SGD``: its
-        functional update, see :meth:`_sgd_block`)."""
+        update without ``step()``'s bookkeeping, see :meth:`_lean_update`)."""
         if not self.stochastic:
             return super().run_block(n)
         p, opt, batch, k0 = self.param, self.opt, self._batch, self._k
         grad = self._analytic
-        if self._lean_block() and type(opt) is torch.optim.SGD:
-            self._sgd_block(n)
+        lean = self._lean_update() if getattr(self, "_lean", False) else None
+        if lean is not None:  # built per block: it holds the optimizer's state tensors
+            assert grad is not None
+            up, xd = lean[0], p.detach()  # p's storage without autograd's dispatch
+            g = None
+            with torch.no_grad():
+                for k in range(k0, k0 + n):
+                    _, g = grad(xd, batch(k))
+                    up(g)
+            p.grad = g
         elif self._lean_block():
             assert grad is not None
             opt_step = opt.step if not opt._optcmp_views else (  # type: ignore[attr-defined]
