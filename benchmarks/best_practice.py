@@ -676,6 +676,7 @@ def optcmp_side(work: str, problem: Any, backend: str, n: int,
     evals: list[tuple[float, float]] = []
 
     def measure() -> tuple[float, float]:
+        warm_cpu = WarmupCPU.install()
         with warnings.catch_warnings(), FullEvaluations(problem) as spent:
             warnings.simplefilter("ignore")  # a MaxIter-only rule has no target: said once
             c0, w0 = time.process_time(), time.perf_counter()
@@ -684,14 +685,49 @@ def optcmp_side(work: str, problem: Any, backend: str, n: int,
             c1, w1 = time.process_time(), time.perf_counter()
         sw = DualStopwatch.last
         assert sw is not None and r.nit == n, (r.status, r.message)
-        # the whole call per step, the warm-up (compilation) excluded; its CPU taken as its wall
-        warm = r.warmup_time
-        whole.append((max(c1 - c0 - warm, 0.0) / n, (w1 - w0 - warm) / n))
+        # the whole call per step, the warm-up (compilation) excluded
+        warm_cpu = WarmupCPU.spent - warm_cpu
+        whole.append(((c1 - c0 - warm_cpu) / n, (w1 - w0 - r.warmup_time) / n))
         evals.append((spent.cpu / n, spent.wall / n))
         return sw.cpu_elapsed / n, r.time / n
     measure.whole = whole  # type: ignore[attr-defined]
     measure.evals = evals  # type: ignore[attr-defined]
     return measure
+
+
+class WarmupCPU:
+    """Process CPU seconds spent in the adapters' ``warmup`` (every class under optcmp's
+    ``Stepper`` that defines one, wrapped once it is loaded; one inside another counts once)."""
+
+    spent, depth = 0.0, 0
+
+    @classmethod
+    def install(cls) -> float:
+        """Wrap the warm-ups loaded so far; the seconds spent so far."""
+        from optcmp.frameworks.stepper import Stepper
+
+        todo: list[type] = [Stepper]
+        while todo:
+            k = todo.pop()
+            todo.extend(k.__subclasses__())
+            fn = vars(k).get("warmup")
+            if fn is not None and not hasattr(fn, "cpu_wrapped"):
+                k.warmup = cls._wrap(fn)  # type: ignore[attr-defined]
+        return cls.spent
+
+    @classmethod
+    def _wrap(cls, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def warmup(*args: Any, **kwargs: Any) -> Any:
+            cls.depth += 1
+            c0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                cls.depth -= 1
+                if not cls.depth:
+                    cls.spent += time.process_time() - c0
+        warmup.cpu_wrapped = True  # type: ignore[attr-defined]
+        return warmup
 
 
 class FullEvaluations:
