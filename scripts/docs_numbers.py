@@ -920,7 +920,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "quick-start": (page_quick_start, "1 min"),
     "statistics": (page_statistics, "1 min"),
     "tests": (page_tests, "10 min"),
-    "best-practice": (page_best_practice, "2 min"),
+    "best-practice": (page_best_practice, "8 min"),
     "new-optimizers": (page_new_optimizers, "30 s"),
     "muon-prodigy-schedule-free": (page_muon_prodigy_schedule_free, "20 s"),
     "own-model": (page_own_model, "2 min"),
