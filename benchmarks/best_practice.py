@@ -1014,7 +1014,7 @@ def peak_memory(rows: int, backends: list[str]) -> int:
             phase, kib[side] = " ".join(out[-3:-1]), int(out[-1])
         print(f"| {b} | {kib['loop'] / 1024:,.0f} | {kib['optcmp'] / 1024:,.0f} | "
               f"{kib['optcmp'] / kib['loop']:.2f}x |", flush=True)
-    print(f"GD, 3 steps, {rows:,} rows; peak resident memory of the {phase}")
+    print(f"\nGD, 3 steps, {rows:,} rows; peak resident memory of the {phase}")
     return 0
 
 
