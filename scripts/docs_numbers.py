@@ -660,106 +660,99 @@ def _best_practice_module() -> ModuleType:
 
 
 def best_practice_text(data: dict[str, Any]) -> dict[str, str]:
-    """The tables and ratio lines ``benchmarks/best_practice.py`` prints, rebuilt from its
-    ``--json`` output (the benchmark's own formatting), with the workloads named by the rows
-    they ran on (``--quick``: 100,000 rows, "gd-100k")."""
+    """The tables ``benchmarks/best_practice.py`` prints, rebuilt from its ``--json`` output
+    (the benchmark's own formatting), with the workloads named by the rows they ran on
+    (``--quick``: 100,000 rows, "gd-100k"), and the story pages' tables."""
     import contextlib
     import io
 
     bp = _best_practice_module()
-    sides = ("hand", "auto", "step", "same", "per_epoch", "whole", "evals")
-    table = {(r["backend"], r["workload"]): {s: (r[f"{s}_cpu"], r[f"{s}_wall"]) for s in sides
-                                             if f"{s}_cpu" in r} for r in data["results"]}
-    floor = (data["floor_two_pass_cpu"], data.get("floor_two_pass_wall", float("nan")))
-    main, same = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(main):
-        bp._print_table(table, floor)
-    with contextlib.redirect_stdout(same):
-        bp._print_same(table)
     rows = int(data["rows_1M"])
     label = "1M" if rows == 1_000_000 else f"{rows // 1000}k"
+    out = {}
+    for key, fn in (("table", bp.print_table), ("variants_table", bp.print_variants),
+                    ("whole_table", bp.print_whole)):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            fn(data["results"])
+        out[key] = buf.getvalue().strip("\n").replace("-1M", f"-{label}")
+    res = {(r["backend"], r["workload"]): r for r in data["results"]}
 
-    def tidy(text: str) -> str:
-        return text.strip("\n").replace("-1M", f"-{label}").replace("1M rows", f"{label} rows")
-
-    blocks = tidy(main.getvalue()).split("\n\n")
+    def cells(r: dict[str, Any], fmt: str) -> str:
+        return " | ".join(fmt.format(t * 1e6) for t in (r["step"][0], r["auto"][0],
+                                                        r["variants"][r["best"]][0]))
     fizz = ["| backend | step | fused (default) | best hand-written loop |", "|---|---|---|---|"]
     names = {"numpy": "numpy", "torch": "torch (`torch.optim.SGD`)",
              "tensorflow": "TensorFlow (Keras `SGD`, XLA)"}
     for b, name in names.items():
-        t = table.get((b, "sgd64-fizzbuzz"))
-        if t is not None:
-            fizz.append(f"| {name} | " + " | ".join(f"{t[s][0] * 1e6:.1f} us"
-                                                     for s in ("step", "auto", "hand")) + " |")
+        if (b, "sgd64-fizzbuzz") in res:
+            fizz.append(f"| {name} | {cells(res[(b, 'sgd64-fizzbuzz')], '{:.1f} us')} |")
     story = ["| workload | backend | step | fused (default) | best hand-written loop |",
              "|---|---|---|---|---|"]
     for w, wname in (("gd-1M", "GD, full batch"), ("sgd64-1M", "SGD, batch 64")):
         for b, name in (("numpy", "numpy"), ("torch", "torch"), ("tensorflow", "TensorFlow (XLA)")):
-            t = table.get((b, w))
-            if t is not None:
-                story.append(f"| {wname} | {name} | " + " | ".join(
-                    f"{t[s][0] * 1e6:,.1f} us" for s in ("step", "auto", "hand")) + " |")
-    tf = table.get(("tensorflow", "sgd64-1M"))
-    out = {"story_table": "\n".join(story)}
-    if tf is not None:
-        out["tf_step_sgd64"] = f"{tf['step'][0] * 1e6:.0f} us"
-    return {**out, "table": blocks[0], "ratios": "\n".join(blocks[1:]).strip("\n"),
-            "same_table": tidy(same.getvalue()), "fizzbuzz_table": "\n".join(fizz)}
+            if (b, w) in res:
+                story.append(f"| {wname} | {name} | {cells(res[(b, w)], '{:,.1f} us')} |")
+    out["story_table"], out["fizzbuzz_table"] = "\n".join(story), "\n".join(fizz)
+    if ("tensorflow", "sgd64-1M") in res:
+        out["tf_step_sgd64"] = f"{res[('tensorflow', 'sgd64-1M')]['step'][0] * 1e6:.0f} us"
+    return out
 
 
 def _wkey(workload: str) -> str:
-    return {"gd-1M": "gd", "sgd64-1M": "sgd64", "sgd64-fizzbuzz": "fizzbuzz"}.get(
-        workload, workload.lower().replace("-", "_"))
+    return {"gd-1M": "gd", "sgd64-1M": "sgd64", "sgd64-fizzbuzz": "fizzbuzz",
+            "adam64-fizzbuzz": "adam_fizzbuzz"}.get(workload, workload.lower().replace("-", "_"))
 
 
 def best_practice_ratios(v: Values, data: dict[str, Any]) -> None:
-    """The CPU-time ratios the prose quotes, one key each: ``auto_hand_<backend>_<workload>``
-    (optcmp's default / the best hand loop), ``auto_same_...`` and ``same_hand_...`` (the hand
-    loop around the framework's optimizer), ``vs_numpy_...``, ``floor``, ``per_epoch``,
-    ``whole_hand_...`` (the whole ``run`` call per step, wall) and ``harness_hand_...``
-    (that call without the float64 evaluations of the whole data)."""
+    """The CPU-time ratios the prose quotes, one key each: ``auto_best_<backend>_<workload>``
+    (optcmp's default / the best loop), ``best_...`` (the best loop variant),
+    ``whole_best_...`` (the whole ``run`` call per step / the best loop's step), ``vs_numpy_...``
+    (optcmp's SGD against optcmp numpy's), and the largest of each ratio (``max_auto_best``,
+    ``max_whole_best``)."""
     res = {(r["backend"], r["workload"]): r for r in data["results"]}
+    auto, whole = {}, {}
     for (b, w), r in res.items():
-        k = f"{b}_{_wkey(w)}"
-        v.t(f"auto_hand_{k}", f"{r['auto_cpu'] / r['hand_cpu']:.2f}x")
-        if "same_cpu" in r:
-            v.t(f"auto_same_{k}", f"{r['auto_cpu'] / r['same_cpu']:.2f}x")
-            v.t(f"same_hand_{k}", f"{r['same_cpu'] / r['hand_cpu']:.2f}x")
-        if "per_epoch_cpu" in r:
-            v.t(f"auto_per_epoch_{k}", f"{r['auto_cpu'] / r['per_epoch_cpu']:.2f}x")
-        if "whole_wall" in r:
-            v.t(f"whole_hand_{k}", f"{r['whole_wall'] / r['hand_wall']:.2f}x")
-        if "evals_wall" in r:  # the whole call without the float64 evaluations of the data
-            v.t(f"harness_hand_{k}",
-                f"{(r['whole_wall'] - r['evals_wall']) / r['hand_wall']:.2f}x")
+        k, best = f"{b}_{_wkey(w)}", r["variants"][r["best"]][0]
+        auto[f"{b} {w}"] = r["auto"][0] / best
+        v.t(f"auto_best_{k}", f"{auto[f'{b} {w}']:.2f}x")
+        v.t(f"best_{k}", r["best"])
+        if "whole" in r:
+            whole[f"{b} {w}"] = r["whole"]["cpu"] / best
+            v.t(f"whole_best_{k}", f"{whole[f'{b} {w}']:.2f}x")
         base = res.get(("numpy", w))
         if b != "numpy" and base is not None and w.startswith("sgd"):
-            v.t(f"vs_numpy_{k}", f"{r['auto_cpu'] / base['auto_cpu']:.2f}x")
-    gd = res.get(("numpy", "gd-1M"))
-    if gd is not None:
-        v.t("floor", f"{gd['auto_cpu'] / data['floor_two_pass_cpu']:.2f}x")
+            v.t(f"vs_numpy_{k}", f"{r['auto'][0] / base['auto'][0]:.2f}x")
+    for key, d in (("max_auto_best", auto), ("max_whole_best", whole)):
+        if d:
+            worst = max(d, key=lambda k: d[k])
+            v.t(key, f"{d[worst]:.2f}x ({worst})")
 
 
 def page_best_practice(v: Values, fast: bool) -> None:
-    """README's and docs/backends.md's best-practice table: ``benchmarks/best_practice.py
-    --json`` (optcmp's per-step cost against each framework's best hand loop: 1,000,000 rows,
-    5 rounds)."""
+    """README's and docs/backends.md's best-practice tables: ``benchmarks/best_practice.py
+    --json`` (optcmp's per-step cost against each framework's strongest loop, every variant:
+    1,000,000 rows, 5 rounds) and ``--memory 10000000``. ``BEST_PRACTICE_ARGS`` in the
+    environment adds arguments (``--quick``: a first look)."""
     if fast:
         return
+    import shlex
+
+    args = BEST_PRACTICE + shlex.split(os.environ.get("BEST_PRACTICE_ARGS", ""))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "best-practice.json"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        subprocess.run([sys.executable, *BEST_PRACTICE, "--json", str(out)], cwd=ROOT, env=env,
+        subprocess.run([sys.executable, *args, "--json", str(out)], cwd=ROOT, env=env,
                        check=True, stdout=subprocess.DEVNULL)
         data = json.loads(out.read_text(encoding="utf-8"))
         memory = subprocess.run([sys.executable, *BEST_PRACTICE, "--memory", "10000000"],
                                 cwd=ROOT, env=env, check=True, capture_output=True,
-                                text=True).stdout.strip().splitlines()[-1]
+                                text=True).stdout.strip()
     v.t("memory", memory)
     for key, text in best_practice_text(data).items():
         v.t(key, text)
     best_practice_ratios(v, data)
-    v.t("command", "python " + " ".join(BEST_PRACTICE))
+    v.t("command", "python " + " ".join(args))
     v.t("measured", f"measured on {data['stamp_text']}; {int(data['rows_1M']):,} rows, "
                     f"{data['rounds']} rounds of {data['steps']} steps (gd, sgd64, fizzbuzz), "
                     "median of interleaved rounds")
@@ -927,7 +920,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "quick-start": (page_quick_start, "1 min"),
     "statistics": (page_statistics, "1 min"),
     "tests": (page_tests, "10 min"),
-    "best-practice": (page_best_practice, "2 min"),
+    "best-practice": (page_best_practice, "8 min"),
     "new-optimizers": (page_new_optimizers, "30 s"),
     "muon-prodigy-schedule-free": (page_muon_prodigy_schedule_free, "20 s"),
     "own-model": (page_own_model, "2 min"),
