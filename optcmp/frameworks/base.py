@@ -82,6 +82,15 @@ def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = 
     return lambda x, batch: fn(o, x, batch, value=False)
 
 
+#: Rows a compiled minibatch block gathers in one go (its steps then read contiguous slices).
+GATHER_ROWS = 1 << 14
+
+
+def gather_steps(batch_size: int, steps_per_epoch: int) -> int:
+    """Steps whose rows a compiled minibatch block gathers in one go (:data:`GATHER_ROWS`)."""
+    return max(1, min(GATHER_ROWS // max(batch_size, 1), steps_per_epoch))
+
+
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -242,6 +242,7 @@ class JaxBackend(Backend):
         short = rows_ % bs if spe * bs > rows_ else 0
         smax = max(1, int(snapshots))
         snap = snapshot or (lambda x: x)
+        chunk = gather_steps(bs, spe)
 
         def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                        first: Any, every: Any, *extra: Any) -> Any:
@@ -260,11 +261,45 @@ class JaxBackend(Backend):
                 return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
                                 lambda: on_rows(a, short, x, state))  # the shorter last one
 
+            def gathered(i0: Any, end: Any, x: Any, state: Any) -> Any:
+                # the rows of steps i0.. (at most `chunk`) in one gather, then a slice per step
+                e, j = jnp.divmod(start + i0 + jnp.arange(chunk), spe)
+                at = ((e * rows_ + j * bs)[:, None] + jnp.arange(bs)).reshape(-1)
+                rows = jnp.take(idx, jnp.minimum(at, idx.shape[0] - 1), axis=0)
+                buf = {k: jnp.take(v, rows, axis=0).reshape(chunk, bs, *v.shape[1:])
+                       for k, v in data.items()}
+
+                def sliced(i: Any, carry: Any) -> Any:
+                    x, state = carry
+                    batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)
+                             for k, v in buf.items()}
+
+                    def on(size: int) -> Any:
+                        _, _, x2, s2 = step(x, state, {k: v[:size] for k, v in batch.items()},
+                                            *extra)
+                        return x2, tuple(s2)
+                    if not short:
+                        return on(bs)
+                    return lax.cond((start + i) % spe < spe - 1, lambda: on(bs),
+                                    lambda: on(short))
+                return lax.fori_loop(i0, end, sliced, (x, tuple(state)))
+
+            def steps(i: Any, end: Any, x: Any, state: Any) -> Any:
+                def piece(carry: Any) -> Any:  # a few steps gather their rows one by one
+                    i, x, state = carry
+                    stop = jnp.minimum(end, i + chunk)
+                    x, state = lax.cond(
+                        4 * (stop - i) >= chunk, lambda: gathered(i, stop, x, state),
+                        lambda: lax.fori_loop(i, stop, body, (x, tuple(state))))
+                    return stop, x, tuple(state)
+                _, x, state = lax.while_loop(lambda c: c[0] < end, piece, (i, x, tuple(state)))
+                return x, state
+
             # the steps up to each observation in an inner loop; the iterate kept after it
             def segment(carry: Any) -> Any:
                 m, i, x, state, kept = carry
                 end = jnp.minimum(n, jnp.where(m == 0, first, first + m * every))
-                x, state = lax.fori_loop(i, end, body, (x, tuple(state)))
+                x, state = steps(i, end, x, state)
                 kept = kept.at[jnp.minimum(m, smax)].set(jnp.reshape(snap(x), (-1,)).astype(fdt))
                 return m + 1, end, x, tuple(state), kept
 

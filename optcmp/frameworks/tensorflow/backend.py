@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
 from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
 from optcmp.frameworks.tensorflow.ops import ops, tf  # imports torch first when installed
@@ -127,6 +127,7 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
     short = rows_ % bs if spe * bs > rows_ else 0
     snap = snapshot or (lambda x: x)
     width = int(np.prod(np.shape(x_ex))) if snapshot is None else None
+    chunk = gather_steps(bs, spe)
 
     def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                    first: Any, every: Any, *extra: Any) -> Any:
@@ -153,10 +154,45 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
             _, x, state = tf.while_loop(lambda i, *_: i < end, body, (i0, x, tuple(state)))
             return x, state
 
+        def gathered(i0: Any, end: Any, x: Any, state: Any) -> Any:
+            # the rows of steps i0.. (at most `chunk`) in one gather, then a slice per step
+            g = start + i0 + tf.range(chunk)
+            e = g // spe
+            at = tf.reshape((e * rows_ + (g - e * spe) * bs)[:, None] + tf.range(bs), (-1,))
+            rows = tf.gather(idx, tf.minimum(at, tf.cast(tf.shape(idx)[0], tf.int32) - 1))
+            buf = {k: tf.reshape(tf.gather(v, rows), [chunk, bs, *v.shape[1:]])
+                   for k, v in data.items()}
+
+            def body(i: Any, x: Any, state: Any) -> Any:
+                batch = {k: tf.gather(v, i - i0) for k, v in buf.items()}
+
+                def on(size: int) -> Any:
+                    _, _, x2, s2 = step(x, state, {k: v[:size] for k, v in batch.items()},
+                                        *extra)
+                    return x2, tuple(s2)
+                if not short:
+                    return (i + 1, *on(bs))
+                x2, s2 = tf.cond((start + i) % spe < spe - 1, lambda: on(bs),
+                                 lambda: on(short))
+                return i + 1, x2, s2
+
+            _, x, state = tf.while_loop(lambda i, *_: i < end, body, (i0, x, tuple(state)))
+            return x, state
+
+        def pieces(i: Any, end: Any, x: Any, state: Any) -> Any:
+            def piece(i: Any, x: Any, state: Any) -> Any:  # a few steps gather one by one
+                stop = tf.minimum(end, i + chunk)
+                x, state = tf.cond(4 * (stop - i) >= chunk,
+                                   lambda: gathered(i, stop, x, state),
+                                   lambda: steps(i, stop, x, state))
+                return stop, x, tuple(state)
+            _, x, state = tf.while_loop(lambda i, *_: i < end, piece, (i, x, tuple(state)))
+            return x, state
+
         # the steps up to each observation in an inner loop; the iterate kept after it
         def segment(m: Any, i: Any, x: Any, state: Any, kept: Any) -> Any:
             end = tf.minimum(n, tf.where(m == 0, first, first + m * every))
-            x, state = steps(i, end, x, state)
+            x, state = pieces(i, end, x, state)
             kept = tf.tensor_scatter_nd_update(
                 kept, tf.reshape(tf.minimum(m, smax), (1, 1)),
                 tf.reshape(tf.cast(snap(x), fdt), (1, -1)))
