@@ -269,20 +269,19 @@ class JaxBackend(Backend):
                 buf = {k: jnp.take(v, rows, axis=0).reshape(chunk, bs, *v.shape[1:])
                        for k, v in data.items()}
 
-                def sliced(i: Any, carry: Any) -> Any:
-                    x, state = carry
-                    batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)
+                def on(i: Any, carry: Any, size: int = bs) -> Any:
+                    batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
                              for k, v in buf.items()}
-
-                    def on(size: int) -> Any:
-                        _, _, x2, s2 = step(x, state, {k: v[:size] for k, v in batch.items()},
-                                            *extra)
-                        return x2, tuple(s2)
-                    if not short:
-                        return on(bs)
-                    return lax.cond((start + i) % spe < spe - 1, lambda: on(bs),
-                                    lambda: on(short))
-                return lax.fori_loop(i0, end, sliced, (x, tuple(state)))
+                    _, _, x2, s2 = step(*carry, batch, *extra)
+                    return x2, tuple(s2)
+                carry = (x, tuple(state))
+                if not short:
+                    return lax.fori_loop(i0, end, on, carry)
+                # at most one epoch's shorter last minibatch among them: full ones around it
+                last = i0 + spe - 1 - (start + i0) % spe
+                carry = lax.fori_loop(i0, jnp.minimum(last, end), on, carry)
+                carry = lax.cond(last < end, lambda c: on(last, c, short), lambda c: c, carry)
+                return lax.fori_loop(last + 1, end, on, carry)
 
             def steps(i: Any, end: Any, x: Any, state: Any) -> Any:
                 def piece(carry: Any) -> Any:  # a few steps gather their rows one by one

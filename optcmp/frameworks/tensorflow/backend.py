@@ -163,21 +163,21 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
             buf = {k: tf.reshape(tf.gather(v, rows), [chunk, bs, *v.shape[1:]])
                    for k, v in data.items()}
 
-            def body(i: Any, x: Any, state: Any) -> Any:
-                batch = {k: tf.gather(v, i - i0) for k, v in buf.items()}
+            def on(i: Any, x: Any, state: Any, size: int = bs) -> Any:
+                batch = {k: tf.gather(v, i - i0)[:size] for k, v in buf.items()}
+                _, _, x2, s2 = step(x, state, batch, *extra)
+                return i + 1, x2, tuple(s2)
 
-                def on(size: int) -> Any:
-                    _, _, x2, s2 = step(x, state, {k: v[:size] for k, v in batch.items()},
-                                        *extra)
-                    return x2, tuple(s2)
-                if not short:
-                    return (i + 1, *on(bs))
-                x2, s2 = tf.cond((start + i) % spe < spe - 1, lambda: on(bs),
-                                 lambda: on(short))
-                return i + 1, x2, s2
-
-            _, x, state = tf.while_loop(lambda i, *_: i < end, body, (i0, x, tuple(state)))
-            return x, state
+            def run(a: Any, b: Any, x: Any, state: Any) -> Any:
+                return tf.while_loop(lambda i, *_: i < b, on, (a, x, tuple(state)))[1:]
+            if not short:
+                return run(i0, end, x, state)
+            # at most one epoch's shorter last minibatch among them: full ones around it
+            last = i0 + spe - 1 - (start + i0) % spe
+            x, state = run(i0, tf.minimum(last, end), x, state)
+            x, state = tf.cond(last < end, lambda: on(last, x, state, short)[1:],
+                               lambda: (x, tuple(state)))
+            return run(last + 1, end, x, state)
 
         def pieces(i: Any, end: Any, x: Any, state: Any) -> Any:
             def piece(i: Any, x: Any, state: Any) -> Any:  # a few steps gather one by one
