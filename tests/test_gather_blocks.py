@@ -53,3 +53,16 @@ def test_rows_gathered_in_one_go_make_the_iterates_of_rows_gathered_per_step(bac
     x_part, _, _, _ = block(20, x0, state, data, idx, 13, 20, 20)  # 16 and 4 in one go
     assert np.array_equal(b.to_numpy(x_part), kept[19])
     assert not np.array_equal(kept[18], kept[19])
+
+
+@pytest.mark.parametrize("backend", ["numpy", *XLA])
+def test_the_gather_policy_is_recorded_per_backend_and_execution(backend):
+    p = lr_a()
+    sgd = optcmp.sgd(0.05, batch_size=64)
+    runs = {ex: optcmp.run(p, sgd, backend=backend, execution=ex, threads=1, max_iter=20)
+            for ex in ("step", "fused")}
+    gd = optcmp.run(p, optcmp.gd(0.1), backend=backend, threads=1, max_iter=3)
+    assert gd.conditions.gather == "" and runs["step"].conditions.gather == "per-step"
+    fused = "per-step" if backend == "numpy" else "once per block"
+    assert runs["fused"].conditions.gather == fused
+    assert optcmp.RunResult.from_dict(runs["fused"].to_dict()).conditions.gather == fused

@@ -66,6 +66,7 @@ class How:
     last_batch: int | None = None
     drop_last: bool | None = None
     noop_steps: int | None = None
+    gather: str = ""
 
 
 class Session:
@@ -164,7 +165,7 @@ class Session:
         self.implementation = adapter.implementation or self.implementation
         self.implemented_by = adapter.implemented_by
         self.how = How(adapter.compiled, adapter.layout, execution, adapter.gradient,
-                       pools=self.how.pools)
+                       pools=self.how.pools, gather=adapter.gather)
         order = getattr(adapter, "order", None) if adapter.stochastic else None
         if order is not None:  # the minibatch policy: the last batch's rows, dropped or kept
             a, b = order.bounds(order.steps_per_epoch - 1)

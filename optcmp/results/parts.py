@@ -213,6 +213,9 @@ class Conditions:
         Minibatch runs: rows of an epoch's last minibatch, and whether a short one is dropped.
     noop_steps : int or None
         Timed steps that changed no parameter (a bfloat16 or float16 model; None: not counted).
+    gather : str
+        Minibatch runs: ``"per-step"`` (each step gathers its rows) or ``"once per block"``
+        (a compiled block gathers many steps' rows at once, each step slices them).
     """
 
     threads: int | None = None
@@ -230,6 +233,7 @@ class Conditions:
     last_batch: int | None = None
     drop_last: bool | None = None
     noop_steps: int | None = None
+    gather: str = ""
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -275,7 +279,7 @@ FLAT: dict[str, FlatName] = {name: FIELDS[name] for name in """
     concurrency shared_host started_at finished_at trace problem_spec cpu_time
     cpu_time_to_target load_start load_end contended compiled layout execution
     compiles_in_timed gradient contract timing_error pools last_batch drop_last
-    noop_steps""".split()}
+    noop_steps gather""".split()}
 
 
 def check_value(name: str, v: Any) -> Any:

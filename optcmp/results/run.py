@@ -138,7 +138,7 @@ class RunResult:
         contract: dict[str, Any] | None = None, timing_error: str = "",
         pools: dict[str, int] | None = None, last_batch: int | None = None,
         drop_last: bool | None = None, implemented_by: Implementation | None = None,
-        bound: CensorBound | None = None, noop_steps: int | None = None,
+        bound: CensorBound | None = None, noop_steps: int | None = None, gather: str = "",
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         flat = {name: value for name, value in locals().items()  # the parameters: flat names

@@ -93,6 +93,7 @@ class JaxBackend(Backend):
     name = "jax"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
+    block_gather = "once per block"
     MATMUL_PRECISION = "highest"
     """How matrix products are computed (``jax.lax.Precision`` of ``ops.matmul``)."""
 

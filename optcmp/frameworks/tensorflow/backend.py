@@ -212,6 +212,7 @@ class TensorFlowBackend(Backend):
     name = "tensorflow"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
+    block_gather = "once per block"
     JIT_COMPILE = True
     """XLA compilation (``jit_compile=True``) of step functions by default: value and gradient
     of 1e6 x 5 float64 least squares took 10.7 ms against 14.3 ms without (one CPU thread);
