@@ -219,7 +219,7 @@ class JaxBackend(Backend):
             return jax.device_put(a, self.jax_device)
         arr = np.asarray(a)
         if np.issubdtype(arr.dtype, np.floating):
-            arr = arr.astype(self.dtype)
+            arr = arr.astype(self.dtype, copy=False)  # no host copy of float64 data
         return jax.device_put(arr, self.jax_device)
 
     def to_numpy(self, t: Any) -> np.ndarray:
