@@ -141,7 +141,7 @@ def _minibatch_loop(step: Callable[..., Any], fdt: Any, geometry: tuple[int, int
             return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
                             lambda: on_rows(a, short, x, state))  # the shorter last one
 
-        def piece(carry: Any) -> Any:  # a few steps gather their rows one by one
+        def piece(carry: Any) -> Any:  # under chunk / 4 steps: gathered one by one
             i, end, x, state = carry
             stop = jnp.minimum(end, i + chunk)
             x, state = lax.cond(

@@ -186,7 +186,7 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
             return x, state
 
         def pieces(i: Any, end: Any, x: Any, state: Any) -> Any:
-            def piece(i: Any, x: Any, state: Any) -> Any:  # a few steps gather one by one
+            def piece(i: Any, x: Any, state: Any) -> Any:  # under chunk / 4: one by one
                 stop = tf.minimum(end, i + chunk)
                 x, state = tf.cond(4 * (stop - i) >= chunk,
                                    lambda: _gathered(step, extra, data, idx, start, shape, i,
