@@ -239,9 +239,10 @@ def test_run_result_parts_hold_every_flat_name_and_the_record_is_not_changed() -
     assert (r.conditions.threads, r.conditions.execution, r.identity.label) == (2, "fused", "o")
     # an empty contract and no timing error are left out, as in files saved before them
     assert list(r.to_dict()) == [n for n in FLAT if n not in ("contract", "timing_error",
-                                                              "noop_steps")]
+                                                              "noop_steps", "gather")]
     assert OMITTED_WHEN_EMPTY >= {"contract", "timing_error", "pools", "last_batch", "drop_last"}
-    full = r.replace(contract={"barrier": "b"}, timing_error="e", noop_steps=3)
+    full = r.replace(contract={"barrier": "b"}, timing_error="e", noop_steps=3,
+                     gather="per-step")
     assert list(full.to_dict()) == list(FLAT)
     flat = [name for name in FLAT if hasattr(RunResult, name)]
     assert len(flat) == 34 and "shared_host" not in flat and "wall_time" not in flat

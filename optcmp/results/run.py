@@ -37,7 +37,7 @@ SECONDS = ("time", "time_to_target", "warmup_time", "setup_time", "wall_time")
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
 OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last",
-                                "noop_steps"})
+                                "noop_steps", "gather"})
 
 #: Flat names whose ``None`` in :class:`RunResult` stands for their empty default.
 _EMPTY_WHEN_NONE = frozenset(
