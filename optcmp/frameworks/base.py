@@ -82,6 +82,15 @@ def analytic_value_and_grad(backend: Backend, problem: Problem, gradient: str = 
     return lambda x, batch: fn(o, x, batch, value=False)
 
 
+#: Rows a compiled minibatch block gathers in one go (its steps then read contiguous slices).
+GATHER_ROWS = 1 << 14
+
+
+def gather_steps(batch_size: int, steps_per_epoch: int) -> int:
+    """Steps whose rows a compiled minibatch block gathers in one go (:data:`GATHER_ROWS`)."""
+    return max(1, min(GATHER_ROWS // max(batch_size, 1), steps_per_epoch))
+
+
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
 
@@ -152,6 +161,8 @@ class Backend(ABC):
     """``"autodiff"`` (else the problem's analytic gradient is used), ``"compile"``, ``"gpu"``."""
     slices_are_views: ClassVar[bool] = False
     """``take_rows(data, slice(a, b))`` shares memory."""
+    block_gather: ClassVar[str] = "per-step"
+    """How a :meth:`compile_block` minibatch block gathers its rows (:data:`GATHERS`)."""
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         self.dtype = check_dtype(dtype)
@@ -398,6 +409,9 @@ def blas_threads() -> int | None:
 
 #: Data layouts a backend can place the training arrays in (``RunResult.conditions.layout``).
 LAYOUTS = ("row-major", "column-major")
+#: How minibatch steps gather their rows (``RunResult.conditions.gather``): each step its own,
+#: or the rows of many steps in one gather that the steps then slice.
+GATHERS = ("per-step", "once per block")
 
 
 def check_layout(layout: str) -> str:

@@ -162,6 +162,8 @@ class Adapter(Stepper):
         self.data: dict[str, Any] = {}
         #: Data layout chosen at placement (``RunResult.conditions.layout``).
         self.layout = backend.best_layout(self.stochastic)
+        #: How minibatch steps gather their rows (``RunResult.conditions.gather``; "": full batch).
+        self.gather = "per-step" if self.stochastic else ""
         #: The gradient the steps compute (``RunResult.conditions.gradient``) from the run's setting:
         #: ``"analytic"`` (the problem's gradient against ops, or numpy's) or ``"autodiff"``.
         self.gradient = gradient_kind(backend, problem, gradient)
@@ -432,7 +434,7 @@ class MinibatchAdapter(Adapter):
     def _slice_only_in_blocks(self) -> None:
         """Keep no gathered rows: the fused blocks gather from the index vector themselves."""
         self._slices_needed = False
-        self.gather = "per step, in the compiled block"
+        self.gather = self.backend.block_gather
         self._forget_rows()
 
     def _batch(self, k: int | None = None) -> dict[str, Any]:

@@ -214,8 +214,9 @@ class Conditions:
     noop_steps : int or None
         Timed steps that changed no parameter (a bfloat16 or float16 model; None: not counted).
     gather, update_path : str
-        How minibatch rows reach the steps (e.g. ``"once per chunk of 16384 rows"``) and how the
-        iterate is updated (``"in-place"``, ``"functional"``, ``"optimizer.step()"``); ``""``:
+        How minibatch rows reach the steps (``"per-step"``, ``"once per chunk of 16384 rows"``,
+        or ``"once per block"``: a compiled block gathers many steps' rows at once and each step
+        slices them) and how the iterate is updated (``"in-place"``, ``"functional"``, ``"optimizer.step()"``); ``""``:
         the backend's default.
     """
 

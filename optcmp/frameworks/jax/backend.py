@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad
+from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -87,12 +87,93 @@ def jax_device(device: str | None) -> Any:
     return gpus[index]
 
 
+def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, Any],
+              idx: Any, start: Any, shape: tuple[int, int, int, int, int], i0: Any, end: Any,
+              carry: Any) -> Any:
+    """Steps ``i0`` to ``end`` (at most ``chunk``, ``shape[4]``) of a minibatch block: their
+    rows in one gather, then a contiguous slice per step."""
+    lax = jax.lax
+    bs, rows_, spe, short, chunk = shape
+    e, j = jnp.divmod(start + i0 + jnp.arange(chunk), spe)
+    at = ((e * rows_ + j * bs)[:, None] + jnp.arange(bs)).reshape(-1)
+    rows = jnp.take(idx, jnp.minimum(at, idx.shape[0] - 1), axis=0)
+    buf = {k: jnp.take(v, rows, axis=0).reshape(chunk, bs, *v.shape[1:])
+           for k, v in data.items()}
+
+    def on(i: Any, carry: Any, size: int = bs) -> Any:
+        batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
+                 for k, v in buf.items()}
+        _, _, x2, s2 = step(*carry, batch, *extra)
+        return x2, tuple(s2)
+    if not short:
+        return lax.fori_loop(i0, end, on, carry)
+    # at most one epoch's shorter last minibatch among them: full ones around it
+    last = i0 + spe - 1 - (start + i0) % spe
+    carry = lax.fori_loop(i0, jnp.minimum(last, end), on, carry)
+    carry = lax.cond(last < end, lambda c: on(last, c, short), lambda c: c, carry)
+    return lax.fori_loop(last + 1, end, on, carry)
+
+
+def _minibatch_loop(step: Callable[..., Any], fdt: Any, geometry: tuple[int, int, int],
+                    smax: int, snapshot: Callable[[Any], Any] | None) -> Callable[..., Any]:
+    """The minibatch block of :meth:`JaxBackend.compile_block`: a loop over the observations,
+    each over its steps in pieces of :func:`gather_steps` steps, the iterate kept after it."""
+    lax = jax.lax
+    bs, rows_, spe = geometry
+    short = rows_ % bs if spe * bs > rows_ else 0
+    snap = snapshot or (lambda x: x)
+    chunk = gather_steps(bs, spe)
+
+    def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
+                   first: Any, every: Any, *extra: Any) -> Any:
+        def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
+            rows = lax.dynamic_slice(idx, (a,), (size,))
+            batch = {k: jnp.take(v, rows, axis=0) for k, v in data.items()}
+            _, _, x2, s2 = step(x, state, batch, *extra)
+            return x2, tuple(s2)
+
+        def body(i: Any, carry: Any) -> Any:
+            x, state = carry
+            e, j = jnp.divmod(start + i, spe)
+            a = e * rows_ + j * bs
+            if not short:
+                return on_rows(a, bs, x, state)
+            return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
+                            lambda: on_rows(a, short, x, state))  # the shorter last one
+
+        def piece(carry: Any) -> Any:  # under chunk / 4 steps: gathered one by one
+            i, end, x, state = carry
+            stop = jnp.minimum(end, i + chunk)
+            x, state = lax.cond(
+                4 * (stop - i) >= chunk,
+                lambda: _gathered(step, extra, data, idx, start, (bs, rows_, spe, short, chunk),
+                                  i, stop, (x, tuple(state))),
+                lambda: lax.fori_loop(i, stop, body, (x, tuple(state))))
+            return stop, end, x, tuple(state)
+
+        # the steps up to each observation in an inner loop; the iterate kept after it
+        def segment(carry: Any) -> Any:
+            m, i, x, state, kept = carry
+            end = jnp.minimum(n, jnp.where(m == 0, first, first + m * every))
+            _, _, x, state = lax.while_loop(lambda c: c[0] < c[1], piece,
+                                            (i, end, x, tuple(state)))
+            kept = kept.at[jnp.minimum(m, smax)].set(jnp.reshape(snap(x), (-1,)).astype(fdt))
+            return m + 1, end, x, tuple(state), kept
+
+        size = int(np.prod(np.shape(snap(x))))
+        init = (jnp.int32(0), jnp.int32(0), x, tuple(state), jnp.zeros((smax + 1, size), fdt))
+        _, _, x, state, kept = lax.while_loop(lambda c: c[1] < n, segment, init)
+        return x, state, kept, ()
+    return mini_block
+
+
 class JaxBackend(Backend):
     """JAX (``jax.jit``, XLA) on the CPU or a GPU."""
 
     name = "jax"
     ops = ops
     capabilities = frozenset({"autodiff", "compile", "gpu"})
+    block_gather = "once per block"
     MATMUL_PRECISION = "highest"
     """How matrix products are computed (``jax.lax.Precision`` of ``ops.matmul``)."""
 
@@ -138,7 +219,7 @@ class JaxBackend(Backend):
             return jax.device_put(a, self.jax_device)
         arr = np.asarray(a)
         if np.issubdtype(arr.dtype, np.floating):
-            arr = arr.astype(self.dtype)
+            arr = arr.astype(self.dtype, copy=False)  # no host copy of float64 data
         return jax.device_put(arr, self.jax_device)
 
     def to_numpy(self, t: Any) -> np.ndarray:
@@ -239,39 +320,8 @@ class JaxBackend(Backend):
         bs = int(batch_size)
         rows_ = int(n_rows if n_rows is not None else batch_size)
         spe = int(steps_per_epoch or -(-rows_ // bs))
-        short = rows_ % bs if spe * bs > rows_ else 0
         smax = max(1, int(snapshots))
-        snap = snapshot or (lambda x: x)
-
-        def mini_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
-                       first: Any, every: Any, *extra: Any) -> Any:
-            def on_rows(a: Any, size: int, x: Any, state: Any) -> Any:
-                rows = lax.dynamic_slice(idx, (a,), (size,))
-                batch = {k: jnp.take(v, rows, axis=0) for k, v in data.items()}
-                _, _, x2, s2 = step(x, state, batch, *extra)
-                return x2, tuple(s2)
-
-            def body(i: Any, carry: Any) -> Any:
-                x, state = carry
-                e, j = jnp.divmod(start + i, spe)
-                a = e * rows_ + j * bs
-                if not short:
-                    return on_rows(a, bs, x, state)
-                return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
-                                lambda: on_rows(a, short, x, state))  # the shorter last one
-
-            # the steps up to each observation in an inner loop; the iterate kept after it
-            def segment(carry: Any) -> Any:
-                m, i, x, state, kept = carry
-                end = jnp.minimum(n, jnp.where(m == 0, first, first + m * every))
-                x, state = lax.fori_loop(i, end, body, (x, tuple(state)))
-                kept = kept.at[jnp.minimum(m, smax)].set(jnp.reshape(snap(x), (-1,)).astype(fdt))
-                return m + 1, end, x, tuple(state), kept
-
-            size = int(np.prod(np.shape(snap(x))))
-            init = (jnp.int32(0), jnp.int32(0), x, tuple(state), jnp.zeros((smax + 1, size), fdt))
-            _, _, x, state, kept = lax.while_loop(lambda c: c[1] < n, segment, init)
-            return x, state, kept, ()
+        mini_block = _minibatch_loop(step, fdt, (bs, rows_, spe), smax, snapshot)
         fn = self._jit(mini_block, None if snapshot is not None else reuse,
                        "minibatch block", bs, rows_, spe, smax)
 
