@@ -20,11 +20,14 @@ class UpdateRule(ABC):
     Purely functional (no in-place writes), so the same code runs on numpy, in torch and inside
     a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature;
     :attr:`needs_layout`: it reads the names and shapes of the parameter arrays, given as
-    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`).
+    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`);
+    :attr:`across_parameters`: why it cannot run on each parameter tensor apart (a native
+    model's, :mod:`optcmp.frameworks.model_reference`), "" where it can.
     """
 
     needs_curvature: ClassVar[bool] = False
     needs_layout: ClassVar[bool] = False
+    across_parameters: ClassVar[str] = ""
 
     def evaluated(self, ops: Any, x: Any, state: tuple[Any, ...], hp: dict[str, Any]) -> Any:
         """The iterate a run judges (default ``x``; e.g. Schedule-Free's average)."""

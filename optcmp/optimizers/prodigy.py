@@ -44,6 +44,10 @@ from optcmp.optimizers.schedule import Schedule
 class ProdigyRule(ScheduledRule):
     """Prodigy; buffers ``m``, ``v``, ``s``, ``x0`` and the scalars ``d`` and ``r``."""
 
+    across_parameters = ("its step size d is estimated from sums over every parameter "
+                         "(<g, x0 - x> and the 1-norm of s), which the rule takes on one flat "
+                         "iterate, not on a model's tensors one by one")
+
     def buffers(self, ops: Any, x: Any) -> tuple[Any, ...]:
         zero = ops.sum(ops.zeros_like(x))
         return (ops.zeros_like(x), ops.zeros_like(x), ops.zeros_like(x), x + 0.0, zero, zero)
