@@ -60,6 +60,7 @@ def _after_20(p, spec):
     return r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RULES)
 def test_the_reference_rule_on_each_frameworks_model_follows_it_on_the_flat_problem(name):
     """20 float64 minibatch steps of the rule on each framework's digits MLP, its tensors one
@@ -77,6 +78,7 @@ def test_the_reference_rule_on_each_frameworks_model_follows_it_on_the_flat_prob
         assert np.max(np.abs(x - flat)) <= 1e-10 * max(1.0, np.max(np.abs(flat))), (fw, name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fw", "name"), [("torch", "sgd"), ("torch", "adamw"),
                                           ("jax", "sgd"), ("jax", "adamw")])
 def test_the_reference_rule_on_a_model_follows_the_frameworks_own_optimizer(fw, name):
@@ -106,3 +108,24 @@ def test_prodigy_on_a_native_model_is_skipped_with_the_reason():
     p = optcmp.problems.digits_mlp("torch", dtype="float64")
     r = optcmp.run(p, optcmp.prodigy(batch_size=B), stopping=optcmp.MaxIter(5))
     assert r.status == "skipped" and "sums over every parameter" in r.message, r.message
+
+
+@pytest.mark.slow
+def test_new_optimizers_reach_the_digits_target_at_the_same_iteration_on_every_framework():
+    """AdamW, Muon, Lion and Schedule-Free AdamW on the float64 digits MLP in torch, Keras and
+    JAX, each by the framework's optimizer where it runs the spec and by optcmp's rule where
+    not, meet val_accuracy >= 0.95 at the same iteration on every framework."""
+    specs = [optcmp.adamw(1e-2, batch_size=B), RULES["muon"], RULES["lion"],
+             RULES["schedule_free_adamw"]]
+    stop = optcmp.MetricTarget("val_accuracy", 0.95) | optcmp.MaxIter(3000)
+    counts, impls = {}, {}
+    for fw in FRAMEWORKS:
+        comp = optcmp.compare(optcmp.problems.digits_mlp(fw, dtype="float64"), specs,
+                              stopping=stop, progress=False, threads=1)
+        assert all(r.status == "converged" for r in comp.runs), [r.message for r in comp.runs]
+        counts[fw] = [r.nit_to_target for r in comp.runs]
+        impls[fw] = [r.impl for r in comp.runs]
+    assert counts["torch"] == counts["keras"] == counts["jax"], counts
+    assert impls == {"torch": ["native", "reference", "reference", "reference"],
+                     "keras": ["native", "reference", "native", "reference"],
+                     "jax": ["native", "reference", "native", "native"]}
