@@ -44,7 +44,8 @@ class JaxModelReference(ModelReference):
             leaves, tree = jax.tree_util.tree_flatten(params)
             gs = [jnp.reshape(a, (-1,)) for a in jax.tree_util.tree_leaves(g)]
             xs, new = self.update(ops, [jnp.reshape(a, (-1,)) for a in leaves], gs, states)
-            params = tree.unflatten([jnp.reshape(x, a.shape) for x, a in zip(xs, leaves)])
+            params = jax.tree_util.tree_unflatten(
+                tree, [jnp.reshape(x, a.shape) for x, a in zip(xs, leaves)])
             return params, new, f, self.grad_norm(ops, gs) if full else jnp.zeros(())
 
         self._step = b.compile(step, ())  # jax.jit; its outputs wait for the backend's sync

@@ -37,6 +37,7 @@ class KerasModelReference(ModelReference):
 
     def build(self) -> None:
         model, b = self.native, self.backend
+        assert isinstance(b, TensorFlowBackend)
         self.model, self.vars = clone_at(model, self.x0)
         ops, net, loss, variables = b.ops, self.model, model.loss, self.vars
         self.ops = ops
