@@ -123,9 +123,24 @@ def test_new_optimizers_reach_the_digits_target_at_the_same_iteration_on_every_f
         comp = optcmp.compare(optcmp.problems.digits_mlp(fw, dtype="float64"), specs,
                               stopping=stop, progress=False, threads=1)
         assert all(r.status == "converged" for r in comp.runs), [r.message for r in comp.runs]
+        assert all(r.conditions.compiles_in_timed == 0 for r in comp.runs)  # warmed up
         counts[fw] = [r.nit_to_target for r in comp.runs]
         impls[fw] = [r.impl for r in comp.runs]
     assert counts["torch"] == counts["keras"] == counts["jax"], counts
     assert impls == {"torch": ["native", "reference", "reference", "reference"],
                      "keras": ["native", "reference", "native", "reference"],
                      "jax": ["native", "reference", "native", "native"]}
+
+
+def test_the_reference_rule_on_a_bfloat16_model_is_skipped_with_the_reason():
+    """A bfloat16 module would keep the rule's step count in bfloat16 (257 rounds to 256): the
+    run is skipped and says so, torch.optim's runs as before."""
+    from _models import torch_mlp
+
+    train, _ = load_digits()
+    p = optcmp.problems.from_torch(torch_mlp(0, torch.bfloat16), "cross_entropy", train)
+    comp = optcmp.compare(p, [RULES["lion"], RULES["sgd"]], stopping=optcmp.MaxIter(3),
+                          progress=False)
+    skipped, ran = comp.runs
+    assert skipped.status == "skipped" and "counting stops being exact" in skipped.message
+    assert ran.impl == "native" and ran.status == "max_iter"

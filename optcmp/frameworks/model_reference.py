@@ -58,6 +58,12 @@ class ModelReference(ModelStepper):
         if why is not None:
             raise NotApplicable(why)
         super().__init__(spec, *args, **kwargs)
+        if self.native.dtype in self.LOW_PRECISION:
+            raise NotApplicable(
+                f"{spec.name} impl='reference' on a {self.native.dtype} model would keep the "
+                f"rule's state (its step count among it) in {self.native.dtype}, where "
+                "counting stops being exact at 256; run the framework's optimizer, or the "
+                "model in float32")
 
     def resolve_learning_rate(self) -> None:
         """The resolved hyperparameters, then each tensor's (:meth:`tensor_hyper`)."""
