@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 
 FRAMEWORKS = ("torch", "keras", "jax")
 B = 64
-#: Every rule that runs per tensor, a global-norm clip and a Muon partition among them.
+#: Every rule that runs per tensor, a global-norm clip, a Muon partition and Prodigy's sums
+#: over every parameter among them.
 RULES = {
     "sgd": optcmp.sgd(0.1, momentum=0.9, batch_size=B),
     "adam": optcmp.adam(1e-2, clip_norm=0.5, batch_size=B),
@@ -26,6 +27,7 @@ RULES = {
     "muon": optcmp.muon(0.02, batch_size=B),
     "lamb": optcmp.lamb(1e-2, weight_decay=0.01, batch_size=B),
     "adafactor": optcmp.adafactor(1e-2, batch_size=B),
+    "prodigy": optcmp.prodigy(batch_size=B),
 }
 
 
@@ -100,14 +102,6 @@ def test_auto_takes_the_frameworks_optimizer_where_it_matches_else_the_rule():
                               RULES["muon"]], stopping=optcmp.MaxIter(5), progress=False)
     assert [r.impl for r in comp.runs] == ["native", "reference", "reference", "reference"]
     assert "Muon: 2,368 parameters in 2 arrays (0.weight, 2.weight)" in comp.runs[3].implementation
-
-
-def test_prodigy_on_a_native_model_is_skipped_with_the_reason():
-    """Prodigy's step size sums over every parameter: run per tensor it would be another
-    method, so the run is skipped and says why."""
-    p = optcmp.problems.digits_mlp("torch", dtype="float64")
-    r = optcmp.run(p, optcmp.prodigy(batch_size=B), stopping=optcmp.MaxIter(5))
-    assert r.status == "skipped" and "sums over every parameter" in r.message, r.message
 
 
 @pytest.mark.slow

@@ -5,10 +5,10 @@ tensors in the framework's containers, through the framework's ops (``backend.op
 tensor with its own state: a rule written against one flat vector acts elementwise, and a
 rule that reads ``hp["param_layout"]`` (Muon, LAMB, Adafactor) acts per named parameter
 anyway, so each tensor gets a one-parameter layout with its name and shape. What a rule needs
-across every parameter is taken across every tensor (the global-norm clip) or refused with
-the reason (:attr:`~optcmp.optimizers.UpdateRule.across_parameters`: Prodigy's distance
-estimate). Nothing is flattened into one vector on the hot path. Each framework's
-``model_reference`` module builds the model copy and the step as its ``model_stepper`` does.
+across every parameter is taken across every tensor: the global-norm clip here, Prodigy's
+distance estimate in its :meth:`~optcmp.optimizers.UpdateRule.update_all`. Nothing is
+flattened into one vector on the hot path. Each framework's ``model_reference`` module builds
+the model copy and the step as its ``model_stepper`` does.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ def reference_refusal(spec: OptimizerSpec) -> str | None:
     if rule.needs_curvature:
         return (f"{name} divides by the objective's curvature diagonal, which a native model "
                 "does not give")
-    if rule.across_parameters:
-        return f"{name}: {rule.across_parameters}; run it on a problem with one flat iterate"
     return None
 
 
@@ -116,6 +114,9 @@ class ModelReference(ModelStepper):
             c = float(self._clip)
             scale = c * ops.minimum(1.0 / n, ops.zeros_like(n) + 1.0 / c)
             gs = [g * scale for g in gs]
+        joint = self.rule.update_all(ops, list(xs), list(gs), list(states), self.hps[0])
+        if joint is not None:
+            return joint
         out = [self.rule.update(ops, x, g, s, h, None)
                for x, g, s, h in zip(xs, gs, states, self.hps)]
         return [o[0] for o in out], [tuple(o[1]) for o in out]

@@ -20,14 +20,13 @@ class UpdateRule(ABC):
     Purely functional (no in-place writes), so the same code runs on numpy, in torch and inside
     a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature;
     :attr:`needs_layout`: it reads the names and shapes of the parameter arrays, given as
-    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`);
-    :attr:`across_parameters`: why it cannot run on each parameter tensor apart (a native
-    model's, :mod:`optcmp.frameworks.model_reference`), "" where it can.
+    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`). On a native
+    model's tensors (:mod:`optcmp.frameworks.model_reference`) it runs on each tensor apart,
+    unless :meth:`update_all` takes them together.
     """
 
     needs_curvature: ClassVar[bool] = False
     needs_layout: ClassVar[bool] = False
-    across_parameters: ClassVar[str] = ""
 
     def evaluated(self, ops: Any, x: Any, state: tuple[Any, ...], hp: dict[str, Any]) -> Any:
         """The iterate a run judges (default ``x``; e.g. Schedule-Free's average)."""
@@ -40,6 +39,12 @@ class UpdateRule(ABC):
     def init_state(self, ops: Any, x: Any) -> tuple[Any, ...]:
         """Initial optimizer state (a tuple of arrays like ``x``)."""
         return ()
+
+    def update_all(self, ops: Any, xs: list[Any], gs: list[Any], states: list[tuple[Any, ...]],
+                   hp: dict[str, Any]) -> tuple[list[Any], list[tuple[Any, ...]]] | None:
+        """One step on several flat tensors together, for a rule whose step reads sums over
+        every parameter (Prodigy's); None (the default): each tensor takes :meth:`update`."""
+        return None
 
     @abstractmethod
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
