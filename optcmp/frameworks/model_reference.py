@@ -69,8 +69,9 @@ class ModelReference(ModelStepper):
         self.tensor_hyper()
 
     def tensor_hyper(self) -> None:
-        """Each tensor's hyperparameters: its one-parameter layout, its side of Muon's
-        partition (taken on the whole model), the clip taken apart (:meth:`update`)."""
+        """Each tensor's hyperparameters (the rule's
+        :meth:`~optcmp.optimizers.UpdateRule.tensor_hyper`), the clip taken apart
+        (:meth:`update`)."""
         rule = self.info.rule
         assert rule is not None
         self.rule = rule
@@ -78,22 +79,10 @@ class ModelReference(ModelStepper):
         layout = self.problem.layout
         said = rule.describe(layout, hp)  # refuses a Muon partition that finds no matrix
         self._clip = hp.pop("clip_norm", None)
-        on = None
-        if self.spec.name == "muon":  # the partition of the whole model, each tensor's side
-            from optcmp.optimizers.muon import muon_names
-
-            on = set(muon_names(layout, hp))
-        flip = {"in_out": "out_in", "out_in": "in_out"}
-        self.hps: list[dict[str, Any]] = []
-        for i, (name, shape) in enumerate(zip(model.names, model.shapes)):
-            h = {**hp, "clip_norm": None}
-            if rule.needs_layout:
-                h["param_layout"] = type(layout)((name,), (shape,))
-            if on is not None:
-                h["partition"] = (name,) if name in on else ()
-                if stored_transposed(model, i, shape):  # the spec's layout is (in, out)'s
-                    h["layout"] = flip[h["layout"]]
-            self.hps.append(h)
+        hp["clip_norm"] = None
+        self.hps: list[dict[str, Any]] = [
+            rule.tensor_hyper(hp, layout, i, stored_transposed(model, i, shape))
+            for i, shape in enumerate(model.shapes)]
         self.implementation = (f"{self.describes}{f' ({said})' if said else ''} on the "
                                f"model's {model.dtype} {self.container}, "
                                f"each of its {len(self.hps)} tensors with its own state")

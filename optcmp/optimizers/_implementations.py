@@ -40,6 +40,15 @@ class UpdateRule(ABC):
         """Initial optimizer state (a tuple of arrays like ``x``)."""
         return ()
 
+    def tensor_hyper(self, hp: dict[str, Any], layout: Any, i: int,
+                     transposed: bool) -> dict[str, Any]:
+        """The hyperparameters of parameter ``i`` of ``layout`` run apart (a native model's
+        tensor; ``transposed``: a matrix stored (out, in)): a rule that reads the layout reads
+        that parameter's alone."""
+        if not self.needs_layout:
+            return dict(hp)
+        return {**hp, "param_layout": type(layout)((layout.names[i],), (layout.shapes[i],))}
+
     def update_all(self, ops: Any, xs: list[Any], gs: list[Any], states: list[tuple[Any, ...]],
                    hp: dict[str, Any]) -> tuple[list[Any], list[tuple[Any, ...]]] | None:
         """One step on several flat tensors together, for a rule whose step reads sums over
