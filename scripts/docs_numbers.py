@@ -909,6 +909,26 @@ def page_own_model(v: Values, fast: bool) -> None:
         v.x(f"{kind}_table", "\n".join(rows))
 
 
+def page_own_model_optimizers(v: Values, fast: bool) -> None:
+    """docs/own-model.md: AdamW, Muon, Lion and Schedule-Free AdamW on the float64 digits MLP in
+    each framework, its own optimizer where it runs the spec, optcmp's rule elsewhere:
+    iterations to the validation target (observed once an epoch) and the implementation."""
+    import optcmp
+    from optcmp.problems import digits
+
+    stop = optcmp.MetricTarget("val_accuracy", digits.TARGET_ACCURACY) | optcmp.MaxIter(3000)
+    specs = [optcmp.adamw(1e-2, batch_size=64), optcmp.muon(0.02, batch_size=64),
+             optcmp.lion(1e-3, batch_size=64), optcmp.schedule_free_adamw(1e-2, batch_size=64)]
+    names = {"torch": "PyTorch", "keras": "Keras", "jax": "JAX"}
+    rows = ["| framework | AdamW | Muon | Lion | Schedule-Free AdamW |", "|---|---|---|---|---|"]
+    for fw in digits.FRAMEWORKS:  # no cheap part: every row is a comparison
+        p = digits.digits_mlp(fw, dtype="float64")
+        runs = optcmp.compare(p, specs, stopping=stop, progress=False, threads=1).runs
+        rows.append(f"| {names[fw]} | " + " | ".join(
+            f"{n(r.nit_to_target)} ({r.impl})" if r.success else r.status for r in runs) + " |")
+    v.x("table", "\n".join(rows))
+
+
 #: page name -> (generator, seconds it takes in full on a 2-core machine, roughly)
 PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "story-linreg": (page_story_linreg, "3 min"),
@@ -924,6 +944,7 @@ PAGES: dict[str, tuple[Callable[[Values, bool], None], str]] = {
     "new-optimizers": (page_new_optimizers, "30 s"),
     "muon-prodigy-schedule-free": (page_muon_prodigy_schedule_free, "20 s"),
     "own-model": (page_own_model, "2 min"),
+    "own-model-optimizers": (page_own_model_optimizers, "3 min"),
 }
 #: Pages that ``--write`` without page names leaves out: they have no exact value and time the
 #: machine itself (run them by name, on a quiet machine).

@@ -161,8 +161,9 @@ BACKENDS = ("optcmp.frameworks", "optcmp.frameworks.base", "optcmp.frameworks.lo
 #: framework's natives, and the table of which adapter runs a spec.
 STEPPERS = ("optcmp.frameworks.stepper", "optcmp.frameworks.reference",
             "optcmp.frameworks.scipy", "optcmp.frameworks.adapters", "optcmp.frameworks.models",
+            "optcmp.frameworks.model_reference",
             *(f"optcmp.frameworks.{fw}.{m}" for fw in FRAMEWORKS if fw != "numpy"
-              for m in ("native", "model_stepper")))
+              for m in ("native", "model_stepper", "model_reference")))
 PROBLEMS = ("optcmp.problems.*", "optcmp.suites")
 OPTIMIZERS = ("optcmp.optimizers.*",)
 STOPPING = ("optcmp.stopping.*",)

@@ -44,11 +44,41 @@ MODEL_STEPPERS: dict[str, str] = {
 }
 
 
+#: optcmp's reference rule on each framework's native models.
+MODEL_REFERENCES: dict[str, str] = {
+    "torch": "optcmp.frameworks.torch.model_reference:TorchModelReference",
+    "keras": "optcmp.frameworks.tensorflow.model_reference:KerasModelReference",
+    "jax": "optcmp.frameworks.jax.model_reference:JaxModelReference",
+}
+
+
+def _load(path: str) -> type[Any]:
+    """The class ``"module:Class"`` names."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
 def resolve_model_stepper(spec: OptimizerSpec, framework: str) -> tuple[type[Any], str]:
-    """The stepper class of a ``framework`` model and the impl it records (``"native"``)."""
-    module, _, attr = MODEL_STEPPERS[framework].partition(":")
-    return (getattr(importlib.import_module(module), attr),
-            "native" if spec.impl == "auto" else spec.impl)
+    """The stepper class of a ``framework`` model and the impl it records.
+
+    ``impl="auto"`` takes the framework's optimizer where ``impl="auto"`` would on optcmp's
+    own problems (declared ``auto``, running the spec's convention or, where the epsilon
+    convention alone differs, its own: :func:`~optcmp.frameworks.models.own_convention`),
+    else optcmp's reference rule; ``"reference"`` the rule; anything else the framework's.
+    """
+    from optcmp.frameworks.models import own_convention
+    from optcmp.optimizers.base import optimizer_info
+
+    native = _load(MODEL_STEPPERS[framework])
+    info = optimizer_info(spec.name)
+    if spec.impl == "auto" and info.rule is not None:
+        decl = next((n for n in info.natives if n.framework == native.framework), None)
+        own = own_convention(spec, native.framework).hyperparameters
+        if decl is None or not decl.auto or decl.unsupported(own) is not None:
+            return _load(MODEL_REFERENCES[framework]), "reference"
+    if spec.impl == "reference":
+        return _load(MODEL_REFERENCES[framework]), "reference"
+    return native, "native" if spec.impl == "auto" else spec.impl
 
 
 def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
@@ -59,4 +89,4 @@ def resolve_adapter(spec: OptimizerSpec, backend: str) -> tuple[type[Any], str]:
     return getattr(importlib.import_module(module), attr), impl
 
 
-__all__ = ["ADAPTERS", "MODEL_STEPPERS", "resolve_adapter", "resolve_model_stepper"]
+__all__ = ["ADAPTERS", "MODEL_REFERENCES", "MODEL_STEPPERS", "resolve_adapter", "resolve_model_stepper"]

@@ -1,12 +1,14 @@
 """Steppers of a user's own model (:mod:`optcmp.problems.native`): the framework's optimizer
 on the model's own parameters, in the framework's containers between steps.
 
-:class:`ModelStepper` is the part the three frameworks share: what it refuses (the reference
-rule, closures, clipping), the minibatch sequence of :class:`~optcmp.frameworks.stepper.MinibatchAdapter`
-(the same rows for every optimizer and framework), the untimed warm-up on every minibatch
-shape a run sees, and the one-step :class:`~optcmp.frameworks.stepper.Block`; each framework's
-``model_stepper`` module builds the model copy and the optimizer and takes the step
-(:data:`optcmp.frameworks.adapters.MODEL_STEPPERS` names them).
+:class:`ModelStepper` is the part the three frameworks share: what the framework's optimizer
+refuses (closures, clipping), the minibatch sequence of
+:class:`~optcmp.frameworks.stepper.MinibatchAdapter` (the same rows for every optimizer and
+framework), the untimed warm-up on every minibatch shape a run sees, and the one-step
+:class:`~optcmp.frameworks.stepper.Block`; each framework's ``model_stepper`` module builds
+the model copy and the optimizer and takes the step, its ``model_reference`` module the same
+with optcmp's reference rule (:mod:`optcmp.frameworks.model_reference`;
+:data:`optcmp.frameworks.adapters.MODEL_STEPPERS` names them).
 """
 
 from __future__ import annotations
@@ -44,18 +46,26 @@ class ModelStepper(MinibatchAdapter):
     convention, :func:`own_convention`); a subclass implements
     :meth:`build`, :meth:`step_on`, :meth:`save`, :meth:`load` and :meth:`x_numpy`."""
 
+    #: optcmp's reference rule (:class:`~optcmp.frameworks.model_reference.ModelReference`),
+    #: not the framework's optimizer.
+    reference = False
+
     def __init__(self, spec: OptimizerSpec, *args: Any, **kwargs: Any) -> None:
         name, what = spec.name, self.framework
-        if spec.impl not in ("auto", "native"):
-            raise NotApplicable(f"{name} impl={spec.impl!r}: a native {what} model runs "
-                                "its framework's own optimizers (impl='native' or 'auto')")
-        if not any(n.framework == what for n in optimizer_info(name).natives):
-            raise NotApplicable(f"{name} has no {what} implementation to run a native "
-                                f"{what} model")
-        super().__init__(own_convention(spec, what), *args, **kwargs)
-        if self.hyper.get("clip_norm") is not None:
-            raise NotApplicable(f"{name}: clip_norm on a native {what} model is not supported; "
-                                "leave clip_norm unset")
+        if not self.reference:
+            if spec.impl not in ("auto", "native"):
+                raise NotApplicable(f"{name} impl={spec.impl!r}: a native {what} model runs "
+                                    "its framework's own optimizers (impl='native' or 'auto') "
+                                    "or optcmp's reference rules (impl='reference')")
+            if not any(n.framework == what for n in optimizer_info(name).natives):
+                raise NotApplicable(f"{name} has no {what} implementation to run a native "
+                                    f"{what} model")
+            spec = own_convention(spec, what)
+        super().__init__(spec, *args, **kwargs)
+        if self.hyper.get("clip_norm") is not None and not self.reference:
+            raise NotApplicable(f"{name}: clip_norm on a native {what} model is not supported "
+                                "by its framework's optimizer here; leave clip_norm unset or "
+                                "run impl='reference'")
         if getattr(self.decl, "closure", False) or getattr(self.decl, "linesearch", False):
             raise NotApplicable(f"{name}: its {what} optimizer evaluates the objective itself; "
                                 "a native model runs optimizers that step from a gradient")

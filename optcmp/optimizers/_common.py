@@ -64,13 +64,17 @@ class ScheduledRule(UpdateRule):
     def update(self, ops: Any, x: Any, g: Any, state: tuple[Any, ...], hp: dict[str, Any],
                curvature: Any) -> tuple[Any, tuple[Any, ...]]:
         k, *buf = state
+        g = clip_global_norm(ops, g, hp.get("clip_norm"))
+        x_new, new_buf = self.apply(ops, x, g, tuple(buf), hp, self.scheduled(ops, k, hp),
+                                    k + 1.0)
+        return x_new, (k + 1.0, *new_buf)
+
+    @staticmethod
+    def scheduled(ops: Any, k: Any, hp: dict[str, Any]) -> Any:
+        """The learning rate of step ``k + 1``: ``learning_rate * s(k)``."""
         sch = parse(hp.get("schedule", "constant"))
         lr: Any = hp["learning_rate"]
-        if not sch.is_constant:
-            lr = lr * sch.factor(k, backend_namespace(ops))
-        g = clip_global_norm(ops, g, hp.get("clip_norm"))
-        x_new, new_buf = self.apply(ops, x, g, tuple(buf), hp, lr, k + 1.0)
-        return x_new, (k + 1.0, *new_buf)
+        return lr if sch.is_constant else lr * sch.factor(k, backend_namespace(ops))
 
     @abstractmethod
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,

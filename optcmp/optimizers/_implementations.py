@@ -20,7 +20,9 @@ class UpdateRule(ABC):
     Purely functional (no in-place writes), so the same code runs on numpy, in torch and inside
     a ``tf.function``; :attr:`needs_curvature`: it reads a diagonal curvature;
     :attr:`needs_layout`: it reads the names and shapes of the parameter arrays, given as
-    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`).
+    ``hp["param_layout"]`` (a :class:`~optcmp.problems.base.ParamLayout`). On a native
+    model's tensors (:mod:`optcmp.frameworks.model_reference`) it runs on each tensor apart,
+    unless :meth:`update_all` takes them together.
     """
 
     needs_curvature: ClassVar[bool] = False
@@ -41,6 +43,21 @@ class UpdateRule(ABC):
     def plain_step(self, hp: Mapping[str, Any]) -> float | None:
         """``lr`` where every step is ``x - lr * g`` with only a step counter in the state
         (a backend may then update in place); None otherwise."""
+        return None
+
+    def tensor_hyper(self, hp: dict[str, Any], layout: Any, i: int,
+                     transposed: bool) -> dict[str, Any]:
+        """The hyperparameters of parameter ``i`` of ``layout`` run apart (a native model's
+        tensor; ``transposed``: a matrix stored (out, in)): a rule that reads the layout reads
+        that parameter's alone."""
+        if not self.needs_layout:
+            return dict(hp)
+        return {**hp, "param_layout": type(layout)((layout.names[i],), (layout.shapes[i],))}
+
+    def update_all(self, ops: Any, xs: list[Any], gs: list[Any], states: list[tuple[Any, ...]],
+                   hp: dict[str, Any]) -> tuple[list[Any], list[tuple[Any, ...]]] | None:
+        """One step on several flat tensors together, for a rule whose step reads sums over
+        every parameter (Prodigy's); None (the default): each tensor takes :meth:`update`."""
         return None
 
     @abstractmethod

@@ -187,6 +187,16 @@ class MuonRule(ScheduledRule):
                          + (f" ({', '.join(n for n, _ in ps)})" if ps else "")
                          for side, ps in sides)
 
+    def tensor_hyper(self, hp: dict[str, Any], layout: Any, i: int,
+                     transposed: bool) -> dict[str, Any]:
+        """Parameter ``i``'s side of the partition of the whole layout; a matrix stored
+        (out, in) with the spec's ``layout`` (which names the (in, out) orientation) turned."""
+        out = super().tensor_hyper(hp, layout, i, transposed)
+        out["partition"] = (layout.names[i],) if layout.names[i] in muon_names(layout, hp) else ()
+        if transposed:
+            out["layout"] = LAYOUTS[1 - LAYOUTS.index(hp["layout"])]
+        return out
+
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:
         layout = hp["param_layout"]

@@ -50,21 +50,39 @@ class ProdigyRule(ScheduledRule):
 
     def apply(self, ops: Any, x: Any, g: Any, buf: tuple[Any, ...], hp: dict[str, Any], lr: Any,
               t: Any) -> tuple[Any, tuple[Any, ...]]:
-        m, v, s, x0, d, r = buf
+        xs, bufs = self.apply_all(ops, [x], [g], [buf], hp, lr, t)
+        return xs[0], bufs[0]
+
+    def update_all(self, ops: Any, xs: list[Any], gs: list[Any], states: list[tuple[Any, ...]],
+                   hp: dict[str, Any]) -> tuple[list[Any], list[tuple[Any, ...]]]:
+        """A native model's tensors together (``clip_norm`` is the caller's): ``d`` from sums
+        over all of them, the same ``d`` and ``r`` kept in each tensor's buffers."""
+        k = states[0][0]
+        xs, bufs = self.apply_all(ops, xs, gs, [tuple(s[1:]) for s in states], hp,
+                                  self.scheduled(ops, k, hp), k + 1.0)
+        return xs, [(k + 1.0, *b) for b in bufs]
+
+    def apply_all(self, ops: Any, xs: list[Any], gs: list[Any], bufs: list[tuple[Any, ...]],
+                  hp: dict[str, Any], lr: Any, t: Any) -> tuple[list[Any], list[tuple[Any, ...]]]:
+        """Step ``t`` of the flat tensors ``xs``; ``d`` and ``r`` are the first buffers'."""
+        d, r = bufs[0][4], bufs[0][5]
         b1, b2, d0 = hp["beta1"], hp["beta2"], hp["d0"]
         b3 = b2 ** 0.5 if hp["beta3"] is None else hp["beta3"]
         d = ops.maximum(d, d0)  # d_1 = d0 (the buffer starts at 0; d never falls below d0)
         dlr = d * lr * (ops.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t) if hp["bias_correction"]
                         else 1.0)
-        dg = d * g
-        m = b1 * m + (1.0 - b1) * dg
-        v = b2 * v + (1.0 - b2) * dg * dg
-        s = b3 * s + ((d if hp["safeguard_warmup"] else dlr) / d0) * dg
-        r = b3 * r + (d / d0) * dlr * ops.sum(g * (x0 - x))
-        d = ops.maximum(d, hp["d_coef"] * r / ops.sum(ops.abs(s)))
-        step = dlr * m / (ops.sqrt(v) + d * hp["eps"])
-        wd = hp["weight_decay"]
-        return x - (wd * dlr * x + step if wd else step), (m, v, s, x0, d, r)
+        kept = []
+        for g, (m, v, s, x0, _, _) in zip(gs, bufs):
+            dg = d * g
+            kept.append((b1 * m + (1.0 - b1) * dg, b2 * v + (1.0 - b2) * dg * dg,
+                         b3 * s + ((d if hp["safeguard_warmup"] else dlr) / d0) * dg, x0))
+        r = b3 * r + (d / d0) * dlr * sum(ops.sum(g * (b[3] - x)) for x, g, b in zip(xs, gs, kept))
+        d = ops.maximum(d, hp["d_coef"] * r / sum(ops.sum(ops.abs(b[2])) for b in kept))
+        wd, out = hp["weight_decay"], []
+        for x, (m, v, _, _) in zip(xs, kept):
+            step = dlr * m / (ops.sqrt(v) + d * hp["eps"])
+            out.append(x - (wd * dlr * x + step if wd else step))
+        return out, [(*b, d, r) for b in kept]
 
 
 def prodigy(learning_rate: float = 1.0, beta1: float = 0.9, beta2: float = 0.999,

@@ -38,14 +38,7 @@ class KerasModelStepper(ModelStepper):
         model, b = self.native, self.backend
         assert isinstance(b, TensorFlowBackend)
         keras = model.keras
-        try:
-            self.model = keras.models.clone_model(model.model)
-            self.model.set_weights(model.model.get_weights())
-        except Exception:  # noqa: BLE001 - a subclassed model: trained itself
-            self.model = model.model
-        self.vars = list(self.model.trainable_variables)
-        for v, a in zip(self.vars, model.values(self.x0)):
-            v.assign(a)
+        self.model, self.vars = clone_at(model, self.x0)
         if self.hyper.get("schedule", "constant") != "constant":
             raise NotApplicable("a learning-rate schedule on a native Keras model is not "
                                 "supported; give a constant learning rate")
@@ -63,10 +56,7 @@ class KerasModelStepper(ModelStepper):
             opt.apply_gradients(zip(g, variables))
             return f, tf.linalg.global_norm(g) if full else tf.zeros((), f.dtype)
 
-        X, y = self.data["X"], self.data["y"]
-        sig = [tf.TensorSpec((None, *X.shape[1:]), X.dtype),
-               tf.TensorSpec((None, *y.shape[1:]), y.dtype)]
-        self._step = b.function(step, sig, rows=(0, 1))
+        self._step = b.function(step, batch_signature(self.data), rows=(0, 1))
         self.implementation = (f"keras.optimizers.{self.decl.name}({options_text(opts)}) on the model's "
                                f"{model.dtype} variables (Keras {keras.__version__})")
 
@@ -94,4 +84,25 @@ class KerasModelStepper(ModelStepper):
                                for v in self.vars])
 
 
-__all__ = ["KerasModelStepper"]
+def clone_at(model: Any, x0: np.ndarray) -> tuple[Any, list[Any]]:
+    """A clone of a ``KerasModel``'s model at flat ``x0`` (a subclassed model that cannot be
+    cloned: the model itself) and its trainable variables."""
+    try:
+        net = model.keras.models.clone_model(model.model)
+        net.set_weights(model.model.get_weights())
+    except Exception:  # noqa: BLE001 - a subclassed model: trained itself
+        net = model.model
+    variables = list(net.trainable_variables)
+    for v, a in zip(variables, model.values(x0)):
+        v.assign(a)
+    return net, variables
+
+
+def batch_signature(data: dict[str, Any]) -> list[Any]:
+    """The ``tf.function`` signature of a minibatch ``(X, y)`` of any row count."""
+    X, y = data["X"], data["y"]
+    return [tf.TensorSpec((None, *X.shape[1:]), X.dtype),
+            tf.TensorSpec((None, *y.shape[1:]), y.dtype)]
+
+
+__all__ = ["KerasModelStepper", "batch_signature", "clone_at"]

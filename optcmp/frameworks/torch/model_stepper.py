@@ -39,11 +39,7 @@ class TorchModelStepper(ModelStepper):
 
     def build(self) -> None:
         model = self.native
-        self.module = copy.deepcopy(model.model)
-        self.params = [p for n, p in self.module.named_parameters() if n in model.names]
-        with torch.no_grad():
-            for p, t in zip(self.params, model.params(self.x0).values()):
-                p.copy_(t)
+        self.module, self.params = module_at(model, self.x0)
         self.loss = model.loss
         if model.dtype != self.backend.dtype:  # bfloat16, float16: the data cast once
             self.data = {k: v.to(model.torch_dtype) if v.is_floating_point() else v
@@ -158,6 +154,16 @@ class TorchModelStepper(ModelStepper):
         return torch.cat([p.detach().reshape(-1) for p in self.params]).cpu().double().numpy()
 
 
+def module_at(model: Any, x0: np.ndarray) -> tuple[Any, list[Any]]:
+    """A copy of a ``TorchModel``'s module at flat ``x0`` and its trainable parameters."""
+    module = copy.deepcopy(model.model)
+    params = [p for n, p in module.named_parameters() if n in model.names]
+    with torch.no_grad():
+        for p, t in zip(params, model.params(x0).values()):
+            p.copy_(t)
+    return module, params
+
+
 def recompile_limit_hit() -> bool:
     """Whether dynamo gave up compiling a frame at its ``recompile_limit`` since its reset."""
     utils = sys.modules.get("torch._dynamo.utils")
@@ -165,4 +171,4 @@ def recompile_limit_hit() -> bool:
     return any("recompile_limit" in str(k) for k in gave_up)
 
 
-__all__ = ["TorchModelStepper", "recompile_limit_hit"]
+__all__ = ["TorchModelStepper", "module_at", "recompile_limit_hit"]
