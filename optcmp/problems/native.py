@@ -97,11 +97,10 @@ class ModelProblem(StoredProblem):
 
     def __init__(self, model: Any, data: Any, valid: Any = None, metrics: Sequence[str] = (),
                  name: str | None = None, *, target: Any = None) -> None:
-        low = ("bfloat16", "float16") if model.framework == "torch" else ()
-        if model.dtype not in ("float32", "float64", *low):
+        if model.dtype not in ("float32", "float64", "bfloat16", "float16"):
             raise ValueError(f"the model's parameters are {model.dtype}: optcmp runs native "
-                             f"{model.framework} models in float32 or float64"
-                             + (", bfloat16 or float16" if low else ""))
+                             f"{model.framework} models in float32, float64, bfloat16 or "
+                             "float16")
         self.model = model
         self.framework: str = model.framework
         #: The backend its runs take (``compare`` runs there by default).

@@ -63,6 +63,9 @@ class KerasModelStepper(ModelStepper):
             opt.apply_gradients(zip(g, variables))
             return f, tf.linalg.global_norm(g) if full else tf.zeros((), f.dtype)
 
+        if model.dtype != b.dtype:  # bfloat16, float16: the data cast once
+            self.data = {k: tf.cast(v, model.dtype) if v.dtype.is_floating else v
+                         for k, v in self.data.items()}
         X, y = self.data["X"], self.data["y"]
         sig = [tf.TensorSpec((None, *X.shape[1:]), X.dtype),
                tf.TensorSpec((None, *y.shape[1:]), y.dtype)]
