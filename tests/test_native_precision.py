@@ -57,6 +57,49 @@ def test_bfloat16_adamw_steps_round_away_and_the_run_is_flagged_not_converged():
     assert 0.4 < (bf16.fun - fstar) / (f0 - fstar) < 0.6
 
 
+def _linear(framework: str, dtype: str) -> optcmp.problems.ModelProblem:
+    """The least-squares problem as a zero-initialised linear model of ``framework`` with every
+    parameter in ``dtype`` (Keras: the layers' dtype policy; JAX: the pytree's leaves)."""
+    X, y, _, _ = _least_squares()
+    if framework == "keras":
+        keras = pytest.importorskip("keras")
+        tf = pytest.importorskip("tensorflow")
+        net = keras.Sequential([keras.Input((3,), dtype=dtype), keras.layers.Dense(
+            1, dtype=dtype, kernel_initializer="zeros")])
+        return optcmp.problems.from_keras(net, lambda t, out: 0.5 * tf.reduce_mean(
+            (tf.reshape(out, [-1]) - t) ** 2), (X, y))
+    jnp = pytest.importorskip("jax").numpy
+    return optcmp.problems.from_jax(lambda p, X: X @ p["w"] + p["b"], {
+        "w": jnp.zeros(3, dtype), "b": jnp.zeros((), dtype)},
+        lambda out, t: 0.5 * jnp.mean((out - t) ** 2), (X, y))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["jax", "keras"])
+def test_bfloat16_adamw_on_keras_and_jax_is_flagged_rounded(framework):
+    """Claimed: bfloat16 AdamW "converged". Right: optax's AdamW on a bfloat16 pytree stalls
+    as torch's does (about 97% of 20,000 steps change nothing, relative suboptimality about
+    0.5); Keras' AdamW on bfloat16 variables never moves at all (it casts beta_2 = 0.999 to
+    bfloat16, where it is 1.0, so its bias correction sqrt(1 - beta_2^t) is 0). Both runs are
+    ``rounded``; the same model in float32 reaches 1e-6 in 4,579 steps on either framework
+    (4,400-4,800 asserted: float32 sums differ by kernel)."""
+    _, _, fstar, f0 = _least_squares()
+    target = optcmp.LossTarget(fstar + 1e-6 * (f0 - fstar)) | optcmp.MaxIter(20_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f32, bf16 = (optcmp.run(_linear(framework, dt), optcmp.adamw(1e-3, weight_decay=0.0),
+                                stopping=target) for dt in ("float32", "bfloat16"))
+    assert f32.status == "converged" and 4400 < f32.nit < 4800
+    assert f32.conditions.noop_steps is None
+    assert bf16.dtype == "bfloat16" and bf16.status == "rounded" and bf16.nit == 20_000
+    assert "bfloat16" in bf16.implementation
+    rel = (bf16.fun - fstar) / (f0 - fstar)
+    if framework == "keras":
+        assert bf16.conditions.noop_steps == 20_000 and rel == pytest.approx(1.0, abs=1e-2)
+    else:
+        assert 0.96 <= bf16.conditions.noop_steps / 20_000 <= 0.99 and 0.4 < rel < 0.6
+
+
 @pytest.mark.slow
 def test_a_compiled_update_counts_its_own_compiles_and_is_marked_when_torch_falls_back(
         monkeypatch):

@@ -68,10 +68,6 @@ class ModelStepper(MinibatchAdapter):
     _before: np.ndarray | None = None
     _seen = 0
 
-    #: Passes of the warm-up, each ended by going back to the saved state (a compiled update
-    #: that guards on the optimizer's state compiles for the restored state in the second).
-    warmup_passes = 1
-
     @property
     def native(self) -> Any:
         """The problem's model evaluator (``TorchModel``, ``KerasModel`` or ``JaxModel``)."""
@@ -122,13 +118,12 @@ class ModelStepper(MinibatchAdapter):
 
     def warmup(self) -> float:
         """A step on every minibatch shape a run sees (tracing, compiling, first-call
-        allocations), untimed, then back to the state before (:attr:`warmup_passes` times)."""
+        allocations), untimed, then back to the state before."""
         saved = self.save()
         t0 = time.perf_counter()
-        for _ in range(self.warmup_passes):
-            for k in self._warmup_steps():
-                self.step_on(self._batch(k) if self.stochastic else self.data)
-            self.load(saved)
+        for k in self._warmup_steps():
+            self.step_on(self._batch(k) if self.stochastic else self.data)
+        self.load(saved)
         self.backend.sync()
         elapsed = time.perf_counter() - t0
         if self.stochastic:
