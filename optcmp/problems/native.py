@@ -223,7 +223,8 @@ def _missing(fn: str, framework: str, exc: ImportError) -> ImportError:
 
 def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
                metrics: Sequence[str] = (), name: str | None = None,
-               target: Any = None, compile_step: bool | str = False) -> ModelProblem:
+               target: Any = None, compile_step: bool | str = False,
+               scheduler: Callable[[Any], Any] | None = None) -> ModelProblem:
     """A problem from a ``torch.nn.Module``, trained by ``torch.optim`` on its parameters.
 
     Parameters
@@ -256,6 +257,14 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         hit its recompile limit (it then runs the step eagerly) is marked
         ``conditions.compiled == "torch.compile -> eager fallback"``. A module compiled with
         ``torch.compile(model)`` is given as ``model``.
+    scheduler : callable, optional
+        ``scheduler(optimizer) -> torch.optim.lr_scheduler.LRScheduler``, e.g.
+        ``lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=1000)``:
+        each run builds it on its own optimizer and steps it after every ``opt.step()``
+        (under ``torch.compile`` with ``compile_step``); an optimizer spec's ``schedule`` is
+        then refused. A tensor learning rate (torch's recipe for compiled steps) is set in
+        the function, ``opt.param_groups[0]["lr"] = torch.tensor(...)``, before the scheduler
+        is made.
 
     Returns
     -------
@@ -274,8 +283,8 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         from optcmp.frameworks.torch.model import TorchModel
     except ImportError as exc:
         raise _missing("from_torch", "torch", exc) from exc
-    return ModelProblem(TorchModel(model, loss, compile_step), data, valid, metrics, name,
-                        target=target)
+    return ModelProblem(TorchModel(model, loss, compile_step, scheduler), data, valid, metrics,
+                        name, target=target)
 
 
 def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,

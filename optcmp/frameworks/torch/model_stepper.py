@@ -57,16 +57,8 @@ class TorchModelStepper(ModelStepper):
             name, options = self.decl.rest(self.hyper)
             self.rest = getattr(torch.optim, name)(rest, **options)
         opts_all = [o for o in (self.opt, self.rest) if o is not None]
-        sched = self.hyper.get("schedule", "constant")
-        scheds: list[Any] = []
-        if sched != "constant":
-            from optcmp.optimizers.schedule import parse
-
-            s = parse(sched)
-            scheds = [torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
-                      for o in opts_all]
+        self._scheds = scheds = self._schedulers(opts_all)
         self.sched = scheds[0] if scheds else None
-        self._scheds = scheds
 
         def update() -> None:
             for o in opts_all:
@@ -90,9 +82,33 @@ class TorchModelStepper(ModelStepper):
         beside = "" if self.rest is None else (
             f" ({len(self._main)} parameters; torch.optim.{type(self.rest).__name__} takes the "
             f"other {len(rest)})")
+        after = f", {type(self.sched).__name__} after each step" if model.scheduler else ""
         self.implementation = (f"torch.optim.{self.decl.name}({text}) on the module's "
-                               f"{model.dtype} parameters{beside}" + (
+                               f"{model.dtype} parameters{beside}{after}" + (
                                    " (the update under torch.compile)" if how else ""))
+
+    def _schedulers(self, opts: list[Any]) -> list[Any]:
+        """The user's schedulers (``from_torch(scheduler=...)``) or ``LambdaLR`` of the spec's
+        schedule, one per optimizer, stepped after it; none for a constant rate."""
+        sched, factory = self.hyper.get("schedule", "constant"), self.native.scheduler
+        if factory is not None:
+            if sched != "constant":
+                raise NotApplicable(f"{self.spec.label}: schedule={sched!r} and the module's "
+                                    "scheduler both set the learning rate; give one")
+            out = [factory(o) for o in opts]
+            bad = [type(s).__name__ for s in out if not hasattr(s, "state_dict")
+                   or not callable(getattr(s, "step", None))]
+            if bad:
+                raise TypeError(f"scheduler(optimizer) must return a torch LR scheduler, "
+                                f"got {bad[0]}")
+            return out
+        if sched == "constant":
+            return []
+        from optcmp.optimizers.schedule import parse
+
+        s = parse(sched)
+        return [torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
+                for o in opts]
 
     def _split(self) -> tuple[list[Any], list[Any]]:
         """The parameters the optimizer takes (``TorchOptimizer.matrices``: the spec's
