@@ -279,6 +279,7 @@ def test_torch_muon_on_a_module_takes_its_matrices_and_adamw_the_rest():
     assert r.status == "converged" and r.impl == "native", r.message
     assert "(2 parameters; torch.optim.AdamW takes the other 2)" in r.implementation
     assert r.nit % 23 == 0
+    assert r.hyperparameters["ns_dtype"] == "bfloat16"  # torch's Newton-Schulz, recorded
 
 
 def test_an_accuracy_target_outside_0_1_is_refused():
