@@ -19,9 +19,8 @@ import numpy as np
 
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers.adam import CONVENTIONS
-from optcmp.optimizers.muon import NS_DTYPES
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
-
+from optcmp.optimizers.muon import NS_DTYPES
 
 #: The conventions a native model's optimizer runs as its framework does: their values.
 OWN = {"convention": CONVENTIONS, "ns_dtype": NS_DTYPES}

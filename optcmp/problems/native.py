@@ -297,7 +297,8 @@ def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
     ----------
     model : keras.Model
         Built (called once, or made with an ``Input``); Keras must run on TensorFlow in this
-        process (Keras 3 has one backend per process).
+        process (Keras 3 has one backend per process). Its variables' dtype (float32,
+        float64, or bfloat16 and float16, counted as in :func:`from_torch`) is the run's.
     loss : keras loss, callable or {"cross_entropy", "mse"}
         Keras' convention ``loss(y_true, y_pred) -> scalar``; ``"cross_entropy"`` is
         ``SparseCategoricalCrossentropy(from_logits=True)``.
@@ -334,7 +335,8 @@ def from_jax(apply: Callable[..., Any], params: Any, loss: Any, data: Any, *,
         ``apply(params, X) -> outputs`` in ``jax.numpy`` (e.g. a Flax module's ``apply``).
     params : pytree
         The initial parameters (any pytree of float arrays: dicts, lists, Flax variables);
-        their leaves, in ``jax.tree_util`` order, are the iterate.
+        their leaves, in ``jax.tree_util`` order, are the iterate; their dtype (float32,
+        float64, or bfloat16 and float16, counted as in :func:`from_torch`) the run's.
     loss : callable or {"cross_entropy", "mse"}
         ``loss(outputs, targets) -> scalar`` in ``jax.numpy``.
     data, valid, metrics, name, target
