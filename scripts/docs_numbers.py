@@ -862,7 +862,7 @@ def page_muon_prodigy_schedule_free(v: Values, fast: bool) -> None:
         return optcmp.run(mls(), spec, backend="numpy", tol=tol, max_iter=max_iter,
                           max_time=None, threads=1)
 
-    muons = {"torch": {"weight_decay": 0.1}, "optax": {"bias_correction": True},
+    muons = {"torch": {"weight_decay": 0.1, "ns_dtype": "bfloat16"}, "optax": {"bias_correction": True},
              "keras": {"momentum_form": "sum", "weight_decay": 0.004, "scale": "rms",
                        "ns_eps": 1e-7}, "harmonised": {"scale": "rms"}}
     for name, kw in muons.items():

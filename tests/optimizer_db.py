@@ -363,14 +363,19 @@ ROWS: list[Row] = [
     *_mls_rows("lamb", lambda i: optcmp.lamb(0.05, impl=i), 1e-3, 126,
                {"tensorflow/native": 126, "jax/native": 126}, bias=True),
     # each framework's Muon convention on the matrix problem; torch's Newton-Schulz runs in
-    # bfloat16 (within 2e-2 of the float64 reference over 20 steps: "different" at 1e-10)
-    Row("muon-torch-MLS", "muon", lambda i: optcmp.muon(weight_decay=0.1, impl=i), mls, 0.1,
-        nit=_all(TORCH_NATIVE, 167), equivalence={"reference": 1e-12, "native": "different"},
+    # bfloat16, as the reference's with ns_dtype="bfloat16" (each step's update within one
+    # bfloat16 ulp of torch's where a float32 and a float64 sum round apart: 20 steps within
+    # 20 * lr * sqrt(2) * 2^-8 * max|update| = 1.2e-3 of weights whose largest entry is over
+    # 0.3: 4e-3, 5e-3 asserted; the backends' references agree to 1e-12)
+    Row("muon-torch-MLS", "muon",
+        lambda i: optcmp.muon(weight_decay=0.1, ns_dtype="bfloat16", impl=i), mls, 0.1,
+        nit=_all(TORCH_NATIVE, 167), equivalence={"reference": 1e-12, "native": 5e-3},
         skip={**_skip_optax_muon, **_skip_keras_muon}),
     # b by torch.optim.AdamW beside torch.optim.Muon
-    Row("muon-torch-MLS+b", "muon", lambda i: optcmp.muon(weight_decay=0.1, impl=i),
+    Row("muon-torch-MLS+b", "muon",
+        lambda i: optcmp.muon(weight_decay=0.1, ns_dtype="bfloat16", impl=i),
         lambda: mls(bias=True), 0.1, nit=_all(TORCH_NATIVE, 167),
-        equivalence={"reference": 1e-12, "native": "different"},
+        equivalence={"reference": 1e-12, "native": 5e-3},
         skip={**_skip_optax_muon, **_skip_keras_muon}),
     Row("muon-keras-MLS+b", "muon", lambda i: optcmp.muon(impl=i, **KERAS_MUON),
         lambda: mls(bias=True), 0.1, nit=_all(KERAS_NATIVE, 179),

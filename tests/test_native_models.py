@@ -220,8 +220,8 @@ def test_a_native_model_comparison_in_threads_ends_as_the_sequential_one():
 def test_a_compiled_update_takes_the_eager_steps_and_its_compiles_are_counted():
     """compile_step: torch.compile of opt.step() (and the schedule's step) as people write it;
     it computes the eager update (float32, to rounding), the run says it ran compiled, and the
-    compiles the warm-up (two passes through a state restore) did not absorb are counted in
-    the timed region (an integer, and warned about when not 0)."""
+    compiles the warm-up did not absorb are counted in the timed region (an integer, and
+    warned about when not 0)."""
     import warnings
 
     train, _ = load_digits()
@@ -279,6 +279,7 @@ def test_torch_muon_on_a_module_takes_its_matrices_and_adamw_the_rest():
     assert r.status == "converged" and r.impl == "native", r.message
     assert "(2 parameters; torch.optim.AdamW takes the other 2)" in r.implementation
     assert r.nit % 23 == 0
+    assert r.hyperparameters["ns_dtype"] == "bfloat16"  # torch's Newton-Schulz, recorded
 
 
 def test_an_accuracy_target_outside_0_1_is_refused():

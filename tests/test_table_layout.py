@@ -62,6 +62,26 @@ def test_default_table_is_at_most_120_characters(repeated) -> None:
     assert len(repeated.table(wide=True).splitlines()[0].split()) == len(COLUMNS)
 
 
+def test_the_longest_labels_are_shortened_with_a_legend_to_fit_120_characters() -> None:
+    """AdamW, Muon in optax's convention, Lion and Schedule-Free AdamW on FizzBuzz (no optimum:
+    loss and accuracy columns) made a 136-character table; the Muon label becomes muon[1],
+    spelled out under the table, and the others stay as they are."""
+    long = "muon(bias_correction, adam_nesterov)"
+    runs = [RunResult(problem="fizzbuzz", optimizer=label.split("(")[0], label=label,
+                      backend=backend, repeat=0, status="converged", success=True,
+                      time_to_target=0.1234, time=0.2, nit=1234, nit_to_target=1234, nfev=1234,
+                      njev=1234, fun=0.31, f0=1.4, fstar=None, impl="reference",
+                      metrics={"train_accuracy": 0.91, "test_accuracy": 0.89})
+            for label in ("adamw", long, "lion", "schedule_free_adamw")
+            for backend in ("numpy", "torch", "tensorflow", "jax")]
+    wide = Comparison(runs).table()
+    lines = wide.splitlines()
+    assert max(map(len, lines)) <= 120
+    assert sum(ln.startswith("muon[1] ") for ln in lines) == 4 and f"muon[1]: {long}" in lines
+    assert sum(ln.startswith("schedule_free_adamw ") for ln in lines) == 4
+    assert "muon[1]" not in Comparison([r for r in runs if r.label != long]).table()
+
+
 def test_columns_are_chosen_by_name(repeated) -> None:
     head = repeated.table(columns=["optimizer", "backend", "nfev"]).splitlines()[0].split()
     assert head == ["optimizer", "backend", "nfev"]

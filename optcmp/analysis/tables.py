@@ -367,10 +367,28 @@ def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool,
     lines = [header] + [[cells.get(k, "-") for k in cols] for cells in (*body, floor) if cells]
     left = sum(1 for c in cols if c in _WORDS)
     default = columns == DEFAULT_COLUMNS
-    notes = [ln for note in _notes(comp, groups, shown, aggregated, default, rank_by,
-                                            clock)
+    legend = _fit_labels(lines, cols.index("optimizer") if "optimizer" in cols else None, left)
+    notes = [ln for note in [*legend, *_notes(comp, groups, shown, aggregated, default,
+                                              rank_by, clock)]
              for ln in fmt.wrap_note(note, WIDTH)]
     return "\n".join(fmt.fixed_width(lines, left=left)) + "\n" + "\n".join(notes)
+
+
+def _fit_labels(lines: list[list[str]], col: int | None, left: int) -> list[str]:
+    """Shorten (in place) the optimizer labels of a table wider than :data:`WIDTH` to their
+    name and a number, ``muon[1]``; the legend lines that spell them out."""
+    over = max(map(len, fmt.fixed_width(lines, left=left))) - WIDTH
+    if over <= 0 or col is None:
+        return []
+    room = max(len(row[col]) for row in lines) - over
+    short: dict[str, str] = {}
+    for row in lines[1:]:
+        label = row[col]
+        if len(label) > room and label not in short:
+            tag = f"[{len(short) + 1}]"
+            short[label] = label.split("(")[0][:max(room - len(tag), 1)] + tag
+        row[col] = short.get(label, label)
+    return [f"{s}: {label}" for label, s in short.items()]
 
 
 def table(comp: ComparisonData, *, columns: Sequence[str] | None = None, wide: bool = False,

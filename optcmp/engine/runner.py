@@ -366,11 +366,12 @@ class _TimedRun:
             return
         self.session.how.compiles_in_timed = n
         adapter = self.session.adapter
-        if adapter is not None and adapter.compiled != self.session.how.compiled:
+        if adapter is not None and (adapter.compiled != self.session.how.compiled
+                                    or adapter.compiled.endswith("eager fallback")):
             self.session.how.compiled = adapter.compiled  # e.g. torch.compile's eager fallback
             warnings.warn(f"{self.spec.label} on {self.config.backend} ran "
-                          f"{adapter.compiled}: its compiler gave up during the run",
-                          CompileInTimedWarning, stacklevel=outside_level())
+                          f"{adapter.compiled}: its compiler gave up, and its steps ran "
+                          "uncompiled", CompileInTimedWarning, stacklevel=outside_level())
         if n and warn:
             warnings.warn(
                 f"{n} compilation(s) or trace(s) happened inside the timed region of "

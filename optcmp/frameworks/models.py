@@ -22,18 +22,24 @@ import numpy as np
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.optimizers.adam import CONVENTIONS
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
+from optcmp.optimizers.muon import NS_DTYPES
+
+#: The conventions a native model's optimizer runs as its framework does: their values.
+OWN = {"convention": CONVENTIONS, "ns_dtype": NS_DTYPES}
 
 
 def own_convention(spec: OptimizerSpec, framework: str) -> OptimizerSpec:
-    """``spec`` under the ``framework`` optimizer's own epsilon convention where that alone
-    keeps the native from running (a native model runs its framework's optimizer as people
-    run it; the convention it ran is recorded with the hyperparameters)."""
+    """``spec`` under the ``framework`` optimizer's own epsilon convention (or Muon's
+    Newton-Schulz precision) where that alone keeps the native from running (a native model
+    runs its framework's optimizer as people run it; the convention it ran is recorded with
+    the hyperparameters)."""
     decl = next((n for n in optimizer_info(spec.name).natives if n.framework == framework), None)
     hp = spec.hyperparameters
-    if decl is None or "convention" not in hp or decl.unsupported(hp) is None:
+    key = next((k for k in OWN if k in hp), None)
+    if decl is None or key is None or decl.unsupported(hp) is None:
         return spec
-    own = [c for c in CONVENTIONS if decl.unsupported({**hp, "convention": c}) is None]
-    return spec.replace(convention=own[0]) if own else spec
+    own = [c for c in OWN[key] if decl.unsupported({**hp, key: c}) is None]
+    return spec.replace(**{key: own[0]}) if own else spec
 
 def options_text(options: dict[str, Any]) -> str:
     """The optimizer's arguments for the implementation text (numpy scalars as numbers)."""
@@ -77,10 +83,6 @@ class ModelStepper(MinibatchAdapter):
     noop_steps: int | None = None
     _before: np.ndarray | None = None
     _seen = 0
-
-    #: Passes of the warm-up, each ended by going back to the saved state (a compiled update
-    #: that guards on the optimizer's state compiles for the restored state in the second).
-    warmup_passes = 1
 
     @property
     def native(self) -> Any:
@@ -132,13 +134,12 @@ class ModelStepper(MinibatchAdapter):
 
     def warmup(self) -> float:
         """A step on every minibatch shape a run sees (tracing, compiling, first-call
-        allocations), untimed, then back to the state before (:attr:`warmup_passes` times)."""
+        allocations), untimed, then back to the state before."""
         saved = self.save()
         t0 = time.perf_counter()
-        for _ in range(self.warmup_passes):
-            for k in self._warmup_steps():
-                self.step_on(self._batch(k) if self.stochastic else self.data)
-            self.load(saved)
+        for k in self._warmup_steps():
+            self.step_on(self._batch(k) if self.stochastic else self.data)
+        self.load(saved)
         self.backend.sync()
         elapsed = time.perf_counter() - t0
         if self.stochastic:

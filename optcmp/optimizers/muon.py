@@ -65,6 +65,7 @@ from optcmp.optimizers.base import (
     register_optimizer,
 )
 from optcmp.optimizers.schedule import Schedule
+from optcmp.optimizers.transforms import round_to_bfloat16
 
 #: Step-multiplier rules.
 SCALES = ("shape", "rms", "none")
@@ -75,6 +76,8 @@ MOMENTUM_FORMS = ("ema", "sum")
 PARTITIONS = ("2d", "2d_no_embedding")
 #: Where the AdamW side adds epsilon (as ``optcmp.adam``'s ``convention``).
 ADAM_CONVENTIONS = ("bias_corrected_eps", "eps_hat")
+#: Newton-Schulz precisions: the run's dtype, or bfloat16 rounding at each of torch's operations.
+NS_DTYPES = ("run", "bfloat16")
 #: Keller Jordan's quintic coefficients (the default of torch, optax and Keras).
 NS_COEFFS = (3.4445, -4.775, 2.0315)
 
@@ -152,15 +155,17 @@ def step_multiplier(shape: tuple[int, ...], hp: Mapping[str, Any]) -> float:
 
 
 def newton_schulz(ops: Any, u: Any, coeffs: tuple[float, float, float], steps: int,
-                  eps: float) -> Any:
-    """``steps`` quintic Newton-Schulz iterations on ``u / (||u||_F + eps)`` (a matrix)."""
+                  eps: float, dtype: str = "run") -> Any:
+    """``steps`` quintic Newton-Schulz iterations on ``u / (||u||_F + eps)`` (a matrix); in
+    ``dtype="bfloat16"`` each result rounded to bfloat16 where torch's Muon rounds it."""
+    r = round_to_bfloat16 if dtype == "bfloat16" else (lambda v: v)
     tall = u.shape[0] > u.shape[1]
-    x = ops.transpose(u) if tall else u
-    x = x / (ops.sqrt(ops.sum(x * x)) + eps)
+    x = r(ops.transpose(u) if tall else u)
+    x = r(x / (r(ops.sqrt(ops.sum(x * x))) + eps))
     a, b, c = coeffs
     for _ in range(steps):
-        gram = ops.matmul(x, ops.transpose(x))
-        x = a * x + ops.matmul(b * gram + c * ops.matmul(gram, gram), x)
+        gram = r(ops.matmul(x, ops.transpose(x)))
+        x = r(a * x + ops.matmul(r(b * gram + c * ops.matmul(gram, gram)), x))
     return ops.transpose(x) if tall else x
 
 
@@ -229,7 +234,7 @@ class MuonRule(ScheduledRule):
         else:
             u = m / (1.0 - mu ** t) if bc else m
         o = newton_schulz(ops, ops.reshape(u, shape), hp["ns_coeffs"], hp["ns_steps"],
-                          hp["ns_eps"])
+                          hp["ns_eps"], hp["ns_dtype"])
         step = step_multiplier(shape, hp) * ops.reshape(o, (-1,))
         wd = hp["weight_decay"]
         return (x * (1.0 - lr * wd) if wd else x) - lr * step, m
@@ -257,7 +262,7 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
          momentum_form: str = "ema", bias_correction: bool = False,
          weight_decay: float = 0.0, scale: str = "shape", rms_rate: float = 0.2,
          layout: str = "in_out", ns_coeffs: tuple[float, float, float] = NS_COEFFS,
-         ns_steps: int = 5, ns_eps: float = 1e-8, partition: str | tuple[str, ...] = "2d",
+         ns_steps: int = 5, ns_eps: float = 1e-8, ns_dtype: str = "run", partition: str | tuple[str, ...] = "2d",
          adam_learning_rate: float | None = None, adam_beta1: float = 0.9,
          adam_beta2: float = 0.999, adam_eps: float = 1e-8, adam_weight_decay: float = 0.0,
          adam_nesterov: bool = False, adam_convention: str = "bias_corrected_eps",
@@ -267,8 +272,8 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
     r"""Muon on the matrix parameters, AdamW on the others, every convention named.
 
     The frameworks' defaults, in these terms: ``torch.optim.Muon`` is ``momentum_form="ema",
-    bias_correction=False, weight_decay=0.1, scale="shape", layout="out_in"`` (Newton-Schulz in
-    bfloat16); ``optax.contrib.muon`` is ``bias_correction=True, weight_decay=0,
+    bias_correction=False, weight_decay=0.1, scale="shape", layout="out_in",
+    ns_dtype="bfloat16"``; ``optax.contrib.muon`` is ``bias_correction=True, weight_decay=0,
     scale="shape", layout="in_out", adam_nesterov=True``; ``keras.optimizers.Muon`` is
     ``momentum_form="sum", weight_decay=0.004, scale="rms", rms_rate=0.2, ns_eps=1e-7,
     partition="2d_no_embedding", adam_weight_decay=0.004, adam_eps=1e-7,
@@ -297,6 +302,10 @@ def muon(learning_rate: float = 0.02, momentum: float = 0.95, nesterov: bool = T
     ns_steps : int, default 5
     ns_eps : float, default 1e-8
         Added to the Frobenius norm before Newton-Schulz (torch clamps the norm at 1e-7).
+    ns_dtype : {"run", "bfloat16"}, default "run"
+        Newton-Schulz in the run's dtype (optax, Keras) or rounded to bfloat16 after each
+        operation, as ``torch.optim.Muon`` computes it for every weight dtype (the only
+        setting torch's native runs; it agrees with this rule to bfloat16's rounding).
     partition : {"2d", "2d_no_embedding"} or list of str, default "2d"
         Which parameters get Muon: every 2-D one, those without "embedding" in their name, or
         these names (a list, or one comma-separated string).
@@ -347,7 +356,8 @@ def _optax_options(h: Mapping[str, Any]) -> dict[str, Any]:
 
 def _optax_requires(h: Mapping[str, Any]) -> str | None:
     """optax's Muon: bias-corrected EMA momentum, one epsilon, Nesterov on both sides."""
-    why = requires("momentum_form", "ema", "optax.contrib.muon")(h)
+    why = requires("momentum_form", "ema", "optax.contrib.muon")(h) or requires(
+        "ns_dtype", "run", "optax.contrib.muon")(h)
     if why is None and not h["bias_correction"]:
         why = ("optax.contrib.muon bias-corrects its momentum (bias_correction=True); the "
                "reference rule (impl='reference') runs bias_correction=False on every backend")
@@ -369,12 +379,12 @@ def _optax_requires(h: Mapping[str, Any]) -> str | None:
 #: "any": a free rate, None: unused).
 TARGETS: dict[str, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {
     TorchOptimizer.framework: ({"momentum_form": "ema", "bias_correction": False, "ns_eps": 1e-7,
-               "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", 0.2))),
+               "adam_convention": "bias_corrected_eps", "ns_dtype": "bfloat16"}, (("shape", None), ("rms", 0.2))),
     KerasOptimizer.framework: ({"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
-               "adam_convention": "eps_hat", "adam_nesterov": False},
+               "adam_convention": "eps_hat", "adam_nesterov": False, "ns_dtype": "run"},
               (("rms", "any"), ("none", None))),
     OptaxOptimizer.framework: ({"momentum_form": "ema", "bias_correction": True,
-               "adam_convention": "bias_corrected_eps"}, (("shape", None), ("rms", "any"))),
+               "adam_convention": "bias_corrected_eps", "ns_dtype": "run"}, (("shape", None), ("rms", "any"))),
 }
 
 
@@ -446,7 +456,7 @@ def _convert(spec: OptimizerSpec, to: str, layout: Any) -> Conversion:
             OptaxOptimizer.framework: "optax uses ns_eps and nesterov for it too"}[to])
     if torch:
         exact = False
-        notes.append("torch clamps the norm at ns_eps and runs Newton-Schulz in bfloat16")
+        notes.append("torch clamps the norm at ns_eps (the reference adds it)")
     out = get_optimizer("muon", impl=spec.impl, label=spec.own_label, **new)
     return Conversion(out, exact, tuple(notes))
 
@@ -484,7 +494,8 @@ def _torch_rest(h: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _torch_requires(h: Mapping[str, Any]) -> str | None:
     """torch's Muon: EMA momentum without bias correction; its two scale rules."""
-    why = requires("momentum_form", "ema", "torch.optim.Muon")(h)
+    why = requires("momentum_form", "ema", "torch.optim.Muon")(h) or requires(
+        "ns_dtype", "bfloat16", "torch.optim.Muon")(h)
     if why is None and h["bias_correction"]:
         why = ("torch.optim.Muon does not bias-correct its momentum (bias_correction=False); "
                "the reference rule (impl='reference') runs bias_correction=True on every "
@@ -522,7 +533,8 @@ def _keras_options(h: Mapping[str, Any]) -> dict[str, Any]:
 def _keras_requires(h: Mapping[str, Any]) -> str | None:
     """Keras' Muon: the sum form, its fixed epsilon, scales, partitions and AdamW side."""
     want = {"momentum_form": "sum", "bias_correction": False, "ns_eps": 1e-7,
-            "adam_convention": "eps_hat", "adam_nesterov": False, "adam_learning_rate": None}
+            "adam_convention": "eps_hat", "adam_nesterov": False, "adam_learning_rate": None,
+            "ns_dtype": "run"}
     bad = {k: v for k, v in want.items() if h[k] != v}
     if h["scale"] == "shape":
         bad["scale"] = "'rms' or 'none'"
@@ -557,6 +569,8 @@ register_optimizer(OptimizerInfo(
         HyperParam("ns_coeffs", NS_COEFFS, _ns_coeffs, "Newton-Schulz coefficients (a, b, c)"),
         HyperParam("ns_steps", 5, positive_int("ns_steps"), "Newton-Schulz iterations"),
         HyperParam("ns_eps", 1e-8, positive_float("ns_eps"), "added to the norm before NS"),
+        HyperParam("ns_dtype", "run", one_of("ns_dtype", NS_DTYPES),
+                   "Newton-Schulz precision: run (the run's dtype) or bfloat16 (torch)"),
         HyperParam("partition", "2d", _partition,
                    "parameters that get Muon: 2d, 2d_no_embedding or a list of names"),
         HyperParam("adam_learning_rate", None, optional_positive_float("adam_learning_rate"),

@@ -128,6 +128,26 @@ def round_to_float32(a: Any) -> Any:
     return wide * (c - (c - a)) + (1.0 - wide) * a
 
 
+def round_to_bfloat16(a: Any) -> Any:
+    """``a`` rounded to bfloat16's 8-bit significand by arithmetic alone (Veltkamp's split, in
+    float64 or float32 arithmetic), so that a rule can follow a framework computing in bfloat16.
+
+    Parameters
+    ----------
+    a : scalar or array
+        Of magnitude within bfloat16's normal range.
+
+    Returns
+    -------
+    scalar or array
+        Of ``a``'s dtype.
+    """
+    one = a * 0.0 + 1.0
+    wide = ((one + 2.0 ** -30) - one) * 2.0 ** 30  # 1 in float64, 0 in float32
+    c64, c32 = a * (2.0 ** 45 + 1.0), a * (2.0 ** 16 + 1.0)  # keeps 53 - 45 or 24 - 16 bits
+    return wide * (c64 - (c64 - a)) + (1.0 - wide) * (c32 - (c32 - a))
+
+
 def _zeros(n: int) -> Callable[[Any, Any], State]:
     return lambda ops, x: tuple(ops.zeros_like(x) for _ in range(n))
 

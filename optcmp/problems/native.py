@@ -97,11 +97,10 @@ class ModelProblem(StoredProblem):
 
     def __init__(self, model: Any, data: Any, valid: Any = None, metrics: Sequence[str] = (),
                  name: str | None = None, *, target: Any = None) -> None:
-        low = ("bfloat16", "float16") if model.framework == "torch" else ()
-        if model.dtype not in ("float32", "float64", *low):
+        if model.dtype not in ("float32", "float64", "bfloat16", "float16"):
             raise ValueError(f"the model's parameters are {model.dtype}: optcmp runs native "
-                             f"{model.framework} models in float32 or float64"
-                             + (", bfloat16 or float16" if low else ""))
+                             f"{model.framework} models in float32, float64, bfloat16 or "
+                             "float16")
         self.model = model
         self.framework: str = model.framework
         #: The backend its runs take (``compare`` runs there by default).
@@ -224,7 +223,8 @@ def _missing(fn: str, framework: str, exc: ImportError) -> ImportError:
 
 def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
                metrics: Sequence[str] = (), name: str | None = None,
-               target: Any = None, compile_step: bool | str = False) -> ModelProblem:
+               target: Any = None, compile_step: bool | str = False,
+               scheduler: Callable[[Any], Any] | None = None) -> ModelProblem:
     """A problem from a ``torch.nn.Module``, trained by ``torch.optim`` on its parameters.
 
     Parameters
@@ -257,6 +257,14 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         hit its recompile limit (it then runs the step eagerly) is marked
         ``conditions.compiled == "torch.compile -> eager fallback"``. A module compiled with
         ``torch.compile(model)`` is given as ``model``.
+    scheduler : callable, optional
+        ``scheduler(optimizer) -> torch.optim.lr_scheduler.LRScheduler``, e.g.
+        ``lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=1000)``:
+        each run builds it on its own optimizer and steps it after every ``opt.step()``
+        (under ``torch.compile`` with ``compile_step``); an optimizer spec's ``schedule`` is
+        then refused. A tensor learning rate (torch's recipe for compiled steps) is set in
+        the function, ``opt.param_groups[0]["lr"] = torch.tensor(...)``, before the scheduler
+        is made.
 
     Returns
     -------
@@ -275,8 +283,8 @@ def from_torch(model: Any, loss: Any, data: Any, *, valid: Any = None,
         from optcmp.frameworks.torch.model import TorchModel
     except ImportError as exc:
         raise _missing("from_torch", "torch", exc) from exc
-    return ModelProblem(TorchModel(model, loss, compile_step), data, valid, metrics, name,
-                        target=target)
+    return ModelProblem(TorchModel(model, loss, compile_step, scheduler), data, valid, metrics,
+                        name, target=target)
 
 
 def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
@@ -289,7 +297,8 @@ def from_keras(model: Any, loss: Any, data: Any, *, valid: Any = None,
     ----------
     model : keras.Model
         Built (called once, or made with an ``Input``); Keras must run on TensorFlow in this
-        process (Keras 3 has one backend per process).
+        process (Keras 3 has one backend per process). Its variables' dtype (float32,
+        float64, or bfloat16 and float16, counted as in :func:`from_torch`) is the run's.
     loss : keras loss, callable or {"cross_entropy", "mse"}
         Keras' convention ``loss(y_true, y_pred) -> scalar``; ``"cross_entropy"`` is
         ``SparseCategoricalCrossentropy(from_logits=True)``.
@@ -326,7 +335,8 @@ def from_jax(apply: Callable[..., Any], params: Any, loss: Any, data: Any, *,
         ``apply(params, X) -> outputs`` in ``jax.numpy`` (e.g. a Flax module's ``apply``).
     params : pytree
         The initial parameters (any pytree of float arrays: dicts, lists, Flax variables);
-        their leaves, in ``jax.tree_util`` order, are the iterate.
+        their leaves, in ``jax.tree_util`` order, are the iterate; their dtype (float32,
+        float64, or bfloat16 and float16, counted as in :func:`from_torch`) the run's.
     loss : callable or {"cross_entropy", "mse"}
         ``loss(outputs, targets) -> scalar`` in ``jax.numpy``.
     data, valid, metrics, name, target

@@ -75,7 +75,7 @@ class JaxModel:
                             f"{type(apply).__name__}")
         leaves, self.treedef = jax.tree_util.tree_flatten_with_path(params)
         arrays = [np.asarray(a) for _, a in leaves]
-        if not arrays or any(not np.issubdtype(a.dtype, np.floating) for a in arrays):
+        if not arrays or any(not jnp.issubdtype(a.dtype, jnp.floating) for a in arrays):
             raise ValueError("params must be a pytree of floating-point arrays, got leaves of "
                              f"dtypes {sorted({str(a.dtype) for a in arrays})}")
         dtypes = {str(a.dtype) for a in arrays}
@@ -145,17 +145,23 @@ class JaxModel:
             a = b
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
+    def array(self, a: Any) -> Any:
+        """A data array as a JAX array (floats in the parameters' dtype)."""
+        a = jnp.asarray(a)
+        return a.astype(self.dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
     def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
         with self._scope():
-            return np.asarray(self._outputs(self.tree(x), X), dtype=np.float64)
+            return np.asarray(self._outputs(self.tree(x), self.array(X)), dtype=np.float64)
 
     def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
         with self._scope():
-            return np.asarray(self._value(self.tree(x), X, y), dtype=np.float64)
+            return np.asarray(self._value(self.tree(x), self.array(X), self.array(y)),
+                              dtype=np.float64)
 
     def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
         with self._scope():
-            f, g = self._value_and_grad(self.tree(x), X, y)
+            f, g = self._value_and_grad(self.tree(x), self.array(X), self.array(y))
             leaves = jax.tree_util.tree_leaves(g)
             return float(f), np.concatenate([np.asarray(v, np.float64).reshape(-1) for v in leaves])
 

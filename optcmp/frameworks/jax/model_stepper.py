@@ -39,6 +39,8 @@ class JaxModelStepper(ModelStepper):
         model, b = self.native, self.backend
         tx, opts = OptaxNativeAdapter.transform(self)  # type: ignore[arg-type]
         self.params = b.place_state(model.tree(self.x0))
+        if model.dtype != b.dtype:  # bfloat16, float16: the data cast once
+            self.data = {k: model.array(v) for k, v in self.data.items()}
         self.state = b.place_state(tx.init(self.params))
         objective, full = model.objective, not self.stochastic
 

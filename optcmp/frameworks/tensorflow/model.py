@@ -129,9 +129,14 @@ class KerasModel:
             a = b
         return out
 
+    def tensor(self, a: Any) -> Any:
+        """A data array as a tensor (floats in the model's dtype)."""
+        t = tf.constant(a)
+        return tf.cast(t, self.dtype) if t.dtype.is_floating else t
+
     def _call(self, tv: list[Any], X: Any) -> Any:
         nt = [v.value for v in self.model.non_trainable_variables]
-        out, _ = self.model.stateless_call(tv, nt, tf.constant(X))
+        out, _ = self.model.stateless_call(tv, nt, self.tensor(X))
         return out
 
     def outputs(self, x: np.ndarray, X: Any) -> np.ndarray:
@@ -139,13 +144,13 @@ class KerasModel:
 
     def loss_value(self, x: np.ndarray, X: Any, y: Any) -> Any:
         out = self._call(self.values(x), X)
-        return np.asarray(self.loss(tf.constant(y), out), dtype=np.float64)
+        return np.asarray(self.loss(self.tensor(y), out), dtype=np.float64)
 
     def value_and_grad(self, x: np.ndarray, X: Any, y: Any) -> tuple[float, np.ndarray]:
         tv = self.values(x)
         with tf.GradientTape() as tape:
             tape.watch(tv)
-            f = self.loss(tf.constant(y), self._call(tv, X))
+            f = self.loss(self.tensor(y), self._call(tv, X))
         gs = tape.gradient(f, tv)
         g = [np.zeros(s) if gi is None else np.asarray(gi, dtype=np.float64)
              for s, gi in zip(self.shapes, gs)]

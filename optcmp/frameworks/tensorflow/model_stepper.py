@@ -56,6 +56,9 @@ class KerasModelStepper(ModelStepper):
             opt.apply_gradients(zip(g, variables))
             return f, tf.linalg.global_norm(g) if full else tf.zeros((), f.dtype)
 
+        if model.dtype != b.dtype:  # bfloat16, float16: the data cast once
+            self.data = {k: tf.cast(v, model.dtype) if v.dtype.is_floating else v
+                         for k, v in self.data.items()}
         self._step = b.function(step, batch_signature(self.data), rows=(0, 1))
         self.implementation = (f"keras.optimizers.{self.decl.name}({options_text(opts)}) on the model's "
                                f"{model.dtype} variables (Keras {keras.__version__})")

@@ -10,6 +10,7 @@ work on a copy of the module (:mod:`optcmp.frameworks.torch.model_stepper`).
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,8 @@ class TorchModel:
     framework = "torch"
     backend = "torch"
 
-    def __init__(self, model: Any, loss: Any, compile_step: bool | str = False) -> None:
+    def __init__(self, model: Any, loss: Any, compile_step: bool | str = False,
+                 scheduler: Callable[[Any], Any] | None = None) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -45,6 +47,11 @@ class TorchModel:
         #: ``torch.compile`` the optimizer's update (True: its default backend; a name: that
         #: backend), as a user who compiles ``opt.step()`` and ``sched.step()`` does
         self.compile_step = compile_step
+        if scheduler is not None and not callable(scheduler):
+            raise TypeError(f"scheduler must be a function scheduler(optimizer) -> torch LR "
+                            f"scheduler, got {type(scheduler).__name__}")
+        #: ``scheduler(optimizer)``: the user's LR scheduler, stepped after each step
+        self.scheduler = scheduler
         self.names = tuple(n for n, _ in named)
         self.shapes = tuple(tuple(int(d) for d in p.shape) for _, p in named)
         self.torch_dtype = named[0][1].dtype
@@ -70,8 +77,14 @@ class TorchModel:
             return functional_call(self.model, params, (self.tensor(X),))
 
     def describe(self) -> str:
-        """The architecture as torch prints it."""
-        return repr(self.model)
+        """The architecture as torch prints it (and the scheduler's source)."""
+        if self.scheduler is None:
+            return repr(self.model)
+        try:
+            source = inspect.getsource(self.scheduler)
+        except (OSError, TypeError):
+            source = getattr(self.scheduler, "__qualname__", type(self.scheduler).__name__)
+        return f"{self.model!r}\nscheduler: {source}"
 
     def x0(self) -> np.ndarray:
         """The module's parameters now, as one flat float64 vector."""
@@ -135,7 +148,7 @@ class TorchModel:
     def float64(self) -> TorchModel:
         """The same model computing in float64 (a copy of the module)."""
         m = copy.deepcopy(self.model).to(torch.float64)
-        return TorchModel(m, self._loss_arg(), self.compile_step)
+        return TorchModel(m, self._loss_arg(), self.compile_step, self.scheduler)
 
     def _loss_arg(self) -> Any:
         """The loss as given (a name or the callable)."""

@@ -53,16 +53,8 @@ class TorchModelStepper(ModelStepper):
             name, options = self.decl.rest(self.hyper)
             self.rest = getattr(torch.optim, name)(rest, **options)
         opts_all = [o for o in (self.opt, self.rest) if o is not None]
-        sched = self.hyper.get("schedule", "constant")
-        scheds: list[Any] = []
-        if sched != "constant":
-            from optcmp.optimizers.schedule import parse
-
-            s = parse(sched)
-            scheds = [torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
-                      for o in opts_all]
+        self._scheds = scheds = self._schedulers(opts_all)
         self.sched = scheds[0] if scheds else None
-        self._scheds = scheds
 
         def update() -> None:
             for o in opts_all:
@@ -77,16 +69,42 @@ class TorchModelStepper(ModelStepper):
 
             dynamo.reset()
             counters.clear()
-        self.warmup_passes = 2 if how else 1
+        if how:  # the timed steps start from the state the warm-up compiled for
+            for o in opts_all:
+                fresh_state(o)
         self._update = update if not how else torch.compile(
             update, **({} if how is True else {"backend": how}))
         text = ", ".join(f"{k}={v!r}" for k, v in opts.items())
         beside = "" if self.rest is None else (
             f" ({len(self._main)} parameters; torch.optim.{type(self.rest).__name__} takes the "
             f"other {len(rest)})")
+        after = f", {type(self.sched).__name__} after each step" if model.scheduler else ""
         self.implementation = (f"torch.optim.{self.decl.name}({text}) on the module's "
-                               f"{model.dtype} parameters{beside}" + (
+                               f"{model.dtype} parameters{beside}{after}" + (
                                    " (the update under torch.compile)" if how else ""))
+
+    def _schedulers(self, opts: list[Any]) -> list[Any]:
+        """The user's schedulers (``from_torch(scheduler=...)``) or ``LambdaLR`` of the spec's
+        schedule, one per optimizer, stepped after it; none for a constant rate."""
+        sched, factory = self.hyper.get("schedule", "constant"), self.native.scheduler
+        if factory is not None:
+            if sched != "constant":
+                raise NotApplicable(f"{self.spec.label}: schedule={sched!r} and the module's "
+                                    "scheduler both set the learning rate; give one")
+            out = [factory(o) for o in opts]
+            bad = [type(s).__name__ for s in out if not hasattr(s, "state_dict")
+                   or not callable(getattr(s, "step", None))]
+            if bad:
+                raise TypeError(f"scheduler(optimizer) must return a torch LR scheduler, "
+                                f"got {bad[0]}")
+            return out
+        if sched == "constant":
+            return []
+        from optcmp.optimizers.schedule import parse
+
+        s = parse(sched)
+        return [torch.optim.lr_scheduler.LambdaLR(o, lambda k: float(s.factor(float(k))))
+                for o in opts]
 
     def _split(self) -> tuple[list[Any], list[Any]]:
         """The parameters the optimizer takes (``TorchOptimizer.matrices``: the spec's
@@ -126,28 +144,33 @@ class TorchModelStepper(ModelStepper):
         with torch.no_grad():
             for p, v in zip(self.params, params):
                 p.copy_(v)
-        self._load_optimizer(state)
+        self._load_optimizer(self.opt, state)
         if self.rest is not None:
-            self.rest.load_state_dict(copy.deepcopy(rest))
+            self._load_optimizer(self.rest, rest)
         for s, st in zip(self._scheds, scheds):
             s.load_state_dict(st)
 
-    def _load_optimizer(self, state: dict[str, Any]) -> None:
-        """The optimizer's saved state, in place where its tensors exist (a compiled update's
-        guards keep holding), else through ``load_state_dict``."""
-        now = self.opt.state_dict()
-        if now["state"].keys() != state["state"].keys():
-            self.opt.load_state_dict(copy.deepcopy(state))
+    @staticmethod
+    def _load_optimizer(opt: Any, state: dict[str, Any]) -> None:
+        """The optimizer's saved state restored in place: its state dict and tensors stay the
+        objects a compiled update guards on (an empty saved state clears it), else
+        ``load_state_dict``."""
+        now = opt.state_dict()
+        if state["state"] and now["state"].keys() != state["state"].keys():
+            opt.load_state_dict(copy.deepcopy(state))
             return
+        params = [p for g in opt.param_groups for p in g["params"]]
+        if not state["state"]:
+            opt.state.clear()
         with torch.no_grad():
             for i, per in state["state"].items():
-                live = self.opt.state[self._main[i]]
+                live = opt.state[params[i]]
                 for k, v in per.items():
                     if isinstance(v, torch.Tensor) and isinstance(live.get(k), torch.Tensor):
                         live[k].copy_(v)
                     else:
                         live[k] = copy.deepcopy(v)
-        for group, saved in zip(self.opt.param_groups, state["param_groups"]):
+        for group, saved in zip(opt.param_groups, state["param_groups"]):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
     def x_numpy(self) -> np.ndarray:
@@ -164,6 +187,43 @@ def module_at(model: Any, x0: np.ndarray) -> tuple[Any, list[Any]]:
     return module, params
 
 
+def fresh_state(opt: Any) -> None:
+    """Initialise ``opt``'s state as its first step does (``_init_group`` of an eager step on
+    zero gradients, whose effect is undone): dynamo compiles a step for the state as the
+    step initialised it, so a compiled update entered with an empty state compiles anew."""
+    init = getattr(type(opt), "_init_group", None)
+    params = [p for g in opt.param_groups for p in g["params"]]
+    if init is None or opt.state:
+        return
+    fresh: dict[Any, dict[str, Any]] = {}
+
+    def capture(group: Any, *args: Any, **kwargs: Any) -> Any:
+        out = init(opt, group, *args, **kwargs)
+        fresh.update({p: {k: v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v)
+                          for k, v in opt.state[p].items()}
+                      for p in group["params"] if p in opt.state})
+        return out
+
+    values = [p.detach().clone() for p in params]
+    groups = copy.deepcopy([{k: v for k, v in g.items() if k != "params"}
+                            for g in opt.param_groups])
+    for p in params:
+        p.grad = torch.zeros_like(p)
+    opt._init_group = capture
+    try:
+        opt.step()
+    finally:
+        del opt._init_group
+    with torch.no_grad():
+        for p, v in zip(params, values):
+            p.copy_(v)
+            p.grad = None
+    for g, saved in zip(opt.param_groups, groups):
+        g.update(saved)
+    opt.state.clear()
+    opt.state.update(fresh)
+
+
 def recompile_limit_hit() -> bool:
     """Whether dynamo gave up compiling a frame at its ``recompile_limit`` since its reset."""
     utils = sys.modules.get("torch._dynamo.utils")
@@ -171,4 +231,4 @@ def recompile_limit_hit() -> bool:
     return any("recompile_limit" in str(k) for k in gave_up)
 
 
-__all__ = ["TorchModelStepper", "module_at", "recompile_limit_hit"]
+__all__ = ["TorchModelStepper", "fresh_state", "module_at", "recompile_limit_hit"]
