@@ -328,6 +328,7 @@ class _TimedRun:
             confirm64=self.config.dtype != "float64", callback=self.config.callback)
         monitor.pause_at = pause
         self.session.start(self.rule)
+        monitor.screen = self.session.screen
         self.threads = self.session.threads()
         adapter = self.session.adapter
         assert adapter is not None
