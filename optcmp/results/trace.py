@@ -51,8 +51,10 @@ class Trace:
         return (self.fun - fstar) / gap0 if gap0 > 0 else np.full(len(self), np.nan)
 
     def to_dict(self) -> dict[str, list[Any]]:
-        """Columns as lists (NaN kept)."""
-        return {c: getattr(self, c).tolist() for c in self.COLUMNS}
+        """Columns as lists (NaN kept); ``judged`` only where a row is not (a file then reads
+        as one saved before the column existed)."""
+        cols = self.COLUMNS if not self.judged.all() else self.COLUMNS[:-1]
+        return {c: getattr(self, c).tolist() for c in cols}
 
     @classmethod
     def from_dict(cls, d: dict[str, list[Any]]) -> Trace:
