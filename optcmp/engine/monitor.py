@@ -54,6 +54,8 @@ class Monitor:
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.hit_x: np.ndarray | None = None
+        #: the host judge's value at :attr:`hit_x`, where the judge met the target
+        self.hit_fun: float | None = None
         self.hit_cpu: float | None = None
         self.nit = 0
         self.last: State | None = None
@@ -126,7 +128,10 @@ class Monitor:
         problem = self.problem
         f = host_value(problem, x)
         gn = norm2(problem.grad(x, problem.train_data)) if self.needs_grad else None
-        return self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
+        stop = self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
+        if self.hit is not None and self.hit[1] == nit:
+            self.hit_fun = f
+        return stop
 
     def retime(self, row0: int, k0: int, t0: float) -> None:
         """Time the last observation now, after its rewound block's steps from ``k0`` ran again:

@@ -34,6 +34,7 @@ from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timi
 from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
+from optcmp.engine.screen import host_value
 from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.engine.status import divergence_wins, rounding_wins, run_status
 from optcmp.frameworks.base import is_cpu_device
@@ -399,7 +400,8 @@ class _TimedRun:
                 hit_x = self.record.x
             x = adapter.x_numpy() if hit_x is None else hit_x
             with np.errstate(all="ignore"):
-                fun = self.problem.fun64(x)
+                fun = (monitor.hit_fun if hit_x is not None and monitor is not None
+                       and monitor.hit_fun is not None else host_value(self.problem, x))
                 metrics = self.problem.metrics(x)
         except Exception:  # noqa: BLE001 - keep whatever was recorded
             pass

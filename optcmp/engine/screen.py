@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp.frameworks.numpy.ops import ops as numpy_ops
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
     AbsoluteSuboptimality,
@@ -95,7 +96,10 @@ class Screen:
                  x0: np.ndarray) -> None:
         ops = backend.ops
         self.backend, self.data = backend, data
-        self._fn = backend.compile(lambda x, d: problem.objective(ops, x, d), (x0, data))
+        described = problem_parts(problem)  # kept on the problem for its later runs
+        reuse = None if described is None else ReuseKey(problem, ("screen", *described))
+        self._fn = backend.compile(lambda x, d: problem.objective(ops, x, d), (x0, data),
+                                   reuse=reuse)
         #: relative width of :meth:`margin`: ``2 (n + p) u`` times :data:`SCREEN_CANCELLATION`
         self.rtol = 2.0 * (problem.n_samples + problem.n_params) * UNIT_ROUNDOFF \
             * SCREEN_CANCELLATION
