@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import optcmp
+from optcmp import Comparison
 from optcmp.engine.screen import Screen, host_value
 from optcmp.frameworks import get_backend
 from optcmp.problems import FizzBuzzMLP, LinearRegression
-from optcmp import Comparison
 from optcmp.results import Trace
 from optcmp.stopping import GradientNorm, LossTarget, MaxIter
 
