@@ -76,12 +76,14 @@ def test_the_screen_lies_well_inside_its_margin(backend, problem):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_screened_rows_are_marked_and_survive_a_round_trip(backend):
-    """A float64 SGD run on a framework judges its first row on the host and screens the others
-    (no target near); the column saves and loads; a trace without it reads as all judged."""
+    """A float64 SGD run on a framework judges its first and last rows on the host and screens
+    the others (no target near); the column saves and loads; a trace without it reads as all
+    judged."""
     r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
                    max_iter=32 * 5, tol=1e-12, threads=1)
     tr = r.trace
-    assert tr.judged.tolist() == [True] + [False] * 5
+    # the budget's last observation is judged: it is the result's value
+    assert tr.judged.tolist() == [True] + [False] * 4 + [True] and r.fun == tr.fun[-1]
     assert np.isnan(tr.grad_norm[1:]).all()  # no rule reads the gradient: not computed
     back = Trace.from_dict(tr.to_dict())
     assert back.judged.tolist() == tr.judged.tolist()

@@ -56,6 +56,10 @@ class Monitor:
         self.hit_x: np.ndarray | None = None
         #: the host judge's value at :attr:`hit_x`, where the judge met the target
         self.hit_fun: float | None = None
+        #: ``(nit, value)`` of the host judge's last observation (the result's value there)
+        self.last_host: tuple[int, float] | None = None
+        self._last_at = min((r.n for r in rule.rules() if isinstance(r, MaxIter)),
+                            default=None)
         self.hit_cpu: float | None = None
         self.nit = 0
         self.last: State | None = None
@@ -120,7 +124,7 @@ class Monitor:
         """Evaluate the full objective at ``x`` and observe it: the float64 host judge's
         value (and the gradient's norm where :attr:`needs_grad`), or the :attr:`screen`'s
         value where it clears every threshold by its margin (a row not judged)."""
-        if self.screen is not None:
+        if self.screen is not None and nit != self._last_at:  # the last: the result's value
             s = self.screen(x)
             if cleared(self.screen, s, self.f0, self.fstar, self.rule):
                 return self.observe(nit, nit, s, None, nfev, njev, x, at=at, cpu_at=cpu_at,
@@ -129,6 +133,7 @@ class Monitor:
         f = host_value(problem, x)
         gn = norm2(problem.grad(x, problem.train_data)) if self.needs_grad else None
         stop = self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
+        self.last_host = nit, f
         if self.hit is not None and self.hit[1] == nit:
             self.hit_fun = f
         return stop

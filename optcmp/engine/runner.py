@@ -400,12 +400,24 @@ class _TimedRun:
                 hit_x = self.record.x
             x = adapter.x_numpy() if hit_x is None else hit_x
             with np.errstate(all="ignore"):
-                fun = (monitor.hit_fun if hit_x is not None and monitor is not None
-                       and monitor.hit_fun is not None else host_value(self.problem, x))
+                fun = self._known_value(monitor is not None and monitor.hit_x is not None)
+                fun = host_value(self.problem, x) if fun is None else fun
                 metrics = self.problem.metrics(x)
         except Exception:  # noqa: BLE001 - keep whatever was recorded
             pass
         return x, fun, metrics
+
+    def _known_value(self, at_hit: bool) -> float | None:
+        """The host judge's value at the iterate the run returns, where it judged it."""
+        monitor = self.monitor
+        if monitor is None:
+            return None
+        if at_hit:
+            return monitor.hit_fun
+        last = monitor.last_host
+        if self.record.x is not None or last is None or last[0] != self.record.nit:
+            return None
+        return last[1]
 
     def _epochs(self, nit: int) -> float | None:
         adapter = self.session.adapter
