@@ -72,6 +72,15 @@ def runtime_threads(framework: str) -> frozenset[int]:
         return frozenset(own)
 
 
+def _task_links() -> int | None:
+    """The link count of ``/proc/self/task`` (two more than the process's threads; one
+    ``stat``), or None without it."""
+    try:
+        return os.stat("/proc/self/task").st_nlink
+    except OSError:
+        return None
+
+
 def _clock_id(tid: int) -> int:
     """Linux's CPU-time clock of thread ``tid`` of this process (as ``pthread_getcpuclockid``)."""
     return (~tid << 3) | 6
@@ -100,7 +109,9 @@ class ThreadCpu(ProcessCpu):
     (:func:`runtime_threads`); idle workers of other pools (numpy's BLAS) never count.
 
     Each thread is read on its own CPU-time clock (Linux, nanoseconds). A runtime that started
-    before optcmp watched it has no known threads: then the process CPU time counts.
+    before optcmp watched it has no known threads: then the process CPU time counts. The
+    runtime's threads are listed again only when the process's thread count changed or a
+    listed thread ended (:meth:`runtime`), not at every reading.
     """
 
     def __init__(self, framework: str | None = None) -> None:
@@ -108,12 +119,22 @@ class ThreadCpu(ProcessCpu):
         self.framework = framework if framework in RUNTIME_BACKENDS else None
         self.counted: frozenset[int] = frozenset()
         self.method = f"{OWN_THREADS} (the calling thread)"
+        self._listed: tuple[int | None, frozenset[int]] | None = None
+
+    def runtime(self) -> frozenset[int]:
+        """The runtime's threads (:func:`runtime_threads`), listed again where the process's
+        thread count changed since the last listing or a thread of it ended."""
+        assert self.framework is not None
+        links = _task_links()
+        if self._listed is None or links is None or links != self._listed[0]:
+            self._listed = (links, runtime_threads(self.framework))
+        return self._listed[1]
 
     def read(self) -> dict[int, float]:
         """Each counted thread's CPU seconds, by native id (0: the process, as a fallback)."""
         tids = [threading.get_native_id()]
         if self.framework is not None:
-            runtime = runtime_threads(self.framework)
+            runtime = self.runtime()
             if not runtime:
                 self.counted, self.method = frozenset(), ProcessCpu.method
                 return {0: time.process_time()}
@@ -121,8 +142,10 @@ class ThreadCpu(ProcessCpu):
             self.method = f"{OWN_THREADS} (the calling thread and {self.framework}'s runtime threads)"
         out = {}
         for tid in tids:
-            with contextlib.suppress(OSError):  # the thread ended
+            try:
                 out[tid] = time.clock_gettime(_clock_id(tid))
+            except OSError:  # the thread ended: list the runtime's threads again next time
+                self._listed = None
         self.counted = frozenset(out)
         return out
 

@@ -21,7 +21,7 @@ from optcmp.results import ComparisonData
 RUN_ID_COLUMNS = ("run", "problem", "optimizer", "optimizer_name", "backend", "device", "dtype",
                   "impl", "seed", "repeat", "status")
 #: Trace columns (see :class:`optcmp.results.Trace`) plus the relative suboptimality.
-TRACE_COLUMNS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev",
+TRACE_COLUMNS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev", "judged",
                  "relative_suboptimality")
 KINDS = ("traces", "runs")
 

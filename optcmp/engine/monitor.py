@@ -15,6 +15,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.engine.config import Callback
+from optcmp.engine.screen import Screen, cleared, host_value, needs_gradient
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.results import Trace
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State, first_fired
@@ -43,12 +44,22 @@ class Monitor:
         self.callback = callback
         self._result_type: Any = None if callback is None else optimize().OptimizeResult
         self.needs_metrics = tuple(m for r in rule.rules() for m in r.needs_metrics)
-        self.rows: list[tuple[int, float, float, float, int, int]] = []
+        #: the full gradient is computed only for a rule that reads its norm, or the callback
+        self.needs_grad = callback is not None or needs_gradient(rule)
+        #: the run's screen (:mod:`optcmp.engine.screen`), set once the stepper is set up
+        self.screen: Screen | None = None
+        self.rows: list[tuple[int, float, float, float, int, int, bool]] = []
         self.fired: Rule | None = None
         self.stopped = False
         self.callback_stop = False
         self.hit: tuple[float, int, int, int] | None = None
         self.hit_x: np.ndarray | None = None
+        #: the host judge's value at :attr:`hit_x`, where the judge met the target
+        self.hit_fun: float | None = None
+        #: ``(nit, value)`` of the host judge's last observation (the result's value there)
+        self.last_host: tuple[int, float] | None = None
+        self._last_at = min((r.n for r in rule.rules() if isinstance(r, MaxIter)),
+                            default=None)
         self.hit_cpu: float | None = None
         self.nit = 0
         self.last: State | None = None
@@ -77,8 +88,9 @@ class Monitor:
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
                 nfev: int, njev: int, x: LazyX = None, *, at: float | None = None,
-                cpu_at: float | None = None) -> bool:
-        """Record an observation and check the rule; True means stop."""
+                cpu_at: float | None = None, judged: bool = True) -> bool:
+        """Record an observation and check the rule; True means stop (``judged``: False
+        for a screen's value, see :meth:`observe_full`)."""
         t = self.sw.elapsed if at is None else at
         cpu = self.sw.cpu_elapsed if cpu_at is None else cpu_at
         self.nit = nit
@@ -87,7 +99,7 @@ class Monitor:
         self.last = s
         if fun is not None:
             self.rows.append((iterate, t, fun, math.nan if grad_norm is None else grad_norm,
-                              nfev, njev))
+                              nfev, njev, judged))
             if self.needs_metrics:
                 s.metrics = self.problem.metrics(self._x(x))
             if self.callback is not None and self._call_back(s, x):
@@ -109,9 +121,22 @@ class Monitor:
 
     def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int, *,
                      at: float | None = None, cpu_at: float | None = None) -> bool:
-        """Evaluate the full objective at ``x`` (float64, on the host) and observe it."""
-        f, g = self.problem.value_and_grad(x, self.problem.train_data)
-        return self.observe(nit, nit, float(f), norm2(g), nfev, njev, x, at=at, cpu_at=cpu_at)
+        """Evaluate the full objective at ``x`` and observe it: the float64 host judge's
+        value (and the gradient's norm where :attr:`needs_grad`), or the :attr:`screen`'s
+        value where it clears every threshold by its margin (a row not judged)."""
+        if self.screen is not None and nit != self._last_at:  # the last: the result's value
+            s = self.screen(x)
+            if cleared(self.screen, s, self.f0, self.fstar, self.rule):
+                return self.observe(nit, nit, s, None, nfev, njev, x, at=at, cpu_at=cpu_at,
+                                    judged=False)
+        problem = self.problem
+        f = host_value(problem, x)
+        gn = norm2(problem.grad(x, problem.train_data)) if self.needs_grad else None
+        stop = self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
+        self.last_host = nit, f
+        if self.hit is not None and self.hit[1] == nit:
+            self.hit_fun = f
+        return stop
 
     def retime(self, row0: int, k0: int, t0: float) -> None:
         """Time the last observation now, after its rewound block's steps from ``k0`` ran again:
@@ -171,7 +196,8 @@ class Monitor:
         return Trace(iteration=np.asarray(cols[0], dtype=np.int64), time=np.asarray(cols[1]),
                      fun=np.asarray(cols[2], dtype=np.float64), grad_norm=np.asarray(cols[3]),
                      nfev=np.asarray(cols[4], dtype=np.int64),
-                     njev=np.asarray(cols[5], dtype=np.int64))
+                     njev=np.asarray(cols[5], dtype=np.int64),
+                     judged=np.asarray(cols[6], dtype=bool))
 
 
 __all__ = ["LazyX", "Monitor"]

@@ -34,6 +34,7 @@ from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timi
 from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
+from optcmp.engine.screen import host_value
 from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.engine.status import divergence_wins, rounding_wins, run_status
 from optcmp.frameworks.base import is_cpu_device
@@ -328,6 +329,7 @@ class _TimedRun:
             confirm64=self.config.dtype != "float64", callback=self.config.callback)
         monitor.pause_at = pause
         self.session.start(self.rule)
+        monitor.screen = self.session.screen
         self.threads = self.session.threads()
         adapter = self.session.adapter
         assert adapter is not None
@@ -399,11 +401,24 @@ class _TimedRun:
                 hit_x = self.record.x
             x = adapter.x_numpy() if hit_x is None else hit_x
             with np.errstate(all="ignore"):
-                fun = self.problem.fun64(x)
+                fun = self._known_value(monitor is not None and monitor.hit_x is not None)
+                fun = host_value(self.problem, x) if fun is None else fun
                 metrics = self.problem.metrics(x)
         except Exception:  # noqa: BLE001 - keep whatever was recorded
             pass
         return x, fun, metrics
+
+    def _known_value(self, at_hit: bool) -> float | None:
+        """The host judge's value at the iterate the run returns, where it judged it."""
+        monitor = self.monitor
+        if monitor is None:
+            return None
+        if at_hit:
+            return monitor.hit_fun
+        last = monitor.last_host
+        if self.record.x is not None or last is None or last[0] != self.record.nit:
+            return None
+        return last[1]
 
     def _epochs(self, nit: int) -> float | None:
         adapter = self.session.adapter

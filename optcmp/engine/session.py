@@ -25,6 +25,7 @@ import numpy as np
 
 from optcmp._warn import outside_level
 from optcmp.engine.config import RunConfig
+from optcmp.engine.screen import Screen, make_screen
 from optcmp.frameworks import get_backend
 from optcmp.frameworks.adapters import resolve_adapter, resolve_model_stepper
 from optcmp.frameworks.base import DTYPES, Backend, gradient_kind, is_cpu_device
@@ -83,6 +84,7 @@ class Session:
         self.x0 = np.asarray(problem.init_params(config.seed), dtype=np.float64)
         self.unsupported: str | None = problem.unsupported_backend(config.backend)
         self.adapter: Adapter | None = None
+        self.screen: Screen | None = None
         self.implementation = ""
         self.implemented_by: Implementation | None = None
         self.hyperparameters: dict[str, Any] = dict(spec.hyperparameters)
@@ -172,6 +174,9 @@ class Session:
         if order is not None:  # the minibatch policy: the last batch's rows, dropped or kept
             a, b = order.bounds(order.steps_per_epoch - 1)
             self.how.last_batch, self.how.drop_last = int(b - a), bool(order.drop_last)
+        #: the run's screen of the whole data's objective (:mod:`optcmp.engine.screen`)
+        self.screen = None if rule is None else make_screen(adapter, self.problem, backend,
+                                                            rule, config.callback)
         backend.sync()
         self.warmup_time = adapter.warmup_time
         self.setup_time = time.perf_counter() - t0 - self.warmup_time

@@ -207,6 +207,11 @@ class Adapter(Stepper):
         """Go back to a saved state (see :meth:`Stepper.load`)."""
         raise NotImplementedError(f"{type(self).__name__} cannot load a state")
 
+    def screen_data(self) -> dict[str, Any] | None:
+        """The whole training data as placed, row-major, for the run's screen (None where
+        the run holds it otherwise)."""
+        return self.data if self.data and self.layout == "row-major" else None
+
     # -- hooks
     def setup(self) -> None:
         """Place data and the iterate on the device, resolve hyperparameters, compile."""

@@ -1,0 +1,153 @@
+"""The screen: the whole training data's objective on the run's own backend, in float64.
+
+A minibatch run's observation needs the objective of the whole data. The float64 host
+evaluation judges a target (:func:`host_value`), the same on every backend; a float64 run on
+torch, TensorFlow or JAX first evaluates the objective on its own device, compiled once at
+setup (:class:`Screen`), and calls the host judge only where that value, widened by
+:meth:`Screen.margin`, could meet a target or fire the divergence rule (docs/concepts.md,
+"The target").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optcmp.frameworks.numpy.ops import ops as numpy_ops
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
+from optcmp.problems.base import Problem
+from optcmp.stopping import (
+    AbsoluteSuboptimality,
+    CombinedTarget,
+    Divergence,
+    GradientNorm,
+    LossTarget,
+    MaxCPUTime,
+    MaxEvals,
+    MaxIter,
+    MaxTime,
+    RelativeChange,
+    RelativeSuboptimality,
+    Rising,
+    Rule,
+    Stalled,
+    State,
+)
+
+if TYPE_CHECKING:
+    from optcmp.frameworks.base import Backend
+    from optcmp.frameworks.stepper import Stepper
+
+#: float64's unit roundoff.
+UNIT_ROUNDOFF = 2.0 ** -53
+#: How many times the objective's value its parts may add up to in magnitude (the terms of a
+#: cross-entropy, ``logsumexp(z) - z_y``, cancel to a small loss): the screen's margin allows
+#: for that much cancellation.
+SCREEN_CANCELLATION = 1000.0
+#: Rules a run with a screen may have: budgets, the suboptimality and loss targets (met by a
+#: low enough value) and the divergence rule, which :func:`cleared` widens the screen's value
+#: for, and the early stops on the observations' trend (:class:`~optcmp.stopping.Stalled`,
+#: :class:`~optcmp.stopping.Rising`, :class:`~optcmp.stopping.RelativeChange`), which read
+#: each observation's value as the trace records it.
+SCREENABLE = (MaxIter, MaxEvals, MaxTime, MaxCPUTime, RelativeSuboptimality,
+              AbsoluteSuboptimality, LossTarget, CombinedTarget, Divergence, Stalled, Rising,
+              RelativeChange)
+
+
+def needs_gradient(rule: Rule) -> bool:
+    """Whether a part of ``rule`` reads the full gradient's norm."""
+    return any(isinstance(r, GradientNorm) or isinstance(r, CombinedTarget) and r.grad_norm is not None
+               for r in rule.rules())
+
+
+def screenable(rule: Rule) -> bool:
+    """Whether every part of ``rule`` is :data:`SCREENABLE` (no gradient, no metric)."""
+    return not needs_gradient(rule) and all(isinstance(r, SCREENABLE) for r in rule.rules())
+
+
+def host_value(problem: Problem, x: np.ndarray) -> float:
+    """The float64 objective of the whole training data at ``x``, on the host, without the
+    gradient: the problem's own :meth:`~optcmp.problems.base.Problem.fun64` where it defines
+    one, else its objective on numpy's ops."""
+    if type(problem).fun64 is not Problem.fun64:
+        return float(problem.fun64(x))
+    xf = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        return float(problem.objective(numpy_ops, xf, problem.train_data))
+
+
+class Screen:
+    """The float64 objective of the whole training data, compiled on the run's backend.
+
+    Parameters
+    ----------
+    backend : Backend
+        The run's backend (float64).
+    problem : Problem
+    data : dict of str to backend array
+        The whole training data as the run placed it (row-major).
+    x0 : ndarray
+        The initial point: the screen is compiled and warmed on it.
+    """
+
+    def __init__(self, backend: Backend, problem: Problem, data: dict[str, Any],
+                 x0: np.ndarray) -> None:
+        ops = backend.ops
+        self.backend, self.data = backend, data
+        described = problem_parts(problem)  # kept on the problem for its later runs
+        reuse = None if described is None else ReuseKey(problem, ("screen", *described))
+        self._fn = backend.compile(lambda x, d: problem.objective(ops, x, d), (x0, data),
+                                   reuse=reuse)
+        #: relative width of :meth:`margin`: ``2 (n + p) u`` times :data:`SCREEN_CANCELLATION`
+        self.rtol = 2.0 * (problem.n_samples + problem.n_params) * UNIT_ROUNDOFF \
+            * SCREEN_CANCELLATION
+        self(x0)  # compiled and warmed at setup, off the clock
+
+    def __call__(self, x: np.ndarray) -> float:
+        """The objective at the host iterate ``x``, evaluated on the backend."""
+        b = self.backend
+        return float(np.asarray(b.to_numpy(self._fn(b.asarray(x), self.data))))
+
+    def margin(self, value: float, f0: float) -> float:
+        """How far the host judge's value may lie from the screen's ``value``.
+
+        Both are float64 sums of the same ``n`` rows' terms, each computed with at most
+        ``p`` (parameters) rounded operations, in other orders: they differ by at most
+        ``2 (n + p) u`` times the magnitude of the parts (``u`` = 2**-53), which is taken as
+        :data:`SCREEN_CANCELLATION` times ``|value| + |f0|``.
+        """
+        return self.rtol * (abs(value) + abs(f0))
+
+
+def make_screen(stepper: Stepper, problem: Problem, backend: Backend, rule: Rule,
+                callback: Any) -> Screen | None:
+    """The run's screen, or None where every observation goes to the host judge: numpy (the
+    host evaluation is its own), a dtype other than float64 (a float32 screen's rounding is
+    coarser than targets), full-batch steps (they report their own values), a native model,
+    a callback (it receives the gradient's norm), or a rule with state, a gradient or a
+    metric."""
+    data = getattr(stepper, "screen_data", lambda: None)()
+    if (backend.name == "numpy" or backend.dtype != "float64" or not stepper.stochastic
+            or data is None or callback is not None or hasattr(problem, "backend_name")
+            or not screenable(rule)):
+        return None
+    return Screen(backend, problem, data, np.asarray(stepper.x_numpy(), dtype=np.float64))
+
+
+def cleared(screen: Screen, value: float, f0: float, fstar: float | None,
+            rule: Rule) -> bool:
+    """Whether no host value within the screen's margin of ``value`` could meet a target or
+    fire the divergence rule (targets fire on low values, divergence on high or non-finite)."""
+    if not math.isfinite(value):
+        return False
+    m = screen.margin(value, f0)
+    low = State(fun=value - m, f0=f0, fstar=fstar)
+    high = State(fun=value + m, f0=f0, fstar=fstar)
+    return not any(r.check(low) if r.kind == "target" else
+                   isinstance(r, Divergence) and r.check(high) for r in rule.rules())
+
+
+__all__ = ["SCREENABLE", "SCREEN_CANCELLATION", "UNIT_ROUNDOFF", "Screen", "cleared",
+           "host_value", "make_screen", "needs_gradient", "screenable"]

@@ -1,0 +1,124 @@
+"""The screen of a minibatch run's observations, the host judge, and the trace's judged rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import optcmp
+from optcmp import Comparison
+from optcmp.engine.screen import Screen, host_value
+from optcmp.frameworks import get_backend
+from optcmp.problems import FizzBuzzMLP, LinearRegression
+from optcmp.results import Trace
+from optcmp.stopping import GradientNorm, LossTarget, MaxIter
+
+BACKENDS = ["torch", "jax"]
+#: a fifth of 1 / L of :func:`_problem`: SGD-64 decreases the objective epoch by epoch
+LR = 1e-4
+
+
+def _problem() -> LinearRegression:
+    return LinearRegression(n_samples=2000, n_features=4, seed=0)
+
+
+def _host_values(backend: str, epochs: int) -> tuple[int, list[tuple[int, float]]]:
+    """Steps per epoch and the host judge's value at every epoch of SGD-64 (a callback makes
+    every observation the host's)."""
+    seen: list[tuple[int, float]] = []
+    r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
+                   max_iter=32 * epochs, threads=1,
+                   callback=lambda ir: seen.append((int(ir.nit), float(ir.fun))))
+    assert r.trace.judged.all()
+    return 32, seen
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_screen_just_above_a_target_the_host_meets_still_stops_there(backend, monkeypatch):
+    """Screen values 0.9 of the margin above the host's: the target the host meets at epoch 6
+    is met at epoch 6, on the host's value."""
+    spe, seen = _host_values(backend, 10)
+    value = seen[6][1]
+    first = next(k for k, f in seen if f <= value)
+    screened: list[float] = []
+    real = Screen.__call__
+
+    def above(self: Screen, x: np.ndarray) -> float:
+        s = real(self, x)
+        s += 0.9 * self.margin(s, 0.0)
+        screened.append(s)
+        return s
+
+    monkeypatch.setattr(Screen, "__call__", above)
+    r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
+                   stopping=LossTarget(value) | MaxIter(10 * spe), threads=1)
+    assert r.status == "converged" and r.nit_to_target == first
+    assert screened and min(screened) > value  # every screen value stayed above the target
+    assert r.trace.fun[-1] == value and r.trace.judged[-1]
+    assert not r.trace.judged[1:first // spe - 1].any()  # clear of the target: not judged
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("problem", [_problem(), FizzBuzzMLP()], ids=["linreg", "fizzbuzz"])
+def test_the_screen_lies_well_inside_its_margin(backend, problem):
+    """The backend's float64 objective of the whole data is within a hundredth of the margin
+    of the host's, at x0 and at points far from it."""
+    b = get_backend(backend)
+    x0 = np.asarray(problem.init_params(0), dtype=np.float64)
+    screen = Screen(b, problem, b.place(problem.train_data), x0)
+    rng = np.random.default_rng(1)
+    for x in [x0, *(x0 + rng.standard_normal(x0.shape) for _ in range(3))]:
+        s, h = screen(x), host_value(problem, x)
+        assert abs(s - h) <= screen.margin(s, 0.0) / 100, (s, h)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_screened_rows_are_marked_and_survive_a_round_trip(backend):
+    """A float64 SGD run on a framework judges its first and last rows on the host and screens
+    the others (no target near); the column saves and loads; a trace without it reads as all
+    judged."""
+    r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
+                   max_iter=32 * 5, tol=1e-12, threads=1)
+    tr = r.trace
+    # the budget's last observation is judged: it is the result's value
+    assert tr.judged.tolist() == [True] + [False] * 4 + [True] and r.fun == tr.fun[-1]
+    assert np.isnan(tr.grad_norm[1:]).all()  # no rule reads the gradient: not computed
+    back = Trace.from_dict(tr.to_dict())
+    assert back.judged.tolist() == tr.judged.tolist()
+    old = {k: v for k, v in tr.to_dict().items() if k != "judged"}
+    assert Trace.from_dict(old).judged.all()
+    with pytest.raises(ValueError, match="judged"):
+        Trace.from_dict({**tr.to_dict(), "judged": [1.5] * len(tr)})
+
+
+def test_a_numpy_run_judges_every_row_without_the_gradient():
+    """numpy's host evaluation is its own judge: every row judged, the gradient's norm only at
+    x0 (the first row comes from the start's evaluation)."""
+    r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend="numpy",
+                   max_iter=32 * 3, tol=1e-12, threads=1)
+    assert r.trace.judged.all() and np.isnan(r.trace.grad_norm[1:]).all()
+    assert np.isfinite(r.trace.grad_norm[0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", *BACKENDS])
+def test_a_gradient_norm_rule_still_gets_the_gradient(backend):
+    """A rule that reads the gradient's norm gets it at every observation, judged on the host:
+    the norm of numpy's float64 gradient there."""
+    p = _problem()
+    r = optcmp.run(p, optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
+                   stopping=GradientNorm(1e-12) | MaxIter(32 * 3), threads=1)
+    tr = r.trace
+    assert tr.judged.all() and np.isfinite(tr.grad_norm).all() and len(tr) == 4
+    x = r.x
+    assert tr.grad_norm[-1] == pytest.approx(np.linalg.norm(p.grad(x, p.train_data)),
+                                             rel=1e-12)
+
+
+def test_saved_files_from_before_the_column_load_as_judged():
+    """A file saved by optcmp 0.1.0 has no judged column: its rows read as judged."""
+    src = Path(__file__).parent / "data" / "saved_v0_1" / "linreg.json"
+    comp = Comparison.load(src)
+    assert all(len(r.trace) and r.trace.judged.all() for r in comp.runs)
+    assert "judged" not in comp.runs[0].trace.to_dict()
