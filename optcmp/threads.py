@@ -114,14 +114,30 @@ class _SharedLimit:
 
     def _limit_blas(self, n: int) -> None:
         """Give the BLAS/OpenMP pools loaded now ``n`` threads until the last holder ends."""
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - a runtime dependency
+        controller = _controller()
+        if controller is None:  # pragma: no cover - a runtime dependency
             warnings.warn("threadpoolctl is not installed: numpy's BLAS threads are not limited",
                           stacklevel=outside_level())
             return
         _blas_control()
-        self.stack.callback(threadpool_limits(limits=n).restore_original_limits)
+        self.stack.callback(controller.limit(limits=n).restore_original_limits)
+
+
+_CONTROLLERS: dict[int, Any] = {}
+
+
+def _controller() -> Any:
+    """threadpoolctl's controller of the libraries loaded now (None: not installed), scanned
+    again only when an import has loaded modules since (a scan costs ~30 ms per run)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return None
+    key = len(sys.modules)
+    if key not in _CONTROLLERS:
+        _CONTROLLERS.clear()
+        _CONTROLLERS[key] = ThreadpoolController()
+    return _CONTROLLERS[key]
 
 
 def _blas_control() -> None:
@@ -139,9 +155,9 @@ _SHARED = _SharedLimit()
 def pools_seen(backend: str) -> dict[str, int]:
     """The thread pools in force now, each by its library: what a run actually computes with."""
     out: dict[str, int] = {}
-    with contextlib.suppress(ImportError):  # a runtime dependency
-        from threadpoolctl import threadpool_info
-        for info in threadpool_info():
+    controller = _controller()
+    if controller is not None:
+        for info in controller.info():
             api, n = str(info.get("internal_api", "?")), info.get("num_threads")
             if isinstance(n, int):
                 out[api] = max(n, out.get(api, 0))
