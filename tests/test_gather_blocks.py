@@ -62,7 +62,8 @@ def test_the_gather_policy_is_recorded_per_backend_and_execution(backend):
     runs = {ex: optcmp.run(p, sgd, backend=backend, execution=ex, threads=1, max_iter=20)
             for ex in ("step", "fused")}
     gd = optcmp.run(p, optcmp.gd(0.1), backend=backend, threads=1, max_iter=3)
-    assert gd.conditions.gather == "" and runs["step"].conditions.gather == "per-step"
-    fused = "per-step" if backend == "numpy" else "once per block"
+    chunk = "once per chunk of 16384 rows"  # steps one by one slice a gathered chunk
+    assert gd.conditions.gather == "" and runs["step"].conditions.gather == chunk
+    fused = chunk if backend == "numpy" else "once per block"
     assert runs["fused"].conditions.gather == fused
     assert optcmp.RunResult.from_dict(runs["fused"].to_dict()).conditions.gather == fused

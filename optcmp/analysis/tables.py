@@ -375,8 +375,9 @@ def _one_table(comp: ComparisonData, columns: tuple[str, ...], per_run: bool,
 
 
 def _fit_labels(lines: list[list[str]], col: int | None, left: int) -> list[str]:
-    """Shorten (in place) the optimizer labels of a table wider than :data:`WIDTH` to their
-    name and a number, ``muon[1]``; the legend lines that spell them out."""
+    """Shorten (in place) the optimizer labels that name conventions, in a table wider than
+    :data:`WIDTH`, to their name and a number, ``muon[1]``; the legend lines that spell them
+    out (a label without conventions stays whole)."""
     over = max(map(len, fmt.fixed_width(lines, left=left))) - WIDTH
     if over <= 0 or col is None:
         return []
@@ -384,9 +385,8 @@ def _fit_labels(lines: list[list[str]], col: int | None, left: int) -> list[str]
     short: dict[str, str] = {}
     for row in lines[1:]:
         label = row[col]
-        if len(label) > room and label not in short:
-            tag = f"[{len(short) + 1}]"
-            short[label] = label.split("(")[0][:max(room - len(tag), 1)] + tag
+        if len(label) > room and "(" in label and label not in short:  # conventions named
+            short[label] = f"{label.split('(')[0]}[{len(short) + 1}]"
         row[col] = short.get(label, label)
     return [f"{s}: {label}" for label, s in short.items()]
 
