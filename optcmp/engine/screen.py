@@ -11,7 +11,7 @@ setup (:class:`Screen`), and calls the host judge only where that value, widened
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -112,7 +112,8 @@ class Screen:
         if kept:
             buf = np.zeros((kept, np.size(x0)))
             buf[0] = np.reshape(x0, -1)
-            self._each = backend.compile_each(self._objective, (buf, data), reuse=self._reuse)
+            self._each = cast(Any, backend).compile_each(  # JAX's and TensorFlow's
+                self._objective, (buf, data), reuse=self._reuse)
         else:
             self._fn = backend.compile(self._objective, (x0, data), reuse=self._reuse)
         # compiled and warmed at setup, off the clock; once per problem, device and shape
