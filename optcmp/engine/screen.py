@@ -118,7 +118,8 @@ class Screen:
             self._fn = backend.compile(self._objective, (x0, data), reuse=self._reuse)
         # compiled and warmed at setup, off the clock; once per problem, device and shape
         store = {} if self._reuse is None else self._reuse.store()
-        warmed = ("screen warmed", backend.name, backend.device, backend.dtype, kept)
+        warmed = ("screen warmed", backend.name, backend.compiler, backend.device, backend.dtype,
+                  kept)
         if not store.get(warmed):
             _ = self.values(backend.asarray(buf), 1) if kept else self(x0)
             store[warmed] = True
