@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.engine.monitor import Monitor
+from optcmp.engine.screen import KeptIterates
 from optcmp.frameworks.stepper import Block, LoopAdapter, Stepper
 from optcmp.stopping import MaxEvals, MaxIter
 from optcmp.timing import Stopwatch
@@ -260,7 +261,9 @@ def _spanning_minibatch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
         sw.pause()
         t1, c1 = sw.elapsed, sw.cpu_elapsed
         ev = (blk.nfev, blk.njev)
-        kept = _kept_rows(stepper, blk.kept, 0 if n < first else 1 + (n - first) // every)
+        m = 0 if n < first else 1 + (n - first) // every
+        screened = sum(monitor.screens(k + first + j * every) for j in range(m))
+        kept = KeptIterates(stepper.backend, blk.kept, m, monitor.screen, screened).rows()
         for j, x in enumerate(kept):
             kk = k + first + j * every
             share = (kk - k) / n
@@ -280,7 +283,7 @@ def _spanning_minibatch_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,
                     sw.resume()
                     stepper.run(kk - k)
                     sw.pause()
-                    _check_rerun(stepper, x, kk)
+                    _check_rerun(stepper, x(), kk)
                     monitor.retime(row0, k, t0)
                 return LoopRecord(kk, nfev + (kk - k) * ev[0], njev + (kk - k) * ev[1])
         k += n
@@ -311,17 +314,6 @@ def _check_rerun(stepper: Stepper, kept: np.ndarray, k: int) -> None:
                   "step is the second pass's and the observation the first's; "
                   "execution='step' observes the steps it times",
                   NondeterministicBlockWarning, stacklevel=2)
-
-
-def _kept_rows(stepper: Stepper, kept: Any, m: int) -> list[np.ndarray]:
-    """The first ``m`` iterates a spanning block kept, as float64 host vectors."""
-    if m == 0:
-        return []
-    b = stepper.backend
-    if isinstance(kept, (list, tuple)):
-        return [np.asarray(b.to_numpy(v), dtype=np.float64).reshape(-1) for v in kept[:m]]
-    rows = np.asarray(b.to_numpy(kept), dtype=np.float64)
-    return [rows[j].reshape(-1) for j in range(m)]
 
 
 def framework_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch) -> Loop:

@@ -15,7 +15,7 @@ import numpy as np
 
 from optcmp._scipy import optimize
 from optcmp.engine.config import Callback
-from optcmp.engine.screen import Screen, cleared, host_value, needs_gradient
+from optcmp.engine.screen import KeptRow, Screen, cleared, host_value, needs_gradient
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.results import Trace
 from optcmp.stopping import MaxEvals, MaxIter, Rule, State, first_fired
@@ -119,19 +119,26 @@ class Monitor:
         self.stopped = True
         return True
 
-    def observe_full(self, nit: int, x: np.ndarray, nfev: int, njev: int, *,
+    def screens(self, nit: int) -> bool:
+        """Whether the observation after ``nit`` steps goes to the :attr:`screen` first (the
+        one an iteration budget ends on is the result's value: judged)."""
+        return self.screen is not None and nit != self._last_at
+
+    def observe_full(self, nit: int, x: np.ndarray | KeptRow, nfev: int, njev: int, *,
                      at: float | None = None, cpu_at: float | None = None) -> bool:
-        """Evaluate the full objective at ``x`` and observe it: the float64 host judge's
-        value (and the gradient's norm where :attr:`needs_grad`), or the :attr:`screen`'s
-        value where it clears every threshold by its margin (a row not judged)."""
-        if self.screen is not None and nit != self._last_at:  # the last: the result's value
+        """Evaluate the full objective at ``x`` (a host vector, or an iterate a spanning
+        block kept) and observe it: the float64 host judge's value (and the gradient's norm
+        where :attr:`needs_grad`), or the :attr:`screen`'s value where it clears every
+        threshold by its margin (a row not judged)."""
+        if self.screen is not None and self.screens(nit):
             s = self.screen(x)
             if cleared(self.screen, s, self.f0, self.fstar, self.rule):
                 return self.observe(nit, nit, s, None, nfev, njev, x, at=at, cpu_at=cpu_at,
                                     judged=False)
         problem = self.problem
-        f = host_value(problem, x)
-        gn = norm2(problem.grad(x, problem.train_data)) if self.needs_grad else None
+        xh = self._x(x)
+        f = host_value(problem, xh)
+        gn = norm2(problem.grad(xh, problem.train_data)) if self.needs_grad else None
         stop = self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
         self.last_host = nit, f
         if self.hit is not None and self.hit[1] == nit:

@@ -11,7 +11,7 @@ setup (:class:`Screen`), and calls the host judge only where that value, widened
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -90,25 +90,56 @@ class Screen:
         The whole training data as the run placed it (row-major).
     x0 : ndarray
         The initial point: the screen is compiled and warmed on it.
+    kept : int, optional
+        Rows of the buffer a spanning block keeps its iterates in (0: none): the screen is
+        then compiled for those buffers (:class:`KeptIterates`), one call per block, and
+        the single-iterate screen only when first called with a host vector.
     """
 
     def __init__(self, backend: Backend, problem: Problem, data: dict[str, Any],
-                 x0: np.ndarray) -> None:
+                 x0: np.ndarray, kept: int = 0) -> None:
         ops = backend.ops
         self.backend, self.data = backend, data
         described = problem_parts(problem)  # kept on the problem for its later runs
-        reuse = None if described is None else ReuseKey(problem, ("screen", *described))
-        self._fn = backend.compile(lambda x, d: problem.objective(ops, x, d), (x0, data),
-                                   reuse=reuse)
+        self._reuse = None if described is None else ReuseKey(problem, ("screen", *described))
+        self._fn: Any = None
+        self._objective = lambda x, d: problem.objective(ops, x, d)
+        self._x0 = x0
         #: relative width of :meth:`margin`: ``2 (n + p) u`` times :data:`SCREEN_CANCELLATION`
         self.rtol = 2.0 * (problem.n_samples + problem.n_params) * UNIT_ROUNDOFF \
             * SCREEN_CANCELLATION
-        self(x0)  # compiled and warmed at setup, off the clock
+        self._each: Any = None
+        if kept:
+            buf = np.zeros((kept, np.size(x0)))
+            buf[0] = np.reshape(x0, -1)
+            self._each = cast(Any, backend).compile_each(  # JAX's and TensorFlow's
+                self._objective, (buf, data), reuse=self._reuse)
+        else:
+            self._fn = backend.compile(self._objective, (x0, data), reuse=self._reuse)
+        # compiled and warmed at setup, off the clock; once per problem, device and shape
+        store = {} if self._reuse is None else self._reuse.store()
+        warmed = ("screen warmed", backend.name, backend.compiler, backend.device, backend.dtype,
+                  kept)
+        if not store.get(warmed):
+            _ = self.values(backend.asarray(buf), 1) if kept else self(x0)
+            store[warmed] = True
 
-    def __call__(self, x: np.ndarray) -> float:
-        """The objective at the host iterate ``x``, evaluated on the backend."""
+    def __call__(self, x: np.ndarray | KeptRow) -> float:
+        """The objective at the host iterate ``x``, evaluated on the backend (a kept
+        iterate's: its value from the block's one call, :meth:`KeptIterates.value`)."""
+        if isinstance(x, KeptRow):
+            return x.value()
         b = self.backend
+        if self._fn is None:
+            self._fn = b.compile(self._objective, (self._x0, self.data), reuse=self._reuse)
         return float(np.asarray(b.to_numpy(self._fn(b.asarray(x), self.data))))
+
+    def values(self, kept: Any, m: int) -> np.ndarray:
+        """The objective at the first ``m`` rows of a spanning block's buffer of kept
+        iterates, in one compiled call on the backend (each row the single iterate's
+        program), one transfer of the values."""
+        return np.asarray(self.backend.to_numpy(self._each(m, kept, self.data)),
+                          dtype=np.float64)[:m]
 
     def margin(self, value: float, f0: float) -> float:
         """How far the host judge's value may lie from the screen's ``value``.
@@ -127,13 +158,78 @@ def make_screen(stepper: Stepper, problem: Problem, backend: Backend, rule: Rule
     host evaluation is its own), a dtype other than float64 (a float32 screen's rounding is
     coarser than targets), full-batch steps (they report their own values), a native model,
     a callback (it receives the gradient's norm), or a rule with state, a gradient or a
-    metric."""
+    metric. A stepper whose blocks span observations gets it for its buffers of kept
+    iterates."""
     data = getattr(stepper, "screen_data", lambda: None)()
     if (backend.name == "numpy" or backend.dtype != "float64" or not stepper.stochastic
             or data is None or callback is not None or hasattr(problem, "backend_name")
             or not screenable(rule)):
         return None
-    return Screen(backend, problem, data, np.asarray(stepper.x_numpy(), dtype=np.float64))
+    kept = stepper.span_kept + 1 if stepper.spans and stepper.execution == "fused" else 0
+    return Screen(backend, problem, data, np.asarray(stepper.x_numpy(), dtype=np.float64),
+                  kept if hasattr(backend, "compile_each") else 0)
+
+
+class KeptIterates:
+    """The iterates a spanning block kept at its observations, on the backend: their
+    screen values in one call (:meth:`Screen.values`) and their host copies in one
+    transfer, each when first asked for.
+
+    Parameters
+    ----------
+    backend : Backend
+    kept : backend array
+        The block's buffer of kept iterates, one per row.
+    m : int
+        Rows the block filled.
+    screen : Screen or None
+    screened : int
+        Leading rows the screen evaluates (the rest go to the host judge).
+    """
+
+    def __init__(self, backend: Backend, kept: Any, m: int, screen: Screen | None,
+                 screened: int) -> None:
+        self.backend, self.kept, self.m = backend, kept, m
+        self.screen, self.screened = screen, screened
+        self._host: list[np.ndarray] | None = None
+        self._values: np.ndarray | None = None
+
+    def rows(self) -> list[KeptRow]:
+        """One lazy iterate per filled row."""
+        return [KeptRow(self, j) for j in range(self.m)]
+
+    def host(self, j: int) -> np.ndarray:
+        """Row ``j`` as a float64 host vector."""
+        if self._host is None:
+            kept = self.kept
+            if isinstance(kept, (list, tuple)):
+                self._host = [np.asarray(self.backend.to_numpy(v), dtype=np.float64)
+                              .reshape(-1) for v in kept[:self.m]]
+            else:
+                rows = np.asarray(self.backend.to_numpy(kept), dtype=np.float64)
+                self._host = [rows[i].reshape(-1) for i in range(self.m)]
+        return self._host[j]
+
+    def value(self, j: int) -> float:
+        """The screen's value at row ``j`` (one of the :attr:`screened` rows)."""
+        if self._values is None:
+            assert self.screen is not None and j < self.screened
+            self._values = self.screen.values(self.kept, self.screened)
+        return float(self._values[j])
+
+
+class KeptRow:
+    """One kept iterate: called, its host copy (:meth:`KeptIterates.host`)."""
+
+    def __init__(self, kept: KeptIterates, j: int) -> None:
+        self.kept, self.j = kept, j
+
+    def __call__(self) -> np.ndarray:
+        return self.kept.host(self.j)
+
+    def value(self) -> float:
+        """The screen's value here (:meth:`KeptIterates.value`)."""
+        return self.kept.value(self.j)
 
 
 def cleared(screen: Screen, value: float, f0: float, fstar: float | None,
@@ -149,5 +245,6 @@ def cleared(screen: Screen, value: float, f0: float, fstar: float | None,
                    isinstance(r, Divergence) and r.check(high) for r in rule.rules())
 
 
-__all__ = ["SCREENABLE", "SCREEN_CANCELLATION", "UNIT_ROUNDOFF", "Screen", "cleared",
+__all__ = ["SCREENABLE", "SCREEN_CANCELLATION", "UNIT_ROUNDOFF", "KeptIterates", "KeptRow",
+           "Screen", "cleared",
            "host_value", "make_screen", "needs_gradient", "screenable"]

@@ -332,6 +332,21 @@ class JaxBackend(Backend):
                       jnp.int32(min(first, n)), jnp.int32(min(every, max(n, 1))), *extra)
         return int_block
 
+    def compile_each(self, fn: Callable[..., Any], example: Sequence[Any], *,
+                     reuse: ReuseKey | None = None) -> Callable[..., Any]:
+        """``g(m, xs, *args)``: ``fn(xs[i], *args)`` for the first ``m`` rows of ``xs`` in one
+        ``jax.jit``, a loop whose body is ``fn``'s own program (the same values as a call per
+        row); the vector's other entries are zeros."""
+        lax = jax.lax
+
+        def each(m: Any, xs: Any, *args: Any) -> Any:
+            def body(i: Any, out: Any) -> Any:
+                x = lax.dynamic_index_in_dim(xs, i, keepdims=False)
+                return out.at[i].set(jnp.asarray(fn(x, *args), xs.dtype))
+            return lax.fori_loop(0, m, body, jnp.zeros(xs.shape[0], xs.dtype))
+        jitted = self._jit(each, reuse, "each")
+        return lambda m, xs, *args: jitted(jnp.int32(m), xs, *args)
+
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops
         if analytic is not None:

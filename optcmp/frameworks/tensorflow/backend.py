@@ -407,6 +407,23 @@ class TensorFlowBackend(Backend):
                       as_int32(every), *extra)
         return int_block
 
+    def compile_each(self, fn: Callable[..., Any], example: Sequence[Any], *,
+                     reuse: ReuseKey | None = None) -> Callable[..., Any]:
+        """``g(m, xs, *args)``: ``fn(xs[i], *args)`` for the first ``m`` rows of ``xs`` in one
+        ``tf.function`` (XLA with :attr:`jit_compile`), a ``tf.while_loop`` whose body is
+        ``fn``'s own graph; the vector's other entries are zeros."""
+        fdt = self.tf_dtype
+
+        def each(m: Any, xs: Any, *args: Any) -> Any:
+            def body(i: Any, out: Any) -> Any:
+                v = tf.reshape(tf.cast(fn(tf.gather(xs, i), *args), fdt), (1,))
+                return i + 1, tf.tensor_scatter_nd_update(out, tf.reshape(i, (1, 1)), v)
+            return tf.while_loop(lambda i, _: i < m, body,
+                                 (tf.constant(0), tf.zeros([tf.shape(xs)[0]], fdt)))[1]
+        specs = [tf.TensorSpec([], tf.int32), *(_spec_like(a, False, fdt) for a in example)]
+        g = self.function(each, specs, exact=True, reuse=_block_key(reuse, "each"))
+        return lambda m, xs, *args: g(tf.constant(m, tf.int32), xs, *args)
+
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops, no tape
         if analytic is not None:
