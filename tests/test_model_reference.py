@@ -138,3 +138,43 @@ def test_the_reference_rule_on_a_bfloat16_model_is_skipped_with_the_reason():
     skipped, ran = comp.runs
     assert skipped.status == "skipped" and "counting stops being exact" in skipped.message
     assert ran.impl == "native" and ran.status == "max_iter"
+
+
+def test_optax_schedule_free_on_a_jax_model_is_judged_at_its_average_x():
+    """optax's Schedule-Free on a ``from_jax`` model steps y and judges x (``eval_at="x"``):
+    the returned point is optax's ``schedule_free_eval_params`` after 5 steps (6.6e-4 from y
+    here) and equals optcmp's reference rule's to rounding."""
+    jax = pytest.importorskip("jax")
+    optax = pytest.importorskip("optax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((128, 4)), rng.integers(0, 3, 128)
+    k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+    params = {"a": {"w": jax.random.normal(k1, (4, 8)) / 2, "b": jnp.zeros(8)},
+              "b": {"w": jax.random.normal(k2, (8, 3)) / 3, "b": jnp.zeros(3)}}
+
+    def apply(p, X):
+        return jnp.tanh(X @ p["a"]["w"] + p["a"]["b"]) @ p["b"]["w"] + p["b"]["b"]
+
+    p = optcmp.problems.from_jax(apply, params, "cross_entropy", (X, Y))
+    runs = {impl: optcmp.run(p, optcmp.schedule_free_adamw(impl=impl),
+                        stopping=optcmp.MaxIter(5), threads=1)
+            for impl in ("native", "reference")}
+    opt = optax.contrib.schedule_free_adamw(learning_rate=0.0025, b1=0.9, b2=0.999, eps=1e-8,
+                                            weight_decay=0.0, weight_lr_power=2.0)
+
+    def loss(q):
+        return optax.softmax_cross_entropy_with_integer_labels(apply(q, X), Y).mean()
+
+    state, y = opt.init(params), params
+    for _ in range(5):
+        u, state = opt.update(jax.grad(loss)(y), state, y)
+        y = optax.apply_updates(y, u)
+    x = optax.contrib.schedule_free_eval_params(state, y)
+    flat = [np.concatenate([np.ravel(v) for v in jax.tree_util.tree_leaves(q)]) for q in (x, y)]
+    assert "schedule_free_adamw" in runs["native"].implementation
+    np.testing.assert_allclose(runs["native"].x, flat[0], rtol=0, atol=1e-14)
+    assert np.max(np.abs(flat[0] - flat[1])) > 1e-4  # y is not what is judged
+    np.testing.assert_allclose(runs["native"].x, runs["reference"].x, rtol=0, atol=1e-14)
+    assert runs["native"].fun == pytest.approx(float(loss(x)), rel=1e-13)

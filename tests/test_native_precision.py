@@ -208,3 +208,30 @@ def test_a_users_scheduler_and_a_spec_schedule_are_not_both_taken():
     assert r.status == "skipped" and "both set the learning rate" in r.message
     with pytest.raises(TypeError, match="scheduler must be a function"):
         optcmp.problems.from_torch(torch.nn.Linear(4, 2), "mse", (X, Y), scheduler=3)
+
+
+def test_a_torch_scheduler_that_is_not_one_of_its_optimizer_is_refused():
+    """``scheduler=`` must return an LR scheduler of the optimizer it is given: the optimizer
+    itself (which steps twice per iteration), a scheduler of another optimizer (which changes
+    nothing), ReduceLROnPlateau (which needs a metric) and a reference rule (which has no
+    torch optimizer to schedule) are refused by name; a bad ``compile_step`` at once."""
+    X = np.random.default_rng(0).standard_normal((256, 4))
+    y = (X @ np.arange(1.0, 5.0))[:, None]
+    m = torch.nn.Linear(4, 1).double()
+    other = torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler
+    cases = {"must return a torch LR scheduler": lambda o: o,
+             "not another one": lambda o: sched.LambdaLR(other, lambda k: 0.0),
+             "ReduceLROnPlateau steps on a metric": lambda o: sched.ReduceLROnPlateau(o)}
+    for why, factory in cases.items():
+        p = optcmp.problems.from_torch(m, "mse", (X, y), scheduler=factory)
+        r = optcmp.run(p, optcmp.sgd(0.01, batch_size=32), stopping=optcmp.MaxIter(3))
+        assert r.status in ("failed", "skipped") and why in r.message, r.message
+    p = optcmp.problems.from_torch(m, "mse", (X, y), scheduler=lambda o: sched.LinearLR(o))
+    ok = optcmp.run(p, optcmp.sgd(0.01, batch_size=32), stopping=optcmp.MaxIter(3))
+    ref = optcmp.run(p, optcmp.lion(1e-3, batch_size=32), stopping=optcmp.MaxIter(3))
+    assert ok.status == "max_iter" and "LinearLR after each step" in ok.implementation
+    assert ref.status == "skipped" and "LR scheduler steps a torch.optim" in ref.message
+    for bad in (3, 1.5, "", None):
+        with pytest.raises(TypeError, match="compile_step must be True, False or the name"):
+            optcmp.problems.from_torch(m, "mse", (X, y), compile_step=bad)

@@ -91,6 +91,8 @@ def test_screened_rows_are_marked_and_survive_a_round_trip(backend):
     assert Trace.from_dict(old).judged.all()
     with pytest.raises(ValueError, match="judged"):
         Trace.from_dict({**tr.to_dict(), "judged": [1.5] * len(tr)})
+    with pytest.raises(ValueError, match="'judged' has 5 rows, the trace 6"):
+        Trace.from_dict({**tr.to_dict(), "judged": [True] * 5})
 
 
 def test_a_numpy_run_judges_every_row_without_the_gradient():

@@ -62,6 +62,11 @@ class ModelReference(ModelStepper):
                 f"rule's state (its step count among it) in {self.native.dtype}, where "
                 "counting stops being exact at 256; run the framework's optimizer, or the "
                 "model in float32")
+        if getattr(self.native, "scheduler", None) is not None:
+            raise NotApplicable(
+                f"{spec.name} impl='reference': the module's torch LR scheduler steps a "
+                "torch.optim optimizer, which optcmp's reference rule is not; give the rule "
+                "a schedule= instead, or run a torch.optim optimizer (impl='native')")
 
     def resolve_learning_rate(self) -> None:
         """The resolved hyperparameters, then each tensor's (:meth:`tensor_hyper`)."""

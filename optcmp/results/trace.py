@@ -76,6 +76,9 @@ class Trace:
         if judged.ndim != 1 or judged.size and judged.dtype != bool:
             raise ValueError(f"trace column 'judged' must be a flat list of true/false, got "
                              f"{judged.tolist()!r:.60}")
+        if judged.size and judged.size != cols["iteration"].size:
+            raise ValueError(f"trace column 'judged' has {judged.size} rows, the trace "
+                             f"{cols['iteration'].size}")
         return cls(**cols, judged=judged.astype(bool))
 
 

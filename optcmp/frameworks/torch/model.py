@@ -43,6 +43,9 @@ class TorchModel:
         if len(dtypes) > 1 or next(iter(dtypes)) not in _DTYPES:
             raise ValueError(f"the module's parameters must share one floating dtype of "
                              f"{list(_DTYPES.values())}, got {sorted(map(str, dtypes))}")
+        if not isinstance(compile_step, (bool, str)) or compile_step == "":
+            raise TypeError(f"compile_step must be True, False or the name of a torch.compile "
+                            f"backend (e.g. 'inductor'), got {compile_step!r}")
         self.model = model
         #: ``torch.compile`` the optimizer's update (True: its default backend; a name: that
         #: backend), as a user who compiles ``opt.step()`` and ``sched.step()`` does

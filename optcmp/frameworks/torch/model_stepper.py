@@ -92,11 +92,19 @@ class TorchModelStepper(ModelStepper):
                 raise NotApplicable(f"{self.spec.label}: schedule={sched!r} and the module's "
                                     "scheduler both set the learning rate; give one")
             out = [factory(o) for o in opts]
-            bad = [type(s).__name__ for s in out if not hasattr(s, "state_dict")
-                   or not callable(getattr(s, "step", None))]
-            if bad:
-                raise TypeError(f"scheduler(optimizer) must return a torch LR scheduler, "
-                                f"got {bad[0]}")
+            lr_scheduler = torch.optim.lr_scheduler
+            for o, s in zip(opts, out):
+                if not isinstance(s, lr_scheduler.LRScheduler):
+                    raise TypeError(f"scheduler(optimizer) must return a torch LR scheduler "
+                                    f"(torch.optim.lr_scheduler.LRScheduler), got "
+                                    f"{type(s).__name__}")
+                if isinstance(s, lr_scheduler.ReduceLROnPlateau):
+                    raise NotApplicable("ReduceLROnPlateau steps on a metric the training loop "
+                                        "passes it; optcmp steps a scheduler after each step "
+                                        "without one: use a scheduler of the step count")
+                if s.optimizer is not o:
+                    raise TypeError("scheduler(optimizer) must schedule the optimizer it is "
+                                    "given, not another one")
             return out
         if sched == "constant":
             return []
