@@ -124,3 +124,16 @@ def test_saved_files_from_before_the_column_load_as_judged():
     comp = Comparison.load(src)
     assert all(len(r.trace) and r.trace.judged.all() for r in comp.runs)
     assert "judged" not in comp.runs[0].trace.to_dict()
+
+
+def test_the_host_judge_is_fun64_and_equals_value_and_grad_to_the_bit():
+    """The judge's value without the gradient (``fun64``) is the value ``value_and_grad``
+    gives, to the bit, so a value-only observation records what a full one did."""
+    from optcmp.engine.screen import host_value
+    from optcmp.problems import FizzBuzzMLP, LinearRegression, LogisticRegression
+
+    for p in (FizzBuzzMLP(), FizzBuzzMLP(loss="cross_entropy"),
+              LinearRegression(n_samples=200_000), LogisticRegression()):
+        for s in range(2):
+            x = p.init_params(s) + 0.01 * s
+            assert host_value(p, x) == p.fun64(x) == float(p.value_and_grad(x, p.train_data)[0])

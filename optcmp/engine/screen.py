@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from optcmp.frameworks.numpy.ops import ops as numpy_ops
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
@@ -68,14 +67,10 @@ def screenable(rule: Rule) -> bool:
 
 
 def host_value(problem: Problem, x: np.ndarray) -> float:
-    """The float64 objective of the whole training data at ``x``, on the host, without the
-    gradient: the problem's own :meth:`~optcmp.problems.base.Problem.fun64` where it defines
-    one, else its objective on numpy's ops."""
-    if type(problem).fun64 is not Problem.fun64:
-        return float(problem.fun64(x))
-    xf = np.asarray(x, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        return float(problem.objective(numpy_ops, xf, problem.train_data))
+    """The float64 objective of the whole training data at ``x``, on the host: the problem's
+    :meth:`~optcmp.problems.base.Problem.fun64`, the one judge (optcmp's problems compute it
+    without the gradient)."""
+    return float(problem.fun64(x))
 
 
 class Screen:

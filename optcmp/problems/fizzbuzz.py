@@ -204,9 +204,16 @@ class FizzBuzzMLP(StoredProblem):
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
         return self._numpy_value_and_grad(x, batch, False)[1]
 
+    def fun64(self, x: np.ndarray) -> float:
+        """The float64 objective of the whole data, without the gradient (the value
+        :meth:`value_and_grad` gives, to the bit)."""
+        return self._numpy_value_and_grad(np.asarray(x, dtype=np.float64), self.train_data,
+                                          True, grad=False)[0]
+
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
-                              value: bool) -> tuple[float, np.ndarray]:
-        """Value (NaN unless ``value``) and gradient in numpy, on reused work arrays."""
+                              value: bool, grad: bool = True) -> tuple[float, Any]:
+        """Value (NaN unless ``value``) and gradient (None unless ``grad``) in numpy, on reused
+        work arrays."""
         p = self._layout.unflatten(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
@@ -220,6 +227,8 @@ class FizzBuzzMLP(StoredProblem):
         if self.loss == "cross_entropy":
             lse = special().logsumexp(Z, axis=1, keepdims=True)
             fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1))) if value else float("nan")
+            if not grad:
+                return fun, None
             dZ = np.exp(Z - lse)  # softmax
             dZ -= Y
             dZ *= 1.0 / n
@@ -228,6 +237,8 @@ class FizzBuzzMLP(StoredProblem):
             R = Out - Y
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
             fun = float(np.vdot(R, R)) * scale if value else float("nan")
+            if not grad:
+                return fun, None
             dZ = R
             dZ *= Out * (1.0 - Out)
             dZ *= 2.0 * scale

@@ -268,9 +268,15 @@ class LinearRegression(tabular.TabularProblem):
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
         return self._numpy_value_and_grad(x, batch, False)[1]
 
+    def fun64(self, x: np.ndarray) -> float:
+        """The float64 objective of the whole data, without the gradient (the value
+        :meth:`value_and_grad` gives, to the bit)."""
+        return self._numpy_value_and_grad(np.asarray(x, dtype=np.float64), self.train_data,
+                                          True, grad=False)[0]
+
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
-                              value: bool) -> tuple[float, np.ndarray]:
-        """Value (NaN unless ``value``) and gradient in numpy."""
+                              value: bool, grad: bool = True) -> tuple[float, Any]:
+        """Value (NaN unless ``value``) and gradient (None unless ``grad``) in numpy."""
         A, y = batch["A"], batch["y"]
         one = self.n_targets == 1
         W = x if one else x.reshape(self._w_shape())
@@ -280,6 +286,8 @@ class LinearRegression(tabular.TabularProblem):
         r -= y
         m = r.size
         fun = float(np.vdot(r, r)) / m if value else float("nan")
+        if not grad:
+            return fun, None
         g = A.T @ r
         g *= 2.0 / m
         return fun, (g if one else g.reshape(-1))

@@ -184,13 +184,24 @@ class LogisticRegression(tabular.TabularProblem):
         w = x[: self._d]
         return ops.mean(ops.softplus(z) - batch["y"] * z) + (0.5 * self.l2) * ops.sum(w * w)
 
+    def fun64(self, x: np.ndarray) -> float:
+        """The float64 objective of the whole data, without the gradient (the value
+        :meth:`value_and_grad` gives, to the bit)."""
+        x = np.asarray(x, dtype=np.float64)
+        return self._value(x, self.train_data["A"] @ x, self.train_data["y"])
+
+    def _value(self, x: np.ndarray, z: np.ndarray, y: np.ndarray) -> float:
+        """The objective from the margins ``z = A x``."""
+        w = x[: self._d]
+        # log(1 + exp(z)) without overflow
+        return float(np.mean(np.logaddexp(0.0, z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         A, y = batch["A"], batch["y"]
         z = A @ x
         n = z.shape[0]
         w = x[: self._d]
-        # log(1 + exp(z)) without overflow
-        fun = float(np.mean(np.logaddexp(0.0, z) - y * z)) + 0.5 * self.l2 * float(np.vdot(w, w))
+        fun = self._value(x, z, y)
         r = _sigmoid(z) - y
         g = A.T @ r
         g /= n

@@ -16,7 +16,7 @@ import numpy as np
 import optax
 
 from optcmp.frameworks.jax.backend import JaxBackend
-from optcmp.frameworks.jax.native import OptaxNativeAdapter, _optax_function
+from optcmp.frameworks.jax.native import OptaxNativeAdapter, optax_function
 from optcmp.frameworks.models import ModelStepper, options_text
 from optcmp.optimizers import OptaxOptimizer
 from optcmp.optimizers.base import NotApplicable
@@ -70,7 +70,7 @@ class JaxModelStepper(ModelStepper):
         judges another iterate than the stepped one (Schedule-Free's ``eval_at="x"``)."""
         params = self.params
         if self.evaluates_apart and self.decl.eval_params:
-            params = _optax_function(self.decl.eval_params)(self.state, params)
+            params = optax_function(self.decl.eval_params)(self.state, params)
         return np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1)
                                for v in jax.tree_util.tree_leaves(params)])
 

@@ -161,7 +161,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
             built.update(named)
             opts.update({k: tuple(v.items()) if isinstance(v, Mapping) else v
                          for k, v in named.items()})
-        tx = _optax_function(self.decl.name)(**built)
+        tx = optax_function(self.decl.name)(**built)
         l2 = 0.0 if self.decl.l2 is None else float(self.decl.l2(self.hyper))
         if l2:
             tx = optax.chain(optax.add_decayed_weights(l2), tx)
@@ -175,7 +175,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
         text = ", ".join(f"{k}={_plain(v)}" for k, v in opts.items())
         named = self.problem.layout if self.decl.tree is not None else None
         self.rule = OptaxRule(tx, self.hyper.get("clip_norm"), f"optax.{self.decl.name}({text})",
-                              named, _optax_function(self.decl.eval_params)
+                              named, optax_function(self.decl.eval_params)
                               if self.decl.eval_params else None)
         b = self.backend
         self.x = b.asarray(self.x0)
@@ -214,7 +214,7 @@ class OptaxNativeAdapter(ReferenceAdapter):
         return out
 
 
-def _optax_function(name: str) -> Any:
+def optax_function(name: str) -> Any:
     """``optax.<name>``, a dotted name (``"contrib.muon"``) looked up part by part."""
     out: Any = optax
     for part in name.split("."):
@@ -232,4 +232,5 @@ def _plain(v: Any) -> str:
     return repr(v) if not isinstance(v, str) or "schedule" not in v else v
 
 
-__all__ = ["DeviceCount", "OptaxNativeAdapter", "OptaxRule", "lbfgs_step", "learning_rate"]
+__all__ = ["DeviceCount", "OptaxNativeAdapter", "OptaxRule", "lbfgs_step", "learning_rate",
+           "optax_function"]
