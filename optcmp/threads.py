@@ -134,10 +134,12 @@ def _controller() -> Any:
     except ImportError:  # pragma: no cover - a runtime dependency
         return None
     key = len(sys.modules)
-    if key not in _CONTROLLERS:
+    controller = _CONTROLLERS.get(key)
+    if controller is None:  # runs in threads may scan at once: each keeps its own scan
+        controller = ThreadpoolController()
         _CONTROLLERS.clear()
-        _CONTROLLERS[key] = ThreadpoolController()
-    return _CONTROLLERS[key]
+        _CONTROLLERS[key] = controller
+    return controller
 
 
 def _blas_control() -> None:
