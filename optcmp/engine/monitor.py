@@ -137,8 +137,14 @@ class Monitor:
                                     judged=False)
         problem = self.problem
         xh = self._x(x)
-        f = host_value(problem, xh)
-        gn = norm2(problem.grad(xh, problem.train_data)) if self.needs_grad else None
+        gn = None
+        if self.needs_grad and getattr(type(problem).fun64, "same_as_value", False):
+            v, g = problem.value_and_grad(xh, problem.train_data)  # fun64's value, one pass
+            f, gn = float(v), norm2(g)
+        else:
+            f = host_value(problem, xh)
+            if self.needs_grad:
+                gn = norm2(problem.grad(xh, problem.train_data))
         stop = self.observe(nit, nit, f, gn, nfev, njev, x, at=at, cpu_at=cpu_at)
         self.last_host = nit, f
         if self.hit is not None and self.hit[1] == nit:

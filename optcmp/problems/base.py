@@ -118,6 +118,14 @@ def count_rows(data: dict[str, Any], name: str = "problem") -> int:
     return next(iter(counts.values()))
 
 
+
+def same_as_value(fun64: Any) -> Any:
+    """Mark a ``fun64`` whose value is :meth:`Problem.value_and_grad`'s to the bit: where the
+    gradient is needed too, one ``value_and_grad`` call gives both (a subclass that overrides
+    ``fun64`` drops the mark)."""
+    fun64.same_as_value = True
+    return fun64
+
 class Problem(ABC):
     """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
 
@@ -242,6 +250,7 @@ class Problem(ABC):
         raise NotImplementedError(f"problem {self.name!r} has no known gradient Lipschitz "
                                   "constant; give learning_rate as a positive float")
 
+    @same_as_value
     def fun64(self, x: np.ndarray) -> float:
         """Full objective at ``x`` re-evaluated in numpy float64 (for the record)."""
         xf = np.asarray(x, dtype=np.float64)

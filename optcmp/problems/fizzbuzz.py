@@ -13,7 +13,7 @@ import numpy as np
 
 from optcmp._scipy import special
 from optcmp.problems._scratch import work_arrays
-from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only
+from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only, same_as_value
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
 #: Loss names and the reduction each one uses over samples (and outputs).
@@ -204,6 +204,7 @@ class FizzBuzzMLP(StoredProblem):
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
         return self._numpy_value_and_grad(x, batch, False)[1]
 
+    @same_as_value
     def fun64(self, x: np.ndarray) -> float:
         """The float64 objective of the whole data, without the gradient (the value
         :meth:`value_and_grad` gives, to the bit)."""

@@ -14,7 +14,7 @@ from optcmp._scipy import linalg
 from optcmp.problems import tabular
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
 from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
-from optcmp.problems.base import Array, Optimum, ParamLayout
+from optcmp.problems.base import Array, Optimum, ParamLayout, same_as_value
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
 DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
@@ -268,6 +268,7 @@ class LinearRegression(tabular.TabularProblem):
     def grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> np.ndarray:
         return self._numpy_value_and_grad(x, batch, False)[1]
 
+    @same_as_value
     def fun64(self, x: np.ndarray) -> float:
         """The float64 objective of the whole data, without the gradient (the value
         :meth:`value_and_grad` gives, to the bit)."""

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.problems import tabular
-from optcmp.problems.base import Array, Optimum, ParamLayout, one_blas_thread
+from optcmp.problems.base import Array, Optimum, ParamLayout, one_blas_thread, same_as_value
 
 #: Newton solve of the optimum: stop when the largest gradient entry is below this (float64).
 NEWTON_GTOL = 1e-13
@@ -184,6 +184,7 @@ class LogisticRegression(tabular.TabularProblem):
         w = x[: self._d]
         return ops.mean(ops.softplus(z) - batch["y"] * z) + (0.5 * self.l2) * ops.sum(w * w)
 
+    @same_as_value
     def fun64(self, x: np.ndarray) -> float:
         """The float64 objective of the whole data, without the gradient (the value
         :meth:`value_and_grad` gives, to the bit)."""
