@@ -147,6 +147,7 @@ class ModelStepper(MinibatchAdapter):
         if self.native.dtype in self.LOW_PRECISION:  # counted from the first timed step
             self.noop_steps, self._before, self._seen = 0, self.x_numpy(), self._k
         # the observations' evaluations compile here too, not between timed steps
+        self.x_numpy()
         self.problem.value_and_grad(self.x0, self.problem.train_data)
         self.problem.fun64(self.x0)
         self.problem.metrics(self.x0)

@@ -51,6 +51,8 @@ class JaxModelStepper(ModelStepper):
             return optax.apply_updates(params, updates), state, f, gnorm
 
         self._step = b.compile(step, ())  # jax.jit; its outputs wait for the backend's sync
+        self._judged = (jax.jit(optax_function(self.decl.eval_params))
+                        if self.evaluates_apart and self.decl.eval_params else None)
         self.implementation = (f"optax.{self.decl.name}({options_text(opts)}) on the model's {model.dtype} "
                                f"parameter pytree (optax {optax.__version__})")
 
@@ -69,8 +71,8 @@ class JaxModelStepper(ModelStepper):
         """The judged parameters on the host: optax's ``eval_params`` of them where the spec
         judges another iterate than the stepped one (Schedule-Free's ``eval_at="x"``)."""
         params = self.params
-        if self.evaluates_apart and self.decl.eval_params:
-            params = optax_function(self.decl.eval_params)(self.state, params)
+        if self._judged is not None:  # one jitted call, compiled in the warm-up
+            params = self._judged(self.state, params)
         return np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1)
                                for v in jax.tree_util.tree_leaves(params)])
 
