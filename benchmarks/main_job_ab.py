@@ -15,12 +15,22 @@ Printed: the machine stamp, each run with the load average before it, the median
 the ratio B/A of the medians, and whether the two sides' tables have the same statuses and
 iteration counts (they must: a change of speed that changes a count is a change of result).
 
+``--breakdown`` adds, for each side, where one more run of its main job spends its process CPU
+time: the first import of each framework (and of the libraries those imports load), each run's
+setup (placement, compilation and warm-up), the timed steps (the CPU time of the whole process
+while a run's stopwatch runs, device syncs included), the observations off the clock, the
+results and the printed report, and the rest (the interpreter, ``import optcmp``, the problem
+and ``f*``, the loop drivers between two timed blocks); each second counts in one of them,
+the innermost phase running then. Beside them: the repetitions behind the verdict, all their
+phases together.
+
 A benchmark, not a test: it asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -28,10 +38,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from optcmp.environment import machine_stamp, stamp_text
 
 ROWS = ("gd", "diag_newton", "adadelta", "sgd", "lbfgs")
+#: The libraries whose first import the breakdown times (each with what it imports itself;
+#: ``torch._dynamo``: ``torch.optim`` imports it at an optimizer's first step).
+IMPORTS = ("torch._dynamo", "torch", "tensorflow", "keras", "jax", "optax", "scipy",
+           "matplotlib", "pandas")
 
 
 def run_once(checkout: Path) -> tuple[float, float, list[str]]:
@@ -50,12 +65,111 @@ def run_once(checkout: Path) -> tuple[float, float, list[str]]:
     return cpu, wall, rows
 
 
+def breakdown(checkout: Path) -> dict[str, float]:
+    """Process CPU seconds by phase of one main job of ``checkout`` (:func:`_phases`, in a
+    child process)."""
+    env = dict(os.environ, PYTHONPATH=str(checkout), COLUMNS="200")
+    proc = subprocess.run([sys.executable, __file__, "--phases-child"], cwd=checkout, env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _phases() -> None:
+    """In the child: run the main job with its phases timed; print them as the last line."""
+    import builtins
+    import importlib
+    import threading
+
+    import optcmp.sweep
+    from optcmp.cli import main as cli_main
+    from optcmp.cli import run as cli_run
+    from optcmp.engine import monitor, runner, session
+    from optcmp.timing import Stopwatch
+
+    clock = time.process_time
+    spent: dict[str, float] = {}
+    stack: list[list[Any]] = [["rest", 0.0]]  # the interpreter's start included
+
+    def enter(name: str) -> None:
+        now = clock()
+        top = stack[-1]
+        spent[top[0]] = spent.get(top[0], 0.0) + now - top[1]
+        stack.append([name, now])
+
+    def leave() -> None:
+        now = clock()
+        name, t0 = stack.pop()
+        spent[name] = spent.get(name, 0.0) + now - t0
+        stack[-1][1] = now
+
+    def timed(fn: Any, name: str) -> Any:
+        def inner(*a: Any, **k: Any) -> Any:
+            enter(name)
+            try:
+                return fn(*a, **k)
+            finally:
+                leave()
+        return inner
+
+    plain_import, plain_module = builtins.__import__, importlib.import_module
+    main = threading.main_thread()
+
+    def hooked(name: str, *a: Any, **k: Any) -> Any:
+        lib = next((m for m in IMPORTS if name == m or name.startswith(m + ".")), None)
+        if lib is None or lib in sys.modules or threading.current_thread() is not main:
+            return plain_import(name, *a, **k)
+        return timed(plain_import, f"import {lib}")(name, *a, **k)
+
+    builtins.__import__ = hooked
+    importlib.import_module = lambda name, package=None: hooked(name, fromlist=("_",)) \
+        if package is None else plain_module(name, package)
+    resume, pause = Stopwatch.resume, Stopwatch.pause
+
+    def resumed(sw: Any) -> None:
+        resume(sw)
+        enter("timed steps")
+
+    def paused(sw: Any) -> float:
+        try:
+            return pause(sw)  # its sync waits for the device: the steps' own work
+        finally:
+            if stack[-1][0] == "timed steps":
+                leave()
+
+    Stopwatch.resume, Stopwatch.pause = resumed, paused  # type: ignore[method-assign]
+    session.Session.start = timed(session.Session.start, "setup and warm-up")
+    monitor.Monitor.observe = timed(monitor.Monitor.observe, "observations")
+    runner.LiveRun.__init__ = timed(runner.LiveRun.__init__, "setup and warm-up")
+    runner.LiveRun._build = timed(runner.LiveRun._build, "results and report")
+    cli_run._print_results = timed(cli_run._print_results, "results and report")
+    confirm, inclusive = optcmp.sweep.confirm_leaders, [0.0]
+
+    def confirmed(*a: Any, **k: Any) -> Any:
+        t0 = clock()
+        try:
+            return confirm(*a, **k)
+        finally:
+            inclusive[0] = clock() - t0
+    optcmp.sweep.confirm_leaders = confirmed
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the job's own output
+    cli_main(["run", "--no-progress"])
+    name, t0 = stack[-1]
+    spent[name] = spent.get(name, 0.0) + clock() - t0
+    sys.stdout = sys.__stdout__
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    spent["process CPU"] = ru.ru_utime + ru.ru_stime
+    spent["verdict repetitions (all phases)"] = inclusive[0]
+    print(json.dumps(spent))
+
+
 def main() -> None:
     """Parse the arguments, run the rounds, print the medians and the ratio."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("a", type=Path, help="checkout A (e.g. the commit before a change)")
     ap.add_argument("b", type=Path, help="checkout B")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of A B / B A (default 2)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="then one more run per side, its process CPU time by phase")
     args = ap.parse_args()
     print(stamp_text(machine_stamp(threads=1)))
     sides: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}
@@ -77,7 +191,17 @@ def main() -> None:
     if not same:
         for line in sorted(set(tables["A"]) ^ set(tables["B"])):
             print("  ", "A" if line in tables["A"] else "B", line)
+    if args.breakdown:
+        parts = {side: breakdown(args.a if side == "A" else args.b) for side in ("A", "B")}
+        print(f"process CPU by phase, one more run each (load {os.getloadavg()[0]:.2f}):")
+        names = sorted(set(parts["A"]) | set(parts["B"]), key=lambda k: -parts["B"].get(k, 0.0))
+        for name in names:
+            print(f"  {name:34s} A {parts['A'].get(name, 0.0):6.2f} s   "
+                  f"B {parts['B'].get(name, 0.0):6.2f} s")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--phases-child"]:
+        _phases()
+    else:
+        main()
