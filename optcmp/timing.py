@@ -120,6 +120,7 @@ class ThreadCpu(ProcessCpu):
         self.counted: frozenset[int] = frozenset()
         self.method = f"{OWN_THREADS} (the calling thread)"
         self._listed: tuple[int | None, frozenset[int]] | None = None
+        self._kept: tuple[frozenset[int], int, tuple[tuple[int, int], ...]] | None = None
 
     def runtime(self) -> frozenset[int]:
         """The runtime's threads (:func:`runtime_threads`), listed again where the process's
@@ -132,31 +133,47 @@ class ThreadCpu(ProcessCpu):
 
     def read(self) -> dict[int, float]:
         """Each counted thread's CPU seconds, by native id (0: the process, as a fallback)."""
-        tids = [threading.get_native_id()]
-        if self.framework is not None:
+        own = threading.get_native_id()
+        if self.framework is None:
+            clocks: tuple[tuple[int, int], ...] = ((own, _clock_id(own)),)
+        else:
             runtime = self.runtime()
             if not runtime:
                 self.counted, self.method = frozenset(), ProcessCpu.method
                 return {0: time.process_time()}
-            tids += sorted(runtime - {tids[0]})
+            clocks = self._clocks(own, runtime)
             self.method = f"{OWN_THREADS} (the calling thread and {self.framework}'s runtime threads)"
-        out = {}
-        for tid in tids:
-            try:
-                out[tid] = time.clock_gettime(_clock_id(tid))
-            except OSError:  # the thread ended: list the runtime's threads again next time
-                self._listed = None
+        try:
+            out = {tid: time.clock_gettime(c) for tid, c in clocks}
+        except OSError:  # a thread ended: list the runtime's threads again next time
+            self._listed = None
+            out = {}
+            for tid, c in clocks:
+                with contextlib.suppress(OSError):
+                    out[tid] = time.clock_gettime(c)
         self.counted = frozenset(out)
         return out
 
+    def _clocks(self, own: int, runtime: frozenset[int]) -> tuple[tuple[int, int], ...]:
+        """``(thread, clock id)`` of the calling thread and the runtime's, kept per listing."""
+        kept = self._kept
+        if kept is None or kept[0] is not runtime or kept[1] != own:
+            tids = [own, *sorted(runtime - {own})]
+            kept = self._kept = (runtime, own, tuple((t, _clock_id(t)) for t in tids))
+        return kept[2]
+
     def since(self, start: dict[int, float]) -> float:
         """CPU seconds of the threads of ``start`` since then (one that ended: up to its end)."""
-        total = 0.0
-        for tid, c0 in start.items():
-            with contextlib.suppress(OSError):
-                total += (time.process_time() if tid == 0
-                          else time.clock_gettime(_clock_id(tid))) - c0
-        return total
+        if 0 in start:
+            return time.process_time() - start[0]
+        try:
+            return sum(time.clock_gettime(_clock_id(tid)) - c0 for tid, c0 in start.items())
+        except OSError:  # a thread ended
+            total = 0.0
+            for tid, c0 in start.items():
+                with contextlib.suppress(OSError):
+                    total += time.clock_gettime(_clock_id(tid)) - c0
+            return total
 
 
 def run_cpu_clock(backend: str, threads: int | None, on_cpu: bool = True) -> ProcessCpu:

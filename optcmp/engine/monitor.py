@@ -18,7 +18,7 @@ from optcmp.engine.config import Callback
 from optcmp.engine.screen import KeptRow, Screen, cleared, host_value, needs_gradient
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.results import Trace
-from optcmp.stopping import MaxEvals, MaxIter, Rule, State, first_fired
+from optcmp.stopping import MaxEvals, MaxIter, Rule, State, by_priority
 from optcmp.timing import Stopwatch
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class Monitor:
         self.pause_at: int | None = None
         self.gate: Callable[[], bool] | None = None
         self._delegated: set[int] = set()
+        self._checked = by_priority(rule.rules())
 
     def pausing(self, nit: int) -> bool:
         """Whether the run pauses after ``nit`` steps (:attr:`pause_at` reached)."""
@@ -80,11 +81,16 @@ class Monitor:
                     old = out[name]
                     out[name] = r.n if old is None else min(old, r.n)
                     self._delegated.add(id(r))
+        self._checked = [r for r in self._checked if id(r) not in self._delegated]
         return out
 
     def _first(self, s: State) -> Rule | None:
-        """The rule that stops the run at ``s``, less the budgets handed to a loop adapter."""
-        return first_fired((r for r in self.rule.rules() if id(r) not in self._delegated), s)
+        """The rule that stops the run at ``s``, less the budgets handed to a loop adapter
+        (:func:`~optcmp.stopping.first_fired`, the order taken once)."""
+        for r in self._checked:
+            if r.check(s):
+                return r
+        return None
 
     def observe(self, nit: int, iterate: int, fun: float | None, grad_norm: float | None,
                 nfev: int, njev: int, x: LazyX = None, *, at: float | None = None,
