@@ -69,8 +69,8 @@ def breakdown(checkout: Path) -> dict[str, float]:
     """Process CPU seconds by phase of one main job of ``checkout`` (:func:`_phases`, in a
     child process)."""
     env = dict(os.environ, PYTHONPATH=str(checkout), COLUMNS="200")
-    proc = subprocess.run([sys.executable, __file__, "--phases-child"], cwd=checkout, env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--phases-child"],
+                          cwd=checkout, env=env, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.splitlines()[-1])
 
 
