@@ -5,6 +5,7 @@ Run from the repository root::
     git worktree add /tmp/before <commit>
     python benchmarks/main_job_ab.py /tmp/before .            # A B B A: 2 rounds
     python benchmarks/main_job_ab.py /tmp/before . --rounds 3
+    python benchmarks/main_job_ab.py /tmp/before . --breakdown   # and where the CPU goes
 
 Each round runs ``python -m optcmp run --no-progress`` once with checkout A on ``PYTHONPATH``
 and once with B, in the order A B, then B A (so that a load which rises or falls over the
