@@ -417,3 +417,24 @@ def test_summary_cpu_median_is_unknown_not_inf_for_runs_saved_without_cpu_time()
     timed = [r.replace(cpu_time_to_target=t) for r, t in zip(runs[:2], (0.1, 0.2))]
     (a2,) = stats.summary(Comparison(timed), as_frame=False)
     assert a2["median_cpu_time"] == pytest.approx(0.15)
+
+
+def test_factor_interval_of_one_run_each_resamples_its_step_times():
+    """With one run each, the factor's interval comes from 2,000 resamplings (seed 0) of each
+    run's step durations: equal to numpy's ``Generator.choice`` resampling of them, computed
+    directly."""
+    rng = np.random.default_rng(7)
+    runs = []
+    for label, m in (("a", 677), ("b", 1624)):
+        t = np.concatenate([[0.0], np.cumsum(rng.uniform(1e-4, 3e-4, m))])
+        trace = Trace(iteration=np.arange(m + 1, dtype=np.int64), time=t,
+                      fun=np.logspace(0, -6, m + 1), grad_norm=np.ones(m + 1),
+                      nfev=np.arange(m + 1, dtype=np.int64), njev=np.arange(m + 1, dtype=np.int64))
+        runs.append(make_run(label, float(t[-1]), trace=trace, nit=m))
+    lo, hi, how = stats.factor_interval([runs[0]], [runs[1]])
+    ref = np.random.default_rng(0)
+    sa, sb = (np.array(stats.step_times(r)) for r in runs)
+    ra = ref.choice(sa, (2000, sa.size)).sum(axis=1)
+    ratio = ref.choice(sb, (2000, sb.size)).sum(axis=1) / ra
+    assert (lo, hi) == tuple(np.quantile(ratio, [0.025, 0.975]))
+    assert "step times of one run each" in how
