@@ -20,7 +20,7 @@ adapters from smaller hooks (:meth:`Adapter.setup`, :meth:`Adapter.step`,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -460,6 +460,22 @@ class MinibatchAdapter(Adapter):
         a, b = order.bounds(k)
         assert self._chunk_rows is not None
         return self.backend.take_rows(self._chunk_rows, slice(a - r0, b - r0))
+
+    def _batches(self, k0: int, n: int) -> Iterator[dict[str, Any]]:
+        """Minibatches ``k0 .. k0 + n - 1`` (:meth:`_batch`'s), a gathered chunk's slices
+        handed out in a run without a call per step."""
+        k, end, spe = k0, k0 + n, self.order.steps_per_epoch
+        while k < end:
+            first = self._batch(k)
+            c0, c1, _ = self._chunk
+            j, batches = k % spe, self._chunk_batches
+            if batches is None or not c0 <= j < c1:
+                yield first
+                k += 1
+                continue
+            m = min(c1 - j, end - k)
+            yield from batches[j - c0:j - c0 + m]
+            k += m
 
     def _warmup_steps(self) -> list[int]:
         """Steps whose minibatches have every shape a run sees (epoch 0's first and last)."""
