@@ -261,16 +261,16 @@ class FizzBuzzMLP(StoredProblem):
                               value: bool, grad: bool = True) -> tuple[float, Any]:
         """Value (NaN unless ``value``) and gradient (None unless ``grad``) in numpy, on reused
         work arrays."""
-        p = self._layout.unflatten(x)
+        W1, b1, W2, b2 = self._views(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
         work = (work_arrays((n, self.hidden), x.dtype, 3)  # full data: no page faults
                 if X.dtype == Y.dtype == x.dtype else None)
-        A1 = X @ p["W1"] if work is None else np.matmul(X, p["W1"], out=work[0])
-        A1 += p["b1"]
+        A1 = X @ W1 if work is None else np.matmul(X, W1, out=work[0])
+        A1 += b1
         H = special().expit(A1, out=A1)
-        Z = H @ p["W2"]
-        Z += p["b2"]
+        Z = H @ W2
+        Z += b2
         if self.loss == "cross_entropy":
             lse = special().logsumexp(Z, axis=1, keepdims=True)
             fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1))) if value else float("nan")
@@ -280,8 +280,8 @@ class FizzBuzzMLP(StoredProblem):
             dZ -= Y
             dZ *= 1.0 / n
         else:
-            Out = special().expit(Z)
-            R = Out - Y
+            Out = special().expit(Z, out=Z)  # Z is not read again
+            R = Out - Y if grad else np.subtract(Out, Y, out=Out)
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
             fun = float(np.vdot(R, R)) * scale if value else float("nan")
             if not grad:
@@ -293,7 +293,7 @@ class FizzBuzzMLP(StoredProblem):
         (a1, e1), (a2, e2), (a3, e3), (a4, e4) = self._layout.offsets()
         g[a3:e3] = (H.T @ dZ).reshape(-1)
         g[a4:e4] = dZ.sum(axis=0)
-        dA1 = dZ @ p["W2"].T if work is None else np.matmul(dZ, p["W2"].T, out=work[1])
+        dA1 = dZ @ W2.T if work is None else np.matmul(dZ, W2.T, out=work[1])
         dH = np.subtract(1.0, H, out=None if work is None else work[2])
         dH *= H
         dA1 *= dH
