@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import special
-from optcmp.problems._scratch import work_arrays
+from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only, same_as_value
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
@@ -265,7 +265,7 @@ class FizzBuzzMLP(StoredProblem):
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
         work = (work_arrays((n, self.hidden), x.dtype, 3)  # full data: no page faults
-                if X.dtype == Y.dtype == x.dtype else None)
+                if n * self.hidden >= MIN_ELEMENTS and X.dtype == Y.dtype == x.dtype else None)
         A1 = X @ W1 if work is None else np.matmul(X, W1, out=work[0])
         A1 += b1
         H = special().expit(A1, out=A1)
@@ -290,15 +290,15 @@ class FizzBuzzMLP(StoredProblem):
             dZ *= Out * (1.0 - Out)
             dZ *= 2.0 * scale
         g = np.empty_like(x)
-        (a1, e1), (a2, e2), (a3, e3), (a4, e4) = self._layout.offsets()
-        g[a3:e3] = (H.T @ dZ).reshape(-1)
-        g[a4:e4] = dZ.sum(axis=0)
+        gW1, gb1, gW2, gb2 = self._views(g)
+        np.matmul(H.T, dZ, out=gW2)
+        np.add.reduce(dZ, axis=0, out=gb2)
         dA1 = dZ @ W2.T if work is None else np.matmul(dZ, W2.T, out=work[1])
         dH = np.subtract(1.0, H, out=None if work is None else work[2])
         dH *= H
         dA1 *= dH
-        g[a1:e1] = (X.T @ dA1).reshape(-1)
-        g[a2:e2] = dA1.sum(axis=0)
+        np.matmul(X.T, dA1, out=gW1)
+        np.add.reduce(dA1, axis=0, out=gb1)
         return fun, g
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
