@@ -428,9 +428,13 @@ class MinibatchAdapter(Adapter):
         idx = self._epoch_idx
         rows = b.take_rows(self.data, slice(r0, r1) if idx is None else idx[r0:r1])
         self._chunk, self._chunk_rows = (c0, c1, r0), rows
-        self._chunk_batches = ([b.take_rows(rows, slice(lo - r0, hi - r0))
-                                for lo, hi in map(order.bounds, range(c0, c1))]
-                               if b.slices_are_views else None)
+        self._chunk_batches = None
+        if b.slices_are_views:  # each array's slices, then one dict per minibatch
+            spans = [slice(lo - r0, hi - r0) for lo, hi in map(order.bounds, range(c0, c1))]
+            parts, keys = [[v[s] for s in spans] for v in rows.values()], tuple(rows)
+            self._chunk_batches = ([{keys[0]: u, keys[1]: v} for u, v in zip(*parts)]
+                                   if len(keys) == 2 else  # the usual pair, without zip()
+                                   [dict(zip(keys, p)) for p in zip(*parts)])
 
     def _forget_rows(self) -> None:
         """Drop the gathered chunk (a new epoch, or the warm-up's end: timed steps gather)."""

@@ -414,14 +414,12 @@ class TorchNativeAdapter(MinibatchAdapter):
             assert grad is not None
             up, xd = lean[0], p.detach()  # p's storage without autograd's dispatch
             into = self._into_out
-            g = None if into is None else torch.empty_like(xd)  # one gradient, rewritten
+            kept = None if into is None else torch.empty_like(xd)  # one gradient, rewritten
+            g = None
             with torch.no_grad():
                 try:
                     for b in self._batches(k0, n):
-                        if into is None:
-                            _, g = grad(xd, b)
-                        else:
-                            into(xd, b, g)
+                        _, g = grad(xd, b) if into is None else into(xd, b, kept)
                         up(g)
                 finally:
                     getattr(up, "done", lambda: None)()
