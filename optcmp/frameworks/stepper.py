@@ -478,8 +478,10 @@ class MinibatchAdapter(Adapter):
                 k += 1
                 continue
             m = min(c1 - j, end - k)
-            yield from batches[j - c0:j - c0 + m]
+            for i in range(j - c0, j - c0 + m):
+                yield batches[i]
             k += m
+            del batches, first  # no reference to this chunk while the next is gathered
 
     def _warmup_steps(self) -> list[int]:
         """Steps whose minibatches have every shape a run sees (epoch 0's first and last)."""
