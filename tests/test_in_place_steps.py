@@ -75,12 +75,55 @@ def test_torch_gradient_into_a_reused_residual_is_gradient_ops():
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
-def test_torch_adam_in_place_on_the_mlp_is_optimizer_step():
-    """torch.optim.Adam's in-place fused steps on FizzBuzz's MLP (its declared
-    backpropagation) end, after 200 steps, at the iterate of ``optimizer.step()`` per call."""
-    p = FizzBuzzMLP()
-    spec = optcmp.adam(1e-3, batch_size=64)
+@pytest.mark.parametrize(("spec", "loss"), [(optcmp.adam(1e-3, batch_size=64), "mse"),
+                                           (optcmp.sgd(0.05, batch_size=64), "mse"),
+                                           (optcmp.sgd(0.05, batch_size=64), "cross_entropy")],
+                         ids=["adam", "sgd", "sgd-cross-entropy"])
+def test_torch_in_place_steps_on_the_mlp_are_optimizer_step(spec, loss):
+    """torch.optim.Adam's and SGD's in-place fused steps on FizzBuzz's MLP (its declared
+    backpropagation written into one kept gradient; Adam's step count carried from block to
+    block) end, after 200 steps in blocks of 40, at the iterate of ``optimizer.step()`` per
+    call."""
+    p = FizzBuzzMLP(loss=loss)
     a, b = (optcmp.run(p, spec, backend="torch", execution=ex, threads=1, max_iter=200,
                        max_time=None, eval_every=40) for ex in ("step", "fused"))
     np.testing.assert_array_equal(b.x, a.x)
     assert b.conditions.update_path == "in-place"
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(
+    not HAS_TORCH, reason="torch is not installed"))])
+@pytest.mark.parametrize("loss", ["mse", "mse_sum", "cross_entropy"])
+def test_mlp_gradient_into_is_gradient_ops(backend, loss):
+    """FizzBuzz's ``gradient_into`` (products and sigmoids written in place, the gradient into a
+    new vector or a kept one) returns, bit for bit, ``gradient_ops``' value and gradient on
+    minibatches of 64 and 4 rows and the whole data, for three iterates in a row."""
+    b = optcmp.get_backend(backend)
+    p, o = FizzBuzzMLP(loss=loss), b.ops
+    data = b.place(p.train_data)
+    work: dict = {}
+    out = b.asarray(np.zeros(p.n_params))
+    for seed, rows in zip((0, 1, 2), (64, 4, p.n_samples)):
+        batch = {k: v[:rows] for k, v in data.items()}
+        x = b.asarray(p.init_params(seed))
+        f0, g0 = p.gradient_ops(o, x, batch)
+        for kept in (None, out):
+            f1, g1 = p.gradient_into(o, x, batch, work, out=kept)
+            assert float(f1) == float(f0)
+            np.testing.assert_array_equal(b.to_numpy(g1), b.to_numpy(g0))
+            assert kept is None or loss == "cross_entropy" or g1 is kept
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+@pytest.mark.parametrize("loss", ["mse", "mse_sum", "cross_entropy"])
+def test_mlp_objective_off_the_tape_is_the_objective_on_it(loss):
+    """FizzBuzz's objective of a torch iterate without a gradient (products and sigmoids in
+    place: the screen's evaluation) is, bit for bit, the one autograd records, at three
+    iterates on all 900 rows."""
+    b = optcmp.get_backend("torch")
+    p = FizzBuzzMLP(loss=loss)
+    data = b.place(p.train_data)
+    for seed in range(3):
+        x = b.asarray(p.init_params(seed))
+        on_tape = p.objective(b.ops, x.clone().requires_grad_(True), data)
+        assert float(p.objective(b.ops, x, data)) == float(on_tape.detach())

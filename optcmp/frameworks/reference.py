@@ -189,8 +189,8 @@ class ReferenceAdapter(MinibatchAdapter):
         self._all_rows = None if order.shuffle else b.index_array(order.epoch_indices(0))
 
     def _in_place_steps(self) -> Callable[..., Any] | None:
-        """``steps(x, state, n, k0, batch) -> (x, state)``: ``n`` minibatch steps from step
-        ``k0`` (``batch(k)``: minibatch ``k``) of a rule whose update is
+        """``steps(x, state, n, batches) -> (x, state)``: ``n`` minibatch steps on the
+        minibatches ``batches`` hands out, of a rule whose update is
         ``x - lr * g`` (:meth:`~optcmp.optimizers.UpdateRule.plain_step`) on numpy, the
         products written in place (the same arithmetic, so the same iterates) into the block's
         own copy of the iterate (saved states hold the old one); None where there is none."""
@@ -201,11 +201,11 @@ class ReferenceAdapter(MinibatchAdapter):
             return None
         grad = problem.grad  # the closure holds no reference to the adapter: runs free it
 
-        def steps(x: Any, state: tuple[Any, ...], n: int, k0: int,
-                  batch: Callable[[int], Any]) -> tuple[Any, tuple[Any, ...]]:
+        def steps(x: Any, state: tuple[Any, ...], n: int,
+                  batches: Any) -> tuple[Any, tuple[Any, ...]]:
             x, d = x.copy(), np.empty_like(x)
-            for k in range(k0, k0 + n):
-                np.multiply(grad(x, batch(k)), lr, d)  # positional out: less call overhead
+            for b in batches:
+                np.multiply(grad(x, b), lr, d)  # positional out: less call overhead
                 np.subtract(x, d, x)
             return x, ((state[0] + float(n), *state[1:]) if state else state)
         return steps
@@ -229,14 +229,13 @@ class ReferenceAdapter(MinibatchAdapter):
                     every: int = 1) -> Any:
         """``n`` minibatch steps; the compiled block returns the iterates it kept."""
         if block is None and self._in_place is not None:
-            self.x, self.state = self._in_place(self.x, self.state, n, self._k, self._batch)
+            self.x, self.state = self._in_place(self.x, self.state, n, self._batches(self._k, n))
             self._k += n
             return None
         if block is None:  # uncompiled steps on the epoch's minibatches, nothing else
-            step, batch, x, state, extra = self._step, self._batch, self.x, self.state, \
-                self._extra()
-            for k in range(self._k, self._k + n):
-                _, _, x, state = step(x, state, batch(k), *extra)
+            step, x, state, extra = self._step, self.x, self.state, self._extra()
+            for b in self._batches(self._k, n):
+                _, _, x, state = step(x, state, b, *extra)
             self.x, self.state = x, state
             self._k += n
             return None

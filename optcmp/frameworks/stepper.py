@@ -20,7 +20,7 @@ adapters from smaller hooks (:meth:`Adapter.setup`, :meth:`Adapter.step`,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -428,9 +428,13 @@ class MinibatchAdapter(Adapter):
         idx = self._epoch_idx
         rows = b.take_rows(self.data, slice(r0, r1) if idx is None else idx[r0:r1])
         self._chunk, self._chunk_rows = (c0, c1, r0), rows
-        self._chunk_batches = ([b.take_rows(rows, slice(lo - r0, hi - r0))
-                                for lo, hi in map(order.bounds, range(c0, c1))]
-                               if b.slices_are_views else None)
+        self._chunk_batches = None
+        if b.slices_are_views:  # each array's slices, then one dict per minibatch
+            spans = [slice(lo - r0, hi - r0) for lo, hi in map(order.bounds, range(c0, c1))]
+            parts, keys = [[v[s] for s in spans] for v in rows.values()], tuple(rows)
+            self._chunk_batches = ([{keys[0]: u, keys[1]: v} for u, v in zip(*parts)]
+                                   if len(keys) == 2 else  # the usual pair, without zip()
+                                   [dict(zip(keys, p)) for p in zip(*parts)])
 
     def _forget_rows(self) -> None:
         """Drop the gathered chunk (a new epoch, or the warm-up's end: timed steps gather)."""
@@ -460,6 +464,24 @@ class MinibatchAdapter(Adapter):
         a, b = order.bounds(k)
         assert self._chunk_rows is not None
         return self.backend.take_rows(self._chunk_rows, slice(a - r0, b - r0))
+
+    def _batches(self, k0: int, n: int) -> Iterator[dict[str, Any]]:
+        """Minibatches ``k0 .. k0 + n - 1`` (:meth:`_batch`'s), a gathered chunk's slices
+        handed out in a run without a call per step."""
+        k, end, spe = k0, k0 + n, self.order.steps_per_epoch
+        while k < end:
+            first = self._batch(k)
+            c0, c1, _ = self._chunk
+            j, batches = k % spe, self._chunk_batches
+            if batches is None or not c0 <= j < c1:
+                yield first
+                k += 1
+                continue
+            m = min(c1 - j, end - k)
+            for i in range(j - c0, j - c0 + m):
+                yield batches[i]
+            k += m
+            del batches, first  # no reference to this chunk while the next is gathered
 
     def _warmup_steps(self) -> list[int]:
         """Steps whose minibatches have every shape a run sees (epoch 0's first and last)."""

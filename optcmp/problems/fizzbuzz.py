@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import special
-from optcmp.problems._scratch import work_arrays
+from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only, same_as_value
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
 
@@ -171,8 +171,23 @@ class FizzBuzzMLP(StoredProblem):
         return ops.sum(sq) if self.loss == "mse_sum" else ops.mean(sq)
 
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        if self.loss != "cross_entropy" and not getattr(x, "requires_grad", True):
+            return self._objective_in_place(ops, x, batch)  # a torch tensor off the tape
         _, _, Z = self._forward(ops, x, batch["X"])
         return self._loss(ops, Z, batch["Y"])
+
+    def _objective_in_place(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
+        """:meth:`objective`'s operations with each product and sigmoid written in place
+        (the same value, two arrays the size of the hidden layer fewer)."""
+        W1, b1, W2, b2 = self._views(x)
+        H = ops.matmul(batch["X"], W1)
+        H += b1
+        ops.sigmoid(H, out=H)
+        R = ops.matmul(H, W2)
+        R += b2
+        ops.sigmoid(R, out=R)
+        R -= batch["Y"]
+        return self._loss(ops, None, batch["Y"], R)
 
     has_gradient_ops = True
     has_numpy_grad = True
@@ -198,6 +213,52 @@ class FizzBuzzMLP(StoredProblem):
                         ops.sum(dZ, axis=0)])
         return fun, g
 
+    def gradient_into(self, ops: Any, x: Any, batch: dict[str, Any], work: dict[str, Any], *,
+                      value: bool = True, out: Any = None) -> tuple[Any, Any]:
+        """:meth:`gradient_ops`'s operations in their order, each product and sigmoid written
+        into an array it made (ops whose ``matmul``, ``sigmoid`` and ``sum`` take ``out=``:
+        numpy's and torch's): the same values with fewer arrays and calls. ``work`` (kept
+        by the caller) keeps the views of the last ``x`` and ``out``; the gradient is written
+        into ``out`` where given (then returned), else into a new vector."""
+        if self.loss == "cross_entropy":
+            return self.gradient_ops(ops, x, batch, value=value)
+        W1, b1, W2, b2 = self._views(x, work, "x")
+        X, Y = batch["X"], batch["Y"]
+        H = ops.matmul(X, W1)
+        H += b1
+        ops.sigmoid(H, out=H)
+        R = ops.matmul(H, W2)
+        R += b2
+        ops.sigmoid(R, out=R)
+        t = 1.0 - R
+        t *= R
+        R -= Y  # R = out - Y, then dZ = R * (out * (1 - out)) * (2 scale), in place
+        fun = self._loss(ops, None, Y, R) if value else None
+        R *= t
+        R *= 2.0 * (1.0 if self.loss == "mse_sum" else 1.0 / ops.size(R))
+        g = ops.zeros_like(x) if out is None else out
+        gW1, gb1, gW2, gb2 = self._views(g, work, "out") if out is not None else self._views(g)
+        dA1 = ops.matmul(R, W2.T)
+        t = 1.0 - H
+        t *= H
+        dA1 *= t
+        ops.matmul(X.T, dA1, out=gW1)
+        ops.sum(dA1, axis=0, out=gb1)
+        ops.matmul(H.T, R, out=gW2)
+        ops.sum(R, axis=0, out=gb2)
+        return fun, g
+
+    def _views(self, v: Any, work: dict[str, Any] | None = None, key: str = "") -> Any:
+        """``W1, b1, W2, b2`` as views of the flat ``v`` (kept in ``work[key]`` for ``v``)."""
+        kept = None if work is None else work.get(key)
+        if kept is not None and kept[0] is v:
+            return kept[1]
+        views = tuple(v[a:b].reshape(s) for s, (a, b) in zip(self._layout.shapes,
+                                                             self._layout.offsets()))
+        if work is not None:
+            work[key] = (v, views)
+        return views
+
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         return self._numpy_value_and_grad(x, batch, True)
 
@@ -215,16 +276,16 @@ class FizzBuzzMLP(StoredProblem):
                               value: bool, grad: bool = True) -> tuple[float, Any]:
         """Value (NaN unless ``value``) and gradient (None unless ``grad``) in numpy, on reused
         work arrays."""
-        p = self._layout.unflatten(x)
+        W1, b1, W2, b2 = self._views(x)
         X, Y = batch["X"], batch["Y"]
         n = X.shape[0]
         work = (work_arrays((n, self.hidden), x.dtype, 3)  # full data: no page faults
-                if X.dtype == Y.dtype == x.dtype else None)
-        A1 = X @ p["W1"] if work is None else np.matmul(X, p["W1"], out=work[0])
-        A1 += p["b1"]
+                if n * self.hidden >= MIN_ELEMENTS and X.dtype == Y.dtype == x.dtype else None)
+        A1 = X @ W1 if work is None else np.matmul(X, W1, out=work[0])
+        A1 += b1
         H = special().expit(A1, out=A1)
-        Z = H @ p["W2"]
-        Z += p["b2"]
+        Z = H @ W2
+        Z += b2
         if self.loss == "cross_entropy":
             lse = special().logsumexp(Z, axis=1, keepdims=True)
             fun = float(np.mean(lse[:, 0] - np.sum(Z * Y, axis=1))) if value else float("nan")
@@ -234,8 +295,8 @@ class FizzBuzzMLP(StoredProblem):
             dZ -= Y
             dZ *= 1.0 / n
         else:
-            Out = special().expit(Z)
-            R = Out - Y
+            Out = special().expit(Z, out=Z)  # Z is not read again
+            R = Out - Y if grad else np.subtract(Out, Y, out=Out)
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
             fun = float(np.vdot(R, R)) * scale if value else float("nan")
             if not grad:
@@ -244,15 +305,15 @@ class FizzBuzzMLP(StoredProblem):
             dZ *= Out * (1.0 - Out)
             dZ *= 2.0 * scale
         g = np.empty_like(x)
-        (a1, e1), (a2, e2), (a3, e3), (a4, e4) = self._layout.offsets()
-        g[a3:e3] = (H.T @ dZ).reshape(-1)
-        g[a4:e4] = dZ.sum(axis=0)
-        dA1 = dZ @ p["W2"].T if work is None else np.matmul(dZ, p["W2"].T, out=work[1])
+        gW1, gb1, gW2, gb2 = self._views(g)
+        np.matmul(H.T, dZ, out=gW2)
+        np.add.reduce(dZ, axis=0, out=gb2)
+        dA1 = dZ @ W2.T if work is None else np.matmul(dZ, W2.T, out=work[1])
         dH = np.subtract(1.0, H, out=None if work is None else work[2])
         dH *= H
         dA1 *= dH
-        g[a1:e1] = (X.T @ dA1).reshape(-1)
-        g[a2:e2] = dA1.sum(axis=0)
+        np.matmul(X.T, dA1, out=gW1)
+        np.add.reduce(dA1, axis=0, out=gb1)
         return fun, g
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:

@@ -48,7 +48,7 @@ ops = SimpleNamespace(
                                    "minimum", "logaddexp", "ones_like", "zeros_like",
                                    "full_like")},
     mean=lambda a, axis=None: np.mean(a, axis=axis),
-    sum=lambda a, axis=None: np.sum(a, axis=axis),
+    sum=lambda a, axis=None, out=None: np.sum(a, axis=axis, out=out),
     max=lambda a, axis=None: np.max(a, axis=axis),
     min=lambda a, axis=None: np.min(a, axis=axis),
     pow=np.power,
@@ -56,7 +56,7 @@ ops = SimpleNamespace(
     clip=_clip,
     where=_where,
     atan=np.arctan,  # the helical valley (MGH 7)
-    sigmoid=lambda a: special().expit(a),
+    sigmoid=lambda a, out=None: special().expit(a, out=out),
     softplus=lambda a: np.logaddexp(0.0, a),
     logsumexp=lambda a, axis=None: special().logsumexp(a, axis=axis),
     softmax=lambda a, axis=-1: special().softmax(a, axis=axis),

@@ -19,6 +19,7 @@ evaluation it makes is counted in ``nfev``/``njev``.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,20 +42,67 @@ class _Schedulers(list):  # type: ignore[type-arg]
 
 
 def _adam_in_place(p: torch.Tensor, g: torch.Tensor, state: dict[str, Any],
-                   kw: dict[str, Any], work: list[torch.Tensor]) -> None:
+                   kw: dict[str, Any], work: list[torch.Tensor], t: float | None = None) -> None:
     """One step of torch's single-tensor Adam (no decay, AMSGrad or maximize), its operations
-    in its order, the denominator in a reused work tensor."""
-    b1, b2, step_t = kw["beta1"], kw["beta2"], state["step"]
-    step_t += 1
+    in its order, the denominator in a reused work tensor; ``t``: the step count after it,
+    kept by the caller (None: advance and read ``state["step"]``, as torch does)."""
+    b1, b2 = kw["beta1"], kw["beta2"]
+    if t is None:
+        step_t = state["step"]
+        step_t += 1
+        t = step_t.item()
     m, v = state["exp_avg"], state["exp_avg_sq"]
     m.lerp_(g, 1 - b1)
     v.mul_(b2).addcmul_(g, g, value=1 - b2)
-    t = step_t.item()
     if not work:
         work.append(torch.empty_like(v))
     denom = torch.sqrt(v, out=work[0])
     denom.div_((1 - b2 ** t) ** 0.5).add_(kw["eps"])
     p.addcdiv_(m, denom, value=-(kw["lr"] / (1 - b1 ** t)))
+
+
+def _adam_lean(opt: torch.optim.Optimizer, p: torch.Tensor, group: dict[str, Any],
+               keys: set[str]) -> tuple[Callable[[torch.Tensor], Any], str, str]:
+    """:meth:`TorchNativeAdapter._lean_update` for ``torch.optim.Adam``: its single-tensor
+    arithmetic in place (no decay, AMSGrad, maximize...), the step count a Python number
+    within the block (written back by the update's ``done()``), else ``adam.adam``."""
+    from torch.optim.adam import adam as adam_update
+
+    state = opt.state[p]
+    kw = {k: group[k] for k in (*keys, "amsgrad", "eps", "capturable", "differentiable",
+                                "fused", "decoupled_weight_decay") if k in group}
+    kw["beta1"], kw["beta2"] = group["betas"]
+    plain = not any(kw.get(k) for k in ("weight_decay", "amsgrad", "maximize", "foreach",
+                                        "capturable", "differentiable", "fused"))
+    work: list[torch.Tensor] = []
+    count: list[float] = []  # the step count, while float32's state["step"] holds it exactly
+
+    def adam_step(g: torch.Tensor) -> None:
+        if not state:  # the first step creates the state, as step() does
+            p.grad = g
+            opt.step()
+            return
+        if not plain:
+            adam_update([p], [g], [state["exp_avg"]], [state["exp_avg_sq"]],
+                        [state["max_exp_avg_sq"]] if kw["amsgrad"] else [], [state["step"]],
+                        has_complex=False, **kw)
+            return
+        if not count:
+            count.append(state["step"].item())
+        if count[0] + 1 >= 2.0 ** 24:  # past float32's exact integers: torch's own count
+            done()
+            _adam_in_place(p, g, state, kw, work)
+            return
+        count[0] += 1
+        _adam_in_place(p, g, state, kw, work, count[0])
+
+    def done() -> None:
+        if count:
+            state["step"].fill_(count.pop())
+
+    adam_step.done = done  # type: ignore[attr-defined]
+    return (adam_step, "in-place" if plain else "functional",
+            "torch.optim.adam's single-tensor arithmetic" if plain else "torch.optim.adam.adam")
 
 
 class TorchNativeAdapter(MinibatchAdapter):
@@ -148,10 +196,14 @@ class TorchNativeAdapter(MinibatchAdapter):
         self._analytic = analytic_value_and_grad(self.backend, self.problem, self.gradient,
                                                  value=value)
         into = getattr(self.problem, "gradient_into", None)
+        #: the lean blocks' gradient written into one vector (a problem's ``out=``)
+        self._into_out: Callable[..., Any] | None = None
         if self._analytic is not None and into is not None:  # the same, on a reused residual
             work: dict[str, Any] = {}
             o = self.backend.ops
             self._analytic = lambda x, batch: into(o, x, batch, work, value=value)
+            if "out" in inspect.signature(into).parameters:
+                self._into_out = lambda x, batch, g: into(o, x, batch, work, value=False, out=g)
         self._k = 0
         self._calls = self._torch_calls = 1
         self._nit = 1  # torch's own iterations in the last step (LBFGS's state n_iter)
@@ -344,30 +396,7 @@ class TorchNativeAdapter(MinibatchAdapter):
             return sgd_step, "functional", "torch.optim.sgd.sgd"
         if type(opt) is torch.optim.Adam and not any(
                 isinstance(group[k], torch.Tensor) for k in ("lr", "betas")):
-            from torch.optim.adam import adam as adam_update
-
-            kw = {k: group[k] for k in (*keys, "amsgrad", "eps", "capturable", "differentiable",
-                                        "fused", "decoupled_weight_decay") if k in group}
-            kw["beta1"], kw["beta2"] = group["betas"]
-
-            plain = not any(kw.get(k) for k in ("weight_decay", "amsgrad", "maximize", "foreach",
-                                                "capturable", "differentiable", "fused"))
-            work: list[torch.Tensor] = []
-
-            def adam_step(g: torch.Tensor) -> None:
-                if not state:  # the first step creates the state, as step() does
-                    p.grad = g
-                    opt.step()
-                    return
-                if plain:
-                    _adam_in_place(p, g, state, kw, work)
-                    return
-                adam_update([p], [g], [state["exp_avg"]], [state["exp_avg_sq"]],
-                            [state["max_exp_avg_sq"]] if kw["amsgrad"] else [], [state["step"]],
-                            has_complex=False, **kw)
-            return (adam_step, "in-place" if plain else "functional",
-                    "torch.optim.adam's single-tensor arithmetic" if plain
-                    else "torch.optim.adam.adam")
+            return _adam_lean(opt, p, group, keys)
         return None
 
     def run_block(self, n: int, first: int | None = None, every: int = 1) -> Block:
@@ -384,11 +413,16 @@ class TorchNativeAdapter(MinibatchAdapter):
         if lean is not None:  # built per block: it holds the optimizer's state tensors
             assert grad is not None
             up, xd = lean[0], p.detach()  # p's storage without autograd's dispatch
+            into = self._into_out
+            kept = None if into is None else torch.empty_like(xd)  # one gradient, rewritten
             g = None
             with torch.no_grad():
-                for k in range(k0, k0 + n):
-                    _, g = grad(xd, batch(k))
-                    up(g)
+                try:
+                    for b in self._batches(k0, n):
+                        _, g = grad(xd, b) if into is None else into(xd, b, kept)
+                        up(g)
+                finally:
+                    getattr(up, "done", lambda: None)()
             p.grad = g
         elif self._lean_block():
             assert grad is not None

@@ -19,11 +19,14 @@ from optcmp.frameworks.ops import ELEMENTWISE, exact_logaddexp, two_numbers
 
 
 def _reduce(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """``fn(a)`` over every element, or ``fn(a, dim=axis)``: numpy's ``axis``."""
-    def reduce(a: torch.Tensor, axis: int | Sequence[int] | None = None) -> torch.Tensor:
-        if axis is None:
+    """``fn(a)`` over every element, or ``fn(a, dim=axis)``: numpy's ``axis`` (and ``out``)."""
+    def reduce(a: torch.Tensor, axis: int | Sequence[int] | None = None,
+               out: torch.Tensor | None = None) -> torch.Tensor:
+        if axis is None and out is None:
             return fn(a)
-        return fn(a, dim=axis if isinstance(axis, int) else tuple(axis))
+        dim = (tuple(range(a.ndim)) if axis is None else axis if isinstance(axis, int)
+               else tuple(axis))
+        return fn(a, dim=dim) if out is None else fn(a, dim=dim, out=out)
     return reduce
 
 
