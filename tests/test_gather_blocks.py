@@ -18,9 +18,10 @@ from optcmp.frameworks.base import GATHER_ROWS, gather_steps
 XLA = (["tensorflow"] if HAS_TF else []) + (["jax"] if HAS_JAX else [])
 
 
-def _block(name: str):
-    """An SGD-with-momentum block on LR-A in float64, its data and three epochs' row orders."""
-    p = lr_a()
+def _block(name: str, p=None):
+    """An SGD-with-momentum block on ``p`` (LR-A) in float64, its data and three epochs' row
+    orders."""
+    p = lr_a() if p is None else p
     b = optcmp.get_backend(name, dtype="float64")
     o, grad = b.ops, p.gradient_ops
 
@@ -53,6 +54,20 @@ def test_rows_gathered_in_one_go_make_the_iterates_of_rows_gathered_per_step(bac
     x_part, _, _, _ = block(20, x0, state, data, idx, 13, 20, 20)  # 16 and 4 in one go
     assert np.array_equal(b.to_numpy(x_part), kept[19])
     assert not np.array_equal(kept[18], kept[19])
+
+
+@pytest.mark.parametrize("backend", XLA)
+def test_whole_chunks_of_an_epoch_without_a_shorter_minibatch_make_the_same_iterates(backend):
+    """1024 rows in batches of 64 (16 a chunk, none shorter): 40 steps from minibatch 5 in
+    one go (two whole chunks, then 8 steps) reach the iterate of rows gathered per step."""
+    from optcmp.problems import LinearRegression
+
+    b, block, (x0, state, data, idx) = _block(backend, LinearRegression(n_samples=1024,
+                                                                        n_features=4))
+    x_each, _, kept, _ = block(40, x0, state, data, idx, 5, 1, 1)
+    x_once, _, _, _ = block(40, x0, state, data, idx, 5, 40, 40)
+    assert np.array_equal(b.to_numpy(x_once), b.to_numpy(x_each))
+    assert np.array_equal(b.to_numpy(x_once), b.to_numpy(kept)[39])
 
 
 @pytest.mark.parametrize("backend", ["numpy", *XLA])

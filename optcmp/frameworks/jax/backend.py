@@ -100,13 +100,16 @@ def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, 
     buf = {k: jnp.take(v, rows, axis=0).reshape(chunk, bs, *v.shape[1:])
            for k, v in data.items()}
 
-    def on(i: Any, carry: Any, size: int = bs) -> Any:
-        batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
-                 for k, v in buf.items()}
+    def on(i: Any, carry: Any, size: int = bs, batch: Any = None) -> Any:
+        if batch is None:
+            batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
+                     for k, v in buf.items()}
         _, _, x2, s2 = step(*carry, batch, *extra)
         return x2, tuple(s2)
-    if not short:
-        return lax.fori_loop(i0, end, on, carry)
+    if not short:  # a whole chunk: lax.scan over its batches (a static trip count)
+        return lax.cond(end - i0 == chunk, lambda c: lax.scan(
+            lambda c, b: (on(i0, c, batch=b), None), c, buf)[0],
+            lambda c: lax.fori_loop(i0, end, on, c), carry)
     # at most one epoch's shorter last minibatch among them: full ones around it
     last = i0 + spe - 1 - (start + i0) % spe
     carry = lax.fori_loop(i0, jnp.minimum(last, end), on, carry)
