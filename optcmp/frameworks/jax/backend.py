@@ -88,8 +88,8 @@ def jax_device(device: str | None) -> Any:
 
 
 #: Bytes from which a host array reaches the CPU device through a copy aligned to 64 bytes,
-#: which ``jax.device_put`` then uses as it is (it copies an unaligned one, at a third of
-#: ``memcpy``'s speed): the copy is private, nothing writes to it.
+#: which ``jax.device_put`` then uses as it is (an unaligned one it copies, more slowly than
+#: ``numpy`` does): the copy is private, nothing writes to it.
 ALIGNED_BYTES = 1 << 20
 
 
@@ -357,7 +357,7 @@ class JaxBackend(Backend):
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                       first: Any, every: Any, *extra: Any) -> Any:
             # observations past the block's n steps are not in it: capped at n, int32 holds them
-            # numpy scalars: a jnp.int32 costs ~60 us of dispatch per argument and call
+            # numpy scalars: a jnp.int32 is a dispatched operation per argument and call
             return fn(np.int32(n), x, state, data, idx, np.int32(start),
                       np.int32(min(first, n)), np.int32(min(every, max(n, 1))), *extra)
         return int_block
