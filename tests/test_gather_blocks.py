@@ -82,3 +82,19 @@ def test_the_gather_policy_is_recorded_per_backend_and_execution(backend):
     fused = chunk if backend == "numpy" else "once per block"
     assert runs["fused"].conditions.gather == fused
     assert optcmp.RunResult.from_dict(runs["fused"].to_dict()).conditions.gather == fused
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("backend", XLA)
+def test_a_large_placed_array_holds_the_values_at_placement(backend, dtype):
+    """1,000,000 x 2 float64 rows placed from an offset view (not 64-byte aligned) and a
+    reversed index vector: the device arrays equal numpy's cast of them, and writing the host
+    arrays afterwards changes nothing."""
+    b = optcmp.get_backend(backend, dtype=dtype)
+    host = np.random.default_rng(0).standard_normal(2_000_001)[1:].reshape(-1, 2)
+    rows = np.arange(300_000)[::-1].copy()
+    want = host.astype(dtype)
+    placed, idx = b.asarray(host), b.index_array(rows)
+    host[:], rows[:] = 0.0, 0
+    assert np.array_equal(b.to_numpy(placed), want) and b.to_numpy(placed).dtype == dtype
+    assert np.array_equal(b.to_numpy(idx), np.arange(300_000)[::-1])

@@ -256,16 +256,3 @@ def test_an_eval_every_beyond_int32_runs_fused_as_it_runs_step_by_step():
             for ex in ("fused", "step")]
     assert [(r.status, r.nit) for r in runs] == [("max_iter", 300)] * 2
     np.testing.assert_allclose(runs[0].x, runs[1].x, rtol=1e-12, atol=0)
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_a_large_placed_array_holds_the_values_at_placement(dtype):
-    """1,000,000 x 2 float64 rows, placed from an offset view (not 64-byte aligned): the device
-    array equals numpy's cast of them, and writing the host rows afterwards changes nothing."""
-    b = optcmp.get_backend("jax", dtype=dtype)
-    host = np.random.default_rng(0).standard_normal(2_000_001)[1:].reshape(-1, 2)
-    want = host.astype(dtype)
-    placed, idx = b.asarray(host), b.index_array(np.arange(300_000)[::-1])
-    host[:] = 0.0
-    assert np.array_equal(b.to_numpy(placed), want) and b.to_numpy(placed).dtype == dtype
-    assert np.array_equal(b.to_numpy(idx), np.arange(300_000)[::-1])

@@ -19,7 +19,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
+from optcmp.frameworks.base import (
+    ALIGNED_BYTES,
+    Backend,
+    ValueGradFn,
+    aligned,
+    aligned_copy,
+    analytic_value_and_grad,
+    gather_steps,
+)
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -85,27 +93,6 @@ def jax_device(device: str | None) -> Any:
         raise ValueError(f"JAX device {device!r} is not available (jax {jax.__version__}); "
                          f"available devices: {available}")
     return gpus[index]
-
-
-#: Bytes from which a host array reaches the CPU device through a copy aligned to 64 bytes,
-#: which ``jax.device_put`` then uses as it is (an unaligned one it copies, more slowly than
-#: ``numpy`` does): the copy is private, nothing writes to it.
-ALIGNED_BYTES = 1 << 20
-
-
-def aligned(arr: np.ndarray) -> bool:
-    """Whether ``arr``'s data starts on a 64-byte boundary."""
-    return arr.ctypes.data % 64 == 0
-
-
-def aligned_copy(arr: np.ndarray, dtype: Any) -> np.ndarray:
-    """``arr`` as ``dtype``, C-contiguous, in a new buffer that starts on a 64-byte boundary."""
-    dt = np.dtype(dtype)
-    raw = np.empty(arr.size * dt.itemsize + 64, np.uint8)
-    at = -raw.ctypes.data % 64
-    out = raw[at:at + arr.size * dt.itemsize].view(dt).reshape(arr.shape)
-    np.copyto(out, arr, casting="unsafe")
-    return out
 
 
 def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, Any],
