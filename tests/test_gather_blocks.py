@@ -18,9 +18,10 @@ from optcmp.frameworks.base import GATHER_ROWS, gather_steps
 XLA = (["tensorflow"] if HAS_TF else []) + (["jax"] if HAS_JAX else [])
 
 
-def _block(name: str):
-    """An SGD-with-momentum block on LR-A in float64, its data and three epochs' row orders."""
-    p = lr_a()
+def _block(name: str, p=None):
+    """An SGD-with-momentum block on ``p`` (LR-A) in float64, its data and three epochs' row
+    orders."""
+    p = lr_a() if p is None else p
     b = optcmp.get_backend(name, dtype="float64")
     o, grad = b.ops, p.gradient_ops
 
@@ -55,6 +56,20 @@ def test_rows_gathered_in_one_go_make_the_iterates_of_rows_gathered_per_step(bac
     assert not np.array_equal(kept[18], kept[19])
 
 
+@pytest.mark.parametrize("backend", XLA)
+def test_whole_chunks_of_an_epoch_without_a_shorter_minibatch_make_the_same_iterates(backend):
+    """1024 rows in batches of 64 (16 a chunk, none shorter): 40 steps from minibatch 5 in
+    one go (two whole chunks, then 8 steps) reach the iterate of rows gathered per step."""
+    from optcmp.problems import LinearRegression
+
+    b, block, (x0, state, data, idx) = _block(backend, LinearRegression(n_samples=1024,
+                                                                        n_features=4))
+    x_each, _, kept, _ = block(40, x0, state, data, idx, 5, 1, 1)
+    x_once, _, _, _ = block(40, x0, state, data, idx, 5, 40, 40)
+    assert np.array_equal(b.to_numpy(x_once), b.to_numpy(x_each))
+    assert np.array_equal(b.to_numpy(x_once), b.to_numpy(kept)[39])
+
+
 @pytest.mark.parametrize("backend", ["numpy", *XLA])
 def test_the_gather_policy_is_recorded_per_backend_and_execution(backend):
     p = lr_a()
@@ -67,3 +82,19 @@ def test_the_gather_policy_is_recorded_per_backend_and_execution(backend):
     fused = chunk if backend == "numpy" else "once per block"
     assert runs["fused"].conditions.gather == fused
     assert optcmp.RunResult.from_dict(runs["fused"].to_dict()).conditions.gather == fused
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("backend", XLA)
+def test_a_large_placed_array_holds_the_values_at_placement(backend, dtype):
+    """1,000,000 x 2 float64 rows placed from an offset view (not 64-byte aligned) and a
+    reversed index vector: the device arrays equal numpy's cast of them, and writing the host
+    arrays afterwards changes nothing."""
+    b = optcmp.get_backend(backend, dtype=dtype)
+    host = np.random.default_rng(0).standard_normal(2_000_001)[1:].reshape(-1, 2)
+    rows = np.arange(300_000)[::-1].copy()
+    want = host.astype(dtype)
+    placed, idx = b.asarray(host), b.index_array(rows)
+    host[:], rows[:] = 0.0, 0
+    assert np.array_equal(b.to_numpy(placed), want) and b.to_numpy(placed).dtype == dtype
+    assert np.array_equal(b.to_numpy(idx), np.arange(300_000)[::-1])

@@ -91,6 +91,27 @@ def gather_steps(batch_size: int, steps_per_epoch: int) -> int:
     return max(1, min(GATHER_ROWS // max(batch_size, 1), steps_per_epoch))
 
 
+#: Bytes from which a host array reaches a CPU device through a copy aligned to 64 bytes,
+#: which JAX's ``device_put`` and TensorFlow's DLPack import then use as it is (an unaligned
+#: array they copy, more slowly than ``numpy`` does): the copy is private, nothing writes to it.
+ALIGNED_BYTES = 1 << 20
+
+
+def aligned(arr: np.ndarray) -> bool:
+    """Whether ``arr``'s data starts on a 64-byte boundary."""
+    return arr.ctypes.data % 64 == 0
+
+
+def aligned_copy(arr: np.ndarray, dtype: Any) -> np.ndarray:
+    """``arr`` as ``dtype``, C-contiguous, in a new buffer that starts on a 64-byte boundary."""
+    dt = np.dtype(dtype)
+    raw = np.empty(arr.size * dt.itemsize + 64, np.uint8)
+    at = -raw.ctypes.data % 64
+    out = raw[at:at + arr.size * dt.itemsize].view(dt).reshape(arr.shape)
+    np.copyto(out, arr, casting="unsafe")
+    return out
+
+
 class BackendUnavailable(ImportError):
     """A backend's framework is not installed; the message names the extra to install."""
 

@@ -293,11 +293,12 @@ class LoopAdapter(Adapter):
         """Run to completion, calling ``monitor.on_iteration`` after every iteration."""
 
 
-#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**22
-#: int64, 32 MB (the epochs no block has reached are zeros, not drawn). A problem with more
-#: than half as many rows cuts its blocks at every epoch (an epoch is then thousands of
-#: steps, and a cut costs nothing measurable).
-SPAN_INDEX = 1 << 22
+#: Entries (epochs x rows) of the index vector of a fused block that spans epochs: 2**20
+#: int64, 8 MB, placed off the clock (the epochs no block has reached are zeros, not drawn;
+#: a larger vector costs a run of one epoch its copy). A problem with more than half as
+#: many rows cuts its blocks at every epoch (an epoch is then thousands of steps, and a cut
+#: costs nothing measurable).
+SPAN_INDEX = 1 << 20
 #: Most epochs the index vector of one spanning block holds.
 SPAN_EPOCHS = 128
 #: Bytes of the buffer of iterates one spanning block keeps at its observations (at most 128).

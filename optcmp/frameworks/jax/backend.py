@@ -19,7 +19,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
+from optcmp.frameworks.base import (
+    ALIGNED_BYTES,
+    Backend,
+    ValueGradFn,
+    aligned,
+    aligned_copy,
+    analytic_value_and_grad,
+    gather_steps,
+)
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -100,13 +108,16 @@ def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, 
     buf = {k: jnp.take(v, rows, axis=0).reshape(chunk, bs, *v.shape[1:])
            for k, v in data.items()}
 
-    def on(i: Any, carry: Any, size: int = bs) -> Any:
-        batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
-                 for k, v in buf.items()}
+    def on(i: Any, carry: Any, size: int = bs, batch: Any = None) -> Any:
+        if batch is None:
+            batch = {k: lax.dynamic_index_in_dim(v, i - i0, keepdims=False)[:size]
+                     for k, v in buf.items()}
         _, _, x2, s2 = step(*carry, batch, *extra)
         return x2, tuple(s2)
-    if not short:
-        return lax.fori_loop(i0, end, on, carry)
+    if not short:  # a whole chunk: lax.scan over its batches (a static trip count)
+        return lax.cond(end - i0 == chunk, lambda c: lax.scan(
+            lambda c, b: (on(i0, c, batch=b), None), c, buf)[0],
+            lambda c: lax.fori_loop(i0, end, on, c), carry)
     # at most one epoch's shorter last minibatch among them: full ones around it
     last = i0 + spe - 1 - (start + i0) % spe
     carry = lax.fori_loop(i0, jnp.minimum(last, end), on, carry)
@@ -218,16 +229,21 @@ class JaxBackend(Backend):
                 a = a.astype(self.jnp_dtype)
             return jax.device_put(a, self.jax_device)
         arr = np.asarray(a)
-        if np.issubdtype(arr.dtype, np.floating):
-            arr = arr.astype(self.dtype, copy=False)  # no host copy of float64 data
-        return jax.device_put(arr, self.jax_device)
+        return self._put(arr, self.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype)
+
+    def _put(self, arr: np.ndarray, dtype: Any) -> Any:
+        """``arr`` as ``dtype`` on the device; a large one on the CPU through an aligned copy."""
+        dt = np.dtype(dtype)
+        if (self.jax_device.platform == "cpu" and arr.size * dt.itemsize >= ALIGNED_BYTES
+                and not (arr.dtype == dt and arr.flags.c_contiguous and aligned(arr))):
+            return jax.device_put(aligned_copy(arr, dt), self.jax_device)
+        return jax.device_put(arr.astype(dt, copy=False), self.jax_device)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(jax.device_get(t), copy=True)
 
     def index_array(self, idx: np.ndarray) -> Any:
-        dt = np.int64 if x64_enabled() else np.int32
-        return jax.device_put(np.asarray(idx, dtype=dt), self.jax_device)
+        return self._put(np.asarray(idx), np.int64 if x64_enabled() else np.int32)
 
     def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
         if isinstance(idx, slice):
@@ -316,7 +332,7 @@ class JaxBackend(Backend):
                 init = (x, tuple(state), jnp.zeros(nmax, fdt), jnp.zeros(nmax, fdt))
                 return lax.fori_loop(0, jnp.minimum(n, nmax), body, init)
             full = self._jit(block, reuse, "block", nmax)
-            return lambda n, *args: full(jnp.int32(n), *args)
+            return lambda n, *args: full(np.int32(n), *args)
         bs = int(batch_size)
         rows_ = int(n_rows if n_rows is not None else batch_size)
         spe = int(steps_per_epoch or -(-rows_ // bs))
@@ -328,8 +344,9 @@ class JaxBackend(Backend):
         def int_block(n: Any, x: Any, state: Any, data: Any, idx: Any, start: Any,
                       first: Any, every: Any, *extra: Any) -> Any:
             # observations past the block's n steps are not in it: capped at n, int32 holds them
-            return fn(jnp.int32(n), x, state, data, idx, jnp.int32(start),
-                      jnp.int32(min(first, n)), jnp.int32(min(every, max(n, 1))), *extra)
+            # numpy scalars: a jnp.int32 is a dispatched operation per argument and call
+            return fn(np.int32(n), x, state, data, idx, np.int32(start),
+                      np.int32(min(first, n)), np.int32(min(every, max(n, 1))), *extra)
         return int_block
 
     def compile_each(self, fn: Callable[..., Any], example: Sequence[Any], *,
@@ -345,7 +362,7 @@ class JaxBackend(Backend):
                 return out.at[i].set(jnp.asarray(fn(x, *args), xs.dtype))
             return lax.fori_loop(0, m, body, jnp.zeros(xs.shape[0], xs.dtype))
         jitted = self._jit(each, reuse, "each")
-        return lambda m, xs, *args: jitted(jnp.int32(m), xs, *args)
+        return lambda m, xs, *args: jitted(np.int32(m), xs, *args)
 
     def value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
         analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops

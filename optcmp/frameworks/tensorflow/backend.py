@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcmp._warn import outside_level
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, gather_steps
+from optcmp.frameworks.base import (
+    ALIGNED_BYTES,
+    Backend,
+    ValueGradFn,
+    aligned_copy,
+    analytic_value_and_grad,
+    gather_steps,
+)
 from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
 from optcmp.frameworks.tensorflow.ops import ops, tf  # imports torch first when installed
@@ -250,15 +257,22 @@ class TensorFlowBackend(Backend):
                     return tf.identity(tf.cast(a, self.tf_dtype))
                 return tf.identity(a)
             arr = np.asarray(a)
-            return tf.constant(arr, dtype=self.tf_dtype if np.issubdtype(
-                arr.dtype, np.floating) else None)
+            return self._put(arr, self.dtype if np.issubdtype(arr.dtype, np.floating)
+                             else arr.dtype)
+
+    def _put(self, arr: np.ndarray, dtype: Any) -> Any:
+        """``arr`` as ``dtype`` on the device (inside ``tf.device``); a large one on the CPU
+        through an aligned copy that DLPack hands over without copying again."""
+        if not self._gpu and arr.size * np.dtype(dtype).itemsize >= ALIGNED_BYTES:
+            return tf.experimental.dlpack.from_dlpack(aligned_copy(arr, dtype).__dlpack__())
+        return tf.constant(arr, dtype=tf.as_dtype(np.dtype(dtype)))
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t.numpy() if hasattr(t, "numpy") else t, copy=True)
 
     def index_array(self, idx: np.ndarray) -> Any:
         with tf.device(self.tf_device):
-            return tf.constant(np.asarray(idx, dtype=np.int64), dtype=tf.int64)
+            return self._put(np.asarray(idx), np.int64)
 
     def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
         with tf.device(self.tf_device):
