@@ -96,12 +96,11 @@ def test_screened_rows_are_marked_and_survive_a_round_trip(backend):
 
 
 def test_a_numpy_run_judges_every_row_without_the_gradient():
-    """numpy's host evaluation is its own judge: every row judged, the gradient's norm only at
-    x0 (the first row comes from the start's evaluation)."""
+    """numpy's host evaluation is its own judge: every row judged, and the gradient's norm
+    nowhere, x0 included (no rule reads it: the start is fun64's value alone)."""
     r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend="numpy",
                    max_iter=32 * 3, tol=1e-12, threads=1)
-    assert r.trace.judged.all() and np.isnan(r.trace.grad_norm[1:]).all()
-    assert np.isfinite(r.trace.grad_norm[0])
+    assert r.trace.judged.all() and np.isnan(r.trace.grad_norm).all()
 
 
 @pytest.mark.parametrize("backend", ["numpy", *BACKENDS])

@@ -34,12 +34,12 @@ from optcmp.engine.contract import step_bytes, step_floor, timing_contract, timi
 from optcmp.engine.drivers import Loop, LoopRecord, choose_driver
 from optcmp.engine.host import host_activity, host_name
 from optcmp.engine.monitor import Monitor
-from optcmp.engine.screen import host_value
+from optcmp.engine.screen import host_value, needs_gradient
 from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.engine.status import divergence_wins, rounding_wins, run_status
 from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.numpy.ops import norm2
-from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec
+from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec, optimizer_info
 from optcmp.problems.base import Problem
 from optcmp.results import Conditions, Identity, Outcome, RunResult, Timing, ToTarget, Trace
 from optcmp.stopping import Rule
@@ -245,13 +245,22 @@ class _TimedRun:
         framework fixes its pools when it starts; ``f(x0)`` runs BLAS)."""
         session, problem, x0 = self.session, self.problem, self.session.x0
         session.open_backend()
-        if session.unsupported is None:
+        self.g0: np.ndarray | None = None
+        if session.unsupported is None and not self._value_only():
             f0, self.g0 = problem.value_and_grad(x0, problem.train_data)
         else:
-            f0, self.g0 = problem.fun64(x0), np.zeros_like(x0)
+            f0 = problem.fun64(x0)
         self.f0 = float(f0)
         check_resolution(self.rule, problem, self.config.seed, f0=self.f0)
         self.sw = session.stopwatch()
+
+    def _value_only(self) -> bool:
+        """Whether ``x0``'s observation takes fun64 alone: a minibatch run, whose trace has no
+        gradient norms, where fun64 is value_and_grad's value and no rule or callback reads one."""
+        spec = self.spec
+        return (optimizer_info(spec.name).minibatch(spec.hyperparameters)
+                and self.config.callback is None and not needs_gradient(self.rule)
+                and getattr(type(self.problem).fun64, "same_as_value", False))
 
     def execute(self, pause: int | None) -> tuple[str, str] | None:
         """Set up and run to the end or the pause; the status and message, None when paused
@@ -333,7 +342,8 @@ class _TimedRun:
         self.threads = self.session.threads()
         adapter = self.session.adapter
         assert adapter is not None
-        if monitor.observe(0, 0, self.f0, norm2(self.g0), 0, 0, self.session.x0):
+        g0 = None if self.g0 is None else norm2(self.g0)
+        if monitor.observe(0, 0, self.f0, g0, 0, 0, self.session.x0):
             return True
         self.loop = choose_driver(adapter, self.config.eval_every)(adapter, monitor, self.sw)
         return self._advance(pause)
