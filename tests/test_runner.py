@@ -253,3 +253,28 @@ def test_check_equivalence_refuses_settings_it_does_not_use_and_steps_by_default
     res = optcmp.check_equivalence(p, optcmp.gd(0.1), backends=("numpy",), steps=2,
                                    config=RunConfig(gradient="autodiff"))
     assert res.executions == {"numpy": "step"}  # the config's "auto" is the check's "step"
+
+
+def test_runs_of_one_problem_from_one_start_evaluate_it_once():
+    """f(x0) and its gradient are computed by the first run and kept on the problem: a second
+    run from the same x0 reads them (one evaluation fewer, the same f0 and first trace row), a
+    run from another seed computes its own."""
+    p = LinearRegression(n_samples=2_000, seed=3, init="normal")
+    calls = []
+    full = p.value_and_grad
+
+    def counted(x, batch):
+        calls.append(1)
+        return full(x, batch)
+
+    p.value_and_grad = counted
+    runs, counts = [], []
+    for seed in (0, 0, 1):
+        n = len(calls)
+        runs.append(optcmp.run(p, optcmp.gd(0.1), backend="numpy", max_iter=3, seed=seed,
+                               threads=1))
+        counts.append(len(calls) - n)
+    assert counts[1] == counts[0] - 1 and counts[2] == counts[0]
+    assert runs[0].f0 == runs[1].f0 == float(full(p.init_params(0), p.train_data)[0])
+    assert runs[0].trace.grad_norm[0] == runs[1].trace.grad_norm[0] > 0
+    assert runs[2].f0 != runs[0].f0

@@ -14,6 +14,7 @@ result in sequence and on a thread pool; the result is built once, when the run 
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import time
 import warnings
@@ -39,6 +40,7 @@ from optcmp.engine.session import CompileInTimedWarning, Session
 from optcmp.engine.status import divergence_wins, rounding_wins, run_status
 from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.numpy.ops import norm2
+from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec, optimizer_info
 from optcmp.problems.base import Problem
 from optcmp.results import Conditions, Identity, Outcome, RunResult, Timing, ToTarget, Trace
@@ -224,6 +226,26 @@ class LiveRun:
                                       shared_host=self._peak > 1)
 
 
+def start_values(problem: Problem, x0: np.ndarray, value_only: bool) -> tuple[float, Any]:
+    """``f(x0)`` on the host and, unless ``value_only``, the gradient there; kept on the
+    problem for the runs after (runs of a comparison share ``x0``; the problem's data is its own
+    read-only copy)."""
+    described = problem_parts(problem)
+    key = None if described is None else ReuseKey(
+        problem, ("f(x0)", *described, hashlib.sha256(x0.tobytes()).hexdigest(), x0.shape))
+    kept = None if key is None else key.store().get(key.parts)
+    if kept is not None and (value_only or kept[1] is not None):
+        return kept[0], (None if value_only else kept[1].copy())
+    if value_only:
+        out: tuple[float, Any] = (float(problem.fun64(x0)), None)
+    else:
+        f0, g0 = problem.value_and_grad(x0, problem.train_data)
+        out = float(f0), np.array(g0, dtype=np.float64)
+    if key is not None:
+        key.store()[key.parts] = out
+    return out[0], (None if out[1] is None else out[1].copy())
+
+
 class _TimedRun:
     """The state of one run while it executes; :meth:`result` builds its result once."""
 
@@ -245,12 +267,8 @@ class _TimedRun:
         framework fixes its pools when it starts; ``f(x0)`` runs BLAS)."""
         session, problem, x0 = self.session, self.problem, self.session.x0
         session.open_backend()
-        self.g0: np.ndarray | None = None
-        if session.unsupported is None and not self._value_only():
-            f0, self.g0 = problem.value_and_grad(x0, problem.train_data)
-        else:
-            f0 = problem.fun64(x0)
-        self.f0 = float(f0)
+        value_only = session.unsupported is not None or self._value_only()
+        self.f0, self.g0 = start_values(problem, x0, value_only)
         check_resolution(self.rule, problem, self.config.seed, f0=self.f0)
         self.sw = session.stopwatch()
 
