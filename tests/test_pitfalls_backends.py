@@ -306,7 +306,7 @@ def _monitor(ad):
     """A monitoring evaluation that deposits gradients wherever a framework keeps them."""
     be, p = ad.backend, ad.problem
     x = ad.x_numpy()
-    vg = be.make_value_and_grad(p)
+    vg = be.make_value_and_grad(p, data=ad.data)
     vg(be.asarray(x), ad.data)
     p.value_and_grad(x, p.train_data)
     param = getattr(ad, "param", None)
@@ -427,7 +427,7 @@ def test_same_initial_point_and_f0_on_every_backend(dtype):
             got = ad.x_numpy()
             want = x0 if dtype == "float64" else x0.astype(np.float32).astype(np.float64)
             np.testing.assert_array_equal(got, want)
-            f, _ = be.make_value_and_grad(p)(be.asarray(x0), ad.data)
+            f, _ = be.make_value_and_grad(p, data=ad.data)(be.asarray(x0), ad.data)
             assert float(be.to_numpy(f)) == pytest.approx(f0, rel=1e-12 if dtype == "float64"
                                                           else 1e-5)
     runs = optcmp.compare(p, [optcmp.gd(0.1)], backends=INSTALLED, dtype=dtype, max_iter=2,

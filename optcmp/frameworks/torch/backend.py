@@ -88,8 +88,10 @@ class TorchBackend(Backend):
 
     def _shared(self, a: Any, fortran: bool = False) -> torch.Tensor:
         arr = a if isinstance(a, np.ndarray) else None
-        if fortran and arr is not None and arr.ndim == 2 and not arr.flags.c_contiguous:
-            return self._shared(arr.T).T  # column-major: the transpose of a row-major tensor
+        if arr is not None and arr.ndim == 2 and not arr.flags.c_contiguous:
+            if fortran and arr.flags.f_contiguous:  # the transpose of a row-major tensor
+                return self._shared(arr.T).T
+            arr = a = np.ascontiguousarray(arr)  # row-major: torch.tensor would keep the strides
         if (arr is None or self._cuda or not arr.flags.c_contiguous or arr.dtype.byteorder == ">"
                 or (np.issubdtype(arr.dtype, np.floating) and arr.dtype != self.np_dtype)):
             return self.asarray(a)
