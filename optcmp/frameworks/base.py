@@ -165,7 +165,7 @@ class Backend(ABC):
     """The column-major layout is Fortran-order arrays (numpy's): no array is held transposed."""
     strided: ClassVar[bool] = False
     """:meth:`place` shares arrays in the order the problem holds them, and row gathers of a
-    column-major array give row-major batches (numpy, torch): :func:`run_layout`."""
+    column-major array give row-major batches at little cost (numpy): :func:`run_layout`."""
     block_gather: ClassVar[str] = "per-step"
     """How a :meth:`compile_block` minibatch block gathers its rows (:data:`GATHERS`)."""
 

@@ -50,7 +50,6 @@ class TorchBackend(Backend):
     """PyTorch on the CPU or a CUDA device."""
 
     name = "torch"
-    strided = True
     ops = ops
     capabilities = frozenset({"autodiff", "gpu"})
     slices_are_views = True
