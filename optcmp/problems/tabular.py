@@ -13,7 +13,7 @@ import io
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class TabularProblem(StoredProblem):
     _spec: dict[str, Any]
 
     def _set_data(self, X: np.ndarray, y: np.ndarray, fit_intercept: bool,
-                  feature_names: Sequence[str] | None, order: str = "C") -> None:
+                  feature_names: Sequence[str] | None, order: Literal["C", "F"] = "C") -> None:
         """Keep ``A`` (in memory order ``order``), ``y`` and the feature names; no optimum or
         Lipschitz constant yet."""
         n, d = X.shape

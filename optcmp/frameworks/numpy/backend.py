@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class NumpyBackend(Backend):
         """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked (none is
         held transposed: numpy is :attr:`fortran`); arrays in that order and dtype already
         are the problem's own, shared."""
-        order = "F" if check_layout(layout) == "column-major" else "C"
+        order: Literal["C", "F"] = "F" if check_layout(layout) == "column-major" else "C"
         out = {k: np.asarray(v) for k, v in data.items()}
         return {k: np.asarray(v, dtype=self._np_dtype if np.issubdtype(v.dtype, np.floating)
                               else None, order=order if v.ndim == 2 else "C")

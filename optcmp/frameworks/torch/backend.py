@@ -14,8 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from optcmp.frameworks.base import (Backend, ValueGradFn, analytic_value_and_grad, check_layout,
-                                   layout_arrays)
+from optcmp.frameworks.base import (
+    Backend,
+    ValueGradFn,
+    analytic_value_and_grad,
+    check_layout,
+    layout_arrays,
+)
 from optcmp.frameworks.torch.ops import ops
 
 if TYPE_CHECKING:
