@@ -359,7 +359,7 @@ def test_the_column_major_design_matrix_gives_the_row_major_values_to_the_bit(bl
 
     if blocked:
         monkeypatch.setattr(_lstsq, "LSTSQ_COPY_MAX_BYTES", 0)
-    cols, rows = LinearRegression(n_samples=5000), LinearRegression(n_samples=5000)
+    cols, rows = LinearRegression(n_samples=20_000), LinearRegression(n_samples=20_000)
     A = cols.train_data["A"]
     assert A.flags.f_contiguous and not A.flags.c_contiguous and not A.flags.writeable
     rows._data = {**rows._data, "A": np.ascontiguousarray(A)}
