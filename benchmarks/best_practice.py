@@ -326,7 +326,7 @@ def _torch_gd(problem: Any, data: dict[str, Any], n: int) -> Loops:
             return x
         return loop
 
-    A = data["A"]
+    A = torch.from_numpy(np.ascontiguousarray(problem.train_data["A"]))  # row-major
 
     def temporaries() -> Any:
         x = torch.zeros(A.shape[1], dtype=A.dtype)
@@ -980,19 +980,19 @@ elif backend == "torch":
     x, r, g = torch.zeros(A.shape[1], dtype=A.dtype), torch.empty_like(y), torch.empty(A.shape[1], dtype=A.dtype)
     for _ in range(n):
         torch.mv(A, x, out=r); r.sub_(y); torch.mv(A.T, r, out=g); x.sub_(g, alpha=lr * 2.0 / rows)
-elif backend == "tensorflow":
-    A, y = tf.constant(A0), tf.constant(y0)
+elif backend == "tensorflow":  # A0.T: the problem's column-major A read row-major, a view
+    AT, y = tf.constant(A0.T), tf.constant(y0)
     @tf.function(jit_compile=True)
-    def gd(A, y):
-        body = lambda i, x: (i + 1, x - lr * (2.0 / rows) * tf.linalg.matvec(A, tf.linalg.matvec(A, x) - y, transpose_a=True))
-        return tf.while_loop(lambda i, x: i < n, body, (0, tf.zeros([A.shape[1]], tf.float64)))[1]
-    gd(A, y).numpy()
+    def gd(AT, y):
+        body = lambda i, x: (i + 1, x - lr * (2.0 / rows) * tf.linalg.matvec(AT, tf.linalg.matvec(AT, x, transpose_a=True) - y))
+        return tf.while_loop(lambda i, x: i < n, body, (0, tf.zeros([AT.shape[0]], tf.float64)))[1]
+    gd(AT, y).numpy()
 else:
-    A, y = jax.device_put(A0), jax.device_put(y0)
+    AT, y = jax.device_put(A0.T), jax.device_put(y0)
     @jax.jit
-    def gd(A, y):
-        return jax.lax.fori_loop(0, n, lambda i, x: x - lr * (2.0 / rows) * ((A @ x - y) @ A), jnp.zeros(A.shape[1]))
-    gd(A, y).block_until_ready()
+    def gd(AT, y):
+        return jax.lax.fori_loop(0, n, lambda i, x: x - lr * (2.0 / rows) * (AT @ (x @ AT - y)), jnp.zeros(AT.shape[0]))
+    gd(AT, y).block_until_ready()
 with open("/proc/self/status") as fh:
     hwm = [l for l in fh if l.startswith("VmHWM")]
 kib = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -1004,7 +1004,8 @@ def peak_memory(rows: int, backends: list[str]) -> int:
     """Peak resident memory (VmHWM, reset after the problem is built) of three GD steps on
     ``rows`` rows, each side in a fresh process: optcmp's ``run`` and a loop holding the data
     once (numpy's arrays, ``torch.from_numpy``, one ``tf.constant``, ``jax.device_put``; JAX and
-    TF pass the data as arguments of the compiled loop)."""
+    TF pass the data as arguments of the compiled loop, and hold the problem's column-major
+    design matrix as its transpose, row-major: a view, no host copy)."""
     import subprocess
 
     print("| backend | loop MiB | optcmp MiB | optcmp / loop |")

@@ -141,7 +141,7 @@ def _run_backend(problem: Problem, spec: OptimizerSpec, config: RunConfig,
             xs = record_fixed_steps(adapter, steps)
         finally:
             session.release()
-        vg = be.make_value_and_grad(problem, adapter.gradient)
+        vg = be.make_value_and_grad(problem, adapter.gradient, adapter.data)
         funs = [float(np.asarray(be.to_numpy(vg(be.asarray(x), adapter.data)[0]))) for x in xs]
     short = steps + 1 - len(xs)  # a loop adapter that stopped early: hold its last iterate
     return {"impl": session.impl, "implementation": session.implementation,

@@ -28,10 +28,11 @@ def data_fingerprint(problem: Any) -> str:
         return str(cached)
     h = hashlib.sha256()
     for name in sorted(problem.train_data):
-        a = np.ascontiguousarray(problem.train_data[name])
+        a = np.atleast_1d(np.asarray(problem.train_data[name]))
         h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        if a.size:
-            h.update(a.data.cast("B"))
+        step = max(1, 2**22 // max(a[:1].nbytes, 1))
+        for i in range(0, len(a) if a.size else 0, step):  # row-major bytes, by row chunks
+            h.update(np.ascontiguousarray(a[i:i + step]).data.cast("B"))
     fp = h.hexdigest()
     try:
         problem._optcmp_data_sha256 = fp

@@ -116,18 +116,22 @@ def test_sgd_native_uses_the_reference_minibatch_sequence(problem):
 def test_torch_lbfgs_and_scipy_lbfgsb_reach_the_same_optimum(make):
     p = make()  # LR-B: condition number ~1e8, a real test for both line searches
     opt = p.optimum()
+    # LR-B's float64 gradients resolve f to about 1e-7 of f* only, at a level that follows the
+    # products' last bits (torch's L-BFGS stalls at 3.5e-8 of f* on one kernel, reaches 1e-13
+    # on another): a target of 1e-10 of the initial gap, 6e-7 of f*
+    tol, of_fstar = (1e-14, 1e-8) if p.name == "LR-A" else (1e-10, 1e-6)
     runs = {
         "torch-native": optcmp.run(p, optcmp.lbfgs(impl="native"), backend="torch",
-                                       tol=1e-14, max_iter=500),
+                                       tol=tol, max_iter=500),
         "scipy-numpy": optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend="numpy",
-                                      tol=1e-14, max_iter=500),
+                                      tol=tol, max_iter=500),
         "scipy-torch": optcmp.run(p, optcmp.lbfgs(impl="scipy"), backend="torch",
-                                      tol=1e-14, max_iter=500),
+                                      tol=tol, max_iter=500),
     }
     scale = np.max(np.abs(opt.x))
     for name, r in runs.items():
         assert r.status == "converged", (name, r.message)
-        assert (r.fun - opt.fun) / opt.fun <= 1e-8, name
+        assert (r.fun - opt.fun) / opt.fun <= of_fstar, name
         assert r.fun >= opt.fun * (1 - 1e-15), name
     if p.name == "LR-A":  # well conditioned: the minimizers agree too
         for r in runs.values():

@@ -199,13 +199,77 @@ def test_layout_is_chosen_per_backend_and_workload():
     p = lr_a()
     gd = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
     sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
-    assert (gd.conditions.layout, sgd.conditions.layout) == ("column-major", "row-major")
+    # the problem holds A column-major: both runs share it, minibatch gathers are row-major
+    assert (gd.conditions.layout, sgd.conditions.layout) == ("column-major", "column-major")
     assert (gd.conditions.compiled, gd.conditions.execution, gd.conditions.compiles_in_timed) == ("numpy", "fused", 0)
     be = optcmp.get_backend("numpy")
     placed = be.place(p.train_data, be.best_layout(minibatch=False))
-    assert placed["A"].flags.f_contiguous and not placed["A"].flags.c_contiguous
+    assert placed["A"] is p.train_data["A"] and not placed["A"].flags.c_contiguous
+    rows = be.place(p.train_data, "row-major")["A"]
+    assert rows.flags.c_contiguous and np.array_equal(rows, placed["A"])
+    for idx in (np.array([5, 1, 7]), slice(3, 9)):  # a gather and a slice: row-major batches
+        batch = be.take_rows(placed, idx)["A"]
+        assert batch.flags.c_contiguous and np.array_equal(batch, rows[idx])
     with pytest.raises(ValueError, match="layout must be one of"):
         be.place(p.train_data, "diagonal")
+
+
+@pytest.mark.parametrize("targets", [1, 2])
+def test_linear_regression_reads_its_matrix_transposed_with_the_same_values(targets):
+    """The objective, gradient and curvature on ``A.T`` held contiguous equal those on ``A``."""
+    from optcmp.frameworks.base import layout_arrays
+    from optcmp.frameworks.numpy.ops import ops
+
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((300, 3)), rng.standard_normal((300, targets))
+    p = LinearRegression.from_arrays(X, Y[:, 0] if targets == 1 else Y)
+    x = rng.standard_normal(p.n_params)
+    rows, cols = p.train_data, layout_arrays(p.train_data, "column-major", ("A",))
+    assert sorted(cols) == ["A_T", "y"] and cols["A_T"].shape == (4, 300)
+    assert cols["A_T"].flags.c_contiguous and np.shares_memory(cols["A_T"], rows["A"])
+    f0, g0 = p.gradient_ops(ops, x, rows)
+    f1, g1 = p.gradient_ops(ops, x, cols)
+    np.testing.assert_allclose([f1, p.objective(ops, x, cols)], [f0, f0], rtol=1e-14)
+    np.testing.assert_allclose(g1, g0, rtol=1e-13)
+    np.testing.assert_allclose(g1, p.value_and_grad(x, rows)[1], rtol=1e-13)
+    np.testing.assert_allclose(p.hess_diag(ops, x, cols), p.hess_diag_numpy(), rtol=1e-14)
+    work: dict = {}
+    for _ in range(2):  # the residual buffer reused
+        np.testing.assert_allclose(p.gradient_into(ops, x, cols, work)[1], g0, rtol=1e-13)
+
+
+def test_a_problem_declares_the_arrays_a_run_may_hold_transposed():
+    from optcmp.frameworks.base import run_layout
+    from optcmp.problems.base import transposed_arrays
+
+    class Own(LinearRegression):
+        def objective(self, ops, x, batch):
+            return super().objective(ops, x, batch)
+
+    p, own = lr_a(), Own(n_samples=100)
+    A = p.train_data["A"]
+    assert A.flags.f_contiguous and not A.flags.writeable
+    assert (transposed_arrays(p), transposed_arrays(own)) == (("A",), ())
+    numpy = optcmp.get_backend("numpy")
+    assert run_layout(numpy, own, False) == ("column-major", ())  # Fortran order: any problem
+    assert run_layout(numpy, FizzBuzzMLP(), True) == ("row-major", ())
+    if HAS_TORCH:
+        torch = optcmp.get_backend("torch")
+        assert run_layout(torch, p, False) == ("column-major", ("A",))
+        assert run_layout(torch, p, True) == ("row-major", ())  # index_select wants rows whole
+        assert run_layout(torch, own, False) == ("row-major", ())
+        placed = torch.place(p.train_data, "column-major", ("A",))
+        assert tuple(placed["A_T"].shape) == (p.n_params, p.n_samples)
+        assert placed["A_T"].data_ptr() == A.ctypes.data  # a view: no copy of the data
+        rows = torch.take_rows(torch.place(p.train_data, "column-major"), slice(3, 9))["A"]
+        assert rows.is_contiguous() and np.array_equal(rows.numpy(), A[3:9])
+        gd = optcmp.run(p, optcmp.gd(0.1), backend="torch", max_iter=3)
+        sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), backend="torch", max_iter=3)
+        mine = optcmp.run(own, optcmp.gd(0.1), backend="torch", max_iter=3)
+        assert [r.conditions.layout for r in (gd, sgd, mine)] == ["column-major", "row-major",
+                                                                  "row-major"]
+        ref = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
+        np.testing.assert_allclose(gd.x, ref.x, rtol=1e-12)
 
 
 def test_execution_is_checked():

@@ -62,10 +62,12 @@ def test_adadelta_with_explicit_values_same_iterations_on_every_backend(backend)
 def test_adadelta_at_lr_1_ends_max_iter_not_diverged_on_every_backend(backend):
     """Adadelta at lr 1 bounces (1.2e-4 after 5,000 iterations) and ends ``max_iter``, never
     ``diverged``. The whole budget runs: the stall and projection checks of the default rule are
-    left out here (with them the run ends ``stalled`` early, see tests/test_pitfalls_numpy.py)."""
+    left out here (with them the run ends ``stalled`` early, see tests/test_pitfalls_numpy.py).
+    The target lies an order below its deepest dip (about 1e-6 at iteration 628: a target of
+    1e-6 is met or missed there by the products' last bits)."""
     p = lr_a()
     r = optcmp.run(p, optcmp.adadelta(1.0, rho=0.9, eps=1e-6), backend=backend,
-                       stopping=_budget_only(1e-6, 5000))
+                       stopping=_budget_only(1e-7, 5000))
     assert r.status == "max_iter" and r.time_to_target is None
     assert _rel(r) == pytest.approx(1.2e-4, rel=0.05)
 
@@ -306,7 +308,7 @@ def _monitor(ad):
     """A monitoring evaluation that deposits gradients wherever a framework keeps them."""
     be, p = ad.backend, ad.problem
     x = ad.x_numpy()
-    vg = be.make_value_and_grad(p)
+    vg = be.make_value_and_grad(p, data=ad.data)
     vg(be.asarray(x), ad.data)
     p.value_and_grad(x, p.train_data)
     param = getattr(ad, "param", None)
@@ -427,7 +429,7 @@ def test_same_initial_point_and_f0_on_every_backend(dtype):
             got = ad.x_numpy()
             want = x0 if dtype == "float64" else x0.astype(np.float32).astype(np.float64)
             np.testing.assert_array_equal(got, want)
-            f, _ = be.make_value_and_grad(p)(be.asarray(x0), ad.data)
+            f, _ = be.make_value_and_grad(p, data=ad.data)(be.asarray(x0), ad.data)
             assert float(be.to_numpy(f)) == pytest.approx(f0, rel=1e-12 if dtype == "float64"
                                                           else 1e-5)
     runs = optcmp.compare(p, [optcmp.gd(0.1)], backends=INSTALLED, dtype=dtype, max_iter=2,

@@ -347,3 +347,25 @@ def test_with_seed_keeps_drop_last():
     q = p.with_seed(5)
     assert q.drop_last is True
     assert q.spec() == {**p.spec(), "seed": 5}
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_the_column_major_design_matrix_gives_the_row_major_values_to_the_bit(blocked, monkeypatch):
+    """The design matrix is held once, column-major: f*, its minimizer, the Lipschitz constant,
+    the curvature and the data's fingerprint are those of the same data held row-major, bit for
+    bit (the QR by row chunks too)."""
+    from optcmp.fingerprint import data_fingerprint
+    from optcmp.problems import _lstsq
+
+    if blocked:
+        monkeypatch.setattr(_lstsq, "LSTSQ_COPY_MAX_BYTES", 0)
+    cols, rows = LinearRegression(n_samples=20_000), LinearRegression(n_samples=20_000)
+    A = cols.train_data["A"]
+    assert A.flags.f_contiguous and not A.flags.c_contiguous and not A.flags.writeable
+    rows._data = {**rows._data, "A": np.ascontiguousarray(A)}
+    assert ("blocked" in cols.optimum().method) is blocked
+    assert cols.optimum().fun == rows.optimum().fun
+    assert np.array_equal(cols.optimum().x, rows.optimum().x)
+    assert cols.lipschitz() == rows.lipschitz()
+    assert np.array_equal(cols.hess_diag_numpy(), rows.hess_diag_numpy())
+    assert data_fingerprint(cols) == data_fingerprint(rows)

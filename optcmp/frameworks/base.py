@@ -182,6 +182,11 @@ class Backend(ABC):
     """``"autodiff"`` (else the problem's analytic gradient is used), ``"compile"``, ``"gpu"``."""
     slices_are_views: ClassVar[bool] = False
     """``take_rows(data, slice(a, b))`` shares memory."""
+    fortran: ClassVar[bool] = False
+    """The column-major layout is Fortran-order arrays (numpy's): no array is held transposed."""
+    strided: ClassVar[bool] = False
+    """:meth:`place` shares arrays in the order the problem holds them, and row gathers of a
+    column-major array give row-major batches at little cost (numpy): :func:`run_layout`."""
     block_gather: ClassVar[str] = "per-step"
     """How a :meth:`compile_block` minibatch block gathers its rows (:data:`GATHERS`)."""
 
@@ -209,7 +214,8 @@ class Backend(ABC):
     def to_numpy(self, t: Any) -> np.ndarray:
         """Copy a backend array to the host as a numpy array."""
 
-    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
+              transposed: Sequence[str] = ()) -> dict[str, Any]:
         """Place a dict of arrays on the device, once, before timing.
 
         Parameters
@@ -217,16 +223,22 @@ class Backend(ABC):
         data : dict of str to ndarray
         layout : {"row-major", "column-major"}, default "row-major"
             Memory layout of the 2-D arrays (:meth:`best_layout`), where a backend has two.
+        transposed : sequence of str, optional
+            Arrays the column-major layout holds transposed and contiguous, under
+            :func:`~optcmp.problems.base.transposed_key` (:func:`run_layout`).
 
         Returns
         -------
         dict of str to backend array
         """
-        check_layout(layout)
-        return {k: self.asarray(v) for k, v in data.items()}
+        return {k: self.asarray(v) for k, v in layout_arrays(data, layout, transposed).items()}
 
     def best_layout(self, minibatch: bool) -> str:
-        """The data layout (:data:`LAYOUTS`) fastest for this backend's steps.
+        """The data layout (:data:`LAYOUTS`) fastest for this backend's steps: column-major for
+        full-batch steps (both products of a least-squares step, ``A @ x`` and ``A.T @ r``,
+        stream each column once: numpy's BLAS on Fortran arrays, torch's ``mv`` and XLA's dot on
+        the transposed matrix), row-major for minibatch steps, whose row gathers want rows
+        contiguous (:func:`run_layout` decides from it and the problem).
 
         Parameters
         ----------
@@ -237,7 +249,7 @@ class Backend(ABC):
         -------
         str
         """
-        return "row-major"
+        return "row-major" if minibatch else "column-major"
 
     # ------------------------------------------------------------------ compilation
     @property
@@ -342,23 +354,27 @@ class Backend(ABC):
         """
         return fn
 
-    def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+    def make_value_and_grad(self, problem: Problem, gradient: str = "auto",
+                            data: dict[str, Any] | None = None) -> ValueGradFn:
         """:meth:`value_and_grad` compiled on its own, once for every row count of ``batch``.
 
         Parameters
         ----------
         problem : Problem
         gradient : {"auto", "autodiff", "analytic"}, default "auto"
+        data : dict, optional
+            The data as placed (:meth:`place`), fixing the signature; default the problem's
+            training data, row-major.
 
         Returns
         -------
         callable
             ``(x, batch) -> (fun, grad)``.
         """
-        example = (np.zeros(problem.n_params), problem.train_data)
+        example = (np.zeros(problem.n_params), data or problem.train_data)
         described = problem_parts(problem)
         reuse = None if described is None else ReuseKey(
-            problem, ("value and gradient", *described, gradient))
+            problem, ("value and gradient", *described, gradient, tuple(sorted(example[1]))))
         return self.compile(self.value_and_grad(problem, gradient), example, rows=(1,),
                             reuse=reuse)
 
@@ -440,3 +456,55 @@ def check_layout(layout: str) -> str:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout
+
+
+def layout_arrays(data: dict[str, np.ndarray], layout: str,
+                  transposed: Sequence[str] = ()) -> dict[str, np.ndarray]:
+    """``data`` with the arrays named in ``transposed`` replaced, in the column-major layout,
+    by their transposes under :func:`~optcmp.problems.base.transposed_key`, contiguous (a view
+    of an array the problem holds column-major, else a copy)."""
+    from optcmp.problems.base import transposed_key
+
+    if check_layout(layout) == "row-major" or not transposed:
+        return data
+    return {(transposed_key(k) if k in transposed else k):
+            (np.ascontiguousarray(np.asarray(v).T) if k in transposed else v)
+            for k, v in data.items()}
+
+
+def held_layout(data: dict[str, Any]) -> str:
+    """``"column-major"`` where a 2-D array of ``data`` is held in Fortran order, else
+    ``"row-major"``."""
+    fortran = any(np.ndim(v) == 2 and v.flags.f_contiguous and not v.flags.c_contiguous
+                  for v in data.values() if isinstance(v, np.ndarray))
+    return "column-major" if fortran else "row-major"
+
+
+def run_layout(backend: Backend, problem: Problem, minibatch: bool) -> tuple[str, tuple[str, ...]]:
+    """The layout a run places its data in and the arrays it holds transposed.
+
+    The backend's :meth:`~Backend.best_layout`. Its column-major layout is Fortran-order
+    arrays on a :attr:`~Backend.fortran` backend (numpy), elsewhere the arrays of
+    :func:`~optcmp.problems.base.transposed_arrays` held transposed (a view of the problem's
+    column-major design matrix). Otherwise a :attr:`~Backend.strided` backend keeps the data as
+    the problem holds them (:func:`held_layout`: no copy), and the others place them row-major.
+
+    Parameters
+    ----------
+    backend : Backend
+    problem : Problem
+    minibatch : bool
+
+    Returns
+    -------
+    layout : str
+    transposed : tuple of str
+    """
+    from optcmp.problems.base import transposed_arrays
+
+    layout = backend.best_layout(minibatch)
+    if layout == "column-major":
+        names = () if backend.fortran else transposed_arrays(problem)
+        if backend.fortran or names:
+            return layout, names
+    return (held_layout(problem.train_data) if backend.strided else "row-major"), ()

@@ -51,8 +51,11 @@ class ScipyAdapter(LoopAdapter):
     """``scipy.optimize.minimize(method=<name>)`` on any backend through a float64 bridge.
 
     Built like :class:`~optcmp.frameworks.stepper.Adapter`; the spec's optimizer must declare a
-    :class:`~optcmp.optimizers.ScipyMinimize`.
+    :class:`~optcmp.optimizers.ScipyMinimize`. The data stay row-major: scipy's line-search
+    paths follow the last bit of every product, and the bridge's round trips dominate a step.
     """
+
+    reads_transposed = False
 
     framework = "scipy"
     describes = "scipy.optimize.minimize(method='{name}')"
@@ -73,7 +76,7 @@ class ScipyAdapter(LoopAdapter):
         self._budget_names = (plan["max_iter_option"], plan["max_evals_option"])
         self.implementation = f"scipy.optimize.minimize(method={self._method!r})"
         self.implemented_by = Implementation("scipy", "minimize", self._method)
-        self._vg = self.backend.make_value_and_grad(self.problem, self.gradient)
+        self._vg = self.backend.make_value_and_grad(self.problem, self.gradient, self.data)
         self._hvp = None
         if self._deriv in ("hessp", "hess"):
             self._hvp = hvp_function(self.backend, self.problem, self.data, self._method)

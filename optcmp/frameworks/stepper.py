@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from optcmp.batching import BatchOrder
-from optcmp.frameworks.base import gradient_kind
+from optcmp.frameworks.base import gradient_kind, run_layout
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
 
@@ -132,6 +132,8 @@ class Adapter(Stepper):
 
     fuses_full_batch: ClassVar[bool] = False
     """Whether :meth:`run_block` can run full-batch steps fused (minibatch steps always can)."""
+    reads_transposed: ClassVar[bool] = True
+    """Whether the run may hold the problem's product-only arrays transposed (:func:`run_layout`)."""
     implementation: str = ""
     framework: ClassVar[str] = ""
     """The framework of the native declaration this adapter runs ("" for the reference rule)."""
@@ -161,7 +163,9 @@ class Adapter(Stepper):
         self.hyper: dict[str, Any] = dict(spec.hyperparameters)
         self.data: dict[str, Any] = {}
         #: Data layout chosen at placement (``RunResult.conditions.layout``).
-        self.layout = backend.best_layout(self.stochastic)
+        self.layout, self._transposed = run_layout(backend, problem, self.stochastic)
+        if self._transposed and not self.reads_transposed:
+            self.layout, self._transposed = "row-major", ()
         #: How minibatch steps gather their rows (``RunResult.conditions.gather``; "": full batch).
         self.gather = "per-step" if self.stochastic else ""
         #: The gradient the steps compute (``RunResult.conditions.gradient``) from the run's setting:
@@ -208,14 +212,13 @@ class Adapter(Stepper):
         raise NotImplementedError(f"{type(self).__name__} cannot load a state")
 
     def screen_data(self) -> dict[str, Any] | None:
-        """The whole training data as placed, row-major, for the run's screen (None where
-        the run holds it otherwise)."""
-        return self.data if self.data and self.layout == "row-major" else None
+        """The whole training data as placed, for the run's screen (None before placement)."""
+        return self.data or None
 
     # -- hooks
     def setup(self) -> None:
         """Place data and the iterate on the device, resolve hyperparameters, compile."""
-        self.data = self.backend.place(self.problem.train_data, self.layout)
+        self.data = self.backend.place(self.problem.train_data, self.layout, self._transposed)
 
     def prepare_execution(self, execution: str) -> None:
         """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`)."""

@@ -88,7 +88,7 @@ def mean_squared_residual(A: np.ndarray, W: np.ndarray, y: np.ndarray) -> float:
     rows = chunk_rows(max(A.shape[1], 1 if y.ndim == 1 else y.shape[1]))
     total = 0.0
     for start in range(0, A.shape[0], rows):
-        r = A[start:start + rows] @ W
+        r = np.ascontiguousarray(A[start:start + rows]) @ W  # row by row, whatever A's order
         r -= y[start:start + rows]
         total += float(np.vdot(r, r))
     return total / y.size

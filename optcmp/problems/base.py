@@ -126,6 +126,38 @@ def same_as_value(fun64: Any) -> Any:
     fun64.same_as_value = True
     return fun64
 
+
+def transposed_key(name: str) -> str:
+    """The batch key of training array ``name`` held transposed (:attr:`Problem.products_only`)."""
+    return f"{name}_T"
+
+
+#: The methods reading a batch that a :attr:`Problem.products_only` declaration speaks for.
+_BATCH_READERS = ("objective", "gradient_ops", "gradient_into", "hess_diag")
+
+
+def transposed_arrays(problem: Problem) -> tuple[str, ...]:
+    """The arrays a column-major placement may hold transposed: ``problem.products_only``,
+    unless a subclass (or the instance) redefines a method reading the batch after declaring.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    tuple of str
+    """
+    names = tuple(getattr(problem, "products_only", ()))
+    mro = type(problem).__mro__
+    if not names or any(m in vars(problem) for m in _BATCH_READERS):
+        return ()
+    declared = next(i for i, c in enumerate(mro) if "products_only" in c.__dict__)
+    owners = [next((i for i, c in enumerate(mro) if m in c.__dict__), len(mro))
+              for m in _BATCH_READERS]
+    return names if min(owners) >= declared else ()
+
+
 class Problem(ABC):
     """A backend-agnostic optimization problem ``min_x f(x)`` (see the module docstring).
 
@@ -147,6 +179,10 @@ class Problem(ABC):
     """True when the framework backends use :meth:`gradient_ops` (unless ``gradient="autodiff"``)."""
     has_numpy_grad: bool = False
     """True when :meth:`grad` skips the objective (numpy minibatch steps then call it)."""
+    products_only: tuple[str, ...] = ()
+    """Arrays of :attr:`train_data` that enter only matrix products (``A @ w``, ``A.T @ r``):
+    :meth:`objective`, :meth:`gradient_ops` and :meth:`hess_diag` also read each one held
+    transposed and contiguous under :func:`transposed_key` instead (:func:`transposed_arrays`)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """The state to pickle, without the compiled functions runs kept on it in this process."""

@@ -14,7 +14,7 @@ from optcmp._scipy import linalg
 from optcmp.problems import tabular
 from optcmp.problems._lstsq import blocked_lstsq, mean_squared_residual, use_blocked
 from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
-from optcmp.problems.base import Array, Optimum, ParamLayout, same_as_value
+from optcmp.problems.base import Array, Optimum, ParamLayout, same_as_value, transposed_key
 
 #: Poisson means of the default count-valued features (different scales, like the story's data).
 DEFAULT_FEATURE_MEANS = (30.0, 5.0, 2.0, 1.0)
@@ -47,6 +47,8 @@ def _check_values(X: np.ndarray, y: np.ndarray, feature_names: Sequence[str] | N
         check("y", y, target_names)
 
 
+_AT = transposed_key("A")
+
 #: Largest ``noise`` of a generated problem: its squared residuals stay far below overflow.
 MAX_NOISE = 1e150
 
@@ -57,7 +59,10 @@ class LinearRegression(tabular.TabularProblem):
     The objective and the default data: see docs/problems.md, "Linear regression". The iterate
     packs ``coef`` (shape ``(d,)``, or ``(d, k)`` for ``k`` targets) then ``intercept`` (shape
     ``()`` or ``(k,)``). The optimum: :func:`numpy.linalg.lstsq`, or a Householder QR by row
-    chunks where its copy would exceed 64 MiB (:mod:`optcmp.problems._lstsq`).
+    chunks where its copy would exceed 64 MiB (:mod:`optcmp.problems._lstsq`). The design
+    matrix ``A = [X, 1]`` is held once, read-only and column-major (Fortran order, as
+    scikit-learn's linear models keep ``X``): the layout of full-batch products; a gather of
+    minibatch rows from it is row-major.
 
     Parameters
     ----------
@@ -204,7 +209,7 @@ class LinearRegression(tabular.TabularProblem):
         self.init = init
         self.target_names = list(target_names) if target_names is not None else (
             ["y"] if k == 1 else [f"y{o}" for o in range(k)])
-        self._set_data(X, y, fit_intercept, feature_names)
+        self._set_data(X, y, fit_intercept, feature_names, order="F")
         shapes: list[tuple[int, ...]] = [(d,) if k == 1 else (d, k)]
         names = ["coef"]
         if fit_intercept:
@@ -223,10 +228,31 @@ class LinearRegression(tabular.TabularProblem):
             return np.zeros(self.n_params)
         return np.random.default_rng(seed).standard_normal(self.n_params)
 
+    #: ``A`` enters only ``A @ W`` and ``A.T @ r``: a full-batch run may hold it transposed.
+    products_only = ("A",)
+
     def objective(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
-        r = ops.matmul(batch["A"], W) - batch["y"]
+        r = self._AW(ops, W, batch) - batch["y"]
         return ops.mean(r * r)
+
+    def _AW(self, ops: Any, W: Any, batch: dict[str, Any]) -> Any:
+        """``A @ W``, from ``A`` or from ``A.T`` held contiguous (``W @ A.T``)."""
+        AT = batch.get(_AT)
+        if AT is None:
+            return ops.matmul(batch["A"], W)
+        return ops.matmul(W, AT) if self.n_targets == 1 else ops.transpose(
+            ops.matmul(ops.transpose(W), AT))
+
+    def _ATr(self, ops: Any, r: Any, batch: dict[str, Any]) -> Any:
+        """``A.T @ r``: ``r^T A`` (no transposed copy of ``A``: XLA would materialise one), or
+        ``A.T @ r`` where ``A.T`` is held contiguous."""
+        AT = batch.get(_AT)
+        if AT is not None:
+            return ops.matmul(AT, r)
+        A = batch["A"]
+        return ops.matmul(r, A) if self.n_targets == 1 else ops.transpose(
+            ops.matmul(ops.transpose(r), A))
 
     has_gradient_ops = True  # gradient_ops below: framework backends use it, not autodiff
     has_numpy_grad = True
@@ -234,14 +260,10 @@ class LinearRegression(tabular.TabularProblem):
     def gradient_ops(self, ops: Any, x: Any, batch: dict[str, Any], *,
                      value: bool = True) -> tuple[Any, Any]:
         """``mean(r * r)`` and its gradient ``A^T r (2 / m)``, ``r = A W - y``."""
-        A = batch["A"]
         W = x if self.n_targets == 1 else ops.reshape(x, self._w_shape())
-        r = ops.matmul(A, W) - batch["y"]
+        r = self._AW(ops, W, batch) - batch["y"]
         m = ops.size(r)
-        # r^T A, not A^T r: no transposed copy of A (XLA would materialise one)
-        rA = ops.matmul(r, A) if self.n_targets == 1 else ops.transpose(
-            ops.matmul(ops.transpose(r), A))
-        g = ops.reshape(rA * (2.0 / m), (-1,))
+        g = ops.reshape(self._ATr(ops, r, batch) * (2.0 / m), (-1,))
         return (ops.sum(r * r) / m if value else None), g
 
     def gradient_into(self, ops: Any, x: Any, batch: dict[str, Any], work: dict[str, Any], *,
@@ -249,16 +271,19 @@ class LinearRegression(tabular.TabularProblem):
         """:meth:`gradient_ops`'s operations, the residual written into ``work["r"]`` (kept by
         the caller across calls; ops whose ``matmul`` takes ``out=``, numpy's and torch's):
         the same values without a new array the size of the data per call."""
-        A, y = batch["A"], batch["y"]
+        y, AT = batch["y"], batch.get(_AT)
         r = work.get("r")
         if self.n_targets != 1 or (r is not None and r.shape != y.shape):
             return self.gradient_ops(ops, x, batch, value=value)
         if r is None:
             r = work["r"] = ops.zeros_like(y)
-        ops.matmul(A, x, out=r)
+        if AT is None:
+            ops.matmul(batch["A"], x, out=r)
+        else:
+            ops.matmul(ops.transpose(AT), x, out=r)
         r -= y
         m = ops.size(r)
-        g = ops.matmul(r, A)
+        g = self._ATr(ops, r, batch)
         g *= 2.0 / m
         return (ops.sum(r * r) / m if value else None), g
 
@@ -310,8 +335,10 @@ class LinearRegression(tabular.TabularProblem):
         return self._gram
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
-        A = batch["A"]
-        col = ops.sum(A * A, axis=0) * (2.0 / (A.shape[0] * self.n_targets))
+        AT = batch.get(_AT)
+        A = batch["A"] if AT is None else AT
+        col = ops.sum(A * A, axis=0 if AT is None else 1) * (
+            2.0 / (A.shape[0 if AT is None else 1] * self.n_targets))
         if self.n_targets == 1:
             return col
         return ops.reshape(ops.matmul(ops.reshape(col, (-1, 1)), ops.ones_like(batch["y"][:1])), (-1,))
@@ -349,7 +376,7 @@ class LinearRegression(tabular.TabularProblem):
                 t0 = time.perf_counter()
                 W, *_ = np.linalg.lstsq(A, y, rcond=None)
                 elapsed = time.perf_counter() - t0
-                r = A @ W - y
+                r = np.ascontiguousarray(A) @ W - y  # lstsq's copy's size: row by row as ever
                 fun, method = float(np.vdot(r, r)) / r.size, "numpy.linalg.lstsq"
             self._optimum = Optimum(fun=fun, x=np.asarray(W, dtype=np.float64).reshape(-1),
                                     method=method, time=elapsed)

@@ -13,7 +13,7 @@ import io
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,13 +30,14 @@ class TabularProblem(StoredProblem):
     _spec: dict[str, Any]
 
     def _set_data(self, X: np.ndarray, y: np.ndarray, fit_intercept: bool,
-                  feature_names: Sequence[str] | None) -> None:
-        """Keep ``A``, ``y`` and the feature names; no optimum or Lipschitz constant yet."""
+                  feature_names: Sequence[str] | None, order: Literal["C", "F"] = "C") -> None:
+        """Keep ``A`` (in memory order ``order``), ``y`` and the feature names; no optimum or
+        Lipschitz constant yet."""
         n, d = X.shape
         self.fit_intercept = bool(fit_intercept)
         self.feature_names = (list(feature_names) if feature_names is not None
                               else [f"x{j}" for j in range(d)])
-        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64)
+        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64, order=order)
         A[:, :d] = X
         if fit_intercept:
             A[:, d] = 1.0

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -17,6 +18,7 @@ class NumpyBackend(Backend):
     """NumPy on the CPU: the reference backend, with the problems' analytic gradients."""
 
     name = "numpy"
+    fortran = strided = True
     ops = ops
     capabilities = frozenset()
     slices_are_views = True
@@ -39,18 +41,23 @@ class NumpyBackend(Backend):
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)
 
-    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
-        """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked."""
-        check_layout(layout)
-        out = {k: self.asarray(v) for k, v in data.items()}
-        if layout == "column-major":
-            out = {k: np.asfortranarray(v) if v.ndim == 2 else v for k, v in out.items()}
-        return out
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
+              transposed: Sequence[str] = ()) -> dict[str, Any]:
+        """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked (none is
+        held transposed: numpy is :attr:`fortran`); arrays in that order and dtype already
+        are the problem's own, shared."""
+        order: Literal["C", "F"] = "F" if check_layout(layout) == "column-major" else "C"
+        out = {k: np.asarray(v) for k, v in data.items()}
+        return {k: np.asarray(v, dtype=self._np_dtype if np.issubdtype(v.dtype, np.floating)
+                              else None, order=order if v.ndim == 2 else "C")
+                for k, v in out.items()}
 
-    def best_layout(self, minibatch: bool) -> str:
-        """``"column-major"`` for full-batch steps: BLAS streams each feature column once in
-        both products (``A @ x``, ``A.T @ r``); minibatch row gathers want rows contiguous."""
-        return "row-major" if minibatch else "column-major"
+    def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
+        """Rows ``idx``; a slice of a column-major array copied row-major, as a gather of rows
+        is: a batch's products are the same whichever layout holds the data."""
+        rows = {k: v[idx] for k, v in data.items()}
+        return {k: np.ascontiguousarray(v) for k, v in rows.items()} if isinstance(
+            idx, slice) else rows
 
     @property
     def compiler(self) -> str:
@@ -59,9 +66,6 @@ class NumpyBackend(Backend):
 
     def index_array(self, idx: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(idx, dtype=np.int64)
-
-    def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
-        return {k: v[idx] for k, v in data.items()}
 
     def copy(self, t: Any) -> Any:
         return np.array(t, copy=True)
@@ -73,7 +77,8 @@ class NumpyBackend(Backend):
         gradient_kind(self, problem, gradient)  # validates; numpy's gradient is analytic
         return problem.value_and_grad
 
-    def make_value_and_grad(self, problem: Problem, gradient: str = "auto") -> ValueGradFn:
+    def make_value_and_grad(self, problem: Problem, gradient: str = "auto",
+                            data: dict[str, Any] | None = None) -> ValueGradFn:
         return self.value_and_grad(problem, gradient)
 
 

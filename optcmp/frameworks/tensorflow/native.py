@@ -195,7 +195,7 @@ class KerasNativeAdapter(ReferenceAdapter):
             return
         import keras
 
-        self.data = self.backend.place(self.problem.train_data)
+        self.data = self.backend.place(self.problem.train_data, self.layout, self._transposed)
         self.resolve_learning_rate()
         self._build(keras)
         self._k = 0
@@ -245,7 +245,7 @@ class KerasNativeAdapter(ReferenceAdapter):
             bundle.reset(self.backend.asarray(self.x0))
         self.var, self.opt, self._body = bundle.var, bundle.opt, bundle.body
         self._reuse = bundle.key
-        self._fn = self.backend.compile(bundle.body, (self.problem.train_data,), rows=(0,),
+        self._fn = self.backend.compile(bundle.body, (self.data,), rows=(0,),
                                         reuse=bundle.key)
 
     def _new_bundle(self, keras: Any, key: ReuseKey | None) -> _Bundle:

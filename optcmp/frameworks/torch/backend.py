@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from optcmp.frameworks.base import Backend, ValueGradFn, analytic_value_and_grad, check_layout
+from optcmp.frameworks.base import (
+    Backend,
+    ValueGradFn,
+    analytic_value_and_grad,
+    check_layout,
+    layout_arrays,
+)
 from optcmp.frameworks.torch.ops import ops
 
 if TYPE_CHECKING:
@@ -75,14 +81,21 @@ class TorchBackend(Backend):
         dtype = self.torch_dtype if np.issubdtype(arr.dtype, np.floating) else None
         return torch.tensor(arr, dtype=dtype, device=self.torch_device)
 
-    def place(self, data: dict[str, np.ndarray], layout: str = "row-major") -> dict[str, Any]:
+    def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
+              transposed: Sequence[str] = ()) -> dict[str, Any]:
         """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
-        the problem's memory (``torch.from_numpy``: no second copy of the data)."""
-        check_layout(layout)
-        return {k: self._shared(v) for k, v in data.items()}
+        the problem's memory (``torch.from_numpy``: no second copy of the data), those held
+        transposed or column-major too (views of a problem's column-major matrix)."""
+        fortran = check_layout(layout) == "column-major"
+        return {k: self._shared(v, fortran)
+                for k, v in layout_arrays(data, layout, transposed).items()}
 
-    def _shared(self, a: Any) -> torch.Tensor:
+    def _shared(self, a: Any, fortran: bool = False) -> torch.Tensor:
         arr = a if isinstance(a, np.ndarray) else None
+        if arr is not None and arr.ndim == 2 and not arr.flags.c_contiguous:
+            if fortran and arr.flags.f_contiguous:  # the transpose of a row-major tensor
+                return self._shared(arr.T).T
+            arr = a = np.ascontiguousarray(arr)  # row-major: torch.tensor would keep the strides
         if (arr is None or self._cuda or not arr.flags.c_contiguous or arr.dtype.byteorder == ">"
                 or (np.issubdtype(arr.dtype, np.floating) and arr.dtype != self.np_dtype)):
             return self.asarray(a)
@@ -98,8 +111,8 @@ class TorchBackend(Backend):
                             device=self.torch_device)
 
     def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
-        if isinstance(idx, slice):
-            return {k: v[idx] for k, v in data.items()}
+        if isinstance(idx, slice):  # a column-major array's rows copied row-major, as gathers are
+            return {k: v[idx].contiguous() for k, v in data.items()}
         return {k: torch.index_select(v, 0, idx) for k, v in data.items()}
 
     def copy(self, t: Any) -> torch.Tensor:
