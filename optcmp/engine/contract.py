@@ -19,8 +19,10 @@ BANDWIDTH_SAFETY = 10.0
 DEVICE_BANDWIDTH_BOUND = 20e12
 #: Steps reading fewer bytes than this are not checked (their data stay in the caches).
 FLOOR_MIN_BYTES = 1 << 20
-#: Size of the array :func:`memory_bandwidth` copies (larger than the last-level caches).
-COPY_BYTES = 64 << 20
+#: Size of the array :func:`memory_bandwidth` copies (source and copy together larger than
+#: most last-level caches; a cache that holds both only raises the bandwidth, so loosens the
+#: floor that :data:`BANDWIDTH_SAFETY` already loosens).
+COPY_BYTES = 16 << 20
 
 
 @functools.lru_cache(maxsize=1)
