@@ -181,8 +181,9 @@ def numpy_loops(work: str, problem: Any, n: int) -> Loops:
             return loop
         A = problem.train_data["A"]
         return {"column-major": gd(np.asfortranarray(A)), "row-major": gd(np.ascontiguousarray(A))}
-    if work == "sgd64-1M":
-        A, y, rows = problem.train_data["A"], problem.train_data["y"], lin_rows(problem, n)
+    if work == "sgd64-1M":  # rows gathered from row-major data
+        A, y, rows = (np.ascontiguousarray(problem.train_data["A"]), problem.train_data["y"],
+                      lin_rows(problem, n))
 
         def sgd(once: bool) -> Callable[[], Any]:
             def loop() -> Any:
@@ -275,7 +276,9 @@ def torch_loops(work: str, problem: Any, n: int) -> Loops:
 
     with warnings.catch_warnings():  # read-only arrays, shared and never written
         warnings.simplefilter("ignore", UserWarning)
-        data = {k: torch.from_numpy(v) for k, v in problem.train_data.items()}
+        # row-major: the minibatch loops gather rows (GD's loops choose their own layout)
+        data = {k: torch.from_numpy(np.ascontiguousarray(v))
+                for k, v in problem.train_data.items()}
     if work == "gd-1M":
         return _torch_gd(problem, data, n)
     if work == "sgd64-1M":

@@ -100,7 +100,7 @@ def test_below_the_threshold_the_optimum_is_lstsqs_bit_for_bit() -> None:
     A, y = p.train_data["A"], p.train_data["y"]
     assert not _lstsq.use_blocked(A, y)
     W, *_ = np.linalg.lstsq(A, y, rcond=None)
-    r = A @ W - y
+    r = np.ascontiguousarray(A) @ W - y  # row-major products, whatever layout the problem holds
     opt = p.optimum()
     assert opt.method == "numpy.linalg.lstsq"
     assert np.array_equal(opt.x, W) and opt.fun == float(np.vdot(r, r)) / r.size
