@@ -278,3 +278,32 @@ def test_runs_of_one_problem_from_one_start_evaluate_it_once():
     assert runs[0].f0 == runs[1].f0 == float(full(p.init_params(0), p.train_data)[0])
     assert runs[0].trace.grad_norm[0] == runs[1].trace.grad_norm[0] > 0
     assert runs[2].f0 != runs[0].f0
+
+
+_SCALE = np.array([1.0])
+
+
+def test_an_objective_reading_mutable_state_is_evaluated_afresh_at_x0():
+    """f(x0) of a user's objective is not kept across runs: after the module-level array it
+    reads changes from 1 to 100, f0 = 100 * 0.5 * |x0|^2 = 50 (a kept value would say 0.5)."""
+    def fun(ops, x, data):
+        return 0.5 * _SCALE[0] * ops.sum(x * x)
+
+    p = optcmp.problems.from_function(fun, np.array([1.0, 0.0]), optimum=0.0)
+    f0 = [optcmp.run(p, optcmp.gd(0.1), backend="numpy", max_iter=2).f0]
+    _SCALE[0] = 100.0
+    try:
+        f0.append(optcmp.run(p, optcmp.gd(0.1), backend="numpy", max_iter=2).f0)
+    finally:
+        _SCALE[0] = 1.0
+    assert f0 == [0.5, 50.0]
+
+
+def test_a_huge_eval_every_observes_at_the_budget_on_every_backend():
+    """eval_every = 2^31 (past int32) runs to the budget as eval_every = 10^6 does."""
+    p = LinearRegression(n_samples=1_000, seed=0)
+    for backend in ("numpy", "tensorflow", "jax"):
+        pytest.importorskip({"numpy": "numpy", "tensorflow": "tensorflow", "jax": "jax"}[backend])
+        r = optcmp.run(p, optcmp.sgd(1e-4, batch_size=64), backend=backend, eval_every=2**31,
+                       max_iter=100, threads=1)
+        assert r.nit == 100 and r.status == "max_iter", backend

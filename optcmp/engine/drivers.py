@@ -54,8 +54,10 @@ Driver = Callable[[Stepper, Monitor, Stopwatch], Loop]
 
 
 def _every(stepper: Stepper, eval_every: int | None) -> int:
-    """Steps between two full observations: ``eval_every``, else an epoch of minibatches."""
-    return int(eval_every or (stepper.steps_per_epoch if stepper.stochastic else 1) or 1)
+    """Steps between two full observations: ``eval_every``, else an epoch of minibatches; at
+    most 2^31 - 1 (compiled blocks count steps in int32; no run observes later)."""
+    every = int(eval_every or (stepper.steps_per_epoch if stepper.stochastic else 1) or 1)
+    return min(every, 2**31 - 1)
 
 
 def step_loop(stepper: Stepper, monitor: Monitor, sw: Stopwatch,

@@ -229,8 +229,8 @@ class LiveRun:
 def start_values(problem: Problem, x0: np.ndarray, value_only: bool) -> tuple[float, Any]:
     """``f(x0)`` on the host and, unless ``value_only``, the gradient there; kept on the
     problem for the runs after (runs of a comparison share ``x0``; the problem's data is its own
-    read-only copy)."""
-    described = problem_parts(problem)
+    read-only copy) where its objective reads nothing else."""
+    described = problem_parts(problem) if problem.reads_only_own_data else None
     key = None if described is None else ReuseKey(
         problem, ("f(x0)", *described, hashlib.sha256(x0.tobytes()).hexdigest(), x0.shape))
     kept = None if key is None else key.store().get(key.parts)

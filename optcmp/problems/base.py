@@ -179,6 +179,10 @@ class Problem(ABC):
     """True when the framework backends use :meth:`gradient_ops` (unless ``gradient="autodiff"``)."""
     has_numpy_grad: bool = False
     """True when :meth:`grad` skips the objective (numpy minibatch steps then call it)."""
+    reads_only_own_data: bool = True
+    """True when the objective reads nothing but ``x`` and the problem's own data, so that
+    ``f(x0)`` computed by one run is kept for the next (False: a user's function or model,
+    which may read state that changes between runs)."""
     products_only: tuple[str, ...] = ()
     """Arrays of :attr:`train_data` that enter only matrix products (``A @ w``, ``A.T @ r``):
     :meth:`objective`, :meth:`gradient_ops` and :meth:`hess_diag` also read each one held

@@ -106,6 +106,8 @@ class FunctionProblem(StoredProblem):
         As in :func:`from_function`.
     """
 
+    reads_only_own_data = False  # user code: f(x0) evaluated by every run
+
     def __init__(self, objective: Callable[..., Any], x0: Any, data: Mapping[str, Any] | None = None,
                  grad: Callable[..., Any] | None = None, optimum: Any = None,
                  name: str = "function", *, default_target: Any = None,

@@ -95,6 +95,8 @@ class ModelProblem(StoredProblem):
         The default target (:meth:`default_target`), e.g. a ``MetricTarget``.
     """
 
+    reads_only_own_data = False  # user code: f(x0) evaluated by every run
+
     def __init__(self, model: Any, data: Any, valid: Any = None, metrics: Sequence[str] = (),
                  name: str | None = None, *, target: Any = None) -> None:
         if model.dtype not in ("float32", "float64", "bfloat16", "float16"):
