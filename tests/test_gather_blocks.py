@@ -98,3 +98,15 @@ def test_a_large_placed_array_holds_the_values_at_placement(backend, dtype):
     host[:], rows[:] = 0.0, 0
     assert np.array_equal(b.to_numpy(placed), want) and b.to_numpy(placed).dtype == dtype
     assert np.array_equal(b.to_numpy(idx), np.arange(300_000)[::-1])
+
+
+@pytest.mark.parametrize("backend", XLA)
+@pytest.mark.parametrize("rows", [20_000, 20_480])
+def test_steps_run_one_call_each_compile_every_chunk_shape_in_the_warm_up(backend, rows):
+    """An epoch of 20,000 (or 20,480) rows is a chunk of 16,384 rows and one of 3,616 (4,096)
+    sliced into full minibatches: the warm-up compiles both, none compiles on the clock."""
+    p = optcmp.problems.LinearRegression(rows)
+    r = optcmp.run(p, optcmp.sgd(3e-4, batch_size=64), backend=backend, execution="step",
+                   threads=1, max_iter=2 * -(-rows // 64))
+    assert r.conditions.gather == "once per chunk of 16384 rows"
+    assert r.conditions.compiles_in_timed == 0

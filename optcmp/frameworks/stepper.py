@@ -488,12 +488,16 @@ class MinibatchAdapter(Adapter):
             del batches, first  # no reference to this chunk while the next is gathered
 
     def _warmup_steps(self) -> list[int]:
-        """Steps whose minibatches have every shape a run sees (epoch 0's first and last)."""
+        """Steps whose minibatches have every shape a run sees: epoch 0's first and last, and
+        the first of its last chunk (a chunk of other rows, sliced at full batches)."""
         if not self.stochastic:
             return [0]
         last = self.order.steps_per_epoch - 1
         a, b = self.order.bounds(last)
-        return [0] if last == 0 or b - a == self.order.batch_size else [0, last]
+        steps = {0, last - last % self._chunk_len}
+        if b - a != self.order.batch_size:
+            steps.add(last)
+        return sorted(steps)
 
     def _fusable_steps(self) -> int:
         """Minibatches left in the epoch (or in the spanned epochs)."""
