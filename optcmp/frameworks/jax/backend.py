@@ -232,10 +232,13 @@ class JaxBackend(Backend):
         return self._put(arr, self.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype)
 
     def _put(self, arr: np.ndarray, dtype: Any) -> Any:
-        """``arr`` as ``dtype`` on the device; a large one on the CPU through an aligned copy."""
+        """``arr`` as ``dtype`` on the device; a large one on the CPU through an aligned copy,
+        unless it is read-only, aligned and in ``dtype`` (the CPU device may then share it: a
+        writeable array shared would change the device's values when written)."""
         dt = np.dtype(dtype)
         if (self.jax_device.platform == "cpu" and arr.size * dt.itemsize >= ALIGNED_BYTES
-                and not (arr.dtype == dt and arr.flags.c_contiguous and aligned(arr))):
+                and not (arr.dtype == dt and arr.flags.c_contiguous and aligned(arr)
+                         and not arr.flags.writeable)):
             return jax.device_put(aligned_copy(arr, dt), self.jax_device)
         return jax.device_put(arr.astype(dt, copy=False), self.jax_device)
 

@@ -18,7 +18,7 @@ class NumpyBackend(Backend):
     """NumPy on the CPU: the reference backend, with the problems' analytic gradients."""
 
     name = "numpy"
-    fortran = strided = True
+    fortran = True
     ops = ops
     capabilities = frozenset()
     slices_are_views = True
