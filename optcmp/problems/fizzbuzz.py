@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import special
+from optcmp.frameworks.numpy.ops import sigmoid
 from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only, same_as_value
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
@@ -283,7 +284,7 @@ class FizzBuzzMLP(StoredProblem):
                 if n * self.hidden >= MIN_ELEMENTS and X.dtype == Y.dtype == x.dtype else None)
         A1 = X @ W1 if work is None else np.matmul(X, W1, out=work[0])
         A1 += b1
-        H = special().expit(A1, out=A1)
+        H = sigmoid(A1, out=A1)
         Z = H @ W2
         Z += b2
         if self.loss == "cross_entropy":
@@ -295,7 +296,7 @@ class FizzBuzzMLP(StoredProblem):
             dZ -= Y
             dZ *= 1.0 / n
         else:
-            Out = special().expit(Z, out=Z)  # Z is not read again
+            Out = sigmoid(Z, out=Z)  # Z is not read again
             R = Out - Y if grad else np.subtract(Out, Y, out=Out)
             scale = 1.0 if self.loss == "mse_sum" else 1.0 / R.size
             fun = float(np.vdot(R, R)) * scale if value else float("nan")
@@ -372,7 +373,7 @@ class FizzBuzzMLP(StoredProblem):
     def predict(self, x: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Predicted class (int64, argmax of the outputs) of each row of ``X`` at ``x``."""
         p = self._layout.unflatten(np.asarray(x, dtype=np.float64))
-        H = special().expit(X @ p["W1"] + p["b1"])
+        H = sigmoid(X @ p["W1"] + p["b1"])
         return np.argmax(H @ p["W2"] + p["b2"], axis=1).astype(np.int64)
 
     def metrics(self, x: np.ndarray) -> dict[str, float]:
