@@ -75,6 +75,29 @@ def test_torch_gradient_into_a_reused_residual_is_gradient_ops():
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+def test_torch_residual_is_the_host_evaluations_work_array():
+    """A torch GD run's residual on 30,000 rows is the host evaluation's work array (one array
+    of the data's size, not two), and a host evaluation between two steps leaves the steps'
+    values and gradients bit for bit those of ``gradient_ops``."""
+    import torch
+
+    from optcmp.frameworks.torch.backend import residual_work
+    from optcmp.problems._scratch import work_arrays
+
+    o = optcmp.get_backend("torch").ops
+    p = LinearRegression(n_samples=30_000, seed=2)
+    batch = {k: torch.tensor(v) for k, v in p.train_data.items()}
+    work = residual_work()
+    for seed in (0, 1):
+        x = torch.tensor(np.random.default_rng(seed).standard_normal(p.n_params))
+        f0, g0 = p.gradient_ops(o, x, batch)
+        f1, g1 = p.gradient_into(o, x, batch, work)
+        assert float(f0) == float(f1) and torch.equal(g0, g1)
+        assert p.fun64(x.numpy() + 1.0) > 0.0  # the host evaluation writes the shared array
+    assert np.shares_memory(work["r"].numpy(), work_arrays((30_000,), np.float64, 1)[0])
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 @pytest.mark.parametrize(("spec", "loss"), [(optcmp.adam(1e-3, batch_size=64), "mse"),
                                            (optcmp.sgd(0.05, batch_size=64), "mse"),
                                            (optcmp.sgd(0.05, batch_size=64), "cross_entropy")],

@@ -269,14 +269,15 @@ class LinearRegression(tabular.TabularProblem):
     def gradient_into(self, ops: Any, x: Any, batch: dict[str, Any], work: dict[str, Any], *,
                       value: bool = True) -> tuple[Any, Any]:
         """:meth:`gradient_ops`'s operations, the residual written into ``work["r"]`` (kept by
-        the caller across calls; ops whose ``matmul`` takes ``out=``, numpy's and torch's):
-        the same values without a new array the size of the data per call."""
+        the caller across calls, made by ``work["like"]`` if given; ops whose ``matmul`` takes
+        ``out=``, numpy's and torch's): the same values without a new array the size of the
+        data per call; its square and sum are taken in that array."""
         y, AT = batch["y"], batch.get(_AT)
         r = work.get("r")
         if self.n_targets != 1 or (r is not None and r.shape != y.shape):
             return self.gradient_ops(ops, x, batch, value=value)
         if r is None:
-            r = work["r"] = ops.zeros_like(y)
+            r = work["r"] = work.get("like", ops.zeros_like)(y)
         if AT is None:
             ops.matmul(batch["A"], x, out=r)
         else:
@@ -285,7 +286,10 @@ class LinearRegression(tabular.TabularProblem):
         m = ops.size(r)
         g = self._ATr(ops, r, batch)
         g *= 2.0 / m
-        return (ops.sum(r * r) / m if value else None), g
+        if not value:
+            return None, g
+        r *= r  # the same products and sum as ``sum(r * r)``, in the kept array
+        return ops.sum(r) / m, g
 
     def value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray]) -> tuple[float, np.ndarray]:
         return self._numpy_value_and_grad(x, batch, True)

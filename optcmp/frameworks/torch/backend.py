@@ -22,6 +22,7 @@ from optcmp.frameworks.base import (
     layout_arrays,
 )
 from optcmp.frameworks.torch.ops import ops
+from optcmp.problems._scratch import work_arrays
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -49,6 +50,19 @@ def torch_device(device: str | None) -> torch.device:
         raise ValueError(f"torch device {device!r} is not available (torch "
                          f"{torch.__version__}, CUDA {cuda}); available devices: {available}")
     return torch.device("cuda", index)
+
+
+def _kept_like(y: Any) -> Any:
+    """A residual array like the CPU float64 ``y``: the host evaluation's own work array of that
+    shape (each call writes it whole before reading it), so a run holds one; else a new one."""
+    host = y.device.type == "cpu" and y.dtype == torch.float64
+    kept = work_arrays(tuple(y.shape), np.float64, 1) if host else None
+    return torch.zeros_like(y) if kept is None else torch.from_numpy(kept[0])
+
+
+def residual_work() -> dict[str, Any]:
+    """The work dict of a problem's ``gradient_into``: its residual made by :func:`_kept_like`."""
+    return {"like": _kept_like}
 
 
 class TorchBackend(Backend):
@@ -147,7 +161,7 @@ class TorchBackend(Backend):
         analytic = analytic_value_and_grad(self, problem, gradient)  # gradient_ops, no tape
         into = getattr(problem, "gradient_into", None)
         if analytic is not None and into is not None:  # the same, on a reused residual
-            work: dict[str, Any] = {}
+            work = residual_work()
             o = self.ops
             return lambda x, batch: into(o, x, batch, work)
         if analytic is not None:

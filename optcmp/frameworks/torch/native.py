@@ -29,6 +29,7 @@ import torch
 
 from optcmp.frameworks.base import analytic_value_and_grad
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
+from optcmp.frameworks.torch.backend import residual_work
 from optcmp.optimizers import TorchOptimizer
 from optcmp.optimizers.base import NotApplicable
 
@@ -199,7 +200,7 @@ class TorchNativeAdapter(MinibatchAdapter):
         #: the lean blocks' gradient written into one vector (a problem's ``out=``)
         self._into_out: Callable[..., Any] | None = None
         if self._analytic is not None and into is not None:  # the same, on a reused residual
-            work: dict[str, Any] = {}
+            work = residual_work()
             o = self.backend.ops
             self._analytic = lambda x, batch: into(o, x, batch, work, value=value)
             if "out" in inspect.signature(into).parameters:
