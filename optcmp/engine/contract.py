@@ -19,10 +19,10 @@ BANDWIDTH_SAFETY = 10.0
 DEVICE_BANDWIDTH_BOUND = 20e12
 #: Steps reading fewer bytes than this are not checked (their data stay in the caches).
 FLOOR_MIN_BYTES = 1 << 20
-#: Size of the array :func:`memory_bandwidth` copies (source and copy together larger than
-#: most last-level caches; a cache that holds both only raises the bandwidth, so loosens the
-#: floor that :data:`BANDWIDTH_SAFETY` already loosens).
-COPY_BYTES = 16 << 20
+#: Size of the array :func:`memory_bandwidth` copies: small enough to add little to a run's
+#: peak memory; a cache that holds it and its copy only raises the bandwidth, so loosens the
+#: floor that :data:`BANDWIDTH_SAFETY` already loosens (a missing barrier is off by far more).
+COPY_BYTES = 4 << 20
 
 
 @functools.lru_cache(maxsize=1)
