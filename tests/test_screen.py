@@ -21,10 +21,14 @@ BACKENDS = ["torch", "jax"]
 LR = 1e-4
 
 
+#: Every framework backend: their runs on the CPU screen as on a GPU.
+EVERY = ("torch", "tensorflow", "jax")
+
+
 @pytest.fixture
 def screen_on_cpu(monkeypatch):
     """Runs on the CPU screen their observations, as a GPU run does."""
-    monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", True)
+    monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", EVERY)
 
 
 def _problem() -> LinearRegression:
@@ -130,17 +134,18 @@ def test_a_gradient_norm_rule_still_gets_the_gradient(backend, screen_on_cpu):
                                      *BACKENDS])
 def test_a_cpu_run_judges_every_observation_and_meets_the_screened_runs_target(
         backend, monkeypatch):
-    """On a CPU the judge evaluates every observation (recorded as "judge"): FizzBuzz SGD-64
-    meets a loss target at the same step, at the same iterate, as with the screen, whose
-    judged rows hold the same values and screened rows values within its margin."""
+    """A run judged at every observation (recorded as "judge", by default on a CPU but for
+    torch) meets FizzBuzz SGD-64's loss target at the same step and iterate as with the
+    screen, whose judged rows hold the same values and screened rows values within its
+    margin."""
     problem, sgd = FizzBuzzMLP(), optcmp.sgd(learning_rate=0.5, batch_size=64)
 
-    def run(screen: bool) -> optcmp.RunResult:
-        monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", screen)
+    def run(screens: tuple[str, ...]) -> optcmp.RunResult:
+        monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", screens)
         return optcmp.run(problem, sgd, backend=backend, threads=1,
                           stopping=LossTarget(0.19) | MaxIter(15 * 60))
 
-    judged, screened = run(False), run(True)
+    judged, screened = run(()), run(EVERY)
     assert (judged.conditions.observations, screened.conditions.observations) == (
         "judge", "screen")
     assert judged.trace.judged.all() and not screened.trace.judged[1:-1].any()
@@ -153,13 +158,18 @@ def test_a_cpu_run_judges_every_observation_and_meets_the_screened_runs_target(
     assert (np.abs(a - b) <= rtol * (np.abs(b) + b[0])).all()
 
 
-def test_full_batch_runs_report_their_own_values():
-    """A full-batch run's observations are its steps' values: no judge or screen recorded;
-    numpy's minibatch run is judged."""
-    p = _problem()
+def test_where_a_cpu_run_observes_by_default():
+    """On a CPU a minibatch run is judged at every observation on numpy, TensorFlow and JAX,
+    and screened first on torch; a full-batch run's observations are its steps' values."""
+    p, sgd = _problem(), optcmp.sgd(learning_rate=LR, batch_size=64)
+    where = {b: optcmp.run(p, sgd, backend=b, max_iter=32 * 3, tol=1e-12, threads=1)
+             for b in ("numpy", *EVERY)}
+    assert {b: r.conditions.observations for b, r in where.items()} == {
+        "numpy": "judge", "torch": "screen", "tensorflow": "judge", "jax": "judge"}
+    assert {b: r.trace.judged.tolist() for b, r in where.items()} == {
+        "numpy": [True] * 4, "torch": [True, False, False, True], "tensorflow": [True] * 4,
+        "jax": [True] * 4}
     assert optcmp.run(p, optcmp.gd(), backend="jax", max_iter=5).conditions.observations == ""
-    r = optcmp.run(p, optcmp.sgd(learning_rate=LR, batch_size=64), max_iter=32)
-    assert r.conditions.observations == "judge"
 
 
 def test_saved_files_from_before_the_column_load_as_judged():
