@@ -39,8 +39,8 @@ It also reports the whole ``run`` call per step (setup, monitoring and bookkeepi
 warm-up excluded) against the best loop's step for runs of one epoch or more (FizzBuzz 200
 epochs, 1M rows one epoch = 15,625 steps), split into the timed steps, the float64 evaluations
 of the whole training data on the host (the judge), the device screen (its building and its
-evaluations; on a CPU only for the backends ``--screen-on-cpu`` names) and the rest, with the observations
-each evaluated; and ``--memory ROWS``: the peak resident
+evaluations; on a CPU torch's only, or those ``--screen-on-cpu`` names) and the rest, with the
+observations each evaluated; and ``--memory ROWS``: the peak resident
 memory of the run phase (after the problem is built) of three GD steps, optcmp against a loop
 that holds the data once, every backend, a fresh process per side. The load average is printed
 before and after. Targets: default execution <= 1.25x the best loop, the whole call <= 1.5x,
