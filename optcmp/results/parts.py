@@ -221,7 +221,7 @@ class Conditions:
     observations : str
         Where a run's observations of the whole data's objective are evaluated: ``"judge"``
         (each by the float64 judge, ``Problem.fun64``: on the host for optcmp's problems),
-        ``"screen"`` (first by the backend's float64 screen on the run's GPU, by the judge
+        ``"screen"`` (first by the backend's float64 screen on the run's device, by the judge
         where a threshold may be crossed: the trace's ``judged`` column); ``""``: the steps
         report their own values (full batch, a library's loop).
     """
