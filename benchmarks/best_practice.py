@@ -38,7 +38,9 @@ The variants (each loop runs all the steps of a measurement and returns the fina
 It also reports the whole ``run`` call per step (setup, monitoring and bookkeeping included,
 warm-up excluded) against the best loop's step for runs of one epoch or more (FizzBuzz 200
 epochs, 1M rows one epoch = 15,625 steps), split into the timed steps, the float64 evaluations
-of the whole training data on the host and the rest; and ``--memory ROWS``: the peak resident
+of the whole training data on the host (the judge), the device screen (its building and its
+evaluations; on a CPU torch's only, or those ``--screen-on-cpu`` names) and the rest, with the
+observations each evaluated; and ``--memory ROWS``: the peak resident
 memory of the run phase (after the problem is built) of three GD steps, optcmp against a loop
 that holds the data once, every backend, a fresh process per side. The load average is printed
 before and after. Targets: default execution <= 1.25x the best loop, the whole call <= 1.5x,
@@ -61,6 +63,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import optcmp
+from optcmp.engine import screen
 from optcmp.engine import session as run_session
 from optcmp.problems import FizzBuzzMLP, LinearRegression
 from optcmp.timing import Stopwatch
@@ -681,10 +684,12 @@ def optcmp_side(work: str, problem: Any, backend: str, n: int,
     spec = spec_of(work)
     whole: list[tuple[float, float]] = []
     evals: list[tuple[float, float]] = []
+    screens: list[tuple[float, float]] = []
 
     def measure() -> tuple[float, float]:
         warm_cpu = WarmupCPU.install()
-        with warnings.catch_warnings(), FullEvaluations(problem) as spent:
+        with (warnings.catch_warnings(), FullEvaluations(problem) as spent,
+              ScreenCalls() as screened):
             warnings.simplefilter("ignore")  # a MaxIter-only rule has no target: said once
             c0, w0 = time.process_time(), time.perf_counter()
             r = optcmp.run(problem, spec, backend=backend, stopping=optcmp.MaxIter(n),
@@ -696,9 +701,13 @@ def optcmp_side(work: str, problem: Any, backend: str, n: int,
         warm_cpu = WarmupCPU.spent - warm_cpu
         whole.append(((c1 - c0 - warm_cpu) / n, (w1 - w0 - r.warmup_time) / n))
         evals.append((spent.cpu / n, spent.wall / n))
+        screens.append((screened.cpu / n, screened.wall / n))
+        measure.observed = (spent.count, int(np.sum(~r.trace.judged)),  # type: ignore[attr-defined]
+                            r.conditions.observations)
         return sw.cpu_elapsed / n, r.time / n
     measure.whole = whole  # type: ignore[attr-defined]
     measure.evals = evals  # type: ignore[attr-defined]
+    measure.screens = screens  # type: ignore[attr-defined]
     return measure
 
 
@@ -780,12 +789,33 @@ class FullEvaluations:
         return timed
 
 
+class ScreenCalls(FullEvaluations):
+    """Seconds (CPU, wall) a run spends in its device screen (:mod:`optcmp.engine.screen`):
+    building it (compiled and warmed once per problem), and every evaluation, one call per
+    iterate or per spanning block; one inside another counts once."""
+
+    NAMES = ("__init__", "__call__", "values")
+
+    def __init__(self) -> None:
+        from optcmp.engine.screen import Screen
+
+        super().__init__(Screen)
+        self._own = {name: vars(Screen)[name] for name in self.NAMES}
+
+    def __exit__(self, *exc: Any) -> None:
+        for name, fn in self._own.items():
+            setattr(self.problem, name, fn)
+
+    def _whole(self, name: str, args: tuple) -> bool:
+        return True
+
+
 def interleave(rounds: int, *fns: Callable[[], Any]) -> tuple[list, ...]:
     """Each of ``fns`` once untimed (caches, page faults, compilation), then ``rounds`` times,
     in the order A B C, C B A, A B C, ..."""
     for fn in fns:
         fn()
-        for kept in (getattr(fn, "whole", None), getattr(fn, "evals", None)):
+        for kept in (getattr(fn, n, None) for n in ("whole", "evals", "screens")):
             if kept is not None:
                 kept.clear()
     out: list[list[Any]] = [[] for _ in fns]
@@ -820,10 +850,14 @@ def measure(b: str, w: str, p: Any, n: int, rounds: int) -> dict[str, Any]:
 
 def whole_of(side: Any, steps: tuple[float, float], n: int) -> dict[str, Any]:
     """The whole ``run`` call per step of ``side``'s runs of ``n`` steps (CPU and wall), its
-    timed steps and its float64 evaluations of the whole data."""
-    wh, ev = med(side.whole), med(side.evals)
+    timed steps, its float64 evaluations of the whole data on the host and its device screen,
+    with how many observations each evaluated (a run's last)."""
+    wh, ev, sc = med(side.whole), med(side.evals), med(side.screens)
+    judged, screened, where = side.observed
     return {"steps": n, "cpu": wh[0], "wall": wh[1], "steps_cpu": steps[0],
-            "steps_wall": steps[1], "evals_cpu": ev[0], "evals_wall": ev[1]}
+            "steps_wall": steps[1], "evals_cpu": ev[0], "evals_wall": ev[1],
+            "screen_cpu": sc[0], "screen_wall": sc[1], "judged": judged,
+            "screened": screened, "observations": where}
 
 
 # ---------------------------------------------------------------------------- output
@@ -855,18 +889,23 @@ def print_variants(rows: list[dict[str, Any]]) -> None:
 
 
 def print_whole(rows: list[dict[str, Any]]) -> None:
-    """The whole ``run`` call per step against the best loop's step (CPU), split."""
+    """The whole ``run`` call per step against the best loop's step (CPU), split; the
+    observations each evaluation made (host judge / device screen)."""
     print("| backend | workload | run steps | whole call us/step CPU (wall) | timed steps | "
-          "float64 evaluations | the rest | whole/best loop CPU |")
-    print("|---|---|---|---|---|---|---|---|")
+          "float64 evaluations (host judge) | device screen | the rest | observations judged "
+          "/ screened | whole/best loop CPU |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         t = r.get("whole")
         if t is None:
             continue
         h = r["variants"][r["best"]][0]
+        sc = t.get("screen_cpu")  # absent: measured before the screen was split out
+        rest = t["cpu"] - t["steps_cpu"] - t["evals_cpu"] - (sc or 0.0)
+        seen = f"{t['judged']:,} / {t['screened']:,}" if "judged" in t else ""
         print(f"| {r['backend']} | {r['workload']} | {t['steps']:,} | {us(t['cpu'])} "
               f"({us(t['wall'])}) | {us(t['steps_cpu'])} | {us(t['evals_cpu'])} | "
-              f"{us(t['cpu'] - t['steps_cpu'] - t['evals_cpu'])} | {t['cpu'] / h:.2f}x |")
+              f"{'' if sc is None else us(sc)} | {us(rest)} | {seen} | {t['cpu'] / h:.2f}x |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -882,6 +921,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="100,000 rows, 2 rounds, 10/300/300 steps: a first look")
     ap.add_argument("--json", default=None, metavar="PATH",
                     help="also write the medians and the machine stamp as JSON")
+    ap.add_argument("--screen-on-cpu", default=None, metavar="BACKENDS",
+                    help="the backends whose runs on a CPU screen their observations on the "
+                         "device, as on a GPU (default: optcmp.engine.screen.SCREEN_ON_CPU, "
+                         "'none': none)")
     ap.add_argument("--memory", type=int, default=0, metavar="ROWS",
                     help="only print the peak memory of GD's run phase on ROWS rows, every "
                          "backend: optcmp / a loop holding the data once")
@@ -901,6 +944,9 @@ def main(argv: list[str] | None = None) -> int:
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
     run_session.Stopwatch = DualStopwatch  # type: ignore[misc]
+    if args.screen_on_cpu is not None:
+        screen.SCREEN_ON_CPU = tuple(optcmp.frameworks.canonical_backend(b)
+                                     for b in args.screen_on_cpu.split(",") if b != "none")
     with threadpool_limits(limits=1):
         return _main(args, backends)
 

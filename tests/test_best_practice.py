@@ -84,6 +84,25 @@ def test_whole_data_evaluations_are_counted_on_a_copy(problems: dict[str, Any]) 
     assert "value_and_grad" not in vars(p)
 
 
+def test_the_screen_is_counted_apart_and_left_out_of_the_rest(problems, capsys) -> None:
+    """Building a screen (its first call inside) and calling it count twice in the screen's
+    column, whose methods are the class's own again afterwards; the whole-call table's rest
+    is the whole call less the steps, the judge and the screen."""
+    from optcmp.engine.screen import Screen
+    from optcmp.frameworks import get_backend
+
+    p, b = problems["sgd64-fizzbuzz"], get_backend("numpy")
+    own = Screen.__init__
+    with bp.ScreenCalls() as spent:
+        screen = Screen(b, p, p.train_data, p.init_params(0))
+        assert screen(p.init_params(1)) == pytest.approx(p.fun64(p.init_params(1)), rel=1e-12)
+    assert spent.count == 2 and spent.cpu > 0 and Screen.__init__ is own
+    row = _row("torch", "sgd64-fizzbuzz", 1e-5, 2e-5, 5e-5)
+    row["whole"].update(screen_cpu=1e-5, judged=2, screened=199)
+    bp.print_whole([row])
+    assert "| 20.0 | 1.0 | 10.0 | 19.0 | 2 / 199 | 5.00x |" in capsys.readouterr().out
+
+
 def _row(b: str, w: str, best: float, auto: float, whole: float | None) -> dict[str, Any]:
     row: dict[str, Any] = {"backend": b, "workload": w, "steps": 3000, "best": "fast",
                            "variants": {"fast": [best, best], "slow": [2 * best, 2 * best]},

@@ -240,10 +240,11 @@ def test_run_result_parts_hold_every_flat_name_and_the_record_is_not_changed() -
     # an empty contract and no timing error are left out, as in files saved before them
     assert list(r.to_dict()) == [n for n in FLAT if n not in ("contract", "timing_error",
                                                               "noop_steps", "gather",
-                                                              "update_path")]
+                                                              "update_path", "observations")]
     assert OMITTED_WHEN_EMPTY >= {"contract", "timing_error", "pools", "last_batch", "drop_last"}
     full = r.replace(contract={"barrier": "b"}, timing_error="e", noop_steps=3,
-                     gather="once per chunk of 16384 rows", update_path="in-place")
+                     gather="once per chunk of 16384 rows", update_path="in-place",
+                     observations="judge")
     assert list(full.to_dict()) == list(FLAT)
     flat = [name for name in FLAT if hasattr(RunResult, name)]
     assert len(flat) == 34 and "shared_host" not in flat and "wall_time" not in flat

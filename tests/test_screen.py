@@ -9,6 +9,7 @@ import pytest
 
 import optcmp
 from optcmp import Comparison
+from optcmp.engine import screen as screen_module
 from optcmp.engine.screen import Screen, host_value
 from optcmp.frameworks import get_backend
 from optcmp.problems import FizzBuzzMLP, LinearRegression
@@ -18,6 +19,16 @@ from optcmp.stopping import GradientNorm, LossTarget, MaxIter
 BACKENDS = ["torch", "jax"]
 #: a fifth of 1 / L of :func:`_problem`: SGD-64 decreases the objective epoch by epoch
 LR = 1e-4
+
+
+#: Every framework backend: their runs on the CPU screen as on a GPU.
+EVERY = ("torch", "tensorflow", "jax")
+
+
+@pytest.fixture
+def screen_on_cpu(monkeypatch):
+    """Runs on the CPU screen their observations, as a GPU run does."""
+    monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", EVERY)
 
 
 def _problem() -> LinearRegression:
@@ -36,7 +47,8 @@ def _host_values(backend: str, epochs: int) -> tuple[int, list[tuple[int, float]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_screen_just_above_a_target_the_host_meets_still_stops_there(backend, monkeypatch):
+def test_a_screen_just_above_a_target_the_host_meets_still_stops_there(backend, monkeypatch,
+                                                                       screen_on_cpu):
     """Screen values 0.9 of the margin above the host's: the target the host meets at epoch 6
     is met at epoch 6, on the host's value."""
     spe, seen = _host_values(backend, 10)
@@ -75,13 +87,14 @@ def test_the_screen_lies_well_inside_its_margin(backend, problem):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_screened_rows_are_marked_and_survive_a_round_trip(backend):
+def test_screened_rows_are_marked_and_survive_a_round_trip(backend, screen_on_cpu):
     """A float64 SGD run on a framework judges its first and last rows on the host and screens
     the others (no target near); the column saves and loads; a trace without it reads as all
     judged."""
     r = optcmp.run(_problem(), optcmp.sgd(learning_rate=LR, batch_size=64), backend=backend,
                    max_iter=32 * 5, tol=1e-12, threads=1)
     tr = r.trace
+    assert r.conditions.observations == "screen"
     # the budget's last observation is judged: it is the result's value
     assert tr.judged.tolist() == [True] + [False] * 4 + [True] and r.fun == tr.fun[-1]
     assert np.isnan(tr.grad_norm[1:]).all()  # no rule reads the gradient: not computed
@@ -104,7 +117,7 @@ def test_a_numpy_run_judges_every_row_without_the_gradient():
 
 
 @pytest.mark.parametrize("backend", ["numpy", *BACKENDS])
-def test_a_gradient_norm_rule_still_gets_the_gradient(backend):
+def test_a_gradient_norm_rule_still_gets_the_gradient(backend, screen_on_cpu):
     """A rule that reads the gradient's norm gets it at every observation, judged on the host:
     the norm of numpy's float64 gradient there."""
     p = _problem()
@@ -115,6 +128,48 @@ def test_a_gradient_norm_rule_still_gets_the_gradient(backend):
     x = r.x
     assert tr.grad_norm[-1] == pytest.approx(np.linalg.norm(p.grad(x, p.train_data)),
                                              rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", [pytest.param("tensorflow", marks=pytest.mark.slow),
+                                     *BACKENDS])
+def test_a_cpu_run_judges_every_observation_and_meets_the_screened_runs_target(
+        backend, monkeypatch):
+    """A run judged at every observation (recorded as "judge", by default on a CPU but for
+    torch) meets FizzBuzz SGD-64's loss target at the same step and iterate as with the
+    screen, whose judged rows hold the same values and screened rows values within its
+    margin."""
+    problem, sgd = FizzBuzzMLP(), optcmp.sgd(learning_rate=0.5, batch_size=64)
+
+    def run(screens: tuple[str, ...]) -> optcmp.RunResult:
+        monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", screens)
+        return optcmp.run(problem, sgd, backend=backend, threads=1,
+                          stopping=LossTarget(0.19) | MaxIter(15 * 60))
+
+    judged, screened = run(()), run(EVERY)
+    assert (judged.conditions.observations, screened.conditions.observations) == (
+        "judge", "screen")
+    assert judged.trace.judged.all() and not screened.trace.judged[1:-1].any()
+    assert judged.status == screened.status == "converged"
+    assert judged.nit_to_target == screened.nit_to_target and judged.fun == screened.fun
+    np.testing.assert_array_equal(judged.x, screened.x)
+    a, b, ok = judged.trace.fun, screened.trace.fun, screened.trace.judged
+    assert len(a) == len(b) and (a[ok] == b[ok]).all()
+    rtol = 2.0 * (problem.n_samples + problem.n_params) * 2.0 ** -53 * 1000
+    assert (np.abs(a - b) <= rtol * (np.abs(b) + b[0])).all()
+
+
+def test_where_a_cpu_run_observes_by_default():
+    """On a CPU a minibatch run is judged at every observation on numpy, TensorFlow and JAX,
+    and screened first on torch; a full-batch run's observations are its steps' values."""
+    p, sgd = _problem(), optcmp.sgd(learning_rate=LR, batch_size=64)
+    where = {b: optcmp.run(p, sgd, backend=b, max_iter=32 * 3, tol=1e-12, threads=1)
+             for b in ("numpy", *EVERY)}
+    assert {b: r.conditions.observations for b, r in where.items()} == {
+        "numpy": "judge", "torch": "screen", "tensorflow": "judge", "jax": "judge"}
+    assert {b: r.trace.judged.tolist() for b, r in where.items()} == {
+        "numpy": [True] * 4, "torch": [True, False, False, True], "tensorflow": [True] * 4,
+        "jax": [True] * 4}
+    assert optcmp.run(p, optcmp.gd(), backend="jax", max_iter=5).conditions.observations == ""
 
 
 def test_saved_files_from_before_the_column_load_as_judged():

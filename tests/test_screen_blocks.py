@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import optcmp
+from optcmp.engine import screen as screen_module
 from optcmp.engine.screen import Screen
 from optcmp.frameworks import get_backend
 from optcmp.problems import FizzBuzzMLP, LinearRegression
@@ -33,8 +34,10 @@ def test_a_block_of_kept_iterates_screens_to_the_single_calls_values(backend, pr
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_spanning_run_screens_each_block_in_one_call(backend, monkeypatch):
-    """FizzBuzz SGD-64 over 40 epochs: every observation but the budget's last is screened,
-    in one screen call per block (fewer calls than observations)."""
+    """FizzBuzz SGD-64 over 40 epochs, screened on the CPU as on a GPU: every observation but
+    the budget's last is screened, in one screen call per block (fewer calls than
+    observations)."""
+    monkeypatch.setattr(screen_module, "SCREEN_ON_CPU", (backend,))
     problem = FizzBuzzMLP()
     sgd = optcmp.sgd(learning_rate=0.5, batch_size=64)
     optcmp.run(problem, sgd, backend=backend, max_iter=15, threads=1)  # compiled, warmed

@@ -508,7 +508,7 @@ class _TimedRun:
             compiles_in_timed=how.compiles_in_timed, gradient=how.gradient, contract=contract,
             timing_error=error, pools=dict(how.pools), last_batch=how.last_batch,
             drop_last=how.drop_last, noop_steps=how.noop_steps, gather=how.gather,
-            update_path=how.update_path)
+            update_path=how.update_path, observations=how.observations)
         return RunResult.from_parts(identity, outcome, to_target, timing, conditions)
 
     def _contract(self) -> tuple[dict[str, Any], str]:

@@ -2,10 +2,10 @@
 
 A minibatch run's observation needs the objective of the whole data. The float64 host
 evaluation judges a target (:func:`host_value`), the same on every backend; a float64 run on
-torch, TensorFlow or JAX first evaluates the objective on its own device, compiled once at
-setup (:class:`Screen`), and calls the host judge only where that value, widened by
-:meth:`Screen.margin`, could meet a target or fire the divergence rule (docs/concepts.md,
-"The target").
+torch, TensorFlow or JAX on a GPU (on a CPU: :data:`SCREEN_ON_CPU`) first evaluates the
+objective on its own device, compiled once at setup (:class:`Screen`), and calls the host
+judge only where that value, widened by :meth:`Screen.margin`, could meet a target or fire
+the divergence rule (docs/concepts.md, "The target").
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.problems.base import Problem
 from optcmp.stopping import (
@@ -53,6 +54,13 @@ SCREEN_CANCELLATION = 1000.0
 SCREENABLE = (MaxIter, MaxEvals, MaxTime, MaxCPUTime, RelativeSuboptimality,
               AbsoluteSuboptimality, LossTarget, CombinedTarget, Divergence, Stalled, Rising,
               RelativeChange)
+
+#: The backends whose runs on a CPU device screen their observations too. On a CPU the host
+#: is the device: the judge runs on the same cores, and costs less than TensorFlow's screen
+#: and about as much as JAX's, which also compile at setup; torch's screen, eager, costs less
+#: (``benchmarks/best_practice.py --screen-on-cpu`` measures both). The tests of the screen
+#: name every backend here.
+SCREEN_ON_CPU: tuple[str, ...] = ("torch",)
 
 
 def needs_gradient(rule: Rule) -> bool:
@@ -149,16 +157,17 @@ class Screen:
 
 def make_screen(stepper: Stepper, problem: Problem, backend: Backend, rule: Rule,
                 callback: Any) -> Screen | None:
-    """The run's screen, or None where every observation goes to the host judge: numpy (the
-    host evaluation is its own), a dtype other than float64 (a float32 screen's rounding is
-    coarser than targets), full-batch steps (they report their own values), a native model,
+    """The run's screen, or None where every observation goes to the host judge: a CPU device
+    (but for :data:`SCREEN_ON_CPU`), numpy (the host evaluation is its own), a dtype other
+    than float64 (a float32 screen's rounding is coarser than targets), full-batch steps (they report their own values), a native model,
     a callback (it receives the gradient's norm), or a rule with state, a gradient or a
     metric. A stepper whose blocks span observations gets it for its buffers of kept
     iterates."""
     data = getattr(stepper, "screen_data", lambda: None)()
     if (backend.name == "numpy" or backend.dtype != "float64" or not stepper.stochastic
             or data is None or callback is not None or hasattr(problem, "backend_name")
-            or not screenable(rule)):
+            or not screenable(rule)
+            or is_cpu_device(backend.device) and backend.name not in SCREEN_ON_CPU):
         return None
     kept = stepper.span_kept + 1 if stepper.spans and stepper.execution == "fused" else 0
     return Screen(backend, problem, data, np.asarray(stepper.x_numpy(), dtype=np.float64),
@@ -240,6 +249,6 @@ def cleared(screen: Screen, value: float, f0: float, fstar: float | None,
                    isinstance(r, Divergence) and r.check(high) for r in rule.rules())
 
 
-__all__ = ["SCREENABLE", "SCREEN_CANCELLATION", "UNIT_ROUNDOFF", "KeptIterates", "KeptRow",
+__all__ = ["SCREENABLE", "SCREEN_CANCELLATION", "SCREEN_ON_CPU", "UNIT_ROUNDOFF", "KeptIterates", "KeptRow",
            "Screen", "cleared",
            "host_value", "make_screen", "needs_gradient", "screenable"]

@@ -69,6 +69,7 @@ class How:
     noop_steps: int | None = None
     gather: str = ""
     update_path: str = ""
+    observations: str = ""
 
 
 class Session:
@@ -177,6 +178,8 @@ class Session:
         #: the run's screen of the whole data's objective (:mod:`optcmp.engine.screen`)
         self.screen = None if rule is None else make_screen(adapter, self.problem, backend,
                                                             rule, config.callback)
+        self.how.observations = ("screen" if self.screen is not None else "judge"
+                                 if adapter.stochastic or adapter.evaluates_apart else "")
         backend.sync()
         self.warmup_time = adapter.warmup_time
         self.setup_time = time.perf_counter() - t0 - self.warmup_time

@@ -218,6 +218,12 @@ class Conditions:
         or ``"once per block"``: a compiled block gathers many steps' rows at once and each step
         slices them) and how the iterate is updated (``"in-place"``, ``"functional"``, ``"optimizer.step()"``); ``""``:
         the backend's default.
+    observations : str
+        Where a run's observations of the whole data's objective are evaluated: ``"judge"``
+        (each by the float64 judge, ``Problem.fun64``: on the host for optcmp's problems),
+        ``"screen"`` (first by the backend's float64 screen on the run's device, by the judge
+        where a threshold may be crossed: the trace's ``judged`` column); ``""``: the steps
+        report their own values (full batch, a library's loop).
     """
 
     threads: int | None = None
@@ -237,6 +243,7 @@ class Conditions:
     noop_steps: int | None = None
     gather: str = ""
     update_path: str = ""
+    observations: str = ""
 
 
 #: The parts of a run, by attribute name, in the order they are built.
@@ -282,7 +289,7 @@ FLAT: dict[str, FlatName] = {name: FIELDS[name] for name in """
     concurrency shared_host started_at finished_at trace problem_spec cpu_time
     cpu_time_to_target load_start load_end contended compiled layout execution
     compiles_in_timed gradient contract timing_error pools last_batch drop_last
-    noop_steps gather update_path""".split()}
+    noop_steps gather update_path observations""".split()}
 
 
 def check_value(name: str, v: Any) -> Any:

@@ -37,7 +37,8 @@ SECONDS = ("time", "time_to_target", "warmup_time", "setup_time", "wall_time")
 
 #: Flat names :meth:`RunResult.to_dict` leaves out when empty (absent means empty on load).
 OMITTED_WHEN_EMPTY = frozenset({"contract", "timing_error", "pools", "last_batch", "drop_last",
-                                "noop_steps", "gather", "update_path"})
+                                "noop_steps", "gather", "update_path",
+                                "observations"})
 
 #: Flat names whose ``None`` in :class:`RunResult` stands for their empty default.
 _EMPTY_WHEN_NONE = frozenset(
@@ -139,7 +140,7 @@ class RunResult:
         pools: dict[str, int] | None = None, last_batch: int | None = None,
         drop_last: bool | None = None, implemented_by: Implementation | None = None,
         bound: CensorBound | None = None, noop_steps: int | None = None,
-        gather: str = "", update_path: str = "",
+        gather: str = "", update_path: str = "", observations: str = "",
     ) -> None:
         """Build a run from its flat names (documented by its parts, see the class)."""
         flat = {name: value for name, value in locals().items()  # the parameters: flat names
