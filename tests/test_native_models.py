@@ -217,6 +217,43 @@ def test_a_native_model_comparison_in_threads_ends_as_the_sequential_one():
     assert [(r.status, r.nit) for r in there.runs] == [(r.status, r.nit) for r in here.runs]
 
 
+def test_a_run_copies_the_module_only_while_no_evaluation_swaps_its_parameters():
+    """A run that starts while another run's host evaluation has swapped the user's module's
+    parameters (``functional_call``) copies the module after the swap: every parameter, at x0
+    (copied during the swap, the swapped entry is a plain tensor, not a parameter)."""
+    import threading
+    import time
+
+    import torch
+
+    from optcmp.frameworks.torch.model_stepper import module_at
+
+    p = optcmp.problems.digits_mlp("torch")
+    model = p.model
+    x0 = model.x0()
+    swapped = threading.Event()
+
+    def evaluate() -> None:  # what ``functional_call`` does, under the model's lock
+        with model._lock:
+            lin = next(m for m in model.model.modules() if isinstance(m, torch.nn.Linear))
+            kept = dict(lin._parameters)
+            lin.weight = torch.zeros_like(lin._parameters.pop("weight"))
+            swapped.set()
+            time.sleep(0.2)
+            del lin.weight
+            lin._parameters.clear()
+            lin._parameters.update(kept)
+
+    t = threading.Thread(target=evaluate)
+    t.start()
+    swapped.wait()
+    module, params = module_at(model, x0)
+    t.join()
+    assert len(params) == len(model.names)
+    got = np.concatenate([q.detach().reshape(-1).double().numpy() for q in params])
+    np.testing.assert_array_equal(got, x0.astype(np.float32).astype(np.float64))
+
+
 def test_a_compiled_update_takes_the_eager_steps_and_its_compiles_are_counted():
     """compile_step: torch.compile of opt.step() (and the schedule's step) as people write it;
     it computes the eager update (float32, to rounding), the run says it ran compiled, and the

@@ -79,6 +79,11 @@ class TorchModel:
         with self._lock:
             return functional_call(self.model, params, (self.tensor(X),))
 
+    def module_copy(self) -> Any:
+        """A deep copy of the module, taken while no evaluation has swapped its parameters."""
+        with self._lock:
+            return copy.deepcopy(self.model)
+
     def describe(self) -> str:
         """The architecture as torch prints it (and the scheduler's source)."""
         if self.scheduler is None:
@@ -150,7 +155,7 @@ class TorchModel:
 
     def float64(self) -> TorchModel:
         """The same model computing in float64 (a copy of the module)."""
-        m = copy.deepcopy(self.model).to(torch.float64)
+        m = self.module_copy().to(torch.float64)
         return TorchModel(m, self._loss_arg(), self.compile_step, self.scheduler)
 
     def _loss_arg(self) -> Any:

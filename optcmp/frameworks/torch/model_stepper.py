@@ -187,7 +187,7 @@ class TorchModelStepper(ModelStepper):
 
 def module_at(model: Any, x0: np.ndarray) -> tuple[Any, list[Any]]:
     """A copy of a ``TorchModel``'s module at flat ``x0`` and its trainable parameters."""
-    module = copy.deepcopy(model.model)
+    module = model.module_copy()  # another run's evaluation may be swapping its parameters
     params = [p for n, p in module.named_parameters() if n in model.names]
     with torch.no_grad():
         for p, t in zip(params, model.params(x0).values()):
