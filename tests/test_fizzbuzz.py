@@ -465,3 +465,19 @@ def test_reused_work_arrays_give_the_plain_evaluation_bit_for_bit(loss, x_dtype,
     assert g_work.dtype == g_plain.dtype
     np.testing.assert_array_equal(g_work, g_plain)
     np.testing.assert_array_equal(g_work2, g_plain)
+
+
+@pytest.mark.parametrize("loss", ["mse", "mse_sum", "cross_entropy"])
+def test_own_data_evaluated_with_the_bias_as_a_row_of_weights_is_the_plain_evaluation(loss):
+    """The problem's own training inputs are evaluated as ``[X, 1] @ [W1; b1]``; value and
+    gradient agree with those of a copy of the same arrays (``X @ W1 + b1``) to rounding, and
+    the judge ``fun64`` gives ``value_and_grad``'s value to the bit."""
+    p = FizzBuzzMLP(loss=loss)
+    x = np.random.default_rng(1).normal(size=p.n_params) * 0.3
+    data = p.train_data
+    f_own, g_own = p.value_and_grad(x, data)
+    f_copy, g_copy = p.value_and_grad(x, {k: v.copy() for k, v in data.items()})
+    assert f_own == pytest.approx(f_copy, rel=1e-14)
+    np.testing.assert_allclose(g_own, g_copy, rtol=1e-12, atol=1e-15 * np.max(np.abs(g_copy)))
+    assert p._ones.shape == (p.n_samples, p.n_bits + 1)
+    assert p.fun64(x) == p.value_and_grad(x, p.train_data)[0]

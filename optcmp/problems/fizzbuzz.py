@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from optcmp._scipy import special
-from optcmp.frameworks.numpy.ops import sigmoid
+from optcmp.frameworks.numpy.ops import sigmoid, sigmoid_of_negated
 from optcmp.problems._scratch import MIN_ELEMENTS, work_arrays
 from optcmp.problems.base import Array, ParamLayout, StoredProblem, read_only, same_as_value
 from optcmp.problems.fizzbuzz_data import CLASSES, split_numbers
@@ -282,9 +282,7 @@ class FizzBuzzMLP(StoredProblem):
         n = X.shape[0]
         work = (work_arrays((n, self.hidden), x.dtype, 3)  # full data: no page faults
                 if n * self.hidden >= MIN_ELEMENTS and X.dtype == Y.dtype == x.dtype else None)
-        A1 = X @ W1 if work is None else np.matmul(X, W1, out=work[0])
-        A1 += b1
-        H = sigmoid(A1, out=A1)
+        H = sigmoid_of_negated(self._negated_layer(X, W1, b1, None if work is None else work[0]))
         Z = H @ W2
         Z += b2
         if self.loss == "cross_entropy":
@@ -316,6 +314,28 @@ class FizzBuzzMLP(StoredProblem):
         np.matmul(X.T, dA1, out=gW1)
         np.add.reduce(dA1, axis=0, out=gb1)
         return fun, g
+
+    def _negated_layer(self, X: np.ndarray, W1: np.ndarray, b1: np.ndarray,
+                       out: np.ndarray | None) -> np.ndarray:
+        """``-(X @ W1 + b1)`` (negation is exact): one product with the bias as a last row of
+        weights where ``X`` is the problem's training inputs (kept with a column of ones)."""
+        Xa = self._with_ones(X) if out is not None else None
+        if Xa is not None:
+            W1a = np.concatenate((W1, b1[None, :]))
+            return np.matmul(Xa, np.negative(W1a, out=W1a), out=out)
+        N = np.matmul(X, -W1, out=out)
+        N -= b1
+        return N
+
+    def _with_ones(self, X: np.ndarray) -> np.ndarray | None:
+        """The problem's own training inputs ``X`` with a column of ones (made once), or None
+        for another array."""
+        if X is not self._data["X"]:
+            return None
+        kept = getattr(self, "_ones", None)
+        if kept is None:
+            kept = self._ones = np.hstack((X, np.ones((len(X), 1), X.dtype)))
+        return kept
 
     def hess_diag(self, ops: Any, x: Any, batch: dict[str, Any]) -> Any:
         r"""Damped Gauss-Newton diagonal: exact :math:`\operatorname{diag}(J^\top H_L J) + \mu`.

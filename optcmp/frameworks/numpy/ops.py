@@ -33,14 +33,20 @@ def norm2(a: np.ndarray) -> float:
 def sigmoid(a: Any, out: np.ndarray | None = None) -> np.ndarray:
     """``1 / (1 + exp(-a))`` with numpy's vectorized ``exp`` (faster than
     ``scipy.special.expit``'s scalar loop, equal to it to rounding; 0 and 1 at the extremes)."""
-    with np.errstate(over="ignore"):
-        r = np.negative(a, out=out) if out is not None else \
-            np.negative(a, dtype=np.result_type(a, 1.0))
-        if not isinstance(r, np.ndarray):  # a scalar
+    r = np.negative(a, out=out) if out is not None else \
+        np.negative(a, dtype=np.result_type(a, 1.0))
+    if not isinstance(r, np.ndarray):  # a scalar
+        with np.errstate(over="ignore"):
             return 1.0 / (1.0 + np.exp(r))
-        np.exp(r, out=r)
-        r += 1.0
-        return np.reciprocal(r, out=r)
+    return sigmoid_of_negated(r)
+
+
+def sigmoid_of_negated(n: np.ndarray) -> np.ndarray:
+    """``sigmoid(-n) = 1 / (1 + exp(n))``, written into the float array ``n``."""
+    with np.errstate(over="ignore"):
+        np.exp(n, out=n)
+        n += 1.0
+        return np.reciprocal(n, out=n)
 
 
 def _where(cond: Any, a: Any, b: Any) -> Any:
