@@ -319,7 +319,7 @@ def test_numpy_warns_once_that_it_runs_on_the_cpu() -> None:
                               device="cuda", max_iter=3, progress=False)
     msgs = [str(w.message) for w in rec if "numpy" in str(w.message)]
     assert msgs == ["the numpy backend always runs on the CPU: device='cuda' applies to the "
-                    "torch and tensorflow backends only"]
+                    "torch, tensorflow and jax backends only"]
     assert [r.device for r in comp] == ["cpu", "cpu"] and comp.settings["device"] == "cuda"
     with pytest.warns(UserWarning, match=r"numpy backend always runs on the CPU: device='gpu'"):
         r = optcmp.run(lr_a(), optcmp.gd(0.1), device="gpu", max_iter=2)

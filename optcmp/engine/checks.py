@@ -130,7 +130,7 @@ def check_resolution(rule: Rule, problem: Problem, seed: int = 0, *,
 def numpy_cpu_warning(device: str | None) -> None:
     """Warn that numpy runs on the CPU whatever ``device`` was asked for."""
     warnings.warn(f"the numpy backend always runs on the CPU: device={device!r} applies to the "
-                  "torch and tensorflow backends only", UserWarning, stacklevel=outside_level())
+                  "torch, tensorflow and jax backends only", UserWarning, stacklevel=outside_level())
 
 
 def make_stopping(problem: Problem, *, tol: float = 1e-6, max_iter: int | None = 100_000,

@@ -32,18 +32,19 @@ def norm2(a: np.ndarray) -> float:
 
 def sigmoid(a: Any, out: np.ndarray | None = None) -> np.ndarray:
     """``1 / (1 + exp(-a))`` with numpy's vectorized ``exp`` (faster than
-    ``scipy.special.expit``'s scalar loop, equal to it to rounding; 0 and 1 at the extremes)."""
-    r = np.negative(a, out=out) if out is not None else \
-        np.negative(a, dtype=np.result_type(a, 1.0))
+    ``scipy.special.expit``'s scalar loop, equal to it to rounding; 0 and 1 at the extremes);
+    integers and booleans computed as float64."""
+    a = np.asarray(a)
+    r = np.negative(a, out=out, dtype=np.result_type(a.dtype, 1.0))  # checked before written
     if not isinstance(r, np.ndarray):  # a scalar
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             return 1.0 / (1.0 + np.exp(r))
     return sigmoid_of_negated(r)
 
 
 def sigmoid_of_negated(n: np.ndarray) -> np.ndarray:
     """``sigmoid(-n) = 1 / (1 + exp(n))``, written into the float array ``n``."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         np.exp(n, out=n)
         n += 1.0
         return np.reciprocal(n, out=n)
