@@ -377,3 +377,26 @@ def test_full_like_keeps_a_python_float_exact_in_float64(name):
     b = get_backend(name)
     out = b.to_numpy(b.ops.full_like(b.asarray(np.zeros(3)), 0.1))
     assert out.dtype == np.float64 and np.all(out == 0.1)
+
+
+def test_numpy_sigmoid_is_expit_for_every_input_kind():
+    """numpy's sigmoid gives ``scipy.special.expit``'s values (to rounding) and float dtype for
+    integers (unsigned and signed, with ``out=`` too), booleans, lists, scalars and the
+    extremes, raises no floating-point error, and leaves an integer input it cannot write
+    into as it was (a uint8 with ``out=`` once gave 1.8e-111 for expit(1) = 0.731)."""
+    from scipy.special import expit
+
+    from optcmp.frameworks.numpy.ops import sigmoid
+
+    for a in ([0.0, 1.0], 2.0, np.array(2.0), np.array([True, False]), np.int8([-128, 127]),
+              np.uint8([1, 2, 200]), np.array([-800.0, 800.0, 0.0, 1e308, -1e308, np.inf])):
+        with np.errstate(all="raise"):
+            got = sigmoid(a)
+            into = sigmoid(a, out=np.zeros(np.shape(a)))
+        np.testing.assert_allclose(got, expit(a), rtol=1e-15)
+        np.testing.assert_allclose(into, expit(a), rtol=1e-15)
+        assert np.asarray(got).dtype == np.asarray(expit(a)).dtype
+    ai = np.array([-1, 0, 1])
+    with pytest.raises(TypeError):
+        sigmoid(ai, out=ai)
+    np.testing.assert_array_equal(ai, [-1, 0, 1])
