@@ -307,3 +307,17 @@ def test_a_huge_eval_every_observes_at_the_budget_on_every_backend():
         r = optcmp.run(p, optcmp.sgd(1e-4, batch_size=64), backend=backend, eval_every=2**31,
                        max_iter=100, threads=1)
         assert r.nit == 100 and r.status == "max_iter", backend
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_a_run_that_ends_between_observations_ends_its_trace_at_its_last_iterate(backend):
+    """A budget of 100 steps with an observation every 30 (or every 1,000) records its 100th
+    iterate's judged value as the trace's last row (the trace once ended at step 90 or 0)."""
+    pytest.importorskip(backend)
+    p = LinearRegression(n_samples=2_000, seed=0)
+    for every, rows in ((30, [0, 30, 60, 90, 100]), (1000, [0, 100])):
+        r = optcmp.run(p, optcmp.sgd(1e-4, batch_size=64), backend=backend, eval_every=every,
+                       max_iter=100, threads=1, tol=1e-12)
+        assert r.status == "max_iter" and list(r.trace.iteration) == rows
+        assert r.trace.fun[-1] == r.fun == p.fun64(r.x) and r.trace.judged[-1]
+        assert r.trace.time[-1] == r.time

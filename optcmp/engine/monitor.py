@@ -207,6 +207,12 @@ class Monitor:
         finally:
             self.sw.resume()
 
+    def end_row(self, nit: int, fun: float, nfev: int, njev: int) -> None:
+        """Record the run's last iterate where it ended between observations (a budget): its
+        judged value at the run's elapsed time, so the trace ends where the run did."""
+        if self.rows and self.rows[-1][0] < nit and self.hit is None:
+            self.rows.append((nit, self.sw.elapsed, fun, math.nan, nfev, njev, True))
+
     def trace(self) -> Trace:
         """The observations as a :class:`~optcmp.results.Trace`."""
         if not self.rows:
