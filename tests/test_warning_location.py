@@ -57,3 +57,19 @@ def test_a_thread_pool_warning_points_at_the_callers_line() -> None:
         optcmp.run(p, optcmp.gd(0.1), backend="jax", max_iter=3, threads=other)
     pools = [w for w in rec if f"cannot change to {other}" in str(w.message)]
     assert pools and {w.filename for w in pools} == {__file__}
+
+
+@pytest.mark.skipif(not HAS_TF, reason="TensorFlow is not installed")
+def test_tensorflows_thread_pool_warning_is_given_once_per_process() -> None:
+    """A comparison whose runs each ask started TensorFlow pools for another size warned once
+    per run (ten times in one ``compare``); it warns once per size asked for."""
+    import tensorflow as tf
+
+    p = optcmp.problems.LinearRegression(n_samples=200)
+    optcmp.run(p, optcmp.gd(0.1), backend="tensorflow", max_iter=3, threads=1)  # pools started
+    other = max(tf.config.threading.get_intra_op_parallelism_threads(), 1) + 6
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        optcmp.compare(p, [optcmp.gd(0.1), optcmp.adam(0.01)], backends=["tensorflow"],
+                       max_iter=3, threads=other, progress=False)
+    assert sum(f"cannot change to {other}" in str(w.message) for w in rec) == 1

@@ -495,12 +495,19 @@ class TensorFlowBackend(Backend):
             tf.config.threading.set_intra_op_parallelism_threads(n)
             tf.config.threading.set_inter_op_parallelism_threads(n)
         except RuntimeError:
+            if (cur, n) in _WARNED_POOLS:  # once per process for each count asked for
+                return None
+            _WARNED_POOLS.add((cur, n))
             warnings.warn(
                 f"TensorFlow's thread pools were already started with "
                 f"{cur or 'its default number of'} threads and cannot change to {n} in this "
                 "process; the result records the count in force. Start a fresh process (or the "
                 "TensorFlow runs first) to control them.", stacklevel=outside_level())
         return None
+
+
+#: (pool size in force, size asked for) pairs already warned about.
+_WARNED_POOLS: set[tuple[int, int]] = set()
 
 
 def _pin_xla() -> None:
