@@ -208,8 +208,9 @@ class Monitor:
             self.sw.resume()
 
     def end_row(self, nit: int, fun: float, nfev: int, njev: int) -> None:
-        """Record the run's last iterate where it ended between observations (a budget): its
-        judged value at the run's elapsed time, so the trace ends where the run did."""
+        """Record a minibatch run's last iterate where it ended between observations (a
+        budget): its judged value at the run's elapsed time, so the trace ends where the run
+        did (a full-batch run's trace holds every iterate its steps evaluated)."""
         if self.rows and self.rows[-1][0] < nit and self.hit is None:
             self.rows.append((nit, self.sw.elapsed, fun, math.nan, nfev, njev, True))
 
