@@ -35,7 +35,7 @@ from optcmp.optimizers.base import OptimizerSpec
 from optcmp.problems.base import Problem
 from optcmp.stopping import Rule
 from optcmp.threads import current_threads, limit_late_pools, limit_threads, pools_seen
-from optcmp.timing import Stopwatch, run_cpu_clock
+from optcmp.timing import RUNTIME_BACKENDS, Stopwatch, run_cpu_clock
 
 
 class CompileInTimedWarning(UserWarning):
@@ -139,8 +139,10 @@ class Session:
 
     def stopwatch(self) -> Stopwatch:
         """A stopwatch that syncs the run's device before every clock read."""
-        b = self.backend
-        clock = run_cpu_clock(b.name, self.config.threads, is_cpu_device(b.device))
+        b, threads = self.backend, self.config.threads
+        if b.name in RUNTIME_BACKENDS and threads == 1 and type(b).get_threads() != 1:
+            threads = None  # pools started before this run, larger: every thread counts
+        clock = run_cpu_clock(b.name, threads, is_cpu_device(b.device))
         return Stopwatch(b.sync, cpu_clock=clock)
 
     def threads(self) -> int | None:
