@@ -7,6 +7,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from optcmp._memory import aligned_empty
+
 #: Bytes of row orders kept for the next run with the same rows and seed (every optimizer of
 #: a comparison visits the same orders); the least recently used are dropped first.
 KEPT_ORDER_BYTES = 1 << 25
@@ -23,7 +25,8 @@ def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
         if found is not None:
             _kept.move_to_end(key)
             return found
-    idx = np.random.default_rng([seed, epoch]).permutation(n).astype(np.int64, copy=False)
+    idx = aligned_empty((n,), np.int64)  # a CPU device of TensorFlow or JAX reads it in place
+    idx[:] = np.random.default_rng([seed, epoch]).permutation(n)
     idx.setflags(write=False)  # handed out again: nobody may change it
     if idx.nbytes <= KEPT_ORDER_BYTES:
         with _kept_lock:
@@ -61,7 +64,8 @@ class BatchOrder:
         if self._last is not None and self._last[0] == epoch:
             return self._last[1]
         if not self.shuffle:
-            idx = np.arange(self.n_samples, dtype=np.int64)
+            idx = aligned_empty((self.n_samples,), np.int64)
+            idx[:] = np.arange(self.n_samples)
             idx.setflags(write=False)
         else:
             idx = _drawn_order(self.n_samples, self.seed, epoch)

@@ -9,7 +9,8 @@ import pytest
 from conftest import HAS_JAX, HAS_TF, HAS_TORCH
 
 import optcmp
-from optcmp.frameworks.base import aligned, aligned_copy, host_key, kept_host
+from optcmp._memory import aligned
+from optcmp.frameworks.base import aligned_copy, host_key, kept_host
 from optcmp.problems import LinearRegression
 
 BACKENDS = ["numpy"] + [b for b, has in (("torch", HAS_TORCH), ("tensorflow", HAS_TF),

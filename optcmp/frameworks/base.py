@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from optcmp._memory import aligned, aligned_empty
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
-from optcmp.problems.base import aligned_empty
 
 if TYPE_CHECKING:
     from optcmp.problems.base import Problem
@@ -96,11 +96,6 @@ def gather_steps(batch_size: int, steps_per_epoch: int) -> int:
 #: which JAX's ``device_put`` and TensorFlow's DLPack import then use as it is (an unaligned
 #: array they copy, more slowly than ``numpy`` does): the copy is private, nothing writes to it.
 ALIGNED_BYTES = 1 << 20
-
-
-def aligned(arr: np.ndarray) -> bool:
-    """Whether ``arr``'s data starts on a 64-byte boundary."""
-    return arr.ctypes.data % 64 == 0
 
 
 def aligned_copy(arr: np.ndarray, dtype: Any) -> np.ndarray:

@@ -10,7 +10,7 @@ import itertools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -325,18 +325,6 @@ class Problem(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "problem")
         return f"{type(self).__name__}({args})"
-
-
-def aligned_empty(shape: tuple[int, ...], dtype: Any = np.float64,
-                  order: Literal["C", "F"] = "C") -> np.ndarray:
-    """An uninitialised array whose data start on a 64-byte boundary (a CPU device of
-    TensorFlow or JAX reads such a read-only array in place, :func:`~optcmp.frameworks.base.kept_host`)."""
-    dt = np.dtype(dtype)
-    nbytes = math.prod(shape) * dt.itemsize
-    raw = np.empty(nbytes + 64, np.uint8)
-    at = -raw.ctypes.data % 64
-    flat = raw[at:at + nbytes].view(dt)
-    return flat.reshape(shape[::-1]).T if order == "F" else flat.reshape(shape)
 
 
 def read_only(data: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -18,7 +18,8 @@ from typing import Any, Literal
 import numpy as np
 
 from optcmp._io import check_memory
-from optcmp.problems.base import Optimum, StoredProblem, aligned_empty, read_only
+from optcmp._memory import aligned_empty
+from optcmp.problems.base import Optimum, StoredProblem, read_only
 
 
 class TabularProblem(StoredProblem):
