@@ -101,11 +101,13 @@ class TorchBackend(Backend):
                 name: str = "") -> tuple[torch.Tensor, bool]:
         """The tensor of ``a`` and whether it shares ``a``'s memory or the problem's kept copy."""
         arr = a if isinstance(a, np.ndarray) else None
-        if arr is None or self._cuda:
+        if arr is None:
             return self.asarray(a), False
         if fortran and arr.ndim == 2 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
             t, shared = self._shared(arr.T, False, keep, name)  # the transpose of a row-major tensor
             return t.T, shared
+        if self._cuda:  # copied to the device row-major (torch.tensor would keep the strides)
+            return self.asarray(np.ascontiguousarray(arr)), False
         dt = self.np_dtype if np.issubdtype(arr.dtype, np.floating) else \
             arr.dtype.newbyteorder("=")
         arr = kept_host(arr, dt, keep, name, align=False)
