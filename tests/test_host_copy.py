@@ -95,3 +95,16 @@ def test_small_arrays_and_writeable_ones_are_copied_to_the_device(backend):
         placed = b.asarray(host)
         host[:] = -1.0
         assert np.array_equal(b.to_numpy(placed), np.arange(n, dtype=np.float64)), n
+
+
+def test_a_pickled_problem_keeps_its_data_read_only():
+    """A problem shipped to a worker (dask scatters it) reads its data read-only, as built:
+    the worker keeps one copy of it for its runs, never one per run."""
+    import pickle
+
+    p = LinearRegression.from_arrays(np.arange(40.0).reshape(20, 2), np.arange(20.0))
+    q = pickle.loads(pickle.dumps(p))
+    assert not any(v.flags.writeable for v in q.train_data.values())
+    assert all(np.array_equal(q.train_data[k], v) for k, v in p.train_data.items())
+    rows = kept_host(q.train_data["A"], np.float64, host_key(q), "A")
+    assert rows is kept_host(q.train_data["A"], np.float64, host_key(q), "A")
