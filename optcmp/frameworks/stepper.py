@@ -514,6 +514,13 @@ class MinibatchAdapter(Adapter):
             steps.add(last)
         return sorted(steps)
 
+    def _step_warmup_steps(self) -> list[int]:
+        """:meth:`_warmup_steps` of :meth:`step`, or the first alone where a step is one of a
+        fused TensorFlow or JAX block: one compiled program for every batch shape."""
+        steps = self._warmup_steps()
+        fused = self.execution == "fused" and self.backend.block_gather == "once per block"
+        return steps[:1] if fused and self.stochastic else steps
+
     def _fusable_steps(self) -> int:
         """Minibatches left in the epoch (or in the spanned epochs)."""
         spe = self.order.steps_per_epoch

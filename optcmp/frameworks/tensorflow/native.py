@@ -391,7 +391,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         saved = [v.numpy() for v in self.opt.variables]
         x = self.var.numpy()
         t0 = time.perf_counter()
-        for k in self._warmup_steps():  # every batch shape: XLA compiles once per shape
+        for k in self._step_warmup_steps():  # every batch shape: XLA compiles once per shape
             self._k = k
             self.step()
         self.backend.sync()
