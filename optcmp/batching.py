@@ -17,6 +17,15 @@ _kept: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
 _kept_lock = threading.Lock()
 
 
+def _aligned_range(n: int) -> np.ndarray:
+    """``np.arange(n)`` (int64) starting on a 64-byte boundary, where a CPU device of TensorFlow
+    or JAX reads it in place; filled by chunks, without a second array of its size."""
+    idx = aligned_empty((n,), np.int64)
+    for a in range(0, n, 1 << 20):
+        idx[a:a + (1 << 20)] = np.arange(a, min(a + (1 << 20), n))
+    return idx
+
+
 def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
     """The permutation of ``n`` rows drawn from ``default_rng([seed, epoch])`` (read-only)."""
     key = (n, seed, epoch)
@@ -25,8 +34,8 @@ def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
         if found is not None:
             _kept.move_to_end(key)
             return found
-    idx = aligned_empty((n,), np.int64)  # a CPU device of TensorFlow or JAX reads it in place
-    idx[:] = np.random.default_rng([seed, epoch]).permutation(n)
+    idx = _aligned_range(n)
+    np.random.default_rng([seed, epoch]).shuffle(idx)  # permutation(n), without its array
     idx.setflags(write=False)  # handed out again: nobody may change it
     if idx.nbytes <= KEPT_ORDER_BYTES:
         with _kept_lock:
@@ -64,8 +73,7 @@ class BatchOrder:
         if self._last is not None and self._last[0] == epoch:
             return self._last[1]
         if not self.shuffle:
-            idx = aligned_empty((self.n_samples,), np.int64)
-            idx[:] = np.arange(self.n_samples)
+            idx = _aligned_range(self.n_samples)
             idx.setflags(write=False)
         else:
             idx = _drawn_order(self.n_samples, self.seed, epoch)
