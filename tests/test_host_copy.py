@@ -108,3 +108,15 @@ def test_a_pickled_problem_keeps_its_data_read_only():
     assert all(np.array_equal(q.train_data[k], v) for k, v in p.train_data.items())
     rows = kept_host(q.train_data["A"], np.float64, host_key(q), "A")
     assert rows is kept_host(q.train_data["A"], np.float64, host_key(q), "A")
+
+
+def test_a_backend_that_places_its_own_way_keeps_its_placement():
+    """A backend subclass overriding ``place`` (without ``keep``) is what a run places with;
+    the run records its data as copied."""
+    class Mine(type(optcmp.get_backend("torch" if HAS_TORCH else "numpy"))):
+        def place(self, data, layout="row-major", transposed=()):
+            return {k: self.asarray(np.ascontiguousarray(v)) for k, v in data.items()}
+
+    p = LinearRegression(n_samples=100)
+    placed, shared = Mine().place_sharing(p.train_data, "row-major", keep=host_key(p))
+    assert not shared and sorted(placed) == ["A", "y"]

@@ -48,9 +48,9 @@ class NumpyBackend(Backend):
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)
 
-    def place_sharing(self, data: dict[str, np.ndarray], layout: str = "row-major",
-                      transposed: Sequence[str] = (), keep: ReuseKey | None = None
-                      ) -> tuple[dict[str, Any], bool]:
+    def _place_sharing(self, data: dict[str, np.ndarray], layout: str,
+                       transposed: Sequence[str], keep: ReuseKey | None
+                       ) -> tuple[dict[str, Any], bool]:
         """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked (none is
         held transposed: numpy is :attr:`fortran`); arrays in that order and dtype already
         are the problem's own, shared, and a row-major one the problem holds otherwise is the

@@ -83,9 +83,9 @@ class TorchBackend(Backend):
         dtype = self.torch_dtype if np.issubdtype(arr.dtype, np.floating) else None
         return torch.tensor(arr, dtype=dtype, device=self.torch_device)
 
-    def place_sharing(self, data: dict[str, np.ndarray], layout: str = "row-major",
-                      transposed: Sequence[str] = (), keep: ReuseKey | None = None
-                      ) -> tuple[dict[str, Any], bool]:
+    def _place_sharing(self, data: dict[str, np.ndarray], layout: str,
+                       transposed: Sequence[str], keep: ReuseKey | None
+                       ) -> tuple[dict[str, Any], bool]:
         """The training arrays as tensors; on the CPU they share host memory the problem
         holds (``torch.from_numpy``: no copy per run): its arrays in the run's dtype, those
         held transposed or column-major too (views of a problem's column-major matrix), else
