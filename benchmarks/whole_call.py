@@ -5,7 +5,9 @@ epoch) and SGD-64 over one epoch of 1,000,000 rows of :class:`~optcmp.problems.L
 (15,625 steps). For each backend, after a short run that pays the imports and the first
 compilations, the script reads the process CPU time around ``optcmp.run`` and the run's own
 ``cpu_time`` (its timed steps), one thread; the ratio is what setup, warm-up and the
-observations add. Rounds alternate the backends' order (A B, B A); the median ratio is printed.
+observations add. Rounds alternate the backends' order (A B, B A); the medians of the whole
+call, of the steps and of their ratio are printed, with the placement of the data
+(``RunResult.conditions.layout``).
 
 Usage::
 
@@ -51,21 +53,27 @@ def main() -> None:
     for b in backends:  # imports and first compilations, off the measurement
         for _, p, opt, _ in work:
             optcmp.run(p, opt, backend=b, max_iter=50, threads=1)
-    ratios: dict[tuple[str, str], list[float]] = {}
+    seen: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    layouts: dict[tuple[str, str], str] = {}
     loads = [load_average()]
     for i in range(args.rounds):
         for b in backends if i % 2 == 0 else backends[::-1]:
             for name, p, opt, n in work:
                 c0 = time.process_time()
                 r = optcmp.run(p, opt, backend=b, max_iter=n, threads=1, tol=1e-12)
-                ratios.setdefault((b, name), []).append((time.process_time() - c0)
-                                                        / r.timing.cpu_time)
+                seen.setdefault((b, name), []).append((time.process_time() - c0,
+                                                       r.timing.cpu_time))
+                layouts[b, name] = r.conditions.layout
     loads.append(load_average())
     print(f"load average {loads[0]} -> {loads[1]}")
-    print(f"{'backend':12s} {'workload':30s} whole call / steps, CPU (median; each round)")
-    for (b, name), rs in ratios.items():
+    print(f"{'backend':12s} {'workload':30s} {'whole ms':>9s} {'steps ms':>9s}  whole call / "
+          "steps, CPU (median; each round)  layout")
+    for (b, name), ws in seen.items():
+        rs = [w / t for w, t in ws]
         each = ", ".join(f"{x:.2f}" for x in rs)
-        print(f"{b:12s} {name:30s} {statistics.median(rs):.2f}x ({each})")
+        whole, steps = (statistics.median(v) * 1e3 for v in zip(*ws))
+        print(f"{b:12s} {name:30s} {whole:9.1f} {steps:9.1f}  {statistics.median(rs):.2f}x "
+              f"({each})  {layouts[b, name]}")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,23 @@ from collections import OrderedDict
 
 import numpy as np
 
+from optcmp._memory import aligned_empty
+
 #: Bytes of row orders kept for the next run with the same rows and seed (every optimizer of
 #: a comparison visits the same orders); the least recently used are dropped first.
 KEPT_ORDER_BYTES = 1 << 25
 
 _kept: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
 _kept_lock = threading.Lock()
+
+
+def _aligned_range(n: int) -> np.ndarray:
+    """``np.arange(n)`` (int64) starting on a 64-byte boundary, where a CPU device of TensorFlow
+    or JAX reads it in place; filled by chunks, without a second array of its size."""
+    idx = aligned_empty((n,), np.int64)
+    for a in range(0, n, 1 << 20):
+        idx[a:a + (1 << 20)] = np.arange(a, min(a + (1 << 20), n))
+    return idx
 
 
 def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
@@ -23,7 +34,8 @@ def _drawn_order(n: int, seed: int, epoch: int) -> np.ndarray:
         if found is not None:
             _kept.move_to_end(key)
             return found
-    idx = np.random.default_rng([seed, epoch]).permutation(n).astype(np.int64, copy=False)
+    idx = _aligned_range(n)
+    np.random.default_rng([seed, epoch]).shuffle(idx)  # permutation(n), without its array
     idx.setflags(write=False)  # handed out again: nobody may change it
     if idx.nbytes <= KEPT_ORDER_BYTES:
         with _kept_lock:
@@ -61,7 +73,7 @@ class BatchOrder:
         if self._last is not None and self._last[0] == epoch:
             return self._last[1]
         if not self.shuffle:
-            idx = np.arange(self.n_samples, dtype=np.int64)
+            idx = _aligned_range(self.n_samples)
             idx.setflags(write=False)
         else:
             idx = _drawn_order(self.n_samples, self.seed, epoch)

@@ -199,8 +199,10 @@ def test_layout_is_chosen_per_backend_and_workload():
     p = lr_a()
     gd = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
     sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), max_iter=3)
-    # the problem holds A column-major: GD shares it, SGD gathers rows from a row-major copy
-    assert (gd.conditions.layout, sgd.conditions.layout) == ("column-major", "row-major")
+    # the problem holds A column-major: GD shares it, SGD gathers rows from the row-major copy
+    # the problem keeps: neither copies the data
+    assert (gd.conditions.layout, sgd.conditions.layout) == ("column-major, shared",
+                                                             "row-major, shared")
     assert (gd.conditions.compiled, gd.conditions.execution, gd.conditions.compiles_in_timed) == ("numpy", "fused", 0)
     be = optcmp.get_backend("numpy")
     placed = be.place(p.train_data, be.best_layout(minibatch=False))
@@ -266,8 +268,8 @@ def test_a_problem_declares_the_arrays_a_run_may_hold_transposed():
         gd = optcmp.run(p, optcmp.gd(0.1), backend="torch", max_iter=3)
         sgd = optcmp.run(p, optcmp.sgd(0.05, batch_size=64), backend="torch", max_iter=3)
         mine = optcmp.run(own, optcmp.gd(0.1), backend="torch", max_iter=3)
-        assert [r.conditions.layout for r in (gd, sgd, mine)] == ["column-major", "row-major",
-                                                                  "row-major"]
+        assert [r.conditions.layout for r in (gd, sgd, mine)] == [
+            "column-major, shared", "row-major, shared", "row-major, shared"]
         ref = optcmp.run(p, optcmp.gd(0.1), max_iter=3)
         np.testing.assert_allclose(gd.x, ref.x, rtol=1e-12)
 
@@ -299,7 +301,7 @@ def test_result_fields_round_trip_and_mixed_compilation_is_flagged():
     r = optcmp.run(lr_a(), optcmp.gd(0.1), max_iter=3)
     back = optcmp.results.RunResult.from_dict(r.to_dict())
     assert (back.conditions.compiled, back.conditions.layout, back.conditions.execution, back.conditions.compiles_in_timed) == \
-        ("numpy", "column-major", "fused", 0)
+        ("numpy", "column-major, shared", "fused", 0)
     eager = optcmp.results.RunResult.from_dict({**r.to_dict(), "backend": "torch",
                                                 "compiled": "eager"})
     xla = optcmp.results.RunResult.from_dict({**r.to_dict(), "backend": "tensorflow",

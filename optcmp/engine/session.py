@@ -170,7 +170,9 @@ class Session:
                           "(recorded)", UserWarning, stacklevel=outside_level())
         self.implementation = adapter.implementation or self.implementation
         self.implemented_by = adapter.implemented_by
-        self.how = How(adapter.compiled, adapter.layout, execution, adapter.gradient,
+        placed = getattr(adapter, "placement", "")
+        self.how = How(adapter.compiled, f"{adapter.layout}, {placed}" if placed else
+                       adapter.layout, execution, adapter.gradient,
                        pools=self.how.pools, gather=getattr(adapter, "gather", ""),
                        update_path=getattr(adapter, "update_path", ""))
         order = getattr(adapter, "order", None) if adapter.stochastic else None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from optcmp._memory import aligned, aligned_empty
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 
 if TYPE_CHECKING:
@@ -97,19 +98,62 @@ def gather_steps(batch_size: int, steps_per_epoch: int) -> int:
 ALIGNED_BYTES = 1 << 20
 
 
-def aligned(arr: np.ndarray) -> bool:
-    """Whether ``arr``'s data starts on a 64-byte boundary."""
-    return arr.ctypes.data % 64 == 0
-
-
 def aligned_copy(arr: np.ndarray, dtype: Any) -> np.ndarray:
     """``arr`` as ``dtype``, C-contiguous, in a new buffer that starts on a 64-byte boundary."""
-    dt = np.dtype(dtype)
-    raw = np.empty(arr.size * dt.itemsize + 64, np.uint8)
-    at = -raw.ctypes.data % 64
-    out = raw[at:at + arr.size * dt.itemsize].view(dt).reshape(arr.shape)
+    out = aligned_empty(arr.shape, dtype)
     np.copyto(out, arr, casting="unsafe")
     return out
+
+
+def shareable(arr: np.ndarray, dtype: Any) -> bool:
+    """Whether a CPU device may read ``arr`` in place as ``dtype``: in that dtype, row-major,
+    on a 64-byte boundary and read-only (a writeable array shared would change the device's
+    values when written)."""
+    return (arr.dtype == np.dtype(dtype) and arr.flags.c_contiguous and aligned(arr)
+            and not arr.flags.writeable)
+
+
+def kept_host(arr: np.ndarray, dtype: Any, keep: ReuseKey | None, name: str, *,
+              align: bool = True) -> np.ndarray:
+    """``arr`` as ``dtype``, row-major (and :func:`shareable` where ``align``) without a copy
+    per run: ``arr`` itself where it already is (or is writeable, and may change: the run
+    copies it), else a read-only aligned copy kept under ``keep`` (one per array name, dtype
+    and shape, made by the first run that needs it).
+
+    Parameters
+    ----------
+    arr : ndarray
+        A training array of the problem (or a view of one).
+    dtype : dtype
+    keep : ReuseKey or None
+        Where the copy is kept (:func:`host_key`); None: ``arr`` itself.
+    name : str
+        The array's name in the placed data.
+    align : bool, default True
+        Whether the array must also start on a 64-byte boundary.
+
+    Returns
+    -------
+    ndarray
+    """
+    dt = np.dtype(dtype)
+    ready = shareable(arr, dt) if align else arr.dtype == dt and arr.flags.c_contiguous
+    if ready or keep is None or arr.flags.writeable:
+        return arr
+    store, slot = keep.store(), (*keep.parts, name, dt.str, arr.shape)
+    found = store.get(slot)
+    if found is not None and found[0].__array_interface__ == arr.__array_interface__:
+        return found[1]  # type: ignore[no-any-return]
+    out = aligned_copy(arr, dt)
+    out.flags.writeable = False
+    store[slot] = (arr, out)  # the source kept alive: its address names it
+    return out
+
+
+def host_key(problem: Problem) -> ReuseKey:
+    """Where a problem keeps the host copies of its data that placements share
+    (:func:`kept_host`): on the problem, freed with it, one copy for every run and backend."""
+    return ReuseKey(problem, ("host copy",))
 
 
 class BackendUnavailable(ImportError):
@@ -215,7 +259,7 @@ class Backend(ABC):
         """Copy a backend array to the host as a numpy array."""
 
     def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
-              transposed: Sequence[str] = ()) -> dict[str, Any]:
+              transposed: Sequence[str] = (), keep: ReuseKey | None = None) -> dict[str, Any]:
         """Place a dict of arrays on the device, once, before timing.
 
         Parameters
@@ -226,12 +270,46 @@ class Backend(ABC):
         transposed : sequence of str, optional
             Arrays the column-major layout holds transposed and contiguous, under
             :func:`~optcmp.problems.base.transposed_key` (:func:`run_layout`).
+        keep : ReuseKey, optional
+            Where the problem keeps the host copies a CPU device then reads in place
+            (:func:`host_key`, :func:`kept_host`); None: no copy is kept.
 
         Returns
         -------
         dict of str to backend array
         """
-        return {k: self.asarray(v) for k, v in layout_arrays(data, layout, transposed).items()}
+        return self.place_sharing(data, layout, transposed, keep)[0]
+
+    def place_sharing(self, data: dict[str, np.ndarray], layout: str = "row-major",
+                      transposed: Sequence[str] = (), keep: ReuseKey | None = None
+                      ) -> tuple[dict[str, Any], bool]:
+        """:meth:`place`, and whether the device reads every array in host memory the
+        problem holds (its own array or the copy it keeps): no copy per run."""
+        if type(self).place is not Backend.place:  # a subclass that places its own way
+            return self.place(data, layout, transposed), False
+        return self._place_sharing(data, layout, transposed, keep)
+
+    def _place_sharing(self, data: dict[str, np.ndarray], layout: str,
+                       transposed: Sequence[str], keep: ReuseKey | None
+                       ) -> tuple[dict[str, Any], bool]:
+        """:meth:`place_sharing`'s placement (each backend's own)."""
+        out, shared = {}, True
+        for k, v in layout_arrays(data, layout, transposed).items():
+            arr = np.asarray(v)
+            dt = np.dtype(self.dtype) if np.issubdtype(arr.dtype, np.floating) else arr.dtype
+            if self.shares_from is not None and arr.size * dt.itemsize >= self.shares_from:
+                arr = kept_host(arr, dt, keep, k)
+            out[k] = self.asarray(arr)
+            shared = shared and self.shares(arr)
+        return out, shared
+
+    #: Bytes from which :meth:`place` hands a CPU device an array it reads in place (None:
+    #: never, every array is copied to the device).
+    shares_from: int | None = None
+
+    def shares(self, arr: np.ndarray) -> bool:
+        """Whether :meth:`asarray` hands ``arr`` to the device without copying it."""
+        return False
 
     def best_layout(self, minibatch: bool) -> str:
         """The data layout (:data:`LAYOUTS`) fastest for this backend's steps: column-major for

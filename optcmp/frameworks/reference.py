@@ -273,7 +273,7 @@ class ReferenceAdapter(MinibatchAdapter):
         t0 = time.perf_counter()
         if self.execution == "fused" and not self.stochastic:
             self.run_block(1)  # the only compiled program a fused full-batch run calls
-        for k in self._warmup_steps() if self.execution == "step" or self.stochastic else ():
+        for k in self._step_warmup_steps() if self.execution == "step" or self.stochastic else ():
             self._k = k
             self.step()
         b.sync()

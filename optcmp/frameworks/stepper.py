@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from optcmp.batching import BatchOrder
-from optcmp.frameworks.base import gradient_kind, run_layout
+from optcmp.frameworks.base import gradient_kind, host_key, run_layout
 from optcmp.implementation import Implementation
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, optimizer_info
 
@@ -162,6 +162,8 @@ class Adapter(Stepper):
         self.seed = int(seed)
         self.hyper: dict[str, Any] = dict(spec.hyperparameters)
         self.data: dict[str, Any] = {}
+        #: the arrays :meth:`setup` placed, and whether all are read in place
+        self._placed: tuple[dict[str, Any], bool] | None = None
         #: Data layout chosen at placement (``RunResult.conditions.layout``).
         self.layout, self._transposed = run_layout(backend, problem, self.stochastic)
         if self._transposed and not self.reads_transposed:
@@ -211,6 +213,17 @@ class Adapter(Stepper):
         """Go back to a saved state (see :meth:`Stepper.load`)."""
         raise NotImplementedError(f"{type(self).__name__} cannot load a state")
 
+    @property
+    def placement(self) -> str:
+        """Whether the steps read the data in the host memory the problem holds
+        (``"shared"``: no copy per run) or in the run's own copy (``"copied"``); ``""``: not
+        placed by :meth:`~optcmp.frameworks.base.Backend.place`."""
+        placed, shared = getattr(self, "_placed", None) or (None, False)
+        if placed is None or self.data.keys() != placed.keys():
+            return ""
+        same = shared and all(self.data[k] is v for k, v in placed.items())
+        return "shared" if same else "copied"
+
     def screen_data(self) -> dict[str, Any] | None:
         """The whole training data as placed, for the run's screen (None before placement)."""
         return self.data or None
@@ -218,7 +231,9 @@ class Adapter(Stepper):
     # -- hooks
     def setup(self) -> None:
         """Place data and the iterate on the device, resolve hyperparameters, compile."""
-        self.data = self.backend.place(self.problem.train_data, self.layout, self._transposed)
+        self.data, shared = self.backend.place_sharing(
+            self.problem.train_data, self.layout, self._transposed, keep=host_key(self.problem))
+        self._placed = (dict(self.data), shared)
 
     def prepare_execution(self, execution: str) -> None:
         """Get ready to run ``"step"`` or ``"fused"`` (after :meth:`setup`)."""
@@ -498,6 +513,13 @@ class MinibatchAdapter(Adapter):
         if b - a != self.order.batch_size:
             steps.add(last)
         return sorted(steps)
+
+    def _step_warmup_steps(self) -> list[int]:
+        """:meth:`_warmup_steps` of :meth:`step`, or the first alone where a step is one of a
+        fused TensorFlow or JAX block: one compiled program for every batch shape."""
+        steps = self._warmup_steps()
+        fused = self.execution == "fused" and self.backend.block_gather == "once per block"
+        return steps[:1] if fused and self.stochastic else steps
 
     def _fusable_steps(self) -> int:
         """Minibatches left in the epoch (or in the spanned epochs)."""

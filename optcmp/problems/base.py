@@ -344,6 +344,19 @@ class StoredProblem(Problem):
     _layout: ParamLayout
     _data: dict[str, np.ndarray]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """:meth:`Problem.__getstate__`, with the names of the read-only training arrays."""
+        state = super().__getstate__()
+        state["_read_only"] = [k for k, v in self._data.items() if not v.flags.writeable]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The pickled state, those arrays read-only again (a pickle keeps no flag)."""
+        names = state.pop("_read_only", ())
+        self.__dict__.update(state)
+        for k in names:
+            self._data[k].flags.writeable = False
+
     @property
     def layout(self) -> ParamLayout:
         return self._layout

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from optcmp._io import check_memory
+from optcmp._memory import aligned_empty
 from optcmp.problems.base import Optimum, StoredProblem, read_only
 
 
@@ -37,11 +38,13 @@ class TabularProblem(StoredProblem):
         self.fit_intercept = bool(fit_intercept)
         self.feature_names = (list(feature_names) if feature_names is not None
                               else [f"x{j}" for j in range(d)])
-        A = np.empty((n, d + int(fit_intercept)), dtype=np.float64, order=order)
+        A = aligned_empty((n, d + int(fit_intercept)), np.float64, order)
         A[:, :d] = X
         if fit_intercept:
             A[:, d] = 1.0
-        self._data = read_only({"A": A, "y": np.array(y, dtype=np.float64, order="C")})
+        yc = aligned_empty(y.shape)
+        yc[...] = y
+        self._data = read_only({"A": A, "y": yc})
         self._optimum: Optimum | None = None
         self._lipschitz: float | None = None
 

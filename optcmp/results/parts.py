@@ -202,7 +202,12 @@ class Conditions:
     concurrency, shared_host : int, bool
         Most optcmp runs active on the host at once during this run, and whether that was > 1.
     compiled, layout, execution, gradient : str
-        E.g. ``"torch.compile"``, ``"row-major"``, ``"fused"``, ``"autodiff"``; ``""``: not run.
+        E.g. ``"torch.compile"``, ``"row-major, shared"``, ``"fused"``, ``"autodiff"``; ``""``:
+        not run. ``layout`` is the data layout and how the device got the data: ``"shared"``
+        (it reads the host memory the problem holds, its own arrays or the row-major copy it
+        keeps: no copy per run) or ``"copied"`` (the run's own copy: an accelerator, arrays
+        under 1 MiB on TensorFlow, a writeable array); the layout alone where the run's
+        steps read data placed otherwise (a low-precision model's cast) and in older results.
     compiles_in_timed : int or None
         Compilations and traces inside the timed region (``None``: not counted).
     contract, pools : dict

@@ -23,10 +23,10 @@ from optcmp.frameworks.base import (
     ALIGNED_BYTES,
     Backend,
     ValueGradFn,
-    aligned,
     aligned_copy,
     analytic_value_and_grad,
     gather_steps,
+    shareable,
 )
 from optcmp.frameworks.jax.ops import ops
 from optcmp.frameworks.ops import pin_xla_threads, xla_cpu_threads
@@ -200,6 +200,7 @@ class JaxBackend(Backend):
         self.jnp_dtype = jnp.float64 if self.dtype == "float64" else jnp.float32
         self._pending: list[Any] = []
         self._xla0 = xla_compiles()
+        self.shares_from = ALIGNED_BYTES if self.jax_device.platform == "cpu" else None
 
     @property
     def version(self) -> str:
@@ -232,15 +233,20 @@ class JaxBackend(Backend):
         return self._put(arr, self.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype)
 
     def _put(self, arr: np.ndarray, dtype: Any) -> Any:
-        """``arr`` as ``dtype`` on the device; a large one on the CPU through an aligned copy,
-        unless it is read-only, aligned and in ``dtype`` (the CPU device may then share it: a
-        writeable array shared would change the device's values when written)."""
+        """``arr`` as ``dtype`` on the device: read in place where :func:`shareable` on the
+        CPU, else a private copy (``device_put`` of an aligned writeable array would share it,
+        and a later write to it change the device's values); a large one aligned first."""
         dt = np.dtype(dtype)
-        if (self.jax_device.platform == "cpu" and arr.size * dt.itemsize >= ALIGNED_BYTES
-                and not (arr.dtype == dt and arr.flags.c_contiguous and aligned(arr)
-                         and not arr.flags.writeable)):
-            return jax.device_put(aligned_copy(arr, dt), self.jax_device)
-        return jax.device_put(arr.astype(dt, copy=False), self.jax_device)
+        if self.jax_device.platform == "cpu" and not shareable(arr, dt):
+            arr = (aligned_copy(arr, dt) if arr.size * dt.itemsize >= ALIGNED_BYTES
+                   else np.array(arr, dtype=dt))
+        return jax.device_put(arr if arr.dtype == dt else arr.astype(dt), self.jax_device)
+
+    def shares(self, arr: np.ndarray) -> bool:
+        """On the CPU, a :func:`shareable` array in the run's dtype (``device_put`` reads it
+        in place; checked by the tests with ``unsafe_buffer_pointer``)."""
+        dt = self.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype
+        return self.jax_device.platform == "cpu" and shareable(arr, dt)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(jax.device_get(t), copy=True)

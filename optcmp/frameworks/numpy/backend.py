@@ -7,10 +7,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from optcmp.frameworks.base import Backend, ValueGradFn, check_layout, gradient_kind
+from optcmp.frameworks.base import (
+    Backend,
+    ValueGradFn,
+    check_layout,
+    gradient_kind,
+    kept_host,
+)
 from optcmp.frameworks.numpy.ops import ops
 
 if TYPE_CHECKING:
+    from optcmp.frameworks.reuse import ReuseKey
     from optcmp.problems.base import Problem
 
 
@@ -41,16 +48,23 @@ class NumpyBackend(Backend):
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t, copy=True)
 
-    def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
-              transposed: Sequence[str] = ()) -> dict[str, Any]:
+    def _place_sharing(self, data: dict[str, np.ndarray], layout: str,
+                       transposed: Sequence[str], keep: ReuseKey | None
+                       ) -> tuple[dict[str, Any], bool]:
         """The arrays in ``dtype``; 2-D ones column-major (Fortran order) when asked (none is
         held transposed: numpy is :attr:`fortran`); arrays in that order and dtype already
-        are the problem's own, shared."""
+        are the problem's own, shared, and a row-major one the problem holds otherwise is the
+        copy it keeps under ``keep`` (:func:`~optcmp.frameworks.base.kept_host`)."""
         order: Literal["C", "F"] = "F" if check_layout(layout) == "column-major" else "C"
-        out = {k: np.asarray(v) for k, v in data.items()}
-        return {k: np.asarray(v, dtype=self._np_dtype if np.issubdtype(v.dtype, np.floating)
-                              else None, order=order if v.ndim == 2 else "C")
-                for k, v in out.items()}
+        out, shared = {}, True
+        for k, v in data.items():
+            a = np.asarray(v)
+            dt = self._np_dtype if np.issubdtype(a.dtype, np.floating) else a.dtype
+            if order == "C" or a.ndim != 2:
+                a = kept_host(a, dt, keep, k, align=False)
+            out[k] = np.asarray(a, dtype=dt, order=order if a.ndim == 2 else "C")
+            shared = shared and out[k] is a
+        return out, shared
 
     def take_rows(self, data: dict[str, Any], idx: Any) -> dict[str, Any]:
         """Rows ``idx``; a slice of a column-major array copied row-major, as a gather of rows

@@ -25,6 +25,7 @@ from optcmp.frameworks.base import (
     aligned_copy,
     analytic_value_and_grad,
     gather_steps,
+    shareable,
 )
 from optcmp.frameworks.ops import pin_xla_threads
 from optcmp.frameworks.reuse import ReuseKey
@@ -80,6 +81,17 @@ def tf_device(device: str | None) -> str:
         raise ValueError(f"TensorFlow device {device!r} (/GPU:{index}) is not available "
                          f"(tensorflow {tf.__version__}); available devices: {available}")
     return f"/GPU:{index}"
+
+
+def _writeable_alias(arr: np.ndarray) -> np.ndarray | None:
+    """A writeable view of read-only ``arr`` (numpy's DLPack export refuses read-only arrays),
+    or None where its memory's owner is read-only itself."""
+    view = arr.view()
+    try:
+        view.flags.writeable = True
+    except ValueError:
+        return None
+    return view
 
 
 def _spec_like(t: Any, rows: bool, float_dtype: Any) -> Any:
@@ -242,6 +254,7 @@ class TensorFlowBackend(Backend):
         self.tf_dtype = _DTYPES[self.dtype]
         self.jit_compile = self.JIT_COMPILE if jit_compile is None else bool(jit_compile)
         self._gpu = self.tf_device.startswith("/GPU")
+        self.shares_from = None if self._gpu else ALIGNED_BYTES
         #: (compiled call, its compile count when this backend took it)
         self._functions: list[tuple[Any, int]] = []
 
@@ -262,10 +275,21 @@ class TensorFlowBackend(Backend):
 
     def _put(self, arr: np.ndarray, dtype: Any) -> Any:
         """``arr`` as ``dtype`` on the device (inside ``tf.device``); a large one on the CPU
-        through an aligned copy that DLPack hands over without copying again."""
+        through DLPack, which hands TensorFlow the host buffer without a copy: a
+        :func:`shareable` array's own (read in place), else an aligned private copy's."""
         if not self._gpu and arr.size * np.dtype(dtype).itemsize >= ALIGNED_BYTES:
-            return tf.experimental.dlpack.from_dlpack(aligned_copy(arr, dtype).__dlpack__())
+            alias = _writeable_alias(arr) if shareable(arr, dtype) else None
+            host = aligned_copy(arr, dtype) if alias is None else alias
+            return tf.experimental.dlpack.from_dlpack(host.__dlpack__())
         return tf.constant(arr, dtype=tf.as_dtype(np.dtype(dtype)))
+
+    def shares(self, arr: np.ndarray) -> bool:
+        """On the CPU, a large :func:`shareable` array in the run's dtype whose memory can be
+        exported (DLPack); the tensor reads it in place (TensorFlow never writes into a buffer
+        it does not own)."""
+        dt = self.dtype if np.issubdtype(arr.dtype, np.floating) else arr.dtype
+        return (self.shares_from is not None and arr.nbytes >= self.shares_from
+                and shareable(arr, dt) and _writeable_alias(arr) is not None)
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t.numpy() if hasattr(t, "numpy") else t, copy=True)

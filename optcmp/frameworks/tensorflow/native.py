@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from optcmp.fingerprint import canonical_json
-from optcmp.frameworks.base import analytic_value_and_grad
+from optcmp.frameworks.base import analytic_value_and_grad, host_key
 from optcmp.frameworks.reference import ReferenceAdapter
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.frameworks.stepper import Block
@@ -195,7 +195,9 @@ class KerasNativeAdapter(ReferenceAdapter):
             return
         import keras
 
-        self.data = self.backend.place(self.problem.train_data, self.layout, self._transposed)
+        self.data, shared = self.backend.place_sharing(
+            self.problem.train_data, self.layout, self._transposed, keep=host_key(self.problem))
+        self._placed = (dict(self.data), shared)
         self.resolve_learning_rate()
         self._build(keras)
         self._k = 0
@@ -389,7 +391,7 @@ class KerasNativeAdapter(ReferenceAdapter):
         saved = [v.numpy() for v in self.opt.variables]
         x = self.var.numpy()
         t0 = time.perf_counter()
-        for k in self._warmup_steps():  # every batch shape: XLA compiles once per shape
+        for k in self._step_warmup_steps():  # every batch shape: XLA compiles once per shape
             self._k = k
             self.step()
         self.backend.sync()

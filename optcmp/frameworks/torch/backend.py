@@ -19,12 +19,14 @@ from optcmp.frameworks.base import (
     ValueGradFn,
     analytic_value_and_grad,
     check_layout,
+    kept_host,
     layout_arrays,
 )
 from optcmp.frameworks.torch.ops import ops
 from optcmp.problems._scratch import work_arrays
 
 if TYPE_CHECKING:
+    from optcmp.frameworks.reuse import ReuseKey
     from optcmp.problems.base import Problem
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -95,27 +97,40 @@ class TorchBackend(Backend):
         dtype = self.torch_dtype if np.issubdtype(arr.dtype, np.floating) else None
         return torch.tensor(arr, dtype=dtype, device=self.torch_device)
 
-    def place(self, data: dict[str, np.ndarray], layout: str = "row-major",
-              transposed: Sequence[str] = ()) -> dict[str, Any]:
-        """The training arrays as tensors; on the CPU, arrays already in the run's dtype share
-        the problem's memory (``torch.from_numpy``: no second copy of the data), those held
-        transposed or column-major too (views of a problem's column-major matrix)."""
+    def _place_sharing(self, data: dict[str, np.ndarray], layout: str,
+                       transposed: Sequence[str], keep: ReuseKey | None
+                       ) -> tuple[dict[str, Any], bool]:
+        """The training arrays as tensors; on the CPU they share host memory the problem
+        holds (``torch.from_numpy``: no copy per run): its arrays in the run's dtype, those
+        held transposed or column-major too (views of a problem's column-major matrix), else
+        the row-major copy it keeps under ``keep`` (:func:`~optcmp.frameworks.base.kept_host`)."""
         fortran = check_layout(layout) == "column-major"
-        return {k: self._shared(v, fortran)
-                for k, v in layout_arrays(data, layout, transposed).items()}
+        out, shared = {}, True
+        for k, v in layout_arrays(data, layout, transposed).items():
+            out[k], own = self._shared(v, fortran, keep, k)
+            shared = shared and own
+        return out, shared
 
-    def _shared(self, a: Any, fortran: bool = False) -> torch.Tensor:
+    def _shared(self, a: Any, fortran: bool = False, keep: ReuseKey | None = None,
+                name: str = "") -> tuple[torch.Tensor, bool]:
+        """The tensor of ``a`` and whether it shares ``a``'s memory or the problem's kept copy."""
         arr = a if isinstance(a, np.ndarray) else None
-        if arr is not None and arr.ndim == 2 and not arr.flags.c_contiguous:
-            if fortran and arr.flags.f_contiguous:  # the transpose of a row-major tensor
-                return self._shared(arr.T).T
-            arr = a = np.ascontiguousarray(arr)  # row-major: torch.tensor would keep the strides
-        if (arr is None or self._cuda or not arr.flags.c_contiguous or arr.dtype.byteorder == ">"
-                or (np.issubdtype(arr.dtype, np.floating) and arr.dtype != self.np_dtype)):
-            return self.asarray(a)
+        if arr is None:
+            return self.asarray(a), False
+        if fortran and arr.ndim == 2 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
+            t, shared = self._shared(arr.T, False, keep, name)  # the transpose of a row-major tensor
+            return t.T, shared
+        if self._cuda:  # copied to the device row-major (torch.tensor would keep the strides)
+            return self.asarray(np.ascontiguousarray(arr)), False
+        dt = self.np_dtype if np.issubdtype(arr.dtype, np.floating) else \
+            arr.dtype.newbyteorder("=")
+        arr = kept_host(arr, dt, keep, name, align=False)
+        shared = arr.dtype == dt and arr.flags.c_contiguous
+        if not shared:  # a private row-major copy (torch.tensor would keep the strides)
+            arr = np.ascontiguousarray(arr, dtype=dt)
         with warnings.catch_warnings():  # a problem's read-only data: runs never write to it
             warnings.filterwarnings("ignore", "The given NumPy array is not writable")
-            return torch.from_numpy(arr)
+            return torch.from_numpy(arr), shared
 
     def to_numpy(self, t: Any) -> np.ndarray:
         return np.array(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, copy=True)
