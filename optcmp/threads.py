@@ -62,7 +62,8 @@ def limit_threads(n: int | None, backend: str) -> Iterator[None]:
         cls = _backend_class(backend, load=True)
         if cls is not None:
             stack.enter_context(cls.run_settings())
-        stack.enter_context(watch_runtime(str(getattr(cls, "name", backend))))
+        started = cls is not None and cls.runtime_started()
+        stack.enter_context(watch_runtime(str(getattr(cls, "name", backend)), started))
         if n is not None:
             stack.enter_context(_SHARED.hold(n, cls))
         yield

@@ -26,6 +26,9 @@ OWN_THREADS = "own threads"
 RUNTIME_BACKENDS = ("tensorflow", "jax")
 #: Native ids of the threads each runtime started while optcmp watched (:func:`watch_runtime`).
 _RUNTIME: dict[str, set[int]] = {}
+#: Frameworks whose runtime had started before optcmp first watched it: their threads are
+#: unknown, so their runs count the process's CPU time.
+_UNWATCHED: set[str] = set()
 #: The open watches: the framework and the native threads that existed when it opened.
 _WATCHES: list[tuple[str, frozenset[int]]] = []
 _LOCK = threading.Lock()
@@ -40,13 +43,18 @@ def native_threads() -> set[int] | None:
 
 
 @contextlib.contextmanager
-def watch_runtime(framework: str) -> Iterator[None]:
+def watch_runtime(framework: str, started: bool = False) -> Iterator[None]:
     """Attribute to ``framework``'s runtime the native threads that start inside the body
-    (Python threads, and threads another runtime started, excepted)."""
+    (Python threads, and threads another runtime started, excepted); ``started``: its runtime
+    is already up (if optcmp never watched it before, its threads stay unknown)."""
     before = native_threads() if framework in RUNTIME_BACKENDS else None
     if before is None:
         yield
         return
+    with _LOCK:
+        if started and framework not in _RUNTIME:
+            _UNWATCHED.add(framework)
+        _RUNTIME.setdefault(framework, set())
     entry = (framework, frozenset(before))
     with _LOCK:
         _WATCHES.append(entry)
@@ -137,7 +145,7 @@ class ThreadCpu(ProcessCpu):
         if self.framework is None:
             clocks: tuple[tuple[int, int], ...] = ((own, _clock_id(own)),)
         else:
-            runtime = self.runtime()
+            runtime = frozenset() if self.framework in _UNWATCHED else self.runtime()
             if not runtime:
                 self.counted, self.method = frozenset(), ProcessCpu.method
                 return {0: time.process_time()}

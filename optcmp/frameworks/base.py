@@ -484,6 +484,12 @@ class Backend(ABC):
         the default sets nothing."""
 
     @classmethod
+    def runtime_started(cls) -> bool:
+        """Whether the framework's runtime (its thread pools) has started in this process;
+        False for a framework that computes on the caller's threads."""
+        return False
+
+    @classmethod
     def run_settings(cls) -> contextlib.AbstractContextManager[None]:
         """The framework's process-wide settings for a run, entered before the backend is built
         (never on import).

@@ -400,6 +400,13 @@ class JaxBackend(Backend):
         """XLA's CPU compute threads: 1 when JAX started with optcmp's flags, else None."""
         return xla_cpu_threads()
 
+    @classmethod
+    def runtime_started(cls) -> bool:
+        """Whether JAX's backends (its runtime's threads) are up."""
+        from jax._src import xla_bridge
+
+        return bool(getattr(xla_bridge, "backends_are_initialized", lambda: False)())
+
     def resume_settings(self) -> None:
         """A resumed float64 run switches ``jax_enable_x64`` on again."""
         if self.dtype == "float64":

@@ -502,6 +502,13 @@ class TensorFlowBackend(Backend):
         return n if n > 0 else _env_threads() or os.cpu_count()
 
     @classmethod
+    def runtime_started(cls) -> bool:
+        """Whether TensorFlow's eager context (its runtime's thread pools) is up."""
+        from tensorflow.python.eager import context
+
+        return getattr(context.context(), "_context_handle", None) is not None
+
+    @classmethod
     @contextlib.contextmanager
     def run_settings(cls) -> Iterator[None]:
         """XLA's CPU thread flags added before XLA starts where JAX is installed (they stay)."""
