@@ -110,6 +110,28 @@ def test_a_pickled_problem_keeps_its_data_read_only():
     assert rows is kept_host(q.train_data["A"], np.float64, host_key(q), "A")
 
 
+def test_a_problems_data_cannot_be_made_writeable_again():
+    """Claimed: ``p.train_data["A"].flags.writeable = True`` was accepted, and a write then
+    reached later runs while the fingerprint, f* and the kept row-major copy stayed the old
+    data's; right: the flag cannot be set back on the problem's arrays (as built, deep-copied
+    or unpickled)."""
+    import copy
+    import pickle
+
+    from optcmp.problems import FizzBuzzMLP
+
+    for p in (LinearRegression(n_samples=1_000),
+              LinearRegression.from_arrays(np.arange(40.0).reshape(20, 2), np.arange(20.0)),
+              FizzBuzzMLP()):
+        for q in (p, copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+            for a in q.train_data.values():
+                with pytest.raises(ValueError, match="WRITEABLE"):
+                    a.flags.writeable = True
+                with pytest.raises(ValueError, match="read-only"):
+                    a[0] = 1.0
+            assert all(np.array_equal(q.train_data[k], v) for k, v in p.train_data.items())
+
+
 def test_a_backend_that_places_its_own_way_keeps_its_placement():
     """A backend subclass overriding ``place`` (without ``keep``) is what a run places with;
     the run records its data as copied."""

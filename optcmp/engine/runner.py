@@ -479,8 +479,7 @@ class _TimedRun:
             status, message = rounding_wins(status, message, how.noop_steps,
                                             int(record.nit), dtype)
         hit = None if self.monitor is None else self.monitor.hit
-        if final and fun is not None and self.monitor is not None and getattr(
-                session.adapter, "stochastic", False):  # observed every eval_every steps
+        if final and fun is not None and self.monitor is not None:
             self.monitor.end_row(int(record.nit), fun, int(record.nfev), int(record.njev))
         cpu = sw.cpu_elapsed if sw.intervals else None
         contract, error = self._contract()

@@ -328,9 +328,17 @@ class Problem(ABC):
 
 
 def read_only(data: dict[str, Any]) -> dict[str, np.ndarray]:
-    """``data`` with each array (one the problem owns, never the caller's) made read-only."""
-    for a in data.values():
+    """``data`` with each array (one the problem owns, never the caller's) made read-only for
+    good: a view of a read-only buffer, whose flag cannot be set back (an array that owns its
+    memory could be made writeable again)."""
+    for k, a in data.items():
+        owner = a
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        owner.flags.writeable = False
         a.flags.writeable = False
+        if a is owner:
+            data[k] = a.view()
     return data
 
 
@@ -354,8 +362,7 @@ class StoredProblem(Problem):
         """The pickled state, those arrays read-only again (a pickle keeps no flag)."""
         names = state.pop("_read_only", ())
         self.__dict__.update(state)
-        for k in names:
-            self._data[k].flags.writeable = False
+        self._data.update(read_only({k: self._data[k] for k in names}))
 
     @property
     def layout(self) -> ParamLayout:

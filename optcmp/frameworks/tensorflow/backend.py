@@ -83,15 +83,20 @@ def tf_device(device: str | None) -> str:
     return f"/GPU:{index}"
 
 
+class _Alias:
+    """``arr``'s memory described as writeable (``__array_interface__``), ``arr`` kept alive."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+        self.__array_interface__ = {**arr.__array_interface__, "data": (arr.ctypes.data, False)}
+
+
 def _writeable_alias(arr: np.ndarray) -> np.ndarray | None:
-    """A writeable view of read-only ``arr`` (numpy's DLPack export refuses read-only arrays),
-    or None where its memory's owner is read-only itself."""
-    view = arr.view()
-    try:
-        view.flags.writeable = True
-    except ValueError:
+    """A writeable alias of read-only ``arr`` (numpy's DLPack export refuses read-only arrays;
+    TensorFlow never writes into an input), or None for an array that is not contiguous."""
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         return None
-    return view
+    return np.asarray(_Alias(arr))
 
 
 def _spec_like(t: Any, rows: bool, float_dtype: Any) -> Any:
