@@ -208,13 +208,10 @@ class Monitor:
             self.sw.resume()
 
     def end_row(self, nit: int, fun: float, nfev: int, njev: int) -> None:
-        """Record the run's last iterate ``x_nit`` where a budget or an early stop ended it
-        after its last observation (a minibatch run between two observations; a full-batch
-        run, whose steps evaluated ``x_0 .. x_nit-1``): its judged value at the run's elapsed
-        time, so the trace ends where the run did (a met target or a divergence ends it at the
-        iterate that fired)."""
-        fired = getattr(self.fired, "kind", None) if self.stopped else None
-        if self.rows and self.rows[-1][0] < nit and self.hit is None and fired != "divergence":
+        """Record a minibatch run's last iterate where a budget ended it between two
+        observations: its judged value at the run's elapsed time, so the trace ends where the
+        run did (a full-batch run's trace holds every iterate its steps evaluated)."""
+        if self.rows and self.rows[-1][0] < nit and self.hit is None:
             self.rows.append((nit, self.sw.elapsed, fun, math.nan, nfev, njev, True))
 
     def trace(self) -> Trace:

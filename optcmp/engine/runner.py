@@ -246,6 +246,10 @@ def start_values(problem: Problem, x0: np.ndarray, value_only: bool) -> tuple[fl
     return out[0], (None if out[1] is None else out[1].copy())
 
 
+#: Statuses of a run a budget ended (anywhere between two observations).
+BUDGET_ENDS = ("max_iter", "timeout", "max_evals", "max_cpu_time", "censored")
+
+
 class _TimedRun:
     """The state of one run while it executes; :meth:`result` builds its result once."""
 
@@ -479,7 +483,8 @@ class _TimedRun:
             status, message = rounding_wins(status, message, how.noop_steps,
                                             int(record.nit), dtype)
         hit = None if self.monitor is None else self.monitor.hit
-        if final and fun is not None and self.monitor is not None:
+        if (final and fun is not None and self.monitor is not None and status in BUDGET_ENDS
+                and getattr(session.adapter, "stochastic", False)):  # observed every eval_every
             self.monitor.end_row(int(record.nit), fun, int(record.nfev), int(record.njev))
         cpu = sw.cpu_elapsed if sw.intervals else None
         contract, error = self._contract()
