@@ -369,3 +369,25 @@ def test_the_column_major_design_matrix_gives_the_row_major_values_to_the_bit(bl
     assert cols.lipschitz() == rows.lipschitz()
     assert np.array_equal(cols.hess_diag_numpy(), rows.hess_diag_numpy())
     assert data_fingerprint(cols) == data_fingerprint(rows)
+
+
+def test_the_float64_judge_sums_blocks_of_rows_as_value_and_grad_does():
+    """fun64 computes the residual in blocks of SUM_ROWS rows (no array of the data's size)
+    and gives value_and_grad's value to the bit, one target or several, with a last block
+    shorter than the others."""
+    from optcmp.frameworks import get_backend
+    from optcmp.problems._scratch import work_arrays
+    from optcmp.problems.linear_regression import SUM_ROWS
+
+    rng = np.random.default_rng(0)
+    for t in (1, 3):
+        X = rng.standard_normal((2 * SUM_ROWS + 17, 4))
+        Y = X @ rng.standard_normal((4, t)) + rng.standard_normal((len(X), t))
+        p = LinearRegression.from_arrays(X, Y[:, 0] if t == 1 else Y)
+        for _ in range(3):
+            x = rng.standard_normal(p.n_params)
+            assert p.fun64(x) == p.value_and_grad(x, p.train_data)[0]
+            plain = float(p.objective(get_backend("numpy").ops, x, p.train_data))
+            assert p.fun64(x) == pytest.approx(plain, rel=1e-12)
+    kept = work_arrays((SUM_ROWS, 3), np.float64, 1)
+    assert kept is not None and kept[0].shape == (SUM_ROWS, 3)

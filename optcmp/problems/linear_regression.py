@@ -53,6 +53,23 @@ _AT = transposed_key("A")
 MAX_NOISE = 1e150
 
 
+#: Rows per block of the float64 sum of squared residuals (:func:`sum_of_squares`).
+SUM_ROWS = 1 << 16
+
+
+def sum_of_squares(r: np.ndarray) -> float:
+    """``sum(r * r)`` as the sum, in order, of each block of :data:`SUM_ROWS` rows' own
+    ``vdot``: what :meth:`LinearRegression.fun64` computes block by block."""
+    n = r.shape[0]
+    if n <= SUM_ROWS:
+        return float(np.vdot(r, r))
+    total = 0.0
+    for i in range(0, n, SUM_ROWS):
+        b = r[i:i + SUM_ROWS]
+        total += float(np.vdot(b, b))
+    return total
+
+
 class LinearRegression(tabular.TabularProblem):
     """Linear least squares with an intercept, mean squared error over samples and outputs.
 
@@ -300,9 +317,22 @@ class LinearRegression(tabular.TabularProblem):
     @same_as_value
     def fun64(self, x: np.ndarray) -> float:
         """The float64 objective of the whole data, without the gradient (the value
-        :meth:`value_and_grad` gives, to the bit)."""
-        return self._numpy_value_and_grad(np.asarray(x, dtype=np.float64), self.train_data,
-                                          True, grad=False)[0]
+        :meth:`value_and_grad` gives, to the bit), the residual computed in blocks of
+        :data:`SUM_ROWS` rows: no array of the data's size."""
+        x = np.asarray(x, dtype=np.float64)
+        A, y = self._data["A"], self._data["y"]
+        n = y.shape[0]
+        if n <= SUM_ROWS or not A.dtype == y.dtype == np.float64:
+            return self._numpy_value_and_grad(x, self._data, True, grad=False)[0]
+        W = x if self.n_targets == 1 else x.reshape(self._w_shape())
+        work = work_arrays((SUM_ROWS, *y.shape[1:]), y.dtype, 1)
+        total = 0.0
+        for i in range(0, n, SUM_ROWS):
+            j = min(i + SUM_ROWS, n)
+            r = np.matmul(A[i:j], W, out=None if work is None else work[0][:j - i])
+            r -= y[i:j]
+            total += float(np.vdot(r, r))
+        return total / y.size
 
     def _numpy_value_and_grad(self, x: np.ndarray, batch: dict[str, np.ndarray],
                               value: bool, grad: bool = True) -> tuple[float, Any]:
@@ -315,7 +345,7 @@ class LinearRegression(tabular.TabularProblem):
         r = A @ W if work is None else np.matmul(A, W, out=work[0])
         r -= y
         m = r.size
-        fun = float(np.vdot(r, r)) / m if value else float("nan")
+        fun = sum_of_squares(r) / m if value else float("nan")
         if not grad:
             return fun, None
         g = A.T @ r
