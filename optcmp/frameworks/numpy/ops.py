@@ -34,8 +34,11 @@ def sigmoid(a: Any, out: np.ndarray | None = None) -> np.ndarray:
     """``1 / (1 + exp(-a))`` with numpy's vectorized ``exp`` (faster than
     ``scipy.special.expit``'s scalar loop, equal to it to rounding; 0 and 1 at the extremes);
     integers and booleans computed as float64."""
-    a = np.asarray(a)
-    r = np.negative(a, out=out, dtype=np.result_type(a.dtype, 1.0))  # checked before written
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f" and (out is None or out.dtype == a.dtype):
+        r = np.negative(a, out=out)  # the steps' case: a float array
+    else:
+        a = np.asarray(a)
+        r = np.negative(a, out=out, dtype=np.result_type(a.dtype, 1.0))  # checked, then written
     if not isinstance(r, np.ndarray):  # a scalar
         with np.errstate(over="ignore", under="ignore"):
             return 1.0 / (1.0 + np.exp(r))
