@@ -19,6 +19,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from optcmp.frameworks.base import is_cpu_device
 from optcmp.frameworks.numpy.ops import norm2
 from optcmp.frameworks.reuse import ReuseKey, problem_parts
 from optcmp.optimizers.base import NotApplicable, OptimizerSpec, as_spec, optimizer_info
+from optcmp.problems._scratch import dropped_after
 from optcmp.problems.base import Problem
 from optcmp.results import Conditions, Identity, Outcome, RunResult, Timing, ToTarget, Trace
 from optcmp.stopping import Rule
@@ -270,9 +272,10 @@ class _TimedRun:
         """The backend, ``f(x0)`` and the stopwatch, inside the run's thread limits (a
         framework fixes its pools when it starts; ``f(x0)`` runs BLAS)."""
         session, problem, x0 = self.session, self.problem, self.session.x0
-        session.open_backend()
+        backend = session.open_backend()
         value_only = session.unsupported is not None or self._value_only()
-        self.f0, self.g0 = start_values(problem, x0, value_only)
+        with nullcontext() if backend.host_work else dropped_after():
+            self.f0, self.g0 = start_values(problem, x0, value_only)
         check_resolution(self.rule, problem, self.config.seed, f0=self.f0)
         self.sw = session.stopwatch()
 

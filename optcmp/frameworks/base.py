@@ -233,6 +233,9 @@ class Backend(ABC):
     column-major array give row-major batches at little cost (numpy): :func:`run_layout`."""
     block_gather: ClassVar[str] = "per-step"
     """How a :meth:`compile_block` minibatch block gathers its rows (:data:`GATHERS`)."""
+    host_work: ClassVar[bool] = False
+    """Its runs reuse the host evaluation's work arrays (numpy's steps, torch's residual):
+    those ``f(x0)`` allocates are kept for them, else dropped after it."""
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         self.dtype = check_dtype(dtype)

@@ -7,6 +7,8 @@ An array of over 128 KiB freed on every call is faulted in again page by page th
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -34,3 +36,15 @@ def work_arrays(shape: tuple[int, ...], dtype: Any, count: int) -> list[np.ndarr
             kept.pop(next(iter(kept)))
     kept[key] = found  # the newest last
     return found
+
+
+@contextmanager
+def dropped_after() -> Iterator[None]:
+    """This thread's work arrays first allocated inside the block are dropped at its end."""
+    before = set(getattr(_local, "kept", None) or ())
+    try:
+        yield
+    finally:
+        kept = getattr(_local, "kept", None) or {}
+        for key in [k for k in kept if k not in before]:
+            del kept[key]

@@ -29,6 +29,7 @@ class NumpyBackend(Backend):
     ops = ops
     capabilities = frozenset()
     slices_are_views = True
+    host_work = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)

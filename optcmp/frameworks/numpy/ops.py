@@ -53,6 +53,61 @@ def sigmoid_of_negated(n: np.ndarray) -> np.ndarray:
         return np.reciprocal(n, out=n)
 
 
+#: Rows shorter than this are summed one column after another by numpy's ``add.reduce``
+#: (longer ones pairwise, 8 at a time): :func:`row_sum` adds the columns in that order.
+SHORT_ROW = 8
+
+
+def row_sum(a: np.ndarray) -> np.ndarray:
+    """``np.sum(a, axis=1)`` of a 2-D array, to the bit: a short row's columns added in
+    order, one vectorized pass per column (numpy's reduction along a row of a few elements
+    costs 10-20 us per 1,000 rows)."""
+    k = a.shape[1]
+    if k >= SHORT_ROW or k == 0 or a.dtype.kind not in "fc":
+        return np.sum(a, axis=1)
+    s = a[:, 0].copy()
+    for j in range(1, k):
+        s += a[:, j]
+    return s
+
+
+def row_logsumexp(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=1, keepdims=True)`` of a 2-D float array, to the bit
+    (scipy's algorithm: each row's largest terms taken out of the sum, ``log1p`` of the rest's
+    sum over their count, plus the log of the count and the maximum), computed on the
+    transposed columns of a short row (:func:`row_sum`'s order): a fifth of scipy's time on
+    900 x 4, and the same answer whatever scipy's version."""
+    if a.ndim != 2 or a.dtype.kind != "f" or not 0 < a.shape[1] < SHORT_ROW:
+        return special().logsumexp(a, axis=1, keepdims=True)
+    cols = np.ascontiguousarray(a.T)  # one row per column: long inner loops
+    top = np.max(cols, axis=0)  # NaN propagates
+    is_top = cols == top
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        rest = np.where(is_top, -np.inf, cols)
+        rest -= top
+        np.exp(rest, out=rest)
+    s = rest[0].copy()  # the columns in order, as numpy sums a short row
+    for r in rest[1:]:
+        s += r
+    counts = np.count_nonzero(is_top, axis=0)
+    if np.all(counts == 1):  # one largest term per row: log(m) = 0, s / m = s
+        out = np.log1p(s)
+        out += top
+    else:
+        m = counts.astype(a.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.where(s == 0, s, s / m)
+            negative = np.sign(s + 1) * np.sign(m) < 0
+            s = np.where(s < -1, -s - 2, s)
+            out = np.log1p(s) + np.log(np.abs(m)) + top
+        out[negative] = np.nan
+    bad = ~np.isfinite(out)
+    if bad.any():  # as scipy: a row with no finite answer is log(sum(exp(row)))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out[bad] = np.log(np.sum(np.exp(a[bad]), axis=1))
+    return out[:, None]
+
+
 def _where(cond: Any, a: Any, b: Any) -> Any:
     if np.ndim(a) == 0 and np.ndim(b) == 0 and not isinstance(a, np.ndarray) \
             and not isinstance(b, np.ndarray):
@@ -81,7 +136,9 @@ ops = SimpleNamespace(
     atan=np.arctan,  # the helical valley (MGH 7)
     sigmoid=sigmoid,
     softplus=lambda a: np.logaddexp(0.0, a),
-    logsumexp=lambda a, axis=None: special().logsumexp(a, axis=axis),
+    logsumexp=lambda a, axis=None: (
+        row_logsumexp(a)[:, 0] if axis in (1, -1) and isinstance(a, np.ndarray) and a.ndim == 2
+        else special().logsumexp(a, axis=axis)),
     softmax=lambda a, axis=-1: special().softmax(a, axis=axis),
     permute_dims=np.transpose,
     transpose=np.transpose,

@@ -74,6 +74,7 @@ class TorchBackend(Backend):
     ops = ops
     capabilities = frozenset({"autodiff", "gpu"})
     slices_are_views = True
+    host_work = True
 
     def __init__(self, device: str | None = None, dtype: str = "float64") -> None:
         super().__init__(device, dtype)
