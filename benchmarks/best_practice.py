@@ -22,8 +22,8 @@ region); the benchmark swaps in a stopwatch that also reads the process CPU cloc
 
 The variants (each loop runs all the steps of a measurement and returns the final iterate;
 every GD loop computes ``f`` and the gradient's norm at every step, as a run's trace needs
-them, and the TF and JAX loops return the last ones: XLA drops what a compiled loop never
-returns, and such a loop would skip a pass over the residual that optcmp makes):
+them, and the compiled TF and JAX loops return the last ones: XLA drops what a compiled
+program never returns, and such a loop would skip a pass over the residual that optcmp makes):
 
 * layout (GD): the data row-major or column-major (a transposed copy); numpy and torch write
   into ``out=`` buffers, no temporaries (torch also shown with temporaries);
@@ -425,7 +425,7 @@ def tf_loops(work: str, problem: Any, n: int) -> Loops:
                 return tf.while_loop(lambda i, *_: i < n, body,
                                      (0, tf.zeros([A.shape[1]], tf.float64), zero, zero))[1:]
             M = tf.constant(np.ascontiguousarray(problem.train_data["A"].T)) if cols else A
-            return lambda: [v.numpy() for v in run(M, y)]
+            return lambda: [v.numpy() for v in run(M, y)][0]
         return {"column-major": gd(True), "row-major": gd(False)}
     if work == "sgd64-1M":
         return _tf_sgd_lin(problem, data, n)
@@ -584,7 +584,7 @@ def jax_loops(work: str, problem: Any, n: int) -> Loops:
                 return jax.lax.fori_loop(0, n, body, (jnp.zeros(problem.n_params), zero, zero))
             M = jax.device_put(np.ascontiguousarray(problem.train_data["A"].T)) if cols \
                 else data["A"]
-            return lambda: jax.block_until_ready(run(M, data["y"]))
+            return lambda: jax.block_until_ready(run(M, data["y"]))[0]
         return {"column-major": gd(True), "row-major": gd(False)}
     if work == "sgd64-1M":
         return _jax_sgd_lin(problem, data, n)
