@@ -20,7 +20,10 @@ runtime starts); the figure is the median CPU (and wall) seconds per step. "best
 variant with the lowest median CPU per step. optcmp's figure is its own stopwatch's (the timed
 region); the benchmark swaps in a stopwatch that also reads the process CPU clock.
 
-The variants (each loop runs all the steps of a measurement and returns the final iterate):
+The variants (each loop runs all the steps of a measurement and returns the final iterate;
+every GD loop computes ``f`` and the gradient's norm at every step, as a run's trace needs
+them, and the compiled TF and JAX loops return the last ones: XLA drops what a compiled
+program never returns, and such a loop would skip a pass over the residual that optcmp makes):
 
 * layout (GD): the data row-major or column-major (a transposed copy); numpy and torch write
   into ``out=`` buffers, no temporaries (torch also shown with temporaries);
@@ -413,15 +416,16 @@ def tf_loops(work: str, problem: Any, n: int) -> Loops:
         def gd(cols: bool) -> Callable[[], Any]:
             @tf.function(jit_compile=True)
             def run(M: Any, y: Any) -> Any:
-                def body(i: Any, x: Any, f: Any) -> Any:
+                def body(i: Any, x: Any, f: Any, gn: Any) -> Any:
                     r = tf.linalg.matvec(M, x, transpose_a=cols) - y
                     g = tf.linalg.matvec(M, r, transpose_a=not cols) * (2.0 / m)
-                    return i + 1, x - lr * g, tf.reduce_sum(r * r) / m + 0.0 * tf.norm(g)
+                    return i + 1, x - lr * g, tf.reduce_sum(r * r) / m, tf.norm(g)
+                zero = tf.constant(0.0, tf.float64)
+                # f and |g| returned: XLA drops a value the loop computes but never returns
                 return tf.while_loop(lambda i, *_: i < n, body,
-                                     (0, tf.zeros([A.shape[1]], tf.float64),
-                                      tf.constant(0.0, tf.float64)))[1]
+                                     (0, tf.zeros([A.shape[1]], tf.float64), zero, zero))[1:]
             M = tf.constant(np.ascontiguousarray(problem.train_data["A"].T)) if cols else A
-            return lambda: run(M, y).numpy()
+            return lambda: [v.numpy() for v in run(M, y)][0]
         return {"column-major": gd(True), "row-major": gd(False)}
     if work == "sgd64-1M":
         return _tf_sgd_lin(problem, data, n)
@@ -571,15 +575,16 @@ def jax_loops(work: str, problem: Any, n: int) -> Loops:
             @jax.jit
             def run(M: Any, y: Any) -> Any:
                 def body(i: Any, carry: Any) -> Any:
-                    x, f = carry
+                    x = carry[0]
                     r = (x @ M if cols else M @ x) - y
                     g = (M @ r if cols else r @ M) * (2.0 / m)
-                    return x - lr * g, f + jnp.vdot(r, r) / m + 0.0 * jnp.linalg.norm(g)
-                return jax.lax.fori_loop(0, n, body, (jnp.zeros(problem.n_params),
-                                                      jnp.float64(0.0)))[0]
+                    return x - lr * g, jnp.vdot(r, r) / m, jnp.linalg.norm(g)
+                zero = jnp.float64(0.0)
+                # f and |g| returned: XLA drops a value the loop computes but never returns
+                return jax.lax.fori_loop(0, n, body, (jnp.zeros(problem.n_params), zero, zero))
             M = jax.device_put(np.ascontiguousarray(problem.train_data["A"].T)) if cols \
                 else data["A"]
-            return lambda: run(M, data["y"]).block_until_ready()
+            return lambda: jax.block_until_ready(run(M, data["y"]))[0]
         return {"column-major": gd(True), "row-major": gd(False)}
     if work == "sgd64-1M":
         return _jax_sgd_lin(problem, data, n)

@@ -240,6 +240,34 @@ def test_tf_value_and_grad_traced_once():
 
 
 @needs_tf
+def test_tf_compiled_calls_take_the_flat_entry_and_return_what_the_function_returns(monkeypatch):
+    """After the first call, a compiled call whose arguments are all tensors skips
+    ``ConcreteFunction.__call__`` (its flat entry: the batch's keys out of sorted order, a
+    state tuple, a None output come back as the function returns them); a numpy argument
+    takes the usual entry. Both: ``x * z[0] - a[1]`` = [2.75, -4.25], the state (1.5, [4.5, -8])."""
+    be = get_backend("tensorflow")
+
+    def fn(x, state, batch):
+        return None, x * batch["z"][0] - batch["a"][1], (state[0] + 1.0, state[1] * x)
+
+    x = be.asarray(np.array([1.5, -2.0]))
+    state = (be.asarray(np.array(0.5)), be.asarray(np.array([3.0, 4.0])))
+    batch = {"z": be.asarray(np.array([2.0, 9.0])), "a": be.asarray(np.array([7.0, 0.25]))}
+    call = be.compile(fn, (x, state, batch))
+    call(x, state, batch)  # traced
+    cls = type(call.tf_function.get_concrete_function())
+    usual = []
+    monkeypatch.setattr(cls, "__call__", lambda self, *a, **k: usual.append(1) or
+                        cls._call_impl(self, a, k))
+    for arg, entries in ((x, 0), (x.numpy(), 1)):
+        none, y, (s0, s1) = call(arg, state, batch)
+        assert none is None and len(usual) == entries
+        np.testing.assert_array_equal(y.numpy(), [2.75, -4.25])
+        np.testing.assert_array_equal(s0.numpy(), 1.5)
+        np.testing.assert_array_equal(s1.numpy(), [4.5, -8.0])
+
+
+@needs_tf
 def test_tf_jit_compile_gives_the_same_iterates():
     from optcmp.frameworks.tensorflow.backend import TensorFlowBackend
     from optcmp.optimizers.adadelta import AdadeltaRule
