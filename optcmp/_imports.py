@@ -17,17 +17,22 @@ import contextlib
 import gc
 import importlib
 import sys
+import threading
 from collections.abc import Iterator
 from types import ModuleType
 
 #: Set while a process that opted in runs (:func:`freezing_imports`).
 _FREEZING: list[bool] = []
+#: First imports under way (in any thread), and the collector's thresholds before them.
+_under_way = 0
+_threshold = gc.get_threshold()
+_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
 def freezing_imports() -> Iterator[None]:
     """Let :func:`first_import` freeze what the process holds after each first import, for
-    the block."""
+    the block (what was frozen stays so: the process ends with the command)."""
     _FREEZING.append(True)
     try:
         yield
@@ -40,10 +45,17 @@ def first_import(name: str) -> ModuleType:
     full collection during the import and every object alive after it frozen."""
     if not _FREEZING or name in sys.modules:
         return importlib.import_module(name)
-    threshold = gc.get_threshold()
-    gc.set_threshold(threshold[0], threshold[1], 1 << 30)
+    global _under_way, _threshold
+    with _LOCK:  # imports in several threads: the thresholds of before the first come back
+        if _under_way == 0:
+            _threshold = gc.get_threshold()
+            gc.set_threshold(_threshold[0], _threshold[1], 1 << 30)
+        _under_way += 1
     try:
         return importlib.import_module(name)
     finally:
-        gc.freeze()
-        gc.set_threshold(*threshold)
+        with _LOCK:
+            _under_way -= 1
+            if _under_way == 0:
+                gc.freeze()
+                gc.set_threshold(*_threshold)

@@ -138,3 +138,21 @@ def test_the_command_freezes_what_a_first_import_keeps_and_a_library_call_does_n
     frozen, same, enabled = command.stdout.split()
     assert int(frozen) > 10_000 and same == enabled == "True"
     assert library.stdout.split() == ["0", "True", "True"]
+
+
+def test_first_imports_in_threads_give_the_collector_its_thresholds_back() -> None:
+    """Eight threads importing at once under the command's setting: afterwards the
+    collector's thresholds are those of before (not the paused ones), what they keep frozen."""
+    p = _run("import gc, threading\n"
+             "from optcmp._imports import first_import, freezing_imports\n"
+             "names = ['wave', 'colorsys', 'difflib', 'tomllib', 'zipapp', 'http.cookies',\n"
+             "         'email.mime.text', 'xml.dom.minidom']\n"
+             "before, start = gc.get_threshold(), threading.Barrier(8)\n"
+             "def work(name):\n"
+             "    start.wait(); first_import(name)\n"
+             "with freezing_imports():\n"
+             "    ts = [threading.Thread(target=work, args=(n,)) for n in names]\n"
+             "    [t.start() for t in ts]; [t.join() for t in ts]\n"
+             "print(gc.get_threshold() == before, gc.get_freeze_count() > 0)")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "True"]
