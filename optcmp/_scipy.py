@@ -4,8 +4,9 @@ timed path import them during setup or warm-up, never inside a timed step."""
 from __future__ import annotations
 
 import functools
-import importlib
 from types import ModuleType
+
+from optcmp._imports import first_import
 
 _loaded: dict[str, ModuleType] = {}
 
@@ -16,7 +17,7 @@ def _load(name: str) -> ModuleType:
     # (already in sys.modules, half initialized) is never handed out
     mod = _loaded.get(name)
     if mod is None:
-        mod = _loaded[name] = importlib.import_module(name)
+        mod = _loaded[name] = first_import(name)
     return mod
 
 

@@ -242,7 +242,7 @@ def test_each_framework_folder_imports_no_other_framework():
 
 #: Modules that import no other part of optcmp (but each other): files, the clock, minibatch
 #: orders, machine facts, data fingerprints, the stopping rules.
-LEAVES = ("optcmp._io", "optcmp._memory", "optcmp._warn", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
+LEAVES = ("optcmp._io", "optcmp._imports", "optcmp._memory", "optcmp._warn", "optcmp._scipy", "optcmp._storefile", "optcmp._version", "optcmp._dask",
           "optcmp.timing", "optcmp.batching", "optcmp.environment", "optcmp.fingerprint",
           "optcmp.implementation",
           "optcmp.stopping")

@@ -117,3 +117,42 @@ def test_lazy_scipy_import_is_safe_for_threads() -> None:
              "print(len(errors))")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "0"
+
+
+def test_the_command_freezes_what_a_first_import_keeps_and_a_library_call_does_not() -> None:
+    """``optcmp run`` moves what scipy.optimize's import (L-BFGS-B's) keeps out of the
+    collector's full passes (gc.freeze); ``optcmp.run`` in a caller's process freezes nothing;
+    both leave the collector's thresholds as they were."""
+    end = "print(gc.get_freeze_count(), gc.get_threshold() == before, gc.isenabled())"
+    command = _run("import gc, io, contextlib\n"
+                   "from optcmp.cli import main\n"
+                   "before = gc.get_threshold()\n"
+                   "with contextlib.redirect_stdout(io.StringIO()):\n"
+                   "    main(['run', '--backends', 'numpy', '--optimizers', 'lbfgs', '--rows',"
+                   " '1000', '--no-progress'])\n" + end)
+    library = _run("import gc, optcmp\n"
+                   "before = gc.get_threshold()\n"
+                   "p = optcmp.problems.LinearRegression(n_samples=1000)\n"
+                   "optcmp.run(p, optcmp.lbfgs, max_iter=5)\n" + end)
+    assert command.returncode == 0 and library.returncode == 0, command.stderr + library.stderr
+    frozen, same, enabled = command.stdout.split()
+    assert int(frozen) > 10_000 and same == enabled == "True"
+    assert library.stdout.split() == ["0", "True", "True"]
+
+
+def test_first_imports_in_threads_give_the_collector_its_thresholds_back() -> None:
+    """Eight threads importing at once under the command's setting: afterwards the
+    collector's thresholds are those of before (not the paused ones), what they keep frozen."""
+    p = _run("import gc, threading\n"
+             "from optcmp._imports import first_import, freezing_imports\n"
+             "names = ['wave', 'colorsys', 'difflib', 'tomllib', 'zipapp', 'http.cookies',\n"
+             "         'email.mime.text', 'xml.dom.minidom']\n"
+             "before, start = gc.get_threshold(), threading.Barrier(8)\n"
+             "def work(name):\n"
+             "    start.wait(); first_import(name)\n"
+             "with freezing_imports():\n"
+             "    ts = [threading.Thread(target=work, args=(n,)) for n in names]\n"
+             "    [t.start() for t in ts]; [t.join() for t in ts]\n"
+             "print(gc.get_threshold() == before, gc.get_freeze_count() > 0)")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "True"]

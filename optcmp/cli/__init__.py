@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from optcmp._imports import freezing_imports
 from optcmp.analysis.format import fit
 from optcmp.cli import listing as list_command
 from optcmp.cli import report as report_command
@@ -61,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             tqdm.write(fit(f"optcmp: warning: {text}"), file=sys.stderr)
 
-    with warnings.catch_warnings(), sigterm_as_interrupt():  # both restored afterwards
+    # both restored afterwards; a framework's first import out of the collector's way
+    with warnings.catch_warnings(), sigterm_as_interrupt(), freezing_imports():
         warnings.showwarning = show
         try:
             return int(args.func(args))

@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
+from optcmp._imports import first_import
 from optcmp._io import install_hint
 from optcmp.frameworks.base import (
     DEVICE_FORMS,
@@ -136,7 +137,7 @@ def backend_class(name: str) -> type[Backend]:
             f"install it with: {install_hint(info.extra)}"
         )
     try:
-        module = importlib.import_module(info.module)
+        module = first_import(info.module)
     except ModuleNotFoundError as exc:
         if exc.name == info.module:
             raise BackendUnavailable(f"backend {canon!r} is not part of this optcmp build") from exc

@@ -118,11 +118,16 @@ def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, 
         return lax.cond(end - i0 == chunk, lambda c: lax.scan(
             lambda c, b: (on(i0, c, batch=b), None), c, buf)[0],
             lambda c: lax.fori_loop(i0, end, on, c), carry)
-    # at most one epoch's shorter last minibatch among them: full ones around it
+    # at most one epoch's shorter last minibatch among them: the full ones before it (k = 0),
+    # it, then the full ones after it (k = 1), by one loop of full steps
     last = i0 + spe - 1 - (start + i0) % spe
-    carry = lax.fori_loop(i0, jnp.minimum(last, end), on, carry)
-    carry = lax.cond(last < end, lambda c: on(last, c, short), lambda c: c, carry)
-    return lax.fori_loop(last + 1, end, on, carry)
+
+    def around(k: Any, carry: Any) -> Any:
+        carry = lax.fori_loop(jnp.where(k == 0, i0, last + 1),
+                              jnp.where(k == 0, jnp.minimum(last, end), end), on, carry)
+        return lax.cond((k == 0) & (last < end), lambda c: on(last, c, short), lambda c: c,
+                        carry)
+    return lax.fori_loop(0, 2, around, carry)
 
 
 def _minibatch_loop(step: Callable[..., Any], fdt: Any, geometry: tuple[int, int, int],
@@ -143,20 +148,18 @@ def _minibatch_loop(step: Callable[..., Any], fdt: Any, geometry: tuple[int, int
             _, _, x2, s2 = step(x, state, batch, *extra)
             return x2, tuple(s2)
 
-        def body(i: Any, carry: Any) -> Any:
-            x, state = carry
+        def body(i: Any, carry: Any) -> Any:  # a full minibatch
             e, j = jnp.divmod(start + i, spe)
-            a = e * rows_ + j * bs
-            if not short:
-                return on_rows(a, bs, x, state)
-            return lax.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
-                            lambda: on_rows(a, short, x, state))  # the shorter last one
+            return on_rows(e * rows_ + j * bs, bs, *carry)
 
-        def piece(carry: Any) -> Any:  # under chunk / 4 steps: gathered one by one
+        def piece(carry: Any) -> Any:  # under chunk / 4 full steps: gathered one by one
             i, end, x, state = carry
             stop = jnp.minimum(end, i + chunk)
+            gather = 4 * (stop - i) >= chunk
+            if short:  # and an epoch's shorter last one among them: gathered
+                gather = gather | (spe - 1 - (start + i) % spe < stop - i)
             x, state = lax.cond(
-                4 * (stop - i) >= chunk,
+                gather,
                 lambda: _gathered(step, extra, data, idx, start, (bs, rows_, spe, short, chunk),
                                   i, stop, (x, tuple(state))),
                 lambda: lax.fori_loop(i, stop, body, (x, tuple(state))))

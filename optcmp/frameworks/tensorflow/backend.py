@@ -198,12 +198,17 @@ def _gathered(step: Callable[..., Any], extra: tuple[Any, ...], data: dict[str, 
         return tf.while_loop(lambda i, *_: i < b, on, (a, x, tuple(state)))[1:]
     if not short:
         return run(i0, end, x, state)
-    # at most one epoch's shorter last minibatch among them: full ones around it
+    # at most one epoch's shorter last minibatch among them: the full ones before it (k = 0),
+    # it, then the full ones after it (k = 1), by one loop of full steps
     last = i0 + spe - 1 - (start + i0) % spe
-    x, state = run(i0, tf.minimum(last, end), x, state)
-    x, state = tf.cond(last < end, lambda: on(last, x, state, short)[1:],
-                       lambda: (x, tuple(state)))
-    return run(last + 1, end, x, state)
+
+    def around(k: Any, x: Any, state: Any) -> Any:
+        x, state = run(tf.where(k == 0, i0, last + 1),
+                       tf.where(k == 0, tf.minimum(last, end), end), x, state)
+        x, state = tf.cond((k == 0) & (last < end), lambda: on(last, x, state, short)[1:],
+                           lambda: (x, tuple(state)))
+        return k + 1, x, tuple(state)
+    return tf.while_loop(lambda k, *_: k < 2, around, (tf.constant(0), x, tuple(state)))[1:]
 
 
 def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows_: int,
@@ -228,24 +233,21 @@ def _minibatch_loop(step: Callable[..., Any], x_ex: Any, fdt: Any, bs: int, rows
             return x2, tuple(s2)
 
         def steps(i0: Any, end: Any, x: Any, state: Any) -> Any:
-            def body(i: Any, x: Any, state: Any) -> Any:
+            def body(i: Any, x: Any, state: Any) -> Any:  # a full minibatch
                 g = start + i
                 e = g // spe
-                j = g - e * spe
-                a = e * rows_ + j * bs
-                if not short:
-                    return (i + 1, *on_rows(a, bs, x, state))
-                x2, s2 = tf.cond(j < spe - 1, lambda: on_rows(a, bs, x, state),
-                                 lambda: on_rows(a, short, x, state))  # the shorter last one
-                return i + 1, x2, s2
+                return (i + 1, *on_rows(e * rows_ + (g - e * spe) * bs, bs, x, state))
 
             _, x, state = tf.while_loop(lambda i, *_: i < end, body, (i0, x, tuple(state)))
             return x, state
 
         def pieces(i: Any, end: Any, x: Any, state: Any) -> Any:
-            def piece(i: Any, x: Any, state: Any) -> Any:  # under chunk / 4: one by one
+            def piece(i: Any, x: Any, state: Any) -> Any:  # under chunk / 4 full ones: one by one
                 stop = tf.minimum(end, i + chunk)
-                x, state = tf.cond(4 * (stop - i) >= chunk,
+                gather = 4 * (stop - i) >= chunk
+                if short:  # and an epoch's shorter last one among them: gathered
+                    gather = gather | (spe - 1 - (start + i) % spe < stop - i)
+                x, state = tf.cond(gather,
                                    lambda: _gathered(step, extra, data, idx, start, shape, i,
                                                      stop, x, state),
                                    lambda: steps(i, stop, x, state))

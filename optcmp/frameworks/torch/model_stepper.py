@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from optcmp._imports import first_import
 from optcmp.frameworks.models import ModelStepper
 from optcmp.optimizers import TorchOptimizer
 from optcmp.optimizers.base import NotApplicable
@@ -46,6 +47,7 @@ class TorchModelStepper(ModelStepper):
                          for k, v in self.data.items()}
         opts = self._options()
         self._main, rest = self._split()
+        first_import("torch._dynamo")  # torch.optim imports it at its first optimizer
         self.opt = getattr(torch.optim, self.decl.name)(self._main, **opts)
         self.rest = None
         if rest:  # the parameters the optimizer leaves out (torch.optim.Muon: all but 2-D)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from optcmp._imports import first_import
 from optcmp.frameworks.base import analytic_value_and_grad
 from optcmp.frameworks.stepper import Block, MinibatchAdapter
 from optcmp.frameworks.torch.backend import residual_work
@@ -189,6 +190,7 @@ class TorchNativeAdapter(MinibatchAdapter):
     def setup(self) -> None:
         super().setup()
         self.resolve_learning_rate()
+        first_import("torch._dynamo")  # torch.optim imports it at its first optimizer
         self.param, self.opt = self._make(self.backend.asarray(self.x0))
         self._objective = self.problem.objective
         self._ops = self.backend.ops
