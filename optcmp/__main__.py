@@ -1,5 +1,5 @@
 import sys
 
-from optcmp.cli import main
+from optcmp.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

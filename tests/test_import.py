@@ -120,20 +120,21 @@ def test_lazy_scipy_import_is_safe_for_threads() -> None:
 
 
 def test_the_command_freezes_what_a_first_import_keeps_and_a_library_call_does_not() -> None:
-    """``optcmp run`` moves what scipy.optimize's import (L-BFGS-B's) keeps out of the
-    collector's full passes (gc.freeze); ``optcmp.run`` in a caller's process freezes nothing;
-    both leave the collector's thresholds as they were."""
+    """The ``optcmp run`` command moves what scipy.optimize's import (L-BFGS-B's) keeps out of
+    the collector's full passes (gc.freeze); ``optcmp.run`` and ``optcmp.cli.main`` in a
+    caller's process freeze nothing; both leave the collector's thresholds as they were."""
     end = "print(gc.get_freeze_count(), gc.get_threshold() == before, gc.isenabled())"
-    command = _run("import gc, io, contextlib\n"
-                   "from optcmp.cli import main\n"
-                   "before = gc.get_threshold()\n"
-                   "with contextlib.redirect_stdout(io.StringIO()):\n"
-                   "    main(['run', '--backends', 'numpy', '--optimizers', 'lbfgs', '--rows',"
-                   " '1000', '--no-progress'])\n" + end)
-    library = _run("import gc, optcmp\n"
-                   "before = gc.get_threshold()\n"
+    args = "['run', '--backends', 'numpy', '--optimizers', 'lbfgs', '--rows', '1000', " \
+           "'--no-progress']"
+    out = "with contextlib.redirect_stdout(io.StringIO()):\n"
+    command = _run("import gc, io, contextlib, sys\n"
+                   f"from optcmp.cli import console_main\nsys.argv[1:] = {args}\n"
+                   "before = gc.get_threshold()\n" + out + "    console_main()\n" + end)
+    library = _run("import gc, io, contextlib, optcmp\n"
+                   "from optcmp.cli import main\nbefore = gc.get_threshold()\n"
                    "p = optcmp.problems.LinearRegression(n_samples=1000)\n"
-                   "optcmp.run(p, optcmp.lbfgs, max_iter=5)\n" + end)
+                   "optcmp.run(p, optcmp.lbfgs, max_iter=5)\n" + out + f"    main({args})\n"
+                   + end)
     assert command.returncode == 0 and library.returncode == 0, command.stderr + library.stderr
     frozen, same, enabled = command.stdout.split()
     assert int(frozen) > 10_000 and same == enabled == "True"

@@ -62,8 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             tqdm.write(fit(f"optcmp: warning: {text}"), file=sys.stderr)
 
-    # both restored afterwards; a framework's first import out of the collector's way
-    with warnings.catch_warnings(), sigterm_as_interrupt(), freezing_imports():
+    with warnings.catch_warnings(), sigterm_as_interrupt():  # both restored afterwards
         warnings.showwarning = show
         try:
             return int(args.func(args))
@@ -79,7 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return exit_status(exc)
 
 
+def console_main() -> int:
+    """The ``optcmp`` command's process: :func:`main` on ``sys.argv``, each framework's first
+    import kept out of the garbage collector's full passes (:mod:`optcmp._imports`: what the
+    process holds then is frozen, which only a process the command owns may do; ``main``
+    called from Python leaves the caller's collector alone)."""
+    with freezing_imports():
+        return main()
+
+
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_MAX_TIME", "DEFAULT_OPTIMIZERS", "EXIT_INTERRUPTED",
            "EXIT_TERMINATED", "MAIN_ROWS", "MAIN_TOL", "PROBLEM_OPTIONS", "SUBCOMMANDS",
            "VERDICT_MAX_SECONDS", "VERDICT_REPEATS", "CLIError", "Terminated", "build_parser",
-           "main"]
+           "console_main", "main"]
